@@ -1,0 +1,113 @@
+import { z } from 'zod';
+
+/**
+ * The benchmark plan model: clusters × workloads × repetitions.
+ *
+ * Every object is strict, so a misspelt field is an error rather than a silently ignored setting.
+ * Sizes are in bytes, durations in seconds and rates in messages per second, as the field names say.
+ */
+
+const positiveInt = (max?: number) => {
+  const base = z.number().int().min(1);
+  return max === undefined ? base : base.max(max);
+};
+
+/** `major.minor` or `major.minor.patch`, e.g. "3.13" or "4.1.2". */
+export const rabbitmqVersionSchema = z
+  .string()
+  .regex(/^\d+\.\d+(\.\d+)?$/, 'expected a RabbitMQ version such as "3.13" or "4.1.2"');
+
+export const queueTopologySchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    /** Classic queue on one node (no replication). */
+    type: z.literal('classic'),
+  }),
+  z.strictObject({
+    /** Raft-replicated quorum queue. */
+    type: z.literal('quorum'),
+    /** Number of replicas; defaults to every node of the cluster (at most 7). */
+    replicationFactor: positiveInt(7).optional(),
+  }),
+  z.strictObject({
+    /** Replicated, append-only stream. */
+    type: z.literal('stream'),
+    /** Number of replicas; defaults to every node of the cluster (at most 7). */
+    replicationFactor: positiveInt(7).optional(),
+  }),
+  z.strictObject({
+    /** Classic queue mirrored with an `ha-mode` policy (removed in RabbitMQ 4.0). */
+    type: z.literal('mirrored'),
+    /** `all` mirrors to every node; a number N keeps exactly N copies (master + N-1 mirrors; 2 is the "N+1" topology). */
+    mirrorTo: z.union([z.literal('all'), positiveInt(7)]).default('all'),
+  }),
+]);
+
+/** How PerfTest reaches the cluster. */
+export const connectionModeSchema = z.enum(['lb', 'direct', 'leader', 'follower']);
+
+export const clusterSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
+  /** Number of RabbitMQ nodes. */
+  nodes: positiveInt(7),
+  /** RabbitMQ version the cloud targets install; the local target checks the installed version against it. */
+  rabbitmqVersion: rabbitmqVersionSchema.optional(),
+  topology: queueTopologySchema.default({ type: 'classic' }),
+  /** lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the queues. */
+  connection: connectionModeSchema.default('lb'),
+});
+
+export const workloadFieldsShape = {
+  /** Total number of producers (spread evenly over the queues). */
+  producers: z.number().int().min(0).max(10_000).default(1),
+  /** Total number of consumers (spread evenly over the queues). */
+  consumers: z.number().int().min(0).max(10_000).default(1),
+  queues: positiveInt(10_000).default(1),
+  messageSizeBytes: z.number().int().min(0).max(128 * 1024 * 1024).default(12),
+  durationSeconds: positiveInt(24 * 3600).default(60),
+  persistent: z.boolean().default(false),
+  /** Publisher-confirm window (max unconfirmed messages per producer); omitted means no confirms. */
+  confirmWindow: positiveInt().optional(),
+  autoAck: z.boolean().default(true),
+  /** Consumer prefetch (basic.qos); omitted means unlimited. */
+  prefetch: positiveInt(65_535).optional(),
+  /** Acknowledge every N messages with multiple=true (manual ack only). */
+  multiAckEvery: positiveInt().optional(),
+  /** Publishing rate limit per producer, msg/s. */
+  publishRateLimit: positiveInt().optional(),
+  /** Consuming rate limit per consumer, msg/s. */
+  consumerRateLimit: positiveInt().optional(),
+} as const;
+
+export type WorkloadField = keyof typeof workloadFieldsShape;
+export const workloadFieldNames = Object.keys(workloadFieldsShape) as WorkloadField[];
+
+/** One workload as PerfTest will run it (after sweeps are expanded). */
+export const workloadSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
+  ...workloadFieldsShape,
+});
+
+/** A workload as written in a plan: the fields above plus an optional cartesian sweep over any of them. */
+export const workloadInPlanSchema = workloadSchema.extend({
+  sweep: z
+    .partialRecord(z.enum(workloadFieldNames as [WorkloadField, ...WorkloadField[]]), z.array(z.unknown()).min(1))
+    .optional(),
+});
+
+export const planSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,60}$/, 'expected lower-case letters, digits and dashes (at most 61)'),
+  description: z.string().optional(),
+  /** Where the plan comes from (paper, table) - shown in reports. */
+  reproduces: z.string().optional(),
+  repetitions: positiveInt(100).default(1),
+  pauseSecondsBetweenRepetitions: z.number().min(0).max(3600).default(0),
+  clusters: z.array(clusterSchema).min(1),
+  workloads: z.array(workloadInPlanSchema).min(1),
+});
+
+export type QueueTopology = z.infer<typeof queueTopologySchema>;
+export type ConnectionMode = z.infer<typeof connectionModeSchema>;
+export type ClusterSpec = z.infer<typeof clusterSchema>;
+export type Workload = z.infer<typeof workloadSchema>;
+export type WorkloadInPlan = z.infer<typeof workloadInPlanSchema>;
+export type ParsedPlan = z.infer<typeof planSchema>;

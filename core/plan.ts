@@ -1,0 +1,232 @@
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { PlanIssue, PlanValidationError } from './errors';
+import {
+  ClusterSpec,
+  ParsedPlan,
+  Workload,
+  WorkloadField,
+  WorkloadInPlan,
+  planSchema,
+  workloadSchema,
+} from './plan-schema';
+import { supportsClassicMirroring } from './rabbitmq-version';
+
+/** One cell of the plan's matrix: a cluster configuration and a fully expanded workload. */
+export interface Scenario {
+  /** Stable identifier, e.g. `three-nodes/small@messageSizeBytes=150`. */
+  readonly id: string;
+  readonly cluster: ClusterSpec;
+  readonly workload: Workload;
+  /** The sweep values that produced this workload (empty without sweeps). */
+  readonly sweep: Readonly<Partial<Record<WorkloadField, unknown>>>;
+}
+
+export interface Plan extends ParsedPlan {
+  readonly scenarios: readonly Scenario[];
+}
+
+/** Parses and validates a plan from YAML or JSON text; `source` names the file in errors. */
+export function parsePlanText(text: string, source: string): Plan {
+  let data: unknown;
+  try {
+    data = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+  } catch (error) {
+    const message = error instanceof YAMLParseError ? error.message.split('\n')[0] : String(error);
+    throw new PlanValidationError(source, [{ path: '', message: `not valid YAML: ${message}` }]);
+  }
+  return validatePlan(data, source);
+}
+
+/** Validates an already parsed plan object (e.g. a Step Functions execution input). */
+export function validatePlan(data: unknown, source: string): Plan {
+  const parsed = planSchema.safeParse(data, { reportInput: true });
+  if (!parsed.success) {
+    throw new PlanValidationError(source, parsed.error.issues.flatMap(zodIssueToPlanIssues));
+  }
+  const plan = parsed.data;
+  const issues = [...checkClusters(plan.clusters), ...checkNamesUnique(plan)];
+  const workloads = plan.workloads.map((workload, index) => expandSweep(workload, `workloads[${index}]`, issues));
+  if (issues.length > 0) throw new PlanValidationError(source, issues);
+
+  const scenarios: Scenario[] = [];
+  for (const cluster of plan.clusters) {
+    for (const expanded of workloads.flat()) {
+      const clusterIssues = checkWorkloadOnCluster(cluster, expanded.workload, expanded.path);
+      issues.push(...clusterIssues);
+      scenarios.push({
+        id: scenarioId(cluster.name, expanded.workload.name, expanded.sweep),
+        cluster,
+        workload: expanded.workload,
+        sweep: expanded.sweep,
+      });
+    }
+  }
+  if (issues.length > 0) throw new PlanValidationError(source, dedupe(issues));
+  return { ...plan, scenarios };
+}
+
+export function scenarioId(clusterName: string, workloadName: string, sweep: Partial<Record<string, unknown>>): string {
+  const entries = Object.entries(sweep);
+  const suffix = entries.length === 0 ? '' : `@${entries.map(([field, value]) => `${field}=${String(value)}`).join(',')}`;
+  return `${clusterName}/${workloadName}${suffix}`;
+}
+
+function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
+  const path = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      path: path ? `${path}.${key}` : key,
+      message: 'unknown field (check its spelling against the plan reference in the README)',
+    }));
+  }
+  if (issue.code === 'invalid_union' && 'discriminator' in issue) {
+    return [{ path, message: issue.message, value: issue.input }];
+  }
+  return [{ path, message: issue.message, ...(issue.input === undefined ? {} : { value: issue.input }) }];
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`))
+    .join('');
+}
+
+function checkClusters(clusters: readonly ClusterSpec[]): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  clusters.forEach((cluster, index) => {
+    const at = `clusters[${index}]`;
+    const topology = cluster.topology;
+    if (topology.type === 'mirrored') {
+      if (cluster.rabbitmqVersion !== undefined && !supportsClassicMirroring(cluster.rabbitmqVersion)) {
+        issues.push({
+          path: `${at}.topology.type`,
+          message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${cluster.rabbitmqVersion}; use "quorum" or a 3.x rabbitmqVersion`,
+          value: topology.type,
+        });
+      }
+      if (typeof topology.mirrorTo === 'number' && topology.mirrorTo > cluster.nodes) {
+        issues.push({
+          path: `${at}.topology.mirrorTo`,
+          message: `cannot keep more copies than the cluster has nodes (${cluster.nodes})`,
+          value: topology.mirrorTo,
+        });
+      }
+    }
+    if ((topology.type === 'quorum' || topology.type === 'stream') && topology.replicationFactor !== undefined) {
+      if (topology.replicationFactor > cluster.nodes) {
+        issues.push({
+          path: `${at}.topology.replicationFactor`,
+          message: `must be at most the number of nodes (${cluster.nodes})`,
+          value: topology.replicationFactor,
+        });
+      }
+    }
+    if (cluster.connection === 'follower' && cluster.nodes < 2) {
+      issues.push({
+        path: `${at}.connection`,
+        message: 'a single-node cluster has no follower node; use "leader", "direct" or "lb", or nodes >= 2',
+        value: cluster.connection,
+      });
+    }
+  });
+  return issues;
+}
+
+function checkNamesUnique(plan: ParsedPlan): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const seen = (names: string[], field: string) => {
+    const first = new Map<string, number>();
+    names.forEach((name, index) => {
+      const earlier = first.get(name);
+      if (earlier !== undefined) {
+        issues.push({ path: `${field}[${index}].name`, message: `duplicate name, already used by ${field}[${earlier}]`, value: name });
+      } else first.set(name, index);
+    });
+  };
+  seen(plan.clusters.map((c) => c.name), 'clusters');
+  seen(plan.workloads.map((w) => w.name), 'workloads');
+  return issues;
+}
+
+interface ExpandedWorkload {
+  readonly workload: Workload;
+  readonly sweep: Partial<Record<WorkloadField, unknown>>;
+  readonly path: string;
+}
+
+/** Expands `sweep` into the cartesian product of its values, validating each value as the field it replaces. */
+function expandSweep(input: WorkloadInPlan, path: string, issues: PlanIssue[]): ExpandedWorkload[] {
+  const { sweep, ...base } = input;
+  const fields = Object.entries(sweep ?? {}) as [WorkloadField, unknown[]][];
+  let combinations: Partial<Record<WorkloadField, unknown>>[] = [{}];
+  for (const [field, values] of fields) {
+    combinations = combinations.flatMap((combination) => values.map((value) => ({ ...combination, [field]: value })));
+  }
+  const expanded: ExpandedWorkload[] = [];
+  const reported = new Set<string>();
+  for (const combination of combinations) {
+    const result = workloadSchema.safeParse({ ...base, ...combination }, { reportInput: true });
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        const field = issue.path[0] as WorkloadField;
+        const swept = fields.find(([name]) => name === field);
+        const at = swept
+          ? `${path}.sweep.${field}[${swept[1].indexOf(combination[field])}]`
+          : `${path}${issue.path.length > 0 ? `.${formatPath(issue.path)}` : ''}`;
+        if (reported.has(at)) continue;
+        reported.add(at);
+        issues.push({ path: at, message: issue.message, value: issue.input });
+      }
+      continue;
+    }
+    expanded.push({ workload: result.data, sweep: combination, path });
+    issues.push(...checkWorkload(result.data, path));
+  }
+  return expanded;
+}
+
+function checkWorkload(workload: Workload, path: string): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  if (workload.producers === 0 && workload.consumers === 0) {
+    issues.push({ path: `${path}.producers`, message: 'a workload needs at least one producer or consumer', value: 0 });
+  }
+  if (workload.queues > 1) {
+    for (const field of ['producers', 'consumers'] as const) {
+      if (workload[field] % workload.queues !== 0) {
+        issues.push({
+          path: `${path}.${field}`,
+          message: `must be a multiple of queues (${workload.queues}): PerfTest spreads clients evenly over a queue sequence`,
+          value: workload[field],
+        });
+      }
+    }
+  }
+  if (workload.autoAck && workload.multiAckEvery !== undefined) {
+    issues.push({ path: `${path}.multiAckEvery`, message: 'needs autoAck: false (there is nothing to acknowledge with auto-ack)', value: workload.multiAckEvery });
+  }
+  return issues;
+}
+
+function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
+  if (cluster.topology.type === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {
+    return [
+      {
+        path: `${path}.autoAck`,
+        message: `cluster "${cluster.name}" uses streams, whose consumers need autoAck: false and a prefetch`,
+        value: workload.autoAck,
+      },
+    ];
+  }
+  return [];
+}
+
+function dedupe(issues: PlanIssue[]): PlanIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.path}|${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
