@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything rmqbench needs on a fresh Debian machine, idempotently:
+# Debian packages (RabbitMQ, HAProxy, Java, Maven), npm dependencies (including Node 22),
+# the Python lint tools used by the tests (cfn-lint, checkov) in a venv of their own,
+# the Maven jars (PerfTest, DynamoDB Local) into the rmqbench cache, and the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null || need_apt+=(maven)
+[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || need_apt+=(rabbitmq-server)
+command -v haproxy >/dev/null || need_apt+=(haproxy)
+command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+# The Debian package may start its own broker; rmqbench runs its own nodes on free ports, so it is
+# left alone, but a system epmd/broker does not interfere with ours.
+
+if [ ! -x .venv-tools/bin/cfn-lint ] || [ ! -x .venv-tools/bin/checkov ]; then
+  echo "setup: installing cfn-lint and checkov into .venv-tools"
+  python3 -m venv .venv-tools
+  .venv-tools/bin/pip install -q --disable-pip-version-check cfn-lint checkov
+fi
+
+if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-fund --no-audit --loglevel=error
+fi
+
+npm run --silent build
+node_modules/.bin/node dist/bin/rmqbench.js doctor --fix
