@@ -1,5 +1,5 @@
 /** Unit tests run in-process and fast; integration tests start real RabbitMQ nodes, PerfTest and DynamoDB Local. */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 module.exports = {
   projects: [
     {

@@ -1,0 +1,69 @@
+import type { QueueTopology, Workload } from './plan-schema';
+
+/** The version of com.rabbitmq:perf-test every target runs. */
+export const PERFTEST_VERSION = '2.22.1';
+
+/** Queue names used by benchmarks: `perf-test-1` … `perf-test-N` (they match BENCHMARK_QUEUE_PATTERN). */
+export const QUEUE_PREFIX = 'perf-test';
+
+export function benchmarkQueueNames(queues: number): string[] {
+  return Array.from({ length: queues }, (_, index) => `${QUEUE_PREFIX}-${index + 1}`);
+}
+
+export interface PerfTestInvocation {
+  readonly workload: Workload;
+  readonly topology: QueueTopology;
+  /** Queue arguments from the broker configuration (core/broker-config.ts), so queues match the cluster's topology. */
+  readonly queueArguments: Readonly<Record<string, string | number>>;
+  /** AMQP URIs; several are spread over connections. May carry credentials: use `redactPerfTestArgs` before logging. */
+  readonly uris: readonly string[];
+  /** Where PerfTest writes its per-second CSV. */
+  readonly csvPath: string;
+  /** True when the target declared the queues beforehand (leader/follower placement). */
+  readonly predeclared?: boolean;
+}
+
+/** Workload → PerfTest command-line arguments, honouring PerfTest's quirks. */
+export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
+  const { workload, topology } = invocation;
+  if (invocation.uris.length === 0) throw new Error('PerfTest needs at least one AMQP URI');
+  const args: string[] = [];
+  if (invocation.uris.length === 1) args.push('--uri', invocation.uris[0]!);
+  else args.push('--uris', invocation.uris.join(','));
+
+  // With a queue sequence PerfTest starts -x producers and -y consumers *per queue*; plans count totals.
+  const perQueue = (total: number) => total / workload.queues;
+  if (workload.queues === 1) {
+    args.push('--producers', String(workload.producers), '--consumers', String(workload.consumers));
+    args.push('--queue', benchmarkQueueNames(1)[0]!);
+  } else {
+    args.push('--producers', String(perQueue(workload.producers)), '--consumers', String(perQueue(workload.consumers)));
+    args.push('--queue-pattern', `${QUEUE_PREFIX}-%d`, '--queue-pattern-from', '1', '--queue-pattern-to', String(workload.queues));
+  }
+  if (invocation.predeclared) args.push('--predeclared');
+
+  args.push('--size', String(workload.messageSizeBytes));
+  args.push('--time', String(workload.durationSeconds));
+  args.push('--interval', '1');
+  args.push('--output-file', invocation.csvPath);
+
+  const replicated = topology.type === 'quorum' || topology.type === 'stream';
+  // Quorum queues and streams are durable and refuse auto-delete; PerfTest only declares durable queues with -f persistent.
+  if (workload.persistent || replicated) args.push('--flag', 'persistent');
+  if (replicated) args.push('--auto-delete', 'false');
+  const queueArgs = Object.entries(invocation.queueArguments).filter(([key, value]) => !(key === 'x-queue-type' && value === 'classic'));
+  if (queueArgs.length > 0) args.push('--queue-args', queueArgs.map(([key, value]) => `${key}=${value}`).join(','));
+
+  if (workload.confirmWindow !== undefined) args.push('--confirm', String(workload.confirmWindow));
+  if (workload.autoAck) args.push('--autoack');
+  if (workload.prefetch !== undefined) args.push('--qos', String(workload.prefetch));
+  if (workload.multiAckEvery !== undefined) args.push('--multi-ack-every', String(workload.multiAckEvery));
+  if (workload.publishRateLimit !== undefined) args.push('--rate', String(workload.publishRateLimit));
+  if (workload.consumerRateLimit !== undefined) args.push('--consumer-rate', String(workload.consumerRateLimit));
+  return args;
+}
+
+/** Replaces the password in every amqp(s):// URI, so arguments can be logged and stored. */
+export function redactPerfTestArgs(args: readonly string[]): string[] {
+  return args.map((arg) => arg.replace(/(amqps?:\/\/[^:/@\s,]+:)[^@\s,]+@/g, '$1***@'));
+}

@@ -1,0 +1,78 @@
+import { generateBrokerConfig } from '../../core/broker-config';
+import type { QueueTopology, Workload } from '../../core/plan-schema';
+import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
+
+const workload: Workload = {
+  name: 'w',
+  producers: 1,
+  consumers: 1,
+  queues: 1,
+  messageSizeBytes: 150,
+  durationSeconds: 20,
+  persistent: false,
+  autoAck: true,
+};
+
+function argsFor(topology: QueueTopology, overrides: Partial<Workload> = {}, nodeCount = 3) {
+  const { queueArguments } = generateBrokerConfig({ topology, rabbitmqVersion: '3.13', peerDiscovery: { backend: 'external' }, nodeCount });
+  return buildPerfTestArgs({
+    workload: { ...workload, ...overrides },
+    topology,
+    queueArguments,
+    uris: ['amqp://guest:secret@127.0.0.1:5672'],
+    csvPath: '/tmp/out.csv',
+  });
+}
+
+const valueAfter = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+
+describe('PerfTest arguments', () => {
+  test('a classic workload maps each field to its flag', () => {
+    const args = argsFor({ type: 'classic' }, { confirmWindow: 50, prefetch: 100, publishRateLimit: 1000, consumerRateLimit: 900 });
+    expect(valueAfter(args, '--queue')).toBe('perf-test-1');
+    expect(valueAfter(args, '--size')).toBe('150');
+    expect(valueAfter(args, '--time')).toBe('20');
+    expect(valueAfter(args, '--confirm')).toBe('50');
+    expect(valueAfter(args, '--qos')).toBe('100');
+    expect(valueAfter(args, '--rate')).toBe('1000');
+    expect(valueAfter(args, '--consumer-rate')).toBe('900');
+    expect(valueAfter(args, '--output-file')).toBe('/tmp/out.csv');
+    expect(args).toContain('--autoack');
+    expect(args).not.toContain('--flag');
+    expect(args).not.toContain('--queue-args');
+  });
+
+  test('quorum queues are declared durable, without auto-delete, with their replication factor', () => {
+    const args = argsFor({ type: 'quorum', replicationFactor: 2 });
+    expect(valueAfter(args, '--flag')).toBe('persistent');
+    expect(valueAfter(args, '--auto-delete')).toBe('false');
+    expect(valueAfter(args, '--queue-args')).toBe('x-queue-type=quorum,x-quorum-initial-group-size=2');
+  });
+
+  test('streams get their queue type and manual acks with a prefetch', () => {
+    const args = argsFor({ type: 'stream' }, { autoAck: false, prefetch: 200 });
+    expect(valueAfter(args, '--queue-args')).toBe('x-queue-type=stream,x-initial-cluster-size=3');
+    expect(args).not.toContain('--autoack');
+  });
+
+  test('a queue sequence divides total clients per queue, as PerfTest counts them per queue', () => {
+    const args = argsFor({ type: 'classic' }, { queues: 10, producers: 10, consumers: 20 });
+    expect(valueAfter(args, '--producers')).toBe('1');
+    expect(valueAfter(args, '--consumers')).toBe('2');
+    expect(valueAfter(args, '--queue-pattern')).toBe('perf-test-%d');
+    expect(valueAfter(args, '--queue-pattern-to')).toBe('10');
+  });
+
+  test('persistent classic messages and multi-ack', () => {
+    const args = argsFor({ type: 'mirrored', mirrorTo: 'all' }, { persistent: true, autoAck: false, multiAckEvery: 10 });
+    expect(valueAfter(args, '--flag')).toBe('persistent');
+    expect(valueAfter(args, '--multi-ack-every')).toBe('10');
+    expect(args).not.toContain('--auto-delete');
+  });
+
+  test('passwords in URIs are redacted for logs and storage', () => {
+    const args = redactPerfTestArgs(argsFor({ type: 'classic' }));
+    expect(args.join(' ')).not.toContain('secret');
+    expect(valueAfter(args, '--uri')).toBe('amqp://guest:***@127.0.0.1:5672');
+  });
+});

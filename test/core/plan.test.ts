@@ -1,0 +1,117 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PlanValidationError } from '../../core/errors';
+import { parsePlanText } from '../../core/plan';
+
+const minimal = `
+name: demo
+clusters:
+  - name: three
+    nodes: 3
+    topology: { type: quorum }
+workloads:
+  - name: small
+    messageSizeBytes: 150
+    durationSeconds: 10
+`;
+
+function issuesOf(text: string) {
+  try {
+    parsePlanText(text, 'test.yaml');
+  } catch (error) {
+    if (error instanceof PlanValidationError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected the plan to be rejected');
+}
+
+describe('plan parsing', () => {
+  test('applies documented defaults and builds one scenario per cluster x workload', () => {
+    const plan = parsePlanText(minimal, 'demo.yaml');
+    expect(plan.repetitions).toBe(1);
+    expect(plan.scenarios).toHaveLength(1);
+    const [scenario] = plan.scenarios;
+    expect(scenario!.id).toBe('three/small');
+    expect(scenario!.cluster.connection).toBe('lb');
+    expect(scenario!.workload).toMatchObject({ producers: 1, consumers: 1, queues: 1, autoAck: true, persistent: false });
+  });
+
+  test('expands a sweep into the cartesian product with the swept values in the scenario id', () => {
+    const plan = parsePlanText(
+      `${minimal}    sweep:\n      messageSizeBytes: [12, 150]\n      queues: [1, 2]\n      producers: [2]\n      consumers: [2]\n`,
+      'sweep.yaml',
+    );
+    expect(plan.scenarios.map((s) => s.id)).toEqual([
+      'three/small@messageSizeBytes=12,queues=1,producers=2,consumers=2',
+      'three/small@messageSizeBytes=12,queues=2,producers=2,consumers=2',
+      'three/small@messageSizeBytes=150,queues=1,producers=2,consumers=2',
+      'three/small@messageSizeBytes=150,queues=2,producers=2,consumers=2',
+    ]);
+    expect(plan.scenarios[3]!.workload.queues).toBe(2);
+  });
+
+  test('a wrong type names the field path, the bad value and the expected type', () => {
+    const [issue] = issuesOf(minimal.replace('nodes: 3', 'nodes: "three"'));
+    expect(issue).toMatchObject({ path: 'clusters[0].nodes', value: 'three' });
+    expect(issue!.message).toMatch(/number/);
+  });
+
+  test('an unknown field is an error, not silently ignored', () => {
+    const issues = issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    mesageSize: 4'));
+    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].mesageSize', message: expect.stringMatching(/unknown field/) })]);
+  });
+
+  test('a negative count is rejected with the allowed minimum', () => {
+    const [issue] = issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    producers: -2'));
+    expect(issue).toMatchObject({ path: 'workloads[0].producers', value: -2 });
+    expect(issue!.message).toMatch(/>=\s*0/);
+  });
+
+  test('classic mirroring on RabbitMQ 4 is refused with the reason', () => {
+    const issues = issuesOf(minimal.replace('topology: { type: quorum }', 'rabbitmqVersion: "4.1"\n    topology: { type: mirrored, mirrorTo: 2 }'));
+    expect(issues).toEqual([
+      expect.objectContaining({ path: 'clusters[0].topology.type', message: expect.stringMatching(/removed in RabbitMQ 4\.0.*4\.1/) }),
+    ]);
+  });
+
+  test('classic mirroring on RabbitMQ 3.13 is accepted', () => {
+    const plan = parsePlanText(minimal.replace('topology: { type: quorum }', 'rabbitmqVersion: "3.13"\n    topology: { type: mirrored, mirrorTo: 2 }'), 'ok.yaml');
+    expect(plan.clusters[0]!.topology).toEqual({ type: 'mirrored', mirrorTo: 2 });
+  });
+
+  test('a bad swept value points at its index inside the sweep', () => {
+    const issues = issuesOf(`${minimal}    sweep:\n      messageSizeBytes: [12, -1]\n`);
+    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].sweep.messageSizeBytes[1]', value: -1 })]);
+  });
+
+  test('clients that cannot be spread evenly over queues are rejected', () => {
+    const issues = issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    queues: 2\n    producers: 3\n    consumers: 2'));
+    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 3 })]);
+  });
+
+  test('every problem is reported at once, and the message names the file', () => {
+    const text = minimal.replace('nodes: 3', 'nodes: 0').replace('durationSeconds: 10', 'durationSeconds: 0');
+    expect(() => parsePlanText(text, 'broken.yaml')).toThrow(/broken\.yaml.*clusters\[0\]\.nodes.*workloads\[0\]\.durationSeconds/);
+  });
+
+  test('replication beyond the node count and a follower on one node are rejected', () => {
+    const issues = issuesOf(
+      minimal.replace('nodes: 3', 'nodes: 1\n    connection: follower').replace('{ type: quorum }', '{ type: quorum, replicationFactor: 3 }'),
+    );
+    expect(issues.map((i) => i.path).sort()).toEqual(['clusters[0].connection', 'clusters[0].topology.replicationFactor']);
+  });
+
+  test('YAML syntax errors are reported as plan errors', () => {
+    expect(() => parsePlanText('name: [unclosed', 'bad.yaml')).toThrow(PlanValidationError);
+  });
+
+  test('every built-in plan is valid', () => {
+    const dir = join(__dirname, '../../plans');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    for (const file of files) {
+      const plan = parsePlanText(readFileSync(join(dir, file), 'utf8'), file);
+      expect(plan.name).toBe(file.replace(/\.yaml$/, ''));
+    }
+  });
+});
