@@ -1,0 +1,5 @@
+export * from './RabbitMqCluster';
+export * from './LoadGenerator';
+export * from './rabbitmq-release';
+export * from './instance-tiers';
+export * from './perf-test-artifacts';
