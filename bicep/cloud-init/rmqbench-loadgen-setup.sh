@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs Java and PerfTest on the rmqbench load generator.
+# Usage: rmqbench-loadgen-setup <perf-test-version> <java-apt-package>
+# PerfTest and its dependencies come from Maven Central; each jar must match the sha256 in
+# /etc/rmqbench/perf-test.sha256 (lines "<sha256>  <path under maven2/>"), or the setup fails.
+set -euo pipefail
+version="${1:?perf-test version}"
+java_package="${2:?java package}"
+manifest=/etc/rmqbench/perf-test.sha256
+repository=https://repo1.maven.org/maven2
+home="/opt/perf-test/$version"
+
+grep -q "/perf-test/$version/perf-test-$version.jar\$" "$manifest" ||
+  { echo "rmqbench-loadgen-setup: $manifest does not pin perf-test $version" >&2; exit 1; }
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q "$java_package" curl jq
+
+mkdir -p "$home/lib"
+: >"$home/SHA256SUMS"
+while read -r sum path; do
+  [ -n "$sum" ] || continue
+  jar="$(basename "$path")"
+  curl -sSf --retry 5 --retry-all-errors -o "$home/lib/$jar" "$repository/$path"
+  echo "$sum  lib/$jar" >>"$home/SHA256SUMS"
+done <"$manifest"
+(cd "$home" && sha256sum --check --strict --quiet SHA256SUMS)
+
+cat >/usr/local/bin/perf-test <<WRAPPER
+#!/bin/sh
+exec java \${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest "\$@"
+WRAPPER
+chmod 0755 /usr/local/bin/perf-test
+perf-test --version
+echo "rmqbench-loadgen-setup: PerfTest $version ready" >&2

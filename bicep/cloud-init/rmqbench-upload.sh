@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Uploads a result file to the pre-signed URL the benchmark controller hands over:
+# an Azure Blob SAS URL (PUT as a block blob) or an S3 pre-signed PUT URL.
+# Usage: rmqbench-upload <file> <pre-signed-url>
+# The URL carries its own credential: it is read from the argument and never logged.
+set -euo pipefail
+file="${1:?file to upload}"
+url="${2:?pre-signed URL}"
+[ -f "$file" ] || { echo "rmqbench-upload: no such file: $file" >&2; exit 1; }
+headers=(-H "Content-Type: application/octet-stream")
+case "$url" in
+  https://*.blob.core.windows.net/*) headers+=(-H "x-ms-blob-type: BlockBlob") ;;
+  https://*) ;;
+  *) echo "rmqbench-upload: expected an https pre-signed URL" >&2; exit 1 ;;
+esac
+curl -sSf --retry 5 --retry-all-errors -X PUT "${headers[@]}" --upload-file "$file" "$url" >/dev/null
+echo "rmqbench-upload: uploaded $file" >&2

@@ -1,0 +1,387 @@
+metadata name = 'rmqbench cluster'
+metadata description = 'RabbitMQ nodes on a Flexible VM Scale Set across availability zones behind a Standard load balancer; the nodes form the cluster by themselves at boot.'
+
+@description('Required. Prefix of every resource name.')
+@minLength(3)
+@maxLength(12)
+param namePrefix string
+
+@description('Optional. Location of the resources. Defaults to the resource group location.')
+param location string = resourceGroup().location
+
+@description('Optional. Tags applied to every resource.')
+param tags object = {}
+
+@description('Required. Resource ID of the subnet the nodes (and an internal load balancer frontend) live in.')
+param subnetResourceId string
+
+@description('Optional. VM size of the nodes. Every allowed size supports accelerated networking, premium disks and Trusted Launch.')
+@allowed([
+  'Standard_D2s_v5'
+  'Standard_D4s_v5'
+  'Standard_D8s_v5'
+  'Standard_D16s_v5'
+  'Standard_F2s_v2'
+  'Standard_F4s_v2'
+  'Standard_F8s_v2'
+  'Standard_F16s_v2'
+  'Standard_F32s_v2'
+])
+param vmSize string = 'Standard_D2s_v5'
+
+@description('Optional. Number of RabbitMQ nodes. A scaled-out instance joins the existing cluster.')
+@minValue(1)
+@maxValue(7)
+param instanceCount int = 3
+
+@description('Optional. Availability zones to spread the nodes over. An empty array deploys without zones (regions that have none).')
+param availabilityZones array = [
+  '1'
+  '2'
+  '3'
+]
+
+@description('Optional. Accelerated networking on the node NICs (the thesis measured up to 660% more throughput with it).')
+param acceleratedNetworking bool = true
+
+@description('Optional. Encryption at host for the node disks. Needs the EncryptionAtHost feature registered on the subscription.')
+param encryptionAtHost bool = false
+
+@description('Optional. Give the load balancer a public IP (reachable only from the NSG\'s allowed source prefixes). False keeps it internal to the VNet.')
+param publicLoadBalancer bool = false
+
+@description('Optional. Administrator user name of the VMs (SSH key only; no inbound SSH is allowed from the internet).')
+param adminUsername string = 'rmqbench'
+
+@description('Required. SSH public key of the administrator (password login is disabled).')
+param adminSshPublicKey string
+
+@description('Optional. OS disk size in GiB.')
+@minValue(30)
+@maxValue(1024)
+param osDiskSizeGB int = 64
+
+@description('Optional. RabbitMQ version to install from the Team RabbitMQ apt repository (full version, e.g. 3.13.7). Classic mirroring needs 3.x.')
+param rabbitmqVersion string = '3.13.7'
+
+@description('Required. Output of `rmqbench broker-config --target azure`: rabbitmq.conf, written unchanged to /etc/rabbitmq/rabbitmq.conf.')
+param rabbitmqConf string
+
+@description('Required. Output of `rmqbench broker-config --target azure`: the enabled_plugins file, written unchanged.')
+param enabledPluginsFile string
+
+@description('Required. Output of `rmqbench broker-config --target azure`: JSON array of rabbitmqctl argument vectors (policies), run after the node has joined.')
+param policyCommandsJson string
+
+@description('Optional. User name of the RabbitMQ administrator created at boot.')
+param rabbitmqAdminUsername string = 'rmqbench-admin'
+
+@description('Required. Name of the Key Vault that holds the Erlang cookie and the admin password.')
+param keyVaultName string
+
+@description('Required. Name of the Key Vault secret that holds the Erlang cookie.')
+param erlangCookieSecretName string
+
+@description('Required. Name of the Key Vault secret that holds the RabbitMQ admin password.')
+param adminPasswordSecretName string
+
+@description('Optional. Port of the per-node health endpoint probed by the load balancer.')
+@minValue(1024)
+@maxValue(65535)
+param healthProbePort int = 8081
+
+var amqpPort = 5672
+var managementPort = 15672
+var backendPoolName = 'rabbitmq-nodes'
+var probeName = 'rabbitmq-serving'
+var frontendName = 'rabbitmq'
+// Built-in roles: read the vault's secrets; read the resource group's VMs to find the peers.
+var keyVaultSecretsUserRoleId = '4633458b-17de-408a-b874-0445c86b69e6'
+var readerRoleId = 'acdd72a7-3385-48ef-bd42-f606fba81ae7'
+var scaleSetName = '${namePrefix}-vmss'
+
+// Settings of the node scripts (names and versions, no secret values).
+var nodeEnvironment = 'KEY_VAULT_NAME=${keyVaultName}\nERLANG_COOKIE_SECRET_NAME=${erlangCookieSecretName}\nADMIN_PASSWORD_SECRET_NAME=${adminPasswordSecretName}\nRABBITMQ_ADMIN_USERNAME=${rabbitmqAdminUsername}\nRABBITMQ_VERSION=${rabbitmqVersion}\nIDENTITY_CLIENT_ID=${identity.properties.clientId}\nSCALE_SET_NAME=${scaleSetName}\nHEALTH_PORT=${healthProbePort}\nAMQP_PORT=${amqpPort}\nMANAGEMENT_PORT=${managementPort}\n'
+
+// The broker texts come unchanged from core/broker-config.ts (through the parameters); base64 keeps YAML quoting out of the way.
+var cloudInitTemplate = loadTextContent('../cloud-init/cluster.yaml')
+var cloudInitWithConf = replace(cloudInitTemplate, '{{RABBITMQ_CONF_B64}}', base64(rabbitmqConf))
+var cloudInitWithPlugins = replace(cloudInitWithConf, '{{ENABLED_PLUGINS_B64}}', base64(enabledPluginsFile))
+var cloudInitWithPolicies = replace(cloudInitWithPlugins, '{{POLICY_COMMANDS_B64}}', base64(policyCommandsJson))
+var cloudInitWithEnvironment = replace(cloudInitWithPolicies, '{{NODE_ENV_B64}}', base64(nodeEnvironment))
+var cloudInitWithSetup = replace(cloudInitWithEnvironment, '{{NODE_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-node-setup.sh'))
+var clusterCloudInit = replace(cloudInitWithSetup, '{{HEALTH_SERVER_B64}}', loadFileAsBase64('../cloud-init/rmqbench-health.py'))
+
+var internalFrontend = {
+  subnet: {
+    id: subnetResourceId
+  }
+  privateIPAllocationMethod: 'Dynamic'
+}
+
+var publicFrontend = {
+  publicIPAddress: {
+    id: publicIp.id
+  }
+}
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: '${namePrefix}-nodes-id'
+  location: location
+  tags: tags
+}
+
+resource keyVault 'Microsoft.KeyVault/vaults@2023-07-01' existing = {
+  name: keyVaultName
+}
+
+// Assigned before the scale set exists, so that the first boot can already read the secrets.
+resource secretsUserAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(keyVault.id, identity.id, keyVaultSecretsUserRoleId)
+  scope: keyVault
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUserRoleId)
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    description: 'RabbitMQ nodes read the Erlang cookie and the admin password at boot.'
+  }
+}
+
+resource peerReaderAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(resourceGroup().id, identity.id, readerRoleId)
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', readerRoleId)
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    description: 'RabbitMQ nodes list the scale set\'s VMs to find the cluster they join.'
+  }
+}
+
+resource publicIp 'Microsoft.Network/publicIPAddresses@2024-05-01' = if (publicLoadBalancer) {
+  name: '${namePrefix}-lb-pip'
+  location: location
+  tags: tags
+  zones: empty(availabilityZones) ? null : availabilityZones
+  sku: {
+    name: 'Standard'
+    tier: 'Regional'
+  }
+  properties: {
+    publicIPAllocationMethod: 'Static'
+    publicIPAddressVersion: 'IPv4'
+  }
+}
+
+resource loadBalancer 'Microsoft.Network/loadBalancers@2024-05-01' = {
+  name: '${namePrefix}-lb'
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Regional'
+  }
+  properties: {
+    frontendIPConfigurations: [
+      {
+        name: frontendName
+        zones: publicLoadBalancer || empty(availabilityZones) ? null : availabilityZones
+        properties: publicLoadBalancer ? publicFrontend : internalFrontend
+      }
+    ]
+    backendAddressPools: [
+      {
+        name: backendPoolName
+      }
+    ]
+    probes: [
+      {
+        // 200 only when the node answers an AMQP handshake and the management listener, and has joined the cluster.
+        name: probeName
+        properties: {
+          protocol: 'Http'
+          port: healthProbePort
+          requestPath: '/healthz'
+          intervalInSeconds: 5
+          numberOfProbes: 2
+          probeThreshold: 2
+        }
+      }
+    ]
+    loadBalancingRules: [
+      {
+        name: 'amqp'
+        properties: {
+          protocol: 'Tcp'
+          frontendPort: amqpPort
+          backendPort: amqpPort
+          frontendIPConfiguration: {
+            id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', '${namePrefix}-lb', frontendName)
+          }
+          backendAddressPool: {
+            id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', '${namePrefix}-lb', backendPoolName)
+          }
+          probe: {
+            id: resourceId('Microsoft.Network/loadBalancers/probes', '${namePrefix}-lb', probeName)
+          }
+          // Long-lived AMQP connections: the longest idle timeout, and a reset instead of a silent drop.
+          idleTimeoutInMinutes: 30
+          enableTcpReset: true
+          enableFloatingIP: false
+          loadDistribution: 'Default'
+          disableOutboundSnat: true
+        }
+      }
+      {
+        name: 'management'
+        properties: {
+          protocol: 'Tcp'
+          frontendPort: managementPort
+          backendPort: managementPort
+          frontendIPConfiguration: {
+            id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', '${namePrefix}-lb', frontendName)
+          }
+          backendAddressPool: {
+            id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', '${namePrefix}-lb', backendPoolName)
+          }
+          probe: {
+            id: resourceId('Microsoft.Network/loadBalancers/probes', '${namePrefix}-lb', probeName)
+          }
+          idleTimeoutInMinutes: 4
+          enableTcpReset: true
+          enableFloatingIP: false
+          loadDistribution: 'Default'
+          disableOutboundSnat: true
+        }
+      }
+    ]
+  }
+}
+
+resource scaleSet 'Microsoft.Compute/virtualMachineScaleSets@2024-07-01' = {
+  // checkov:skip=CKV_AZURE_97: encryption at host is a parameter (encryptionAtHost), off by default because it fails on subscriptions without the EncryptionAtHost feature registered; OS disks are still encrypted at rest with platform keys.
+  // checkov:skip=CKV_AZURE_95: automatic OS image upgrades reimage nodes on the platform's schedule, which would wipe a broker node in the middle of a benchmark; the cluster is short-lived and rebuilt from the latest image on each deployment.
+  name: scaleSetName
+  location: location
+  tags: tags
+  zones: empty(availabilityZones) ? null : availabilityZones
+  sku: {
+    name: vmSize
+    tier: 'Standard'
+    capacity: instanceCount
+  }
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identity.id}': {}
+    }
+  }
+  properties: {
+    orchestrationMode: 'Flexible'
+    platformFaultDomainCount: 1
+    singlePlacementGroup: false
+    virtualMachineProfile: {
+      osProfile: {
+        computerNamePrefix: namePrefix
+        adminUsername: adminUsername
+        customData: base64(clusterCloudInit)
+        linuxConfiguration: {
+          disablePasswordAuthentication: true
+          provisionVMAgent: true
+          ssh: {
+            publicKeys: [
+              {
+                path: '/home/${adminUsername}/.ssh/authorized_keys'
+                keyData: adminSshPublicKey
+              }
+            ]
+          }
+        }
+      }
+      storageProfile: {
+        imageReference: {
+          publisher: 'Canonical'
+          offer: 'ubuntu-24_04-lts'
+          sku: 'server'
+          version: 'latest'
+        }
+        osDisk: {
+          createOption: 'FromImage'
+          caching: 'ReadWrite'
+          diskSizeGB: osDiskSizeGB
+          deleteOption: 'Delete'
+          managedDisk: {
+            storageAccountType: 'Premium_LRS'
+          }
+        }
+      }
+      networkProfile: {
+        networkApiVersion: '2020-11-01'
+        networkInterfaceConfigurations: [
+          {
+            name: '${namePrefix}-nic'
+            properties: {
+              primary: true
+              enableAcceleratedNetworking: acceleratedNetworking
+              deleteOption: 'Delete'
+              ipConfigurations: [
+                {
+                  name: 'ipconfig'
+                  properties: {
+                    primary: true
+                    privateIPAddressVersion: 'IPv4'
+                    subnet: {
+                      id: subnetResourceId
+                    }
+                    loadBalancerBackendAddressPools: [
+                      {
+                        id: loadBalancer.properties.backendAddressPools[0].id
+                      }
+                    ]
+                  }
+                }
+              ]
+            }
+          }
+        ]
+      }
+      diagnosticsProfile: {
+        bootDiagnostics: {
+          enabled: true
+        }
+      }
+      securityProfile: {
+        securityType: 'TrustedLaunch'
+        uefiSettings: {
+          secureBootEnabled: true
+          vTpmEnabled: true
+        }
+        encryptionAtHost: encryptionAtHost
+      }
+    }
+  }
+  dependsOn: [
+    secretsUserAssignment
+    peerReaderAssignment
+  ]
+}
+
+@description('The name of the scale set.')
+output name string = scaleSet.name
+
+@description('The resource ID of the scale set.')
+output resourceId string = scaleSet.id
+
+@description('The resource ID of the load balancer.')
+output loadBalancerResourceId string = loadBalancer.id
+
+@description('The address clients connect to: the load balancer frontend (public IP, or private IP when internal).')
+output endpointAddress string = publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress
+
+@description('AMQP endpoint of the cluster, through the load balancer.')
+output amqpEndpoint string = 'amqp://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${amqpPort}'
+
+@description('Management UI/API URL of the cluster, through the load balancer.')
+output managementUrl string = 'http://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${managementPort}'
+
+@description('The principal ID of the nodes\' user-assigned identity.')
+output identityPrincipalId string = identity.properties.principalId

@@ -1,0 +1,206 @@
+metadata name = 'rmqbench load generator'
+metadata description = 'Linux VM with Java and a pinned, checksummed PerfTest that drives the cluster and uploads its results to a pre-signed URL.'
+
+@description('Required. Prefix of every resource name.')
+@minLength(3)
+@maxLength(12)
+param namePrefix string
+
+@description('Optional. Location of the resources. Defaults to the resource group location.')
+param location string = resourceGroup().location
+
+@description('Optional. Tags applied to every resource.')
+param tags object = {}
+
+@description('Required. Resource ID of the subnet the VM lives in.')
+param subnetResourceId string
+
+@description('Optional. VM size. Every allowed size supports accelerated networking, premium disks and Trusted Launch.')
+@allowed([
+  'Standard_D2s_v5'
+  'Standard_D4s_v5'
+  'Standard_D8s_v5'
+  'Standard_D16s_v5'
+  'Standard_F2s_v2'
+  'Standard_F4s_v2'
+  'Standard_F8s_v2'
+  'Standard_F16s_v2'
+  'Standard_F32s_v2'
+])
+param vmSize string = 'Standard_F16s_v2'
+
+@description('Optional. Availability zone of the VM (the thesis placed the testing instance with the cluster). Empty for no zone.')
+param availabilityZone string = '1'
+
+@description('Optional. Accelerated networking on the NIC.')
+param acceleratedNetworking bool = true
+
+@description('Optional. Encryption at host for the VM disks. Needs the EncryptionAtHost feature registered on the subscription.')
+param encryptionAtHost bool = false
+
+@description('Optional. Administrator user name (SSH key only; no inbound SSH is allowed from the internet).')
+param adminUsername string = 'rmqbench'
+
+@description('Required. SSH public key of the administrator (password login is disabled).')
+param adminSshPublicKey string
+
+@description('Optional. PerfTest version; bicep/cloud-init/perf-test-<version>.sha256 must pin its jars.')
+@allowed([
+  '2.22.1'
+])
+param perfTestVersion string = '2.22.1'
+
+@description('Optional. Ubuntu package that provides the Java runtime for PerfTest.')
+@allowed([
+  'openjdk-21-jre-headless'
+  'openjdk-17-jre-headless'
+])
+param javaPackage string = 'openjdk-21-jre-headless'
+
+@description('Optional. Name of an existing storage account in this resource group to which the VM identity may write results (Storage Blob Data Contributor). Empty: results go only through pre-signed URLs.')
+param resultsStorageAccountName string = ''
+
+// Storage Blob Data Contributor.
+var blobContributorRoleId = 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
+
+// PerfTest 2.22.1 and its 24 dependencies from Maven Central, each with its sha256 (checked at install).
+var perfTestManifest = loadFileAsBase64('../cloud-init/perf-test-2.22.1.sha256')
+var loadgenWithManifest = replace(loadTextContent('../cloud-init/loadgen.yaml'), '{{PERF_TEST_MANIFEST_B64}}', perfTestManifest)
+var loadgenWithSetup = replace(loadgenWithManifest, '{{LOADGEN_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-loadgen-setup.sh'))
+var loadgenWithUpload = replace(loadgenWithSetup, '{{UPLOAD_B64}}', loadFileAsBase64('../cloud-init/rmqbench-upload.sh'))
+var loadgenWithVersion = replace(loadgenWithUpload, '{{PERF_TEST_VERSION}}', perfTestVersion)
+var loadgenCloudInit = replace(loadgenWithVersion, '{{JAVA_PACKAGE}}', javaPackage)
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: '${namePrefix}-loadgen-id'
+  location: location
+  tags: tags
+}
+
+resource resultsStorageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = if (!empty(resultsStorageAccountName)) {
+  name: empty(resultsStorageAccountName) ? 'unused' : resultsStorageAccountName
+}
+
+resource resultsWriterAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(resultsStorageAccountName)) {
+  name: guid(resourceGroup().id, identity.id, blobContributorRoleId, resultsStorageAccountName)
+  scope: resultsStorageAccount
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', blobContributorRoleId)
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    description: 'The load generator writes benchmark results.'
+  }
+}
+
+resource networkInterface 'Microsoft.Network/networkInterfaces@2024-05-01' = {
+  name: '${namePrefix}-loadgen-nic'
+  location: location
+  tags: tags
+  properties: {
+    enableAcceleratedNetworking: acceleratedNetworking
+    ipConfigurations: [
+      {
+        name: 'ipconfig'
+        properties: {
+          primary: true
+          privateIPAllocationMethod: 'Dynamic'
+          privateIPAddressVersion: 'IPv4'
+          subnet: {
+            id: subnetResourceId
+          }
+        }
+      }
+    ]
+  }
+}
+
+resource virtualMachine 'Microsoft.Compute/virtualMachines@2024-07-01' = {
+  // checkov:skip=CKV_AZURE_97: encryption at host is a parameter (encryptionAtHost), off by default because it fails on subscriptions without the EncryptionAtHost feature registered; disks are still encrypted at rest with platform keys.
+  // checkov:skip=CKV_AZURE_151: a Windows-only check; this VM runs Linux (linuxConfiguration).
+  name: '${namePrefix}-loadgen'
+  location: location
+  tags: tags
+  zones: empty(availabilityZone) ? null : [
+    availabilityZone
+  ]
+  identity: {
+    type: 'UserAssigned'
+    userAssignedIdentities: {
+      '${identity.id}': {}
+    }
+  }
+  properties: {
+    hardwareProfile: {
+      vmSize: vmSize
+    }
+    osProfile: {
+      computerName: '${namePrefix}-loadgen'
+      adminUsername: adminUsername
+      customData: base64(loadgenCloudInit)
+      linuxConfiguration: {
+        disablePasswordAuthentication: true
+        provisionVMAgent: true
+        ssh: {
+          publicKeys: [
+            {
+              path: '/home/${adminUsername}/.ssh/authorized_keys'
+              keyData: adminSshPublicKey
+            }
+          ]
+        }
+      }
+    }
+    storageProfile: {
+      imageReference: {
+        publisher: 'Canonical'
+        offer: 'ubuntu-24_04-lts'
+        sku: 'server'
+        version: 'latest'
+      }
+      osDisk: {
+        createOption: 'FromImage'
+        caching: 'ReadWrite'
+        deleteOption: 'Delete'
+        managedDisk: {
+          storageAccountType: 'Premium_LRS'
+        }
+      }
+    }
+    networkProfile: {
+      networkInterfaces: [
+        {
+          id: networkInterface.id
+          properties: {
+            primary: true
+            deleteOption: 'Delete'
+          }
+        }
+      ]
+    }
+    diagnosticsProfile: {
+      bootDiagnostics: {
+        enabled: true
+      }
+    }
+    securityProfile: {
+      securityType: 'TrustedLaunch'
+      uefiSettings: {
+        secureBootEnabled: true
+        vTpmEnabled: true
+      }
+      encryptionAtHost: encryptionAtHost
+    }
+  }
+}
+
+@description('The name of the load generator VM.')
+output name string = virtualMachine.name
+
+@description('The resource ID of the load generator VM (the controller runs PerfTest on it with `az vm run-command`).')
+output resourceId string = virtualMachine.id
+
+@description('The private IP address of the load generator.')
+output privateIpAddress string = networkInterface.properties.ipConfigurations[0].properties.privateIPAddress
+
+@description('The principal ID of the load generator\'s user-assigned identity.')
+output identityPrincipalId string = identity.properties.principalId
