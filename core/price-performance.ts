@@ -199,3 +199,32 @@ function checkCandidate(candidate: PricePerformanceCandidate): void {
     );
   }
 }
+
+/** One measured scenario: e.g. a scenario aggregate's mean receive rate with the run's instance type. */
+export interface ThroughputMeasurement {
+  /** What the candidate is called in the table (instance type, or cluster description). */
+  readonly instanceType: string;
+  readonly queues: number;
+  /** msg/s */
+  readonly throughput: number;
+}
+
+/**
+ * The candidates for one queue count: each instance's highest measurement at that queue count, priced by
+ * `monthlyCostOf` (e.g. `type => clusterCost(catalog, {...}).monthlyUsd`, which throws on an unknown type).
+ */
+export function candidatesForQueues(
+  measurements: readonly ThroughputMeasurement[],
+  queues: number,
+  monthlyCostOf: (instanceType: string) => number,
+): PricePerformanceCandidate[] {
+  const maxima = new Map<string, number>();
+  for (const measurement of measurements.filter((m) => m.queues === queues)) {
+    maxima.set(measurement.instanceType, Math.max(maxima.get(measurement.instanceType) ?? 0, measurement.throughput));
+  }
+  return [...maxima].map(([instanceType, maxThroughput]) => ({
+    instanceType,
+    maxThroughput,
+    monthlyCostUsd: monthlyCostOf(instanceType),
+  }));
+}

@@ -1,5 +1,6 @@
 import { defaultPriceCatalog, findInstancePrice, THESIS_SOURCE_PREFIX, type CloudProvider } from '../../core/cost-catalog';
 import {
+  candidatesForQueues,
   capacityPercent,
   formatRangeRow,
   mergeIntoRanges,
@@ -207,5 +208,27 @@ describe('price-performance building blocks', () => {
 
   it('returns no rows for no candidates instead of failing', () => {
     expect(pricePerformanceTable([])).toEqual([]);
+  });
+});
+
+describe('candidates from measurements', () => {
+  it('keeps each instance type\'s highest throughput at the asked queue count and prices it', () => {
+    const measurements = [
+      { instanceType: 'c5.xlarge', queues: 2, throughput: 70_000 },
+      { instanceType: 'c5.xlarge', queues: 2, throughput: 77_000 },
+      { instanceType: 'c5.xlarge', queues: 10, throughput: 90_000 },
+      { instanceType: 'm5.xlarge', queues: 2, throughput: 72_300 },
+    ];
+    expect(candidatesForQueues(measurements, 2, (type) => (type === 'c5.xlarge' ? 140.55 : 156.65))).toEqual([
+      { instanceType: 'c5.xlarge', maxThroughput: 77_000, monthlyCostUsd: 140.55 },
+      { instanceType: 'm5.xlarge', maxThroughput: 72_300, monthlyCostUsd: 156.65 },
+    ]);
+  });
+
+  it('lets an unknown instance type surface as the catalog\'s error', () => {
+    const unknown = () => {
+      throw new Error('unknown aws instance type "x"');
+    };
+    expect(() => candidatesForQueues([{ instanceType: 'x', queues: 1, throughput: 1 }], 1, unknown)).toThrow(/unknown aws instance type/);
   });
 });
