@@ -215,7 +215,8 @@ export interface ScenarioPair {
 export function loadBalancerPairs(plan: Pick<Plan, 'scenarios'>): ScenarioPair[] {
   const pairs: ScenarioPair[] = [];
   const key = (scenario: Scenario) => {
-    const { name: _name, connection: _connection, ...cluster } = scenario.cluster;
+    // Everything but the cluster's name and connection must match.
+    const cluster = { ...scenario.cluster, name: '', connection: '' };
     return JSON.stringify([cluster, scenario.workload, scenario.sweep]);
   };
   for (const direct of plan.scenarios.filter((scenario) => scenario.cluster.connection === 'direct')) {
