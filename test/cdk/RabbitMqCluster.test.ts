@@ -1,0 +1,352 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, type RabbitMqClusterProps } from '../../cdk';
+import { shellQuote } from '../../cdk/shell';
+import { ENABLED_PLUGINS_DELIMITER, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
+import { bashSyntaxErrors, bashWords, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
+
+const REGION = 'eu-west-1';
+
+function synth(props: RabbitMqClusterProps = {}): { cluster: RabbitMqCluster; template: Template; userData: string } {
+  const stack = new Stack(new App(), 'Test', { env: { region: REGION } });
+  const cluster = new RabbitMqCluster(stack, 'Cluster', props);
+  const template = Template.fromStack(stack);
+  return { cluster, template, userData: userDataText(template, 'AWS::EC2::LaunchTemplate') };
+}
+
+describe('RabbitMqCluster', () => {
+  const defaults = synth();
+
+  describe('broker configuration comes from core/broker-config.ts unchanged', () => {
+    test.each([
+      ['4.1 quorum (default)', {}, { topology: { type: 'quorum' as const }, rabbitmqVersion: '4.1.4', nodeCount: 3 }],
+      [
+        '3.13 mirrored to 2, 5 nodes',
+        { release: RabbitMqRelease.V3_13, topology: { type: 'mirrored' as const, mirrorTo: 2 as const }, nodeCount: 5 },
+        { topology: { type: 'mirrored' as const, mirrorTo: 2 }, rabbitmqVersion: '3.13.7', nodeCount: 5 },
+      ],
+      ['4.1 stream', { topology: { type: 'stream' as const, replicationFactor: 2 } }, { topology: { type: 'stream' as const, replicationFactor: 2 }, rabbitmqVersion: '4.1.4', nodeCount: 3 }],
+    ])('%s: user data writes exactly the generated rabbitmq.conf and enabled_plugins and applies every policy', (_name, props, input) => {
+      const { userData } = synth(props);
+      const expected = generateBrokerConfig({ ...input, peerDiscovery: { backend: 'aws', region: REGION } });
+      expect(hereDocument(userData, '/etc/rabbitmq/rabbitmq.conf', RABBITMQ_CONF_DELIMITER)).toBe(expected.rabbitmqConf);
+      expect(hereDocument(userData, '/etc/rabbitmq/enabled_plugins', ENABLED_PLUGINS_DELIMITER)).toBe(expected.enabledPluginsFile);
+      const policyLines = userData.split('\n').filter((line) => line.startsWith('rabbitmqctl ') && line.includes('set_policy'));
+      expect(policyLines.map((line) => bashWords(line.slice('rabbitmqctl '.length)))).toEqual(expected.policies.map(policyCommandArgs));
+    });
+
+    test('mirrored topology on 3.13 produces an ha-mode policy in the user data', () => {
+      const { userData } = synth({ release: RabbitMqRelease.V3_13, topology: { type: 'mirrored', mirrorTo: 'all' } });
+      expect(userData).toContain(`rabbitmqctl ${['set_policy', '--apply-to', 'queues'].map(shellQuote).join(' ')}`);
+      expect(userData).toContain('"ha-mode":"all"');
+    });
+
+    test('the public brokerConfig field is what the nodes run', () => {
+      expect(hereDocument(defaults.userData, '/etc/rabbitmq/rabbitmq.conf', RABBITMQ_CONF_DELIMITER)).toBe(defaults.cluster.brokerConfig.rabbitmqConf);
+    });
+  });
+
+  test('user data is valid bash', () => {
+    expect(bashSyntaxErrors(defaults.userData)).toBe('');
+  });
+
+  describe('peer discovery', () => {
+    test('the AWS backend lists the Auto Scaling group, cleans up departed nodes, and is enabled as a plugin', () => {
+      const conf = defaults.cluster.brokerConfig.rabbitmqConf;
+      expect(conf).toContain('cluster_formation.peer_discovery_backend = aws');
+      expect(conf).toContain('cluster_formation.aws.use_autoscaling_group = true');
+      expect(conf).toContain(`cluster_formation.aws.region = ${REGION}`);
+      expect(conf).toContain('cluster_formation.node_cleanup.only_log_warning = false');
+      expect(defaults.cluster.brokerConfig.enabledPlugins).toContain('rabbitmq_peer_discovery_aws');
+    });
+
+    test('the node role may describe the Auto Scaling group and its instances', () => {
+      defaults.template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Action: ['autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances'],
+              Effect: 'Allow',
+              Resource: '*',
+            }),
+          ]),
+        },
+      });
+    });
+
+    test('node names use the private IP, as use_private_ip expects', () => {
+      expect(defaults.userData).toContain('NODENAME=rabbit@%s\\nUSE_LONGNAME=true');
+      expect(defaults.cluster.brokerConfig.rabbitmqConf).toContain('cluster_formation.aws.use_private_ip = true');
+    });
+  });
+
+  describe('secrets', () => {
+    test('the cookie and admin password are generated by Secrets Manager, not written into the template', () => {
+      const secrets = Object.values(defaults.template.findResources('AWS::SecretsManager::Secret')) as { Properties: Record<string, unknown> }[];
+      expect(secrets).toHaveLength(2);
+      for (const secret of secrets) {
+        expect(secret.Properties.GenerateSecretString).toBeDefined();
+        expect(secret.Properties.SecretString).toBeUndefined();
+      }
+    });
+
+    test('user data reads the secrets at boot by ARN and carries no secret value or dynamic reference', () => {
+      const { userData } = defaults;
+      expect(userData).toContain('aws secretsmanager get-secret-value');
+      expect(userData).not.toMatch(/\{\{resolve:/);
+      expect(userData).not.toMatch(/SecretString"?\s*:/);
+      expect(userData).not.toMatch(/password\s*[=:]\s*\S/i);
+      // The password goes through stdin, never argv: add_user gets the user name only.
+      const addUser = userData.split('\n').filter((line) => line.includes('add_user'));
+      expect(addUser).toHaveLength(1);
+      expect(addUser[0]).toMatch(/\| rabbitmqctl add_user "\$ADMIN_USER" \|\| true; fi$/);
+      expect(userData).not.toMatch(/^\s*set\s+-[a-z]*x/m);
+      // The only references in the script are the two secret ARNs (and nothing else from the secrets).
+      const references = [...userData.matchAll(/<(\{[^\n]*?\})>/g)].map((match) => JSON.parse(match[1] as string));
+      const secretIds = Object.keys(defaults.template.findResources('AWS::SecretsManager::Secret'));
+      expect(references).toEqual(expect.arrayContaining(secretIds.map((id) => ({ Ref: id }))));
+      expect(references.every((reference) => secretIds.includes(reference.Ref))).toBe(true);
+    });
+
+    test('the template has no parameter that could carry a secret', () => {
+      const parameters = Object.keys(defaults.template.toJSON().Parameters ?? {});
+      expect(parameters.filter((name) => !name.startsWith('SsmParameterValue') && name !== 'BootstrapVersion')).toEqual([]);
+    });
+
+    test('the node role can read exactly the two cluster secrets', () => {
+      defaults.template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: { Ref: Match.stringLikeRegexp('ClusterErlangCookie') } }),
+            Match.objectLike({ Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: { Ref: Match.stringLikeRegexp('ClusterAdminCredentials') } }),
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('instances', () => {
+    test('the Auto Scaling group uses a launch template, never a launch configuration', () => {
+      defaults.template.resourceCountIs('AWS::AutoScaling::LaunchConfiguration', 0);
+      defaults.template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', {
+        LaunchTemplate: Match.objectLike({ LaunchTemplateId: Match.anyValue() }),
+        MinSize: '3',
+        MaxSize: '5',
+        DesiredCapacity: '3',
+        HealthCheckType: 'ELB',
+      });
+    });
+
+    test('nodes require IMDSv2, have no SSH key, are SSM managed and carry an encrypted gp3 data volume', () => {
+      defaults.template.hasResourceProperties('AWS::EC2::LaunchTemplate', {
+        LaunchTemplateData: Match.objectLike({
+          InstanceType: 'm5a.large',
+          KeyName: Match.absent(),
+          MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1 },
+          BlockDeviceMappings: Match.arrayWith([{ DeviceName: '/dev/sdf', Ebs: { DeleteOnTermination: true, Encrypted: true, VolumeSize: 50, VolumeType: 'gp3' } }]),
+        }),
+      });
+      defaults.template.hasResourceProperties('AWS::IAM::Role', {
+        ManagedPolicyArns: [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] }],
+      });
+    });
+
+    test('instance type, data volume size and release are taken from props', () => {
+      const { template, userData } = synth({ instanceType: RabbitMqInstanceTiers.COMPUTE_2XLARGE, dataVolumeSizeGiB: 200, release: RabbitMqRelease.V3_13 });
+      template.hasResourceProperties('AWS::EC2::LaunchTemplate', {
+        LaunchTemplateData: Match.objectLike({
+          InstanceType: 'c5.2xlarge',
+          BlockDeviceMappings: Match.arrayWith([Match.objectLike({ DeviceName: '/dev/sdf', Ebs: Match.objectLike({ VolumeSize: 200 }) })]),
+        }),
+      });
+      expect(userData).toContain('dnf install -y --setopt=install_weak_deps=False erlang-26.2.5.6 rabbitmq-server-3.13.7');
+    });
+
+    test('RabbitMQ 4.1 and its Erlang are pinned by default', () => {
+      expect(defaults.userData).toContain('erlang-27.3.4 rabbitmq-server-4.1.4');
+      expect(defaults.userData).toContain('dnf versionlock add erlang rabbitmq-server');
+    });
+  });
+
+  describe('security groups', () => {
+    test('Erlang distribution ports are open only to the cluster own security group', () => {
+      for (const [from, to] of [
+        [4369, 4369],
+        [25672, 25672],
+        [35672, 35682],
+      ]) {
+        defaults.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+          FromPort: from,
+          ToPort: to,
+          IpProtocol: 'tcp',
+          GroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('ClusterNodeSecurityGroup'), 'GroupId'] },
+          SourceSecurityGroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('ClusterNodeSecurityGroup'), 'GroupId'] },
+        });
+      }
+    });
+
+    test('by default nothing outside the cluster and its load balancer may connect, and port 22 is never open', () => {
+      const ingressRules = [
+        ...Object.values(defaults.template.findResources('AWS::EC2::SecurityGroupIngress')).map((rule) => (rule as { Properties: Record<string, unknown> }).Properties),
+        ...Object.values(defaults.template.findResources('AWS::EC2::SecurityGroup')).flatMap(
+          (group) => ((group as { Properties: { SecurityGroupIngress?: Record<string, unknown>[] } }).Properties.SecurityGroupIngress ?? []),
+        ),
+      ];
+      expect(ingressRules.length).toBeGreaterThan(0);
+      expect(ingressRules.filter((rule) => rule.CidrIp !== undefined || rule.CidrIpv6 !== undefined)).toEqual([]);
+      expect(ingressRules.filter((rule) => (rule.FromPort as number) <= 22 && (rule.ToPort as number) >= 22)).toEqual([]);
+    });
+
+    test('allowed peers reach AMQP, AMQPS and management on the load balancer and AMQP/management on the nodes', () => {
+      const certificate = (stack: Stack) => acm.Certificate.fromCertificateArn(stack, 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc');
+      const stack = new Stack(new App(), 'Peers');
+      new RabbitMqCluster(stack, 'Cluster', { allowedPeers: [ec2.Peer.ipv4('10.20.0.0/16')], tlsCertificate: certificate(stack) });
+      const template = Template.fromStack(stack);
+      const lbGroup = Object.entries(template.findResources('AWS::EC2::SecurityGroup')).find(([id]) => id.includes('LoadBalancerSecurityGroup'));
+      const lbIngress = (lbGroup?.[1] as { Properties: { SecurityGroupIngress: Record<string, unknown>[] } }).Properties.SecurityGroupIngress;
+      expect(lbIngress.map((rule) => [rule.CidrIp, rule.FromPort]).sort()).toEqual([
+        ['10.20.0.0/16', 15672],
+        ['10.20.0.0/16', 5671],
+        ['10.20.0.0/16', 5672],
+      ]);
+      const nodeGroup = Object.entries(template.findResources('AWS::EC2::SecurityGroup')).find(([id]) => id.includes('NodeSecurityGroup'));
+      const nodeIngress = (nodeGroup?.[1] as { Properties: { SecurityGroupIngress: Record<string, unknown>[] } }).Properties.SecurityGroupIngress;
+      expect(nodeIngress.map((rule) => [rule.CidrIp, rule.FromPort]).sort()).toEqual([
+        ['10.20.0.0/16', 15672],
+        ['10.20.0.0/16', 5672],
+      ]);
+    });
+  });
+
+  describe('load balancer', () => {
+    test('TCP listeners on 5672 and 15672, no TLS listener without a certificate', () => {
+      defaults.template.resourceCountIs('AWS::ElasticLoadBalancingV2::Listener', 2);
+      defaults.template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 5672, Protocol: 'TCP' });
+      defaults.template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', { Port: 15672, Protocol: 'TCP' });
+      defaults.template.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', { Type: 'network', Scheme: 'internal' });
+    });
+
+    test('a certificate adds a TLS listener on 5671 forwarding to the nodes AMQP port', () => {
+      const stack = new Stack(new App(), 'Tls');
+      new RabbitMqCluster(stack, 'Cluster', { tlsCertificate: acm.Certificate.fromCertificateArn(stack, 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc') });
+      const template = Template.fromStack(stack);
+      template.hasResourceProperties('AWS::ElasticLoadBalancingV2::Listener', {
+        Port: 5671,
+        Protocol: 'TLS',
+        Certificates: [{ CertificateArn: 'arn:aws:acm:eu-west-1:111111111111:certificate/abc' }],
+        DefaultActions: [{ Type: 'forward', TargetGroupArn: { Ref: Match.stringLikeRegexp('ClusterAmqpTargets') } }],
+      });
+      template.hasOutput('*', { Value: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith(['amqps://', ':5671'])] }) });
+    });
+
+    test('every target group is healthy only when the node serves AMQP', () => {
+      const groups = Object.values(defaults.template.findResources('AWS::ElasticLoadBalancingV2::TargetGroup')) as { Properties: Record<string, unknown> }[];
+      expect(groups.map((group) => group.Properties.Port).sort()).toEqual([15672, 5672]);
+      for (const group of groups) {
+        expect(group.Properties).toMatchObject({ Protocol: 'TCP', TargetType: 'instance', HealthCheckProtocol: 'TCP', HealthCheckPort: '5672' });
+      }
+    });
+
+    test('cross-zone load balancing is on by default and follows the prop', () => {
+      const attribute = (value: string) => ({ LoadBalancerAttributes: Match.arrayWith([{ Key: 'load_balancing.cross_zone.enabled', Value: value }]) });
+      defaults.template.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', attribute('true'));
+      synth({ crossZoneEnabled: false }).template.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', attribute('false'));
+    });
+  });
+
+  describe('scaling', () => {
+    test('default policy: scale out above 60% CPU and in below 30%, as in the thesis', () => {
+      defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'CPUUtilization',
+        Namespace: 'AWS/EC2',
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 60,
+      });
+      defaults.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'CPUUtilization',
+        ComparisonOperator: 'LessThanOrEqualToThreshold',
+        Threshold: 30,
+      });
+      defaults.template.hasResourceProperties('AWS::AutoScaling::ScalingPolicy', {
+        PolicyType: 'StepScaling',
+        StepAdjustments: Match.arrayWith([Match.objectLike({ ScalingAdjustment: 1 })]),
+      });
+      defaults.template.hasResourceProperties('AWS::AutoScaling::ScalingPolicy', {
+        StepAdjustments: Match.arrayWith([Match.objectLike({ ScalingAdjustment: -1 })]),
+      });
+    });
+
+    test('thresholds follow the props', () => {
+      const { template } = synth({ scaleOutCpuPercent: 75, scaleInCpuPercent: 20 });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', { ComparisonOperator: 'GreaterThanOrEqualToThreshold', Threshold: 75 });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', { ComparisonOperator: 'LessThanOrEqualToThreshold', Threshold: 20 });
+    });
+
+    test('pinCapacity fixes the group at nodeCount with no scaling policy or alarm', () => {
+      const { template } = synth({ pinCapacity: true, nodeCount: 3 });
+      template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', { MinSize: '3', MaxSize: '3', DesiredCapacity: '3' });
+      template.resourceCountIs('AWS::AutoScaling::ScalingPolicy', 0);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    });
+  });
+
+  describe('outputs and fields', () => {
+    test('AMQP endpoint and management URL are outputs built on the load balancer DNS name', () => {
+      const outputs = defaults.template.findOutputs('*');
+      const values = Object.values(outputs).map((output) => JSON.stringify(output.Value));
+      expect(values.some((value) => value.includes('amqp://') && value.includes(':5672') && value.includes('DNSName'))).toBe(true);
+      expect(values.some((value) => value.includes('http://') && value.includes(':15672') && value.includes('DNSName'))).toBe(true);
+    });
+
+    test('public fields expose what the construct created', () => {
+      const { cluster } = defaults;
+      expect(cluster.autoScalingGroup).toBeDefined();
+      expect(cluster.loadBalancer).toBeDefined();
+      expect(cluster.securityGroup).toBeDefined();
+      expect(cluster.erlangCookieSecret).toBeDefined();
+      expect(cluster.adminSecret).toBeDefined();
+      expect(JSON.stringify(Stack.of(cluster).resolve(cluster.amqpEndpoint))).toMatch(/amqp:\/\/.*DNSName.*:5672/);
+      expect(JSON.stringify(Stack.of(cluster).resolve(cluster.managementUrl))).toMatch(/http:\/\/.*DNSName.*:15672/);
+    });
+
+    test('an existing VPC is used instead of creating one', () => {
+      const stack = new Stack(new App(), 'Existing');
+      const vpc = new ec2.Vpc(stack, 'Mine');
+      const cluster = new RabbitMqCluster(stack, 'Cluster', { vpc });
+      expect(cluster.vpc).toBe(vpc);
+      Template.fromStack(stack).resourceCountIs('AWS::EC2::VPC', 1);
+    });
+  });
+
+  describe('bad input throws at synth time, naming the props', () => {
+    const certificate = () => acm.Certificate.fromCertificateArn(new Stack(), 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc');
+    test.each<[string, RabbitMqClusterProps, RegExp]>([
+      ['node count 0', { nodeCount: 0 }, /nodeCount must be an integer from 1 to 7, got 0/],
+      ['node count 8', { nodeCount: 8 }, /nodeCount must be an integer from 1 to 7, got 8/],
+      ['min > max', { minCapacity: 5, maxCapacity: 4, nodeCount: 4 }, /minCapacity \(5\) must not exceed maxCapacity \(4\)/],
+      ['nodeCount outside min..max', { nodeCount: 3, minCapacity: 4, maxCapacity: 6 }, /nodeCount \(3\) must lie between minCapacity \(4\) and maxCapacity \(6\)/],
+      ['mirroring on RabbitMQ 4', { topology: { type: 'mirrored', mirrorTo: 'all' } }, /topology "mirrored" needs a RabbitMQ 3.x release, but release is RabbitMQ 4.1.4/],
+      ['TLS port without a certificate', { tlsPort: 5671 }, /tlsPort \(5671\) needs tlsCertificate/],
+      ['TLS port clashing with AMQP', { tlsPort: 5672, tlsCertificate: certificate() }, /tlsPort \(5672\) must differ/],
+      ['pinned capacity with a different max', { pinCapacity: true, maxCapacity: 5 }, /pinCapacity fixes the cluster at nodeCount \(3\).*maxCapacity is 5/],
+      ['scale-in threshold above scale-out', { scaleInCpuPercent: 70, scaleOutCpuPercent: 60 }, /scaleInCpuPercent \(70\) must be lower than scaleOutCpuPercent \(60\)/],
+      ['CPU threshold above 100', { scaleOutCpuPercent: 120 }, /scaleOutCpuPercent must be an integer from 1 to 100/],
+      ['data volume of 0 GiB', { dataVolumeSizeGiB: 0 }, /dataVolumeSizeGiB must be an integer/],
+    ])('%s', (_name, props, message) => {
+      expect(() => new RabbitMqCluster(new Stack(new App(), 'Bad'), 'Cluster', props)).toThrow(message);
+    });
+
+    test('a release that is not an exact version is refused', () => {
+      expect(() => RabbitMqRelease.of('4.1', '27.3')).toThrow(/rabbitmqVersion must be an exact version/);
+    });
+  });
+
+  test('snapshot', () => {
+    const stack = new Stack(new App(), 'Snapshot');
+    new RabbitMqCluster(stack, 'Cluster');
+    expect(withoutAssetHashes(Template.fromStack(stack))).toMatchSnapshot();
+  });
+});
