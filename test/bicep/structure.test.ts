@@ -1,0 +1,275 @@
+import { join } from 'node:path';
+import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
+import { BICEP_DIR, isExpression, listFiles, literal, parameterDependencies, parseBicepFile, propertyValues, relativeToBicep } from './bicep-tree';
+
+type Json = Record<string, BicepValue>;
+const asObject = (value: BicepValue | undefined): Json => value as Json;
+
+const files = new Map<string, BicepFile>();
+const file = (name: string): BicepFile => files.get(name) as BicepFile;
+
+function resource(bicep: BicepFile, type: string): ResourceDeclaration {
+  const found = bicep.resources.filter((candidate) => candidate.resourceType === type && !candidate.existing);
+  expect(found).toHaveLength(1);
+  return found[0] as ResourceDeclaration;
+}
+
+beforeAll(async () => {
+  for (const path of listFiles('.bicep')) files.set(relativeToBicep(path), await parseBicepFile(path));
+});
+
+describe('every template follows the parameter and output conventions', () => {
+  test('every parameter and output has a @description; module descriptions say Required./Optional.', () => {
+    for (const [name, bicep] of files) {
+      for (const param of bicep.params.values()) {
+        const description = param.decorators.find((decorator) => decorator.startsWith('description('));
+        expect({ file: name, param: param.name, description: description !== undefined }).toEqual({ file: name, param: param.name, description: true });
+        const required = param.defaultValue === undefined;
+        expect({ file: name, param: param.name, prefix: description?.slice("description('".length, "description('".length + 9) }).toEqual({
+          file: name,
+          param: param.name,
+          prefix: required ? 'Required.' : 'Optional.',
+        });
+      }
+      for (const output of bicep.outputs.values()) {
+        expect({ file: name, output: output.name, described: output.decorators.some((decorator) => decorator.startsWith('description(')) }).toEqual({
+          file: name,
+          output: output.name,
+          described: true,
+        });
+      }
+    }
+  });
+
+  test('every module outputs name and resourceId', () => {
+    for (const [name, bicep] of files) {
+      if (!name.startsWith('modules/')) continue;
+      expect({ file: name, outputs: [...bicep.outputs.keys()] }).toEqual({ file: name, outputs: expect.arrayContaining(['name', 'resourceId']) });
+    }
+  });
+
+  test('main.bicep is resource-group scoped and outputs the endpoints and ids the controller needs', () => {
+    expect(file('main.bicep').targetScope).toBe('resourceGroup');
+    expect([...file('main.bicep').outputs.keys()]).toEqual(
+      expect.arrayContaining(['amqpEndpoint', 'managementUrl', 'scaleSetResourceId', 'loadGeneratorResourceId']),
+    );
+    expect(file('main.bicep').modules.map((module) => module.path).sort()).toEqual(
+      ['modules/cluster.bicep', 'modules/loadgen.bicep', 'modules/network.bicep', 'modules/secrets.bicep'].sort(),
+    );
+  });
+
+  test('declarations come in STYLE.md order: targetScope, parameters, variables, resources/modules, outputs', () => {
+    const rank: Record<string, number> = {
+      target_scope_assignment: 0,
+      parameter_declaration: 1,
+      variable_declaration: 2,
+      resource_declaration: 3,
+      module_declaration: 3,
+      output_declaration: 4,
+      type_declaration: 5,
+    };
+    for (const [name, bicep] of files) {
+      const ranks = bicep.order.filter((kind) => kind in rank).map((kind) => rank[kind] as number);
+      expect({ file: name, ranks }).toEqual({ file: name, ranks: [...ranks].sort((a, b) => a - b) });
+    }
+  });
+});
+
+describe('secrets', () => {
+  test('the Erlang cookie and the admin password are @secure() parameters without a default', () => {
+    for (const [name, param] of [
+      ['main.bicep', 'erlangCookie'],
+      ['main.bicep', 'rabbitmqAdminPassword'],
+      ['modules/secrets.bicep', 'erlangCookie'],
+      ['modules/secrets.bicep', 'rabbitmqAdminPassword'],
+    ] as const) {
+      const declaration = file(name).params.get(param);
+      expect(declaration?.decorators).toContain('secure()');
+      expect(declaration?.defaultValue).toBeUndefined();
+    }
+  });
+
+  test('no @secure() parameter flows into customData or an output', () => {
+    let customDataSeen = 0;
+    for (const [name, bicep] of files) {
+      const secure = [...bicep.params.values()].filter((param) => param.decorators.includes('secure()')).map((param) => param.name);
+      for (const output of bicep.outputs.values()) {
+        const leaked = [...parameterDependencies(bicep, output.value)].filter((param) => secure.includes(param));
+        expect({ file: name, output: output.name, leaked }).toEqual({ file: name, output: output.name, leaked: [] });
+      }
+      for (const resourceDeclaration of bicep.resources) {
+        for (const customData of propertyValues(resourceDeclaration.body, 'customData')) {
+          customDataSeen++;
+          const leaked = [...parameterDependencies(bicep, customData)].filter((param) => secure.includes(param));
+          expect({ file: name, resource: resourceDeclaration.name, leaked }).toEqual({ file: name, resource: resourceDeclaration.name, leaked: [] });
+        }
+      }
+    }
+    expect(customDataSeen).toBe(2);
+  });
+
+  test('secure values passed to a module land in @secure() module parameters, and only the secrets module gets them', () => {
+    const main = file('main.bicep');
+    const secure = [...main.params.values()].filter((param) => param.decorators.includes('secure()')).map((param) => param.name);
+    for (const module of main.modules) {
+      const target = file(module.path);
+      const params = asObject(asObject(literal(module.body)).params);
+      for (const [key, value] of Object.entries(params)) {
+        if (!isExpression(value) || !secure.includes(value.expression)) continue;
+        expect({ module: module.path, param: key, secure: target.params.get(key)?.decorators.includes('secure()') }).toEqual({
+          module: module.path,
+          param: key,
+          secure: true,
+        });
+        expect(module.path).toBe('modules/secrets.bicep');
+      }
+    }
+  });
+
+  test('the nodes read the secrets from Key Vault through a role assignment made before the scale set', () => {
+    const cluster = file('modules/cluster.bicep');
+    const assignments = cluster.resources.filter((candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments');
+    const roles = assignments.map((assignment) => asObject(literal(assignment.body)));
+    // Key Vault Secrets User, scoped to the vault.
+    expect(roles).toContainEqual(expect.objectContaining({ scope: { expression: 'keyVault' } }));
+    expect(cluster.variables.get('keyVaultSecretsUserRoleId')?.text).toBe("'4633458b-17de-408a-b874-0445c86b69e6'");
+    const scaleSet = asObject(literal(resource(cluster, 'Microsoft.Compute/virtualMachineScaleSets').body));
+    expect(scaleSet.dependsOn).toEqual(assignments.map((assignment) => ({ expression: assignment.name })));
+    const vault = asObject(asObject(literal(resource(file('modules/secrets.bicep'), 'Microsoft.KeyVault/vaults').body)).properties);
+    expect(vault.enableRbacAuthorization).toBe(true);
+    expect(asObject(vault.networkAcls).defaultAction).toBe('Deny');
+  });
+});
+
+describe('network security group', () => {
+  const rules = (): Json[] => {
+    const nsg = asObject(literal(resource(file('modules/network.bicep'), 'Microsoft.Network/networkSecurityGroups').body));
+    return (asObject(nsg.properties).securityRules as Json[]).map((rule): Json => ({ name: rule.name ?? null, ...asObject(rule.properties) }));
+  };
+  const ports = (rule: Json): string[] => {
+    if (rule.destinationPortRange !== undefined) return [String(isExpression(rule.destinationPortRange) ? rule.destinationPortRange.expression : rule.destinationPortRange)];
+    const network = file('modules/network.bicep');
+    const ranges = rule.destinationPortRanges;
+    if (isExpression(ranges)) return literal(network.variables.get(ranges.expression) as never) as string[];
+    return ranges as string[];
+  };
+  const inboundAllows = (): Json[] => rules().filter((rule) => rule.direction === 'Inbound' && rule.access === 'Allow');
+
+  test('AMQP 5672/5671 and management 15672 are allowed only from the allowedSourceAddressPrefixes parameter, which has no default', () => {
+    const clientRules = inboundAllows().filter((rule) => ports(rule).some((port) => ['5672', '5671', '15672'].includes(port)));
+    expect(clientRules).toHaveLength(1);
+    expect(ports(clientRules[0] as Json).sort()).toEqual(['15672', '5671', '5672']);
+    expect(clientRules[0]?.sourceAddressPrefixes).toEqual({ expression: 'allowedSourceAddressPrefixes' });
+    expect(clientRules[0]?.sourceAddressPrefix).toBeUndefined();
+    for (const name of ['modules/network.bicep', 'main.bicep']) {
+      const param = file(name).params.get('allowedSourceAddressPrefixes');
+      expect(param?.defaultValue).toBeUndefined();
+      expect(param?.decorators).toContain('minLength(1)');
+    }
+  });
+
+  test('4369, 25672 and 35672-35682 are allowed only inside the cluster subnet and denied from anywhere else', () => {
+    const interNode = ['4369', '25672', '35672-35682'];
+    const allows = inboundAllows().filter((rule) => ports(rule).some((port) => interNode.includes(port)));
+    expect(allows).toHaveLength(1);
+    expect(allows[0]).toMatchObject({ sourceAddressPrefix: { expression: 'clusterSubnetPrefix' }, destinationAddressPrefix: { expression: 'clusterSubnetPrefix' } });
+    expect(ports(allows[0] as Json).sort()).toEqual([...interNode].sort());
+    const deny = rules().find((rule) => rule.access === 'Deny' && interNode.every((port) => ports(rule).includes(port)));
+    expect(deny).toMatchObject({ direction: 'Inbound', sourceAddressPrefix: '*' });
+    expect(deny?.priority as number).toBeGreaterThan(allows[0]?.priority as number);
+    // The deny must also win over the default AllowVnetInBound (65000).
+    expect(deny?.priority as number).toBeLessThan(65000);
+  });
+
+  test('no inbound 22 is allowed, and 22 from the internet is explicitly denied', () => {
+    for (const rule of inboundAllows()) expect({ rule: rule.name, ports: ports(rule) }).not.toEqual({ rule: rule.name, ports: expect.arrayContaining(['22']) });
+    expect(rules()).toContainEqual(expect.objectContaining({ direction: 'Inbound', access: 'Deny', sourceAddressPrefix: 'Internet', destinationPortRange: '22' }));
+  });
+
+  test('no inbound allow rule has a "*" or Internet source', () => {
+    for (const rule of inboundAllows()) {
+      expect({ rule: rule.name, source: rule.sourceAddressPrefix }).not.toEqual({ rule: rule.name, source: '*' });
+      expect({ rule: rule.name, source: rule.sourceAddressPrefix }).not.toEqual({ rule: rule.name, source: 'Internet' });
+    }
+  });
+});
+
+describe('cluster', () => {
+  const cluster = (): BicepFile => file('modules/cluster.bicep');
+  const loadBalancer = (): Json => asObject(literal(resource(cluster(), 'Microsoft.Network/loadBalancers').body));
+  const scaleSet = (): Json => asObject(literal(resource(cluster(), 'Microsoft.Compute/virtualMachineScaleSets').body));
+  const variable = (name: string): BicepValue => literal(cluster().variables.get(name) as never);
+
+  test('the load balancer is Standard SKU with TCP rules for 5672 and 15672 behind one health probe', () => {
+    const lb = loadBalancer();
+    expect(lb.sku).toEqual({ name: 'Standard', tier: 'Regional' });
+    const rules = (asObject(lb.properties).loadBalancingRules as Json[]).map((rule) => asObject(rule.properties));
+    const resolve = (value: BicepValue | undefined): BicepValue | undefined => (isExpression(value) ? variable(value.expression) : value);
+    expect(rules.map((rule) => [resolve(rule.frontendPort), resolve(rule.backendPort), rule.protocol])).toEqual([
+      [5672, 5672, 'Tcp'],
+      [15672, 15672, 'Tcp'],
+    ]);
+    for (const rule of rules) expect(asObject(rule.probe).id).toEqual({ expression: expect.stringContaining('probeName') });
+  });
+
+  test('the health probe asks the node whether it serves AMQP and management and has joined', () => {
+    const probes = asObject(loadBalancer().properties).probes as Json[];
+    expect(probes).toHaveLength(1);
+    const probe = asObject(probes[0]?.properties);
+    expect(probe).toMatchObject({ protocol: 'Http', requestPath: '/healthz', port: { expression: 'healthProbePort' } });
+    // The port the probe calls is the one the health server listens on (HEALTH_PORT in node.env).
+    expect(cluster().variables.get('nodeEnvironment')?.text).toContain('HEALTH_PORT=${healthProbePort}');
+  });
+
+  test('the scale set is Flexible, zonal, with a managed identity, boot diagnostics and SSH-key-only Linux', () => {
+    const vmss = scaleSet();
+    const properties = asObject(vmss.properties);
+    expect(properties.orchestrationMode).toBe('Flexible');
+    expect(vmss.zones).toEqual({ expression: 'empty(availabilityZones) ? null : availabilityZones' });
+    expect(literal(cluster().params.get('availabilityZones')?.defaultValue as never)).toEqual(['1', '2', '3']);
+    expect(asObject(vmss.identity).type).toBe('UserAssigned');
+    const profile = asObject(properties.virtualMachineProfile);
+    expect(asObject(asObject(profile.diagnosticsProfile).bootDiagnostics).enabled).toBe(true);
+    const linux = asObject(asObject(profile.osProfile).linuxConfiguration);
+    expect(linux.disablePasswordAuthentication).toBe(true);
+    expect(asObject(profile.osProfile).adminPassword).toBeUndefined();
+  });
+
+  test('accelerated networking is on the node NIC and defaults to true everywhere', () => {
+    const nics = asObject(asObject(asObject(scaleSet().properties).virtualMachineProfile).networkProfile).networkInterfaceConfigurations as Json[];
+    expect(asObject(nics[0]?.properties).enableAcceleratedNetworking).toEqual({ expression: 'acceleratedNetworking' });
+    for (const name of ['main.bicep', 'modules/cluster.bicep', 'modules/loadgen.bicep']) {
+      expect(file(name).params.get('acceleratedNetworking')?.defaultValue?.text).toBe('true');
+    }
+    const loadgenNic = asObject(literal(resource(file('modules/loadgen.bicep'), 'Microsoft.Network/networkInterfaces').body));
+    expect(asObject(loadgenNic.properties).enableAcceleratedNetworking).toEqual({ expression: 'acceleratedNetworking' });
+  });
+
+  test('main.bicep passes acceleratedNetworking, the broker texts and the instance count unchanged to the cluster module', () => {
+    const module = file('main.bicep').modules.find((candidate) => candidate.path === 'modules/cluster.bicep');
+    const params = asObject(asObject(literal(module?.body as never)).params);
+    for (const name of ['acceleratedNetworking', 'rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'instanceCount']) {
+      expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: name } });
+    }
+  });
+
+  test('every VM size offered supports accelerated networking (an allowed list of current s-sizes)', () => {
+    const accelerated = /^Standard_(D(2|4|8|16)s_v5|F(2|4|8|16|32)s_v2)$/;
+    for (const [name, param] of [
+      ['main.bicep', 'clusterVmSize'],
+      ['main.bicep', 'loadGeneratorVmSize'],
+      ['modules/cluster.bicep', 'vmSize'],
+      ['modules/loadgen.bicep', 'vmSize'],
+    ] as const) {
+      const allowed = file(name).params.get(param)?.decorators.find((decorator) => decorator.startsWith('allowed('));
+      const sizes = [...(allowed ?? '').matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
+      expect(sizes.length).toBeGreaterThan(0);
+      for (const size of sizes) expect(size).toMatch(accelerated);
+    }
+  });
+});
+
+test('the test reads the templates it claims to (bicep/ exists next to test/)', () => {
+  expect(files.has('main.bicep')).toBe(true);
+  expect(join(BICEP_DIR, 'main.bicep')).toBe(file('main.bicep').path);
+});
