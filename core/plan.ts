@@ -230,3 +230,31 @@ function dedupe(issues: PlanIssue[]): PlanIssue[] {
     return true;
   });
 }
+
+/** Scenarios that can share one running cluster (same node count, topology and version), in plan order. */
+export interface ClusterGroup {
+  readonly key: string;
+  readonly nodes: number;
+  readonly topology: ClusterSpec['topology'];
+  readonly rabbitmqVersion?: string;
+  readonly scenarios: readonly Scenario[];
+}
+
+export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
+  const groups = new Map<string, { key: string; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; scenarios: Scenario[] }>();
+  for (const scenario of plan.scenarios) {
+    const { nodes, topology, rabbitmqVersion } = scenario.cluster;
+    const key = JSON.stringify({ nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null });
+    const group = groups.get(key) ?? { key, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), scenarios: [] };
+    group.scenarios.push(scenario);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** Seconds of PerfTest time plus pauses the plan needs, for progress estimates. */
+export function plannedSeconds(plan: Plan): number {
+  const perfTest = plan.scenarios.reduce((sum, scenario) => sum + scenario.workload.durationSeconds * plan.repetitions, 0);
+  const pauses = plan.scenarios.length * Math.max(0, plan.repetitions - 1) * plan.pauseSecondsBetweenRepetitions;
+  return perfTest + pauses;
+}

@@ -1,0 +1,264 @@
+#!/usr/bin/env node
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PlanValidationError, formatPlanIssue } from '../core/errors';
+import { parsePlanText, Plan } from '../core/plan';
+import { aggregateRun, renderMarkdownReport } from '../core/report';
+import { doctor } from '../local/doctor';
+import { ingestRunDir } from '../local/ingest-run-dir';
+import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { LocalTarget } from '../local/local-target';
+import { cacheDir, dataDir } from '../local/paths';
+import { ProcessRegistry, stopOnSignals } from '../local/processes';
+import { newRunId, runPlan } from '../local/run-plan';
+import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
+import { ProgressDisplay } from './progress';
+
+/** A failure the user can act on: printed as one line, exit code as given. */
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+const USAGE = `rmqbench: benchmark RabbitMQ clusters with PerfTest, store results in DynamoDB, report.
+
+Usage:
+  rmqbench run <plan.yaml|built-in name> [--target local] [--json]   run a plan (default target: local)
+  rmqbench runs [--json]                          list stored runs, newest first
+  rmqbench show <runId> [--json]                  one run with every repetition
+  rmqbench report <runId> [--json]                Markdown report (mean ± 95% CI, latency, deltas)
+  rmqbench plans [--json]                         the built-in plans
+  rmqbench validate <plan.yaml>                   check a plan without running it
+  rmqbench ingest <runDir>                        store a run's raw output again (after a store failure)
+  rmqbench doctor [--fix] [--json]                what is missing and how to get it (--fix fetches the jars)
+
+Options:
+  --dynamodb-endpoint URL   use this DynamoDB (Local) endpoint instead of starting DynamoDB Local
+                            (also RMQBENCH_DYNAMODB_ENDPOINT)
+  --table NAME              results table (default ${DEFAULT_TABLE_NAME}, also RMQBENCH_TABLE)
+  --json                    machine-readable output on stdout
+Environment: RMQBENCH_HOME (data, default ~/.local/share/rmqbench), RMQBENCH_CACHE (jars, default ~/.cache/rmqbench).
+Exit codes: 0 success, 1 error, 2 bad usage or invalid plan, 3 run finished with failed repetitions.`;
+
+const BUILT_IN_PLANS = join(__dirname, '..', '..', 'plans');
+
+interface GlobalOptions {
+  readonly json: boolean;
+  readonly endpoint: string | undefined;
+  readonly table: string;
+  readonly target: string;
+  readonly fix: boolean;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        'dynamodb-endpoint': { type: 'string' },
+        table: { type: 'string' },
+        target: { type: 'string', default: 'local' },
+        fix: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message} (see rmqbench --help)`, 2);
+  }
+  const [command, ...rest] = parsed.positionals;
+  if (parsed.values.help || !command) {
+    console.log(USAGE);
+    return command || parsed.values.help ? 0 : 2;
+  }
+  const options: GlobalOptions = {
+    json: parsed.values.json,
+    endpoint: parsed.values['dynamodb-endpoint'] ?? process.env.RMQBENCH_DYNAMODB_ENDPOINT,
+    table: parsed.values.table ?? process.env.RMQBENCH_TABLE ?? DEFAULT_TABLE_NAME,
+    target: parsed.values.target,
+    fix: parsed.values.fix,
+  };
+  switch (command) {
+    case 'run':
+      return commandRun(requireArg(rest, 'run <plan>'), options);
+    case 'validate':
+      return commandValidate(requireArg(rest, 'validate <plan>'), options);
+    case 'runs':
+      return withStore(options, async (store) => {
+        const runs = await store.listRuns();
+        if (options.json) console.log(JSON.stringify(runs, null, 2));
+        else if (runs.length === 0) console.log('no runs stored yet; try: rmqbench run quickstart');
+        else for (const run of runs) console.log(`${run.runId}  ${run.status.padEnd(9)}  ${run.target}  ${run.startedAt}  ${run.planName}`);
+        return 0;
+      });
+    case 'show':
+      return withStore(options, async (store) => {
+        const stored = await readRun(store, requireArg(rest, 'show <runId>'));
+        if (options.json) console.log(JSON.stringify(stored, null, 2));
+        else {
+          const { run } = stored;
+          console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
+          if (run.error) console.log(`error: ${run.error}`);
+          for (const rep of stored.repetitions) {
+            const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
+            console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
+          }
+        }
+        return 0;
+      });
+    case 'report':
+      return withStore(options, async (store) => {
+        const stored = await readRun(store, requireArg(rest, 'report <runId>'));
+        if (options.json) console.log(JSON.stringify({ run: stored.run, scenarios: aggregateRun(stored.run, stored.repetitions) }, null, 2));
+        else process.stdout.write(renderMarkdownReport(stored.run, stored.repetitions));
+        return 0;
+      });
+    case 'plans':
+      return commandPlans(options);
+    case 'ingest':
+      return commandIngest(requireArg(rest, 'ingest <runDir>'), options);
+    case 'doctor': {
+      const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });
+      if (options.json) console.log(JSON.stringify(report, null, 2));
+      else for (const check of report.checks) console.log(`${check.ok ? 'ok     ' : 'MISSING'}  ${check.name}: ${check.detail}`);
+      return report.checks.every((check) => check.ok) ? 0 : 1;
+    }
+    default:
+      throw new CliError(`unknown command "${command}" (see rmqbench --help)`, 2);
+  }
+}
+
+function requireArg(rest: string[], usage: string): string {
+  if (!rest[0]) throw new CliError(`missing argument: rmqbench ${usage}`, 2);
+  return rest[0];
+}
+
+function loadPlan(reference: string): Plan {
+  const builtIn = join(BUILT_IN_PLANS, `${reference}.yaml`);
+  const path = existsSync(reference) ? reference : existsSync(builtIn) ? builtIn : undefined;
+  if (!path) throw new CliError(`no plan file "${reference}" and no built-in plan of that name (see rmqbench plans)`, 2);
+  try {
+    return parsePlanText(readFileSync(path, 'utf8'), path);
+  } catch (error) {
+    if (error instanceof PlanValidationError) {
+      const details = error.issues.map((issue) => `  - ${formatPlanIssue(issue)}`).join('\n');
+      throw new CliError(`invalid plan ${path} (${error.issues.length} problem${error.issues.length > 1 ? 's' : ''}):\n${details}`, 2);
+    }
+    throw error;
+  }
+}
+
+function commandValidate(reference: string, options: GlobalOptions): number {
+  const plan = loadPlan(reference);
+  if (options.json) console.log(JSON.stringify(plan, null, 2));
+  else console.log(`plan ${plan.name} is valid: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`);
+  return 0;
+}
+
+function commandPlans(options: GlobalOptions): number {
+  const plans = readdirSync(BUILT_IN_PLANS)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .map((file) => {
+      const plan = parsePlanText(readFileSync(join(BUILT_IN_PLANS, file), 'utf8'), file);
+      return { name: plan.name, description: plan.description ?? '', reproduces: plan.reproduces ?? '', scenarios: plan.scenarios.length, repetitions: plan.repetitions };
+    });
+  if (options.json) console.log(JSON.stringify(plans, null, 2));
+  else for (const plan of plans) console.log(`${plan.name.padEnd(26)} ${plan.scenarios} scenario(s) × ${plan.repetitions}  ${plan.description}`);
+  return 0;
+}
+
+async function commandRun(reference: string, options: GlobalOptions): Promise<number> {
+  if (options.target !== 'local') {
+    throw new CliError(`target "${options.target}" cannot be run from the CLI yet: deploy the BenchmarkController construct for aws/azure (target local is the default)`, 2);
+  }
+  const plan = loadPlan(reference);
+  const runId = newRunId(plan.name);
+  const runDir = join(dataDir(), 'runs', runId);
+  const processes = new ProcessRegistry();
+  const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+  target.preflight(plan);
+  const uninstall = stopOnSignals(() => processes.stopAll());
+  try {
+    const opening = openStore(options, processes);
+    const display = new ProgressDisplay(process.stderr);
+    const outcome = await runPlan({ plan, target, store: opening, runDir, runId, onEvent: (event) => display.handle(event) });
+    display.finish();
+    const store = await opening;
+    const stored = await store.getRun(runId).catch(() => undefined);
+    if (options.json) console.log(JSON.stringify({ ...outcome, report: stored ? aggregateRun(stored.run, stored.repetitions) : undefined }, null, 2));
+    else if (stored) process.stdout.write(renderMarkdownReport(stored.run, stored.repetitions));
+    if (outcome.status === 'FAILED') throw new CliError(`run ${runId} failed: ${outcome.error ?? 'no repetition succeeded'}`);
+    if (outcome.status === 'PARTIAL') {
+      const failed = outcome.records.filter((record) => record.status === 'FAILED').length;
+      throw new CliError(`run ${runId} finished with ${failed} failed repetition(s) of ${outcome.records.length}; see the report above`, 3);
+    }
+    return 0;
+  } finally {
+    await processes.stopAll();
+    uninstall();
+  }
+}
+
+async function commandIngest(runDir: string, options: GlobalOptions): Promise<number> {
+  return withStore(options, async (store) => {
+    const result = await ingestRunDir(store, runDir);
+    console.log(options.json ? JSON.stringify(result) : `stored ${result.stored} repetition(s) of ${result.runId}: ${result.status}`);
+    return 0;
+  });
+}
+
+async function readRun(store: ResultsStore, runId: string) {
+  const stored = await store.getRun(runId);
+  if (!stored) throw new CliError(`no run "${runId}" in table ${store.tableName} (see rmqbench runs)`);
+  return stored;
+}
+
+/** The store named by --dynamodb-endpoint, or a DynamoDB Local started for this command and kept in the data folder. */
+async function openStore(options: GlobalOptions, processes: ProcessRegistry): Promise<ResultsStore> {
+  let endpoint = options.endpoint;
+  if (!endpoint) {
+    const local = await startDynamoDbLocal({
+      cacheDir: cacheDir(),
+      processes,
+      dataPath: join(dataDir(), 'dynamodb'),
+      logPath: join(dataDir(), 'dynamodb-local.log'),
+    });
+    endpoint = local.endpoint;
+  }
+  const store = ResultsStore.forEndpoint(endpoint, options.table);
+  try {
+    await store.ensureTable();
+  } catch (error) {
+    const hint = options.endpoint ? '; start DynamoDB Local there, or omit --dynamodb-endpoint and rmqbench starts one' : '';
+    throw new CliError(`${(error as Error).message}${hint}`);
+  }
+  return store;
+}
+
+async function withStore(options: GlobalOptions, action: (store: ResultsStore) => Promise<number>): Promise<number> {
+  const processes = new ProcessRegistry();
+  const uninstall = stopOnSignals(() => processes.stopAll());
+  try {
+    return await action(await openStore(options, processes));
+  } finally {
+    await processes.stopAll();
+    uninstall();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`rmqbench: ${message}`);
+    process.exit(error instanceof CliError ? error.exitCode : 1);
+  },
+);

@@ -1,0 +1,44 @@
+import { PerfTestOutputError } from './errors';
+import type { PerfTestExpectations } from './perftest-output';
+import { parsePerfTestOutput } from './perftest-output';
+import type { RepetitionRecord } from './result-model';
+
+/** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
+export interface RawRepetition {
+  readonly runId: string;
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** Redacted PerfTest arguments. */
+  readonly perfTestArgs: readonly string[];
+  readonly expectations: PerfTestExpectations;
+  readonly stdout: string;
+  readonly csv: string;
+  /** Set when the target itself failed (PerfTest could not start, timed out, ...). */
+  readonly targetError?: string;
+}
+
+/**
+ * Turns raw PerfTest output into the record that is stored. Output that is cut short or garbled
+ * becomes a FAILED repetition that says what was missing, never a zero-throughput success.
+ */
+export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
+  const base = {
+    runId: raw.runId,
+    scenarioId: raw.scenarioId,
+    repetition: raw.repetition,
+    startedAt: raw.startedAt,
+    finishedAt: raw.finishedAt,
+    perfTestArgs: raw.perfTestArgs,
+  };
+  try {
+    const result = parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
+    if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
+    return { ...base, status: 'SUCCEEDED', result };
+  } catch (error) {
+    if (!(error instanceof PerfTestOutputError)) throw error;
+    const message = raw.targetError ? `${raw.targetError}; ${error.message}` : error.message;
+    return { ...base, status: 'FAILED', error: message };
+  }
+}

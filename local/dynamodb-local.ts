@@ -1,0 +1,52 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DYNAMODB_LOCAL_ARTIFACT, ensureArtifact } from './maven-artifacts';
+import { canConnect, freePorts, waitFor } from './ports';
+import { ManagedProcess, ProcessRegistry } from './processes';
+
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  readonly process: ManagedProcess;
+}
+
+/**
+ * Starts DynamoDB Local (Maven Central com.amazonaws:DynamoDBLocal) on a free port, persisting its
+ * data in `dataPath` (or in memory when omitted), and waits until it answers.
+ */
+export async function startDynamoDbLocal(options: {
+  readonly cacheDir: string;
+  readonly processes: ProcessRegistry;
+  readonly dataPath?: string;
+  readonly logPath: string;
+}): Promise<DynamoDbLocal> {
+  const libDir = await ensureArtifact(options.cacheDir, DYNAMODB_LOCAL_ARTIFACT);
+  const [port] = (await freePorts(1)) as [number];
+  const storage = options.dataPath ? ['-dbPath', options.dataPath] : ['-inMemory'];
+  if (options.dataPath) mkdirSync(options.dataPath, { recursive: true });
+  const process = options.processes.start(
+    'dynamodb-local',
+    'java',
+    [
+      `-Djava.library.path=${libDir}`,
+      '-Xmx512m',
+      '-cp',
+      `${join(libDir, '*')}`,
+      'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',
+      ...storage,
+      '-sharedDb',
+      '-port',
+      String(port),
+    ],
+    { logPath: options.logPath },
+  );
+  await waitFor(
+    async () => {
+      if (process.hasExited) throw new Error(`DynamoDB Local exited at start; see ${options.logPath}`);
+      return (await canConnect(port)) ? true : undefined;
+    },
+    60_000,
+    () => `DynamoDB Local did not listen on port ${port} within 60 s; see ${options.logPath}`,
+    200,
+  );
+  return { endpoint: `http://127.0.0.1:${port}`, process };
+}

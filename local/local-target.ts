@@ -1,0 +1,199 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { cpus, hostname } from 'node:os';
+import { join } from 'node:path';
+import type { RawRepetition } from '../core/ingest';
+import type { ClusterGroup, Plan, Scenario } from '../core/plan';
+import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
+import { supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
+import { LocalLoadBalancer } from './haproxy';
+import { PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
+import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
+import { ProcessRegistry } from './processes';
+import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbitmq-cluster';
+
+/** A cluster started for a group of scenarios, with its load balancer once one is needed. */
+export interface LocalClusterHandle {
+  readonly group: ClusterGroup;
+  readonly cluster: LocalRabbitCluster;
+  readonly workDir: string;
+  loadBalancer?: LocalLoadBalancer;
+}
+
+export interface LocalTargetOptions {
+  readonly processes: ProcessRegistry;
+  /** Folder for node directories and raw PerfTest output of this run. */
+  readonly runDir: string;
+  readonly cacheDir: string;
+  /** @default 120000 */
+  readonly clusterStartTimeoutMs?: number;
+  /** Replaces the rabbitmq-server command (tests use it to simulate a broker that never starts). */
+  readonly rabbitmqServerCommand?: string;
+  /** Replaces the PerfTest jars folder (tests point it at a PerfTest that exits early). */
+  readonly perfTestJarsDir?: string;
+}
+
+/**
+ * The local target: RabbitMQ nodes on localhost, HAProxy as the load balancer, the real PerfTest.
+ * Its three steps (launch, run a repetition, tear down) are the ones the cloud workflow performs.
+ */
+export class LocalTarget {
+  readonly name = 'local' as const;
+
+  constructor(private readonly options: LocalTargetOptions) {}
+
+  /** Refuses a plan this machine cannot run, before anything starts. */
+  preflight(plan: Plan): void {
+    const installed = installedRabbitmqVersion();
+    if (!installed) throw new Error('rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or rmqbench doctor)');
+    plan.clusters.forEach((cluster, index) => {
+      if (cluster.rabbitmqVersion && !versionMatches(cluster.rabbitmqVersion, installed)) {
+        throw new Error(
+          `clusters[${index}] (${cluster.name}) asks for RabbitMQ ${cluster.rabbitmqVersion}, but the local target runs Debian's rabbitmq-server ${installed}; remove rabbitmqVersion or run it on a cloud target`,
+        );
+      }
+      if (cluster.topology.type === 'mirrored' && !supportsClassicMirroring(installed)) {
+        throw new Error(`clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ${installed} no longer has`);
+      }
+    });
+  }
+
+  environment(): Record<string, string> {
+    let java = 'unknown';
+    try {
+      java = execFileSync('java', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0] ?? java;
+    } catch (error) {
+      const stderr = (error as { stderr?: string }).stderr;
+      if (stderr) java = stderr.split('\n')[0] ?? java;
+    }
+    return {
+      rabbitmqVersion: installedRabbitmqVersion() ?? 'not installed',
+      perfTestVersion: PERFTEST_VERSION,
+      host: hostname(),
+      cpus: String(cpus().length),
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      java,
+      instanceType: 'localhost',
+    };
+  }
+
+  /** Fetches PerfTest (once, cached) so that the first repetition does not pay for the download. */
+  async prepare(): Promise<void> {
+    if (!this.options.perfTestJarsDir) await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT);
+  }
+
+  async launch(group: ClusterGroup, index: number): Promise<LocalClusterHandle> {
+    const workDir = join(this.options.runDir, 'clusters', `cluster-${index + 1}`);
+    mkdirSync(workDir, { recursive: true });
+    const cluster = await LocalRabbitCluster.start({
+      nodes: group.nodes,
+      topology: group.topology,
+      workDir,
+      processes: this.options.processes,
+      ...(this.options.clusterStartTimeoutMs ? { startTimeoutMs: this.options.clusterStartTimeoutMs } : {}),
+      ...(this.options.rabbitmqServerCommand ? { serverCommand: this.options.rabbitmqServerCommand } : {}),
+    });
+    return { group, cluster, workDir };
+  }
+
+  /** Runs one PerfTest repetition of a scenario and returns its raw output for ingestion. */
+  async runRepetition(
+    handle: LocalClusterHandle,
+    runId: string,
+    scenario: Scenario,
+    repetition: number,
+    onProgress?: (progress: PerfTestProgress) => void,
+  ): Promise<RawRepetition> {
+    const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
+    mkdirSync(outputDir, { recursive: true });
+    const csvPath = join(outputDir, 'perftest.csv');
+    const { cluster } = handle;
+    const { workload } = scenario;
+    await cluster.deleteBenchmarkQueues();
+    const { uris, predeclared } = await this.connectionFor(handle, scenario);
+    const args = buildPerfTestArgs({ workload, topology: scenario.cluster.topology, queueArguments: cluster.queueArguments, uris, csvPath, predeclared });
+    const jarsDir = this.options.perfTestJarsDir ?? (await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT));
+    const startedAt = new Date().toISOString();
+    const run = await runPerfTestProcess({
+      jarsDir,
+      args,
+      outputDir,
+      csvPath,
+      durationSeconds: workload.durationSeconds,
+      processes: this.options.processes,
+      finalLinePattern: finalSummaryLine(workload),
+      ...(onProgress ? { onProgress } : {}),
+    });
+    const finishedAt = new Date().toISOString();
+    await cluster.deleteBenchmarkQueues().catch(() => undefined);
+    const targetError = run.timedOut
+      ? `PerfTest did not finish within ${workload.durationSeconds + 60} s and was stopped`
+      : run.exitCode !== 0 && !run.stoppedAfterSummary
+        ? `PerfTest exited with code ${run.exitCode}`
+        : undefined;
+    return {
+      runId,
+      scenarioId: scenario.id,
+      repetition,
+      startedAt,
+      finishedAt,
+      perfTestArgs: redactPerfTestArgs(args),
+      expectations: {
+        durationSeconds: workload.durationSeconds,
+        producers: workload.producers,
+        consumers: workload.consumers,
+        confirms: workload.confirmWindow !== undefined,
+      },
+      stdout: run.stdout,
+      csv: run.csv,
+      ...(targetError ? { targetError } : {}),
+    };
+  }
+
+  private async connectionFor(handle: LocalClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean }> {
+    const { cluster } = handle;
+    const first = cluster.nodes[0]!;
+    switch (scenario.cluster.connection) {
+      case 'lb': {
+        handle.loadBalancer ??= await LocalLoadBalancer.start(cluster.nodes, handle.workDir, this.options.processes);
+        return { uris: [`amqp://guest:guest@127.0.0.1:${handle.loadBalancer.amqpPort}`], predeclared: false };
+      }
+      case 'direct':
+        return { uris: [cluster.amqpUri(first)], predeclared: false };
+      case 'leader':
+      case 'follower': {
+        const leader = await this.declareQueuesOnOneLeader(handle, scenario, first);
+        const node = scenario.cluster.connection === 'leader' ? leader : cluster.nodes.find((candidate) => candidate !== leader)!;
+        return { uris: [cluster.amqpUri(node)], predeclared: true };
+      }
+    }
+  }
+
+  /** Declares the scenario's queues through one node and returns the node that leads all of them. */
+  private async declareQueuesOnOneLeader(handle: LocalClusterHandle, scenario: Scenario, through: LocalNode): Promise<LocalNode> {
+    const { workload, cluster: spec } = scenario;
+    const durable = workload.persistent || spec.topology.type === 'quorum' || spec.topology.type === 'stream';
+    const leaders = await handle.cluster.declareQueues(benchmarkQueueNames(workload.queues), durable, through);
+    const distinct = new Set(leaders.values());
+    if (distinct.size !== 1) {
+      throw new Error(`the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so "${spec.connection}" is ambiguous`);
+    }
+    return handle.cluster.nodeByName([...distinct][0]!);
+  }
+
+  async teardown(handle: LocalClusterHandle): Promise<void> {
+    await handle.loadBalancer?.stop();
+    await handle.cluster.stop();
+  }
+}
+
+/** The line PerfTest prints last in its summary for this workload. */
+function finalSummaryLine(workload: Scenario['workload']): RegExp | undefined {
+  if (workload.confirmWindow !== undefined) return /confirm latency min\/median\/75th\/95th\/99th \d/;
+  if (workload.producers > 0 && workload.consumers > 0) return /consumer latency min\/median\/75th\/95th\/99th \d/;
+  return undefined;
+}
+
+function safeFileName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._=-]+/g, '_');
+}

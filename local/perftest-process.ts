@@ -1,0 +1,78 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseProgressLine } from '../core/perftest-output';
+import { ProcessRegistry } from './processes';
+
+export interface PerfTestRun {
+  readonly stdout: string;
+  readonly csv: string;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  /** True when rmqbench stopped PerfTest after its complete summary (so a non-zero exit code is expected). */
+  readonly stoppedAfterSummary: boolean;
+  readonly wallSeconds: number;
+}
+
+export interface PerfTestProgress {
+  readonly time: number;
+  readonly sent: number;
+  readonly received: number;
+}
+
+/**
+ * Runs the real PerfTest (java -cp <jars>/* com.rabbitmq.perf.PerfTest) and collects its stdout and CSV.
+ * The process is killed if it overruns its duration by `graceSeconds`.
+ */
+export async function runPerfTestProcess(options: {
+  readonly jarsDir: string;
+  readonly args: readonly string[];
+  readonly outputDir: string;
+  readonly durationSeconds: number;
+  readonly csvPath: string;
+  readonly processes: ProcessRegistry;
+  readonly onProgress?: (progress: PerfTestProgress) => void;
+  /** @default 60 */
+  readonly graceSeconds?: number;
+  /** @default 'java' */
+  readonly javaCommand?: string;
+  /** The last summary line PerfTest prints (consumer or confirm latency); once seen, the measurement is complete. */
+  readonly finalLinePattern?: RegExp;
+}): Promise<PerfTestRun> {
+  const stdoutPath = join(options.outputDir, 'perftest.stdout.txt');
+  let stoppedAfterSummary = false;
+  const started = Date.now();
+  const child = options.processes.start(
+    'perftest',
+    options.javaCommand ?? 'java',
+    ['-XX:+UseParallelGC', '-cp', `${options.jarsDir}/*`, 'com.rabbitmq.perf.PerfTest', ...options.args],
+    {
+      logPath: stdoutPath,
+      cwd: options.outputDir,
+      onLine: (line) => {
+        const progress = parseProgressLine(line);
+        if (progress) options.onProgress?.(progress);
+        // PerfTest spends seconds closing connections after its summary; the measurement is already complete.
+        if (options.finalLinePattern?.test(line)) {
+          stoppedAfterSummary = true;
+          setTimeout(() => void child.stop(1000), 300);
+        }
+      },
+    },
+  );
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void child.stop(2000);
+  }, (options.durationSeconds + (options.graceSeconds ?? 60)) * 1000);
+  const status = await child.exited;
+  clearTimeout(timer);
+  await child.stop(0);
+  return {
+    stdout: existsSync(stdoutPath) ? readFileSync(stdoutPath, 'utf8') : '',
+    csv: existsSync(options.csvPath) ? readFileSync(options.csvPath, 'utf8') : '',
+    exitCode: status.code,
+    timedOut,
+    stoppedAfterSummary,
+    wallSeconds: (Date.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BrokerPolicy, generateBrokerConfig } from '../core/broker-config';
+import type { QueueTopology } from '../core/plan-schema';
+import { ManagedProcess, ProcessRegistry } from './processes';
+import { freePorts, sleep, waitFor } from './ports';
+
+export const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
+const RABBITMQ_LIB = '/usr/lib/rabbitmq/lib';
+
+/** The version of Debian's rabbitmq-server, read from its install folder; undefined when not installed. */
+export function installedRabbitmqVersion(libDir = RABBITMQ_LIB): string | undefined {
+  if (!existsSync(libDir)) return undefined;
+  const folder = readdirSync(libDir).find((name) => /^rabbitmq_server-\d/.test(name));
+  return folder?.replace('rabbitmq_server-', '');
+}
+
+export interface LocalClusterOptions {
+  readonly nodes: number;
+  readonly topology: QueueTopology;
+  /** A fresh folder for this cluster's node directories and logs. */
+  readonly workDir: string;
+  readonly processes: ProcessRegistry;
+  /** How long the nodes get to boot and form the cluster. @default 120000 */
+  readonly startTimeoutMs?: number;
+  /** @default '/usr/lib/rabbitmq/bin/rabbitmq-server' */
+  readonly serverCommand?: string;
+}
+
+export interface LocalNode {
+  readonly name: string;
+  readonly amqpPort: number;
+  readonly managementPort: number;
+  readonly distPort: number;
+  readonly dir: string;
+  readonly logFile: string;
+  readonly stdoutFile: string;
+  process?: ManagedProcess;
+}
+
+const CREDENTIALS = 'guest:guest'; // the default user, accepted only on loopback
+const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
+
+/**
+ * An N-node RabbitMQ cluster on localhost: one rabbitmq-server process per node with its own
+ * directories and free ports, a private epmd, a generated Erlang cookie, and the broker
+ * configuration from core/broker-config.ts (the same generator the cloud templates use).
+ */
+export class LocalRabbitCluster {
+  private constructor(
+    readonly nodes: readonly LocalNode[],
+    readonly epmdPort: number,
+    readonly rabbitmqVersion: string,
+    readonly queueArguments: Readonly<Record<string, string | number>>,
+    private readonly policies: readonly BrokerPolicy[],
+    private readonly epmd: ManagedProcess,
+  ) {}
+
+  static async start(options: LocalClusterOptions): Promise<LocalRabbitCluster> {
+    const version = installedRabbitmqVersion();
+    const serverCommand = options.serverCommand ?? RABBITMQ_SERVER;
+    if (!version || !existsSync(serverCommand)) {
+      throw new Error(`rabbitmq-server is not installed (${serverCommand} missing); install it with: sudo apt-get install -y rabbitmq-server`);
+    }
+    const ports = await freePorts(1 + options.nodes * 3);
+    const epmdPort = ports[0]!;
+    const nodes: LocalNode[] = Array.from({ length: options.nodes }, (_, index) => {
+      const dir = join(options.workDir, `node${index + 1}`);
+      const name = `rmqbench${index + 1}@localhost`;
+      return {
+        name,
+        amqpPort: ports[1 + index * 3]!,
+        managementPort: ports[2 + index * 3]!,
+        distPort: ports[3 + index * 3]!,
+        dir,
+        logFile: join(dir, 'log', `${name}.log`),
+        stdoutFile: join(dir, 'stdout.log'),
+      };
+    });
+    const cookie = randomBytes(24).toString('hex');
+    const configs = nodes.map((node) =>
+      generateBrokerConfig({
+        topology: options.topology,
+        rabbitmqVersion: version,
+        peerDiscovery: { backend: 'classic', nodes: nodes.map((n) => n.name) },
+        nodeCount: options.nodes,
+        amqpPort: node.amqpPort,
+        managementPort: node.managementPort,
+        bindAddress: '127.0.0.1',
+      }),
+    );
+    nodes.forEach((node, index) => writeNodeFiles(node, configs[index]!.rabbitmqConf, configs[index]!.enabledPluginsFile, cookie));
+
+    const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
+      logPath: join(options.workDir, 'epmd.log'),
+    });
+    const cluster = new LocalRabbitCluster(nodes, epmdPort, version, configs[0]!.queueArguments, configs[0]!.policies, epmd);
+    for (const node of nodes) {
+      node.process = options.processes.start(node.name, serverCommand, [], {
+        env: cluster.nodeEnv(node),
+        logPath: node.stdoutFile,
+      });
+    }
+    await cluster.waitUntilFormed(options.startTimeoutMs ?? 120_000);
+    await cluster.applyPolicies();
+    return cluster;
+  }
+
+  private nodeEnv(node: LocalNode): NodeJS.ProcessEnv {
+    return {
+      PATH: process.env.PATH,
+      LANG: 'C.UTF-8',
+      HOME: node.dir,
+      ERL_EPMD_PORT: String(this.epmdPort),
+      ERL_EPMD_ADDRESS: '127.0.0.1',
+      RABBITMQ_CONF_ENV_FILE: join(node.dir, 'rabbitmq-env.conf'),
+      RABBITMQ_NODENAME: node.name,
+      RABBITMQ_DIST_PORT: String(node.distPort),
+      RABBITMQ_MNESIA_BASE: join(node.dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: join(node.dir, 'log'),
+      RABBITMQ_CONFIG_FILE: join(node.dir, 'rabbitmq.conf'),
+      RABBITMQ_ADVANCED_CONFIG_FILE: join(node.dir, 'advanced.config'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: join(node.dir, 'enabled_plugins'),
+      RABBITMQ_PID_FILE: join(node.dir, 'rabbitmq.pid'),
+    };
+  }
+
+  amqpUri(node: LocalNode): string {
+    return `amqp://${CREDENTIALS}@127.0.0.1:${node.amqpPort}`;
+  }
+
+  managementUrl(node: LocalNode = this.nodes[0]!): string {
+    return `http://127.0.0.1:${node.managementPort}`;
+  }
+
+  nodeByName(name: string): LocalNode {
+    const node = this.nodes.find((candidate) => candidate.name === name);
+    if (!node) throw new Error(`node ${name} is not part of this cluster (${this.nodes.map((n) => n.name).join(', ')})`);
+    return node;
+  }
+
+  private async waitUntilFormed(timeoutMs: number): Promise<void> {
+    const expected = this.nodes.map((node) => node.name).sort();
+    await waitFor(
+      async () => {
+        const crashed = this.nodes.find((node) => node.process?.hasExited);
+        if (crashed) throw new Error(`RabbitMQ node ${crashed.name} exited while starting.\n${this.logTail(crashed)}`);
+        const running = await this.api<{ name: string; running: boolean }[]>('GET', '/api/nodes').catch(() => undefined);
+        const names = running?.filter((node) => node.running).map((node) => node.name).sort();
+        return names && JSON.stringify(names) === JSON.stringify(expected) ? true : undefined;
+      },
+      timeoutMs,
+      async () => {
+        const ready = await Promise.all(this.nodes.map((node) => this.api('GET', '/api/overview', undefined, node).then(() => true, () => false)));
+        const laggard = this.nodes[ready.indexOf(false)] ?? this.nodes[0]!;
+        return `RabbitMQ cluster of ${this.nodes.length} node(s) did not form within ${Math.round(timeoutMs / 1000)} s (${ready.filter(Boolean).length} answering); node ${laggard.name} log tail:\n${this.logTail(laggard)}`;
+      },
+    );
+  }
+
+  /** The last lines of a node's log and of its console output, for error messages. */
+  logTail(node: LocalNode, lines = 15): string {
+    const tail = (file: string) =>
+      existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((line) => `  ${line}`).join('\n') : '  (no file)';
+    return `--- ${node.logFile}\n${tail(node.logFile)}\n--- ${node.stdoutFile}\n${tail(node.stdoutFile)}`;
+  }
+
+  /** Calls the management HTTP API of a node (the first by default). */
+  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.nodes[0]!): Promise<T> {
+    const response = await fetch(`${this.managementUrl(node)}${path}`, {
+      method,
+      headers: { authorization: AUTH_HEADER, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!response.ok) throw new Error(`${method} ${path} on ${node.name} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  private async applyPolicies(): Promise<void> {
+    for (const policy of this.policies) {
+      await this.api('PUT', `/api/policies/%2F/${encodeURIComponent(policy.name)}`, {
+        pattern: policy.pattern,
+        'apply-to': policy.applyTo,
+        priority: policy.priority,
+        definition: policy.definition,
+      });
+    }
+  }
+
+  /** Policies currently set on the default virtual host. */
+  async listPolicies(): Promise<{ name: string; pattern: string; definition: Record<string, unknown> }[]> {
+    return this.api('GET', '/api/policies/%2F');
+  }
+
+  /** Declares queues through `node` (so it leads them) and returns the node that leads each one. */
+  async declareQueues(names: readonly string[], durable: boolean, node: LocalNode): Promise<Map<string, string>> {
+    const leaders = new Map<string, string>();
+    for (const name of names) {
+      await this.api(
+        'PUT',
+        `/api/queues/%2F/${encodeURIComponent(name)}`,
+        { durable, auto_delete: false, arguments: this.queueArguments },
+        node,
+      );
+    }
+    for (const name of names) {
+      const leader = await waitFor(
+        async () => (await this.api<{ node?: string; leader?: string }>('GET', `/api/queues/%2F/${encodeURIComponent(name)}`)).node,
+        15_000,
+        () => `queue ${name} has no leader after 15 s`,
+        200,
+      );
+      leaders.set(name, leader);
+    }
+    return leaders;
+  }
+
+  /** Deletes every benchmark queue, so that each repetition starts from empty queues. */
+  async deleteBenchmarkQueues(): Promise<void> {
+    const queues = await this.api<{ name: string }[]>('GET', '/api/queues/%2F?columns=name');
+    for (const queue of queues.filter((q) => /^(perf-test|rmqbench)/.test(q.name))) {
+      await this.api('DELETE', `/api/queues/%2F/${encodeURIComponent(queue.name)}`).catch(() => undefined);
+    }
+  }
+
+  /** Stops every node without a graceful shutdown: a benchmark cluster's data is thrown away. */
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.process?.stop(500)));
+    await sleep(50);
+    await this.epmd.stop(1000);
+  }
+}
+
+function writeNodeFiles(node: LocalNode, rabbitmqConf: string, enabledPluginsFile: string, cookie: string): void {
+  mkdirSync(join(node.dir, 'log'), { recursive: true });
+  mkdirSync(join(node.dir, 'mnesia'), { recursive: true });
+  writeFileSync(join(node.dir, 'rabbitmq-env.conf'), '');
+  writeFileSync(join(node.dir, 'rabbitmq.conf'), rabbitmqConf);
+  writeFileSync(join(node.dir, 'enabled_plugins'), enabledPluginsFile);
+  const cookiePath = join(node.dir, '.erlang.cookie');
+  writeFileSync(cookiePath, cookie, { mode: 0o400 });
+  chmodSync(cookiePath, 0o400);
+}

@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// The CLI as users run it: the built file (npm test builds first).
+const cli = join(__dirname, '../../dist/bin/rmqbench.js');
+
+function rmqbench(...args: string[]) {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build (npm test does)`);
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, RMQBENCH_HOME: mkdtempSync(join(tmpdir(), 'rmqbench-cli-')) } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('rmqbench CLI', () => {
+  test('plans --json lists every built-in plan with its scenario count', () => {
+    const { code, stdout } = rmqbench('plans', '--json');
+    expect(code).toBe(0);
+    const plans = JSON.parse(stdout) as { name: string; scenarios: number }[];
+    expect(plans.map((p) => p.name)).toEqual(expect.arrayContaining(['quickstart', 'thesis-ch4-lb-vs-direct', 'thesis-ch6-queue-count', 'ha-topologies']));
+    expect(plans.find((p) => p.name === 'thesis-ch6-queue-count')!.scenarios).toBe(6);
+  });
+
+  test('a plan with mistakes exits 2 and names every bad field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-plan-'));
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(
+      file,
+      'name: broken\nclusters:\n  - { name: c, nodes: 3, rabbitmqVersion: "4.0", topology: { type: mirrored } }\nworkloads:\n  - { name: w, producers: -1, messageSizeBytes: "big", colour: blue }\n',
+    );
+    const { code, stderr, stdout } = rmqbench('run', file);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^rmqbench: invalid plan .*broken\.yaml \(\d+ problems\)/);
+    expect(stderr).toContain('workloads[0].producers');
+    expect(stderr).toContain('workloads[0].messageSizeBytes');
+    expect(stderr).toMatch(/workloads\[0\]\.colour: unknown field/);
+  });
+
+  test('mirroring on RabbitMQ 4 is refused before anything starts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-plan-'));
+    const file = join(dir, 'mirror4.yaml');
+    writeFileSync(file, 'name: mirror4\nclusters:\n  - { name: c, nodes: 3, rabbitmqVersion: "4.1", topology: { type: mirrored } }\nworkloads:\n  - { name: w }\n');
+    const { code, stderr } = rmqbench('validate', file);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/clusters\[0\]\.topology\.type: classic queue mirroring was removed in RabbitMQ 4\.0/);
+  });
+
+  test('unknown commands, missing arguments and unknown plans exit 2 with one line', () => {
+    for (const args of [['frobnicate'], ['run'], ['run', 'no-such-plan']]) {
+      const { code, stderr } = rmqbench(...args);
+      expect(code).toBe(2);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  test('validate accepts a built-in plan by name', () => {
+    const { code, stdout } = rmqbench('validate', 'quickstart');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/plan quickstart is valid: 2 scenario\(s\) × 2 repetition\(s\)/);
+  });
+
+  test('an unreachable --dynamodb-endpoint is a one-line error naming it', () => {
+    const { code, stderr } = rmqbench('runs', '--dynamodb-endpoint', 'http://127.0.0.1:9');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^rmqbench: DynamoDB at http:\/\/127\.0\.0\.1:9: could not describe the table .*omit --dynamodb-endpoint/);
+  });
+});
