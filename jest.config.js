@@ -14,7 +14,6 @@ module.exports = {
       testEnvironment: 'node',
       transform: { '^.+\\.ts$': tsJest },
       testMatch: ['<rootDir>/test/**/*.integration.test.ts'],
-      testTimeout: 600000,
     },
   ],
 };

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DYNAMODB_LOCAL_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { canConnect, freePorts, waitFor } from './ports';
 import { ManagedProcess, ProcessRegistry } from './processes';
@@ -37,7 +37,8 @@ export async function startDynamoDbLocal(options: {
       '-port',
       String(port),
     ],
-    { logPath: options.logPath },
+    // DynamoDB Local writes a metadata file into its working directory.
+    { logPath: options.logPath, cwd: options.dataPath ?? dirname(options.logPath) },
   );
   await waitFor(
     async () => {

@@ -24,6 +24,8 @@ workloads:
     'failures.yaml',
   );
 
+jest.setTimeout(600_000);
+
 describe('failures are clear and lose nothing already stored', () => {
   const processes = new ProcessRegistry();
   const work = tempDir('failures');

@@ -20,6 +20,8 @@ workloads:
   'integration.yaml',
 );
 
+jest.setTimeout(600_000);
+
 describe('local target on a real 3-node RabbitMQ cluster', () => {
   const processes = new ProcessRegistry();
   const work = tempDir('cluster');

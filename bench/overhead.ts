@@ -1,0 +1,30 @@
+/**
+ * bench:overhead: the quickstart plan's wall time (the CLI as a user runs it, DynamoDB Local start
+ * included) divided by the sum of its PerfTest durations. Target: <= 1.25.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parsePlanText } from '../core/plan';
+
+const planPath = join(__dirname, '..', '..', 'plans', 'quickstart.yaml');
+const plan = parsePlanText(readFileSync(planPath, 'utf8'), planPath);
+const perfTestSeconds = plan.scenarios.reduce((sum, scenario) => sum + scenario.workload.durationSeconds, 0) * plan.repetitions;
+const home = mkdtempSync(join(tmpdir(), 'rmqbench-overhead-'));
+const started = process.hrtime.bigint();
+const result = spawnSync(process.execPath, [join(__dirname, '..', 'bin', 'rmqbench.js'), 'run', planPath, '--json'], {
+  encoding: 'utf8',
+  env: { ...process.env, RMQBENCH_HOME: home },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+rmSync(home, { recursive: true, force: true });
+if (result.status !== 0) {
+  console.error(`bench:overhead: rmqbench run exited with ${result.status}`);
+  process.exit(1);
+}
+const status = (JSON.parse(result.stdout) as { status: string }).status;
+console.log(`quickstart status: ${status}`);
+console.log(`wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s (${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`);
+console.log(`overhead ratio (wall / PerfTest): ${(wallSeconds / perfTestSeconds).toFixed(3)}  (target <= 1.25)`);
