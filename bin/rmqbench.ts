@@ -6,6 +6,7 @@ import { PlanValidationError, formatPlanIssue } from '../core/errors';
 import { parsePlanText, Plan } from '../core/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
+import { brokerConfigCommand } from './broker-config-command';
 import { ingestRunDir } from '../local/ingest-run-dir';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { LocalTarget } from '../local/local-target';
@@ -35,6 +36,9 @@ Usage:
   rmqbench plans [--json]                         the built-in plans
   rmqbench validate <plan.yaml>                   check a plan without running it
   rmqbench ingest <runDir>                        store a run's raw output again (after a store failure)
+  rmqbench broker-config --target azure [--topology quorum|classic|stream|mirrored] [--nodes 3]
+          [--rabbitmq-version 3.13.7] [--mirror-to all|N] [--replication-factor N] [--json]
+                                                  bicep/main.bicep's broker parameters as export lines
   rmqbench doctor [--fix] [--json]                what is missing and how to get it (--fix fetches the jars)
 
 Options:
@@ -67,6 +71,11 @@ async function main(argv: string[]): Promise<number> {
         table: { type: 'string' },
         target: { type: 'string', default: 'local' },
         fix: { type: 'boolean', default: false },
+        topology: { type: 'string', default: 'quorum' },
+        nodes: { type: 'string', default: '3' },
+        'rabbitmq-version': { type: 'string', default: '3.13.7' },
+        'mirror-to': { type: 'string' },
+        'replication-factor': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -124,6 +133,23 @@ async function main(argv: string[]): Promise<number> {
       return commandPlans(options);
     case 'ingest':
       return commandIngest(requireArg(rest, 'ingest <runDir>'), options);
+    case 'broker-config':
+      try {
+        process.stdout.write(
+          brokerConfigCommand({
+            target: parsed.values.target === 'local' && !argv.includes('--target') ? 'azure' : parsed.values.target,
+            topology: parsed.values.topology,
+            nodes: parsed.values.nodes,
+            rabbitmqVersion: parsed.values['rabbitmq-version'],
+            ...(parsed.values['mirror-to'] !== undefined ? { mirrorTo: parsed.values['mirror-to'] } : {}),
+            ...(parsed.values['replication-factor'] !== undefined ? { replicationFactor: parsed.values['replication-factor'] } : {}),
+            json: options.json,
+          }),
+        );
+      } catch (error) {
+        throw new CliError((error as Error).message, 2);
+      }
+      return 0;
     case 'doctor': {
       const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });
       if (options.json) console.log(JSON.stringify(report, null, 2));
