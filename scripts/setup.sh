@@ -29,7 +29,12 @@ fi
 
 if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
-  npm ci --no-fund --no-audit --loglevel=error
+  if ! npm ci --no-fund --no-audit --loglevel=error; then
+    # Registries that do not serve every platform's optional binaries (e.g. unrs-resolver's) make npm
+    # leave them out of the lock and then reject it in `npm ci`; `npm install` honours the same lock.
+    echo "setup: npm ci refused the lockfile; installing with npm install from the same lockfile"
+    npm install --no-fund --no-audit --loglevel=error
+  fi
 fi
 
 npm run --silent build
