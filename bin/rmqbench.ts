@@ -15,6 +15,9 @@ import { ProcessRegistry, stopOnSignals } from '../local/processes';
 import { newRunId, runPlan } from '../local/run-plan';
 import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
+import { baselineCommand, compareCommand } from './compare-command';
+import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
+import { isChartId, REPORT_FORMATS, reportCommand, type ReportFormat } from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
 class CliError extends Error {
@@ -32,7 +35,16 @@ Usage:
   rmqbench run <plan.yaml|built-in name> [--target local] [--json]   run a plan (default target: local)
   rmqbench runs [--json]                          list stored runs, newest first
   rmqbench show <runId> [--json]                  one run with every repetition
-  rmqbench report <runId> [--json]                Markdown report (mean ± 95% CI, latency, deltas)
+  rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]
+                                                  report: Markdown (default), one self-contained HTML file
+                                                  with Vega-Lite SVG charts, or one chart as PNG
+                                                  (--chart throughput-per-repetition|throughput-over-time|
+                                                  throughput-vs-queues|latency-percentiles)
+  rmqbench compare <runId> [<runId>...] [--json]  per-scenario deltas with 95% CIs against the baseline run
+                                                  (one run: vs its plan's baseline, and lb vs direct)
+  rmqbench baseline <runId> [--json]              mark a run as the baseline of its plan
+  rmqbench prices [--json]                        the price catalog in use
+  rmqbench prices update [--out FILE] [--json]    refresh it from the Azure/AWS price APIs (keeps it when offline)
   rmqbench plans [--json]                         the built-in plans
   rmqbench validate <plan.yaml>                   check a plan without running it
   rmqbench ingest <runDir>                        store a run's raw output again (after a store failure)
@@ -76,6 +88,9 @@ async function main(argv: string[]): Promise<number> {
         'rabbitmq-version': { type: 'string', default: '3.13.7' },
         'mirror-to': { type: 'string' },
         'replication-factor': { type: 'string' },
+        format: { type: 'string', default: 'markdown' },
+        out: { type: 'string' },
+        chart: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -122,13 +137,49 @@ async function main(argv: string[]): Promise<number> {
         }
         return 0;
       });
-    case 'report':
+    case 'report': {
+      const runId = requireArg(rest, 'report <runId>');
+      const format = parsed.values.format;
+      if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
+      const chart = parsed.values.chart;
+      if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues or latency-percentiles`, 2);
+      const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
       return withStore(options, async (store) => {
-        const stored = await readRun(store, requireArg(rest, 'report <runId>'));
-        if (options.json) console.log(JSON.stringify({ run: stored.run, scenarios: aggregateRun(stored.run, stored.repetitions) }, null, 2));
-        else process.stdout.write(renderMarkdownReport(stored.run, stored.repetitions));
+        const stored = await readRun(store, runId);
+        const result = await reportCommand(stored, (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition), {
+          format: format as ReportFormat,
+          json: options.json,
+          catalog,
+          ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
+          ...(chart === undefined ? {} : { chart }),
+        });
+        for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
+        process.stdout.write(result.stdout);
         return 0;
       });
+    }
+    case 'compare':
+      if (rest.length === 0) throw new CliError('missing argument: rmqbench compare <runId> [<runId>...]', 2);
+      return withStore(options, async (store) => {
+        process.stdout.write(await compareCommand(store, rest, { json: options.json }));
+        return 0;
+      });
+    case 'baseline':
+      return withStore(options, async (store) => {
+        process.stdout.write(await baselineCommand(store, requireArg(rest, 'baseline <runId>'), { json: options.json }));
+        return 0;
+      });
+    case 'prices': {
+      const path = userCatalogPath(dataDir());
+      if (rest[0] === undefined) {
+        process.stdout.write(showPrices(loadEffectiveCatalog(path), options.json));
+        return 0;
+      }
+      if (rest[0] !== 'update') throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
+      const update = await updatePrices(loadEffectiveCatalog(path), parsed.values.out ?? path, { json: options.json });
+      process.stdout.write(update.stdout);
+      return update.refreshed ? 0 : 1;
+    }
     case 'plans':
       return commandPlans(options);
     case 'ingest':

@@ -1,3 +1,8 @@
+import type { QueueThroughputPoint } from './charts';
+import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from './comparison';
+import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
+import { validatePlan, type Plan } from './plan';
+import { candidatesForQueues, formatRangeRow, pricePerformanceTable } from './price-performance';
 import type { StoredRepetition } from './result-items';
 import type { LatencyPercentiles, RunRecord, ScenarioAggregate } from './result-model';
 import { describe, median, Stats } from './statistics';
@@ -36,61 +41,10 @@ export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetit
   return run.scenarioIds.map((id) => aggregateScenario(id, repetitions));
 }
 
-/** A delta between two scenarios of one run that differ only in how clients connect (e.g. load balancer vs direct). */
-export interface ConnectionDelta {
-  readonly scenarioId: string;
-  readonly againstScenarioId: string;
-  readonly label: string;
-  /** Relative change of the mean receive rate, in percent. */
-  readonly receiveRateChangePercent: number;
-  /** True when the two 95% confidence intervals overlap: the difference may be noise. */
-  readonly withinNoise: boolean;
-}
-
-interface PlanShape {
-  clusters: { name: string; nodes: number; topology: unknown; connection: string; rabbitmqVersion?: string }[];
-}
-
-/** Pairs each non-direct scenario with the scenario that runs the same workload on the same cluster shape directly. */
-export function connectionDeltas(run: RunRecord, aggregates: readonly ScenarioAggregate[]): ConnectionDelta[] {
-  const plan = run.plan as PlanShape;
-  const clusterByName = new Map(plan.clusters.map((cluster) => [cluster.name, cluster]));
-  const parse = (id: string) => {
-    const slash = id.indexOf('/');
-    return { clusterName: id.slice(0, slash), workload: id.slice(slash + 1) };
-  };
-  const shape = (cluster: PlanShape['clusters'][number]) =>
-    JSON.stringify({ nodes: cluster.nodes, topology: cluster.topology, version: cluster.rabbitmqVersion ?? null });
-  const deltas: ConnectionDelta[] = [];
-  for (const aggregate of aggregates) {
-    const { clusterName, workload } = parse(aggregate.scenarioId);
-    const cluster = clusterByName.get(clusterName);
-    if (!cluster || cluster.connection === 'direct' || !aggregate.receiveRate) continue;
-    const counterpart = aggregates.find((other) => {
-      const parsed = parse(other.scenarioId);
-      const otherCluster = clusterByName.get(parsed.clusterName);
-      return parsed.workload === workload && otherCluster?.connection === 'direct' && shape(otherCluster) === shape(cluster);
-    });
-    if (!counterpart?.receiveRate) continue;
-    deltas.push({
-      scenarioId: aggregate.scenarioId,
-      againstScenarioId: counterpart.scenarioId,
-      label: `${cluster.connection} vs direct`,
-      receiveRateChangePercent: ((aggregate.receiveRate.mean - counterpart.receiveRate.mean) / counterpart.receiveRate.mean) * 100,
-      withinNoise: intervalsOverlap(aggregate.receiveRate, counterpart.receiveRate),
-    });
-  }
-  return deltas;
-}
-
-export function intervalsOverlap(a: Stats, b: Stats): boolean {
-  return a.mean - a.ci95 <= b.mean + b.ci95 && b.mean - b.ci95 <= a.mean + a.ci95;
-}
-
 const rate = (stats: Stats | undefined) => (stats ? `${Math.round(stats.mean).toLocaleString('en-US')} ± ${Math.round(stats.ci95).toLocaleString('en-US')}` : '—');
 const ms = (micros: number) => (micros / 1000).toFixed(micros < 10_000 ? 2 : 1);
 
-/** The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then connection deltas. */
+/** The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then load balancer vs direct deltas. */
 export function renderMarkdownReport(run: RunRecord, repetitions: readonly StoredRepetition[]): string {
   const aggregates = aggregateRun(run, repetitions);
   const lines = [
@@ -109,15 +63,9 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
     lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${latencyCell} |`);
   }
-  const deltas = connectionDeltas(run, aggregates);
+  const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {
-    lines.push('', '| comparison | receive rate change | significance |', '|---|---:|---|');
-    for (const delta of deltas) {
-      const sign = delta.receiveRateChangePercent >= 0 ? '+' : '';
-      lines.push(
-        `| ${delta.scenarioId} vs ${delta.againstScenarioId} (${delta.label}) | ${sign}${delta.receiveRateChangePercent.toFixed(1)}% | ${delta.withinNoise ? 'within noise (95% CIs overlap)' : 'significant (95% CIs apart)'} |`,
-      );
-    }
+    lines.push('', ...renderDeltasMarkdown(deltas, 'load balancer vs direct (direct is the baseline)'));
   }
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');
   if (failed.length > 0) {
@@ -125,4 +73,182 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     for (const rep of failed) lines.push(`- ${rep.scenarioId} #${rep.repetition}: ${rep.error}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Load balancer vs direct within one run (core/comparison.ts's Welch rule); empty when the plan has no
+ * lb/direct pair or the run has no successful repetition, because a report still has its other sections.
+ */
+export function loadBalancerDeltas(run: RunRecord, aggregates: readonly ScenarioAggregate[]): ScenarioDelta[] {
+  try {
+    return compareLoadBalancerToDirect({ run, aggregates });
+  } catch (error) {
+    if (error instanceof ComparisonError) return [];
+    throw error;
+  }
+}
+
+const VERDICT_TEXT: Record<Verdict, string> = {
+  higher: 'higher: significant (95% CI of the delta excludes 0)',
+  lower: 'lower: significant (95% CI of the delta excludes 0)',
+  'inside-noise': 'inside the noise (95% CI of the delta includes 0)',
+  'too-few-repetitions': 'no verdict: too few repetitions',
+  'no-data': 'no verdict: no data',
+};
+
+/** A delta as the reports print it: change in percent, then the absolute delta ± its 95% CI half-width. */
+export function formatDelta(delta: ScenarioDelta): { change: string; verdict: string } {
+  const signed = (value: number, digits = 0) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}`;
+  let change = '—';
+  if (delta.delta !== undefined) {
+    const percent = delta.deltaPercent === undefined ? '' : `${signed(delta.deltaPercent, 1)}% `;
+    const interval = delta.welch === undefined ? '' : ` ± ${Math.round(delta.welch.ci95).toLocaleString('en-US')}`;
+    change = `${percent}(${signed(delta.delta)}${interval} msg/s)`;
+  }
+  const verdict = delta.message === undefined ? VERDICT_TEXT[delta.verdict] : `${VERDICT_TEXT[delta.verdict]} (${delta.message})`;
+  return { change, verdict };
+}
+
+/** Markdown table of deltas, e.g. for `rmqbench compare` and the report's load balancer section. */
+export function renderDeltasMarkdown(deltas: readonly ScenarioDelta[], heading: string): string[] {
+  const metric = deltas[0]?.metric === 'sendRate' ? 'send rate' : 'receive rate';
+  const lines = [`| ${heading} | ${metric} change (delta ± 95% CI) | verdict |`, '|---|---:|---|'];
+  for (const delta of deltas) {
+    const { change, verdict } = formatDelta(delta);
+    lines.push(`| ${delta.label} | ${change} | ${verdict} |`);
+  }
+  return lines;
+}
+
+/** What a report needs to know about a scenario besides its results: its cluster and queue count. */
+export interface ScenarioFacts {
+  readonly scenarioId: string;
+  readonly clusterName: string;
+  readonly nodes?: number;
+  readonly connection?: string;
+  readonly queues?: number;
+}
+
+/** Facts per scenario from the plan stored with the run; from the scenario id alone when that plan no longer validates. */
+export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
+  const facts = new Map<string, ScenarioFacts>();
+  let plan: Plan | undefined;
+  try {
+    plan = validatePlan(run.plan, `the plan stored with run ${run.runId}`);
+  } catch {
+    plan = undefined;
+  }
+  for (const scenario of plan?.scenarios ?? []) {
+    facts.set(scenario.id, {
+      scenarioId: scenario.id,
+      clusterName: scenario.cluster.name,
+      nodes: scenario.cluster.nodes,
+      connection: scenario.cluster.connection,
+      queues: scenario.workload.queues,
+    });
+  }
+  for (const id of run.scenarioIds) {
+    if (facts.has(id)) continue;
+    const queues = /[@,]queues=(\d+)/.exec(id)?.[1];
+    facts.set(id, { scenarioId: id, clusterName: id.split('/')[0] ?? id, ...(queues === undefined ? {} : { queues: Number(queues) }) });
+  }
+  return facts;
+}
+
+/** The run's instance type as reports name it (`localhost` for local runs). */
+export function instanceTypeOf(run: RunRecord): string {
+  return run.environment.instanceType ?? run.target;
+}
+
+/** Figures 6.1–6.4 points: each scenario's mean receive rate at its queue count, one series per instance type (and cluster). */
+export function queueThroughputPoints(runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[]): QueueThroughputPoint[] {
+  const points: QueueThroughputPoint[] = [];
+  for (const { run, aggregates } of runs) {
+    const facts = scenarioFacts(run);
+    const clusters = new Set([...facts.values()].map((fact) => fact.clusterName));
+    for (const aggregate of aggregates) {
+      const fact = facts.get(aggregate.scenarioId);
+      if (fact?.queues === undefined || aggregate.receiveRate === undefined) continue;
+      const series = clusters.size > 1 ? `${instanceTypeOf(run)} · ${fact.clusterName}` : instanceTypeOf(run);
+      points.push({ series, queues: fact.queues, throughput: aggregate.receiveRate.mean, scenarioId: aggregate.scenarioId });
+    }
+  }
+  return points;
+}
+
+/** A price-performance table (Tables 7.4–7.7 layout) for one queue count. */
+export interface PricePerformanceTableView {
+  readonly queues: number;
+  /** `["Up to 10k-20k", "3 × c5.xlarge (35% - 70%)", …]`. */
+  readonly rows: readonly (readonly string[])[];
+}
+
+export interface ClusterCostView {
+  readonly clusterName: string;
+  readonly description: string;
+  readonly hourlyUsd: number;
+  readonly monthlyUsd: number;
+  /** The cluster's cost over the run's wall-clock time; absent while the run has not finished. */
+  readonly runCostUsd?: number;
+  readonly notes: readonly string[];
+}
+
+export type RunPricePerformance =
+  | { readonly available: true; readonly provider: CloudProvider; readonly instanceType: string; readonly costs: readonly ClusterCostView[]; readonly tables: readonly PricePerformanceTableView[] }
+  | { readonly available: false; readonly reason: string };
+
+/**
+ * Cluster costs and the chapter-7 table for one run: each cluster of the run is a candidate priced as
+ * nodes × instance price (+ load balancer), measured by its best mean receive rate at each queue count.
+ * Unavailable, with the reason, for local runs and for instance types the catalog does not price.
+ */
+export function runPricePerformance(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): RunPricePerformance {
+  const instanceType = run.environment.instanceType;
+  if (run.target === 'local') {
+    return { available: false, reason: `run ${run.runId} ran on target local (instance type ${instanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run` };
+  }
+  if (instanceType === undefined) {
+    return { available: false, reason: `run ${run.runId} does not record its instance type (environment.instanceType), so it cannot be priced` };
+  }
+  const provider: CloudProvider = run.target;
+  const facts = scenarioFacts(run);
+  const clusters = new Map<string, ScenarioFacts>();
+  for (const fact of facts.values()) if (!clusters.has(fact.clusterName)) clusters.set(fact.clusterName, fact);
+  const region = run.environment.region;
+  const seconds = run.finishedAt === undefined ? undefined : (Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
+  const costs: ClusterCostView[] = [];
+  try {
+    for (const [clusterName, fact] of clusters) {
+      const nodes = fact.nodes ?? 1;
+      const loadBalancer = fact.connection === 'lb';
+      const cost = clusterCost(catalog, { provider, instanceType, nodes, loadBalancer, ...(region === undefined ? {} : { region }) });
+      costs.push({
+        clusterName,
+        description: `${nodes} × ${instanceType}${loadBalancer ? ' + lb' : ''}`,
+        hourlyUsd: cost.hourlyUsd,
+        monthlyUsd: cost.monthlyUsd,
+        ...(seconds === undefined || !(seconds >= 0) ? {} : { runCostUsd: costOfRun(cost, seconds) }),
+        notes: cost.notes,
+      });
+    }
+  } catch (error) {
+    if (error instanceof PriceCatalogError) return { available: false, reason: error.message };
+    throw error;
+  }
+  const byCluster = new Map(costs.map((cost) => [cost.clusterName, cost]));
+  const measurements = aggregates.flatMap((aggregate) => {
+    const fact = facts.get(aggregate.scenarioId);
+    const cost = fact === undefined ? undefined : byCluster.get(fact.clusterName);
+    if (fact?.queues === undefined || cost === undefined || aggregate.receiveRate === undefined) return [];
+    return [{ instanceType: cost.description, queues: fact.queues, throughput: aggregate.receiveRate.mean }];
+  });
+  const monthlyByDescription = new Map(costs.map((cost) => [cost.description, cost.monthlyUsd]));
+  const queueCounts = [...new Set(measurements.map((m) => m.queues))].sort((a, b) => a - b);
+  const tables = queueCounts.map((queues) => ({
+    queues,
+    rows: pricePerformanceTable(candidatesForQueues(measurements, queues, (description) => monthlyByDescription.get(description)!)).map((row) =>
+      formatRangeRow(row),
+    ),
+  }));
+  return { available: true, provider, instanceType, costs, tables };
 }

@@ -1,0 +1,129 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  CHART_IDS,
+  latencyPercentilesChart,
+  throughputOverTimeChart,
+  throughputPerRepetitionChart,
+  throughputVsQueuesChart,
+  type ChartDefinition,
+  type ChartId,
+  type RepetitionSamples,
+} from '../core/charts';
+import type { PriceCatalog } from '../core/cost-catalog';
+import { renderHtmlReport, runReportDocument } from '../core/html-report';
+import { aggregateRun, loadBalancerDeltas, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
+import type { PerSecondSample } from '../core/result-model';
+import type { StoredRun } from '../store/results-store';
+import { renderVegaLiteToSvg, svgToPng } from './render-charts';
+
+export const REPORT_FORMATS = ['markdown', 'html', 'png'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export interface ReportCommandOptions {
+  readonly format: ReportFormat;
+  readonly json: boolean;
+  /** File to write (html, png); `-` writes to stdout. @default - `<runId>.html` / `<runId>-<chart>.png` in the working directory */
+  readonly out?: string;
+  /** The chart a png shows. @default 'throughput-per-repetition' */
+  readonly chart?: ChartId;
+  readonly catalog: PriceCatalog;
+  /** @default - the current time */
+  readonly now?: Date;
+}
+
+export interface ReportCommandResult {
+  /** What to print on stdout. */
+  readonly stdout: string | Buffer;
+  /** One-line warnings for stderr. */
+  readonly warnings: readonly string[];
+  readonly files: readonly string[];
+}
+
+/** The report is asked for in a way that cannot work; the message says what would. */
+export class ReportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReportError';
+  }
+}
+
+export function isChartId(value: string): value is ChartId {
+  return (CHART_IDS as readonly string[]).includes(value);
+}
+
+type SamplesSource = (runId: string, scenarioId: string, repetition: number) => Promise<PerSecondSample[]>;
+
+/** `rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]`. */
+export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions): Promise<ReportCommandResult> {
+  const { run, repetitions } = stored;
+  const aggregates = aggregateRun(run, repetitions);
+  const deltas = loadBalancerDeltas(run, aggregates);
+  const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
+  const data = { run, scenarios: aggregates, loadBalancerDeltas: deltas, pricePerformance };
+  const succeeded = repetitions.filter((rep) => rep.status === 'SUCCEEDED');
+  const warnings: string[] = [];
+  const nothingToChart = `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
+
+  if (options.format === 'markdown') {
+    return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions), warnings, files: [] };
+  }
+
+  if (options.format === 'png') {
+    const chartId = options.chart ?? 'throughput-per-repetition';
+    if (succeeded.length === 0) throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
+    const chart = (await chartsFor(stored, aggregates, getSamples)).find((candidate) => candidate.id === chartId);
+    if (chart === undefined) {
+      throw new ReportError(`run ${run.runId} has no data for chart "${chartId}" (e.g. no latency or no per-second samples); try --chart throughput-per-repetition`);
+    }
+    const [svg] = await renderVegaLiteToSvg([chart.spec]);
+    const png = svgToPng(svg!);
+    const out = options.out ?? `${run.runId}-${chartId}.png`;
+    if (out === '-') return { stdout: png, warnings, files: [] };
+    writeFileSync(out, png);
+    const file = resolve(out);
+    return { stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`, warnings, files: [file] };
+  }
+
+  const charts = succeeded.length === 0 ? [] : await chartsFor(stored, aggregates, getSamples);
+  if (succeeded.length === 0) warnings.push(`${nothingToChart}: the report has no charts`);
+  if (!pricePerformance.available && run.target !== 'local') warnings.push(`no price-performance section: ${pricePerformance.reason}`);
+  const svgs = await renderVegaLiteToSvg(charts.map((chart) => chart.spec));
+  const html = renderHtmlReport(
+    runReportDocument({
+      run,
+      aggregates,
+      failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
+      charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
+      loadBalancerDeltas: deltas,
+      pricePerformance,
+      generatedAt: (options.now ?? new Date()).toISOString(),
+    }),
+  );
+  const out = options.out ?? `${run.runId}.html`;
+  if (out === '-') return { stdout: html, warnings, files: [] };
+  writeFileSync(out, html);
+  const file = resolve(out);
+  const summary = `wrote ${file} (${charts.length} chart${charts.length === 1 ? '' : 's'}: ${charts.map((chart) => chart.id).join(', ') || 'none'})\n`;
+  return { stdout: options.json ? json({ ...data, files: [file], charts: charts.map(({ id, marks }) => ({ id, marks })) }) : summary, warnings, files: [file] };
+}
+
+/** The charts that have data for this run, in report order. */
+export async function chartsFor(stored: StoredRun, aggregates: ReturnType<typeof aggregateRun>, getSamples: SamplesSource): Promise<ChartDefinition[]> {
+  const { run, repetitions } = stored;
+  const series: RepetitionSamples[] = [];
+  for (const rep of repetitions.filter((candidate) => candidate.status === 'SUCCEEDED')) {
+    series.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, samples: await getSamples(run.runId, rep.scenarioId, rep.repetition) });
+  }
+  const charts = [
+    throughputPerRepetitionChart(run.scenarioIds, repetitions),
+    throughputOverTimeChart(series),
+    throughputVsQueuesChart(queueThroughputPoints([{ run, aggregates }])),
+    latencyPercentilesChart(aggregates),
+  ];
+  return charts.filter((chart) => chart.marks.count > 0);
+}
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}

@@ -1,0 +1,211 @@
+import type { StoredRepetition } from './result-items';
+import type { LatencyPercentiles, PerSecondSample, ScenarioAggregate } from './result-model';
+
+/**
+ * Vega-Lite specifications for the report's charts, built from stored results. Pure: rendering them
+ * (vega in a child process, see bin/render-charts.ts) is somebody else's job.
+ *
+ * Every chart says how many data marks it draws (`marks`), so a test can check the rendered SVG
+ * against the data rather than against a snapshot of pixels.
+ */
+
+export const VEGA_LITE_SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+/** A Vega-Lite top-level specification (kept loose: the renderer validates it). */
+export type VegaLiteSpec = { readonly $schema: string } & Readonly<Record<string, unknown>>;
+
+export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles';
+
+export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles'];
+
+/** The data marks a chart draws: vega renders each as a `<path>` inside `<g class="mark-<kind> role-mark">`. */
+export interface ExpectedMarks {
+  readonly kind: 'rect' | 'line' | 'symbol';
+  readonly count: number;
+}
+
+export interface ChartDefinition {
+  readonly id: ChartId;
+  readonly title: string;
+  /** One sentence under the chart: what is plotted and how to read it. */
+  readonly caption: string;
+  readonly spec: VegaLiteSpec;
+  readonly marks: ExpectedMarks;
+}
+
+const WIDTH = 640;
+const HEIGHT = 280;
+const FONT = 'DejaVu Sans, Liberation Sans, Arial, sans-serif';
+const CONFIG = {
+  font: FONT,
+  view: { stroke: null },
+  axis: { labelFontSize: 11, titleFontSize: 12, labelLimit: 220 },
+  legend: { labelLimit: 320 },
+};
+
+function spec(body: Record<string, unknown>): VegaLiteSpec {
+  return { $schema: VEGA_LITE_SCHEMA, width: WIDTH, height: HEIGHT, background: 'white', config: CONFIG, ...body };
+}
+
+/**
+ * Mean receive and send rate of every successful repetition, grouped by scenario (the thesis's
+ * figures 4.1–5.12: one bar per test run). A failed repetition has no bar; its scenario keeps its place.
+ */
+export function throughputPerRepetitionChart(scenarioIds: readonly string[], repetitions: readonly StoredRepetition[]): ChartDefinition {
+  const values = repetitions
+    .filter((rep) => rep.status === 'SUCCEEDED' && rep.result !== undefined)
+    .map((rep) => ({
+      scenario: rep.scenarioId,
+      repetition: rep.repetition,
+      receiveRate: Math.round(rep.result!.summary.receiveRateAvg),
+      sendRate: Math.round(rep.result!.summary.sendRateAvg),
+    }))
+    .sort((a, b) => scenarioIds.indexOf(a.scenario) - scenarioIds.indexOf(b.scenario) || a.repetition - b.repetition);
+  return {
+    id: 'throughput-per-repetition',
+    title: 'Throughput per repetition',
+    caption: 'Average receive rate of each successful repetition (PerfTest summary), one bar per repetition, grouped by scenario.',
+    marks: { kind: 'rect', count: values.length },
+    spec: spec({
+      data: { values },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        x: { field: 'scenario', type: 'nominal', sort: [...scenarioIds], title: 'scenario', axis: { labelAngle: -25, labelLimit: 320 } },
+        xOffset: { field: 'repetition', type: 'ordinal' },
+        y: { field: 'receiveRate', type: 'quantitative', title: 'receive rate (msg/s)' },
+        color: { field: 'repetition', type: 'ordinal', title: 'repetition', scale: { scheme: 'tableau10' } },
+        tooltip: [
+          { field: 'scenario', type: 'nominal' },
+          { field: 'repetition', type: 'ordinal' },
+          { field: 'receiveRate', type: 'quantitative', title: 'receive msg/s', format: ',' },
+          { field: 'sendRate', type: 'quantitative', title: 'send msg/s', format: ',' },
+        ],
+      },
+    }),
+  };
+}
+
+/** The per-second samples of one repetition, as the store returns them. */
+export interface RepetitionSamples {
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly samples: readonly PerSecondSample[];
+}
+
+/** Messages received per second over the run time, one line per repetition, colored by scenario. */
+export function throughputOverTimeChart(series: readonly RepetitionSamples[]): ChartDefinition {
+  const withData = series.filter((one) => one.samples.length > 0);
+  const values = withData.flatMap((one) =>
+    one.samples.map((sample) => ({
+      scenario: one.scenarioId,
+      repetition: one.repetition,
+      series: `${one.scenarioId} #${one.repetition}`,
+      time: sample.time,
+      received: sample.received,
+    })),
+  );
+  return {
+    id: 'throughput-over-time',
+    title: 'Throughput over time',
+    caption: 'Messages received per second during each successful repetition (PerfTest samples); one line per repetition.',
+    marks: { kind: 'line', count: withData.length },
+    spec: spec({
+      data: { values },
+      mark: { type: 'line', interpolate: 'monotone', tooltip: true },
+      encoding: {
+        x: { field: 'time', type: 'quantitative', title: 'time since start (s)' },
+        y: { field: 'received', type: 'quantitative', title: 'received (msg/s)' },
+        color: { field: 'scenario', type: 'nominal', title: 'scenario', scale: { scheme: 'tableau10' } },
+        detail: { field: 'series', type: 'nominal' },
+        strokeDash: { field: 'repetition', type: 'ordinal', title: 'repetition' },
+      },
+    }),
+  };
+}
+
+/** One point of figures 6.1–6.4: a scenario's mean throughput at its queue count. */
+export interface QueueThroughputPoint {
+  /** The line it belongs to: the instance type (and cluster, when a run has several). */
+  readonly series: string;
+  readonly queues: number;
+  /** Mean receive rate over the repetitions, msg/s. */
+  readonly throughput: number;
+  readonly scenarioId: string;
+}
+
+/** Throughput against the number of queues, one line per instance type (figures 6.1–6.4). */
+export function throughputVsQueuesChart(points: readonly QueueThroughputPoint[]): ChartDefinition {
+  const values = [...points]
+    .sort((a, b) => a.series.localeCompare(b.series) || a.queues - b.queues)
+    .map((point) => ({ ...point, throughput: Math.round(point.throughput) }));
+  const queueCounts = [...new Set(values.map((point) => point.queues))].sort((a, b) => a - b);
+  return {
+    id: 'throughput-vs-queues',
+    title: 'Throughput vs number of queues',
+    caption: 'Mean receive rate over the repetitions at each queue count, one line per instance type (and cluster).',
+    marks: { kind: 'symbol', count: values.length },
+    spec: spec({
+      data: { values },
+      mark: { type: 'line', point: { size: 60, filled: true }, tooltip: true },
+      encoding: {
+        // A log scale keeps 1, 2, 10 and 200 queues (Table 6.1) readable on one axis.
+        x: {
+          field: 'queues',
+          type: 'quantitative',
+          title: 'queues',
+          scale: { type: queueCounts.length > 1 && queueCounts.at(-1)! / queueCounts[0]! >= 10 ? 'log' : 'linear', zero: false },
+          axis: { values: queueCounts, format: 'd' },
+        },
+        y: { field: 'throughput', type: 'quantitative', title: 'receive rate (msg/s)' },
+        color: { field: 'series', type: 'nominal', title: 'instance type', scale: { scheme: 'tableau10' } },
+        tooltip: [
+          { field: 'series', type: 'nominal', title: 'instance type' },
+          { field: 'scenarioId', type: 'nominal', title: 'scenario' },
+          { field: 'queues', type: 'quantitative' },
+          { field: 'throughput', type: 'quantitative', title: 'msg/s', format: ',' },
+        ],
+      },
+    }),
+  };
+}
+
+const PERCENTILES: readonly { key: keyof LatencyPercentiles; label: string }[] = [
+  { key: 'min', label: 'min' },
+  { key: 'median', label: 'median' },
+  { key: 'p75', label: '75th' },
+  { key: 'p95', label: '95th' },
+  { key: 'p99', label: '99th' },
+];
+
+/** Consumer latency percentiles (median over repetitions) per scenario, in milliseconds. */
+export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]): ChartDefinition {
+  const withLatency = aggregates.filter((aggregate) => aggregate.consumerLatency !== undefined);
+  const values = withLatency.flatMap((aggregate) =>
+    PERCENTILES.map(({ key, label }) => ({
+      scenario: aggregate.scenarioId,
+      percentile: label,
+      latencyMs: Number((aggregate.consumerLatency![key] / 1000).toFixed(3)),
+    })),
+  );
+  return {
+    id: 'latency-percentiles',
+    title: 'Consumer latency percentiles',
+    caption: 'Consumer latency (publish to consume) per scenario: each percentile is the median over the successful repetitions.',
+    marks: { kind: 'rect', count: values.length },
+    spec: spec({
+      data: { values },
+      mark: { type: 'bar', tooltip: true },
+      encoding: {
+        x: { field: 'percentile', type: 'ordinal', sort: PERCENTILES.map((p) => p.label), title: 'percentile' },
+        xOffset: { field: 'scenario', type: 'nominal', sort: withLatency.map((a) => a.scenarioId) },
+        y: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
+        color: { field: 'scenario', type: 'nominal', title: 'scenario', sort: withLatency.map((a) => a.scenarioId), scale: { scheme: 'tableau10' } },
+        tooltip: [
+          { field: 'scenario', type: 'nominal' },
+          { field: 'percentile', type: 'ordinal' },
+          { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.2f' },
+        ],
+      },
+    }),
+  };
+}
