@@ -1,0 +1,5 @@
+export * from './definition';
+export * from './schedule';
+export * from './states';
+export type { AslState, AslStates, WorkflowTimings } from './phases';
+export * from './run-outcome';

@@ -1,0 +1,221 @@
+import { STATE, TASK_FUNCTIONS, TaskStateName } from './states';
+
+/** An Amazon States Language state (JSONPath flavour), kept loose: the definition is checked by asl-validator. */
+export type AslState = Record<string, unknown>;
+export type AslStates = Record<string, AslState>;
+
+/** Timings of the polling loops, in seconds. */
+export interface WorkflowTimings {
+  /** Seconds between two checks of a launching cluster. */
+  readonly clusterPollSeconds: number;
+  /** Seconds between two checks of a running PerfTest. */
+  readonly repetitionPollSeconds: number;
+}
+
+/** Transient Lambda service errors, retried on every task (the AWS-recommended set). */
+const LAMBDA_TRANSIENT_RETRY = {
+  ErrorEquals: ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'],
+  IntervalSeconds: 2,
+  MaxAttempts: 3,
+  BackoffRate: 2,
+};
+
+/** A Lambda Task whose output is the function's own result (no Payload wrapper), so the local handlers return the same shape. */
+export function task(name: TaskStateName, parameters: Record<string, unknown>, fields: AslState): AslState {
+  return {
+    Type: 'Task',
+    Comment: `${name}: invokes the ${TASK_FUNCTIONS[name].replace(/Arn$/, '')}`,
+    Resource: `\${${TASK_FUNCTIONS[name]}}`,
+    Parameters: parameters,
+    TimeoutSeconds: 900,
+    Retry: [LAMBDA_TRANSIENT_RETRY],
+    ...fields,
+  };
+}
+
+const catchAll = (next: string, resultPath = '$.error') => [{ ErrorEquals: ['States.ALL'], ResultPath: resultPath, Next: next }];
+
+/** Validates the plan and lays the run out; an invalid plan goes to RecordRunFailure and launches nothing. */
+export function buildValidatePhase(next: string, onFailure: string): AslStates {
+  return {
+    [STATE.validatePlan]: task(
+      STATE.validatePlan,
+      { 'input.$': '$', 'executionName.$': '$$.Execution.Name' },
+      // No ResultPath: the schedule replaces the input (aws-local-stepfunctions 3.0.0 mishandles an explicit "$").
+      { Next: next, Catch: catchAll(onFailure) },
+    ),
+  };
+}
+
+/** Stores the run record (RUNNING) before anything is launched. */
+export function buildRecordStartPhase(next: string, onFailure: string): AslStates {
+  return {
+    [STATE.recordRunStart]: task(
+      STATE.recordRunStart,
+      { action: 'start', 'state.$': '$', 'executionName.$': '$$.Execution.Name' },
+      { ResultPath: null, Next: next, Catch: catchAll(onFailure) },
+    ),
+  };
+}
+
+/** Launch, then poll until the cluster is ready (the task fails once its deadline has passed), then a smoke test. */
+export function buildLaunchPhase(next: string, onFailure: string, timings: WorkflowTimings): AslStates {
+  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'cluster.$': '$.cluster' };
+  return {
+    [STATE.launchCluster]: task(STATE.launchCluster, common, { ResultPath: '$.launch', Next: STATE.checkClusterReady, Catch: catchAll(onFailure) }),
+    [STATE.checkClusterReady]: task(
+      STATE.checkClusterReady,
+      { ...common, 'launch.$': '$.launch' },
+      { ResultPath: '$.readiness', Next: STATE.isClusterReady, Catch: catchAll(onFailure) },
+    ),
+    [STATE.isClusterReady]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.readiness.ready', BooleanEquals: true, Next: STATE.smokeTest }],
+      Default: STATE.waitForCluster,
+    },
+    [STATE.waitForCluster]: { Type: 'Wait', Seconds: timings.clusterPollSeconds, Next: STATE.checkClusterReady },
+    [STATE.smokeTest]: task(
+      STATE.smokeTest,
+      { ...common, 'launch.$': '$.launch', 'readiness.$': '$.readiness' },
+      { ResultPath: null, Next: next, Catch: catchAll(onFailure) },
+    ),
+  };
+}
+
+/** One repetition: start PerfTest, poll until its output is complete (or the task's deadline passed), ingest, pause. */
+export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
+  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item' };
+  return {
+    [STATE.startRepetition]: task(STATE.startRepetition, common, { ResultPath: '$.started', Next: STATE.waitForRepetition }),
+    [STATE.waitForRepetition]: { Type: 'Wait', Seconds: timings.repetitionPollSeconds, Next: STATE.checkRepetition },
+    [STATE.checkRepetition]: task(STATE.checkRepetition, { ...common, 'started.$': '$.started' }, { ResultPath: '$.check', Next: STATE.isRepetitionDone }),
+    [STATE.isRepetitionDone]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.check.done', BooleanEquals: true, Next: STATE.ingestRepetition }],
+      Default: STATE.waitForRepetition,
+    },
+    [STATE.ingestRepetition]: task(
+      STATE.ingestRepetition,
+      { 'runId.$': '$.runId', 'target.$': '$.target', 'item.$': '$.item', 'check.$': '$.check' },
+      { ResultPath: '$.ingested', Next: STATE.isPauseNeeded },
+    ),
+    [STATE.isPauseNeeded]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.item.pauseSeconds', NumericGreaterThan: 0, Next: STATE.pauseBetweenRepetitions }],
+      Default: STATE.repetitionDone,
+    },
+    [STATE.pauseBetweenRepetitions]: { Type: 'Wait', SecondsPath: '$.item.pauseSeconds', Next: STATE.repetitionDone },
+    [STATE.repetitionDone]: { Type: 'Pass', OutputPath: '$.ingested', End: true },
+  };
+}
+
+/** Every scenario × repetition of one cluster, one at a time (they share the cluster). */
+export function buildRunPhase(next: string, onFailure: string, timings: WorkflowTimings): AslStates {
+  return {
+    [STATE.forEachRepetition]: {
+      Type: 'Map',
+      ItemsPath: '$.cluster.repetitions',
+      MaxConcurrency: 1,
+      ItemSelector: {
+        'runId.$': '$.runId',
+        'target.$': '$.target',
+        'plan.$': '$.plan',
+        'launch.$': '$.launch',
+        'readiness.$': '$.readiness',
+        'item.$': '$$.Map.Item.Value',
+      },
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: STATE.startRepetition, States: buildRepetitionPhase(timings) },
+      ResultPath: '$.repetitionResults',
+      Next: next,
+      Catch: catchAll(onFailure),
+    },
+  };
+}
+
+/**
+ * Deletes what was launched, whatever happened before (retried; it deletes by the deterministic
+ * cluster id, so it also cleans up after a launch that failed half-way), then reports the cluster's outcome.
+ * A cluster iteration never fails: a failed iteration would cancel its siblings before their teardown.
+ */
+export function buildTeardownPhase(): AslStates {
+  return {
+    [STATE.teardownCluster]: task(
+      STATE.teardownCluster,
+      { 'runId.$': '$.runId', 'target.$': '$.target', 'cluster.$': '$.cluster' },
+      {
+        ResultPath: null,
+        Next: STATE.clusterOutcome,
+        Retry: [LAMBDA_TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
+        Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
+      },
+    ),
+    [STATE.clusterOutcome]: {
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.error', IsPresent: true, Next: STATE.clusterFailed },
+        { Variable: '$.teardownError', IsPresent: true, Next: STATE.clusterFailed },
+      ],
+      Default: STATE.clusterSucceeded,
+    },
+    [STATE.clusterFailed]: {
+      Type: 'Pass',
+      Parameters: { 'clusterId.$': '$.cluster.clusterId', failed: true, 'state.$': '$' },
+      End: true,
+    },
+    [STATE.clusterSucceeded]: { Type: 'Pass', Parameters: { 'clusterId.$': '$.cluster.clusterId', failed: false }, End: true },
+  };
+}
+
+/** The cluster configurations, in parallel up to `maxConcurrency`; each iteration launches, runs and tears down its own cluster. */
+export function buildClustersPhase(next: string, onFailure: string, maxConcurrency: number, timings: WorkflowTimings): AslStates {
+  return {
+    [STATE.forEachCluster]: {
+      Type: 'Map',
+      ItemsPath: '$.clusters',
+      MaxConcurrency: maxConcurrency,
+      ItemSelector: { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'cluster.$': '$$.Map.Item.Value' },
+      ItemProcessor: {
+        ProcessorConfig: { Mode: 'INLINE' },
+        StartAt: STATE.launchCluster,
+        States: {
+          ...buildLaunchPhase(STATE.forEachRepetition, STATE.teardownCluster, timings),
+          ...buildRunPhase(STATE.teardownCluster, STATE.teardownCluster, timings),
+          ...buildTeardownPhase(),
+        },
+      },
+      ResultPath: '$.clusterResults',
+      Next: next,
+      Catch: catchAll(onFailure),
+    },
+  };
+}
+
+/** Computes the run's status from what was stored, records it, and fails the execution when the run failed. */
+export function buildFinishPhase(): AslStates {
+  const record = { 'state.$': '$', 'executionName.$': '$$.Execution.Name' };
+  return {
+    [STATE.finishRun]: task(STATE.finishRun, { action: 'finish', ...record }, { ResultPath: '$.finish', Next: STATE.isRunFailed, Catch: catchAll(STATE.recordRunFailure) }),
+    [STATE.isRunFailed]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.finish.status', StringEquals: 'FAILED', Next: STATE.runFailed }],
+      Default: STATE.runSucceeded,
+    },
+    [STATE.recordRunFailure]: task(
+      STATE.recordRunFailure,
+      { action: 'fail', ...record },
+      {
+        ResultPath: '$.finish',
+        Next: STATE.runFailed,
+        // Without a record of the failure the execution still fails; the failure rule records it then.
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.recordError', Next: STATE.runFailedUnrecorded }],
+      },
+    ),
+    [STATE.runFailed]: { Type: 'Fail', Error: 'RunFailed', CausePath: '$.finish.error' },
+    [STATE.runFailedUnrecorded]: {
+      Type: 'Fail',
+      Error: 'RunFailed',
+      Cause: 'the run failed and its failure could not be recorded; the failure rule records it from this execution',
+    },
+    [STATE.runSucceeded]: { Type: 'Succeed' },
+  };
+}

@@ -1,0 +1,115 @@
+import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan';
+
+/** Where a workflow execution runs its clusters. */
+export type WorkflowTarget = 'aws' | 'azure' | 'local';
+export const WORKFLOW_TARGETS: readonly WorkflowTarget[] = ['aws', 'azure', 'local'];
+
+/** One PerfTest repetition as the workflow schedules it (an item of the inner Map state). */
+export interface ScheduledRepetition {
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly repetitions: number;
+  /** 1-based position among all repetitions of the run, in plan order. */
+  readonly index: number;
+  readonly total: number;
+  readonly durationSeconds: number;
+  /** Seconds to wait after this repetition (0 after the last repetition of a scenario). */
+  readonly pauseSeconds: number;
+  /** Planned seconds left in the run when this repetition starts (for the progress display). */
+  readonly remainingPlannedSeconds: number;
+  /** Name of the raw output object: `<runDir>/ingest/<rawKey>` locally, `runs/<runId>/ingest/<rawKey>` in S3. */
+  readonly rawKey: string;
+}
+
+/** One cluster configuration (an item of the outer Map state). */
+export interface ScheduledCluster {
+  readonly index: number;
+  /** Deterministic name of what is launched: the CloudFormation stack, the Azure resource group, the local cluster. */
+  readonly clusterId: string;
+  readonly nodes: number;
+  readonly topology: string;
+  readonly repetitions: readonly ScheduledRepetition[];
+}
+
+/** What the ValidatePlan state outputs: everything later states need, and nothing they must recompute. */
+export interface WorkflowSchedule {
+  readonly runId: string;
+  readonly target: WorkflowTarget;
+  readonly planName: string;
+  /** The plan as given (without expanded scenarios): every task validates it again from here. */
+  readonly plan: unknown;
+  readonly plannedSeconds: number;
+  readonly totalRepetitions: number;
+  readonly clusters: readonly ScheduledCluster[];
+}
+
+/** The execution input: a plan (the CLI's YAML/JSON model), the target and optionally a run id. */
+export interface WorkflowInput {
+  readonly plan: unknown;
+  readonly target?: string;
+  readonly runId?: string;
+}
+
+/** The file name a repetition's raw output is kept under (the same rule as `runPlan`). */
+export function rawKeyFor(scenarioId: string, repetition: number): string {
+  return `${scenarioId.replace(/[^A-Za-z0-9._=-]+/g, '_')}.rep-${repetition}.json`;
+}
+
+/** A name CloudFormation and Azure both accept: letters, digits and dashes, starting with a letter, at most 128 characters. */
+export function clusterIdFor(runId: string, index: number): string {
+  const safe = runId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^[^A-Za-z]+/, '');
+  return `rmqbench-${safe}`.slice(0, 118).replace(/-+$/, '') + `-c${index + 1}`;
+}
+
+/** A run id for an execution started without one (e.g. by the scheduler): the plan name and the execution name. */
+export function runIdFor(input: WorkflowInput, executionName: string): string {
+  if (typeof input.runId === 'string' && input.runId.length > 0) return input.runId;
+  const name = typeof (input.plan as { name?: unknown } | null)?.name === 'string' ? (input.plan as { name: string }).name : 'plan';
+  return `${name}-${executionName}`;
+}
+
+/** Removes the expanded scenarios, which the plan schema does not accept back. */
+export function planData(plan: Plan): unknown {
+  const { scenarios: _scenarios, ...rest } = plan;
+  return rest;
+}
+
+export function checkTarget(target: unknown): WorkflowTarget {
+  if (typeof target === 'string' && (WORKFLOW_TARGETS as readonly string[]).includes(target)) return target as WorkflowTarget;
+  throw new Error(`target must be one of ${WORKFLOW_TARGETS.join(', ')} (got ${JSON.stringify(target)})`);
+}
+
+/**
+ * Validates the execution input and lays the run out: one item per cluster configuration, each
+ * with its scenario × repetition items in plan order. Throws PlanValidationError for an invalid plan.
+ */
+export function buildSchedule(input: WorkflowInput, executionName: string): WorkflowSchedule {
+  const target = checkTarget(input.target ?? 'aws');
+  const plan = validatePlan(input.plan, 'the execution input');
+  const runId = runIdFor(input, executionName);
+  const total = plan.scenarios.length * plan.repetitions;
+  let index = 0;
+  let remaining = plannedSeconds(plan);
+  const clusters = groupScenariosByCluster(plan).map((group, groupIndex): ScheduledCluster => {
+    const repetitions: ScheduledRepetition[] = [];
+    for (const scenario of group.scenarios) {
+      for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
+        const pauseSeconds = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
+        repetitions.push({
+          scenarioId: scenario.id,
+          repetition,
+          repetitions: plan.repetitions,
+          index: ++index,
+          total,
+          durationSeconds: scenario.workload.durationSeconds,
+          pauseSeconds,
+          remainingPlannedSeconds: remaining,
+          rawKey: rawKeyFor(scenario.id, repetition),
+        });
+        remaining -= scenario.workload.durationSeconds + pauseSeconds;
+      }
+    }
+    return { index: groupIndex, clusterId: clusterIdFor(runId, groupIndex), nodes: group.nodes, topology: group.topology.type, repetitions };
+  });
+  return { runId, target, planName: plan.name, plan: planData(plan), plannedSeconds: plannedSeconds(plan), totalRepetitions: total, clusters };
+}

@@ -1,0 +1,70 @@
+/** State names: the local runner, fault injection and the tests address states by these names. */
+export const STATE = {
+  validatePlan: 'ValidatePlan',
+  recordRunStart: 'RecordRunStart',
+  forEachCluster: 'ForEachCluster',
+  launchCluster: 'LaunchCluster',
+  checkClusterReady: 'CheckClusterReady',
+  isClusterReady: 'IsClusterReady',
+  waitForCluster: 'WaitForCluster',
+  smokeTest: 'SmokeTest',
+  forEachRepetition: 'ForEachRepetition',
+  startRepetition: 'StartRepetition',
+  waitForRepetition: 'WaitForRepetition',
+  checkRepetition: 'CheckRepetition',
+  isRepetitionDone: 'IsRepetitionDone',
+  ingestRepetition: 'IngestRepetition',
+  isPauseNeeded: 'IsPauseNeeded',
+  pauseBetweenRepetitions: 'PauseBetweenRepetitions',
+  repetitionDone: 'RepetitionDone',
+  teardownCluster: 'TeardownCluster',
+  clusterOutcome: 'ClusterOutcome',
+  clusterFailed: 'ClusterFailed',
+  clusterSucceeded: 'ClusterSucceeded',
+  finishRun: 'FinishRun',
+  isRunFailed: 'IsRunFailed',
+  recordRunFailure: 'RecordRunFailure',
+  runFailed: 'RunFailed',
+  runFailedUnrecorded: 'RunFailedUnrecorded',
+  runSucceeded: 'RunSucceeded',
+} as const;
+
+/**
+ * The Task states of a run that goes well, in execution order: the states `--fail-at` accepts.
+ * (RecordRunFailure is only reached after a failure; the runner's safety net covers it.)
+ */
+export const FAULT_INJECTABLE_STATES = [
+  STATE.validatePlan,
+  STATE.recordRunStart,
+  STATE.launchCluster,
+  STATE.checkClusterReady,
+  STATE.smokeTest,
+  STATE.startRepetition,
+  STATE.checkRepetition,
+  STATE.ingestRepetition,
+  STATE.teardownCluster,
+  STATE.finishRun,
+] as const;
+
+export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure;
+
+/**
+ * The function each Task state invokes, as a `${...}` placeholder: CloudFormation's
+ * DefinitionSubstitutions fill them in the cloud, `resolveResources` in tests and locally.
+ */
+export const TASK_FUNCTIONS = {
+  ValidatePlan: 'ValidatePlanFunctionArn',
+  RecordRunStart: 'RunRecordFunctionArn',
+  FinishRun: 'RunRecordFunctionArn',
+  RecordRunFailure: 'RunRecordFunctionArn',
+  LaunchCluster: 'LaunchClusterFunctionArn',
+  CheckClusterReady: 'CheckClusterFunctionArn',
+  SmokeTest: 'SmokeTestFunctionArn',
+  StartRepetition: 'StartRepetitionFunctionArn',
+  CheckRepetition: 'CheckRepetitionFunctionArn',
+  IngestRepetition: 'IngestRepetitionFunctionArn',
+  TeardownCluster: 'TeardownClusterFunctionArn',
+} as const satisfies Record<TaskStateName, string>;
+
+export type FunctionPlaceholder = (typeof TASK_FUNCTIONS)[TaskStateName];
+export const FUNCTION_PLACEHOLDERS = [...new Set(Object.values(TASK_FUNCTIONS))] as FunctionPlaceholder[];

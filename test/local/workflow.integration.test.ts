@@ -1,0 +1,113 @@
+jest.setTimeout(600_000);
+
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parsePlanText } from '../../core/plan';
+import { ingestRunDir } from '../../local/ingest-run-dir';
+import { LocalTarget } from '../../local/local-target';
+import { cacheDir } from '../../local/paths';
+import { ProcessRegistry } from '../../local/processes';
+import type { RunEvent } from '../../local/run-plan';
+import { newRunId } from '../../local/run-plan';
+import { runPlanWorkflow } from '../../local/workflow-runner';
+import type { ResultsStore } from '../../store/results-store';
+import { alivePids, startStore, tempDir } from './helpers';
+
+const plan = parsePlanText(
+  `
+name: workflow
+repetitions: 2
+pauseSecondsBetweenRepetitions: 1
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - { name: small, messageSizeBytes: 150, durationSeconds: 3 }
+`,
+  'workflow.yaml',
+);
+
+describe('rmqbench run executes the deployed workflow definition on the local target', () => {
+  const storeProcesses = new ProcessRegistry();
+  const work = tempDir('workflow');
+  let store: ResultsStore;
+  beforeAll(async () => {
+    ({ store } = await startStore(storeProcesses, work.path));
+  });
+  afterAll(async () => {
+    await storeProcesses.stopAll();
+    work.cleanup();
+  });
+
+  async function run(failAt?: string) {
+    const processes = new ProcessRegistry();
+    const runId = newRunId(plan.name);
+    const runDir = join(work.path, 'runs', runId);
+    const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+    const events: RunEvent[] = [];
+    try {
+      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event), ...(failAt ? { failAt } : {}) });
+      return { outcome, events, runDir, processes, left: { registered: processes.running.length, alive: alivePids(processes) }, stored: await store.getRun(runId) };
+    } finally {
+      await processes.stopAll();
+    }
+  }
+
+  test('a plan runs through every state: repetitions stored, run SUCCEEDED, raw files kept, nothing left running', async () => {
+    const { outcome, events, runDir, left, stored } = await run();
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(outcome.records.map((record) => [record.scenarioId, record.repetition, record.status])).toEqual([
+      ['one-node/small', 1, 'SUCCEEDED'],
+      ['one-node/small', 2, 'SUCCEEDED'],
+    ]);
+    expect(stored?.run.status).toBe('SUCCEEDED');
+    expect(stored?.repetitions).toHaveLength(2);
+    expect(stored!.repetitions[0]!.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+    expect(left).toEqual({ registered: 0, alive: [] });
+    // The same events as the in-process loop, in the same order, for the progress display.
+    expect(events.map((event) => event.type).filter((type) => type !== 'progress')).toEqual([
+      'run-started',
+      'cluster-starting',
+      'cluster-ready',
+      'repetition-started',
+      'repetition-finished',
+      'pause',
+      'repetition-started',
+      'repetition-finished',
+    ]);
+    // The run folder works with `rmqbench ingest` as before.
+    expect(existsSync(join(runDir, 'run.json'))).toBe(true);
+    expect(readdirSync(join(runDir, 'ingest')).sort()).toEqual(['one-node_small.rep-1.json', 'one-node_small.rep-2.json']);
+    await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
+  });
+
+  test('an unknown --fail-at state is refused before anything starts, naming the allowed states', async () => {
+    await expect(run('NoSuchState')).rejects.toThrow(/--fail-at must name a Task state of the workflow.*ValidatePlan, RecordRunStart, LaunchCluster/);
+  });
+
+  // Each case: the state that fails, and how many repetitions were stored before it failed (and must stay stored).
+  test.each([
+    ['ValidatePlan', 0],
+    ['RecordRunStart', 0],
+    ['LaunchCluster', 0],
+    ['CheckClusterReady', 0],
+    ['SmokeTest', 0],
+    ['StartRepetition:2', 1],
+    ['CheckRepetition', 0],
+    ['IngestRepetition:2', 1],
+    ['TeardownCluster', 2],
+    ['FinishRun', 2],
+  ])('--fail-at %s: the run ends FAILED with the cause recorded, teardown ran, %i stored repetition(s) kept', async (failAt, kept) => {
+    const state = failAt.split(':')[0]!;
+    const { outcome, events, left, stored } = await run(failAt);
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toContain(`fault injected at ${state}`);
+    expect(stored?.run.status).toBe('FAILED');
+    expect(stored?.run.error).toContain(`fault injected at ${state}`);
+    expect(stored?.run.finishedAt).toBeDefined();
+    expect(stored?.repetitions.filter((repetition) => repetition.status === 'SUCCEEDED')).toHaveLength(kept);
+    expect(left).toEqual({ registered: 0, alive: [] });
+    const launched = events.some((event) => event.type === 'cluster-ready');
+    expect(launched).toBe(!['ValidatePlan', 'RecordRunStart', 'LaunchCluster'].includes(state));
+  });
+});
