@@ -1,0 +1,75 @@
+import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } from '../../core/html-report';
+import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report';
+import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
+
+const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';
+const chart: RenderedChart = {
+  chart: { id: 'throughput-per-repetition', title: 'Throughput per repetition', caption: 'One bar per repetition.', marks: { kind: 'rect', count: 1 } },
+  svg: `<?xml version="1.0" encoding="utf-8"?>\n${svg}`,
+};
+
+function report(runOverrides = {}, rates = uniformRates([10_000, 10_500])) {
+  const stored = storedRun('run-1', rates, runOverrides);
+  const aggregates = aggregateRun(stored.run, stored.repetitions);
+  return renderHtmlReport(
+    runReportDocument({
+      run: stored.run,
+      aggregates,
+      failedRepetitions: stored.repetitions.filter((rep) => rep.status === 'FAILED'),
+      charts: [chart],
+      loadBalancerDeltas: loadBalancerDeltas(stored.run, aggregates),
+      pricePerformance: runPricePerformance(stored.run, aggregates, defaultPriceCatalog),
+      generatedAt: '2026-01-01T00:00:00.000Z',
+    }),
+  );
+}
+
+describe('HTML report', () => {
+  it('is self-contained: no script, no external resource, and a CSP that forbids every fetch', () => {
+    const html = report();
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`);
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
+    // The only URL is the SVG namespace, which is a name, not a fetch.
+    expect(html.match(/https?:\/\/[^"]+/g)).toEqual(['http://www.w3.org/2000/svg']);
+  });
+
+  it('inlines each chart SVG without its XML declaration and labels it with the marks a viewer should find', () => {
+    const html = report();
+    expect(html).not.toContain('<?xml');
+    expect(html).toContain(`<figure class="chart" id="chart-throughput-per-repetition" data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="1">\n${svg}`);
+  });
+
+  it('escapes text from the run, so a scenario or error cannot inject markup', () => {
+    const html = report({ error: '<img src=x onerror=alert(1)>' }, { ...uniformRates([1_000]), [SCENARIOS[0]!]: [null] });
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(html).not.toContain('<img');
+    expect(escapeHtml(`a&b"c'<`)).toBe('a&amp;b&quot;c&#39;&lt;');
+  });
+
+  it('lists failed repetitions and shows the lb vs direct deltas with their verdicts', () => {
+    const html = report({}, { ...uniformRates([10_000, 10_100]), [SCENARIOS[0]!]: [10_000, null] });
+    expect(html).toContain('<section id="failed-repetitions">');
+    expect(html).toContain(`${SCENARIOS[0]} #2: PerfTest exited with code 1`);
+    expect(html).toContain('<section id="load-balancer-vs-direct">');
+    expect(html).toMatch(/no verdict: too few repetitions/);
+    expect(html).toMatch(/inside the noise/);
+  });
+
+  it('explains why a local run has no price-performance section', () => {
+    expect(report()).toMatch(/Not available: run run-1 ran on target local \(instance type localhost\), which has no cloud price/);
+  });
+
+  it('prices an aws run by cluster (nodes × instance + load balancer) and prints the chapter-7 table per queue count', () => {
+    const html = report({ target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } }, uniformRates([25_000, 25_000]));
+    expect(html).toContain('<td>3 × c5.xlarge</td>');
+    expect(html).toContain('<td class="num">$421.65</td>'); // 3 × 140.55 (thesis Table 7.1)
+    expect(html).toContain('<caption>Best price-performance, 2 queues</caption>');
+    expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
+  });
+
+  it('names the unknown instance type instead of failing', () => {
+    expect(report({ target: 'azure', environment: { instanceType: 'F999s' } })).toMatch(/Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/);
+  });
+});
