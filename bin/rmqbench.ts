@@ -12,7 +12,8 @@ import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { LocalTarget } from '../local/local-target';
 import { cacheDir, dataDir } from '../local/paths';
 import { ProcessRegistry, stopOnSignals } from '../local/processes';
-import { newRunId, runPlan } from '../local/run-plan';
+import { newRunId } from '../local/run-plan';
+import { parseFailAt, runPlanWorkflow } from '../local/workflow-runner';
 import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
 import { baselineCommand, compareCommand } from './compare-command';
@@ -83,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
         table: { type: 'string' },
         target: { type: 'string', default: 'local' },
         fix: { type: 'boolean', default: false },
+        'fail-at': { type: 'string' },
         topology: { type: 'string', default: 'quorum' },
         nodes: { type: 'string', default: '3' },
         'rabbitmq-version': { type: 'string', default: '3.13.7' },
@@ -111,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (command) {
     case 'run':
-      return commandRun(requireArg(rest, 'run <plan>'), options);
+      return commandRun(requireArg(rest, 'run <plan>'), options, parsed.values['fail-at']);
     case 'validate':
       return commandValidate(requireArg(rest, 'validate <plan>'), options);
     case 'runs':
@@ -252,11 +254,17 @@ function commandPlans(options: GlobalOptions): number {
   return 0;
 }
 
-async function commandRun(reference: string, options: GlobalOptions): Promise<number> {
+/** Runs the plan through the workflow definition the BenchmarkController deploys; `failAt` injects a fault (--fail-at <State>[:N]). */
+async function commandRun(reference: string, options: GlobalOptions, failAt?: string): Promise<number> {
   if (options.target !== 'local') {
     throw new CliError(`target "${options.target}" cannot be run from the CLI yet: deploy the BenchmarkController construct for aws/azure (target local is the default)`, 2);
   }
   const plan = loadPlan(reference);
+  try {
+    parseFailAt(failAt);
+  } catch (error) {
+    throw new CliError((error as Error).message, 2);
+  }
   const runId = newRunId(plan.name);
   const runDir = join(dataDir(), 'runs', runId);
   const processes = new ProcessRegistry();
@@ -266,7 +274,7 @@ async function commandRun(reference: string, options: GlobalOptions): Promise<nu
   try {
     const opening = openStore(options, processes);
     const display = new ProgressDisplay(process.stderr);
-    const outcome = await runPlan({ plan, target, store: opening, runDir, runId, onEvent: (event) => display.handle(event) });
+    const outcome = await runPlanWorkflow({ plan, target, store: opening, runDir, runId, onEvent: (event) => display.handle(event), ...(failAt ? { failAt } : {}) });
     display.finish();
     const store = await opening;
     const stored = await store.getRun(runId).catch(() => undefined);

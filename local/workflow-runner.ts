@@ -13,6 +13,16 @@ import type { ResultsStore } from '../store/results-store';
 import type { LocalClusterHandle } from './local-target';
 import type { RunOutcome, RunPlanOptions } from './run-plan';
 
+// aws-local-stepfunctions uses Promise.withResolvers (Node >= 22); the package asks for Node 22, but a
+// user on Node 20 would otherwise see every state fail with "Promise.withResolvers is not a function".
+const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
+promiseStatics.withResolvers ??= () => {
+  let resolve: unknown;
+  let reject: unknown;
+  const promise = new Promise((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+};
+
 export interface WorkflowRunOptions extends RunPlanOptions {
   /** Makes this Task state fail (fault injection, `rmqbench run --fail-at <State>`). */
   readonly failAt?: string;
