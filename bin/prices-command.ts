@@ -48,14 +48,14 @@ export function showPrices(effective: EffectiveCatalog, json: boolean): string {
       [entry.provider.padEnd(5), entry.region.padEnd(13), entry.instanceType.padEnd(12), money(entry.hourlyUsd, 4).padStart(9), money(entry.monthlyUsd, 2).padStart(10), entry.asOf.padEnd(10), shortSource(entry.source)].join('  '),
     );
   const loadBalancers = catalog.loadBalancers.map((entry) =>
-    [entry.provider.padEnd(5), entry.region.padEnd(13), entry.kind.padEnd(12), money(entry.hourlyUsd, 4).padStart(9), money(entry.monthlyUsd, 2).padStart(10), entry.asOf.padEnd(10), shortSource(entry.source)].join('  '),
+    [entry.provider.padEnd(5), entry.region.padEnd(13), entry.kind.padEnd(24), money(entry.hourlyUsd, 4).padStart(9), money(entry.monthlyUsd, 2).padStart(10), entry.asOf.padEnd(10), shortSource(entry.source)].join('  '),
   );
   const header = ['cloud', 'region'.padEnd(13), 'instance'.padEnd(12), 'USD/hour'.padStart(9), 'USD/month'.padStart(10), 'as of'.padEnd(10), 'source'].join('  ');
   return [
     `price catalog: ${source} (USD, on demand, ${catalog.hoursPerMonth} h per month)`,
     header,
     ...rows,
-    ...(loadBalancers.length > 0 ? ['', 'load balancers:', ...loadBalancers] : []),
+    ...(loadBalancers.length > 0 ? ['', ['cloud', 'region'.padEnd(13), 'load balancer'.padEnd(24), 'USD/hour'.padStart(9), 'USD/month'.padStart(10), 'as of'.padEnd(10), 'source'].join('  '), ...loadBalancers] : []),
     '',
   ].join('\n');
 }

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import type { VegaLiteSpec } from '../core/charts';
 
@@ -28,12 +27,18 @@ const vega = await import(pathToFileURL(vegaPath).href);
 const vegaLite = await import(pathToFileURL(vegaLitePath).href);
 let input = '';
 for await (const chunk of process.stdin) input += chunk;
+const specs = JSON.parse(input);
 const svgs = [];
-for (const spec of JSON.parse(input)) {
-  const compiled = vegaLite.compile(spec).spec;
-  const view = new vega.View(vega.parse(compiled), { renderer: 'none', logLevel: vega.Warn });
-  svgs.push(await view.toSVG());
-  view.finalize();
+for (const [index, spec] of specs.entries()) {
+  try {
+    const compiled = vegaLite.compile(spec).spec;
+    const view = new vega.View(vega.parse(compiled), { renderer: 'none', logLevel: vega.Warn });
+    svgs.push(await view.toSVG());
+    view.finalize();
+  } catch (error) {
+    process.stderr.write('chart ' + (index + 1) + ' of ' + specs.length + ': ' + String(error && error.message || error).split('\\n')[0] + '\\n');
+    process.exit(1);
+  }
 }
 process.stdout.write(JSON.stringify(svgs));
 `;
@@ -79,15 +84,11 @@ export function svgToPng(svg: string, options: { scale?: number } = {}): Buffer 
   return resvg.render().asPng();
 }
 
-/**
- * The file an ES-module-only package resolves to. Its exports map has only a `default` condition, which
- * CommonJS resolution accepts too; the package.json fallback covers a layout without one.
- */
+/** The file an ES-module-only package resolves to: its exports map has a `default` condition, which CommonJS resolution accepts. */
 function moduleEntry(name: 'vega' | 'vega-lite'): string {
   try {
     return require.resolve(name);
   } catch {
-    const packageJson = require.resolve(`${name}/package.json`);
-    return join(dirname(packageJson), name === 'vega' ? 'build/vega.module.js' : 'build/index.js');
+    throw new ChartRenderError(`the ${name} package is not installed: run npm install (rmqbench needs vega and vega-lite to draw charts)`);
   }
 }

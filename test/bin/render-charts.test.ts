@@ -1,0 +1,39 @@
+import { throughputPerRepetitionChart } from '../../core/charts';
+import { ChartRenderError, renderVegaLiteToSvg, svgToPng } from '../../bin/render-charts';
+import { storedRun, uniformRates } from './report-fixtures';
+
+// vega and vega-lite are ES modules only: these tests prove the child-process renderer works under jest.
+describe('rendering Vega-Lite to SVG and PNG', () => {
+  const stored = storedRun('r1', uniformRates([10_000, 12_000, 11_000]));
+  const chart = throughputPerRepetitionChart(stored.run.scenarioIds, stored.repetitions);
+
+  it('renders a chart to an SVG with one rect path per data point', async () => {
+    const [svg] = await renderVegaLiteToSvg([chart.spec]);
+    expect(svg).toMatch(/^<svg[^>]+xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    const group = /<g class="mark-rect role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/.exec(svg!);
+    expect(group).not.toBeNull();
+    expect(group![1]!.match(/<path /g)).toHaveLength(chart.marks.count);
+    expect(chart.marks.count).toBe(12);
+  });
+
+  it('renders several charts in one call, in order', async () => {
+    const empty = { ...chart.spec, data: { values: [] } };
+    const svgs = await renderVegaLiteToSvg([chart.spec, empty]);
+    expect(svgs).toHaveLength(2);
+    expect(svgs[1]).not.toContain('<path d="M');
+  });
+
+  it('reports an invalid spec as one ChartRenderError line naming the chart and the reason vega gives', async () => {
+    const broken = { $schema: chart.spec.$schema, mark: 'bar', data: { values: [{ x: 1 }] }, transform: [{ calculate: 'datum.x +', as: 'y' }] };
+    await expect(renderVegaLiteToSvg([broken])).rejects.toThrow(ChartRenderError);
+    await expect(renderVegaLiteToSvg([broken])).rejects.toThrow(/^rendering 1 chart\(s\) with vega failed \(exit 1\): chart 1 of 1: Unexpected end of input$/);
+  });
+
+  it('rasterises an SVG to a PNG at twice its size', async () => {
+    const [svg] = await renderVegaLiteToSvg([chart.spec]);
+    const png = svgToPng(svg!);
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    const width = Number(/width="(\d+)"/.exec(svg!)![1]);
+    expect(png.readUInt32BE(16)).toBe(width * 2);
+  });
+});

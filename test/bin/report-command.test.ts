@@ -1,0 +1,69 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { reportCommand, ReportError } from '../../bin/report-command';
+import { SCENARIOS, steadySamples, storedRun, uniformRates } from './report-fixtures';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'rmqbench-report-'));
+const base = { catalog: defaultPriceCatalog, json: false, now: new Date('2026-01-01T00:00:00Z') };
+
+describe('rmqbench report', () => {
+  it('--json (markdown format) keeps run and scenarios and adds the lb vs direct deltas and price-performance', async () => {
+    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 10_200])), steadySamples, { ...base, format: 'markdown', json: true });
+    const report = JSON.parse(result.stdout as string) as Record<string, unknown[] & { available?: boolean }>;
+    expect(Object.keys(report)).toEqual(['run', 'scenarios', 'loadBalancerDeltas', 'pricePerformance']);
+    expect(report.scenarios).toHaveLength(4);
+    expect(report.loadBalancerDeltas).toHaveLength(2);
+    expect(report.pricePerformance!.available).toBe(false);
+  });
+
+  it('Markdown shows lb vs direct with the Welch interval, one implementation with rmqbench compare', async () => {
+    const rates = { [SCENARIOS[0]!]: [10_000, 10_100, 9_900], [SCENARIOS[2]!]: [20_000, 20_100, 19_900], [SCENARIOS[1]!]: [1, 1], [SCENARIOS[3]!]: [1, 1] };
+    const { stdout } = await reportCommand(storedRun('r1', rates), steadySamples, { ...base, format: 'markdown' });
+    expect(stdout).toContain(`| ${SCENARIOS[0]} vs ${SCENARIOS[2]} | −50.0% (−10,000 ± 227 msg/s) | lower: significant (95% CI of the delta excludes 0) |`);
+    expect(stdout).toContain('inside the noise');
+  });
+
+  it('writes one HTML file with the four charts and says so', async () => {
+    const out = join(dir(), 'r.html');
+    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 12_000])), steadySamples, { ...base, format: 'html', out });
+    expect(result.stdout).toBe(`wrote ${out} (4 charts: throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles)\n`);
+    expect(result.warnings).toEqual([]);
+    const html = readFileSync(out, 'utf8');
+    expect(html.match(/<figure class="chart"/g)).toHaveLength(4);
+    expect(html).toContain('data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="8"');
+  });
+
+  it('an HTML report of a run without a successful repetition has no charts, lists the failures and warns', async () => {
+    const out = join(dir(), 'failed.html');
+    const result = await reportCommand(storedRun('r1', uniformRates([null, null]), { status: 'FAILED' }), steadySamples, { ...base, format: 'html', out });
+    expect(result.warnings).toEqual(['run r1 (plan "fixture-plan", status FAILED) has no successful repetition (8 failed or missing): the report has no charts']);
+    const html = readFileSync(out, 'utf8');
+    expect(html).not.toContain('<figure');
+    expect(html).toContain('<section id="failed-repetitions">');
+  });
+
+  it('refuses a PNG for a run without a successful repetition, and a chart without data, naming what would work', async () => {
+    await expect(reportCommand(storedRun('r1', uniformRates([null])), steadySamples, { ...base, format: 'png' })).rejects.toThrow(
+      new ReportError('run r1 (plan "fixture-plan", status SUCCEEDED) has no successful repetition (4 failed or missing): there is no chart to draw; see rmqbench show r1'),
+    );
+    await expect(
+      reportCommand(storedRun('r1', uniformRates([1_000])), async () => [], { ...base, format: 'png', chart: 'throughput-over-time' }),
+    ).rejects.toThrow(/run r1 has no data for chart "throughput-over-time" .*; try --chart throughput-per-repetition/);
+  });
+
+  it('writes a PNG of the chosen chart to stdout with --out -', async () => {
+    const { stdout, files } = await reportCommand(storedRun('r1', uniformRates([1_000, 2_000])), steadySamples, { ...base, format: 'png', chart: 'latency-percentiles', out: '-' });
+    expect(files).toEqual([]);
+    expect((stdout as Buffer).subarray(1, 4).toString('latin1')).toBe('PNG');
+  });
+
+  it('warns, but still writes the report, when a cloud run\'s instance type is not in the catalog', async () => {
+    const out = join(dir(), 'unknown.html');
+    const run = storedRun('r1', uniformRates([1_000, 2_000]), { target: 'aws', environment: { instanceType: 'x9.mega' } });
+    const result = await reportCommand(run, steadySamples, { ...base, format: 'html', out });
+    expect(result.warnings).toEqual([expect.stringMatching(/^no price-performance section: unknown aws instance type "x9\.mega" in the price catalog; known: /)]);
+    expect(readFileSync(out, 'utf8')).toContain('Not available: unknown aws instance type');
+  });
+});
