@@ -12,6 +12,8 @@ command -v mvn >/dev/null || need_apt+=(maven)
 [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || need_apt+=(rabbitmq-server)
 command -v haproxy >/dev/null || need_apt+=(haproxy)
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
+# Headless Chromium opens the HTML report in test/report (charts render, no console errors).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
