@@ -1,0 +1,18 @@
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
+import { AwsClusterConfig, launchStack } from '../shared/aws-cluster';
+import { requireEnv } from '../shared/env';
+
+const config: AwsClusterConfig = {
+  templateBaseUrl: requireEnv('CLUSTER_TEMPLATE_BASE_URL'),
+  cloudFormationRoleArn: requireEnv('CLOUDFORMATION_ROLE_ARN'),
+  resultsBucketName: requireEnv('RAW_OUTPUT_BUCKET'),
+  expiryHours: Number(requireEnv('EXPIRY_HOURS')),
+  launchTimeoutMinutes: Number(requireEnv('LAUNCH_TIMEOUT_MINUTES')),
+};
+const cfn = new CloudFormationClient({});
+
+export const handler = async (event: { runId: string; target: WorkflowTarget; cluster: ScheduledCluster }) => {
+  if (event.target !== 'aws') throw new Error(`this controller launches AWS clusters; target "${event.target}" is not deployed here`);
+  return launchStack(cfn, config, event.runId, event.cluster);
+};

@@ -1,0 +1,115 @@
+import {
+  CloudFormationClient,
+  CreateStackCommand,
+  DeleteStackCommand,
+  DescribeStacksCommand,
+  type Stack,
+} from '@aws-sdk/client-cloudformation';
+import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
+
+export interface AwsClusterConfig {
+  /** S3 URL of the folder holding `cluster-<n>-nodes.template.json`. */
+  readonly templateBaseUrl: string;
+  /** The role CloudFormation assumes to create the cluster (the functions only pass it). */
+  readonly cloudFormationRoleArn: string;
+  readonly resultsBucketName: string;
+  /** Hours after which the sweeper deletes a cluster whatever its run's state. */
+  readonly expiryHours: number;
+  /** Minutes a launch may take before the run gives up on the cluster. */
+  readonly launchTimeoutMinutes: number;
+}
+
+export const SUPPORTED_NODE_COUNTS = [1, 3, 5] as const;
+
+export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
+  if (!(SUPPORTED_NODE_COUNTS as readonly number[]).includes(cluster.nodes)) {
+    throw new Error(`the AWS target has cluster templates for ${SUPPORTED_NODE_COUNTS.join(', ')} nodes, not ${cluster.nodes}`);
+  }
+  const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
+  await cfn.send(
+    new CreateStackCommand({
+      StackName: cluster.clusterId,
+      TemplateURL: `${config.templateBaseUrl}/cluster-${cluster.nodes}-nodes.template.json`,
+      RoleARN: config.cloudFormationRoleArn,
+      Capabilities: ['CAPABILITY_IAM'],
+      Parameters: [{ ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName }],
+      // Stack tags propagate to every taggable resource of the stack.
+      Tags: [
+        { Key: RUN_ID_TAG, Value: runId },
+        { Key: EXPIRES_AT_TAG, Value: expiresAt },
+      ],
+      OnFailure: 'DELETE',
+    }),
+  );
+  return { clusterId: cluster.clusterId, readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(), expiresAt };
+}
+
+/** Ready once CREATE_COMPLETE; a failed or rolled-back stack, or a passed deadline, is an error that leads to teardown. */
+export async function checkStack(cfn: CloudFormationClient, launch: { clusterId: string; readyBy: string }, now = new Date()) {
+  const response = await cfn.send(new DescribeStacksCommand({ StackName: launch.clusterId }));
+  const stack: Stack | undefined = response.Stacks?.[0];
+  const status = stack?.StackStatus ?? 'UNKNOWN';
+  if (status === 'CREATE_COMPLETE') {
+    const outputs = Object.fromEntries((stack?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']));
+    return { ready: true, status, outputs };
+  }
+  if (status !== 'CREATE_IN_PROGRESS') throw new Error(`stack ${launch.clusterId} is ${status}: ${stack?.StackStatusReason ?? 'no reason given'}`);
+  if (now.getTime() > Date.parse(launch.readyBy)) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})`);
+  return { ready: false, status };
+}
+
+export async function deleteStack(cfn: CloudFormationClient, roleArn: string, clusterId: string): Promise<void> {
+  await cfn.send(new DeleteStackCommand({ StackName: clusterId, RoleARN: roleArn }));
+}
+
+/** Stacks of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. */
+export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date()): Promise<string[]> {
+  const names: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await cfn.send(new DescribeStacksCommand({ NextToken: token }));
+    for (const stack of page.Stacks ?? []) {
+      const expiry = stack.Tags?.find((tag) => tag.Key === EXPIRES_AT_TAG)?.Value;
+      if (stack.StackName?.startsWith(prefix) && expiry && Date.parse(expiry) < now.getTime() && !stack.StackStatus?.startsWith('DELETE_')) names.push(stack.StackName);
+    }
+    token = page.NextToken;
+  } while (token);
+  return names;
+}
+
+/** Stacks launched for one run (the failure rule tears them down). */
+export async function stacksOfRun(cfn: CloudFormationClient, runId: string): Promise<string[]> {
+  const names: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await cfn.send(new DescribeStacksCommand({ NextToken: token }));
+    for (const stack of page.Stacks ?? []) {
+      if (stack.Tags?.some((tag) => tag.Key === RUN_ID_TAG && tag.Value === runId) && !stack.StackStatus?.startsWith('DELETE_')) names.push(stack.StackName!);
+    }
+    token = page.NextToken;
+  } while (token);
+  return names;
+}
+
+
+/** Starts PerfTest on the load generator with SSM Run Command (AWS-RunShellScript); its script uploads the output to S3. */
+export async function startPerfTest(ssm: SSMClient, instanceId: string, script: string, timeoutSeconds: number) {
+  const response = await ssm.send(
+    new SendCommandCommand({
+      InstanceIds: [instanceId],
+      DocumentName: 'AWS-RunShellScript',
+      Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
+      TimeoutSeconds: 60,
+    }),
+  );
+  return { commandId: response.Command?.CommandId ?? '', instanceId };
+}
+
+export async function perfTestState(ssm: SSMClient, started: { commandId: string; instanceId: string }) {
+  const response = await ssm.send(new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }));
+  const status = response.Status ?? 'Pending';
+  if (['Pending', 'InProgress', 'Delayed'].includes(status)) return { done: false, status };
+  return { done: true, status, exitCode: response.ResponseCode ?? -1 };
+}

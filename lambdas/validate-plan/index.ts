@@ -1,0 +1,4 @@
+import { buildSchedule, WorkflowInput } from '../../state-machines/schedule';
+
+/** ValidatePlan: an invalid plan throws PlanValidationError, whose message lists every problem; the execution fails with it. */
+export const handler = async (event: { input: WorkflowInput; executionName: string }) => buildSchedule(event.input, event.executionName);
