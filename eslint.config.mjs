@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'cdk.out/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'cdk.out/**', 'coverage/**', '.venv-tools/**', '**/*.js', '**/*.mjs'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+jest.setTimeout(600_000);
+
+const cli = join(__dirname, '../../dist/bin/rmqbench.js');
+
+describe('rmqbench CLI end to end on the local target', () => {
+  const home = mkdtempSync(join(tmpdir(), 'rmqbench-cli-e2e-'));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  const rmqbench = (...args: string[]) => {
+    if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build (npm test does)`);
+    return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, RMQBENCH_HOME: home } });
+  };
+
+  test('run stores results in the persisted DynamoDB Local; runs, show and report read them back in later invocations', () => {
+    const plan = join(home, 'tiny.yaml');
+    writeFileSync(
+      plan,
+      `name: tiny
+repetitions: 2
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - { name: w, messageSizeBytes: 150, durationSeconds: 3 }
+`,
+    );
+    const run = rmqbench('run', plan, '--json');
+    expect(run.stderr).toMatch(/\[2\/2\] one-node\/w repetition 2\/2/);
+    expect(run.status).toBe(0);
+    const outcome = JSON.parse(run.stdout) as { runId: string; status: string };
+    expect(outcome.status).toBe('SUCCEEDED');
+
+    const runs = rmqbench('runs', '--json');
+    expect(runs.status).toBe(0);
+    expect((JSON.parse(runs.stdout) as { runId: string }[]).map((r) => r.runId)).toContain(outcome.runId);
+
+    const show = rmqbench('show', outcome.runId, '--json');
+    const stored = JSON.parse(show.stdout) as { repetitions: { status: string; result: { summary: { receiveRateAvg: number } } }[] };
+    expect(stored.repetitions).toHaveLength(2);
+    for (const rep of stored.repetitions) expect(rep.result.summary.receiveRateAvg).toBeGreaterThan(0);
+
+    const report = rmqbench('report', outcome.runId);
+    expect(report.status).toBe(0);
+    expect(report.stdout).toMatch(/\| one-node\/w \| 2\/2 \| [\d,]+ ± [\d,]+ \| [\d,]+ ± [\d,]+ \|/);
+
+    const missing = rmqbench('show', 'no-such-run');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr.trim()).toMatch(/^rmqbench: no run "no-such-run"/);
+
+    // Nothing the CLI started is left running.
+    const left = spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim();
+    expect(left).toBe('');
+  });
+});
