@@ -11,9 +11,10 @@ import {
   type RepetitionSamples,
 } from '../core/charts';
 import type { PriceCatalog } from '../core/cost-catalog';
-import { renderHtmlReport, runReportDocument } from '../core/html-report';
+import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/html-report';
 import { aggregateRun, loadBalancerDeltas, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
 import type { PerSecondSample } from '../core/result-model';
+import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
 import { renderVegaLiteToSvg, svgToPng } from './render-charts';
 
@@ -122,6 +123,41 @@ export async function chartsFor(stored: StoredRun, aggregates: ReturnType<typeof
     latencyPercentilesChart(aggregates),
   ];
   return charts.filter((chart) => chart.marks.count > 0);
+}
+
+/** `rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]`: no run needed, no store opened. */
+export async function thesisChapter7Report(options: Omit<ReportCommandOptions, 'chart'>): Promise<ReportCommandResult> {
+  const tables = thesisChapter7Tables(options.catalog);
+  if (options.json) return { stdout: json({ tables }), warnings: [], files: [] };
+  if (options.format === 'markdown') {
+    const lines = ['# Price-performance: thesis chapter 7 reproduced', ''];
+    for (const table of tables) {
+      lines.push(`## Table ${table.table}: ${table.queues} queue${table.queues === 1 ? '' : 's'}`, '', '| throughput | first choice (capacity) | second | third |', '|---|---|---|---|');
+      for (const row of table.rows) lines.push(`| ${row.join(' | ')} |`);
+      lines.push('');
+    }
+    return { stdout: lines.join('\n'), warnings: [], files: [] };
+  }
+  const chart = throughputVsQueuesChart(
+    THESIS_TABLES.flatMap(({ queues }) =>
+      Object.entries(THESIS_MAXIMA[queues]).map(([instanceType, throughput]) => ({ series: instanceType, queues, throughput, scenarioId: `thesis ${instanceType} ${queues} queues` })),
+    ),
+  );
+  const [svg] = await renderVegaLiteToSvg([chart.spec]);
+  const out = options.out ?? (options.format === 'png' ? 'thesis-ch7-throughput-vs-queues.png' : 'thesis-ch7.html');
+  const content =
+    options.format === 'png'
+      ? svgToPng(svg!)
+      : renderHtmlReport(
+          thesisChapter7Document({
+            tables,
+            chart: { chart: { id: chart.id, title: chart.title, caption: 'Maximum throughput per instance type at 1, 2, 10 and 200 queues, as used for Tables 7.4–7.7.', marks: chart.marks }, svg: svg! },
+            generatedAt: (options.now ?? new Date()).toISOString(),
+          }),
+        );
+  if (out === '-') return { stdout: content, warnings: [], files: [] };
+  writeFileSync(out, content);
+  return { stdout: `wrote ${resolve(out)}\n`, warnings: [], files: [resolve(out)] };
 }
 
 function json(value: unknown): string {

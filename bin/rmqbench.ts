@@ -18,7 +18,7 @@ import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
-import { isChartId, REPORT_FORMATS, reportCommand, type ReportFormat } from './report-command';
+import { isChartId, REPORT_FORMATS, reportCommand, thesisChapter7Report, type ReportFormat } from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
 class CliError extends Error {
@@ -41,6 +41,8 @@ Usage:
                                                   with Vega-Lite SVG charts, or one chart as PNG
                                                   (--chart throughput-per-repetition|throughput-over-time|
                                                   throughput-vs-queues|latency-percentiles)
+  rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]
+                                                  Tables 7.4-7.7 recomputed from the thesis's inputs
   rmqbench compare <runId> [<runId>...] [--json]  per-scenario deltas with 95% CIs against the baseline run
                                                   (one run: vs its plan's baseline, and lb vs direct)
   rmqbench baseline <runId> [--json]              mark a run as the baseline of its plan
@@ -93,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
         format: { type: 'string', default: 'markdown' },
         out: { type: 'string' },
         chart: { type: 'string' },
+        'thesis-ch7': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -140,9 +143,19 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       });
     case 'report': {
-      const runId = requireArg(rest, 'report <runId>');
       const format = parsed.values.format;
       if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
+      if (parsed.values['thesis-ch7']) {
+        const result = await thesisChapter7Report({
+          format: format as ReportFormat,
+          json: options.json,
+          catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
+          ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
+        });
+        process.stdout.write(result.stdout);
+        return 0;
+      }
+      const runId = requireArg(rest, 'report <runId>');
       const chart = parsed.values.chart;
       if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues or latency-percentiles`, 2);
       const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));

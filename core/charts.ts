@@ -139,6 +139,8 @@ export function throughputVsQueuesChart(points: readonly QueueThroughputPoint[])
     .sort((a, b) => a.series.localeCompare(b.series) || a.queues - b.queues)
     .map((point) => ({ ...point, throughput: Math.round(point.throughput) }));
   const queueCounts = [...new Set(values.map((point) => point.queues))].sort((a, b) => a - b);
+  // tableau10 repeats colors beyond ten lines (the thesis compares eleven instance types).
+  const scheme = new Set(values.map((point) => point.series)).size > 10 ? 'category20' : 'tableau10';
   return {
     id: 'throughput-vs-queues',
     title: 'Throughput vs number of queues',
@@ -153,11 +155,11 @@ export function throughputVsQueuesChart(points: readonly QueueThroughputPoint[])
           field: 'queues',
           type: 'quantitative',
           title: 'queues',
-          scale: { type: queueCounts.length > 1 && queueCounts.at(-1)! / queueCounts[0]! >= 10 ? 'log' : 'linear', zero: false },
+          scale: { type: queueCounts.length > 1 && queueCounts.at(-1)! / queueCounts[0]! >= 10 ? 'log' : 'linear', zero: false, nice: false },
           axis: { values: queueCounts, format: 'd' },
         },
         y: { field: 'throughput', type: 'quantitative', title: 'receive rate (msg/s)' },
-        color: { field: 'series', type: 'nominal', title: 'instance type', scale: { scheme: 'tableau10' } },
+        color: { field: 'series', type: 'nominal', title: 'instance type', scale: { scheme } },
         tooltip: [
           { field: 'series', type: 'nominal', title: 'instance type' },
           { field: 'scenarioId', type: 'nominal', title: 'scenario' },

@@ -251,3 +251,25 @@ export function pricePerformanceTableBlocks(
     rows: table.rows.length > 0 ? table.rows : [['no candidate reaches 10k msg/s', '-', '-', '-']],
   }));
 }
+
+/** `rmqbench report --thesis-ch7`: Tables 7.4–7.7 recomputed from the thesis's inputs, with the maxima behind them. */
+export function thesisChapter7Document(input: {
+  readonly tables: readonly { readonly queues: number; readonly table: string; readonly rows: readonly (readonly string[])[] }[];
+  readonly chart: RenderedChart;
+  readonly generatedAt: string;
+}): HtmlReportDocument {
+  const captions = new Map(input.tables.map((table) => [table.queues, `Table ${table.table}: best price-performance, ${table.queues} queue${table.queues === 1 ? '' : 's'}`]));
+  return {
+    title: 'Price-performance: thesis chapter 7 reproduced',
+    facts: [
+      ['model', 'score = throughput / monthly cost (7.1), capacity = throughput / maximum throughput (7.2)'],
+      ['costs', 'thesis Tables 7.1–7.3 (on demand, 730 h per month)'],
+      ['maxima', 'per instance type and queue count, read back from the capacities of Tables 7.4–7.7 (core/thesis-ch7.ts)'],
+    ],
+    sections: [
+      { id: 'charts', title: 'Maximum throughput vs number of queues (Figures 6.1–6.4)', blocks: [{ kind: 'chart', rendered: input.chart }] },
+      { id: 'price-performance', title: 'Tables 7.4–7.7', blocks: pricePerformanceTableBlocks(input.tables, (queues) => captions.get(queues)!) },
+    ],
+    generatedAt: input.generatedAt,
+  };
+}

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { reportCommand, ReportError } from '../../bin/report-command';
+import { reportCommand, ReportError, thesisChapter7Report } from '../../bin/report-command';
 import { SCENARIOS, steadySamples, storedRun, uniformRates } from './report-fixtures';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'rmqbench-report-'));
@@ -65,5 +65,23 @@ describe('rmqbench report', () => {
     const result = await reportCommand(run, steadySamples, { ...base, format: 'html', out });
     expect(result.warnings).toEqual([expect.stringMatching(/^no price-performance section: unknown aws instance type "x9\.mega" in the price catalog; known: /)]);
     expect(readFileSync(out, 'utf8')).toContain('Not available: unknown aws instance type');
+  });
+});
+
+describe('rmqbench report --thesis-ch7', () => {
+  it('--json gives Tables 7.4–7.7 as the thesis prints them', async () => {
+    const { stdout } = await thesisChapter7Report({ ...base, format: 'markdown', json: true });
+    const { tables } = JSON.parse(stdout as string) as { tables: { table: string; queues: number; rows: string[][] }[] };
+    expect(tables.map((table) => [table.table, table.queues])).toEqual([['7.4', 1], ['7.5', 2], ['7.6', 10], ['7.7', 200]]);
+    expect(tables[0]!.rows[0]).toEqual(['Up to 10k-20k', 't3.xlarge (35% - 70%)', 'c5.xlarge (18% - 36%)', 'm5.xlarge (20% - 41%)']);
+  });
+
+  it('HTML has the four tables and the maxima chart, one point per instance type and queue count', async () => {
+    const out = join(dir(), 'thesis.html');
+    await thesisChapter7Report({ ...base, format: 'html', out });
+    const html = readFileSync(out, 'utf8');
+    expect(html.match(/<caption>Table 7\.\d: best price-performance/g)).toHaveLength(4);
+    expect(html).toContain('data-mark-kind="symbol" data-expected-marks="44"');
+    expect(html.match(/<g class="mark-symbol role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/)![1]!.match(/<path /g)).toHaveLength(44);
   });
 });
