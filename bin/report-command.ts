@@ -67,7 +67,11 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   const nothingToChart = `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
 
   if (options.format === 'markdown') {
-    return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions), warnings, files: [] };
+    if (options.json || options.out === undefined || options.out === '-') {
+      return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions), warnings, files: [] };
+    }
+    writeFileSync(options.out, renderMarkdownReport(run, repetitions));
+    return { stdout: `wrote ${resolve(options.out)}\n`, warnings, files: [resolve(options.out)] };
   }
 
   if (options.format === 'png') {

@@ -235,6 +235,13 @@ export function runPricePerformance(run: RunRecord, aggregates: readonly Scenari
     if (error instanceof PriceCatalogError) return { available: false, reason: error.message };
     throw error;
   }
+  // Two clusters of the same composition (e.g. quorum and classic queues) stay two candidates.
+  const descriptions = costs.map((cost) => cost.description);
+  costs.forEach((cost, index) => {
+    if (descriptions.indexOf(cost.description) !== descriptions.lastIndexOf(cost.description)) {
+      costs[index] = { ...cost, description: `${cost.description} (${cost.clusterName})` };
+    }
+  });
   const byCluster = new Map(costs.map((cost) => [cost.clusterName, cost]));
   const measurements = aggregates.flatMap((aggregate) => {
     const fact = facts.get(aggregate.scenarioId);

@@ -69,6 +69,14 @@ describe('HTML report', () => {
     expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
   });
 
+  it('keeps two clusters of the same composition apart in the price-performance table', () => {
+    const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } });
+    const plan = stored.run.plan as { clusters: { connection: string }[] };
+    const twins = { ...stored.run, plan: { ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, connection: 'direct' })) } };
+    const result = runPricePerformance(twins, aggregateRun(twins, stored.repetitions), defaultPriceCatalog);
+    expect(result.available && result.costs.map((cost) => cost.description)).toEqual(['3 × c5.xlarge (c-lb)', '3 × c5.xlarge (c-direct)']);
+  });
+
   it('names the unknown instance type instead of failing', () => {
     expect(report({ target: 'azure', environment: { instanceType: 'F999s' } })).toMatch(/Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/);
   });
