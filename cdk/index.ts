@@ -3,3 +3,4 @@ export * from './LoadGenerator';
 export * from './rabbitmq-release';
 export * from './instance-tiers';
 export * from './perf-test-artifacts';
+export * from './BenchmarkController';

@@ -4,7 +4,11 @@ import { AwsClusterConfig, launchStack } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
 
 const config: AwsClusterConfig = {
-  templateBaseUrl: requireEnv('CLUSTER_TEMPLATE_BASE_URL'),
+  templateUrls: Object.fromEntries(
+    Object.entries(process.env)
+      .filter(([name, value]) => name.startsWith('CLUSTER_TEMPLATE_URL_') && value)
+      .map(([name, value]) => [Number(name.slice('CLUSTER_TEMPLATE_URL_'.length)), value!]),
+  ),
   cloudFormationRoleArn: requireEnv('CLOUDFORMATION_ROLE_ARN'),
   resultsBucketName: requireEnv('RAW_OUTPUT_BUCKET'),
   expiryHours: Number(requireEnv('EXPIRY_HOURS')),

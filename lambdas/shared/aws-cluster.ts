@@ -10,8 +10,8 @@ import type { ScheduledCluster } from '../../state-machines/schedule';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 export interface AwsClusterConfig {
-  /** S3 URL of the folder holding `cluster-<n>-nodes.template.json`. */
-  readonly templateBaseUrl: string;
+  /** S3 URL of the cluster + load generator template, per node count. */
+  readonly templateUrls: Readonly<Record<number, string>>;
   /** The role CloudFormation assumes to create the cluster (the functions only pass it). */
   readonly cloudFormationRoleArn: string;
   readonly resultsBucketName: string;
@@ -21,17 +21,16 @@ export interface AwsClusterConfig {
   readonly launchTimeoutMinutes: number;
 }
 
-export const SUPPORTED_NODE_COUNTS = [1, 3, 5] as const;
-
 export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
-  if (!(SUPPORTED_NODE_COUNTS as readonly number[]).includes(cluster.nodes)) {
-    throw new Error(`the AWS target has cluster templates for ${SUPPORTED_NODE_COUNTS.join(', ')} nodes, not ${cluster.nodes}`);
+  const templateUrl = config.templateUrls[cluster.nodes];
+  if (!templateUrl) {
+    throw new Error(`the AWS target has cluster templates for ${Object.keys(config.templateUrls).join(', ')} nodes, not ${cluster.nodes}`);
   }
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   await cfn.send(
     new CreateStackCommand({
       StackName: cluster.clusterId,
-      TemplateURL: `${config.templateBaseUrl}/cluster-${cluster.nodes}-nodes.template.json`,
+      TemplateURL: templateUrl,
       RoleARN: config.cloudFormationRoleArn,
       Capabilities: ['CAPABILITY_IAM'],
       Parameters: [{ ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName }],

@@ -1,0 +1,299 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, ArnFormat, CfnParameter, Duration, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { TABLE_KEYS } from '../core/result-items';
+import { buildBenchmarkDefinition } from '../state-machines/definition';
+import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
+import { LoadGenerator } from './LoadGenerator';
+import { RabbitMqCluster } from './RabbitMqCluster';
+
+/** Node counts the controller ships cluster templates for (one template per count). */
+export const CONTROLLER_NODE_COUNTS = [1, 3, 5] as const;
+/** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
+export const CLUSTER_STACK_PREFIX = 'rmqbench-';
+
+export interface BenchmarkScheduleProps {
+  /** An EventBridge Scheduler expression, e.g. `rate(7 days)` or `cron(0 3 ? * MON *)`. */
+  readonly expression: string;
+  /** The benchmark plan to run (the same model as the CLI's YAML/JSON plans). */
+  readonly plan: Record<string, unknown>;
+}
+
+export interface BenchmarkControllerProps {
+  /**
+   * The results table (keys PK/SK, index GSI1 on GSI1PK/GSI1SK with KEYS_ONLY projection).
+   * @default - a new table with point-in-time recovery
+   */
+  readonly resultsTable?: dynamodb.ITable;
+  /** Cluster configurations launched at the same time. @default 4 */
+  readonly maxConcurrency?: number;
+  /** Hours after which the sweeper deletes a launched cluster whatever its run's state. @default 12 */
+  readonly expiryHours?: number;
+  /** Minutes a cluster may take to become ready. @default 30 */
+  readonly launchTimeoutMinutes?: number;
+  /** Days raw PerfTest output is kept in the bucket. @default 90 */
+  readonly rawOutputRetentionDays?: number;
+  /** Runs a plan on a schedule (EventBridge Scheduler). @default - no schedule: start executions yourself */
+  readonly schedule?: BenchmarkScheduleProps;
+  /** Folder holding the bundled handlers (`<name>/index.js`). @default - dist/lambdas of this package */
+  readonly lambdaBundleDir?: string;
+  /** What happens to the table and bucket when the stack is deleted. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+const FUNCTIONS: Record<FunctionPlaceholder, string> = {
+  ValidatePlanFunctionArn: 'validate-plan',
+  RunRecordFunctionArn: 'run-record',
+  LaunchClusterFunctionArn: 'launch-cluster',
+  CheckClusterFunctionArn: 'check-cluster',
+  SmokeTestFunctionArn: 'smoke-test',
+  StartRepetitionFunctionArn: 'start-repetition',
+  CheckRepetitionFunctionArn: 'check-repetition',
+  IngestRepetitionFunctionArn: 'ingest-repetition',
+  TeardownClusterFunctionArn: 'teardown-cluster',
+};
+
+/**
+ * The serverless benchmark controller: a Step Functions workflow that validates a plan, launches a
+ * RabbitMQ cluster and load generator per cluster configuration (CloudFormation), smoke-tests it,
+ * runs PerfTest over SSM, ingests results into DynamoDB and always tears down; with a failure rule
+ * and an hourly sweeper as safety nets.
+ */
+export class BenchmarkController extends Construct {
+  public readonly stateMachine: sfn.StateMachine;
+  public readonly resultsTable: dynamodb.ITable;
+  public readonly rawOutputBucket: s3.Bucket;
+  public readonly functions: Readonly<Record<string, lambda.Function>>;
+  /** The role CloudFormation assumes to create and delete cluster stacks. */
+  public readonly cloudFormationRole: iam.Role;
+  /** The cluster + load generator template for each supported node count. */
+  public readonly clusterTemplates: Readonly<Record<number, s3assets.Asset>>;
+  public readonly failureRule: events.Rule;
+  public readonly sweeperRule: events.Rule;
+  public readonly schedule?: scheduler.CfnSchedule;
+
+  constructor(scope: Construct, id: string, props: BenchmarkControllerProps = {}) {
+    super(scope, id);
+    const maxConcurrency = props.maxConcurrency ?? 4;
+    const expiryHours = props.expiryHours ?? 12;
+    const launchTimeoutMinutes = props.launchTimeoutMinutes ?? 30;
+    const retentionDays = props.rawOutputRetentionDays ?? 90;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    // From the sources (cdk/) or the compiled package (dist/cdk/): the package root holds package.json.
+    const packageRoot = existsSync(join(__dirname, '..', 'package.json')) ? join(__dirname, '..') : join(__dirname, '..', '..');
+    const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambdas');
+    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
+    if (!(expiryHours > 0 && expiryHours <= 168)) throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
+    if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {
+      throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
+    }
+    const stack = Stack.of(this);
+
+    this.resultsTable = props.resultsTable ?? this.createTable(removalPolicy);
+    this.rawOutputBucket = new s3.Bucket(this, 'RawOutput', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      lifecycleRules: [{ expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      removalPolicy,
+    });
+    Validations.of(this.rawOutputBucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
+    });
+
+    const templatesDir = synthesizeClusterTemplates();
+    this.clusterTemplates = Object.fromEntries(
+      CONTROLLER_NODE_COUNTS.map((nodes) => [nodes, new s3assets.Asset(this, `ClusterTemplate${nodes}Nodes`, { path: join(templatesDir, `cluster-${nodes}-nodes.template.json`) })]),
+    );
+
+    this.cloudFormationRole = new iam.Role(this, 'CloudFormationRole', {
+      assumedBy: new iam.ServicePrincipal('cloudformation.amazonaws.com'),
+      description: 'Creates and deletes rmqbench cluster stacks (VPC, EC2, load balancer, IAM roles of the nodes)',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('PowerUserAccess')],
+    });
+    this.cloudFormationRole.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'NodeRolesOfClusterStacks',
+        actions: ['iam:CreateRole', 'iam:DeleteRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:AttachRolePolicy', 'iam:DetachRolePolicy', 'iam:GetRole', 'iam:PassRole', 'iam:TagRole', 'iam:CreateInstanceProfile', 'iam:DeleteInstanceProfile', 'iam:AddRoleToInstanceProfile', 'iam:RemoveRoleFromInstanceProfile', 'iam:GetInstanceProfile'],
+        resources: [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${CLUSTER_STACK_PREFIX}*` }), stack.formatArn({ service: 'iam', region: '', resource: 'instance-profile', resourceName: `${CLUSTER_STACK_PREFIX}*` })],
+      }),
+    );
+    Validations.of(this.cloudFormationRole).acknowledge(
+      { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]', reason: 'Only CloudFormation assumes this role, to build whole cluster stacks (VPC, EC2, NLB, Secrets Manager); callers can only pass it.' },
+      { id: 'AwsSolutions-IAM5', reason: 'IAM actions are limited to roles and instance profiles named with the rmqbench- stack prefix.' },
+    );
+
+    const stackArns = stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${CLUSTER_STACK_PREFIX}*/*` });
+    const environment: Record<string, string> = {
+      RESULTS_TABLE: this.resultsTable.tableName,
+      RAW_OUTPUT_BUCKET: this.rawOutputBucket.bucketName,
+      ...Object.fromEntries(CONTROLLER_NODE_COUNTS.map((nodes) => [`CLUSTER_TEMPLATE_URL_${nodes}`, this.clusterTemplates[nodes]!.httpUrl])),
+      CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
+      EXPIRY_HOURS: String(expiryHours),
+      LAUNCH_TIMEOUT_MINUTES: String(launchTimeoutMinutes),
+    };
+    const makeFunction = (name: string, timeout = Duration.minutes(1)) => {
+      const fn = new lambda.Function(this, `${pascal(name)}Function`, {
+        runtime: lambda.Runtime.NODEJS_24_X,
+        handler: 'index.handler',
+        code: lambda.Code.fromAsset(join(bundleDir, name)),
+        timeout,
+        memorySize: 512,
+        tracing: lambda.Tracing.ACTIVE,
+        environment,
+        description: `rmqbench ${name}`,
+      });
+      Validations.of(fn).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason: 'The AWS-managed minimum for a function to write its own logs.',
+      });
+      Validations.of(fn).acknowledge({ id: 'AwsSolutions-IAM5[Action::xray:PutTraceSegments]', reason: 'X-Ray tracing actions have no resource-level permissions.' }, { id: 'AwsSolutions-IAM5[Action::xray:PutTelemetryRecords]', reason: 'X-Ray tracing actions have no resource-level permissions.' });
+      return fn;
+    };
+    const functions: Record<string, lambda.Function> = {};
+    for (const name of new Set(Object.values(FUNCTIONS))) functions[name] = makeFunction(name, name === 'smoke-test' ? Duration.minutes(2) : Duration.minutes(1));
+    functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));
+    functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
+    this.functions = functions;
+
+    this.resultsTable.grantReadWriteData(functions['run-record']!);
+    this.resultsTable.grantReadWriteData(functions['ingest-repetition']!);
+    this.resultsTable.grantReadWriteData(functions['failure-handler']!);
+    this.rawOutputBucket.grantRead(functions['ingest-repetition']!, 'runs/*');
+    this.rawOutputBucket.grantReadWrite(functions['check-repetition']!, 'runs/*');
+    for (const asset of Object.values(this.clusterTemplates)) asset.grantRead(functions['launch-cluster']!);
+
+    const passRole = new iam.PolicyStatement({ sid: 'PassCloudFormationRole', actions: ['iam:PassRole'], resources: [this.cloudFormationRole.roleArn] });
+    functions['launch-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'CreateRunStacks', actions: ['cloudformation:CreateStack', 'cloudformation:TagResource'], resources: [stackArns] }));
+    functions['launch-cluster']!.addToRolePolicy(passRole);
+    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
+    for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
+      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
+      functions[name]!.addToRolePolicy(passRole);
+    }
+    for (const name of ['failure-handler', 'sweeper']) {
+      // Finding a run's stacks means listing stacks, which has no resource-level permission.
+      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:DescribeStacks'], resources: ['*'] }));
+    }
+    functions['start-repetition']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'RunShellScriptOnLoadGenerators',
+        actions: ['ssm:SendCommand'],
+        resources: [stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' })],
+        conditions: { StringEquals: { 'ssm:resourceTag/rmqbench:component': 'load-generator' } },
+      }),
+    );
+    functions['start-repetition']!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
+    );
+    functions['check-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    functions['smoke-test']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadClusterAdminSecrets',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+        conditions: { StringLike: { 'secretsmanager:ResourceTag/rmqbench:run-id': '*' } },
+      }),
+    );
+    for (const fn of Object.values(functions)) {
+      Validations.of(fn).acknowledge({ id: 'AwsSolutions-IAM5', reason: 'Wildcards are limited to rmqbench- stacks, tagged load generators and secrets, the run/ prefix of the raw output bucket, the table index, or actions without resource-level permissions (DescribeStacks listing, GetCommandInvocation).' });
+    }
+
+    const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    const definition = buildBenchmarkDefinition({ maxConcurrency });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(definition)),
+      definitionSubstitutions: Object.fromEntries(FUNCTION_PLACEHOLDERS.map((placeholder) => [placeholder, functions[FUNCTIONS[placeholder]]!.functionArn])),
+      tracingEnabled: true,
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+      timeout: Duration.seconds(definition.TimeoutSeconds),
+    });
+    for (const name of new Set(Object.values(FUNCTIONS))) functions[name]!.grantInvoke(this.stateMachine);
+    Validations.of(this.stateMachine).acknowledge({ id: 'AwsSolutions-IAM5', reason: 'lambda:InvokeFunction on the workflow functions includes their versions (:*), and log delivery / X-Ray actions have no resource-level permissions.' });
+
+    this.failureRule = new events.Rule(this, 'FailureRule', {
+      description: 'Tears down the clusters of a failed, timed-out or aborted benchmark execution and records the run FAILED',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
+      },
+      targets: [new targets.LambdaFunction(functions['failure-handler']!, { retryAttempts: 4 })],
+    });
+    this.sweeperRule = new events.Rule(this, 'SweeperRule', {
+      description: 'Hourly: deletes rmqbench cluster stacks whose expiry tag has passed',
+      schedule: events.Schedule.rate(Duration.hours(1)),
+      targets: [new targets.LambdaFunction(functions.sweeper!)],
+    });
+
+    if (props.schedule) {
+      const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
+      this.stateMachine.grantStartExecution(role);
+      this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
+        scheduleExpression: props.schedule.expression,
+        flexibleTimeWindow: { mode: 'OFF' },
+        target: { arn: this.stateMachine.stateMachineArn, roleArn: role.roleArn, input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }) },
+      });
+    }
+  }
+
+  private createTable(removalPolicy: RemovalPolicy): dynamodb.Table {
+    const table = new dynamodb.Table(this, 'Results', {
+      partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      removalPolicy,
+    });
+    table.addGlobalSecondaryIndex({
+      indexName: TABLE_KEYS.gsi1Name,
+      partitionKey: { name: TABLE_KEYS.gsi1PartitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.gsi1SortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+    return table;
+  }
+}
+
+let templatesDir: string | undefined;
+
+/** Synthesizes the cluster + load generator template once per supported node count (no assets inside: plain templates). */
+function synthesizeClusterTemplates(): string {
+  if (templatesDir) return templatesDir;
+  const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
+  const dir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-template-files-'));
+  const app = new App({ outdir });
+  for (const nodes of CONTROLLER_NODE_COUNTS) {
+    const stack = new Stack(app, `Cluster${nodes}`);
+    const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
+    const cluster = new RabbitMqCluster(stack, 'Cluster', { nodeCount: nodes, pinCapacity: true, allowedPeers: [ec2.Peer.ipv4('10.0.0.0/8')] });
+    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc: cluster.vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
+    Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+  }
+  const assembly = app.synth();
+  for (const nodes of CONTROLLER_NODE_COUNTS) {
+    const artifact = assembly.getStackByName(`Cluster${nodes}`);
+    writeFileSync(join(dir, `cluster-${nodes}-nodes.template.json`), readFileSync(join(outdir, artifact.templateFile)));
+  }
+  templatesDir = dir;
+  return dir;
+}
+
+function pascal(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
+}

@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { BenchmarkController } from '../../cdk';
+
+const ROOT = resolve(__dirname, '../..');
+const CFN_LINT = join(ROOT, '.venv-tools/bin/cfn-lint');
+
+let app: App;
+let stack: Stack;
+let template: Template;
+beforeAll(() => {
+  // The handlers are bundled by the build; bundle them here so the assets exist.
+  const bundle = spawnSync(process.execPath, [join(ROOT, 'scripts/bundle-lambdas.mjs')], { encoding: 'utf8' });
+  if (bundle.status !== 0) throw new Error(`bundling failed: ${bundle.stderr}`);
+  app = new App();
+  stack = new Stack(app, 'Controller');
+  new BenchmarkController(stack, 'Controller', { schedule: { expression: 'rate(7 days)', plan: { name: 'weekly' } } });
+  template = Template.fromStack(stack);
+}, 120_000);
+
+type Statement = { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
+function statements(sid: string): Statement[] {
+  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+    ((policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement).filter((statement) => statement.Sid === sid),
+  );
+}
+
+describe('BenchmarkController', () => {
+  test('the results table has the store key design and point-in-time recovery', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'PK', KeyType: 'HASH' }, { AttributeName: 'SK', KeyType: 'RANGE' }],
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'GSI1', Projection: { ProjectionType: 'KEYS_ONLY' } })],
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+
+  test('the raw output bucket is encrypted, TLS only and expires objects', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: Match.anyValue(),
+      LifecycleConfiguration: { Rules: [Match.objectLike({ ExpirationInDays: 90, Status: 'Enabled' })] },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  test('the state machine logs ALL without execution data and traces with X-Ray', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: false }),
+      TracingConfiguration: { Enabled: true },
+      DefinitionSubstitutions: Match.objectLike({ ValidatePlanFunctionArn: Match.anyValue(), TeardownClusterFunctionArn: Match.anyValue() }),
+    });
+  });
+
+  test('SSM SendCommand reaches only tagged load generator instances and the AWS-RunShellScript document', () => {
+    const [instances] = statements('RunShellScriptOnLoadGenerators');
+    expect(instances!.Action).toBe('ssm:SendCommand');
+    expect(JSON.stringify(instances!.Resource)).toContain(':instance/*');
+    expect(instances!.Condition).toEqual({ StringEquals: { 'ssm:resourceTag/rmqbench:component': 'load-generator' } });
+    const [document] = statements('RunShellScriptDocument');
+    expect(JSON.stringify(document!.Resource)).toContain(':document/AWS-RunShellScript');
+  });
+
+  test('CloudFormation create, describe and delete are limited to stacks with the rmqbench- prefix', () => {
+    for (const sid of ['CreateRunStacks', 'DescribeRunStacks', 'DeleteRunStacks']) {
+      const found = statements(sid);
+      expect(found.length).toBeGreaterThan(0);
+      for (const statement of found) expect(JSON.stringify(statement.Resource)).toContain(':stack/rmqbench-*/*');
+    }
+  });
+
+  test('no workflow function may do anything on every resource except listing stacks and reading command results', () => {
+    const wildcard = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
+      ((policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement)
+        .filter((statement) => statement.Resource === '*')
+        .flatMap((statement) => [statement.Action].flat()),
+    );
+    // Besides the two listed, only the log-delivery and X-Ray actions CDK grants the state machine and functions (no resource-level permissions exist).
+    const allowed = /^(cloudformation:DescribeStacks|ssm:GetCommandInvocation|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
+    expect([...new Set(wildcard)].filter((action) => !allowed.test(action))).toEqual([]);
+    expect(wildcard).toEqual(expect.arrayContaining(['cloudformation:DescribeStacks', 'ssm:GetCommandInvocation']));
+  });
+
+  test('a failure rule and an hourly sweeper are the safety nets, and the schedule starts executions', () => {
+    template.hasResourceProperties('AWS::Events::Rule', { EventPattern: Match.objectLike({ detail: Match.objectLike({ status: ['FAILED', 'TIMED_OUT', 'ABORTED'] }) }) });
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)' });
+    template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(7 days)' });
+  });
+
+  test('invalid props are refused with the prop name and allowed values', () => {
+    const other = new Stack(new App(), 'Invalid');
+    expect(() => new BenchmarkController(other, 'C', { maxConcurrency: 0 })).toThrow(/maxConcurrency must be an integer from 1 to 40 \(got 0\)/);
+    expect(() => new BenchmarkController(other, 'D', { schedule: { expression: 'weekly', plan: {} } })).toThrow(/schedule.expression must be rate/);
+  });
+
+  // Known gap: the granular AwsSolutions-IAM5[...] findings of the function policies are not acknowledged one by one yet;
+  // every other AwsSolutions rule has no unacknowledged finding.
+  test('cdk-nag AwsSolutions has no unacknowledged finding other than IAM5 wildcard details', () => {
+    const findings = new AwsSolutionsChecks().validateScope(app).violations.flatMap((violation) =>
+      violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`),
+    );
+    expect(findings.filter((finding) => !finding.startsWith('AwsSolutions-IAM5['))).toEqual([]);
+  });
+
+  test('cfn-lint finds no error in the template', () => {
+    if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
+    const file = join(mkdtempSync(join(tmpdir(), 'rmqbench-controller-')), 'controller.template.json');
+    writeFileSync(file, JSON.stringify(template.toJSON()));
+    // W3005: CDK's explicit DependsOn from each function to its role's policy, which cfn-lint finds redundant.
+    const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--ignore-checks', 'W3005', '--', file], { encoding: 'utf8', timeout: 120_000 });
+    expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
+    expect(lint.status).toBe(0);
+  }, 180_000);
+
+  test('snapshot (asset hashes stripped)', () => {
+    const text = JSON.stringify(template.toJSON()).replace(/[0-9a-f]{64}/g, '<hash>');
+    expect(JSON.parse(text)).toMatchSnapshot();
+  });
+});
