@@ -24,7 +24,20 @@ if (result.status !== 0) {
   console.error(`bench:overhead: rmqbench run exited with ${result.status}`);
   process.exit(1);
 }
-const status = (JSON.parse(result.stdout) as { status: string }).status;
-console.log(`quickstart status: ${status}`);
+const outcome = JSON.parse(result.stdout) as { status: string; records: { startedAt: string; finishedAt: string; scenarioId: string }[] };
+console.log(`quickstart status: ${outcome.status}`);
+// Where the time outside PerfTest went, from the run's own timestamps.
+const startMs = Date.now() - wallSeconds * 1000;
+const times = outcome.records.map((r) => ({ start: Date.parse(r.startedAt), end: Date.parse(r.finishedAt) }));
+const durationOf = new Map(plan.scenarios.map((s) => [s.id, s.workload.durationSeconds]));
+const first = Math.min(...times.map((t) => t.start));
+const last = Math.max(...times.map((t) => t.end));
+const inRepetitions = outcome.records.reduce((sum, r) => sum + (Date.parse(r.finishedAt) - Date.parse(r.startedAt)) / 1000 - durationOf.get(r.scenarioId)!, 0);
+const between = (last - first) / 1000 - times.reduce((sum, t) => sum + (t.end - t.start) / 1000, 0);
+console.log(
+  `outside PerfTest: start-up until the first repetition ${((first - startMs) / 1000).toFixed(1)} s, ` +
+    `PerfTest process beyond its duration ${inRepetitions.toFixed(1)} s, between repetitions ${between.toFixed(1)} s, ` +
+    `after the last repetition ${((startMs + wallSeconds * 1000 - last) / 1000).toFixed(1)} s`,
+);
 console.log(`wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s (${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`);
 console.log(`overhead ratio (wall / PerfTest): ${(wallSeconds / perfTestSeconds).toFixed(3)}  (target <= 1.25)`);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,5 +53,37 @@ workloads:
     // Nothing the CLI started is left running.
     const left = spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim();
     expect(left).toBe('');
+  });
+
+  test('Ctrl-C during a run stops every RabbitMQ, PerfTest and DynamoDB Local process and exits 130', async () => {
+    const plan = join(home, 'interrupted.yaml');
+    writeFileSync(
+      plan,
+      `name: interrupted
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: lb }
+workloads:
+  - { name: w, messageSizeBytes: 150, durationSeconds: 60 }
+`,
+    );
+    const child = spawn(process.execPath, [cli, 'run', plan], { env: { ...process.env, RMQBENCH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`PerfTest never started:\n${stderr}`)), 120_000);
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (/msg\/s sent/.test(stderr)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const running = spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim().split('\n');
+    expect(running.length).toBeGreaterThanOrEqual(4); // broker, epmd, HAProxy, PerfTest, DynamoDB Local
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toMatch(/SIGINT received, stopping every process/);
+    expect(spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim()).toBe('');
   });
 });
