@@ -33,7 +33,9 @@ class CliError extends Error {
 const USAGE = `rmqbench: benchmark RabbitMQ clusters with PerfTest, store results in DynamoDB, report.
 
 Usage:
-  rmqbench run <plan.yaml|built-in name> [--target local] [--json]   run a plan (default target: local)
+  rmqbench run <plan.yaml|built-in name> [--target local] [--fail-at <State>[:N]] [--json]
+                                                  run a plan through the workflow definition (default
+                                                  target: local); --fail-at makes that state fail (tests)
   rmqbench runs [--json]                          list stored runs, newest first
   rmqbench show <runId> [--json]                  one run with every repetition
   rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]

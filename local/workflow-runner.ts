@@ -70,12 +70,33 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
   const emit = options.onEvent ?? (() => undefined);
   mkdirSync(runDir, { recursive: true });
   const groups = groupScenariosByCluster(plan);
-  const [store] = await Promise.all([options.store, target.prepare()]);
+  // Booting a cluster is the slowest local step: start the first one while the store comes up.
+  // LaunchCluster takes it over; whatever path the execution takes, the finally block tears it down.
+  let prelaunch: Promise<LocalClusterHandle> | undefined = target.prepare().then(() => target.launch(groups[0]!, 0));
+  prelaunch.catch(() => undefined);
+  const takePrelaunched = (): Promise<LocalClusterHandle> | undefined => {
+    const taken = prelaunch;
+    prelaunch = undefined;
+    return taken;
+  };
+  const tearDownUnclaimed = async (): Promise<void> => {
+    const unclaimed = await takePrelaunched()?.catch(() => undefined);
+    if (unclaimed) await target.teardown(unclaimed);
+  };
+  let store: ResultsStore;
+  try {
+    store = await options.store;
+  } catch (error) {
+    await tearDownUnclaimed();
+    throw error;
+  }
 
   const handles = new Map<string, LocalClusterHandle>();
   const pending = new Map<string, PendingRepetition>();
   const records: RepetitionRecord[] = [];
   let finish: { status: RunRecord['status']; error?: string } | undefined;
+  /** The cause the workflow caught first; kept in case recording it fails too (the store went away). */
+  let firstCause: string | undefined;
 
   const teardown = async (clusterId: string): Promise<void> => {
     // PerfTest still running against this cluster (a failed poll) ends first, then the nodes stop.
@@ -105,7 +126,8 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
       const group = groups[input.cluster.index]!;
       emit({ type: 'cluster-starting', nodes: group.nodes, topology: group.topology.type });
       const started = Date.now();
-      handles.set(input.cluster.clusterId, await target.launch(group, input.cluster.index));
+      const prelaunched = input.cluster.index === 0 ? takePrelaunched() : undefined;
+      handles.set(input.cluster.clusterId, await (prelaunched ?? target.launch(group, input.cluster.index)));
       emit({ type: 'cluster-ready', seconds: (Date.now() - started) / 1000 });
       return { clusterId: input.cluster.clusterId, readyBy: new Date(Date.now() + 600_000).toISOString() };
     },
@@ -170,14 +192,17 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
       return {};
     },
     [STATE.finishRun]: async (input: { state: WorkflowSchedule & { clusterResults?: ClusterResult[] } }) => {
+      const clusterFailure = firstClusterFailure(input.state.clusterResults);
+      firstCause ??= clusterFailure;
       const stored = await store.getRun(runId);
-      const outcome = runStatus(firstClusterFailure(input.state.clusterResults), stored?.repetitions ?? [], input.state.totalRepetitions);
+      const outcome = runStatus(clusterFailure, stored?.repetitions ?? [], input.state.totalRepetitions);
       await store.finishRun(runId, outcome.status, new Date().toISOString(), outcome.error);
       finish = outcome;
       return outcome;
     },
     [STATE.recordRunFailure]: async (input: { state: { error?: CaughtError } & Partial<WorkflowSchedule> }) => {
       const error = describeCaught(input.state.error);
+      firstCause ??= error;
       await recordFailure(store, error);
       finish = { status: 'FAILED', error };
       return finish;
@@ -235,6 +260,7 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
   } catch (error) {
     executionError = describeExecutionError(error);
   } finally {
+    await tearDownUnclaimed();
     // The local counterpart of the cloud's failure rule: whatever the execution left, tear it down.
     for (const clusterId of new Set([...handles.keys(), ...[...pending.keys()].map((key) => key.split('/')[0]!)])) {
       await teardown(clusterId).catch(() => undefined);
@@ -242,7 +268,7 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
   }
   if (executionError !== undefined && finish?.status !== 'FAILED') {
     // The failure was not recorded by the workflow (RecordRunFailure itself failed): record it now.
-    const error = finish?.error ?? executionError;
+    const error = finish?.error ?? firstCause ?? executionError;
     finish = { status: 'FAILED', error };
     try {
       await recordFailure(store, error);
