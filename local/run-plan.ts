@@ -4,22 +4,17 @@ import type { RepetitionRecord, RunStatus } from '../core/result-model';
 import type { ResultsStore } from '../store/results-store';
 import type { LocalTarget } from './local-target';
 import type { PerfTestProgress } from './perftest-process';
+import type { ScheduledRepetition } from '../state-machines/schedule';
 import { runPlanWorkflow } from './workflow-runner';
 
 export type RunEvent =
   | { readonly type: 'run-started'; readonly runId: string; readonly runDir: string; readonly plannedSeconds: number }
   | { readonly type: 'cluster-starting'; readonly nodes: number; readonly topology: string }
   | { readonly type: 'cluster-ready'; readonly seconds: number }
-  | {
-      readonly type: 'repetition-started';
-      readonly scenarioId: string;
-      readonly repetition: number;
-      readonly repetitions: number;
-      readonly index: number;
-      readonly total: number;
-      readonly durationSeconds: number;
-      readonly remainingPlannedSeconds: number;
-    }
+  | ({ readonly type: 'repetition-started' } & Pick<
+      ScheduledRepetition,
+      'scenarioId' | 'repetition' | 'repetitions' | 'index' | 'total' | 'durationSeconds' | 'remainingPlannedSeconds'
+    >)
   | { readonly type: 'progress'; readonly progress: PerfTestProgress }
   | { readonly type: 'repetition-finished'; readonly record: RepetitionRecord }
   | { readonly type: 'pause'; readonly seconds: number };
