@@ -1,6 +1,8 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { AwsClusterConfig, launchStack } from '../shared/aws-cluster';
+import { launchResourceGroup } from '../shared/azure-cluster';
+import { azureTarget } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 
 const config: AwsClusterConfig = {
@@ -17,6 +19,10 @@ const config: AwsClusterConfig = {
 const cfn = new CloudFormationClient({});
 
 export const handler = async (event: { runId: string; target: WorkflowTarget; cluster: ScheduledCluster }) => {
-  if (event.target !== 'aws') throw new Error(`this controller launches AWS clusters; target "${event.target}" is not deployed here`);
+  if (event.target === 'azure') {
+    const azure = await azureTarget();
+    return launchResourceGroup(azure.clients, azure.config, event.runId, event.cluster);
+  }
+  if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   return launchStack(cfn, config, event.runId, event.cluster);
 };

@@ -1,0 +1,118 @@
+import { ComputeManagementClient, restorePoller, type RunCommandResult } from '@azure/arm-compute';
+import { ResourceManagementClient } from '@azure/arm-resources';
+import type { TokenCredential } from '@azure/core-auth';
+import { ClientSecretCredential } from '@azure/identity';
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
+
+/** The deployment of the cluster template inside a run's resource group (one per group). */
+export const DEPLOYMENT_NAME = 'rmqbench-cluster';
+/** Microsoft.Resources/deployments API version (arm-resources 7 has no deployments client: the generic resources client addresses it). */
+export const DEPLOYMENTS_API_VERSION = '2024-03-01';
+
+export interface AzureClients {
+  readonly resources: ResourceManagementClient;
+  readonly compute: ComputeManagementClient;
+}
+
+/** Where the ARM clients send their requests: `endpoint` replaces https://management.azure.com (sovereign clouds, a local ARM emulator), `tlsOptions.ca` trusts its certificate. */
+export interface AzureClientOptions {
+  readonly endpoint?: string;
+  readonly tlsOptions?: { readonly ca?: string };
+}
+
+/** The ARM clients of one subscription. */
+export function azureClients(credential: TokenCredential, subscriptionId: string, clientOptions: AzureClientOptions = {}): AzureClients {
+  const options = { ...(clientOptions.endpoint ? { endpoint: clientOptions.endpoint } : {}), ...(clientOptions.tlsOptions ? { tlsOptions: { ...clientOptions.tlsOptions } } : {}) };
+  return { resources: new ResourceManagementClient(credential, subscriptionId, options), compute: new ComputeManagementClient(credential, subscriptionId, options) };
+}
+
+/** The service principal kept in Secrets Manager as JSON: `{ tenantId, clientId, clientSecret, subscriptionId }`. */
+export async function azureCredentialFromSecret(secrets: SecretsManagerClient, secretId: string): Promise<{ credential: TokenCredential; subscriptionId: string }> {
+  const response = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(response.SecretString ?? '') as Record<string, unknown>;
+  } catch {
+    throw new Error(`secret ${secretId} must be JSON with tenantId, clientId, clientSecret and subscriptionId`);
+  }
+  const missing = ['tenantId', 'clientId', 'clientSecret', 'subscriptionId'].filter((key) => typeof value[key] !== 'string' || value[key] === '');
+  if (missing.length > 0) throw new Error(`secret ${secretId} lacks ${missing.join(', ')} (expected JSON with tenantId, clientId, clientSecret and subscriptionId)`);
+  const field = (key: string) => value[key] as string;
+  return { credential: new ClientSecretCredential(field('tenantId'), field('clientId'), field('clientSecret')), subscriptionId: field('subscriptionId') };
+}
+
+export interface AzureClusterConfig {
+  /** Azure region of the resource groups, e.g. `westeurope`. */
+  readonly location: string;
+  /** The compiled ARM JSON of bicep/main.bicep (or any template taking `instanceCount` and `tags`). */
+  readonly template: Record<string, unknown>;
+  /** Parameter values every cluster shares (admin key, broker configuration, ...), as plain values. */
+  readonly parameters: Readonly<Record<string, unknown>>;
+  readonly expiryHours: number;
+  readonly launchTimeoutMinutes: number;
+}
+
+/**
+ * Creates the run's resource group (tagged with the run id and expiry, which the safety nets look
+ * for) and submits the template deployment into it; CheckClusterReady polls the deployment.
+ */
+export async function launchResourceGroup(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
+  const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
+  const tags = { [RUN_ID_TAG]: runId, [EXPIRES_AT_TAG]: expiresAt };
+  await clients.resources.resourceGroups.createOrUpdate(cluster.clusterId, { location: config.location, tags });
+  const parameters = Object.fromEntries(Object.entries({ ...config.parameters, instanceCount: cluster.nodes, tags }).map(([name, value]) => [name, { value }]));
+  // Only submitted here (the first poll sends the PUT); a Lambda does not wait the minutes a deployment takes.
+  await clients.resources.resources.beginCreateOrUpdate(cluster.clusterId, 'Microsoft.Resources', '', 'deployments', DEPLOYMENT_NAME, DEPLOYMENTS_API_VERSION, {
+    properties: { mode: 'Incremental', template: config.template, parameters },
+  });
+  return { clusterId: cluster.clusterId, readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(), expiresAt };
+}
+
+/** Ready once the deployment Succeeded (outputs flattened to strings); Failed / Canceled, or a passed deadline, is an error that leads to teardown. */
+export async function checkDeployment(clients: AzureClients, launch: { clusterId: string; readyBy: string }, now = new Date()) {
+  const deployment = await clients.resources.resources.get(launch.clusterId, 'Microsoft.Resources', '', 'deployments', DEPLOYMENT_NAME, DEPLOYMENTS_API_VERSION);
+  const properties = (deployment.properties ?? {}) as { provisioningState?: string; outputs?: Record<string, { value?: unknown }>; error?: { message?: string } };
+  const status = properties.provisioningState ?? 'Unknown';
+  if (status === 'Succeeded') {
+    const outputs = Object.fromEntries(Object.entries(properties.outputs ?? {}).map(([key, output]) => [key, typeof output.value === 'string' ? output.value : JSON.stringify(output.value)]));
+    return { ready: true, status, outputs };
+  }
+  if (['Failed', 'Canceled'].includes(status)) throw new Error(`deployment ${DEPLOYMENT_NAME} in resource group ${launch.clusterId} is ${status}: ${properties.error?.message ?? 'no reason given'}`);
+  if (now.getTime() > Date.parse(launch.readyBy)) throw new Error(`resource group ${launch.clusterId} was not ready by ${launch.readyBy} (deployment still ${status})`);
+  return { ready: false, status };
+}
+
+/** Starts a shell script on the load generator with VM Run Command and returns the poller's state, which the next task resumes from. */
+export async function startRunCommand(clients: AzureClients, resourceGroup: string, vmName: string, script: string, updateIntervalInMs?: number) {
+  const poller = clients.compute.virtualMachines.runCommand(resourceGroup, vmName, { commandId: 'RunShellScript', script: [script] }, updateIntervalInMs === undefined ? {} : { updateIntervalInMs });
+  await poller.submitted();
+  return { resourceGroup, vmName, pollerState: await poller.serialize() };
+}
+
+/** One poll of a started Run Command: not done yet, or its exit status and the script's stdout / stderr. */
+export async function checkRunCommand(clients: AzureClients, started: { pollerState: string }): Promise<{ done: false } | { done: true; succeeded: boolean; stdout: string; stderr: string }> {
+  const poller = restorePoller(clients.compute, started.pollerState, clients.compute.virtualMachines.runCommand);
+  await poller.poll();
+  if (!poller.isDone) return { done: false };
+  const result: RunCommandResult | undefined = poller.result;
+  const message = (stream: string) => result?.value?.find((status) => status.code?.includes(`/${stream}/`))?.message ?? '';
+  return { done: true, succeeded: poller.operationState?.status === 'succeeded', stdout: message('StdOut'), stderr: message('StdErr') };
+}
+
+/**
+ * Deletes the resource group and everything in it, polling for up to `waitMs` (a Lambda cannot wait
+ * for the whole deletion; ARM finishes it anyway). A group that does not exist counts as deleted.
+ */
+export async function deleteResourceGroup(clients: AzureClients, name: string, waitMs: number, updateIntervalInMs?: number): Promise<{ deleted: boolean }> {
+  try {
+    const poller = await clients.resources.resourceGroups.beginDelete(name, updateIntervalInMs === undefined ? {} : { updateIntervalInMs });
+    await poller.pollUntilDone({ abortSignal: AbortSignal.timeout(waitMs) });
+    return { deleted: true };
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return { deleted: true };
+    if ((error as { name?: string }).name === 'AbortError') return { deleted: false };
+    throw error;
+  }
+}

@@ -1,0 +1,138 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { TokenCredential } from '@azure/core-auth';
+import { ClientSecretCredential } from '@azure/identity';
+import { mockClient } from 'aws-sdk-client-mock';
+import {
+  azureClients,
+  AzureClients,
+  azureCredentialFromSecret,
+  AzureClusterConfig,
+  checkDeployment,
+  checkRunCommand,
+  DEPLOYMENTS_API_VERSION,
+  deleteResourceGroup,
+  launchResourceGroup,
+  startRunCommand,
+} from '../../lambdas/shared/azure-cluster';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { FakeArm } from './fake-arm';
+
+/** The one faked piece: a token without Entra ID. Every ARM call goes over HTTPS to the fake endpoint. */
+const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+
+/** A tiny ARM template: one output from a parameter, one literal (the fake evaluates exactly these). */
+const template = {
+  $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#',
+  contentVersion: '1.0.0.0',
+  parameters: { instanceCount: { type: 'int' }, tags: { type: 'object' }, adminUsername: { type: 'string' } },
+  resources: [],
+  outputs: { amqpEndpoint: { type: 'string', value: '10.20.1.10:5672' }, loadGeneratorVmName: { type: 'string', value: 'rmqbench-loadgen' }, nodes: { type: 'int', value: "[parameters('instanceCount')]" } },
+};
+const config: AzureClusterConfig = { location: 'westeurope', template, parameters: { adminUsername: 'rmqbench' }, expiryHours: 12, launchTimeoutMinutes: 30 };
+const cluster = (index: number): ScheduledCluster => ({ index, clusterId: `rmqbench-run-1-c${index + 1}`, nodes: 3, topology: 'quorum', repetitions: [] });
+const NOW = new Date('2025-01-01T00:00:00Z');
+
+let arm: FakeArm;
+let clients: AzureClients;
+beforeEach(async () => {
+  arm = new FakeArm({ deploymentPolls: 2, operationPolls: 2 });
+  await arm.start();
+  clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+});
+afterEach(async () => arm.stop());
+
+describe('Azure cluster logic against a fake ARM endpoint', () => {
+  test('launch creates the resource group tagged with run id and expiry, and submits the template with the node count', async () => {
+    const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+    expect(launch).toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
+    expect(arm.groups.get('rmqbench-run-1-c1')).toEqual({ location: 'westeurope', tags: { 'rmqbench:run-id': 'run-1', 'rmqbench:expires-at': '2025-01-01T12:00:00.000Z' } });
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    expect(put.path).toBe('/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1/providers/Microsoft.Resources/deployments/rmqbench-cluster');
+    expect(put.apiVersion).toBe(DEPLOYMENTS_API_VERSION);
+    expect(put.body).toEqual({
+      properties: { mode: 'Incremental', template, parameters: { adminUsername: { value: 'rmqbench' }, instanceCount: { value: 3 }, tags: { value: arm.groups.get('rmqbench-run-1-c1')!.tags } } },
+    });
+    expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
+  });
+
+  test('readiness polls the deployment until Succeeded and returns its outputs as strings', async () => {
+    const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+    await expect(checkDeployment(clients, launch, NOW)).resolves.toEqual({ ready: false, status: 'Running' });
+    await expect(checkDeployment(clients, launch, NOW)).resolves.toEqual({ ready: false, status: 'Running' });
+    await expect(checkDeployment(clients, launch, NOW)).resolves.toEqual({
+      ready: true,
+      status: 'Succeeded',
+      outputs: { amqpEndpoint: '10.20.1.10:5672', loadGeneratorVmName: 'rmqbench-loadgen', nodes: '3' },
+    });
+  });
+
+  test('a failed deployment, and one still running after its deadline, are errors naming the resource group', async () => {
+    const failing = await launchResourceGroup(clients, { ...config, template: { ...template, variables: { fail: 'QuotaExceeded: not enough cores' } } }, 'run-1', cluster(1), NOW);
+    for (let poll = 0; poll < 2; poll++) await checkDeployment(clients, failing, NOW);
+    await expect(checkDeployment(clients, failing, NOW)).rejects.toThrow('deployment rmqbench-cluster in resource group rmqbench-run-1-c2 is Failed: QuotaExceeded: not enough cores');
+    const slow = await launchResourceGroup(clients, config, 'run-1', cluster(2), NOW);
+    await expect(checkDeployment(clients, slow, new Date('2025-01-01T00:31:00Z'))).rejects.toThrow('resource group rmqbench-run-1-c3 was not ready by 2025-01-01T00:30:00.000Z (deployment still Running)');
+  });
+
+  test('Run Command is started in one call and resumed from its serialized poller in later ones until the script output arrives', async () => {
+    await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+    const started = await startRunCommand(clients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', 'echo perftest', 10);
+    const post = arm.requests.find((request) => request.method === 'POST')!;
+    expect(post.path).toBe('/subscriptions/sub-1/resourceGroups/rmqbench-run-1-c1/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommand');
+    expect(post.body).toEqual({ commandId: 'RunShellScript', script: ['echo perftest'] });
+    // A fresh client, as in the next Lambda invocation: only the serialized state is carried over.
+    const next = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    const polls: unknown[] = [];
+    for (let poll = 0; poll < 5; poll++) {
+      const state = await checkRunCommand(next, JSON.parse(JSON.stringify(started)) as typeof started);
+      polls.push(state);
+      if (state.done) break;
+    }
+    expect(polls.at(-1)).toEqual({ done: true, succeeded: true, stdout: 'ran: echo perftest', stderr: '' });
+    expect(polls.slice(0, -1).every((state) => (state as { done: boolean }).done === false)).toBe(true);
+    expect(polls.length).toBeGreaterThan(1);
+  });
+
+  test('teardown deletes the resource group through 202 + Location polling, and a missing group counts as deleted', async () => {
+    await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+    await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
+    expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
+    expect(arm.requests.filter((request) => request.method === 'GET' && request.path.includes('/operations/')).length).toBeGreaterThanOrEqual(3);
+    await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
+  });
+
+  test('teardown that outlasts its wait returns deleted: false and leaves ARM to finish', async () => {
+    const slowArm = new FakeArm({ operationPolls: 1_000 });
+    await slowArm.start();
+    try {
+      const slowClients = azureClients(fakeCredential, 'sub-1', { endpoint: slowArm.endpoint, tlsOptions: { ca: slowArm.ca } });
+      await launchResourceGroup(slowClients, config, 'run-1', cluster(0), NOW);
+      await expect(deleteResourceGroup(slowClients, 'rmqbench-run-1-c1', 300, 20)).resolves.toEqual({ deleted: false });
+    } finally {
+      await slowArm.stop();
+    }
+  });
+
+  test('an unexpected ARM call fails (the fake answers only the calls it emulates)', async () => {
+    await expect(clients.resources.resourceGroups.get('anything')).rejects.toThrow(/does not answer GET/);
+  });
+});
+
+describe('Azure credentials from Secrets Manager', () => {
+  const secrets = mockClient(SecretsManagerClient);
+  afterEach(() => secrets.reset());
+
+  test('a service principal secret gives a ClientSecretCredential and the subscription', async () => {
+    secrets.on(GetSecretValueCommand, { SecretId: 'azure-sp' }).resolves({ SecretString: JSON.stringify({ tenantId: 't', clientId: 'c', clientSecret: 's', subscriptionId: 'sub-9' }) });
+    const { credential, subscriptionId } = await azureCredentialFromSecret(new SecretsManagerClient({}), 'azure-sp');
+    expect(credential).toBeInstanceOf(ClientSecretCredential);
+    expect(subscriptionId).toBe('sub-9');
+  });
+
+  test('a secret missing fields, or not JSON, is refused with what it must contain', async () => {
+    secrets.on(GetSecretValueCommand, { SecretId: 'partial' }).resolves({ SecretString: JSON.stringify({ tenantId: 't' }) });
+    secrets.on(GetSecretValueCommand, { SecretId: 'text' }).resolves({ SecretString: 'password' });
+    await expect(azureCredentialFromSecret(new SecretsManagerClient({}), 'partial')).rejects.toThrow('secret partial lacks clientId, clientSecret, subscriptionId');
+    await expect(azureCredentialFromSecret(new SecretsManagerClient({}), 'text')).rejects.toThrow('secret text must be JSON with tenantId, clientId, clientSecret and subscriptionId');
+  });
+});

@@ -1,0 +1,149 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A request the fake ARM endpoint received (method, path without query, api-version, parsed body). */
+export interface ArmRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly apiVersion: string | null;
+  readonly body: unknown;
+  readonly authorization: string | undefined;
+}
+
+export interface FakeArmOptions {
+  /** GETs of a deployment that still answer Running. @default 2 */
+  readonly deploymentPolls?: number;
+  /** Polls of a Run Command / resource group deletion that still answer 202. @default 2 */
+  readonly operationPolls?: number;
+}
+
+/**
+ * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
+ * PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
+ * and GET, and virtualMachines/runCommand POST (202 + Location polling to the RunCommandResult).
+ * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
+ * HTTPS with a throw-away self-signed certificate: the SDK's bearer-token policy refuses plain http.
+ */
+export class FakeArm {
+  readonly requests: ArmRequest[] = [];
+  readonly groups = new Map<string, { location: string; tags: Record<string, string> }>();
+  readonly deployments = new Map<string, { body: { properties: { template: unknown; parameters: Record<string, { value: unknown }> } }; gets: number }>();
+  private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
+  private server?: Server;
+  private next = 0;
+  endpoint = '';
+  ca = '';
+
+  constructor(private readonly options: FakeArmOptions = {}) {}
+
+  async start(): Promise<void> {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-fake-arm-'));
+    try {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      this.ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
+      this.server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: this.ca }, (request, response) => void this.handle(request, response));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.endpoint = `https://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(request.url ?? '/', this.endpoint);
+    // The generic resources client puts an empty parent resource path in as "//".
+    const path = url.pathname.replace(/\/{2,}/g, '/');
+    const body = text ? (JSON.parse(text) as unknown) : undefined;
+    this.requests.push({ method: request.method ?? '', path, apiVersion: url.searchParams.get('api-version'), body, authorization: request.headers.authorization });
+    const send = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
+      response.writeHead(status, { 'content-type': 'application/json', 'x-ms-request-id': `req-${this.requests.length}`, ...headers });
+      response.end(payload === undefined ? '' : JSON.stringify(payload));
+    };
+    const operation = (done: () => { status: number; body?: unknown }) => {
+      const id = `op-${++this.next}`;
+      this.operations.set(id, { polls: this.options.operationPolls ?? 2, done });
+      return `${this.endpoint}/subscriptions/sub/providers/Microsoft.Fake/operations/${id}?api-version=2024-03-01`;
+    };
+
+    let match: RegExpExecArray | null;
+    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)$/i.exec(path))) {
+      const name = decodeURIComponent(match[1]!);
+      if (request.method === 'PUT') {
+        const { location, tags } = body as { location: string; tags: Record<string, string> };
+        this.groups.set(name, { location, tags });
+        return send(201, { id: `/subscriptions/sub/resourceGroups/${name}`, name, location, tags, properties: { provisioningState: 'Succeeded' } });
+      }
+      if (request.method === 'DELETE') {
+        if (!this.groups.has(name)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` } });
+        return send(202, undefined, {
+          location: operation(() => {
+            this.groups.delete(name);
+            this.deployments.delete(name);
+            return { status: 200 };
+          }),
+        });
+      }
+    }
+    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Resources\/deployments\/([^/]+)$/i.exec(path))) {
+      const group = decodeURIComponent(match[1]!);
+      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
+      if (request.method === 'PUT') {
+        this.deployments.set(group, { body: body as never, gets: 0 });
+        const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
+        return send(201, { id: path, name: match[2], properties: { provisioningState: 'Accepted' } }, { 'azure-asyncoperation': asyncOperation });
+      }
+      if (request.method === 'GET') {
+        const deployment = this.deployments.get(group);
+        if (!deployment) return send(404, { error: { code: 'DeploymentNotFound', message: `Deployment '${match[2]}' could not be found.` } });
+        deployment.gets++;
+        const template = deployment.body.properties.template as { outputs?: Record<string, { type: string; value: unknown }>; variables?: { fail?: string } };
+        const done = deployment.gets > (this.options.deploymentPolls ?? 2);
+        if (done && template.variables?.fail) {
+          return send(200, { id: path, name: match[2], properties: { provisioningState: 'Failed', error: { code: 'DeploymentFailed', message: template.variables.fail } } });
+        }
+        // Outputs as ARM evaluates them: here the template's literal values, and the instance count it was given.
+        const outputs = Object.fromEntries(Object.entries(template.outputs ?? {}).map(([key, output]) => [key, { type: output.type, value: output.value === "[parameters('instanceCount')]" ? deployment.body.properties.parameters.instanceCount!.value : output.value }]));
+        return send(200, { id: path, name: match[2], properties: done ? { provisioningState: 'Succeeded', outputs } : { provisioningState: 'Running' } });
+      }
+    }
+    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommand$/i.exec(path)) && request.method === 'POST') {
+      const group = decodeURIComponent(match[1]!);
+      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
+      const { commandId, script } = body as { commandId: string; script: string[] };
+      const exitCode = /exit (\d+)/.exec(script.join('\n'))?.[1] ?? '0';
+      return send(202, undefined, {
+        location: operation(() => ({
+          status: 200,
+          body: {
+            value: [
+              { code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: `Enable succeeded: ${commandId}` },
+              { code: 'ComponentStatus/StdOut/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: `ran: ${script.join('\n')}` },
+              { code: 'ComponentStatus/StdErr/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: exitCode === '0' ? '' : `exit code ${exitCode}` },
+            ],
+          },
+        })),
+      });
+    }
+    if ((match = /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Fake\/operations\/([^/]+)$/.exec(path)) && request.method === 'GET') {
+      const state = this.operations.get(match[1]!);
+      if (!state) return send(404, { error: { code: 'NotFound', message: `operation ${match[1]} not found` } });
+      if (state.polls-- > 0) return send(202, undefined, { location: `${this.endpoint}${request.url}` });
+      const result = state.done();
+      return send(result.status, result.body);
+    }
+    return send(400, { error: { code: 'UnexpectedRequest', message: `the fake ARM endpoint does not answer ${request.method} ${path}` } });
+  }
+}
