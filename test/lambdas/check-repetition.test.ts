@@ -1,0 +1,61 @@
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { checkRepetition } from '../../lambdas/check-repetition/logic';
+import { buildSchedule } from '../../state-machines/schedule';
+
+// SSM and S3 have no local engine here: their clients are replaced (aws-sdk-client-mock).
+const ssmMock = mockClient(SSMClient);
+const s3Mock = mockClient(S3Client);
+afterEach(() => {
+  ssmMock.reset();
+  s3Mock.reset();
+});
+
+const plan = {
+  name: 'check',
+  repetitions: 1,
+  pauseSecondsBetweenRepetitions: 0,
+  clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' } }],
+  workloads: [{ name: 'small', producers: 2, consumers: 3, queues: 1, messageSizeBytes: 100, durationSeconds: 30 }],
+};
+const schedule = buildSchedule({ plan, runId: 'run-1', target: 'aws' }, 'exec');
+const item = schedule.clusters[0]!.repetitions[0]!;
+const started = { commandId: 'cmd', instanceId: 'i-1', startedAt: '2025-01-01T00:00:00.000Z', doneBy: '2025-01-01T00:03:30.000Z', perfTestArgs: ['--uri', 'amqp://***'] };
+const event = { runId: 'run-1', plan: schedule.plan, item, started };
+/** The part of an S3 object body the logic reads. */
+const body = (text: string) => ({ transformToString: async () => text }) as never;
+
+describe('check-repetition', () => {
+  test('a running command is not done, and is an error once its deadline has passed', async () => {
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'InProgress' });
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:01:00Z'))).resolves.toEqual({ done: false });
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:04:00Z'))).rejects.toThrow(`PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z (InProgress)`);
+    expect(s3Mock.calls()).toHaveLength(0);
+  });
+
+  test('a finished command: the uploaded stdout and CSV become the RawRepetition under the ingest key', async () => {
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+    const rawPrefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
+    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/stdout.txt` }).resolves({ Body: body('summary') });
+    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/perftest.csv` }).resolves({ Body: body('time,sent\n1,10\n') });
+    s3Mock.on(PutObjectCommand).resolves({});
+    const now = new Date('2025-01-01T00:00:40Z');
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({ done: true, rawKey: item.rawKey });
+    const put = s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input;
+    expect(put.Key).toBe(`runs/run-1/ingest/${item.rawKey}`);
+    expect(JSON.parse(put.Body as string)).toEqual({
+      runId: 'run-1', scenarioId: item.scenarioId, repetition: 1, startedAt: started.startedAt, finishedAt: now.toISOString(), perfTestArgs: started.perfTestArgs,
+      expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false }, stdout: 'summary', csv: 'time,sent\n1,10\n',
+    });
+  });
+
+  test('a failed command is still ingested, with the target error, and missing output is empty', async () => {
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Failed', ResponseCode: 1 });
+    s3Mock.on(GetObjectCommand).rejects(Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' }));
+    s3Mock.on(PutObjectCommand).resolves({});
+    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:00:40Z'));
+    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
+    expect(raw).toMatchObject({ stdout: '', csv: '', targetError: 'the SSM command ended Failed (exit code 1)' });
+  });
+});
