@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
@@ -59,13 +59,9 @@ export class LocalTarget {
   }
 
   environment(): Record<string, string> {
-    let java = 'unknown';
-    try {
-      java = execFileSync('java', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0] ?? java;
-    } catch (error) {
-      const stderr = (error as { stderr?: string }).stderr;
-      if (stderr) java = stderr.split('\n')[0] ?? java;
-    }
+    // `java -version` writes to stderr.
+    const versionOutput = spawnSync('java', ['-version'], { encoding: 'utf8' });
+    const java = `${versionOutput.stderr ?? ''}${versionOutput.stdout ?? ''}`.split('\n')[0]?.trim() || 'unknown';
     return {
       rabbitmqVersion: installedRabbitmqVersion() ?? 'not installed',
       perfTestVersion: PERFTEST_VERSION,

@@ -46,6 +46,7 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     const stored = await store.getRun(runId);
     expect(stored?.run.status).toBe('SUCCEEDED');
     expect(stored?.run.environment.rabbitmqVersion).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(stored?.run.environment.java).toMatch(/version "\d+/);
     expect(stored?.repetitions.map((rep) => rep.scenarioId).sort()).toEqual(connections.map((c) => `quorum-${c}/small`).sort());
     for (const rep of stored!.repetitions) {
       expect(rep.status).toBe('SUCCEEDED');
