@@ -6,6 +6,7 @@ import { PlanValidationError, formatPlanIssue } from '../core/errors';
 import { parsePlanText, Plan } from '../core/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
+import { awsPriceList } from './aws-price-list';
 import { brokerConfigCommand } from './broker-config-command';
 import { ingestRunDir } from '../local/ingest-run-dir';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
@@ -193,7 +194,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (rest[0] !== 'update') throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
-      const update = await updatePrices(loadEffectiveCatalog(path), parsed.values.out ?? path, { json: options.json });
+      const update = await updatePrices(loadEffectiveCatalog(path), parsed.values.out ?? path, { json: options.json, awsGetProducts: awsPriceList() });
       process.stdout.write(update.stdout);
       return update.refreshed ? 0 : 1;
     }
