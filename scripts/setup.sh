@@ -31,12 +31,15 @@ fi
 
 if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
-  if ! npm ci --no-fund --no-audit --loglevel=error; then
+  ci_log=$(mktemp)
+  if ! npm ci --no-fund --no-audit --loglevel=error 2>"$ci_log"; then
     # Registries that do not serve every platform's optional binaries (e.g. unrs-resolver's) make npm
     # leave them out of the lock and then reject it in `npm ci`; `npm install` honours the same lock.
-    echo "setup: npm ci refused the lockfile; installing with npm install from the same lockfile"
+    echo "setup: npm ci refused the lockfile ($(grep -m1 -E 'Missing|ERR|error [a-z]' "$ci_log" | sed 's/^npm error //'));"
+    echo "setup: installing with npm install from the same lockfile"
     npm install --no-fund --no-audit --loglevel=error
   fi
+  rm -f "$ci_log"
 fi
 
 npm run --silent build
