@@ -286,9 +286,15 @@ async function commandRun(reference: string, options: GlobalOptions, failAt?: st
   const processes = new ProcessRegistry();
   const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
   target.preflight(plan);
-  const uninstall = stopOnSignals(() => processes.stopAll());
+  const opening = openStore(options, processes);
+  opening.catch(() => undefined); // awaited by the run; this only keeps an early failure from being unhandled
+  const uninstall = stopOnSignals(async () => {
+    // Record the interruption while the store still runs (at most 5 s), then stop everything.
+    const recorded = opening.then((store) => store.finishRun(runId, 'FAILED', new Date().toISOString(), 'interrupted by a signal (Ctrl-C)'));
+    await Promise.race([recorded.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    await processes.stopAll();
+  });
   try {
-    const opening = openStore(options, processes);
     const display = new ProgressDisplay(process.stderr);
     const outcome = await runPlanWorkflow({ plan, target, store: opening, runDir, runId, onEvent: (event) => display.handle(event), ...(failAt ? { failAt } : {}) });
     display.finish();

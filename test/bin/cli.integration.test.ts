@@ -85,5 +85,10 @@ workloads:
     expect(await exited).toBe(130);
     expect(stderr).toMatch(/SIGINT received, stopping every process/);
     expect(spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim()).toBe('');
+
+    // The interrupted run is recorded as FAILED, not left RUNNING.
+    const runId = /run (interrupted-\S+):/.exec(stderr)![1]!;
+    const show = rmqbench('show', runId, '--json');
+    expect(JSON.parse(show.stdout).run).toMatchObject({ status: 'FAILED', error: 'interrupted by a signal (Ctrl-C)' });
   });
 });
