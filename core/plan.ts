@@ -1,13 +1,15 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { PlanIssue, PlanValidationError } from './errors';
 import {
   ClusterSpec,
+  clusterSchema,
   ParsedPlan,
   Workload,
   WorkloadField,
   WorkloadInPlan,
   planSchema,
+  workloadInPlanSchema,
   workloadSchema,
 } from './plan-schema';
 import { supportsClassicMirroring } from './rabbitmq-version';
@@ -42,7 +44,9 @@ export function parsePlanText(text: string, source: string): Plan {
 export function validatePlan(data: unknown, source: string): Plan {
   const parsed = planSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) {
-    throw new PlanValidationError(source, parsed.error.issues.flatMap(zodIssueToPlanIssues));
+    const issues = parsed.error.issues.flatMap(zodIssueToPlanIssues);
+    issues.push(...checkPartsThatParse(data));
+    throw new PlanValidationError(source, dedupe(issues));
   }
   const plan = parsed.data;
   const issues = [...checkClusters(plan.clusters), ...checkNamesUnique(plan)];
@@ -92,44 +96,69 @@ export function formatPath(path: readonly PropertyKey[]): string {
     .join('');
 }
 
-function checkClusters(clusters: readonly ClusterSpec[]): PlanIssue[] {
+/**
+ * When the plan as a whole does not parse, the clusters and workloads that do parse on their own are
+ * still checked, so that one `validate` shows every problem instead of one layer at a time.
+ */
+function checkPartsThatParse(data: unknown): PlanIssue[] {
   const issues: PlanIssue[] = [];
-  clusters.forEach((cluster, index) => {
-    const at = `clusters[${index}]`;
-    const topology = cluster.topology;
-    if (topology.type === 'mirrored') {
-      if (cluster.rabbitmqVersion !== undefined && !supportsClassicMirroring(cluster.rabbitmqVersion)) {
-        issues.push({
-          path: `${at}.topology.type`,
-          message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${cluster.rabbitmqVersion}; use "quorum" or a 3.x rabbitmqVersion`,
-          value: topology.type,
-        });
-      }
-      if (typeof topology.mirrorTo === 'number' && topology.mirrorTo > cluster.nodes) {
-        issues.push({
-          path: `${at}.topology.mirrorTo`,
-          message: `cannot keep more copies than the cluster has nodes (${cluster.nodes})`,
-          value: topology.mirrorTo,
-        });
-      }
-    }
-    if ((topology.type === 'quorum' || topology.type === 'stream') && topology.replicationFactor !== undefined) {
-      if (topology.replicationFactor > cluster.nodes) {
-        issues.push({
-          path: `${at}.topology.replicationFactor`,
-          message: `must be at most the number of nodes (${cluster.nodes})`,
-          value: topology.replicationFactor,
-        });
-      }
-    }
-    if (cluster.connection === 'follower' && cluster.nodes < 2) {
+  const raw = (typeof data === 'object' && data !== null ? data : {}) as { clusters?: unknown; workloads?: unknown };
+  if (Array.isArray(raw.clusters)) {
+    raw.clusters.forEach((candidate, index) => {
+      // Unknown fields are already reported; the rest of the cluster can still be checked.
+      const cluster = z.object(clusterSchema.shape).safeParse(candidate);
+      if (cluster.success) issues.push(...checkCluster(cluster.data, index));
+    });
+  }
+  if (Array.isArray(raw.workloads)) {
+    raw.workloads.forEach((candidate, index) => {
+      const workload = z.object(workloadInPlanSchema.shape).safeParse(candidate);
+      if (workload.success) expandSweep(workload.data, `workloads[${index}]`, issues);
+    });
+  }
+  return issues;
+}
+
+function checkClusters(clusters: readonly ClusterSpec[]): PlanIssue[] {
+  return clusters.flatMap((cluster, index) => checkCluster(cluster, index));
+}
+
+function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const at = `clusters[${index}]`;
+  const topology = cluster.topology;
+  if (topology.type === 'mirrored') {
+    if (cluster.rabbitmqVersion !== undefined && !supportsClassicMirroring(cluster.rabbitmqVersion)) {
       issues.push({
-        path: `${at}.connection`,
-        message: 'a single-node cluster has no follower node; use "leader", "direct" or "lb", or nodes >= 2',
-        value: cluster.connection,
+        path: `${at}.topology.type`,
+        message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${cluster.rabbitmqVersion}; use "quorum" or a 3.x rabbitmqVersion`,
+        value: topology.type,
       });
     }
-  });
+    if (typeof topology.mirrorTo === 'number' && topology.mirrorTo > cluster.nodes) {
+      issues.push({
+        path: `${at}.topology.mirrorTo`,
+        message: `cannot keep more copies than the cluster has nodes (${cluster.nodes})`,
+        value: topology.mirrorTo,
+      });
+    }
+  }
+  if ((topology.type === 'quorum' || topology.type === 'stream') && topology.replicationFactor !== undefined) {
+    if (topology.replicationFactor > cluster.nodes) {
+      issues.push({
+        path: `${at}.topology.replicationFactor`,
+        message: `must be at most the number of nodes (${cluster.nodes})`,
+        value: topology.replicationFactor,
+      });
+    }
+  }
+  if (cluster.connection === 'follower' && cluster.nodes < 2) {
+    issues.push({
+      path: `${at}.connection`,
+      message: 'a single-node cluster has no follower node; use "leader", "direct" or "lb", or nodes >= 2',
+      value: cluster.connection,
+    });
+  }
   return issues;
 }
 

@@ -94,6 +94,25 @@ describe('plan parsing', () => {
     expect(() => parsePlanText(text, 'broken.yaml')).toThrow(/broken\.yaml.*clusters\[0\]\.nodes.*workloads\[0\]\.durationSeconds/);
   });
 
+  test('schema errors and the semantic problems of the parts that do parse are all reported in one go', () => {
+    const issues = issuesOf(`
+name: My Plan
+clusters:
+  - { name: c1, nodes: 3, rabbitmqVersion: "4.0", topology: { type: mirrored, mirrorTo: 5 }, conection: lb }
+workloads:
+  - { name: w, producers: 3, queues: 2, sweep: { durationSeconds: [10, -5] } }
+`);
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'clusters[0].conection',
+      'clusters[0].topology.mirrorTo',
+      'clusters[0].topology.type',
+      'name',
+      'workloads[0].consumers',
+      'workloads[0].producers',
+      'workloads[0].sweep.durationSeconds[1]',
+    ]);
+  });
+
   test('replication beyond the node count and a follower on one node are rejected', () => {
     const issues = issuesOf(
       minimal.replace('nodes: 3', 'nodes: 1\n    connection: follower').replace('{ type: quorum }', '{ type: quorum, replicationFactor: 3 }'),
