@@ -12,6 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '../core/result-items';
@@ -31,6 +32,21 @@ export interface BenchmarkScheduleProps {
   readonly expression: string;
   /** The benchmark plan to run (the same model as the CLI's YAML/JSON plans). */
   readonly plan: Record<string, unknown>;
+}
+
+export interface BenchmarkAzureProps {
+  /**
+   * The service principal as JSON `{ tenantId, clientId, clientSecret, subscriptionId, parameters? }`;
+   * `parameters` holds the template's secret values (rabbitmqAdminPassword, erlangCookie, adminSshPublicKey, ...).
+   * The subscription comes from here, so that one secret rotation changes both together.
+   */
+  readonly credentialsSecret: secretsmanager.ISecret;
+  /** Azure region of the run's resource groups, e.g. `westeurope`. */
+  readonly location: string;
+  /** Path of the compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`), deployed as an asset. */
+  readonly templateFile: string;
+  /** Non-secret template parameter values every cluster shares (they become a Lambda environment variable). @default {} */
+  readonly parameters?: Record<string, unknown>;
 }
 
 export interface BenchmarkControllerProps {
@@ -53,7 +69,12 @@ export interface BenchmarkControllerProps {
   readonly lambdaBundleDir?: string;
   /** What happens to the table and bucket when the stack is deleted. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
+  /** Lets executions with `target: azure` launch clusters on Azure (ARM deployments of bicep/main.bicep). @default - AWS only: `target: azure` fails in LaunchCluster */
+  readonly azure?: BenchmarkAzureProps;
 }
+
+/** The functions that call Azure Resource Manager when Azure is configured. */
+const AZURE_FUNCTIONS = ['launch-cluster', 'check-cluster', 'start-repetition', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper'];
 
 const FUNCTIONS: Record<FunctionPlaceholder, string> = {
   ValidatePlanFunctionArn: 'validate-plan',
@@ -85,6 +106,8 @@ export class BenchmarkController extends Construct {
   public readonly failureRule: events.Rule;
   public readonly sweeperRule: events.Rule;
   public readonly schedule?: scheduler.CfnSchedule;
+  /** The compiled ARM template of the Azure clusters, when `azure` is given. */
+  public readonly azureTemplate?: s3assets.Asset;
 
   constructor(scope: Construct, id: string, props: BenchmarkControllerProps = {}) {
     super(scope, id);
@@ -101,6 +124,8 @@ export class BenchmarkController extends Construct {
     if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {
       throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
     }
+    if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
+    if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
     const stack = Stack.of(this);
 
     this.resultsTable = props.resultsTable ?? this.createTable(removalPolicy);
@@ -152,6 +177,15 @@ export class BenchmarkController extends Construct {
       EXPIRY_HOURS: String(expiryHours),
       LAUNCH_TIMEOUT_MINUTES: String(launchTimeoutMinutes),
     };
+    if (props.azure) {
+      this.azureTemplate = new s3assets.Asset(this, 'AzureTemplate', { path: props.azure.templateFile });
+      Object.assign(environment, {
+        AZURE_CREDENTIALS_SECRET_ARN: props.azure.credentialsSecret.secretArn,
+        AZURE_TEMPLATE_S3_URI: this.azureTemplate.s3ObjectUrl,
+        AZURE_LOCATION: props.azure.location,
+        AZURE_PARAMETERS_JSON: JSON.stringify(props.azure.parameters ?? {}),
+      });
+    }
     const makeFunction = (name: string, timeout = Duration.minutes(1)) => {
       const fn = new lambda.Function(this, `${pascal(name)}Function`, {
         runtime: lambda.Runtime.NODEJS_24_X,
@@ -260,6 +294,8 @@ export class BenchmarkController extends Construct {
       reason: 'The admin secret of a cluster stack gets a generated name at run time; the statement requires the rmqbench:run-id tag the stack puts on it.',
     });
 
+    if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, rawObjectGrant);
+
     const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     const definition = buildBenchmarkDefinition({ maxConcurrency });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
@@ -299,6 +335,22 @@ export class BenchmarkController extends Construct {
         target: { arn: this.stateMachine.stateMachineArn, roleArn: role.roleArn, input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }) },
       });
     }
+  }
+
+  /** Exactly the credentials secret for the functions that call ARM, the template for the launcher, and the raw-output uploads the start function pre-signs. */
+  private grantAzure(secret: secretsmanager.ISecret, functions: Record<string, lambda.Function>, rawObjectGrant: (name: string, sid: string, action: string, part: string) => void): void {
+    // An imported secret known only by its partial ARN: Secrets Manager appends -<6 characters>.
+    const secretArn = secret.secretFullArn ?? `${secret.secretArn}-??????`;
+    for (const name of AZURE_FUNCTIONS) {
+      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadAzureCredentials', actions: ['secretsmanager:GetSecretValue'], resources: [secretArn] }));
+      secret.encryptionKey?.grantDecrypt(functions[name]!);
+    }
+    const template = this.azureTemplate!;
+    functions['launch-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'ReadAzureTemplate', actions: ['s3:GetObject'], resources: [Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: template.s3BucketName, resourceName: template.s3ObjectKey })] }),
+    );
+    // A pre-signed URL carries the signer's permissions: the Azure load generator uploads with start-repetition's.
+    rawObjectGrant('start-repetition', 'PresignRawOutputUploads', 's3:PutObject', 'raw');
   }
 
   private createTable(removalPolicy: RemovalPolicy): dynamodb.Table {

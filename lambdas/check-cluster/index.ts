@@ -2,9 +2,9 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { WorkflowTarget } from '../../state-machines/schedule';
 import { checkStack } from '../shared/aws-cluster';
 import { checkDeployment } from '../shared/azure-cluster';
-import { azureTarget } from '../shared/azure-target';
+import { azureClientsFromEnv } from '../shared/azure-target';
 
 const cfn = new CloudFormationClient({});
 
 export const handler = async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string } }) =>
-  event.target === 'azure' ? checkDeployment((await azureTarget()).clients, event.launch) : checkStack(cfn, event.launch);
+  event.target === 'azure' ? checkDeployment((await azureClientsFromEnv()).clients, event.launch) : checkStack(cfn, event.launch);

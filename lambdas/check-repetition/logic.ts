@@ -4,17 +4,35 @@ import { validatePlan } from '../../core/plan';
 import type { RawRepetition } from '../../core/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
+import { type AzureClients, checkRunCommand } from '../shared/azure-cluster';
+import { rawPrefix } from '../start-repetition/logic';
 
-interface Started { commandId: string; instanceId: string; startedAt: string; doneBy: string; perfTestArgs: string[] }
+interface StartedCommon { startedAt: string; doneBy: string; perfTestArgs: string[] }
+interface Started extends StartedCommon { commandId: string; instanceId: string }
+interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; pollerState: string }
+interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
 
 /** Polls the SSM command; once done, assembles the RawRepetition (the same shape as locally) under the ingest key. */
-export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: { runId: string; plan: unknown; item: ScheduledRepetition; started: Started }, now = new Date()) {
+export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: CheckEvent<Started>, now = new Date()) {
   const state = await perfTestState(ssm, event.started);
-  if (!state.done) {
-    if (now.getTime() > Date.parse(event.started.doneBy)) throw new Error(`PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ${event.started.doneBy} (${state.status})`);
-    return { done: false };
-  }
-  const prefix = `runs/${event.runId}/raw/${event.item.rawKey.replace(/\.json$/, '')}`;
+  if (!state.done) return notDone(event, state.status, now);
+  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})`, now);
+}
+
+/** Polls the VM Run Command (resumed from its serialized poller); once done, assembles the RawRepetition from what the script uploaded. */
+export async function checkAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, event: CheckEvent<AzureStarted>, now = new Date()) {
+  const state = await checkRunCommand(clients, event.started);
+  if (!state.done) return notDone(event, 'Run Command still running', now);
+  return assembleRepetition(s3, bucket, event, state.succeeded ? undefined : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`, now);
+}
+
+function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): { done: false } {
+  if (now.getTime() > Date.parse(event.started.doneBy)) throw new Error(`PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ${event.started.doneBy} (${status})`);
+  return { done: false };
+}
+
+async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEvent<StartedCommon>, targetError: string | undefined, now: Date) {
+  const prefix = rawPrefix(event.runId, event.item);
   const read = async (name: string) => {
     try {
       const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}/${name}` }));
@@ -34,7 +52,7 @@ export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: stri
     expectations: { durationSeconds: scenario.workload.durationSeconds, producers: scenario.workload.producers, consumers: scenario.workload.consumers, confirms: scenario.workload.confirmWindow !== undefined },
     stdout: await read('stdout.txt'),
     csv: await read('perftest.csv'),
-    ...(state.status === 'Success' ? {} : { targetError: `the SSM command ended ${state.status} (exit code ${state.exitCode})` }),
+    ...(targetError === undefined ? {} : { targetError }),
   };
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `runs/${event.runId}/ingest/${event.item.rawKey}`, Body: JSON.stringify(raw) }));
   return { done: true, rawKey: event.item.rawKey };

@@ -28,8 +28,11 @@ export function azureClients(credential: TokenCredential, subscriptionId: string
   return { resources: new ResourceManagementClient(credential, subscriptionId, options), compute: new ComputeManagementClient(credential, subscriptionId, options) };
 }
 
-/** The service principal kept in Secrets Manager as JSON: `{ tenantId, clientId, clientSecret, subscriptionId }`. */
-export async function azureCredentialFromSecret(secrets: SecretsManagerClient, secretId: string): Promise<{ credential: TokenCredential; subscriptionId: string }> {
+/**
+ * The service principal kept in Secrets Manager as JSON: `{ tenantId, clientId, clientSecret, subscriptionId }`,
+ * optionally with `parameters`: the template's secret parameter values (rabbitmqAdminPassword, erlangCookie, ...).
+ */
+export async function azureCredentialFromSecret(secrets: SecretsManagerClient, secretId: string): Promise<{ credential: TokenCredential; subscriptionId: string; parameters: Record<string, unknown> }> {
   const response = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
   let value: Record<string, unknown>;
   try {
@@ -40,7 +43,8 @@ export async function azureCredentialFromSecret(secrets: SecretsManagerClient, s
   const missing = ['tenantId', 'clientId', 'clientSecret', 'subscriptionId'].filter((key) => typeof value[key] !== 'string' || value[key] === '');
   if (missing.length > 0) throw new Error(`secret ${secretId} lacks ${missing.join(', ')} (expected JSON with tenantId, clientId, clientSecret and subscriptionId)`);
   const field = (key: string) => value[key] as string;
-  return { credential: new ClientSecretCredential(field('tenantId'), field('clientId'), field('clientSecret')), subscriptionId: field('subscriptionId') };
+  const parameters = typeof value.parameters === 'object' && value.parameters !== null ? (value.parameters as Record<string, unknown>) : {};
+  return { credential: new ClientSecretCredential(field('tenantId'), field('clientId'), field('clientSecret')), subscriptionId: field('subscriptionId'), parameters };
 }
 
 export interface AzureClusterConfig {
@@ -115,4 +119,30 @@ export async function deleteResourceGroup(clients: AzureClients, name: string, w
     if ((error as { name?: string }).name === 'AbortError') return { deleted: false };
     throw error;
   }
+}
+
+/** Resource groups launched for one run (the failure rule deletes them); ARM filters by the tag. */
+export async function resourceGroupsOfRun(clients: AzureClients, runId: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const group of clients.resources.resourceGroups.list({ filter: `tagName eq '${RUN_ID_TAG}' and tagValue eq '${runId.replace(/'/g, "''")}'` })) {
+    if (group.name && group.properties?.provisioningState !== 'Deleting') names.push(group.name);
+  }
+  return names;
+}
+
+/** Resource groups of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. */
+export async function expiredResourceGroups(clients: AzureClients, prefix: string, now = new Date()): Promise<string[]> {
+  const names: string[] = [];
+  for await (const group of clients.resources.resourceGroups.list({ filter: `tagName eq '${EXPIRES_AT_TAG}'` })) {
+    const expiry = group.tags?.[EXPIRES_AT_TAG];
+    if (group.name?.startsWith(prefix) && expiry && Date.parse(expiry) < now.getTime() && group.properties?.provisioningState !== 'Deleting') names.push(group.name);
+  }
+  return names;
+}
+
+/** The VM name at the end of an ARM resource id (`.../virtualMachines/<name>`). */
+export function vmNameFromResourceId(resourceId: string): string {
+  const name = /\/virtualMachines\/([^/]+)$/i.exec(resourceId)?.[1];
+  if (!name) throw new Error(`expected a virtual machine resource id (…/providers/Microsoft.Compute/virtualMachines/<name>), got "${resourceId}"`);
+  return name;
 }

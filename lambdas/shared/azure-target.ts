@@ -3,33 +3,49 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { AzureClients, azureClients, azureCredentialFromSecret, AzureClusterConfig } from './azure-cluster';
 import { requireEnv } from './env';
 
-let loaded: Promise<{ clients: AzureClients; config: AzureClusterConfig }> | undefined;
+const SET_BY = 'the BenchmarkController sets it when its azure prop is given';
+
+/** Whether this controller was deployed with Azure (the safety nets then also look for resource groups). */
+export const azureConfigured = (): boolean => Boolean(process.env.AZURE_CREDENTIALS_SECRET_ARN);
+
+let clientsLoaded: Promise<{ clients: AzureClients; parameters: Record<string, unknown> }> | undefined;
+let targetLoaded: Promise<{ clients: AzureClients; config: AzureClusterConfig }> | undefined;
 
 /**
- * The Azure clients and cluster configuration, read once per cold start and only when an execution
- * has `target: azure` (an AWS-only controller sets none of these variables):
- * AZURE_CREDENTIALS_SECRET_ARN (service principal JSON), AZURE_TEMPLATE_S3_URI (s3://bucket/key of
- * the compiled ARM JSON of bicep/main.bicep), AZURE_LOCATION, optional AZURE_PARAMETERS_JSON.
+ * The ARM clients and the template parameter values (AZURE_PARAMETERS_JSON overlaid with the secret's
+ * `parameters`), read once per cold start and only when needed: an AWS-only controller sets none of
+ * the AZURE_* variables. AZURE_CREDENTIALS_SECRET_ARN names the service principal JSON.
  */
+export function azureClientsFromEnv(): Promise<{ clients: AzureClients; parameters: Record<string, unknown> }> {
+  clientsLoaded ??= (async () => {
+    const secretArn = requireEnv('AZURE_CREDENTIALS_SECRET_ARN', SET_BY);
+    const { credential, subscriptionId, parameters } = await azureCredentialFromSecret(new SecretsManagerClient({}), secretArn);
+    return { clients: azureClients(credential, subscriptionId), parameters: { ...(JSON.parse(process.env.AZURE_PARAMETERS_JSON ?? '{}') as Record<string, unknown>), ...parameters } };
+  })();
+  // A failed load (missing variable, unreadable secret) is retried by the next invocation.
+  clientsLoaded.catch(() => (clientsLoaded = undefined));
+  return clientsLoaded;
+}
+
+/** The clients and the whole cluster configuration for launching: also AZURE_TEMPLATE_S3_URI (s3://bucket/key of the compiled ARM JSON) and AZURE_LOCATION. */
 export function azureTarget(): Promise<{ clients: AzureClients; config: AzureClusterConfig }> {
-  loaded ??= (async () => {
-    const secretArn = requireEnv('AZURE_CREDENTIALS_SECRET_ARN');
-    const templateUri = requireEnv('AZURE_TEMPLATE_S3_URI');
+  targetLoaded ??= (async () => {
+    const templateUri = requireEnv('AZURE_TEMPLATE_S3_URI', SET_BY);
+    const location = requireEnv('AZURE_LOCATION', SET_BY);
     const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(templateUri);
     if (!match) throw new Error(`AZURE_TEMPLATE_S3_URI must be s3://<bucket>/<key> (got "${templateUri}")`);
+    const { clients, parameters } = await azureClientsFromEnv();
     const object = await new S3Client({}).send(new GetObjectCommand({ Bucket: match[1], Key: match[2] }));
     const template = JSON.parse(await object.Body!.transformToString()) as Record<string, unknown>;
-    const { credential, subscriptionId } = await azureCredentialFromSecret(new SecretsManagerClient({}), secretArn);
     const config: AzureClusterConfig = {
-      location: requireEnv('AZURE_LOCATION'),
+      location,
       template,
-      parameters: JSON.parse(process.env.AZURE_PARAMETERS_JSON ?? '{}') as Record<string, unknown>,
+      parameters,
       expiryHours: Number(requireEnv('EXPIRY_HOURS')),
       launchTimeoutMinutes: Number(requireEnv('LAUNCH_TIMEOUT_MINUTES')),
     };
-    return { clients: azureClients(credential, subscriptionId), config };
+    return { clients, config };
   })();
-  // A failed load (missing variable, unreadable secret) is retried by the next invocation.
-  loaded.catch(() => (loaded = undefined));
-  return loaded;
+  targetLoaded.catch(() => (targetLoaded = undefined));
+  return targetLoaded;
 }

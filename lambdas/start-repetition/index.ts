@@ -1,13 +1,20 @@
+import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { ScheduledRepetition } from '../../state-machines/schedule';
+import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { startPerfTest } from '../shared/aws-cluster';
+import { azureClientsFromEnv } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
-import { perfTestScript } from './logic';
+import { perfTestScript, startAzureRepetition } from './logic';
 
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
+const s3 = new S3Client({});
 
-export const handler = async (event: { runId: string; plan: unknown; item: ScheduledRepetition; readiness: { outputs: Record<string, string> } }) => {
+export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string }; readiness: { outputs: Record<string, string> } }) => {
+  if (event.target === 'azure') {
+    const azure = await azureClientsFromEnv();
+    return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
+  }
   const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';
   const { script, redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: output('AmqpEndpoint'), secretArn: output('AdminSecretArn'), bucket });
   const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120);

@@ -2,7 +2,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { deleteStack } from '../shared/aws-cluster';
 import { deleteResourceGroup } from '../shared/azure-cluster';
-import { azureTarget } from '../shared/azure-target';
+import { azureClientsFromEnv } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
@@ -14,7 +14,7 @@ const cfn = new CloudFormationClient({});
  * function's minute for the deletion; ARM completes it after that.
  */
 export const handler = async (event: { target: WorkflowTarget; cluster: ScheduledCluster }) => {
-  if (event.target === 'azure') return deleteResourceGroup((await azureTarget()).clients, event.cluster.clusterId, 40_000);
+  if (event.target === 'azure') return deleteResourceGroup((await azureClientsFromEnv()).clients, event.cluster.clusterId, 40_000);
   await deleteStack(cfn, roleArn, event.cluster.clusterId);
   return {};
 };

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
 
@@ -163,5 +164,75 @@ describe('BenchmarkController', () => {
   test('snapshot (asset hashes stripped)', () => {
     const text = JSON.stringify(template.toJSON()).replace(/[0-9a-f]{64}/g, '<hash>');
     expect(JSON.parse(text)).toMatchSnapshot();
+  });
+});
+
+describe('BenchmarkController with Azure', () => {
+  const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rmqbench-azure-sp-AbCdEf';
+  let azureApp: App;
+  let azure: Template;
+  let controller: BenchmarkController;
+  beforeAll(() => {
+    const templateFile = join(mkdtempSync(join(tmpdir(), 'rmqbench-arm-')), 'main.json');
+    writeFileSync(templateFile, JSON.stringify({ $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] }));
+    azureApp = new App();
+    const azureStack = new Stack(azureApp, 'AzureController', { env: { account: '123456789012', region: 'eu-west-1' } });
+    controller = new BenchmarkController(azureStack, 'Controller', {
+      azure: { credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(azureStack, 'AzureSp', secretArn), location: 'westeurope', templateFile, parameters: { rabbitmqAdminUsername: 'admin' } },
+    });
+    azure = Template.fromStack(azureStack);
+  }, 120_000);
+
+  const policyStatements = (functionName: string): Statement[] => {
+    const role = Stack.of(controller).getLogicalId(controller.functions[functionName]!.role!.node.defaultChild as never);
+    return Object.values(azure.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(`"${role}"`))
+      .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+  };
+
+  test('every function that calls Azure gets the AZURE_* variables the Lambda logic reads', () => {
+    for (const name of ['launch-cluster', 'check-cluster', 'start-repetition', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
+      azure.hasResourceProperties('AWS::Lambda::Function', {
+        Description: `rmqbench ${name}`,
+        Environment: {
+          Variables: Match.objectLike({
+            AZURE_CREDENTIALS_SECRET_ARN: secretArn,
+            AZURE_LOCATION: 'westeurope',
+            AZURE_TEMPLATE_S3_URI: Match.stringLikeRegexp('^s3://cdk-[^/]+-assets-123456789012-eu-west-1/[0-9a-f]{64}\\.json$'),
+            AZURE_PARAMETERS_JSON: JSON.stringify({ rabbitmqAdminUsername: 'admin' }),
+          }),
+        },
+      });
+    }
+  });
+
+  test('GetSecretValue is granted on exactly the credentials secret, to the Azure functions only', () => {
+    const grants = (name: string) => policyStatements(name).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+    for (const name of ['launch-cluster', 'check-cluster', 'start-repetition', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
+      expect(grants(name)).toEqual([{ Sid: 'ReadAzureCredentials', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: secretArn }]);
+    }
+    expect(grants('ingest-repetition')).toEqual([]);
+    expect(grants('run-record')).toEqual([]);
+  });
+
+  test('the launcher reads exactly the ARM template object, and start-repetition may sign uploads under runs/*/raw only', () => {
+    const [read] = policyStatements('launch-cluster').filter((statement) => statement.Sid === 'ReadAzureTemplate');
+    expect(read!.Action).toBe('s3:GetObject');
+    expect(JSON.stringify(read!.Resource)).toMatch(/[0-9a-f]{64}\.json/);
+    expect(JSON.stringify(read!.Resource)).not.toContain('*');
+    const [presign] = policyStatements('start-repetition').filter((statement) => statement.Sid === 'PresignRawOutputUploads');
+    expect(presign!.Action).toBe('s3:PutObject');
+    expect(JSON.stringify(presign!.Resource)).toContain('/runs/*/raw/*');
+  });
+
+  test('invalid Azure props are refused by name', () => {
+    const other = new Stack(new App(), 'InvalidAzure');
+    const credentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'Sp', secretArn);
+    expect(() => new BenchmarkController(other, 'A', { azure: { credentialsSecret, location: 'West Europe', templateFile: __filename } })).toThrow(/azure.location must be an Azure region name/);
+    expect(() => new BenchmarkController(other, 'B', { azure: { credentialsSecret, location: 'westeurope', templateFile: '/nonexistent/main.json' } })).toThrow(/azure.templateFile must be the compiled ARM JSON/);
+  });
+
+  test('cdk-nag AwsSolutions has no unacknowledged finding with Azure configured', () => {
+    expect(unacknowledgedFindings(azureApp)).toEqual([]);
   });
 });

@@ -24,7 +24,7 @@ export interface FakeArmOptions {
 
 /**
  * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
- * PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
+ * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
  * and GET, and virtualMachines/runCommand POST (202 + Location polling to the RunCommandResult).
  * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
  * HTTPS with a throw-away self-signed certificate: the SDK's bearer-token policy refuses plain http.
@@ -79,6 +79,18 @@ export class FakeArm {
     };
 
     let match: RegExpExecArray | null;
+    if (/^\/subscriptions\/[^/]+\/resourcegroups$/i.test(path) && request.method === 'GET') {
+      // ARM's tag filter: "tagName eq '<name>'" optionally "and tagValue eq '<value>'" (quotes doubled inside).
+      const filter = url.searchParams.get('$filter') ?? '';
+      const tag = /^tagName eq '((?:[^']|'')*)'(?: and tagValue eq '((?:[^']|'')*)')?$/.exec(filter);
+      if (filter && !tag) return send(400, { error: { code: 'InvalidFilter', message: `the fake ARM endpoint does not understand $filter=${filter}` } });
+      const unquote = (text: string | undefined) => text?.replace(/''/g, "'");
+      const [tagName, tagValue] = [unquote(tag?.[1]), unquote(tag?.[2])];
+      const value = [...this.groups]
+        .filter(([, group]) => !tagName || (tagName in group.tags && (tagValue === undefined || group.tags[tagName] === tagValue)))
+        .map(([name, group]) => ({ id: `/subscriptions/sub/resourceGroups/${name}`, name, location: group.location, tags: group.tags, properties: { provisioningState: 'Succeeded' } }));
+      return send(200, { value });
+    }
     if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)$/i.exec(path))) {
       const name = decodeURIComponent(match[1]!);
       if (request.method === 'PUT') {
