@@ -7,8 +7,15 @@ import { join } from 'node:path';
 const cli = join(__dirname, '../../dist/bin/rmqbench.js');
 
 function rmqbench(...args: string[]) {
+  return rmqbenchWithEnv({}, ...args);
+}
+
+function rmqbenchWithEnv(env: NodeJS.ProcessEnv, ...args: string[]) {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build (npm test does)`);
-  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, RMQBENCH_HOME: mkdtempSync(join(tmpdir(), 'rmqbench-cli-')) } });
+  const result = spawnSync(process.execPath, [cli, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, RMQBENCH_HOME: mkdtempSync(join(tmpdir(), 'rmqbench-cli-')), ...env },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -64,5 +71,18 @@ describe('rmqbench CLI', () => {
     const { code, stderr } = rmqbench('runs', '--dynamodb-endpoint', 'http://127.0.0.1:9');
     expect(code).toBe(1);
     expect(stderr).toMatch(/^rmqbench: DynamoDB at http:\/\/127\.0\.0\.1:9: could not describe the table .*omit --dynamodb-endpoint/);
+  });
+
+  test('doctor names what is missing and how to get it, and exits 1', () => {
+    // An empty PATH and cache: no java, mvn, epmd or haproxy, no jars.
+    const emptyBin = mkdtempSync(join(tmpdir(), 'rmqbench-nobin-'));
+    const { code, stdout } = rmqbenchWithEnv({ PATH: emptyBin, RMQBENCH_CACHE: mkdtempSync(join(tmpdir(), 'rmqbench-nocache-')) }, 'doctor', '--json');
+    expect(code).toBe(1);
+    const checks = (JSON.parse(stdout) as { checks: { name: string; ok: boolean; detail: string }[] }).checks;
+    const byName = new Map(checks.map((check) => [check.name, check]));
+    expect(byName.get('java')).toMatchObject({ ok: false, detail: expect.stringMatching(/apt-get install -y openjdk/) });
+    expect(byName.get('haproxy')).toMatchObject({ ok: false, detail: expect.stringMatching(/apt-get install -y haproxy/) });
+    expect(byName.get('com.rabbitmq:perf-test:2.22.1')).toMatchObject({ ok: false, detail: expect.stringMatching(/rmqbench doctor --fix/) });
+    expect(byName.get('node')).toMatchObject({ ok: true });
   });
 });
