@@ -154,6 +154,7 @@ module secrets 'modules/secrets.bicep' = {
     rabbitmqAdminPassword: rabbitmqAdminPassword
     allowedSubnetResourceIds: [
       network.outputs.clusterSubnetResourceId
+      network.outputs.loadGeneratorSubnetResourceId
     ]
     secretExpiryEpoch: secretExpiryEpoch
     enablePurgeProtection: keyVaultPurgeProtection
@@ -200,6 +201,7 @@ module loadGenerator 'modules/loadgen.bicep' = {
     adminUsername: adminUsername
     adminSshPublicKey: adminSshPublicKey
     perfTestVersion: perfTestVersion
+    keyVaultName: secrets.outputs.name
     resultsStorageAccountName: resultsStorageAccountName
   }
 }
@@ -221,3 +223,9 @@ output loadBalancerResourceId string = cluster.outputs.loadBalancerResourceId
 
 @description('The name of the Key Vault holding the Erlang cookie and the admin password.')
 output keyVaultName string = secrets.outputs.name
+
+@description('The name of the Key Vault secret holding the RabbitMQ admin password (the name, not the value): the load generator reads it from `keyVaultName` at run time.')
+output adminPasswordSecretName string = secrets.outputs.adminPasswordSecretName
+
+@description('The client ID of the load generator\'s user-assigned identity, which may read `adminPasswordSecretName` (Key Vault Secrets User).')
+output loadGeneratorIdentityClientId string = loadGenerator.outputs.identityClientId

@@ -57,11 +57,18 @@ param perfTestVersion string = '2.22.1'
 ])
 param javaPackage string = 'openjdk-21-jre-headless'
 
+@description('Required. Name of the Key Vault holding the RabbitMQ admin password; the VM identity gets Key Vault Secrets User on it, and the PerfTest Run Command script reads the password from it at run time.')
+@minLength(3)
+@maxLength(24)
+param keyVaultName string
+
 @description('Optional. Name of an existing storage account in this resource group to which the VM identity may write results (Storage Blob Data Contributor). Empty: results go only through pre-signed URLs.')
 param resultsStorageAccountName string = ''
 
 // Storage Blob Data Contributor.
 var blobContributorRoleId = 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
+// Key Vault Secrets User.
+var keyVaultSecretsUserRoleId = '4633458b-17de-408a-b874-0445c86b69e6'
 
 // PerfTest 2.22.1 and its 24 dependencies from Maven Central, each with its sha256 (checked at install).
 var perfTestManifest = loadFileAsBase64('../cloud-init/perf-test-2.22.1.sha256')
@@ -75,6 +82,22 @@ resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' 
   name: '${namePrefix}-loadgen-id'
   location: location
   tags: tags
+}
+
+resource keyVault 'Microsoft.KeyVault/vaults@2023-07-01' existing = {
+  name: keyVaultName
+}
+
+// The Run Command script reads the admin password with this identity, so it never travels in the script.
+resource secretsUserAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(keyVault.id, identity.id, keyVaultSecretsUserRoleId)
+  scope: keyVault
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUserRoleId)
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+    description: 'The load generator reads the RabbitMQ admin password when it starts PerfTest.'
+  }
 }
 
 resource resultsStorageAccount 'Microsoft.Storage/storageAccounts@2023-05-01' existing = if (!empty(resultsStorageAccountName)) {
@@ -192,6 +215,10 @@ resource virtualMachine 'Microsoft.Compute/virtualMachines@2024-07-01' = {
       encryptionAtHost: encryptionAtHost
     }
   }
+  // Assigned before the VM exists, so that the role has propagated by the first Run Command.
+  dependsOn: [
+    secretsUserAssignment
+  ]
 }
 
 @description('The name of the load generator VM.')
@@ -205,3 +232,6 @@ output privateIpAddress string = networkInterface.properties.ipConfigurations[0]
 
 @description('The principal ID of the load generator\'s user-assigned identity.')
 output identityPrincipalId string = identity.properties.principalId
+
+@description('The client ID of the load generator\'s user-assigned identity (the `client_id` of its IMDS token requests).')
+output identityClientId string = identity.properties.clientId

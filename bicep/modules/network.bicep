@@ -226,9 +226,13 @@ resource virtualNetwork 'Microsoft.Network/virtualNetworks@2024-05-01' = {
             id: natGateway.id
           }
           defaultOutboundAccess: false
+          // Storage for result uploads; Key Vault so that the vault firewall admits the load generator (it reads the admin password).
           serviceEndpoints: [
             {
               service: 'Microsoft.Storage'
+            }
+            {
+              service: 'Microsoft.KeyVault'
             }
           ]
         }

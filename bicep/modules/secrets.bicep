@@ -1,5 +1,5 @@
 metadata name = 'rmqbench secrets'
-metadata description = 'Key Vault (RBAC, firewalled to the cluster subnet) holding the Erlang cookie and the RabbitMQ admin password.'
+metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie and the RabbitMQ admin password.'
 
 @description('Required. Name of the Key Vault (3-24 characters, globally unique).')
 @minLength(3)
@@ -22,7 +22,7 @@ param erlangCookie string
 @minLength(12)
 param rabbitmqAdminPassword string
 
-@description('Required. Subnets whose service endpoint may reach the vault (the cluster subnet).')
+@description('Required. Subnets whose service endpoint may reach the vault (the cluster subnet and the load-generator subnet).')
 @minLength(1)
 param allowedSubnetResourceIds array
 
@@ -44,7 +44,7 @@ var adminPasswordSecretName = 'rabbitmq-admin-password'
 resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
   // checkov:skip=CKV_AZURE_110: purge protection is a parameter (enablePurgeProtection), off by default: it cannot be undone and reserves the vault name after teardown, which blocks redeploying a benchmark under the same name; the vault holds only per-deployment secrets.
   // checkov:skip=CKV_AZURE_42: recoverable means soft delete plus purge protection; soft delete is on, purge protection is off by default for the reason given for CKV_AZURE_110.
-  // checkov:skip=CKV_AZURE_189: public network access stays on only so that the cluster subnet's service endpoint can reach the vault; the firewall denies everything else (defaultAction Deny). A private endpoint and DNS zone are not worth it for a disposable benchmark.
+  // checkov:skip=CKV_AZURE_189: public network access stays on only so that the service endpoints of the cluster and load-generator subnets can reach the vault; the firewall denies everything else (defaultAction Deny). A private endpoint and DNS zone are not worth it for a disposable benchmark.
   name: keyVaultName
   location: location
   tags: tags

@@ -50,24 +50,56 @@ export async function presignRawUploads(s3: S3Client, bucket: string, runId: str
   return Object.fromEntries(entries) as Record<(typeof RAW_FILES)[number], string>;
 }
 
+/** Where the load generator reads the RabbitMQ admin password at run time: names only, never the value. */
+export interface AzurePasswordSource {
+  /** The Key Vault the template created (deployment output `keyVaultName`). */
+  readonly keyVaultName: string;
+  /** The secret holding the admin password (deployment output `adminPasswordSecretName`). */
+  readonly secretName: string;
+  /** Client id of the load generator's user-assigned identity (deployment output `loadGeneratorIdentityClientId`). */
+  readonly identityClientId: string;
+}
+
 /**
  * The VM Run Command script for one repetition on the Azure load generator (cloud-init installed
- * `perf-test` and `rmqbench-upload`): PerfTest against the load balancer, then stdout and CSV to the
- * pre-signed URLs with curl. Run Command scripts are not kept in the VM's instance view, but the
- * credentials are in this script: the redacted arguments are what is recorded.
+ * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's instance view
+ * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
+ * the VM's managed identity (IMDS token), keeps it and the AMQP URI in shell variables that are never
+ * echoed, runs PerfTest against the load balancer, then uploads stdout and CSV to the pre-signed URLs.
+ * An unreadable secret fails the Run Command with the vault and secret names on stderr.
  */
-export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; username: string; password: string; uploadUrls: Record<(typeof RAW_FILES)[number], string> }): { script: string; redactedArgs: string[] } {
+export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; username: string; password: AzurePasswordSource; uploadUrls: Record<(typeof RAW_FILES)[number], string> }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  const credentials = `${encodeURIComponent(options.username)}:${encodeURIComponent(options.password)}`;
+  const { keyVaultName, secretName, identityClientId } = options.password;
+  const tokenUrl = `http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=${encodeURIComponent('https://vault.azure.net')}&client_id=${encodeURIComponent(identityClientId)}`;
+  const secretUrl = `https://${keyVaultName}.vault.azure.net/secrets/${encodeURIComponent(secretName)}?api-version=7.4`;
+  // The credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
+  const shellArg = (arg: string) => arg.split('USER:PASS').map(quote).join('"$AMQP_CREDENTIALS"');
   const script = [
+    'set +x',
     'set -euo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK"',
-    `perf-test ${args.map((arg) => quote(arg.replace('USER:PASS', credentials))).join(' ')} > stdout.txt 2>&1 || echo "exit $?" >> stdout.txt`,
+    `KEY_VAULT_NAME=${quote(keyVaultName)}`,
+    `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
+    // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on stdin (-K -), not in its arguments.
+    "ADMIN_PASSWORD=''",
+    'for attempt in $(seq 1 30); do',
+    `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty | @uri') && [ -n "$ADMIN_PASSWORD" ] && break`,
+    '  sleep 10',
+    'done',
+    'unset TOKEN',
+    '[ -n "$ADMIN_PASSWORD" ] || { echo "rmqbench: could not read secret $ADMIN_PASSWORD_SECRET_NAME from Key Vault $KEY_VAULT_NAME with the load generator identity (needs Key Vault Secrets User on the vault and the load-generator subnet in its firewall)" >&2; exit 1; }',
+    `AMQP_CREDENTIALS=${quote(encodeURIComponent(options.username))}:"$ADMIN_PASSWORD"`,
+    `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || echo "exit $?" >> stdout.txt`,
+    'unset ADMIN_PASSWORD AMQP_CREDENTIALS',
     'touch perftest.csv',
     ...RAW_FILES.map((file) => `rmqbench-upload ${file} ${quote(options.uploadUrls[file])}`),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }
+
+/** The outputs of bicep/main.bicep an Azure repetition needs. */
+export const AZURE_REQUIRED_OUTPUTS = ['amqpEndpoint', 'loadGeneratorResourceId', 'keyVaultName', 'adminPasswordSecretName', 'loadGeneratorIdentityClientId'] as const;
 
 export interface AzureRepetitionEvent {
   readonly runId: string;
@@ -78,19 +110,27 @@ export interface AzureRepetitionEvent {
 }
 
 /**
- * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command;
- * the pre-signed URLs stay valid until the repetition's deadline plus time for the upload.
+ * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command
+ * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid until the repetition's deadline plus time for the upload.
  */
 export async function startAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, parameters: Readonly<Record<string, unknown>>, event: AzureRepetitionEvent, now = new Date(), updateIntervalInMs?: number) {
-  const endpoint = event.readiness.outputs.amqpEndpoint;
-  const loadGenerator = event.readiness.outputs.loadGeneratorResourceId;
-  if (!endpoint || !loadGenerator) throw new Error(`the deployment in resource group ${event.launch.clusterId} has no amqpEndpoint / loadGeneratorResourceId output (outputs: ${Object.keys(event.readiness.outputs).join(', ') || 'none'})`);
-  const password = parameters.rabbitmqAdminPassword;
-  if (typeof password !== 'string' || password === '') throw new Error('the Azure template parameters lack rabbitmqAdminPassword (put it in the credentials secret under "parameters")');
+  const outputs = event.readiness.outputs;
+  const missing = AZURE_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
+  if (missing.length > 0) throw new Error(`the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`);
+  const output = (name: (typeof AZURE_REQUIRED_OUTPUTS)[number]) => outputs[name] as string;
+  const keyVaultName = output('keyVaultName');
+  if (!/^[a-zA-Z0-9-]{3,24}$/.test(keyVaultName)) throw new Error(`output keyVaultName must be a Key Vault name (3-24 letters, digits and hyphens), got "${keyVaultName}"`);
   const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
   const deadlineSeconds = event.item.durationSeconds + 180;
   const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300);
-  const { script, redactedArgs } = azurePerfTestScript({ plan: event.plan, item: event.item, endpoint, username, password, uploadUrls });
-  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(loadGenerator), script, updateIntervalInMs);
+  const { script, redactedArgs } = azurePerfTestScript({
+    plan: event.plan,
+    item: event.item,
+    endpoint: output('amqpEndpoint'),
+    username,
+    password: { keyVaultName, secretName: output('adminPasswordSecretName'), identityClientId: output('loadGeneratorIdentityClientId') },
+    uploadUrls,
+  });
+  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(output('loadGeneratorResourceId')), script, updateIntervalInMs);
   return { ...started, startedAt: now.toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(now.getTime() + deadlineSeconds * 1000).toISOString() };
 }

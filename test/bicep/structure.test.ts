@@ -139,6 +139,51 @@ describe('secrets', () => {
     expect(vault.enableRbacAuthorization).toBe(true);
     expect(asObject(vault.networkAcls).defaultAction).toBe('Deny');
   });
+
+  test('the load generator reads the admin password from the vault: Key Vault Secrets User for its identity, scoped to the vault, made before the VM', () => {
+    const loadgen = file('modules/loadgen.bicep');
+    expect(loadgen.variables.get('keyVaultSecretsUserRoleId')?.text).toBe("'4633458b-17de-408a-b874-0445c86b69e6'");
+    const vaults = loadgen.resources.filter((candidate) => candidate.resourceType === 'Microsoft.KeyVault/vaults' && candidate.existing);
+    expect(vaults.map((vault) => asObject(literal(vault.body)).name)).toEqual([{ expression: 'keyVaultName' }]);
+    const assignments = loadgen.resources.filter((candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments');
+    const onVault = assignments.filter((assignment) => isExpression(asObject(literal(assignment.body)).scope) && (asObject(literal(assignment.body)).scope as { expression: string }).expression === vaults[0]?.name);
+    expect(onVault).toHaveLength(1);
+    const properties = asObject(asObject(literal(onVault[0]?.body as never)).properties);
+    expect(properties).toMatchObject({
+      roleDefinitionId: { expression: "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUserRoleId)" },
+      principalId: { expression: 'identity.properties.principalId' },
+      principalType: 'ServicePrincipal',
+    });
+    expect(resource(loadgen, 'Microsoft.ManagedIdentity/userAssignedIdentities').name).toBe('identity');
+    expect(asObject(literal(resource(loadgen, 'Microsoft.Compute/virtualMachines').body)).dependsOn).toEqual([{ expression: onVault[0]?.name }]);
+    expect(loadgen.params.get('keyVaultName')?.defaultValue).toBeUndefined();
+  });
+
+  test('main.bicep gives the load generator the vault and lets its subnet through the vault firewall', () => {
+    const main = file('main.bicep');
+    const moduleParams = (path: string) => asObject(asObject(literal(main.modules.find((candidate) => candidate.path === path)?.body as never)).params);
+    expect(moduleParams('modules/loadgen.bicep').keyVaultName).toEqual({ expression: 'secrets.outputs.name' });
+    expect(moduleParams('modules/secrets.bicep').allowedSubnetResourceIds).toEqual([
+      { expression: 'network.outputs.clusterSubnetResourceId' },
+      { expression: 'network.outputs.loadGeneratorSubnetResourceId' },
+    ]);
+    const network = asObject(literal(resource(file('modules/network.bicep'), 'Microsoft.Network/virtualNetworks').body));
+    const subnets = asObject(network.properties).subnets as Json[];
+    for (const subnet of subnets) {
+      const endpoints = (asObject(subnet.properties).serviceEndpoints as Json[]).map((endpoint) => endpoint.service);
+      expect({ subnet: subnet.name, endpoints }).toEqual({ subnet: subnet.name, endpoints: expect.arrayContaining(['Microsoft.KeyVault']) });
+    }
+    expect(subnets.map((subnet) => subnet.name)).toEqual(['cluster', 'loadgen']);
+  });
+
+  test('main.bicep outputs where the load generator reads the password (names and client id, never the value)', () => {
+    const main = file('main.bicep');
+    expect(main.outputs.get('keyVaultName')?.value.text).toBe('secrets.outputs.name');
+    expect(main.outputs.get('adminPasswordSecretName')?.value.text).toBe('secrets.outputs.adminPasswordSecretName');
+    expect(main.outputs.get('loadGeneratorIdentityClientId')?.value.text).toBe('loadGenerator.outputs.identityClientId');
+    expect(file('modules/loadgen.bicep').outputs.get('identityClientId')?.value.text).toBe('identity.properties.clientId');
+    expect(file('modules/secrets.bicep').outputs.get('adminPasswordSecretName')?.value.text).toBe('adminPasswordSecret.name');
+  });
 });
 
 describe('network security group', () => {

@@ -1,9 +1,13 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
 import { azureClients, AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
-import { presignRawUploads, startAzureRepetition } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, presignRawUploads, startAzureRepetition } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import { FakeArm } from './fake-arm';
 
@@ -18,8 +22,16 @@ const plan = {
 const schedule = buildSchedule({ plan, runId: 'run-1', target: 'azure' }, 'exec');
 const cluster = schedule.clusters[0]!;
 const item = cluster.repetitions[0]!;
-const outputs = { amqpEndpoint: 'amqp://10.20.1.4:5672', loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen` };
-const parameters = { rabbitmqAdminUsername: 'admin', rabbitmqAdminPassword: "p@ss'word" };
+const outputs = {
+  amqpEndpoint: 'amqp://10.20.1.4:5672',
+  loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`,
+  keyVaultName: 'kvrmqbenchtest42',
+  adminPasswordSecretName: 'rabbitmq-admin-password',
+  loadGeneratorIdentityClientId: '00000000-1111-2222-3333-444444444444',
+};
+// Distinctive, so that any copy of it (raw or URI-encoded) in a request is found.
+const PASSWORD = "Zx7'pw@Leak-Canary-4711";
+const parameters = { rabbitmqAdminUsername: 'admin', rabbitmqAdminPassword: PASSWORD };
 const NOW = new Date('2025-01-01T00:00:00Z');
 const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 // Pre-signing is local computation with static credentials: no request leaves the process.
@@ -65,12 +77,40 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
     expect(post.path).toBe(`/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommand`);
     const script = (post.body as { commandId: string; script: string[] }).script.join('\n');
     expect((post.body as { commandId: string }).commandId).toBe('RunShellScript');
-    expect(script).toContain(`'amqp://admin:p%40ss'\\''word@10.20.1.4:5672'`);
+    expect(script).toContain(`perf-test '--uri' 'amqp://'"$AMQP_CREDENTIALS"'@10.20.1.4:5672' `);
     expect(script).toMatch(/^rmqbench-upload stdout\.txt 'https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^']+\/stdout\.txt\?[^']*X-Amz-Expires=510[^']*'$/m);
     expect(script).toMatch(/^rmqbench-upload perftest\.csv 'https:\/\/raw-bucket[^']+\/perftest\.csv\?[^']+'$/m);
     expect(started).toMatchObject({ resourceGroup: cluster.clusterId, vmName: 'rmqbench-loadgen', startedAt: NOW.toISOString(), doneBy: '2025-01-01T00:03:30.000Z' });
-    expect(JSON.stringify(started.perfTestArgs)).not.toContain('ss');
+    expect(JSON.stringify(started.perfTestArgs)).not.toContain('Leak-Canary');
     expect(started.perfTestArgs.join(' ')).toContain('10.20.1.4:5672');
+  });
+
+  test('the Run Command script carries no password: only the vault, secret and identity names it reads the password with', async () => {
+    await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10);
+    const sent = arm.requests.filter((request) => request.method === 'POST');
+    expect(sent).toHaveLength(1);
+    const script = (sent[0]!.body as { script: string[] }).script.join('\n');
+    for (const request of arm.requests) {
+      const body = JSON.stringify(request.body ?? null);
+      for (const form of [PASSWORD, encodeURIComponent(PASSWORD), 'Leak-Canary']) expect({ path: request.path, leaked: body.includes(form) }).toEqual({ path: request.path, leaked: false });
+    }
+    expect(script).toContain("KEY_VAULT_NAME='kvrmqbenchtest42'");
+    expect(script).toContain("ADMIN_PASSWORD_SECRET_NAME='rabbitmq-admin-password'");
+    expect(script).toContain('https://kvrmqbenchtest42.vault.azure.net/secrets/rabbitmq-admin-password?api-version=7.4');
+    expect(script).toContain('http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fvault.azure.net&client_id=00000000-1111-2222-3333-444444444444');
+    expect(script.split('\n')[0]).toBe('set +x');
+    expect(script).not.toMatch(/echo[^\n]*\$\{?(ADMIN_PASSWORD|AMQP_CREDENTIALS|TOKEN)\b/);
+  });
+
+  test('start refuses a deployment without the Key Vault outputs, naming the missing ones', async () => {
+    const { keyVaultName: _vault, loadGeneratorIdentityClientId: _client, ...older } = outputs;
+    await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: older } }, NOW)).rejects.toThrow(
+      'lacks the output(s) keyVaultName, loadGeneratorIdentityClientId',
+    );
+    await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: { ...outputs, keyVaultName: "kv'; reboot" } } }, NOW)).rejects.toThrow(
+      'output keyVaultName must be a Key Vault name',
+    );
+    expect(arm.requests.filter((request) => request.method === 'POST')).toHaveLength(0);
   });
 
   test('check polls the serialized Run Command until done, then ingests what the script uploaded', async () => {
@@ -94,12 +134,70 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
     expect(JSON.parse(put.Body as string)).not.toHaveProperty('targetError');
   });
 
-  test('a Run Command still running after the deadline is an error; missing outputs or password are refused by name', async () => {
+  test('a Run Command still running after the deadline is an error; missing outputs are refused by name', async () => {
     const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10);
     await expect(checkAzureRepetition(clients, new S3Client({}), 'raw-bucket', { runId: 'run-1', plan: schedule.plan, item, started }, new Date('2025-01-01T00:04:00Z'))).rejects.toThrow(
       `PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z`,
     );
-    await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: {} } }, NOW)).rejects.toThrow('has no amqpEndpoint / loadGeneratorResourceId output');
-    await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', {}, event, NOW)).rejects.toThrow('lack rabbitmqAdminPassword');
+    await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: {} } }, NOW)).rejects.toThrow(
+      'lacks the output(s) amqpEndpoint, loadGeneratorResourceId, keyVaultName, adminPasswordSecretName, loadGeneratorIdentityClientId',
+    );
+  });
+});
+
+describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key Vault, PerfTest and the uploader', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rmqbench-runcommand-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const stub = (name: string, body: string) => {
+    writeFileSync(join(dir, name), `#!/usr/bin/env bash\n${body}\n`);
+    chmodSync(join(dir, name), 0o755);
+  };
+  /** Runs the script as Run Command would (bash), with `vaultAnswers` the secret-read stand-in's exit codes in turn (22: HTTP error, e.g. 403 before the role propagates). */
+  const run = (vaultAnswers: number[]) => {
+    const { script } = azurePerfTestScript({
+      plan: schedule.plan,
+      item,
+      endpoint: outputs.amqpEndpoint,
+      username: 'admin',
+      password: { keyVaultName: outputs.keyVaultName, secretName: outputs.adminPasswordSecretName, identityClientId: outputs.loadGeneratorIdentityClientId },
+      uploadUrls: { 'stdout.txt': 'https://example.test/stdout', 'perftest.csv': 'https://example.test/csv' },
+    });
+    writeFileSync(join(dir, 'vault-answers'), vaultAnswers.join('\n') + '\n');
+    stub(
+      'curl',
+      `case "$*" in
+  *169.254.169.254*client_id=${outputs.loadGeneratorIdentityClientId}*) [[ " $* " == *" -H Metadata:true "* ]] || exit 22; echo '{"access_token":"token-1"}' ;;
+  *https://${outputs.keyVaultName}.vault.azure.net/secrets/${outputs.adminPasswordSecretName}?api-version=7.4*)
+    config=$(cat); [[ "$config" == *'Authorization: Bearer token-1'* ]] || exit 22
+    answer=$(head -n 1 "${dir}/vault-answers"); sed -i 1d "${dir}/vault-answers"; [ "$answer" = 0 ] || exit "$answer"
+    jq -n --arg value ${JSON.stringify(PASSWORD).replace(/'/g, `'\\''`).replace(/^"|"$/g, "'")} '{value: $value}' ;;
+  *) exit 7 ;;
+esac`,
+    );
+    stub('perf-test', `printf '%s\\n' "$@" > "${dir}/perf-test-args"; echo 'perf-test summary'`);
+    stub('rmqbench-upload', `echo "upload $1" >> "${dir}/uploads"`);
+    stub('sleep', 'true');
+    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+  };
+
+  test('PerfTest gets the URI with the password read from Key Vault, and nothing the Run Command reports contains it', () => {
+    const result = run([22, 0]);
+    expect(result.status).toBe(0);
+    const uri = readFileSync(join(dir, 'perf-test-args'), 'utf8').split('\n').find((arg) => arg.startsWith('amqp://'))!;
+    const match = /^amqp:\/\/admin:([^@]+)@10\.20\.1\.4:5672$/.exec(uri);
+    expect(decodeURIComponent(match?.[1] ?? '')).toBe(PASSWORD);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('Leak-Canary');
+    expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt\nupload perftest.csv\n');
+  });
+
+  test('a secret that stays unreadable fails the Run Command, naming the vault and the secret, without running PerfTest', () => {
+    const result = run(Array.from({ length: 30 }, () => 22));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('could not read secret rabbitmq-admin-password from Key Vault kvrmqbenchtest42');
+    expect(() => readFileSync(join(dir, 'perf-test-args'))).toThrow();
   });
 });
