@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ArnFormat, CfnParameter, Duration, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -20,12 +20,14 @@ import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
 import { LoadGenerator } from './LoadGenerator';
 import { nagResourceText } from './nag-finding';
-import { RabbitMqCluster } from './RabbitMqCluster';
+import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
 
 /** Node counts the controller ships cluster templates for (one template per count). */
 export const CONTROLLER_NODE_COUNTS = [1, 3, 5] as const;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
+/** Availability Zones (one private subnet each) of the controller VPC that every cluster stack is placed in. */
+export const CLUSTER_AVAILABILITY_ZONE_COUNT = 2;
 
 export interface BenchmarkScheduleProps {
   /** An EventBridge Scheduler expression, e.g. `rate(7 days)` or `cron(0 3 ? * MON *)`. */
@@ -50,6 +52,12 @@ export interface BenchmarkAzureProps {
 }
 
 export interface BenchmarkControllerProps {
+  /**
+   * The VPC the clusters are launched into and the smoke-test function runs in, so that it reaches their
+   * internal load balancers. It needs private subnets with egress in at least 2 Availability Zones (the first 2 are used).
+   * @default - a new VPC over 2 Availability Zones with one NAT gateway and flow logs
+   */
+  readonly vpc?: ec2.IVpc;
   /**
    * The results table (keys PK/SK, index GSI1 on GSI1PK/GSI1SK with KEYS_ONLY projection).
    * @default - a new table with point-in-time recovery
@@ -108,6 +116,12 @@ export class BenchmarkController extends Construct {
   public readonly schedule?: scheduler.CfnSchedule;
   /** The compiled ARM template of the Azure clusters, when `azure` is given. */
   public readonly azureTemplate?: s3assets.Asset;
+  /** The VPC of the cluster stacks and the smoke-test function. */
+  public readonly vpc: ec2.IVpc;
+  /** The private subnets (one per Availability Zone) every cluster stack is placed in. */
+  public readonly clusterSubnets: readonly ec2.ISubnet[];
+  /** Security group of the smoke-test function; each cluster admits AMQP and management from it. */
+  public readonly smokeTestSecurityGroup: ec2.SecurityGroup;
 
   constructor(scope: Construct, id: string, props: BenchmarkControllerProps = {}) {
     super(scope, id);
@@ -141,6 +155,21 @@ export class BenchmarkController extends Construct {
       reason: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
     });
 
+    this.vpc = props.vpc ?? this.createVpc();
+    this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
+    if (this.clusterSubnets.length < CLUSTER_AVAILABILITY_ZONE_COUNT) {
+      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_AVAILABILITY_ZONE_COUNT} Availability Zones (got ${this.clusterSubnets.length}): the clusters are placed in them`);
+    }
+    this.smokeTestSecurityGroup = new ec2.SecurityGroup(this, 'SmokeTestSecurityGroup', {
+      vpc: this.vpc,
+      description: 'rmqbench smoke-test function: AMQP to the cluster load balancers, HTTPS to Secrets Manager',
+      allowAllOutbound: false,
+    });
+    // AWS clusters' load balancers are internal to this VPC; an Azure cluster's endpoint is on the internet.
+    const amqpDestination = props.azure ? ec2.Peer.anyIpv4() : ec2.Peer.ipv4(this.vpc.vpcCidrBlock);
+    this.smokeTestSecurityGroup.addEgressRule(amqpDestination, ec2.Port.tcp(AMQP_PORT), props.azure ? 'AMQP to the cluster load balancers (Azure: public endpoints)' : 'AMQP to the cluster load balancers in this VPC');
+    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Secrets Manager through the NAT gateway');
+
     const templatesDir = synthesizeClusterTemplates();
     this.clusterTemplates = Object.fromEntries(
       CONTROLLER_NODE_COUNTS.map((nodes) => [nodes, new s3assets.Asset(this, `ClusterTemplate${nodes}Nodes`, { path: join(templatesDir, `cluster-${nodes}-nodes.template.json`) })]),
@@ -148,7 +177,7 @@ export class BenchmarkController extends Construct {
 
     this.cloudFormationRole = new iam.Role(this, 'CloudFormationRole', {
       assumedBy: new iam.ServicePrincipal('cloudformation.amazonaws.com'),
-      description: 'Creates and deletes rmqbench cluster stacks (VPC, EC2, load balancer, IAM roles of the nodes)',
+      description: 'Creates and deletes rmqbench cluster stacks (security groups, EC2, load balancer, IAM roles of the nodes)',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('PowerUserAccess')],
     });
     this.cloudFormationRole.addToPolicy(
@@ -159,7 +188,7 @@ export class BenchmarkController extends Construct {
       }),
     );
     Validations.of(this.cloudFormationRole).acknowledge(
-      { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]', reason: 'Only CloudFormation assumes this role, to build whole cluster stacks (VPC, EC2, NLB, Secrets Manager); callers can only pass it.' },
+      { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]', reason: 'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, Secrets Manager); callers can only pass it.' },
     );
     for (const resource of ['role', 'instance-profile']) {
       Validations.of(this.cloudFormationRole).acknowledge({
@@ -186,8 +215,9 @@ export class BenchmarkController extends Construct {
         AZURE_PARAMETERS_JSON: JSON.stringify(props.azure.parameters ?? {}),
       });
     }
-    const makeFunction = (name: string, timeout = Duration.minutes(1)) => {
+    const makeFunction = (name: string, timeout = Duration.minutes(1), network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {}) => {
       const fn = new lambda.Function(this, `${pascal(name)}Function`, {
+        ...network,
         runtime: lambda.Runtime.NODEJS_24_X,
         handler: 'index.handler',
         code: lambda.Code.fromAsset(join(bundleDir, name)),
@@ -207,7 +237,13 @@ export class BenchmarkController extends Construct {
       return fn;
     };
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) functions[name] = makeFunction(name, name === 'smoke-test' ? Duration.minutes(2) : Duration.minutes(1));
+    for (const name of new Set(Object.values(FUNCTIONS))) if (name !== 'smoke-test') functions[name] = makeFunction(name);
+    // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets.
+    functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(2), { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] });
+    Validations.of(functions['smoke-test']).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
+    });
     functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));
     functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
     this.functions = functions;
@@ -252,6 +288,11 @@ export class BenchmarkController extends Construct {
     functions['launch-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'CreateRunStacks', actions: ['cloudformation:CreateStack', 'cloudformation:TagResource'], resources: [stackArns] }));
     functions['launch-cluster']!.addToRolePolicy(passRole);
     acknowledgeRunStacks('launch-cluster');
+    // The cluster template's network parameters (see synthesizeClusterTemplates).
+    functions['launch-cluster']!.addEnvironment('CLUSTER_VPC_ID', this.vpc.vpcId);
+    functions['launch-cluster']!.addEnvironment('CLUSTER_SUBNET_IDS', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.subnetId)));
+    functions['launch-cluster']!.addEnvironment('CLUSTER_AVAILABILITY_ZONES', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.availabilityZone)));
+    functions['launch-cluster']!.addEnvironment('CLUSTER_CLIENT_SECURITY_GROUP_ID', this.smokeTestSecurityGroup.securityGroupId);
     functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
     acknowledgeRunStacks('check-cluster');
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
@@ -353,6 +394,19 @@ export class BenchmarkController extends Construct {
     rawObjectGrant('start-repetition', 'PresignRawOutputUploads', 's3:PutObject', 'raw');
   }
 
+  private createVpc(): ec2.Vpc {
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: CLUSTER_AVAILABILITY_ZONE_COUNT,
+      natGateways: 1,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+        { name: 'clusters', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 20 },
+      ],
+    });
+    vpc.addFlowLog('FlowLog');
+    return vpc;
+  }
+
   private createTable(removalPolicy: RemovalPolicy): dynamodb.Table {
     const table = new dynamodb.Table(this, 'Results', {
       partitionKey: { name: TABLE_KEYS.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -374,8 +428,12 @@ export class BenchmarkController extends Construct {
 
 let templatesDir: string | undefined;
 
-/** Synthesizes the cluster + load generator template once per supported node count (no assets inside: plain templates). */
-function synthesizeClusterTemplates(): string {
+/**
+ * Synthesizes the cluster + load generator template once per supported node count (no assets inside: plain templates).
+ * A cluster stack creates no VPC: it is placed in the controller's (parameters VpcId, PrivateSubnetIds and
+ * AvailabilityZones, 2 of each) and admits AMQP and management from the smoke-test function's security group.
+ */
+export function synthesizeClusterTemplates(): string {
   if (templatesDir) return templatesDir;
   const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
   const dir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-template-files-'));
@@ -383,8 +441,18 @@ function synthesizeClusterTemplates(): string {
   for (const nodes of CONTROLLER_NODE_COUNTS) {
     const stack = new Stack(app, `Cluster${nodes}`);
     const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
-    const cluster = new RabbitMqCluster(stack, 'Cluster', { nodeCount: nodes, pinCapacity: true, allowedPeers: [ec2.Peer.ipv4('10.0.0.0/8')] });
-    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc: cluster.vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
+    const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
+    const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone` });
+    const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+    const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', { type: 'AWS::EC2::SecurityGroup::Id', description: 'Security group of the smoke-test function, allowed to AMQP and management' });
+    const indexes = Array.from({ length: CLUSTER_AVAILABILITY_ZONE_COUNT }, (_, index) => index);
+    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+      vpcId: vpcId.valueAsString,
+      availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
+      privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
+    });
+    const cluster = new RabbitMqCluster(stack, 'Cluster', { vpc, nodeCount: nodes, pinCapacity: true, allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)] });
+    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
     Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
   }
   const assembly = app.synth();

@@ -15,6 +15,12 @@ const config: AwsClusterConfig = {
   resultsBucketName: requireEnv('RAW_OUTPUT_BUCKET'),
   expiryHours: Number(requireEnv('EXPIRY_HOURS')),
   launchTimeoutMinutes: Number(requireEnv('LAUNCH_TIMEOUT_MINUTES')),
+  network: {
+    vpcId: requireEnv('CLUSTER_VPC_ID'),
+    privateSubnetIds: requireEnv('CLUSTER_SUBNET_IDS').split(','),
+    availabilityZones: requireEnv('CLUSTER_AVAILABILITY_ZONES').split(','),
+    clientSecurityGroupId: requireEnv('CLUSTER_CLIENT_SECURITY_GROUP_ID'),
+  },
 };
 const cfn = new CloudFormationClient({});
 

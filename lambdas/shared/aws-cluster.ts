@@ -19,6 +19,34 @@ export interface AwsClusterConfig {
   readonly expiryHours: number;
   /** Minutes a launch may take before the run gives up on the cluster. */
   readonly launchTimeoutMinutes: number;
+  /** Where the cluster stack is placed: the controller's VPC, so that the smoke-test function reaches its internal load balancer. */
+  readonly network: AwsClusterNetwork;
+}
+
+/** The controller VPC values a cluster template takes as parameters. */
+export interface AwsClusterNetwork {
+  readonly vpcId: string;
+  /** One private subnet per Availability Zone, as many as the template expects (2). */
+  readonly privateSubnetIds: readonly string[];
+  /** The Availability Zones of those subnets, in the same order. */
+  readonly availabilityZones: readonly string[];
+  /** Security group of the smoke-test function, which the cluster admits on AMQP and management. */
+  readonly clientSecurityGroupId: string;
+}
+
+/** The cluster template's parameters (synthesizeClusterTemplates in cdk/BenchmarkController.ts declares them). */
+export function clusterStackParameters(config: AwsClusterConfig) {
+  const { network } = config;
+  if (network.privateSubnetIds.length !== network.availabilityZones.length) {
+    throw new Error(`the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`);
+  }
+  return [
+    { ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName },
+    { ParameterKey: 'VpcId', ParameterValue: network.vpcId },
+    { ParameterKey: 'PrivateSubnetIds', ParameterValue: network.privateSubnetIds.join(',') },
+    { ParameterKey: 'AvailabilityZones', ParameterValue: network.availabilityZones.join(',') },
+    { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: network.clientSecurityGroupId },
+  ];
 }
 
 export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
@@ -33,7 +61,7 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
       TemplateURL: templateUrl,
       RoleARN: config.cloudFormationRoleArn,
       Capabilities: ['CAPABILITY_IAM'],
-      Parameters: [{ ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName }],
+      Parameters: clusterStackParameters(config),
       // Stack tags propagate to every taggable resource of the stack.
       Tags: [
         { Key: RUN_ID_TAG, Value: runId },

@@ -1,19 +1,22 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
+import { CONTROLLER_NODE_COUNTS, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 
 const ROOT = resolve(__dirname, '../..');
 const CFN_LINT = join(ROOT, '.venv-tools/bin/cfn-lint');
 
 let app: App;
 let stack: Stack;
+let controller: BenchmarkController;
 let template: Template;
 beforeAll(() => {
   // The handlers are bundled by the build; bundle them here so the assets exist.
@@ -21,7 +24,7 @@ beforeAll(() => {
   if (bundle.status !== 0) throw new Error(`bundling failed: ${bundle.stderr}`);
   app = new App();
   stack = new Stack(app, 'Controller');
-  new BenchmarkController(stack, 'Controller', { schedule: { expression: 'rate(7 days)', plan: { name: 'weekly' } } });
+  controller = new BenchmarkController(stack, 'Controller', { schedule: { expression: 'rate(7 days)', plan: { name: 'weekly' } } });
   template = Template.fromStack(stack);
 }, 120_000);
 
@@ -100,6 +103,61 @@ describe('BenchmarkController', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(7 days)' });
   });
 
+  test('the controller VPC has private subnets with egress in 2 zones and flow logs', () => {
+    template.resourceCountIs('AWS::EC2::VPC', 1);
+    template.resourceCountIs('AWS::EC2::NatGateway', 1);
+    template.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', ResourceId: stack.resolve(controller.vpc.vpcId) });
+    expect(controller.clusterSubnets).toHaveLength(2);
+    expect(controller.clusterSubnets.every((subnet) => controller.vpc.privateSubnets.includes(subnet))).toBe(true);
+  });
+
+  test('the smoke-test function runs in the controller\'s private subnets with its own security group, and no other function is in the VPC', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench smoke-test',
+      VpcConfig: {
+        SubnetIds: stack.resolve(controller.clusterSubnets.map((subnet) => subnet.subnetId)),
+        SecurityGroupIds: [stack.resolve(controller.smokeTestSecurityGroup.securityGroupId)],
+      },
+    });
+    const inVpc = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { VpcConfig: Match.anyValue() } }));
+    expect(inVpc.map((fn) => (fn as { Properties: { Description: string } }).Properties.Description)).toEqual(['rmqbench smoke-test']);
+  });
+
+  test('the smoke-test security group allows out only AMQP into the VPC and HTTPS, and nothing in', () => {
+    template.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      GroupDescription: Match.stringLikeRegexp('smoke-test'),
+      SecurityGroupEgress: [
+        Match.objectLike({ IpProtocol: 'tcp', FromPort: 5672, ToPort: 5672, CidrIp: stack.resolve(controller.vpc.vpcCidrBlock) }),
+        Match.objectLike({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' }),
+      ],
+      SecurityGroupIngress: Match.absent(),
+    });
+  });
+
+  test('the launch function carries the VPC id, the 2 cluster subnets, their zones and the smoke-test security group', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: {
+        Variables: Match.objectLike({
+          CLUSTER_VPC_ID: stack.resolve(controller.vpc.vpcId),
+          CLUSTER_SUBNET_IDS: { 'Fn::Join': [',', stack.resolve(controller.clusterSubnets.map((subnet) => subnet.subnetId))] },
+          CLUSTER_AVAILABILITY_ZONES: { 'Fn::Join': [',', stack.resolve(controller.clusterSubnets.map((subnet) => subnet.availabilityZone))] },
+          CLUSTER_CLIENT_SECURITY_GROUP_ID: stack.resolve(controller.smokeTestSecurityGroup.securityGroupId),
+        }),
+      },
+    });
+  });
+
+  test('an existing VPC is used as given, and one without private subnets in 2 zones is refused by name', () => {
+    const other = new Stack(new App(), 'OwnVpc');
+    const vpc = new ec2.Vpc(other, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const own = new BenchmarkController(other, 'C', { vpc });
+    expect(own.vpc).toBe(vpc);
+    Template.fromStack(other).resourceCountIs('AWS::EC2::VPC', 1);
+    const single = new ec2.Vpc(other, 'Single', { maxAzs: 1, natGateways: 1 });
+    expect(() => new BenchmarkController(other, 'D', { vpc: single })).toThrow(/vpc must have private subnets with egress in at least 2 Availability Zones \(got 1\)/);
+  });
+
   test('invalid props are refused with the prop name and allowed values', () => {
     const other = new Stack(new App(), 'Invalid');
     expect(() => new BenchmarkController(other, 'C', { maxConcurrency: 0 })).toThrow(/maxConcurrency must be an integer from 1 to 40 \(got 0\)/);
@@ -113,8 +171,8 @@ describe('BenchmarkController', () => {
   test('the nag check can fail: a new wildcard grant on a controller function is reported despite the narrow acknowledgements', () => {
     const otherApp = new App();
     const other = new Stack(otherApp, 'Negative');
-    const controller = new BenchmarkController(other, 'Controller');
-    controller.functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:*'], resources: [controller.rawOutputBucket.arnForObjects('*')] }));
+    const negative = new BenchmarkController(other, 'Controller');
+    negative.functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:*'], resources: [negative.rawOutputBucket.arnForObjects('*')] }));
     expect(unacknowledgedFindings(otherApp)).toEqual([
       expect.stringMatching(/^AwsSolutions-IAM5\[Action::s3:\*\] at Negative\/Controller\/IngestRepetitionFunction\/ServiceRole/),
       expect.stringMatching(/^AwsSolutions-IAM5\[Resource::<ControllerRawOutput[0-9A-F]+\.Arn>\/\*\] at Negative\/Controller\/IngestRepetitionFunction\/ServiceRole/),
@@ -165,6 +223,52 @@ describe('BenchmarkController', () => {
     const text = JSON.stringify(template.toJSON()).replace(/[0-9a-f]{64}/g, '<hash>');
     expect(JSON.parse(text)).toMatchSnapshot();
   });
+});
+
+describe('cluster templates', () => {
+  const clusterTemplate = (nodes: number) => JSON.parse(readFileSync(join(synthesizeClusterTemplates(), `cluster-${nodes}-nodes.template.json`), 'utf8')) as {
+    Parameters: Record<string, { Type: string }>;
+    Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+  };
+
+  test('each takes the controller VPC, 2 subnets, their zones and the smoke-test security group as parameters and creates no network of its own', () => {
+    for (const nodes of CONTROLLER_NODE_COUNTS) {
+      const { Parameters, Resources } = clusterTemplate(nodes);
+      expect(Parameters).toMatchObject({
+        ResultsBucketName: { Type: 'String' },
+        VpcId: { Type: 'AWS::EC2::VPC::Id' },
+        PrivateSubnetIds: { Type: 'List<AWS::EC2::Subnet::Id>' },
+        AvailabilityZones: { Type: 'List<AWS::EC2::AvailabilityZone::Name>' },
+        SmokeTestSecurityGroupId: { Type: 'AWS::EC2::SecurityGroup::Id' },
+      });
+      const types = new Set(Object.values(Resources).map((resource) => resource.Type));
+      for (const type of ['AWS::EC2::VPC', 'AWS::EC2::Subnet', 'AWS::EC2::NatGateway', 'AWS::EC2::InternetGateway', 'AWS::EC2::FlowLog']) expect(types).not.toContain(type);
+      const nodeGroup = Object.values(Resources).find((resource) => resource.Type === 'AWS::AutoScaling::AutoScalingGroup')!;
+      expect(nodeGroup.Properties!.VPCZoneIdentifier).toEqual([0, 1].map((index) => ({ 'Fn::Select': [index, { Ref: 'PrivateSubnetIds' }] })));
+      const loadBalancer = Object.values(Resources).find((resource) => resource.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer')!;
+      expect(loadBalancer.Properties).toMatchObject({ Scheme: 'internal', Subnets: [0, 1].map((index) => ({ 'Fn::Select': [index, { Ref: 'PrivateSubnetIds' }] })) });
+    }
+  });
+
+  test('the load balancer and the nodes admit AMQP and management from the smoke-test security group only (no CIDR)', () => {
+    const { Resources } = clusterTemplate(3);
+    const rules = Object.values(Resources).flatMap((resource) => {
+      if (resource.Type === 'AWS::EC2::SecurityGroupIngress') return [resource.Properties as Record<string, unknown>];
+      if (resource.Type === 'AWS::EC2::SecurityGroup') return (resource.Properties!.SecurityGroupIngress as Record<string, unknown>[] | undefined) ?? [];
+      return [];
+    });
+    const fromSmokeTest = rules.filter((rule) => JSON.stringify(rule.SourceSecurityGroupId) === JSON.stringify({ Ref: 'SmokeTestSecurityGroupId' }));
+    expect(fromSmokeTest.map((rule) => rule.FromPort).sort()).toEqual([15672, 15672, 5672, 5672]);
+    expect(rules.filter((rule) => rule.CidrIp !== undefined)).toEqual([]);
+  });
+
+  test('cfn-lint finds no error in any cluster template', () => {
+    if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
+    const files = CONTROLLER_NODE_COUNTS.map((nodes) => join(synthesizeClusterTemplates(), `cluster-${nodes}-nodes.template.json`));
+    const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--', ...files], { encoding: 'utf8', timeout: 120_000 });
+    expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
+    expect(lint.status).toBe(0);
+  }, 180_000);
 });
 
 describe('BenchmarkController with Azure', () => {
@@ -223,6 +327,13 @@ describe('BenchmarkController with Azure', () => {
     const [presign] = policyStatements('start-repetition').filter((statement) => statement.Sid === 'PresignRawOutputUploads');
     expect(presign!.Action).toBe('s3:PutObject');
     expect(JSON.stringify(presign!.Resource)).toContain('/runs/*/raw/*');
+  });
+
+  test('with Azure the smoke-test function may also reach public AMQP endpoints (Azure load balancers)', () => {
+    azure.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      GroupDescription: Match.stringLikeRegexp('smoke-test'),
+      SecurityGroupEgress: Match.arrayWith([Match.objectLike({ IpProtocol: 'tcp', FromPort: 5672, ToPort: 5672, CidrIp: '0.0.0.0/0' })]),
+    });
   });
 
   test('invalid Azure props are refused by name', () => {

@@ -16,11 +16,12 @@ afterEach(() => {
 });
 
 const NOW = new Date('2025-01-01T00:00:00Z');
-const config = { templateUrls: { 1: 'https://t/1.json', 3: 'https://t/3.json' }, cloudFormationRoleArn: 'arn:aws:iam::1:role/cfn', resultsBucketName: 'raw', expiryHours: 12, launchTimeoutMinutes: 30 };
+const network = { vpcId: 'vpc-1', privateSubnetIds: ['subnet-a', 'subnet-b'], availabilityZones: ['eu-west-1a', 'eu-west-1b'], clientSecurityGroupId: 'sg-smoke' };
+const config = { templateUrls: { 1: 'https://t/1.json', 3: 'https://t/3.json' }, cloudFormationRoleArn: 'arn:aws:iam::1:role/cfn', resultsBucketName: 'raw', expiryHours: 12, launchTimeoutMinutes: 30, network };
 const cluster = (nodes: number): ScheduledCluster => ({ index: 0, clusterId: 'rmqbench-run-1-c1', nodes, topology: 'quorum', repetitions: [] });
 
 describe('AWS cluster logic', () => {
-  test('launch creates the stack from the node count template, passes the role, tags run id and expiry and deletes on failure', async () => {
+  test('launch creates the stack from the node count template in the controller VPC, passes the role, tags run id and expiry and deletes on failure', async () => {
     cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
     await expect(launchStack(cfn, config, 'run-1', cluster(3), NOW)).resolves.toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
     expect(cfnMock.commandCalls(CreateStackCommand)[0]!.args[0].input).toEqual({
@@ -28,7 +29,13 @@ describe('AWS cluster logic', () => {
       TemplateURL: 'https://t/3.json',
       RoleARN: 'arn:aws:iam::1:role/cfn',
       Capabilities: ['CAPABILITY_IAM'],
-      Parameters: [{ ParameterKey: 'ResultsBucketName', ParameterValue: 'raw' }],
+      Parameters: [
+        { ParameterKey: 'ResultsBucketName', ParameterValue: 'raw' },
+        { ParameterKey: 'VpcId', ParameterValue: 'vpc-1' },
+        { ParameterKey: 'PrivateSubnetIds', ParameterValue: 'subnet-a,subnet-b' },
+        { ParameterKey: 'AvailabilityZones', ParameterValue: 'eu-west-1a,eu-west-1b' },
+        { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: 'sg-smoke' },
+      ],
       Tags: [{ Key: 'rmqbench:run-id', Value: 'run-1' }, { Key: 'rmqbench:expires-at', Value: '2025-01-01T12:00:00.000Z' }],
       OnFailure: 'DELETE',
     });
@@ -36,6 +43,12 @@ describe('AWS cluster logic', () => {
 
   test('a node count without a template is refused before anything is created, naming the counts there are', async () => {
     await expect(launchStack(cfn, config, 'run-1', cluster(5), NOW)).rejects.toThrow('the AWS target has cluster templates for 1, 3 nodes, not 5');
+    expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
+  });
+
+  test('a network with a different number of subnets and zones is refused before anything is created', async () => {
+    const broken = { ...config, network: { ...network, availabilityZones: ['eu-west-1a'] } };
+    await expect(launchStack(cfn, broken, 'run-1', cluster(3), NOW)).rejects.toThrow('the cluster network needs one Availability Zone per private subnet, got subnets subnet-a,subnet-b and zones eu-west-1a');
     expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
   });
 
