@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -21,9 +22,22 @@ import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/st
 import { LoadGenerator } from './LoadGenerator';
 import { nagResourceText } from './nag-finding';
 import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
+import { RabbitMqRelease } from './rabbitmq-release';
 
-/** Node counts the controller ships cluster templates for (one template per count). */
-export const CONTROLLER_NODE_COUNTS = [1, 3, 5] as const;
+/** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
+export const CONTROLLER_RELEASES: readonly RabbitMqRelease[] = [RabbitMqRelease.V3_13, RabbitMqRelease.V4_1];
+/** The release a plan cluster without `rabbitmqVersion` runs (RabbitMqCluster's default). */
+export const CONTROLLER_DEFAULT_RELEASE = RabbitMqRelease.V4_1;
+/** Node counts one cluster template can launch (its NodeCount parameter). */
+export const CLUSTER_NODE_COUNT_RANGE = { min: 1, max: 7 } as const;
+/** Largest BrokerPolicies value a cluster template takes (CloudFormation parameter values are limited to 4 KB). */
+export const CLUSTER_POLICIES_MAX_LENGTH = 4096;
+/** Here-document delimiter of the policies file the nodes' user data writes. */
+const POLICIES_DELIMITER = 'RMQBENCH_BROKER_POLICIES';
+/** The file name of a release's cluster template in synthesizeClusterTemplates' folder. */
+export const clusterTemplateFileName = (release: RabbitMqRelease) => `cluster-rabbitmq-${release.rabbitmqVersion}.template.json`;
+/** CLUSTER_TEMPLATE_URL_<version with _ for .> (the launch function reads the version back from the name). */
+export const clusterTemplateUrlVariable = (release: RabbitMqRelease) => `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
 /** Availability Zones (one private subnet each) of the controller VPC that every cluster stack is placed in. */
@@ -109,8 +123,8 @@ export class BenchmarkController extends Construct {
   public readonly functions: Readonly<Record<string, lambda.Function>>;
   /** The role CloudFormation assumes to create and delete cluster stacks. */
   public readonly cloudFormationRole: iam.Role;
-  /** The cluster + load generator template for each supported node count. */
-  public readonly clusterTemplates: Readonly<Record<number, s3assets.Asset>>;
+  /** The cluster + load generator template for each shipped release, by its exact RabbitMQ version (e.g. "4.1.4"). */
+  public readonly clusterTemplates: Readonly<Record<string, s3assets.Asset>>;
   public readonly failureRule: events.Rule;
   public readonly sweeperRule: events.Rule;
   public readonly schedule?: scheduler.CfnSchedule;
@@ -172,7 +186,7 @@ export class BenchmarkController extends Construct {
 
     const templatesDir = synthesizeClusterTemplates();
     this.clusterTemplates = Object.fromEntries(
-      CONTROLLER_NODE_COUNTS.map((nodes) => [nodes, new s3assets.Asset(this, `ClusterTemplate${nodes}Nodes`, { path: join(templatesDir, `cluster-${nodes}-nodes.template.json`) })]),
+      CONTROLLER_RELEASES.map((release) => [release.rabbitmqVersion, new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, { path: join(templatesDir, clusterTemplateFileName(release)) })]),
     );
 
     this.cloudFormationRole = new iam.Role(this, 'CloudFormationRole', {
@@ -201,7 +215,7 @@ export class BenchmarkController extends Construct {
     const environment: Record<string, string> = {
       RESULTS_TABLE: this.resultsTable.tableName,
       RAW_OUTPUT_BUCKET: this.rawOutputBucket.bucketName,
-      ...Object.fromEntries(CONTROLLER_NODE_COUNTS.map((nodes) => [`CLUSTER_TEMPLATE_URL_${nodes}`, this.clusterTemplates[nodes]!.httpUrl])),
+      ...Object.fromEntries(CONTROLLER_RELEASES.map((release) => [clusterTemplateUrlVariable(release), this.clusterTemplates[release.rabbitmqVersion]!.httpUrl])),
       CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
       EXPIRY_HOURS: String(expiryHours),
       LAUNCH_TIMEOUT_MINUTES: String(launchTimeoutMinutes),
@@ -288,7 +302,8 @@ export class BenchmarkController extends Construct {
     functions['launch-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'CreateRunStacks', actions: ['cloudformation:CreateStack', 'cloudformation:TagResource'], resources: [stackArns] }));
     functions['launch-cluster']!.addToRolePolicy(passRole);
     acknowledgeRunStacks('launch-cluster');
-    // The cluster template's network parameters (see synthesizeClusterTemplates).
+    // The cluster template's network parameters (see synthesizeClusterTemplates) and the release of plan clusters without rabbitmqVersion.
+    functions['launch-cluster']!.addEnvironment('CLUSTER_DEFAULT_RABBITMQ_VERSION', CONTROLLER_DEFAULT_RELEASE.rabbitmqVersion);
     functions['launch-cluster']!.addEnvironment('CLUSTER_VPC_ID', this.vpc.vpcId);
     functions['launch-cluster']!.addEnvironment('CLUSTER_SUBNET_IDS', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.subnetId)));
     functions['launch-cluster']!.addEnvironment('CLUSTER_AVAILABILITY_ZONES', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.availabilityZone)));
@@ -429,36 +444,82 @@ export class BenchmarkController extends Construct {
 let templatesDir: string | undefined;
 
 /**
- * Synthesizes the cluster + load generator template once per supported node count (no assets inside: plain templates).
+ * The app of the cluster + load generator templates, one stack per shipped release (`Cluster<version without dots>`).
  * A cluster stack creates no VPC: it is placed in the controller's (parameters VpcId, PrivateSubnetIds and
  * AvailabilityZones, 2 of each) and admits AMQP and management from the smoke-test function's security group.
+ * Everything that differs between plan clusters of one release is a parameter: `NodeCount` (1–7, the pinned size of
+ * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors core/broker-config.ts
+ * generates for the plan cluster, which every node applies once it has started). rabbitmq.conf and enabled_plugins are
+ * the generator's output, which for the AWS peer discovery backend depends on neither node count nor topology.
  */
-export function synthesizeClusterTemplates(): string {
-  if (templatesDir) return templatesDir;
-  const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
-  const dir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-template-files-'));
-  const app = new App({ outdir });
-  for (const nodes of CONTROLLER_NODE_COUNTS) {
-    const stack = new Stack(app, `Cluster${nodes}`);
+export function buildClusterTemplateApp(outdir?: string): App {
+  const app = new App(outdir ? { outdir } : {});
+  for (const release of CONTROLLER_RELEASES) {
+    const stack = new Stack(app, clusterTemplateStackName(release));
     const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
     const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
     const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone` });
     const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
     const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', { type: 'AWS::EC2::SecurityGroup::Id', description: 'Security group of the smoke-test function, allowed to AMQP and management' });
+    const nodeCount = new CfnParameter(stack, 'NodeCount', {
+      type: 'Number',
+      minValue: CLUSTER_NODE_COUNT_RANGE.min,
+      maxValue: CLUSTER_NODE_COUNT_RANGE.max,
+      description: `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node group is pinned at it)`,
+    });
+    const policies = new CfnParameter(stack, 'BrokerPolicies', {
+      type: 'String',
+      default: '[]',
+      // One line (no here-document delimiter can appear on its own line) holding a JSON array.
+      allowedPattern: '^\\[.*\\]$',
+      maxLength: CLUSTER_POLICIES_MAX_LENGTH,
+      description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker-config.ts policyCommandArgs) every node applies after it has started',
+    });
     const indexes = Array.from({ length: CLUSTER_AVAILABILITY_ZONE_COUNT }, (_, index) => index);
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
       vpcId: vpcId.valueAsString,
       availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
       privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
     });
-    const cluster = new RabbitMqCluster(stack, 'Cluster', { vpc, nodeCount: nodes, pinCapacity: true, allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)] });
+    // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and
+    // the policies then come from the parameters.
+    const cluster = new RabbitMqCluster(stack, 'Cluster', {
+      vpc,
+      release,
+      nodeCount: CLUSTER_NODE_COUNT_RANGE.max,
+      pinCapacity: true,
+      allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
+    });
+    if (cluster.brokerConfig.policies.length > 0) throw new Error('the cluster template must be built without policies: they come from its BrokerPolicies parameter');
+    const nodeGroup = cluster.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup;
+    nodeGroup.minSize = nodeCount.valueAsString;
+    nodeGroup.maxSize = nodeCount.valueAsString;
+    nodeGroup.desiredCapacity = nodeCount.valueAsString;
+    cluster.launchTemplate.userData!.addCommands(
+      '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
+      `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
+      `python3 -c 'import json,subprocess,sys
+for args in json.load(open(sys.argv[1])):
+    if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
+    subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
+    );
     const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
     Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
   }
-  const assembly = app.synth();
-  for (const nodes of CONTROLLER_NODE_COUNTS) {
-    const artifact = assembly.getStackByName(`Cluster${nodes}`);
-    writeFileSync(join(dir, `cluster-${nodes}-nodes.template.json`), readFileSync(join(outdir, artifact.templateFile)));
+  return app;
+}
+
+const clusterTemplateStackName = (release: RabbitMqRelease) => `Cluster${release.rabbitmqVersion.replace(/\./g, '')}`;
+
+/** Synthesizes buildClusterTemplateApp once (no assets inside: plain templates) and returns the folder of clusterTemplateFileName files. */
+export function synthesizeClusterTemplates(): string {
+  if (templatesDir) return templatesDir;
+  const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
+  const dir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-template-files-'));
+  const assembly = buildClusterTemplateApp(outdir).synth();
+  for (const release of CONTROLLER_RELEASES) {
+    const artifact = assembly.getStackByName(clusterTemplateStackName(release));
+    writeFileSync(join(dir, clusterTemplateFileName(release)), readFileSync(join(outdir, artifact.templateFile)));
   }
   templatesDir = dir;
   return dir;

@@ -1,16 +1,20 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
-import { AwsClusterConfig, launchStack } from '../shared/aws-cluster';
+import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-cluster';
 import { launchResourceGroup } from '../shared/azure-cluster';
 import { azureTarget } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 
+/** CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g. CLUSTER_TEMPLATE_URL_4_1_4). */
+const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
+
 const config: AwsClusterConfig = {
   templateUrls: Object.fromEntries(
     Object.entries(process.env)
-      .filter(([name, value]) => name.startsWith('CLUSTER_TEMPLATE_URL_') && value)
-      .map(([name, value]) => [Number(name.slice('CLUSTER_TEMPLATE_URL_'.length)), value!]),
+      .filter(([name, value]) => name.startsWith(TEMPLATE_URL_PREFIX) && value)
+      .map(([name, value]) => [name.slice(TEMPLATE_URL_PREFIX.length).replace(/_/g, '.'), value!]),
   ),
+  defaultRabbitmqVersion: requireEnv('CLUSTER_DEFAULT_RABBITMQ_VERSION'),
   cloudFormationRoleArn: requireEnv('CLOUDFORMATION_ROLE_ARN'),
   resultsBucketName: requireEnv('RAW_OUTPUT_BUCKET'),
   expiryHours: Number(requireEnv('EXPIRY_HOURS')),
@@ -24,11 +28,12 @@ const config: AwsClusterConfig = {
 };
 const cfn = new CloudFormationClient({});
 
-export const handler = async (event: { runId: string; target: WorkflowTarget; cluster: ScheduledCluster }) => {
+export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
   if (event.target === 'azure') {
     const azure = await azureTarget();
     return launchResourceGroup(azure.clients, azure.config, event.runId, event.cluster);
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
-  return launchStack(cfn, config, event.runId, event.cluster);
+  // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).
+  return launchStack(cfn, config, event.runId, event.cluster, planClusterOf(event.plan, event.cluster));
 };

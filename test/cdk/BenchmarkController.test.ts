@@ -9,7 +9,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
-import { CONTROLLER_NODE_COUNTS, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { buildClusterTemplateApp, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
+import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
+import type { QueueTopology } from '../../core/plan-schema';
 
 const ROOT = resolve(__dirname, '../..');
 const CFN_LINT = join(ROOT, '.venv-tools/bin/cfn-lint');
@@ -182,7 +185,7 @@ describe('BenchmarkController', () => {
   test('S3 grants are single actions: exact template objects for the launcher, runs/*/raw and runs/*/ingest for the repetition functions', () => {
     const [templates] = statements('ReadClusterTemplates');
     expect(templates!.Action).toBe('s3:GetObject');
-    expect(templates!.Resource).toHaveLength(3);
+    expect(templates!.Resource).toHaveLength(CONTROLLER_RELEASES.length);
     expect(JSON.stringify(templates!.Resource)).not.toContain('*');
     expect(JSON.stringify(statements('ReadRawPerfTestOutput')[0]!.Resource)).toContain('/runs/*/raw/*');
     expect(statements('WriteIngestObjects')[0]!.Action).toBe('s3:PutObject');
@@ -226,14 +229,71 @@ describe('BenchmarkController', () => {
 });
 
 describe('cluster templates', () => {
-  const clusterTemplate = (nodes: number) => JSON.parse(readFileSync(join(synthesizeClusterTemplates(), `cluster-${nodes}-nodes.template.json`), 'utf8')) as {
-    Parameters: Record<string, { Type: string }>;
+  const clusterTemplate = (release: RabbitMqRelease) => JSON.parse(readFileSync(join(synthesizeClusterTemplates(), clusterTemplateFileName(release)), 'utf8')) as {
+    Parameters: Record<string, Record<string, unknown> & { Type: string }>;
     Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
   };
+  const userDataText = (release: RabbitMqRelease) => {
+    const launchTemplate = Object.values(clusterTemplate(release).Resources).find((resource) => resource.Type === 'AWS::EC2::LaunchTemplate')!;
+    const userData = (launchTemplate.Properties!.LaunchTemplateData as { UserData: { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } } }).UserData['Fn::Base64']['Fn::Join'][1];
+    return userData.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+  };
+
+  test('one template per release the controller offers (3.13 and 4.1), the default being RabbitMqCluster\'s', () => {
+    expect(CONTROLLER_RELEASES).toEqual([RabbitMqRelease.V3_13, RabbitMqRelease.V4_1]);
+    expect(CONTROLLER_DEFAULT_RELEASE).toBe(RabbitMqRelease.V4_1);
+    expect(Object.keys(controller.clusterTemplates)).toEqual(['3.13.7', '4.1.4']);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: { Variables: Match.objectLike({ CLUSTER_TEMPLATE_URL_3_13_7: Match.anyValue(), CLUSTER_TEMPLATE_URL_4_1_4: Match.anyValue(), CLUSTER_DEFAULT_RABBITMQ_VERSION: '4.1.4' }) },
+    });
+    for (const release of CONTROLLER_RELEASES) expect(userDataText(release)).toContain(`rabbitmq-server-${release.rabbitmqVersion}`);
+  });
+
+  test('NodeCount (1-7) pins the node group and BrokerPolicies (a one-line JSON array, default none) is applied by every node after startup', () => {
+    for (const release of CONTROLLER_RELEASES) {
+      const { Parameters, Resources } = clusterTemplate(release);
+      expect(Parameters.NodeCount).toMatchObject({ Type: 'Number', MinValue: 1, MaxValue: 7 });
+      expect(Parameters.NodeCount!.Default).toBeUndefined();
+      expect(Parameters.BrokerPolicies).toMatchObject({ Type: 'String', Default: '[]', AllowedPattern: '^\\[.*\\]$', MaxLength: 4096 });
+      const nodeGroup = Object.values(Resources).find((resource) => resource.Type === 'AWS::AutoScaling::AutoScalingGroup')!;
+      expect(nodeGroup.Properties).toMatchObject({ MinSize: { Ref: 'NodeCount' }, MaxSize: { Ref: 'NodeCount' }, DesiredCapacity: { Ref: 'NodeCount' } });
+      expect(Object.values(Resources).filter((resource) => resource.Type === 'AWS::AutoScaling::ScalingPolicy')).toEqual([]);
+      const text = userDataText(release);
+      expect(text).toContain(`cat > /etc/rabbitmq/rmqbench-policies.json <<'RMQBENCH_BROKER_POLICIES'\n{"Ref":"BrokerPolicies"}\nRMQBENCH_BROKER_POLICIES\n`);
+      expect(text.indexOf('rmqbench-policies.json')).toBeGreaterThan(text.indexOf('rabbitmqctl await_startup'));
+      expect(text).toContain('subprocess.run(["rabbitmqctl", *args], check=True)\' /etc/rabbitmq/rmqbench-policies.json');
+      // No policy is baked in: the template serves every topology.
+      expect(text).not.toContain('rabbitmqctl \'set_policy\'');
+    }
+  });
+
+  test('the templates\' rabbitmq.conf and enabled_plugins are the generator\'s output, which for the AWS backend depends on neither node count nor topology', () => {
+    const topologies: QueueTopology[] = [{ type: 'quorum' }, { type: 'quorum', replicationFactor: 2 }, { type: 'stream' }, { type: 'classic' }, { type: 'mirrored', mirrorTo: 'all' }, { type: 'mirrored', mirrorTo: 2 }];
+    for (const release of CONTROLLER_RELEASES) {
+      const base: BrokerConfigInput = { topology: { type: 'quorum' }, rabbitmqVersion: release.rabbitmqVersion, peerDiscovery: { backend: 'aws', region: 'eu-west-1' }, nodeCount: 7 };
+      const reference = generateBrokerConfig(base);
+      for (let nodeCount = 1; nodeCount <= 7; nodeCount++) {
+        for (const topology of topologies.filter((candidate) => candidate.type !== 'mirrored' || release.supportsClassicMirroring)) {
+          const config = generateBrokerConfig({ ...base, nodeCount, topology });
+          expect([config.rabbitmqConf, config.enabledPluginsFile]).toEqual([reference.rabbitmqConf, reference.enabledPluginsFile]);
+        }
+      }
+      const text = userDataText(release);
+      // The region is the stack's (a token) in the template.
+      const templateConf = reference.rabbitmqConf.replace('cluster_formation.aws.region = eu-west-1', 'cluster_formation.aws.region = {"Ref":"AWS::Region"}');
+      expect(text).toContain(`<<'RMQBENCH_RABBITMQ_CONF'\n${templateConf}RMQBENCH_RABBITMQ_CONF`);
+      expect(text).toContain(`<<'RMQBENCH_ENABLED_PLUGINS'\n${reference.enabledPluginsFile}RMQBENCH_ENABLED_PLUGINS`);
+    }
+  });
+
+  test('cdk-nag AwsSolutions has no unacknowledged finding in the cluster templates', () => {
+    expect(unacknowledgedFindings(buildClusterTemplateApp())).toEqual([]);
+  });
 
   test('each takes the controller VPC, 2 subnets, their zones and the smoke-test security group as parameters and creates no network of its own', () => {
-    for (const nodes of CONTROLLER_NODE_COUNTS) {
-      const { Parameters, Resources } = clusterTemplate(nodes);
+    for (const release of CONTROLLER_RELEASES) {
+      const { Parameters, Resources } = clusterTemplate(release);
       expect(Parameters).toMatchObject({
         ResultsBucketName: { Type: 'String' },
         VpcId: { Type: 'AWS::EC2::VPC::Id' },
@@ -251,7 +311,7 @@ describe('cluster templates', () => {
   });
 
   test('the load balancer and the nodes admit AMQP and management from the smoke-test security group only (no CIDR)', () => {
-    const { Resources } = clusterTemplate(3);
+    const { Resources } = clusterTemplate(CONTROLLER_DEFAULT_RELEASE);
     const rules = Object.values(Resources).flatMap((resource) => {
       if (resource.Type === 'AWS::EC2::SecurityGroupIngress') return [resource.Properties as Record<string, unknown>];
       if (resource.Type === 'AWS::EC2::SecurityGroup') return (resource.Properties!.SecurityGroupIngress as Record<string, unknown>[] | undefined) ?? [];
@@ -264,7 +324,7 @@ describe('cluster templates', () => {
 
   test('cfn-lint finds no error in any cluster template', () => {
     if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
-    const files = CONTROLLER_NODE_COUNTS.map((nodes) => join(synthesizeClusterTemplates(), `cluster-${nodes}-nodes.template.json`));
+    const files = CONTROLLER_RELEASES.map((release) => join(synthesizeClusterTemplates(), clusterTemplateFileName(release)));
     const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--', ...files], { encoding: 'utf8', timeout: 120_000 });
     expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
     expect(lint.status).toBe(0);

@@ -1,9 +1,10 @@
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { checkStack, launchStack, perfTestState, stacksOfRun } from '../../lambdas/shared/aws-cluster';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { checkStack, launchStack, perfTestState, planClusterOf, stacksOfRun, type PlanClusterSpec } from '../../lambdas/shared/aws-cluster';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
-import type { ScheduledCluster } from '../../state-machines/schedule';
+import { buildSchedule, type ScheduledCluster } from '../../state-machines/schedule';
 
 // CloudFormation and SSM have no local engine: their clients are replaced (aws-sdk-client-mock).
 const cfnMock = mockClient(CloudFormationClient);
@@ -17,38 +18,100 @@ afterEach(() => {
 
 const NOW = new Date('2025-01-01T00:00:00Z');
 const network = { vpcId: 'vpc-1', privateSubnetIds: ['subnet-a', 'subnet-b'], availabilityZones: ['eu-west-1a', 'eu-west-1b'], clientSecurityGroupId: 'sg-smoke' };
-const config = { templateUrls: { 1: 'https://t/1.json', 3: 'https://t/3.json' }, cloudFormationRoleArn: 'arn:aws:iam::1:role/cfn', resultsBucketName: 'raw', expiryHours: 12, launchTimeoutMinutes: 30, network };
-const cluster = (nodes: number): ScheduledCluster => ({ index: 0, clusterId: 'rmqbench-run-1-c1', nodes, topology: 'quorum', repetitions: [] });
+const config = {
+  templateUrls: { '3.13.7': 'https://t/3.13.7.json', '4.1.4': 'https://t/4.1.4.json' },
+  defaultRabbitmqVersion: '4.1.4',
+  cloudFormationRoleArn: 'arn:aws:iam::1:role/cfn',
+  resultsBucketName: 'raw',
+  expiryHours: 12,
+  launchTimeoutMinutes: 30,
+  network,
+};
+const cluster = (nodes: number, topology = 'quorum'): ScheduledCluster => ({ index: 0, clusterId: 'rmqbench-run-1-c1', nodes, topology, repetitions: [] });
+const quorum = (nodes: number, rabbitmqVersion?: string): PlanClusterSpec => ({ nodes, topology: { type: 'quorum' }, ...(rabbitmqVersion ? { rabbitmqVersion } : {}) });
+const NETWORK_PARAMETERS = [
+  { ParameterKey: 'ResultsBucketName', ParameterValue: 'raw' },
+  { ParameterKey: 'VpcId', ParameterValue: 'vpc-1' },
+  { ParameterKey: 'PrivateSubnetIds', ParameterValue: 'subnet-a,subnet-b' },
+  { ParameterKey: 'AvailabilityZones', ParameterValue: 'eu-west-1a,eu-west-1b' },
+  { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: 'sg-smoke' },
+];
+const created = (call = 0) => cfnMock.commandCalls(CreateStackCommand)[call]!.args[0].input;
+const parameter = (call: number, key: string) => created(call).Parameters!.find((candidate) => candidate.ParameterKey === key)?.ParameterValue;
 
 describe('AWS cluster logic', () => {
-  test('launch creates the stack from the node count template in the controller VPC, passes the role, tags run id and expiry and deletes on failure', async () => {
+  test('launch creates the stack from the default release\'s template in the controller VPC with NodeCount and no policies, passes the role, tags run id and expiry and deletes on failure', async () => {
     cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
-    await expect(launchStack(cfn, config, 'run-1', cluster(3), NOW)).resolves.toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
+    await expect(launchStack(cfn, config, 'run-1', cluster(3), quorum(3), NOW)).resolves.toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
     expect(cfnMock.commandCalls(CreateStackCommand)[0]!.args[0].input).toEqual({
       StackName: 'rmqbench-run-1-c1',
-      TemplateURL: 'https://t/3.json',
+      TemplateURL: 'https://t/4.1.4.json',
       RoleARN: 'arn:aws:iam::1:role/cfn',
       Capabilities: ['CAPABILITY_IAM'],
-      Parameters: [
-        { ParameterKey: 'ResultsBucketName', ParameterValue: 'raw' },
-        { ParameterKey: 'VpcId', ParameterValue: 'vpc-1' },
-        { ParameterKey: 'PrivateSubnetIds', ParameterValue: 'subnet-a,subnet-b' },
-        { ParameterKey: 'AvailabilityZones', ParameterValue: 'eu-west-1a,eu-west-1b' },
-        { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: 'sg-smoke' },
-      ],
+      Parameters: [...NETWORK_PARAMETERS, { ParameterKey: 'NodeCount', ParameterValue: '3' }, { ParameterKey: 'BrokerPolicies', ParameterValue: '[]' }],
       Tags: [{ Key: 'rmqbench:run-id', Value: 'run-1' }, { Key: 'rmqbench:expires-at', Value: '2025-01-01T12:00:00.000Z' }],
       OnFailure: 'DELETE',
     });
   });
 
-  test('a node count without a template is refused before anything is created, naming the counts there are', async () => {
-    await expect(launchStack(cfn, config, 'run-1', cluster(5), NOW)).rejects.toThrow('the AWS target has cluster templates for 1, 3 nodes, not 5');
+  test('every node count 1-7 launches from the one template with its NodeCount', async () => {
+    cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
+    for (let nodes = 1; nodes <= 7; nodes++) await launchStack(cfn, config, 'run-1', cluster(nodes), quorum(nodes), NOW);
+    expect(cfnMock.commandCalls(CreateStackCommand).map((call) => call.args[0].input.TemplateURL)).toEqual(Array(7).fill('https://t/4.1.4.json'));
+    expect([0, 1, 2, 3, 4, 5, 6].map((call) => parameter(call, 'NodeCount'))).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+  });
+
+  test('a mirrored plan cluster (mirrorTo 2 on 3 nodes, 3.13) gets the 3.13 template and BrokerPolicies equal to generateBrokerConfig\'s', async () => {
+    cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
+    const spec: PlanClusterSpec = { nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13' };
+    await launchStack(cfn, config, 'run-1', cluster(3, 'mirrored'), spec, NOW);
+    const expected = generateBrokerConfig({ topology: spec.topology, rabbitmqVersion: '3.13.7', peerDiscovery: { backend: 'aws' }, nodeCount: 3 }).policies.map(policyCommandArgs);
+    expect(expected).toEqual([['set_policy', '--apply-to', 'queues', '--priority', '0', 'rmqbench-mirroring', '^(perf-test|rmqbench)', '{"ha-mode":"exactly","ha-params":2,"ha-sync-mode":"automatic"}']]);
+    expect(created().TemplateURL).toBe('https://t/3.13.7.json');
+    expect(created().Parameters).toEqual([...NETWORK_PARAMETERS, { ParameterKey: 'NodeCount', ParameterValue: '3' }, { ParameterKey: 'BrokerPolicies', ParameterValue: JSON.stringify(expected) }]);
+    expect(JSON.parse(parameter(0, 'BrokerPolicies')!)).toEqual(expected);
+  });
+
+  test('the template is picked by the plan cluster\'s rabbitmqVersion: major.minor or the exact version', async () => {
+    cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
+    for (const version of ['3.13', '3.13.7', '4.1', '4.1.4', undefined]) await launchStack(cfn, config, 'run-1', cluster(3), quorum(3, version), NOW);
+    expect(cfnMock.commandCalls(CreateStackCommand).map((call) => call.args[0].input.TemplateURL)).toEqual(['https://t/3.13.7.json', 'https://t/3.13.7.json', 'https://t/4.1.4.json', 'https://t/4.1.4.json', 'https://t/4.1.4.json']);
+  });
+
+  test('an unsupported version is refused before anything is created, naming it and the supported ones', async () => {
+    for (const version of ['4.0', '3.12', '4.1.2']) {
+      await expect(launchStack(cfn, config, 'run-1', cluster(3), quorum(3, version), NOW)).rejects.toThrow(`the AWS target has no cluster template for RabbitMQ ${version}: it supports 3.13.7, 4.1.4`);
+    }
     expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
+  });
+
+  test('mirrored without a version (default 4.1) is refused before anything is created, saying what to set', async () => {
+    await expect(launchStack(cfn, config, 'run-1', cluster(3, 'mirrored'), { nodes: 3, topology: { type: 'mirrored', mirrorTo: 'all' } }, NOW)).rejects.toThrow(
+      'topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ 4.1.4 (the default): set its rabbitmqVersion',
+    );
+    expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
+  });
+
+  test('the plan cluster of a scheduled cluster comes from the execution\'s plan (topology details and version)', () => {
+    const plan = {
+      name: 'p',
+      clusters: [
+        { name: 'quorum-5', nodes: 5, topology: { type: 'quorum' } },
+        { name: 'mirrored-3', nodes: 3, rabbitmqVersion: '3.13', topology: { type: 'mirrored', mirrorTo: 2 } },
+      ],
+      workloads: [{ name: 'w', durationSeconds: 10 }],
+    };
+    const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-1' }, 'exec');
+    expect(schedule.clusters.map((scheduled) => planClusterOf(schedule.plan, scheduled))).toEqual([
+      { nodes: 5, topology: { type: 'quorum' } },
+      { nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13' },
+    ]);
+    expect(() => planClusterOf(schedule.plan, { ...schedule.clusters[0]!, index: 1 })).toThrow('cluster rmqbench-run-1-c1 (index 1, 5 nodes, quorum) is not a cluster of the execution\'s plan');
   });
 
   test('a network with a different number of subnets and zones is refused before anything is created', async () => {
     const broken = { ...config, network: { ...network, availabilityZones: ['eu-west-1a'] } };
-    await expect(launchStack(cfn, broken, 'run-1', cluster(3), NOW)).rejects.toThrow('the cluster network needs one Availability Zone per private subnet, got subnets subnet-a,subnet-b and zones eu-west-1a');
+    await expect(launchStack(cfn, broken, 'run-1', cluster(3), quorum(3), NOW)).rejects.toThrow('the cluster network needs one Availability Zone per private subnet, got subnets subnet-a,subnet-b and zones eu-west-1a');
     expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
   });
 
