@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -72,6 +72,13 @@ export interface BenchmarkControllerProps {
    * @default - a new VPC over 2 Availability Zones with one NAT gateway and flow logs
    */
   readonly vpc?: ec2.IVpc;
+  /**
+   * Public IPv4 addresses the smoke-test function's traffic leaves the given `vpc` from (its NAT gateways' Elastic IPs),
+   * e.g. `['203.0.113.10']`. Azure clusters get a public load balancer whose network security group admits these
+   * (as `<ip>/32`) besides `allowedSourceAddressPrefixes`. Required with `azure` when `vpc` is given.
+   * @default - the Elastic IP of the NAT gateway of the VPC the controller creates
+   */
+  readonly controllerEgressAddresses?: string[];
   /**
    * The results table (keys PK/SK, index GSI1 on GSI1PK/GSI1SK with KEYS_ONLY projection).
    * @default - a new table with point-in-time recovery
@@ -154,6 +161,12 @@ export class BenchmarkController extends Construct {
     }
     if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
     if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
+    if (props.azure && props.vpc && !props.controllerEgressAddresses?.length) {
+      throw new Error('controllerEgressAddresses is required with azure when vpc is given: the public IPv4 addresses (NAT gateway Elastic IPs) the smoke test reaches Azure clusters from');
+    }
+    for (const address of props.controllerEgressAddresses ?? []) {
+      if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address)) throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
+    }
     const stack = Stack.of(this);
 
     this.resultsTable = props.resultsTable ?? this.createTable(removalPolicy);
@@ -308,6 +321,8 @@ export class BenchmarkController extends Construct {
     functions['launch-cluster']!.addEnvironment('CLUSTER_SUBNET_IDS', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.subnetId)));
     functions['launch-cluster']!.addEnvironment('CLUSTER_AVAILABILITY_ZONES', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.availabilityZone)));
     functions['launch-cluster']!.addEnvironment('CLUSTER_CLIENT_SECURITY_GROUP_ID', this.smokeTestSecurityGroup.securityGroupId);
+    // Azure load balancers are public, their NSG admitting the smoke test's egress addresses (the controller VPC's NAT gateway).
+    if (props.azure) functions['launch-cluster']!.addEnvironment('CONTROLLER_EGRESS_ADDRESSES', Fn.join(',', props.controllerEgressAddresses ?? this.natGatewayAddresses()));
     functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
     acknowledgeRunStacks('check-cluster');
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
@@ -407,6 +422,13 @@ export class BenchmarkController extends Construct {
     );
     // A pre-signed URL carries the signer's permissions: the Azure load generator uploads with start-repetition's.
     rawObjectGrant('start-repetition', 'PresignRawOutputUploads', 's3:PutObject', 'raw');
+  }
+
+  /** The public IPs of the Elastic IPs of the NAT gateways of the VPC this controller created (one NAT gateway). */
+  private natGatewayAddresses(): string[] {
+    const eips = this.vpc.publicSubnets.map((subnet) => subnet.node.tryFindChild('EIP')).filter((child): child is ec2.CfnEIP => child instanceof ec2.CfnEIP);
+    if (eips.length === 0) throw new Error('the controller VPC has no NAT gateway Elastic IP: give controllerEgressAddresses');
+    return eips.map((eip) => eip.attrPublicIp);
   }
 
   private createVpc(): ec2.Vpc {

@@ -31,7 +31,9 @@ const cfn = new CloudFormationClient({});
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
   if (event.target === 'azure') {
     const azure = await azureTarget();
-    return launchResourceGroup(azure.clients, azure.config, event.runId, event.cluster);
+    // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
+    const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);
+    return launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster);
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).

@@ -56,6 +56,21 @@ export interface AzureClusterConfig {
   readonly parameters: Readonly<Record<string, unknown>>;
   readonly expiryHours: number;
   readonly launchTimeoutMinutes: number;
+  /**
+   * Public IPv4 addresses of the controller (its NAT gateway): when given, the cluster gets a public load balancer
+   * (`publicLoadBalancer: true`) whose NSG admits these as `<ip>/32` besides the `allowedSourceAddressPrefixes` given.
+   */
+  readonly controllerEgressAddresses?: readonly string[];
+}
+
+/** The deployment's parameter values: the shared ones, the node count and tags, and the controller's access when it has egress addresses. */
+export function deploymentParameterValues(config: AzureClusterConfig, instanceCount: number, tags: Record<string, string>): Record<string, unknown> {
+  const values: Record<string, unknown> = { ...config.parameters, instanceCount, tags };
+  const egress = config.controllerEgressAddresses ?? [];
+  if (egress.length === 0) return values;
+  const given = values.allowedSourceAddressPrefixes ?? [];
+  if (!Array.isArray(given) || !given.every((prefix) => typeof prefix === 'string')) throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes');
+  return { ...values, publicLoadBalancer: true, allowedSourceAddressPrefixes: [...new Set([...(given as string[]), ...egress.map((address) => `${address}/32`)])] };
 }
 
 /**
@@ -66,7 +81,7 @@ export async function launchResourceGroup(clients: AzureClients, config: AzureCl
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   const tags = { [RUN_ID_TAG]: runId, [EXPIRES_AT_TAG]: expiresAt };
   await clients.resources.resourceGroups.createOrUpdate(cluster.clusterId, { location: config.location, tags });
-  const parameters = Object.fromEntries(Object.entries({ ...config.parameters, instanceCount: cluster.nodes, tags }).map(([name, value]) => [name, { value }]));
+  const parameters = Object.fromEntries(Object.entries(deploymentParameterValues(config, cluster.nodes, tags)).map(([name, value]) => [name, { value }]));
   // Only submitted here (the first poll sends the PUT); a Lambda does not wait the minutes a deployment takes.
   await clients.resources.resources.beginCreateOrUpdate(cluster.clusterId, 'Microsoft.Resources', '', 'deployments', DEPLOYMENT_NAME, DEPLOYMENTS_API_VERSION, {
     properties: { mode: 'Incremental', template: config.template, parameters },

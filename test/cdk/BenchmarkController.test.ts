@@ -396,6 +396,34 @@ describe('BenchmarkController with Azure', () => {
     });
   });
 
+  test('the launcher gets the public IP of the NAT gateway\'s Elastic IP as CONTROLLER_EGRESS_ADDRESSES (Azure NSGs admit it)', () => {
+    const eips = azure.findResources('AWS::EC2::EIP');
+    expect(Object.keys(eips)).toHaveLength(1);
+    const [eip] = Object.keys(eips);
+    azure.hasResourceProperties('AWS::EC2::NatGateway', { AllocationId: { 'Fn::GetAtt': [eip, 'AllocationId'] } });
+    azure.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: { Variables: Match.objectLike({ CONTROLLER_EGRESS_ADDRESSES: { 'Fn::GetAtt': [eip, 'PublicIp'] } }) },
+    });
+    for (const fn of Object.values(azure.findResources('AWS::Lambda::Function', { Properties: { Description: Match.not('rmqbench launch-cluster') } }))) {
+      expect(JSON.stringify(fn)).not.toContain('CONTROLLER_EGRESS_ADDRESSES');
+    }
+  });
+
+  test('with an own VPC, controllerEgressAddresses is required and passed as given; it must be IPv4 addresses', () => {
+    const other = new Stack(new App(), 'OwnVpcAzure');
+    const credentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'Sp', secretArn);
+    const vpc = new ec2.Vpc(other, 'Vpc', { maxAzs: 2, natGateways: 1 });
+    const azureProps = { credentialsSecret, location: 'westeurope', templateFile: __filename };
+    expect(() => new BenchmarkController(other, 'A', { vpc, azure: azureProps })).toThrow(/controllerEgressAddresses is required with azure when vpc is given/);
+    expect(() => new BenchmarkController(other, 'B', { vpc, azure: azureProps, controllerEgressAddresses: ['203.0.113.10/32'] })).toThrow(/controllerEgressAddresses must be IPv4 addresses/);
+    new BenchmarkController(other, 'C', { vpc, azure: azureProps, controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'] });
+    Template.fromStack(other).hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: { Variables: Match.objectLike({ CONTROLLER_EGRESS_ADDRESSES: '203.0.113.10,192.0.2.7' }) },
+    });
+  });
+
   test('invalid Azure props are refused by name', () => {
     const other = new Stack(new App(), 'InvalidAzure');
     const credentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'Sp', secretArn);

@@ -55,6 +55,26 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
   });
 
+  test('with controller egress addresses the load balancer is public and the NSG admits them as /32 besides the user\'s prefixes (deduplicated)', async () => {
+    const withEgress: AzureClusterConfig = { ...config, parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24', '203.0.113.10/32'] }, controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'] };
+    await launchResourceGroup(clients, withEgress, 'run-1', cluster(0), NOW);
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters;
+    expect(parameters.publicLoadBalancer).toEqual({ value: true });
+    expect(parameters.allowedSourceAddressPrefixes).toEqual({ value: ['198.51.100.0/24', '203.0.113.10/32', '192.0.2.7/32'] });
+    expect(parameters.adminUsername).toEqual({ value: 'rmqbench' });
+    expect(parameters.instanceCount).toEqual({ value: 3 });
+  });
+
+  test('without user prefixes the controller\'s address alone is admitted; a prefixes value that is not an array is refused', async () => {
+    await launchResourceGroup(clients, { ...config, controllerEgressAddresses: ['203.0.113.10'] }, 'run-1', cluster(0), NOW);
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    expect((put.body as { properties: { parameters: Record<string, unknown> } }).properties.parameters).toMatchObject({ publicLoadBalancer: { value: true }, allowedSourceAddressPrefixes: { value: ['203.0.113.10/32'] } });
+    await expect(launchResourceGroup(clients, { ...config, parameters: { allowedSourceAddressPrefixes: '10.0.0.0/8' }, controllerEgressAddresses: ['203.0.113.10'] }, 'run-1', cluster(1), NOW)).rejects.toThrow(
+      'template parameter allowedSourceAddressPrefixes must be an array of address prefixes',
+    );
+  });
+
   test('readiness polls the deployment until Succeeded and returns its outputs as strings', async () => {
     const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
     await expect(checkDeployment(clients, launch, NOW)).resolves.toEqual({ ready: false, status: 'Running' });
