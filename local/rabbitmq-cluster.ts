@@ -148,7 +148,10 @@ export class LocalRabbitCluster {
         if (crashed) throw new Error(`RabbitMQ node ${crashed.name} exited while starting.\n${this.logTail(crashed)}`);
         const running = await this.api<{ name: string; running: boolean }[]>('GET', '/api/nodes').catch(() => undefined);
         const names = running?.filter((node) => node.running).map((node) => node.name).sort();
-        return names && JSON.stringify(names) === JSON.stringify(expected) ? true : undefined;
+        if (!names || JSON.stringify(names) !== JSON.stringify(expected)) return undefined;
+        // A node counts as running before its own management listener is up; wait for every node's API.
+        const answering = await Promise.all(this.nodes.map((node) => this.api('GET', '/api/overview', undefined, node).then(() => true, () => false)));
+        return answering.every(Boolean) ? true : undefined;
       },
       timeoutMs,
       async () => {
