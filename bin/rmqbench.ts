@@ -87,7 +87,7 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean', default: false },
         'dynamodb-endpoint': { type: 'string' },
         table: { type: 'string' },
-        target: { type: 'string', default: 'local' },
+        target: { type: 'string' },
         fix: { type: 'boolean', default: false },
         'fail-at': { type: 'string' },
         topology: { type: 'string', default: 'quorum' },
@@ -114,7 +114,8 @@ async function main(argv: string[]): Promise<number> {
     json: parsed.values.json,
     endpoint: parsed.values['dynamodb-endpoint'] ?? process.env.RMQBENCH_DYNAMODB_ENDPOINT,
     table: parsed.values.table ?? process.env.RMQBENCH_TABLE ?? DEFAULT_TABLE_NAME,
-    target: parsed.values.target,
+    // Each command has its own default target: run → local, broker-config → azure.
+    target: parsed.values.target ?? 'local',
     fix: parsed.values.fix,
   };
   switch (command) {
@@ -206,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
       try {
         process.stdout.write(
           brokerConfigCommand({
-            target: parsed.values.target === 'local' && !argv.includes('--target') ? 'azure' : parsed.values.target,
+            target: parsed.values.target ?? 'azure',
             topology: parsed.values.topology,
             nodes: parsed.values.nodes,
             rabbitmqVersion: parsed.values['rabbitmq-version'],

@@ -1,4 +1,4 @@
-import type { PerSecondSample, RepetitionRecord, RunRecord } from './result-model';
+import type { RepetitionRecord, RunRecord } from './result-model';
 
 /**
  * The results table: one table, keys designed for the cloud controller.
@@ -66,4 +66,3 @@ export type StoredRepetition = Omit<RepetitionRecord, 'result'> & {
   readonly result?: Omit<NonNullable<RepetitionRecord['result']>, 'samples'>;
 };
 
-export type { PerSecondSample };
