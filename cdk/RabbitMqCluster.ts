@@ -1,10 +1,11 @@
-import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { generateBrokerConfig, type BrokerConfig } from '../core/broker-config';
@@ -12,6 +13,7 @@ import type { QueueTopology } from '../core/plan-schema';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
+import { nagResourceText } from './nag-finding';
 
 /** Client-facing ports of every node and of the load balancer. */
 export const AMQP_PORT = 5672;
@@ -22,11 +24,18 @@ export const DISTRIBUTION_PORT = 25672;
 export const CLI_PORT_RANGE = { start: 35672, end: 35682 } as const;
 
 const MAX_NODES = 7;
+/** The termination lifecycle hook the nodes' drain watcher completes (unique within the group). */
+export const DRAIN_LIFECYCLE_HOOK_NAME = 'rmqbench-drain-before-termination';
+/** Seconds `rabbitmq-upgrade drain` may take; the hook's heartbeat allows a minute more before terminating anyway. */
+const DRAIN_TIMEOUT_SECONDS = 240;
 
 export interface RabbitMqClusterProps {
   /**
-   * VPC to deploy into.
-   * @default - a new VPC over up to 3 Availability Zones, with one NAT gateway and flow logs
+   * VPC to deploy into. Give it 3 Availability Zones: with 3 nodes in 2 zones, losing the zone holding 2 of them
+   * leaves 1 of 3, which `pause_minority` pauses (the whole cluster stops serving).
+   * @default - a new VPC over 3 Availability Zones (one NAT gateway, flow logs): the first 3 zones of the stack's region
+   *   when the stack has an account and region (fewer if the region has fewer), or `Fn::GetAZs` zones 0-2 in an
+   *   environment-agnostic stack (which then fails to deploy in a region with fewer than 3 zones: give the stack an env)
    */
   readonly vpc?: ec2.IVpc;
   /**
@@ -66,11 +75,25 @@ export interface RabbitMqClusterProps {
    */
   readonly scaleInCpuPercent?: number;
   /**
-   * Instance type of the nodes. `RabbitMqInstanceTiers` lists the thesis tiers
+   * Instance type of the nodes: an x86-64 type (Team RabbitMQ's RPM repositories carry no arm64 Erlang, so ARM
+   * (Graviton) types are refused). `RabbitMqInstanceTiers` lists the thesis tiers
    * (LOW m5a.large, HIGH r5.xlarge, COMPUTE_XLARGE/2XLARGE/4XLARGE c5).
    * @default RabbitMqInstanceTiers.LOW (m5a.large)
    */
   readonly instanceType?: ec2.InstanceType;
+  /**
+   * Image of the nodes: an Amazon Linux 2023 x86-64 image (the boot script uses dnf, the AWS CLI v2 and the el9
+   * RabbitMQ repositories). Pin it (e.g. `ec2.MachineImage.genericLinux({ [region]: 'ami-...' })`) to make runs
+   * reproducible; the image id is a stack output (`NodeImageId`) either way.
+   * @default - the latest Amazon Linux 2023 x86-64 image, looked up from its public SSM parameter at each deployment
+   */
+  readonly machineImage?: ec2.IMachineImage;
+  /**
+   * How long CloudFormation waits for every node to signal that it has installed RabbitMQ, started and seen the
+   * whole group in its cluster. A node that fails signals at once and fails the stack.
+   * @default Duration.minutes(20)
+   */
+  readonly bootTimeout?: Duration;
   /**
    * Size of each node's gp3 data volume (mounted at /var/lib/rabbitmq), in GiB.
    * @default 50
@@ -145,6 +168,10 @@ export class RabbitMqCluster extends Construct {
   public readonly topology: QueueTopology;
   /** The broker configuration the nodes run, as core/broker-config.ts generated it. */
   public readonly brokerConfig: BrokerConfig;
+  /** Where every node copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on failure. */
+  public readonly bootLogGroup: logs.LogGroup;
+  /** The AMI id the nodes run (resolved at deployment when the image is looked up). */
+  public readonly imageId: string;
 
   private readonly clientPorts: ec2.Port[];
 
@@ -224,28 +251,25 @@ export class RabbitMqCluster extends Construct {
       reason: 'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, which support no resource-level permissions.',
     });
 
+    // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
+    this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    this.bootLogGroup.grantWrite(this.role);
+    // A node signals the group's creation policy with its own credentials (SignalResource on this stack only).
+    this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [Stack.of(this).stackId] }));
+
     this.brokerConfig = generateBrokerConfig({
       topology: settings.topology,
       rabbitmqVersion: settings.release.rabbitmqVersion,
       peerDiscovery: { backend: 'aws', region: Stack.of(this).region },
       nodeCount: settings.nodeCount,
     });
+    // Filled in below, once the group's logical id (which the boot script signals) exists.
     const userData = ec2.UserData.forLinux();
-    userData.addCommands(
-      ...rabbitMqNodeBootCommands({
-        brokerConfig: this.brokerConfig,
-        release: settings.release,
-        region: Stack.of(this).region,
-        erlangCookieSecretArn: this.erlangCookieSecret.secretArn,
-        adminSecretArn: this.adminSecret.secretArn,
-      }),
-    );
 
+    const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 });
     this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
       instanceType: settings.instanceType,
-      machineImage: ec2.MachineImage.latestAmazonLinux2023({
-        cpuType: settings.instanceType.architecture === ec2.InstanceArchitecture.ARM_64 ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
-      }),
+      machineImage,
       role: this.role,
       securityGroup: this.securityGroup,
       userData,
@@ -265,6 +289,7 @@ export class RabbitMqCluster extends Construct {
         },
       ],
     });
+    this.imageId = machineImage.getImage(this).imageId;
 
     this.autoScalingGroup = new autoscaling.AutoScalingGroup(this, 'Nodes', {
       vpc: this.vpc,
@@ -279,7 +304,45 @@ export class RabbitMqCluster extends Construct {
         gracePeriod: Duration.minutes(15),
       }),
       cooldown: Duration.minutes(5),
+      // CREATE_COMPLETE (and a finished rolling update) means every node booted and saw the whole group clustered:
+      // each node signals once its script has ended, FAILURE on any error (see user-data/rabbitmq-node.ts).
+      signals: autoscaling.Signals.waitForCount(settings.nodeCount, { timeout: settings.bootTimeout }),
+      // One node at a time, so that quorum queues keep their majority while nodes are replaced.
+      updatePolicy: autoscaling.UpdatePolicy.rollingUpdate({ maxBatchSize: 1, minInstancesInService: Math.min(settings.nodeCount, settings.maxCapacity - 1) }),
     });
+    // Scale-in and replacement wait for the node to drain (its watcher completes the hook; CONTINUE after the heartbeat anyway).
+    this.autoScalingGroup.addLifecycleHook('DrainBeforeTermination', {
+      lifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,
+      lifecycleTransition: autoscaling.LifecycleTransition.INSTANCE_TERMINATING,
+      heartbeatTimeout: Duration.seconds(DRAIN_TIMEOUT_SECONDS + 60),
+      defaultResult: autoscaling.DefaultResult.CONTINUE,
+    });
+    // A policy of its own: the role's default policy must not wait for the group, whose creation waits for the nodes.
+    new iam.Policy(this, 'DrainPolicy', {
+      roles: [this.role],
+      statements: [new iam.PolicyStatement({ sid: 'CompleteDrainHook', actions: ['autoscaling:CompleteLifecycleAction'], resources: [this.autoScalingGroup.autoScalingGroupArn] })],
+    });
+    Validations.of(this).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, this.autoScalingGroup.autoScalingGroupArn)}]`,
+      reason: 'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant names the group.',
+    });
+
+    userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+    userData.addCommands(
+      ...rabbitMqNodeBootCommands({
+        brokerConfig: this.brokerConfig,
+        release: settings.release,
+        region: Stack.of(this).region,
+        erlangCookieSecretArn: this.erlangCookieSecret.secretArn,
+        adminSecretArn: this.adminSecret.secretArn,
+        stackName: Stack.of(this).stackName,
+        autoScalingGroupLogicalId: Stack.of(this).getLogicalId(this.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup),
+        bootLogGroupName: this.bootLogGroup.logGroupName,
+        drainLifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,
+        clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 300),
+        drainTimeoutSeconds: DRAIN_TIMEOUT_SECONDS,
+      }),
+    );
     Validations.of(this.autoScalingGroup).acknowledge({
       id: 'AwsSolutions-AS3',
       reason: 'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when a topic should receive them.',
@@ -297,11 +360,23 @@ export class RabbitMqCluster extends Construct {
       reason: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
     });
 
-    // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted
-    // and joined, so every target group checks that port.
+    // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted and joined.
     const healthCheck: elbv2.HealthCheck = {
       protocol: elbv2.Protocol.TCP,
       port: String(AMQP_PORT),
+      interval: Duration.seconds(10),
+      healthyThresholdCount: 3,
+      unhealthyThresholdCount: 3,
+    };
+    // The management target group checks the management listener itself, so a dead management plugin takes the node
+    // out of that group. Every HTTP API endpoint, the health checks included, requires basic authentication
+    // (rabbitmq-website versioned_docs/version-4.1/http-api-reference.md, "Overview"), which a load balancer health
+    // check cannot send; the UI's start page at / is served without it.
+    const managementHealthCheck: elbv2.HealthCheck = {
+      protocol: elbv2.Protocol.HTTP,
+      port: String(MANAGEMENT_PORT),
+      path: '/',
+      healthyHttpCodes: '200',
       interval: Duration.seconds(10),
       healthyThresholdCount: 3,
       unhealthyThresholdCount: 3,
@@ -319,7 +394,7 @@ export class RabbitMqCluster extends Construct {
       port: MANAGEMENT_PORT,
       protocol: elbv2.Protocol.TCP,
       targetType: elbv2.TargetType.INSTANCE,
-      healthCheck,
+      healthCheck: managementHealthCheck,
       deregistrationDelay: Duration.seconds(30),
     });
     amqpTargets.addTarget(this.autoScalingGroup);
@@ -348,6 +423,8 @@ export class RabbitMqCluster extends Construct {
     new CfnOutput(this, 'ManagementUrl', { value: this.managementUrl, description: 'RabbitMQ management UI' });
     new CfnOutput(this, 'AdminSecretArn', { value: this.adminSecret.secretArn, description: 'Secret holding the administrator user name and password' });
     new CfnOutput(this, 'AutoScalingGroupName', { value: this.autoScalingGroup.autoScalingGroupName, description: 'Auto Scaling group of the nodes' });
+    new CfnOutput(this, 'NodeImageId', { value: this.imageId, description: 'AMI the nodes run (record it with the results to reproduce a run)' });
+    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every node boot log (stream <instance id>/boot)' });
   }
 
   /**
@@ -385,8 +462,11 @@ export class RabbitMqCluster extends Construct {
   }
 
   private createVpc(): ec2.IVpc {
+    // An environment-agnostic stack knows only 2 placeholder zones (CDK's Stack.availabilityZones), which would put
+    // 3 nodes into 2 zones; ask CloudFormation for the region's first 3 zones instead.
+    const agnostic = Stack.of(this).availabilityZones.some((zone) => Token.isUnresolved(zone));
     const vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: 3,
+      ...(agnostic ? { availabilityZones: [0, 1, 2].map((index) => Fn.select(index, Fn.getAzs())) } : { maxAzs: 3 }),
       natGateways: 1,
       subnetConfiguration: [
         { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
@@ -406,6 +486,7 @@ interface ClusterSettings {
   readonly scaleOutCpuPercent: number;
   readonly scaleInCpuPercent: number;
   readonly instanceType: ec2.InstanceType;
+  readonly bootTimeout: Duration;
   readonly dataVolumeSizeGiB: number;
   readonly release: RabbitMqRelease;
   readonly topology: QueueTopology;
@@ -441,6 +522,19 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
   if (scaleInCpuPercent >= scaleOutCpuPercent) {
     throw new Error(`scaleInCpuPercent (${scaleInCpuPercent}) must be lower than scaleOutCpuPercent (${scaleOutCpuPercent})`);
   }
+  const instanceType = props.instanceType ?? RabbitMqInstanceTiers.LOW;
+  if (instanceType.architecture === ec2.InstanceArchitecture.ARM_64) {
+    // rabbitmq-website versioned_docs/version-4.1/install-rpm.md: "These repository mirrors only provide 64-bit x86
+    // (amd64) packages of Erlang"; arm64 builds are only direct downloads, and not made for every patch release
+    // (rabbitmq/erlang-rpm README.md).
+    throw new Error(
+      `instanceType ${instanceType.toString()} is an ARM (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as m5a.large, r5.xlarge or c5.xlarge (RabbitMqInstanceTiers)`,
+    );
+  }
+  const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
+  if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
+    throw new Error(`bootTimeout must be from 5 to 60 minutes (installing and joining takes minutes), got ${bootTimeout.toHumanString()}`);
+  }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
   requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
   const release = props.release ?? RabbitMqRelease.V4_1;
@@ -467,7 +561,8 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
     pinCapacity,
     scaleOutCpuPercent,
     scaleInCpuPercent,
-    instanceType: props.instanceType ?? RabbitMqInstanceTiers.LOW,
+    instanceType,
+    bootTimeout,
     dataVolumeSizeGiB,
     release,
     topology,

@@ -1,11 +1,15 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, type RabbitMqClusterProps } from '../../cdk';
 import { shellQuote } from '../../cdk/shell';
-import { ENABLED_PLUGINS_DELIMITER, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
+import { BOOT_LOG_FILE, DRAIN_SCRIPT_DELIMITER, DRAIN_SCRIPT_PATH, ENABLED_PLUGINS_DELIMITER, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
 import { bashSyntaxErrors, bashWords, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
 const REGION = 'eu-west-1';
@@ -104,11 +108,12 @@ describe('RabbitMqCluster', () => {
       expect(addUser).toHaveLength(1);
       expect(addUser[0]).toMatch(/\| rabbitmqctl add_user "\$ADMIN_USER" \|\| true; fi$/);
       expect(userData).not.toMatch(/^\s*set\s+-[a-z]*x/m);
-      // The only references in the script are the two secret ARNs (and nothing else from the secrets).
+      // The only references in the script are the two secret ARNs and the boot log group's name (nothing from the secrets).
       const references = [...userData.matchAll(/<(\{[^\n]*?\})>/g)].map((match) => JSON.parse(match[1] as string));
       const secretIds = Object.keys(defaults.template.findResources('AWS::SecretsManager::Secret'));
+      const logGroupIds = Object.keys(defaults.template.findResources('AWS::Logs::LogGroup'));
       expect(references).toEqual(expect.arrayContaining(secretIds.map((id) => ({ Ref: id }))));
-      expect(references.every((reference) => secretIds.includes(reference.Ref))).toBe(true);
+      expect(references.every((reference) => [...secretIds, ...logGroupIds].includes(reference.Ref))).toBe(true);
     });
 
     test('the template has no parameter that could carry a secret', () => {
@@ -162,7 +167,7 @@ describe('RabbitMqCluster', () => {
           BlockDeviceMappings: Match.arrayWith([Match.objectLike({ DeviceName: '/dev/sdf', Ebs: Match.objectLike({ VolumeSize: 200 }) })]),
         }),
       });
-      expect(userData).toContain('dnf install -y --setopt=install_weak_deps=False erlang-26.2.5.6 rabbitmq-server-3.13.7');
+      expect(userData).toContain('dnf install -y --setopt=install_weak_deps=False --setopt=retries=10 logrotate erlang-26.2.5.6 rabbitmq-server-3.13.7');
     });
 
     test('RabbitMQ 4.1 and its Erlang are pinned by default', () => {
@@ -242,12 +247,12 @@ describe('RabbitMqCluster', () => {
       template.hasOutput('*', { Value: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith(['amqps://', ':5671'])] }) });
     });
 
-    test('every target group is healthy only when the node serves AMQP', () => {
+    test('the AMQP target group checks the AMQP listener, the management group the management HTTP listener', () => {
       const groups = Object.values(defaults.template.findResources('AWS::ElasticLoadBalancingV2::TargetGroup')) as { Properties: Record<string, unknown> }[];
-      expect(groups.map((group) => group.Properties.Port).sort()).toEqual([15672, 5672]);
-      for (const group of groups) {
-        expect(group.Properties).toMatchObject({ Protocol: 'TCP', TargetType: 'instance', HealthCheckProtocol: 'TCP', HealthCheckPort: '5672' });
-      }
+      const byPort = Object.fromEntries(groups.map((group) => [group.Properties.Port, group.Properties]));
+      expect(Object.keys(byPort).sort()).toEqual(['15672', '5672']);
+      expect(byPort[5672]).toMatchObject({ Protocol: 'TCP', TargetType: 'instance', HealthCheckProtocol: 'TCP', HealthCheckPort: '5672' });
+      expect(byPort[15672]).toMatchObject({ Protocol: 'TCP', TargetType: 'instance', HealthCheckProtocol: 'HTTP', HealthCheckPort: '15672', HealthCheckPath: '/', Matcher: { HttpCode: '200' } });
     });
 
     test('cross-zone load balancing is on by default and follows the prop', () => {
@@ -321,6 +326,166 @@ describe('RabbitMqCluster', () => {
     });
   });
 
+
+  describe('boot signal: CREATE_COMPLETE means every node joined', () => {
+    test('the group waits for a signal from every node, also during rolling updates, one node at a time', () => {
+      const groups = Object.values(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup')) as Record<string, unknown>[];
+      expect(groups).toHaveLength(1);
+      expect(groups[0]!.CreationPolicy).toEqual({ ResourceSignal: { Count: 3, Timeout: 'PT20M' } });
+      expect(groups[0]!.UpdatePolicy).toMatchObject({ AutoScalingRollingUpdate: { WaitOnResourceSignals: true, PauseTime: 'PT20M', MaxBatchSize: 1, MinInstancesInService: 3 } });
+      const pinned = synth({ nodeCount: 5, pinCapacity: true, bootTimeout: Duration.minutes(30) }).template;
+      const pinnedGroup = Object.values(pinned.findResources('AWS::AutoScaling::AutoScalingGroup'))[0] as Record<string, unknown>;
+      expect(pinnedGroup.CreationPolicy).toEqual({ ResourceSignal: { Count: 5, Timeout: 'PT30M' } });
+      // A pinned group cannot keep all 5 in service while replacing one.
+      expect(pinnedGroup.UpdatePolicy).toMatchObject({ AutoScalingRollingUpdate: { MinInstancesInService: 4 } });
+    });
+
+    test('the node signals its own stack and group, after waiting for as many running nodes as the group desires', () => {
+      const lines = defaults.userData.split('\n');
+      expect(lines).toContain('STACK_NAME=Test');
+      const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0];
+      expect(lines).toContain(`SIGNAL_RESOURCE=${groupId}`);
+      const startup = lines.indexOf('rabbitmqctl await_startup --timeout 900');
+      const awaitNodes = lines.findIndex((line) => line.startsWith('rabbitmqctl await_online_nodes "$EXPECTED_NODES" --timeout '));
+      expect(startup).toBeGreaterThan(0);
+      expect(awaitNodes).toBeGreaterThan(startup);
+      expect(lines.findIndex((line) => line.startsWith('EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups'))).toBeLessThan(awaitNodes);
+      // The trap is installed before anything can fail, so every exit path signals.
+      expect(lines.slice(0, 6)).toEqual(['#!/bin/bash', 'function exitTrap(){', 'exitCode=$?', 'rmqbench_boot_finished "$exitCode"', '}', 'trap exitTrap EXIT']);
+    });
+
+    describe('the exit trap, run by bash with a fake aws command', () => {
+      let dir: string;
+      beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'rmqbench-boot-trap-'));
+        // The fake CLI records its arguments, and keeps the log events file put-log-events would send.
+        writeFileSync(join(dir, 'aws'), `#!/bin/bash\necho "$*" >> ${dir}/aws-calls\nfor arg in "$@"; do case "$arg" in file://*) cp "\${arg#file://}" ${dir}/events.json;; esac; done\n`);
+        chmodSync(join(dir, 'aws'), 0o755);
+      });
+      afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+      /** The user data up to (not including) its first IMDS call, then `commands`, with the boot log in `dir`. */
+      function runBootPrefix(commands: string): { status: number | null; calls: string; events: { message: string }[] } {
+        const lines = defaults.userData.split('\n');
+        const prefix = lines.slice(0, lines.indexOf('INSTANCE_ID=$(imds instance-id)')).join('\n');
+        const script = `${prefix.replaceAll(BOOT_LOG_FILE, join(dir, 'boot.log')).replace(/<\{[^\n]*?\}>/g, 'REF')}\nINSTANCE_ID=i-0123456789abcdef0\n${commands}\n`;
+        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 });
+        const read = (file: string) => {
+          try {
+            return readFileSync(join(dir, file), 'utf8');
+          } catch {
+            return '';
+          }
+        };
+        const events = read('events.json');
+        return { status: run.status, calls: read('aws-calls'), events: events ? (JSON.parse(events) as { message: string }[]) : [] };
+      }
+
+      test('a failing command signals FAILURE for this instance and ships the boot log tail', () => {
+        const result = runBootPrefix('echo "installing erlang"\nfalse\necho "never reached"');
+        expect(result.status).toBe(1);
+        expect(result.calls).toContain('cloudformation signal-resource --region eu-west-1 --stack-name Test');
+        expect(result.calls).toMatch(/--unique-id i-0123456789abcdef0 --status FAILURE/);
+        expect(result.calls).toContain('logs put-log-events --region eu-west-1 --log-group-name REF --log-stream-name i-0123456789abcdef0/boot');
+        const messages = result.events.map((event) => event.message);
+        expect(messages).toContain('installing erlang');
+        expect(messages).not.toContain('never reached');
+      });
+
+      test('a script that runs to its end signals SUCCESS', () => {
+        const result = runBootPrefix('echo "cluster has 3 running nodes"');
+        expect(result.status).toBe(0);
+        expect(result.calls).toMatch(/--unique-id i-0123456789abcdef0 --status SUCCESS/);
+        expect(result.calls).not.toContain('FAILURE');
+      });
+    });
+
+    test('the node role may signal only its own stack and write only its boot log group', () => {
+      const policies = defaults.template.findResources('AWS::IAM::Policy');
+      const statements = Object.values(policies).flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties.PolicyDocument.Statement);
+      expect(statements).toContainEqual(expect.objectContaining({ Sid: 'SignalBootResult', Action: 'cloudformation:SignalResource', Resource: { Ref: 'AWS::StackId' } }));
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ClusterBootLogs/), 'Arn'] } }),
+      );
+      // The boot log survives a failed (rolled back or deleted) stack.
+      const logGroups = Object.entries(defaults.template.findResources('AWS::Logs::LogGroup')).filter(([id]) => id.startsWith('ClusterBootLogs'));
+      expect(logGroups.map(([, group]) => group)).toEqual([expect.objectContaining({ DeletionPolicy: 'Retain', Properties: { RetentionInDays: 30 } })]);
+    });
+  });
+
+  describe('drain before scale-in', () => {
+    test('a termination lifecycle hook holds a leaving node; it continues after the heartbeat if nobody completes it', () => {
+      defaults.template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
+        LifecycleHookName: 'rmqbench-drain-before-termination',
+        LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
+        DefaultResult: 'CONTINUE',
+        HeartbeatTimeout: 300,
+      });
+    });
+
+    test('the node may complete the hook through a policy of its own, which the group creation does not wait for', () => {
+      const policies = defaults.template.findResources('AWS::IAM::Policy') as Record<string, { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }>;
+      const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0]!;
+      const drain = Object.entries(policies).filter(([, policy]) => JSON.stringify(policy).includes('autoscaling:CompleteLifecycleAction'));
+      expect(drain).toHaveLength(1);
+      expect(drain[0]![0]).toMatch(/^ClusterDrainPolicy/);
+      // The default policy (secrets, signal, logs) must not reference the group, or it would be created after the group,
+      // whose creation waits for nodes that need those grants.
+      const defaultPolicy = Object.entries(policies).find(([id]) => id.startsWith('ClusterNodeRoleDefaultPolicy'));
+      expect(defaultPolicy).toBeDefined();
+      expect(JSON.stringify(defaultPolicy![1])).not.toContain(groupId);
+    });
+
+    test('the watcher is valid bash, drains RabbitMQ before completing the hook, and starts with the node', () => {
+      const script = hereDocument(defaults.userData, DRAIN_SCRIPT_PATH, DRAIN_SCRIPT_DELIMITER);
+      expect(bashSyntaxErrors(script)).toBe('');
+      expect(script).toContain('imds autoscaling/target-lifecycle-state');
+      const drain = script.indexOf('rabbitmq-upgrade drain');
+      const complete = script.indexOf('aws autoscaling complete-lifecycle-action');
+      expect(drain).toBeGreaterThan(0);
+      expect(complete).toBeGreaterThan(drain);
+      expect(script).toContain('--lifecycle-hook-name "$DRAIN_HOOK_NAME"');
+      expect(defaults.userData).toContain('systemctl daemon-reload && systemctl enable --now rmqbench-drain-before-termination.service');
+    });
+  });
+
+  describe('packages and image', () => {
+    test("the repository file lists the guide's four el9 repositories, each with both mirrors and signature checks", () => {
+      const repo = hereDocument(defaults.userData, '/etc/yum.repos.d/rabbitmq.repo', 'RMQBENCH_REPO');
+      const sections = repo.split(/\n(?=\[)/);
+      expect(sections.map((section) => section.split('\n')[0])).toEqual(['[modern-erlang]', '[modern-erlang-noarch]', '[rabbitmq-el9]', '[rabbitmq-el9-noarch]']);
+      for (const section of sections) {
+        expect(section).toMatch(/yum1\.rabbitmq\.com/);
+        expect(section).toMatch(/yum2\.rabbitmq\.com/);
+        expect(section).toContain('gpgcheck=1');
+        expect(section).toContain('repo_gpgcheck=1');
+      }
+    });
+
+    test('the image is the latest x86-64 Amazon Linux 2023 by default, a prop otherwise, and is a stack output', () => {
+      const parameters = Object.values(defaults.template.toJSON().Parameters ?? {}) as { Default?: string }[];
+      expect(parameters.map((parameter) => parameter.Default)).toContain('/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64');
+      expect(Object.keys(defaults.template.findOutputs('*')).some((id) => id.includes('NodeImageId'))).toBe(true);
+      const pinned = synth({ machineImage: ec2.MachineImage.genericLinux({ [REGION]: 'ami-0123456789abcdef0' }) }).template;
+      pinned.hasResourceProperties('AWS::EC2::LaunchTemplate', { LaunchTemplateData: Match.objectLike({ ImageId: 'ami-0123456789abcdef0' }) });
+    });
+  });
+
+  describe('availability zones', () => {
+    test('its own VPC spreads the nodes over 3 zones, also in an environment-agnostic stack', () => {
+      for (const stack of [new Stack(new App(), 'Agnostic'), new Stack(new App(), 'Regional', { env: { region: REGION } })]) {
+        new RabbitMqCluster(stack, 'Cluster');
+        const template = Template.fromStack(stack);
+        const privateSubnets = Object.values(template.findResources('AWS::EC2::Subnet')).filter((subnet) =>
+          JSON.stringify(subnet).includes('"aws-cdk:subnet-type","Value":"Private"'),
+        ) as { Properties: { AvailabilityZone: unknown } }[];
+        expect(privateSubnets.map((subnet) => JSON.stringify(subnet.Properties.AvailabilityZone)).sort()).toEqual(
+          [0, 1, 2].map((index) => JSON.stringify({ 'Fn::Select': [index, { 'Fn::GetAZs': '' }] })).sort(),
+        );
+      }
+    });
+  });
+
   describe('bad input throws at synth time, naming the props', () => {
     const certificate = () => acm.Certificate.fromCertificateArn(new Stack(), 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc');
     test.each<[string, RabbitMqClusterProps, RegExp]>([
@@ -335,6 +500,8 @@ describe('RabbitMqCluster', () => {
       ['scale-in threshold above scale-out', { scaleInCpuPercent: 70, scaleOutCpuPercent: 60 }, /scaleInCpuPercent \(70\) must be lower than scaleOutCpuPercent \(60\)/],
       ['CPU threshold above 100', { scaleOutCpuPercent: 120 }, /scaleOutCpuPercent must be an integer from 1 to 100/],
       ['data volume of 0 GiB', { dataVolumeSizeGiB: 0 }, /dataVolumeSizeGiB must be an integer/],
+      ['an ARM (Graviton) instance type', { instanceType: new ec2.InstanceType('m7g.large') }, /instanceType m7g\.large is an ARM \(Graviton\) type.*x86-64 Erlang packages only/],
+      ['a boot timeout too short to install', { bootTimeout: Duration.minutes(2) }, /bootTimeout must be from 5 to 60 minutes/],
     ])('%s', (_name, props, message) => {
       expect(() => new RabbitMqCluster(new Stack(new App(), 'Bad'), 'Cluster', props)).toThrow(message);
     });
