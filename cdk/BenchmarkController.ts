@@ -5,6 +5,7 @@ import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags,
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -40,8 +41,14 @@ export const clusterTemplateFileName = (release: RabbitMqRelease) => `cluster-ra
 export const clusterTemplateUrlVariable = (release: RabbitMqRelease) => `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
-/** Availability Zones (one private subnet each) of the controller VPC that every cluster stack is placed in. */
-export const CLUSTER_AVAILABILITY_ZONE_COUNT = 2;
+/**
+ * Availability Zones (one private subnet each) of the controller VPC that every cluster stack is spread over: 3, so that
+ * losing one zone leaves a majority of a 3-node cluster running (with 2 zones, losing the one holding 2 of 3 nodes leaves
+ * 1, which pause_minority pauses). A VPC with only 2 zones is accepted (CLUSTER_MIN_AVAILABILITY_ZONES) and used as is.
+ */
+export const CLUSTER_AVAILABILITY_ZONE_COUNT = 3;
+/** The fewest zones the controller VPC may offer the clusters. */
+export const CLUSTER_MIN_AVAILABILITY_ZONES = 2;
 
 export interface BenchmarkScheduleProps {
   /** An EventBridge Scheduler expression, e.g. `rate(7 days)` or `cron(0 3 ? * MON *)`. */
@@ -68,8 +75,10 @@ export interface BenchmarkAzureProps {
 export interface BenchmarkControllerProps {
   /**
    * The VPC the clusters are launched into and the smoke-test function runs in, so that it reaches their
-   * internal load balancers. It needs private subnets with egress in at least 2 Availability Zones (the first 2 are used).
-   * @default - a new VPC over 2 Availability Zones with one NAT gateway and flow logs
+   * internal load balancers. It needs private subnets with egress in at least 2 Availability Zones; the clusters are
+   * spread over the first 3 (or 2, when it has only 2: then losing the zone holding most nodes stops a 3-node cluster).
+   * @default - a new VPC over 3 Availability Zones with one NAT gateway and flow logs (in an environment-agnostic stack the
+   *   zones are `Fn::GetAZs` 0-2, which fails to deploy in a region with fewer than 3 zones: give the stack an env or a vpc)
    */
   readonly vpc?: ec2.IVpc;
   /**
@@ -184,8 +193,8 @@ export class BenchmarkController extends Construct {
 
     this.vpc = props.vpc ?? this.createVpc();
     this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
-    if (this.clusterSubnets.length < CLUSTER_AVAILABILITY_ZONE_COUNT) {
-      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_AVAILABILITY_ZONE_COUNT} Availability Zones (got ${this.clusterSubnets.length}): the clusters are placed in them`);
+    if (this.clusterSubnets.length < CLUSTER_MIN_AVAILABILITY_ZONES) {
+      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`);
     }
     this.smokeTestSecurityGroup = new ec2.SecurityGroup(this, 'SmokeTestSecurityGroup', {
       vpc: this.vpc,
@@ -432,8 +441,12 @@ export class BenchmarkController extends Construct {
   }
 
   private createVpc(): ec2.Vpc {
+    // An environment-agnostic stack knows only 2 placeholder zones (CDK's Stack.availabilityZones): ask CloudFormation
+    // for the region's first 3 instead.
+    const agnostic = Stack.of(this).availabilityZones.some((zone) => Token.isUnresolved(zone));
+    const zoneIndexes = Array.from({ length: CLUSTER_AVAILABILITY_ZONE_COUNT }, (_, index) => index);
     const vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: CLUSTER_AVAILABILITY_ZONE_COUNT,
+      ...(agnostic ? { availabilityZones: zoneIndexes.map((index) => Fn.select(index, Fn.getAzs())) } : { maxAzs: CLUSTER_AVAILABILITY_ZONE_COUNT }),
       natGateways: 1,
       subnetConfiguration: [
         { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
@@ -468,7 +481,8 @@ let templatesDir: string | undefined;
 /**
  * The app of the cluster + load generator templates, one stack per shipped release (`Cluster<version without dots>`).
  * A cluster stack creates no VPC: it is placed in the controller's (parameters VpcId, PrivateSubnetIds and
- * AvailabilityZones, 2 of each) and admits AMQP and management from the smoke-test function's security group.
+ * AvailabilityZones, 2 or 3 of each; the nodes and the load balancer use every subnet given) and admits AMQP and
+ * management from the smoke-test function's security group. Its node group's creation policy waits for NodeCount signals.
  * Everything that differs between plan clusters of one release is a parameter: `NodeCount` (1–7, the pinned size of
  * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors core/broker-config.ts
  * generates for the plan cluster, which every node applies once it has started). rabbitmq.conf and enabled_plugins are
@@ -480,7 +494,7 @@ export function buildClusterTemplateApp(outdir?: string): App {
     const stack = new Stack(app, clusterTemplateStackName(release));
     const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
     const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
-    const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone` });
+    const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone` });
     const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
     const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', { type: 'AWS::EC2::SecurityGroup::Id', description: 'Security group of the smoke-test function, allowed to AMQP and management' });
     const nodeCount = new CfnParameter(stack, 'NodeCount', {
@@ -497,7 +511,9 @@ export function buildClusterTemplateApp(outdir?: string): App {
       maxLength: CLUSTER_POLICIES_MAX_LENGTH,
       description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker-config.ts policyCommandArgs) every node applies after it has started',
     });
-    const indexes = Array.from({ length: CLUSTER_AVAILABILITY_ZONE_COUNT }, (_, index) => index);
+    // The constructs need per-subnet values: the first 2 (present in every accepted list); the node group and the load
+    // balancer are then given the whole list.
+    const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
     const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
       vpcId: vpcId.valueAsString,
       availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
@@ -517,6 +533,17 @@ export function buildClusterTemplateApp(outdir?: string): App {
     nodeGroup.minSize = nodeCount.valueAsString;
     nodeGroup.maxSize = nodeCount.valueAsString;
     nodeGroup.desiredCapacity = nodeCount.valueAsString;
+    nodeGroup.vpcZoneIdentifier = subnetIds.valueAsList;
+    (cluster.loadBalancer.node.defaultChild as elbv2.CfnLoadBalancer).subnets = subnetIds.valueAsList;
+    // CREATE_COMPLETE waits for a signal from each of the NodeCount nodes. A Ref in ResourceSignal.Count is a common
+    // pattern (e.g. `Count: !Ref DesiredCapacity`) that cfn-lint accepts; AWS's reference does not say so explicitly and it
+    // has not been deployed from here. These stacks are created and deleted, never updated; the
+    // rolling update policy still has to be valid for any NodeCount, so it keeps no minimum in service.
+    nodeGroup.cfnOptions.creationPolicy = { ...nodeGroup.cfnOptions.creationPolicy, resourceSignal: { ...nodeGroup.cfnOptions.creationPolicy?.resourceSignal, count: nodeCount.valueAsNumber } };
+    nodeGroup.cfnOptions.updatePolicy = {
+      ...nodeGroup.cfnOptions.updatePolicy,
+      autoScalingRollingUpdate: { ...nodeGroup.cfnOptions.updatePolicy?.autoScalingRollingUpdate, minInstancesInService: 0 },
+    };
     cluster.launchTemplate.userData!.addCommands(
       '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
       `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,

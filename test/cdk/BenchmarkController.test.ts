@@ -106,11 +106,11 @@ describe('BenchmarkController', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(7 days)' });
   });
 
-  test('the controller VPC has private subnets with egress in 2 zones and flow logs', () => {
+  test('the controller VPC has private subnets with egress in 3 zones and flow logs', () => {
     template.resourceCountIs('AWS::EC2::VPC', 1);
     template.resourceCountIs('AWS::EC2::NatGateway', 1);
     template.hasResourceProperties('AWS::EC2::FlowLog', { ResourceType: 'VPC', ResourceId: stack.resolve(controller.vpc.vpcId) });
-    expect(controller.clusterSubnets).toHaveLength(2);
+    expect(controller.clusterSubnets).toHaveLength(3);
     expect(controller.clusterSubnets.every((subnet) => controller.vpc.privateSubnets.includes(subnet))).toBe(true);
   });
 
@@ -158,7 +158,7 @@ describe('BenchmarkController', () => {
     expect(own.vpc).toBe(vpc);
     Template.fromStack(other).resourceCountIs('AWS::EC2::VPC', 1);
     const single = new ec2.Vpc(other, 'Single', { maxAzs: 1, natGateways: 1 });
-    expect(() => new BenchmarkController(other, 'D', { vpc: single })).toThrow(/vpc must have private subnets with egress in at least 2 Availability Zones \(got 1\)/);
+    expect(() => new BenchmarkController(other, 'D', { vpc: single })).toThrow(/vpc must have private subnets with egress in at least 2 Availability Zones \(3 recommended; got 1\)/);
   });
 
   test('invalid props are refused with the prop name and allowed values', () => {
@@ -291,7 +291,7 @@ describe('cluster templates', () => {
     expect(unacknowledgedFindings(buildClusterTemplateApp())).toEqual([]);
   });
 
-  test('each takes the controller VPC, 2 subnets, their zones and the smoke-test security group as parameters and creates no network of its own', () => {
+  test('each takes the controller VPC, its 2 or 3 subnets, their zones and the smoke-test security group as parameters and creates no network of its own', () => {
     for (const release of CONTROLLER_RELEASES) {
       const { Parameters, Resources } = clusterTemplate(release);
       expect(Parameters).toMatchObject({
@@ -304,10 +304,21 @@ describe('cluster templates', () => {
       const types = new Set(Object.values(Resources).map((resource) => resource.Type));
       for (const type of ['AWS::EC2::VPC', 'AWS::EC2::Subnet', 'AWS::EC2::NatGateway', 'AWS::EC2::InternetGateway', 'AWS::EC2::FlowLog']) expect(types).not.toContain(type);
       const nodeGroup = Object.values(Resources).find((resource) => resource.Type === 'AWS::AutoScaling::AutoScalingGroup')!;
-      expect(nodeGroup.Properties!.VPCZoneIdentifier).toEqual([0, 1].map((index) => ({ 'Fn::Select': [index, { Ref: 'PrivateSubnetIds' }] })));
+      // Every subnet given (3 zones where the VPC has them), not a fixed number of Fn::Select.
+      expect(nodeGroup.Properties!.VPCZoneIdentifier).toEqual({ Ref: 'PrivateSubnetIds' });
       const loadBalancer = Object.values(Resources).find((resource) => resource.Type === 'AWS::ElasticLoadBalancingV2::LoadBalancer')!;
-      expect(loadBalancer.Properties).toMatchObject({ Scheme: 'internal', Subnets: [0, 1].map((index) => ({ 'Fn::Select': [index, { Ref: 'PrivateSubnetIds' }] })) });
+      expect(loadBalancer.Properties).toMatchObject({ Scheme: 'internal', Subnets: { Ref: 'PrivateSubnetIds' } });
+      // CREATE_COMPLETE waits for one boot signal per node of the plan cluster.
+      expect((nodeGroup as { CreationPolicy?: unknown }).CreationPolicy).toEqual({ ResourceSignal: { Count: { Ref: 'NodeCount' }, Timeout: 'PT20M' } });
     }
+  });
+
+  test('the controller spreads the clusters over 3 zones of its own VPC, and accepts a VPC with 2', () => {
+    const zonesOf = (controller: BenchmarkController) => controller.clusterSubnets.map((subnet) => JSON.stringify(Stack.of(controller).resolve(subnet.availabilityZone)));
+    expect(new Set(zonesOf(controller)).size).toBe(3);
+    const twoZones = new Stack(new App(), 'TwoZones');
+    const vpc = new ec2.Vpc(twoZones, 'Vpc', { maxAzs: 2 });
+    expect(zonesOf(new BenchmarkController(twoZones, 'Controller', { vpc }))).toHaveLength(2);
   });
 
   test('the load balancer and the nodes admit AMQP and management from the smoke-test security group only (no CIDR)', () => {
