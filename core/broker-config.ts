@@ -1,5 +1,5 @@
 import type { QueueTopology } from './plan-schema';
-import { supportsClassicMirroring } from './rabbitmq-version';
+import { parseRabbitmqVersion, supportsClassicMirroring } from './rabbitmq-version';
 
 /**
  * The one source of RabbitMQ broker configuration. The AWS construct's user data, the Azure
@@ -57,6 +57,13 @@ export interface BrokerConfig {
   readonly queueArguments: Readonly<Record<string, string | number>>;
 }
 
+/**
+ * Target replica count of quorum queues under continuous membership reconciliation on the AWS backend: the largest
+ * cluster (7), i.e. "every node", the default topology's replication, so that replaced or added nodes get replicas back.
+ * A constant, so that the AWS rabbitmq.conf stays independent of node count (the controller's cluster templates rely on it).
+ */
+export const AWS_QUORUM_TARGET_GROUP_SIZE = 7;
+
 /** Queues created by benchmarks match this pattern, so policies never touch other queues. */
 export const BENCHMARK_QUEUE_PATTERN = '^(perf-test|rmqbench)';
 
@@ -89,7 +96,11 @@ function renderConf(input: BrokerConfigInput): string {
   // A minority partition pauses instead of diverging: the safe choice for an HA benchmark cluster.
   lines.push('cluster_partition_handling = pause_minority');
   // Queues live where the declaring client is connected, which is what leader/follower tests rely on.
-  lines.push('queue_master_locator = client-local');
+  // queue_leader_locator replaces the deprecated queue_master_locator for every queue type ("client-local", the default,
+  // is explicit here): rabbitmq-website versioned_docs/version-3.13/clustering.md, "Queue and Stream Leader Replica
+  // Placement". RabbitMQ 3.10 (the local target's Debian package) knows the key too, for quorum queues and streams
+  // (its rabbit.schema), and places classic queues client-local by default.
+  lines.push('queue_leader_locator = client-local');
   lines.push('vm_memory_high_watermark.relative = 0.6');
   lines.push('disk_free_limit.absolute = 1GB');
   switch (input.peerDiscovery.backend) {
@@ -105,11 +116,27 @@ function renderConf(input: BrokerConfigInput): string {
       // Replaced instances leave members behind; remove them instead of only warning.
       lines.push(`cluster_formation.node_cleanup.interval = ${input.nodeCleanupIntervalSeconds ?? 60}`);
       lines.push('cluster_formation.node_cleanup.only_log_warning = false');
+      if (supportsMembershipReconciliation(input.rabbitmqVersion)) {
+        // Replaced and added nodes get quorum queue replicas back: reconciliation runs when a node joins or is removed
+        // (after trigger_interval), and otherwise every `interval`, set to a day so that it does not grow a queue
+        // declared with fewer replicas in the middle of a benchmark. Keys from rabbitmq-website
+        // versioned_docs/version-3.13/quorum-queues/index.md, "Continuous Membership Reconciliation" (3.13 and 4.x).
+        lines.push('quorum_queue.continuous_membership_reconciliation.enabled = true');
+        lines.push(`quorum_queue.continuous_membership_reconciliation.target_group_size = ${AWS_QUORUM_TARGET_GROUP_SIZE}`);
+        lines.push('quorum_queue.continuous_membership_reconciliation.auto_remove = true');
+        lines.push('quorum_queue.continuous_membership_reconciliation.interval = 86400000');
+      }
       break;
     case 'external':
       break;
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Continuous membership reconciliation of quorum queues exists from RabbitMQ 3.13 on (the 3.13 docs are the first to list its keys). */
+function supportsMembershipReconciliation(version: string): boolean {
+  const { major, minor } = parseRabbitmqVersion(version);
+  return major > 3 || (major === 3 && minor >= 13);
 }
 
 function resolveReplicas(requested: number | undefined, nodeCount: number): number {
