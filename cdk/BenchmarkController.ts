@@ -20,6 +20,7 @@ import { Construct } from 'constructs';
 import { TABLE_KEYS } from '../core/result-items';
 import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
+import { CLUSTER_STACK_IAM_ACTIONS } from './cluster-stack-iam';
 import { LoadGenerator } from './LoadGenerator';
 import { nagResourceText } from './nag-finding';
 import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
@@ -219,7 +220,8 @@ export class BenchmarkController extends Construct {
     this.cloudFormationRole.addToPolicy(
       new iam.PolicyStatement({
         sid: 'NodeRolesOfClusterStacks',
-        actions: ['iam:CreateRole', 'iam:DeleteRole', 'iam:PutRolePolicy', 'iam:DeleteRolePolicy', 'iam:AttachRolePolicy', 'iam:DetachRolePolicy', 'iam:GetRole', 'iam:PassRole', 'iam:TagRole', 'iam:CreateInstanceProfile', 'iam:DeleteInstanceProfile', 'iam:AddRoleToInstanceProfile', 'iam:RemoveRoleFromInstanceProfile', 'iam:GetInstanceProfile'],
+        // The IAM handler permissions of the cluster templates' resource types (a test derives them from the registry schemas).
+        actions: [...CLUSTER_STACK_IAM_ACTIONS],
         resources: [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${CLUSTER_STACK_PREFIX}*` }), stack.formatArn({ service: 'iam', region: '', resource: 'instance-profile', resourceName: `${CLUSTER_STACK_PREFIX}*` })],
       }),
     );
