@@ -15,6 +15,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { TABLE_KEYS } from '../core/result-items';
@@ -151,6 +152,8 @@ export class BenchmarkController extends Construct {
   public readonly vpc: ec2.IVpc;
   /** The private subnets (one per Availability Zone) every cluster stack is placed in. */
   public readonly clusterSubnets: readonly ec2.ISubnet[];
+  /** The SSM parameter holding the AMI id every cluster node runs, pinned at each deployment of the controller. */
+  public readonly clusterNodeImage: ssm.StringParameter;
   /** Security group of the smoke-test function; each cluster admits AMQP and management from it. */
   public readonly smokeTestSecurityGroup: ec2.SecurityGroup;
 
@@ -207,7 +210,18 @@ export class BenchmarkController extends Construct {
     this.smokeTestSecurityGroup.addEgressRule(amqpDestination, ec2.Port.tcp(AMQP_PORT), props.azure ? 'AMQP to the cluster load balancers (Azure: public endpoints)' : 'AMQP to the cluster load balancers in this VPC');
     this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Secrets Manager through the NAT gateway');
 
-    const templatesDir = synthesizeClusterTemplates();
+    // The nodes' AMI is pinned per controller deployment: this parameter takes the latest Amazon Linux 2023 x86-64 image
+    // when the controller is deployed (its SSM-typed template parameter is resolved then), and every cluster template reads
+    // it by name, so all runs between two controller deployments use the same image (the cluster stack outputs its id).
+    if (Token.isUnresolved(stack.stackName)) throw new Error('the stack of a BenchmarkController needs a literal stackName: it names the pinned node image parameter');
+    const nodeImageParameterName = clusterNodeImageParameterName(stack.stackName);
+    this.clusterNodeImage = new ssm.StringParameter(this, 'ClusterNodeImage', {
+      parameterName: nodeImageParameterName,
+      stringValue: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 }).getImage(this).imageId,
+      dataType: ssm.ParameterDataType.AWS_EC2_IMAGE,
+      description: 'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 x86-64 then)',
+    });
+    const templatesDir = synthesizeClusterTemplates(nodeImageParameterName);
     this.clusterTemplates = Object.fromEntries(
       CONTROLLER_RELEASES.map((release) => [release.rabbitmqVersion, new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, { path: join(templatesDir, clusterTemplateFileName(release)) })]),
     );
@@ -478,7 +492,13 @@ export class BenchmarkController extends Construct {
   }
 }
 
-let templatesDir: string | undefined;
+/** Synthesized template folders, by node image parameter name. */
+const templatesDirs = new Map<string, string>();
+
+/** The SSM parameter a controller stack pins its cluster nodes' AMI in (one per controller stack). */
+export const clusterNodeImageParameterName = (controllerStackName: string) => `/rmqbench/${controllerStackName}/cluster-node-image-id`;
+/** The node image parameter the cluster templates read when built on their own (tests, tools). */
+export const DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER = clusterNodeImageParameterName('rmqbench');
 
 /**
  * The app of the cluster + load generator templates, one stack per shipped release (`Cluster<version without dots>`).
@@ -490,7 +510,7 @@ let templatesDir: string | undefined;
  * generates for the plan cluster, which every node applies once it has started). rabbitmq.conf and enabled_plugins are
  * the generator's output, which for the AWS peer discovery backend depends on neither node count nor topology.
  */
-export function buildClusterTemplateApp(outdir?: string): App {
+export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER): App {
   const app = new App(outdir ? { outdir } : {});
   for (const release of CONTROLLER_RELEASES) {
     const stack = new Stack(app, clusterTemplateStackName(release));
@@ -526,6 +546,8 @@ export function buildClusterTemplateApp(outdir?: string): App {
     const cluster = new RabbitMqCluster(stack, 'Cluster', {
       vpc,
       release,
+      // The AMI the controller pinned (an SSM-typed parameter of this template, defaulting to that name).
+      machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
       nodeCount: CLUSTER_NODE_COUNT_RANGE.max,
       pinCapacity: true,
       allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
@@ -563,16 +585,17 @@ for args in json.load(open(sys.argv[1])):
 const clusterTemplateStackName = (release: RabbitMqRelease) => `Cluster${release.rabbitmqVersion.replace(/\./g, '')}`;
 
 /** Synthesizes buildClusterTemplateApp once (no assets inside: plain templates) and returns the folder of clusterTemplateFileName files. */
-export function synthesizeClusterTemplates(): string {
-  if (templatesDir) return templatesDir;
+export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER): string {
+  const cached = templatesDirs.get(nodeImageParameterName);
+  if (cached) return cached;
   const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
   const dir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-template-files-'));
-  const assembly = buildClusterTemplateApp(outdir).synth();
+  const assembly = buildClusterTemplateApp(outdir, nodeImageParameterName).synth();
   for (const release of CONTROLLER_RELEASES) {
     const artifact = assembly.getStackByName(clusterTemplateStackName(release));
     writeFileSync(join(dir, clusterTemplateFileName(release)), readFileSync(join(outdir, artifact.templateFile)));
   }
-  templatesDir = dir;
+  templatesDirs.set(nodeImageParameterName, dir);
   return dir;
 }
 

@@ -9,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
-import { buildClusterTemplateApp, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { buildClusterTemplateApp, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { uncoveredActions } from '../../cdk/cluster-stack-iam';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
@@ -306,6 +306,23 @@ describe('cluster templates', () => {
     expect(granted.filter((action) => !neededIam.has(action))).toEqual([]);
     // The check can fail: without one handler permission it names it.
     expect(uncoveredActions(required, granted.filter((action) => action !== 'iam:ListRolePolicies'))).toEqual(['iam:ListRolePolicies']);
+  });
+
+  test('the nodes run the AMI the controller pinned at its deployment, read from its SSM parameter by name', () => {
+    template.hasResourceProperties('AWS::SSM::Parameter', { Name: clusterNodeImageParameterName('Controller'), Type: 'String', DataType: 'aws:ec2:image' });
+    const pinned = Object.values(template.findResources('AWS::SSM::Parameter')).find((parameter) => JSON.stringify(parameter).includes('cluster-node-image-id')) as { Properties: { Value: { Ref: string } } };
+    // The value is the public Amazon Linux 2023 x86-64 parameter, resolved when the controller stack is deployed.
+    expect(template.toJSON().Parameters[pinned.Properties.Value.Ref]).toMatchObject({ Type: 'AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>', Default: '/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-6.1-x86_64' });
+    for (const release of CONTROLLER_RELEASES) {
+      const files = JSON.parse(readFileSync(join(synthesizeClusterTemplates(clusterNodeImageParameterName('Controller')), clusterTemplateFileName(release)), 'utf8')) as {
+        Parameters: Record<string, { Type: string; Default?: string }>;
+        Resources: Record<string, { Type: string; Properties: { LaunchTemplateData?: { ImageId?: { Ref: string } } } }>;
+      };
+      const launchTemplates = Object.values(files.Resources).filter((resource) => resource.Type === 'AWS::EC2::LaunchTemplate' && JSON.stringify(resource).includes('rabbitmq-server'));
+      expect(launchTemplates).toHaveLength(1);
+      const imageParameter = files.Parameters[launchTemplates[0]!.Properties.LaunchTemplateData!.ImageId!.Ref];
+      expect(imageParameter).toEqual({ Type: 'AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>', Default: clusterNodeImageParameterName('Controller') });
+    }
   });
 
   test('cdk-nag AwsSolutions has no unacknowledged finding in the cluster templates', () => {
