@@ -177,7 +177,7 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     ...Object.values(SIGNING_KEYS).map((key) => `rpm --import ${key}`),
     writeFileCommand('/etc/yum.repos.d/rabbitmq.repo', RABBITMQ_REPO_FILE, 'RMQBENCH_REPO'),
     // logrotate is the one dependency the guide installs from the distribution's own repositories.
-    `dnf install -y --setopt=install_weak_deps=False --setopt=retries=10 logrotate erlang-${release.erlangVersion} rabbitmq-server-${release.rabbitmqVersion}`,
+    `dnf install -y --setopt=install_weak_deps=False logrotate erlang-${release.erlangVersion} rabbitmq-server-${release.rabbitmqVersion}`,
     // Holding the versions keeps a later `dnf upgrade` from splitting the cluster across versions.
     'dnf install -y python3-dnf-plugin-versionlock && dnf versionlock add erlang rabbitmq-server',
     'systemctl stop rabbitmq-server || true',

@@ -167,7 +167,7 @@ describe('RabbitMqCluster', () => {
           BlockDeviceMappings: Match.arrayWith([Match.objectLike({ DeviceName: '/dev/sdf', Ebs: Match.objectLike({ VolumeSize: 200 }) })]),
         }),
       });
-      expect(userData).toContain('dnf install -y --setopt=install_weak_deps=False --setopt=retries=10 logrotate erlang-26.2.5.6 rabbitmq-server-3.13.7');
+      expect(userData).toContain('dnf install -y --setopt=install_weak_deps=False logrotate erlang-26.2.5.6 rabbitmq-server-3.13.7');
     });
 
     test('RabbitMQ 4.1 and its Erlang are pinned by default', () => {
@@ -446,6 +446,46 @@ describe('RabbitMqCluster', () => {
       expect(complete).toBeGreaterThan(drain);
       expect(script).toContain('--lifecycle-hook-name "$DRAIN_HOOK_NAME"');
       expect(defaults.userData).toContain('systemctl daemon-reload && systemctl enable --now rmqbench-drain-before-termination.service');
+    });
+
+    describe('the watcher, run by bash with fake IMDS, rabbitmq-upgrade and aws commands', () => {
+      let dir: string;
+      beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'rmqbench-drain-'));
+        const fake = (name: string, body: string) => {
+          writeFileSync(join(dir, name), `#!/bin/bash\n${body}\n`);
+          chmodSync(join(dir, name), 0o755);
+        };
+        // IMDSv2: a token, then the target lifecycle state Auto Scaling sets before terminating the instance.
+        fake('curl', `case "$*" in *api/token*) echo token;; *target-lifecycle-state*) echo Terminated;; *) exit 22;; esac`);
+        fake('rabbitmq-upgrade', `echo "rabbitmq-upgrade $*" >> ${dir}/calls; exit \${DRAIN_EXIT:-0}`);
+        fake('aws', `echo "aws $*" >> ${dir}/calls`);
+        writeFileSync(join(dir, 'node.env'), 'REGION=eu-west-1\nASG_NAME=my-group\nINSTANCE_ID=i-0123456789abcdef0\nDRAIN_HOOK_NAME=rmqbench-drain-before-termination\nDRAIN_TIMEOUT_SECONDS=5\n');
+      });
+      afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+      function runWatcher(drainExit: number): { status: number | null; calls: string[]; output: string } {
+        const script = hereDocument(defaults.userData, DRAIN_SCRIPT_PATH, DRAIN_SCRIPT_DELIMITER).replace('/etc/rmqbench/node.env', join(dir, 'node.env'));
+        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, DRAIN_EXIT: String(drainExit) }, timeout: 30_000 });
+        return { status: run.status, calls: readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n'), output: run.stdout };
+      }
+
+      test('a terminating instance is drained, then its lifecycle action completed with CONTINUE', () => {
+        const { status, calls, output } = runWatcher(0);
+        expect(status).toBe(0);
+        expect(output).not.toContain('drain did not finish');
+        expect(calls).toEqual([
+          'rabbitmq-upgrade drain',
+          'aws autoscaling complete-lifecycle-action --region eu-west-1 --auto-scaling-group-name my-group --lifecycle-hook-name rmqbench-drain-before-termination --instance-id i-0123456789abcdef0 --lifecycle-action-result CONTINUE',
+        ]);
+      });
+
+      test('a drain that fails still lets the termination continue', () => {
+        const { status, calls, output } = runWatcher(3);
+        expect(status).toBe(0);
+        expect(output).toContain('drain did not finish; terminating anyway');
+        expect(calls[1]).toMatch(/^aws autoscaling complete-lifecycle-action .* --lifecycle-action-result CONTINUE$/);
+      });
     });
   });
 
