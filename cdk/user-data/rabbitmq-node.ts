@@ -17,6 +17,12 @@ export const BOOT_LOG_TAIL_LINES = 200;
 /** Where the drain watcher is installed. */
 export const DRAIN_SCRIPT_PATH = '/usr/local/sbin/rmqbench-drain-before-termination';
 export const DRAIN_UNIT_PATH = '/etc/systemd/system/rmqbench-drain-before-termination.service';
+/**
+ * The one test seam of the script: when this file exists, it is sourced right before the package installation and may
+ * redefine `rmqbench_install_packages` (the simulated-VM harness installs Debian's rabbitmq-server instead of the RPMs).
+ * Nothing creates it on EC2.
+ */
+export const INSTALL_OVERRIDE_FILE = '/etc/rmqbench/install-override.sh';
 
 export interface RabbitMqNodeBootInput {
   /** What core/generateBrokerConfig returned: written and applied unchanged. */
@@ -174,12 +180,17 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     'mountpoint -q /var/lib/rabbitmq || mount /var/lib/rabbitmq',
 
     `# Pinned RabbitMQ ${release.rabbitmqVersion} on Erlang ${release.erlangVersion} from Team RabbitMQ's signed repositories.`,
+    'rmqbench_install_packages() {',
     ...Object.values(SIGNING_KEYS).map((key) => `rpm --import ${key}`),
     writeFileCommand('/etc/yum.repos.d/rabbitmq.repo', RABBITMQ_REPO_FILE, 'RMQBENCH_REPO'),
     // logrotate is the one dependency the guide installs from the distribution's own repositories.
     `dnf install -y --setopt=install_weak_deps=False logrotate erlang-${release.erlangVersion} rabbitmq-server-${release.rabbitmqVersion}`,
     // Holding the versions keeps a later `dnf upgrade` from splitting the cluster across versions.
     'dnf install -y python3-dnf-plugin-versionlock && dnf versionlock add erlang rabbitmq-server',
+    '}',
+    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
+    `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
+    'rmqbench_install_packages',
     'systemctl stop rabbitmq-server || true',
     'chown -R rabbitmq:rabbitmq /var/lib/rabbitmq',
 

@@ -9,7 +9,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, type RabbitMqClusterProps } from '../../cdk';
 import { shellQuote } from '../../cdk/shell';
-import { BOOT_LOG_FILE, DRAIN_SCRIPT_DELIMITER, DRAIN_SCRIPT_PATH, ENABLED_PLUGINS_DELIMITER, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
+import { BOOT_LOG_FILE, DRAIN_SCRIPT_DELIMITER, DRAIN_SCRIPT_PATH, ENABLED_PLUGINS_DELIMITER, INSTALL_OVERRIDE_FILE, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
 import { bashSyntaxErrors, bashWords, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
 const REGION = 'eu-west-1';
@@ -490,6 +490,21 @@ describe('RabbitMqCluster', () => {
   });
 
   describe('packages and image', () => {
+    test('package installation is one function, called once after the only test seam may redefine it', () => {
+      const lines = defaults.userData.split('\n');
+      const start = lines.indexOf('rmqbench_install_packages() {');
+      const end = lines.indexOf('}', start);
+      const body = lines.slice(start + 1, end).join('\n');
+      expect(body).toContain('dnf install -y --setopt=install_weak_deps=False logrotate erlang-27.3.4 rabbitmq-server-4.1.4');
+      expect(body).toContain('rpm --import');
+      expect(lines.filter((line) => /^(dnf|rpm) /.test(line)).every((line) => body.includes(line))).toBe(true);
+      const seam = lines.indexOf(`if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`);
+      expect(seam).toBeGreaterThan(end);
+      expect(lines.filter((line) => line === 'rmqbench_install_packages')).toHaveLength(1);
+      expect(lines.indexOf('rmqbench_install_packages')).toBe(seam + 1);
+      expect(defaults.userData.split(INSTALL_OVERRIDE_FILE)).toHaveLength(4); // the comment, the test, the source
+    });
+
     test("the repository file lists the guide's four el9 repositories, each with both mirrors and signature checks", () => {
       const repo = hereDocument(defaults.userData, '/etc/yum.repos.d/rabbitmq.repo', 'RMQBENCH_REPO');
       const sections = repo.split(/\n(?=\[)/);
