@@ -8,7 +8,11 @@ export const ENABLED_PLUGINS_DELIMITER = 'RMQBENCH_ENABLED_PLUGINS';
 export const DRAIN_SCRIPT_DELIMITER = 'RMQBENCH_DRAIN_SCRIPT';
 export const DRAIN_UNIT_DELIMITER = 'RMQBENCH_DRAIN_UNIT';
 
-/** The device name the data volume is attached as; Amazon Linux's udev rules link it to the NVMe device. */
+/**
+ * The device name the data volume is attached as. On Nitro instances EBS volumes are NVMe devices; Amazon Linux's
+ * amazon-ec2-utils udev rule links each to its block device mapping name (amazonlinux/amazon-ec2-utils
+ * 70-ec2-nvme-devices.rules: `PROGRAM="/usr/sbin/ebsnvme-id -u /dev/%k", SYMLINK+="%c"`), so /dev/sdf exists either way.
+ */
 export const DATA_VOLUME_DEVICE = '/dev/sdf';
 /** Everything the boot script prints is also appended here (the tail is copied to CloudWatch Logs when it ends). */
 export const BOOT_LOG_FILE = '/var/log/rmqbench-boot.log';
