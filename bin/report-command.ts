@@ -8,12 +8,13 @@ import {
   throughputVsQueuesChart,
   type ChartDefinition,
   type ChartId,
+  type QueueThroughputPoint,
   type RepetitionSamples,
 } from '../core/charts';
 import type { PriceCatalog } from '../core/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/html-report';
 import { aggregateRun, loadBalancerDeltas, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
-import type { PerSecondSample } from '../core/result-model';
+import type { PerSecondSample, ScenarioAggregate } from '../core/result-model';
 import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
 import { renderVegaLiteToSvg, svgToPng } from './render-charts';
@@ -61,7 +62,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   const aggregates = aggregateRun(run, repetitions);
   const deltas = loadBalancerDeltas(run, aggregates);
   const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
-  const data = { run, scenarios: aggregates, loadBalancerDeltas: deltas, pricePerformance };
+  const data = { run, scenarios: aggregatesForJson(aggregates), loadBalancerDeltas: deltas, pricePerformance };
   const succeeded = repetitions.filter((rep) => rep.status === 'SUCCEEDED');
   const warnings: string[] = [];
   const nothingToChart = `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
@@ -77,9 +78,11 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   if (options.format === 'png') {
     const chartId = options.chart ?? 'throughput-per-repetition';
     if (succeeded.length === 0) throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
-    const chart = (await chartsFor(stored, aggregates, getSamples)).find((candidate) => candidate.id === chartId);
+    const { charts, omitted } = await chartsFor(stored, aggregates, getSamples);
+    const chart = charts.find((candidate) => candidate.id === chartId);
     if (chart === undefined) {
-      throw new ReportError(`run ${run.runId} has no data for chart "${chartId}" (e.g. no latency or no per-second samples); try --chart throughput-per-repetition`);
+      const why = omitted.find((candidate) => candidate.id === chartId)?.reason ?? 'no data';
+      throw new ReportError(`run ${run.runId} has no chart "${chartId}": ${why}; try --chart throughput-per-repetition`);
     }
     const [svg] = await renderVegaLiteToSvg([chart.spec]);
     const png = svgToPng(svg!);
@@ -90,8 +93,9 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
     return { stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`, warnings, files: [file] };
   }
 
-  const charts = succeeded.length === 0 ? [] : await chartsFor(stored, aggregates, getSamples);
+  const { charts, omitted } = succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples);
   if (succeeded.length === 0) warnings.push(`${nothingToChart}: the report has no charts`);
+  for (const { id, reason } of omitted) warnings.push(`chart ${id} left out: ${reason}`);
   if (!pricePerformance.available && run.target !== 'local') warnings.push(`no price-performance section: ${pricePerformance.reason}`);
   const svgs = await renderVegaLiteToSvg(charts.map((chart) => chart.spec));
   const html = renderHtmlReport(
@@ -100,6 +104,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
       aggregates,
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
+      omittedCharts: omitted,
       loadBalancerDeltas: deltas,
       pricePerformance,
       generatedAt: (options.now ?? new Date()).toISOString(),
@@ -113,20 +118,60 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   return { stdout: options.json ? json({ ...data, files: [file], charts: charts.map(({ id, marks }) => ({ id, marks })) }) : summary, warnings, files: [file] };
 }
 
-/** The charts that have data for this run, in report order. */
-export async function chartsFor(stored: StoredRun, aggregates: ReturnType<typeof aggregateRun>, getSamples: SamplesSource): Promise<ChartDefinition[]> {
+/** A chart the report leaves out, with the one-line reason. */
+export interface OmittedChart {
+  readonly id: ChartId;
+  readonly reason: string;
+}
+
+/** The charts that have something to show for this run, in report order, and why the others are left out. */
+export async function chartsFor(
+  stored: StoredRun,
+  aggregates: ReturnType<typeof aggregateRun>,
+  getSamples: SamplesSource,
+): Promise<{ charts: ChartDefinition[]; omitted: OmittedChart[] }> {
   const { run, repetitions } = stored;
   const series: RepetitionSamples[] = [];
   for (const rep of repetitions.filter((candidate) => candidate.status === 'SUCCEEDED')) {
     series.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, samples: await getSamples(run.runId, rep.scenarioId, rep.repetition) });
   }
-  const charts = [
-    throughputPerRepetitionChart(run.scenarioIds, repetitions),
-    throughputOverTimeChart(series),
-    throughputVsQueuesChart(queueThroughputPoints([{ run, aggregates }])),
-    latencyPercentilesChart(aggregates),
+  const queuePoints = queueThroughputPoints([{ run, aggregates }]);
+  const candidates: { chart: ChartDefinition; leaveOutBecause?: string }[] = [
+    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions) },
+    { chart: throughputOverTimeChart(series), leaveOutBecause: 'no per-second samples were stored' },
+    { chart: throughputVsQueuesChart(queuePoints), leaveOutBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
+    { chart: latencyPercentilesChart(aggregates), leaveOutBecause: 'no consumer latency was measured' },
   ];
-  return charts.filter((chart) => chart.marks.count > 0);
+  const charts: ChartDefinition[] = [];
+  const omitted: OmittedChart[] = [];
+  for (const { chart, leaveOutBecause } of candidates) {
+    if (chart.marks.count === 0) omitted.push({ id: chart.id, reason: leaveOutBecause ?? 'no data' });
+    else if (chart.id === 'throughput-vs-queues' && leaveOutBecause !== undefined) omitted.push({ id: chart.id, reason: leaveOutBecause });
+    else charts.push(chart);
+  }
+  return { charts, omitted };
+}
+
+/** Why a throughput-vs-queues chart would compare nothing (no line has two queue counts), or undefined when it compares something. */
+function nothingToCompareAcrossQueueCounts(points: readonly QueueThroughputPoint[]): string | undefined {
+  if (points.length === 0) return 'no scenario has a throughput to plot';
+  const countsPerSeries = new Map<string, Set<number>>();
+  for (const point of points) countsPerSeries.set(point.series, (countsPerSeries.get(point.series) ?? new Set()).add(point.queues));
+  if ([...countsPerSeries.values()].some((counts) => counts.size > 1)) return undefined;
+  const counts = [...new Set(points.map((point) => point.queues))].sort((a, b) => a - b);
+  return `every scenario of a cluster uses the same queue count (${counts.join(', ')}), so there is no line to draw`;
+}
+
+/**
+ * Scenario aggregates as `report --json` prints them: latency fields carry their unit in their name
+ * (PerfTest measures microseconds; the Markdown and HTML reports show milliseconds).
+ */
+export function aggregatesForJson(aggregates: readonly ScenarioAggregate[]) {
+  return aggregates.map(({ consumerLatency, confirmLatency, ...rest }) => ({
+    ...rest,
+    ...(consumerLatency ? { consumerLatencyMicroseconds: consumerLatency } : {}),
+    ...(confirmLatency ? { confirmLatencyMicroseconds: confirmLatency } : {}),
+  }));
 }
 
 /** `rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]`: no run needed, no store opened. */

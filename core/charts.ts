@@ -107,11 +107,12 @@ export function throughputOverTimeChart(series: readonly RepetitionSamples[]): C
   return {
     id: 'throughput-over-time',
     title: 'Throughput over time',
-    caption: 'Messages received per second during each successful repetition (PerfTest samples); one line per repetition.',
+    caption: 'Messages received per second during each successful repetition (PerfTest samples, one per second, joined by straight segments); one line per repetition.',
     marks: { kind: 'line', count: withData.length },
     spec: spec({
       data: { values },
-      mark: { type: 'line', interpolate: 'monotone', tooltip: true },
+      // Straight segments between the measured samples: a smoothed curve would invent values between them.
+      mark: { type: 'line', interpolate: 'linear', tooltip: true },
       encoding: {
         x: { field: 'time', type: 'quantitative', title: 'time since start (s)' },
         y: { field: 'received', type: 'quantitative', title: 'received (msg/s)' },
@@ -179,7 +180,16 @@ const PERCENTILES: readonly { key: keyof LatencyPercentiles; label: string }[] =
   { key: 'p99', label: '99th' },
 ];
 
-/** Consumer latency percentiles (median over repetitions) per scenario, in milliseconds. */
+/** PerfTest reports latency in whole microseconds. */
+const LOG_AXIS_FLOOR_MS = 0.001;
+
+/** The largest power of ten strictly below the smallest value (1 for an empty chart). */
+function logAxisMinimum(values: readonly number[]): number {
+  if (values.length === 0) return 1;
+  return Number(`1e${Math.ceil(Math.log10(Math.min(...values))) - 1}`);
+}
+
+/** Consumer latency percentiles (median over repetitions) per scenario, in milliseconds, on a log axis. */
 export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]): ChartDefinition {
   const withLatency = aggregates.filter((aggregate) => aggregate.consumerLatency !== undefined);
   const values = withLatency.flatMap((aggregate) =>
@@ -187,8 +197,11 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
       scenario: aggregate.scenarioId,
       percentile: label,
       latencyMs: Number((aggregate.consumerLatency![key] / 1000).toFixed(3)),
+      // A log axis has no 0: a bar below PerfTest's 1 µs resolution is drawn at 1 µs (the tooltip keeps the measured value).
+      barMs: Math.max(Number((aggregate.consumerLatency![key] / 1000).toFixed(3)), LOG_AXIS_FLOOR_MS),
     })),
   );
+  const axisMinimum = logAxisMinimum(values.map((row) => row.barMs));
   return {
     id: 'latency-percentiles',
     title: 'Consumer latency percentiles',
@@ -200,7 +213,11 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
       encoding: {
         x: { field: 'percentile', type: 'ordinal', sort: PERCENTILES.map((p) => p.label), title: 'percentile' },
         xOffset: { field: 'scenario', type: 'nominal', sort: withLatency.map((a) => a.scenarioId) },
-        y: { field: 'latencyMs', type: 'quantitative', title: 'latency (ms)' },
+        // A log axis keeps a 0.2 ms scenario readable next to a 6.5 s one (a linear axis flattens it to nothing).
+        // On a log axis vega-lite gives a bar no baseline (there is no 0): each bar is drawn from the axis minimum, which sits a power
+        // of ten below the smallest bar so that it too has a height.
+        y: { field: 'barMs', type: 'quantitative', title: 'latency (ms, log scale)', scale: { type: 'log', domainMin: axisMinimum } },
+        y2: { datum: axisMinimum },
         color: { field: 'scenario', type: 'nominal', title: 'scenario', sort: withLatency.map((a) => a.scenarioId), scale: { scheme: 'tableau10' } },
         tooltip: [
           { field: 'scenario', type: 'nominal' },

@@ -140,6 +140,8 @@ export interface RunReportInput {
   readonly aggregates: readonly ScenarioAggregate[];
   readonly failedRepetitions: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'error'>[];
   readonly charts: readonly RenderedChart[];
+  /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
+  readonly omittedCharts?: readonly { readonly id: string; readonly reason: string }[];
   readonly loadBalancerDeltas: readonly ScenarioDelta[];
   readonly pricePerformance: RunPricePerformance;
   readonly generatedAt: string;
@@ -170,8 +172,16 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       ],
     },
   ];
-  if (input.charts.length > 0) {
-    sections.push({ id: 'charts', title: 'Charts', blocks: input.charts.map((rendered) => ({ kind: 'chart', rendered })) });
+  const omitted = input.omittedCharts ?? [];
+  if (input.charts.length > 0 || omitted.length > 0) {
+    sections.push({
+      id: 'charts',
+      title: 'Charts',
+      blocks: [
+        ...input.charts.map((rendered): ReportBlock => ({ kind: 'chart', rendered })),
+        ...(omitted.length === 0 ? [] : [{ kind: 'list', items: omitted.map(({ id, reason }) => `Chart ${id} left out: ${reason}.`) } as const]),
+      ],
+    });
   }
   if (input.loadBalancerDeltas.length > 0) {
     sections.push({

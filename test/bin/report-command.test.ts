@@ -50,7 +50,27 @@ describe('rmqbench report', () => {
     );
     await expect(
       reportCommand(storedRun('r1', uniformRates([1_000])), async () => [], { ...base, format: 'png', chart: 'throughput-over-time' }),
-    ).rejects.toThrow(/run r1 has no data for chart "throughput-over-time" .*; try --chart throughput-per-repetition/);
+    ).rejects.toThrow(new ReportError('run r1 has no chart "throughput-over-time": no per-second samples were stored; try --chart throughput-per-repetition'));
+  });
+
+  it('leaves out throughput-vs-queues when every cluster ran one queue count, and says why in one line (warning and HTML)', async () => {
+    const out = join(dir(), 'one-queue.html');
+    const oneQueueCount = Object.fromEntries(SCENARIOS.filter((id) => id.endsWith('@queues=1')).map((id) => [id, [10_000, 11_000]]));
+    const result = await reportCommand(storedRun('r1', oneQueueCount), steadySamples, { ...base, format: 'html', out });
+    expect(result.stdout).toBe(`wrote ${out} (3 charts: throughput-per-repetition, throughput-over-time, latency-percentiles)\n`);
+    const why = 'every scenario of a cluster uses the same queue count (1), so there is no line to draw';
+    expect(result.warnings).toEqual([`chart throughput-vs-queues left out: ${why}`]);
+    const html = readFileSync(out, 'utf8');
+    expect(html).not.toContain('data-chart="throughput-vs-queues"');
+    expect(html).toContain(`Chart throughput-vs-queues left out: ${why}.`);
+  });
+
+  it('--json names the latency unit: consumerLatencyMicroseconds, never a bare consumerLatency', async () => {
+    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 10_200])), steadySamples, { ...base, format: 'html', json: true, out: join(dir(), 'j.html') });
+    const scenarios = (JSON.parse(result.stdout as string) as { scenarios: Record<string, unknown>[] }).scenarios;
+    expect(scenarios[0]).not.toHaveProperty('consumerLatency');
+    // The fixture's repetitions measured a 1,000 and 1,010 µs median: the median over them is 1,005 µs.
+    expect(scenarios[0]!.consumerLatencyMicroseconds).toEqual({ min: 100, median: 1_005, p75: 2_000, p95: 5_000, p99: 9_000 });
   });
 
   it('writes a PNG of the chosen chart to stdout with --out -', async () => {

@@ -39,6 +39,11 @@ describe('throughput over time', () => {
     expect(chart.marks).toEqual({ kind: 'line', count: 2 });
     expect(values(chart)).toHaveLength(3);
   });
+
+  it('joins the measured samples with straight segments: no smoothing that invents values between seconds', () => {
+    const chart = throughputOverTimeChart([{ scenarioId: 'a/w', repetition: 1, samples: [] }]);
+    expect(chart.spec.mark).toEqual(expect.objectContaining({ type: 'line', interpolate: 'linear' }));
+  });
 });
 
 describe('throughput vs queues (figures 6.1–6.4)', () => {
@@ -86,5 +91,13 @@ describe('latency percentiles', () => {
       ['95th', 5],
       ['99th', 9],
     ]);
+  });
+
+  it('puts latency on a log axis; a value below PerfTest\'s 1 µs resolution is drawn at 1 µs, its tooltip keeps 0', () => {
+    const stored = storedRun('r1', uniformRates([10_000]));
+    const [first, ...rest] = aggregateRun(stored.run, stored.repetitions);
+    const chart = latencyPercentilesChart([{ ...first!, consumerLatency: { min: 0, median: 10, p75: 20, p95: 30, p99: 40 } }, ...rest]);
+    expect((chart.spec.encoding as { y: { scale: unknown } }).y.scale).toEqual({ type: 'log', domainMin: 0.0001 });
+    expect(values(chart)[0]).toEqual(expect.objectContaining({ percentile: 'min', latencyMs: 0, barMs: 0.001 }));
   });
 });
