@@ -285,11 +285,13 @@ export class BenchmarkController extends Construct {
       });
       // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
       // listing actions below; the construct test pins the complete list of actions on "*").
-      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, DescribeStacks listing and GetCommandInvocation) have no resource-level permissions.' });
+      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation and GetCommandInvocation) have no resource-level permissions.' });
       return fn;
     };
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) if (name !== 'smoke-test') functions[name] = makeFunction(name);
+    for (const name of new Set(Object.values(FUNCTIONS))) if (name !== 'smoke-test' && name !== 'start-repetition') functions[name] = makeFunction(name);
+    // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
+    functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
     // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets.
     functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(2), { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] });
     Validations.of(functions['smoke-test']).acknowledge({
@@ -348,7 +350,11 @@ export class BenchmarkController extends Construct {
     functions['launch-cluster']!.addEnvironment('CLUSTER_CLIENT_SECURITY_GROUP_ID', this.smokeTestSecurityGroup.securityGroupId);
     // Azure load balancers are public, their NSG admitting the smoke test's egress addresses (the controller VPC's NAT gateway).
     if (props.azure) functions['launch-cluster']!.addEnvironment('CONTROLLER_EGRESS_ADDRESSES', Fn.join(',', props.controllerEgressAddresses ?? this.natGatewayAddresses()));
-    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
+    // DescribeStackEvents: the reason a cluster stack failed goes into the run's error.
+    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'], resources: [stackArns] }));
+    // Readiness includes the load generator being an online SSM managed instance; DescribeInstanceInformation has no
+    // resource-level permission (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
+    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'LoadGeneratorRegistration', actions: ['ssm:DescribeInstanceInformation'], resources: ['*'] }));
     acknowledgeRunStacks('check-cluster');
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
@@ -356,8 +362,10 @@ export class BenchmarkController extends Construct {
       acknowledgeRunStacks(name);
     }
     for (const name of ['failure-handler', 'sweeper']) {
-      // Finding a run's stacks means listing stacks, which has no resource-level permission.
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:DescribeStacks'], resources: ['*'] }));
+      // Finding a run's stacks means listing stacks, which has no resource-level permission
+      // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awscloudformation.html); only rmqbench- stacks are then described by name.
+      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:ListStacks'], resources: ['*'] }));
+      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeControllerStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
     }
     const loadGeneratorInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
     functions['start-repetition']!.addToRolePolicy(

@@ -14,7 +14,7 @@ interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetitio
 
 /** Polls the SSM command; once done, assembles the RawRepetition (the same shape as locally) under the ingest key. */
 export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: CheckEvent<Started>, now = new Date()) {
-  const state = await perfTestState(ssm, event.started);
+  const state = await perfTestState(ssm, event.started, now);
   if (!state.done) return notDone(event, state.status, now);
   return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})`, now);
 }

@@ -2,10 +2,14 @@ import {
   CloudFormationClient,
   CreateStackCommand,
   DeleteStackCommand,
+  DescribeStackEventsCommand,
   DescribeStacksCommand,
+  ListStacksCommand,
   type Stack,
+  type StackEvent,
+  type StackStatus,
 } from '@aws-sdk/client-cloudformation';
-import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { groupScenariosByCluster, validatePlan, type ClusterGroup } from '../../core/plan';
 import { supportsClassicMirroring, versionMatches } from '../../core/rabbitmq-version';
@@ -104,75 +108,232 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
         { Key: RUN_ID_TAG, Value: runId },
         { Key: EXPIRES_AT_TAG, Value: expiresAt },
       ],
-      OnFailure: 'DELETE',
+      // DO_NOTHING keeps a stack that failed to create, with its events, until TeardownCluster deletes it: DELETE would
+      // erase the failed resource's reason before CheckClusterReady reads it
+      // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, OnFailure).
+      OnFailure: 'DO_NOTHING',
     }),
   );
   return { clusterId: cluster.clusterId, readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(), expiresAt };
 }
 
-/** Ready once CREATE_COMPLETE; a failed or rolled-back stack, or a passed deadline, is an error that leads to teardown. */
-export async function checkStack(cfn: CloudFormationClient, launch: { clusterId: string; readyBy: string }, now = new Date()) {
+/**
+ * Ready once CREATE_COMPLETE and the load generator is an online SSM managed instance; a failed stack, or a passed
+ * deadline, is an error that leads to teardown. A failed stack's error carries the first failed resource's reason from
+ * its events and, when a node's boot signalled FAILURE, where that node's boot log tail is.
+ */
+export async function checkStack(cfn: CloudFormationClient, launch: { clusterId: string; readyBy: string }, now = new Date(), ssm?: SSMClient) {
   const response = await cfn.send(new DescribeStacksCommand({ StackName: launch.clusterId }));
   const stack: Stack | undefined = response.Stacks?.[0];
   const status = stack?.StackStatus ?? 'UNKNOWN';
+  const pastDeadline = now.getTime() > Date.parse(launch.readyBy);
   if (status === 'CREATE_COMPLETE') {
     const outputs = Object.fromEntries((stack?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']));
+    const instanceId = loadGeneratorInstanceId(outputs);
+    if (ssm && instanceId) {
+      const pingStatus = await managedInstancePingStatus(ssm, instanceId);
+      if (pingStatus !== 'Online') {
+        const seen = pingStatus === undefined ? 'not registered with Systems Manager' : `PingStatus ${pingStatus}`;
+        if (pastDeadline) throw new Error(`stack ${launch.clusterId} is ${status}, but its load generator ${instanceId} was not an online SSM managed instance by ${launch.readyBy} (${seen}): PerfTest cannot be started on it with Run Command`);
+        return { ready: false, status: `${status}, load generator ${instanceId} ${seen}` };
+      }
+    }
     return { ready: true, status, outputs };
   }
-  if (status !== 'CREATE_IN_PROGRESS') throw new Error(`stack ${launch.clusterId} is ${status}: ${stack?.StackStatusReason ?? 'no reason given'}`);
-  if (now.getTime() > Date.parse(launch.readyBy)) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})`);
+  if (status !== 'CREATE_IN_PROGRESS') throw new Error(`stack ${launch.clusterId} is ${status}: ${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`);
+  if (pastDeadline) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})`);
   return { ready: false, status };
+}
+
+/** The load generator's instance id among the cluster stack's outputs (LoadGenerator's `InstanceId` output, prefixed by CDK). */
+export function loadGeneratorInstanceId(outputs: Record<string, string>): string | undefined {
+  return Object.entries(outputs).find(([key]) => key.includes('InstanceId'))?.[1] || undefined;
+}
+
+/**
+ * The SSM agent's PingStatus for an instance (Online, ConnectionLost, Inactive), undefined while the instance has not
+ * registered as a managed instance (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_DescribeInstanceInformation.html,
+ * InstanceInformation.PingStatus; filter key InstanceIds: https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_InstanceInformationStringFilter.html).
+ */
+export async function managedInstancePingStatus(ssm: SSMClient, instanceId: string): Promise<string | undefined> {
+  const response = await ssm.send(new DescribeInstanceInformationCommand({ Filters: [{ Key: 'InstanceIds', Values: [instanceId] }] }));
+  return response.InstanceInformationList?.find((info) => info.InstanceId === instanceId)?.PingStatus;
+}
+
+/** At most this many pages of stack events are read for a failure reason (a cluster stack has a few dozen events). */
+const MAX_EVENT_PAGES = 5;
+/** A boot signal's event reason, e.g. "Received FAILURE signal with UniqueId i-0abc" (the node script passes its instance id as unique id). */
+const FAILURE_SIGNAL = /Received FAILURE signal with UniqueId (\S+)/;
+
+/**
+ * Why a stack failed, from DescribeStackEvents (newest first, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackEvents.html):
+ * the oldest *_FAILED event that is not a cancellation caused by another failure, the instances whose boot signalled
+ * FAILURE, and the boot log group (a retained AWS::Logs::LogGroup of the stack, streams `<instance id>/boot`, see cdk/RabbitMqCluster.ts).
+ */
+export async function stackFailureReason(cfn: CloudFormationClient, stackName: string, statusReason?: string): Promise<string> {
+  const events: StackEvent[] = [];
+  try {
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const page = await cfn.send(new DescribeStackEventsCommand({ StackName: stackName, NextToken: token }));
+      events.push(...(page.StackEvents ?? []));
+      token = page.NextToken;
+    } while (token && ++pages < MAX_EVENT_PAGES);
+  } catch (error) {
+    return `${statusReason ?? 'no reason given'} (its events could not be read: ${(error as Error).message})`;
+  }
+  const oldestFirst = [...events].reverse();
+  const failed = oldestFirst.filter((event) => event.ResourceStatus?.endsWith('_FAILED') && event.LogicalResourceId !== stackName);
+  const first = failed.find((event) => !/cancel/i.test(event.ResourceStatusReason ?? '')) ?? failed[0];
+  const parts = [first ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ${first.ResourceStatusReason ?? 'no reason given'}` : (statusReason ?? 'no reason given')];
+  const failedNodes = [...new Set(oldestFirst.map((event) => FAILURE_SIGNAL.exec(event.ResourceStatusReason ?? '')?.[1]).filter((id): id is string => Boolean(id)))];
+  const logGroup = oldestFirst.find((event) => event.ResourceType === 'AWS::Logs::LogGroup' && event.PhysicalResourceId)?.PhysicalResourceId;
+  if (failedNodes.length > 0) {
+    parts.push(`boot FAILURE signalled by ${failedNodes.join(', ')}${logGroup ? `; boot log tail in CloudWatch Logs group ${logGroup}, stream${failedNodes.length > 1 ? 's' : ''} ${failedNodes.map((id) => `${id}/boot`).join(', ')}` : ''}`);
+  } else if (logGroup) {
+    parts.push(`node boot logs in CloudWatch Logs group ${logGroup}`);
+  }
+  return parts.join('; ');
 }
 
 export async function deleteStack(cfn: CloudFormationClient, roleArn: string, clusterId: string): Promise<void> {
   await cfn.send(new DeleteStackCommand({ StackName: clusterId, RoleARN: roleArn }));
 }
 
-/** Stacks of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. */
-export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date()): Promise<string[]> {
+/**
+ * Every stack status except DELETE_COMPLETE: ListStacks filters by status on the server
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_ListStacks.html, StackStatusFilter), and a
+ * deleted stack needs nothing more.
+ */
+const LIVE_STACK_STATUSES: StackStatus[] = [
+  'CREATE_IN_PROGRESS', 'CREATE_FAILED', 'CREATE_COMPLETE', 'ROLLBACK_IN_PROGRESS', 'ROLLBACK_FAILED', 'ROLLBACK_COMPLETE',
+  'DELETE_IN_PROGRESS', 'DELETE_FAILED', 'UPDATE_IN_PROGRESS', 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS', 'UPDATE_COMPLETE',
+  'UPDATE_FAILED', 'UPDATE_ROLLBACK_IN_PROGRESS', 'UPDATE_ROLLBACK_FAILED', 'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS',
+  'UPDATE_ROLLBACK_COMPLETE', 'REVIEW_IN_PROGRESS', 'IMPORT_IN_PROGRESS', 'IMPORT_COMPLETE', 'IMPORT_ROLLBACK_IN_PROGRESS',
+  'IMPORT_ROLLBACK_FAILED', 'IMPORT_ROLLBACK_COMPLETE',
+];
+
+/**
+ * This controller's live stacks (name prefix), with their tags. ListStacks pages summaries (no tags) of the account's
+ * stacks; only those with the prefix are described, by name, instead of paging DescribeStacks over every stack in the
+ * account (its quota is shared with every other caller of the account: throttling).
+ */
+export async function controllerStacks(cfn: CloudFormationClient, prefix: string): Promise<Stack[]> {
   const names: string[] = [];
   let token: string | undefined;
   do {
-    const page = await cfn.send(new DescribeStacksCommand({ NextToken: token }));
-    for (const stack of page.Stacks ?? []) {
+    const page = await cfn.send(new ListStacksCommand({ NextToken: token, StackStatusFilter: LIVE_STACK_STATUSES }));
+    for (const summary of page.StackSummaries ?? []) {
+      if (summary.StackName?.startsWith(prefix) && summary.StackStatus !== 'DELETE_COMPLETE') names.push(summary.StackId ?? summary.StackName);
+    }
+    token = page.NextToken;
+  } while (token);
+  const stacks: Stack[] = [];
+  for (const name of names) {
+    try {
+      stacks.push(...((await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks ?? []));
+    } catch (error) {
+      // Deleted between the two calls: nothing left to do for it.
+      if (!/does not exist/.test((error as Error).message)) throw error;
+    }
+  }
+  return stacks;
+}
+
+/** A stack the sweeper handles: expired, and either still standing or left DELETE_FAILED by an earlier deletion. */
+export interface ExpiredStack {
+  readonly name: string;
+  readonly status: string;
+  readonly statusReason?: string;
+}
+
+/**
+ * Stacks of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. A stack in
+ * DELETE_FAILED is included (its deletion is retried); one being deleted is not.
+ */
+export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date()): Promise<ExpiredStack[]> {
+  return (await controllerStacks(cfn, prefix))
+    .filter((stack) => {
       const expiry = stack.Tags?.find((tag) => tag.Key === EXPIRES_AT_TAG)?.Value;
-      if (stack.StackName?.startsWith(prefix) && expiry && Date.parse(expiry) < now.getTime() && !stack.StackStatus?.startsWith('DELETE_')) names.push(stack.StackName);
+      return expiry !== undefined && Date.parse(expiry) < now.getTime() && stack.StackStatus !== 'DELETE_IN_PROGRESS' && stack.StackStatus !== 'DELETE_COMPLETE';
+    })
+    .map((stack) => ({ name: stack.StackName!, status: stack.StackStatus ?? 'UNKNOWN', ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}) }));
+}
+
+/** Stacks launched for one run (the failure rule tears them down): this controller's stacks with the run's tag, not being deleted. */
+export async function stacksOfRun(cfn: CloudFormationClient, runId: string, prefix = 'rmqbench-'): Promise<string[]> {
+  return (await controllerStacks(cfn, prefix))
+    .filter((stack) => stack.Tags?.some((tag) => tag.Key === RUN_ID_TAG && tag.Value === runId) && stack.StackStatus !== 'DELETE_IN_PROGRESS' && stack.StackStatus !== 'DELETE_COMPLETE')
+    .map((stack) => stack.StackName!);
+}
+
+/** How StartRepetition retries SendCommand while the load generator is not (yet) a managed instance. */
+export interface SendRetry {
+  /** Give up (with the cause) once the next attempt would start after this. */
+  readonly until: Date;
+  /** First back-off in ms, doubled per attempt up to maxDelayMs. @default 2000 */
+  readonly initialDelayMs?: number;
+  /** @default 30000 */
+  readonly maxDelayMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly now?: () => Date;
+}
+
+const errorName = (error: unknown) => (error as { name?: string } | undefined)?.name ?? '';
+
+/**
+ * Starts PerfTest on the load generator with SSM Run Command (AWS-RunShellScript); its script uploads the output to S3.
+ * SendCommand answers InvalidInstanceId while the instance's SSM agent has not registered yet
+ * (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_SendCommand.html, Errors): that is retried with
+ * exponential back-off until `retry.until`, then fails naming the instance and the cause.
+ */
+export async function startPerfTest(ssm: SSMClient, instanceId: string, script: string, timeoutSeconds: number, retry?: SendRetry) {
+  const sleep = retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const now = retry?.now ?? (() => new Date());
+  let delay = retry?.initialDelayMs ?? 2_000;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await ssm.send(
+        new SendCommandCommand({
+          InstanceIds: [instanceId],
+          DocumentName: 'AWS-RunShellScript',
+          Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
+          TimeoutSeconds: 60,
+        }),
+      );
+      return { commandId: response.Command?.CommandId ?? '', instanceId };
+    } catch (error) {
+      if (errorName(error) !== 'InvalidInstanceId' || !retry) throw error;
+      if (now().getTime() + delay > retry.until.getTime()) {
+        throw new Error(`SendCommand to the load generator ${instanceId} still failed with InvalidInstanceId after ${attempt} attempts (until ${retry.until.toISOString()}): its SSM agent is not registered and online, so PerfTest cannot start (${(error as Error).message})`);
+      }
+      await sleep(delay);
+      delay = Math.min(delay * 2, retry.maxDelayMs ?? 30_000);
     }
-    token = page.NextToken;
-  } while (token);
-  return names;
+  }
 }
 
-/** Stacks launched for one run (the failure rule tears them down). */
-export async function stacksOfRun(cfn: CloudFormationClient, runId: string): Promise<string[]> {
-  const names: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await cfn.send(new DescribeStacksCommand({ NextToken: token }));
-    for (const stack of page.Stacks ?? []) {
-      if (stack.Tags?.some((tag) => tag.Key === RUN_ID_TAG && tag.Value === runId) && !stack.StackStatus?.startsWith('DELETE_')) names.push(stack.StackName!);
+/** How long after SendCommand an InvocationDoesNotExist answer still means "not started yet" (the invocation appears with a delay). */
+export const INVOCATION_APPEARANCE_SECONDS = 120;
+
+/**
+ * The command's state on the load generator. GetCommandInvocation may answer InvocationDoesNotExist right after
+ * SendCommand (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html, Errors):
+ * not started yet, until INVOCATION_APPEARANCE_SECONDS after `startedAt`, then an error with the cause.
+ */
+export async function perfTestState(ssm: SSMClient, started: { commandId: string; instanceId: string; startedAt?: string }, now = new Date()) {
+  let response;
+  try {
+    response = await ssm.send(new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }));
+  } catch (error) {
+    if (errorName(error) !== 'InvocationDoesNotExist') throw error;
+    const since = started.startedAt ? (now.getTime() - Date.parse(started.startedAt)) / 1000 : Infinity;
+    if (since > INVOCATION_APPEARANCE_SECONDS) {
+      throw new Error(`the SSM command ${started.commandId} has no invocation on the load generator ${started.instanceId} ${Number.isFinite(since) ? `${Math.round(since)} s after SendCommand` : '(no start time recorded)'} (InvocationDoesNotExist): the command was not delivered`);
     }
-    token = page.NextToken;
-  } while (token);
-  return names;
-}
-
-
-/** Starts PerfTest on the load generator with SSM Run Command (AWS-RunShellScript); its script uploads the output to S3. */
-export async function startPerfTest(ssm: SSMClient, instanceId: string, script: string, timeoutSeconds: number) {
-  const response = await ssm.send(
-    new SendCommandCommand({
-      InstanceIds: [instanceId],
-      DocumentName: 'AWS-RunShellScript',
-      Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
-      TimeoutSeconds: 60,
-    }),
-  );
-  return { commandId: response.Command?.CommandId ?? '', instanceId };
-}
-
-export async function perfTestState(ssm: SSMClient, started: { commandId: string; instanceId: string }) {
-  const response = await ssm.send(new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }));
+    return { done: false, status: 'NotYetVisible' };
+  }
   const status = response.Status ?? 'Pending';
   if (['Pending', 'InProgress', 'Delayed'].includes(status)) return { done: false, status };
   return { done: true, status, exitCode: response.ResponseCode ?? -1 };

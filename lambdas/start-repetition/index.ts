@@ -10,13 +10,16 @@ const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
 const s3 = new S3Client({});
 
-export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string }; readiness: { outputs: Record<string, string> } }) => {
+export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
   if (event.target === 'azure') {
     const azure = await azureClientsFromEnv();
     return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
   }
   const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';
   const { script, redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: output('AmqpEndpoint'), secretArn: output('AdminSecretArn'), bucket });
-  const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120);
+  // InvalidInstanceId (SSM agent not registered yet) is retried until the launch deadline, at least a minute, within this invocation's time.
+  const invocationEnd = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 5_000;
+  const until = new Date(Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)));
+  const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
   return { ...started, startedAt: new Date().toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString() };
 };

@@ -90,16 +90,17 @@ describe('BenchmarkController', () => {
     }
   });
 
-  test('no workflow function may do anything on every resource except listing stacks and reading command results', () => {
+  test('no workflow function may do anything on every resource except listing stacks, reading SSM registrations and reading command results', () => {
     const wildcard = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       ((policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement)
         .filter((statement) => statement.Resource === '*')
         .flatMap((statement) => [statement.Action].flat()),
     );
     // Besides the two listed, only the log-delivery and X-Ray actions CDK grants the state machine and functions (no resource-level permissions exist).
-    const allowed = /^(cloudformation:DescribeStacks|ssm:GetCommandInvocation|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
+    const allowed = /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
     expect([...new Set(wildcard)].filter((action) => !allowed.test(action))).toEqual([]);
-    expect(wildcard).toEqual(expect.arrayContaining(['cloudformation:DescribeStacks', 'ssm:GetCommandInvocation']));
+    expect(wildcard).toEqual(expect.arrayContaining(['cloudformation:ListStacks', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']));
+    expect(wildcard).not.toContain('cloudformation:DescribeStacks');
   });
 
   test('a failure rule and an hourly sweeper are the safety nets, and the schedule starts executions', () => {

@@ -1,4 +1,4 @@
-import { CloudFormationClient, CreateStackCommand, DeleteStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, CreateStackCommand, DeleteStackCommand, DescribeStacksCommand, ListStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
@@ -40,7 +40,7 @@ const created = (call = 0) => cfnMock.commandCalls(CreateStackCommand)[call]!.ar
 const parameter = (call: number, key: string) => created(call).Parameters!.find((candidate) => candidate.ParameterKey === key)?.ParameterValue;
 
 describe('AWS cluster logic', () => {
-  test('launch creates the stack from the default release\'s template in the controller VPC with NodeCount and no policies, passes the role, tags run id and expiry and deletes on failure', async () => {
+  test('launch creates the stack from the default release\'s template in the controller VPC with NodeCount and no policies, passes the role, tags run id and expiry and keeps a failed stack for its reason', async () => {
     cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
     await expect(launchStack(cfn, config, 'run-1', cluster(3), quorum(3), NOW)).resolves.toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
     expect(cfnMock.commandCalls(CreateStackCommand)[0]!.args[0].input).toEqual({
@@ -50,7 +50,7 @@ describe('AWS cluster logic', () => {
       Capabilities: ['CAPABILITY_IAM'],
       Parameters: [...NETWORK_PARAMETERS, { ParameterKey: 'NodeCount', ParameterValue: '3' }, { ParameterKey: 'BrokerPolicies', ParameterValue: '[]' }],
       Tags: [{ Key: 'rmqbench:run-id', Value: 'run-1' }, { Key: 'rmqbench:expires-at', Value: '2025-01-01T12:00:00.000Z' }],
-      OnFailure: 'DELETE',
+      OnFailure: 'DO_NOTHING',
     });
   });
 
@@ -127,23 +127,34 @@ describe('AWS cluster logic', () => {
     await expect(checkStack(cfn, launch, new Date('2025-01-01T00:31:00Z'))).rejects.toThrow('stack rmqbench-run-1-c1 was not ready by 2025-01-01T00:30:00.000Z (still CREATE_IN_PROGRESS)');
   });
 
-  test('a run\'s stacks are found by tag across pages, skipping stacks already being deleted', async () => {
+  test('a run\'s stacks are found by tag: ListStacks pages, only rmqbench- stacks are described by name, stacks being deleted skipped', async () => {
+    const summary = (name: string, status = 'CREATE_COMPLETE') => ({ StackName: name, StackId: `arn:${name}`, CreationTime: NOW, StackStatus: status as never });
     const tagged = (name: string, runId: string, status = 'CREATE_COMPLETE') => ({ StackName: name, CreationTime: NOW, StackStatus: status as never, Tags: [{ Key: 'rmqbench:run-id', Value: runId }] });
-    cfnMock.on(DescribeStacksCommand, { NextToken: undefined }).resolves({ Stacks: [tagged('a', 'run-1'), tagged('b', 'run-2')], NextToken: 'p2' });
-    cfnMock.on(DescribeStacksCommand, { NextToken: 'p2' }).resolves({ Stacks: [tagged('c', 'run-1'), tagged('d', 'run-1', 'DELETE_IN_PROGRESS')] });
-    await expect(stacksOfRun(cfn, 'run-1')).resolves.toEqual(['a', 'c']);
+    cfnMock.on(ListStacksCommand, { NextToken: undefined }).resolves({ StackSummaries: [summary('rmqbench-a'), summary('other-x'), summary('rmqbench-b')], NextToken: 'p2' });
+    cfnMock.on(ListStacksCommand, { NextToken: 'p2' }).resolves({ StackSummaries: [summary('rmqbench-c'), summary('rmqbench-d', 'DELETE_IN_PROGRESS')] });
+    cfnMock.on(DescribeStacksCommand, { StackName: 'arn:rmqbench-a' }).resolves({ Stacks: [tagged('rmqbench-a', 'run-1')] });
+    cfnMock.on(DescribeStacksCommand, { StackName: 'arn:rmqbench-b' }).resolves({ Stacks: [tagged('rmqbench-b', 'run-2')] });
+    cfnMock.on(DescribeStacksCommand, { StackName: 'arn:rmqbench-c' }).resolves({ Stacks: [tagged('rmqbench-c', 'run-1', 'CREATE_FAILED')] });
+    cfnMock.on(DescribeStacksCommand, { StackName: 'arn:rmqbench-d' }).resolves({ Stacks: [tagged('rmqbench-d', 'run-1', 'DELETE_IN_PROGRESS')] });
+    await expect(stacksOfRun(cfn, 'run-1')).resolves.toEqual(['rmqbench-a', 'rmqbench-c']);
+    // Every call of DescribeStacks names a stack: none pages through the account's stacks.
+    expect(cfnMock.commandCalls(DescribeStacksCommand).map((call) => call.args[0].input.StackName)).toEqual(['arn:rmqbench-a', 'arn:rmqbench-b', 'arn:rmqbench-c', 'arn:rmqbench-d']);
+    expect(cfnMock.commandCalls(ListStacksCommand)[0]!.args[0].input.StackStatusFilter).not.toContain('DELETE_COMPLETE');
   });
 
   test('the sweeper deletes only prefixed stacks whose expiry has passed, with the CloudFormation role', async () => {
     const stack = (name: string, expiresAt: string | undefined, status = 'CREATE_COMPLETE') => ({
       StackName: name, CreationTime: NOW, StackStatus: status as never, Tags: expiresAt ? [{ Key: 'rmqbench:expires-at', Value: expiresAt }] : [],
     });
-    cfnMock.on(DescribeStacksCommand).resolves({
-      Stacks: [stack('rmqbench-old', '2024-12-31T23:00:00Z'), stack('rmqbench-young', '2025-01-01T01:00:00Z'), stack('other-old', '2024-12-31T23:00:00Z'), stack('rmqbench-untagged', undefined), stack('rmqbench-going', '2024-12-31T23:00:00Z', 'DELETE_IN_PROGRESS')],
-    });
+    const stacks = [stack('rmqbench-old', '2024-12-31T23:00:00Z'), stack('rmqbench-young', '2025-01-01T01:00:00Z'), stack('other-old', '2024-12-31T23:00:00Z'), stack('rmqbench-untagged', undefined), stack('rmqbench-going', '2024-12-31T23:00:00Z', 'DELETE_IN_PROGRESS')];
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: stacks.map(({ StackName, StackStatus }) => ({ StackName, StackStatus, CreationTime: NOW })) });
+    for (const described of stacks) cfnMock.on(DescribeStacksCommand, { StackName: described.StackName }).resolves({ Stacks: [described] });
     cfnMock.on(DeleteStackCommand).resolves({});
-    await expect(sweepExpiredStacks(cfn, 'arn:aws:iam::1:role/cfn', 'rmqbench-', NOW)).resolves.toEqual({ deleted: ['rmqbench-old'] });
+    const lines: string[] = [];
+    await expect(sweepExpiredStacks(cfn, 'arn:aws:iam::1:role/cfn', 'rmqbench-', NOW, undefined, (line) => lines.push(line))).resolves.toEqual({ deleted: ['rmqbench-old'], deleteFailedRetried: [] });
     expect(cfnMock.commandCalls(DeleteStackCommand).map((call) => call.args[0].input)).toEqual([{ StackName: 'rmqbench-old', RoleARN: 'arn:aws:iam::1:role/cfn' }]);
+    expect(cfnMock.commandCalls(DescribeStacksCommand).map((call) => call.args[0].input.StackName)).not.toContain('other-old');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ DeleteFailedStacks: 0 });
   });
 
   test('PerfTest over SSM is running while Pending / InProgress / Delayed and done with its exit code otherwise', async () => {

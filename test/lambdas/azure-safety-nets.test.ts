@@ -1,4 +1,4 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, ListStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { deleteGroups } from '../../lambdas/failure-handler/logic';
@@ -41,16 +41,16 @@ describe('Azure safety nets against a fake ARM endpoint', () => {
 
   test('the sweeper deletes only rmqbench- resource groups whose expiry tag has passed, next to the expired stacks', async () => {
     await expect(expiredResourceGroups(clients, 'rmqbench-', NOW)).resolves.toEqual(['rmqbench-run-1-c1']);
-    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [] });
-    await expect(sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW, clients)).resolves.toEqual({ deleted: [], deletedResourceGroups: ['rmqbench-run-1-c1'] });
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
+    await expect(sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW, clients, () => undefined)).resolves.toEqual({ deleted: [], deleteFailedRetried: [], deletedResourceGroups: ['rmqbench-run-1-c1'] });
     expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
     expect(arm.groups.has('rmqbench-run-1-c2')).toBe(true);
     expect(arm.requests.filter((request) => request.method === 'DELETE').map((request) => request.path)).toEqual(['/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1']);
   });
 
   test('without Azure the sweeper reports stacks only and calls no ARM endpoint', async () => {
-    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [] });
-    await expect(sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW)).resolves.toEqual({ deleted: [] });
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
+    await expect(sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW, undefined, () => undefined)).resolves.toEqual({ deleted: [], deleteFailedRetried: [] });
     expect(arm.requests).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { CloudFormationClient, DeleteStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, DeleteStackCommand, DescribeStacksCommand, ListStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import { handleFailedExecution } from '../../lambdas/failure-handler/logic';
 import { ProcessRegistry } from '../../local/processes';
@@ -26,7 +26,8 @@ const run = (runId: string) => ({
 describe('failure-handler', () => {
   test('a timed-out execution: the run\'s stacks are deleted and the RUNNING run is recorded FAILED with the status and cause', async () => {
     await store.putRun(run('run-timeout'));
-    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'rmqbench-run-timeout-c1', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Tags: [{ Key: 'rmqbench:run-id', Value: 'run-timeout' }] }] });
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [{ StackName: 'rmqbench-run-timeout-c1', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' }] });
+    cfnMock.on(DescribeStacksCommand, { StackName: 'rmqbench-run-timeout-c1' }).resolves({ Stacks: [{ StackName: 'rmqbench-run-timeout-c1', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Tags: [{ Key: 'rmqbench:run-id', Value: 'run-timeout' }] }] });
     cfnMock.on(DeleteStackCommand).resolves({});
     const result = await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', { detail: { name: 'exec', status: 'TIMED_OUT', input: JSON.stringify({ runId: 'run-timeout' }), cause: 'took too long' } }, () => '2025-01-02T00:00:00.000Z');
     expect(result).toEqual({ runId: 'run-timeout', deleted: ['rmqbench-run-timeout-c1'] });
@@ -37,7 +38,7 @@ describe('failure-handler', () => {
   test('a run the workflow already recorded FAILED keeps its error; a run id is derived from the plan name when the input has none', async () => {
     await store.putRun(run('run-recorded'));
     await store.finishRun('run-recorded', 'FAILED', '2025-01-01T01:00:00.000Z', 'IngestRepetition failed');
-    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [] });
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
     await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', { detail: { name: 'exec', status: 'FAILED', input: JSON.stringify({ runId: 'run-recorded' }) } });
     expect((await store.getRun('run-recorded'))!.run).toMatchObject({ status: 'FAILED', error: 'IngestRepetition failed', finishedAt: '2025-01-01T01:00:00.000Z' });
     const derived = await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', { detail: { name: 'exec-9', status: 'ABORTED', input: JSON.stringify({ plan: { name: 'weekly' } }) } });
