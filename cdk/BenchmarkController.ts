@@ -105,7 +105,7 @@ export interface BenchmarkControllerProps {
   readonly rawOutputRetentionDays?: number;
   /** Runs a plan on a schedule (EventBridge Scheduler). @default - no schedule: start executions yourself */
   readonly schedule?: BenchmarkScheduleProps;
-  /** Folder holding the bundled handlers (`<name>/index.js`). @default - dist/lambdas of this package */
+  /** Folder holding the bundled handlers (`<name>/index.mjs` and its chunks, from `npm run build`). @default - dist/lambdas of this package */
   readonly lambdaBundleDir?: string;
   /** What happens to the table and bucket when the stack is deleted. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;

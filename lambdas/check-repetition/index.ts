@@ -1,9 +1,11 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { WorkflowTarget } from '../../state-machines/schedule';
-import { azureClientsFromEnv } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 import { checkAzureRepetition, checkRepetition } from './logic';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
 
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
@@ -13,4 +15,4 @@ type AwsEvent = Parameters<typeof checkRepetition>[3];
 type AzureEvent = Parameters<typeof checkAzureRepetition>[3];
 
 export const handler = async (event: (AwsEvent | AzureEvent) & { target: WorkflowTarget }) =>
-  event.target === 'azure' ? checkAzureRepetition((await azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent) : checkRepetition(ssm, s3, bucket, event as AwsEvent);
+  event.target === 'azure' ? checkAzureRepetition((await (await azureTarget()).azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent) : checkRepetition(ssm, s3, bucket, event as AwsEvent);

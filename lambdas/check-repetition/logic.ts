@@ -4,7 +4,7 @@ import { validatePlan } from '../../core/plan';
 import type { RawRepetition } from '../../core/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
-import { type AzureClients, checkRunCommand } from '../shared/azure-cluster';
+import type { AzureClients } from '../shared/azure-cluster';
 import { rawPrefix } from '../start-repetition/logic';
 
 interface StartedCommon { startedAt: string; doneBy: string; perfTestArgs: string[] }
@@ -21,6 +21,8 @@ export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: stri
 
 /** Polls the VM Run Command (resumed from its serialized poller); once done, assembles the RawRepetition from what the script uploaded. */
 export async function checkAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, event: CheckEvent<AzureStarted>, now = new Date()) {
+  // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
+  const { checkRunCommand } = await import('../shared/azure-cluster');
   const state = await checkRunCommand(clients, event.started);
   if (!state.done) return notDone(event, 'Run Command still running', now);
   return assembleRepetition(s3, bucket, event, state.succeeded ? undefined : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`, now);

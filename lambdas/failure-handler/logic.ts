@@ -1,7 +1,10 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ResultsStore } from '../../store/results-store';
 import { deleteStack, stacksOfRun } from '../shared/aws-cluster';
-import { type AzureClients, deleteResourceGroup, resourceGroupsOfRun } from '../shared/azure-cluster';
+import type { AzureClients } from '../shared/azure-cluster';
+
+// Value imports of azure-cluster are dynamic: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
+const azureCluster = () => import('../shared/azure-cluster');
 
 export interface ExecutionStatusChange {
   readonly detail: { readonly name: string; readonly status: string; readonly input?: string; readonly cause?: string };
@@ -16,7 +19,7 @@ export async function handleFailedExecution(cfn: CloudFormationClient, store: Re
   const runId = input.runId ?? `${input.plan?.name ?? 'plan'}-${event.detail.name}`;
   const stacks = await stacksOfRun(cfn, runId);
   for (const stack of stacks) await deleteStack(cfn, roleArn, stack);
-  const groups = azure ? await deleteGroups(azure, await resourceGroupsOfRun(azure, runId)) : undefined;
+  const groups = azure ? await deleteGroups(azure, await (await azureCluster()).resourceGroupsOfRun(azure, runId)) : undefined;
   const stored = await store.getRun(runId);
   if (stored && (stored.run.status === 'RUNNING' || !stored.run.error)) {
     await store.finishRun(runId, 'FAILED', now(), stored.run.error ?? `execution ${event.detail.status}${event.detail.cause ? `: ${event.detail.cause}` : ''}`);
@@ -29,6 +32,7 @@ export async function handleFailedExecution(cfn: CloudFormationClient, store: Re
  * accepted; the hourly sweeper catches one that did not start).
  */
 export async function deleteGroups(azure: AzureClients, names: string[], waitMs = 5_000, updateIntervalInMs?: number): Promise<string[]> {
+  const { deleteResourceGroup } = await azureCluster();
   for (const name of names) await deleteResourceGroup(azure, name, waitMs, updateIntervalInMs);
   return names;
 }

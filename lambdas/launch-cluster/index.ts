@@ -1,9 +1,11 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
-import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-cluster';
-import { launchResourceGroup } from '../shared/azure-cluster';
-import { azureTarget } from '../shared/azure-target';
+import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-launch';
 import { requireEnv } from '../shared/env';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
+const azureCluster = () => import('../shared/azure-cluster');
 
 /** CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g. CLUSTER_TEMPLATE_URL_4_1_4). */
 const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
@@ -30,10 +32,10 @@ const cfn = new CloudFormationClient({});
 
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
   if (event.target === 'azure') {
-    const azure = await azureTarget();
+    const azure = await (await azureTarget()).azureTarget();
     // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
     const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);
-    return launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster);
+    return (await azureCluster()).launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster);
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).

@@ -1,7 +1,9 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { WorkflowTarget } from '../../state-machines/schedule';
-import { azureClientsFromEnv } from '../shared/azure-target';
 import { smokeTest } from './logic';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
 
 const secrets = new SecretsManagerClient({});
 
@@ -11,7 +13,7 @@ const amqpUrl = (username: string, password: string, endpoint: string) => `amqp:
 export const handler = async (event: { target?: WorkflowTarget; readiness: { outputs: Record<string, string> } }) => {
   const outputs = event.readiness.outputs;
   if (event.target === 'azure') {
-    const { parameters } = await azureClientsFromEnv();
+    const { parameters } = await (await azureTarget()).azureClientsFromEnv();
     const password = parameters.rabbitmqAdminPassword;
     if (!outputs.amqpEndpoint || typeof password !== 'string') throw new Error('the Azure deployment has no amqpEndpoint output, or the template parameters lack rabbitmqAdminPassword');
     return smokeTest(amqpUrl(typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin', password, outputs.amqpEndpoint));

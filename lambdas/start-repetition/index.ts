@@ -2,9 +2,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { startPerfTest } from '../shared/aws-cluster';
-import { azureClientsFromEnv } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 import { perfTestScript, startAzureRepetition } from './logic';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
 
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
@@ -12,7 +14,7 @@ const s3 = new S3Client({});
 
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
   if (event.target === 'azure') {
-    const azure = await azureClientsFromEnv();
+    const azure = await (await azureTarget()).azureClientsFromEnv();
     return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
   }
   const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';

@@ -3,7 +3,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { validatePlan } from '../../core/plan';
 import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
-import { type AzureClients, startRunCommand, vmNameFromResourceId } from '../shared/azure-cluster';
+import type { AzureClients } from '../shared/azure-cluster';
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -131,6 +131,8 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
     password: { keyVaultName, secretName: output('adminPasswordSecretName'), identityClientId: output('loadGeneratorIdentityClientId') },
     uploadUrls,
   });
+  // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
+  const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
   const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(output('loadGeneratorResourceId')), script, updateIntervalInMs);
   return { ...started, startedAt: now.toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(now.getTime() + deadlineSeconds * 1000).toISOString() };
 }

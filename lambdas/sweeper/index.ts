@@ -1,10 +1,12 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { azureClientsFromEnv, azureConfigured } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
 import { sweepExpiredStacks } from './logic';
+
+// The Azure SDK is loaded only when the controller has Azure (AZURE_CREDENTIALS_SECRET_ARN): a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 const cfn = new CloudFormationClient({});
 
 /** Hourly: deletes this controller's stacks (and Azure resource groups, when configured) whose expiry tag has passed. */
-export const handler = async () => sweepExpiredStacks(cfn, roleArn, 'rmqbench-', new Date(), azureConfigured() ? (await azureClientsFromEnv()).clients : undefined);
+export const handler = async () => sweepExpiredStacks(cfn, roleArn, 'rmqbench-', new Date(), process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined);

@@ -1,6 +1,6 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { deleteStack, expiredStacks } from '../shared/aws-cluster';
-import { type AzureClients, expiredResourceGroups } from '../shared/azure-cluster';
+import type { AzureClients } from '../shared/azure-cluster';
 import { deleteGroups } from '../failure-handler/logic';
 
 /** The CloudWatch metric the sweeper reports stacks whose deletion had failed under (namespace rmqbench, dimension Controller). */
@@ -25,7 +25,7 @@ export async function sweepExpiredStacks(cfn: CloudFormationClient, roleArn: str
   for (const stack of stacks) await deleteStack(cfn, roleArn, stack.name);
   const retried: RetriedStack[] = stacks.filter((stack) => stack.status === 'DELETE_FAILED').map((stack) => ({ name: stack.name, reason: stack.statusReason ?? 'no reason given' }));
   log(deleteFailedReport(prefix, retried, now));
-  const groups = azure ? await deleteGroups(azure, await expiredResourceGroups(azure, prefix, now)) : undefined;
+  const groups = azure ? await deleteGroups(azure, await (await import('../shared/azure-cluster')).expiredResourceGroups(azure, prefix, now)) : undefined;
   return { deleted: stacks.map((stack) => stack.name), deleteFailedRetried: retried, ...(groups ? { deletedResourceGroups: groups } : {}) };
 }
 

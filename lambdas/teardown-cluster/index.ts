@@ -1,9 +1,11 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { deleteStack } from '../shared/aws-cluster';
-import { deleteResourceGroup } from '../shared/azure-cluster';
-import { azureClientsFromEnv } from '../shared/azure-target';
 import { requireEnv } from '../shared/env';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
+const azureCluster = () => import('../shared/azure-cluster');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 const cfn = new CloudFormationClient({});
@@ -14,7 +16,7 @@ const cfn = new CloudFormationClient({});
  * function's minute for the deletion; ARM completes it after that.
  */
 export const handler = async (event: { target: WorkflowTarget; cluster: ScheduledCluster }) => {
-  if (event.target === 'azure') return deleteResourceGroup((await azureClientsFromEnv()).clients, event.cluster.clusterId, 40_000);
+  if (event.target === 'azure') return (await azureCluster()).deleteResourceGroup((await (await azureTarget()).azureClientsFromEnv()).clients, event.cluster.clusterId, 40_000);
   await deleteStack(cfn, roleArn, event.cluster.clusterId);
   return {};
 };

@@ -2,7 +2,8 @@ import { CloudFormationClient, CreateStackCommand, DeleteStackCommand, DescribeS
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
-import { checkStack, launchStack, perfTestState, planClusterOf, stacksOfRun, type PlanClusterSpec } from '../../lambdas/shared/aws-cluster';
+import { checkStack, perfTestState, stacksOfRun } from '../../lambdas/shared/aws-cluster';
+import { launchStack, planClusterOf, type PlanClusterSpec } from '../../lambdas/shared/aws-launch';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
 import { buildSchedule, type ScheduledCluster } from '../../state-machines/schedule';
 

@@ -1,0 +1,107 @@
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { groupScenariosByCluster, validatePlan, type ClusterGroup } from '../../core/plan';
+import { supportsClassicMirroring, versionMatches } from '../../core/rabbitmq-version';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
+
+export interface AwsClusterConfig {
+  /** S3 URL of the cluster + load generator template, per exact RabbitMQ version it installs (one per RabbitMqRelease the controller ships). */
+  readonly templateUrls: Readonly<Record<string, string>>;
+  /** The RabbitMQ version a plan cluster without `rabbitmqVersion` gets (a key of templateUrls). */
+  readonly defaultRabbitmqVersion: string;
+  /** The role CloudFormation assumes to create the cluster (the functions only pass it). */
+  readonly cloudFormationRoleArn: string;
+  readonly resultsBucketName: string;
+  /** Hours after which the sweeper deletes a cluster whatever its run's state. */
+  readonly expiryHours: number;
+  /** Minutes a launch may take before the run gives up on the cluster. */
+  readonly launchTimeoutMinutes: number;
+  /** Where the cluster stack is placed: the controller's VPC, so that the smoke-test function reaches its internal load balancer. */
+  readonly network: AwsClusterNetwork;
+}
+
+/** The controller VPC values a cluster template takes as parameters. */
+export interface AwsClusterNetwork {
+  readonly vpcId: string;
+  /** One private subnet per Availability Zone, as many as the template expects (2). */
+  readonly privateSubnetIds: readonly string[];
+  /** The Availability Zones of those subnets, in the same order. */
+  readonly availabilityZones: readonly string[];
+  /** Security group of the smoke-test function, which the cluster admits on AMQP and management. */
+  readonly clientSecurityGroupId: string;
+}
+
+/** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
+export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion'>;
+
+/** The plan cluster a scheduled cluster was laid out from (buildSchedule numbers groupScenariosByCluster's groups in order). */
+export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClusterSpec {
+  const group = groupScenariosByCluster(validatePlan(plan, 'the execution input'))[cluster.index];
+  if (!group || group.nodes !== cluster.nodes || group.topology.type !== cluster.topology) {
+    throw new Error(`cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`);
+  }
+  return { nodes: group.nodes, topology: group.topology, ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}) };
+}
+
+/** The template (and the exact RabbitMQ version it installs) for a plan cluster's `rabbitmqVersion`; an unsupported version is refused by name. */
+export function clusterTemplateFor(config: AwsClusterConfig, rabbitmqVersion: string | undefined): { rabbitmqVersion: string; templateUrl: string } {
+  const supported = Object.keys(config.templateUrls).sort();
+  const installed = rabbitmqVersion === undefined ? config.defaultRabbitmqVersion : supported.find((version) => versionMatches(rabbitmqVersion, version));
+  const templateUrl = installed === undefined ? undefined : config.templateUrls[installed];
+  if (installed === undefined || templateUrl === undefined) {
+    throw new Error(`the AWS target has no cluster template for RabbitMQ ${rabbitmqVersion ?? `${config.defaultRabbitmqVersion} (the default)`}: it supports ${supported.join(', ')} (rabbitmqVersion "major.minor" or the exact version)`);
+  }
+  return { rabbitmqVersion: installed, templateUrl };
+}
+
+/**
+ * The cluster template's parameters (synthesizeClusterTemplates in cdk/BenchmarkController.ts declares them): the
+ * controller network, the node count and the broker policies of the plan cluster, as core/broker-config.ts generates
+ * them (`rabbitmqctl` argument vectors, applied by every node once it has started).
+ */
+export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec, rabbitmqVersion: string) {
+  const { network } = config;
+  if (network.privateSubnetIds.length !== network.availabilityZones.length) {
+    throw new Error(`the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`);
+  }
+  if (spec.topology.type === 'mirrored' && !supportsClassicMirroring(rabbitmqVersion)) {
+    throw new Error(`topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ ${rabbitmqVersion}${spec.rabbitmqVersion ? '' : ' (the default)'}: set its rabbitmqVersion to a 3.x version the AWS target supports, or use "quorum"`);
+  }
+  const brokerConfig = generateBrokerConfig({ topology: spec.topology, rabbitmqVersion, peerDiscovery: { backend: 'aws' }, nodeCount: spec.nodes });
+  return [
+    { ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName },
+    { ParameterKey: 'VpcId', ParameterValue: network.vpcId },
+    { ParameterKey: 'PrivateSubnetIds', ParameterValue: network.privateSubnetIds.join(',') },
+    { ParameterKey: 'AvailabilityZones', ParameterValue: network.availabilityZones.join(',') },
+    { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: network.clientSecurityGroupId },
+    { ParameterKey: 'NodeCount', ParameterValue: String(spec.nodes) },
+    { ParameterKey: 'BrokerPolicies', ParameterValue: JSON.stringify(brokerConfig.policies.map(policyCommandArgs)) },
+  ];
+}
+
+export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, spec: PlanClusterSpec, now = new Date()) {
+  if (spec.nodes !== cluster.nodes) throw new Error(`cluster ${cluster.clusterId} has ${cluster.nodes} nodes, but its plan cluster ${spec.nodes}`);
+  const { rabbitmqVersion, templateUrl } = clusterTemplateFor(config, spec.rabbitmqVersion);
+  const parameters = clusterStackParameters(config, spec, rabbitmqVersion);
+  const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
+  await cfn.send(
+    new CreateStackCommand({
+      StackName: cluster.clusterId,
+      TemplateURL: templateUrl,
+      RoleARN: config.cloudFormationRoleArn,
+      Capabilities: ['CAPABILITY_IAM'],
+      Parameters: parameters,
+      // Stack tags propagate to every taggable resource of the stack.
+      Tags: [
+        { Key: RUN_ID_TAG, Value: runId },
+        { Key: EXPIRES_AT_TAG, Value: expiresAt },
+      ],
+      // DO_NOTHING keeps a stack that failed to create, with its events, until TeardownCluster deletes it: DELETE would
+      // erase the failed resource's reason before CheckClusterReady reads it
+      // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, OnFailure).
+      OnFailure: 'DO_NOTHING',
+    }),
+  );
+  return { clusterId: cluster.clusterId, readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(), expiresAt };
+}
