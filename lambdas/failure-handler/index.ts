@@ -9,7 +9,9 @@ const azureTarget = () => import('../shared/azure-target');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 const store = new ResultsStore(new DynamoDBClient({}), requireEnv('RESULTS_TABLE'));
-const cfn = new CloudFormationClient({});
+// Listing and deleting share the account's CloudFormation request quota with everyone else: more attempts than the
+// standard retry mode's default 3, with its exponential back-off (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
+const cfn = new CloudFormationClient({ maxAttempts: 8 });
 
 export const handler = async (event: ExecutionStatusChange) =>
   handleFailedExecution(cfn, store, roleArn, event, undefined, process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined);

@@ -6,7 +6,9 @@ import { sweepExpiredStacks } from './logic';
 const azureTarget = () => import('../shared/azure-target');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
-const cfn = new CloudFormationClient({});
+// Listing and deleting share the account's CloudFormation request quota with everyone else: more attempts than the
+// standard retry mode's default 3, with its exponential back-off (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
+const cfn = new CloudFormationClient({ maxAttempts: 8 });
 
 /** Hourly: deletes this controller's stacks (and Azure resource groups, when configured) whose expiry tag has passed. */
 export const handler = async () => sweepExpiredStacks(cfn, roleArn, 'rmqbench-', new Date(), process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined);
