@@ -38,7 +38,7 @@ export async function checkStack(cfn: CloudFormationClient, launch: { clusterId:
     return { ready: true, status, outputs };
   }
   if (status !== 'CREATE_IN_PROGRESS') throw new Error(`stack ${launch.clusterId} is ${status}: ${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`);
-  if (pastDeadline) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})`);
+  if (pastDeadline) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})${await bootProgress(cfn, launch.clusterId)}`);
   return { ready: false, status };
 }
 
@@ -60,38 +60,61 @@ export async function managedInstancePingStatus(ssm: SSMClient, instanceId: stri
 /** At most this many pages of stack events are read for a failure reason (a cluster stack has a few dozen events). */
 const MAX_EVENT_PAGES = 5;
 /** A boot signal's event reason, e.g. "Received FAILURE signal with UniqueId i-0abc" (the node script passes its instance id as unique id). */
-const FAILURE_SIGNAL = /Received FAILURE signal with UniqueId (\S+)/;
+const BOOT_SIGNAL = /Received (SUCCESS|FAILURE) signal with UniqueId (\S+)/;
+
+/** A stack's events, oldest first (DescribeStackEvents answers newest first, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackEvents.html). */
+async function stackEventsOldestFirst(cfn: CloudFormationClient, stackName: string): Promise<StackEvent[]> {
+  const events: StackEvent[] = [];
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const page = await cfn.send(new DescribeStackEventsCommand({ StackName: stackName, NextToken: token }));
+    events.push(...(page.StackEvents ?? []));
+    token = page.NextToken;
+  } while (token && ++pages < MAX_EVENT_PAGES);
+  return events.reverse();
+}
+
+/** The instances that signalled the boot result, and the retained boot log group (an AWS::Logs::LogGroup of the stack, streams `<instance id>/boot`, see cdk/RabbitMqCluster.ts). */
+function bootReport(events: readonly StackEvent[]) {
+  const signalled = (result: string) => [...new Set(events.map((event) => BOOT_SIGNAL.exec(event.ResourceStatusReason ?? '')).filter((match) => match?.[1] === result).map((match) => match![2]!))];
+  const logGroup = events.find((event) => event.ResourceType === 'AWS::Logs::LogGroup' && event.PhysicalResourceId)?.PhysicalResourceId;
+  const streams = (ids: readonly string[]) => `stream${ids.length > 1 ? 's' : ''} ${ids.map((id) => `${id}/boot`).join(', ')}`;
+  return { succeeded: signalled('SUCCESS'), failed: signalled('FAILURE'), logGroup, streams };
+}
 
 /**
- * Why a stack failed, from DescribeStackEvents (newest first, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackEvents.html):
- * the oldest *_FAILED event that is not a cancellation caused by another failure, the instances whose boot signalled
- * FAILURE, and the boot log group (a retained AWS::Logs::LogGroup of the stack, streams `<instance id>/boot`, see cdk/RabbitMqCluster.ts).
+ * Why a stack failed, from its events: the oldest *_FAILED event that is not a cancellation caused by another failure,
+ * the instances whose boot signalled FAILURE and where their boot log tails are.
  */
 export async function stackFailureReason(cfn: CloudFormationClient, stackName: string, statusReason?: string): Promise<string> {
-  const events: StackEvent[] = [];
+  let events: StackEvent[];
   try {
-    let token: string | undefined;
-    let pages = 0;
-    do {
-      const page = await cfn.send(new DescribeStackEventsCommand({ StackName: stackName, NextToken: token }));
-      events.push(...(page.StackEvents ?? []));
-      token = page.NextToken;
-    } while (token && ++pages < MAX_EVENT_PAGES);
+    events = await stackEventsOldestFirst(cfn, stackName);
   } catch (error) {
     return `${statusReason ?? 'no reason given'} (its events could not be read: ${(error as Error).message})`;
   }
-  const oldestFirst = [...events].reverse();
-  const failed = oldestFirst.filter((event) => event.ResourceStatus?.endsWith('_FAILED') && event.LogicalResourceId !== stackName);
+  const failed = events.filter((event) => event.ResourceStatus?.endsWith('_FAILED') && event.LogicalResourceId !== stackName);
   const first = failed.find((event) => !/cancel/i.test(event.ResourceStatusReason ?? '')) ?? failed[0];
   const parts = [first ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ${first.ResourceStatusReason ?? 'no reason given'}` : (statusReason ?? 'no reason given')];
-  const failedNodes = [...new Set(oldestFirst.map((event) => FAILURE_SIGNAL.exec(event.ResourceStatusReason ?? '')?.[1]).filter((id): id is string => Boolean(id)))];
-  const logGroup = oldestFirst.find((event) => event.ResourceType === 'AWS::Logs::LogGroup' && event.PhysicalResourceId)?.PhysicalResourceId;
-  if (failedNodes.length > 0) {
-    parts.push(`boot FAILURE signalled by ${failedNodes.join(', ')}${logGroup ? `; boot log tail in CloudWatch Logs group ${logGroup}, stream${failedNodes.length > 1 ? 's' : ''} ${failedNodes.map((id) => `${id}/boot`).join(', ')}` : ''}`);
-  } else if (logGroup) {
-    parts.push(`node boot logs in CloudWatch Logs group ${logGroup}`);
+  const boot = bootReport(events);
+  if (boot.failed.length > 0) {
+    parts.push(`boot FAILURE signalled by ${boot.failed.join(', ')}${boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''}`);
+  } else if (boot.logGroup) {
+    parts.push(`node boot logs in CloudWatch Logs group ${boot.logGroup}`);
   }
   return parts.join('; ');
+}
+
+/** For a stack still creating at the deadline: which nodes have signalled their boot so far, and where the boot logs are. */
+async function bootProgress(cfn: CloudFormationClient, stackName: string): Promise<string> {
+  try {
+    const boot = bootReport(await stackEventsOldestFirst(cfn, stackName));
+    const signalled = [...boot.succeeded.map((id) => `${id} SUCCESS`), ...boot.failed.map((id) => `${id} FAILURE`)];
+    return `; boot signals so far: ${signalled.length > 0 ? signalled.join(', ') : 'none'}${boot.logGroup ? `; node boot logs in CloudWatch Logs group ${boot.logGroup}` : ''}`;
+  } catch (error) {
+    return ` (its events could not be read: ${(error as Error).message})`;
+  }
 }
 
 export async function deleteStack(cfn: CloudFormationClient, roleArn: string, clusterId: string): Promise<void> {

@@ -117,6 +117,14 @@ describe('a cluster stack that fails to create keeps its reason', () => {
     expect(cfnMock.commandCalls(DeleteStackCommand)).toHaveLength(0);
   });
 
+  test('a stack still creating at the deadline: the error says which nodes signalled their boot so far and where the boot logs are', async () => {
+    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_IN_PROGRESS' }] });
+    cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events.slice(4) });
+    await expect(checkStack(cfn, launch, AFTER_DEADLINE, ssm)).rejects.toThrow(
+      'stack rmqbench-run-1-c1 was not ready by 2025-01-01T00:30:00.000Z (still CREATE_IN_PROGRESS); boot signals so far: i-0good SUCCESS; node boot logs in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123',
+    );
+  });
+
   test('when the events cannot be read, the stack status reason is kept with why', async () => {
     cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'ROLLBACK_COMPLETE', StackStatusReason: 'quota' }] });
     cfnMock.on(DescribeStackEventsCommand).rejects(new Error('Rate exceeded'));
