@@ -39,7 +39,7 @@ function benchPlan(k: number): unknown {
   const clusters = Array.from({ length: k }, (_, index) => {
     const nodes = NODE_COUNTS[index % NODE_COUNTS.length]!;
     const type = TOPOLOGIES[Math.floor(index / NODE_COUNTS.length)]!;
-    return { name: `config-${index + 1}`, nodes, topology: { type }, connection: 'lb' };
+    return { name: `config-${index + 1}`, nodes, topology: { type }, connection: 'lb', instanceType: 'c5.xlarge' };
   });
   return {
     name: 'bench-workflow',

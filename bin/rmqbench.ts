@@ -3,6 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PlanValidationError, formatPlanIssue } from '../core/errors';
+import { defaultPriceCatalog } from '../core/cost-catalog';
+import { targetProblems } from '../core/target-rules';
+import { WORKFLOW_TARGETS } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
@@ -52,7 +55,9 @@ Usage:
   rmqbench prices [--json]                        the price catalog in use
   rmqbench prices update [--out FILE] [--json]    refresh it from the Azure/AWS price APIs (keeps it when offline)
   rmqbench plans [--json]                         the built-in plans
-  rmqbench validate <plan.yaml>                   check a plan without running it
+  rmqbench validate <plan.yaml> [--target local|aws|azure]
+                                                  check a plan without running it (aws/azure: every cluster
+                                                  names an instanceType the price catalog knows; x86-64 on aws)
   rmqbench ingest <runDir>                        store a run's raw output again (after a store failure)
   rmqbench broker-config --target azure [--topology quorum|classic|stream|mirrored] [--nodes 3]
           [--rabbitmq-version 3.13.7] [--mirror-to all|N] [--replication-factor N] [--json]
@@ -251,10 +256,19 @@ function loadPlan(reference: string): Plan {
   }
 }
 
+/** `validate <plan> [--target local|aws|azure]`: the plan schema, then what the target needs (the workflow's ValidatePlan applies the same rules). */
 function commandValidate(reference: string, options: GlobalOptions): number {
+  if (!(WORKFLOW_TARGETS as readonly string[]).includes(options.target)) {
+    throw new CliError(`--target must be one of ${WORKFLOW_TARGETS.join(', ')} (got "${options.target}")`, 2);
+  }
   const plan = loadPlan(reference);
+  const issues = targetProblems(plan, options.target, defaultPriceCatalog);
+  if (issues.length > 0) {
+    const details = issues.map((issue) => `  - ${formatPlanIssue(issue)}`).join('\n');
+    throw new CliError(`plan ${plan.name} cannot run on target ${options.target} (${issues.length} problem${issues.length > 1 ? 's' : ''}):\n${details}`, 2);
+  }
   if (options.json) console.log(JSON.stringify(plan, null, 2));
-  else console.log(`plan ${plan.name} is valid: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`);
+  else console.log(`plan ${plan.name} is valid for target ${options.target}: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`);
   return 0;
 }
 

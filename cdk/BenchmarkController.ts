@@ -25,6 +25,7 @@ import { CLUSTER_STACK_IAM_ACTIONS } from './cluster-stack-iam';
 import { LoadGenerator } from './LoadGenerator';
 import { nagResourceText } from './nag-finding';
 import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
+import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 
 /** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
@@ -533,6 +534,15 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       maxValue: CLUSTER_NODE_COUNT_RANGE.max,
       description: `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node group is pinned at it)`,
     });
+    const instanceType = new CfnParameter(stack, 'InstanceType', {
+      type: 'String',
+      default: RabbitMqInstanceTiers.LOW.toString(),
+      // x86-64 only: an attribute letter g after the generation digit means Graviton (Arm), and a1 is Arm too
+      // (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); Team RabbitMQ's RPMs are x86-64 only.
+      allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
+      constraintDescription: 'must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ\'s RPM repositories)',
+      description: 'EC2 instance type of the RabbitMQ nodes (the plan cluster\'s instanceType)',
+    });
     const policies = new CfnParameter(stack, 'BrokerPolicies', {
       type: 'String',
       default: '[]',
@@ -561,6 +571,8 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
     });
     if (cluster.brokerConfig.policies.length > 0) throw new Error('the cluster template must be built without policies: they come from its BrokerPolicies parameter');
+    // Built with the default type (its x86-64 check passes); the plan cluster's type comes from the InstanceType parameter.
+    (cluster.launchTemplate.node.defaultChild as ec2.CfnLaunchTemplate).addPropertyOverride('LaunchTemplateData.InstanceType', instanceType.valueAsString);
     const nodeGroup = cluster.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup;
     nodeGroup.minSize = nodeCount.valueAsString;
     nodeGroup.maxSize = nodeCount.valueAsString;
@@ -589,6 +601,13 @@ for args in json.load(open(sys.argv[1])):
   }
   return app;
 }
+
+/**
+ * EC2 instance types the cluster template accepts: family letters, generation digit, attribute letters without g (Graviton),
+ * a size. A family of the single letter a (a1, the first Arm family) is excluded; no lookahead, whose support in
+ * CloudFormation's AllowedPattern is not documented.
+ */
+export const CLUSTER_INSTANCE_TYPE_PATTERN = '^([b-z][a-z]*|a[a-z]+)[0-9]+[a-fh-z-]*\\.[a-z0-9-]+$';
 
 const clusterTemplateStackName = (release: RabbitMqRelease) => `Cluster${release.rabbitmqVersion.replace(/\./g, '')}`;
 

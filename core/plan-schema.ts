@@ -54,6 +54,15 @@ export const clusterSchema = z.strictObject({
   topology: queueTopologySchema.default({ type: 'classic' }),
   /** lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the queues. */
   connection: connectionModeSchema.default('lb'),
+  /**
+   * Instance type of the nodes on a cloud target: an AWS instance type (`c5.xlarge`) or an Azure VM size
+   * (`Standard_F4s_v2`, or without the `Standard_` prefix). Required by the aws and azure targets, which refuse a
+   * type the price catalog does not know (core/target-rules.ts); the local target ignores it.
+   */
+  instanceType: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9._-]{1,63}$/, 'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)')
+    .optional(),
 });
 
 export const workloadFieldsShape = {

@@ -266,15 +266,17 @@ export interface ClusterGroup {
   readonly nodes: number;
   readonly topology: ClusterSpec['topology'];
   readonly rabbitmqVersion?: string;
+  /** The plan cluster's instanceType (cloud targets). */
+  readonly instanceType?: string;
   readonly scenarios: readonly Scenario[];
 }
 
 export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
-  const groups = new Map<string, { key: string; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; scenarios: Scenario[] }>();
+  const groups = new Map<string, { key: string; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; instanceType?: string; scenarios: Scenario[] }>();
   for (const scenario of plan.scenarios) {
-    const { nodes, topology, rabbitmqVersion } = scenario.cluster;
-    const key = JSON.stringify({ nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null });
-    const group = groups.get(key) ?? { key, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), scenarios: [] };
+    const { nodes, topology, rabbitmqVersion, instanceType } = scenario.cluster;
+    const key = JSON.stringify({ nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null, instanceType: instanceType ?? null });
+    const group = groups.get(key) ?? { key, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), ...(instanceType ? { instanceType } : {}), scenarios: [] };
     group.scenarios.push(scenario);
     groups.set(key, group);
   }

@@ -3,6 +3,7 @@ import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type 
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
 import { validatePlan, type Plan } from './plan';
 import { candidatesForQueues, formatRangeRow, pricePerformanceTable } from './price-performance';
+import { catalogInstanceType } from './target-rules';
 import type { StoredRepetition } from './result-items';
 import type { LatencyPercentiles, RunRecord, ScenarioAggregate } from './result-model';
 import { describe, median, Stats } from './statistics';
@@ -127,6 +128,8 @@ export interface ScenarioFacts {
   readonly nodes?: number;
   readonly connection?: string;
   readonly queues?: number;
+  /** The plan cluster's instanceType (cloud runs). */
+  readonly instanceType?: string;
 }
 
 /** Facts per scenario from the plan stored with the run; from the scenario id alone when that plan no longer validates. */
@@ -145,6 +148,7 @@ export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
       nodes: scenario.cluster.nodes,
       connection: scenario.cluster.connection,
       queues: scenario.workload.queues,
+      ...(scenario.cluster.instanceType === undefined ? {} : { instanceType: scenario.cluster.instanceType }),
     });
   }
   for (const id of run.scenarioIds) {
@@ -155,9 +159,11 @@ export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
   return facts;
 }
 
-/** The run's instance type as reports name it (`localhost` for local runs). */
-export function instanceTypeOf(run: RunRecord): string {
-  return run.environment.instanceType ?? run.target;
+/** The instance type of a scenario's cluster (or of the run) as reports name it (`localhost` for local runs). */
+export function instanceTypeOf(run: RunRecord, fact?: ScenarioFacts): string {
+  // A local run ignores the plan's cloud instance types: it ran on this machine.
+  const planned = run.target === 'local' ? undefined : fact?.instanceType;
+  return planned ?? run.environment.instanceType ?? run.target;
 }
 
 /** Figures 6.1–6.4 points: each scenario's mean receive rate at its queue count, one series per instance type (and cluster). */
@@ -169,7 +175,7 @@ export function queueThroughputPoints(runs: readonly { run: RunRecord; aggregate
     for (const aggregate of aggregates) {
       const fact = facts.get(aggregate.scenarioId);
       if (fact?.queues === undefined || aggregate.receiveRate === undefined) continue;
-      const series = clusters.size > 1 ? `${instanceTypeOf(run)} · ${fact.clusterName}` : instanceTypeOf(run);
+      const series = clusters.size > 1 ? `${instanceTypeOf(run, fact)} · ${fact.clusterName}` : instanceTypeOf(run, fact);
       points.push({ series, queues: fact.queues, throughput: aggregate.receiveRate.mean, scenarioId: aggregate.scenarioId });
     }
   }
@@ -203,17 +209,22 @@ export type RunPricePerformance =
  * Unavailable, with the reason, for local runs and for instance types the catalog does not price.
  */
 export function runPricePerformance(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): RunPricePerformance {
-  const instanceType = run.environment.instanceType;
+  const runInstanceType = run.environment.instanceType;
   if (run.target === 'local') {
-    return { available: false, reason: `run ${run.runId} ran on target local (instance type ${instanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run` };
-  }
-  if (instanceType === undefined) {
-    return { available: false, reason: `run ${run.runId} does not record its instance type (environment.instanceType), so it cannot be priced` };
+    return { available: false, reason: `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run` };
   }
   const provider: CloudProvider = run.target;
   const facts = scenarioFacts(run);
   const clusters = new Map<string, ScenarioFacts>();
   for (const fact of facts.values()) if (!clusters.has(fact.clusterName)) clusters.set(fact.clusterName, fact);
+  // Each plan cluster names its own type (the cloud targets require it); runs from before that record one for the run.
+  const instanceTypeOfCluster = (fact: ScenarioFacts) => (fact.instanceType === undefined ? runInstanceType : catalogInstanceType(provider, fact.instanceType));
+  const unpriced = [...clusters.values()].filter((fact) => instanceTypeOfCluster(fact) === undefined).map((fact) => fact.clusterName);
+  if (unpriced.length > 0) {
+    return { available: false, reason: `run ${run.runId} records no instance type for cluster(s) ${unpriced.join(', ')} (plan clusters[].instanceType or environment.instanceType), so it cannot be priced` };
+  }
+  const instanceTypes = [...new Set([...clusters.values()].map((fact) => instanceTypeOfCluster(fact)!))];
+  const instanceType = instanceTypes.join(', ');
   const region = run.environment.region;
   const seconds = run.finishedAt === undefined ? undefined : (Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
   const costs: ClusterCostView[] = [];
@@ -221,10 +232,11 @@ export function runPricePerformance(run: RunRecord, aggregates: readonly Scenari
     for (const [clusterName, fact] of clusters) {
       const nodes = fact.nodes ?? 1;
       const loadBalancer = fact.connection === 'lb';
-      const cost = clusterCost(catalog, { provider, instanceType, nodes, loadBalancer, ...(region === undefined ? {} : { region }) });
+      const clusterInstanceType = instanceTypeOfCluster(fact)!;
+      const cost = clusterCost(catalog, { provider, instanceType: clusterInstanceType, nodes, loadBalancer, ...(region === undefined ? {} : { region }) });
       costs.push({
         clusterName,
-        description: `${nodes} × ${instanceType}${loadBalancer ? ' + lb' : ''}`,
+        description: `${nodes} × ${clusterInstanceType}${loadBalancer ? ' + lb' : ''}`,
         hourlyUsd: cost.hourlyUsd,
         monthlyUsd: cost.monthlyUsd,
         ...(seconds === undefined || !(seconds >= 0) ? {} : { runCostUsd: costOfRun(cost, seconds) }),

@@ -1,4 +1,6 @@
+import { defaultPriceCatalog } from '../core/cost-catalog';
 import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan';
+import { assertPlanRunsOnTarget } from '../core/target-rules';
 
 /** Where a workflow execution runs its clusters. */
 export type WorkflowTarget = 'aws' | 'azure' | 'local';
@@ -28,6 +30,8 @@ export interface ScheduledCluster {
   readonly clusterId: string;
   readonly nodes: number;
   readonly topology: string;
+  /** The plan cluster's instance type (required by the cloud targets; absent for local runs of plans without one). */
+  readonly instanceType?: string;
   readonly repetitions: readonly ScheduledRepetition[];
 }
 
@@ -86,6 +90,8 @@ export function checkTarget(target: unknown): WorkflowTarget {
 export function buildSchedule(input: WorkflowInput, executionName: string): WorkflowSchedule {
   const target = checkTarget(input.target ?? 'aws');
   const plan = validatePlan(input.plan, 'the execution input');
+  // A cloud run must be priceable: the instance types are checked against the shipped catalog before anything is created.
+  assertPlanRunsOnTarget(plan, target, defaultPriceCatalog, 'the execution input');
   const runId = runIdFor(input, executionName);
   const total = plan.scenarios.length * plan.repetitions;
   let index = 0;
@@ -109,7 +115,14 @@ export function buildSchedule(input: WorkflowInput, executionName: string): Work
         remaining -= scenario.workload.durationSeconds + pauseSeconds;
       }
     }
-    return { index: groupIndex, clusterId: clusterIdFor(runId, groupIndex), nodes: group.nodes, topology: group.topology.type, repetitions };
+    return {
+      index: groupIndex,
+      clusterId: clusterIdFor(runId, groupIndex),
+      nodes: group.nodes,
+      topology: group.topology.type,
+      ...(group.instanceType === undefined ? {} : { instanceType: group.instanceType }),
+      repetitions,
+    };
   });
   return { runId, target, planName: plan.name, plan: planData(plan), plannedSeconds: plannedSeconds(plan), totalRepetitions: total, clusters };
 }

@@ -33,7 +33,7 @@ export interface AwsClusterNetwork {
 }
 
 /** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
-export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion'>;
+export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'>;
 
 /** The plan cluster a scheduled cluster was laid out from (buildSchedule numbers groupScenariosByCluster's groups in order). */
 export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClusterSpec {
@@ -41,7 +41,12 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
   if (!group || group.nodes !== cluster.nodes || group.topology.type !== cluster.topology) {
     throw new Error(`cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`);
   }
-  return { nodes: group.nodes, topology: group.topology, ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}) };
+  return {
+    nodes: group.nodes,
+    topology: group.topology,
+    ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}),
+    ...(group.instanceType ? { instanceType: group.instanceType } : {}),
+  };
 }
 
 /** The template (and the exact RabbitMQ version it installs) for a plan cluster's `rabbitmqVersion`; an unsupported version is refused by name. */
@@ -77,6 +82,8 @@ export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClust
     { ParameterKey: 'SmokeTestSecurityGroupId', ParameterValue: network.clientSecurityGroupId },
     { ParameterKey: 'NodeCount', ParameterValue: String(spec.nodes) },
     { ParameterKey: 'BrokerPolicies', ParameterValue: JSON.stringify(brokerConfig.policies.map(policyCommandArgs)) },
+    // Without one the template's default type is used; the workflow's ValidatePlan requires it for aws runs.
+    ...(spec.instanceType === undefined ? [] : [{ ParameterKey: 'InstanceType', ParameterValue: spec.instanceType }]),
   ];
 }
 

@@ -3,6 +3,7 @@ import { ResourceManagementClient } from '@azure/arm-resources';
 import type { TokenCredential } from '@azure/core-auth';
 import { ClientSecretCredential } from '@azure/identity';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { azureVmSize } from '../../core/target-rules';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
@@ -63,9 +64,12 @@ export interface AzureClusterConfig {
   readonly controllerEgressAddresses?: readonly string[];
 }
 
-/** The deployment's parameter values: the shared ones, the node count and tags, and the controller's access when it has egress addresses. */
-export function deploymentParameterValues(config: AzureClusterConfig, instanceCount: number, tags: Record<string, string>): Record<string, unknown> {
-  const values: Record<string, unknown> = { ...config.parameters, instanceCount, tags };
+/**
+ * The deployment's parameter values: the shared ones, the node count, the plan cluster's VM size (`clusterVmSize`, when
+ * it names one) and tags, and the controller's access when it has egress addresses.
+ */
+export function deploymentParameterValues(config: AzureClusterConfig, instanceCount: number, tags: Record<string, string>, instanceType?: string): Record<string, unknown> {
+  const values: Record<string, unknown> = { ...config.parameters, instanceCount, ...(instanceType === undefined ? {} : { clusterVmSize: azureVmSize(instanceType) }), tags };
   const egress = config.controllerEgressAddresses ?? [];
   if (egress.length === 0) return values;
   const given = values.allowedSourceAddressPrefixes ?? [];
@@ -81,7 +85,7 @@ export async function launchResourceGroup(clients: AzureClients, config: AzureCl
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   const tags = { [RUN_ID_TAG]: runId, [EXPIRES_AT_TAG]: expiresAt };
   await clients.resources.resourceGroups.createOrUpdate(cluster.clusterId, { location: config.location, tags });
-  const parameters = Object.fromEntries(Object.entries(deploymentParameterValues(config, cluster.nodes, tags)).map(([name, value]) => [name, { value }]));
+  const parameters = Object.fromEntries(Object.entries(deploymentParameterValues(config, cluster.nodes, tags, cluster.instanceType)).map(([name, value]) => [name, { value }]));
   // Only submitted here (the first poll sends the PUT); a Lambda does not wait the minutes a deployment takes.
   await clients.resources.resources.beginCreateOrUpdate(cluster.clusterId, 'Microsoft.Resources', '', 'deployments', DEPLOYMENT_NAME, DEPLOYMENTS_API_VERSION, {
     properties: { mode: 'Incremental', template: config.template, parameters },

@@ -64,7 +64,26 @@ describe('rmqbench CLI', () => {
   test('validate accepts a built-in plan by name', () => {
     const { code, stdout } = rmqbench('validate', 'quickstart');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/plan quickstart is valid: 2 scenario\(s\) × 2 repetition\(s\)/);
+    expect(stdout).toMatch(/plan quickstart is valid for target local: 2 scenario\(s\) × 2 repetition\(s\)/);
+  });
+
+  test('validate --target aws names every cluster without a priced x86 instance type (exit 2); with one it passes', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-target-'));
+    const plan = (types: (string | undefined)[]) =>
+      JSON.stringify({ name: 'cloud', clusters: types.map((instanceType, index) => ({ name: `c${index}`, nodes: 3, ...(instanceType ? { instanceType } : {}) })), workloads: [{ name: 'w' }] });
+    writeFileSync(join(dir, 'bad.json'), plan([undefined, 'm6g.large', 'c5.mega']));
+    const bad = rmqbench('validate', join(dir, 'bad.json'), '--target', 'aws');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('plan cloud cannot run on target aws (3 problems):');
+    expect(bad.stderr).toMatch(/clusters\[0\]\.instanceType: target aws needs the nodes' instance type/);
+    expect(bad.stderr).toMatch(/clusters\[1\]\.instanceType: is an Arm \(Graviton\) type.*\(got "m6g\.large"\)/);
+    expect(bad.stderr).toMatch(/clusters\[2\]\.instanceType: the price catalog .* has no aws price for this type.*\(got "c5\.mega"\)/);
+    writeFileSync(join(dir, 'good.json'), plan(['c5.xlarge', 'm5.xlarge']));
+    const good = rmqbench('validate', join(dir, 'good.json'), '--target', 'aws');
+    expect([good.code, good.stdout.trim()]).toEqual([0, 'plan cloud is valid for target aws: 2 scenario(s) × 1 repetition(s)']);
+    expect(rmqbench('validate', join(dir, 'good.json')).code).toBe(0);
+    const unknownTarget = rmqbench('validate', join(dir, 'good.json'), '--target', 'gcp');
+    expect([unknownTarget.code, unknownTarget.stderr.trim()]).toEqual([2, expect.stringContaining('--target must be one of aws, azure, local (got "gcp")')]);
   });
 
   test('an unreachable --dynamodb-endpoint is a one-line error naming it', () => {

@@ -9,11 +9,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
-import { buildClusterTemplateApp, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { buildClusterTemplateApp, CLUSTER_INSTANCE_TYPE_PATTERN, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { uncoveredActions } from '../../cdk/cluster-stack-iam';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
 import type { QueueTopology } from '../../core/plan-schema';
+import { isArmInstanceType } from '../../core/target-rules';
 import { handlerPermissions } from './handler-permissions';
 
 const ROOT = resolve(__dirname, '../..');
@@ -268,6 +269,20 @@ describe('cluster templates', () => {
       expect(text).toContain('subprocess.run(["rabbitmqctl", *args], check=True)\' /etc/rabbitmq/rmqbench-policies.json');
       // No policy is baked in: the template serves every topology.
       expect(text).not.toContain('rabbitmqctl \'set_policy\'');
+    }
+  });
+
+  test('InstanceType sets the nodes\' type (default the construct\'s m5a.large); its pattern refuses Arm types as core/target-rules.ts does', () => {
+    for (const release of CONTROLLER_RELEASES) {
+      const { Parameters, Resources } = clusterTemplate(release);
+      expect(Parameters.InstanceType).toMatchObject({ Type: 'String', Default: 'm5a.large', AllowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN });
+      const launchTemplates = Object.values(Resources).filter((resource) => resource.Type === 'AWS::EC2::LaunchTemplate');
+      const nodeTemplate = launchTemplates.find((resource) => JSON.stringify(resource.Properties).includes('rabbitmq-server'))!;
+      expect((nodeTemplate.Properties as { LaunchTemplateData: { InstanceType: unknown } }).LaunchTemplateData.InstanceType).toEqual({ Ref: 'InstanceType' });
+    }
+    const allowed = new RegExp(CLUSTER_INSTANCE_TYPE_PATTERN);
+    for (const type of ['c5.xlarge', 'm5a.large', 'r5dn.2xlarge', 'x2iedn.xlarge', 'm7i-flex.large', 'm6g.large', 'c7gn.xlarge', 't4g.micro', 'is4gen.large', 'a1.large']) {
+      expect([type, allowed.test(type)]).toEqual([type, !isArmInstanceType(type)]);
     }
   });
 

@@ -77,6 +77,26 @@ describe('HTML report', () => {
     expect(result.available && result.costs.map((cost) => cost.description)).toEqual(['3 × c5.xlarge (c-lb)', '3 × c5.xlarge (c-direct)']);
   });
 
+  it('prices each cluster by its own plan instanceType (c5.xlarge vs c5.2xlarge in one run; Azure sizes with or without Standard_)', () => {
+    const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: { region: 'eu-west-1' } });
+    const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
+    const typed = (types: string[], target: 'aws' | 'azure') => ({ ...stored.run, target, plan: { ...plan, clusters: plan.clusters.map((cluster, index) => ({ ...cluster, instanceType: types[index] })) } });
+    const aws = runPricePerformance(typed(['c5.xlarge', 'c5.2xlarge'], 'aws'), aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
+    expect(aws.available && aws.costs.map((cost) => [cost.description, cost.monthlyUsd > 0])).toEqual([
+      ['3 × c5.xlarge + lb', true],
+      ['3 × c5.2xlarge', true],
+    ]);
+    expect(aws.available && aws.instanceType).toBe('c5.xlarge, c5.2xlarge');
+    const azure = runPricePerformance({ ...typed(['Standard_F4s', 'F8s'], 'azure'), environment: {} }, aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
+    expect(azure.available && azure.costs.map((cost) => cost.description)).toEqual(['3 × F4s + lb', '3 × F8s']);
+  });
+
+  it('says which clusters have no instance type when a cloud run records none', () => {
+    const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: {} });
+    const result = runPricePerformance(stored.run, aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
+    expect(result).toEqual({ available: false, reason: 'run run-1 records no instance type for cluster(s) c-lb, c-direct (plan clusters[].instanceType or environment.instanceType), so it cannot be priced' });
+  });
+
   it('names the unknown instance type instead of failing', () => {
     expect(report({ target: 'azure', environment: { instanceType: 'F999s' } })).toMatch(/Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/);
   });

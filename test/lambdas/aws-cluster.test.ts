@@ -55,6 +55,13 @@ describe('AWS cluster logic', () => {
     });
   });
 
+  test('the plan cluster\'s instanceType becomes the InstanceType parameter (none given: the template\'s default)', async () => {
+    cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
+    await launchStack(cfn, config, 'run-1', cluster(3), { ...quorum(3), instanceType: 'c5.2xlarge' }, NOW);
+    await launchStack(cfn, config, 'run-1', cluster(3), quorum(3), NOW);
+    expect([parameter(0, 'InstanceType'), parameter(1, 'InstanceType')]).toEqual(['c5.2xlarge', undefined]);
+  });
+
   test('every node count 1-7 launches from the one template with its NodeCount', async () => {
     cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
     for (let nodes = 1; nodes <= 7; nodes++) await launchStack(cfn, config, 'run-1', cluster(nodes), quorum(nodes), NOW);
@@ -97,15 +104,15 @@ describe('AWS cluster logic', () => {
     const plan = {
       name: 'p',
       clusters: [
-        { name: 'quorum-5', nodes: 5, topology: { type: 'quorum' } },
-        { name: 'mirrored-3', nodes: 3, rabbitmqVersion: '3.13', topology: { type: 'mirrored', mirrorTo: 2 } },
+        { name: 'quorum-5', nodes: 5, topology: { type: 'quorum' }, instanceType: 'c5.xlarge' },
+        { name: 'mirrored-3', nodes: 3, rabbitmqVersion: '3.13', topology: { type: 'mirrored', mirrorTo: 2 }, instanceType: 'm5.xlarge' },
       ],
       workloads: [{ name: 'w', durationSeconds: 10 }],
     };
     const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-1' }, 'exec');
     expect(schedule.clusters.map((scheduled) => planClusterOf(schedule.plan, scheduled))).toEqual([
-      { nodes: 5, topology: { type: 'quorum' } },
-      { nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13' },
+      { nodes: 5, topology: { type: 'quorum' }, instanceType: 'c5.xlarge' },
+      { nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13', instanceType: 'm5.xlarge' },
     ]);
     expect(() => planClusterOf(schedule.plan, { ...schedule.clusters[0]!, index: 1 })).toThrow('cluster rmqbench-run-1-c1 (index 1, 5 nodes, quorum) is not a cluster of the execution\'s plan');
   });

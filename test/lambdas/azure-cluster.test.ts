@@ -55,6 +55,12 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
   });
 
+  test('the plan cluster\'s instance type becomes clusterVmSize, with the Standard_ prefix ARM expects', async () => {
+    await launchResourceGroup(clients, config, 'run-1', { ...cluster(0), instanceType: 'F8s' }, NOW);
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    expect((put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters.clusterVmSize).toEqual({ value: 'Standard_F8s' });
+  });
+
   test('with controller egress addresses the load balancer is public and the NSG admits them as /32 besides the user\'s prefixes (deduplicated)', async () => {
     const withEgress: AzureClusterConfig = { ...config, parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24', '203.0.113.10/32'] }, controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'] };
     await launchResourceGroup(clients, withEgress, 'run-1', cluster(0), NOW);

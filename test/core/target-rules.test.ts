@@ -1,0 +1,87 @@
+import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { PlanValidationError } from '../../core/errors';
+import { validatePlan } from '../../core/plan';
+import { assertPlanRunsOnTarget, azureVmSize, catalogInstanceType, isArmInstanceType, targetProblems } from '../../core/target-rules';
+import { buildSchedule } from '../../state-machines/schedule';
+
+const planWith = (clusters: Record<string, unknown>[]) =>
+  validatePlan({ name: 'p', clusters: clusters.map((cluster, index) => ({ name: `c${index}`, nodes: 3, ...cluster })), workloads: [{ name: 'w', durationSeconds: 10 }] }, 'test');
+
+describe('what a cloud target needs from a plan', () => {
+  test('every cluster of an aws or azure plan names its instance type; the local target does not need one', () => {
+    const plan = planWith([{}, { instanceType: 'c5.xlarge' }]);
+    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+    const [missing, ...rest] = targetProblems(plan, 'aws', defaultPriceCatalog);
+    expect(rest).toEqual([]);
+    expect(missing!.path).toBe('clusters[0].instanceType');
+    expect(missing!.message).toMatch(/^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge"\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/);
+  });
+
+  test('an instance type the catalog does not price is refused by name, with the known ones', () => {
+    const [issue] = targetProblems(planWith([{ instanceType: 'c5.mega' }]), 'aws', defaultPriceCatalog);
+    expect(issue).toEqual({
+      path: 'clusters[0].instanceType',
+      value: 'c5.mega',
+      message: expect.stringMatching(/^the price catalog shipped with rmqbench \(core\/data\/prices\.json\) has no aws price for this type, so the run could not be priced; known: c5\.2xlarge, /),
+    });
+    // An Azure size is not an AWS type, and the other way round.
+    expect(targetProblems(planWith([{ instanceType: 'Standard_F4s' }]), 'aws', defaultPriceCatalog)).toHaveLength(1);
+    expect(targetProblems(planWith([{ instanceType: 'c5.xlarge' }]), 'azure', defaultPriceCatalog)).toHaveLength(1);
+  });
+
+  test('Azure sizes are accepted with or without the Standard_ prefix; the template gets the prefixed name', () => {
+    expect(targetProblems(planWith([{ instanceType: 'Standard_F4s' }, { instanceType: 'F8s' }]), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(catalogInstanceType('azure', 'Standard_F4s')).toBe('F4s');
+    expect(catalogInstanceType('aws', 'c5.xlarge')).toBe('c5.xlarge');
+    expect([azureVmSize('F4s'), azureVmSize('Standard_F4s')]).toEqual(['Standard_F4s', 'Standard_F4s']);
+  });
+
+  test.each([
+    ['m6g.large', true],
+    ['c7gn.xlarge', true],
+    ['t4g.micro', true],
+    ['is4gen.large', true],
+    ['x2gd.xlarge', true],
+    ['a1.large', true],
+    ['c5.xlarge', false],
+    ['m5a.large', false],
+    ['r5dn.2xlarge', false],
+    ['x2iedn.xlarge', false],
+    ['m7i-flex.large', false],
+    ['g4dn.xlarge', false],
+  ])('%s is an Arm (Graviton) type: %s', (instanceType, arm) => {
+    expect(isArmInstanceType(instanceType)).toBe(arm);
+  });
+
+  test('an Arm type on aws is refused before the catalog is asked, naming why', () => {
+    const catalog = { ...defaultPriceCatalog, instances: [...defaultPriceCatalog.instances, { ...defaultPriceCatalog.instances[0]!, instanceType: 'm6g.large' }] };
+    const [issue] = targetProblems(planWith([{ instanceType: 'm6g.large' }]), 'aws', catalog);
+    expect(issue!.message).toMatch(/^is an Arm \(Graviton\) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only/);
+  });
+
+  test('the workflow refuses the same plan at ValidatePlan, before any cluster exists, naming every field', () => {
+    const plan = { name: 'p', clusters: [{ name: 'a', nodes: 3 }, { name: 'b', nodes: 3, instanceType: 'z9.huge' }], workloads: [{ name: 'w', durationSeconds: 10 }] };
+    const error = (() => {
+      try {
+        buildSchedule({ plan, target: 'aws', runId: 'r' }, 'exec');
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(PlanValidationError);
+    expect((error as PlanValidationError).issues.map((issue) => issue.path)).toEqual(['clusters[0].instanceType', 'clusters[1].instanceType']);
+    expect((error as Error).message).toMatch(/^invalid plan the execution input \(target aws\): clusters\[0\]\.instanceType: target aws needs/);
+    expect(() => buildSchedule({ plan, target: 'local', runId: 'r' }, 'exec')).not.toThrow();
+    expect(() => assertPlanRunsOnTarget(validatePlan(plan, 'x'), 'local', defaultPriceCatalog, 'x')).not.toThrow();
+  });
+
+  test('two plan clusters that differ only in instance type are two scheduled clusters, each carrying its type', () => {
+    const plan = { name: 'p', clusters: [{ name: 'small', nodes: 3, instanceType: 'c5.xlarge' }, { name: 'large', nodes: 3, instanceType: 'c5.2xlarge' }], workloads: [{ name: 'w', durationSeconds: 10 }] };
+    const schedule = buildSchedule({ plan, target: 'aws', runId: 'r' }, 'exec');
+    expect(schedule.clusters.map((cluster) => [cluster.nodes, cluster.instanceType])).toEqual([
+      [3, 'c5.xlarge'],
+      [3, 'c5.2xlarge'],
+    ]);
+  });
+});
