@@ -60,7 +60,9 @@ const packageOf = (input) => {
 
 async function bundle(name) {
   const outdir = join(outRoot, name);
-  rmSync(outdir, { recursive: true, force: true });
+  // Only the previous bundle goes: tsc's output in the same folder (e.g. dist/lambdas/smoke-test/logic.js) is what the
+  // local target requires at run time (local/workflow-runner.ts), so the folder itself must stay.
+  for (const previous of ['index.mjs', 'chunks']) rmSync(join(outdir, previous), { recursive: true, force: true });
   const result = await build({
     entryPoints: { index: join(root, 'lambdas', name, 'index.ts') },
     outdir,
