@@ -15,11 +15,13 @@ import { ingestRunDir } from '../local/ingest-run-dir';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { LocalTarget } from '../local/local-target';
 import { cacheDir, dataDir } from '../local/paths';
-import { ProcessRegistry, stopOnSignals } from '../local/processes';
+import { exitingAfterSignal, ProcessRegistry, stopOnSignals } from '../local/processes';
 import { newRunId } from '../local/run-plan';
 import { parseFailAt, runPlanWorkflow } from '../local/workflow-runner';
 import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
+import { formatPrune, parsePruneSelection } from './prune-command';
+import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
 import { isChartId, REPORT_FORMATS, reportCommand, thesisChapter7Report, type ReportFormat } from './report-command';
@@ -59,6 +61,9 @@ Usage:
                                                   check a plan without running it (aws/azure: every cluster
                                                   names an instanceType the price catalog knows; x86-64 on aws)
   rmqbench ingest <runDir>                        store a run's raw output again (after a store failure)
+  rmqbench prune [--keep N | --older-than DAYS] [--dry-run] [--json]
+                                                  delete run folders whose results the store has (all such
+                                                  by default); a folder the store lacks is kept, with why
   rmqbench broker-config --target azure [--topology quorum|classic|stream|mirrored] [--nodes 3]
           [--rabbitmq-version 3.13.7] [--mirror-to all|N] [--replication-factor N] [--json]
                                                   bicep/main.bicep's broker parameters as export lines
@@ -104,6 +109,9 @@ async function main(argv: string[]): Promise<number> {
         out: { type: 'string' },
         chart: { type: 'string' },
         'thesis-ch7': { type: 'boolean', default: false },
+        keep: { type: 'string' },
+        'older-than': { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -208,6 +216,21 @@ async function main(argv: string[]): Promise<number> {
       return commandPlans(options);
     case 'ingest':
       return commandIngest(requireArg(rest, 'ingest <runDir>'), options);
+    case 'prune': {
+      let selection;
+      try {
+        selection = parsePruneSelection({ keep: parsed.values.keep, olderThan: parsed.values['older-than'] });
+      } catch (error) {
+        throw new CliError(`${(error as Error).message} (see rmqbench --help)`, 2);
+      }
+      const dryRun = parsed.values['dry-run'];
+      return withStore(options, async (store) => {
+        const decisions = await planPrune(join(dataDir(), 'runs'), store, selection);
+        if (!dryRun) applyPrune(decisions);
+        process.stdout.write(formatPrune(decisions, dryRun, options.json));
+        return 0;
+      });
+    }
     case 'broker-config':
       try {
         process.stdout.write(
@@ -324,9 +347,16 @@ async function commandRun(reference: string, options: GlobalOptions, failAt?: st
     }
     return 0;
   } finally {
-    await processes.stopAll();
+    warnIfLeft(await processes.stopAll());
     uninstall();
   }
+}
+
+/** Names processes still listed (unreaped) after the wait, so that a user can see what and why. */
+function warnIfLeft(left: readonly { pid: number; comm: string; state: string; ppid: number }[]): void {
+  if (left.length === 0) return;
+  const list = left.map((p) => `${p.comm} (pid ${p.pid}, state ${p.state}, parent ${p.ppid})`).join(', ');
+  console.error(`rmqbench: still listed after stopping, not yet reaped by their parent: ${list}`);
 }
 
 async function commandIngest(runDir: string, options: GlobalOptions): Promise<number> {
@@ -371,14 +401,19 @@ async function withStore(options: GlobalOptions, action: (store: ResultsStore) =
   try {
     return await action(await openStore(options, processes));
   } finally {
-    await processes.stopAll();
+    warnIfLeft(await processes.stopAll());
     uninstall();
   }
 }
 
+// After Ctrl-C the signal handler exits (130) once every process is reaped; the run failing
+// because its processes were stopped must not exit first with another code.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    if (!exitingAfterSignal()) process.exit(code);
+  },
   (error: unknown) => {
+    if (exitingAfterSignal()) return;
     const message = error instanceof Error ? error.message : String(error);
     console.error(`rmqbench: ${message}`);
     process.exit(error instanceof CliError ? error.exitCode : 1);

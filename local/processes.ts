@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, WriteStream } from 'node:fs';
+import { ProcessEntry, processTree, stillListed } from './process-table';
 
 export interface ExitStatus {
   readonly code: number | null;
@@ -45,26 +46,54 @@ export class ManagedProcess {
     return this.exitStatus !== undefined;
   }
 
-  /** SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the process is gone. */
-  async stop(graceMs = 5000): Promise<void> {
+  /**
+   * SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the process and everything it
+   * started are gone from the process table, zombies included. A grandchild whose parent dies first
+   * (erl_child_setup runs in a session of its own below beam.smp) is re-parented to PID 1, which
+   * reaps it when it gets to it: on this kind of machine (a Firecracker VM whose PID 1 is not an init
+   * system) that took up to 2 s, so without this wait the CLI exited while `ps` still showed them.
+   * Processes still listed after `reapTimeoutMs` are reported in `leftovers`.
+   */
+  async stop(graceMs = 5000, reapTimeoutMs = 15_000): Promise<void> {
+    const tree = this.child.pid === undefined ? [] : processTree(this.child.pid);
     if (!this.hasExited) {
       this.signalGroup('SIGTERM');
       const timer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
       await this.exited;
       clearTimeout(timer);
     }
-    // Children that outlive the leader (e.g. erl_child_setup) share its group.
+    // Children that outlive the leader: those of its group, and those that left it (setsid).
     this.signalGroup('SIGKILL');
+    for (const entry of tree) {
+      if (entry.pid !== this.child.pid && stillListed(entry)) signal(entry.pid, 'SIGKILL');
+    }
+    this.leftovers = await untilReaped(tree, reapTimeoutMs);
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }
 
-  private signalGroup(signal: NodeJS.Signals): void {
-    if (this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, signal);
-    } catch {
-      // already gone
-    }
+  /** Processes of this one's tree that were still listed (e.g. unreaped zombies) when `stop` gave up waiting. */
+  leftovers: readonly ProcessEntry[] = [];
+
+  private signalGroup(name: NodeJS.Signals): void {
+    if (this.child.pid !== undefined) signal(-this.child.pid, name);
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+/** Waits until none of `entries` is listed any more; returns those still listed after `timeoutMs`. */
+async function untilReaped(entries: readonly ProcessEntry[], timeoutMs: number): Promise<ProcessEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const listed = entries.filter(stillListed);
+    if (listed.length === 0 || Date.now() > deadline) return listed;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -103,18 +132,44 @@ export class ProcessRegistry {
     return this.processes.filter((p) => !p.hasExited);
   }
 
-  async stopAll(graceMs = 2000): Promise<void> {
+  /**
+   * Stops every process and waits until each one, and all it started, is reaped; returns what was
+   * still listed. A second call (the Ctrl-C handler and the run's own cleanup) waits for the first.
+   */
+  async stopAll(graceMs = 2000): Promise<ProcessEntry[]> {
     const all = this.processes.splice(0);
-    await Promise.all(all.map((p) => p.stop(graceMs)));
+    const cleanups = this.cleanups.splice(0);
+    const stopping = Promise.all(all.map((p) => p.stop(graceMs))).then(() => {
+      for (const cleanup of cleanups) cleanup();
+      return all.flatMap((p) => p.leftovers);
+    });
+    this.stopping.push(stopping);
+    return (await Promise.all(this.stopping)).flat();
   }
+
+  /** Runs `cleanup` once every process is stopped (also on Ctrl-C), e.g. to delete what only they needed. */
+  afterStop(cleanup: () => void): void {
+    this.cleanups.push(cleanup);
+  }
+
+  private readonly stopping: Promise<ProcessEntry[]>[] = [];
+  private readonly cleanups: (() => void)[] = [];
+}
+
+let exitingOnSignal = false;
+
+/** True once a signal handler installed by `stopOnSignals` is stopping everything and will exit itself. */
+export function exitingAfterSignal(): boolean {
+  return exitingOnSignal;
 }
 
 /** Runs `cleanup` on SIGINT/SIGTERM before exiting (130/143); returns a function that uninstalls the handlers. */
-export function stopOnSignals(cleanup: () => Promise<void>): () => void {
+export function stopOnSignals(cleanup: () => Promise<unknown>): () => void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    exitingOnSignal = true;
     process.stderr.write(`\nrmqbench: ${signal} received, stopping every process started by this run...\n`);
     void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };

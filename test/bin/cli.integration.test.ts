@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stillListed, watchProcesses } from '../local/process-watch';
 
 jest.setTimeout(600_000);
 
@@ -68,7 +69,18 @@ workloads:
     );
     const child = spawn(process.execPath, [cli, 'run', plan], { env: { ...process.env, RMQBENCH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const watch = watchProcesses(child.pid!, home);
+    let left: string[] = [];
+    let seen: string[] = [];
+    // What is still listed (zombies included) is read the moment the CLI has exited.
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => {
+        const watched = watch.stop();
+        left = stillListed(watched, home);
+        seen = watched.map((s) => s.comm);
+        resolve(code);
+      }),
+    );
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`PerfTest never started:\n${stderr}`)), 120_000);
       child.stderr.on('data', (chunk: Buffer) => {
@@ -85,6 +97,8 @@ workloads:
     expect(await exited).toBe(130);
     expect(stderr).toMatch(/SIGINT received, stopping every process/);
     expect(spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim()).toBe('');
+    for (const comm of ['beam.smp', 'epmd', 'haproxy', 'java']) expect(seen).toContain(comm);
+    expect(left).toEqual([]);
 
     // The interrupted run is recorded as FAILED, not left RUNNING.
     const runId = /run (interrupted-\S+):/.exec(stderr)![1]!;

@@ -92,6 +92,22 @@ describe('rmqbench CLI', () => {
     expect(stderr).toMatch(/^rmqbench: DynamoDB at http:\/\/127\.0\.0\.1:9: could not describe the table .*omit --dynamodb-endpoint/);
   });
 
+  test('prune refuses --keep with --older-than, negative or non-numeric values: exit 2 naming the problem, before touching the store', () => {
+    const cases: [string[], RegExp][] = [
+      [['--keep', '2', '--older-than', '3'], /use either --keep N or --older-than DAYS, not both \(got --keep 2 --older-than 3\)/],
+      [['--keep=-1'], /--keep must be a whole number of run folders, 0 or more \(got "-1"\)/],
+      [['--keep', '1.5'], /--keep must be a whole number of run folders, 0 or more \(got "1\.5"\)/],
+      [['--older-than=-7'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "-7"\)/],
+      [['--older-than', 'week'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "week"\)/],
+    ];
+    for (const [args, message] of cases) {
+      // An unreachable endpoint: had the arguments been accepted, the error would be about the store.
+      const { code, stderr, stdout } = rmqbench('prune', ...args, '--dynamodb-endpoint', 'http://127.0.0.1:9');
+      expect({ args, code, stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(stderr.trim()).toMatch(message);
+    }
+  });
+
   test('doctor names what is missing and how to get it, and exits 1', () => {
     // An empty PATH and cache: no java, mvn, epmd or haproxy, no jars.
     const emptyBin = mkdtempSync(join(tmpdir(), 'rmqbench-nobin-'));
