@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { PlanValidationError, formatPlanIssue } from '../core/errors';
 import { defaultPriceCatalog } from '../core/cost-catalog';
 import { targetProblems } from '../core/target-rules';
-import { WORKFLOW_TARGETS } from '../state-machines/schedule';
+import { planData, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
@@ -57,6 +57,8 @@ Usage:
   rmqbench prices [--json]                        the price catalog in use
   rmqbench prices update [--out FILE] [--json]    refresh it from the Azure/AWS price APIs (keeps it when offline)
   rmqbench plans [--json]                         the built-in plans
+  rmqbench execution-input <plan.yaml> --target aws|azure [--run-id ID]
+                                                  the JSON input of a BenchmarkController execution
   rmqbench validate <plan.yaml> [--target local|aws|azure]
                                                   check a plan without running it (aws/azure: every cluster
                                                   names an instanceType the price catalog knows; x86-64 on aws)
@@ -100,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
         target: { type: 'string' },
         fix: { type: 'boolean', default: false },
         'fail-at': { type: 'string' },
+        'run-id': { type: 'string' },
         topology: { type: 'string', default: 'quorum' },
         nodes: { type: 'string', default: '3' },
         'rabbitmq-version': { type: 'string', default: '3.13.7' },
@@ -136,6 +139,8 @@ async function main(argv: string[]): Promise<number> {
       return commandRun(requireArg(rest, 'run <plan>'), options, parsed.values['fail-at']);
     case 'validate':
       return commandValidate(requireArg(rest, 'validate <plan>'), options);
+    case 'execution-input':
+      return commandExecutionInput(requireArg(rest, 'execution-input <plan>'), options, parsed.values['run-id']);
     case 'runs':
       return withStore(options, async (store) => {
         const runs = await store.listRuns();
@@ -280,7 +285,7 @@ function loadPlan(reference: string): Plan {
 }
 
 /** `validate <plan> [--target local|aws|azure]`: the plan schema, then what the target needs (the workflow's ValidatePlan applies the same rules). */
-function commandValidate(reference: string, options: GlobalOptions): number {
+function commandValidate(reference: string, options: GlobalOptions, { quiet = false } = {}): number {
   if (!(WORKFLOW_TARGETS as readonly string[]).includes(options.target)) {
     throw new CliError(`--target must be one of ${WORKFLOW_TARGETS.join(', ')} (got "${options.target}")`, 2);
   }
@@ -290,8 +295,23 @@ function commandValidate(reference: string, options: GlobalOptions): number {
     const details = issues.map((issue) => `  - ${formatPlanIssue(issue)}`).join('\n');
     throw new CliError(`plan ${plan.name} cannot run on target ${options.target} (${issues.length} problem${issues.length > 1 ? 's' : ''}):\n${details}`, 2);
   }
+  if (quiet) return 0;
   if (options.json) console.log(JSON.stringify(plan, null, 2));
   else console.log(`plan ${plan.name} is valid for target ${options.target}: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`);
+  return 0;
+}
+
+/**
+ * `execution-input <plan> --target aws|azure [--run-id ID]`: the JSON a BenchmarkController execution takes
+ * (`{ plan, target, runId? }`), after the same checks as `validate --target`.
+ */
+function commandExecutionInput(reference: string, options: GlobalOptions, runId: string | undefined): number {
+  if (options.target !== 'aws' && options.target !== 'azure') {
+    throw new CliError(`execution-input is for the cloud controller: give --target aws or --target azure (got "${options.target}")`, 2);
+  }
+  commandValidate(reference, { ...options, json: false }, { quiet: true });
+  const input: WorkflowInput = { plan: planData(loadPlan(reference)), target: options.target, ...(runId ? { runId } : {}) };
+  console.log(JSON.stringify(input, null, 2));
   return 0;
 }
 

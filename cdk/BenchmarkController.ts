@@ -479,6 +479,11 @@ export class BenchmarkController extends Construct {
       ],
     });
     vpc.addFlowLog('FlowLog');
+    // Load-generator uploads and Amazon Linux 2023's package repositories (S3 buckets in the region) go through this free
+    // gateway endpoint instead of the NAT gateway, which bills per GB processed
+    // (https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html: "no additional charge";
+    // https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html: the repositories are served from S3).
+    vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
     return vpc;
   }
 

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildSchedule, type WorkflowInput } from '../../state-machines/schedule';
 
 // The CLI as users run it: the built file (npm test builds first).
 const cli = join(__dirname, '../../dist/bin/rmqbench.js');
@@ -65,6 +66,19 @@ describe('rmqbench CLI', () => {
     const { code, stdout } = rmqbench('validate', 'quickstart');
     expect(code).toBe(0);
     expect(stdout).toMatch(/plan quickstart is valid for target local: 2 scenario\(s\) × 2 repetition\(s\)/);
+  });
+
+  test('execution-input prints what the controller\'s ValidatePlan accepts, and refuses what it would refuse', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-input-'));
+    writeFileSync(join(dir, 'p.yaml'), 'name: cloud\nclusters:\n  - { name: small, nodes: 3, instanceType: c5.xlarge, topology: { type: quorum } }\nworkloads:\n  - { name: w, producers: 2, consumers: 2, sweep: { queues: [1, 2] } }\n');
+    const { code, stdout } = rmqbench('execution-input', join(dir, 'p.yaml'), '--target', 'aws', '--run-id', 'r-1');
+    expect(code).toBe(0);
+    const input = JSON.parse(stdout) as WorkflowInput;
+    expect([input.target, input.runId]).toEqual(['aws', 'r-1']);
+    const schedule = buildSchedule(input, 'exec');
+    expect([schedule.runId, schedule.clusters.length, schedule.totalRepetitions, schedule.clusters[0]!.instanceType]).toEqual(['r-1', 1, 2, 'c5.xlarge']);
+    expect(rmqbench('execution-input', join(dir, 'p.yaml'), '--target', 'azure').code).toBe(2);
+    expect(rmqbench('execution-input', join(dir, 'p.yaml')).stderr).toContain('give --target aws or --target azure');
   });
 
   test('validate --target aws names every cluster without a priced x86 instance type (exit 2); with one it passes', () => {

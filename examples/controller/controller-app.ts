@@ -1,0 +1,66 @@
+import { App, CfnOutput, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { BenchmarkController, type BenchmarkAzureProps } from '../../cdk';
+
+/**
+ * What the controller app reads from CDK context (`cdk deploy -c key=value` or cdk.json), all optional:
+ * Azure is off unless `azureCredentialsSecretArn` is given.
+ */
+export interface ControllerAppContext {
+  /** Secrets Manager ARN of the Azure service principal JSON (see BenchmarkAzureProps.credentialsSecret). */
+  readonly azureCredentialsSecretArn?: string;
+  /** Azure region of the run's resource groups. @default 'westeurope' */
+  readonly azureLocation?: string;
+  /** The compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`). @default 'main.json' */
+  readonly azureTemplateFile?: string;
+}
+
+/** Stack output names the CLI and the README refer to. */
+export const CONTROLLER_OUTPUTS = {
+  stateMachineArn: 'StateMachineArn',
+  resultsTableName: 'ResultsTableName',
+  rawOutputBucketName: 'RawOutputBucketName',
+} as const;
+
+/** One BenchmarkController with the outputs a user needs to start runs and read results. */
+export class RmqbenchControllerStack extends Stack {
+  public readonly controller: BenchmarkController;
+
+  constructor(scope: Construct, id: string, context: ControllerAppContext = {}, props?: StackProps) {
+    super(scope, id, props);
+    const azure: BenchmarkAzureProps | undefined =
+      context.azureCredentialsSecretArn === undefined
+        ? undefined
+        : {
+            credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(this, 'AzureCredentials', context.azureCredentialsSecretArn),
+            location: context.azureLocation ?? 'westeurope',
+            templateFile: context.azureTemplateFile ?? 'main.json',
+          };
+    this.controller = new BenchmarkController(this, 'Controller', azure ? { azure } : {});
+    new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, { value: this.controller.stateMachine.stateMachineArn, description: 'Start a run: aws stepfunctions start-execution --state-machine-arn <this> --input file://run.json' });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.resultsTableName, { value: this.controller.resultsTable.tableName, description: 'DynamoDB table with every run and repetition' });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.rawOutputBucketName, { value: this.controller.rawOutputBucket.bucketName, description: 'Raw PerfTest output per run (runs/<runId>/...)' });
+  }
+}
+
+/** Context values as strings (`-c key=value`), unknown keys ignored. */
+export function controllerContext(app: App): ControllerAppContext {
+  const read = (key: keyof ControllerAppContext) => {
+    const value = app.node.tryGetContext(key) as unknown;
+    return typeof value === 'string' && value.length > 0 ? value : undefined;
+  };
+  const arn = read('azureCredentialsSecretArn');
+  const location = read('azureLocation');
+  const templateFile = read('azureTemplateFile');
+  return { ...(arn ? { azureCredentialsSecretArn: arn } : {}), ...(location ? { azureLocation: location } : {}), ...(templateFile ? { azureTemplateFile: templateFile } : {}) };
+}
+
+/** The controller app, checked by cdk-nag's AwsSolutions pack (synthesis reports an unacknowledged finding as an error). */
+export function buildControllerApp(options: { outdir?: string; context?: Record<string, string> } = {}): App {
+  const app = new App({ ...(options.outdir ? { outdir: options.outdir } : {}), ...(options.context ? { context: options.context } : {}) });
+  new RmqbenchControllerStack(app, 'RmqbenchController', controllerContext(app));
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return app;
+}
