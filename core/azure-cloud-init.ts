@@ -1,4 +1,5 @@
 import { generateBrokerConfig, policyCommandArgs } from './broker-config';
+import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { QueueTopology } from './plan-schema';
 
 /**
@@ -72,4 +73,20 @@ export function azureBrokerEnvironment(parameters: AzureBrokerParameters): Recor
     [AZURE_BROKER_ENVIRONMENT_VARIABLES.enabledPluginsFile]: parameters.enabledPluginsFile,
     [AZURE_BROKER_ENVIRONMENT_VARIABLES.policyCommandsJson]: parameters.policyCommandsJson,
   };
+}
+
+/**
+ * main.bicep's per-cluster parameters for one plan cluster, as the controller deploys it: the exact RabbitMQ version
+ * (the plan's `rabbitmqVersion`, or the Azure default) and the broker configuration generated for the plan cluster's
+ * topology and node count. Without them every plan cluster would get the controller's shared parameters, whatever
+ * its topology.
+ *
+ * @throws Error naming the supported versions, or why the topology cannot run on the version.
+ */
+export function azurePlanClusterParameters(spec: { readonly nodes: number; readonly topology: QueueTopology; readonly rabbitmqVersion?: string }): AzureBrokerParameters & { readonly rabbitmqVersion: string } {
+  const release = cloudRabbitmqVersion('azure', spec.rabbitmqVersion);
+  if ('error' in release) throw new Error(release.error);
+  const problem = topologyVersionProblem(spec.topology, release.version, spec.rabbitmqVersion === undefined);
+  if (problem) throw new Error(problem);
+  return { rabbitmqVersion: release.version, ...azureBrokerParameters({ topology: spec.topology, rabbitmqVersion: release.version, nodeCount: spec.nodes }) };
 }

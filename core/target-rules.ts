@@ -1,3 +1,4 @@
+import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
 import { PlanIssue, PlanValidationError } from './errors';
 import type { Plan } from './plan';
@@ -5,7 +6,7 @@ import type { Plan } from './plan';
 /**
  * What a cloud target needs from a plan beyond the plan schema: every cluster names its instance type, the
  * price catalog knows that type (so the run can be priced: the point of a cloud run), and on AWS the type is
- * x86-64. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
+ * x86-64; its RabbitMQ version is one the target installs (core/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
  * is refused before anything is created. Pure: the catalog is passed in.
  */
 
@@ -47,6 +48,13 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   const known = knownInstanceTypes(catalog, provider);
   const issues: PlanIssue[] = [];
   plan.clusters.forEach((cluster, index) => {
+    const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
+    if ('error' in release) {
+      issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
+    } else {
+      const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
+      if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
+    }
     const path = `clusters[${index}].instanceType`;
     const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
     if (cluster.instanceType === undefined) {

@@ -1,4 +1,5 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-launch';
 import { requireEnv } from '../shared/env';
@@ -35,7 +36,9 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
     const azure = await (await azureTarget()).azureTarget();
     // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
     const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);
-    return (await azureCluster()).launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster);
+    // The plan cluster's RabbitMQ version and broker configuration (topology, node count), generated as for the other targets.
+    const planClusterParameters: Record<string, unknown> = { ...azurePlanClusterParameters(planClusterOf(event.plan, event.cluster)) };
+    return (await azureCluster()).launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster, new Date(), planClusterParameters);
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).

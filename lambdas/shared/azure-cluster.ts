@@ -68,8 +68,14 @@ export interface AzureClusterConfig {
  * The deployment's parameter values: the shared ones, the node count, the plan cluster's VM size (`clusterVmSize`, when
  * it names one) and tags, and the controller's access when it has egress addresses.
  */
-export function deploymentParameterValues(config: AzureClusterConfig, instanceCount: number, tags: Record<string, string>, instanceType?: string): Record<string, unknown> {
-  const values: Record<string, unknown> = { ...config.parameters, instanceCount, ...(instanceType === undefined ? {} : { clusterVmSize: azureVmSize(instanceType) }), tags };
+export function deploymentParameterValues(
+  config: AzureClusterConfig,
+  instanceCount: number,
+  tags: Record<string, string>,
+  instanceType?: string,
+  planClusterParameters: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const values: Record<string, unknown> = { ...config.parameters, ...planClusterParameters, instanceCount, ...(instanceType === undefined ? {} : { clusterVmSize: azureVmSize(instanceType) }), tags };
   const egress = config.controllerEgressAddresses ?? [];
   if (egress.length === 0) return values;
   const given = values.allowedSourceAddressPrefixes ?? [];
@@ -81,11 +87,15 @@ export function deploymentParameterValues(config: AzureClusterConfig, instanceCo
  * Creates the run's resource group (tagged with the run id and expiry, which the safety nets look
  * for) and submits the template deployment into it; CheckClusterReady polls the deployment.
  */
-export async function launchResourceGroup(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
+/**
+ * `planClusterParameters` are the plan cluster's own template parameters (core/azure-cloud-init.ts
+ * azurePlanClusterParameters: its RabbitMQ version and broker configuration), which take precedence over the shared ones.
+ */
+export async function launchResourceGroup(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date(), planClusterParameters: Record<string, unknown> = {}) {
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   const tags = { [RUN_ID_TAG]: runId, [EXPIRES_AT_TAG]: expiresAt };
   await clients.resources.resourceGroups.createOrUpdate(cluster.clusterId, { location: config.location, tags });
-  const parameters = Object.fromEntries(Object.entries(deploymentParameterValues(config, cluster.nodes, tags, cluster.instanceType)).map(([name, value]) => [name, { value }]));
+  const parameters = Object.fromEntries(Object.entries(deploymentParameterValues(config, cluster.nodes, tags, cluster.instanceType, planClusterParameters)).map(([name, value]) => [name, { value }]));
   // Only submitted here (the first poll sends the PUT); a Lambda does not wait the minutes a deployment takes.
   await clients.resources.resources.beginCreateOrUpdate(cluster.clusterId, 'Microsoft.Resources', '', 'deployments', DEPLOYMENT_NAME, DEPLOYMENTS_API_VERSION, {
     properties: { mode: 'Incremental', template: config.template, parameters },

@@ -15,6 +15,7 @@ import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
 import type { QueueTopology } from '../../core/plan-schema';
 import { isArmInstanceType } from '../../core/target-rules';
+import { CLOUD_RABBITMQ_VERSIONS, DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
 import { handlerPermissions } from './handler-permissions';
 
 const ROOT = resolve(__dirname, '../..');
@@ -245,6 +246,9 @@ describe('cluster templates', () => {
 
   test('one template per release the controller offers (3.13 and 4.1), the default being RabbitMqCluster\'s', () => {
     expect(CONTROLLER_RELEASES).toEqual([RabbitMqRelease.V3_13, RabbitMqRelease.V4_1]);
+    // ValidatePlan refuses other versions by the same list (core/cloud-releases.ts).
+    expect(CONTROLLER_RELEASES.map((release) => release.rabbitmqVersion)).toEqual(CLOUD_RABBITMQ_VERSIONS);
+    expect(CONTROLLER_DEFAULT_RELEASE.rabbitmqVersion).toBe(DEFAULT_CLOUD_RABBITMQ_VERSION.aws);
     expect(CONTROLLER_DEFAULT_RELEASE).toBe(RabbitMqRelease.V4_1);
     expect(Object.keys(controller.clusterTemplates)).toEqual(['3.13.7', '4.1.4']);
     template.hasResourceProperties('AWS::Lambda::Function', {

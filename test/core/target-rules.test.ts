@@ -1,3 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
 import { PlanValidationError } from '../../core/errors';
 import { validatePlan } from '../../core/plan';
@@ -83,5 +88,45 @@ describe('what a cloud target needs from a plan', () => {
       [3, 'c5.xlarge'],
       [3, 'c5.2xlarge'],
     ]);
+  });
+});
+
+describe('RabbitMQ versions on the cloud targets', () => {
+  test('a version the target does not install is refused by field; mirrored queues need 3.x, also by default', () => {
+    const plan = planWith([
+      { instanceType: 'c5.xlarge', rabbitmqVersion: '3.12' },
+      { instanceType: 'c5.xlarge', topology: { type: 'mirrored' } },
+      { instanceType: 'c5.xlarge', rabbitmqVersion: '3.13', topology: { type: 'mirrored' } },
+    ]);
+    const issues = targetProblems(plan, 'aws', defaultPriceCatalog);
+    expect(issues.map((issue) => [issue.path, issue.message])).toEqual([
+      ['clusters[0].rabbitmqVersion', 'target aws installs RabbitMQ 3.13.7 or 4.1.4, not 3.12 (give "major.minor" or the exact version)'],
+      ['clusters[1].topology.type', 'classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run 4.1.4 (the target\'s default): set rabbitmqVersion to "3.13" or use "quorum"'],
+    ]);
+    // Azure's default release is 3.13.7 (main.bicep), where mirroring still exists.
+    const azurePlan = planWith([{ instanceType: 'F4s', topology: { type: 'mirrored' } }]);
+    expect(targetProblems(azurePlan, 'azure', defaultPriceCatalog)).toEqual([]);
+  });
+
+  test('an Azure plan cluster gets its own version and broker configuration, the generator\'s output for its topology', () => {
+    const quorum = azurePlanClusterParameters({ nodes: 5, topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '4.1' });
+    const expected = generateBrokerConfig({ topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '4.1.4', peerDiscovery: { backend: 'external' }, nodeCount: 5 });
+    expect(quorum).toEqual({
+      rabbitmqVersion: '4.1.4',
+      rabbitmqConf: expected.rabbitmqConf,
+      enabledPluginsFile: expected.enabledPluginsFile,
+      policyCommandsJson: JSON.stringify(expected.policies.map(policyCommandArgs)),
+    });
+    expect(azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).rabbitmqVersion).toBe('3.13.7');
+    expect(JSON.parse(azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).policyCommandsJson)).toEqual([
+      expect.arrayContaining(['set_policy', '{"ha-mode":"exactly","ha-params":2,"ha-sync-mode":"automatic"}']),
+    ]);
+    expect(() => azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '4.1' })).toThrow(/classic queue mirroring was removed in RabbitMQ 4\.0 and this cluster would run 4\.1\.4:/);
+    expect(() => azurePlanClusterParameters({ nodes: 3, topology: { type: 'quorum' }, rabbitmqVersion: '3.12' })).toThrow('target azure installs RabbitMQ 3.13.7 or 4.1.4, not 3.12');
+  });
+
+  test('the Azure default is main.bicep\'s rabbitmqVersion default', () => {
+    const bicep = readFileSync(join(__dirname, '../../bicep/main.bicep'), 'utf8');
+    expect(/^param rabbitmqVersion string = '([^']+)'/m.exec(bicep)?.[1]).toBe(DEFAULT_CLOUD_RABBITMQ_VERSION.azure);
   });
 });

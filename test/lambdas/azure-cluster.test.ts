@@ -55,6 +55,14 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
   });
 
+  test('the plan cluster\'s own parameters (version, broker configuration) take precedence over the shared ones', async () => {
+    const shared: AzureClusterConfig = { ...config, parameters: { adminUsername: 'rmqbench', rabbitmqVersion: '3.13.7', policyCommandsJson: '[]' } };
+    await launchResourceGroup(clients, shared, 'run-1', cluster(0), NOW, { rabbitmqVersion: '4.1.4', policyCommandsJson: '[["set_policy"]]' });
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters;
+    expect([parameters.rabbitmqVersion, parameters.policyCommandsJson, parameters.adminUsername]).toEqual([{ value: '4.1.4' }, { value: '[["set_policy"]]' }, { value: 'rmqbench' }]);
+  });
+
   test('the plan cluster\'s instance type becomes clusterVmSize, with the Standard_ prefix ARM expects', async () => {
     await launchResourceGroup(clients, config, 'run-1', { ...cluster(0), instanceType: 'F8s' }, NOW);
     const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
