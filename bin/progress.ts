@@ -1,4 +1,4 @@
-import type { RunEvent } from '../local/run-plan';
+import type { RunEvent } from '../local/run-events';
 
 const formatSeconds = (seconds: number) => {
   const s = Math.max(0, Math.round(seconds));

@@ -1,0 +1,32 @@
+import { smokeTest as publishAndConsume } from '../../lambdas/smoke-test/logic';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import type { LocalRun } from './local-run';
+
+/** LaunchCluster: local nodes (the first cluster was prelaunched while the store came up). */
+export const launchCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
+  const group = run.groups[input.cluster.index]!;
+  run.emit({ type: 'cluster-starting', nodes: group.nodes, topology: group.topology.type });
+  const started = Date.now();
+  const prelaunched = input.cluster.index === 0 ? run.prelaunch.take() : undefined;
+  run.handles.set(input.cluster.clusterId, await (prelaunched ?? run.target.launch(group, input.cluster.index)));
+  run.emit({ type: 'cluster-ready', seconds: (Date.now() - started) / 1000 });
+  return { clusterId: input.cluster.clusterId, readyBy: new Date(Date.now() + 600_000).toISOString() };
+};
+
+/** CheckClusterReady: the local launch returns once the cluster has formed, so the first poll finds it ready. */
+export const checkClusterReady = (run: LocalRun) => async (input: { launch: { clusterId: string } }) => {
+  if (!run.handles.has(input.launch.clusterId)) throw new Error(`cluster ${input.launch.clusterId} is not running`);
+  return { ready: true };
+};
+
+/** SmokeTest: the cloud's check (one message published and consumed back), through the first node. */
+export const smokeTest = (run: LocalRun) => async (input: { launch: { clusterId: string } }) => {
+  const { cluster } = run.handleOf(input.launch.clusterId);
+  return publishAndConsume(cluster.amqpUri(cluster.nodes[0]!));
+};
+
+/** TeardownCluster: PerfTest still running ends, the nodes stop, their data goes. */
+export const teardownCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
+  await run.teardown(input.cluster.clusterId);
+  return {};
+};

@@ -1,0 +1,24 @@
+import { STATE, TaskStateName } from '../../state-machines/states';
+import { checkClusterReady, launchCluster, smokeTest, teardownCluster } from './cluster-tasks';
+import type { LocalRun } from './local-run';
+import { checkRepetition, ingestRepetitionTask, startRepetition } from './repetition-tasks';
+import { finishRun, recordRunFailure, recordRunStart, validatePlan } from './run-record-tasks';
+
+export type TaskHandler = (input: never) => Promise<unknown>;
+
+/** Each Task state of the deployed workflow, mapped to its local implementation for this run. */
+export function localTaskHandlers(run: LocalRun): Record<TaskStateName, TaskHandler> {
+  return {
+    [STATE.validatePlan]: validatePlan(),
+    [STATE.recordRunStart]: recordRunStart(run),
+    [STATE.launchCluster]: launchCluster(run),
+    [STATE.checkClusterReady]: checkClusterReady(run),
+    [STATE.smokeTest]: smokeTest(run),
+    [STATE.startRepetition]: startRepetition(run),
+    [STATE.checkRepetition]: checkRepetition(run),
+    [STATE.ingestRepetition]: ingestRepetitionTask(run),
+    [STATE.teardownCluster]: teardownCluster(run),
+    [STATE.finishRun]: finishRun(run),
+    [STATE.recordRunFailure]: recordRunFailure(run),
+  };
+}

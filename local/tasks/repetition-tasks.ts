@@ -1,0 +1,62 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ingestRepetition, RawRepetition } from '../../core/ingest';
+import type { ScheduledRepetition } from '../../state-machines/schedule';
+import type { LocalRun, PendingRepetition } from './local-run';
+
+interface RepetitionInput {
+  readonly launch: { clusterId: string };
+  readonly item: ScheduledRepetition;
+}
+
+/** StartRepetition: PerfTest starts in the background; CheckRepetition polls it. */
+export const startRepetition = (run: LocalRun) => async (input: RepetitionInput) => {
+  const { item } = input;
+  const handle = run.handleOf(input.launch.clusterId);
+  const scenario = run.plan.scenarios.find((candidate) => candidate.id === item.scenarioId);
+  if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in plan ${run.plan.name}`);
+  run.emit({
+    type: 'repetition-started',
+    scenarioId: item.scenarioId,
+    repetition: item.repetition,
+    repetitions: item.repetitions,
+    index: item.index,
+    total: item.total,
+    durationSeconds: item.durationSeconds,
+    remainingPlannedSeconds: item.remainingPlannedSeconds,
+  });
+  const entry: PendingRepetition = {
+    promise: run.target.runRepetition(handle, run.runId, scenario, item.repetition, (progress) => run.emit({ type: 'progress', progress })),
+  };
+  entry.promise.then(
+    (raw) => (entry.settled = { raw }),
+    (error: unknown) => (entry.settled = { error }),
+  );
+  run.pending.set(`${input.launch.clusterId}/${item.rawKey}`, entry);
+  return { startedAt: new Date().toISOString() };
+};
+
+/** CheckRepetition: done once PerfTest has ended; its raw output goes where the cloud's S3 object would. */
+export const checkRepetition = (run: LocalRun) => async (input: RepetitionInput) => {
+  const key = `${input.launch.clusterId}/${input.item.rawKey}`;
+  const entry = run.pending.get(key);
+  if (!entry) throw new Error(`no PerfTest was started for ${input.item.scenarioId} #${input.item.repetition}`);
+  if (!entry.settled) return { done: false };
+  run.pending.delete(key);
+  if (entry.settled.error !== undefined) throw entry.settled.error;
+  const dir = join(run.runDir, 'ingest');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, input.item.rawKey), JSON.stringify(entry.settled.raw));
+  return { done: true, rawKey: input.item.rawKey };
+};
+
+/** IngestRepetition: the shared ingest (parse, statistics) into the store. */
+export const ingestRepetitionTask = (run: LocalRun) => async (input: { item: ScheduledRepetition; check: { rawKey: string } }) => {
+  const raw = JSON.parse(readFileSync(join(run.runDir, 'ingest', input.check.rawKey), 'utf8')) as RawRepetition;
+  const record = ingestRepetition(raw);
+  await run.store.putRepetition(record);
+  run.records.push(record);
+  run.emit({ type: 'repetition-finished', record });
+  if (input.item.pauseSeconds > 0) run.emit({ type: 'pause', seconds: input.item.pauseSeconds });
+  return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
+};
