@@ -4,6 +4,9 @@
 GET /healthz answers 200 only when this node (1) has formed or joined the cluster (the setup script's
 flag), (2) answers an AMQP 0-9-1 protocol header with connection.start, and (3) serves the management
 listener. Anything else is 503, so the load balancer sends no client to a node that is not ready.
+
+GET /state answers 200 with one word for the peers' join logic (rmqbench-node-setup.sh form_or_join): "formed",
+"failed" (the boot script ended in error: this node will never seed the cluster) or "booting".
 """
 import http.server
 import os
@@ -15,6 +18,7 @@ AMQP_PORT = int(os.environ.get("AMQP_PORT", "5672"))
 MANAGEMENT_PORT = int(os.environ.get("MANAGEMENT_PORT", "15672"))
 HEALTH_PORT = int(os.environ.get("HEALTH_PORT", "8081"))
 FORMED_FLAG = "/var/lib/rmqbench/formed"
+FAILED_FLAG = "/var/lib/rmqbench/failed"
 CACHE_SECONDS = 5.0
 _cache = {"at": 0.0, "healthy": False, "reason": "not checked yet"}
 
@@ -53,14 +57,26 @@ def cached_check():
     return _cache["healthy"], _cache["reason"]
 
 
+def boot_state():
+    if os.path.exists(FORMED_FLAG):
+        return "formed"
+    if os.path.exists(FAILED_FLAG):
+        return "failed"
+    return "booting"
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (http.server naming)
-        if self.path != "/healthz":
+        if self.path == "/state":
+            status, text = 200, boot_state()
+        elif self.path == "/healthz":
+            healthy, text = cached_check()
+            status = 200 if healthy else 503
+        else:
             self.send_error(404)
             return
-        healthy, reason = cached_check()
-        body = (reason + "\n").encode()
-        self.send_response(200 if healthy else 503)
+        body = (text + "\n").encode()
+        self.send_response(status)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

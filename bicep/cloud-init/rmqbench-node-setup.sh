@@ -1,59 +1,75 @@
 #!/usr/bin/env bash
 # rmqbench RabbitMQ node setup on Azure (run once by cloud-init; `forget-departed` by a timer).
-#   boot             install RabbitMQ, read the Erlang cookie from Key Vault, start, form or join the cluster,
-#                    create the admin user, apply the policies, then mark the node formed (health turns 200).
-#   forget-departed  remove cluster members whose scale-set instance no longer exists.
+#   boot             install RabbitMQ, read the Erlang cookie (and the TLS certificate) from Key Vault, start, form or
+#                    join the cluster, create the admin user, apply the policies, then mark the node formed (health 200).
+#   forget-departed  remove cluster members whose VM no longer exists in the scale set (never one that is only stopped).
 # Azure has no RabbitMQ peer-discovery plugin; the join design and its failure cases are in bicep/README.md.
+# Sourced (not executed), the file only defines its functions: the unit tests call them with a temporary root.
 set -euo pipefail
-# shellcheck source=/dev/null
-. /etc/rmqbench/node.env
 STATE_DIR=/var/lib/rmqbench
 FORMED_FLAG="$STATE_DIR/formed"
-JOIN_TIMEOUT_SECONDS="${JOIN_TIMEOUT_SECONDS:-900}"
+# Written when boot fails: the health endpoint reports it, so that peers stop waiting for this node to seed.
+FAILED_FLAG="$STATE_DIR/failed"
+# The one test seam (absent on Azure, nothing creates it): when this file exists it is sourced right before the
+# package installation and may redefine `install_rabbitmq` (test/simulated-vm uses Debian's installed rabbitmq-server).
+INSTALL_OVERRIDE_FILE=/etc/rmqbench/install-override.sh
+TLS_DIR=/etc/rabbitmq/tls
 IMDS=http://169.254.169.254/metadata
 
-log() { echo "rmqbench-node-setup: $*" >&2; logger -t rmqbench-node-setup -- "$*" || true; }
+log() { echo "rmqbench-node-setup: $*" >&2; logger -t rmqbench-node-setup -- "$*" 2>/dev/null || true; }
 fail() { log "FAILED: $*"; exit 1; }
 
-imds_token() { # $1: resource; role assignments can take minutes to propagate, hence the retries
-  curl -sSf --retry 30 --retry-delay 10 --retry-all-errors -H Metadata:true \
-    "$IMDS/identity/oauth2/token?api-version=2018-02-01&resource=$1&client_id=$IDENTITY_CLIENT_ID" | jq -r .access_token
+# Erlang release each RabbitMQ series runs on, pinned exactly as RabbitMQ's Debian/Ubuntu guide does:
+# - 3.13 requires Erlang 26 and does not run on 27; the guide installs "1:26.2.5.13-1" and shows the
+#   /etc/apt/preferences.d/erlang pin (rabbitmq/rabbitmq-website versioned_docs/version-3.13/install-debian.md,
+#   "Apt with Team RabbitMQ's Repositories" and "Debian Package Version and Repository Pinning";
+#   https://www.rabbitmq.com/docs/3.13/install-debian#apt-pinning).
+# - 4.0 and 4.1 support Erlang 26.2 to 27.x (https://www.rabbitmq.com/docs/which-erlang#compatibility-matrix,
+#   versioned_docs/version-4.1/install-debian.md "27.x ... Supported starting with 4.0.0"); 27.3.4.2 is the 27.x build
+#   Team RabbitMQ's apt repository publishes next to 4.1.4 (an exact version: only the first deployment proves it is
+#   still served; apt then names the missing version instead of picking Erlang 28).
+erlang_version_for() { # $1: RabbitMQ version (x.y.z)
+  case "$1" in
+    3.13.*) echo '1:26.2.5.13-1' ;;
+    4.0.* | 4.1.*) echo '1:27.3.4.2-1' ;;
+    *) fail "RabbitMQ $1 has no pinned Erlang release here (expected 3.13.x, 4.0.x or 4.1.x)" ;;
+  esac
 }
 
-key_vault_secret() { # $1: secret name; the value goes to stdout only, never to a file or the command line
-  local token
-  token="$(imds_token https://vault.azure.net)"
-  curl -sSf --retry 30 --retry-delay 10 --retry-all-errors -H "Authorization: Bearer $token" \
-    "https://$KEY_VAULT_NAME.vault.azure.net/secrets/$1?api-version=7.4" | jq -r .value
+write_apt_sources() { # $1: root directory, $2: distribution code name
+  # Both mirrors the guide lists for Team RabbitMQ's apt repositories (deb1 and deb2), amd64 only.
+  local root="$1" codename="$2" repo host
+  mkdir -p "$root/etc/apt/sources.list.d" "$root/etc/apt/apt.conf.d"
+  {
+    for repo in rabbitmq-erlang rabbitmq-server; do
+      for host in deb1.rabbitmq.com deb2.rabbitmq.com; do
+        echo "deb [arch=amd64 signed-by=/usr/share/keyrings/com.rabbitmq.team.gpg] https://$host/$repo/ubuntu/$codename $codename main"
+      done
+    done
+  } >"$root/etc/apt/sources.list.d/rabbitmq.list"
+  # A mirror that drops a connection is retried instead of failing the boot (apt.conf(5): Acquire::Retries).
+  echo 'Acquire::Retries "5";' >"$root/etc/apt/apt.conf.d/80rmqbench-retries"
 }
 
-scale_set_members() { # "timeCreated computerName" of the scale set's VMs, oldest first
-  local compute subscription group token
-  compute="$(curl -sSf --retry 10 --retry-all-errors -H Metadata:true "$IMDS/instance/compute?api-version=2021-02-01")"
-  subscription="$(jq -r .subscriptionId <<<"$compute")"
-  group="$(jq -r .resourceGroupName <<<"$compute")"
-  token="$(imds_token https://management.azure.com/)"
-  curl -sSf --retry 10 --retry-all-errors -H "Authorization: Bearer $token" \
-    "https://management.azure.com/subscriptions/$subscription/resourceGroups/$group/providers/Microsoft.Compute/virtualMachines?api-version=2024-07-01" |
-    jq -r --arg scaleSet "/virtualmachinescalesets/${SCALE_SET_NAME,,}" '.value[]
-      | select((.properties.virtualMachineScaleSet.id // "" | ascii_downcase | endswith($scaleSet)))
-      | select(.properties.provisioningState != "Deleting")
-      | "\(.properties.timeCreated) \(.properties.osProfile.computerName | ascii_downcase)"' | sort
+write_apt_pins() { # $1: root directory, $2: RabbitMQ version
+  # The guide's preference files: every erlang* package and rabbitmq-server at one exact version. Priority 1001 (> 1000)
+  # wins over any newer version in the repositories, so apt can never pull Erlang 27 under RabbitMQ 3.13.
+  local root="$1" erlang
+  erlang="$(erlang_version_for "$2")"
+  mkdir -p "$root/etc/apt/preferences.d"
+  printf 'Package: erlang*\nPin: version %s\nPin-Priority: 1001\n' "$erlang" >"$root/etc/apt/preferences.d/erlang"
+  printf 'Package: rabbitmq-server\nPin: version %s-1\nPin-Priority: 1001\n' "$2" >"$root/etc/apt/preferences.d/rabbitmq"
 }
 
 install_rabbitmq() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q curl gnupg jq python3
-  # Team RabbitMQ's signing key and apt repositories (Erlang and RabbitMQ), pinned to RABBITMQ_VERSION.
+  # Team RabbitMQ's signing key, as the guide fetches it.
   curl -1sSfL --retry 5 "https://keys.openpgp.org/vks/v1/by-fingerprint/0A9AF2115F4687BD29803A206B73A36E6026DFCA" |
     gpg --dearmor --yes -o /usr/share/keyrings/com.rabbitmq.team.gpg
-  local codename
-  codename="$(. /etc/os-release && echo "$VERSION_CODENAME")"
-  cat >/etc/apt/sources.list.d/rabbitmq.list <<SOURCES
-deb [arch=amd64 signed-by=/usr/share/keyrings/com.rabbitmq.team.gpg] https://deb1.rabbitmq.com/rabbitmq-erlang/ubuntu/$codename $codename main
-deb [arch=amd64 signed-by=/usr/share/keyrings/com.rabbitmq.team.gpg] https://deb1.rabbitmq.com/rabbitmq-server/ubuntu/$codename $codename main
-SOURCES
+  write_apt_sources / "$(. /etc/os-release && echo "$VERSION_CODENAME")"
+  write_apt_pins / "$RABBITMQ_VERSION"
   apt-get update -q
   # The package would start a broker with a random cookie; keep it stopped until ours is in place.
   printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
@@ -61,6 +77,36 @@ SOURCES
   apt-get install -y -q "rabbitmq-server=${RABBITMQ_VERSION}-1"
   rm -f /usr/sbin/policy-rc.d
   apt-mark hold rabbitmq-server
+}
+
+imds_token() { # $1: resource; role assignments can take minutes to propagate, hence the retries
+  curl -sSf --retry 30 --retry-delay 10 --retry-all-errors -H Metadata:true \
+    "$IMDS/identity/oauth2/token?api-version=2018-02-01&resource=$1&client_id=$IDENTITY_CLIENT_ID" | jq -r .access_token
+}
+
+bearer_get() { # $1: token, $2: URL. The token goes to curl through stdin (-K -), never onto its command line.
+  printf 'header = "Authorization: Bearer %s"\n' "$1" | curl -sSf --retry 30 --retry-delay 10 --retry-all-errors -K - "$2"
+}
+
+key_vault_secret() { # $1: secret name; the value goes to stdout only, never to a file or the command line
+  bearer_get "$(imds_token https://vault.azure.net)" "https://$KEY_VAULT_NAME.vault.azure.net/secrets/$1?api-version=7.4" | jq -r .value
+}
+
+scale_set_members() { # "timeCreated computerName" of the scale set's VMs, oldest first; $1=all also lists VMs being deleted
+  local compute subscription group token
+  compute="$(curl -sSf --retry 10 --retry-all-errors -H Metadata:true "$IMDS/instance/compute?api-version=2021-02-01")"
+  subscription="$(jq -r .subscriptionId <<<"$compute")"
+  group="$(jq -r .resourceGroupName <<<"$compute")"
+  token="$(imds_token https://management.azure.com/)"
+  # Virtual Machines - List (https://learn.microsoft.com/rest/api/compute/virtual-machines/list): every VM of the
+  # group that exists, stopped or deallocated ones included; a deleted VM is absent. computerName is kept exactly:
+  # RabbitMQ names a node rabbit@<hostname -s> and Erlang node names are case-sensitive atoms.
+  bearer_get "$token" \
+    "https://management.azure.com/subscriptions/$subscription/resourceGroups/$group/providers/Microsoft.Compute/virtualMachines?api-version=2024-07-01" |
+    jq -r --arg scaleSet "/virtualmachinescalesets/${SCALE_SET_NAME,,}" --arg all "${1:-}" '.value[]
+      | select((.properties.virtualMachineScaleSet.id // "" | ascii_downcase | endswith($scaleSet)))
+      | select($all == "all" or .properties.provisioningState != "Deleting")
+      | "\(.properties.timeCreated) \(.properties.osProfile.computerName)"' | sort
 }
 
 install_configuration() {
@@ -74,22 +120,57 @@ install_configuration() {
   mv -f "$cookie.new" "$cookie"
 }
 
+install_tls() {
+  # Public load balancer only: cluster.bicep leaves both names empty when the load balancer is internal.
+  [ -n "${TLS_CERTIFICATE_SECRET_NAME:-}" ] || return 0
+  [ -n "${TLS_PRIVATE_KEY_SECRET_NAME:-}" ] || fail "TLS_CERTIFICATE_SECRET_NAME is set but TLS_PRIVATE_KEY_SECRET_NAME is empty (both or neither)"
+  install -d -m 0750 -o root -g rabbitmq "$TLS_DIR"
+  (umask 077 && key_vault_secret "$TLS_CERTIFICATE_SECRET_NAME" >"$TLS_DIR/cert.pem")
+  (umask 077 && key_vault_secret "$TLS_PRIVATE_KEY_SECRET_NAME" >"$TLS_DIR/key.pem")
+  grep -q 'BEGIN CERTIFICATE' "$TLS_DIR/cert.pem" || fail "Key Vault secret $TLS_CERTIFICATE_SECRET_NAME is not a PEM certificate"
+  grep -q 'PRIVATE KEY' "$TLS_DIR/key.pem" || fail "Key Vault secret $TLS_PRIVATE_KEY_SECRET_NAME is not a PEM private key"
+  chown rabbitmq:rabbitmq "$TLS_DIR/cert.pem" "$TLS_DIR/key.pem"
+  chmod 0640 "$TLS_DIR/cert.pem"
+  chmod 0600 "$TLS_DIR/key.pem"
+  # AMQPS and HTTPS next to the plain listeners (kept for in-VNet traffic). Keys from RabbitMQ's TLS guide
+  # (https://www.rabbitmq.com/docs/ssl#enabling-tls: listeners.ssl.default, ssl_options.*) and management guide
+  # (https://www.rabbitmq.com/docs/management#single-listener-https: management.ssl.port/certfile/keyfile).
+  # Clients are not asked for certificates: they authenticate with the admin password, now inside TLS.
+  cat >>/etc/rabbitmq/rabbitmq.conf <<CONF
+listeners.ssl.default = ${AMQPS_PORT:-5671}
+ssl_options.certfile = $TLS_DIR/cert.pem
+ssl_options.keyfile = $TLS_DIR/key.pem
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+management.ssl.port = ${MANAGEMENT_TLS_PORT:-15671}
+management.ssl.certfile = $TLS_DIR/cert.pem
+management.ssl.keyfile = $TLS_DIR/key.pem
+CONF
+}
+
 start_broker() {
   systemctl enable rabbitmq-server
   systemctl restart rabbitmq-server
   rabbitmqctl -q await_startup --timeout 300
 }
 
+peer_state() { # formed | failed | booting | unreachable, from the peer's health endpoint
+  curl -sf --max-time 3 "http://$1:$HEALTH_PORT/state" 2>/dev/null || echo unreachable
+}
+
 form_or_join() {
-  local self deadline peer members
-  self="$(hostname -s | tr '[:upper:]' '[:lower:]')"
+  local self deadline peer seed members
+  # Exactly `hostname -s`, the host part RabbitMQ puts in its node name (https://www.rabbitmq.com/docs/clustering#node-names).
+  self="$(hostname -s)"
   deadline=$((SECONDS + JOIN_TIMEOUT_SECONDS))
   while :; do
     mapfile -t members < <(scale_set_members | awk '{print $2}')
-    # A peer that answers its health endpoint has finished forming or joining: it is in the cluster.
+    declare -A states=()
     for peer in "${members[@]}"; do
       [ "$peer" = "$self" ] && continue
-      if curl -sf --max-time 3 "http://$peer:$HEALTH_PORT/healthz" >/dev/null; then
+      states[$peer]="$(peer_state "$peer")"
+      # A formed peer has finished forming or joining: it is in the cluster.
+      if [ "${states[$peer]}" = formed ]; then
         log "joining the cluster through rabbit@$peer"
         rabbitmqctl -q stop_app
         rabbitmqctl -q reset
@@ -98,13 +179,20 @@ form_or_join() {
         return 0
       fi
     done
-    # Nobody has formed yet: only the oldest instance starts a cluster, so that the others agree on one seed.
-    if [ "${members[0]:-}" = "$self" ]; then
-      log "no formed peer and this is the oldest instance: starting the cluster"
+    # Nobody has formed: the seed is the oldest instance that has not reported a failed boot. Every node reads the
+    # same listing and the same states, and a failed node never seeds (its boot has ended), so there is one seed.
+    seed=""
+    for peer in "${members[@]}"; do
+      if [ "$peer" != "$self" ] && [ "${states[$peer]}" = failed ]; then continue; fi
+      seed="$peer"
+      break
+    done
+    if [ "$seed" = "$self" ]; then
+      log "no formed peer and this is the oldest instance that has not failed: starting the cluster"
       return 0
     fi
-    [ "$SECONDS" -lt "$deadline" ] || fail "no formed peer answered within ${JOIN_TIMEOUT_SECONDS}s (members: ${members[*]:-none})"
-    sleep 10
+    [ "$SECONDS" -lt "$deadline" ] || fail "no formed peer answered within ${JOIN_TIMEOUT_SECONDS}s (waiting for seed ${seed:-none}; members: ${members[*]:-none})"
+    sleep "${JOIN_POLL_SECONDS:-10}"
   done
 }
 
@@ -129,6 +217,13 @@ configure_users_and_policies() {
   done < <(jq -c '.[]' /etc/rmqbench/policy-commands.json)
 }
 
+record_boot_result() { # EXIT trap of boot: a failed boot is recorded for the peers (see form_or_join)
+  local status=$?
+  if [ "$status" -ne 0 ] && [ ! -f "$FORMED_FLAG" ]; then
+    echo "boot exited with status $status" >"$FAILED_FLAG"
+  fi
+}
+
 boot() {
   mkdir -p "$STATE_DIR"
   chmod 0755 "$STATE_DIR"
@@ -136,8 +231,13 @@ boot() {
     log "already formed; nothing to do"
     return 0
   fi
+  rm -f "$FAILED_FLAG"
+  trap record_boot_result EXIT
+  # shellcheck source=/dev/null
+  if [ -f "$INSTALL_OVERRIDE_FILE" ]; then . "$INSTALL_OVERRIDE_FILE"; fi
   install_rabbitmq
   install_configuration
+  install_tls
   start_broker
   form_or_join
   configure_users_and_policies
@@ -148,20 +248,28 @@ boot() {
 forget_departed() {
   [ -f "$FORMED_FLAG" ] || return 0
   local members status node
-  members="$(scale_set_members | awk '{print "rabbit@" $2}')"
+  # Every VM that still exists, whatever its power or provisioning state: a stopped member comes back.
+  members="$(scale_set_members all | awk '{print "rabbit@" $2}')"
   # Never act on an empty (failed) listing: that would forget the whole cluster.
   [ -n "$members" ] || return 0
   status="$(rabbitmqctl -q cluster_status --formatter json)"
   for node in $(jq -r '(.disk_nodes + .ram_nodes) - .running_nodes | .[]' <<<"$status"); do
     if ! grep -qxF "$node" <<<"$members"; then
-      log "forgetting $node: its scale-set instance is gone"
+      log "forgetting $node: its VM no longer exists in the scale set"
       rabbitmqctl -q forget_cluster_node "$node" || log "could not forget $node"
     fi
   done
 }
 
-case "${1:-boot}" in
-  boot) boot ;;
-  forget-departed) forget_departed ;;
-  *) fail "unknown command $1 (expected boot or forget-departed)" ;;
-esac
+main() {
+  # shellcheck source=/dev/null
+  . /etc/rmqbench/node.env
+  JOIN_TIMEOUT_SECONDS="${JOIN_TIMEOUT_SECONDS:-900}"
+  case "${1:-boot}" in
+    boot) boot ;;
+    forget-departed) forget_departed ;;
+    *) fail "unknown command $1 (expected boot or forget-departed)" ;;
+  esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
