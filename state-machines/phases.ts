@@ -20,6 +20,17 @@ const LAMBDA_TRANSIENT_RETRY = {
   BackoffRate: 2,
 };
 
+/**
+ * The smoke test right after the cluster is ready may meet a load balancer that does not route to it yet: a Network
+ * Load Balancer starts routing to a registered target once registration completes and the target passes its initial
+ * health checks, which "can take a few minutes"
+ * (https://docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-health-checks.html). A failed smoke
+ * test (a Lambda function error, whose Step Functions error name is its errorType, "Error" for a thrown Error:
+ * https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html) is tried again after 20, 40 and
+ * 80 s before the cluster counts as broken. Other error names (e.g. an injected fault) are not retried.
+ */
+export const SMOKE_TEST_RETRY = { ErrorEquals: ['Error'], IntervalSeconds: 20, MaxAttempts: 3, BackoffRate: 2 };
+
 /** A Lambda Task whose output is the function's own result (no Payload wrapper), so the local handlers return the same shape. */
 export function task(name: TaskStateName, parameters: Record<string, unknown>, fields: AslState): AslState {
   return {
@@ -77,7 +88,7 @@ export function buildLaunchPhase(next: string, onFailure: string, timings: Workf
     [STATE.smokeTest]: task(
       STATE.smokeTest,
       { ...common, 'launch.$': '$.launch', 'readiness.$': '$.readiness' },
-      { ResultPath: null, Next: next, Catch: catchAll(onFailure) },
+      { ResultPath: null, Next: next, Retry: [LAMBDA_TRANSIENT_RETRY, SMOKE_TEST_RETRY], Catch: catchAll(onFailure) },
     ),
   };
 }

@@ -70,7 +70,7 @@ async function measure(planFile: string, failAt?: TaskStateName): Promise<Measur
     overrides: {
       taskResourceLocalHandlers: Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, async (event: Json) => handler(event as never) as Json])),
       waitTimeOverrides: { [STATE.waitForCluster]: 0, [STATE.waitForRepetition]: 0, [STATE.pauseBetweenRepetitions]: 0 },
-      retryIntervalOverrides: { [STATE.teardownCluster]: 0 },
+      retryIntervalOverrides: { [STATE.smokeTest]: 0, [STATE.teardownCluster]: 0 },
     },
   });
   const events: EventLog[] = [];
