@@ -106,7 +106,7 @@ export interface BenchmarkControllerProps {
   readonly rawOutputRetentionDays?: number;
   /** Runs a plan on a schedule (EventBridge Scheduler). @default - no schedule: start executions yourself */
   readonly schedule?: BenchmarkScheduleProps;
-  /** Folder holding the bundled handlers (`<name>/index.mjs` and its chunks, from `npm run build`). @default - dist/lambdas of this package */
+  /** Folder holding the bundled handlers (`<name>/index.mjs` and its chunks, from `npm run build`). @default - dist/lambda-bundles of this package */
   readonly lambdaBundleDir?: string;
   /** What happens to the table and bucket when the stack is deleted. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
@@ -167,7 +167,7 @@ export class BenchmarkController extends Construct {
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     // From the sources (cdk/) or the compiled package (dist/cdk/): the package root holds package.json.
     const packageRoot = existsSync(join(__dirname, '..', 'package.json')) ? join(__dirname, '..') : join(__dirname, '..', '..');
-    const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambdas');
+    const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambda-bundles');
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
     if (!(expiryHours > 0 && expiryHours <= 168)) throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
     if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {

@@ -1,4 +1,4 @@
-// Bundles every lambdas/<name>/index.ts into dist/lambdas/<name>/ (esbuild, Node 22, ES modules with code splitting),
+// Bundles every lambdas/<name>/index.ts into dist/lambda-bundles/<name>/ (esbuild, Node 22, ES modules with code splitting),
 // so that `cdk synth` of an app using BenchmarkController needs neither esbuild nor Docker.
 //
 // Everything a function imports is bundled, the AWS SDK included: the SDK copy in the Lambda Node.js runtime is a
@@ -13,7 +13,10 @@
 // the target is azure, is a chunk that an AWS invocation never loads. The sizes printed are the bytes a cold start
 // loads (the entry and the chunks it imports statically) and the whole folder.
 //
-// node scripts/bundle-lambdas.mjs [--out DIR]   (default dist/lambdas; DIR/bundle-report.json records sizes and inputs)
+// The bundles get a folder of their own, which is the Lambda asset: tsc writes dist/lambdas/<name>/index.js (CommonJS,
+// requiring files outside the folder, which the local target runs), and Lambda would load an index.js before index.mjs.
+//
+// node scripts/bundle-lambdas.mjs [--out DIR]   (default dist/lambda-bundles; DIR/bundle-report.json records sizes and inputs)
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -21,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outFlag = process.argv.indexOf('--out');
-const outRoot = outFlag > 0 ? process.argv[outFlag + 1] : join(root, 'dist', 'lambdas');
+const outRoot = outFlag > 0 ? process.argv[outFlag + 1] : join(root, 'dist', 'lambda-bundles');
 const names = readdirSync(join(root, 'lambdas'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && existsSync(join(root, 'lambdas', entry.name, 'index.ts')))
   .map((entry) => entry.name)
@@ -60,9 +63,8 @@ const packageOf = (input) => {
 
 async function bundle(name) {
   const outdir = join(outRoot, name);
-  // Only the previous bundle goes: tsc's output in the same folder (e.g. dist/lambdas/smoke-test/logic.js) is what the
-  // local target requires at run time (local/workflow-runner.ts), so the folder itself must stay.
-  for (const previous of ['index.mjs', 'chunks']) rmSync(join(outdir, previous), { recursive: true, force: true });
+  // The folder holds this bundle only (tsc's output, which the local target requires, is in dist/lambdas).
+  rmSync(outdir, { recursive: true, force: true });
   const result = await build({
     entryPoints: { index: join(root, 'lambdas', name, 'index.ts') },
     outdir,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -59,6 +59,13 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
   test('functions that only check or delete stacks stay under 300 KB', () => {
     for (const name of ['teardown-cluster', 'sweeper', 'failure-handler', 'check-cluster']) {
       expect({ name, kilobytes: Math.round(bundle(name).coldStartBytes / KB), within: bundle(name).coldStartBytes <= 300 * KB }).toEqual({ name, kilobytes: Math.round(bundle(name).coldStartBytes / KB), within: true });
+    }
+  });
+
+  test('each function\'s folder (its Lambda asset) holds only the ES module bundle: no index.js that Lambda would load first', () => {
+    for (const entry of report) {
+      const files = readdirSync(join(out, entry.name)).sort();
+      expect({ name: entry.name, entry: files.includes('index.mjs'), others: files.filter((file) => file !== 'index.mjs' && file !== 'chunks') }).toEqual({ name: entry.name, entry: true, others: [] });
     }
   });
 
