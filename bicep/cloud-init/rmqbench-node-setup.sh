@@ -89,7 +89,7 @@ bearer_get() { # $1: token, $2: URL. The token goes to curl through stdin (-K -)
 }
 
 key_vault_secret() { # $1: secret name; the value goes to stdout only, never to a file or the command line
-  bearer_get "$(imds_token https://vault.azure.net)" "https://$KEY_VAULT_NAME.vault.azure.net/secrets/$1?api-version=7.4" | jq -r .value
+  bearer_get "$(imds_token https://vault.azure.net)" "https://$KEY_VAULT_NAME.vault.azure.net/secrets/$1?api-version=7.4" | jq -j .value
 }
 
 scale_set_members() { # "timeCreated computerName" of the scale set's VMs, oldest first; $1=all also lists VMs being deleted
