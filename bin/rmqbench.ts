@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { PlanValidationError, formatPlanIssue } from '../core/errors';
 import { defaultPriceCatalog } from '../core/cost-catalog';
 import { targetProblems } from '../core/target-rules';
+import { estimateCommand, EstimateUsageError } from './estimate-command';
 import { planData, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
@@ -57,6 +58,9 @@ Usage:
   rmqbench prices [--json]                        the price catalog in use
   rmqbench prices update [--out FILE] [--json]    refresh it from the Azure/AWS price APIs (keeps it when offline)
   rmqbench plans [--json]                         the built-in plans
+  rmqbench estimate <plan.yaml> --target aws|azure [--region R] [--max-cost USD] [--json]
+                                                  cluster-minutes and cost of a cloud run before it starts
+                                                  (exit 1 over --max-cost or the plan's maxCostUsd)
   rmqbench execution-input <plan.yaml> --target aws|azure [--run-id ID]
                                                   the JSON input of a BenchmarkController execution
   rmqbench validate <plan.yaml> [--target local|aws|azure]
@@ -103,6 +107,8 @@ async function main(argv: string[]): Promise<number> {
         fix: { type: 'boolean', default: false },
         'fail-at': { type: 'string' },
         'run-id': { type: 'string' },
+        region: { type: 'string' },
+        'max-cost': { type: 'string' },
         topology: { type: 'string', default: 'quorum' },
         nodes: { type: 'string', default: '3' },
         'rabbitmq-version': { type: 'string', default: '3.13.7' },
@@ -139,6 +145,19 @@ async function main(argv: string[]): Promise<number> {
       return commandRun(requireArg(rest, 'run <plan>'), options, parsed.values['fail-at']);
     case 'validate':
       return commandValidate(requireArg(rest, 'validate <plan>'), options);
+    case 'estimate': {
+      const plan = loadPlan(requireArg(rest, 'estimate <plan>'));
+      let result;
+      try {
+        result = estimateCommand(plan, { target: options.target, json: options.json, catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog, ...(parsed.values.region ? { region: parsed.values.region } : {}), ...(parsed.values['max-cost'] ? { maxCost: parsed.values['max-cost'] } : {}) });
+      } catch (error) {
+        if (error instanceof EstimateUsageError) throw new CliError(error.message, 2);
+        throw error;
+      }
+      process.stdout.write(result.stdout);
+      if (result.error) console.error(`rmqbench: ${result.error}`);
+      return result.exitCode;
+    }
     case 'execution-input':
       return commandExecutionInput(requireArg(rest, 'execution-input <plan>'), options, parsed.values['run-id']);
     case 'runs':

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import pricesJson from './data/prices.json';
+import { catalogInstanceType } from './instance-type-names';
+
+export { catalogInstanceType };
 
 /**
  * The cost catalog: on-demand prices per instance type and region, shipped as data with the date and

@@ -110,6 +110,8 @@ export const planSchema = z.strictObject({
   reproduces: z.string().optional(),
   repetitions: positiveInt(100).default(1),
   pauseSecondsBetweenRepetitions: z.number().min(0).max(3600).default(0),
+  /** Cloud targets refuse the plan when its estimated cost (core/estimate.ts) exceeds this many US dollars. */
+  maxCostUsd: z.number().positive().optional(),
   clusters: z.array(clusterSchema).min(1),
   workloads: z.array(workloadInPlanSchema).min(1),
 });

@@ -1,7 +1,12 @@
 import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
+import { azureVmSize, catalogInstanceType, isArmInstanceType } from './instance-type-names';
 import { PlanIssue, PlanValidationError } from './errors';
+import { budgetProblem, estimateRun } from './estimate';
 import type { Plan } from './plan';
+
+// The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
+export { azureVmSize, catalogInstanceType, isArmInstanceType };
 
 /**
  * What a cloud target needs from a plan beyond the plan schema: every cluster names its instance type, the
@@ -9,32 +14,6 @@ import type { Plan } from './plan';
  * x86-64; its RabbitMQ version is one the target installs (core/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
  * is refused before anything is created. Pure: the catalog is passed in.
  */
-
-/** Azure sizes are `Standard_<name>` in ARM templates; the catalog keys them without the prefix (as the Retail Prices API's armSkuName minus `Standard_`). */
-const AZURE_SIZE_PREFIX = 'Standard_';
-
-/** The catalog's key for an instance type: AWS types as written, Azure sizes without `Standard_`. */
-export function catalogInstanceType(provider: CloudProvider, instanceType: string): string {
-  return provider === 'azure' && instanceType.startsWith(AZURE_SIZE_PREFIX) ? instanceType.slice(AZURE_SIZE_PREFIX.length) : instanceType;
-}
-
-/** The VM size an Azure template takes (`Standard_F4s_v2`), from either spelling. */
-export function azureVmSize(instanceType: string): string {
-  return instanceType.startsWith(AZURE_SIZE_PREFIX) ? instanceType : `${AZURE_SIZE_PREFIX}${instanceType}`;
-}
-
-/**
- * Whether an AWS instance type runs on an Arm (Graviton) processor. In an EC2 type name the family letters and the
- * generation digit are followed by attribute letters, where `g` means AWS Graviton
- * (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html, "Additional capabilities": g);
- * `a1` is the first-generation Arm family, which predates that convention.
- */
-export function isArmInstanceType(instanceType: string): boolean {
-  const family = instanceType.toLowerCase().split('.')[0] ?? '';
-  if (family === 'a1') return true;
-  const attributes = /^[a-z]+\d+([a-z-]*)$/.exec(family)?.[1] ?? '';
-  return attributes.includes('g');
-}
 
 /** The types the catalog prices for a provider, sorted. */
 function knownInstanceTypes(catalog: PriceCatalog, provider: CloudProvider): string[] {
@@ -77,6 +56,11 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       });
     }
   });
+  // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
+  if (issues.length === 0 && plan.maxCostUsd !== undefined) {
+    const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
+    if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
+  }
   return issues;
 }
 

@@ -3,7 +3,7 @@ import { ResourceManagementClient } from '@azure/arm-resources';
 import type { TokenCredential } from '@azure/core-auth';
 import { ClientSecretCredential } from '@azure/identity';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { azureVmSize } from '../../core/target-rules';
+import { azureVmSize } from '../../core/instance-type-names';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 

@@ -81,6 +81,22 @@ describe('rmqbench CLI', () => {
     expect(rmqbench('execution-input', join(dir, 'p.yaml')).stderr).toContain('give --target aws or --target azure');
   });
 
+  test('estimate prints the cost with its parts (--json: totalUsd and parts), exits 1 over --max-cost and 2 for a local target', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-estimate-'));
+    writeFileSync(join(dir, 'p.yaml'), 'name: cloud\nrepetitions: 2\nclusters:\n  - { name: small, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n  - { name: w, durationSeconds: 120 }\n');
+    const json = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--region', 'us-east-1', '--json');
+    expect(json.code).toBe(0);
+    const estimate = JSON.parse(json.stdout) as { totalUsd: number; complete: boolean; parts: { name: string; usd: number }[] };
+    expect(estimate.parts.map((part) => part.name)).toEqual(['small: nodes', 'small: load balancer', 'small: load generator', 'Step Functions', 'Lambda', 'data transfer between zones']);
+    expect(estimate.totalUsd).toBeCloseTo(estimate.parts.reduce((sum, part) => sum + part.usd, 0), 9);
+    const text = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws');
+    expect(text.stdout).toMatch(/^estimated cost of plan cloud on aws: \$\d+\.\d\d \(at least: some parts are not priced\)\n/);
+    const over = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', '0.01');
+    expect([over.code, over.stderr.trim()]).toEqual([1, expect.stringMatching(/^rmqbench: the estimated cost \$\d+\.\d\d on aws exceeds --max-cost \$0\.01/)]);
+    expect(rmqbench('estimate', join(dir, 'p.yaml')).code).toBe(2);
+    expect(rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', 'cheap').stderr).toContain('--max-cost must be a positive number of US dollars, got "cheap"');
+  });
+
   test('validate --target aws names every cluster without a priced x86 instance type (exit 2); with one it passes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-target-'));
     const plan = (types: (string | undefined)[]) =>
