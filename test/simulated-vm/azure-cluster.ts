@@ -45,7 +45,9 @@ export function nodeFiles(cloudConfig: CloudConfig, options: NodeOptions): Recor
   // The identity's client id is an ARM runtime value (identity.properties.clientId) the template cannot show.
   let content = env.content.replace('<identity.properties.clientId>', IDENTITY_CLIENT_ID);
   content += 'JOIN_POLL_SECONDS=2\nJOIN_TIMEOUT_SECONDS=300\n';
-  if (options.tls && !content.includes('TLS_CERTIFICATE_SECRET_NAME=')) {
+  if (options.tls) {
+    // What cluster.bicep writes for a public load balancer (empty names for an internal one).
+    content = content.replace(/^(TLS_CERTIFICATE_SECRET_NAME|TLS_PRIVATE_KEY_SECRET_NAME|AMQPS_PORT|MANAGEMENT_TLS_PORT)=.*\n/gm, '');
     content += `TLS_CERTIFICATE_SECRET_NAME=${SECRETS.tlsCertificate}\nTLS_PRIVATE_KEY_SECRET_NAME=${SECRETS.tlsKey}\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n`;
   }
   files['/etc/rmqbench/node.env'] = { content, mode: env.mode };
