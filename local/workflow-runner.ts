@@ -93,7 +93,8 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
       overrides: {
         taskResourceLocalHandlers,
         waitTimeOverrides: { [STATE.waitForRepetition]: pollMs, [STATE.waitForCluster]: pollMs },
-        retryIntervalOverrides: { [STATE.teardownCluster]: 100 },
+        // A local cluster is ready when its nodes answer: SmokeTest's retries (for a cloud load balancer still registering targets) need no wait here.
+        retryIntervalOverrides: { [STATE.teardownCluster]: 100, [STATE.smokeTest]: 100 },
       },
     }).result;
   } catch (error) {
