@@ -29,6 +29,13 @@ export async function startDynamoDbLocal(options: {
     [
       `-Djava.library.path=${libDir}`,
       '-Xmx512m',
+      // It boots while the RabbitMQ nodes do, on the same cores, and serves a few hundred writes per
+      // run: the C1 compiler only and the serial collector halve the CPU it spends until it answers
+      // (measured here: 4.0 -> 2.0 CPU seconds). The start-up settings AWS documents for Java Lambda
+      // functions: https://docs.aws.amazon.com/lambda/latest/dg/java-customization.html
+      '-XX:+TieredCompilation',
+      '-XX:TieredStopAtLevel=1',
+      '-XX:+UseSerialGC',
       '-cp',
       `${join(libDir, '*')}`,
       'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',

@@ -39,6 +39,16 @@ export interface LocalNode {
   process?: ManagedProcess;
 }
 
+/**
+ * Local only: the nodes boot together and classic-config peer discovery serializes them with a lock,
+ * so the first node to take it finds no peer running yet and, with the defaults (10 retries, 500 ms
+ * apart), spent 5 s retrying before it booted as the seed while the others waited on the lock
+ * (measured: 5.0 s of a 16.5 s cluster start). 100 ms apart keeps the 10 retries for a genuine race.
+ * Keys and defaults: https://www.rabbitmq.com/docs/3.13/cluster-formation ("discovery_retry_limit",
+ * "discovery_retry_interval"), present in 3.10.8's schema (plugins/rabbit-3.10.8/priv/schema/rabbit.schema).
+ */
+const LOCAL_FORMATION = '\n# rmqbench local target: the seed node stops retrying its peers sooner\ncluster_formation.discovery_retry_interval = 100\n';
+
 const CREDENTIALS = 'guest:guest'; // the default user, accepted only on loopback
 const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
 
@@ -90,7 +100,7 @@ export class LocalRabbitCluster {
         bindAddress: '127.0.0.1',
       }),
     );
-    nodes.forEach((node, index) => writeNodeFiles(node, configs[index]!.rabbitmqConf, configs[index]!.enabledPluginsFile, cookie));
+    nodes.forEach((node, index) => writeNodeFiles(node, `${configs[index]!.rabbitmqConf}${LOCAL_FORMATION}`, configs[index]!.enabledPluginsFile, cookie));
 
     const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
       logPath: join(options.workDir, 'epmd.log'),
@@ -174,6 +184,8 @@ export class LocalRabbitCluster {
         const laggard = this.nodes[ready.indexOf(false)] ?? this.nodes[0]!;
         return `RabbitMQ cluster of ${this.nodes.length} node(s) did not form within ${Math.round(timeoutMs / 1000)} s (${ready.filter(Boolean).length} answering); node ${laggard.name} log tail:\n${this.logTail(laggard)}`;
       },
+      // Each poll is one local HTTP request; 250 ms instead of 500 ms saves 125 ms on average.
+      250,
     );
   }
 
