@@ -30,8 +30,9 @@ export interface LoadGeneratorProps {
   readonly resultsPrefix?: string;
   /**
    * Cluster under test: when given, the load generator is allowed to reach its AMQP and management
-   * ports (through the load balancer and on each node).
-   * @default - no security group rule is added; call cluster.allowClientsFrom(loadGenerator.securityGroup)
+   * ports (through the load balancer and on each node), and to read its admin secret (the controller's run
+   * script reads the credentials on the instance, lambdas/start-repetition/logic.ts).
+   * @default - no security group rule and no secret access; call cluster.allowClientsFrom(loadGenerator.securityGroup)
    */
   readonly cluster?: RabbitMqCluster;
 }
@@ -119,6 +120,8 @@ export class LoadGenerator extends Construct {
     });
 
     props.cluster?.allowClientsFrom(this.securityGroup);
+    // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets Manager.
+    props.cluster?.adminSecret.grantRead(this.role);
 
     new CfnOutput(this, 'InstanceId', { value: this.instance.instanceId, description: 'Load generator instance (connect with SSM Session Manager)' });
   }

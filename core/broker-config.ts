@@ -152,7 +152,8 @@ function policiesFor(topology: QueueTopology, nodeCount: number): BrokerPolicy[]
   return [{ name: 'rmqbench-mirroring', pattern: BENCHMARK_QUEUE_PATTERN, applyTo: 'queues', priority: 0, definition }];
 }
 
-function queueArgumentsFor(topology: QueueTopology, nodeCount: number): Record<string, string | number> {
+/** The arguments benchmark queues are declared with (x-queue-type and initial group size): one path for every target. */
+export function queueArgumentsFor(topology: QueueTopology, nodeCount: number): Record<string, string | number> {
   switch (topology.type) {
     case 'quorum':
       return { 'x-queue-type': 'quorum', 'x-quorum-initial-group-size': resolveReplicas(topology.replicationFactor, nodeCount) };

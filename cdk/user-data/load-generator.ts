@@ -2,6 +2,8 @@ import { MAVEN_CENTRAL_URL, PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../pe
 import { shellQuote, writeFileCommand } from '../shell';
 
 export const PERF_TEST_HOME = '/opt/perf-test';
+/** The command the boot script installs to run PerfTest from PERF_TEST_HOME/lib; the controller's run script calls it by this path. */
+export const PERF_TEST_COMMAND = '/usr/local/bin/perf-test';
 
 export interface LoadGeneratorBootInput {
   /** Results bucket name (a token is fine). */
@@ -28,11 +30,11 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
     writeFileCommand(`${PERF_TEST_HOME}/SHA256SUMS`, checksums, 'RMQBENCH_SHA256SUMS'),
     `if ! sha256sum --check --strict ${PERF_TEST_HOME}/SHA256SUMS; then rm -f ${PERF_TEST_HOME}/lib/*.jar; echo "PerfTest ${PERF_TEST_VERSION}: checksum mismatch, jars removed" >&2; exit 1; fi`,
     writeFileCommand(
-      '/usr/local/bin/perf-test',
+      PERF_TEST_COMMAND,
       `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
       'RMQBENCH_WRAPPER',
     ),
-    'chmod 755 /usr/local/bin/perf-test',
+    `chmod 755 ${PERF_TEST_COMMAND}`,
     'install -d /etc/rmqbench',
     `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
   ];

@@ -16,7 +16,8 @@ interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetitio
 export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: CheckEvent<Started>, now = new Date()) {
   const state = await perfTestState(ssm, event.started, now);
   if (!state.done) return notDone(event, state.status, now);
-  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})`, now);
+  const stderr = state.stderr?.trim().slice(-1000);
+  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`, now);
 }
 
 /** Polls the VM Run Command (resumed from its serialized poller); once done, assembles the RawRepetition from what the script uploaded. */

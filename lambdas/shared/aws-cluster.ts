@@ -256,5 +256,7 @@ export async function perfTestState(ssm: SSMClient, started: { commandId: string
   }
   const status = response.Status ?? 'Pending';
   if (['Pending', 'InProgress', 'Delayed'].includes(status)) return { done: false, status };
-  return { done: true, status, exitCode: response.ResponseCode ?? -1 };
+  // StandardErrorContent holds the first 8,000 characters of the script's stderr
+  // (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html).
+  return { done: true, status, exitCode: response.ResponseCode ?? -1, stderr: response.StandardErrorContent ?? '' };
 }

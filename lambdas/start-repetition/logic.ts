@@ -1,5 +1,7 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { PERF_TEST_COMMAND } from '../../cdk/user-data/load-generator';
+import { queueArgumentsFor } from '../../core/broker-config';
 import { validatePlan } from '../../core/plan';
 import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
@@ -18,7 +20,9 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
   const scenario = validated.scenarios.find((candidate) => candidate.id === item.scenarioId);
   if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in plan ${validated.name}`);
   const host = endpoint.replace(/^amqps?:\/\//, '');
-  return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments: {}, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
+  // The same queue arguments as the local target (core/broker-config.ts): without them PerfTest declares classic queues.
+  const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
+  return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
 }
 
 /**
@@ -34,10 +38,30 @@ export function perfTestScript(options: { plan: unknown; runId: string; item: Sc
     `SECRET=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text)`,
     'USER=$(echo "$SECRET" | python3 -c "import json,sys,urllib.parse;print(urllib.parse.quote(json.load(sys.stdin)[\'username\'],safe=\'\'))")',
     'PASS=$(echo "$SECRET" | python3 -c "import json,sys,urllib.parse;print(urllib.parse.quote(json.load(sys.stdin)[\'password\'],safe=\'\'))")',
-    `java -cp '/opt/perftest/*' com.rabbitmq.perf.PerfTest ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$USER:$PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || echo "exit $?" >> stdout.txt`,
+    // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
+    'PERF_TEST_STATUS=0',
+    `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$USER:$PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
+    'touch perftest.csv',
     `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
+    ...perfTestFailureLines('PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
+}
+
+/**
+ * After the upload: a PerfTest that failed fails the command with its status, and the tail of its output (the
+ * credential, URL-encoded in shell variable `passwordVariable`, masked) goes to stderr, where the repetition's error
+ * picks it up (SSM StandardErrorContent, Run Command stderr).
+ */
+function perfTestFailureLines(passwordVariable: string): string[] {
+  // The credential reaches awk through its environment, never its arguments (which /proc shows to every user).
+  return [
+    'if [ "$PERF_TEST_STATUS" -ne 0 ]; then',
+    '  printf \'PerfTest exited with status %s:\\n\' "$PERF_TEST_STATUS" >&2',
+    `  tail -n 20 stdout.txt | RMQBENCH_MASK="$${passwordVariable}" awk 'BEGIN { secret = ENVIRON["RMQBENCH_MASK"] } secret != "" { gsub(secret, "***") } { print }' >&2`,
+    '  exit "$PERF_TEST_STATUS"',
+    'fi',
+  ];
 }
 
 /**
@@ -90,10 +114,13 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     'unset TOKEN',
     '[ -n "$ADMIN_PASSWORD" ] || { echo "rmqbench: could not read secret $ADMIN_PASSWORD_SECRET_NAME from Key Vault $KEY_VAULT_NAME with the load generator identity (needs Key Vault Secrets User on the vault and the load-generator subnet in its firewall)" >&2; exit 1; }',
     `AMQP_CREDENTIALS=${quote(encodeURIComponent(options.username))}:"$ADMIN_PASSWORD"`,
-    `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || echo "exit $?" >> stdout.txt`,
-    'unset ADMIN_PASSWORD AMQP_CREDENTIALS',
+    'PERF_TEST_STATUS=0',
+    `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
+    'unset AMQP_CREDENTIALS',
     'touch perftest.csv',
     ...RAW_FILES.map((file) => `rmqbench-upload ${file} ${quote(options.uploadUrls[file])}`),
+    ...perfTestFailureLines('ADMIN_PASSWORD'),
+    'unset ADMIN_PASSWORD',
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }

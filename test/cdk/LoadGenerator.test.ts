@@ -97,6 +97,18 @@ describe('LoadGenerator', () => {
     Template.fromStack(stack).hasResourceProperties('AWS::EC2::Instance', { AvailabilityZone: 'eu-west-1b' });
   });
 
+  test('given the cluster, the load generator may read exactly its admin secret (the run script reads the credentials), no other secret', () => {
+    const stack = new Stack(new App(), 'Secret');
+    const cluster = new RabbitMqCluster(stack, 'Cluster');
+    new LoadGenerator(stack, 'LoadGenerator', { vpc: cluster.vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'rmqbench-results'), cluster });
+    const template = Template.fromStack(stack);
+    const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([id]) => id.startsWith('LoadGeneratorRole'));
+    const statements = policies.flatMap(([, policy]) => (policy as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } } }).Properties.PolicyDocument.Statement);
+    const secretStatements = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+    expect(secretStatements).toEqual([{ Effect: 'Allow', Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], Resource: stack.resolve(cluster.adminSecret.secretArn) }]);
+    expect(JSON.stringify(statements)).not.toContain(stack.resolve(cluster.erlangCookieSecret.secretArn).Ref);
+  });
+
   test('given the cluster, the load generator may reach AMQP and management on the nodes and the load balancer', () => {
     const stack = new Stack(new App(), 'WithCluster');
     const cluster = new RabbitMqCluster(stack, 'Cluster');

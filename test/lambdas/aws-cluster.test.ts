@@ -165,9 +165,9 @@ describe('AWS cluster logic', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ DeleteFailedStacks: 0 });
   });
 
-  test('PerfTest over SSM is running while Pending / InProgress / Delayed and done with its exit code otherwise', async () => {
-    ssmMock.on(GetCommandInvocationCommand).resolvesOnce({ Status: 'InProgress' }).resolvesOnce({ Status: 'Failed', ResponseCode: 2 });
+  test('PerfTest over SSM is running while Pending / InProgress / Delayed and done with its exit code and stderr otherwise', async () => {
+    ssmMock.on(GetCommandInvocationCommand).resolvesOnce({ Status: 'InProgress' }).resolvesOnce({ Status: 'Failed', ResponseCode: 2, StandardErrorContent: 'PerfTest exited with status 2:\nConnection refused' });
     await expect(perfTestState(ssm, { commandId: 'c', instanceId: 'i' })).resolves.toEqual({ done: false, status: 'InProgress' });
-    await expect(perfTestState(ssm, { commandId: 'c', instanceId: 'i' })).resolves.toEqual({ done: true, status: 'Failed', exitCode: 2 });
+    await expect(perfTestState(ssm, { commandId: 'c', instanceId: 'i' })).resolves.toEqual({ done: true, status: 'Failed', exitCode: 2, stderr: 'PerfTest exited with status 2:\nConnection refused' });
   });
 });

@@ -74,7 +74,7 @@ describe('GetCommandInvocation right after SendCommand', () => {
     ssmMock.on(GetCommandInvocationCommand).rejectsOnce(notYet()).resolvesOnce({ Status: 'InProgress' }).resolvesOnce({ Status: 'Success', ResponseCode: 0 });
     await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 5_000))).resolves.toEqual({ done: false, status: 'NotYetVisible' });
     await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 20_000))).resolves.toEqual({ done: false, status: 'InProgress' });
-    await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 80_000))).resolves.toEqual({ done: true, status: 'Success', exitCode: 0 });
+    await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 80_000))).resolves.toEqual({ done: true, status: 'Success', exitCode: 0, stderr: '' });
   });
 
   test('CheckRepetition keeps polling on InvocationDoesNotExist right after the start', async () => {
