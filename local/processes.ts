@@ -47,14 +47,10 @@ export class ManagedProcess {
   }
 
   /**
-   * SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the process and everything it
-   * started are gone from the process table, zombies included. A grandchild whose parent dies first
-   * (erl_child_setup runs in a session of its own below beam.smp) is re-parented to PID 1, which
-   * reaps it when it gets to it: on this kind of machine (a Firecracker VM whose PID 1 is not an init
-   * system) that took up to 2 s, so without this wait the CLI exited while `ps` still showed them.
-   * Processes still listed after `reapTimeoutMs` are reported in `leftovers`.
+   * SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the process has exited, and
+   * kills what it started. `untilGone` then tells when all of that has left the process table.
    */
-  async stop(graceMs = 5000, reapTimeoutMs = 15_000): Promise<void> {
+  async stop(graceMs = 5000): Promise<void> {
     const tree = this.child.pid === undefined ? [] : processTree(this.child.pid);
     if (!this.hasExited) {
       this.signalGroup('SIGTERM');
@@ -67,12 +63,22 @@ export class ManagedProcess {
     for (const entry of tree) {
       if (entry.pid !== this.child.pid && stillListed(entry)) signal(entry.pid, 'SIGKILL');
     }
-    this.leftovers = await untilReaped(tree, reapTimeoutMs);
+    if (tree.length > 0) this.reaped = untilReaped(tree, 15_000);
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
   }
 
-  /** Processes of this one's tree that were still listed (e.g. unreaped zombies) when `stop` gave up waiting. */
-  leftovers: readonly ProcessEntry[] = [];
+  /**
+   * Resolves once everything `stop` found in this process's tree is gone from the process table,
+   * zombies included, with what was still listed after 15 s. A grandchild whose parent died first
+   * (erl_child_setup runs in a session of its own below beam.smp) is re-parented to PID 1, which
+   * reaps it when it gets to it: on this kind of machine (a Firecracker VM whose PID 1 is not an
+   * init system) that took up to 2 s, so a CLI that did not wait exited while `ps` still showed them.
+   */
+  untilGone(): Promise<ProcessEntry[]> {
+    return this.reaped ?? Promise.resolve([]);
+  }
+
+  private reaped: Promise<ProcessEntry[]> | undefined;
 
   private signalGroup(name: NodeJS.Signals): void {
     if (this.child.pid !== undefined) signal(-this.child.pid, name);
@@ -139,9 +145,10 @@ export class ProcessRegistry {
   async stopAll(graceMs = 2000): Promise<ProcessEntry[]> {
     const all = this.processes.splice(0);
     const cleanups = this.cleanups.splice(0);
-    const stopping = Promise.all(all.map((p) => p.stop(graceMs))).then(() => {
+    const stopping = Promise.all(all.map((p) => p.stop(graceMs))).then(async () => {
       for (const cleanup of cleanups) cleanup();
-      return all.flatMap((p) => p.leftovers);
+      // Also those a teardown stopped earlier: their reaping was not waited for then.
+      return (await Promise.all(all.map((p) => p.untilGone()))).flat();
     });
     this.stopping.push(stopping);
     return (await Promise.all(this.stopping)).flat();
