@@ -6,8 +6,9 @@ import type { LocalRun } from './local-run';
 export const launchCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
   const group = run.groups[input.cluster.index]!;
   run.emit({ type: 'cluster-starting', nodes: group.nodes, topology: group.topology.type });
-  const started = Date.now();
   const prelaunched = input.cluster.index === 0 ? run.prelaunch.take() : undefined;
+  // The prelaunched cluster began booting before the store was up: count from then.
+  const started = prelaunched ? run.prelaunch.startedAt : Date.now();
   run.handles.set(input.cluster.clusterId, await (prelaunched ?? run.target.launch(group, input.cluster.index)));
   run.emit({ type: 'cluster-ready', seconds: (Date.now() - started) / 1000 });
   return { clusterId: input.cluster.clusterId, readyBy: new Date(Date.now() + 600_000).toISOString() };

@@ -18,6 +18,8 @@ export interface PendingRepetition {
  */
 export class Prelaunch {
   private pending: Promise<LocalClusterHandle> | undefined;
+  /** When the prelaunch began (Date.now()), so that "cluster ready in" counts the whole boot. */
+  readonly startedAt = Date.now();
 
   constructor(private readonly target: LocalTarget, group: ClusterGroup) {
     this.pending = target.prepare().then(() => target.launch(group, 0));
