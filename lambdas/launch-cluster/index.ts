@@ -6,7 +6,7 @@ import { requireEnv } from '../shared/env';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
-const azureCluster = () => import('../shared/azure-cluster');
+const azureLaunch = () => import('./azure');
 
 /** CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g. CLUSTER_TEMPLATE_URL_4_1_4). */
 const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
@@ -38,7 +38,8 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
     const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);
     // The plan cluster's RabbitMQ version and broker configuration (topology, node count), generated as for the other targets.
     const planClusterParameters: Record<string, unknown> = { ...azurePlanClusterParameters(planClusterOf(event.plan, event.cluster)) };
-    return (await azureCluster()).launchResourceGroup(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster, new Date(), planClusterParameters);
+    // Refuses world-open source prefixes, and deploys with a certificate of its own (TLS on the public load balancer).
+    return (await azureLaunch()).launchAzureCluster(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster, new Date(), planClusterParameters);
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).

@@ -1,22 +1,42 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { certificateFingerprint256 } from '../../core/self-signed-certificate';
 import type { WorkflowTarget } from '../../state-machines/schedule';
-import { smokeTest } from './logic';
+import { managementSmokeTest, smokeTest } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
 
 const secrets = new SecretsManagerClient({});
 
-const amqpUrl = (username: string, password: string, endpoint: string) => `amqp://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${endpoint.replace(/^amqps?:\/\//, '')}`;
+/** The endpoint with credentials, keeping its scheme (amqp:// or amqps://; amqp:// when it has none). */
+const amqpUrl = (username: string, password: string, endpoint: string) => {
+  const scheme = /^amqps:\/\//.test(endpoint) ? 'amqps' : 'amqp';
+  return `${scheme}://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${endpoint.replace(/^amqps?:\/\//, '')}`;
+};
 
-/** Publishes and consumes one message through the cluster's load balancer with the admin credentials (Secrets Manager on AWS, the template parameters on Azure). */
-export const handler = async (event: { target?: WorkflowTarget; readiness: { outputs: Record<string, string> } }) => {
+/**
+ * Publishes and consumes one message through the cluster's load balancer with the admin credentials (Secrets Manager on AWS, the template parameters on Azure).
+ * Azure clusters are reached through their public load balancer, which serves only TLS (bicep/modules/cluster.bicep): AMQPS and the
+ * management API over HTTPS, both pinned to the deployment's own certificate (the `tlsCertificatePem` output).
+ */
+export const handler = async (event: { target?: WorkflowTarget; launch?: { tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
   const outputs = event.readiness.outputs;
   if (event.target === 'azure') {
     const { parameters } = await (await azureTarget()).azureClientsFromEnv();
     const password = parameters.rabbitmqAdminPassword;
-    if (!outputs.amqpEndpoint || typeof password !== 'string') throw new Error('the Azure deployment has no amqpEndpoint output, or the template parameters lack rabbitmqAdminPassword');
-    return smokeTest(amqpUrl(typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin', password, outputs.amqpEndpoint));
+    const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
+    const { amqpsEndpoint, managementHttpsUrl, tlsCertificatePem } = outputs;
+    if (typeof password !== 'string') throw new Error('the template parameters lack rabbitmqAdminPassword');
+    if (!amqpsEndpoint || !managementHttpsUrl || !tlsCertificatePem) {
+      throw new Error('the Azure deployment has no amqpsEndpoint, managementHttpsUrl or tlsCertificatePem output (they are set when the load balancer is public, as LaunchCluster deploys it)');
+    }
+    // The pin comes from the deployment's output; it must be the certificate LaunchCluster made for this deployment.
+    const launched = event.launch?.tlsCertificateFingerprint256;
+    const echoed = certificateFingerprint256(tlsCertificatePem);
+    if (echoed !== launched) throw new Error(`the deployment's tlsCertificatePem (${echoed}) is not the certificate LaunchCluster made for it (${launched ?? 'none recorded'})`);
+    const amqp = await smokeTest(amqpUrl(username, password, amqpsEndpoint), undefined, tlsCertificatePem);
+    const management = await managementSmokeTest(managementHttpsUrl, username, password, tlsCertificatePem);
+    return { ...amqp, clusterName: management.clusterName };
   }
   const endpoint = Object.entries(outputs).find(([key]) => key.includes('AmqpEndpoint'))?.[1];
   const secretArn = Object.entries(outputs).find(([key]) => key.includes('AdminSecretArn'))?.[1];

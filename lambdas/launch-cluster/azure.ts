@@ -1,0 +1,57 @@
+import { selfSignedCertificate } from '../../core/self-signed-certificate';
+import { assertNoWorldOpenSourcePrefixes } from '../../core/source-prefixes';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { type AzureClients, type AzureClusterConfig, launchResourceGroup } from '../shared/azure-cluster';
+
+/** How long the certificate outlives the cluster's expiry tag: the hourly sweeper may delete the group up to this late. */
+const CERTIFICATE_GRACE_MS = 24 * 3_600_000;
+
+/**
+ * The configuration one Azure launch deploys with: the shared one, refused if its source prefixes open the
+ * cluster to the world (core/source-prefixes.ts; main.bicep refuses them too), plus a certificate and key made
+ * for this deployment alone. The key only ever travels as the @secure() `tlsPrivateKeyPem` parameter (ARM
+ * does not return secure parameters); the certificate is public and comes back as the `tlsCertificatePem`
+ * output, which the smoke test pins after checking it against `tlsCertificateFingerprint256`.
+ */
+export function azureLaunchConfig(config: AzureClusterConfig, clusterId: string, now = new Date()): { config: AzureClusterConfig; tlsCertificateFingerprint256: string } {
+  const given = config.parameters.allowedSourceAddressPrefixes ?? [];
+  if (!Array.isArray(given) || !given.every((prefix): prefix is string => typeof prefix === 'string')) {
+    throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
+  }
+  const egress = config.controllerEgressAddresses ?? [];
+  const notIpv4 = egress.filter((address) => !/^(\d{1,3}\.){3}\d{1,3}$/.test(address));
+  if (notIpv4.length > 0) throw new Error(`CONTROLLER_EGRESS_ADDRESSES must be IPv4 addresses without a prefix length (each becomes <ip>/32); refused: ${notIpv4.join(', ')}`);
+  assertNoWorldOpenSourcePrefixes([...given, ...egress.map((address) => `${address}/32`)]);
+  const expiresAt = now.getTime() + config.expiryHours * 3_600_000;
+  const certificate = selfSignedCertificate({ commonName: `rmqbench ${clusterId}`.slice(0, 64), notAfter: new Date(expiresAt + CERTIFICATE_GRACE_MS), now });
+  return {
+    config: { ...config, parameters: { ...config.parameters, tlsCertificatePem: certificate.certificatePem, tlsPrivateKeyPem: certificate.privateKeyPem } },
+    tlsCertificateFingerprint256: certificate.fingerprint256,
+  };
+}
+
+/**
+ * Launches an Azure cluster with its own certificate (see `azureLaunchConfig`). The result goes into the
+ * workflow state: it carries the certificate's fingerprint, never the key. An error from ARM is re-thrown as
+ * a plain message (the SDK's error object holds the request, whose body has the key).
+ */
+export async function launchAzureCluster(
+  clients: AzureClients,
+  config: AzureClusterConfig,
+  runId: string,
+  cluster: ScheduledCluster,
+  now = new Date(),
+  planClusterParameters: Record<string, unknown> = {},
+) {
+  const launch = azureLaunchConfig(config, cluster.clusterId, now);
+  const privateKeyPem = launch.config.parameters.tlsPrivateKeyPem as string;
+  try {
+    const result = await launchResourceGroup(clients, launch.config, runId, cluster, now, planClusterParameters);
+    return { ...result, tlsCertificateFingerprint256: launch.tlsCertificateFingerprint256 };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // Raw and JSON-escaped, in case a message ever quotes the request body.
+    const redacted = [privateKeyPem, JSON.stringify(privateKeyPem).slice(1, -1)].reduce((text, secret) => text.split(secret).join('<tlsPrivateKeyPem>'), message);
+    throw new Error(`launching resource group ${cluster.clusterId} failed: ${redacted}`);
+  }
+}
