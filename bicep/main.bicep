@@ -14,13 +14,12 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to every resource.')
 param tags object = {}
 
-@description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking.')
+@description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking on its NIC; the Dsv5 sizes require it (acceleratedNetworking must stay true).')
 @allowed([
   'Standard_D2s_v5'
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
-  'Standard_F2s_v2'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'
@@ -40,18 +39,25 @@ param availabilityZones array = [
   '3'
 ]
 
-@description('Optional. Accelerated networking on every NIC. The thesis measured up to 660% more throughput with it on.')
+@description('Optional. Accelerated networking on every NIC. The thesis measured up to 660% more throughput with it on. Dsv5 sizes require it: false is refused when clusterVmSize or loadGeneratorVmSize is a Dsv5 size.')
 param acceleratedNetworking bool = true
 
 @description('Optional. Encryption at host for every disk. Needs the EncryptionAtHost feature registered on the subscription.')
 param encryptionAtHost bool = false
 
-@description('Optional. Give the load balancer a public IP. False keeps AMQP and management inside the VNet.')
+@description('Optional. Give the load balancer a public IP. It then serves only AMQPS 5671 and management HTTPS 15671 (tlsCertificatePem and tlsPrivateKeyPem are required). False keeps AMQP and management inside the VNet.')
 param publicLoadBalancer bool = false
 
-@description('Required. Source address prefixes allowed to reach AMQP 5672/5671 and management 15672, in addition to the load-generator subnet (e.g. your own address as x.x.x.x/32). No default, and never "*".')
+@description('Required. Source address prefixes allowed to reach the cluster through the load balancer, in addition to the load-generator subnet (e.g. your own address as x.x.x.x/32): AMQPS 5671 and management HTTPS 15671 when publicLoadBalancer is true, else AMQP 5672 and management 15672 (and the TLS ports when a certificate is given). No default; "*", "Internet", "Any", "AzureCloud[.<region>]" and prefixes shorter than /8 (0.0.0.0/0, ::/0, ...) are refused.')
 @minLength(1)
 param allowedSourceAddressPrefixes array
+
+@description('Optional. PEM certificate of the TLS listeners (AMQPS 5671, management HTTPS 15671). Public: stored in Key Vault for the nodes and returned as the tlsCertificatePem output, which clients pin. Required when publicLoadBalancer is true.')
+param tlsCertificatePem string = ''
+
+@description('Optional. PEM private key of tlsCertificatePem. Goes to Key Vault only; never in customData or outputs. Required when publicLoadBalancer is true.')
+@secure()
+param tlsPrivateKeyPem string = ''
 
 @description('Optional. Address space of the virtual network.')
 param vnetAddressPrefix string = '10.20.0.0/16'
@@ -93,9 +99,6 @@ param rabbitmqAdminPassword string
 @minLength(20)
 param erlangCookie string
 
-@description('Optional. Expiry of the Key Vault secrets, in seconds since the Unix epoch. Defaults to 90 days after the deployment.')
-param secretExpiryEpoch int = dateTimeToEpoch(dateTimeAdd(utcNow(), 'P90D'))
-
 @description('Optional. Purge protection on the Key Vault (irreversible; reserves the vault name after teardown).')
 param keyVaultPurgeProtection bool = false
 
@@ -105,7 +108,6 @@ param keyVaultPurgeProtection bool = false
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
-  'Standard_F2s_v2'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'
@@ -126,10 +128,43 @@ param perfTestVersion string = '2.22.1'
 param resultsStorageAccountName string = ''
 
 var keyVaultName = 'kv${uniqueString(resourceGroup().id, namePrefix)}'
-// The load generator always reaches AMQP and management.
-var clientSourcePrefixes = union(allowedSourceAddressPrefixes, [
-  loadGeneratorSubnetPrefix
-])
+
+// World-open source prefixes are refused here as in core/source-prefixes.ts (the controller's check); test/bicep keeps the two in step.
+// fail() stops the deployment with this message; it may only stand in a short-circuiting expression (?:, ??):
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control
+// `*`, `Internet`, `Any` admit everyone; AzureCloud[.<region>] admits every Azure customer's VMs:
+// https://learn.microsoft.com/azure/virtual-network/service-tags-overview
+var worldOpenSourceNames = [
+  '*'
+  'internet'
+  'any'
+  'azurecloud'
+]
+var minimumSourcePrefixLength = 8
+var worldOpenSourcePrefixes = filter(allowedSourceAddressPrefixes, prefix => contains(worldOpenSourceNames, toLower(trim(prefix))) || startsWith(toLower(trim(prefix)), 'azurecloud.') || int(contains(prefix, '/') ? last(split(prefix, '/')) : '32') < minimumSourcePrefixLength)
+var checkedSourcePrefixes = empty(worldOpenSourcePrefixes) ? allowedSourceAddressPrefixes : fail('allowedSourceAddressPrefixes must not open the cluster to the world; refused: ${join(worldOpenSourcePrefixes, ', ')}. Give the addresses that need the cluster, e.g. your own address as x.x.x.x/32 (prefixes of /8 or longer).')
+
+// The client ports a source may reach: plain AMQP / management, or their TLS listeners (https://www.rabbitmq.com/docs/ssl,
+// https://www.rabbitmq.com/docs/management#single-listener-https: 5671 and 15671 are the conventional TLS ports).
+var plainClientPorts = [
+  '5672'
+  '15672'
+]
+var tlsClientPorts = [
+  '5671'
+  '15671'
+]
+
+// Both TLS parameters or neither; both when the load balancer is public (it serves only TLS).
+var tlsGiven = !empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)
+var tlsEnabled = publicLoadBalancer && !tlsGiven ? fail('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required: the public frontend serves only AMQPS 5671 and management HTTPS 15671.') : empty(tlsCertificatePem) != empty(tlsPrivateKeyPem) ? fail('tlsCertificatePem and tlsPrivateKeyPem go together: give both (TLS listeners on 5671 and 15671) or neither.') : tlsGiven
+
+// Dsv5 sizes require accelerated networking: https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series
+// ("Accelerated Networking: Required"); the Fsv2 sizes allowed here support it on their single NIC:
+// https://learn.microsoft.com/azure/virtual-machines/fsv2-series ("Accelerated Networking: Supported"). Standard_F2s_v2 is left
+// out: the same page restricts it ("Accelerated networking can only be applied to a single NIC", footnote 4), the one size here
+// where the toggle would not mean the same thing as on the others.
+var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
 module network 'modules/network.bicep' = {
   name: '${deployment().name}-network'
@@ -140,7 +175,8 @@ module network 'modules/network.bicep' = {
     addressPrefix: vnetAddressPrefix
     clusterSubnetPrefix: clusterSubnetPrefix
     loadGeneratorSubnetPrefix: loadGeneratorSubnetPrefix
-    allowedSourceAddressPrefixes: clientSourcePrefixes
+    allowedSourceAddressPrefixes: checkedSourcePrefixes
+    allowedSourcePorts: publicLoadBalancer ? tlsClientPorts : tlsEnabled ? concat(plainClientPorts, tlsClientPorts) : plainClientPorts
   }
 }
 
@@ -156,7 +192,8 @@ module secrets 'modules/secrets.bicep' = {
       network.outputs.clusterSubnetResourceId
       network.outputs.loadGeneratorSubnetResourceId
     ]
-    secretExpiryEpoch: secretExpiryEpoch
+    tlsCertificatePem: tlsCertificatePem
+    tlsPrivateKeyPem: tlsPrivateKeyPem
     enablePurgeProtection: keyVaultPurgeProtection
   }
 }
@@ -171,9 +208,12 @@ module cluster 'modules/cluster.bicep' = {
     vmSize: clusterVmSize
     instanceCount: instanceCount
     availabilityZones: availabilityZones
-    acceleratedNetworking: acceleratedNetworking
+    acceleratedNetworking: acceleratedNetworkingChecked
     encryptionAtHost: encryptionAtHost
     publicLoadBalancer: publicLoadBalancer
+    tlsEnabled: tlsEnabled
+    tlsCertificateSecretName: secrets.outputs.tlsCertificateSecretName
+    tlsPrivateKeySecretName: secrets.outputs.tlsPrivateKeySecretName
     adminUsername: adminUsername
     adminSshPublicKey: adminSshPublicKey
     rabbitmqVersion: rabbitmqVersion
@@ -196,7 +236,7 @@ module loadGenerator 'modules/loadgen.bicep' = {
     subnetResourceId: network.outputs.loadGeneratorSubnetResourceId
     vmSize: loadGeneratorVmSize
     availabilityZone: loadGeneratorZone
-    acceleratedNetworking: acceleratedNetworking
+    acceleratedNetworking: acceleratedNetworkingChecked
     encryptionAtHost: encryptionAtHost
     adminUsername: adminUsername
     adminSshPublicKey: adminSshPublicKey
@@ -212,6 +252,21 @@ output amqpEndpoint string = cluster.outputs.amqpEndpoint
 @description('Management UI/API URL of the cluster through the load balancer.')
 output managementUrl string = cluster.outputs.managementUrl
 
+@description('AMQPS endpoint through the load balancer (amqps://<address>:5671), pinned to tlsCertificatePem; empty without TLS.')
+output amqpsEndpoint string = cluster.outputs.amqpsEndpoint
+
+@description('Management API over HTTPS through the load balancer (https://<address>:15671), pinned to tlsCertificatePem; empty without TLS.')
+output managementHttpsUrl string = cluster.outputs.managementHttpsUrl
+
+@description('The TLS listeners\' certificate as given (PEM, public: the key stays in Key Vault). Clients pin it; empty without TLS.')
+output tlsCertificatePem string = tlsCertificatePem
+
+@description('The name of the Key Vault secret holding the TLS certificate (empty without TLS).')
+output tlsCertificateSecretName string = secrets.outputs.tlsCertificateSecretName
+
+@description('The name of the Key Vault secret holding the TLS private key (the name, not the value; empty without TLS).')
+output tlsPrivateKeySecretName string = secrets.outputs.tlsPrivateKeySecretName
+
 @description('The resource ID of the RabbitMQ scale set.')
 output scaleSetResourceId string = cluster.outputs.resourceId
 
@@ -225,6 +280,7 @@ output loadBalancerResourceId string = cluster.outputs.loadBalancerResourceId
 output keyVaultName string = secrets.outputs.name
 
 @description('The name of the Key Vault secret holding the RabbitMQ admin password (the name, not the value): the load generator reads it from `keyVaultName` at run time.')
+#disable-next-line outputs-should-not-contain-secrets // a secret's name, not its value: the linter flags the word "password" in the output name (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-outputs-should-not-contain-secrets)
 output adminPasswordSecretName string = secrets.outputs.adminPasswordSecretName
 
 @description('The client ID of the load generator\'s user-assigned identity, which may read `adminPasswordSecretName` (Key Vault Secrets User).')

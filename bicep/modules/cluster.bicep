@@ -15,13 +15,12 @@ param tags object = {}
 @description('Required. Resource ID of the subnet the nodes (and an internal load balancer frontend) live in.')
 param subnetResourceId string
 
-@description('Optional. VM size of the nodes. Every allowed size supports accelerated networking, premium disks and Trusted Launch.')
+@description('Optional. VM size of the nodes. Every allowed size supports accelerated networking on its NIC (Dsv5 requires it), premium disks and Trusted Launch.')
 @allowed([
   'Standard_D2s_v5'
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
-  'Standard_F2s_v2'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'
@@ -47,8 +46,19 @@ param acceleratedNetworking bool = true
 @description('Optional. Encryption at host for the node disks. Needs the EncryptionAtHost feature registered on the subscription.')
 param encryptionAtHost bool = false
 
-@description('Optional. Give the load balancer a public IP (reachable only from the NSG\'s allowed source prefixes). False keeps it internal to the VNet.')
+@description('Optional. Give the load balancer a public IP (reachable only from the NSG\'s allowed source prefixes); it then forwards only AMQPS 5671 and management HTTPS 15671, so tlsEnabled must be true. False keeps it internal to the VNet.')
 param publicLoadBalancer bool = false
+
+@description('Optional. The nodes serve AMQPS 5671 and management HTTPS 15671 with the certificate and key in Key Vault (tlsCertificateSecretName, tlsPrivateKeySecretName).')
+param tlsEnabled bool = false
+
+@description('Optional. Name of the Key Vault secret holding the TLS certificate (PEM). Empty without TLS.')
+#disable-next-line secure-secrets-in-params // a secret's name, not its value (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-secure-secrets-in-parameters)
+param tlsCertificateSecretName string = ''
+
+@description('Optional. Name of the Key Vault secret holding the TLS private key (PEM). Empty without TLS.')
+#disable-next-line secure-secrets-in-params // a secret's name, not its value
+param tlsPrivateKeySecretName string = ''
 
 @description('Optional. Administrator user name of the VMs (SSH key only; no inbound SSH is allowed from the internet).')
 param adminUsername string = 'rmqbench'
@@ -92,6 +102,9 @@ param healthProbePort int = 8081
 
 var amqpPort = 5672
 var managementPort = 15672
+// RabbitMQ's conventional TLS ports: https://www.rabbitmq.com/docs/ssl (AMQPS 5671), https://www.rabbitmq.com/docs/management (HTTPS 15671).
+var amqpsPort = 5671
+var managementTlsPort = 15671
 var backendPoolName = 'rabbitmq-nodes'
 var probeName = 'rabbitmq-serving'
 var frontendName = 'rabbitmq'
@@ -101,7 +114,7 @@ var readerRoleId = 'acdd72a7-3385-48ef-bd42-f606fba81ae7'
 var scaleSetName = '${namePrefix}-vmss'
 
 // Settings of the node scripts (names and versions, no secret values).
-var nodeEnvironment = 'KEY_VAULT_NAME=${keyVaultName}\nERLANG_COOKIE_SECRET_NAME=${erlangCookieSecretName}\nADMIN_PASSWORD_SECRET_NAME=${adminPasswordSecretName}\nRABBITMQ_ADMIN_USERNAME=${rabbitmqAdminUsername}\nRABBITMQ_VERSION=${rabbitmqVersion}\nIDENTITY_CLIENT_ID=${identity.properties.clientId}\nSCALE_SET_NAME=${scaleSetName}\nHEALTH_PORT=${healthProbePort}\nAMQP_PORT=${amqpPort}\nMANAGEMENT_PORT=${managementPort}\n'
+var nodeEnvironment = 'KEY_VAULT_NAME=${keyVaultName}\nERLANG_COOKIE_SECRET_NAME=${erlangCookieSecretName}\nADMIN_PASSWORD_SECRET_NAME=${adminPasswordSecretName}\nRABBITMQ_ADMIN_USERNAME=${rabbitmqAdminUsername}\nRABBITMQ_VERSION=${rabbitmqVersion}\nIDENTITY_CLIENT_ID=${identity.properties.clientId}\nSCALE_SET_NAME=${scaleSetName}\nHEALTH_PORT=${healthProbePort}\nAMQP_PORT=${amqpPort}\nMANAGEMENT_PORT=${managementPort}\nTLS_CERTIFICATE_SECRET_NAME=${tlsEnabled ? tlsCertificateSecretName : ''}\nTLS_PRIVATE_KEY_SECRET_NAME=${tlsEnabled ? tlsPrivateKeySecretName : ''}\nAMQPS_PORT=${amqpsPort}\nMANAGEMENT_TLS_PORT=${managementTlsPort}\n'
 
 // The broker texts come unchanged from core/broker-config.ts (through the parameters); base64 keeps YAML quoting out of the way.
 var cloudInitTemplate = loadTextContent('../cloud-init/cluster.yaml')
@@ -112,16 +125,97 @@ var cloudInitWithEnvironment = replace(cloudInitWithPolicies, '{{NODE_ENV_B64}}'
 var cloudInitWithSetup = replace(cloudInitWithEnvironment, '{{NODE_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-node-setup.sh'))
 var clusterCloudInit = replace(cloudInitWithSetup, '{{HEALTH_SERVER_B64}}', loadFileAsBase64('../cloud-init/rmqbench-health.py'))
 
-var internalFrontend = {
-  subnet: {
-    id: subnetResourceId
-  }
-  privateIPAllocationMethod: 'Dynamic'
-}
+// The internal load balancer forwards plain AMQP / management (and the TLS listeners when enabled) inside the VNet: the load
+// generator's path. The public one, when asked for, forwards ONLY the TLS listeners: the admin password never crosses the
+// internet in clear text. A scale set may sit behind one internal and one public load balancer
+// (https://learn.microsoft.com/azure/load-balancer/load-balancer-common-deployment-errors, VMScaleSetCannotUseMultipleLoadBalancersOfSameType).
+var publicPorts = [
+  amqpsPort
+  managementTlsPort
+]
+var plainPorts = [
+  amqpPort
+  managementPort
+]
+var internalPorts = tlsEnabled ? concat(plainPorts, publicPorts) : plainPorts
+var internalLoadBalancerName = '${namePrefix}-lb'
+var publicLoadBalancerName = '${namePrefix}-lb-public'
 
-var publicFrontend = {
-  publicIPAddress: {
-    id: publicIp.id
+var internalLoadBalancingRules = [
+  for port in internalPorts: {
+    name: 'tcp-${port}'
+    properties: {
+      protocol: 'Tcp'
+      frontendPort: port
+      backendPort: port
+      frontendIPConfiguration: {
+        id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', internalLoadBalancerName, frontendName)
+      }
+      backendAddressPool: {
+        id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', internalLoadBalancerName, backendPoolName)
+      }
+      probe: {
+        id: resourceId('Microsoft.Network/loadBalancers/probes', internalLoadBalancerName, probeName)
+      }
+      // Long-lived AMQP connections: the longest idle timeout, and a reset instead of a silent drop.
+      idleTimeoutInMinutes: port == amqpPort || port == amqpsPort ? 30 : 4
+      enableTcpReset: true
+      enableFloatingIP: false
+      loadDistribution: 'Default'
+      disableOutboundSnat: true
+    }
+  }
+]
+
+var publicLoadBalancingRules = [
+  for port in publicPorts: {
+    name: 'tcp-${port}'
+    properties: {
+      protocol: 'Tcp'
+      frontendPort: port
+      backendPort: port
+      frontendIPConfiguration: {
+        id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', publicLoadBalancerName, frontendName)
+      }
+      backendAddressPool: {
+        id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', publicLoadBalancerName, backendPoolName)
+      }
+      probe: {
+        id: resourceId('Microsoft.Network/loadBalancers/probes', publicLoadBalancerName, probeName)
+      }
+      idleTimeoutInMinutes: port == amqpsPort ? 30 : 4
+      enableTcpReset: true
+      enableFloatingIP: false
+      loadDistribution: 'Default'
+      disableOutboundSnat: true
+    }
+  }
+]
+
+// Every node NIC sits in the internal pool, and in the public pool when there is one.
+var internalBackendPool = {
+  id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', internalLoadBalancerName, backendPoolName)
+}
+var internalBackendPools = [
+  internalBackendPool
+]
+var bothBackendPools = [
+  internalBackendPool
+  {
+    id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', publicLoadBalancerName, backendPoolName)
+  }
+]
+
+// 200 only when the node answers an AMQP handshake and the management listener, and has joined the cluster.
+var healthProbe = {
+  name: probeName
+  properties: {
+    protocol: 'Http'
+    port: healthProbePort
+    requestPath: '/healthz'
+    intervalInSeconds: 5
+    numberOfProbes: 2
+    probeThreshold: 2
   }
 }
 
@@ -173,7 +267,7 @@ resource publicIp 'Microsoft.Network/publicIPAddresses@2024-05-01' = if (publicL
 }
 
 resource loadBalancer 'Microsoft.Network/loadBalancers@2024-05-01' = {
-  name: '${namePrefix}-lb'
+  name: internalLoadBalancerName
   location: location
   tags: tags
   sku: {
@@ -184,8 +278,13 @@ resource loadBalancer 'Microsoft.Network/loadBalancers@2024-05-01' = {
     frontendIPConfigurations: [
       {
         name: frontendName
-        zones: publicLoadBalancer || empty(availabilityZones) ? null : availabilityZones
-        properties: publicLoadBalancer ? publicFrontend : internalFrontend
+        zones: empty(availabilityZones) ? null : availabilityZones
+        properties: {
+          subnet: {
+            id: subnetResourceId
+          }
+          privateIPAllocationMethod: 'Dynamic'
+        }
       }
     ]
     backendAddressPools: [
@@ -194,66 +293,40 @@ resource loadBalancer 'Microsoft.Network/loadBalancers@2024-05-01' = {
       }
     ]
     probes: [
+      healthProbe
+    ]
+    loadBalancingRules: internalLoadBalancingRules
+  }
+}
+
+resource publicLoadBalancerResource 'Microsoft.Network/loadBalancers@2024-05-01' = if (publicLoadBalancer) {
+  name: publicLoadBalancerName
+  location: location
+  tags: tags
+  sku: {
+    name: 'Standard'
+    tier: 'Regional'
+  }
+  properties: {
+    frontendIPConfigurations: [
       {
-        // 200 only when the node answers an AMQP handshake and the management listener, and has joined the cluster.
-        name: probeName
+        name: frontendName
         properties: {
-          protocol: 'Http'
-          port: healthProbePort
-          requestPath: '/healthz'
-          intervalInSeconds: 5
-          numberOfProbes: 2
-          probeThreshold: 2
+          publicIPAddress: {
+            id: publicIp.id
+          }
         }
       }
     ]
-    loadBalancingRules: [
+    backendAddressPools: [
       {
-        name: 'amqp'
-        properties: {
-          protocol: 'Tcp'
-          frontendPort: amqpPort
-          backendPort: amqpPort
-          frontendIPConfiguration: {
-            id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', '${namePrefix}-lb', frontendName)
-          }
-          backendAddressPool: {
-            id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', '${namePrefix}-lb', backendPoolName)
-          }
-          probe: {
-            id: resourceId('Microsoft.Network/loadBalancers/probes', '${namePrefix}-lb', probeName)
-          }
-          // Long-lived AMQP connections: the longest idle timeout, and a reset instead of a silent drop.
-          idleTimeoutInMinutes: 30
-          enableTcpReset: true
-          enableFloatingIP: false
-          loadDistribution: 'Default'
-          disableOutboundSnat: true
-        }
-      }
-      {
-        name: 'management'
-        properties: {
-          protocol: 'Tcp'
-          frontendPort: managementPort
-          backendPort: managementPort
-          frontendIPConfiguration: {
-            id: resourceId('Microsoft.Network/loadBalancers/frontendIPConfigurations', '${namePrefix}-lb', frontendName)
-          }
-          backendAddressPool: {
-            id: resourceId('Microsoft.Network/loadBalancers/backendAddressPools', '${namePrefix}-lb', backendPoolName)
-          }
-          probe: {
-            id: resourceId('Microsoft.Network/loadBalancers/probes', '${namePrefix}-lb', probeName)
-          }
-          idleTimeoutInMinutes: 4
-          enableTcpReset: true
-          enableFloatingIP: false
-          loadDistribution: 'Default'
-          disableOutboundSnat: true
-        }
+        name: backendPoolName
       }
     ]
+    probes: [
+      healthProbe
+    ]
+    loadBalancingRules: publicLoadBalancingRules
   }
 }
 
@@ -332,11 +405,7 @@ resource scaleSet 'Microsoft.Compute/virtualMachineScaleSets@2024-07-01' = {
                     subnet: {
                       id: subnetResourceId
                     }
-                    loadBalancerBackendAddressPools: [
-                      {
-                        id: loadBalancer.properties.backendAddressPools[0].id
-                      }
-                    ]
+                    loadBalancerBackendAddressPools: publicLoadBalancer ? bothBackendPools : internalBackendPools
                   }
                 }
               ]
@@ -362,6 +431,9 @@ resource scaleSet 'Microsoft.Compute/virtualMachineScaleSets@2024-07-01' = {
   dependsOn: [
     secretsUserAssignment
     peerReaderAssignment
+    // The NIC names the pools by resourceId(), which implies no dependency.
+    loadBalancer
+    publicLoadBalancerResource
   ]
 }
 
@@ -371,17 +443,23 @@ output name string = scaleSet.name
 @description('The resource ID of the scale set.')
 output resourceId string = scaleSet.id
 
-@description('The resource ID of the load balancer.')
+@description('The resource ID of the internal load balancer.')
 output loadBalancerResourceId string = loadBalancer.id
 
-@description('The address clients connect to: the load balancer frontend (public IP, or private IP when internal).')
-output endpointAddress string = publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress
+@description('The resource ID of the public load balancer (TLS listeners only); empty when publicLoadBalancer is false.')
+output publicLoadBalancerResourceId string = publicLoadBalancer ? publicLoadBalancerResource.id : ''
 
-@description('AMQP endpoint of the cluster, through the load balancer.')
-output amqpEndpoint string = 'amqp://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${amqpPort}'
+@description('AMQP endpoint of the cluster through the internal load balancer (inside the VNet: the load generator\'s path).')
+output amqpEndpoint string = 'amqp://${loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${amqpPort}'
 
-@description('Management UI/API URL of the cluster, through the load balancer.')
-output managementUrl string = 'http://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${managementPort}'
+@description('Management UI/API URL of the cluster through the internal load balancer (inside the VNet).')
+output managementUrl string = 'http://${loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${managementPort}'
+
+@description('AMQPS endpoint of the cluster: through the public load balancer when there is one, else the internal one; empty without TLS.')
+output amqpsEndpoint string = tlsEnabled ? 'amqps://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${amqpsPort}' : ''
+
+@description('Management API over HTTPS: through the public load balancer when there is one, else the internal one; empty without TLS.')
+output managementHttpsUrl string = tlsEnabled ? 'https://${publicLoadBalancer ? publicIp.properties.ipAddress : loadBalancer.properties.frontendIPConfigurations[0].properties.privateIPAddress}:${managementTlsPort}' : ''
 
 @description('The principal ID of the nodes\' user-assigned identity.')
 output identityPrincipalId string = identity.properties.principalId

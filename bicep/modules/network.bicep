@@ -21,20 +21,28 @@ param clusterSubnetPrefix string = '10.20.1.0/24'
 @description('Optional. Address prefix of the subnet that holds the load generator.')
 param loadGeneratorSubnetPrefix string = '10.20.2.0/24'
 
-@description('Required. Source address prefixes (CIDR or service tags) allowed to reach AMQP 5672/5671 and management 15672. There is deliberately no default: pass the load-generator subnet and your own address, never "*".')
+@description('Required. Source address prefixes (CIDR or service tags) allowed to reach allowedSourcePorts on the cluster subnet. There is deliberately no default: pass your own address, never "*" (main.bicep refuses world-open prefixes).')
 @minLength(1)
 param allowedSourceAddressPrefixes array
+
+@description('Optional. Client ports allowedSourceAddressPrefixes may reach: the TLS listeners only (5671, 15671) behind a public load balancer. The load-generator subnet always reaches every client port.')
+@minLength(1)
+param allowedSourcePorts array = [
+  '5671'
+  '15671'
+]
 
 @description('Optional. Port of the per-node health endpoint the load balancer probes (answers 200 only when the node serves AMQP and management and has joined the cluster).')
 @minValue(1024)
 @maxValue(65535)
 param healthProbePort int = 8081
 
-// AMQP (plain and TLS) and management: reachable from the allowed sources only.
+// AMQP and management, plain and TLS: reachable from the load-generator subnet and (allowedSourcePorts) from the allowed sources only.
 var clientPorts = [
   '5672'
   '5671'
   '15672'
+  '15671'
 ]
 // epmd, Erlang distribution and the CLI tools' distribution range: cluster-internal only.
 var interNodePorts = [
@@ -84,12 +92,26 @@ resource networkSecurityGroup 'Microsoft.Network/networkSecurityGroups@2024-05-0
       {
         name: 'AllowClientPortsFromAllowedSources'
         properties: {
-          description: 'AMQP 5672/5671 and management 15672 from the allowed source prefixes only.'
+          description: 'The allowed client ports (only the TLS listeners behind a public load balancer) from the allowed source prefixes only.'
           priority: 100
           direction: 'Inbound'
           access: 'Allow'
           protocol: 'Tcp'
           sourceAddressPrefixes: allowedSourceAddressPrefixes
+          sourcePortRange: '*'
+          destinationAddressPrefix: clusterSubnetPrefix
+          destinationPortRanges: allowedSourcePorts
+        }
+      }
+      {
+        name: 'AllowClientPortsFromLoadGenerator'
+        properties: {
+          description: 'AMQP and management, plain and TLS, from the load-generator subnet (inside the VNet).'
+          priority: 105
+          direction: 'Inbound'
+          access: 'Allow'
+          protocol: 'Tcp'
+          sourceAddressPrefix: loadGeneratorSubnetPrefix
           sourcePortRange: '*'
           destinationAddressPrefix: clusterSubnetPrefix
           destinationPortRanges: clientPorts
@@ -155,7 +177,7 @@ resource networkSecurityGroup 'Microsoft.Network/networkSecurityGroups@2024-05-0
       {
         name: 'DenyClientPortsFromElsewhere'
         properties: {
-          description: 'AMQP and management from sources that are not allowed (including the rest of the VNet).'
+          description: 'AMQP and management, plain and TLS, from sources that are not allowed (including the rest of the VNet).'
           priority: 4010
           direction: 'Inbound'
           access: 'Deny'

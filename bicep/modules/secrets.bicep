@@ -1,5 +1,5 @@
 metadata name = 'rmqbench secrets'
-metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie and the RabbitMQ admin password.'
+metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie, the RabbitMQ admin password and, when given, the TLS certificate and key.'
 
 @description('Required. Name of the Key Vault (3-24 characters, globally unique).')
 @minLength(3)
@@ -26,9 +26,12 @@ param rabbitmqAdminPassword string
 @minLength(1)
 param allowedSubnetResourceIds array
 
-@description('Required. Expiry of both secrets, in seconds since the Unix epoch.')
-@minValue(0)
-param secretExpiryEpoch int
+@description('Optional. PEM certificate of the nodes\' TLS listeners. Empty: no TLS secrets are created.')
+param tlsCertificatePem string = ''
+
+@description('Optional. PEM private key of tlsCertificatePem. Stored as a secret; never output. Empty: no TLS secrets are created.')
+@secure()
+param tlsPrivateKeyPem string = ''
 
 @description('Optional. Turn on purge protection. It cannot be turned off again and keeps the vault name reserved for the soft-delete retention period after teardown, which blocks redeploying the same benchmark under the same name.')
 param enablePurgeProtection bool = false
@@ -40,6 +43,14 @@ param softDeleteRetentionInDays int = 7
 
 var erlangCookieSecretName = 'rabbitmq-erlang-cookie'
 var adminPasswordSecretName = 'rabbitmq-admin-password'
+var tlsCertificateSecretName = 'rabbitmq-tls-certificate'
+var tlsPrivateKeySecretName = 'rabbitmq-tls-private-key'
+// main.bicep refuses one without the other (fail()), so the certificate alone says whether TLS is on.
+var tlsEnabled = !empty(tlsCertificatePem)
+// The secrets live exactly as long as the cluster (the resource group is deleted with it): no expiry (`exp` is optional in
+// SecretAttributes, default forever: https://learn.microsoft.com/azure/key-vault/secrets/about-secrets#secret-attributes). Past `exp`
+// "the secret data should not be retrieved" (same page); Key Vault answers a get with 403 SecretExpired
+// (https://github.com/Azure/AzureKeyVault/issues/19), so a scale-out or re-image after an expiry date would fail to boot.
 
 resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
   // checkov:skip=CKV_AZURE_110: purge protection is a parameter (enablePurgeProtection), off by default: it cannot be undone and reserves the vault name after teardown, which blocks redeploying a benchmark under the same name; the vault holds only per-deployment secrets.
@@ -78,6 +89,7 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
 }
 
 resource erlangCookieSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+  // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster, and an expired secret would stop a later scale-out or re-image from booting (see the comment on the secret names above).
   parent: vault
   name: erlangCookieSecretName
   properties: {
@@ -85,12 +97,12 @@ resource erlangCookieSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
     contentType: 'text/plain; erlang-cookie'
     attributes: {
       enabled: true
-      exp: secretExpiryEpoch
     }
   }
 }
 
 resource adminPasswordSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+  // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster, and an expired secret would stop a later scale-out or re-image from booting.
   parent: vault
   name: adminPasswordSecretName
   properties: {
@@ -98,7 +110,35 @@ resource adminPasswordSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
     contentType: 'text/plain; password'
     attributes: {
       enabled: true
-      exp: secretExpiryEpoch
+    }
+  }
+}
+
+// The nodes read both at boot to serve AMQPS 5671 and management HTTPS 15671 (bicep/cloud-init/rmqbench-node-setup.sh).
+resource tlsCertificateSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (tlsEnabled) {
+  // checkov:skip=CKV_AZURE_114: contentType is set below; checkov's Bicep parser does not read the properties of a conditional (`= if`) resource.
+  // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster (the certificate's own validity covers the cluster's expiry).
+  parent: vault
+  name: tlsCertificateSecretName
+  properties: {
+    value: tlsCertificatePem
+    contentType: 'application/x-pem-file'
+    attributes: {
+      enabled: true
+    }
+  }
+}
+
+resource tlsPrivateKeySecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (tlsEnabled) {
+  // checkov:skip=CKV_AZURE_114: contentType is set below; checkov's Bicep parser does not read the properties of a conditional (`= if`) resource.
+  // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster.
+  parent: vault
+  name: tlsPrivateKeySecretName
+  properties: {
+    value: tlsPrivateKeyPem
+    contentType: 'application/x-pem-file'
+    attributes: {
+      enabled: true
     }
   }
 }
@@ -113,4 +153,11 @@ output resourceId string = vault.id
 output erlangCookieSecretName string = erlangCookieSecret.name
 
 @description('The name of the secret that holds the admin password (the name, not the value).')
+#disable-next-line outputs-should-not-contain-secrets // a secret's name, not its value: the rule flags "password" in output names (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-outputs-should-not-contain-secrets)
 output adminPasswordSecretName string = adminPasswordSecret.name
+
+@description('The name of the secret that holds the TLS certificate (empty without TLS).')
+output tlsCertificateSecretName string = tlsEnabled ? tlsCertificateSecretName : ''
+
+@description('The name of the secret that holds the TLS private key (the name, not the value; empty without TLS).')
+output tlsPrivateKeySecretName string = tlsEnabled ? tlsPrivateKeySecretName : ''

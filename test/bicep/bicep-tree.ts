@@ -121,7 +121,8 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
       pending = named(statement).map((decorator) => decorator.text.replace(/^@/, ''));
       continue;
     }
-    if (statement.type === 'comment') continue;
+    // `#disable-next-line <rule>` between a declaration's decorators and the declaration itself belongs to the declaration.
+    if (statement.type === 'comment' || statement.type === 'diagnostic_comment') continue;
     const decorators = pending;
     pending = [];
     const children = named(statement);
@@ -139,13 +140,16 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
         break;
       case 'resource_declaration': {
         const typeWithVersion = stringLiteral(children[1] as Node);
+        // A conditional resource (`= if (condition) { ... }`): the body is the if_statement's object.
+        const last = children[children.length - 1] as Node;
+        const body = last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
         resources.push({
           name,
           node: statement,
           decorators,
           typeWithVersion,
           resourceType: typeWithVersion.split('@')[0] ?? '',
-          body: children[children.length - 1] as Node,
+          body,
           existing: statement.children.some((child) => child?.type === 'existing'),
         });
         break;

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES } from '../../core/source-prefixes';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
 import { BICEP_DIR, isExpression, listFiles, literal, parameterDependencies, parseBicepFile, propertyValues, relativeToBicep } from './bicep-tree';
 
@@ -134,7 +135,8 @@ describe('secrets', () => {
     expect(roles).toContainEqual(expect.objectContaining({ scope: { expression: 'keyVault' } }));
     expect(cluster.variables.get('keyVaultSecretsUserRoleId')?.text).toBe("'4633458b-17de-408a-b874-0445c86b69e6'");
     const scaleSet = asObject(literal(resource(cluster, 'Microsoft.Compute/virtualMachineScaleSets').body));
-    expect(scaleSet.dependsOn).toEqual(assignments.map((assignment) => ({ expression: assignment.name })));
+    // The role assignments, and the load balancers whose pools the NIC names by resourceId() (no implicit dependency).
+    expect(scaleSet.dependsOn).toEqual([...assignments.map((assignment) => ({ expression: assignment.name })), { expression: 'loadBalancer' }, { expression: 'publicLoadBalancerResource' }]);
     const vault = asObject(asObject(literal(resource(file('modules/secrets.bicep'), 'Microsoft.KeyVault/vaults').body)).properties);
     expect(vault.enableRbacAuthorization).toBe(true);
     expect(asObject(vault.networkAcls).defaultAction).toBe('Deny');
@@ -195,22 +197,50 @@ describe('network security group', () => {
     if (rule.destinationPortRange !== undefined) return [String(isExpression(rule.destinationPortRange) ? rule.destinationPortRange.expression : rule.destinationPortRange)];
     const network = file('modules/network.bicep');
     const ranges = rule.destinationPortRanges;
-    if (isExpression(ranges)) return literal(network.variables.get(ranges.expression) as never) as string[];
+    // A variable, or a parameter (its default).
+    if (isExpression(ranges)) return literal((network.variables.get(ranges.expression) ?? network.params.get(ranges.expression)?.defaultValue) as never) as string[];
     return ranges as string[];
   };
   const inboundAllows = (): Json[] => rules().filter((rule) => rule.direction === 'Inbound' && rule.access === 'Allow');
 
-  test('AMQP 5672/5671 and management 15672 are allowed only from the allowedSourceAddressPrefixes parameter, which has no default', () => {
-    const clientRules = inboundAllows().filter((rule) => ports(rule).some((port) => ['5672', '5671', '15672'].includes(port)));
-    expect(clientRules).toHaveLength(1);
-    expect(ports(clientRules[0] as Json).sort()).toEqual(['15672', '5671', '5672']);
-    expect(clientRules[0]?.sourceAddressPrefixes).toEqual({ expression: 'allowedSourceAddressPrefixes' });
-    expect(clientRules[0]?.sourceAddressPrefix).toBeUndefined();
+  test('client ports are allowed from the allowedSourceAddressPrefixes parameter (only allowedSourcePorts) and from the load-generator subnet, nowhere else', () => {
+    const clientPorts = ['5672', '5671', '15672', '15671'];
+    const clientRules = inboundAllows().filter((rule) => isExpression(rule.destinationPortRanges) && ['allowedSourcePorts', 'clientPorts'].includes(rule.destinationPortRanges.expression));
+    expect(clientRules.map((rule) => rule.name)).toEqual(['AllowClientPortsFromAllowedSources', 'AllowClientPortsFromLoadGenerator']);
+    expect(clientRules[0]).toMatchObject({ sourceAddressPrefixes: { expression: 'allowedSourceAddressPrefixes' }, destinationPortRanges: { expression: 'allowedSourcePorts' } });
+    expect(clientRules[1]).toMatchObject({ sourceAddressPrefix: { expression: 'loadGeneratorSubnetPrefix' }, destinationPortRanges: { expression: 'clientPorts' } });
+    expect(ports(clientRules[1] as Json).sort()).toEqual([...clientPorts].sort());
+    // No other allow rule opens a client port.
+    const others = inboundAllows().filter((rule) => !clientRules.includes(rule) && !isExpression(rule.destinationPortRanges) && ports(rule).some((port) => clientPorts.includes(port)));
+    expect(others).toEqual([]);
+    // The default of allowedSourcePorts is the TLS listeners only.
+    expect(literal(file('modules/network.bicep').params.get('allowedSourcePorts')?.defaultValue as never)).toEqual(['5671', '15671']);
     for (const name of ['modules/network.bicep', 'main.bicep']) {
       const param = file(name).params.get('allowedSourceAddressPrefixes');
       expect(param?.defaultValue).toBeUndefined();
       expect(param?.decorators).toContain('minLength(1)');
     }
+  });
+
+  test('main.bicep opens only AMQPS 5671 and HTTPS 15671 to the allowed sources when the load balancer is public', () => {
+    const main = file('main.bicep');
+    const network = asObject(asObject(literal(main.modules.find((module) => module.path === 'modules/network.bicep')?.body as never)).params);
+    expect(network.allowedSourcePorts).toEqual({ expression: 'publicLoadBalancer ? tlsClientPorts : tlsEnabled ? concat(plainClientPorts, tlsClientPorts) : plainClientPorts' });
+    expect(literal(main.variables.get('tlsClientPorts') as never)).toEqual(['5671', '15671']);
+    expect(literal(main.variables.get('plainClientPorts') as never)).toEqual(['5672', '15672']);
+    // The prefixes reach the NSG only through the world-open check.
+    expect(network.allowedSourceAddressPrefixes).toEqual({ expression: 'checkedSourcePrefixes' });
+  });
+
+  test('main.bicep refuses world-open source prefixes with fail(), by the same rule as core/source-prefixes.ts', () => {
+    const main = file('main.bicep');
+    expect(literal(main.variables.get('worldOpenSourceNames') as never)).toEqual([...WORLD_OPEN_SOURCE_NAMES]);
+    expect(literal(main.variables.get('minimumSourcePrefixLength') as never)).toBe(MINIMUM_SOURCE_PREFIX_LENGTH);
+    const filter = main.variables.get('worldOpenSourcePrefixes')?.text ?? '';
+    expect(filter).toMatch(/^filter\(\s*allowedSourceAddressPrefixes,/);
+    for (const part of ['contains(worldOpenSourceNames, toLower(trim(prefix)))', "startsWith(toLower(trim(prefix)), 'azurecloud.')", '< minimumSourcePrefixLength']) expect(filter).toContain(part);
+    const checked = main.variables.get('checkedSourcePrefixes')?.text ?? '';
+    expect(checked).toMatch(/^empty\(worldOpenSourcePrefixes\)\s*\?\s*allowedSourceAddressPrefixes\s*:\s*fail\('allowedSourceAddressPrefixes must not open the cluster to the world; refused: \$\{join\(worldOpenSourcePrefixes, ', '\)\}/);
   });
 
   test('4369, 25672 and 35672-35682 are allowed only inside the cluster subnet and denied from anywhere else', () => {
@@ -241,29 +271,56 @@ describe('network security group', () => {
 
 describe('cluster', () => {
   const cluster = (): BicepFile => file('modules/cluster.bicep');
-  const loadBalancer = (): Json => asObject(literal(resource(cluster(), 'Microsoft.Network/loadBalancers').body));
   const scaleSet = (): Json => asObject(literal(resource(cluster(), 'Microsoft.Compute/virtualMachineScaleSets').body));
-  const variable = (name: string): BicepValue => literal(cluster().variables.get(name) as never);
 
-  test('the load balancer is Standard SKU with TCP rules for 5672 and 15672 behind one health probe', () => {
-    const lb = loadBalancer();
-    expect(lb.sku).toEqual({ name: 'Standard', tier: 'Regional' });
-    const rules = (asObject(lb.properties).loadBalancingRules as Json[]).map((rule) => asObject(rule.properties));
-    const resolve = (value: BicepValue | undefined): BicepValue | undefined => (isExpression(value) ? variable(value.expression) : value);
-    expect(rules.map((rule) => [resolve(rule.frontendPort), resolve(rule.backendPort), rule.protocol])).toEqual([
-      [5672, 5672, 'Tcp'],
-      [15672, 15672, 'Tcp'],
-    ]);
-    for (const rule of rules) expect(asObject(rule.probe).id).toEqual({ expression: expect.stringContaining('probeName') });
+  const loadBalancers = (): Map<string, Json> =>
+    new Map(cluster().resources.filter((candidate) => candidate.resourceType === 'Microsoft.Network/loadBalancers').map((lb) => [lb.name, asObject(literal(lb.body))]));
+  const forwardedPorts = (lb: Json): BicepValue => {
+    const rules = asObject(lb.properties).loadBalancingRules as { expression: string };
+    // A for-expression over a port list: `[for port in <list>: {...}]`; the list is a variable.
+    const loop = cluster().variables.get(rules.expression);
+    const over = /^\[\s*for port in (\w+):/.exec(loop?.text ?? '')?.[1] ?? '';
+    return literal(cluster().variables.get(over) as never);
+  };
+
+  test('an internal Standard load balancer forwards AMQP and management (and the TLS listeners when enabled); a public one, only AMQPS and HTTPS', () => {
+    const lbs = loadBalancers();
+    expect([...lbs.keys()]).toEqual(['loadBalancer', 'publicLoadBalancerResource']);
+    for (const lb of lbs.values()) expect(lb.sku).toEqual({ name: 'Standard', tier: 'Regional' });
+    const internal = lbs.get('loadBalancer') as Json;
+    const internalFrontend = asObject((asObject(internal.properties).frontendIPConfigurations as Json[])[0]?.properties);
+    expect(internalFrontend.subnet).toEqual({ id: { expression: 'subnetResourceId' } });
+    expect(internalFrontend.publicIPAddress).toBeUndefined();
+    expect(forwardedPorts(internal)).toEqual({ expression: 'tlsEnabled ? concat(plainPorts, publicPorts) : plainPorts' });
+    expect(literal(cluster().variables.get('plainPorts') as never)).toEqual([{ expression: 'amqpPort' }, { expression: 'managementPort' }]);
+    const publicLb = lbs.get('publicLoadBalancerResource') as Json;
+    expect(asObject((asObject(publicLb.properties).frontendIPConfigurations as Json[])[0]?.properties).publicIPAddress).toEqual({ id: { expression: 'publicIp.id' } });
+    expect(forwardedPorts(publicLb)).toEqual([{ expression: 'amqpsPort' }, { expression: 'managementTlsPort' }]);
+    expect([amqpPortsOf('amqpPort'), amqpPortsOf('managementPort'), amqpPortsOf('amqpsPort'), amqpPortsOf('managementTlsPort')]).toEqual([5672, 15672, 5671, 15671]);
+    const declaration = cluster().resources.find((candidate) => candidate.name === 'publicLoadBalancerResource');
+    expect(declaration?.node.text).toContain("= if (publicLoadBalancer) {");
+    // Every rule goes through the health probe of its own load balancer.
+    for (const name of ['internalLoadBalancingRules', 'publicLoadBalancingRules']) expect(cluster().variables.get(name)?.text).toMatch(/probes', \w+LoadBalancerName, probeName\)/);
   });
+  const amqpPortsOf = (name: string): BicepValue => literal(cluster().variables.get(name) as never);
 
   test('the health probe asks the node whether it serves AMQP and management and has joined', () => {
-    const probes = asObject(loadBalancer().properties).probes as Json[];
-    expect(probes).toHaveLength(1);
-    const probe = asObject(probes[0]?.properties);
+    for (const lb of loadBalancers().values()) expect(asObject(lb.properties).probes).toEqual([{ expression: 'healthProbe' }]);
+    const probe = asObject(asObject(literal(cluster().variables.get('healthProbe') as never)).properties);
     expect(probe).toMatchObject({ protocol: 'Http', requestPath: '/healthz', port: { expression: 'healthProbePort' } });
     // The port the probe calls is the one the health server listens on (HEALTH_PORT in node.env).
     expect(cluster().variables.get('nodeEnvironment')?.text).toContain('HEALTH_PORT=${healthProbePort}');
+  });
+
+  test('node.env tells the node scripts the TLS secret names (empty without TLS) and the TLS ports, with the keys the node side reads', () => {
+    const environment = cluster().variables.get('nodeEnvironment')?.text ?? '';
+    expect(environment).toContain("\\nTLS_CERTIFICATE_SECRET_NAME=${tlsEnabled ? tlsCertificateSecretName : ''}\\nTLS_PRIVATE_KEY_SECRET_NAME=${tlsEnabled ? tlsPrivateKeySecretName : ''}\\nAMQPS_PORT=${amqpsPort}\\nMANAGEMENT_TLS_PORT=${managementTlsPort}\\n");
+    const main = asObject(asObject(literal(file('main.bicep').modules.find((module) => module.path === 'modules/cluster.bicep')?.body as never)).params);
+    expect(main).toMatchObject({
+      tlsEnabled: { expression: 'tlsEnabled' },
+      tlsCertificateSecretName: { expression: 'secrets.outputs.tlsCertificateSecretName' },
+      tlsPrivateKeySecretName: { expression: 'secrets.outputs.tlsPrivateKeySecretName' },
+    });
   });
 
   test('the scale set is Flexible, zonal, with a managed identity, boot diagnostics and SSH-key-only Linux', () => {
@@ -293,13 +350,20 @@ describe('cluster', () => {
   test('main.bicep passes acceleratedNetworking, the broker texts and the instance count unchanged to the cluster module', () => {
     const module = file('main.bicep').modules.find((candidate) => candidate.path === 'modules/cluster.bicep');
     const params = asObject(asObject(literal(module?.body as never)).params);
-    for (const name of ['acceleratedNetworking', 'rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'instanceCount']) {
+    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'instanceCount']) {
       expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: name } });
     }
+    // acceleratedNetworking passes through the Dsv5 check (fail() when false on a size that requires it).
+    expect(params.acceleratedNetworking).toEqual({ expression: 'acceleratedNetworkingChecked' });
+    const checked = file('main.bicep').variables.get('acceleratedNetworkingChecked')?.text ?? '';
+    expect(checked).toMatch(/^!acceleratedNetworking && \(endsWith\(clusterVmSize, 's_v5'\) \|\| endsWith\(loadGeneratorVmSize, 's_v5'\)\)\s*\?\s*fail\(/);
+    expect(checked).toMatch(/:\s*acceleratedNetworking$/);
   });
 
   test('every VM size offered supports accelerated networking (an allowed list of current s-sizes)', () => {
-    const accelerated = /^Standard_(D(2|4|8|16)s_v5|F(2|4|8|16|32)s_v2)$/;
+    // Dsv5 requires accelerated networking (https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series); Fsv2 supports it,
+    // F2s_v2 only restricted (https://learn.microsoft.com/azure/virtual-machines/fsv2-series, footnote 4), so it is not offered.
+    const accelerated = /^Standard_(D(2|4|8|16)s_v5|F(4|8|16|32)s_v2)$/;
     for (const [name, param] of [
       ['main.bicep', 'clusterVmSize'],
       ['main.bicep', 'loadGeneratorVmSize'],
@@ -317,4 +381,58 @@ describe('cluster', () => {
 test('the test reads the templates it claims to (bicep/ exists next to test/)', () => {
   expect(files.has('main.bicep')).toBe(true);
   expect(join(BICEP_DIR, 'main.bicep')).toBe(file('main.bicep').path);
+});
+
+describe('TLS, secret lifetime and linter suppressions', () => {
+  test('a public load balancer requires tlsCertificatePem and the @secure() tlsPrivateKeyPem, refused by name with fail()', () => {
+    const main = file('main.bicep');
+    expect(main.params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
+    expect(main.params.get('tlsCertificatePem')?.decorators).not.toContain('secure()');
+    const tlsEnabled = main.variables.get('tlsEnabled')?.text ?? '';
+    expect(tlsEnabled).toMatch(/^publicLoadBalancer && !tlsGiven\s*\?\s*fail\('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required/);
+    expect(main.variables.get('tlsGiven')?.text).toBe('!empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)');
+    // The key goes to the secrets module only, into a @secure() parameter (checked above for every secure value).
+    const secrets = asObject(asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params);
+    expect(secrets).toMatchObject({ tlsCertificatePem: { expression: 'tlsCertificatePem' }, tlsPrivateKeyPem: { expression: 'tlsPrivateKeyPem' } });
+    expect(file('modules/secrets.bicep').params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
+    expect([...main.outputs.keys()]).toEqual(expect.arrayContaining(['amqpsEndpoint', 'managementHttpsUrl', 'tlsCertificatePem', 'tlsCertificateSecretName', 'tlsPrivateKeySecretName']));
+  });
+
+  test('the vault holds the certificate and key as secrets, created only when TLS is given', () => {
+    const secrets = file('modules/secrets.bicep');
+    for (const name of ['tlsCertificateSecret', 'tlsPrivateKeySecret']) {
+      const declaration = secrets.resources.find((candidate) => candidate.name === name);
+      expect(declaration?.resourceType).toBe('Microsoft.KeyVault/vaults/secrets');
+      expect(declaration?.node.text).toContain('= if (tlsEnabled) {');
+    }
+    const key = asObject(asObject(literal(secrets.resources.find((candidate) => candidate.name === 'tlsPrivateKeySecret')?.body as never)).properties);
+    expect(key.value).toEqual({ expression: 'tlsPrivateKeyPem' });
+  });
+
+  test('no Key Vault secret expires: secrets live as long as the cluster', () => {
+    for (const [name, bicep] of files) {
+      for (const declaration of bicep.resources.filter((candidate) => candidate.resourceType === 'Microsoft.KeyVault/vaults/secrets')) {
+        const attributes = asObject(asObject(asObject(literal(declaration.body)).properties).attributes);
+        expect({ file: name, secret: declaration.name, attributes }).toEqual({ file: name, secret: declaration.name, attributes: { enabled: true } });
+      }
+      expect({ file: name, params: [...bicep.params.keys()].filter((param) => /expir/i.test(param)) }).toEqual({ file: name, params: [] });
+    }
+  });
+
+  test('every output whose name the linter takes for a secret ("password") carries a reasoned #disable-next-line outputs-should-not-contain-secrets', () => {
+    let seen = 0;
+    for (const [name, bicep] of files) {
+      for (const output of bicep.outputs.values()) {
+        if (!/password/i.test(output.name)) continue;
+        seen++;
+        const previous = output.node.previousNamedSibling;
+        expect({ file: name, output: output.name, suppression: previous?.type === 'diagnostic_comment' ? previous.text : undefined }).toEqual({
+          file: name,
+          output: output.name,
+          suppression: expect.stringMatching(/^#disable-next-line outputs-should-not-contain-secrets \/\/ \S.{10,}/),
+        });
+      }
+    }
+    expect(seen).toBe(2);
+  });
 });

@@ -66,14 +66,21 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
     expect(() => azureLaunchConfig({ ...config, parameters: { allowedSourceAddressPrefixes: '10.0.0.0/8' } }, 'c1', NOW)).toThrow(/must be an array/);
   });
 
-  test('an ARM failure is re-thrown as a message without the private key', async () => {
-    await arm.stop();
-    const error = (await launchAzureCluster(clients, config, 'run-1', cluster, NOW).catch((caught: unknown) => caught)) as Error;
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: /);
-    expect(error.message).not.toContain('PRIVATE KEY');
-    expect(Object.keys(error)).toEqual([]);
-    await arm.start();
+  test('an ARM failure is re-thrown as a message without the private key, even when ARM quotes the parameters back', async () => {
+    const quoting = new FakeArm({ rejectDeployment: (body) => `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}` });
+    await quoting.start();
+    try {
+      const quotingClients = azureClients(fakeCredential, 'sub-1', { endpoint: quoting.endpoint, tlsOptions: { ca: quoting.ca } });
+      const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch((caught: unknown) => caught)) as Error;
+      expect(error).toBeInstanceOf(Error);
+      expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
+      // The fake did quote the key (JSON-escaped); the re-thrown message has the placeholder instead.
+      expect(error.message).toContain('"tlsPrivateKeyPem":{"value":"<tlsPrivateKeyPem>"}');
+      expect(error.message).not.toContain('PRIVATE KEY');
+      expect(Object.keys(error)).toEqual([]);
+    } finally {
+      await quoting.stop();
+    }
   });
 });
 

@@ -20,6 +20,8 @@ export interface FakeArmOptions {
   readonly deploymentPolls?: number;
   /** Polls of a Run Command / resource group deletion that still answer 202. @default 2 */
   readonly operationPolls?: number;
+  /** When set, a deployment PUT is refused with 400 InvalidTemplate and this message, built from the request body (ARM may quote parameters back). */
+  readonly rejectDeployment?: (body: unknown) => string;
 }
 
 /**
@@ -113,6 +115,7 @@ export class FakeArm {
       const group = decodeURIComponent(match[1]!);
       if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
       if (request.method === 'PUT') {
+        if (this.options.rejectDeployment) return send(400, { error: { code: 'InvalidTemplate', message: this.options.rejectDeployment(body) } });
         this.deployments.set(group, { body: body as never, gets: 0 });
         const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
         return send(201, { id: path, name: match[2], properties: { provisioningState: 'Accepted' } }, { 'azure-asyncoperation': asyncOperation });
