@@ -1,14 +1,23 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { WorkflowTarget } from '../../state-machines/schedule';
+import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { checkStack } from '../shared/aws-cluster';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
-const azureCluster = () => import('../shared/azure-cluster');
+const azureCheck = () => import('./azure');
 
 const cfn = new CloudFormationClient({});
 const ssm = new SSMClient({});
 
-export const handler = async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string } }) =>
-  event.target === 'azure' ? (await azureCluster()).checkDeployment((await (await azureTarget()).azureClientsFromEnv()).clients, event.launch) : checkStack(cfn, event.launch, new Date(), ssm);
+/** Azure: the deployment, then the cluster itself through the load balancer's pinned management API (lambdas/check-cluster/azure.ts). */
+async function checkAzure(event: { launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) {
+  const { clients, parameters } = await (await azureTarget()).azureClientsFromEnv();
+  const password = parameters.rabbitmqAdminPassword;
+  if (typeof password !== 'string') throw new Error('the Azure template parameters lack rabbitmqAdminPassword (the credentials secret\'s `parameters` or AZURE_PARAMETERS_JSON)');
+  const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
+  return (await azureCheck()).checkAzureCluster(clients, event.launch, event.cluster.nodes, { username, password });
+}
+
+export const handler = async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) =>
+  event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm);
