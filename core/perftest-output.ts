@@ -107,7 +107,9 @@ function parseSummary(stdout: string, expected: PerfTestExpectations, missing: s
     return match ? Number(match[1]) : undefined;
   };
   const latency = (label: string): LatencyPercentiles | undefined => {
-    const match = new RegExp(`${label} latency min/median/75th/95th/99th (\\d+)/(\\d+)/(\\d+)/(\\d+)/(\\d+) µs`).exec(stdout);
+    // PerfTest writes "µs" in the JVM's stdout encoding: without a UTF-8 locale (e.g. a script run by the SSM agent) the
+    // µ comes out as "?", and a UTF-8 µ read as Latin-1 as "Âµ". The unit is microseconds either way.
+    const match = new RegExp(`${label} latency min/median/75th/95th/99th (\\d+)/(\\d+)/(\\d+)/(\\d+)/(\\d+) (?:µ|Âµ|\\?)s`).exec(stdout);
     if (!match) return undefined;
     const [min, median, p75, p95, p99] = match.slice(1).map(Number) as [number, number, number, number, number];
     return { min, median, p75, p95, p99 };

@@ -23,10 +23,12 @@ fi
 # The Debian package may start its own broker; rmqbench runs its own nodes on free ports, so it is
 # left alone, but a system epmd/broker does not interfere with ours.
 
-if [ ! -x .venv-tools/bin/cfn-lint ] || [ ! -x .venv-tools/bin/checkov ]; then
-  echo "setup: installing cfn-lint and checkov into .venv-tools"
+# The AWS CLI (v1 from PyPI; the load generator's AL2023 image has v2, whose `secretsmanager get-secret-value` and
+# `s3 cp` behave alike) runs the controller's load-generator script in test/lambdas/perftest-script.integration.test.ts.
+if [ ! -x .venv-tools/bin/cfn-lint ] || [ ! -x .venv-tools/bin/checkov ] || [ ! -x .venv-tools/bin/aws ]; then
+  echo "setup: installing cfn-lint, checkov and the AWS CLI into .venv-tools"
   python3 -m venv .venv-tools
-  .venv-tools/bin/pip install -q --disable-pip-version-check cfn-lint checkov
+  .venv-tools/bin/pip install -q --disable-pip-version-check cfn-lint checkov awscli==1.46.3
 fi
 
 if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

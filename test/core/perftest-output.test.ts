@@ -21,6 +21,13 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
     expect(result.receiveRate.median).toBe(4998);
   });
 
+  test('reads latency when the JVM had no UTF-8 locale and wrote "?s" for "µs" (captured from the AWS run script run as the SSM agent runs it)', () => {
+    const stdout = fixture('no-utf8-locale.stdout.txt');
+    expect(stdout).toMatch(/consumer latency min\/median\/75th\/95th\/99th \d+\/\d+\/\d+\/\d+\/\d+ \?s$/m);
+    expect(parsePerfTestOutput(stdout, fixture('basic-150b.csv'), basic).summary.consumerLatency).toEqual({ min: 662, median: 70450, p75: 119747, p95: 206774, p99: 273876 });
+    expect(parsePerfTestOutput(stdout.replace(/\?s$/gm, 'Âµs'), fixture('basic-150b.csv'), basic).summary.consumerLatency!.median).toBe(70450);
+  });
+
   test('reads confirm latency when confirms were on', () => {
     const result = parsePerfTestOutput(fixture('confirms-4000b.stdout.txt'), fixture('confirms-4000b.csv'), {
       ...basic,
