@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES } from '../../core/source-prefixes';
+import type { Node } from 'web-tree-sitter';
+import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES, worldOpenReason } from '../../core/source-prefixes';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
 import { BICEP_DIR, isExpression, listFiles, literal, parameterDependencies, parseBicepFile, propertyValues, relativeToBicep } from './bicep-tree';
 
@@ -434,5 +435,149 @@ describe('TLS, secret lifetime and linter suppressions', () => {
       }
     }
     expect(seen).toBe(2);
+  });
+});
+
+/**
+ * Evaluates the Bicep expressions main.bicep refuses source prefixes with, over the functions they use, so that the
+ * template's rule can be run on real inputs next to core/source-prefixes.ts (there is no Bicep compiler here).
+ * https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-array (filter, contains, last, empty),
+ * https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-string (toLower, trim, startsWith, split, join).
+ */
+type Value = unknown;
+function evaluate(node: Node, scope: Readonly<Record<string, Value>>, variables: ReadonlyMap<string, Node>): Value {
+  const child = (name: string): Node => node.childForFieldName(name) as Node;
+  const named = node.namedChildren.filter((candidate): candidate is Node => candidate !== null);
+  switch (node.type) {
+    case 'number':
+      return Number(node.text);
+    case 'boolean':
+      return node.text === 'true';
+    case 'string': {
+      let text = '';
+      for (const part of named) {
+        if (part.type === 'string_content') text += part.text;
+        else if (part.type === 'escape_sequence') text += part.text.slice(1);
+        else if (part.type === 'interpolation') text += String(evaluate(part.namedChildren[0] as Node, scope, variables));
+        else throw new Error(`string part ${part.type}`);
+      }
+      return text;
+    }
+    case 'array':
+      return named.map((item) => evaluate(item, scope, variables));
+    case 'identifier':
+      if (node.text in scope) return scope[node.text];
+      if (variables.has(node.text)) return evaluate(variables.get(node.text) as Node, scope, variables);
+      throw new Error(`unknown identifier ${node.text}`);
+    case 'parenthesized_expression':
+      return evaluate(named[0] as Node, scope, variables);
+    case 'unary_expression':
+      return !evaluate(named[0] as Node, scope, variables);
+    case 'ternary_expression':
+      return evaluate(child('condition'), scope, variables) ? evaluate(child('consequence'), scope, variables) : evaluate(child('alternative'), scope, variables);
+    case 'binary_expression': {
+      const operator = node.children.find((candidate) => candidate !== null && !candidate.isNamed)?.text;
+      const left = () => evaluate(child('left'), scope, variables);
+      const right = () => evaluate(child('right'), scope, variables);
+      switch (operator) {
+        case '||':
+          return Boolean(left()) || Boolean(right());
+        case '&&':
+          return Boolean(left()) && Boolean(right());
+        case '<':
+          return (left() as number) < (right() as number);
+        case '==':
+          return left() === right();
+        case '!=':
+          return left() !== right();
+        default:
+          throw new Error(`operator ${operator}`);
+      }
+    }
+    case 'call_expression': {
+      const name = child('function').text;
+      const args = (child('arguments').namedChildren.filter((candidate) => candidate !== null) as Node[]);
+      if (name === 'filter') {
+        const list = evaluate(args[0] as Node, scope, variables) as Value[];
+        const lambda = args[1] as Node;
+        const parameter = (lambda.namedChildren[0] as Node).text;
+        const body = lambda.namedChildren[lambda.namedChildren.length - 1] as Node;
+        return list.filter((item) => evaluate(body, { ...scope, [parameter]: item }, variables));
+      }
+      const values = args.map((argument) => evaluate(argument, scope, variables));
+      const [a, b] = values as [never, never];
+      switch (name) {
+        case 'contains':
+          return Array.isArray(a) ? (a as Value[]).includes(b) : (a as string).includes(b);
+        case 'toLower':
+          return (a as string).toLowerCase();
+        case 'trim':
+          return (a as string).trim();
+        case 'startsWith':
+          return (a as string).startsWith(b);
+        case 'endsWith':
+          return (a as string).endsWith(b);
+        case 'split':
+          return (a as string).split(b);
+        case 'last':
+          return (a as Value[])[(a as Value[]).length - 1];
+        case 'int': {
+          if (!/^-?\d+$/.test(a as string)) throw new Error(`int('${a as string}'): not an integer (ARM fails the deployment)`);
+          return Number(a);
+        }
+        case 'empty':
+          return (a as Value[] | string).length === 0;
+        case 'join':
+          return (a as string[]).join(b);
+        case 'fail':
+          throw new Error(`fail: ${a as string}`);
+        default:
+          throw new Error(`function ${name}`);
+      }
+    }
+    default:
+      throw new Error(`node ${node.type}: ${node.text.slice(0, 40)}`);
+  }
+}
+
+describe('main.bicep refuses exactly the prefixes core/source-prefixes.ts refuses (its expressions evaluated)', () => {
+  const samples = [
+    '*', 'Internet', 'INTERNET', ' any ', 'AzureCloud', 'AzureCloud.westeurope', '0.0.0.0/0', '::/0', '0.0.0.0/1', '128.0.0.0/7',
+    '10.0.0.0/8', '203.0.113.7/32', '198.51.100.0/24', '2001:db8::/32', 'VirtualNetwork', 'AzureLoadBalancer', '10.20.2.0/24',
+  ];
+  const variables = (): ReadonlyMap<string, Node> => file('main.bicep').variables;
+
+  test.each(samples)('%s: refused by both or by neither', (prefix) => {
+    const refusedByTemplate = evaluate(variables().get('worldOpenSourcePrefixes') as Node, { allowedSourceAddressPrefixes: [prefix] }, variables()) as string[];
+    expect({ prefix, refused: refusedByTemplate.length > 0 }).toEqual({ prefix, refused: worldOpenReason(prefix) !== undefined });
+  });
+
+  test('the deployment fails naming every refused prefix, and passes the accepted ones through unchanged', () => {
+    const given = ['203.0.113.7/32', '*', '0.0.0.0/0', 'AzureCloud'];
+    expect(() => evaluate(variables().get('checkedSourcePrefixes') as Node, { allowedSourceAddressPrefixes: given }, variables())).toThrow(
+      'fail: allowedSourceAddressPrefixes must not open the cluster to the world; refused: *, 0.0.0.0/0, AzureCloud. Give the addresses that need the cluster',
+    );
+    const accepted = ['203.0.113.7/32', '10.0.0.0/8'];
+    expect(evaluate(variables().get('checkedSourcePrefixes') as Node, { allowedSourceAddressPrefixes: accepted }, variables())).toEqual(accepted);
+  });
+
+  test('TLS parameters: required together when the load balancer is public, both or neither otherwise', () => {
+    const tls = (publicLoadBalancer: boolean, tlsCertificatePem: string, tlsPrivateKeyPem: string) =>
+      evaluate(variables().get('tlsEnabled') as Node, { publicLoadBalancer, tlsCertificatePem, tlsPrivateKeyPem }, variables());
+    expect(() => tls(true, '', '')).toThrow('fail: publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required');
+    expect(() => tls(true, 'CERT', '')).toThrow('fail: publicLoadBalancer is true');
+    expect(() => tls(false, 'CERT', '')).toThrow('fail: tlsCertificatePem and tlsPrivateKeyPem go together');
+    expect(tls(true, 'CERT', 'KEY')).toBe(true);
+    expect(tls(false, 'CERT', 'KEY')).toBe(true);
+    expect(tls(false, '', '')).toBe(false);
+  });
+
+  test('acceleratedNetworking false is refused when a Dsv5 size is chosen, accepted on Fsv2', () => {
+    const check = (acceleratedNetworking: boolean, clusterVmSize: string, loadGeneratorVmSize: string) =>
+      evaluate(variables().get('acceleratedNetworkingChecked') as Node, { acceleratedNetworking, clusterVmSize, loadGeneratorVmSize }, variables());
+    expect(() => check(false, 'Standard_D4s_v5', 'Standard_F16s_v2')).toThrow('fail: acceleratedNetworking is false, but Standard_D4s_v5 is a Dsv5 size');
+    expect(() => check(false, 'Standard_F8s_v2', 'Standard_D2s_v5')).toThrow('but Standard_D2s_v5 is a Dsv5 size');
+    expect(check(false, 'Standard_F8s_v2', 'Standard_F16s_v2')).toBe(false);
+    expect(check(true, 'Standard_D4s_v5', 'Standard_D4s_v5')).toBe(true);
   });
 });
