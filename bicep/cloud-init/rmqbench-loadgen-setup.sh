@@ -32,5 +32,9 @@ cat >/usr/local/bin/perf-test <<WRAPPER
 exec java \${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest "\$@"
 WRAPPER
 chmod 0755 /usr/local/bin/perf-test
+# PerfTest takes credentials only in its --uri arguments: with hidepid=2 no other user can read another's /proc/<pid>
+# (cmdline included), https://man7.org/linux/man-pages/man5/proc.5.html ("hidepid=2"). Persisted for reboots.
+mount -o remount,hidepid=2 /proc
+grep -q '^proc /proc proc' /etc/fstab || echo 'proc /proc proc defaults,hidepid=2 0 0' >>/etc/fstab
 perf-test --version
 echo "rmqbench-loadgen-setup: PerfTest $version ready" >&2

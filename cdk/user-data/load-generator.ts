@@ -35,6 +35,10 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
       'RMQBENCH_WRAPPER',
     ),
     `chmod 755 ${PERF_TEST_COMMAND}`,
+    // PerfTest takes credentials only in its --uri arguments: with hidepid=2 no other user can read another's /proc/<pid>
+    // (cmdline included), https://man7.org/linux/man-pages/man5/proc.5.html ("hidepid=2"). Persisted for reboots.
+    'mount -o remount,hidepid=2 /proc',
+    "grep -q '^proc /proc proc' /etc/fstab || echo 'proc /proc proc defaults,hidepid=2 0 0' >> /etc/fstab",
     'install -d /etc/rmqbench',
     `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
   ];

@@ -18,7 +18,7 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
     return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
   }
   const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';
-  const { script, redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: output('AmqpEndpoint'), secretArn: output('AdminSecretArn'), bucket });
+  const { script, redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: output('AmqpEndpoint'), managementUrl: output('ManagementUrl'), secretArn: output('AdminSecretArn'), bucket });
   // InvalidInstanceId (SSM agent not registered yet) is retried until the launch deadline, at least a minute, within this invocation's time.
   const invocationEnd = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 5_000;
   const until = new Date(Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)));

@@ -25,25 +25,47 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
   return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
 }
 
+/** Turns the admin secret's JSON into the curl config line `user = "name:password"`, escaping backslashes and quotes as curl's config syntax needs. */
+const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin); e=lambda v: v.replace("\\", "\\\\").replace('"', '\\"'); print('user = "%s:%s"' % (e(s["username"]), e(s["password"])))`;
+
+/** Permissions of the per-run benchmark user: PerfTest's exchange (`direct`) and the benchmark queues, nothing else. */
+export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*|direct)$', write: '^(perf-test.*|rmqbench.*|direct)$', read: '^(perf-test.*|rmqbench.*|direct)$' } as const;
+
 /**
- * The AWS-RunShellScript script for one repetition: PerfTest against the load balancer with the admin
- * credentials read on the instance (never in the command or its logs), then stdout and CSV to S3.
+ * The AWS-RunShellScript script for one repetition. The admin credentials are read on the instance from Secrets
+ * Manager (never in the command, its logs or any process's arguments: they reach curl on stdin) and used only to
+ * create a benchmark user for this repetition through the management API (no tags: not an administrator;
+ * BENCHMARK_USER_PERMISSIONS on the default vhost), which the script deletes when it exits, whatever happens. PerfTest,
+ * which takes credentials only in its `--uri` arguments, runs with that user; the load generator's /proc is mounted
+ * with hidepid=2 (cdk/user-data/load-generator.ts), so other users cannot read those arguments either. Then stdout and
+ * CSV go to S3.
  */
-export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
+export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
+  const managementUrl = options.managementUrl.replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s'"]+$/.test(managementUrl)) throw new Error(`the cluster's management URL must be an http(s) URL, got "${options.managementUrl}"`);
   const script = [
     'set -euo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK"',
-    `SECRET=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text)`,
-    'USER=$(echo "$SECRET" | python3 -c "import json,sys,urllib.parse;print(urllib.parse.quote(json.load(sys.stdin)[\'username\'],safe=\'\'))")',
-    'PASS=$(echo "$SECRET" | python3 -c "import json,sys,urllib.parse;print(urllib.parse.quote(json.load(sys.stdin)[\'password\'],safe=\'\'))")',
+    `MANAGEMENT_URL=${quote(managementUrl)}`,
+    // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a shell builtin.
+    `ADMIN_CURL_CONFIG=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)})`,
+    'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K - -X "$1" -H \'content-type: application/json\' ${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
+    'BENCH_USER="rmqbench-run-$(od -An -N6 -tx1 /dev/urandom | tr -d \' \\n\')"',
+    "BENCH_PASS=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \\n')",
+    'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
+    '(umask 077 && printf \'{"password":"%s","tags":""}\' "$BENCH_PASS" > user.json)',
+    `printf '%s' ${quote(JSON.stringify(BENCHMARK_USER_PERMISSIONS))} > permissions.json`,
+    'admin_api PUT "users/$BENCH_USER" user.json',
+    'admin_api PUT "permissions/%2F/$BENCH_USER" permissions.json',
+    'rm -f user.json',
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
     'PERF_TEST_STATUS=0',
-    `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$USER:$PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
+    `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'touch perftest.csv',
     `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
-    ...perfTestFailureLines('PASS'),
+    ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }

@@ -96,6 +96,8 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       `mkdir -p ${sandbox}/etc-upper ${sandbox}/etc-work`,
       `mount -t overlay overlay -o lowerdir=/etc,upperdir=${sandbox}/etc-upper,workdir=${sandbox}/etc-work /etc`,
       `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
+      // The boot remounted this namespace's /proc with hidepid=2: an unprivileged user cannot see PID 1 (this shell, root).
+      'if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi',
       `exec bash ${sandbox}/run.sh`,
     ].join('\n');
     const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer], {
@@ -124,8 +126,10 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   const plan = { name: 'script', clusters: [{ name: 'q', nodes: 1, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
   const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-script' }, 'exec');
   const item = schedule.clusters[0]!.repetitions[0]!;
-  const script = () => perfTestScript({ plan, runId: 'run-script', item, endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`, secretArn: SECRET_ARN, bucket: BUCKET }).script;
+  const script = () => perfTestScript({ plan, runId: 'run-script', item, endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`, managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
   const credentials = JSON.stringify({ username: 'guest', password: 'guest' });
+  const managementUrl = () => `http://127.0.0.1:${cluster.nodes[0]!.managementPort}`;
+  const users = async () => ((await (await fetch(`${managementUrl()}/api/users`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } })).json()) as { name: string; tags: unknown }[]).map((user) => user.name);
 
   test('with the role the template grants it reads the secret, runs PerfTest, uploads both raw files, and the queue is the plan\'s quorum queue', async () => {
     const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
@@ -155,6 +159,9 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       // The broker declared what the plan asked for (before issue 15.3, cloud repetitions declared classic queues).
       const response = await fetch(`http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
       expect(((await response.json()) as { type: string; arguments: Record<string, unknown> }).type).toBe('quorum');
+      // PerfTest ran as a per-run benchmark user (it declared the queue through it), which the script deleted on exit.
+      expect(await users()).toEqual(['guest']);
+      expect(run.stdout).toContain('hidepid: other users see no process of root');
     } finally {
       await fake.stop();
     }
@@ -178,7 +185,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
     const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
     try {
       // A port nothing listens on: PerfTest fails to connect.
-      const broken = perfTestScript({ plan, runId: 'run-script', item, endpoint: '127.0.0.1:9', secretArn: SECRET_ARN, bucket: BUCKET }).script;
+      const broken = perfTestScript({ plan, runId: 'run-script', item, endpoint: '127.0.0.1:9', managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
       const run = await runOnLoadGenerator(fake, broken);
       expect(run.code).not.toBe(0);
       expect(run.stderr).toMatch(/^PerfTest exited with status \d+:$/m);

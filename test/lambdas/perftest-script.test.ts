@@ -6,7 +6,7 @@ import { buildSchedule } from '../../state-machines/schedule';
 const plan = (topology: Record<string, unknown>) => ({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology }], workloads: [{ name: 'w', durationSeconds: 10, ...(topology.type === 'stream' ? { autoAck: false, prefetch: 100 } : {}) }] });
 const item = (target: 'aws' | 'azure', topology: Record<string, unknown>) =>
   buildSchedule({ plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' }] }, target, runId: 'r' }, 'exec').clusters[0]!.repetitions[0]!;
-const awsScript = (topology: Record<string, unknown>) => perfTestScript({ plan: plan(topology), runId: 'r', item: item('aws', topology), endpoint: 'nlb:5672', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin', bucket: 'b' });
+const awsScript = (topology: Record<string, unknown>) => perfTestScript({ plan: plan(topology), runId: 'r', item: item('aws', topology), endpoint: 'nlb:5672', managementUrl: 'http://nlb:15672', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin', bucket: 'b' });
 const azureScript = (topology: Record<string, unknown>) =>
   azurePerfTestScript({
     plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: 'F4s' }] },
@@ -38,6 +38,15 @@ describe('the PerfTest run scripts of the cloud targets', () => {
     const boot = loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n');
     expect(boot).toContain(`install -d ${PERF_TEST_HOME}/lib`);
     expect(boot).toContain(`cat > ${PERF_TEST_COMMAND} <<'RMQBENCH_WRAPPER'\n#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"`);
+  });
+
+  test('the AWS script never puts the admin credentials in a process argument: curl reads them on stdin, PerfTest runs as a per-run user deleted on exit', () => {
+    const { script } = awsScript({ type: 'quorum' });
+    expect(script).toContain('printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K -');
+    expect(script).toMatch(/^trap 'admin_api DELETE "users\/\$BENCH_USER"/m);
+    expect(script).toContain('amqp://$BENCH_USER:$BENCH_PASS@nlb:5672');
+    expect(script).not.toMatch(/\$USER:\$PASS|\$ADMIN_CURL_CONFIG"? [^|]/);
+    expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' })).toContain('mount -o remount,hidepid=2 /proc');
   });
 
   test('a failed PerfTest fails the script with its status after the upload, its output tail on stderr: nothing hides it', () => {

@@ -52,7 +52,7 @@ async function measure(planFile: string, failAt?: TaskStateName): Promise<Measur
     [STATE.checkClusterReady]: () => ({ ready: true, status: 'CREATE_COMPLETE', outputs: CLUSTER_OUTPUTS }),
     [STATE.smokeTest]: () => ({ roundTripMs: 12 }),
     [STATE.startRepetition]: (event: { runId: string; plan: unknown; item: ScheduledRepetition }) => {
-      const { redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: CLUSTER_OUTPUTS.ClusterAmqpEndpoint0A1B2C3D, secretArn: CLUSTER_OUTPUTS.ClusterAdminSecretArn0A1B2C3D, bucket: 'rmqbench-controller-rawoutputbucket0a1b2c3d-abcdefghijkl' });
+      const { redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: CLUSTER_OUTPUTS.ClusterAmqpEndpoint0A1B2C3D, managementUrl: CLUSTER_OUTPUTS.ClusterManagementUrl0A1B2C3D, secretArn: CLUSTER_OUTPUTS.ClusterAdminSecretArn0A1B2C3D, bucket: 'rmqbench-controller-rawoutputbucket0a1b2c3d-abcdefghijkl' });
       return { commandId: '0123abcd-4567-89ef-0123-456789abcdef', instanceId: CLUSTER_OUTPUTS.LoadGeneratorInstanceId0A1B2C3D, startedAt: '2025-01-01T00:31:00.000Z', perfTestArgs: redactedArgs, doneBy: '2025-01-01T00:35:00.000Z' };
     },
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: true, rawKey: event.item.rawKey }),
