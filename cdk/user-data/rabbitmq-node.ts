@@ -146,6 +146,11 @@ const BOOT_FINISHED_FUNCTION = [
   '  [ "$1" -eq 0 ] || status=FAILURE',
   '  echo "rmqbench boot script ended with exit code $1: signalling $status"',
   '  local stream="${INSTANCE_ID:-unknown-instance}/boot"',
+  // tee copies the output to the boot log asynchronously: end it (it sees EOF once nothing writes to its pipe) and give
+  // it up to 2 s to finish, so that the tail below holds the script's last lines (a background process still holding
+  // the pipe cannot block the signal). From here on the output goes to the log file only.
+  `  exec >> ${BOOT_LOG_FILE} 2>&1`,
+  '  local waited; for waited in $(seq 20); do [ -n "${BOOT_LOG_TEE_PID:-}" ] && kill -0 "$BOOT_LOG_TEE_PID" 2>/dev/null || break; sleep 0.1; done',
   '  aws logs create-log-stream --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name "$stream" 2>/dev/null || true',
   `  tail -n ${BOOT_LOG_TAIL_LINES} ${BOOT_LOG_FILE} | python3 -c 'import json,sys,time; now=int(time.time()*1000); print(json.dumps([{"timestamp": now, "message": line.rstrip("\\n") or " "} for line in sys.stdin]))' > /run/rmqbench-boot-log-events.json || true`,
   '  aws logs put-log-events --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name "$stream" --log-events file:///run/rmqbench-boot-log-events.json >/dev/null || echo "could not copy the boot log to CloudWatch Logs"',
@@ -172,6 +177,12 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     `ERLANG_COOKIE_SECRET_ARN=${input.erlangCookieSecretArn}`,
     `ADMIN_SECRET_ARN=${input.adminSecretArn}`,
     `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
+    'BOOT_LOG_TEE_PID=$!',
+    // Every aws call retries throttling and transient errors (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-retries.html).
+    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
+    // The first secret read also waits out a new instance role whose credentials are not usable yet (IAM is eventually
+    // consistent: https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
+    'read_secret() { local attempt; for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do aws secretsmanager get-secret-value --region "$REGION" --secret-id "$1" --query SecretString --output text && return 0; echo "secret $1 not readable yet (attempt $attempt of 12)" >&2; sleep 10; done; return 1; }',
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
     'INSTANCE_ID=$(imds instance-id)',
@@ -207,7 +218,8 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
 
     '# Erlang cookie: read from Secrets Manager straight into the file, never into the log.',
     'umask 077',
-    'aws secretsmanager get-secret-value --region "$REGION" --secret-id "$ERLANG_COOKIE_SECRET_ARN" --query SecretString --output text | tr -d "\\n" > /var/lib/rabbitmq/.erlang.cookie',
+    'read_secret "$ERLANG_COOKIE_SECRET_ARN" | tr -d "\\n" > /var/lib/rabbitmq/.erlang.cookie',
+    '[ -s /var/lib/rabbitmq/.erlang.cookie ] || { echo "the Erlang cookie secret is empty or unreadable" >&2; exit 1; }',
     'chown rabbitmq:rabbitmq /var/lib/rabbitmq/.erlang.cookie && chmod 400 /var/lib/rabbitmq/.erlang.cookie',
     'umask 022',
 
@@ -222,7 +234,7 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     'echo "cluster has $EXPECTED_NODES running nodes"',
 
     '# Administrator: created once per cluster; the password goes through stdin, not the command line.',
-    'admin_secret() { aws secretsmanager get-secret-value --region "$REGION" --secret-id "$ADMIN_SECRET_ARN" --query SecretString --output text | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
+    'admin_secret() { read_secret "$ADMIN_SECRET_ARN" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
     'ADMIN_USER=$(admin_secret username)',
     'if ! rabbitmqctl --quiet list_users | cut -f1 | grep -qxF "$ADMIN_USER"; then admin_secret password | rabbitmqctl add_user "$ADMIN_USER" || true; fi',
     'rabbitmqctl set_user_tags "$ADMIN_USER" administrator',
