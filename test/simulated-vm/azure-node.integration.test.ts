@@ -21,10 +21,16 @@ async function expectBooted(hub: SimulatedHub, vm: SimulatedVm, result: { status
 function newHub(subnet: number): SimulatedHub {
   return new SimulatedHub({
     subnet,
-    scaleSetName: SCALE_SET,
-    identityClientId: IDENTITY_CLIENT_ID,
-    vaultName: KEY_VAULT,
-    secrets: { [SECRETS.cookie]: 'SIMULATEDCOOKIEVALUE0123456789', [SECRETS.password]: 'simulated-admin-password' },
+    fakeScript: 'fake-azure.py',
+    httpsNames: ['management.azure.com', `${KEY_VAULT}.vault.azure.net`],
+    state: {
+      subscriptionId: '00000000-0000-0000-0000-000000000091',
+      resourceGroup: 'rmqbench-sim',
+      scaleSetName: SCALE_SET,
+      identityClientId: IDENTITY_CLIENT_ID,
+      vaultName: KEY_VAULT,
+      secrets: { [SECRETS.cookie]: 'SIMULATEDCOOKIEVALUE0123456789', [SECRETS.password]: 'simulated-admin-password' },
+    },
   });
 }
 
@@ -44,8 +50,7 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
   beforeAll(async () => {
     await hub.start();
     const broker = hub.pem('broker');
-    hub.setSecret(SECRETS.tlsCertificate, broker.certificate);
-    hub.setSecret(SECRETS.tlsKey, broker.privateKey);
+    hub.updateState((state) => Object.assign(state.secrets as Record<string, string>, { [SECRETS.tlsCertificate]: broker.certificate, [SECRETS.tlsKey]: broker.privateKey }));
     cloudConfig = await renderClusterCloudInit();
   });
   afterAll(() => hub.cleanup());

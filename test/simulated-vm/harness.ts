@@ -16,7 +16,9 @@ import { dirname, join } from 'node:path';
 
 const HERE = __dirname;
 /** Paths a VM gets its own copy of (host directory that stays untouched → per-VM directory). */
-const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log/rabbitmq', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system'];
+const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system', '/var/lib/cloud'];
+/** Private paths that a Debian machine with the rabbitmq-server package does not have; createVm makes them. */
+const HOST_MOUNTPOINTS_WE_MAY_CREATE = ['/etc/rmqbench', '/var/lib/rmqbench', '/var/lib/cloud'];
 const RABBITMQ_OWNED = new Set(['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log/rabbitmq']);
 
 export interface SimulatedVm {
@@ -47,14 +49,26 @@ interface FakeVmState {
 }
 
 export interface HubOptions {
-  /** Third octet of 10.91.X.0/24; distinct per test file so that files never share addresses. */
+  /** Third octet of 10.91.X.0/24; distinct per test so that hubs never share addresses. */
   readonly subnet: number;
-  readonly subscriptionId?: string;
-  readonly resourceGroup?: string;
-  readonly scaleSetName: string;
-  readonly identityClientId: string;
-  readonly vaultName: string;
-  readonly secrets: Record<string, string>;
+  /** The fake cloud endpoints (a file of this folder), started as `<script> STATE LOG HUB_ADDRESS CERT KEY`. */
+  readonly fakeScript: 'fake-azure.py' | 'fake-aws.py';
+  /** Host names the fake serves over HTTPS: resolved to the hub in every VM and named in its certificate. */
+  readonly httpsNames: readonly string[];
+  /** Initial state file content (the fake's documentation says what it reads); `vms` is maintained by the hub. */
+  readonly state: Record<string, unknown>;
+}
+
+export interface VmOptions {
+  /**
+   * Private paths not to bind-mount (they stay the host's directory, covered only by what the VM itself mounts), e.g.
+   * /var/lib/rabbitmq where the AWS script mounts its data volume unless something is mounted there already.
+   */
+  readonly sharedPaths?: readonly string[];
+  /** Gives the VM a private /dev with an empty block device at this path (e.g. EC2's /dev/sdf data volume). */
+  readonly blockDevice?: string;
+  /** Fields added to the VM's entry in the fake's state (e.g. an EC2 instance id). */
+  readonly state?: Record<string, unknown>;
 }
 
 const liveHubs = new Set<SimulatedHub>();
@@ -93,6 +107,8 @@ function pidsInNetns(inode: string): number[] {
 }
 
 function killNetns(inode: string): void {
+  // Never the machine's own namespace: that would end every process of the host.
+  if (inode === netnsInodeOf(process.pid)) return;
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const pids = pidsInNetns(inode);
     if (pids.length === 0) return;
@@ -107,39 +123,99 @@ function killNetns(inode: string): void {
   }
 }
 
+const processAlive = (pid: number): boolean => existsSync(`/proc/${pid}`);
+
+/**
+ * Removes what a killed test run left behind (a SIGKILL or a SIGINT that ends Jest skips afterAll and exit handlers):
+ * hub namespaces `rmqsim-<pid>-*` and folders `rmqbench-sim-<pid>-*` whose process no longer runs, every process in
+ * those hubs and in their VMs (a VM's namespace is found through its holder process, marked with RMQBENCH_SIM_DIR),
+ * and their loop devices.
+ */
+function sweepAbandonedRuns(): void {
+  const dead = (name: string, prefix: string): boolean => {
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    return Number.isInteger(pid) && pid > 0 && !processAlive(pid);
+  };
+  const abandonedDirs = readdirSync(tmpdir()).filter((name) => name.startsWith('rmqbench-sim-') && dead(name, 'rmqbench-sim-')).map((name) => join(tmpdir(), name));
+  // VM processes: every process whose working files live in an abandoned folder, and everything in its namespace.
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+      if (abandonedDirs.some((dir) => cmdline.includes(dir) || environ.includes(`RMQBENCH_SIM_DIR=${dir}`))) killNetns(readlinkSync(`/proc/${entry}/ns/net`));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  for (const name of existsSync('/run/netns') ? readdirSync('/run/netns') : []) {
+    if (!name.startsWith('rmqsim-') || !dead(name, 'rmqsim-')) continue;
+    try {
+      for (const pid of run('ip', ['netns', 'pids', name]).trim().split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+      run('ip', ['netns', 'del', name]);
+    } catch {
+      // removed meanwhile
+    }
+  }
+  for (const line of run('losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE']).trim().split('\n').filter(Boolean)) {
+    const [device, file] = line.trim().split(/\s+/);
+    if (device && file && abandonedDirs.some((dir) => file.startsWith(dir))) {
+      try {
+        run('losetup', ['-d', device]);
+      } catch {
+        // still in use: left for the next sweep
+      }
+    }
+  }
+  for (const dir of abandonedDirs) rmSync(dir, { recursive: true, force: true });
+  // Mount points an abandoned run created on the host (empty; one still mounted in a live VM refuses with EBUSY).
+  if (abandonedDirs.length > 0) {
+    for (const path of HOST_MOUNTPOINTS_WE_MAY_CREATE) {
+      try {
+        rmdirSync(path);
+      } catch {
+        // not empty, in use, or absent
+      }
+    }
+  }
+}
+
 export class SimulatedHub {
-  readonly dir: string;
+  private dirPath?: string;
   readonly hubNetns: string;
   readonly hubAddress: string;
-  readonly caFile: string;
-  private readonly stateFile: string;
   private readonly state: Record<string, unknown> & { vms: FakeVmState[] };
   private readonly vms: SimulatedVm[] = [];
   private readonly createdMountpoints: string[] = [];
+  private readonly loopDevices: string[] = [];
   private fakePid?: number;
   private cleaned = false;
 
   constructor(private readonly options: HubOptions) {
     installExitGuard();
     liveHubs.add(this);
-    this.dir = mkdtempSync(join(tmpdir(), 'rmqbench-sim-'));
     this.hubNetns = `rmqsim-${process.pid}-${options.subnet}`;
     this.hubAddress = `10.91.${options.subnet}.1`;
-    this.caFile = join(this.dir, 'ca.pem');
-    this.stateFile = join(this.dir, 'fake-azure-state.json');
-    this.state = {
-      subscriptionId: options.subscriptionId ?? '00000000-0000-0000-0000-000000000091',
-      resourceGroup: options.resourceGroup ?? 'rmqbench-sim',
-      scaleSetName: options.scaleSetName,
-      identityClientId: options.identityClientId,
-      vaultName: options.vaultName,
-      secrets: options.secrets,
-      vms: [],
-    };
+    this.state = { ...options.state, vms: [] };
+  }
+
+  /** The hub's temporary folder (test CA, fake state and log, the VMs' private directories); made by start(). */
+  get dir(): string {
+    if (!this.dirPath) throw new Error('SimulatedHub.start() has not run');
+    return this.dirPath;
+  }
+
+  private get caFile(): string {
+    return join(this.dir, 'ca.pem');
+  }
+
+  private get stateFile(): string {
+    return join(this.dir, 'fake-state.json');
   }
 
   /** Creates the hub namespace, bridge, test CA and the fake cloud endpoints. */
   async start(): Promise<void> {
+    sweepAbandonedRuns();
+    this.dirPath = mkdtempSync(join(tmpdir(), `rmqbench-sim-${process.pid}-`));
     this.makeCertificates();
     this.saveState();
     run('ip', ['netns', 'add', this.hubNetns]);
@@ -151,12 +227,12 @@ export class SimulatedHub {
     inHub('ip', 'link', 'set', 'br0', 'up');
     const fake = spawn(
       'ip',
-      ['netns', 'exec', this.hubNetns, 'python3', join(HERE, 'fake-azure.py'), this.stateFile, join(this.dir, 'fake-azure.log'), this.hubAddress, join(this.dir, 'endpoints.pem'), join(this.dir, 'endpoints.key')],
+      ['netns', 'exec', this.hubNetns, 'python3', join(HERE, this.options.fakeScript), this.stateFile, join(this.dir, 'fake-requests.log'), this.hubAddress, join(this.dir, 'endpoints.pem'), join(this.dir, 'endpoints.key')],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     this.fakePid = fake.pid;
     await new Promise<void>((resolve, reject) => {
-      fake.once('exit', (code) => reject(new Error(`fake-azure.py exited with ${code} before it was ready`)));
+      fake.once('exit', (code) => reject(new Error(`${this.options.fakeScript} exited with ${code} before it was ready`)));
       fake.stdout.once('data', () => resolve());
     });
     fake.removeAllListeners('exit');
@@ -171,7 +247,7 @@ export class SimulatedHub {
       writeFileSync(at(`${name}.ext`), `subjectAltName=${altNames}\n`);
       run('openssl', ['x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', at(`${name}.ext`), '-out', at(`${name}.pem`)]);
     };
-    issue('endpoints', '/CN=management.azure.com', `DNS:management.azure.com,DNS:${this.options.vaultName}.vault.azure.net`);
+    issue('endpoints', `/CN=${this.options.httpsNames[0]}`, this.options.httpsNames.map((name) => `DNS:${name}`).join(','));
     issue('broker', '/CN=rmqbench-broker', 'DNS:rmqbench-broker');
   }
 
@@ -183,14 +259,15 @@ export class SimulatedHub {
     writeFileSync(this.stateFile, JSON.stringify(this.state, null, 2));
   }
 
-  setSecret(name: string, value: string): void {
-    (this.state.secrets as Record<string, string>)[name] = value;
+  /** Changes the fake's state (re-read on every request). */
+  updateState(change: (state: Record<string, unknown>) => void): void {
+    change(this.state);
     this.saveState();
   }
 
   /** Requests the fake endpoints received: "callerIp host path" lines. */
   requestLog(): string[] {
-    const file = join(this.dir, 'fake-azure.log');
+    const file = join(this.dir, 'fake-requests.log');
     return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : [];
   }
 
@@ -198,24 +275,29 @@ export class SimulatedHub {
    * Creates a VM: namespaces, veth to the bridge, private directories, and the files cloud-init would write
    * (`files`: absolute path → content, e.g. the scale set's customData write_files).
    */
-  createVm(name: string, computerName: string, files: Record<string, { content: string; mode: number }>): SimulatedVm {
+  createVm(name: string, computerName: string, files: Record<string, { content: string; mode: number }>, options: VmOptions = {}): SimulatedVm {
     const index = this.state.vms.length + 1;
     const ip = `10.91.${this.options.subnet}.${10 + index}`;
     const root = join(this.dir, `vm${index}`);
     for (const path of PRIVATE_DIRECTORIES) {
       mkdirSync(join(root, path), { recursive: true });
-      if (RABBITMQ_OWNED.has(path)) run('chown', ['rabbitmq:rabbitmq', join(root, path)]);
       if (!existsSync(path)) {
         mkdirSync(path, { recursive: true });
         this.createdMountpoints.push(path);
       }
     }
+    for (const path of RABBITMQ_OWNED) {
+      mkdirSync(join(root, path), { recursive: true });
+      run('chown', ['rabbitmq:rabbitmq', join(root, path)]);
+    }
+    writeFileSync(join(root, 'fstab'), readFileSync('/etc/fstab', 'utf8'));
     for (const [path, { content, mode }] of Object.entries(files)) {
       const target = join(root, path);
       mkdirSync(dirname(target), { recursive: true });
       writeFileSync(target, content, { mode });
     }
-    const holder = spawn('unshare', ['--net', '--mount', '--uts', '--propagation', 'private', 'sleep', 'infinity'], { stdio: 'ignore' });
+    // RMQBENCH_SIM_DIR marks the holder (and so its namespace) as this hub's, for sweepAbandonedRuns().
+    const holder = spawn('unshare', ['--net', '--mount', '--uts', '--propagation', 'private', 'sleep', 'infinity'], { stdio: 'ignore', env: { ...process.env, RMQBENCH_SIM_DIR: this.dir } });
     const pid = holder.pid as number;
     // unshare execs sleep once the namespaces exist: wait for the network namespace to differ from ours.
     const own = netnsInodeOf(process.pid);
@@ -230,7 +312,7 @@ export class SimulatedHub {
     run('ip', ['netns', 'exec', this.hubNetns, 'ip', 'link', 'set', veth, 'master', 'br0', 'up']);
     const hosts = [
       '127.0.0.1 localhost',
-      `${this.hubAddress} management.azure.com ${this.options.vaultName}.vault.azure.net`,
+      `${this.hubAddress} ${this.options.httpsNames.join(' ')}`,
       // Azure's VNet DNS resolves every VM's host name; /etc/hosts plays that part (rewritten as VMs are added).
     ].join('\n');
     writeFileSync(join(root, 'hosts'), `${hosts}\n`);
@@ -241,17 +323,39 @@ export class SimulatedHub {
       `ip addr add ${ip}/24 dev eth0`,
       'ip link set eth0 up',
       'ip route add 169.254.169.254/32 dev eth0',
-      ...PRIVATE_DIRECTORIES.map((path) => `mount --bind ${join(root, path)} ${path}`),
+      ...PRIVATE_DIRECTORIES.filter((path) => !options.sharedPaths?.includes(path)).map((path) => `mount --bind ${join(root, path)} ${path}`),
       `mount --bind ${join(root, 'hosts')} /etc/hosts`,
+      `mount --bind ${join(root, 'fstab')} /etc/fstab`,
+      ...(options.blockDevice ? this.privateDev(root, options.blockDevice) : []),
       `mount --bind ${this.caFile} /etc/ssl/certs/ca-certificates.crt`,
       `mount --bind ${join(HERE, 'systemctl-shim.sh')} /usr/bin/systemctl`,
       'mount -t tmpfs -o mode=0755 tmpfs /run',
     ].join('\n');
     run('nsenter', ['-t', String(pid), '-n', '-m', '-u', '--', 'bash', '-c', mounts]);
-    this.state.vms.push({ name, computerName, ip, timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString() });
+    this.state.vms.push({ ...options.state, name, computerName, ip, timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString() });
     this.saveState();
     this.writeHosts();
     return vm;
+  }
+
+  /**
+   * Mount commands for a private /dev: the usual character devices, /dev/fd and friends, a
+   * devpts, and `path` as a block device node of a fresh loop device over an empty 1 GiB sparse file.
+   */
+  private privateDev(root: string, path: string): string[] {
+    const image = join(root, 'data-volume.img');
+    run('truncate', ['-s', '1G', image]);
+    const loop = run('losetup', ['--find', '--show', image]).trim();
+    this.loopDevices.push(loop);
+    const [major, minor] = run('stat', ['-c', '%t %T', loop]).trim().split(' ').map((hex) => parseInt(hex, 16));
+    return [
+      'mount -t tmpfs -o mode=0755 tmpfs /dev',
+      // The kernel's fixed numbers for these character devices (Documentation/admin-guide/devices.txt).
+      ...Object.entries({ null: '1 3', zero: '1 5', full: '1 7', random: '1 8', urandom: '1 9', tty: '5 0' }).map(([device, numbers]) => `mknod -m 0666 /dev/${device} c ${numbers}`),
+      'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr',
+      'mkdir /dev/pts /dev/shm && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ln -s pts/ptmx /dev/ptmx && mount -t tmpfs tmpfs /dev/shm',
+      `mknod -m 0660 ${path} b ${major} ${minor}`,
+    ];
   }
 
   /** Every live VM's /etc/hosts lists all VMs (their names with their case) and the fake Azure hosts. */
@@ -266,9 +370,12 @@ export class SimulatedHub {
   }
 
   /** Runs a command inside the VM (all three namespaces), as root. */
-  exec(vm: SimulatedVm, script: string, timeoutMs = 600_000): Promise<CommandResult> {
+  exec(vm: SimulatedVm, script: string, options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CommandResult> {
+    const timeoutMs = options.timeoutMs ?? 600_000;
+    // With `env`, the command starts from exactly that environment (as cloud-init's is minimal), not the test's.
+    const environment = options.env ? ['env', '-i', ...Object.entries(options.env).map(([key, value]) => `${key}=${value}`)] : [];
     return new Promise((resolve) => {
-      const child = spawn('nsenter', ['-t', String(vm.pid), '-n', '-m', '-u', '--', 'bash', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('nsenter', ['-t', String(vm.pid), '-n', '-m', '-u', '--', ...environment, 'bash', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -324,6 +431,19 @@ export class SimulatedHub {
       // Deleting the namespace deletes the bridge and the hub ends of the veth pairs (and with them the VM ends).
       run('ip', ['netns', 'del', this.hubNetns]);
     }
+    for (const loop of this.loopDevices) {
+      try {
+        run('losetup', ['-d', loop]);
+      } catch {
+        // still busy a moment after its namespace ended: autoclear is not set, so retry once
+        execFileSync('sleep', ['0.5']);
+        try {
+          run('losetup', ['-d', loop]);
+        } catch {
+          // reported by the leak check of the test
+        }
+      }
+    }
     if (this.fakePid) {
       try {
         process.kill(this.fakePid, 'SIGKILL');
@@ -338,6 +458,6 @@ export class SimulatedHub {
         // another simulated VM set still uses it, or something was put there: leave it
       }
     }
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dirPath) rmSync(this.dirPath, { recursive: true, force: true });
   }
 }

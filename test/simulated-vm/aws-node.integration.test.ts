@@ -1,0 +1,124 @@
+/**
+ * The AWS node boot script (cdk/user-data/rabbitmq-node.ts, rendered as RabbitMqCluster renders it: CDK's Linux user
+ * data with the exit trap) runs verbatim on one simulated EC2 instance (harness.ts) against fake IMDSv2, Secrets
+ * Manager, Auto Scaling, CloudWatch Logs and CloudFormation (fake-aws.py), the AWS CLI using the instance-profile
+ * credentials the fake IMDS hands out. Only the package installation goes through the script's seam
+ * (/etc/rmqbench/install-override.sh; Debian's rabbitmq-server 3.10.8 stands in for the RPMs).
+ *
+ * How far it goes: the data volume is formatted and mounted, the configuration and the cookie are written, the broker
+ * starts with `cluster_formation.peer_discovery_backend = aws`, the group's desired capacity (1) is awaited, the
+ * administrator is created, the drain watcher and policies installed, and the exit trap ships the log tail and
+ * signals SUCCESS. What it cannot show: peer discovery forming a multi-node cluster, since the AWS plugin lists the
+ * group's instances through EC2's DescribeInstances API, which no fake here serves; a single node therefore starts
+ * as its own cluster after the plugin's discovery attempts fail (which is the plugin's documented fallback).
+ */
+import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { UserData } from 'aws-cdk-lib/aws-ec2';
+import { generateBrokerConfig } from '../../core/broker-config';
+import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
+import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
+import { SimulatedHub } from './harness';
+
+jest.setTimeout(600_000);
+
+const REGION = 'us-east-1';
+const COOKIE_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-cookie-AbCdEf`;
+const ADMIN_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-admin-GhIjKl`;
+const INSTANCE_ID = 'i-0123456789abcdef0';
+
+/** The AWS CLI of this machine (the AMI ships CLI v2; the calls used have the same syntax in v1). */
+function awsCliDirectory(): string {
+  for (const probe of ['pyenv which aws', 'command -v aws']) {
+    try {
+      return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
+    } catch {
+      // try the next way
+    }
+  }
+  throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
+}
+
+function renderUserData(): string {
+  const userData = UserData.forLinux();
+  userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+  userData.addCommands(
+    ...rabbitMqNodeBootCommands({
+      // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
+      brokerConfig: generateBrokerConfig({ topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '3.10.8', peerDiscovery: { backend: 'aws', region: REGION }, nodeCount: 1 }),
+      release: RabbitMqRelease.V3_13,
+      region: REGION,
+      erlangCookieSecretArn: COOKIE_ARN,
+      adminSecretArn: ADMIN_ARN,
+      stackName: 'rmqbench-sim-stack',
+      autoScalingGroupLogicalId: 'NodesASG46ED8A0D',
+      bootLogGroupName: 'rmqbench-sim-boot',
+      drainLifecycleHookName: 'rmqbench-drain',
+      clusterFormationTimeoutSeconds: 120,
+      drainTimeoutSeconds: 60,
+    }),
+  );
+  return userData.render();
+}
+
+describe('AWS node boot script on a simulated EC2 instance (up to the broker start, and on to the signal)', () => {
+  const hub = new SimulatedHub({
+    subnet: 3,
+    fakeScript: 'fake-aws.py',
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
+    state: {
+      region: REGION,
+      roleName: 'rmqbench-node-role',
+      autoScalingGroupName: 'rmqbench-sim-NodesASG-1A2B3C',
+      desiredCapacity: 1,
+      secrets: { [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789', [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }) },
+    },
+  });
+  afterAll(() => hub.cleanup());
+
+  test('the user data formats and mounts the data volume, writes the cookie, starts the broker, creates the admin and signals SUCCESS', async () => {
+    await hub.start();
+    const vm = hub.createVm(
+      INSTANCE_ID,
+      'ip-10-91-3-11',
+      {
+        '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(), mode: 0o700 },
+        [INSTALL_OVERRIDE_FILE]: { content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n', mode: 0o644 },
+      },
+      // /var/lib/rabbitmq is left unmounted: the script mounts the data volume there (the host directory stays untouched).
+      { blockDevice: '/dev/sdf', state: { instanceId: INSTANCE_ID }, sharedPaths: ['/var/lib/rabbitmq'] },
+    );
+    const result = await hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', {
+      env: {
+        PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        HOME: '/root',
+        // The AWS CLI keeps its own CA bundle: point it at the test CA, as the system bundle is for curl.
+        AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+        AWS_CONFIG_FILE: '/nonexistent',
+        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+      },
+    });
+    const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
+    expect({ status: result.status, diagnostics }).toEqual({ status: 0, diagnostics: '' });
+
+    const mounted = await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/rabbitmq; grep " /var/lib/rabbitmq " /etc/fstab');
+    expect(mounted.stdout).toBe('/dev/sdf xfs\n/dev/sdf /var/lib/rabbitmq xfs defaults,nofail 0 2\n');
+    const cookie = await hub.exec(vm, 'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie');
+    expect(cookie.stdout).toBe('400 rabbitmq\nAWSSIMULATEDCOOKIE0123456789');
+    const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[] };
+    expect(status.running_nodes).toEqual([`rabbit@${vm.ip}`]);
+    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as { user: string }[];
+    expect(users.map((user) => user.user)).toEqual(['rmqbench-admin']);
+    expect((await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-aws-password')).status).toBe(0);
+    // The exit trap shipped the boot log and signalled the group's creation policy with the instance id.
+    const requests = hub.requestLog();
+    expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${INSTANCE_ID} SUCCESS`);
+    expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${INSTANCE_ID}/boot`);
+    expect(requests).toContain(`${vm.ip} secretsmanager GetSecretValue ${COOKIE_ARN}`);
+    // Neither secret reached the boot log, which is copied to CloudWatch Logs.
+    const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
+    expect(bootLog).toContain('cluster has 1 running nodes');
+    expect(bootLog).not.toContain('AWSSIMULATEDCOOKIE0123456789');
+    expect(bootLog).not.toContain('simulated-aws-password');
+  });
+});
