@@ -14,6 +14,10 @@ command -v haproxy >/dev/null || need_apt+=(haproxy)
 command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 # Headless Chromium opens the HTML report in test/report (charts render, no console errors).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# The simulated-VM tests (test/simulated-vm): the node scripts' tools, mkfs.xfs for the EC2 data volume, the AWS CLI.
+command -v jq >/dev/null || need_apt+=(jq)
+command -v mkfs.xfs >/dev/null || need_apt+=(xfsprogs)
+command -v aws >/dev/null || need_apt+=(awscli)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -236,7 +236,9 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     '# Administrator: created once per cluster; the password goes through stdin, not the command line.',
     'admin_secret() { read_secret "$ADMIN_SECRET_ARN" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
     'ADMIN_USER=$(admin_secret username)',
-    'if ! rabbitmqctl --quiet list_users | cut -f1 | grep -qxF "$ADMIN_USER"; then admin_secret password | rabbitmqctl add_user "$ADMIN_USER" || true; fi',
+    // rabbitmqctl reads the password as a line: without the newline add_user says "Password is not provided via
+    // argument or stdin" (seen on the simulated EC2 instance, test/simulated-vm/aws-node.integration.test.ts).
+    'if ! rabbitmqctl --quiet list_users | cut -f1 | grep -qxF "$ADMIN_USER"; then { admin_secret password; echo; } | rabbitmqctl add_user "$ADMIN_USER" || true; fi',
     'rabbitmqctl set_user_tags "$ADMIN_USER" administrator',
     'rabbitmqctl set_permissions -p / "$ADMIN_USER" ".*" ".*" ".*"',
     'rabbitmqctl delete_user guest 2>/dev/null || true',

@@ -5,12 +5,12 @@
  * credentials the fake IMDS hands out. Only the package installation goes through the script's seam
  * (/etc/rmqbench/install-override.sh; Debian's rabbitmq-server 3.10.8 stands in for the RPMs).
  *
- * How far it goes: the data volume is formatted and mounted, the configuration and the cookie are written, the broker
- * starts with `cluster_formation.peer_discovery_backend = aws`, the group's desired capacity (1) is awaited, the
- * administrator is created, the drain watcher and policies installed, and the exit trap ships the log tail and
- * signals SUCCESS. What it cannot show: peer discovery forming a multi-node cluster, since the AWS plugin lists the
- * group's instances through EC2's DescribeInstances API, which no fake here serves; a single node therefore starts
- * as its own cluster after the plugin's discovery attempts fail (which is the plugin's documented fallback).
+ * How far it goes: all of it, on one instance. The data volume is formatted (xfs) and mounted, the configuration and
+ * the cookie are written, the broker starts with `cluster_formation.peer_discovery_backend = aws` and RabbitMQ's AWS
+ * plugin (3.10.8's) discovers the group's instances through the fake Auto Scaling and EC2 APIs, the group's desired
+ * capacity is awaited, the administrator is created, the drain watcher and policies installed, and the exit trap
+ * ships the log tail and signals SUCCESS. Not shown: several instances discovering each other (one instance here),
+ * the RPM installation, and the real APIs' signatures, throttling and IAM.
  */
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -115,6 +115,8 @@ describe('AWS node boot script on a simulated EC2 instance (up to the broker sta
     expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${INSTANCE_ID} SUCCESS`);
     expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${INSTANCE_ID}/boot`);
     expect(requests).toContain(`${vm.ip} secretsmanager GetSecretValue ${COOKIE_ARN}`);
+    // RabbitMQ's AWS peer-discovery plugin found the group's instances through the fake Auto Scaling and EC2 APIs.
+    expect(requests).toContain(`${vm.ip} ec2 DescribeInstances ${INSTANCE_ID}`);
     // Neither secret reached the boot log, which is copied to CloudWatch Logs.
     const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
     expect(bootLog).toContain('cluster has 1 running nodes');

@@ -45,11 +45,13 @@ export function nodeFiles(cloudConfig: CloudConfig, options: NodeOptions): Recor
   // The identity's client id is an ARM runtime value (identity.properties.clientId) the template cannot show.
   let content = env.content.replace('<identity.properties.clientId>', IDENTITY_CLIENT_ID);
   content += 'JOIN_POLL_SECONDS=2\nJOIN_TIMEOUT_SECONDS=300\n';
-  if (options.tls) {
-    // What cluster.bicep writes for a public load balancer (empty names for an internal one).
-    content = content.replace(/^(TLS_CERTIFICATE_SECRET_NAME|TLS_PRIVATE_KEY_SECRET_NAME|AMQPS_PORT|MANAGEMENT_TLS_PORT)=.*\n/gm, '');
-    content += `TLS_CERTIFICATE_SECRET_NAME=${SECRETS.tlsCertificate}\nTLS_PRIVATE_KEY_SECRET_NAME=${SECRETS.tlsKey}\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n`;
-  }
+  // What cluster.bicep writes for a public load balancer, or empty names for an internal one (its `tlsEnabled ? ... : ''`
+  // is a condition the template evaluator here does not compute).
+  content = content.replace(/^(TLS_CERTIFICATE_SECRET_NAME|TLS_PRIVATE_KEY_SECRET_NAME|AMQPS_PORT|MANAGEMENT_TLS_PORT)=.*\n/gm, '');
+  content += options.tls
+    ? `TLS_CERTIFICATE_SECRET_NAME=${SECRETS.tlsCertificate}\nTLS_PRIVATE_KEY_SECRET_NAME=${SECRETS.tlsKey}\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n`
+    : 'TLS_CERTIFICATE_SECRET_NAME=\nTLS_PRIVATE_KEY_SECRET_NAME=\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n';
+  if (/<[^>]*>/.test(content)) throw new Error(`node.env still holds an unevaluated template expression:\n${content}`);
   files['/etc/rmqbench/node.env'] = { content, mode: env.mode };
   // The scripts' one test seam: Debian's rabbitmq-server (installed on this machine) stands in for the apt install.
   files['/etc/rmqbench/install-override.sh'] = {
