@@ -357,6 +357,15 @@ export class BenchmarkController extends Construct {
     // resource-level permission (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
     functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'LoadGeneratorRegistration', actions: ['ssm:DescribeInstanceInformation'], resources: ['*'] }));
     acknowledgeRunStacks('check-cluster');
+    // A failed node's boot log tail goes into the run's error: its stream in the cluster stack's boot log group, whose name
+    // CloudFormation generates from the stack name (rmqbench-...). GetLogEvents is authorized on the log stream
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html).
+    const bootLogStreams = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: 'rmqbench-*:log-stream:*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadClusterBootLogs', actions: ['logs:GetLogEvents'], resources: [bootLogStreams] }));
+    Validations.of(functions['check-cluster']!.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogStreams)}]`,
+      reason: 'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
+    });
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
       functions[name]!.addToRolePolicy(passRole);

@@ -87,7 +87,7 @@ function bootReport(events: readonly StackEvent[]) {
  * Why a stack failed, from its events: the oldest *_FAILED event that is not a cancellation caused by another failure,
  * the instances whose boot signalled FAILURE and where their boot log tails are.
  */
-export async function stackFailureReason(cfn: CloudFormationClient, stackName: string, statusReason?: string): Promise<string> {
+export async function stackFailureReason(cfn: CloudFormationClient, stackName: string, statusReason?: string, bootLogTail: BootLogTail = readBootLogTail): Promise<string> {
   let events: StackEvent[];
   try {
     events = await stackEventsOldestFirst(cfn, stackName);
@@ -100,10 +100,40 @@ export async function stackFailureReason(cfn: CloudFormationClient, stackName: s
   const boot = bootReport(events);
   if (boot.failed.length > 0) {
     parts.push(`boot FAILURE signalled by ${boot.failed.join(', ')}${boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''}`);
+    // The first failing node's last boot lines, as its exit trap shipped them, so that the run's error says what failed.
+    if (boot.logGroup) parts.push(await bootLogTail(boot.logGroup, `${boot.failed[0]}/boot`));
   } else if (boot.logGroup) {
     parts.push(`node boot logs in CloudWatch Logs group ${boot.logGroup}`);
   }
   return parts.join('; ');
+}
+
+/** Reads the last lines of a node's boot log stream, as text for the run's error (never throws: a read failure is named instead). */
+export type BootLogTail = (logGroupName: string, logStreamName: string) => Promise<string>;
+
+/** Lines of a failed node's boot log that go into the run's error, and the characters they may take. */
+const BOOT_LOG_TAIL_LINES = 15;
+const BOOT_LOG_TAIL_CHARS = 2000;
+
+/**
+ * GetLogEvents with startFromHead false returns the newest events
+ * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html). The Logs client is loaded
+ * only here, on the failure path, so that it is a chunk of its own outside what every CheckClusterReady call loads.
+ */
+export const readBootLogTail: BootLogTail = async (logGroupName, logStreamName) => {
+  try {
+    const { CloudWatchLogsClient, GetLogEventsCommand } = await import('@aws-sdk/client-cloudwatch-logs');
+    const response = await new CloudWatchLogsClient({}).send(new GetLogEventsCommand({ logGroupName, logStreamName, limit: BOOT_LOG_TAIL_LINES, startFromHead: false }));
+    return formatBootLogTail(logStreamName, (response.events ?? []).map((event) => event.message ?? ''));
+  } catch (error) {
+    return `its boot log tail could not be read (${(error as Error).name}: ${(error as Error).message})`;
+  }
+};
+
+export function formatBootLogTail(logStreamName: string, lines: readonly string[]): string {
+  if (lines.length === 0) return `boot log ${logStreamName} is empty`;
+  const text = lines.map((line) => line.trimEnd()).join(' | ');
+  return `last boot log lines of ${logStreamName}: ${text.length > BOOT_LOG_TAIL_CHARS ? `…${text.slice(-BOOT_LOG_TAIL_CHARS)}` : text}`;
 }
 
 /** For a stack still creating at the deadline: which nodes have signalled their boot so far, and where the boot logs are. */

@@ -1,5 +1,6 @@
 import { CloudFormationClient, DeleteStackCommand, DescribeStackEventsCommand, DescribeStacksCommand, ListStacksCommand, type StackEvent } from '@aws-sdk/client-cloudformation';
 import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, InvalidInstanceId, InvocationDoesNotExist, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkStack, perfTestState, startPerfTest } from '../../lambdas/shared/aws-cluster';
 import { checkRepetition } from '../../lambdas/check-repetition/logic';
@@ -10,11 +11,14 @@ import { firstClusterFailure, runStatus } from '../../state-machines/run-outcome
 // CloudFormation and SSM have no local engine.
 const cfnMock = mockClient(CloudFormationClient);
 const ssmMock = mockClient(SSMClient);
+// Boot log tails are read with CloudWatch Logs GetLogEvents (no local engine either).
+const logsMock = mockClient(CloudWatchLogsClient);
 const cfn = new CloudFormationClient({ region: 'eu-west-1' });
 const ssm = new SSMClient({ region: 'eu-west-1' });
 afterEach(() => {
   cfnMock.reset();
   ssmMock.reset();
+  logsMock.reset();
 });
 
 const NOW = new Date('2025-01-01T00:10:00Z');
@@ -104,10 +108,14 @@ describe('a cluster stack that fails to create keeps its reason', () => {
     cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_FAILED', StackStatusReason: 'The following resource(s) failed to create: [NodeGroupASG, LoadGeneratorInstance].' }] });
     cfnMock.on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: undefined }).resolves({ StackEvents: events.slice(0, 3), NextToken: 'older' });
     cfnMock.on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: 'older' }).resolves({ StackEvents: events.slice(3) });
+    logsMock
+      .on(GetLogEventsCommand, { logGroupName: 'rmqbench-run-1-c1-BootLogs-AbC123', logStreamName: 'i-0bad/boot', limit: 15, startFromHead: false })
+      .resolves({ events: [{ message: 'Installing: erlang-26.2.5.6-1.el9' }, { message: 'Error: GPG check FAILED' }, { message: 'rmqbench boot script ended with exit code 1: signalling FAILURE' }] });
     const error = await checkStack(cfn, launch, NOW, ssm).then(() => undefined, (caught: Error) => caught);
     const expected =
       'stack rmqbench-run-1-c1 is CREATE_FAILED: first failed resource NodeGroupASG (AWS::AutoScaling::AutoScalingGroup) CREATE_FAILED: Received 1 FAILURE signal(s) out of 3. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement; ' +
-      'boot FAILURE signalled by i-0bad; boot log tail in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123, stream i-0bad/boot';
+      'boot FAILURE signalled by i-0bad; boot log tail in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123, stream i-0bad/boot; ' +
+      'last boot log lines of i-0bad/boot: Installing: erlang-26.2.5.6-1.el9 | Error: GPG check FAILED | rmqbench boot script ended with exit code 1: signalling FAILURE';
     expect(error?.message).toBe(expected);
     // The workflow's Catch puts Lambda's error JSON under $.error; FinishRun makes the first cluster failure the run's error.
     const caught = { Error: 'Error', Cause: JSON.stringify({ errorType: 'Error', errorMessage: error!.message }) };
@@ -115,6 +123,13 @@ describe('a cluster stack that fails to create keeps its reason', () => {
     expect(runStatus(failure, [], 3)).toEqual({ status: 'FAILED', error: expected });
     // Nothing was deleted to read it: TeardownCluster deletes the stack afterwards, as for every failure.
     expect(cfnMock.commandCalls(DeleteStackCommand)).toHaveLength(0);
+  });
+
+  test('a boot log that cannot be read is named in the error instead of the tail, which never hides the stack\'s reason', async () => {
+    cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_FAILED' }] });
+    cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events });
+    logsMock.on(GetLogEventsCommand).rejects(Object.assign(new Error('User is not authorized to perform: logs:GetLogEvents'), { name: 'AccessDeniedException' }));
+    await expect(checkStack(cfn, launch, NOW, ssm)).rejects.toThrow(/stream i-0bad\/boot; its boot log tail could not be read \(AccessDeniedException: User is not authorized to perform: logs:GetLogEvents\)$/);
   });
 
   test('a stack still creating at the deadline: the error says which nodes signalled their boot so far and where the boot logs are', async () => {
