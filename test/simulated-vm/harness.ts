@@ -452,10 +452,13 @@ export class SimulatedHub {
       }
     }
     for (const path of this.createdMountpoints.reverse()) {
-      try {
-        rmdirSync(path);
-      } catch {
-        // another simulated VM set still uses it, or something was put there: leave it
+      // A VM's mount namespace can outlive its last process by a moment (EBUSY): retry briefly.
+      for (let attempt = 0; attempt < 50 && existsSync(path); attempt += 1) {
+        try {
+          rmdirSync(path);
+        } catch {
+          execFileSync('sleep', ['0.2']);
+        }
       }
     }
     if (this.dirPath) rmSync(this.dirPath, { recursive: true, force: true });
