@@ -5,12 +5,12 @@
  * credentials the fake IMDS hands out. Only the package installation goes through the script's seam
  * (/etc/rmqbench/install-override.sh; Debian's rabbitmq-server 3.10.8 stands in for the RPMs).
  *
- * How far it goes: all of it, on one instance. The data volume is formatted (xfs) and mounted, the configuration and
- * the cookie are written, the broker starts with `cluster_formation.peer_discovery_backend = aws` and RabbitMQ's AWS
- * plugin (3.10.8's) discovers the group's instances through the fake Auto Scaling and EC2 APIs, the group's desired
- * capacity is awaited, the administrator is created, the drain watcher and policies installed, and the exit trap
- * ships the log tail and signals SUCCESS. Not shown: several instances discovering each other (one instance here),
- * the RPM installation, and the real APIs' signatures, throttling and IAM.
+ * How far it goes: all of it. The data volume is formatted (xfs) and mounted, the configuration and the cookie are
+ * written, the broker starts with `cluster_formation.peer_discovery_backend = aws` and RabbitMQ's AWS plugin (3.10.8's)
+ * discovers the group's instances through the fake Auto Scaling and EC2 APIs (three instances booting at once form
+ * one cluster), the group's desired capacity is awaited, the administrator is created, the drain watcher and policies
+ * installed, and the exit trap ships the log tail and signals SUCCESS. Not shown: the RPM installation on Amazon Linux
+ * 2023, RabbitMQ 3.13 / 4.1's own plugin, and the real APIs' signatures, throttling and IAM.
  */
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
@@ -39,13 +39,13 @@ function awsCliDirectory(): string {
   throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
 }
 
-function renderUserData(): string {
+function renderUserData(nodeCount = 1): string {
   const userData = UserData.forLinux();
   userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
   userData.addCommands(
     ...rabbitMqNodeBootCommands({
       // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
-      brokerConfig: generateBrokerConfig({ topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '3.10.8', peerDiscovery: { backend: 'aws', region: REGION }, nodeCount: 1 }),
+      brokerConfig: generateBrokerConfig({ topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '3.10.8', peerDiscovery: { backend: 'aws', region: REGION }, nodeCount }),
       release: RabbitMqRelease.V3_13,
       region: REGION,
       erlangCookieSecretArn: COOKIE_ARN,
@@ -61,7 +61,7 @@ function renderUserData(): string {
   return userData.render();
 }
 
-describe('AWS node boot script on a simulated EC2 instance (up to the broker start, and on to the signal)', () => {
+describe('AWS node boot script on a simulated EC2 instance, from start to signal', () => {
   const hub = new SimulatedHub({
     subnet: 3,
     fakeScript: 'fake-aws.py',
@@ -88,16 +88,7 @@ describe('AWS node boot script on a simulated EC2 instance (up to the broker sta
       // /var/lib/rabbitmq is left unmounted: the script mounts the data volume there (the host directory stays untouched).
       { blockDevice: '/dev/sdf', state: { instanceId: INSTANCE_ID }, sharedPaths: ['/var/lib/rabbitmq'] },
     );
-    const result = await hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', {
-      env: {
-        PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-        HOME: '/root',
-        // The AWS CLI keeps its own CA bundle: point it at the test CA, as the system bundle is for curl.
-        AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
-        AWS_CONFIG_FILE: '/nonexistent',
-        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-      },
-    });
+    const result = await hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() });
     const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
     expect({ status: result.status, diagnostics }).toEqual({ status: 0, diagnostics: '' });
 
@@ -122,5 +113,66 @@ describe('AWS node boot script on a simulated EC2 instance (up to the broker sta
     expect(bootLog).toContain('cluster has 1 running nodes');
     expect(bootLog).not.toContain('AWSSIMULATEDCOOKIE0123456789');
     expect(bootLog).not.toContain('simulated-aws-password');
+  });
+});
+
+/**
+ * The environment cloud-init gives the user data here: nothing of the test's, the AWS CLI on PATH, and the test CA
+ * (the AWS CLI keeps its own CA bundle, so AWS_CA_BUNDLE points it at the test CA that curl finds in the system bundle).
+ */
+function userDataEnvironment(): Record<string, string> {
+  return {
+    PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    HOME: '/root',
+    AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+  };
+}
+
+describe('AWS node boot script on three simulated EC2 instances of one group', () => {
+  const hub = new SimulatedHub({
+    subnet: 4,
+    fakeScript: 'fake-aws.py',
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
+    state: {
+      region: REGION,
+      roleName: 'rmqbench-node-role',
+      autoScalingGroupName: 'rmqbench-sim-NodesASG-1A2B3C',
+      desiredCapacity: 3,
+      secrets: { [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789', [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }) },
+    },
+  });
+  afterAll(() => hub.cleanup());
+
+  test('booting at once, the instances discover each other through the AWS plugin and form ONE cluster; each signals SUCCESS', async () => {
+    await hub.start();
+    const userData = renderUserData(3);
+    const vms = [1, 2, 3].map((index) => {
+      const instanceId = `i-0${index}23456789abcdef0`;
+      return hub.createVm(
+        instanceId,
+        `ip-10-91-4-${10 + index}`,
+        {
+          '/var/lib/cloud/instance/user-data.txt': { content: userData, mode: 0o700 },
+          [INSTALL_OVERRIDE_FILE]: { content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n', mode: 0o644 },
+        },
+        { blockDevice: '/dev/sdf', state: { instanceId }, sharedPaths: ['/var/lib/rabbitmq'] },
+      );
+    });
+    const results = await Promise.all(vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() })));
+    for (const [index, result] of results.entries()) {
+      const vm = vms[index] as (typeof vms)[number];
+      const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
+      expect({ vm: vm.name, status: result.status, diagnostics }).toEqual({ vm: vm.name, status: 0, diagnostics: '' });
+    }
+    const expected = vms.map((vm) => `rabbit@${vm.ip}`).sort();
+    for (const vm of vms) {
+      const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[]; disk_nodes: string[] };
+      expect([...status.running_nodes].sort()).toEqual(expected);
+      expect([...status.disk_nodes].sort()).toEqual(expected);
+    }
+    const requests = hub.requestLog();
+    for (const vm of vms) expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
   });
 });
