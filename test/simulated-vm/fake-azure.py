@@ -12,6 +12,7 @@ Runs inside the test's hub network namespace only. The test owns the state file 
 A VM is told apart by its source address. Every request is appended to the log file (paths and callers, no secrets).
 """
 import http.server
+import os
 import json
 import ssl
 import sys
@@ -69,6 +70,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(404, {"error": {"code": "SecretNotFound", "message": f"A secret with (name/id) {name} was not found in this key vault."}})
             return self.reply(200, {"value": current["secrets"][name], "id": f"https://{host}/secrets/{name}/0", "attributes": {"enabled": True}})
         return self.reply(404, {"error": {"code": "UnknownHost", "message": host}})
+
+    def do_PUT(self):  # noqa: N802 (http.server naming)
+        # A pre-signed upload URL (an Azure Blob SAS or S3 pre-signed PUT): the body is kept under uploads/ beside the
+        # state file, by the URL's path, for the test to read. The signature in the query is not checked.
+        host = (self.headers.get("Host") or "").split(":")[0].lower()
+        url = urllib.parse.urlparse(self.path)
+        if host != "rmqbenchsimuploads.blob.core.windows.net":
+            return self.reply(404, {"error": {"code": "UnknownHost", "message": host}})
+        length = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(length)
+        target = os.path.join(os.path.dirname(STATE_FILE), "uploads", url.path.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(data)
+        log(f"{self.client_address[0]} PUT {host} {url.path} {len(data)} bytes")
+        self.send_response(201)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def imds(self, current, vm, path, query):
         if self.headers.get("Metadata") != "true":

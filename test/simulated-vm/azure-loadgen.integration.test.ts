@@ -1,0 +1,94 @@
+/**
+ * The Run Command script StartRepetition sends to the Azure load generator (lambdas/start-repetition/logic.ts
+ * azurePerfTestScript), executed as Run Command does (bash, as root, minimal environment) on a simulated load-generator
+ * VM next to a simulated cluster VM booted by the real node script (see harness.ts). The script reads the admin password
+ * from the fake Key Vault with the VM identity's IMDS token, runs PerfTest against the cluster, and uploads both raw
+ * files with the real bicep/cloud-init/rmqbench-upload.sh to a pre-signed URL the fake answers over HTTPS. Stand-ins:
+ * PerfTest from the local Maven cache behind the same `perf-test` wrapper the load generator's setup installs.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ingestRepetition } from '../../core/ingest';
+import { azurePerfTestScript, RAW_FILES } from '../../lambdas/start-repetition/logic';
+import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
+import { cacheDir } from '../../local/paths';
+import { buildSchedule } from '../../state-machines/schedule';
+import { IDENTITY_CLIENT_ID, KEY_VAULT, SCALE_SET, SECRETS, nodeFiles, renderClusterCloudInit, runCloudInit } from './azure-cluster';
+import { SimulatedHub, type SimulatedVm } from './harness';
+
+jest.setTimeout(900_000);
+
+const UPLOAD_HOST = 'rmqbenchsimuploads.blob.core.windows.net';
+const ADMIN_PASSWORD = 'simulated-admin-password';
+
+describe('the Azure Run Command script on a simulated load generator', () => {
+  const hub = new SimulatedHub({
+    subnet: 7,
+    fakeScript: 'fake-azure.py',
+    httpsNames: ['management.azure.com', `${KEY_VAULT}.vault.azure.net`, UPLOAD_HOST],
+    state: {
+      subscriptionId: '00000000-0000-0000-0000-000000000097',
+      resourceGroup: 'rmqbench-sim',
+      scaleSetName: SCALE_SET,
+      identityClientId: IDENTITY_CLIENT_ID,
+      vaultName: KEY_VAULT,
+      secrets: { [SECRETS.cookie]: 'SIMULATEDCOOKIEVALUE0123456789', [SECRETS.password]: ADMIN_PASSWORD },
+    },
+  });
+  let node: SimulatedVm;
+  let loadGenerator: SimulatedVm;
+  let adminUsername: string;
+
+  beforeAll(async () => {
+    const jars = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
+    if (!jars) throw new Error('PerfTest is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+    await hub.start();
+    const cloudConfig = await renderClusterCloudInit();
+    const files = nodeFiles(cloudConfig, {});
+    adminUsername = /^RABBITMQ_ADMIN_USERNAME=(.*)$/m.exec(files['/etc/rmqbench/node.env']!.content)![1]!;
+    node = hub.createVm('rmqbench-vmss_7a7a7a7a', 'rmqbenchLG7NODE', files);
+    const boot = await runCloudInit(hub, node, cloudConfig);
+    if (boot.status !== 0) throw new Error(`the cluster node did not boot: ${boot.stderr}\n${await hub.diagnostics(node)}`);
+    // The load generator's tools (bicep/cloud-init/rmqbench-loadgen-setup.sh installs them from Maven Central and the repository).
+    loadGenerator = hub.createVm('rmqbench-loadgen', 'rmqbenchLOADGEN', {
+      '/usr/local/sbin/perf-test': { mode: 0o755, content: `#!/bin/sh\nexec java \${PERF_TEST_JAVA_OPTS:-} -cp '${jars}/*' com.rabbitmq.perf.PerfTest "$@"\n` },
+      '/usr/local/sbin/rmqbench-upload': { mode: 0o755, content: readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-upload.sh'), 'utf8') },
+    });
+  });
+  afterAll(() => hub.cleanup());
+
+  test('reads the password from Key Vault with the VM identity, runs PerfTest (quorum queue on the broker) and uploads both raw files; no secret in the script', async () => {
+    const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
+    const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
+    const uploadUrls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`])) as Record<(typeof RAW_FILES)[number], string>;
+    const { script } = azurePerfTestScript({
+      plan,
+      item,
+      endpoint: `${node.ip}:5672`,
+      username: adminUsername,
+      password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
+      uploadUrls,
+    });
+    expect(script).not.toContain(ADMIN_PASSWORD);
+    // Run Command runs the script as root with a minimal environment.
+    const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' }, timeoutMs: 300_000 });
+    expect({ status: run.status, stderr: run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
+    const uploaded = (file: string) => readFileSync(join(hub.dir, 'uploads', 'raw', file), 'utf8');
+    const record = ingestRepetition({
+      runId: 'run-azure',
+      scenarioId: item.scenarioId,
+      repetition: 1,
+      startedAt: '2025-01-01T00:00:00.000Z',
+      finishedAt: '2025-01-01T00:00:10.000Z',
+      perfTestArgs: [],
+      expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+      stdout: uploaded('stdout.txt'),
+      csv: uploaded('perftest.csv'),
+    });
+    expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+    expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+    const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
+    expect(JSON.parse(queues.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'perf-test-1', type: 'quorum' })]));
+  });
+});
