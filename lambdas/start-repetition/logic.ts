@@ -32,6 +32,33 @@ const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin);
 export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*|direct)$', write: '^(perf-test.*|rmqbench.*|direct)$', read: '^(perf-test.*|rmqbench.*|direct)$' } as const;
 
 /**
+ * Shell lines that create this repetition's benchmark user through the management API ($MANAGEMENT_URL) with the admin
+ * credentials in $ADMIN_CURL_CONFIG (a curl config line, handed to curl on stdin: printf is a builtin, so no process
+ * argument shows it), and delete it when the script exits, whatever happens. The user has no tags (not an
+ * administrator) and BENCHMARK_USER_PERMISSIONS on the default vhost; PerfTest connects as $BENCH_USER:$BENCH_PASS.
+ */
+function benchmarkUserLines(): string[] {
+  return [
+    'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K - -X "$1" -H \'content-type: application/json\' ${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
+    'BENCH_USER="rmqbench-run-$(od -An -N6 -tx1 /dev/urandom | tr -d \' \\n\')"',
+    "BENCH_PASS=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \\n')",
+    'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
+    '(umask 077 && printf \'{"password":"%s","tags":""}\' "$BENCH_PASS" > user.json)',
+    `printf '%s' ${quote(JSON.stringify(BENCHMARK_USER_PERMISSIONS))} > permissions.json`,
+    'admin_api PUT "users/$BENCH_USER" user.json',
+    'admin_api PUT "permissions/%2F/$BENCH_USER" permissions.json',
+    'rm -f user.json',
+  ];
+}
+
+/** The cluster's management URL, checked: it is written into the script. */
+function checkedManagementUrl(url: string): string {
+  const managementUrl = url.replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s'"]+$/.test(managementUrl)) throw new Error(`the cluster's management URL must be an http(s) URL, got "${url}"`);
+  return managementUrl;
+}
+
+/**
  * The AWS-RunShellScript script for one repetition. The admin credentials are read on the instance from Secrets
  * Manager (never in the command, its logs or any process's arguments: they reach curl on stdin) and used only to
  * create a benchmark user for this repetition through the management API (no tags: not an administrator;
@@ -43,23 +70,14 @@ export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*
 export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
-  const managementUrl = options.managementUrl.replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s'"]+$/.test(managementUrl)) throw new Error(`the cluster's management URL must be an http(s) URL, got "${options.managementUrl}"`);
+  const managementUrl = checkedManagementUrl(options.managementUrl);
   const script = [
     'set -euo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK"',
     `MANAGEMENT_URL=${quote(managementUrl)}`,
     // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a shell builtin.
     `ADMIN_CURL_CONFIG=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)})`,
-    'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K - -X "$1" -H \'content-type: application/json\' ${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
-    'BENCH_USER="rmqbench-run-$(od -An -N6 -tx1 /dev/urandom | tr -d \' \\n\')"',
-    "BENCH_PASS=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \\n')",
-    'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
-    '(umask 077 && printf \'{"password":"%s","tags":""}\' "$BENCH_PASS" > user.json)',
-    `printf '%s' ${quote(JSON.stringify(BENCHMARK_USER_PERMISSIONS))} > permissions.json`,
-    'admin_api PUT "users/$BENCH_USER" user.json',
-    'admin_api PUT "permissions/%2F/$BENCH_USER" permissions.json',
-    'rm -f user.json',
+    ...benchmarkUserLines(),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
     'PERF_TEST_STATUS=0',
     `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
@@ -114,12 +132,15 @@ export interface AzurePasswordSource {
  * echoed, runs PerfTest against the load balancer, then uploads stdout and CSV to the pre-signed URLs.
  * An unreadable secret fails the Run Command with the vault and secret names on stderr.
  */
-export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; username: string; password: AzurePasswordSource; uploadUrls: Record<(typeof RAW_FILES)[number], string> }): { script: string; redactedArgs: string[] } {
+export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource; uploadUrls: Record<(typeof RAW_FILES)[number], string> }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
+  const managementUrl = checkedManagementUrl(options.managementUrl);
+  // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
+  const curlUsername = options.username.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   const { keyVaultName, secretName, identityClientId } = options.password;
   const tokenUrl = `http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=${encodeURIComponent('https://vault.azure.net')}&client_id=${encodeURIComponent(identityClientId)}`;
   const secretUrl = `https://${keyVaultName}.vault.azure.net/secrets/${encodeURIComponent(secretName)}?api-version=7.4`;
-  // The credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
+  // The benchmark user's credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
   const shellArg = (arg: string) => arg.split('USER:PASS').map(quote).join('"$AMQP_CREDENTIALS"');
   const script = [
     'set +x',
@@ -130,25 +151,30 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on stdin (-K -), not in its arguments.
     "ADMIN_PASSWORD=''",
     'for attempt in $(seq 1 30); do',
-    `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty | @uri') && [ -n "$ADMIN_PASSWORD" ] && break`,
+    `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty') && [ -n "$ADMIN_PASSWORD" ] && break`,
     '  sleep 10',
     'done',
     'unset TOKEN',
     '[ -n "$ADMIN_PASSWORD" ] || { echo "rmqbench: could not read secret $ADMIN_PASSWORD_SECRET_NAME from Key Vault $KEY_VAULT_NAME with the load generator identity (needs Key Vault Secrets User on the vault and the load-generator subnet in its firewall)" >&2; exit 1; }',
-    `AMQP_CREDENTIALS=${quote(encodeURIComponent(options.username))}:"$ADMIN_PASSWORD"`,
+    `MANAGEMENT_URL=${quote(managementUrl)}`,
+    'ADMIN_PASSWORD=${ADMIN_PASSWORD//\\\\/\\\\\\\\}',
+    'ADMIN_PASSWORD=${ADMIN_PASSWORD//\\"/\\\\\\"}',
+    `ADMIN_CURL_CONFIG="user = \\"${curlUsername.replace(/[$`"\\]/g, '\\$&')}:$ADMIN_PASSWORD\\""`,
+    'unset ADMIN_PASSWORD',
+    ...benchmarkUserLines(),
+    'AMQP_CREDENTIALS="$BENCH_USER:$BENCH_PASS"',
     'PERF_TEST_STATUS=0',
     `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'unset AMQP_CREDENTIALS',
     'touch perftest.csv',
     ...RAW_FILES.map((file) => `rmqbench-upload ${file} ${quote(options.uploadUrls[file])}`),
-    ...perfTestFailureLines('ADMIN_PASSWORD'),
-    'unset ADMIN_PASSWORD',
+    ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }
 
 /** The outputs of bicep/main.bicep an Azure repetition needs. */
-export const AZURE_REQUIRED_OUTPUTS = ['amqpEndpoint', 'loadGeneratorResourceId', 'keyVaultName', 'adminPasswordSecretName', 'loadGeneratorIdentityClientId'] as const;
+export const AZURE_REQUIRED_OUTPUTS = ['amqpEndpoint', 'managementUrl', 'loadGeneratorResourceId', 'keyVaultName', 'adminPasswordSecretName', 'loadGeneratorIdentityClientId'] as const;
 
 export interface AzureRepetitionEvent {
   readonly runId: string;
@@ -176,6 +202,7 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
     plan: event.plan,
     item: event.item,
     endpoint: output('amqpEndpoint'),
+    managementUrl: output('managementUrl'),
     username,
     password: { keyVaultName, secretName: output('adminPasswordSecretName'), identityClientId: output('loadGeneratorIdentityClientId') },
     uploadUrls,

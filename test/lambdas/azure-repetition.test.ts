@@ -24,13 +24,14 @@ const cluster = schedule.clusters[0]!;
 const item = cluster.repetitions[0]!;
 const outputs = {
   amqpEndpoint: 'amqp://10.20.1.4:5672',
+  managementUrl: 'http://10.20.1.4:15672',
   loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`,
   keyVaultName: 'kvrmqbenchtest42',
   adminPasswordSecretName: 'rabbitmq-admin-password',
   loadGeneratorIdentityClientId: '00000000-1111-2222-3333-444444444444',
 };
 // Distinctive, so that any copy of it (raw or URI-encoded) in a request is found.
-const PASSWORD = "Zx7'pw@Leak-Canary-4711";
+const PASSWORD = 'Zx7\'pw@Leak-Canary-4711"\\';
 const parameters = { rabbitmqAdminUsername: 'admin', rabbitmqAdminPassword: PASSWORD };
 const NOW = new Date('2025-01-01T00:00:00Z');
 const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
@@ -140,7 +141,7 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
       `PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z`,
     );
     await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: {} } }, NOW)).rejects.toThrow(
-      'lacks the output(s) amqpEndpoint, loadGeneratorResourceId, keyVaultName, adminPasswordSecretName, loadGeneratorIdentityClientId',
+      'lacks the output(s) amqpEndpoint, managementUrl, loadGeneratorResourceId, keyVaultName, adminPasswordSecretName, loadGeneratorIdentityClientId',
     );
   });
 });
@@ -162,11 +163,14 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
       plan: schedule.plan,
       item,
       endpoint: outputs.amqpEndpoint,
+      managementUrl: outputs.managementUrl,
       username: 'admin',
       password: { keyVaultName: outputs.keyVaultName, secretName: outputs.adminPasswordSecretName, identityClientId: outputs.loadGeneratorIdentityClientId },
       uploadUrls: { 'stdout.txt': 'https://example.test/stdout', 'perftest.csv': 'https://example.test/csv' },
     });
     writeFileSync(join(dir, 'vault-answers'), vaultAnswers.join('\n') + '\n');
+    // The secret's exact bytes (quotes and backslashes included), for the Key Vault stand-in.
+    writeFileSync(join(dir, 'password'), PASSWORD);
     stub(
       'curl',
       `case "$*" in
@@ -174,7 +178,8 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
   *https://${outputs.keyVaultName}.vault.azure.net/secrets/${outputs.adminPasswordSecretName}?api-version=7.4*)
     config=$(cat); [[ "$config" == *'Authorization: Bearer token-1'* ]] || exit 22
     answer=$(head -n 1 "${dir}/vault-answers"); sed -i 1d "${dir}/vault-answers"; [ "$answer" = 0 ] || exit "$answer"
-    jq -n --arg value ${JSON.stringify(PASSWORD).replace(/'/g, `'\\''`).replace(/^"|"$/g, "'")} '{value: $value}' ;;
+    jq -n --rawfile value "${dir}/password" '{value: $value}' ;;
+  *http://10.20.1.4:15672/api/*) echo "$* | $(cat)" >> "${dir}/management-calls" ;;
   *) exit 7 ;;
 esac`,
     );
@@ -184,12 +189,21 @@ esac`,
     return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
   };
 
-  test('PerfTest gets the URI with the password read from Key Vault, and nothing the Run Command reports contains it', () => {
+  test('the password read from Key Vault reaches only curl\'s stdin, to create a per-run benchmark user PerfTest connects as, deleted on exit', () => {
     const result = run([22, 0]);
     expect(result.status).toBe(0);
     const uri = readFileSync(join(dir, 'perf-test-args'), 'utf8').split('\n').find((arg) => arg.startsWith('amqp://'))!;
-    const match = /^amqp:\/\/admin:([^@]+)@10\.20\.1\.4:5672$/.exec(uri);
-    expect(decodeURIComponent(match?.[1] ?? '')).toBe(PASSWORD);
+    const match = /^amqp:\/\/(rmqbench-run-[0-9a-f]{12}):([0-9a-f]{48})@10\.20\.1\.4:5672$/.exec(uri);
+    expect(match).not.toBeNull();
+    const calls = readFileSync(join(dir, 'management-calls'), 'utf8').trim().split('\n');
+    // The stand-in prints its arguments, then what it read on stdin: the curl config line, quotes and backslashes escaped.
+    const config = `user = "admin:${PASSWORD.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    expect(calls.map((call) => call.replace(/ -H content-type: application\/json/, ''))).toEqual([
+      `-sSf -K - -X PUT --data-binary @user.json http://10.20.1.4:15672/api/users/${match![1]} | ${config}`,
+      `-sSf -K - -X PUT --data-binary @permissions.json http://10.20.1.4:15672/api/permissions/%2F/${match![1]} | ${config}`,
+      `-sSf -K - -X DELETE http://10.20.1.4:15672/api/users/${match![1]} | ${config}`,
+    ]);
+    expect(calls.every((call) => !call.split(' | ')[0]!.includes('Leak-Canary'))).toBe(true);
     expect(`${result.stdout}${result.stderr}`).not.toContain('Leak-Canary');
     expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt\nupload perftest.csv\n');
   });

@@ -12,6 +12,7 @@ const azureScript = (topology: Record<string, unknown>) =>
     plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: 'F4s' }] },
     item: item('azure', topology),
     endpoint: '10.20.1.10:5672',
+    managementUrl: 'http://10.20.1.10:15672',
     username: 'rmqbench-admin',
     password: { keyVaultName: 'kv', secretName: 'admin', identityClientId: 'id' },
     uploadUrls: { 'stdout.txt': 'https://x/stdout', 'perftest.csv': 'https://x/csv' },

@@ -57,7 +57,7 @@ describe('the Azure Run Command script on a simulated load generator', () => {
   });
   afterAll(() => hub.cleanup());
 
-  test('reads the password from Key Vault with the VM identity, runs PerfTest (quorum queue on the broker) and uploads both raw files; no secret in the script', async () => {
+  test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads both raw files; no secret in the script', async () => {
     const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
     const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
     const uploadUrls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`])) as Record<(typeof RAW_FILES)[number], string>;
@@ -65,6 +65,7 @@ describe('the Azure Run Command script on a simulated load generator', () => {
       plan,
       item,
       endpoint: `${node.ip}:5672`,
+      managementUrl: `http://${node.ip}:15672`,
       username: adminUsername,
       password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
       uploadUrls,
@@ -88,6 +89,9 @@ describe('the Azure Run Command script on a simulated load generator', () => {
     });
     expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
     expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+    // PerfTest ran as a per-run benchmark user, which the script deleted on exit: only the admin user is left.
+    const users = await hub.exec(node, 'rabbitmqctl -q list_users --formatter json');
+    expect((JSON.parse(users.stdout) as { user: string }[]).map((user) => user.user)).toEqual([adminUsername]);
     const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
     expect(JSON.parse(queues.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'perf-test-1', type: 'quorum' })]));
   });
