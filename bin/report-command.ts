@@ -136,18 +136,19 @@ export async function chartsFor(
     series.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, samples: await getSamples(run.runId, rep.scenarioId, rep.repetition) });
   }
   const queuePoints = queueThroughputPoints([{ run, aggregates }]);
-  const candidates: { chart: ChartDefinition; leaveOutBecause?: string }[] = [
-    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions) },
-    { chart: throughputOverTimeChart(series), leaveOutBecause: 'no per-second samples were stored' },
-    { chart: throughputVsQueuesChart(queuePoints), leaveOutBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
-    { chart: latencyPercentilesChart(aggregates), leaveOutBecause: 'no consumer latency was measured' },
+  // Each chart with why it would be empty, and (throughput vs queues) why it would compare nothing although it has points.
+  const candidates: { chart: ChartDefinition; emptyBecause: string; comparesNothingBecause?: string }[] = [
+    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions), emptyBecause: 'no data' },
+    { chart: throughputOverTimeChart(series), emptyBecause: 'no per-second samples were stored' },
+    { chart: throughputVsQueuesChart(queuePoints), emptyBecause: 'no scenario has a throughput to plot', comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
+    { chart: latencyPercentilesChart(aggregates), emptyBecause: 'no consumer latency was measured' },
   ];
   const charts: ChartDefinition[] = [];
   const omitted: OmittedChart[] = [];
-  for (const { chart, leaveOutBecause } of candidates) {
-    if (chart.marks.count === 0) omitted.push({ id: chart.id, reason: leaveOutBecause ?? 'no data' });
-    else if (chart.id === 'throughput-vs-queues' && leaveOutBecause !== undefined) omitted.push({ id: chart.id, reason: leaveOutBecause });
-    else charts.push(chart);
+  for (const { chart, emptyBecause, comparesNothingBecause } of candidates) {
+    const reason = chart.marks.count === 0 ? emptyBecause : comparesNothingBecause;
+    if (reason === undefined) charts.push(chart);
+    else omitted.push({ id: chart.id, reason });
   }
   return { charts, omitted };
 }
