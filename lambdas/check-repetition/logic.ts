@@ -9,7 +9,7 @@ import { rawPrefix } from '../start-repetition/logic';
 
 interface StartedCommon { startedAt: string; doneBy: string; perfTestArgs: string[] }
 interface Started extends StartedCommon { commandId: string; instanceId: string }
-interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; pollerState: string }
+interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
 interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
 
 /** Polls the SSM command; once done, assembles the RawRepetition (the same shape as locally) under the ingest key. */
@@ -20,7 +20,7 @@ export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: stri
   return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`, now);
 }
 
-/** Polls the VM Run Command (resumed from its serialized poller); once done, assembles the RawRepetition from what the script uploaded. */
+/** Polls the managed Run Command's instance view; once done, assembles the RawRepetition from what the script uploaded. */
 export async function checkAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, event: CheckEvent<AzureStarted>, now = new Date()) {
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { checkRunCommand } = await import('../shared/azure-cluster');

@@ -1,4 +1,4 @@
-import { ComputeManagementClient, restorePoller, type RunCommandResult } from '@azure/arm-compute';
+import { ComputeManagementClient } from '@azure/arm-compute';
 import { ResourceManagementClient } from '@azure/arm-resources';
 import type { TokenCredential } from '@azure/core-auth';
 import { ClientSecretCredential } from '@azure/identity';
@@ -117,21 +117,68 @@ export async function checkDeployment(clients: AzureClients, launch: { clusterId
   return { ready: false, status };
 }
 
-/** Starts a shell script on the load generator with VM Run Command and returns the poller's state, which the next task resumes from. */
-export async function startRunCommand(clients: AzureClients, resourceGroup: string, vmName: string, script: string, updateIntervalInMs?: number) {
-  const poller = clients.compute.virtualMachines.runCommand(resourceGroup, vmName, { commandId: 'RunShellScript', script: [script] }, updateIntervalInMs === undefined ? {} : { updateIntervalInMs });
-  await poller.submitted();
-  return { resourceGroup, vmName, pollerState: await poller.serialize() };
+/** A managed Run Command to start: its resource name on the VM, the script, the values it gets as protected parameters, and its timeout. */
+export interface RunCommandRequest {
+  readonly name: string;
+  readonly script: string;
+  /** Reach the script as environment variables on Linux; ARM never returns them (see startRunCommand). */
+  readonly protectedParameters: readonly { readonly name: string; readonly value: string }[];
+  readonly timeoutInSeconds: number;
 }
 
-/** One poll of a started Run Command: not done yet, or its exit status and the script's stdout / stderr. */
-export async function checkRunCommand(clients: AzureClients, started: { pollerState: string }): Promise<{ done: false } | { done: true; succeeded: boolean; stdout: string; stderr: string }> {
-  const poller = restorePoller(clients.compute, started.pollerState, clients.compute.virtualMachines.runCommand);
-  await poller.poll();
-  if (!poller.isDone) return { done: false };
-  const result: RunCommandResult | undefined = poller.result;
-  const message = (stream: string) => result?.value?.find((status) => status.code?.includes(`/${stream}/`))?.message ?? '';
-  return { done: true, succeeded: poller.operationState?.status === 'succeeded', stdout: message('StdOut'), stderr: message('StdErr') };
+/** Where a started managed Run Command lives: what checkRunCommand polls. */
+export interface StartedRunCommand {
+  readonly resourceGroup: string;
+  readonly vmName: string;
+  readonly runCommandName: string;
+}
+
+/**
+ * Starts a script on the load generator as a *managed* Run Command (a `virtualMachines/runCommands` resource),
+ * not the action Run Command (`virtualMachines/runCommand` POST): only the managed one takes `protectedParameters`,
+ * "Use ProtectedParameter to pass any sensitive inputs to script such as passwords, keys etc." and, on Linux, hands
+ * named parameters to the script as environment variables (learn.microsoft.com/azure/virtual-machines/linux/run-command-managed).
+ * `asyncExecution` lets provisioning finish once the script starts, so neither this call nor the PUT's long-running
+ * operation waits for PerfTest; checkRunCommand reads the script's state from the instance view. The resource is
+ * tracked, so its location is the VM's (VirtualMachineRunCommand extends TrackedResource in @azure/arm-compute).
+ */
+export async function startRunCommand(clients: AzureClients, resourceGroup: string, vmName: string, request: RunCommandRequest): Promise<StartedRunCommand> {
+  const vm = await clients.compute.virtualMachines.get(resourceGroup, vmName);
+  const poller = clients.compute.virtualMachineRunCommands.createOrUpdate(resourceGroup, vmName, request.name, {
+    location: vm.location,
+    source: { script: request.script },
+    protectedParameters: request.protectedParameters.map(({ name, value }) => ({ name, value })),
+    asyncExecution: true,
+    timeoutInSeconds: request.timeoutInSeconds,
+  });
+  await poller.submitted();
+  return { resourceGroup, vmName, runCommandName: request.name };
+}
+
+/** Execution states of a managed Run Command that are final (KnownExecutionState in @azure/arm-compute: Unknown, Pending, Running are not). */
+const FINAL_EXECUTION_STATES = ['Succeeded', 'Failed', 'TimedOut', 'Canceled'];
+
+/**
+ * One poll of a started managed Run Command (GET with `$expand=instanceView`): not done yet, or its outcome with the
+ * script's stdout / stderr (the instance view keeps their last 4 KB, which is all the error message needs; the raw
+ * files travel through the uploads). `Succeeded` with a non-zero exit code is a failure too. A provisioning failure (the
+ * VM agent could not start the script) ends it as well. Once done, the resource is deleted without waiting: the
+ * protected parameters it holds outlive their use no longer than that (the resource group's teardown removes it anyway).
+ */
+export async function checkRunCommand(clients: AzureClients, started: StartedRunCommand): Promise<{ done: false } | { done: true; succeeded: boolean; stdout: string; stderr: string }> {
+  const command = await clients.compute.virtualMachineRunCommands.getByVirtualMachine(started.resourceGroup, started.vmName, started.runCommandName, { expand: 'instanceView' });
+  const view = command.instanceView;
+  const state = view?.executionState ?? 'Unknown';
+  const provisioningFailed = command.provisioningState === 'Failed';
+  if (!provisioningFailed && !FINAL_EXECUTION_STATES.includes(state)) return { done: false };
+  const succeeded = !provisioningFailed && state === 'Succeeded' && (view?.exitCode ?? 0) === 0;
+  const stderr = view?.error || (succeeded ? '' : `Run Command ${started.runCommandName} ended ${provisioningFailed ? 'with provisioning state Failed' : state}${view?.exitCode === undefined ? '' : ` (exit code ${view.exitCode})`}${view?.executionMessage ? `: ${view.executionMessage}` : ''}`);
+  try {
+    await clients.compute.virtualMachineRunCommands.delete(started.resourceGroup, started.vmName, started.runCommandName).submitted();
+  } catch {
+    // Best effort: the resource group's teardown deletes it too.
+  }
+  return { done: true, succeeded, stdout: view?.output ?? '', stderr };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PERF_TEST_COMMAND } from '../../cdk/user-data/load-generator';
@@ -125,14 +126,27 @@ export interface AzurePasswordSource {
 }
 
 /**
- * The VM Run Command script for one repetition on the Azure load generator (cloud-init installed
- * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's instance view
+ * The environment variable that carries the pre-signed upload URL of one raw file into the Run Command script: a
+ * managed Run Command's protected parameter (see uploadUrlParameters). On Linux, named parameters are "set to
+ * environment config, which should be accessible within the .sh script"
+ * (learn.microsoft.com/azure/virtual-machines/linux/run-command-managed, "Create or update Run Command on a VM instance
+ * using Parameter and ProtectedParameter parameters").
+ */
+export const uploadUrlVariable = (file: (typeof RAW_FILES)[number]) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
+
+/** The upload URLs as the managed Run Command's protectedParameters: never in the script text, the instance view or a GET of the resource. */
+export const uploadUrlParameters = (uploadUrls: Record<(typeof RAW_FILES)[number], string>) => RAW_FILES.map((file) => ({ name: uploadUrlVariable(file), value: uploadUrls[file] }));
+
+/**
+ * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
+ * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
  * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
  * the VM's managed identity (IMDS token), keeps it and the AMQP URI in shell variables that are never
- * echoed, runs PerfTest against the load balancer, then uploads stdout and CSV to the pre-signed URLs.
- * An unreadable secret fails the Run Command with the vault and secret names on stderr.
+ * echoed, runs PerfTest against the load balancer, then uploads stdout and CSV to the pre-signed URLs, which arrive
+ * as protected parameters (environment variables named by uploadUrlVariable). An unreadable secret or a missing
+ * upload URL fails the Run Command with what was missing on stderr.
  */
-export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource; uploadUrls: Record<(typeof RAW_FILES)[number], string> }): { script: string; redactedArgs: string[] } {
+export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
   const managementUrl = checkedManagementUrl(options.managementUrl);
   // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
@@ -145,6 +159,7 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
   const script = [
     'set +x',
     'set -euo pipefail',
+    ...RAW_FILES.map((file) => `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`),
     'WORK=$(mktemp -d) && cd "$WORK"',
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
@@ -167,10 +182,17 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'unset AMQP_CREDENTIALS',
     'touch perftest.csv',
-    ...RAW_FILES.map((file) => `rmqbench-upload ${file} ${quote(options.uploadUrls[file])}`),
+    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it.
+    ...RAW_FILES.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -`),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
+}
+
+/** The managed Run Command's resource name for one repetition: letters, digits and hyphens, unique per repetition even where a long scenario id is cut short (a hash of the raw key ends it). */
+export function runCommandName(item: ScheduledRepetition): string {
+  const readable = item.rawKey.replace(/\.json$/, '').replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 48).replace(/-+$/, '');
+  return `rmqbench-${readable}-${createHash('sha256').update(item.rawKey).digest('hex').slice(0, 8)}`;
 }
 
 /** The outputs of bicep/main.bicep an Azure repetition needs. */
@@ -188,7 +210,7 @@ export interface AzureRepetitionEvent {
  * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command
  * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid until the repetition's deadline plus time for the upload.
  */
-export async function startAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, parameters: Readonly<Record<string, unknown>>, event: AzureRepetitionEvent, now = new Date(), updateIntervalInMs?: number) {
+export async function startAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, parameters: Readonly<Record<string, unknown>>, event: AzureRepetitionEvent, now = new Date()) {
   const outputs = event.readiness.outputs;
   const missing = AZURE_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
   if (missing.length > 0) throw new Error(`the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`);
@@ -205,10 +227,14 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
     managementUrl: output('managementUrl'),
     username,
     password: { keyVaultName, secretName: output('adminPasswordSecretName'), identityClientId: output('loadGeneratorIdentityClientId') },
-    uploadUrls,
   });
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
-  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(output('loadGeneratorResourceId')), script, updateIntervalInMs);
+  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(output('loadGeneratorResourceId')), {
+    name: runCommandName(event.item),
+    script,
+    protectedParameters: uploadUrlParameters(uploadUrls),
+    timeoutInSeconds: deadlineSeconds,
+  });
   return { ...started, startedAt: now.toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(now.getTime() + deadlineSeconds * 1000).toISOString() };
 }

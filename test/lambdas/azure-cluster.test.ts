@@ -108,13 +108,17 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     await expect(checkDeployment(clients, slow, new Date('2025-01-01T00:31:00Z'))).rejects.toThrow('resource group rmqbench-run-1-c3 was not ready by 2025-01-01T00:30:00.000Z (deployment still Running)');
   });
 
-  test('Run Command is started in one call and resumed from its serialized poller in later ones until the script output arrives', async () => {
+  test('a managed Run Command is created on the VM (its location, the script, protected parameters, async) and polled through its instance view until the script is done, then deleted', async () => {
     await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
-    const started = await startRunCommand(clients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', 'echo perftest', 10);
-    const post = arm.requests.find((request) => request.method === 'POST')!;
-    expect(post.path).toBe('/subscriptions/sub-1/resourceGroups/rmqbench-run-1-c1/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommand');
-    expect(post.body).toEqual({ commandId: 'RunShellScript', script: ['echo perftest'] });
-    // A fresh client, as in the next Lambda invocation: only the serialized state is carried over.
+    const started = await startRunCommand(clients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', { name: 'rmqbench-rep-1', script: 'echo "$SECRET_URL"', protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }], timeoutInSeconds: 300 });
+    expect(started).toEqual({ resourceGroup: 'rmqbench-run-1-c1', vmName: 'rmqbench-loadgen', runCommandName: 'rmqbench-rep-1' });
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))!;
+    expect(put.path).toBe('/subscriptions/sub-1/resourceGroups/rmqbench-run-1-c1/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommands/rmqbench-rep-1');
+    expect(put.body).toEqual({
+      location: 'westeurope',
+      properties: { source: { script: 'echo "$SECRET_URL"' }, protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }], asyncExecution: true, timeoutInSeconds: 300 },
+    });
+    // A fresh client, as in the next Lambda invocation: only the names are carried over.
     const next = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
     const polls: unknown[] = [];
     for (let poll = 0; poll < 5; poll++) {
@@ -122,9 +126,27 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
       polls.push(state);
       if (state.done) break;
     }
-    expect(polls.at(-1)).toEqual({ done: true, succeeded: true, stdout: 'ran: echo perftest', stderr: '' });
-    expect(polls.slice(0, -1).every((state) => (state as { done: boolean }).done === false)).toBe(true);
-    expect(polls.length).toBeGreaterThan(1);
+    expect(polls).toEqual([{ done: false }, { done: false }, { done: true, succeeded: true, stdout: 'ran: echo "$SECRET_URL"', stderr: '' }]);
+    const gets = arm.requests.filter((request) => request.method === 'GET' && request.path.endsWith('/runCommands/rmqbench-rep-1'));
+    expect(gets).toHaveLength(3);
+    expect(arm.runCommands.size).toBe(0);
+    expect(arm.requests.some((request) => request.method === 'DELETE' && request.path.endsWith('/runCommands/rmqbench-rep-1'))).toBe(true);
+  });
+
+  test('a Run Command whose script fails, or that times out, is done and failed with the script\'s stderr or the state it ended in', async () => {
+    const failing = new FakeArm({ runCommandPolls: 0, runCommandOutcome: (script) => (script.includes('timeout') ? { executionState: 'TimedOut', exitCode: -1, output: '', error: '' } : { executionState: 'Succeeded', exitCode: 3, output: 'partial', error: 'perf-test: connection refused' }) });
+    await failing.start();
+    try {
+      const failingClients = azureClients(fakeCredential, 'sub-1', { endpoint: failing.endpoint, tlsOptions: { ca: failing.ca } });
+      await launchResourceGroup(failingClients, config, 'run-1', cluster(0), NOW);
+      const request = { protectedParameters: [], timeoutInSeconds: 60 };
+      const exitedNonZero = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', { ...request, name: 'a', script: 'perf-test' });
+      await expect(checkRunCommand(failingClients, exitedNonZero)).resolves.toEqual({ done: true, succeeded: false, stdout: 'partial', stderr: 'perf-test: connection refused' });
+      const timedOut = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', { ...request, name: 'b', script: 'timeout' });
+      await expect(checkRunCommand(failingClients, timedOut)).resolves.toEqual({ done: true, succeeded: false, stdout: '', stderr: 'Run Command b ended TimedOut (exit code -1)' });
+    } finally {
+      await failing.stop();
+    }
   });
 
   test('teardown deletes the resource group through 202 + Location polling, and a missing group counts as deleted', async () => {

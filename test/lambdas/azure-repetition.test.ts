@@ -7,7 +7,7 @@ import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
 import { azureClients, AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
-import { azurePerfTestScript, presignRawUploads, startAzureRepetition } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, presignRawUploads, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import { FakeArm } from './fake-arm';
 
@@ -72,25 +72,40 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
 
   const event = { runId: 'run-1', plan: schedule.plan, item, launch: { clusterId: cluster.clusterId }, readiness: { outputs } };
 
-  test('start runs PerfTest on the load generator VM of the run\'s resource group, uploading to pre-signed URLs, and records redacted arguments', async () => {
-    const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10);
-    const post = arm.requests.find((request) => request.method === 'POST')!;
-    expect(post.path).toBe(`/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommand`);
-    const script = (post.body as { commandId: string; script: string[] }).script.join('\n');
-    expect((post.body as { commandId: string }).commandId).toBe('RunShellScript');
+  test('start runs PerfTest on the load generator VM of the run\'s resource group as a managed Run Command, the pre-signed upload URLs only in its protected parameters, and records redacted arguments', async () => {
+    const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW);
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))!;
+    expect(put.path).toBe(`/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommands/${runCommandName(item)}`);
+    const properties = (put.body as { properties: { source: { script: string }; protectedParameters: { name: string; value: string }[]; asyncExecution: boolean; timeoutInSeconds: number } }).properties;
+    const script = properties.source.script;
     expect(script).toContain(`perf-test '--uri' 'amqp://'"$AMQP_CREDENTIALS"'@10.20.1.4:5672' `);
-    expect(script).toMatch(/^rmqbench-upload stdout\.txt 'https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^']+\/stdout\.txt\?[^']*X-Amz-Expires=510[^']*'$/m);
-    expect(script).toMatch(/^rmqbench-upload perftest\.csv 'https:\/\/raw-bucket[^']+\/perftest\.csv\?[^']+'$/m);
-    expect(started).toMatchObject({ resourceGroup: cluster.clusterId, vmName: 'rmqbench-loadgen', startedAt: NOW.toISOString(), doneBy: '2025-01-01T00:03:30.000Z' });
+    expect(script).toContain('printf \'%s\\n\' "$RMQBENCH_UPLOAD_URL_STDOUT_TXT" | rmqbench-upload stdout.txt -');
+    expect(script).toContain('printf \'%s\\n\' "$RMQBENCH_UPLOAD_URL_PERFTEST_CSV" | rmqbench-upload perftest.csv -');
+    expect(script).not.toMatch(/X-Amz-|amazonaws\.com/);
+    const urls = Object.fromEntries(properties.protectedParameters.map(({ name, value }) => [name, value]));
+    expect(Object.keys(urls)).toEqual(['RMQBENCH_UPLOAD_URL_STDOUT_TXT', 'RMQBENCH_UPLOAD_URL_PERFTEST_CSV']);
+    expect(urls.RMQBENCH_UPLOAD_URL_STDOUT_TXT).toMatch(/^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+\/stdout\.txt\?[^ ]*X-Amz-Expires=510/);
+    expect(urls.RMQBENCH_UPLOAD_URL_PERFTEST_CSV).toMatch(/^https:\/\/raw-bucket[^?]+\/perftest\.csv\?/);
+    expect({ asyncExecution: properties.asyncExecution, timeoutInSeconds: properties.timeoutInSeconds }).toEqual({ asyncExecution: true, timeoutInSeconds: 210 });
+    // What anyone with read access to the VM sees afterwards: the resource without its protected parameters.
+    const read = await clients.compute.virtualMachineRunCommands.getByVirtualMachine(cluster.clusterId, 'rmqbench-loadgen', runCommandName(item));
+    expect(JSON.stringify(read)).not.toContain('X-Amz-Signature');
+    expect(started).toMatchObject({ resourceGroup: cluster.clusterId, vmName: 'rmqbench-loadgen', runCommandName: runCommandName(item), startedAt: NOW.toISOString(), doneBy: '2025-01-01T00:03:30.000Z' });
     expect(JSON.stringify(started.perfTestArgs)).not.toContain('Leak-Canary');
     expect(started.perfTestArgs.join(' ')).toContain('10.20.1.4:5672');
   });
 
+  test('run command names are unique per repetition and valid resource names, even for long scenario ids', () => {
+    const long = (repetition: number) => ({ ...item, rawKey: `${'x'.repeat(90)}.rep-${repetition}.json` });
+    expect(runCommandName(long(1))).not.toBe(runCommandName(long(2)));
+    for (const name of [runCommandName(item), runCommandName(long(1))]) expect(name).toMatch(/^rmqbench-[A-Za-z0-9-]{1,48}-[0-9a-f]{8}$/);
+  });
+
   test('the Run Command script carries no password: only the vault, secret and identity names it reads the password with', async () => {
-    await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10);
-    const sent = arm.requests.filter((request) => request.method === 'POST');
+    await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW);
+    const sent = arm.requests.filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'));
     expect(sent).toHaveLength(1);
-    const script = (sent[0]!.body as { script: string[] }).script.join('\n');
+    const script = (sent[0]!.body as { properties: { source: { script: string } } }).properties.source.script;
     for (const request of arm.requests) {
       const body = JSON.stringify(request.body ?? null);
       for (const form of [PASSWORD, encodeURIComponent(PASSWORD), 'Leak-Canary']) expect({ path: request.path, leaked: body.includes(form) }).toEqual({ path: request.path, leaked: false });
@@ -111,11 +126,11 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
     await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: { ...outputs, keyVaultName: "kv'; reboot" } } }, NOW)).rejects.toThrow(
       'output keyVaultName must be a Key Vault name',
     );
-    expect(arm.requests.filter((request) => request.method === 'POST')).toHaveLength(0);
+    expect(arm.requests.filter((request) => request.path.includes('/runCommands/'))).toHaveLength(0);
   });
 
-  test('check polls the serialized Run Command until done, then ingests what the script uploaded', async () => {
-    const started = JSON.parse(JSON.stringify(await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10))) as Awaited<ReturnType<typeof startAzureRepetition>>;
+  test('check polls the Run Command\'s instance view until done, then ingests what the script uploaded', async () => {
+    const started = JSON.parse(JSON.stringify(await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW))) as Awaited<ReturnType<typeof startAzureRepetition>>;
     const prefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
     s3Mock.on(GetObjectCommand, { Key: `${prefix}/stdout.txt` }).resolves({ Body: { transformToString: async () => 'summary' } as never });
     s3Mock.on(GetObjectCommand, { Key: `${prefix}/perftest.csv` }).resolves({ Body: { transformToString: async () => 'time,sent\n' } as never });
@@ -136,7 +151,7 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
   });
 
   test('a Run Command still running after the deadline is an error; missing outputs are refused by name', async () => {
-    const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW, 10);
+    const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW);
     await expect(checkAzureRepetition(clients, new S3Client({}), 'raw-bucket', { runId: 'run-1', plan: schedule.plan, item, started }, new Date('2025-01-01T00:04:00Z'))).rejects.toThrow(
       `PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z`,
     );
@@ -158,7 +173,7 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
     chmodSync(join(dir, name), 0o755);
   };
   /** Runs the script as Run Command would (bash), with `vaultAnswers` the secret-read stand-in's exit codes in turn (22: HTTP error, e.g. 403 before the role propagates). */
-  const run = (vaultAnswers: number[]) => {
+  const run = (vaultAnswers: number[], uploadUrls: Record<string, string> = { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout', RMQBENCH_UPLOAD_URL_PERFTEST_CSV: 'https://example.test/csv' }) => {
     const { script } = azurePerfTestScript({
       plan: schedule.plan,
       item,
@@ -166,7 +181,6 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
       managementUrl: outputs.managementUrl,
       username: 'admin',
       password: { keyVaultName: outputs.keyVaultName, secretName: outputs.adminPasswordSecretName, identityClientId: outputs.loadGeneratorIdentityClientId },
-      uploadUrls: { 'stdout.txt': 'https://example.test/stdout', 'perftest.csv': 'https://example.test/csv' },
     });
     writeFileSync(join(dir, 'vault-answers'), vaultAnswers.join('\n') + '\n');
     // The secret's exact bytes (quotes and backslashes included), for the Key Vault stand-in.
@@ -184,9 +198,10 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
 esac`,
     );
     stub('perf-test', `printf '%s\\n' "$@" > "${dir}/perf-test-args"; echo 'perf-test summary'`);
-    stub('rmqbench-upload', `echo "upload $1" >> "${dir}/uploads"`);
+    stub('rmqbench-upload', `echo "upload $1 $2 $(cat)" >> "${dir}/uploads"`);
     stub('sleep', 'true');
-    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+    // The protected parameters reach the script as environment variables, as the Linux VM agent hands them over.
+    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, ...uploadUrls, PATH: `${dir}:${process.env.PATH ?? ''}` } });
   };
 
   test('the password read from Key Vault reaches only curl\'s stdin, to create a per-run benchmark user PerfTest connects as, deleted on exit', () => {
@@ -205,7 +220,8 @@ esac`,
     ]);
     expect(calls.every((call) => !call.split(' | ')[0]!.includes('Leak-Canary'))).toBe(true);
     expect(`${result.stdout}${result.stderr}`).not.toContain('Leak-Canary');
-    expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt\nupload perftest.csv\n');
+    // Each URL reaches the uploader on stdin, never in its arguments.
+    expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt - https://example.test/stdout\nupload perftest.csv - https://example.test/csv\n');
   });
 
   test('a secret that stays unreadable fails the Run Command, naming the vault and the secret, without running PerfTest', () => {
@@ -213,5 +229,13 @@ esac`,
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('could not read secret rabbitmq-admin-password from Key Vault kvrmqbenchtest42');
     expect(() => readFileSync(join(dir, 'perf-test-args'))).toThrow();
+  });
+
+  test('a missing upload URL parameter fails the Run Command before anything runs, naming the parameter', () => {
+    const result = run([0], { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout' });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('the protected parameter RMQBENCH_UPLOAD_URL_PERFTEST_CSV (pre-signed upload URL of perftest.csv) is missing');
+    expect(() => readFileSync(join(dir, 'perf-test-args'))).toThrow();
+    expect(() => readFileSync(join(dir, 'management-calls'))).toThrow();
   });
 });

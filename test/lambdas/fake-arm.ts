@@ -22,12 +22,36 @@ export interface FakeArmOptions {
   readonly operationPolls?: number;
   /** When set, a deployment PUT is refused with 400 InvalidTemplate and this message, built from the request body (ARM may quote parameters back). */
   readonly rejectDeployment?: (body: unknown) => string;
+  /** GETs of a managed Run Command that still answer executionState Running. @default 2 */
+  readonly runCommandPolls?: number;
+  /**
+   * What a managed Run Command's script did, given the script and the environment the VM agent gives it (its named
+   * parameters and protected parameters). @default Succeeded with exit code 0 and output `ran: <script>`
+   */
+  readonly runCommandOutcome?: (script: string, environment: Record<string, string>) => RunCommandOutcome;
+}
+
+/** A managed Run Command's result as its instance view reports it. */
+export interface RunCommandOutcome {
+  readonly executionState: 'Succeeded' | 'Failed' | 'TimedOut' | 'Canceled';
+  readonly exitCode: number;
+  readonly output: string;
+  readonly error: string;
+}
+
+/** A managed Run Command resource as the fake holds it: the PUT body's properties, how often it was read, whether it was deleted. */
+export interface FakeRunCommand {
+  readonly location: string;
+  readonly properties: { source?: { script?: string }; parameters?: { name: string; value: string }[]; protectedParameters?: { name: string; value: string }[]; asyncExecution?: boolean; timeoutInSeconds?: number };
+  gets: number;
+  outcome?: RunCommandOutcome;
 }
 
 /**
  * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
  * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
- * and GET, and virtualMachines/runCommand POST (202 + Location polling to the RunCommandResult).
+ * and GET, virtualMachines GET, and managed Run Commands (virtualMachines/runCommands PUT / GET with
+ * $expand=instanceView / DELETE).
  * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
  * HTTPS with a throw-away self-signed certificate: the SDK's bearer-token policy refuses plain http.
  */
@@ -35,6 +59,8 @@ export class FakeArm {
   readonly requests: ArmRequest[] = [];
   readonly groups = new Map<string, { location: string; tags: Record<string, string> }>();
   readonly deployments = new Map<string, { body: { properties: { template: unknown; parameters: Record<string, { value: unknown }> } }; gets: number }>();
+  /** Managed Run Commands by `<resource group>/<vm>/<name>` (deleted ones are removed). */
+  readonly runCommands = new Map<string, FakeRunCommand>();
   private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
   private server?: Server;
   private next = 0;
@@ -134,23 +160,44 @@ export class FakeArm {
         return send(200, { id: path, name: match[2], properties: done ? { provisioningState: 'Succeeded', outputs } : { provisioningState: 'Running' } });
       }
     }
-    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommand$/i.exec(path)) && request.method === 'POST') {
+    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i.exec(path)) && request.method === 'GET') {
+      const group = this.groups.get(decodeURIComponent(match[1]!));
+      if (!group) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${match[1]}' could not be found.` } });
+      return send(200, { id: path, name: decodeURIComponent(match[2]!), type: 'Microsoft.Compute/virtualMachines', location: group.location, properties: { provisioningState: 'Succeeded' } });
+    }
+    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommands\/([^/]+)$/i.exec(path))) {
       const group = decodeURIComponent(match[1]!);
       if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
-      const { commandId, script } = body as { commandId: string; script: string[] };
-      const exitCode = /exit (\d+)/.exec(script.join('\n'))?.[1] ?? '0';
-      return send(202, undefined, {
-        location: operation(() => ({
-          status: 200,
-          body: {
-            value: [
-              { code: 'ProvisioningState/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: `Enable succeeded: ${commandId}` },
-              { code: 'ComponentStatus/StdOut/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: `ran: ${script.join('\n')}` },
-              { code: 'ComponentStatus/StdErr/succeeded', level: 'Info', displayStatus: 'Provisioning succeeded', message: exitCode === '0' ? '' : `exit code ${exitCode}` },
-            ],
-          },
-        })),
-      });
+      const key = `${group}/${decodeURIComponent(match[2]!)}/${decodeURIComponent(match[3]!)}`;
+      const name = decodeURIComponent(match[3]!);
+      // Like the REST spec's examples (VirtualMachineRunCommand_CreateOrUpdate.json, 2025-04-01), a response echoes the
+      // named parameters but no secret: protectedParameters and runAsPassword are left out.
+      const view = (command: FakeRunCommand, instanceView?: unknown) => {
+        const { protectedParameters: _secret, ...visible } = command.properties;
+        return { id: path, name, type: 'Microsoft.Compute/virtualMachines/runCommands', location: command.location, properties: { ...visible, provisioningState: 'Succeeded', ...(instanceView ? { instanceView } : {}) } };
+      };
+      if (request.method === 'PUT') {
+        const { location, properties } = (body ?? {}) as { location?: string; properties?: FakeRunCommand['properties'] };
+        if (!location) return send(400, { error: { code: 'LocationRequired', message: 'The location property is required for this definition.' } });
+        if (typeof properties?.source?.script !== 'string') return send(400, { error: { code: 'InvalidParameter', message: 'the fake ARM endpoint expects properties.source.script' } });
+        const command: FakeRunCommand = { location, properties, gets: 0 };
+        this.runCommands.set(key, command);
+        const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
+        return send(201, view(command), { 'azure-asyncoperation': asyncOperation });
+      }
+      const command = this.runCommands.get(key);
+      if (!command) return send(404, { error: { code: 'ResourceNotFound', message: `The Resource 'Microsoft.Compute/virtualMachines/runCommands/${name}' under resource group '${group}' was not found.` } });
+      if (request.method === 'GET') {
+        command.gets++;
+        if (url.searchParams.get('$expand') !== 'instanceView') return send(200, view(command));
+        if (command.gets <= (this.options.runCommandPolls ?? 2)) return send(200, view(command, { executionState: 'Running', startTime: new Date().toISOString() }));
+        command.outcome ??= this.outcome(command);
+        return send(200, view(command, { ...command.outcome, startTime: new Date().toISOString(), endTime: new Date().toISOString() }));
+      }
+      if (request.method === 'DELETE') {
+        this.runCommands.delete(key);
+        return send(200);
+      }
     }
     if ((match = /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Fake\/operations\/([^/]+)$/.exec(path)) && request.method === 'GET') {
       const state = this.operations.get(match[1]!);
@@ -160,5 +207,13 @@ export class FakeArm {
       return send(result.status, result.body);
     }
     return send(400, { error: { code: 'UnexpectedRequest', message: `the fake ARM endpoint does not answer ${request.method} ${path}` } });
+  }
+
+  /** The VM agent's part: named and protected parameters become the script's environment (Linux), then the script's result. */
+  private outcome(command: FakeRunCommand): RunCommandOutcome {
+    const script = command.properties.source!.script!;
+    const environment = Object.fromEntries([...(command.properties.parameters ?? []), ...(command.properties.protectedParameters ?? [])].map(({ name, value }) => [name, value]));
+    if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment);
+    return { executionState: 'Succeeded', exitCode: 0, output: `ran: ${script}`, error: '' };
   }
 }

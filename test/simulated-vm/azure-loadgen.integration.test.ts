@@ -1,6 +1,7 @@
 /**
  * The Run Command script StartRepetition sends to the Azure load generator (lambdas/start-repetition/logic.ts
- * azurePerfTestScript), executed as Run Command does (bash, as root, minimal environment) on a simulated load-generator
+ * azurePerfTestScript), executed as managed Run Command does (bash, as root, minimal environment, protected parameters as
+ * environment variables) on a simulated load-generator
  * VM next to a simulated cluster VM booted by the real node script (see harness.ts). The script reads the admin password
  * from the fake Key Vault with the VM identity's IMDS token, runs PerfTest against the cluster, and uploads both raw
  * files with the real bicep/cloud-init/rmqbench-upload.sh to a pre-signed URL the fake answers over HTTPS. Stand-ins:
@@ -9,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingestRepetition } from '../../core/ingest';
-import { azurePerfTestScript, RAW_FILES } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, RAW_FILES, uploadUrlParameters } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -68,11 +69,12 @@ describe('the Azure Run Command script on a simulated load generator', () => {
       managementUrl: `http://${node.ip}:15672`,
       username: adminUsername,
       password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
-      uploadUrls,
     });
     expect(script).not.toContain(ADMIN_PASSWORD);
-    // Run Command runs the script as root with a minimal environment.
-    const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' }, timeoutMs: 300_000 });
+    expect(script).not.toContain('sig=');
+    // Managed Run Command runs the script as root with a minimal environment plus its protected parameters as variables.
+    const protectedParameters = Object.fromEntries(uploadUrlParameters(uploadUrls).map(({ name, value }) => [name, value]));
+    const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', ...protectedParameters }, timeoutMs: 300_000 });
     expect({ status: run.status, stderr: run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: expect.any(String) });
     expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
     const uploaded = (file: string) => readFileSync(join(hub.dir, 'uploads', 'raw', file), 'utf8');
