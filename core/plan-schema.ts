@@ -1,5 +1,6 @@
 // A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
 import * as z from 'zod';
+import { brokerSchema, kafkaWorkloadFieldsShape } from './kafka-plan';
 
 /**
  * The benchmark plan model: clusters × workloads × repetitions.
@@ -48,7 +49,9 @@ export const connectionModeSchema = z.enum(['lb', 'direct', 'leader', 'follower'
 
 export const clusterSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
-  /** Number of RabbitMQ nodes. */
+  /** The broker the cluster runs: RabbitMQ, or Kafka in KRaft mode (local target only so far). */
+  broker: brokerSchema.default('rabbitmq'),
+  /** Number of RabbitMQ nodes (Kafka brokers). */
   nodes: positiveInt(7),
   /** RabbitMQ version the cloud targets install; the local target checks the installed version against it. */
   rabbitmqVersion: rabbitmqVersionSchema.optional(),
@@ -86,6 +89,8 @@ export const workloadFieldsShape = {
   publishRateLimit: positiveInt().optional(),
   /** Consuming rate limit per consumer, msg/s. */
   consumerRateLimit: positiveInt().optional(),
+  /** Kafka workload fields (core/kafka-plan.ts); a RabbitMQ cluster refuses them. */
+  ...kafkaWorkloadFieldsShape,
 } as const;
 
 export type WorkloadField = keyof typeof workloadFieldsShape;

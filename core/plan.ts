@@ -2,6 +2,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 // A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
 import * as z from 'zod';
 import { PlanIssue, PlanValidationError } from './errors';
+import { checkKafkaCluster, checkWorkloadBroker } from './kafka-plan';
 import {
   ClusterSpec,
   clusterSchema,
@@ -14,6 +15,7 @@ import {
   workloadSchema,
 } from './plan-schema';
 import { supportsClassicMirroring } from './rabbitmq-version';
+import type { Broker } from './kafka-plan';
 
 /** One cell of the plan's matrix: a cluster configuration and a fully expanded workload. */
 export interface Scenario {
@@ -153,6 +155,8 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
       });
     }
   }
+  issues.push(...checkKafkaCluster(cluster, at));
+  if (cluster.broker === 'kafka') return issues;
   if (cluster.connection === 'follower' && cluster.nodes < 2) {
     issues.push({
       path: `${at}.connection`,
@@ -239,6 +243,8 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
 }
 
 function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
+  const brokerIssues = checkWorkloadBroker(cluster, workload, path);
+  if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
   if (cluster.topology.type === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {
     return [
       {
@@ -264,6 +270,7 @@ function dedupe(issues: PlanIssue[]): PlanIssue[] {
 /** Scenarios that can share one running cluster (same node count, topology and version), in plan order. */
 export interface ClusterGroup {
   readonly key: string;
+  readonly broker: Broker;
   readonly nodes: number;
   readonly topology: ClusterSpec['topology'];
   readonly rabbitmqVersion?: string;
@@ -273,11 +280,12 @@ export interface ClusterGroup {
 }
 
 export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
-  const groups = new Map<string, { key: string; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; instanceType?: string; scenarios: Scenario[] }>();
+  const groups = new Map<string, { key: string; broker: Broker; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; instanceType?: string; scenarios: Scenario[] }>();
   for (const scenario of plan.scenarios) {
-    const { nodes, topology, rabbitmqVersion, instanceType } = scenario.cluster;
-    const key = JSON.stringify({ nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null, instanceType: instanceType ?? null });
-    const group = groups.get(key) ?? { key, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), ...(instanceType ? { instanceType } : {}), scenarios: [] };
+    const { broker, nodes, topology, rabbitmqVersion, instanceType } = scenario.cluster;
+    // The broker leads the key only for Kafka, so that RabbitMQ groups keep the keys stored runs have.
+    const key = JSON.stringify({ ...(broker === 'kafka' ? { broker } : {}), nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null, instanceType: instanceType ?? null });
+    const group = groups.get(key) ?? { key, broker, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), ...(instanceType ? { instanceType } : {}), scenarios: [] };
     group.scenarios.push(scenario);
     groups.set(key, group);
   }

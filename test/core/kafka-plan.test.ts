@@ -1,0 +1,128 @@
+import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { PlanValidationError } from '../../core/errors';
+import { groupScenariosByCluster, parsePlanText } from '../../core/plan';
+import { targetProblems } from '../../core/target-rules';
+import { buildSchedule } from '../../state-machines/schedule';
+
+const kafkaPlan = (cluster: string, workload: string) => `
+name: kafka
+clusters:
+  - { name: k3, broker: kafka, nodes: 3${cluster} }
+workloads:
+  - { name: w, messageCount: 1000${workload} }
+`;
+
+function issuesOf(text: string) {
+  try {
+    parsePlanText(text, 'kafka.yaml');
+  } catch (error) {
+    if (error instanceof PlanValidationError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected the plan to be rejected');
+}
+
+describe('Kafka plan fields', () => {
+  test('a Kafka cluster with the Kafka fields parses; acks written as a YAML number is read as the string Kafka takes', () => {
+    const plan = parsePlanText(
+      kafkaPlan('', ', partitions: 6, replicationFactor: 3, acks: 1, batchSizeBytes: 65536, lingerMs: 10, compression: snappy'),
+      'ok.yaml',
+    );
+    expect(plan.clusters[0]!.broker).toBe('kafka');
+    expect(plan.scenarios[0]!.workload).toMatchObject({ partitions: 6, replicationFactor: 3, acks: '1', batchSizeBytes: 65536, lingerMs: 10, compression: 'snappy', messageCount: 1000 });
+  });
+
+  test('a cluster without broker is a RabbitMQ cluster, and its workloads carry no Kafka field', () => {
+    const plan = parsePlanText('name: r\nclusters: [{ name: r1, nodes: 1 }]\nworkloads: [{ name: w, durationSeconds: 5 }]\n', 'r.yaml');
+    expect(plan.clusters[0]!.broker).toBe('rabbitmq');
+    expect(plan.scenarios[0]!.workload.partitions).toBeUndefined();
+    expect(plan.scenarios[0]!.workload.acks).toBeUndefined();
+  });
+
+  test('an unknown broker, acks or compression is refused with the allowed values', () => {
+    expect(issuesOf(kafkaPlan('', '').replace('broker: kafka', 'broker: pulsar'))).toEqual([
+      expect.objectContaining({ path: 'clusters[0].broker', value: 'pulsar', message: expect.stringMatching(/rabbitmq.*kafka/) }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', acks: 2'))).toEqual([expect.objectContaining({ path: 'workloads[0].acks', message: expect.stringMatching(/"0".*"1".*"all"/) })]);
+    expect(issuesOf(kafkaPlan('', ', compression: gzip9'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].compression', value: 'gzip9', message: expect.stringMatching(/none.*snappy.*lz4.*zstd/) }),
+    ]);
+  });
+
+  test('out-of-range partitions, batch size and linger are refused by field', () => {
+    expect(issuesOf(kafkaPlan('', ', partitions: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].partitions', value: 0 })]);
+    expect(issuesOf(kafkaPlan('', ', batchSizeBytes: -1'))).toEqual([expect.objectContaining({ path: 'workloads[0].batchSizeBytes', value: -1 })]);
+    expect(issuesOf(kafkaPlan('', ', lingerMs: 1.5'))).toEqual([expect.objectContaining({ path: 'workloads[0].lingerMs', value: 1.5 })]);
+  });
+
+  test('a replication factor above the broker count is refused, naming the cluster and its size', () => {
+    expect(issuesOf(kafkaPlan('', ', replicationFactor: 5'))).toEqual([
+      { path: 'workloads[0].replicationFactor', message: 'must be at most the number of brokers of cluster "k3" (3)', value: 5 },
+    ]);
+  });
+
+  test('a swept replication factor is checked for each value', () => {
+    const issues = issuesOf(kafkaPlan('', ', sweep: { replicationFactor: [1, 4] }'));
+    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].replicationFactor', value: 4 })]);
+  });
+
+  test('RabbitMQ-only workload fields on a Kafka cluster are refused with what to use instead', () => {
+    const issues = issuesOf(kafkaPlan('', ', queues: 2, producers: 2, consumers: 2, persistent: true, confirmWindow: 10, autoAck: false, prefetch: 5'));
+    expect(issues.map((issue) => issue.path).sort()).toEqual(
+      ['workloads[0].autoAck', 'workloads[0].confirmWindow', 'workloads[0].persistent', 'workloads[0].prefetch', 'workloads[0].queues'].sort(),
+    );
+    expect(issues.find((issue) => issue.path === 'workloads[0].queues')!.message).toBe('is RabbitMQ-only and cluster "k3" runs Kafka: a Kafka workload uses one topic; use partitions');
+  });
+
+  test('Kafka-only workload fields on a RabbitMQ cluster are refused', () => {
+    const issues = issuesOf('name: r\nclusters: [{ name: r1, nodes: 3 }]\nworkloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n');
+    expect(issues).toEqual([
+      { path: 'workloads[0].partitions', message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)', value: 3 },
+      { path: 'workloads[0].acks', message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)', value: 'all' },
+    ]);
+  });
+
+  test('RabbitMQ-only cluster fields on a Kafka cluster are refused', () => {
+    const issues = issuesOf(kafkaPlan(', rabbitmqVersion: "3.13", topology: { type: quorum }, connection: leader', ''));
+    expect(issues.map((issue) => issue.path)).toEqual(['clusters[0].rabbitmqVersion', 'clusters[0].topology.type', 'clusters[0].connection']);
+  });
+
+  test('a Kafka workload needs a message count (or a rate to send for durationSeconds), divisible by the producers', () => {
+    const noCount = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
+    expect(issuesOf(noCount)).toEqual([expect.objectContaining({ path: 'workloads[0].messageCount', message: expect.stringMatching(/fixed number of records: set messageCount, or publishRateLimit/) })]);
+    expect(() => parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml')).not.toThrow();
+    expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].messageCount', value: 1000, message: expect.stringMatching(/multiple of producers \(3\)/) }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 0 })]);
+  });
+
+  test('Kafka and RabbitMQ clusters of the same size are separate cluster groups', () => {
+    const plan = parsePlanText(
+      'name: both\nclusters:\n  - { name: r, nodes: 1 }\n  - { name: k, nodes: 1, broker: kafka }\nworkloads: [{ name: w, publishRateLimit: 10, durationSeconds: 5 }]\n',
+      'both.yaml',
+    );
+    expect(issuesOf('name: both\nclusters:\n  - { name: r, nodes: 1 }\nworkloads: [{ name: w, messageCount: 100 }]\n')).toEqual([
+      expect.objectContaining({ path: 'workloads[0].messageCount' }),
+    ]);
+    expect(groupScenariosByCluster(plan).map((group) => group.broker)).toEqual(['rabbitmq', 'kafka']);
+  });
+});
+
+describe('Kafka on the cloud targets', () => {
+  const plan = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', ''), 'kafka.yaml');
+
+  test('aws and azure refuse a Kafka cluster by name before anything is created; local accepts it', () => {
+    for (const target of ['aws', 'azure']) {
+      expect(targetProblems(plan, target, defaultPriceCatalog)).toEqual([
+        { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka runs only on the local target so far/) },
+      ]);
+    }
+    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+  });
+
+  test("the workflow's ValidatePlan state refuses it too, so no cloud run starts", () => {
+    const { scenarios: _scenarios, ...data } = plan;
+    expect(() => buildSchedule({ plan: data, target: 'aws' }, 'exec-1')).toThrow(/clusters\[0\]\.broker: Kafka runs only on the local target so far/);
+  });
+});
