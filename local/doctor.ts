@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { DYNAMODB_LOCAL_ARTIFACT, MavenArtifact, PERFTEST_ARTIFACT, cachedArtifactDir, ensureArtifact } from './maven-artifacts';
+import { DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT, MavenArtifact, PERFTEST_ARTIFACT, cachedArtifactDir, ensureArtifact } from './maven-artifacts';
 import { RABBITMQ_SERVER, installedRabbitmqVersion } from './rabbitmq-cluster';
 
 export interface DoctorCheck {
@@ -41,7 +41,8 @@ export async function doctor(options: { readonly cacheDir: string; readonly fix:
   checks.push({ name: 'epmd', ok: epmd !== undefined, detail: epmd !== undefined ? 'found' : 'not found; it comes with rabbitmq-server (erlang-base)' });
   const haproxy = commandOutput('haproxy', ['-v']);
   checks.push({ name: 'haproxy', ok: haproxy !== undefined, detail: haproxy ?? 'not found (needed for connection: lb); sudo apt-get install -y haproxy' });
-  for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT]) checks.push(await artifactCheck(options, artifact));
+  // Kafka (broker and tools) is needed only by plans with broker: kafka; --fix fetches it with the others (setup.sh runs it).
+  for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT]) checks.push(await artifactCheck(options, artifact));
   return { checks };
 }
 

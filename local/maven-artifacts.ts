@@ -10,10 +10,39 @@ export interface MavenArtifact {
   readonly groupId: string;
   readonly artifactId: string;
   readonly version: string;
+  /** More artifacts fetched into the same folder with their dependencies (Kafka's tools and log binding). */
+  readonly with?: readonly Omit<MavenArtifact, 'with'>[];
 }
 
 export const PERFTEST_ARTIFACT: MavenArtifact = { groupId: 'com.rabbitmq', artifactId: 'perf-test', version: PERFTEST_VERSION };
 export const DYNAMODB_LOCAL_ARTIFACT: MavenArtifact = { groupId: 'com.amazonaws', artifactId: 'DynamoDBLocal', version: '2.6.1' };
+
+/** The Kafka version the local target runs (broker and tools); Maven Central serves kafka_2.13 and kafka-tools at 4.3.1. */
+export const KAFKA_VERSION = '4.3.1';
+/**
+ * The Kafka broker (kafka.Kafka, kafka.tools.StorageTool) with the performance tools of kafka-tools
+ * (org.apache.kafka.tools.ProducerPerformance, ConsumerPerformance, TopicCommand) in one folder, so that one
+ * classpath runs both. Their dependencies bring slf4j-api 1.7 and log4j-core 2 but no binding between them, so
+ * the broker would log nothing (SLF4J: "Defaulting to no-operation (NOP) logger"); the distribution's log4j2
+ * binding for slf4j 1.7, log4j-slf4j-impl at the log4j-core version the dependencies bring (2.25.4), gives the
+ * broker its log and a failed start its log tail.
+ */
+export const KAFKA_ARTIFACT: MavenArtifact = {
+  groupId: 'org.apache.kafka',
+  artifactId: 'kafka_2.13',
+  version: KAFKA_VERSION,
+  with: [
+    { groupId: 'org.apache.kafka', artifactId: 'kafka-tools', version: KAFKA_VERSION },
+    { groupId: 'org.apache.logging.log4j', artifactId: 'log4j-slf4j-impl', version: '2.25.4' },
+  ],
+};
+
+/** The artifact and its companions as pom `<dependency>` elements. */
+export function pomDependencies(artifact: MavenArtifact): string {
+  return [artifact, ...(artifact.with ?? [])]
+    .map((one) => `<dependency><groupId>${one.groupId}</groupId><artifactId>${one.artifactId}</artifactId><version>${one.version}</version></dependency>`)
+    .join('\n');
+}
 
 /** The folder holding the artifact and all its runtime dependencies, or undefined when not cached yet. */
 export function cachedArtifactDir(cache: string, artifact: MavenArtifact): string | undefined {
@@ -38,7 +67,7 @@ export async function ensureArtifact(cache: string, artifact: MavenArtifact): Pr
   mkdirSync(staging, { recursive: true });
   const pom = `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
 <groupId>rmqbench</groupId><artifactId>fetch-${artifact.artifactId}</artifactId><version>1</version>
-<dependencies><dependency><groupId>${artifact.groupId}</groupId><artifactId>${artifact.artifactId}</artifactId><version>${artifact.version}</version></dependency></dependencies>
+<dependencies>${pomDependencies(artifact)}</dependencies>
 </project>\n`;
   writeFileSync(join(staging, 'pom.xml'), pom);
   try {
@@ -55,8 +84,11 @@ export async function ensureArtifact(cache: string, artifact: MavenArtifact): Pr
   rmSync(dir, { recursive: true, force: true });
   renameSync(join(staging, 'lib'), dir);
   rmSync(staging, { recursive: true, force: true });
-  if (!readdirSync(dir).includes(`${artifact.artifactId}-${artifact.version}.jar`)) {
-    throw new Error(`Maven fetched ${artifact.artifactId} but ${artifact.artifactId}-${artifact.version}.jar is not in ${dir}`);
+  const jars = readdirSync(dir);
+  for (const one of [artifact, ...(artifact.with ?? [])]) {
+    if (!jars.includes(`${one.artifactId}-${one.version}.jar`)) {
+      throw new Error(`Maven fetched ${artifact.artifactId} but ${one.artifactId}-${one.version}.jar is not in ${dir}`);
+    }
   }
   return dir;
 }

@@ -2,7 +2,7 @@
 # Installs everything rmqbench needs on a fresh Debian machine, idempotently:
 # Debian packages (RabbitMQ, HAProxy, Java, Maven), npm dependencies (including Node 22),
 # the Python lint tools used by the tests (cfn-lint, checkov) in a venv of their own,
-# the Maven jars (PerfTest, DynamoDB Local) into the rmqbench cache, and the build.
+# the Maven jars (PerfTest, DynamoDB Local, Kafka broker and tools) into the rmqbench cache, and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
