@@ -96,10 +96,28 @@ export const workloadFieldsShape = {
 export type WorkloadField = keyof typeof workloadFieldsShape;
 export const workloadFieldNames = Object.keys(workloadFieldsShape) as WorkloadField[];
 
+/** What a fault does to its node: SIGKILL the broker, stop it gracefully, restart it (stop, then start), or cut its inter-node traffic. */
+export const faultActionSchema = z.enum(['kill', 'stop', 'restart', 'partition']);
+
+/**
+ * A fault injected into every repetition of a workload: `action` on `node` at `atSeconds` after PerfTest starts;
+ * `healAtSeconds` starts a killed or stopped node again (or reconnects a partitioned one). Cross-field rules
+ * (atSeconds < durationSeconds, the node index within the cluster, ...) are in core/plan.ts.
+ */
+export const faultSchema = z.strictObject({
+  action: faultActionSchema,
+  /** `leader`: the node leading the benchmark queue when the fault happens; `follower`: another node; a number: that node (0-based). */
+  node: z.union([z.enum(['leader', 'follower']), z.number().int().min(0).max(6)]),
+  atSeconds: z.number().positive(),
+  healAtSeconds: z.number().positive().optional(),
+});
+
 /** One workload as PerfTest will run it (after sweeps are expanded). */
 export const workloadSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
   ...workloadFieldsShape,
+  /** A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see README "Fault scenarios"). */
+  fault: faultSchema.optional(),
 });
 
 /** A workload as written in a plan: the fields above plus an optional cartesian sweep over any of them. */
@@ -126,5 +144,7 @@ export type QueueTopology = z.infer<typeof queueTopologySchema>;
 export type ConnectionMode = z.infer<typeof connectionModeSchema>;
 export type ClusterSpec = z.infer<typeof clusterSchema>;
 export type Workload = z.infer<typeof workloadSchema>;
+export type FaultSpec = z.infer<typeof faultSchema>;
+export type FaultAction = z.infer<typeof faultActionSchema>;
 export type WorkloadInPlan = z.infer<typeof workloadInPlanSchema>;
 export type ParsedPlan = z.infer<typeof planSchema>;

@@ -239,10 +239,45 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
   if (workload.autoAck && workload.multiAckEvery !== undefined) {
     issues.push({ path: `${path}.multiAckEvery`, message: 'needs autoAck: false (there is nothing to acknowledge with auto-ack)', value: workload.multiAckEvery });
   }
+  issues.push(...checkFault(workload, path));
+  return issues;
+}
+
+/** The fault's times must fall inside the repetition, in order; a restart heals itself. */
+function checkFault(workload: Workload, path: string): PlanIssue[] {
+  const fault = workload.fault;
+  if (!fault) return [];
+  const issues: PlanIssue[] = [];
+  const at = `${path}.fault`;
+  if (fault.atSeconds >= workload.durationSeconds) {
+    issues.push({ path: `${at}.atSeconds`, message: `must be less than durationSeconds (${workload.durationSeconds}): the fault has to happen while PerfTest runs`, value: fault.atSeconds });
+  }
+  if (fault.healAtSeconds !== undefined) {
+    if (fault.action === 'restart') {
+      issues.push({ path: `${at}.healAtSeconds`, message: 'a restart starts the node again by itself; remove healAtSeconds, or use action "stop" or "kill" to choose when it comes back', value: fault.healAtSeconds });
+    } else if (fault.healAtSeconds <= fault.atSeconds) {
+      issues.push({ path: `${at}.healAtSeconds`, message: `must be greater than atSeconds (${fault.atSeconds})`, value: fault.healAtSeconds });
+    } else if (fault.healAtSeconds >= workload.durationSeconds) {
+      issues.push({ path: `${at}.healAtSeconds`, message: `must be less than durationSeconds (${workload.durationSeconds}), so that the recovery is measured`, value: fault.healAtSeconds });
+    }
+  }
   return issues;
 }
 
 function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
+  const fault = workload.fault;
+  if (fault && cluster.broker === 'kafka') {
+    return [{ path: `${path}.fault`, message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`, value: fault.action }];
+  }
+  if (fault && typeof fault.node === 'number' && fault.node >= cluster.nodes) {
+    return [{ path: `${path}.fault.node`, message: `cluster "${cluster.name}" has ${cluster.nodes} node(s), numbered from 0 to ${cluster.nodes - 1}`, value: fault.node }];
+  }
+  if (fault && fault.node === 'follower' && cluster.nodes < 2) {
+    return [{ path: `${path}.fault.node`, message: `cluster "${cluster.name}" has one node, so no follower; use "leader" or 0`, value: fault.node }];
+  }
+  if (fault && cluster.topology.type === 'stream') {
+    return [{ path: `${path}.fault`, message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`, value: fault.action }];
+  }
   const brokerIssues = checkWorkloadBroker(cluster, workload, path);
   if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
   if (cluster.topology.type === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {

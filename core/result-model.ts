@@ -20,6 +20,8 @@ export interface PerSecondSample {
   readonly received: number;
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;
+  /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
+  readonly failover?: Partial<Record<FailoverMetric, Stats>>;
 }
 
 /** PerfTest's own end-of-run summary (stdout). */
@@ -28,6 +30,8 @@ export interface PerfTestSummary {
   readonly receiveRateAvg: number;
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;
+  /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
+  readonly failover?: Partial<Record<FailoverMetric, Stats>>;
 }
 
 /** The parsed, normalized outcome of one PerfTest execution. */
@@ -38,6 +42,48 @@ export interface PerfTestResult {
   readonly sendRate: Stats;
   readonly receiveRate: Stats;
 }
+
+/** The fault a repetition applied, as it happened. */
+export interface AppliedFault {
+  readonly action: 'kill' | 'stop' | 'restart' | 'partition';
+  /** As the plan named it: `leader`, `follower` or an index. */
+  readonly node: 'leader' | 'follower' | number;
+  /** The node it hit (e.g. `rmqbench1@localhost`). */
+  readonly nodeName: string;
+  /** Seconds after the verifier started. */
+  readonly appliedAtSeconds: number;
+  readonly healedAtSeconds?: number;
+}
+
+/**
+ * What the lost-message verifier counted beside PerfTest in a repetition with a fault
+ * (sequence-numbered persistent messages, publisher confirms, manual acks).
+ */
+export interface FailoverResult {
+  readonly fault: AppliedFault;
+  readonly published: number;
+  readonly confirmed: number;
+  /** Distinct sequence numbers consumed. */
+  readonly consumed: number;
+  /** Confirmed, never consumed after the run drained. */
+  readonly lostMessages: number;
+  /** Deliveries of a sequence number already consumed. */
+  readonly duplicatedMessages: number;
+  /** Published but not yet confirmed when the fault was applied. */
+  readonly unconfirmedAtFault: number;
+  /** Fault to receive rate back at >= 90 % of the pre-fault median (core/failover.ts); absent when it never came back. */
+  readonly recoverySeconds?: number;
+  /** Seconds from the fault on with nothing received. */
+  readonly unavailableSeconds: number;
+  /** Successful reconnections of the verifier's publisher and consumer. */
+  readonly reconnects: number;
+  /** Messages received per second by the verifier's consumer, from its start. */
+  readonly receivedPerSecond: readonly number[];
+}
+
+/** The verifier's numbers in the order reports show them. */
+export const FAILOVER_METRICS = ['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects'] as const;
+export type FailoverMetric = (typeof FAILOVER_METRICS)[number];
 
 export type RepetitionStatus = 'SUCCEEDED' | 'FAILED';
 
@@ -56,6 +102,8 @@ export interface RepetitionRecord {
   readonly error?: string;
   /** PerfTest's command line (without credentials). */
   readonly perfTestArgs: readonly string[];
+  /** Present when the scenario has a fault: what the lost-message verifier counted. */
+  readonly failover?: FailoverResult;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';
@@ -87,4 +135,6 @@ export interface ScenarioAggregate {
   /** Median across repetitions of each consumer-latency percentile, microseconds. */
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;
+  /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
+  readonly failover?: Partial<Record<FailoverMetric, Stats>>;
 }

@@ -26,6 +26,15 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
   const issues: PlanIssue[] = [];
+  plan.workloads.forEach((workload, index) => {
+    if (workload.fault) {
+      issues.push({
+        path: `workloads[${index}].fault`,
+        message: `fault scenarios run on the local target only so far: target ${target} has no fault step yet (AWS SSM / Azure Run Command on the node); run this plan with --target local`,
+        value: workload.fault.action,
+      });
+    }
+  });
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
       // Refused before anything is created: the cloud targets deploy RabbitMQ nodes only (issue 12 leaves the KafkaCluster construct and Bicep module for later).

@@ -134,3 +134,51 @@ workloads:
     }
   });
 });
+
+describe('fault field', () => {
+  const withFault = (fault: string, duration = 10) => minimal.replace('durationSeconds: 10', `durationSeconds: ${duration}\n    fault: ${fault}`);
+
+  test('a fault with its times inside the repetition is accepted as written', () => {
+    const plan = parsePlanText(withFault('{ action: kill, node: leader, atSeconds: 4, healAtSeconds: 7 }'), 'fault.yaml');
+    expect(plan.scenarios[0]!.workload.fault).toEqual({ action: 'kill', node: 'leader', atSeconds: 4, healAtSeconds: 7 });
+  });
+
+  test('atSeconds at or after durationSeconds is refused by field', () => {
+    expect(issuesOf(withFault('{ action: kill, node: leader, atSeconds: 10 }'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.atSeconds', value: 10, message: expect.stringMatching(/less than durationSeconds \(10\)/) }),
+    ]);
+  });
+
+  test('healAtSeconds must come after atSeconds and before the end', () => {
+    expect(issuesOf(withFault('{ action: stop, node: 1, atSeconds: 5, healAtSeconds: 5 }'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.healAtSeconds', message: expect.stringMatching(/greater than atSeconds \(5\)/) }),
+    ]);
+    expect(issuesOf(withFault('{ action: stop, node: 1, atSeconds: 5, healAtSeconds: 12 }'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.healAtSeconds', message: expect.stringMatching(/less than durationSeconds/) }),
+    ]);
+  });
+
+  test('a restart with healAtSeconds is refused: it heals itself', () => {
+    expect(issuesOf(withFault('{ action: restart, node: 0, atSeconds: 3, healAtSeconds: 6 }'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.healAtSeconds', message: expect.stringMatching(/restart starts the node again/) }),
+    ]);
+  });
+
+  test('a node index beyond the cluster is refused with the valid range', () => {
+    expect(issuesOf(withFault('{ action: kill, node: 3, atSeconds: 3 }'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.node', value: 3, message: expect.stringMatching(/3 node\(s\), numbered from 0 to 2/) }),
+    ]);
+  });
+
+  test('an unknown action names the field and the allowed actions', () => {
+    const [issue] = issuesOf(withFault('{ action: explode, node: leader, atSeconds: 3 }'));
+    expect(issue).toMatchObject({ path: 'workloads[0].fault.action', value: 'explode' });
+    expect(issue!.message).toMatch(/kill.*stop.*restart.*partition/);
+  });
+
+  test('a follower fault on a single-node cluster is refused', () => {
+    expect(issuesOf(withFault('{ action: kill, node: follower, atSeconds: 3 }').replace('nodes: 3', 'nodes: 1'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.node', message: expect.stringMatching(/no follower/) }),
+    ]);
+  });
+});

@@ -22,6 +22,18 @@ describe('what a cloud target needs from a plan', () => {
     expect(missing!.message).toMatch(/^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge"\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/);
   });
 
+  test('a fault workload is refused on aws and azure by field (no cloud fault step yet), accepted locally', () => {
+    const plan = validatePlan(
+      { name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10, fault: { action: 'kill', node: 'leader', atSeconds: 5 } }] },
+      'test',
+    );
+    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault', value: 'kill', message: expect.stringMatching(/local target only so far: target aws has no fault step/) }),
+    ]);
+    expect(targetProblems(plan, 'azure', defaultPriceCatalog).map((issue) => issue.path)).toContain('workloads[0].fault');
+  });
+
   test('an instance type the catalog does not price is refused by name, with the known ones', () => {
     const [issue] = targetProblems(planWith([{ instanceType: 'c5.mega' }]), 'aws', defaultPriceCatalog);
     expect(issue).toEqual({

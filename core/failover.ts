@@ -1,0 +1,46 @@
+import { median } from './statistics';
+
+/**
+ * What a fault cost the verifier's consumer, from its received messages per second.
+ * Pure, so that it is tested on recorded samples and serves every target alike.
+ */
+export interface RecoveryMeasure {
+  /** Median received msg/s over the whole seconds before the fault (the first second, a warm-up, left out when there are others). */
+  readonly preFaultMedian: number;
+  /**
+   * Seconds from the fault until the first whole second whose receive rate is back to at least 90 % of the pre-fault
+   * median, after it had dropped below; 0 when it never dropped. Absent when it never came back before the run ended.
+   */
+  readonly recoverySeconds?: number;
+  /** Whole seconds, from the second of the fault on, in which nothing was received. */
+  readonly unavailableSeconds: number;
+}
+
+/** The share of the pre-fault median that counts as recovered. */
+export const RECOVERED_SHARE = 0.9;
+
+/**
+ * @param receivedPerSecond messages received in second i of the verifier's run (index 0 covers [0 s, 1 s)).
+ * @param faultAtSeconds when the fault was applied, seconds since the same start (fractional).
+ */
+export function measureRecovery(receivedPerSecond: readonly number[], faultAtSeconds: number): RecoveryMeasure {
+  if (!Number.isFinite(faultAtSeconds) || faultAtSeconds < 0) throw new Error(`faultAtSeconds must be a non-negative number (got ${faultAtSeconds})`);
+  const faultSecond = Math.floor(faultAtSeconds);
+  if (faultSecond >= receivedPerSecond.length) {
+    throw new Error(`the fault at ${faultAtSeconds} s is after the last recorded second (${receivedPerSecond.length} samples)`);
+  }
+  const before = receivedPerSecond.slice(0, faultSecond);
+  if (before.length === 0) throw new Error(`no whole second was recorded before the fault at ${faultAtSeconds} s, so there is no pre-fault rate to recover to`);
+  const preFaultMedian = median(before.length > 1 ? before.slice(1) : before);
+  const threshold = RECOVERED_SHARE * preFaultMedian;
+  const after = receivedPerSecond.slice(faultSecond);
+  const unavailableSeconds = after.filter((received) => received === 0).length;
+  const dropped = after.findIndex((received) => received < threshold);
+  if (dropped < 0) return { preFaultMedian, recoverySeconds: 0, unavailableSeconds };
+  const back = after.findIndex((received, index) => index > dropped && received >= threshold);
+  if (back < 0) return { preFaultMedian, unavailableSeconds };
+  // The recovered second starts at faultSecond + back; the fault happened faultAtSeconds - faultSecond into its own second.
+  return { preFaultMedian, recoverySeconds: roundMs(faultSecond + back - faultAtSeconds), unavailableSeconds };
+}
+
+const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
