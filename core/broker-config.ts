@@ -1,4 +1,4 @@
-import type { QueueTopology } from './plan-schema';
+import type { QueueTopology, Workload } from './plan-schema';
 import { parseRabbitmqVersion, supportsClassicMirroring } from './rabbitmq-version';
 
 /**
@@ -163,6 +163,20 @@ export function queueArgumentsFor(topology: QueueTopology, nodeCount: number): R
     case 'mirrored':
       return { 'x-queue-type': 'classic' };
   }
+}
+
+/**
+ * The queue arguments a workload adds to the topology's (queueArgumentsFor): the queue mode and the length limit with
+ * its overflow behaviour, as RabbitMQ names them in queue.declare (rabbitmq-website docs/lazy-queues.md "Using Arguments
+ * at the Time of Declaration": `x-queue-mode`; docs/maxlength.md "Define Max Queue Length Using x-arguments":
+ * `x-max-length`, `x-overflow`). Plan validation (core/plan.ts) refuses the combinations a queue type or version ignores.
+ */
+export function workloadQueueArguments(workload: Pick<Workload, 'queueMode' | 'maxLength' | 'overflow'>): Record<string, string | number> {
+  return {
+    ...(workload.queueMode === undefined ? {} : { 'x-queue-mode': workload.queueMode }),
+    ...(workload.maxLength === undefined ? {} : { 'x-max-length': workload.maxLength }),
+    ...(workload.overflow === undefined ? {} : { 'x-overflow': workload.overflow }),
+  };
 }
 
 /** `rabbitmqctl set_policy` argument vectors for the policies (for boot scripts). */

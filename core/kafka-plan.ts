@@ -81,6 +81,10 @@ export interface KafkaRelevantWorkload {
   readonly lingerMs?: number | undefined;
   readonly compression?: string | undefined;
   readonly messageCount?: number | undefined;
+  readonly exchange?: { readonly type: string } | undefined;
+  readonly queueMode?: string | undefined;
+  readonly maxLength?: number | undefined;
+  readonly overflow?: string | undefined;
 }
 
 export interface KafkaRelevantCluster {
@@ -126,6 +130,10 @@ function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string;
   if (workload.prefetch !== undefined) found.push({ field: 'prefetch', value: workload.prefetch, why: 'Kafka consumers fetch, they have no prefetch' });
   if (workload.multiAckEvery !== undefined) found.push({ field: 'multiAckEvery', value: workload.multiAckEvery, why: 'Kafka consumers do not acknowledge messages' });
   if (workload.consumerRateLimit !== undefined) found.push({ field: 'consumerRateLimit', value: workload.consumerRateLimit, why: "Kafka's ConsumerPerformance has no rate limit" });
+  if (workload.exchange !== undefined && workload.exchange.type !== 'direct') found.push({ field: 'exchange', value: workload.exchange, why: 'Kafka has no exchanges; consumer groups decide who reads what' });
+  if (workload.queueMode !== undefined) found.push({ field: 'queueMode', value: workload.queueMode, why: 'Kafka has no queue modes; it always writes to its log' });
+  if (workload.maxLength !== undefined) found.push({ field: 'maxLength', value: workload.maxLength, why: 'Kafka retains by size or time (topic retention), not by a message count' });
+  if (workload.overflow !== undefined) found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
   return found;
 }
 

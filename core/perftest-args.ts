@@ -1,3 +1,4 @@
+import { workloadQueueArguments } from './broker-config';
 import type { QueueTopology, Workload } from './plan-schema';
 
 /** The version of com.rabbitmq:perf-test every target runs. */
@@ -10,10 +11,13 @@ export function benchmarkQueueNames(queues: number): string[] {
   return Array.from({ length: queues }, (_, index) => `${QUEUE_PREFIX}-${index + 1}`);
 }
 
+/** The exchange of a non-direct workload: `rmqbench-fanout`, `rmqbench-topic`. */
+export const benchmarkExchangeName = (type: 'fanout' | 'topic') => `rmqbench-${type}`;
+
 export interface PerfTestInvocation {
   readonly workload: Workload;
   readonly topology: QueueTopology;
-  /** Queue arguments from the broker configuration (core/broker-config.ts), so queues match the cluster's topology. */
+  /** Queue arguments from the broker configuration (core/broker-config.ts), so queues match the cluster's topology; the workload's own (queue mode, length limit) are added. */
   readonly queueArguments: Readonly<Record<string, string | number>>;
   /** AMQP URIs; several are spread over connections. May carry credentials: use `redactPerfTestArgs` before logging. */
   readonly uris: readonly string[];
@@ -31,15 +35,19 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   if (invocation.uris.length === 1) args.push('--uri', invocation.uris[0]!);
   else args.push('--uris', invocation.uris.join(','));
 
-  // With a queue sequence PerfTest starts -x producers and -y consumers *per queue*; plans count totals.
-  const perQueue = (total: number) => total / workload.queues;
+  // Producer and consumer counts are totals: with a queue sequence PerfTest spreads them over the queues round-robin
+  // (rabbitmq-perf-test v2.22.1 src/docs/asciidoc/usage-advanced.adoc "Working With Many Queues"; MulticastSet creates
+  // exactly --producers producer connections).
+  args.push('--producers', String(workload.producers), '--consumers', String(workload.consumers));
   if (workload.queues === 1) {
-    args.push('--producers', String(workload.producers), '--consumers', String(workload.consumers));
     args.push('--queue', benchmarkQueueNames(1)[0]!);
   } else {
-    args.push('--producers', String(perQueue(workload.producers)), '--consumers', String(perQueue(workload.consumers)));
     args.push('--queue-pattern', `${QUEUE_PREFIX}-%d`, '--queue-pattern-from', '1', '--queue-pattern-to', String(workload.queues));
   }
+  // PerfTest declares the exchange with this type and binds every queue to it with the queue's name as routing key
+  // (v2.22.1 MulticastParams: exchangeDeclare, queueBind, also with --predeclared); a fanout exchange ignores the key.
+  // The name matches the benchmark user's permissions (rmqbench.*).
+  if (workload.exchange.type !== 'direct') args.push('--exchange', benchmarkExchangeName(workload.exchange.type), '--type', workload.exchange.type);
   if (invocation.predeclared) args.push('--predeclared');
 
   args.push('--size', String(workload.messageSizeBytes));
@@ -51,7 +59,7 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   // Quorum queues and streams are durable and refuse auto-delete; PerfTest only declares durable queues with -f persistent.
   if (workload.persistent || replicated) args.push('--flag', 'persistent');
   if (replicated) args.push('--auto-delete', 'false');
-  const queueArgs = Object.entries(invocation.queueArguments).filter(([key, value]) => !(key === 'x-queue-type' && value === 'classic'));
+  const queueArgs = Object.entries({ ...invocation.queueArguments, ...workloadQueueArguments(workload) }).filter(([key, value]) => !(key === 'x-queue-type' && value === 'classic'));
   if (queueArgs.length > 0) args.push('--queue-args', queueArgs.map(([key, value]) => `${key}=${value}`).join(','));
 
   if (workload.confirmWindow !== undefined) args.push('--confirm', String(workload.confirmWindow));

@@ -91,6 +91,18 @@ export const workloadFieldsShape = {
   consumerRateLimit: positiveInt().optional(),
   /** Kafka workload fields (core/kafka-plan.ts); a RabbitMQ cluster refuses them. */
   ...kafkaWorkloadFieldsShape,
+  /**
+   * The exchange producers publish to, which every benchmark queue is bound to: `direct` (PerfTest's own, each queue
+   * bound by its name), `fanout` (every message to every queue: seed 002's fan-out experiment) or `topic`.
+   * @default { type: 'direct' }
+   */
+  exchange: z.strictObject({ type: z.enum(['direct', 'fanout', 'topic']) }).default({ type: 'direct' }),
+  /** Classic queue mode (`x-queue-mode`): `lazy` moves messages to disk early. RabbitMQ ignores it from 3.12 on, so a plan that would run there is refused. */
+  queueMode: z.enum(['default', 'lazy']).optional(),
+  /** Queue length limit in messages (`x-max-length`): ready messages beyond it are dropped or refused, see `overflow`. */
+  maxLength: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  /** What happens at `maxLength` (`x-overflow`). @default 'drop-head' (RabbitMQ's default) */
+  overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx']).optional(),
 } as const;
 
 export type WorkloadField = keyof typeof workloadFieldsShape;

@@ -14,8 +14,9 @@ import {
   workloadInPlanSchema,
   workloadSchema,
 } from './plan-schema';
-import { supportsClassicMirroring } from './rabbitmq-version';
 import type { Broker } from './kafka-plan';
+import { QUEUE_PREFIX } from './perftest-args';
+import { honoursLazyQueueMode, supportsClassicMirroring } from './rabbitmq-version';
 
 /** One cell of the plan's matrix: a cluster configuration and a fully expanded workload. */
 export interface Scenario {
@@ -73,9 +74,16 @@ export function validatePlan(data: unknown, source: string): Plan {
   return { ...plan, scenarios };
 }
 
+/** A sweep value in a scenario id: an object field such as `exchange: { type: fanout }` reads `fanout` (several fields: `key:value+…`). */
+function sweepValueText(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return String(value);
+  const entries = Object.entries(value);
+  return entries.length === 1 ? String(entries[0]![1]) : entries.map(([key, field]) => `${key}:${String(field)}`).join('+');
+}
+
 export function scenarioId(clusterName: string, workloadName: string, sweep: Partial<Record<string, unknown>>): string {
   const entries = Object.entries(sweep);
-  const suffix = entries.length === 0 ? '' : `@${entries.map(([field, value]) => `${field}=${String(value)}`).join(',')}`;
+  const suffix = entries.length === 0 ? '' : `@${entries.map(([field, value]) => `${field}=${sweepValueText(value)}`).join(',')}`;
   return `${clusterName}/${workloadName}${suffix}`;
 }
 
@@ -225,16 +233,27 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
   if (workload.producers === 0 && workload.consumers === 0) {
     issues.push({ path: `${path}.producers`, message: 'a workload needs at least one producer or consumer', value: 0 });
   }
+  // PerfTest spreads producers and consumers over a queue sequence round-robin (core/perftest-args.ts): with fewer of
+  // them than queues, some queues would get no producer (direct, topic: no messages) or no consumer (they only grow).
   if (workload.queues > 1) {
-    for (const field of ['producers', 'consumers'] as const) {
-      if (workload[field] % workload.queues !== 0) {
-        issues.push({
-          path: `${path}.${field}`,
-          message: `must be a multiple of queues (${workload.queues}): PerfTest spreads clients evenly over a queue sequence`,
-          value: workload[field],
-        });
-      }
+    const fanout = workload.exchange.type === 'fanout';
+    if (!fanout && workload.producers > 0 && workload.producers < workload.queues) {
+      issues.push({
+        path: `${path}.producers`,
+        message: `fewer producers than queues (${workload.queues}): with a ${workload.exchange.type} exchange queues ${QUEUE_PREFIX}-${workload.producers + 1}… would get no messages; use at least ${workload.queues} producers or exchange type fanout`,
+        value: workload.producers,
+      });
     }
+    if (workload.consumers > 0 && workload.consumers < workload.queues) {
+      issues.push({
+        path: `${path}.consumers`,
+        message: `fewer consumers than queues (${workload.queues}): queues ${QUEUE_PREFIX}-${workload.consumers + 1}… would have no consumer and only grow; use at least ${workload.queues} consumers (or none)`,
+        value: workload.consumers,
+      });
+    }
+  }
+  if (workload.overflow !== undefined && workload.maxLength === undefined) {
+    issues.push({ path: `${path}.overflow`, message: 'needs maxLength: the overflow behaviour applies when a queue reaches its length limit', value: workload.overflow });
   }
   if (workload.autoAck && workload.multiAckEvery !== undefined) {
     issues.push({ path: `${path}.multiAckEvery`, message: 'needs autoAck: false (there is nothing to acknowledge with auto-ack)', value: workload.multiAckEvery });
@@ -280,16 +299,33 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
   }
   const brokerIssues = checkWorkloadBroker(cluster, workload, path);
   if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
-  if (cluster.topology.type === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {
-    return [
-      {
-        path: `${path}.autoAck`,
-        message: `cluster "${cluster.name}" uses streams, whose consumers need autoAck: false and a prefetch`,
-        value: workload.autoAck,
-      },
-    ];
+  const issues: PlanIssue[] = [];
+  const topology = cluster.topology.type;
+  if (topology === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {
+    issues.push({
+      path: `${path}.autoAck`,
+      message: `cluster "${cluster.name}" uses streams, whose consumers need autoAck: false and a prefetch`,
+      value: workload.autoAck,
+    });
   }
-  return [];
+  if (workload.queueMode === 'lazy') {
+    // rabbitmq-website docs/lazy-queues.md: lazy mode is a classic queue mode, ignored from RabbitMQ 3.12 on;
+    // docs/quorum-queues/index.md "Lazy Mode": the lazy mode configuration does not apply to quorum queues.
+    if (topology === 'quorum' || topology === 'stream') {
+      issues.push({ path: `${path}.queueMode`, message: `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode (quorum queues keep message bodies on disk anyway)`, value: 'lazy' });
+    } else if (cluster.rabbitmqVersion !== undefined && !honoursLazyQueueMode(cluster.rabbitmqVersion)) {
+      issues.push({ path: `${path}.queueMode`, message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${cluster.rabbitmqVersion}; use a 3.11 or older rabbitmqVersion or drop queueMode`, value: 'lazy' });
+    }
+  }
+  // docs/streams.md: streams are limited by size and age (x-max-length-bytes, x-max-age), not by a message count.
+  if (workload.maxLength !== undefined && topology === 'stream') {
+    issues.push({ path: `${path}.maxLength`, message: `cluster "${cluster.name}" uses streams, which have no message-count limit (retention is by size or age)`, value: workload.maxLength });
+  }
+  // docs/quorum-queues/index.md "Length Limit": drop-head and reject-publish, not reject-publish-dlx.
+  if (workload.overflow === 'reject-publish-dlx' && topology === 'quorum') {
+    issues.push({ path: `${path}.overflow`, message: `cluster "${cluster.name}" uses quorum queues, which support drop-head and reject-publish but not reject-publish-dlx`, value: workload.overflow });
+  }
+  return issues;
 }
 
 function dedupe(issues: PlanIssue[]): PlanIssue[] {

@@ -10,6 +10,12 @@ export function supportsClassicMirroring(version: string): boolean {
   return parseRabbitmqVersion(version).major < 4;
 }
 
+/** Classic queues honour `x-queue-mode: lazy` up to 3.11; "from RabbitMQ 3.12 and onwards, this lazy queue mode is ignored" (rabbitmq-website docs/lazy-queues.md). */
+export function honoursLazyQueueMode(version: string): boolean {
+  const { major, minor } = parseRabbitmqVersion(version);
+  return major < 3 || (major === 3 && minor < 12);
+}
+
 /** True when `installed` satisfies `wanted` ("3.10" matches 3.10.x; "3.10.8" only itself). */
 export function versionMatches(wanted: string, installed: string): boolean {
   const want = parseRabbitmqVersion(wanted);

@@ -4,6 +4,7 @@ import { azureVmSize, catalogInstanceType, isArmInstanceType } from './instance-
 import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from './estimate';
 import type { Plan } from './plan';
+import { honoursLazyQueueMode } from './rabbitmq-version';
 
 // The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
 export { azureVmSize, catalogInstanceType, isArmInstanceType };
@@ -70,6 +71,18 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       });
     }
   });
+  // The lazy queue mode on the release the cloud target installs (the plan may leave rabbitmqVersion to the default).
+  for (const scenario of plan.scenarios) {
+    if (scenario.workload.queueMode !== 'lazy') continue;
+    const release = cloudRabbitmqVersion(provider, scenario.cluster.rabbitmqVersion);
+    if ('error' in release || honoursLazyQueueMode(release.version)) continue;
+    const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);
+    issues.push({
+      path: `workloads[${index}].queueMode`,
+      message: `scenario ${scenario.id} would run on RabbitMQ ${release.version} (${target}), which ignores the lazy queue mode (3.12 and later); ${target} installs no release that honours it`,
+      value: 'lazy',
+    });
+  }
   // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
   if (issues.length === 0 && plan.maxCostUsd !== undefined) {
     const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');

@@ -3,9 +3,10 @@ import { mkdirSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RawRepetition } from '../core/ingest';
+import { workloadQueueArguments } from '../core/broker-config';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan';
 import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
-import { supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
+import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
 import { LocalLoadBalancer } from './haproxy';
 import { PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
@@ -56,6 +57,10 @@ export class LocalTarget {
         throw new Error(`clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ${installed} no longer has`);
       }
     });
+    const lazy = plan.scenarios.find((scenario) => scenario.workload.queueMode === 'lazy');
+    if (lazy && !honoursLazyQueueMode(installed)) {
+      throw new Error(`scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ignores (3.12 and later)`);
+    }
   }
 
   environment(): Record<string, string> {
@@ -169,7 +174,7 @@ export class LocalTarget {
   private async declareQueuesOnOneLeader(handle: LocalClusterHandle, scenario: Scenario, through: LocalNode): Promise<LocalNode> {
     const { workload, cluster: spec } = scenario;
     const durable = workload.persistent || spec.topology.type === 'quorum' || spec.topology.type === 'stream';
-    const leaders = await handle.cluster.declareQueues(benchmarkQueueNames(workload.queues), durable, through);
+    const leaders = await handle.cluster.declareQueues(benchmarkQueueNames(workload.queues), durable, through, workloadQueueArguments(workload));
     const distinct = new Set(leaders.values());
     if (distinct.size !== 1) {
       throw new Error(`the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so "${spec.connection}" is ambiguous`);

@@ -225,14 +225,14 @@ export class LocalRabbitCluster {
     return this.api('GET', '/api/policies/%2F');
   }
 
-  /** Declares queues through `node` (so it leads them) and returns the node that leads each one. */
-  async declareQueues(names: readonly string[], durable: boolean, node: LocalNode): Promise<Map<string, string>> {
+  /** Declares queues through `node` (so it leads them), with the topology's arguments plus `extraArguments`, and returns the node that leads each one. */
+  async declareQueues(names: readonly string[], durable: boolean, node: LocalNode, extraArguments: Readonly<Record<string, string | number>> = {}): Promise<Map<string, string>> {
     const leaders = new Map<string, string>();
     for (const name of names) {
       await this.api(
         'PUT',
         `/api/queues/%2F/${encodeURIComponent(name)}`,
-        { durable, auto_delete: false, arguments: this.queueArguments },
+        { durable, auto_delete: false, arguments: { ...this.queueArguments, ...extraArguments } },
         node,
       );
     }

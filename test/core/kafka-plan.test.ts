@@ -74,6 +74,12 @@ describe('Kafka plan fields', () => {
     expect(issues.find((issue) => issue.path === 'workloads[0].queues')!.message).toBe('is RabbitMQ-only and cluster "k3" runs Kafka: a Kafka workload uses one topic; use partitions');
   });
 
+  test('the RabbitMQ exchange, queue mode and length limit are refused on a Kafka cluster too', () => {
+    const issues = issuesOf(kafkaPlan('', ', exchange: { type: fanout }, queueMode: lazy, maxLength: 10, overflow: drop-head'));
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['workloads[0].exchange', 'workloads[0].maxLength', 'workloads[0].overflow', 'workloads[0].queueMode']);
+    expect(issues.find((issue) => issue.path === 'workloads[0].maxLength')!.message).toContain('Kafka retains by size or time');
+  });
+
   test('Kafka-only workload fields on a RabbitMQ cluster are refused', () => {
     const issues = issuesOf('name: r\nclusters: [{ name: r1, nodes: 3 }]\nworkloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n');
     expect(issues).toEqual([

@@ -1,6 +1,7 @@
 import { generateBrokerConfig } from '../../core/broker-config';
 import type { QueueTopology, Workload } from '../../core/plan-schema';
 import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
+import { BENCHMARK_USER_PERMISSIONS } from '../../lambdas/start-repetition/logic';
 
 const workload: Workload = {
   name: 'w',
@@ -11,6 +12,7 @@ const workload: Workload = {
   durationSeconds: 20,
   persistent: false,
   autoAck: true,
+  exchange: { type: 'direct' },
 };
 
 function argsFor(topology: QueueTopology, overrides: Partial<Workload> = {}, nodeCount = 3) {
@@ -55,12 +57,28 @@ describe('PerfTest arguments', () => {
     expect(args).not.toContain('--autoack');
   });
 
-  test('a queue sequence divides total clients per queue, as PerfTest counts them per queue', () => {
+  test('a queue sequence gets the total producers and consumers, which PerfTest spreads over the queues round-robin', () => {
     const args = argsFor({ type: 'classic' }, { queues: 10, producers: 10, consumers: 20 });
-    expect(valueAfter(args, '--producers')).toBe('1');
-    expect(valueAfter(args, '--consumers')).toBe('2');
+    expect(valueAfter(args, '--producers')).toBe('10');
+    expect(valueAfter(args, '--consumers')).toBe('20');
     expect(valueAfter(args, '--queue-pattern')).toBe('perf-test-%d');
     expect(valueAfter(args, '--queue-pattern-to')).toBe('10');
+    expect(args).not.toContain('--exchange');
+  });
+
+  test('a fanout or topic exchange is declared by PerfTest under a name the benchmark user may use', () => {
+    const fanout = argsFor({ type: 'quorum' }, { queues: 5, producers: 1, consumers: 5, exchange: { type: 'fanout' } });
+    expect([valueAfter(fanout, '--exchange'), valueAfter(fanout, '--type')]).toEqual(['rmqbench-fanout', 'fanout']);
+    expect(valueAfter(fanout, '--producers')).toBe('1');
+    const topic = argsFor({ type: 'classic' }, { exchange: { type: 'topic' } });
+    expect([valueAfter(topic, '--exchange'), valueAfter(topic, '--type')]).toEqual(['rmqbench-topic', 'topic']);
+    expect(new RegExp(BENCHMARK_USER_PERMISSIONS.configure).test(valueAfter(fanout, '--exchange')!)).toBe(true);
+  });
+
+  test('the workload\'s queue mode and length limit join the topology\'s queue arguments', () => {
+    const args = argsFor({ type: 'quorum' }, { maxLength: 1000, overflow: 'reject-publish' });
+    expect(valueAfter(args, '--queue-args')).toBe('x-queue-type=quorum,x-quorum-initial-group-size=3,x-max-length=1000,x-overflow=reject-publish');
+    expect(valueAfter(argsFor({ type: 'classic' }, { queueMode: 'lazy' }), '--queue-args')).toBe('x-queue-mode=lazy');
   });
 
   test('persistent classic messages and multi-ack', () => {

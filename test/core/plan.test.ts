@@ -84,9 +84,33 @@ describe('plan parsing', () => {
     expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].sweep.messageSizeBytes[1]', value: -1 })]);
   });
 
-  test('clients that cannot be spread evenly over queues are rejected', () => {
-    const issues = issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    queues: 2\n    producers: 3\n    consumers: 2'));
-    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 3 })]);
+  test('fewer producers or consumers than queues are refused by field (round-robin would leave queues without one); uneven counts are fine', () => {
+    const withQueues = (fields: string) => minimal.replace('durationSeconds: 10', `durationSeconds: 10\n    queues: 4\n    ${fields}`);
+    expect(issuesOf(withQueues('producers: 2\n    consumers: 3'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].producers', value: 2, message: expect.stringContaining('queues perf-test-3… would get no messages') }),
+      expect.objectContaining({ path: 'workloads[0].consumers', value: 3, message: expect.stringContaining('queues perf-test-4… would have no consumer') }),
+    ]);
+    // One producer feeds every queue through a fanout exchange (seed 002's fan-out experiment).
+    expect(parsePlanText(withQueues('producers: 1\n    consumers: 4\n    exchange: { type: fanout }'), 'fanout.yaml').scenarios[0]!.workload.exchange).toEqual({ type: 'fanout' });
+    expect(parsePlanText(withQueues('producers: 5\n    consumers: 6'), 'uneven.yaml').scenarios).toHaveLength(1);
+    expect(parsePlanText(withQueues('producers: 1\n    consumers: 0\n    exchange: { type: fanout }'), 'publish-only.yaml').scenarios).toHaveLength(1);
+  });
+
+  test('queue mode and length limits: refused where the queue type or version ignores them, naming the field', () => {
+    const on = (topology: string, version: string, fields: string) =>
+      issuesOf(minimal.replace('{ type: quorum }', topology + version).replace('durationSeconds: 10', `durationSeconds: 10\n    ${fields}`));
+    expect(on('{ type: quorum }', '', 'queueMode: lazy')).toEqual([expect.objectContaining({ path: 'workloads[0].queueMode', message: expect.stringContaining('lazy is a classic queue mode') })]);
+    expect(on('{ type: classic }', '\n    rabbitmqVersion: "3.13"', 'queueMode: lazy')).toEqual([expect.objectContaining({ path: 'workloads[0].queueMode', message: expect.stringContaining('ignores the lazy queue mode from 3.12 on') })]);
+    expect(on('{ type: stream }', '', 'maxLength: 10\n    autoAck: false\n    prefetch: 10')).toEqual([expect.objectContaining({ path: 'workloads[0].maxLength', value: 10 })]);
+    expect(on('{ type: quorum }', '', 'maxLength: 10\n    overflow: reject-publish-dlx')).toEqual([expect.objectContaining({ path: 'workloads[0].overflow', message: expect.stringContaining('not reject-publish-dlx') })]);
+    expect(on('{ type: classic }', '', 'overflow: reject-publish')).toEqual([expect.objectContaining({ path: 'workloads[0].overflow', message: expect.stringContaining('needs maxLength') })]);
+    const accepted = parsePlanText(minimal.replace('{ type: quorum }', '{ type: mirrored }\n    rabbitmqVersion: "3.11"').replace('durationSeconds: 10', 'durationSeconds: 10\n    queueMode: lazy\n    maxLength: 100\n    overflow: reject-publish'), 'ok.yaml');
+    expect(accepted.scenarios[0]!.workload).toMatchObject({ queueMode: 'lazy', maxLength: 100, overflow: 'reject-publish' });
+  });
+
+  test('a sweep over the exchange names each scenario by the exchange type', () => {
+    const plan = parsePlanText(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    sweep: { exchange: [{ type: direct }, { type: fanout }] }'), 'sweep.yaml');
+    expect(plan.scenarios.map((scenario) => scenario.id)).toEqual(['three/small@exchange=direct', 'three/small@exchange=fanout']);
   });
 
   test('every problem is reported at once, and the message names the file', () => {
@@ -100,7 +124,7 @@ name: My Plan
 clusters:
   - { name: c1, nodes: 3, rabbitmqVersion: "4.0", topology: { type: mirrored, mirrorTo: 5 }, conection: lb }
 workloads:
-  - { name: w, producers: 3, queues: 2, sweep: { durationSeconds: [10, -5] } }
+  - { name: w, producers: 1, queues: 2, sweep: { durationSeconds: [10, -5] } }
 `);
     expect(issues.map((issue) => issue.path).sort()).toEqual([
       'clusters[0].conection',

@@ -34,6 +34,15 @@ describe('what a cloud target needs from a plan', () => {
     expect(targetProblems(plan, 'azure', defaultPriceCatalog).map((issue) => issue.path)).toContain('workloads[0].fault');
   });
 
+  test('lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, naming the workload field; the local target decides by its installed version', () => {
+    const plan = validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'classic' } }], workloads: [{ name: 'w', durationSeconds: 10 }, { name: 'lazy', durationSeconds: 10, queueMode: 'lazy' }] }, 'test');
+    for (const target of ['aws', 'azure']) {
+      const issues = targetProblems({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' } })) }, target, defaultPriceCatalog);
+      expect(issues).toEqual([expect.objectContaining({ path: 'workloads[1].queueMode', message: expect.stringContaining('ignores the lazy queue mode (3.12 and later)') })]);
+    }
+    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+  });
+
   test('an instance type the catalog does not price is refused by name, with the known ones', () => {
     const [issue] = targetProblems(planWith([{ instanceType: 'c5.mega' }]), 'aws', defaultPriceCatalog);
     expect(issue).toEqual({

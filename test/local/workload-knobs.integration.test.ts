@@ -1,0 +1,123 @@
+/**
+ * The RabbitMQ knobs of seed 002 (fan-out exchange, lazy queues, length limits) and the producer/consumer totals over a
+ * queue sequence, run by the real PerfTest through the local target against a real RabbitMQ node. What the broker
+ * holds is read from its management API while PerfTest runs (the target deletes the benchmark queues afterwards).
+ */
+import { connect } from 'amqplib';
+import { ingestRepetition } from '../../core/ingest';
+import { parsePlanText, groupScenariosByCluster, type Scenario } from '../../core/plan';
+import { LocalTarget, type LocalClusterHandle } from '../../local/local-target';
+import { cacheDir } from '../../local/paths';
+import { ProcessRegistry } from '../../local/processes';
+import { tempDir } from './helpers';
+
+jest.setTimeout(600_000);
+
+interface QueueInfo {
+  name: string;
+  consumers?: number;
+  messages?: number;
+  arguments?: Record<string, unknown>;
+  message_stats?: { publish?: number };
+}
+
+const plan = parsePlanText(
+  `
+name: knobs
+clusters:
+  - { name: one, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - { name: totals, producers: 2, consumers: 2, queues: 2, messageSizeBytes: 100, durationSeconds: 10 }
+  - { name: fanout, producers: 1, consumers: 3, queues: 3, messageSizeBytes: 100, durationSeconds: 6, exchange: { type: fanout } }
+  - { name: limited, producers: 1, consumers: 0, messageSizeBytes: 100, durationSeconds: 8, maxLength: 50, overflow: reject-publish, queueMode: lazy }
+`,
+  'knobs.yaml',
+);
+
+describe('workload knobs on a real RabbitMQ node', () => {
+  const processes = new ProcessRegistry();
+  const work = tempDir('knobs');
+  let target: LocalTarget;
+  let handle: LocalClusterHandle;
+
+  beforeAll(async () => {
+    target = new LocalTarget({ processes, runDir: work.path, cacheDir: cacheDir() });
+    target.preflight(plan);
+    handle = await target.launch(groupScenariosByCluster(plan)[0]!, 0);
+  });
+  afterAll(async () => {
+    if (handle) await target.teardown(handle);
+    await processes.stopAll();
+    work.cleanup();
+  });
+
+  const scenario = (name: string): Scenario => plan.scenarios.find((candidate) => candidate.workload.name === name)!;
+  const queues = () => handle.cluster.api<QueueInfo[]>('GET', '/api/queues/%2F');
+
+  /**
+   * Runs one repetition and, while PerfTest runs, samples the benchmark queues every 250 ms: their depth and consumer
+   * count in real time through a passive declare (AMQP queue.declare-ok), and the management API's view (statistics
+   * that arrive every 5 s, collect_statistics_interval, and the queue's arguments).
+   */
+  async function runWatching(name: string, queueNames: readonly string[]) {
+    const connection = await connect(handle.cluster.amqpUri(handle.cluster.nodes[0]!));
+    let done = false;
+    const live: { queue: string; messageCount: number; consumerCount: number }[] = [];
+    const management: QueueInfo[] = [];
+    const run = target.runRepetition(handle, 'knobs-run', scenario(name), 1).finally(() => (done = true));
+    try {
+      while (!done) {
+        for (const queue of queueNames) {
+          // A passive declare of a queue that does not exist (yet) closes the channel: one channel per check.
+          const channel = await connection.createChannel();
+          channel.on('error', () => undefined);
+          const ok = await channel.checkQueue(queue).catch(() => undefined);
+          if (ok) live.push({ queue, messageCount: ok.messageCount, consumerCount: ok.consumerCount });
+          await channel.close().catch(() => undefined);
+        }
+        management.push(...(await queues().catch(() => [])));
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    const raw = await run;
+    return { live, management, record: ingestRepetition(raw), raw };
+  }
+
+  test('producers and consumers are totals spread over the queue sequence: every queue gets a producer and a consumer', async () => {
+    const names = ['perf-test-1', 'perf-test-2'];
+    const { live, management, record, raw } = await runWatching('totals', names);
+    const published = (queue: string) => Math.max(0, ...management.filter((info) => info.name === queue).map((info) => info.message_stats?.publish ?? 0));
+    for (const queue of names) {
+      expect({ queue, consumers: Math.max(0, ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount)) }).toEqual({ queue, consumers: 1 });
+      // Before the totals were passed through, one producer fed perf-test-1 only.
+      const share = published(queue) / (published('perf-test-1') + published('perf-test-2'));
+      expect({ queue, atLeastAThird: share > 0.3 }).toEqual({ queue, atLeastAThird: true });
+    }
+    expect(raw.perfTestArgs).toEqual(expect.arrayContaining(['--producers', '2', '--consumers', '2']));
+    expect(record.status).toBe('SUCCEEDED');
+  });
+
+  test('a fanout exchange delivers every message to every queue: three queues receive about three times what one producer sends', async () => {
+    const names = ['perf-test-1', 'perf-test-2', 'perf-test-3'];
+    const { live, record } = await runWatching('fanout', names);
+    for (const queue of names) expect({ queue, consumers: Math.max(0, ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount)) }).toEqual({ queue, consumers: 1 });
+    const exchange = await handle.cluster.api<{ type: string }>('GET', '/api/exchanges/%2F/rmqbench-fanout');
+    expect(exchange.type).toBe('fanout');
+    expect(record.status).toBe('SUCCEEDED');
+    const { sendRateAvg, receiveRateAvg } = record.result!.summary;
+    expect(receiveRateAvg).toBeGreaterThan(2.5 * sendRateAvg);
+  });
+
+  test('a length limit with reject-publish holds the queue at exactly maxLength, declared lazy, while the producer keeps publishing', async () => {
+    const { live, management, record } = await runWatching('limited', ['perf-test-1']);
+    const depths = live.map((sample) => sample.messageCount);
+    expect(depths.length).toBeGreaterThan(4);
+    expect(Math.max(...depths)).toBe(50);
+    expect(depths.at(-1)).toBe(50);
+    expect(management.find((info) => info.name === 'perf-test-1')!.arguments).toMatchObject({ 'x-max-length': 50, 'x-overflow': 'reject-publish', 'x-queue-mode': 'lazy' });
+    expect(record.status).toBe('SUCCEEDED');
+    expect(record.result!.summary.sendRateAvg).toBeGreaterThan(50);
+  });
+});
