@@ -138,7 +138,7 @@ export async function chartsFor(
   const queuePoints = queueThroughputPoints([{ run, aggregates }]);
   // Each chart with why it would be empty, and (throughput vs queues) why it would compare nothing although it has points.
   const candidates: { chart: ChartDefinition; emptyBecause: string; comparesNothingBecause?: string }[] = [
-    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions), emptyBecause: 'no data' },
+    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions, new Map(aggregates.flatMap((aggregate) => (aggregate.messageSizeBytes === undefined ? [] : [[aggregate.scenarioId, aggregate.messageSizeBytes] as const])))), emptyBecause: 'no data' },
     { chart: throughputOverTimeChart(series), emptyBecause: 'no per-second samples were stored' },
     { chart: throughputVsQueuesChart(queuePoints), emptyBecause: 'no scenario has a throughput to plot', comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
     { chart: latencyPercentilesChart(aggregates), emptyBecause: 'no consumer latency was measured' },

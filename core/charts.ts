@@ -1,5 +1,5 @@
 import type { StoredRepetition } from './result-items';
-import type { LatencyPercentiles, PerSecondSample, ScenarioAggregate } from './result-model';
+import { megabytesPerSecond, type LatencyPercentiles, type PerSecondSample, type ScenarioAggregate } from './result-model';
 
 /**
  * Vega-Lite specifications for the report's charts, built from stored results. Pure: rendering them
@@ -51,15 +51,21 @@ function spec(body: Record<string, unknown>): VegaLiteSpec {
  * Mean receive and send rate of every successful repetition, grouped by scenario (the thesis's
  * figures 4.1–5.12: one bar per test run). A failed repetition has no bar; its scenario keeps its place.
  */
-export function throughputPerRepetitionChart(scenarioIds: readonly string[], repetitions: readonly StoredRepetition[]): ChartDefinition {
+export function throughputPerRepetitionChart(scenarioIds: readonly string[], repetitions: readonly StoredRepetition[], messageSizes: ReadonlyMap<string, number> = new Map()): ChartDefinition {
   const values = repetitions
     .filter((rep) => rep.status === 'SUCCEEDED' && rep.result !== undefined)
-    .map((rep) => ({
-      scenario: rep.scenarioId,
-      repetition: rep.repetition,
-      receiveRate: Math.round(rep.result!.summary.receiveRateAvg),
-      sendRate: Math.round(rep.result!.summary.sendRateAvg),
-    }))
+    .map((rep) => {
+      const { receiveRateAvg, sendRateAvg } = rep.result!.summary;
+      const size = messageSizes.get(rep.scenarioId);
+      const mb = (rate: number) => Number(megabytesPerSecond(rate, size!).toPrecision(3));
+      return {
+        scenario: rep.scenarioId,
+        repetition: rep.repetition,
+        receiveRate: Math.round(receiveRateAvg),
+        sendRate: Math.round(sendRateAvg),
+        ...(size === undefined ? {} : { receiveMBps: mb(receiveRateAvg), sendMBps: mb(sendRateAvg) }),
+      };
+    })
     .sort((a, b) => scenarioIds.indexOf(a.scenario) - scenarioIds.indexOf(b.scenario) || a.repetition - b.repetition);
   return {
     id: 'throughput-per-repetition',
@@ -79,6 +85,12 @@ export function throughputPerRepetitionChart(scenarioIds: readonly string[], rep
           { field: 'repetition', type: 'ordinal' },
           { field: 'receiveRate', type: 'quantitative', title: 'receive msg/s', format: ',' },
           { field: 'sendRate', type: 'quantitative', title: 'send msg/s', format: ',' },
+          ...(messageSizes.size > 0
+            ? [
+                { field: 'receiveMBps', type: 'quantitative', title: 'receive MB/s' },
+                { field: 'sendMBps', type: 'quantitative', title: 'send MB/s' },
+              ]
+            : []),
         ],
       },
     }),

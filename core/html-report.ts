@@ -1,6 +1,6 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from './comparison';
-import { formatDelta, type RunPricePerformance } from './report';
+import { formatDelta, formatMBps, type RunPricePerformance } from './report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from './result-model';
 import type { Stats } from './statistics';
 
@@ -157,13 +157,14 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       blocks: [
         {
           kind: 'table',
-          header: ['scenario', 'repetitions ok', 'send msg/s (mean ± 95% CI)', 'receive msg/s (mean ± 95% CI)', 'consumer latency median / 95th / 99th (ms)'],
-          numeric: [1, 2, 3],
+          header: ['scenario', 'repetitions ok', 'send msg/s (mean ± 95% CI)', 'receive msg/s (mean ± 95% CI)', 'send / receive MB/s (mean)', 'consumer latency median / 95th / 99th (ms)'],
+          numeric: [1, 2, 3, 4],
           rows: input.aggregates.map((aggregate) => [
             aggregate.scenarioId,
             `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`,
             meanCi(aggregate.sendRate),
             meanCi(aggregate.receiveRate),
+            `${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)}`,
             aggregate.consumerLatency === undefined
               ? '—'
               : [aggregate.consumerLatency.median, aggregate.consumerLatency.p95, aggregate.consumerLatency.p99].map((us) => (us / 1000).toFixed(2)).join(' / '),

@@ -5,11 +5,11 @@ import { validatePlan, type Plan } from './plan';
 import { candidatesForQueues, formatRangeRow, pricePerformanceTable } from './price-performance';
 import { catalogInstanceType } from './target-rules';
 import type { StoredRepetition } from './result-items';
-import type { LatencyPercentiles, RunRecord, ScenarioAggregate } from './result-model';
+import { megabytesPerSecond, type LatencyPercentiles, type RunRecord, type ScenarioAggregate } from './result-model';
 import { describe, median, Stats } from './statistics';
 
-/** Reduces a scenario's stored repetitions to one report row. */
-export function aggregateScenario(scenarioId: string, repetitions: readonly StoredRepetition[]): ScenarioAggregate {
+/** Reduces a scenario's stored repetitions to one report row; with the message size, the rates in MB/s too. */
+export function aggregateScenario(scenarioId: string, repetitions: readonly StoredRepetition[], messageSizeBytes?: number): ScenarioAggregate {
   const mine = repetitions.filter((rep) => rep.scenarioId === scenarioId);
   const ok = mine.filter((rep) => rep.status === 'SUCCEEDED' && rep.result);
   const summaries = ok.map((rep) => rep.result!.summary);
@@ -33,16 +33,35 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
     ...(ok.length > 0
       ? { sendRate: describe(summaries.map((s) => s.sendRateAvg)), receiveRate: describe(summaries.map((s) => s.receiveRateAvg)) }
       : {}),
+    ...(messageSizeBytes === undefined ? {} : { messageSizeBytes }),
+    ...(ok.length > 0 && messageSizeBytes !== undefined
+      ? {
+          sendMBps: describe(summaries.map((s) => megabytesPerSecond(s.sendRateAvg, messageSizeBytes))),
+          receiveMBps: describe(summaries.map((s) => megabytesPerSecond(s.receiveRateAvg, messageSizeBytes))),
+        }
+      : {}),
     ...(consumerLatency ? { consumerLatency } : {}),
     ...(confirmLatency ? { confirmLatency } : {}),
   };
 }
 
 export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetition[]): ScenarioAggregate[] {
-  return run.scenarioIds.map((id) => aggregateScenario(id, repetitions));
+  const sizes = messageSizesOf(run);
+  return run.scenarioIds.map((id) => aggregateScenario(id, repetitions, sizes.get(id)));
+}
+
+/** Message size per scenario id from the run's stored plan; empty when the stored plan no longer validates (MB/s is then left out). */
+function messageSizesOf(run: RunRecord): Map<string, number> {
+  try {
+    return new Map(validatePlan(run.plan, `the plan stored with run ${run.runId}`).scenarios.map((scenario) => [scenario.id, scenario.workload.messageSizeBytes]));
+  } catch {
+    return new Map();
+  }
 }
 
 const rate = (stats: Stats | undefined) => (stats ? `${Math.round(stats.mean).toLocaleString('en-US')} ± ${Math.round(stats.ci95).toLocaleString('en-US')}` : '—');
+/** MB/s with enough digits to be useful for small messages (12 B at 20k msg/s is 0.24 MB/s). */
+export const formatMBps = (stats: Stats | undefined) => (stats ? stats.mean.toLocaleString('en-US', { maximumSignificantDigits: 3 }) : '—');
 const ms = (micros: number) => (micros / 1000).toFixed(micros < 10_000 ? 2 : 1);
 
 /** The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then load balancer vs direct deltas. */
@@ -55,14 +74,14 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     `Environment: ${Object.entries(run.environment).map(([key, value]) => `${key} ${value}`).join(', ')}.`,
     ...(run.error ? ['', `Error: ${run.error}`] : []),
     '',
-    '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | consumer latency min / median / 75th / 95th / 99th (ms) |',
-    '|---|---:|---:|---:|---|',
+    '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | send / receive MB/s (mean) | consumer latency min / median / 75th / 95th / 99th (ms) |',
+    '|---|---:|---:|---:|---:|---|',
   ];
   for (const aggregate of aggregates) {
     const latency = aggregate.consumerLatency;
     const latencyCell = latency ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99].map(ms).join(' / ') : '—';
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
-    lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${latencyCell} |`);
+    lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`);
   }
   const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {

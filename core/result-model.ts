@@ -9,6 +9,9 @@ export interface LatencyPercentiles {
   readonly p99: number;
 }
 
+/** Megabytes (10^6 bytes of message body) per second at `rate` msg/s of `messageSizeBytes`: seed 004 reports MB/s. */
+export const megabytesPerSecond = (rate: number, messageSizeBytes: number): number => (rate * messageSizeBytes) / 1_000_000;
+
 /** One row of PerfTest's `-o` CSV: what happened in one sampling interval. */
 export interface PerSecondSample {
   /** Seconds since PerfTest started. */
@@ -132,6 +135,11 @@ export interface ScenarioAggregate {
   /** Over the repetitions' average rates (PerfTest summary), present when at least one succeeded. */
   readonly sendRate?: Stats;
   readonly receiveRate?: Stats;
+  /** The scenario's message body size, when the stored plan names it: what turns msg/s into MB/s. */
+  readonly messageSizeBytes?: number;
+  /** sendRate and receiveRate in megabytes (10^6 bytes of message body) per second, as seed 004 reports throughput. */
+  readonly sendMBps?: Stats;
+  readonly receiveMBps?: Stats;
   /** Median across repetitions of each consumer-latency percentile, microseconds. */
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;

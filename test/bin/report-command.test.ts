@@ -18,6 +18,20 @@ describe('rmqbench report', () => {
     expect(report.pricePerformance!.available).toBe(false);
   });
 
+  it('reports MB/s beside msg/s: --json per scenario, the Markdown and HTML tables (12 B messages)', async () => {
+    const stored = storedRun('r1', uniformRates([10_000, 30_000]));
+    const json = JSON.parse((await reportCommand(stored, steadySamples, { ...base, format: 'markdown', json: true })).stdout as string) as { scenarios: { messageSizeBytes: number; sendMBps: { mean: number }; receiveMBps: { mean: number } }[] };
+    // 20,000 msg/s on average × 12 B = 0.24 MB/s.
+    expect(json.scenarios[0]).toMatchObject({ messageSizeBytes: 12, sendMBps: { mean: 0.24 }, receiveMBps: { mean: 0.24 } });
+    const markdown = (await reportCommand(stored, steadySamples, { ...base, format: 'markdown' })).stdout as string;
+    expect(markdown).toContain('| send / receive MB/s (mean) |');
+    expect(markdown.split('\n').find((line) => line.startsWith(`| ${SCENARIOS[0]} |`))).toMatch(/^\| [^|]+ \| 2\/2 \| 20,000 ± [\d,]+ \| 20,000 ± [\d,]+ \| 0\.24 \/ 0\.24 \| /);
+    const out = join(dir(), 'mb.html');
+    await reportCommand(stored, steadySamples, { ...base, format: 'html', out });
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('send / receive MB/s (mean)');
+  });
+
   it('Markdown shows lb vs direct with the Welch interval, one implementation with rmqbench compare', async () => {
     const rates = { [SCENARIOS[0]!]: [10_000, 10_100, 9_900], [SCENARIOS[2]!]: [20_000, 20_100, 19_900], [SCENARIOS[1]!]: [1, 1], [SCENARIOS[3]!]: [1, 1] };
     const { stdout } = await reportCommand(storedRun('r1', rates), steadySamples, { ...base, format: 'markdown' });

@@ -21,6 +21,15 @@ describe('throughput per repetition (figures 4.1–5.12)', () => {
     expect(values(chart).filter((row) => row.scenario === SCENARIOS[3])).toEqual([{ scenario: SCENARIOS[3], repetition: 1, receiveRate: 11_000, sendRate: 11_000 }]);
   });
 
+  it('with the message sizes, each bar carries its MB/s for the tooltip', () => {
+    const sized = throughputPerRepetitionChart(stored.run.scenarioIds, stored.repetitions, new Map([[SCENARIOS[3]!, 500]]));
+    // 11,000 msg/s × 500 B = 5.5 MB/s.
+    expect(values(sized).filter((row) => row.scenario === SCENARIOS[3])).toEqual([{ scenario: SCENARIOS[3], repetition: 1, receiveRate: 11_000, sendRate: 11_000, receiveMBps: 5.5, sendMBps: 5.5 }]);
+    const tooltip = (sized.spec.encoding as { tooltip: { field: string; title?: string }[] }).tooltip;
+    expect(tooltip.map((field) => field.title ?? field.field)).toEqual(['scenario', 'repetition', 'receive msg/s', 'send msg/s', 'receive MB/s', 'send MB/s']);
+    expect((chart.spec.encoding as { tooltip: unknown[] }).tooltip).toHaveLength(4);
+  });
+
   it('keeps the plan order of the scenarios on the x axis, so a failed scenario keeps its place', () => {
     const x = (chart.spec.encoding as { x: { sort: string[] } }).x;
     expect(x.sort).toEqual(SCENARIOS);
