@@ -205,13 +205,18 @@ function logAxisMinimum(values: readonly number[]): number {
 export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]): ChartDefinition {
   const withLatency = aggregates.filter((aggregate) => aggregate.consumerLatency !== undefined);
   const values = withLatency.flatMap((aggregate) =>
-    PERCENTILES.map(({ key, label }) => ({
-      scenario: aggregate.scenarioId,
-      percentile: label,
-      latencyMs: Number((aggregate.consumerLatency![key] / 1000).toFixed(3)),
-      // A log axis has no 0: a bar below PerfTest's 1 µs resolution is drawn at 1 µs (the tooltip keeps the measured value).
-      barMs: Math.max(Number((aggregate.consumerLatency![key] / 1000).toFixed(3)), LOG_AXIS_FLOOR_MS),
-    })),
+    // A percentile the tool did not report (Kafka's: min, 75th) has no bar.
+    PERCENTILES.flatMap(({ key, label }) => {
+      const us = aggregate.consumerLatency![key];
+      if (us === undefined) return [];
+      return [{
+        scenario: aggregate.scenarioId,
+        percentile: label,
+        latencyMs: Number((us / 1000).toFixed(3)),
+        // A log axis has no 0: a bar below PerfTest's 1 µs resolution is drawn at 1 µs (the tooltip keeps the measured value).
+        barMs: Math.max(Number((us / 1000).toFixed(3)), LOG_AXIS_FLOOR_MS),
+      }];
+    }),
   );
   const axisMinimum = logAxisMinimum(values.map((row) => row.barMs));
   return {

@@ -16,10 +16,12 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
   const latency = (pick: (s: (typeof summaries)[number]) => LatencyPercentiles | undefined): LatencyPercentiles | undefined => {
     const values = summaries.map(pick).filter((value): value is LatencyPercentiles => value !== undefined);
     if (values.length === 0) return undefined;
+    // min and p75 only where every repetition has them (Kafka's tools report neither).
+    const optional = (key: 'min' | 'p75') => (values.every((v) => v[key] !== undefined) ? { [key]: median(values.map((v) => v[key]!)) } : {});
     return {
-      min: median(values.map((v) => v.min)),
+      ...optional('min'),
       median: median(values.map((v) => v.median)),
-      p75: median(values.map((v) => v.p75)),
+      ...optional('p75'),
       p95: median(values.map((v) => v.p95)),
       p99: median(values.map((v) => v.p99)),
     };
@@ -79,7 +81,7 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   ];
   for (const aggregate of aggregates) {
     const latency = aggregate.consumerLatency;
-    const latencyCell = latency ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99].map(ms).join(' / ') : '—';
+    const latencyCell = latency ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99].map((value) => (value === undefined ? '—' : ms(value))).join(' / ') : '—';
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
     lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`);
   }

@@ -2,9 +2,11 @@ import type { Stats } from './statistics';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
 export interface LatencyPercentiles {
-  readonly min: number;
+  /** Absent where the tool does not report it (Kafka's ProducerPerformance reports 50th, 95th, 99th and 99.9th). */
+  readonly min?: number;
   readonly median: number;
-  readonly p75: number;
+  /** Absent where the tool does not report it (Kafka's ProducerPerformance). */
+  readonly p75?: number;
   readonly p95: number;
   readonly p99: number;
 }
