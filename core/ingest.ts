@@ -1,6 +1,7 @@
 import { PerfTestOutputError } from './errors';
 import type { PerfTestExpectations } from './perftest-output';
 import { parsePerfTestOutput } from './perftest-output';
+import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from './kafka-perf-output';
 import type { RepetitionRecord } from './result-model';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
@@ -15,6 +16,11 @@ export interface RawRepetition {
   readonly expectations: PerfTestExpectations;
   readonly stdout: string;
   readonly csv: string;
+  /**
+   * A Kafka repetition: the console output of each ProducerPerformance and ConsumerPerformance (then `stdout` and
+   * `csv` are empty and `expectations` is what the workload asked for, for the record).
+   */
+  readonly kafka?: { readonly output: KafkaPerfOutput; readonly expectations: KafkaPerfExpectations };
   /** Set when the target itself failed (PerfTest could not start, timed out, ...). */
   readonly targetError?: string;
 }
@@ -33,7 +39,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     perfTestArgs: raw.perfTestArgs,
   };
   try {
-    const result = parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
+    const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
     return { ...base, status: 'SUCCEEDED', result };
   } catch (error) {

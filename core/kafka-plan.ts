@@ -67,6 +67,7 @@ export interface KafkaRelevantWorkload {
   readonly producers: number;
   readonly consumers: number;
   readonly queues: number;
+  readonly messageSizeBytes: number;
   readonly persistent: boolean;
   readonly autoAck: boolean;
   readonly confirmWindow?: number | undefined;
@@ -159,6 +160,9 @@ export function checkWorkloadBroker(cluster: KafkaRelevantCluster, workload: Kaf
     }
     if (workload.messageCount !== undefined && workload.producers > 0 && workload.messageCount % workload.producers !== 0) {
       issues.push({ path: `${path}.messageCount`, message: `must be a multiple of producers (${workload.producers}): each producer sends the same share`, value: workload.messageCount });
+    }
+    if (workload.messageSizeBytes === 0) {
+      issues.push({ path: `${path}.messageSizeBytes`, message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance needs a record size of at least 1 byte`, value: 0 });
     }
     if (workload.producers === 0) {
       issues.push({ path: `${path}.producers`, message: `cluster "${cluster.name}" runs Kafka: a workload needs at least one producer (consumers read what it sends)`, value: 0 });

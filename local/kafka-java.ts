@@ -44,7 +44,8 @@ export function writeLog4jConfigs(dir: string): { broker: string; tool: string }
 
 /** `java` arguments for a main class from the Kafka jars folder. */
 export function javaArgs(jarsDir: string, log4jConfig: string, heap: readonly string[], mainClass: string, args: readonly string[]): string[] {
-  return [...heap, '-XX:+UseParallelGC', `-Dlog4j2.configurationFile=${log4jConfig}`, '-cp', `${jarsDir}/*`, mainClass, ...args];
+  // An English locale: the tools print rates with printf, whose decimal separator follows the JVM's locale.
+  return [...heap, '-XX:+UseParallelGC', '-Duser.language=en', '-Duser.country=US', `-Dlog4j2.configurationFile=${log4jConfig}`, '-cp', `${jarsDir}/*`, mainClass, ...args];
 }
 
 export interface JavaToolResult {

@@ -101,6 +101,7 @@ describe('Kafka plan fields', () => {
       expect.objectContaining({ path: 'workloads[0].messageCount', value: 1000, message: expect.stringMatching(/multiple of producers \(3\)/) }),
     ]);
     expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 0 })]);
+    expect(issuesOf(kafkaPlan('', ', messageSizeBytes: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].messageSizeBytes', value: 0 })]);
   });
 
   test('Kafka and RabbitMQ clusters of the same size are separate cluster groups', () => {

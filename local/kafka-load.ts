@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KafkaPerfExpectations, KafkaPerfOutput } from '../core/kafka-perf-output';
+import {
+  consumerPerformanceArgs,
+  createTopicArgs,
+  KAFKA_CONSUMER_IDLE_TIMEOUT_MS,
+  kafkaRunSettings,
+  producerPerformanceArgs,
+} from '../core/kafka-perf-args';
+import type { Workload } from '../core/plan-schema';
+import type { LocalKafkaCluster } from './kafka-cluster';
+import { javaArgs, KAFKA_TOOL_HEAP } from './kafka-java';
+import type { ManagedProcess, ProcessRegistry } from './processes';
+
+export interface KafkaLoadRun {
+  readonly output: KafkaPerfOutput;
+  readonly expectations: KafkaPerfExpectations;
+  /** The tools' command lines (no credentials: the local cluster has none). */
+  readonly args: readonly string[];
+  /** Set when a tool overran its time or could not start. */
+  readonly error?: string;
+}
+
+/**
+ * One Kafka repetition on a local cluster: a fresh topic with the workload's partitions and replication factor,
+ * the consumers (one ConsumerPerformance each, in one group) and the producers (one ProducerPerformance each)
+ * started together, their console output collected, the topic deleted. Producers that overrun
+ * `durationSeconds + graceSeconds` are stopped: their output is then cut short and the repetition fails.
+ */
+export async function runKafkaLoad(options: {
+  readonly cluster: LocalKafkaCluster;
+  readonly workload: Workload;
+  readonly outputDir: string;
+  readonly processes: ProcessRegistry;
+  /** @default 60 */
+  readonly graceSeconds?: number;
+  /** @default 'java' */
+  readonly javaCommand?: string;
+}): Promise<KafkaLoadRun> {
+  const { cluster, workload } = options;
+  mkdirSync(options.outputDir, { recursive: true });
+  const settings = kafkaRunSettings(workload, cluster.nodes.length);
+  const suffix = randomBytes(3).toString('hex');
+  // Topic names allow [a-zA-Z0-9._-] (kafka.common.Topic / org.apache.kafka.common.internals.Topic).
+  const topic = `rmqbench-${workload.name}-${suffix}`;
+  const expectations: KafkaPerfExpectations = { producers: workload.producers, consumers: workload.consumers, recordsPerProducer: settings.recordsPerProducer };
+  const topicArgs = createTopicArgs(topic, settings);
+  await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
+
+  const start = (name: string, mainClass: string, args: readonly string[]) =>
+    options.processes.start(name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
+      logPath: join(options.outputDir, `${name}.txt`),
+    });
+  const consumerArgs = consumerPerformanceArgs({
+    bootstrapServers: cluster.bootstrapServers,
+    topic,
+    group: `rmqbench-${suffix}`,
+    totalRecords: settings.recordsPerProducer * workload.producers,
+  });
+  const consumers = Array.from({ length: workload.consumers }, (_, index) => start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs));
+  const producerArgs = (index: number) =>
+    producerPerformanceArgs({ bootstrapServers: cluster.bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
+  const producers = Array.from({ length: workload.producers }, (_, index) => start(`producer-${index + 1}`, 'org.apache.kafka.tools.ProducerPerformance', producerArgs(index)));
+
+  const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
+  const producersLate = await exitWithin(producers, limitSeconds * 1000);
+  // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
+  const consumersLate = await exitWithin(consumers, KAFKA_CONSUMER_IDLE_TIMEOUT_MS + 30_000);
+  await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
+
+  const read = (name: string) => {
+    const path = join(options.outputDir, `${name}.txt`);
+    return existsSync(path) ? readFileSync(path, 'utf8') : '';
+  };
+  const output: KafkaPerfOutput = {
+    producers: producers.map((_, index) => read(`producer-${index + 1}`)),
+    consumers: consumers.map((_, index) => read(`consumer-${index + 1}`)),
+  };
+  const error = producersLate
+    ? `Kafka producers did not finish within ${limitSeconds} s (durationSeconds + 60) and were stopped`
+    : consumersLate
+      ? 'Kafka consumers did not finish draining the topic and were stopped'
+      : undefined;
+  const args = [
+    `TopicCommand ${topicArgs.join(' ')}`,
+    `ProducerPerformance ${producerArgs(0).join(' ')}`,
+    ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
+  ];
+  return { output, expectations, args, ...(error ? { error } : {}) };
+}
+
+/** Waits for every process to exit; past the limit stops the rest and returns true. */
+async function exitWithin(children: readonly ManagedProcess[], limitMs: number): Promise<boolean> {
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    for (const child of children) void child.stop(1000);
+  }, limitMs);
+  await Promise.all(children.map((child) => child.exited));
+  clearTimeout(timer);
+  await Promise.all(children.map((child) => child.stop(0)));
+  return late;
+}
