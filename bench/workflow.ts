@@ -88,6 +88,13 @@ async function main(): Promise<void> {
       repetitionDoneAt.set(`${event.launch.clusterId}/${event.item.rawKey}`, Date.now() + scaledMs(event.item.durationSeconds));
       return { startedAt: new Date().toISOString() };
     },
+    // The plan has no fault, so the fault states are never entered.
+    [STATE.injectFault]: async () => {
+      throw new Error('InjectFault entered for a plan without a fault');
+    },
+    [STATE.healFault]: async () => {
+      throw new Error('HealFault entered for a plan without a fault');
+    },
     [STATE.checkRepetition]: async (event: { launch: { clusterId: string }; item: ScheduledRepetition }) => ({
       done: Date.now() >= repetitionDoneAt.get(`${event.launch.clusterId}/${event.item.rawKey}`)!,
       rawKey: event.item.rawKey,

@@ -53,8 +53,18 @@ export class ProgressDisplay {
           ? `send ${record.result.summary.sendRateAvg} msg/s, receive ${record.result.summary.receiveRateAvg} msg/s`
           : `FAILED: ${record.error}`;
         this.line(`  done: ${summary}`);
+        const failover = record.failover;
+        if (failover) {
+          const recovery = failover.recoverySeconds === undefined ? 'did not recover' : `recovered in ${failover.recoverySeconds} s`;
+          this.line(
+            `  verifier: ${failover.confirmed} confirmed, ${failover.lostMessages} lost, ${failover.duplicatedMessages} duplicated, ${failover.unconfirmedAtFault} unconfirmed at the fault, ${recovery}, ${failover.unavailableSeconds} s unavailable, ${failover.reconnects} reconnects`,
+          );
+        }
         break;
       }
+      case 'fault':
+        this.line(`  fault: ${event.action === 'heal' ? 'healed' : event.action} ${event.nodeName}`);
+        break;
       case 'pause':
         this.line(`  pausing ${event.seconds} s between repetitions`);
         break;

@@ -124,6 +124,7 @@ const FUNCTIONS: Record<FunctionPlaceholder, string> = {
   CheckClusterFunctionArn: 'check-cluster',
   SmokeTestFunctionArn: 'smoke-test',
   StartRepetitionFunctionArn: 'start-repetition',
+  FaultFunctionArn: 'fault',
   CheckRepetitionFunctionArn: 'check-repetition',
   IngestRepetitionFunctionArn: 'ingest-repetition',
   TeardownClusterFunctionArn: 'teardown-cluster',

@@ -1,3 +1,4 @@
+import type { FailoverResult } from './result-model';
 import { median } from './statistics';
 
 /**
@@ -44,3 +45,55 @@ export function measureRecovery(receivedPerSecond: readonly number[], faultAtSec
 }
 
 const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
+
+/** What the lost-message verifier hands over after a repetition (local/lost-message-verifier.ts), before the recovery is measured. */
+export interface VerifierCounts {
+  readonly published: number;
+  readonly confirmed: number;
+  readonly consumed: number;
+  readonly lostMessages: number;
+  readonly duplicatedMessages: number;
+  /** Undefined when no fault was marked. */
+  readonly unconfirmedAtFault?: number;
+  /** Seconds after the verifier started. */
+  readonly faultAtSeconds?: number;
+  readonly healAtSeconds?: number;
+  readonly reconnects: number;
+  /** Deliveries per second from the start until the run ended (the drain is not in it). */
+  readonly receivedPerSecond: readonly number[];
+}
+
+/** The fault as the target applied it. */
+export interface FaultOutcome {
+  readonly action: FailoverResult['fault']['action'];
+  readonly node: FailoverResult['fault']['node'];
+  /** Undefined when the fault was never applied (the workflow failed before). */
+  readonly nodeName?: string;
+}
+
+/** The stored verifier result; throws with the reason when the counts cannot be measured (no fault applied, too early). */
+export function failoverResult(counts: VerifierCounts, fault: FaultOutcome): FailoverResult {
+  if (counts.faultAtSeconds === undefined || counts.unconfirmedAtFault === undefined || fault.nodeName === undefined) {
+    throw new Error(`the ${fault.action} fault was never applied, so the verifier's counts measure no failover`);
+  }
+  const recovery = measureRecovery(counts.receivedPerSecond, counts.faultAtSeconds);
+  return {
+    fault: {
+      action: fault.action,
+      node: fault.node,
+      nodeName: fault.nodeName,
+      appliedAtSeconds: counts.faultAtSeconds,
+      ...(counts.healAtSeconds === undefined ? {} : { healedAtSeconds: counts.healAtSeconds }),
+    },
+    published: counts.published,
+    confirmed: counts.confirmed,
+    consumed: counts.consumed,
+    lostMessages: counts.lostMessages,
+    duplicatedMessages: counts.duplicatedMessages,
+    unconfirmedAtFault: counts.unconfirmedAtFault,
+    ...(recovery.recoverySeconds === undefined ? {} : { recoverySeconds: recovery.recoverySeconds }),
+    unavailableSeconds: recovery.unavailableSeconds,
+    reconnects: counts.reconnects,
+    receivedPerSecond: counts.receivedPerSecond,
+  };
+}

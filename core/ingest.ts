@@ -1,4 +1,5 @@
 import { PerfTestOutputError } from './errors';
+import { failoverResult, FaultOutcome, VerifierCounts } from './failover';
 import type { PerfTestExpectations } from './perftest-output';
 import { parsePerfTestOutput } from './perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from './kafka-perf-output';
@@ -23,6 +24,8 @@ export interface RawRepetition {
   readonly kafka?: { readonly output: KafkaPerfOutput; readonly expectations: KafkaPerfExpectations };
   /** Set when the target itself failed (PerfTest could not start, timed out, ...). */
   readonly targetError?: string;
+  /** A repetition with a fault: the lost-message verifier's counts and the fault as applied. */
+  readonly failover?: { readonly counts: VerifierCounts; readonly fault: FaultOutcome };
 }
 
 /**
@@ -41,7 +44,14 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
-    return { ...base, status: 'SUCCEEDED', result };
+    if (!raw.failover) return { ...base, status: 'SUCCEEDED', result };
+    let failover;
+    try {
+      failover = failoverResult(raw.failover.counts, raw.failover.fault);
+    } catch (error) {
+      return { ...base, status: 'FAILED', error: `lost-message verifier: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    return { ...base, status: 'SUCCEEDED', result, failover };
   } catch (error) {
     if (!(error instanceof PerfTestOutputError)) throw error;
     const message = raw.targetError ? `${raw.targetError}; ${error.message}` : error.message;

@@ -4,14 +4,34 @@ import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RawRepetition } from '../core/ingest';
 import { workloadQueueArguments } from '../core/broker-config';
+import type { FaultOutcome } from '../core/failover';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan';
+import type { FaultSpec } from '../core/plan-schema';
 import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
 import { LocalLoadBalancer } from './haproxy';
 import { PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
 import { ProcessRegistry } from './processes';
+import { LostMessageVerifier } from './lost-message-verifier';
 import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbitmq-cluster';
+
+/** The queue the lost-message verifier publishes to and consumes from; BENCHMARK_QUEUE_PATTERN covers it (policies, cleanup). */
+export const VERIFIER_QUEUE = 'rmqbench-verifier';
+
+/** Why the local target refuses `partition`, in the words its error and the README use. */
+export const LOCAL_PARTITION_REFUSAL =
+  'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally';
+
+/** A repetition whose PerfTest (and, with a fault, the verifier) runs in the background. */
+export interface StartedRepetition {
+  /** Settles once PerfTest has ended and the verifier has drained, with the raw output to ingest. */
+  readonly raw: Promise<RawRepetition>;
+  /** Present when the scenario has a fault. */
+  readonly verifier?: LostMessageVerifier;
+  /** Filled in by `applyFault`: the node the fault hit. */
+  readonly fault?: { spec: FaultSpec; nodeName?: string };
+}
 
 /** A cluster started for a group of scenarios, with its load balancer once one is needed. */
 export interface LocalClusterHandle {
@@ -61,6 +81,9 @@ export class LocalTarget {
     if (lazy && !honoursLazyQueueMode(installed)) {
       throw new Error(`scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ignores (3.12 and later)`);
     }
+    plan.workloads.forEach((workload, index) => {
+      if (workload.fault?.action === 'partition') throw new Error(`workloads[${index}].fault.action: ${LOCAL_PARTITION_REFUSAL}`);
+    });
   }
 
   environment(): Record<string, string> {
@@ -105,55 +128,144 @@ export class LocalTarget {
     repetition: number,
     onProgress?: (progress: PerfTestProgress) => void,
   ): Promise<RawRepetition> {
+    return (await this.startRepetition(handle, runId, scenario, repetition, onProgress)).raw;
+  }
+
+  /**
+   * Prepares the queues, starts the lost-message verifier when the scenario has a fault, and starts PerfTest in the
+   * background: what the workflow's StartRepetition does, so that the fault states can run beside it.
+   */
+  async startRepetition(
+    handle: LocalClusterHandle,
+    runId: string,
+    scenario: Scenario,
+    repetition: number,
+    onProgress?: (progress: PerfTestProgress) => void,
+  ): Promise<StartedRepetition> {
     const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
     mkdirSync(outputDir, { recursive: true });
     const csvPath = join(outputDir, 'perftest.csv');
     const { cluster } = handle;
     const { workload } = scenario;
     await cluster.deleteBenchmarkQueues();
-    const { uris, predeclared } = await this.connectionFor(handle, scenario);
+    const { uris, predeclared, home } = await this.connectionFor(handle, scenario);
     const args = buildPerfTestArgs({ workload, topology: scenario.cluster.topology, queueArguments: cluster.queueArguments, uris, csvPath, predeclared });
     const jarsDir = this.options.perfTestJarsDir ?? (await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT));
+    let verifier: LostMessageVerifier | undefined;
+    if (workload.fault) {
+      // The verifier's queue lives where the benchmark queues do, so that "leader" is the same node for both.
+      await cluster.declareQueues([VERIFIER_QUEUE], true, home ?? cluster.nodes[0]!);
+      // The scenario's own way in first; every node after it, as a client with a list of hosts would reconnect.
+      verifier = await LostMessageVerifier.start({ uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))], queue: VERIFIER_QUEUE });
+    }
+    const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault ? { spec: workload.fault } : undefined;
     const startedAt = new Date().toISOString();
-    const run = await runPerfTestProcess({
-      jarsDir,
-      args,
-      outputDir,
-      csvPath,
-      durationSeconds: workload.durationSeconds,
-      processes: this.options.processes,
-      finalLinePattern: finalSummaryLine(workload),
-      ...(onProgress ? { onProgress } : {}),
-    });
-    const finishedAt = new Date().toISOString();
-    await cluster.deleteBenchmarkQueues().catch(() => undefined);
-    const targetError = run.timedOut
-      ? `PerfTest did not finish within ${workload.durationSeconds + 60} s and was stopped`
-      : run.exitCode !== 0 && !run.stoppedAfterSummary
-        ? `PerfTest exited with code ${run.exitCode}`
+    const raw = (async (): Promise<RawRepetition> => {
+      let run;
+      try {
+        run = await runPerfTestProcess({
+          jarsDir,
+          args,
+          outputDir,
+          csvPath,
+          durationSeconds: workload.durationSeconds,
+          processes: this.options.processes,
+          finalLinePattern: finalSummaryLine(workload),
+          ...(onProgress ? { onProgress } : {}),
+        });
+      } catch (error) {
+        await verifier?.abort();
+        throw error;
+      }
+      const counts = await verifier?.finish();
+      const finishedAt = new Date().toISOString();
+      // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
+      if (fault) await cluster.restartStoppedNodes();
+      await cluster.deleteBenchmarkQueues().catch(() => undefined);
+      const targetError = run.timedOut
+        ? `PerfTest did not finish within ${workload.durationSeconds + 60} s and was stopped`
+        : run.exitCode !== 0 && !run.stoppedAfterSummary
+          ? `PerfTest exited with code ${run.exitCode}`
+          : undefined;
+      const faultOutcome: FaultOutcome | undefined = fault
+        ? { action: fault.spec.action, node: fault.spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) }
         : undefined;
-    return {
-      runId,
-      scenarioId: scenario.id,
-      repetition,
-      startedAt,
-      finishedAt,
-      perfTestArgs: redactPerfTestArgs(args),
-      expectations: {
-        durationSeconds: workload.durationSeconds,
-        producers: workload.producers,
-        consumers: workload.consumers,
-        confirms: workload.confirmWindow !== undefined,
-      },
-      stdout: run.stdout,
-      csv: run.csv,
-      ...(targetError ? { targetError } : {}),
-    };
+      return {
+        runId,
+        scenarioId: scenario.id,
+        repetition,
+        startedAt,
+        finishedAt,
+        perfTestArgs: redactPerfTestArgs(args),
+        expectations: {
+          durationSeconds: workload.durationSeconds,
+          producers: workload.producers,
+          consumers: workload.consumers,
+          confirms: workload.confirmWindow !== undefined,
+        },
+        stdout: run.stdout,
+        csv: run.csv,
+        ...(targetError ? { targetError } : {}),
+        ...(counts && faultOutcome ? { failover: { counts, fault: faultOutcome } } : {}),
+      };
+    })();
+    return { raw, ...(verifier ? { verifier } : {}), ...(fault ? { fault } : {}) };
   }
 
-  private async connectionFor(handle: LocalClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean }> {
+  /** InjectFault: finds the node (`leader`: the one leading the verifier's queue now), applies the action, tells the verifier when. */
+  async applyFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; appliedAtSeconds: number }> {
+    const { fault, verifier } = started;
+    if (!fault || !verifier) throw new Error('this repetition has no fault to apply');
+    if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
+    const node = await this.faultNode(handle, fault.spec.node);
+    fault.nodeName = node.name;
+    const appliedAtSeconds = verifier.markFault();
+    switch (fault.spec.action) {
+      case 'kill':
+        await handle.cluster.killNode(node);
+        break;
+      case 'stop':
+        await handle.cluster.stopNode(node);
+        break;
+      case 'restart':
+        await handle.cluster.stopNode(node);
+        await handle.cluster.startNode(node);
+        break;
+    }
+    return { nodeName: node.name, appliedAtSeconds };
+  }
+
+  /** HealFault: starts the killed or stopped node again with its data and waits until it has rejoined. */
+  async healFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; healedAtSeconds: number }> {
+    const { fault, verifier } = started;
+    if (!fault?.nodeName || !verifier) throw new Error('this repetition has no applied fault to heal');
+    const node = handle.cluster.nodeByName(fault.nodeName);
+    const healedAtSeconds = verifier.markHeal();
+    await handle.cluster.startNode(node);
+    return { nodeName: node.name, healedAtSeconds };
+  }
+
+  private async faultNode(handle: LocalClusterHandle, which: FaultSpec['node']): Promise<LocalNode> {
+    const { cluster } = handle;
+    if (typeof which === 'number') return cluster.nodes[which]!;
+    const leader = await cluster.queueNode(VERIFIER_QUEUE);
+    if (which === 'leader') return cluster.nodeByName(leader);
+    const follower = cluster.nodes.find((node) => node.name !== leader && !node.process?.hasExited);
+    if (!follower) throw new Error(`queue ${VERIFIER_QUEUE} is led by ${leader} and no other node runs, so there is no follower to fault`);
+    return follower;
+  }
+
+  private async connectionFor(handle: LocalClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean; home?: LocalNode }> {
     const { cluster } = handle;
     const first = cluster.nodes[0]!;
+    if (scenario.workload.fault && (scenario.cluster.connection === 'lb' || scenario.cluster.connection === 'direct')) {
+      // With a fault, the benchmark queues are declared through one node beforehand, so that they and the verifier's
+      // queue share one leader ("kill the leader" hits both) instead of wherever PerfTest's connection landed.
+      const home = await this.declareQueuesOnOneLeader(handle, scenario, first);
+      if (scenario.cluster.connection === 'direct') return { uris: [cluster.amqpUri(first)], predeclared: true, home };
+      handle.loadBalancer ??= await LocalLoadBalancer.start(cluster.nodes, handle.workDir, this.options.processes);
+      return { uris: [`amqp://guest:guest@127.0.0.1:${handle.loadBalancer.amqpPort}`], predeclared: true, home };
+    }
     switch (scenario.cluster.connection) {
       case 'lb': {
         handle.loadBalancer ??= await LocalLoadBalancer.start(cluster.nodes, handle.workDir, this.options.processes);
@@ -165,7 +277,7 @@ export class LocalTarget {
       case 'follower': {
         const leader = await this.declareQueuesOnOneLeader(handle, scenario, first);
         const node = scenario.cluster.connection === 'leader' ? leader : cluster.nodes.find((candidate) => candidate !== leader)!;
-        return { uris: [cluster.amqpUri(node)], predeclared: true };
+        return { uris: [cluster.amqpUri(node)], predeclared: true, home: leader };
       }
     }
   }

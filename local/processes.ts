@@ -47,13 +47,13 @@ export class ManagedProcess {
   }
 
   /**
-   * SIGTERM to the whole group, SIGKILL after `graceMs`; resolves once the process has exited, and
+   * SIGTERM (or `firstSignal`: SIGKILL for a fault that kills) to the whole group, SIGKILL after `graceMs`; resolves once the process has exited, and
    * kills what it started. `untilGone` then tells when all of that has left the process table.
    */
-  async stop(graceMs = 5000): Promise<void> {
+  async stop(graceMs = 5000, firstSignal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const tree = this.child.pid === undefined ? [] : processTree(this.child.pid);
     if (!this.hasExited) {
-      this.signalGroup('SIGTERM');
+      this.signalGroup(firstSignal);
       const timer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
       await this.exited;
       clearTimeout(timer);

@@ -65,6 +65,8 @@ export class LocalRabbitCluster {
     readonly queueArguments: Readonly<Record<string, string | number>>,
     private readonly policies: readonly BrokerPolicy[],
     private readonly epmd: ManagedProcess,
+    private readonly processes: ProcessRegistry,
+    private readonly serverCommand: string,
   ) {}
 
   static async start(options: LocalClusterOptions): Promise<LocalRabbitCluster> {
@@ -105,15 +107,10 @@ export class LocalRabbitCluster {
     const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
       logPath: join(options.workDir, 'epmd.log'),
     });
-    const cluster = new LocalRabbitCluster(nodes, epmdPort, version, configs[0]!.queueArguments, configs[0]!.policies, epmd);
+    const cluster = new LocalRabbitCluster(nodes, epmdPort, version, configs[0]!.queueArguments, configs[0]!.policies, epmd, options.processes, serverCommand);
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
-    for (const node of nodes) {
-      node.process = options.processes.start(node.name, serverCommand, [], {
-        env: cluster.nodeEnv(node),
-        logPath: node.stdoutFile,
-      });
-    }
+    for (const node of nodes) cluster.startNodeProcess(node);
     try {
       await cluster.waitUntilFormed(options.startTimeoutMs ?? 120_000);
       await cluster.applyPolicies();
@@ -123,6 +120,48 @@ export class LocalRabbitCluster {
       throw error;
     }
     return cluster;
+  }
+
+  private startNodeProcess(node: LocalNode): void {
+    node.process = this.processes.start(node.name, this.serverCommand, [], { env: this.nodeEnv(node), logPath: node.stdoutFile });
+  }
+
+  /** The first node whose broker process is running: where management calls go while another node is down. */
+  liveNode(): LocalNode {
+    const live = this.nodes.find((node) => node.process !== undefined && !node.process.hasExited);
+    if (!live) throw new Error(`no node of this cluster is running (${this.nodes.map((n) => n.name).join(', ')})`);
+    return live;
+  }
+
+  /** Fault `kill`: SIGKILL to the node's broker (beam.smp, its process group and children), no shutdown at all. */
+  async killNode(node: LocalNode): Promise<void> {
+    await node.process?.stop(0, 'SIGKILL');
+  }
+
+  /**
+   * Fault `stop`: SIGTERM, which the Erlang VM (since OTP 19.3) turns into init:stop(), an orderly shutdown of every
+   * application, RabbitMQ's included (https://github.com/erlang/otp/pull/1315: "SIGTERM (from 19.3) will halt Erlang via
+   * init:stop/0"; the default handler lib/kernel/src/erl_signal_handler.erl; RabbitMQ leaves SIGTERM to it:
+   * deps/rabbitmq_prelaunch/src/rabbit_prelaunch_sighandler.erl, https://www.erlang.org/doc/apps/kernel/kernel_app.html#os-signal-event-handler).
+   * SIGKILL only if it has not exited after 60 s.
+   */
+  async stopNode(node: LocalNode): Promise<void> {
+    await node.process?.stop(60_000);
+  }
+
+  /** Starts a stopped or killed node again with its own data and waits until the whole cluster runs and answers again. */
+  async startNode(node: LocalNode, timeoutMs = 120_000): Promise<void> {
+    if (node.process && !node.process.hasExited) throw new Error(`node ${node.name} is still running`);
+    this.startNodeProcess(node);
+    await this.waitUntilFormed(timeoutMs);
+  }
+
+  /** Starts every node that is not running (after a fault that was not healed), so that the next repetition has the whole cluster. */
+  async restartStoppedNodes(): Promise<string[]> {
+    const stopped = this.nodes.filter((node) => node.process?.hasExited);
+    for (const node of stopped) this.startNodeProcess(node);
+    if (stopped.length > 0) await this.waitUntilFormed(120_000);
+    return stopped.map((node) => node.name);
   }
 
   private nodeEnv(node: LocalNode): NodeJS.ProcessEnv {
@@ -196,8 +235,14 @@ export class LocalRabbitCluster {
     return `--- ${node.logFile}\n${tail(node.logFile)}\n--- ${node.stdoutFile}\n${tail(node.stdoutFile)}`;
   }
 
-  /** Calls the management HTTP API of a node (the first by default). */
-  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.nodes[0]!): Promise<T> {
+  /** The first node, or while a fault has it down, the first node that runs. */
+  private defaultApiNode(): LocalNode {
+    const first = this.nodes[0]!;
+    return first.process?.hasExited ? (this.nodes.find((node) => !node.process?.hasExited) ?? first) : first;
+  }
+
+  /** Calls the management HTTP API of a node (the first running one by default). */
+  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.defaultApiNode()): Promise<T> {
     const response = await fetch(`${this.managementUrl(node)}${path}`, {
       method,
       headers: { authorization: AUTH_HEADER, 'content-type': 'application/json' },
@@ -246,6 +291,13 @@ export class LocalRabbitCluster {
       leaders.set(name, leader);
     }
     return leaders;
+  }
+
+  /** The node a queue lives on (a quorum queue's leader, a mirrored queue's master), asked of a running node. */
+  async queueNode(name: string): Promise<string> {
+    const queue = await this.api<{ node?: string }>('GET', `/api/queues/%2F/${encodeURIComponent(name)}`, undefined, this.liveNode());
+    if (!queue.node) throw new Error(`queue ${name} has no leader now`);
+    return queue.node;
   }
 
   /** Deletes every benchmark queue, so that each repetition starts from empty queues. */

@@ -15,6 +15,8 @@ export type RunEvent =
       'scenarioId' | 'repetition' | 'repetitions' | 'index' | 'total' | 'durationSeconds' | 'remainingPlannedSeconds'
     >)
   | { readonly type: 'progress'; readonly progress: PerfTestProgress }
+  /** A fault applied to (or healed on) a node while the repetition runs. */
+  | { readonly type: 'fault'; readonly scenarioId: string; readonly action: 'kill' | 'stop' | 'restart' | 'partition' | 'heal'; readonly nodeName: string }
   | { readonly type: 'repetition-finished'; readonly record: RepetitionRecord }
   | { readonly type: 'pause'; readonly seconds: number };
 

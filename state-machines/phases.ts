@@ -93,11 +93,37 @@ export function buildLaunchPhase(next: string, onFailure: string, timings: Workf
   };
 }
 
-/** One repetition: start PerfTest, poll until its output is complete (or the task's deadline passed), ingest, pause. */
+/**
+ * The fault of a repetition whose workload has one, beside the running PerfTest: StartRepetition returns when
+ * the fault and its healing are due (`started.fault.at`, `started.fault.healAt`, timestamps); the workflow waits
+ * until then, applies it, waits, heals it, and goes on polling the repetition. Without a fault it goes straight on.
+ */
+export function buildFaultPhase(next: string): AslStates {
+  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item', 'started.$': '$.started' };
+  return {
+    [STATE.isFaultPlanned]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.started.fault', IsPresent: true, Next: STATE.waitForFault }],
+      Default: next,
+    },
+    [STATE.waitForFault]: { Type: 'Wait', TimestampPath: '$.started.fault.at', Next: STATE.injectFault },
+    [STATE.injectFault]: task(STATE.injectFault, { action: 'inject', ...common }, { ResultPath: '$.faultApplied', Next: STATE.isHealPlanned }),
+    [STATE.isHealPlanned]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.started.fault.healAt', IsPresent: true, Next: STATE.waitForHeal }],
+      Default: next,
+    },
+    [STATE.waitForHeal]: { Type: 'Wait', TimestampPath: '$.started.fault.healAt', Next: STATE.healFault },
+    [STATE.healFault]: task(STATE.healFault, { action: 'heal', ...common, 'applied.$': '$.faultApplied' }, { ResultPath: '$.faultHealed', Next: next }),
+  };
+}
+
+/** One repetition: start PerfTest, apply its fault if it has one, poll until its output is complete (or the task's deadline passed), ingest, pause. */
 export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
   const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item' };
   return {
-    [STATE.startRepetition]: task(STATE.startRepetition, common, { ResultPath: '$.started', Next: STATE.waitForRepetition }),
+    [STATE.startRepetition]: task(STATE.startRepetition, common, { ResultPath: '$.started', Next: STATE.isFaultPlanned }),
+    ...buildFaultPhase(STATE.waitForRepetition),
     [STATE.waitForRepetition]: { Type: 'Wait', Seconds: timings.repetitionPollSeconds, Next: STATE.checkRepetition },
     [STATE.checkRepetition]: task(STATE.checkRepetition, { ...common, 'started.$': '$.started' }, { ResultPath: '$.check', Next: STATE.isRepetitionDone }),
     [STATE.isRepetitionDone]: {

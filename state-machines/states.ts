@@ -10,6 +10,12 @@ export const STATE = {
   smokeTest: 'SmokeTest',
   forEachRepetition: 'ForEachRepetition',
   startRepetition: 'StartRepetition',
+  isFaultPlanned: 'IsFaultPlanned',
+  waitForFault: 'WaitForFault',
+  injectFault: 'InjectFault',
+  isHealPlanned: 'IsHealPlanned',
+  waitForHeal: 'WaitForHeal',
+  healFault: 'HealFault',
   waitForRepetition: 'WaitForRepetition',
   checkRepetition: 'CheckRepetition',
   isRepetitionDone: 'IsRepetitionDone',
@@ -30,7 +36,8 @@ export const STATE = {
 } as const;
 
 /**
- * The Task states of a run that goes well, in execution order: the states `--fail-at` accepts.
+ * The Task states of a run that goes well, in execution order: the states `--fail-at` accepts
+ * (InjectFault and HealFault run only in repetitions whose workload has a `fault`).
  * (RecordRunFailure is only reached after a failure; the runner's safety net covers it.)
  */
 export const FAULT_INJECTABLE_STATES = [
@@ -40,6 +47,8 @@ export const FAULT_INJECTABLE_STATES = [
   STATE.checkClusterReady,
   STATE.smokeTest,
   STATE.startRepetition,
+  STATE.injectFault,
+  STATE.healFault,
   STATE.checkRepetition,
   STATE.ingestRepetition,
   STATE.teardownCluster,
@@ -61,6 +70,8 @@ export const TASK_FUNCTIONS = {
   CheckClusterReady: 'CheckClusterFunctionArn',
   SmokeTest: 'SmokeTestFunctionArn',
   StartRepetition: 'StartRepetitionFunctionArn',
+  InjectFault: 'FaultFunctionArn',
+  HealFault: 'FaultFunctionArn',
   CheckRepetition: 'CheckRepetitionFunctionArn',
   IngestRepetition: 'IngestRepetitionFunctionArn',
   TeardownCluster: 'TeardownClusterFunctionArn',

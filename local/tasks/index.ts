@@ -1,7 +1,7 @@
 import { STATE, TaskStateName } from '../../state-machines/states';
 import { checkClusterReady, launchCluster, smokeTest, teardownCluster } from './cluster-tasks';
 import type { LocalRun } from './local-run';
-import { checkRepetition, ingestRepetitionTask, startRepetition } from './repetition-tasks';
+import { checkRepetition, faultTask, ingestRepetitionTask, startRepetition } from './repetition-tasks';
 import { finishRun, recordRunFailure, recordRunStart, validatePlan } from './run-record-tasks';
 
 export type TaskHandler = (input: never) => Promise<unknown>;
@@ -15,6 +15,8 @@ export function localTaskHandlers(run: LocalRun): Record<TaskStateName, TaskHand
     [STATE.checkClusterReady]: checkClusterReady(run),
     [STATE.smokeTest]: smokeTest(run),
     [STATE.startRepetition]: startRepetition(run),
+    [STATE.injectFault]: faultTask(run),
+    [STATE.healFault]: faultTask(run),
     [STATE.checkRepetition]: checkRepetition(run),
     [STATE.ingestRepetition]: ingestRepetitionTask(run),
     [STATE.teardownCluster]: teardownCluster(run),

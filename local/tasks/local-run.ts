@@ -3,12 +3,14 @@ import type { ClusterGroup, Plan } from '../../core/plan';
 import type { RepetitionRecord, RunRecord } from '../../core/result-model';
 import { planData, WorkflowSchedule } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';
-import type { LocalClusterHandle, LocalTarget } from '../local-target';
+import type { LocalClusterHandle, LocalTarget, StartedRepetition } from '../local-target';
 import type { RunEvent } from '../run-events';
 
 /** A PerfTest started by StartRepetition and collected by CheckRepetition. */
 export interface PendingRepetition {
   readonly promise: Promise<RawRepetition>;
+  /** The started repetition (its verifier and fault), for InjectFault and HealFault. */
+  readonly started?: StartedRepetition;
   settled?: { raw?: RawRepetition; error?: unknown };
 }
 

@@ -25,15 +25,36 @@ export const startRepetition = (run: LocalRun) => async (input: RepetitionInput)
     durationSeconds: item.durationSeconds,
     remainingPlannedSeconds: item.remainingPlannedSeconds,
   });
-  const entry: PendingRepetition = {
-    promise: run.target.runRepetition(handle, run.runId, scenario, item.repetition, (progress) => run.emit({ type: 'progress', progress })),
-  };
+  const started = await run.target.startRepetition(handle, run.runId, scenario, item.repetition, (progress) => run.emit({ type: 'progress', progress }));
+  const startedAt = Date.now();
+  const entry: PendingRepetition = { promise: started.raw, started };
   entry.promise.then(
     (raw) => (entry.settled = { raw }),
     (error: unknown) => (entry.settled = { error }),
   );
   run.pending.set(`${input.launch.clusterId}/${item.rawKey}`, entry);
-  return { startedAt: new Date().toISOString() };
+  const fault = scenario.workload.fault;
+  // When the fault and its healing are due, counted from the verifier's start (just before PerfTest's): the workflow waits for these timestamps.
+  const due = (seconds: number) => new Date(startedAt + seconds * 1000).toISOString();
+  return {
+    startedAt: new Date(startedAt).toISOString(),
+    ...(fault ? { fault: { at: due(fault.atSeconds), ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }) } } : {}),
+  };
+};
+
+/** InjectFault / HealFault: the fault on the real node beside the running PerfTest. */
+export const faultTask = (run: LocalRun) => async (input: RepetitionInput & { action: 'inject' | 'heal' }) => {
+  const entry = run.pending.get(`${input.launch.clusterId}/${input.item.rawKey}`);
+  if (!entry?.started) throw new Error(`no repetition of ${input.item.scenarioId} #${input.item.repetition} is running to ${input.action} a fault in`);
+  const handle = run.handleOf(input.launch.clusterId);
+  if (input.action === 'inject') {
+    const applied = await run.target.applyFault(handle, entry.started);
+    run.emit({ type: 'fault', scenarioId: input.item.scenarioId, action: entry.started.fault!.spec.action, nodeName: applied.nodeName });
+    return applied;
+  }
+  const healed = await run.target.healFault(handle, entry.started);
+  run.emit({ type: 'fault', scenarioId: input.item.scenarioId, action: 'heal', nodeName: healed.nodeName });
+  return healed;
 };
 
 /** CheckRepetition: done once PerfTest has ended; its raw output goes where the cloud's S3 object would. */

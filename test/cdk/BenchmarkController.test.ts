@@ -213,7 +213,7 @@ describe('BenchmarkController', () => {
 
   test('the state machine invokes the unqualified function ARNs only (no :* versions)', () => {
     const [invoke] = statements('InvokeWorkflowFunctions');
-    expect(invoke!.Resource).toHaveLength(9);
+    expect(invoke!.Resource).toHaveLength(10);
     expect(JSON.stringify(invoke!.Resource)).not.toContain(':*');
   });
 

@@ -26,7 +26,7 @@ const KB = 1024;
 
 describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
   test('every handler is bundled, and the build prints each one\'s size', () => {
-    expect(report.map((entry) => entry.name)).toEqual(['check-cluster', 'check-repetition', 'failure-handler', 'ingest-repetition', 'launch-cluster', 'run-record', 'smoke-test', 'start-repetition', 'sweeper', 'teardown-cluster', 'validate-plan']);
+    expect(report.map((entry) => entry.name)).toEqual(['check-cluster', 'check-repetition', 'failure-handler', 'fault', 'ingest-repetition', 'launch-cluster', 'run-record', 'smoke-test', 'start-repetition', 'sweeper', 'teardown-cluster', 'validate-plan']);
     for (const entry of report) expect(buildOutput).toMatch(new RegExp(`${entry.name} +cold start +${Math.round(entry.coldStartBytes / KB)} KB +all chunks +${Math.round(entry.totalBytes / KB)} KB`));
   });
 

@@ -55,6 +55,13 @@ async function measure(planFile: string, failAt?: TaskStateName): Promise<Measur
       const { redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: CLUSTER_OUTPUTS.ClusterAmqpEndpoint0A1B2C3D, managementUrl: CLUSTER_OUTPUTS.ClusterManagementUrl0A1B2C3D, secretArn: CLUSTER_OUTPUTS.ClusterAdminSecretArn0A1B2C3D, bucket: 'rmqbench-controller-rawoutputbucket0a1b2c3d-abcdefghijkl' });
       return { commandId: '0123abcd-4567-89ef-0123-456789abcdef', instanceId: CLUSTER_OUTPUTS.LoadGeneratorInstanceId0A1B2C3D, startedAt: '2025-01-01T00:31:00.000Z', perfTestArgs: redactedArgs, doneBy: '2025-01-01T00:35:00.000Z' };
     },
+    // The plan has no fault, so the fault states are never entered.
+    [STATE.injectFault]: () => {
+      throw new Error('InjectFault entered for a plan without a fault');
+    },
+    [STATE.healFault]: () => {
+      throw new Error('HealFault entered for a plan without a fault');
+    },
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: true, rawKey: event.item.rawKey }),
     [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),

@@ -18,6 +18,13 @@ async function runWithSmokeTest(smokeTest: (attempt: number) => unknown) {
     [STATE.checkClusterReady]: () => ({ ready: true, outputs: {} }),
     [STATE.smokeTest]: () => smokeTest(++attempts),
     [STATE.startRepetition]: () => ({ startedAt: '2025-01-01T00:00:00Z' }),
+    // The plan has no fault, so the fault states are never entered.
+    [STATE.injectFault]: () => {
+      throw new Error('InjectFault entered for a plan without a fault');
+    },
+    [STATE.healFault]: () => {
+      throw new Error('HealFault entered for a plan without a fault');
+    },
     [STATE.checkRepetition]: () => ({ done: true }),
     [STATE.ingestRepetition]: () => ({ status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),

@@ -26,6 +26,13 @@ async function countTransitions(plan: unknown, clusterPolls: number, repetitionP
     [STATE.checkClusterReady]: (event: { cluster: ScheduledCluster }) => ({ ready: nth(event.cluster.clusterId) >= clusterPolls, status: 'CREATE_IN_PROGRESS', outputs: {} }),
     [STATE.smokeTest]: () => ({ roundTripMs: 1 }),
     [STATE.startRepetition]: () => ({ commandId: 'c', instanceId: 'i', startedAt: '2025-01-01T00:31:00.000Z', perfTestArgs: [], doneBy: '2025-01-01T00:35:00.000Z' }),
+    // The plan has no fault, so the fault states are never entered.
+    [STATE.injectFault]: () => {
+      throw new Error('InjectFault entered for a plan without a fault');
+    },
+    [STATE.healFault]: () => {
+      throw new Error('HealFault entered for a plan without a fault');
+    },
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: nth(event.item.rawKey) >= repetitionPolls, rawKey: event.item.rawKey }),
     [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),

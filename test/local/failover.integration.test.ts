@@ -1,0 +1,98 @@
+jest.setTimeout(600_000);
+
+import { join } from 'node:path';
+import { parsePlanText } from '../../core/plan';
+import { LocalTarget } from '../../local/local-target';
+import { cacheDir } from '../../local/paths';
+import { ProcessRegistry } from '../../local/processes';
+import type { RunEvent } from '../../local/run-events';
+import { newRunId } from '../../local/run-plan';
+import { runPlanWorkflow } from '../../local/workflow-runner';
+import type { ResultsStore } from '../../store/results-store';
+import { alivePids, startStore, tempDir } from './helpers';
+
+// Short and rate-limited: two engineers' tests share two cores with this one.
+const workload = (fault: string) => `
+workloads:
+  - name: kill-leader
+    durationSeconds: 16
+    persistent: true
+    confirmWindow: 50
+    autoAck: false
+    prefetch: 100
+    publishRateLimit: 300
+    fault: ${fault}
+`;
+
+const planText = (topology: string, fault: string) => `
+name: failover-test
+clusters:
+  - { name: three, nodes: 3, topology: { type: ${topology} }, connection: lb }
+${workload(fault)}`;
+
+describe('fault scenarios on a real 3-node local cluster, counted by the lost-message verifier', () => {
+  const storeProcesses = new ProcessRegistry();
+  const work = tempDir('failover');
+  let store: ResultsStore;
+  beforeAll(async () => {
+    ({ store } = await startStore(storeProcesses, work.path));
+  });
+  afterAll(async () => {
+    await storeProcesses.stopAll();
+    work.cleanup();
+  });
+
+  async function run(text: string) {
+    const plan = parsePlanText(text, 'failover.yaml');
+    const processes = new ProcessRegistry();
+    const runId = newRunId(plan.name);
+    const runDir = join(work.path, 'runs', runId);
+    const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+    const events: RunEvent[] = [];
+    try {
+      target.preflight(plan);
+      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event) });
+      return { outcome, events, left: { registered: processes.running.length, alive: alivePids(processes) }, stored: await store.getRun(runId) };
+    } finally {
+      await processes.stopAll();
+    }
+  }
+
+  test('quorum queue, leader SIGKILLed mid-run: no confirmed message lost, recovery and unavailability recorded and stored, nothing left running', async () => {
+    const { outcome, events, left, stored } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'));
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('SUCCEEDED');
+    const failover = outcome.records[0]!.failover!;
+    expect(failover.fault).toMatchObject({ action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost' });
+    expect(failover.fault.appliedAtSeconds).toBeGreaterThan(6);
+    expect(failover.confirmed).toBeGreaterThan(1000);
+    expect(failover.lostMessages).toBe(0);
+    expect(failover.consumed).toBeGreaterThanOrEqual(failover.confirmed);
+    expect(failover.recoverySeconds).toEqual(expect.any(Number));
+    expect(failover.unavailableSeconds).toEqual(expect.any(Number));
+    expect(failover.receivedPerSecond.length).toBeGreaterThanOrEqual(15);
+    // The fault was a state of the workflow, reported as it happened; the stored repetition carries the same counts.
+    expect(events.filter((event) => event.type === 'fault')).toEqual([{ type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' }]);
+    expect(stored!.repetitions[0]!.failover).toEqual(failover);
+    expect(left).toEqual({ registered: 0, alive: [] });
+    // For the README and the unit test's shape: what this machine measured.
+    console.log(`quorum kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+  });
+
+  test('classic (non-replicated) queue on the killed node: the verifier reports confirmed messages lost', async () => {
+    const { outcome, left } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 7 }'));
+    const record = outcome.records[0]!;
+    expect(record.error).toBeUndefined();
+    const failover = record.failover!;
+    expect(failover.fault.nodeName).toBe('rmqbench1@localhost');
+    expect(failover.lostMessages).toBeGreaterThan(0);
+    expect(left).toEqual({ registered: 0, alive: [] });
+    console.log(`classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+  });
+
+  test('partition is refused by the local target by name, before anything starts', async () => {
+    await expect(run(planText('quorum', '{ action: partition, node: follower, atSeconds: 5, healAtSeconds: 10 }'))).rejects.toThrow(
+      /workloads\[0\]\.fault\.action: fault action "partition" is not available on the local target/,
+    );
+  });
+});
