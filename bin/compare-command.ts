@@ -4,6 +4,7 @@ import {
   compareLoadBalancerToDirect,
   compareRuns,
   ComparisonError,
+  failoverMetricsIn,
   type RunComparison,
   type RunResults,
   type ScenarioDelta,
@@ -32,7 +33,8 @@ export async function compareCommand(store: ComparisonStore, runIds: readonly st
   if (options.json) return `${JSON.stringify(outcome, null, 2)}\n`;
   const lines = [outcome.note];
   for (const comparison of outcome.comparisons) {
-    lines.push('', `## plan ${comparison.planName}: against baseline run ${comparison.baselineRunId}`, '', ...renderDeltasMarkdown(comparison.rows, 'scenario'));
+    const metric = comparison.rows[0]?.metric ?? 'receiveRate';
+    lines.push('', `## plan ${comparison.planName}, ${metric}: against baseline run ${comparison.baselineRunId}`, '', ...renderDeltasMarkdown(comparison.rows, 'scenario'));
   }
   if (outcome.loadBalancerDeltas.length > 0) {
     lines.push('', '## load balancer vs direct (direct is the baseline)', '', ...renderDeltasMarkdown(outcome.loadBalancerDeltas, 'scenarios'));
@@ -51,7 +53,7 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
 
   if (runs.length > 1) {
     const { baseline, candidates, note } = chooseBaseline(runs, mark);
-    return { note, comparisons: [compareRuns(baseline, candidates)], loadBalancerDeltas: [] };
+    return { note, comparisons: [compareRuns(baseline, candidates), ...failoverMetricsIn(runs).map((metric) => compareRuns(baseline, candidates, metric))], loadBalancerDeltas: [] };
   }
 
   const comparisons: RunComparison[] = [];
@@ -60,7 +62,7 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
     const baseline = await loadResults(store, mark.runId).catch((error: unknown) => {
       throw new ComparisonError(`the marked baseline of plan "${mark.planName}" cannot be read: ${(error as Error).message}`);
     });
-    comparisons.push(compareRuns(baseline, [first]));
+    comparisons.push(compareRuns(baseline, [first]), ...failoverMetricsIn([baseline, first]).map((metric) => compareRuns(baseline, [first], metric)));
     note = `baseline: run ${mark.runId} (marked baseline of plan "${mark.planName}")`;
   } else {
     note =

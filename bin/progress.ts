@@ -1,3 +1,4 @@
+import { formatFailoverLine } from '../core/failover-report';
 import type { RunEvent } from '../local/run-events';
 
 const formatSeconds = (seconds: number) => {
@@ -53,13 +54,7 @@ export class ProgressDisplay {
           ? `send ${record.result.summary.sendRateAvg} msg/s, receive ${record.result.summary.receiveRateAvg} msg/s`
           : `FAILED: ${record.error}`;
         this.line(`  done: ${summary}`);
-        const failover = record.failover;
-        if (failover) {
-          const recovery = failover.recoverySeconds === undefined ? 'did not recover' : `recovered in ${failover.recoverySeconds} s`;
-          this.line(
-            `  verifier: ${failover.confirmed} confirmed, ${failover.lostMessages} lost, ${failover.duplicatedMessages} duplicated, ${failover.unconfirmedAtFault} unconfirmed at the fault, ${recovery}, ${failover.unavailableSeconds} s unavailable, ${failover.reconnects} reconnects`,
-          );
-        }
+        if (record.failover) this.line(`  verifier: ${formatFailoverLine(record.failover)}`);
         break;
       }
       case 'fault':

@@ -62,7 +62,15 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   const aggregates = aggregateRun(run, repetitions);
   const deltas = loadBalancerDeltas(run, aggregates);
   const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
-  const data = { run, scenarios: aggregatesForJson(aggregates), loadBalancerDeltas: deltas, pricePerformance };
+  // Per repetition, the verifier's counts of fault scenarios; `scenarios[].failover` has them over repetitions.
+  const failoverRepetitions = repetitions.filter((rep) => rep.failover !== undefined).map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
+  const data = {
+    run,
+    scenarios: aggregatesForJson(aggregates),
+    ...(failoverRepetitions.length > 0 ? { failoverRepetitions } : {}),
+    loadBalancerDeltas: deltas,
+    pricePerformance,
+  };
   const succeeded = repetitions.filter((rep) => rep.status === 'SUCCEEDED');
   const warnings: string[] = [];
   const nothingToChart = `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
@@ -102,6 +110,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
     runReportDocument({
       run,
       aggregates,
+      failoverRepetitions: repetitions.filter((rep) => rep.failover !== undefined),
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
       omittedCharts: omitted,

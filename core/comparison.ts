@@ -1,5 +1,5 @@
 import { validatePlan, type Plan, type Scenario } from './plan';
-import type { RunRecord, ScenarioAggregate } from './result-model';
+import { FAILOVER_METRICS, type FailoverMetric, type RunRecord, type ScenarioAggregate } from './result-model';
 import { tCritical95, type Stats } from './statistics';
 
 /**
@@ -19,7 +19,13 @@ export interface RunResults {
   readonly aggregates: readonly ScenarioAggregate[];
 }
 
-export type ComparedMetric = 'receiveRate' | 'sendRate';
+/** Throughput, or one of the lost-message verifier's numbers (fault scenarios: a higher value is worse for all of them). */
+export type ComparedMetric = 'receiveRate' | 'sendRate' | FailoverMetric;
+
+/** The verifier metrics any scenario of these runs has, in report order: the comparisons made beside receiveRate. */
+export function failoverMetricsIn(runs: readonly RunResults[]): FailoverMetric[] {
+  return FAILOVER_METRICS.filter((metric) => runs.some((results) => results.aggregates.some((aggregate) => aggregate.failover?.[metric] !== undefined)));
+}
 
 export type Verdict =
   /** Candidate significantly above the baseline. */
@@ -286,7 +292,8 @@ function requireSomeSuccess(results: RunResults): void {
 
 function side(results: RunResults, scenarioId: string, metric: ComparedMetric): ComparedSide {
   const aggregate = results.aggregates.find((candidate) => candidate.scenarioId === scenarioId);
-  const stats = aggregate !== undefined && aggregate.repetitionsSucceeded > 0 ? aggregate[metric] : undefined;
+  const picked = metric === 'receiveRate' || metric === 'sendRate' ? aggregate?.[metric] : aggregate?.failover?.[metric];
+  const stats = aggregate !== undefined && aggregate.repetitionsSucceeded > 0 ? picked : undefined;
   return {
     runId: results.run.runId,
     target: results.run.target,

@@ -1,5 +1,6 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from './comparison';
+import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows } from './failover-report';
 import { formatDelta, formatMBps, type RunPricePerformance } from './report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from './result-model';
 import type { Stats } from './statistics';
@@ -138,6 +139,8 @@ const usd = (value: number) => `$${value.toLocaleString('en-US', { minimumFracti
 export interface RunReportInput {
   readonly run: RunRecord;
   readonly aggregates: readonly ScenarioAggregate[];
+  /** Repetitions with the lost-message verifier's counts (fault scenarios). @default - none */
+  readonly failoverRepetitions?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'failover'>[];
   readonly failedRepetitions: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'error'>[];
   readonly charts: readonly RenderedChart[];
   /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
@@ -198,6 +201,27 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
             const { change, verdict } = formatDelta(delta);
             return [delta.label, change, verdict];
           }),
+        },
+      ],
+    });
+  }
+  const failoverRows = failoverScenarioRows(input.aggregates);
+  if (failoverRows.length > 0) {
+    sections.push({
+      id: 'failover',
+      title: 'Failover (lost-message verifier)',
+      blocks: [
+        {
+          kind: 'paragraph',
+          text: 'lostMessages: confirmed, never consumed after the run drained. recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median. unavailableSeconds: seconds with nothing received.',
+        },
+        { kind: 'table', caption: 'Over repetitions', header: FAILOVER_SCENARIO_HEADER, numeric: FAILOVER_SCENARIO_HEADER.slice(1).map((_, index) => index + 1), rows: failoverRows },
+        {
+          kind: 'table',
+          caption: 'Per repetition',
+          header: FAILOVER_REPETITION_HEADER,
+          numeric: FAILOVER_REPETITION_HEADER.slice(2).map((_, index) => index + 2),
+          rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
         },
       ],
     });

@@ -1,4 +1,5 @@
 import type { QueueThroughputPoint } from './charts';
+import { aggregateFailover, renderFailoverMarkdown } from './failover-report';
 import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from './comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
 import { validatePlan, type Plan } from './plan';
@@ -28,6 +29,7 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
   };
   const consumerLatency = latency((s) => s.consumerLatency);
   const confirmLatency = latency((s) => s.confirmLatency);
+  const failover = aggregateFailover(mine);
   return {
     scenarioId,
     repetitionsSucceeded: ok.length,
@@ -44,6 +46,7 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
       : {}),
     ...(consumerLatency ? { consumerLatency } : {}),
     ...(confirmLatency ? { confirmLatency } : {}),
+    ...(failover ? { failover } : {}),
   };
 }
 
@@ -89,6 +92,8 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   if (deltas.length > 0) {
     lines.push('', ...renderDeltasMarkdown(deltas, 'load balancer vs direct (direct is the baseline)'));
   }
+  const failover = renderFailoverMarkdown(aggregates, repetitions);
+  if (failover.length > 0) lines.push('', ...failover);
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '## Failed repetitions', '');
@@ -124,8 +129,12 @@ export function formatDelta(delta: ScenarioDelta): { change: string; verdict: st
   let change = '—';
   if (delta.delta !== undefined) {
     const percent = delta.deltaPercent === undefined ? '' : `${signed(delta.deltaPercent, 1)}% `;
-    const interval = delta.welch === undefined ? '' : ` ± ${Math.round(delta.welch.ci95).toLocaleString('en-US')}`;
-    change = `${percent}(${signed(delta.delta)}${interval} msg/s)`;
+    const rate = delta.metric === 'receiveRate' || delta.metric === 'sendRate';
+    // The verifier's numbers are small (messages, seconds): two decimals instead of whole msg/s.
+    const digits = rate ? 0 : 2;
+    const interval = delta.welch === undefined ? '' : ` ± ${delta.welch.ci95.toLocaleString('en-US', { maximumFractionDigits: digits })}`;
+    const unit = rate ? ' msg/s' : delta.metric === 'recoverySeconds' || delta.metric === 'unavailableSeconds' ? ' s' : '';
+    change = `${percent}(${signed(delta.delta, digits)}${interval}${unit})`;
   }
   const verdict = delta.message === undefined ? VERDICT_TEXT[delta.verdict] : `${VERDICT_TEXT[delta.verdict]} (${delta.message})`;
   return { change, verdict };
@@ -133,7 +142,8 @@ export function formatDelta(delta: ScenarioDelta): { change: string; verdict: st
 
 /** Markdown table of deltas, e.g. for `rmqbench compare` and the report's load balancer section. */
 export function renderDeltasMarkdown(deltas: readonly ScenarioDelta[], heading: string): string[] {
-  const metric = deltas[0]?.metric === 'sendRate' ? 'send rate' : 'receive rate';
+  const compared = deltas[0]?.metric ?? 'receiveRate';
+  const metric = compared === 'sendRate' ? 'send rate' : compared === 'receiveRate' ? 'receive rate' : compared;
   const lines = [`| ${heading} | ${metric} change (delta ± 95% CI) | verdict |`, '|---|---:|---|'];
   for (const delta of deltas) {
     const { change, verdict } = formatDelta(delta);
