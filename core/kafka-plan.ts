@@ -51,12 +51,6 @@ export const kafkaWorkloadFieldsShape = {
   lingerMs: z.number().int().min(0).max(60_000).optional(),
   /** Producer compression.type. @default "none" */
   compression: z.enum(KAFKA_COMPRESSION).optional(),
-  /**
-   * Messages to send in total, spread evenly over the producers. Kafka's ProducerPerformance sends a fixed
-   * number of records and has no time limit, so a Kafka workload needs this or a publishRateLimit (then it
-   * sends publishRateLimit × durationSeconds per producer).
-   */
-  messageCount: positiveInt(1_000_000_000).optional(),
 } as const;
 
 export type KafkaWorkloadField = keyof typeof kafkaWorkloadFieldsShape;
@@ -82,6 +76,7 @@ export interface KafkaRelevantWorkload {
   readonly lingerMs?: number | undefined;
   readonly compression?: string | undefined;
   readonly messageCount?: number | undefined;
+  readonly totalBytes?: number | undefined;
   readonly exchange?: { readonly type: string } | undefined;
   readonly queueMode?: string | undefined;
   readonly maxLength?: number | undefined;
@@ -152,10 +147,11 @@ export function checkWorkloadBroker(cluster: KafkaRelevantCluster, workload: Kaf
         value: workload.replicationFactor,
       });
     }
-    if (workload.messageCount === undefined && workload.publishRateLimit === undefined) {
+    // Kafka's ProducerPerformance sends a fixed number of records and has no time limit.
+    if (workload.messageCount === undefined && workload.totalBytes === undefined && workload.publishRateLimit === undefined) {
       issues.push({
         path: `${path}.messageCount`,
-        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: set messageCount, or publishRateLimit to send for durationSeconds`,
+        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
       });
     }
     if (workload.messageCount !== undefined && workload.producers > 0 && workload.messageCount % workload.producers !== 0) {

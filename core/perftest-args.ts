@@ -1,4 +1,5 @@
 import { workloadQueueArguments } from './broker-config';
+import { perfTestMessageLimits } from './fixed-work';
 import type { QueueTopology, Workload } from './plan-schema';
 
 /** The version of com.rabbitmq:perf-test every target runs. */
@@ -51,6 +52,13 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   if (invocation.predeclared) args.push('--predeclared');
 
   args.push('--size', String(workload.messageSizeBytes));
+  // A fixed amount of work: PerfTest stops once every producer and consumer reached its message limit
+  // (Producer/Consumer "reached message limit"); --time stays as the limit a slow run fails against.
+  const limits = perfTestMessageLimits(workload);
+  if (limits) {
+    args.push('--pmessages', String(limits.perProducer));
+    if (limits.perConsumer !== undefined) args.push('--cmessages', String(limits.perConsumer));
+  }
   args.push('--time', String(workload.durationSeconds));
   args.push('--interval', '1');
   args.push('--output-file', invocation.csvPath);

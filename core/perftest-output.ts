@@ -1,5 +1,7 @@
 import { PerfTestOutputError } from './errors';
 import type { LatencyPercentiles, PerSecondSample, PerfTestResult, PerfTestSummary } from './result-model';
+import { fixedMessageCount } from './fixed-work';
+import type { Workload } from './plan-schema';
 import { describe } from './statistics';
 
 /** What the parser must find, given what the workload asked PerfTest to do. */
@@ -9,6 +11,20 @@ export interface PerfTestExpectations {
   readonly consumers: number;
   /** True when publisher confirms were on (`-c`). */
   readonly confirms: boolean;
+  /** Messages in total when the workload is a fixed amount of work (PerfTest --pmessages/--cmessages): the run ends when it is done, before durationSeconds. */
+  readonly fixedMessages?: number;
+}
+
+/** What the parser expects of a workload's PerfTest output: one rule for every target. */
+export function perfTestExpectations(workload: Workload): PerfTestExpectations {
+  const fixedMessages = fixedMessageCount(workload);
+  return {
+    durationSeconds: workload.durationSeconds,
+    producers: workload.producers,
+    consumers: workload.consumers,
+    confirms: workload.confirmWindow !== undefined,
+    ...(fixedMessages === undefined ? {} : { fixedMessages }),
+  };
 }
 
 const CSV_HEADER_START = 'id,time (s),published (msg/s)';
@@ -26,10 +42,18 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
   const samples = parseSamplesCsv(csv, missing);
   const summary = parseSummary(stdout, expected, missing);
 
-  if (!/test stopped \(Reached time limit\)/.test(stdout)) missing.push('"test stopped (Reached time limit)" line on stdout');
   const lastTime = samples.length > 0 ? samples[samples.length - 1]!.time : 0;
-  if (lastTime < expected.durationSeconds - END_TOLERANCE_SECONDS) {
-    missing.push(`per-second samples up to ${expected.durationSeconds} s (CSV ends at ${lastTime.toFixed(1)} s)`);
+  const stopped = /test stopped \(([^)\n]*)\)/.exec(stdout)?.[1];
+  if (expected.fixedMessages === undefined) {
+    if (!stopped?.includes('Reached time limit')) missing.push('"test stopped (Reached time limit)" line on stdout');
+    if (lastTime < expected.durationSeconds - END_TOLERANCE_SECONDS) {
+      missing.push(`per-second samples up to ${expected.durationSeconds} s (CSV ends at ${lastTime.toFixed(1)} s)`);
+    }
+  } else if (stopped === undefined) {
+    missing.push('the "test stopped (…)" line on stdout');
+  } else if (stopped.includes('Reached time limit')) {
+    // PerfTest's stop reasons (v2.22.1 Producer/Consumer/MulticastSet): the time limit came before the message limits.
+    missing.push(`the end of the fixed work: ${expected.fixedMessages} messages were not sent and consumed within the ${expected.durationSeconds} s limit (PerfTest stopped: ${stopped})`);
   }
   if (missing.length > 0 || summary === undefined) {
     const cause = crash ? ` PerfTest reported: ${crash}.` : '';
@@ -40,6 +64,7 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
     samples,
     sendRate: describe(samples.map((sample) => sample.published)),
     receiveRate: describe(samples.map((sample) => sample.received)),
+    ...(expected.fixedMessages === undefined ? {} : { completedInSeconds: Math.round(lastTime * 10) / 10 }),
   };
 }
 

@@ -103,6 +103,15 @@ export const workloadFieldsShape = {
   maxLength: z.number().int().min(0).max(2 ** 31 - 1).optional(),
   /** What happens at `maxLength` (`x-overflow`). @default 'drop-head' (RabbitMQ's default) */
   overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx']).optional(),
+  /**
+   * A fixed amount of work instead of a duration: messages to send in total, spread evenly over the producers
+   * (a multiple of producers). The run ends when they are sent and consumed, and its time is measured;
+   * `durationSeconds` is then the limit, past which the repetition fails. Kafka workloads need this, `totalBytes`
+   * or a publishRateLimit.
+   */
+  messageCount: positiveInt(1_000_000_000).optional(),
+  /** The fixed work as bytes of message body in total (seed 004 sends 7 GB per test): messageCount = totalBytes ÷ messageSizeBytes, rounded up to a multiple of producers. */
+  totalBytes: z.number().int().min(1).max(10 ** 13).optional(),
 } as const;
 
 export type WorkloadField = keyof typeof workloadFieldsShape;

@@ -321,9 +321,31 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
   if (workload.maxLength !== undefined && topology === 'stream') {
     issues.push({ path: `${path}.maxLength`, message: `cluster "${cluster.name}" uses streams, which have no message-count limit (retention is by size or age)`, value: workload.maxLength });
   }
+  issues.push(...checkFixedWork(workload, path));
   // docs/quorum-queues/index.md "Length Limit": drop-head and reject-publish, not reject-publish-dlx.
   if (workload.overflow === 'reject-publish-dlx' && topology === 'quorum') {
     issues.push({ path: `${path}.overflow`, message: `cluster "${cluster.name}" uses quorum queues, which support drop-head and reject-publish but not reject-publish-dlx`, value: workload.overflow });
+  }
+  return issues;
+}
+
+/**
+ * A RabbitMQ workload with a fixed amount of work must end by itself: PerfTest counts consumed messages per consumer
+ * (--cmessages), so each queue has one consumer and receives a known number of messages.
+ */
+function checkFixedWork(workload: Workload, path: string): PlanIssue[] {
+  if (workload.messageCount === undefined && workload.totalBytes === undefined) return [];
+  const issues: PlanIssue[] = [];
+  const add = (field: string, message: string, value: unknown) => issues.push({ path: `${path}.${field}`, message, value });
+  if (workload.messageCount !== undefined && workload.totalBytes !== undefined) add('totalBytes', 'give either messageCount or totalBytes, not both', workload.totalBytes);
+  if (workload.totalBytes !== undefined && workload.messageSizeBytes === 0) add('totalBytes', 'needs a messageSizeBytes above 0 to become a message count', workload.totalBytes);
+  if (workload.producers === 0) add('producers', 'a fixed amount of work needs at least one producer to send it', 0);
+  else if (workload.messageCount !== undefined && workload.messageCount % workload.producers !== 0) add('messageCount', `must be a multiple of producers (${workload.producers}): each producer sends the same share`, workload.messageCount);
+  if (workload.consumers > 0 && workload.consumers !== workload.queues) {
+    add('consumers', `with a fixed amount of work each queue needs exactly one consumer (consumers = queues = ${workload.queues}): PerfTest counts consumed messages per consumer, and competing consumers share a queue unevenly`, workload.consumers);
+  }
+  if (workload.exchange.type !== 'fanout' && workload.queues > 1 && workload.producers > 0 && workload.producers % workload.queues !== 0) {
+    add('producers', `with a fixed amount of work over ${workload.queues} queues, producers must be a multiple of queues so that every queue receives the same count`, workload.producers);
   }
   return issues;
 }

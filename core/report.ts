@@ -38,6 +38,9 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
       ? { sendRate: describe(summaries.map((s) => s.sendRateAvg)), receiveRate: describe(summaries.map((s) => s.receiveRateAvg)) }
       : {}),
     ...(messageSizeBytes === undefined ? {} : { messageSizeBytes }),
+    ...(ok.some((rep) => rep.result!.completedInSeconds !== undefined)
+      ? { completedInSeconds: describe(ok.flatMap((rep) => (rep.result!.completedInSeconds === undefined ? [] : [rep.result!.completedInSeconds]))) }
+      : {}),
     ...(ok.length > 0 && messageSizeBytes !== undefined
       ? {
           sendMBps: describe(summaries.map((s) => megabytesPerSecond(s.sendRateAvg, messageSizeBytes))),
@@ -87,6 +90,11 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     const latencyCell = latency ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99].map((value) => (value === undefined ? '—' : ms(value))).join(' / ') : '—';
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
     lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`);
+  }
+  const fixedWork = aggregates.filter((aggregate) => aggregate.completedInSeconds !== undefined);
+  if (fixedWork.length > 0) {
+    lines.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
+    for (const aggregate of fixedWork) lines.push(`| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`);
   }
   const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {

@@ -43,7 +43,7 @@ export function repetitionItems(record: RepetitionRecord): Record<string, unknow
     ...repetitionKey(record.runId, record.scenarioId, record.repetition),
     type: 'repetition',
     ...rest,
-    ...(result ? { result: { summary: result.summary, sendRate: result.sendRate, receiveRate: result.receiveRate }, sampleChunks: chunks } : {}),
+    ...(result ? { result: (({ samples: _samples, ...stored }) => stored)(result), sampleChunks: chunks } : {}),
   });
   for (let chunk = 0; chunk < chunks; chunk++) {
     items.push({

@@ -46,6 +46,8 @@ export interface PerfTestResult {
   /** Statistics over the per-second samples (published and received msg/s). */
   readonly sendRate: Stats;
   readonly receiveRate: Stats;
+  /** A fixed amount of work: how long PerfTest took to send and consume it (its last per-second sample), seconds. */
+  readonly completedInSeconds?: number;
 }
 
 /** The fault a repetition applied, as it happened. */
@@ -142,6 +144,8 @@ export interface ScenarioAggregate {
   /** sendRate and receiveRate in megabytes (10^6 bytes of message body) per second, as seed 004 reports throughput. */
   readonly sendMBps?: Stats;
   readonly receiveMBps?: Stats;
+  /** A fixed amount of work: seconds each repetition took to send and consume it, over the repetitions. */
+  readonly completedInSeconds?: Stats;
   /** Median across repetitions of each consumer-latency percentile, microseconds. */
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;

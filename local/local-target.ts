@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RawRepetition } from '../core/ingest';
+import { perfTestExpectations } from '../core/perftest-output';
 import { workloadQueueArguments } from '../core/broker-config';
 import type { FaultOutcome } from '../core/failover';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan';
@@ -197,12 +198,7 @@ export class LocalTarget {
         startedAt,
         finishedAt,
         perfTestArgs: redactPerfTestArgs(args),
-        expectations: {
-          durationSeconds: workload.durationSeconds,
-          producers: workload.producers,
-          consumers: workload.consumers,
-          confirms: workload.confirmWindow !== undefined,
-        },
+        expectations: perfTestExpectations(workload),
         stdout: run.stdout,
         csv: run.csv,
         ...(targetError ? { targetError } : {}),

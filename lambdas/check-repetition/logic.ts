@@ -2,6 +2,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { validatePlan } from '../../core/plan';
 import type { RawRepetition } from '../../core/ingest';
+import { perfTestExpectations } from '../../core/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
@@ -52,7 +53,7 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     startedAt: event.started.startedAt,
     finishedAt: now.toISOString(),
     perfTestArgs: event.started.perfTestArgs,
-    expectations: { durationSeconds: scenario.workload.durationSeconds, producers: scenario.workload.producers, consumers: scenario.workload.consumers, confirms: scenario.workload.confirmWindow !== undefined },
+    expectations: perfTestExpectations(scenario.workload),
     stdout: await read('stdout.txt'),
     csv: await read('perftest.csv'),
     ...(targetError === undefined ? {} : { targetError }),

@@ -32,6 +32,16 @@ describe('rmqbench report', () => {
     expect(html).toContain('send / receive MB/s (mean)');
   });
 
+  it('a fixed amount of work reports how long each scenario took (--json and a Markdown table)', async () => {
+    const stored = storedRun('r1', uniformRates([10_000, 10_000]));
+    const timed = { ...stored, repetitions: stored.repetitions.map((rep, index) => (rep.scenarioId === SCENARIOS[0] ? { ...rep, result: { ...rep.result!, completedInSeconds: 10 + 2 * (index % 2) } } : rep)) };
+    const json = JSON.parse((await reportCommand(timed, steadySamples, { ...base, format: 'markdown', json: true })).stdout as string) as { scenarios: { completedInSeconds?: { mean: number; n: number } }[] };
+    expect(json.scenarios[0]!.completedInSeconds).toMatchObject({ mean: 11, n: 2 });
+    expect(json.scenarios[1]!.completedInSeconds).toBeUndefined();
+    const markdown = (await reportCommand(timed, steadySamples, { ...base, format: 'markdown' })).stdout as string;
+    expect(markdown).toMatch(new RegExp(`\\| ${SCENARIOS[0]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\| 11\\.0 ± [\\d.]+ \\|`));
+  });
+
   it('Markdown shows lb vs direct with the Welch interval, one implementation with rmqbench compare', async () => {
     const rates = { [SCENARIOS[0]!]: [10_000, 10_100, 9_900], [SCENARIOS[2]!]: [20_000, 20_100, 19_900], [SCENARIOS[1]!]: [1, 1], [SCENARIOS[3]!]: [1, 1] };
     const { stdout } = await reportCommand(storedRun('r1', rates), steadySamples, { ...base, format: 'markdown' });

@@ -75,6 +75,17 @@ describe('PerfTest arguments', () => {
     expect(new RegExp(BENCHMARK_USER_PERMISSIONS.configure).test(valueAfter(fanout, '--exchange')!)).toBe(true);
   });
 
+  test('a fixed amount of work: each producer sends its share (--pmessages), each queue\'s consumer stops after what its queue receives (--cmessages)', () => {
+    const direct = argsFor({ type: 'quorum' }, { queues: 2, producers: 4, consumers: 2, messageCount: 1000 });
+    expect([valueAfter(direct, '--pmessages'), valueAfter(direct, '--cmessages'), valueAfter(direct, '--time')]).toEqual(['250', '500', '20']);
+    const fanout = argsFor({ type: 'classic' }, { queues: 3, producers: 1, consumers: 3, messageCount: 900, exchange: { type: 'fanout' } });
+    expect([valueAfter(fanout, '--pmessages'), valueAfter(fanout, '--cmessages')]).toEqual(['900', '900']);
+    const publishOnly = argsFor({ type: 'classic' }, { producers: 2, consumers: 0, totalBytes: 1_500, messageSizeBytes: 100 });
+    expect(valueAfter(publishOnly, '--pmessages')).toBe('8');
+    expect(publishOnly).not.toContain('--cmessages');
+    expect(argsFor({ type: 'classic' })).not.toContain('--pmessages');
+  });
+
   test('the workload\'s queue mode and length limit join the topology\'s queue arguments', () => {
     const args = argsFor({ type: 'quorum' }, { maxLength: 1000, overflow: 'reject-publish' });
     expect(valueAfter(args, '--queue-args')).toBe('x-queue-type=quorum,x-quorum-initial-group-size=3,x-max-length=1000,x-overflow=reject-publish');

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlanValidationError } from '../../core/errors';
+import { fixedMessageCount } from '../../core/fixed-work';
 import { parsePlanText } from '../../core/plan';
 
 const minimal = `
@@ -106,6 +107,25 @@ describe('plan parsing', () => {
     expect(on('{ type: classic }', '', 'overflow: reject-publish')).toEqual([expect.objectContaining({ path: 'workloads[0].overflow', message: expect.stringContaining('needs maxLength') })]);
     const accepted = parsePlanText(minimal.replace('{ type: quorum }', '{ type: mirrored }\n    rabbitmqVersion: "3.11"').replace('durationSeconds: 10', 'durationSeconds: 10\n    queueMode: lazy\n    maxLength: 100\n    overflow: reject-publish'), 'ok.yaml');
     expect(accepted.scenarios[0]!.workload).toMatchObject({ queueMode: 'lazy', maxLength: 100, overflow: 'reject-publish' });
+  });
+
+  test('a fixed amount of work: refused by field where PerfTest could not end it by itself', () => {
+    const fixed = (fields: string) => issuesOf(minimal.replace('durationSeconds: 10', `durationSeconds: 10\n    ${fields}`));
+    expect(fixed('messageCount: 100\n    totalBytes: 1000').map((issue) => issue.path)).toEqual(['workloads[0].totalBytes']);
+    expect(issuesOf(minimal.replace('messageSizeBytes: 150', 'messageSizeBytes: 0\n    totalBytes: 1000')).map((issue) => issue.path)).toEqual(['workloads[0].totalBytes']);
+    expect(fixed('messageCount: 100\n    producers: 3\n    queues: 3\n    consumers: 3')).toEqual([expect.objectContaining({ path: 'workloads[0].messageCount', message: expect.stringContaining('multiple of producers (3)') })]);
+    expect(fixed('messageCount: 100\n    consumers: 2')).toEqual([expect.objectContaining({ path: 'workloads[0].consumers', message: expect.stringContaining('exactly one consumer (consumers = queues = 1)') })]);
+    expect(fixed('messageCount: 120\n    producers: 3\n    queues: 2\n    consumers: 2')).toEqual([expect.objectContaining({ path: 'workloads[0].producers', message: expect.stringContaining('multiple of queues') })]);
+    expect(fixed('messageCount: 100\n    producers: 0\n    consumers: 1')).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 0 })]);
+  });
+
+  test('totalBytes becomes a message count rounded up to a multiple of the producers (seed 004: 7 GB per test)', () => {
+    expect(fixedMessageCount({ totalBytes: 7_000_000_000, messageSizeBytes: 1000, producers: 3 })).toBe(7_000_002);
+    expect(fixedMessageCount({ totalBytes: 7_000_000_000, messageSizeBytes: 100, producers: 5 })).toBe(70_000_000);
+    expect(fixedMessageCount({ messageCount: 42, messageSizeBytes: 100, producers: 1 })).toBe(42);
+    expect(fixedMessageCount({ messageSizeBytes: 100, producers: 1 })).toBeUndefined();
+    const plan = parsePlanText(minimal.replace('messageSizeBytes: 150', 'messageSizeBytes: 1000').replace('durationSeconds: 10', 'durationSeconds: 600\n    totalBytes: 7000000000\n    producers: 3\n    queues: 3\n    consumers: 3'), 'seed-004.yaml');
+    expect(plan.scenarios).toHaveLength(1);
   });
 
   test('a sweep over the exchange names each scenario by the exchange type', () => {
