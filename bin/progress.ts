@@ -48,6 +48,19 @@ export class ProgressDisplay {
         }
         break;
       }
+      case 'running': {
+        const current = this.current;
+        if (!current) break;
+        const left = current.durationSeconds - event.elapsedSeconds;
+        const planLeft = current.remainingPlannedSeconds - event.elapsedSeconds;
+        const text = `  running, ${formatSeconds(left)} left (plan: ${formatSeconds(planLeft)}); msg/s once the repetition is stored`;
+        if (this.tty) this.out.write(`\r\x1b[2K${text}`);
+        else if (event.elapsedSeconds - this.lastPrinted >= 10) {
+          this.lastPrinted = event.elapsedSeconds;
+          this.out.write(`${text}\n`);
+        }
+        break;
+      }
       case 'repetition-finished': {
         const { record } = event;
         const summary = record.result

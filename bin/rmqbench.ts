@@ -6,7 +6,7 @@ import { PlanValidationError, formatPlanIssue } from '../core/errors';
 import { defaultPriceCatalog } from '../core/cost-catalog';
 import { targetProblems } from '../core/target-rules';
 import { estimateCommand, EstimateUsageError } from './estimate-command';
-import { planData, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
+import { executionInput, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
 import { formatFailoverLine } from '../core/failover-report';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
@@ -22,6 +22,8 @@ import { newRunId } from '../local/run-plan';
 import { parseFailAt, runPlanWorkflow } from '../local/workflow-runner';
 import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
+import { CloudCommandError, runInCloud, watchInCloud } from './cloud-commands';
+import type { CloudCommandResult } from './cloud-run-command';
 import { formatPrune, parsePruneSelection } from './prune-command';
 import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
@@ -44,6 +46,12 @@ Usage:
   rmqbench run <plan.yaml|built-in name> [--target local] [--fail-at <State>[:N]] [--json]
                                                   run a plan through the workflow definition (default
                                                   target: local); --fail-at makes that state fail (tests)
+  rmqbench run <plan.yaml> --target aws|azure [--stack NAME | --state-machine-arn ARN --table NAME]
+          [--region R] [--max-cost USD] [--run-id ID] [--detach] [--poll-seconds N] [--json]
+                                                  estimate, then start the plan on a deployed controller and
+                                                  follow it (--detach: print the run id and execution ARN)
+  rmqbench watch <runId> [--stack NAME | --state-machine-arn ARN --table NAME] [--region R]
+                                                  follow a cloud run started earlier
   rmqbench runs [--json]                          list stored runs, newest first
   rmqbench show <runId> [--json]                  one run with every repetition
   rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]
@@ -122,6 +130,11 @@ async function main(argv: string[]): Promise<number> {
         keep: { type: 'string' },
         'older-than': { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
+        stack: { type: 'string' },
+        'state-machine-arn': { type: 'string' },
+        detach: { type: 'boolean', default: false },
+        store: { type: 'string' },
+        'poll-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -143,7 +156,24 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (command) {
     case 'run':
+      if (options.target === 'aws' || options.target === 'azure') {
+        const reference = requireArg(rest, 'run <plan>');
+        commandValidate(reference, { ...options, json: false }, { quiet: true });
+        return cloudCommand(() =>
+          runInCloud(loadPlan(reference), {
+            ...cloudOptions(parsed.values, options),
+            target: options.target as 'aws' | 'azure',
+            catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
+            ...(parsed.values['max-cost'] === undefined ? {} : { maxCost: parsed.values['max-cost'] }),
+            ...(parsed.values['run-id'] === undefined ? {} : { runId: parsed.values['run-id'] }),
+          }),
+        );
+      }
       return commandRun(requireArg(rest, 'run <plan>'), options, parsed.values['fail-at']);
+    case 'watch': {
+      const runId = requireArg(rest, 'watch <runId>');
+      return cloudCommand(() => watchInCloud(runId, cloudOptions(parsed.values, options)));
+    }
     case 'validate':
       return commandValidate(requireArg(rest, 'validate <plan>'), options);
     case 'estimate': {
@@ -285,6 +315,38 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The controller and polling flags the cloud commands share. */
+function cloudOptions(
+  values: { stack?: string; 'state-machine-arn'?: string; region?: string; detach?: boolean; 'poll-seconds'?: string; table?: string },
+  options: GlobalOptions,
+) {
+  const pollSeconds = values['poll-seconds'] === undefined ? undefined : Number(values['poll-seconds']);
+  if (pollSeconds !== undefined && !(Number.isFinite(pollSeconds) && pollSeconds > 0)) throw new CliError(`--poll-seconds must be a positive number, got "${values['poll-seconds']}"`, 2);
+  return {
+    json: options.json,
+    ...(values.stack === undefined ? {} : { stack: values.stack }),
+    ...(values['state-machine-arn'] === undefined ? {} : { stateMachineArn: values['state-machine-arn'] }),
+    ...(values.table === undefined ? {} : { table: values.table }),
+    ...(values.region === undefined ? {} : { region: values.region }),
+    ...(values.detach ? { detach: true } : {}),
+    ...(pollSeconds === undefined ? {} : { pollSeconds }),
+  };
+}
+
+/** Prints a cloud command's outcome; a failure before anything started is one line, exit 1. */
+async function cloudCommand(command: () => Promise<CloudCommandResult>): Promise<number> {
+  let result;
+  try {
+    result = await command();
+  } catch (error) {
+    if (error instanceof CloudCommandError) throw new CliError(error.message, 1);
+    throw error;
+  }
+  process.stdout.write(result.stdout);
+  if (result.error) console.error(`rmqbench: ${result.error}`);
+  return result.exitCode;
+}
+
 function requireArg(rest: string[], usage: string): string {
   if (!rest[0]) throw new CliError(`missing argument: rmqbench ${usage}`, 2);
   return rest[0];
@@ -331,7 +393,7 @@ function commandExecutionInput(reference: string, options: GlobalOptions, runId:
     throw new CliError(`execution-input is for the cloud controller: give --target aws or --target azure (got "${options.target}")`, 2);
   }
   commandValidate(reference, { ...options, json: false }, { quiet: true });
-  const input: WorkflowInput = { plan: planData(loadPlan(reference)), target: options.target, ...(runId ? { runId } : {}) };
+  const input: WorkflowInput = executionInput(loadPlan(reference), options.target, runId);
   console.log(JSON.stringify(input, null, 2));
   return 0;
 }
@@ -351,9 +413,7 @@ function commandPlans(options: GlobalOptions): number {
 
 /** Runs the plan through the workflow definition the BenchmarkController deploys; `failAt` injects a fault (--fail-at <State>[:N]). */
 async function commandRun(reference: string, options: GlobalOptions, failAt?: string): Promise<number> {
-  if (options.target !== 'local') {
-    throw new CliError(`target "${options.target}" cannot be run from the CLI yet: deploy the BenchmarkController construct for aws/azure (target local is the default)`, 2);
-  }
+  if (options.target !== 'local') throw new CliError(`--target must be local, aws or azure (got "${options.target}")`, 2);
   const plan = loadPlan(reference);
   try {
     parseFailAt(failAt);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything rmqbench needs on a fresh Debian machine, idempotently:
 # Debian packages (RabbitMQ, HAProxy, Java, Maven), npm dependencies (including Node 22),
-# the Python lint tools used by the tests (cfn-lint, checkov) in a venv of their own,
+# the Python lint tools used by the tests (cfn-lint, checkov) and the AWS emulator moto in a venv of their own,
 # the Maven jars (PerfTest, DynamoDB Local, Kafka broker and tools) into the rmqbench cache, and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,13 @@ if [ ! -x .venv-tools/bin/cfn-lint ] || [ ! -x .venv-tools/bin/checkov ] || [ ! 
   echo "setup: installing cfn-lint, checkov and the AWS CLI into .venv-tools"
   python3 -m venv .venv-tools
   .venv-tools/bin/pip install -q --disable-pip-version-check cfn-lint checkov awscli==1.46.3
+fi
+
+# moto in server mode: the AWS emulator the cloud CLI tests (test/cloud/) start and stop; pinned (PyPI moto 5.2.5),
+# its [server] extra brings Flask. It adds packages to .venv-tools without changing the lint tools' pins.
+if [ ! -x .venv-tools/bin/moto_server ] || ! .venv-tools/bin/pip show moto 2>/dev/null | grep -qx 'Version: 5.2.5'; then
+  echo "setup: installing moto[server] 5.2.5 into .venv-tools"
+  .venv-tools/bin/pip install -q --disable-pip-version-check 'moto[server]==5.2.5'
 fi
 
 if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

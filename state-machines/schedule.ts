@@ -72,6 +72,11 @@ export function runIdFor(input: WorkflowInput, executionName: string): string {
   return `${name}-${executionName}`;
 }
 
+/** The input of a BenchmarkController execution for a plan: what `execution-input` prints and `run --target aws|azure` starts. */
+export function executionInput(plan: Plan, target: 'aws' | 'azure', runId?: string): WorkflowInput {
+  return { plan: planData(plan), target, ...(runId ? { runId } : {}) };
+}
+
 /** Removes the expanded scenarios, which the plan schema does not accept back. */
 export function planData(plan: Plan): unknown {
   const { scenarios: _scenarios, ...rest } = plan;

@@ -3,6 +3,9 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { BenchmarkController, type BenchmarkAzureProps } from '../../cdk';
+import { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK } from '../../core/controller-outputs';
+
+export { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK };
 
 /**
  * What the controller app reads from CDK context (`cdk deploy -c key=value` or cdk.json), all optional:
@@ -16,13 +19,6 @@ export interface ControllerAppContext {
   /** The compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`). @default 'main.json' */
   readonly azureTemplateFile?: string;
 }
-
-/** Stack output names the CLI and the README refer to. */
-export const CONTROLLER_OUTPUTS = {
-  stateMachineArn: 'StateMachineArn',
-  resultsTableName: 'ResultsTableName',
-  rawOutputBucketName: 'RawOutputBucketName',
-} as const;
 
 /** One BenchmarkController with the outputs a user needs to start runs and read results. */
 export class RmqbenchControllerStack extends Stack {
@@ -60,7 +56,7 @@ export function controllerContext(app: App): ControllerAppContext {
 /** The controller app, checked by cdk-nag's AwsSolutions pack (synthesis reports an unacknowledged finding as an error). */
 export function buildControllerApp(options: { outdir?: string; context?: Record<string, string> } = {}): App {
   const app = new App({ ...(options.outdir ? { outdir: options.outdir } : {}), ...(options.context ? { context: options.context } : {}) });
-  new RmqbenchControllerStack(app, 'RmqbenchController', controllerContext(app));
+  new RmqbenchControllerStack(app, DEFAULT_CONTROLLER_STACK, controllerContext(app));
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return app;
 }
