@@ -35,7 +35,7 @@ workloads: [{ name: w150b, producers: 1, consumers: 1, queues: 1, messageSizeByt
   const uninstall = stopOnSignals(() => processes.stopAll());
   const target = new LocalTarget({ processes, runDir: work, cacheDir: cacheDir() });
   const jars = await ensureArtifact(cacheDir(), PERFTEST_ARTIFACT);
-  const handle = await target.launch(groupScenariosByCluster(plan)[0]!, 0);
+  const handle = await target.launchRabbitMq(groupScenariosByCluster(plan)[0]!, 0);
   const viaRmqbench: number[] = [];
   const raw: number[] = [];
   try {

@@ -25,7 +25,11 @@ export class ProgressDisplay {
         this.line(`run ${event.runId}: about ${formatSeconds(event.plannedSeconds)} of PerfTest time; raw output in ${event.runDir}`);
         break;
       case 'cluster-starting':
-        this.line(`starting a ${event.nodes}-node RabbitMQ cluster (${event.topology} queues)...`);
+        this.line(
+          event.broker === 'kafka'
+            ? `starting a ${event.nodes}-broker Kafka cluster (KRaft)...`
+            : `starting a ${event.nodes}-node RabbitMQ cluster (${event.topology} queues)...`,
+        );
         break;
       case 'cluster-ready':
         this.line(`cluster ready in ${event.seconds.toFixed(1)} s`);

@@ -48,7 +48,8 @@ interface ConsumerRow {
 /**
  * Normalizes one Kafka repetition into the result model PerfTest results use: the send rate is the producers'
  * own final rates added up, the receive rate the consumers' records between their first and last per-second row
- * over that time (so that neither the group join before the first row nor the idle timeout after the last counts),
+ * over that time (so that neither the time before the first row nor the idle timeout after the last counts; a
+ * consumer with one row counts that row's rate, one without partitions and so without rows counts 0),
  * and the producers' acknowledgement latency (50th/95th/99th; the tool reports no minimum or 75th) is the
  * confirm latency. Output that is cut short or garbled throws a PerfTestOutputError naming what is missing.
  */
@@ -58,6 +59,9 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   if (output.consumers.length !== expected.consumers) missing.push(`the output of ${expected.consumers} consumer(s) (found ${output.consumers.length})`);
   const producers = output.producers.map((text, index) => parseProducer(text, index + 1, expected.recordsPerProducer, missing));
   const consumers = output.consumers.map((text, index) => parseConsumer(text, index + 1, expected.consumers, missing));
+  if (expected.consumers > 0 && consumers.every((rows) => rows !== undefined && rows.length === 0)) {
+    missing.push(`per-second rows from any of the ${expected.consumers} consumer(s) (found none)`);
+  }
   const crash = [...output.producers, ...output.consumers].map(firstErrorLine).find((line) => line !== undefined);
   if (missing.length > 0) {
     const cause = crash ? ` The tool reported: ${crash}.` : '';
@@ -65,11 +69,7 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   }
   const done = producers as ProducerOutcome[];
   const rows = consumers as ConsumerRow[][];
-  const receiveRateAvg = rows.reduce((sum, consumer) => {
-    const first = consumer[0]!;
-    const last = consumer[consumer.length - 1]!;
-    return sum + ((last.total - first.total) * 1000) / (last.atMs - first.atMs);
-  }, 0);
+  const receiveRateAvg = rows.reduce((sum, consumer) => sum + consumerRate(consumer), 0);
   const samples = mergeSamples(done, rows);
   return {
     summary: {
@@ -122,11 +122,16 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
     missing.push(`consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`);
     return undefined;
   }
-  if (rows.length < 2) {
-    missing.push(`consumer ${number}: at least two per-second rows (found ${rows.length})`);
-    return undefined;
-  }
   return rows;
+}
+
+/** Records per second between a consumer's first and last row. */
+function consumerRate(rows: readonly ConsumerRow[]): number {
+  if (rows.length === 0) return 0;
+  if (rows.length === 1) return rows[0]!.rate;
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  return ((last.total - first.total) * 1000) / (last.atMs - first.atMs);
 }
 
 /** Per-second samples: the n-th report of every producer and consumer added up as second n. */

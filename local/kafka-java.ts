@@ -13,7 +13,9 @@ export const KAFKA_TOOL_HEAP = ['-Xmx256m', '-Xms64m'] as const;
 /**
  * log4j2 configurations (properties format, https://logging.apache.org/log4j/2.x/manual/configuration.html):
  * the broker logs INFO to its console output (the node's stdout.log, whose tail a failed start shows); the tools
- * log errors only, on stderr, so that their measurements stay readable.
+ * log errors only, on stderr, so that their measurements stay readable, and the consumer's partition assignment
+ * ("Adding newly assigned partitions", logged at INFO by ConsumerRebalanceListenerInvoker), which tells that a
+ * consumer has joined its group (CONSUMER_JOINED).
  */
 const BROKER_LOG4J = `status = warn
 appender.console.type = Console
@@ -31,7 +33,12 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = ERROR
 rootLogger.appenderRef.stderr.ref = STDERR
+logger.assignment.name = org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker
+logger.assignment.level = INFO
 `;
+
+/** The line a consumer logs once the group gave it its partitions (possibly none). */
+export const CONSUMER_JOINED = /Adding newly assigned partitions/;
 
 /** Writes the two log4j2 files into `dir` and returns their paths. */
 export function writeLog4jConfigs(dir: string): { broker: string; tool: string } {

@@ -11,7 +11,7 @@ import {
 } from '../core/kafka-perf-args';
 import type { Workload } from '../core/plan-schema';
 import type { LocalKafkaCluster } from './kafka-cluster';
-import { javaArgs, KAFKA_TOOL_HEAP } from './kafka-java';
+import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';
 
 export interface KafkaLoadRun {
@@ -25,8 +25,10 @@ export interface KafkaLoadRun {
 
 /**
  * One Kafka repetition on a local cluster: a fresh topic with the workload's partitions and replication factor,
- * the consumers (one ConsumerPerformance each, in one group) and the producers (one ProducerPerformance each)
- * started together, their console output collected, the topic deleted. Producers that overrun
+ * the consumers (one ConsumerPerformance each, in one group) started and given their partitions first (as PerfTest
+ * starts its consumers first; otherwise a consumer still joining its group while the producers run reads a backlog
+ * in one burst), then the producers (one ProducerPerformance each), their console output collected, the topic
+ * deleted. Producers that overrun
  * `durationSeconds + graceSeconds` are stopped: their output is then cut short and the repetition fails.
  */
 export async function runKafkaLoad(options: {
@@ -49,9 +51,10 @@ export async function runKafkaLoad(options: {
   const topicArgs = createTopicArgs(topic, settings);
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 
-  const start = (name: string, mainClass: string, args: readonly string[]) =>
+  const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) =>
     options.processes.start(name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
       logPath: join(options.outputDir, `${name}.txt`),
+      ...(onLine ? { onLine } : {}),
     });
   const consumerArgs = consumerPerformanceArgs({
     bootstrapServers: cluster.bootstrapServers,
@@ -59,7 +62,26 @@ export async function runKafkaLoad(options: {
     group: `rmqbench-${suffix}`,
     totalRecords: settings.recordsPerProducer * workload.producers,
   });
-  const consumers = Array.from({ length: workload.consumers }, (_, index) => start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs));
+  let joined = 0;
+  let allJoined: () => void = () => undefined;
+  const joinedPromise = new Promise<void>((resolve) => (allJoined = resolve));
+  const onConsumerLine = (line: string) => {
+    if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
+  };
+  if (workload.consumers === 0) allJoined();
+  const consumers = Array.from({ length: workload.consumers }, (_, index) =>
+    start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs, onConsumerLine),
+  );
+  const joinError = await Promise.race([
+    joinedPromise.then(() => undefined),
+    Promise.all(consumers.map((consumer) => consumer.exited)).then(() => 'Kafka consumers exited before they joined their group'),
+    new Promise<string>((resolve) => setTimeout(() => resolve(`Kafka consumers did not join their group within ${CONSUMER_JOIN_TIMEOUT_MS / 1000} s`), CONSUMER_JOIN_TIMEOUT_MS).unref()),
+  ]);
+  if (joinError) {
+    await Promise.all(consumers.map((consumer) => consumer.stop(1000)));
+    await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
+    return { output: { producers: [], consumers: consumers.map((_, index) => readOutput(options.outputDir, `consumer-${index + 1}`)) }, expectations, args: [], error: joinError };
+  }
   const producerArgs = (index: number) =>
     producerPerformanceArgs({ bootstrapServers: cluster.bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
   const producers = Array.from({ length: workload.producers }, (_, index) => start(`producer-${index + 1}`, 'org.apache.kafka.tools.ProducerPerformance', producerArgs(index)));
@@ -70,10 +92,7 @@ export async function runKafkaLoad(options: {
   const consumersLate = await exitWithin(consumers, KAFKA_CONSUMER_IDLE_TIMEOUT_MS + 30_000);
   await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
 
-  const read = (name: string) => {
-    const path = join(options.outputDir, `${name}.txt`);
-    return existsSync(path) ? readFileSync(path, 'utf8') : '';
-  };
+  const read = (name: string) => readOutput(options.outputDir, name);
   const output: KafkaPerfOutput = {
     producers: producers.map((_, index) => read(`producer-${index + 1}`)),
     consumers: consumers.map((_, index) => read(`consumer-${index + 1}`)),
@@ -89,6 +108,14 @@ export async function runKafkaLoad(options: {
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
   return { output, expectations, args, ...(error ? { error } : {}) };
+}
+
+/** How long the consumers get to join their group before the producers start without them being ready counts as a failure. */
+const CONSUMER_JOIN_TIMEOUT_MS = 60_000;
+
+function readOutput(dir: string, name: string): string {
+  const path = join(dir, `${name}.txt`);
+  return existsSync(path) ? readFileSync(path, 'utf8') : '';
 }
 
 /** Waits for every process to exit; past the limit stops the rest and returns true. */

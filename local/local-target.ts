@@ -11,7 +11,8 @@ import type { FaultSpec } from '../core/plan-schema';
 import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
 import { LocalLoadBalancer } from './haproxy';
-import { PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
+import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
+import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
 import { ProcessRegistry } from './processes';
 import { LostMessageVerifier } from './lost-message-verifier';
@@ -34,13 +35,17 @@ export interface StartedRepetition {
   readonly fault?: { spec: FaultSpec; nodeName?: string };
 }
 
-/** A cluster started for a group of scenarios, with its load balancer once one is needed. */
-export interface LocalClusterHandle {
+/** A RabbitMQ cluster started for a group of scenarios, with its load balancer once one is needed. */
+export interface RabbitClusterHandle {
+  readonly broker: 'rabbitmq';
   readonly group: ClusterGroup;
   readonly cluster: LocalRabbitCluster;
   readonly workDir: string;
   loadBalancer?: LocalLoadBalancer;
 }
+
+/** A cluster the local target started: RabbitMQ nodes, or Kafka brokers (local/kafka-target.ts). */
+export type LocalClusterHandle = RabbitClusterHandle | KafkaClusterHandle;
 
 export interface LocalTargetOptions {
   readonly processes: ProcessRegistry;
@@ -53,10 +58,13 @@ export interface LocalTargetOptions {
   readonly rabbitmqServerCommand?: string;
   /** Replaces the PerfTest jars folder (tests point it at a PerfTest that exits early). */
   readonly perfTestJarsDir?: string;
+  /** Replaces `java` for Kafka brokers (tests use it to simulate a broker that never starts). */
+  readonly kafkaBrokerJavaCommand?: string;
 }
 
 /**
- * The local target: RabbitMQ nodes on localhost, HAProxy as the load balancer, the real PerfTest.
+ * The local target: RabbitMQ nodes on localhost, HAProxy as the load balancer, the real PerfTest; or, for a
+ * cluster with `broker: kafka`, a KRaft Kafka cluster and Kafka's own performance tools.
  * Its three steps (launch, run a repetition, tear down) are the ones the cloud workflow performs.
  */
 export class LocalTarget {
@@ -66,6 +74,8 @@ export class LocalTarget {
 
   /** Refuses a plan this machine cannot run, before anything starts. */
   preflight(plan: Plan): void {
+    // A plan of Kafka clusters only needs no RabbitMQ (its jars are fetched at launch, like PerfTest's).
+    if (plan.clusters.every((cluster) => cluster.broker === 'kafka')) return;
     const installed = installedRabbitmqVersion();
     if (!installed) throw new Error('rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or rmqbench doctor)');
     plan.clusters.forEach((cluster, index) => {
@@ -94,6 +104,7 @@ export class LocalTarget {
     return {
       rabbitmqVersion: installedRabbitmqVersion() ?? 'not installed',
       perfTestVersion: PERFTEST_VERSION,
+      kafkaVersion: KAFKA_VERSION,
       host: hostname(),
       cpus: String(cpus().length),
       cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -109,6 +120,20 @@ export class LocalTarget {
 
   async launch(group: ClusterGroup, index: number): Promise<LocalClusterHandle> {
     const workDir = join(this.options.runDir, 'clusters', `cluster-${index + 1}`);
+    if (group.broker === 'kafka') {
+      return launchKafka(group, workDir, {
+        processes: this.options.processes,
+        cacheDir: this.options.cacheDir,
+        ...(this.options.clusterStartTimeoutMs ? { startTimeoutMs: this.options.clusterStartTimeoutMs } : {}),
+        ...(this.options.kafkaBrokerJavaCommand ? { brokerJavaCommand: this.options.kafkaBrokerJavaCommand } : {}),
+      });
+    }
+    return this.launchRabbitMq(group, index);
+  }
+
+  /** LaunchCluster for RabbitMQ (also for callers that need the RabbitMQ handle itself). */
+  async launchRabbitMq(group: ClusterGroup, index: number): Promise<RabbitClusterHandle> {
+    const workDir = join(this.options.runDir, 'clusters', `cluster-${index + 1}`);
     mkdirSync(workDir, { recursive: true });
     const cluster = await LocalRabbitCluster.start({
       nodes: group.nodes,
@@ -118,7 +143,7 @@ export class LocalTarget {
       ...(this.options.clusterStartTimeoutMs ? { startTimeoutMs: this.options.clusterStartTimeoutMs } : {}),
       ...(this.options.rabbitmqServerCommand ? { serverCommand: this.options.rabbitmqServerCommand } : {}),
     });
-    return { group, cluster, workDir };
+    return { broker: 'rabbitmq', group, cluster, workDir };
   }
 
   /** Runs one PerfTest repetition of a scenario and returns its raw output for ingestion. */
@@ -145,6 +170,7 @@ export class LocalTarget {
   ): Promise<StartedRepetition> {
     const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
     mkdirSync(outputDir, { recursive: true });
+    if (handle.broker === 'kafka') return { raw: runKafkaRepetition({ handle, runId, scenario, repetition, outputDir, processes: this.options.processes }) };
     const csvPath = join(outputDir, 'perftest.csv');
     const { cluster } = handle;
     const { workload } = scenario;
@@ -212,6 +238,8 @@ export class LocalTarget {
   async applyFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; appliedAtSeconds: number }> {
     const { fault, verifier } = started;
     if (!fault || !verifier) throw new Error('this repetition has no fault to apply');
+    // Validation refuses fault on a Kafka cluster; this keeps the type narrow.
+    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ clusters only');
     if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
     const node = await this.faultNode(handle, fault.spec.node);
     fault.nodeName = node.name;
@@ -235,13 +263,14 @@ export class LocalTarget {
   async healFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; healedAtSeconds: number }> {
     const { fault, verifier } = started;
     if (!fault?.nodeName || !verifier) throw new Error('this repetition has no applied fault to heal');
+    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ clusters only');
     const node = handle.cluster.nodeByName(fault.nodeName);
     const healedAtSeconds = verifier.markHeal();
     await handle.cluster.startNode(node);
     return { nodeName: node.name, healedAtSeconds };
   }
 
-  private async faultNode(handle: LocalClusterHandle, which: FaultSpec['node']): Promise<LocalNode> {
+  private async faultNode(handle: RabbitClusterHandle, which: FaultSpec['node']): Promise<LocalNode> {
     const { cluster } = handle;
     if (typeof which === 'number') return cluster.nodes[which]!;
     const leader = await cluster.queueNode(VERIFIER_QUEUE);
@@ -251,7 +280,7 @@ export class LocalTarget {
     return follower;
   }
 
-  private async connectionFor(handle: LocalClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean; home?: LocalNode }> {
+  private async connectionFor(handle: RabbitClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean; home?: LocalNode }> {
     const { cluster } = handle;
     const first = cluster.nodes[0]!;
     if (scenario.workload.fault && (scenario.cluster.connection === 'lb' || scenario.cluster.connection === 'direct')) {
@@ -279,7 +308,7 @@ export class LocalTarget {
   }
 
   /** Declares the scenario's queues through one node and returns the node that leads all of them. */
-  private async declareQueuesOnOneLeader(handle: LocalClusterHandle, scenario: Scenario, through: LocalNode): Promise<LocalNode> {
+  private async declareQueuesOnOneLeader(handle: RabbitClusterHandle, scenario: Scenario, through: LocalNode): Promise<LocalNode> {
     const { workload, cluster: spec } = scenario;
     const durable = workload.persistent || spec.topology.type === 'quorum' || spec.topology.type === 'stream';
     const leaders = await handle.cluster.declareQueues(benchmarkQueueNames(workload.queues), durable, through, workloadQueueArguments(workload));
@@ -291,6 +320,7 @@ export class LocalTarget {
   }
 
   async teardown(handle: LocalClusterHandle): Promise<void> {
+    if (handle.broker === 'kafka') return handle.kafka.stop();
     await handle.loadBalancer?.stop();
     await handle.cluster.stop();
   }

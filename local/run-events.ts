@@ -8,7 +8,7 @@ import type { PerfTestProgress } from './perftest-process';
 /** What a run reports while it goes (the CLI's progress display listens): a local run, or a cloud run followed by bin/cloud-follow.ts. */
 export type RunEvent =
   | { readonly type: 'run-started'; readonly runId: string; readonly runDir: string; readonly plannedSeconds: number }
-  | { readonly type: 'cluster-starting'; readonly nodes: number; readonly topology: string }
+  | { readonly type: 'cluster-starting'; readonly nodes: number; readonly topology: string; readonly broker?: 'rabbitmq' | 'kafka' }
   | { readonly type: 'cluster-ready'; readonly seconds: number }
   | ({ readonly type: 'repetition-started' } & Pick<
       ScheduledRepetition,

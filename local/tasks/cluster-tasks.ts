@@ -1,11 +1,12 @@
 import { smokeTest as publishAndConsume } from '../../lambdas/smoke-test/logic';
 import type { ScheduledCluster } from '../../state-machines/schedule';
+import { smokeTestKafka } from '../kafka-target';
 import type { LocalRun } from './local-run';
 
 /** LaunchCluster: local nodes (the first cluster was prelaunched while the store came up). */
 export const launchCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
   const group = run.groups[input.cluster.index]!;
-  run.emit({ type: 'cluster-starting', nodes: group.nodes, topology: group.topology.type });
+  run.emit({ type: 'cluster-starting', nodes: group.nodes, topology: group.topology.type, broker: group.broker });
   const prelaunched = input.cluster.index === 0 ? run.prelaunch.take() : undefined;
   // The prelaunched cluster began booting before the store was up: count from then.
   const started = prelaunched ? run.prelaunch.startedAt : Date.now();
@@ -20,10 +21,11 @@ export const checkClusterReady = (run: LocalRun) => async (input: { launch: { cl
   return { ready: true };
 };
 
-/** SmokeTest: the cloud's check (one message published and consumed back), through the first node. */
+/** SmokeTest: the cloud's check (one message published and consumed back), through the first node; for Kafka, the brokers' registration. */
 export const smokeTest = (run: LocalRun) => async (input: { launch: { clusterId: string } }) => {
-  const { cluster } = run.handleOf(input.launch.clusterId);
-  return publishAndConsume(cluster.amqpUri(cluster.nodes[0]!));
+  const handle = run.handleOf(input.launch.clusterId);
+  if (handle.broker === 'kafka') return smokeTestKafka(handle);
+  return publishAndConsume(handle.cluster.amqpUri(handle.cluster.nodes[0]!));
 };
 
 /** TeardownCluster: PerfTest still running ends, the nodes stop, their data goes. */

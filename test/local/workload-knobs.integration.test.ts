@@ -6,7 +6,7 @@
 import { connect } from 'amqplib';
 import { ingestRepetition } from '../../core/ingest';
 import { parsePlanText, groupScenariosByCluster, type Scenario } from '../../core/plan';
-import { LocalTarget, type LocalClusterHandle } from '../../local/local-target';
+import { LocalTarget, type RabbitClusterHandle } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
 import { tempDir } from './helpers';
@@ -40,12 +40,12 @@ describe('workload knobs on a real RabbitMQ node', () => {
   const processes = new ProcessRegistry();
   const work = tempDir('knobs');
   let target: LocalTarget;
-  let handle: LocalClusterHandle;
+  let handle: RabbitClusterHandle;
 
   beforeAll(async () => {
     target = new LocalTarget({ processes, runDir: work.path, cacheDir: cacheDir() });
     target.preflight(plan);
-    handle = await target.launch(groupScenariosByCluster(plan)[0]!, 0);
+    handle = await target.launchRabbitMq(groupScenariosByCluster(plan)[0]!, 0);
   });
   afterAll(async () => {
     if (handle) await target.teardown(handle);
