@@ -1,3 +1,4 @@
+import { fixedMessageCount } from './fixed-work';
 import { defaultReplicationFactor, KAFKA_DEFAULTS } from './kafka-plan';
 import type { Workload } from './plan-schema';
 
@@ -35,10 +36,11 @@ export interface KafkaRunSettings {
 
 export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunSettings {
   const producers = Math.max(workload.producers, 1);
-  const recordsPerProducer =
-    workload.messageCount !== undefined ? workload.messageCount / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
+  // The same fixed work as on RabbitMQ (messageCount, or totalBytes ÷ messageSizeBytes); else a rate for durationSeconds.
+  const total = fixedMessageCount(workload);
+  const recordsPerProducer = total !== undefined ? total / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
   if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
-    throw new Error(`workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers) or publishRateLimit`);
+    throw new Error(`workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`);
   }
   return {
     partitions: workload.partitions ?? KAFKA_DEFAULTS.partitions,
