@@ -72,9 +72,10 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   const receiveRateAvg = rows.reduce((sum, consumer) => sum + consumerRate(consumer), 0);
   const samples = mergeSamples(done, rows);
   return {
+    // Whole msg/s, the resolution PerfTest reports its averages in.
     summary: {
-      sendRateAvg: done.reduce((sum, producer) => sum + producer.rate, 0),
-      receiveRateAvg,
+      sendRateAvg: Math.round(done.reduce((sum, producer) => sum + producer.rate, 0)),
+      receiveRateAvg: Math.round(receiveRateAvg),
       confirmLatency: medianLatency(done.map((producer) => producer.latency)),
     },
     samples,
