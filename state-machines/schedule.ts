@@ -44,6 +44,8 @@ export interface WorkflowSchedule {
   readonly plan: unknown;
   readonly plannedSeconds: number;
   readonly totalRepetitions: number;
+  /** Every scenario id in plan order (the run record keeps them; the clusters group them by configuration). */
+  readonly scenarioIds: readonly string[];
   readonly clusters: readonly ScheduledCluster[];
 }
 
@@ -129,5 +131,5 @@ export function buildSchedule(input: WorkflowInput, executionName: string): Work
       repetitions,
     };
   });
-  return { runId, target, planName: plan.name, plan: planData(plan), plannedSeconds: plannedSeconds(plan), totalRepetitions: total, clusters };
+  return { runId, target, planName: plan.name, plan: planData(plan), plannedSeconds: plannedSeconds(plan), totalRepetitions: total, scenarioIds: plan.scenarios.map((scenario) => scenario.id), clusters };
 }

@@ -1,4 +1,3 @@
-import { validatePlan } from '../../core/plan';
 import type { RunRecord } from '../../core/result-model';
 import { CaughtError, ClusterResult, describeCaught, firstClusterFailure, runStatus } from '../../state-machines/run-outcome';
 import type { WorkflowSchedule } from '../../state-machines/schedule';
@@ -25,6 +24,9 @@ export async function recordRun(store: ResultsStore, event: RunRecordEvent, envi
       const error = describeCaught(event.state.error);
       const runId = event.state.runId ?? `${(event.state.plan as { name?: string } | undefined)?.name ?? 'plan'}-${event.executionName ?? 'unknown'}`;
       if (!(await store.getRun(runId))) {
+        // Only a run that failed before RecordRunStart gets here: the plan schema (zod) is loaded for this path alone,
+        // so the function's usual invocations do not load it (scripts/bundle-lambdas.mjs prints what a cold start loads).
+        const { validatePlan } = await import('./validate-plan-late');
         // An invalid plan stores nothing: the execution's error carries the validation issues.
         let plan;
         try {
@@ -32,7 +34,8 @@ export async function recordRun(store: ResultsStore, event: RunRecordEvent, envi
         } catch {
           return { status: 'FAILED', error };
         }
-        await store.putRun(runRecord({ runId, target: (event.state.target ?? 'aws'), planName: plan.name, plan: event.state.plan, clusters: [], plannedSeconds: 0, totalRepetitions: 0 }, environment, now(), plan.scenarios.map((s) => s.id)));
+        const { scenarios, ...data } = plan;
+        await store.putRun(runRecord({ runId, target: event.state.target ?? 'aws', planName: plan.name, plan: data, scenarioIds: scenarios.map((scenario) => scenario.id) }, environment, now()));
       }
       await store.finishRun(runId, 'FAILED', now(), error);
       return { status: 'FAILED', error };
@@ -40,17 +43,16 @@ export async function recordRun(store: ResultsStore, event: RunRecordEvent, envi
   }
 }
 
-function runRecord(schedule: WorkflowSchedule, environment: Record<string, string>, startedAt: string, scenarioIds?: string[]): RunRecord {
-  const plan = validatePlan(schedule.plan, 'the execution input');
-  const { scenarios, ...planData } = plan;
+/** The run record from what ValidatePlan laid out: the validated plan, its name and scenario ids, without validating again. */
+function runRecord(schedule: Pick<WorkflowSchedule, 'runId' | 'target' | 'planName' | 'plan' | 'scenarioIds'>, environment: Record<string, string>, startedAt: string): RunRecord {
   return {
     runId: schedule.runId,
-    planName: plan.name,
-    plan: planData,
+    planName: schedule.planName,
+    plan: schedule.plan,
     target: schedule.target,
     status: 'RUNNING',
     startedAt,
     environment,
-    scenarioIds: scenarioIds ?? scenarios.map((scenario) => scenario.id),
+    scenarioIds: schedule.scenarioIds,
   };
 }
