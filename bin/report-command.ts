@@ -13,7 +13,7 @@ import {
 } from '../core/charts';
 import type { PriceCatalog } from '../core/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/html-report';
-import { aggregateRun, loadBalancerDeltas, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
+import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
 import type { PerSecondSample, ScenarioAggregate } from '../core/result-model';
 import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
@@ -221,4 +221,34 @@ export async function thesisChapter7Report(options: Omit<ReportCommandOptions, '
 
 function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * `rmqbench report <runId> <runId>...`: each run's report, then price-performance across them (Tables 7.4–7.7 from
+ * instance types measured in different runs, as the thesis's chapter 7 compares them). Markdown or --json: the HTML
+ * and PNG reports draw one run's charts.
+ */
+export function reportOverRuns(stored: readonly StoredRun[], options: Pick<ReportCommandOptions, 'format' | 'json' | 'catalog' | 'out'>): ReportCommandResult {
+  if (options.format !== 'markdown') throw new ReportError(`a report over ${stored.length} runs is Markdown or --json; --format ${options.format} takes one run id`);
+  const runs = stored.map(({ run, repetitions }) => ({ run, aggregates: aggregateRun(run, repetitions) }));
+  const pricePerformance = pricePerformanceAcrossRuns(runs, options.catalog);
+  const warnings = pricePerformance.available ? pricePerformance.leftOut.map((reason) => `left out of price-performance: ${reason}`) : [`no price-performance section: ${pricePerformance.reason}`];
+  if (options.json) {
+    return { stdout: json({ runs: runs.map(({ run, aggregates }) => ({ run, scenarios: aggregatesForJson(aggregates) })), pricePerformance }), warnings, files: [] };
+  }
+  const lines = stored.map(({ run, repetitions }) => renderMarkdownReport(run, repetitions).trimEnd());
+  lines.push('', `# Price-performance across ${stored.length} runs`, '');
+  if (!pricePerformance.available) lines.push(`Not available: ${pricePerformance.reason}.`);
+  else {
+    lines.push('| cluster | run | per hour | per month (730 h) |', '|---|---|---|---|');
+    for (const cost of pricePerformance.costs) lines.push(`| ${cost.description} | ${cost.runId} | $${cost.hourlyUsd.toFixed(3)} | $${cost.monthlyUsd.toFixed(0)} |`);
+    for (const table of pricePerformance.tables) {
+      lines.push('', `## ${table.queues} queue${table.queues === 1 ? '' : 's'}`, '', '| throughput | first choice (capacity) | second | third |', '|---|---|---|---|');
+      for (const row of table.rows) lines.push(`| ${row.join(' | ')} |`);
+    }
+  }
+  const markdown = `${lines.join('\n')}\n`;
+  if (options.out === undefined || options.out === '-') return { stdout: markdown, warnings, files: [] };
+  writeFileSync(options.out, markdown);
+  return { stdout: `wrote ${resolve(options.out)}\n`, warnings, files: [resolve(options.out)] };
 }

@@ -23,12 +23,13 @@ import { parseFailAt, runPlanWorkflow } from '../local/workflow-runner';
 import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
 import { CloudCommandError, runInCloud, watchInCloud } from './cloud-commands';
+import { awsClients, cloudStore, ControllerLookupError, resolveController } from './cloud-controller';
 import type { CloudCommandResult } from './cloud-run-command';
 import { formatPrune, parsePruneSelection } from './prune-command';
 import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
-import { isChartId, REPORT_FORMATS, reportCommand, thesisChapter7Report, type ReportFormat } from './report-command';
+import { isChartId, REPORT_FORMATS, reportCommand, reportOverRuns, ReportError, thesisChapter7Report, type ReportFormat } from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
 class CliError extends Error {
@@ -59,6 +60,9 @@ Usage:
                                                   with Vega-Lite SVG charts, or one chart as PNG
                                                   (--chart throughput-per-repetition|throughput-over-time|
                                                   throughput-vs-queues|latency-percentiles)
+  rmqbench report <runId> <runId>... [--json] [--out FILE]
+                                                  each run's report, then price-performance across them
+                                                  (instance types measured in different runs; Markdown or --json)
   rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]
                                                   Tables 7.4-7.7 recomputed from the thesis's inputs
   rmqbench compare <runId> [<runId>...] [--json]  per-scenario deltas with 95% CIs against the baseline run
@@ -88,6 +92,9 @@ Options:
   --dynamodb-endpoint URL   use this DynamoDB (Local) endpoint instead of starting DynamoDB Local
                             (also RMQBENCH_DYNAMODB_ENDPOINT)
   --table NAME              results table (default ${DEFAULT_TABLE_NAME}, also RMQBENCH_TABLE)
+  --store local|aws         runs, show, report, compare, baseline: read DynamoDB Local (default) or the
+                            controller's table (from --stack NAME's outputs, default RmqbenchController, or
+                            --table NAME; region and credentials from the AWS SDK's default chain, --region R)
   --json                    machine-readable output on stdout
 Environment: RMQBENCH_HOME (data, default ~/.local/share/rmqbench), RMQBENCH_CACHE (jars, default ~/.cache/rmqbench).
 Exit codes: 0 success, 1 error, 2 bad usage or invalid plan, 3 run finished with failed repetitions.`;
@@ -96,6 +103,10 @@ const BUILT_IN_PLANS = join(__dirname, '..', '..', 'plans');
 
 interface GlobalOptions {
   readonly json: boolean;
+  /** Where results are read: DynamoDB Local (default) or the controller's table (--store aws). */
+  readonly store: 'local' | 'aws';
+  /** --stack / --table / --region for --store aws. */
+  readonly cloud: { readonly stack?: string; readonly table?: string; readonly region?: string };
   readonly endpoint: string | undefined;
   readonly table: string;
   readonly target: string;
@@ -153,6 +164,13 @@ async function main(argv: string[]): Promise<number> {
     // Each command has its own default target: run → local, broker-config → azure.
     target: parsed.values.target ?? 'local',
     fix: parsed.values.fix,
+    store: parseStore(parsed.values.store, command),
+    cloud: {
+      ...(parsed.values.stack === undefined ? {} : { stack: parsed.values.stack }),
+      // Only the flag: RMQBENCH_TABLE names the local table, not the controller's.
+      ...(parsed.values.table === undefined ? {} : { table: parsed.values.table }),
+      ...(parsed.values.region === undefined ? {} : { region: parsed.values.region }),
+    },
   };
   switch (command) {
     case 'run':
@@ -200,13 +218,14 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       });
     case 'show':
-      return withStore(options, async (store) => {
+      return withStore(options, async (store, location) => {
         const stored = await readRun(store, requireArg(rest, 'show <runId>'));
         if (options.json) console.log(JSON.stringify(stored, null, 2));
         else {
           const { run } = stored;
           console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
           if (run.error) console.log(`error: ${run.error}`);
+          if (location.bucketName && run.target !== 'local') console.log(`raw output: s3://${location.bucketName}/runs/${run.runId}/`);
           for (const rep of stored.repetitions) {
             const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
             console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
@@ -228,8 +247,25 @@ async function main(argv: string[]): Promise<number> {
         process.stdout.write(result.stdout);
         return 0;
       }
-      const runId = requireArg(rest, 'report <runId>');
+      const runId = requireArg(rest, 'report <runId> [<runId>...]');
       const chart = parsed.values.chart;
+      if (rest.length > 1) {
+        const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
+        return withStore(options, async (store) => {
+          const stored = [];
+          for (const id of rest) stored.push(await readRun(store, id));
+          let result;
+          try {
+            result = reportOverRuns(stored, { format: format as ReportFormat, json: options.json, catalog, ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }) });
+          } catch (error) {
+            if (error instanceof ReportError) throw new CliError(error.message, 2);
+            throw error;
+          }
+          for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
+          process.stdout.write(result.stdout);
+          return 0;
+        });
+      }
       if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues or latency-percentiles`, 2);
       const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
       return withStore(options, async (store) => {
@@ -496,11 +532,41 @@ async function openStore(options: GlobalOptions, processes: ProcessRegistry): Pr
   return store;
 }
 
-async function withStore(options: GlobalOptions, action: (store: ResultsStore) => Promise<number>): Promise<number> {
+/** Commands that read (or, baseline, mark) stored results and so take --store aws. */
+const CLOUD_STORE_COMMANDS = ['runs', 'show', 'report', 'compare', 'baseline'];
+
+function parseStore(value: string | undefined, command: string | undefined): 'local' | 'aws' {
+  if (value === undefined || value === 'local') return 'local';
+  if (value !== 'aws') throw new CliError(`--store must be local or aws (got "${value}")`, 2);
+  if (!CLOUD_STORE_COMMANDS.includes(command ?? '')) throw new CliError(`--store aws is for ${CLOUD_STORE_COMMANDS.join(', ')} (not ${command})`, 2);
+  return 'aws';
+}
+
+/** Where a store keeps what is not in the table: the controller's raw-output bucket (--store aws). */
+interface StoreLocation {
+  readonly bucketName?: string;
+}
+
+async function withStore(options: GlobalOptions, action: (store: ResultsStore, location: StoreLocation) => Promise<number>): Promise<number> {
+  if (options.store === 'aws') {
+    const clients = awsClients(options.cloud.region);
+    let controller;
+    try {
+      controller = await resolveController(clients.cfn, options.cloud, { stateMachine: false });
+    } catch (error) {
+      if (error instanceof ControllerLookupError) throw new CliError(error.message);
+      throw error;
+    }
+    try {
+      return await action(cloudStore(clients.dynamodb, controller.tableName), controller.bucketName ? { bucketName: controller.bucketName } : {});
+    } finally {
+      for (const client of Object.values(clients)) client.destroy();
+    }
+  }
   const processes = new ProcessRegistry();
   const uninstall = stopOnSignals(() => processes.stopAll());
   try {
-    return await action(await openStore(options, processes));
+    return await action(await openStore(options, processes), {});
   } finally {
     warnIfLeft(await processes.stopAll());
     uninstall();

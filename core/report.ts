@@ -3,7 +3,7 @@ import { aggregateFailover, renderFailoverMarkdown } from './failover-report';
 import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from './comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
 import { validatePlan, type Plan } from './plan';
-import { candidatesForQueues, formatRangeRow, pricePerformanceTable } from './price-performance';
+import { candidatesForQueues, formatRangeRow, pricePerformanceTable, type ThroughputMeasurement } from './price-performance';
 import { catalogInstanceType } from './target-rules';
 import type { StoredRepetition } from './result-items';
 import { megabytesPerSecond, type LatencyPercentiles, type RunRecord, type ScenarioAggregate } from './result-model';
@@ -248,6 +248,18 @@ export type RunPricePerformance =
  * Unavailable, with the reason, for local runs and for instance types the catalog does not price.
  */
 export function runPricePerformance(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): RunPricePerformance {
+  const priced = pricedRun(run, aggregates, catalog);
+  if (!priced.available) return priced;
+  const { provider, instanceType, costs, measurements } = priced;
+  return { available: true, provider, instanceType, costs, tables: pricePerformanceTables(costs, measurements) };
+}
+
+/** A run's clusters priced and its measurements labelled by cluster description: what price-performance tables are made of. */
+type PricedRun =
+  | { readonly available: true; readonly provider: CloudProvider; readonly instanceType: string; readonly costs: ClusterCostView[]; readonly measurements: ThroughputMeasurement[] }
+  | { readonly available: false; readonly reason: string };
+
+function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): PricedRun {
   const runInstanceType = run.environment.instanceType;
   if (run.target === 'local') {
     return { available: false, reason: `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run` };
@@ -300,13 +312,42 @@ export function runPricePerformance(run: RunRecord, aggregates: readonly Scenari
     if (fact?.queues === undefined || cost === undefined || aggregate.receiveRate === undefined) return [];
     return [{ instanceType: cost.description, queues: fact.queues, throughput: aggregate.receiveRate.mean }];
   });
+  return { available: true, provider, instanceType, costs, measurements };
+}
+
+/** One Tables 7.4–7.7 table per measured queue count; a candidate measured several times counts with its best. */
+function pricePerformanceTables(costs: readonly ClusterCostView[], measurements: readonly ThroughputMeasurement[]): PricePerformanceTableView[] {
   const monthlyByDescription = new Map(costs.map((cost) => [cost.description, cost.monthlyUsd]));
   const queueCounts = [...new Set(measurements.map((m) => m.queues))].sort((a, b) => a - b);
-  const tables = queueCounts.map((queues) => ({
+  return queueCounts.map((queues) => ({
     queues,
-    rows: pricePerformanceTable(candidatesForQueues(measurements, queues, (description) => monthlyByDescription.get(description)!)).map((row) =>
-      formatRangeRow(row),
-    ),
+    rows: pricePerformanceTable(candidatesForQueues(measurements, queues, (description) => monthlyByDescription.get(description)!)).map((row) => formatRangeRow(row)),
   }));
-  return { available: true, provider, instanceType, costs, tables };
+}
+
+/** Price-performance over several runs: the chapter-7 comparison of instance types measured in different runs. */
+export type RunsPricePerformance =
+  | { readonly available: true; readonly costs: readonly (ClusterCostView & { readonly runId: string })[]; readonly tables: readonly PricePerformanceTableView[]; readonly leftOut: readonly string[] }
+  | { readonly available: false; readonly reason: string };
+
+/**
+ * Every priced cluster of every run is a candidate (the same composition measured in two runs is one candidate with
+ * its best measurement, as the thesis takes each instance type's maximum); a run that cannot be priced (local, an
+ * unknown instance type) is left out with its reason. Unavailable when no run can be priced.
+ */
+export function pricePerformanceAcrossRuns(runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[], catalog: PriceCatalog): RunsPricePerformance {
+  const costs: (ClusterCostView & { runId: string })[] = [];
+  const measurements: ThroughputMeasurement[] = [];
+  const leftOut: string[] = [];
+  for (const { run, aggregates } of runs) {
+    const priced = pricedRun(run, aggregates, catalog);
+    if (!priced.available) {
+      leftOut.push(priced.reason);
+      continue;
+    }
+    for (const cost of priced.costs) if (!costs.some((known) => known.description === cost.description)) costs.push({ ...cost, runId: run.runId });
+    measurements.push(...priced.measurements);
+  }
+  if (costs.length === 0) return { available: false, reason: leftOut.join('; ') || 'no runs given' };
+  return { available: true, costs, tables: pricePerformanceTables(costs, measurements), leftOut };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { reportCommand, ReportError, thesisChapter7Report } from '../../bin/report-command';
+import { reportCommand, ReportError, reportOverRuns, thesisChapter7Report } from '../../bin/report-command';
 import { SCENARIOS, steadySamples, storedRun, uniformRates } from './report-fixtures';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'rmqbench-report-'));
@@ -109,6 +109,40 @@ describe('rmqbench report', () => {
     const result = await reportCommand(run, steadySamples, { ...base, format: 'html', out });
     expect(result.warnings).toEqual([expect.stringMatching(/^no price-performance section: unknown aws instance type "x9\.mega" in the price catalog; known: /)]);
     expect(readFileSync(out, 'utf8')).toContain('Not available: unknown aws instance type');
+  });
+});
+
+describe('rmqbench report <runId> <runId>...', () => {
+  const c5 = storedRun('run-c5', uniformRates([10_000, 10_000]), { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'us-east-1' } });
+  const m5 = storedRun('run-m5', uniformRates([30_000, 30_000]), { target: 'aws', environment: { instanceType: 'm5.xlarge', region: 'us-east-1' } });
+  const local = storedRun('run-local', uniformRates([50_000, 50_000]));
+
+  it('compares instance types measured in different runs in one price-performance table per queue count', () => {
+    const { stdout, warnings } = reportOverRuns([c5, m5, local], { ...base, format: 'markdown' });
+    const text = stdout as string;
+    for (const runId of ['run-c5', 'run-m5', 'run-local']) expect(text).toContain(`Run \`${runId}\``);
+    expect(text).toContain('# Price-performance across 3 runs');
+    // Both runs' clusters are candidates; the local run cannot be priced and is left out with its reason.
+    expect(text).toMatch(/\| 3 × c5\.xlarge \+ lb \| run-c5 \| \$/);
+    expect(text).toMatch(/\| 3 × m5\.xlarge \+ lb \| run-m5 \| \$/);
+    expect(warnings).toEqual([expect.stringMatching(/^left out of price-performance: run run-local ran on target local/)]);
+    const json = JSON.parse(reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true }).stdout as string) as {
+      runs: { run: { runId: string } }[];
+      pricePerformance: { available: boolean; tables: { queues: number; rows: string[][] }[] };
+    };
+    expect(json.runs.map((entry) => entry.run.runId)).toEqual(['run-c5', 'run-m5']);
+    expect(json.pricePerformance.tables.map((table) => table.queues)).toEqual([1, 2]);
+    // Each table's rows name candidates from both runs.
+    const cells = json.pricePerformance.tables[0]!.rows.flat().join(' ');
+    expect(cells).toContain('c5.xlarge');
+    expect(cells).toContain('m5.xlarge');
+  });
+
+  it('says why there is no price-performance when no run can be priced, and refuses html/png for several runs', () => {
+    const { stdout, warnings } = reportOverRuns([local, local], { ...base, format: 'markdown' });
+    expect(stdout).toContain('Not available: run run-local ran on target local');
+    expect(warnings).toEqual([expect.stringMatching(/^no price-performance section: /)]);
+    expect(() => reportOverRuns([c5, m5], { ...base, format: 'html' })).toThrow(new ReportError('a report over 2 runs is Markdown or --json; --format html takes one run id'));
   });
 });
 
