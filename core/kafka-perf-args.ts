@@ -14,11 +14,16 @@ import type { Workload } from './plan-schema';
 /** Per-interval report period of both tools, so that their rows are per-second samples like PerfTest's CSV. */
 export const KAFKA_REPORTING_INTERVAL_MS = 1000;
 /**
- * How long a consumer waits for the next record before it gives up (ConsumerPerformance --timeout). With several
- * consumers in one group none can know its share of the records in advance, so each asks for all of them and
- * ends by this timeout once the topic is drained.
+ * How long a consumer waits for the next record before it gives up (ConsumerPerformance --timeout). Its clock starts
+ * before it has joined its group (measured here: 3-8 s to join on two busy cores), and the producers start only
+ * after that, so the wait must cover the join plus a producer JVM's start. A lone consumer ends by its count, so its
+ * timeout only detects records that never come: a minute. With several consumers in one group none can know its
+ * share of the records in advance, so each asks for all of them and ends by this timeout once the topic is drained:
+ * 20 s, which each such repetition then waits at its end.
  */
-export const KAFKA_CONSUMER_IDLE_TIMEOUT_MS = 10_000;
+export function consumerIdleTimeoutMs(consumers: number): number {
+  return consumers === 1 ? 60_000 : 20_000;
+}
 
 /** The Kafka settings a workload runs with, its defaults applied. */
 export interface KafkaRunSettings {
@@ -92,13 +97,15 @@ export function consumerPerformanceArgs(options: {
   readonly group: string;
   /** Every record the producers send: a lone consumer ends when it has them all. */
   readonly totalRecords: number;
+  /** How many consumers the group has (sets the idle timeout). */
+  readonly consumers: number;
 }): string[] {
   return [
     '--bootstrap-server', options.bootstrapServers,
     '--topic', options.topic,
     '--group', options.group,
     '--num-records', String(options.totalRecords),
-    '--timeout', String(KAFKA_CONSUMER_IDLE_TIMEOUT_MS),
+    '--timeout', String(consumerIdleTimeoutMs(options.consumers)),
     // Per-interval rows instead of the one summary line: the tool prints one or the other, and the rows give per-second samples.
     '--show-detailed-stats',
     '--reporting-interval', String(KAFKA_REPORTING_INTERVAL_MS),

@@ -5,7 +5,7 @@ import type { KafkaPerfExpectations, KafkaPerfOutput } from '../core/kafka-perf-
 import {
   consumerPerformanceArgs,
   createTopicArgs,
-  KAFKA_CONSUMER_IDLE_TIMEOUT_MS,
+  consumerIdleTimeoutMs,
   kafkaRunSettings,
   producerPerformanceArgs,
 } from '../core/kafka-perf-args';
@@ -61,6 +61,7 @@ export async function runKafkaLoad(options: {
     topic,
     group: `rmqbench-${suffix}`,
     totalRecords: settings.recordsPerProducer * workload.producers,
+    consumers: workload.consumers,
   });
   let joined = 0;
   let allJoined: () => void = () => undefined;
@@ -89,7 +90,7 @@ export async function runKafkaLoad(options: {
   const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
   const producersLate = await exitWithin(producers, limitSeconds * 1000);
   // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
-  const consumersLate = await exitWithin(consumers, KAFKA_CONSUMER_IDLE_TIMEOUT_MS + 30_000);
+  const consumersLate = await exitWithin(consumers, consumerIdleTimeoutMs(workload.consumers) + 30_000);
   await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
 
   const read = (name: string) => readOutput(options.outputDir, name);

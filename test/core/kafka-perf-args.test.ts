@@ -26,8 +26,10 @@ describe('Kafka tool arguments from a workload', () => {
       '--bootstrap-server', 'h:1,h:2', '--topic', 't', '--num-records', '2000', '--record-size', '512', '--throughput', '-1', '--reporting-interval', '1000',
       '--command-property', 'acks=1', 'batch.size=65536', 'linger.ms=20', 'compression.type=snappy', 'client.id=p1',
     ]);
-    expect(consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000 })).toEqual([
-      '--bootstrap-server', 'h:1', '--topic', 't', '--group', 'g', '--num-records', '2000', '--timeout', '10000', '--show-detailed-stats', '--reporting-interval', '1000',
+    expect(consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 1 })).toEqual([
+      '--bootstrap-server', 'h:1', '--topic', 't', '--group', 'g', '--num-records', '2000', '--timeout', '60000', '--show-detailed-stats', '--reporting-interval', '1000',
     ]);
+    // A group's consumers end by the idle timeout, so theirs is shorter.
+    expect(consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 3 })).toContain('20000');
   });
 });
