@@ -42,7 +42,7 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     work.cleanup();
   });
 
-  async function run(text: string) {
+  async function run(text: string, failAt?: string) {
     const plan = parsePlanText(text, 'failover.yaml');
     const processes = new ProcessRegistry();
     const runId = newRunId(plan.name);
@@ -51,7 +51,7 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     const events: RunEvent[] = [];
     try {
       target.preflight(plan);
-      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event) });
+      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event), ...(failAt ? { failAt } : {}) });
       return { outcome, events, left: { registered: processes.running.length, alive: alivePids(processes) }, stored: await store.getRun(runId) };
     } finally {
       await processes.stopAll();
@@ -88,6 +88,36 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     expect(failover.lostMessages).toBeGreaterThan(0);
     expect(left).toEqual({ registered: 0, alive: [] });
     console.log(`classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+  });
+
+  test('stop a follower and heal it, then restart node 2, on one cluster: HealFault ran, the node rejoined, nothing lost', async () => {
+    const text = `
+name: failover-stop-restart
+clusters:
+  - { name: three, nodes: 3, topology: { type: quorum }, connection: direct }
+workloads:
+  - { name: stop-heal, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: stop, node: follower, atSeconds: 4, healAtSeconds: 8 } }
+  - { name: restart, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: restart, node: 2, atSeconds: 4 } }
+`;
+    const { outcome, events, left } = await run(text);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('SUCCEEDED');
+    const [stopped, restarted] = outcome.records.map((record) => record.failover!);
+    expect(stopped!.fault).toMatchObject({ action: 'stop', node: 'follower' });
+    expect(stopped!.fault.nodeName).not.toBe('rmqbench1@localhost');
+    expect(stopped!.fault.healedAtSeconds).toBeGreaterThan(stopped!.fault.appliedAtSeconds);
+    expect(restarted!.fault).toMatchObject({ action: 'restart', node: 2, nodeName: 'rmqbench3@localhost' });
+    for (const failover of [stopped!, restarted!]) expect(failover.lostMessages).toBe(0);
+    expect(events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : ''))).toEqual(['stop', 'heal', 'restart']);
+    expect(left).toEqual({ registered: 0, alive: [] });
+  });
+
+  test('--fail-at InjectFault: the run ends FAILED with the cause and teardown leaves nothing running', async () => {
+    const { outcome, stored, left } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 4 }').replace('durationSeconds: 16', 'durationSeconds: 8'), 'InjectFault');
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toContain('fault injected at InjectFault');
+    expect(stored?.run.status).toBe('FAILED');
+    expect(left).toEqual({ registered: 0, alive: [] });
   });
 
   test('partition is refused by the local target by name, before anything starts', async () => {
