@@ -2,7 +2,7 @@ import type { QueueThroughputPoint } from './charts';
 import { aggregateFailover, renderFailoverMarkdown } from './failover-report';
 import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from './comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
-import { validatePlan, type Plan } from './plan';
+import { validatePlan, type Scenario } from './plan';
 import { candidatesForQueues, formatRangeRow, pricePerformanceTable, type ThroughputMeasurement } from './price-performance';
 import { catalogInstanceType } from './target-rules';
 import type { StoredRepetition } from './result-items';
@@ -60,11 +60,33 @@ export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetit
 
 /** Message size per scenario id from the run's stored plan; empty when the stored plan no longer validates (MB/s is then left out). */
 function messageSizesOf(run: RunRecord): Map<string, number> {
+  return new Map([...storedScenarios(run)].map(([id, scenario]) => [id, scenario.workload.messageSizeBytes]));
+}
+
+/**
+ * The scenarios of the run's stored plan, by the ids the run recorded; empty when that plan no longer validates.
+ * A plan read back from DynamoDB has its maps' keys in another order (DynamoDB keeps no order in a map), so a sweep
+ * over several fields yields the same scenarios with their sweep parts in another order: ids are matched on their
+ * parts, not their spelling.
+ */
+export function storedScenarios(run: RunRecord): Map<string, Scenario> {
+  let scenarios: readonly Scenario[];
   try {
-    return new Map(validatePlan(run.plan, `the plan stored with run ${run.runId}`).scenarios.map((scenario) => [scenario.id, scenario.workload.messageSizeBytes]));
+    scenarios = validatePlan(run.plan, `the plan stored with run ${run.runId}`).scenarios;
   } catch {
     return new Map();
   }
+  const byParts = new Map(scenarios.map((scenario) => [sweepPartsKey(scenario.id), scenario]));
+  return new Map(run.scenarioIds.flatMap((id) => {
+    const scenario = byParts.get(sweepPartsKey(id));
+    return scenario ? [[id, scenario] as const] : [];
+  }));
+}
+
+/** `cluster/workload@a=1,b=2` and `cluster/workload@b=2,a=1` alike. */
+function sweepPartsKey(id: string): string {
+  const at = id.indexOf('@');
+  return at < 0 ? id : `${id.slice(0, at)}@${id.slice(at + 1).split(',').sort().join(',')}`;
 }
 
 const rate = (stats: Stats | undefined) => (stats ? `${Math.round(stats.mean).toLocaleString('en-US')} ± ${Math.round(stats.ci95).toLocaleString('en-US')}` : '—');
@@ -174,15 +196,9 @@ export interface ScenarioFacts {
 /** Facts per scenario from the plan stored with the run; from the scenario id alone when that plan no longer validates. */
 export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
   const facts = new Map<string, ScenarioFacts>();
-  let plan: Plan | undefined;
-  try {
-    plan = validatePlan(run.plan, `the plan stored with run ${run.runId}`);
-  } catch {
-    plan = undefined;
-  }
-  for (const scenario of plan?.scenarios ?? []) {
-    facts.set(scenario.id, {
-      scenarioId: scenario.id,
+  for (const [id, scenario] of storedScenarios(run)) {
+    facts.set(id, {
+      scenarioId: id,
       clusterName: scenario.cluster.name,
       nodes: scenario.cluster.nodes,
       connection: scenario.cluster.connection,
