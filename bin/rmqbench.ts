@@ -24,6 +24,7 @@ import { DEFAULT_TABLE_NAME, ResultsStore } from '../store/results-store';
 import { ProgressDisplay } from './progress';
 import { CloudCommandError, runInCloud, watchInCloud } from './cloud-commands';
 import { awsClients, cloudStore, ControllerLookupError, resolveController } from './cloud-controller';
+import { cleanupAws, cleanupAzure, formatCleanup } from './cleanup-command';
 import type { CloudCommandResult } from './cloud-run-command';
 import { formatPrune, parsePruneSelection } from './prune-command';
 import { applyPrune, planPrune } from '../local/prune-runs';
@@ -83,6 +84,9 @@ Usage:
   rmqbench prune [--keep N | --older-than DAYS] [--dry-run] [--json]
                                                   delete run folders whose results the store has (all such
                                                   by default); a folder the store lacks is kept, with why
+  rmqbench cleanup --target aws|azure [--dry-run] [--stack NAME | --table NAME] [--region R]
+          [--subscription ID] [--json]        every rmqbench cluster stack / resource group with its run, age and
+                                                  expiry; deletes those expired or whose run finished
   rmqbench broker-config --target azure [--topology quorum|classic|stream|mirrored] [--nodes 3]
           [--rabbitmq-version 3.13.7] [--mirror-to all|N] [--replication-factor N] [--json]
                                                   bicep/main.bicep's broker parameters as export lines
@@ -146,6 +150,7 @@ async function main(argv: string[]): Promise<number> {
         detach: { type: 'boolean', default: false },
         store: { type: 'string' },
         'poll-seconds': { type: 'string' },
+        subscription: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -323,6 +328,8 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       });
     }
+    case 'cleanup':
+      return commandCleanup(options, parsed.values['dry-run'], parsed.values.subscription ?? process.env.AZURE_SUBSCRIPTION_ID);
     case 'broker-config':
       try {
         process.stdout.write(
@@ -349,6 +356,40 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new CliError(`unknown command "${command}" (see rmqbench --help)`, 2);
   }
+}
+
+/**
+ * `cleanup --target aws|azure [--dry-run]`: run states come from the controller's results table (stack outputs or
+ * --table); without one, expiry alone decides, as in the hourly sweeper.
+ */
+async function commandCleanup(options: GlobalOptions, dryRun: boolean, subscription: string | undefined): Promise<number> {
+  if (options.target !== 'aws' && options.target !== 'azure') throw new CliError(`cleanup needs --target aws or --target azure (got "${options.target}")`, 2);
+  if (options.target === 'azure' && !subscription) throw new CliError('cleanup --target azure needs --subscription ID (or AZURE_SUBSCRIPTION_ID)', 2);
+  const clients = awsClients(options.cloud.region);
+  try {
+    let store: ResultsStore | undefined;
+    let note: string | undefined;
+    try {
+      store = cloudStore(clients.dynamodb, (await resolveController(clients.cfn, options.cloud, { stateMachine: false })).tableName);
+    } catch (error) {
+      if (!(error instanceof ControllerLookupError)) throw error;
+      note = `run states unknown (${error.message}): only expiry tags decide`;
+    }
+    const outcome =
+      options.target === 'aws'
+        ? await cleanupAws(clients.cfn, store, { dryRun, ...(note ? { note } : {}) })
+        : await cleanupAzure(await azureCliClients(subscription!), store, { dryRun, ...(note ? { note } : {}) });
+    process.stdout.write(formatCleanup(outcome, dryRun, options.json));
+    return 0;
+  } finally {
+    for (const client of Object.values(clients)) client.destroy();
+  }
+}
+
+/** ARM clients with the user's Azure sign-in (DefaultAzureCredential: environment, workload identity, managed identity, Azure CLI). */
+async function azureCliClients(subscription: string) {
+  const [{ DefaultAzureCredential }, { azureClients }] = await Promise.all([import('@azure/identity'), import('../lambdas/shared/azure-cluster')]);
+  return azureClients(new DefaultAzureCredential(), subscription);
 }
 
 /** The controller and polling flags the cloud commands share. */

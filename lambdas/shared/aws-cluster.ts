@@ -9,6 +9,7 @@ import {
   type StackStatus,
 } from '@aws-sdk/client-cloudformation';
 import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { decideCleanup, type CleanupCandidate } from '../../core/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 // What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching, which
@@ -147,8 +148,12 @@ async function bootProgress(cfn: CloudFormationClient, stackName: string): Promi
   }
 }
 
-export async function deleteStack(cfn: CloudFormationClient, roleArn: string, clusterId: string): Promise<void> {
-  await cfn.send(new DeleteStackCommand({ StackName: clusterId, RoleARN: roleArn }));
+/**
+ * Without a role ARN (`rmqbench cleanup` with the user's credentials) CloudFormation deletes with the role the stack
+ * was created with (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DeleteStack.html, RoleARN).
+ */
+export async function deleteStack(cfn: CloudFormationClient, roleArn: string | undefined, clusterId: string): Promise<void> {
+  await cfn.send(new DeleteStackCommand({ StackName: clusterId, ...(roleArn ? { RoleARN: roleArn } : {}) }));
 }
 
 /**
@@ -204,11 +209,24 @@ export interface ExpiredStack {
  */
 export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date()): Promise<ExpiredStack[]> {
   return (await controllerStacks(cfn, prefix))
-    .filter((stack) => {
-      const expiry = stack.Tags?.find((tag) => tag.Key === EXPIRES_AT_TAG)?.Value;
-      return expiry !== undefined && Date.parse(expiry) < now.getTime() && stack.StackStatus !== 'DELETE_IN_PROGRESS' && stack.StackStatus !== 'DELETE_COMPLETE';
-    })
+    .filter((stack) => decideCleanup(stackCandidate(stack), undefined, now).delete)
     .map((stack) => ({ name: stack.StackName!, status: stack.StackStatus ?? 'UNKNOWN', ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}) }));
+}
+
+/** A stack as the shared clean-up rule (core/cleanup.ts) sees it: its run and expiry tags, age and status. */
+export function stackCandidate(stack: Stack): CleanupCandidate {
+  const tag = (key: string) => stack.Tags?.find((candidate) => candidate.Key === key)?.Value;
+  const runId = tag(RUN_ID_TAG);
+  const expiresAt = tag(EXPIRES_AT_TAG);
+  return {
+    kind: 'stack',
+    name: stack.StackName!,
+    ...(runId ? { runId } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(stack.CreationTime ? { createdAt: new Date(stack.CreationTime).toISOString() } : {}),
+    ...(stack.StackStatus ? { state: stack.StackStatus } : {}),
+    beingDeleted: stack.StackStatus === 'DELETE_IN_PROGRESS' || stack.StackStatus === 'DELETE_COMPLETE',
+  };
 }
 
 /** Stacks launched for one run (the failure rule tears them down): this controller's stacks with the run's tag, not being deleted. */

@@ -5,6 +5,7 @@ import { ClientSecretCredential } from '@azure/identity';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { azureVmSize } from '../../core/instance-type-names';
 import type { ScheduledCluster } from '../../state-machines/schedule';
+import { decideCleanup, type CleanupCandidate } from '../../core/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 /** The deployment of the cluster template inside a run's resource group (one per group). */
@@ -208,12 +209,20 @@ export async function resourceGroupsOfRun(clients: AzureClients, runId: string):
 
 /** Resource groups of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. */
 export async function expiredResourceGroups(clients: AzureClients, prefix: string, now = new Date()): Promise<string[]> {
-  const names: string[] = [];
+  return (await controllerResourceGroups(clients, prefix)).filter((group) => decideCleanup(group, undefined, now).delete).map((group) => group.name);
+}
+
+/** This controller's resource groups (name prefix, with an expiry tag; ARM filters by the tag) as the shared clean-up rule sees them. */
+export async function controllerResourceGroups(clients: AzureClients, prefix: string): Promise<CleanupCandidate[]> {
+  const groups: CleanupCandidate[] = [];
   for await (const group of clients.resources.resourceGroups.list({ filter: `tagName eq '${EXPIRES_AT_TAG}'` })) {
-    const expiry = group.tags?.[EXPIRES_AT_TAG];
-    if (group.name?.startsWith(prefix) && expiry && Date.parse(expiry) < now.getTime() && group.properties?.provisioningState !== 'Deleting') names.push(group.name);
+    if (!group.name?.startsWith(prefix)) continue;
+    const runId = group.tags?.[RUN_ID_TAG];
+    const expiresAt = group.tags?.[EXPIRES_AT_TAG];
+    const state = group.properties?.provisioningState;
+    groups.push({ kind: 'resource-group', name: group.name, ...(runId ? { runId } : {}), ...(expiresAt ? { expiresAt } : {}), ...(state ? { state } : {}), beingDeleted: state === 'Deleting' });
   }
-  return names;
+  return groups;
 }
 
 /** The VM name at the end of an ARM resource id (`.../virtualMachines/<name>`). */

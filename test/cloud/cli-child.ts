@@ -6,7 +6,8 @@ import { waitFor } from '../../local/ports';
 import type { Moto } from './moto';
 
 // The CLI as users run it: the built file (npm test builds first).
-const cli = join(__dirname, '../../dist/bin/rmqbench.js');
+export const CLI = join(__dirname, '../../dist/bin/rmqbench.js');
+const cli = CLI;
 
 /** The environment of a CLI child: moto's endpoint and dummy credentials, no AWS setting of the machine's. */
 export function cliEnv(moto: Moto, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
