@@ -143,6 +143,11 @@ export const workloadSchema = z.strictObject({
 
 /** A workload as written in a plan: the fields above plus an optional cartesian sweep over any of them. */
 export const workloadInPlanSchema = workloadSchema.extend({
+  /**
+   * The plan clusters this workload runs on, by name. @default - every cluster. A plan that compares brokers needs it:
+   * a Kafka workload (one topic) and a RabbitMQ one (a queue per consumer) cannot run on each other's clusters.
+   */
+  clusters: z.array(z.string()).min(1).optional(),
   sweep: z
     .partialRecord(z.enum(workloadFieldNames as [WorkloadField, ...WorkloadField[]]), z.array(z.unknown()).min(1))
     .optional(),

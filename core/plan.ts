@@ -53,13 +53,14 @@ export function validatePlan(data: unknown, source: string): Plan {
     throw new PlanValidationError(source, dedupe(issues));
   }
   const plan = parsed.data;
-  const issues = [...checkClusters(plan.clusters), ...checkNamesUnique(plan)];
-  const workloads = plan.workloads.map((workload, index) => expandSweep(workload, `workloads[${index}]`, issues));
+  const issues = [...checkClusters(plan.clusters), ...checkNamesUnique(plan), ...checkWorkloadClusters(plan)];
+  const workloads = plan.workloads.map((workload, index) => expandSweep(workload, index, issues));
   if (issues.length > 0) throw new PlanValidationError(source, issues);
 
   const scenarios: Scenario[] = [];
   for (const cluster of plan.clusters) {
     for (const expanded of workloads.flat()) {
+      if (!runsOn(plan.workloads[expanded.index]!, cluster.name)) continue;
       const clusterIssues = checkWorkloadOnCluster(cluster, expanded.workload, expanded.path);
       issues.push(...clusterIssues);
       scenarios.push({
@@ -124,7 +125,7 @@ function checkPartsThatParse(data: unknown): PlanIssue[] {
   if (Array.isArray(raw.workloads)) {
     raw.workloads.forEach((candidate, index) => {
       const workload = z.object(workloadInPlanSchema.shape).safeParse(candidate);
-      if (workload.success) expandSweep(workload.data, `workloads[${index}]`, issues);
+      if (workload.success) expandSweep(workload.data, index, issues);
     });
   }
   return issues;
@@ -175,6 +176,26 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
   return issues;
 }
 
+/** Whether a workload runs on a plan cluster: every cluster unless it names its clusters. */
+const runsOn = (workload: WorkloadInPlan, clusterName: string) => workload.clusters === undefined || workload.clusters.includes(clusterName);
+
+/** Cluster names a workload lists must exist, and every cluster must run some workload (else it would be launched for nothing). */
+function checkWorkloadClusters(plan: ParsedPlan): PlanIssue[] {
+  const names = plan.clusters.map((cluster) => cluster.name);
+  const issues: PlanIssue[] = [];
+  plan.workloads.forEach((workload, index) =>
+    (workload.clusters ?? []).forEach((name, at) => {
+      if (!names.includes(name)) issues.push({ path: `workloads[${index}].clusters[${at}]`, message: `no plan cluster is named "${name}"; clusters: ${names.join(', ')}`, value: name });
+    }),
+  );
+  plan.clusters.forEach((cluster, index) => {
+    if (!plan.workloads.some((workload) => runsOn(workload, cluster.name))) {
+      issues.push({ path: `clusters[${index}]`, message: `no workload runs on cluster "${cluster.name}": add it to a workload's clusters or remove it`, value: cluster.name });
+    }
+  });
+  return issues;
+}
+
 function checkNamesUnique(plan: ParsedPlan): PlanIssue[] {
   const issues: PlanIssue[] = [];
   const seen = (names: string[], field: string) => {
@@ -195,11 +216,14 @@ interface ExpandedWorkload {
   readonly workload: Workload;
   readonly sweep: Partial<Record<WorkloadField, unknown>>;
   readonly path: string;
+  /** The plan workload it came from. */
+  readonly index: number;
 }
 
 /** Expands `sweep` into the cartesian product of its values, validating each value as the field it replaces. */
-function expandSweep(input: WorkloadInPlan, path: string, issues: PlanIssue[]): ExpandedWorkload[] {
-  const { sweep, ...base } = input;
+function expandSweep(input: WorkloadInPlan, index: number, issues: PlanIssue[]): ExpandedWorkload[] {
+  const path = `workloads[${index}]`;
+  const { sweep, clusters: _clusters, ...base } = input;
   const fields = Object.entries(sweep ?? {}) as [WorkloadField, unknown[]][];
   let combinations: Partial<Record<WorkloadField, unknown>>[] = [{}];
   for (const [field, values] of fields) {
@@ -222,7 +246,7 @@ function expandSweep(input: WorkloadInPlan, path: string, issues: PlanIssue[]): 
       }
       continue;
     }
-    expanded.push({ workload: result.data, sweep: combination, path });
+    expanded.push({ workload: result.data, sweep: combination, path, index });
     issues.push(...checkWorkload(result.data, path));
   }
   return expanded;

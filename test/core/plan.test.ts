@@ -128,6 +128,19 @@ describe('plan parsing', () => {
     expect(plan.scenarios).toHaveLength(1);
   });
 
+  test('a workload that names its clusters runs only on them; unknown names and clusters without a workload are refused by field', () => {
+    const plan = parsePlanText(
+      'name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\nworkloads:\n  - { name: everywhere, durationSeconds: 5 }\n  - { name: only-b, durationSeconds: 5, clusters: [b] }\n',
+      'pairs.yaml',
+    );
+    expect(plan.scenarios.map((scenario) => scenario.id)).toEqual(['a/everywhere', 'b/everywhere', 'b/only-b']);
+    expect(plan.scenarios[2]!.workload).not.toHaveProperty('clusters');
+    expect(issuesOf('name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\nworkloads:\n  - { name: w, durationSeconds: 5, clusters: [a, c] }\n')).toEqual([
+      { path: 'workloads[0].clusters[1]', message: 'no plan cluster is named "c"; clusters: a, b', value: 'c' },
+      { path: 'clusters[1]', message: 'no workload runs on cluster "b": add it to a workload\'s clusters or remove it', value: 'b' },
+    ]);
+  });
+
   test('a sweep over the exchange names each scenario by the exchange type', () => {
     const plan = parsePlanText(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    sweep: { exchange: [{ type: direct }, { type: fanout }] }'), 'sweep.yaml');
     expect(plan.scenarios.map((scenario) => scenario.id)).toEqual(['three/small@exchange=direct', 'three/small@exchange=fanout']);
