@@ -118,6 +118,15 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     lines.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
     for (const aggregate of fixedWork) lines.push(`| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`);
   }
+  // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
+  const confirmed = aggregates.filter((aggregate) => aggregate.confirmLatency !== undefined);
+  if (confirmed.length > 0) {
+    lines.push('', '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |', '|---|---|');
+    for (const aggregate of confirmed) {
+      const latency = aggregate.confirmLatency!;
+      lines.push(`| ${aggregate.scenarioId} | ${[latency.median, latency.p95, latency.p99].map(ms).join(' / ')} |`);
+    }
+  }
   const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {
     lines.push('', ...renderDeltasMarkdown(deltas, 'load balancer vs direct (direct is the baseline)'));

@@ -1,5 +1,5 @@
 import { parsePlanText } from '../../core/plan';
-import { aggregateRun, scenarioFacts, storedScenarios } from '../../core/report';
+import { aggregateRun, renderMarkdownReport, scenarioFacts, storedScenarios } from '../../core/report';
 import type { StoredRepetition } from '../../core/result-items';
 import type { RunRecord } from '../../core/result-model';
 import { planData } from '../../state-machines/schedule';
@@ -36,7 +36,7 @@ describe('reports read the plan stored with a run', () => {
     expect(scenarioFacts(run).get('k/w@acks=all,partitions=5')).toMatchObject({ clusterName: 'k', nodes: 3 });
   });
 
-  test('so MB/s is reported for them', () => {
+  test('so MB/s is reported for them, and the producers\' acknowledgement latency in a table of its own', () => {
     const repetitions: StoredRepetition[] = run.scenarioIds.map((scenarioId) => ({
       runId: 'r',
       scenarioId,
@@ -46,7 +46,7 @@ describe('reports read the plan stored with a run', () => {
       finishedAt: run.startedAt,
       perfTestArgs: [],
       result: {
-        summary: { sendRateAvg: 2000, receiveRateAvg: 0 },
+        summary: { sendRateAvg: 2000, receiveRateAvg: 0, confirmLatency: { median: 1500, p95: 20_000, p99: 31_000 } },
         sendRate: { n: 1, mean: 2000, median: 2000, stddev: 0, ci95: 0, min: 2000, max: 2000 },
         receiveRate: { n: 1, mean: 0, median: 0, stddev: 0, ci95: 0, min: 0, max: 0 },
       },
@@ -54,5 +54,8 @@ describe('reports read the plan stored with a run', () => {
     const aggregates = aggregateRun(run, repetitions);
     expect(aggregates.map((aggregate) => aggregate.messageSizeBytes)).toEqual([500, 500, 500, 500]);
     expect(aggregates[0]!.sendMBps!.mean).toBeGreaterThan(0);
+    const markdown = renderMarkdownReport(run, repetitions);
+    expect(markdown).toContain('| k/w@acks=all,partitions=15 | 1/1 | 2,000 ± 0 | 0 ± 0 | 1 / 0 | — |');
+    expect(markdown).toContain('| k/w@acks=all,partitions=15 | 1.50 / 20.0 / 31.0 |');
   });
 });
