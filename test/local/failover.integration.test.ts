@@ -10,6 +10,7 @@ import { newRunId } from '../../local/run-plan';
 import { runPlanWorkflow } from '../../local/workflow-runner';
 import type { ResultsStore } from '../../store/results-store';
 import { alivePids, startStore, tempDir } from './helpers';
+import { stillListed, watchProcesses } from './process-watch';
 
 // Short and rate-limited: two engineers' tests share two cores with this one.
 const workload = (fault: string) => `
@@ -49,17 +50,24 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     const runDir = join(work.path, 'runs', runId);
     const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
     const events: RunEvent[] = [];
+    // The kernel's view, independent of the registry: every process whose command line or environment names this
+    // run's folder (each broker, and what a SIGKILLed broker leaves: erl_child_setup, inet_gethost), seen at any time.
+    const watch = watchProcesses(-1, runDir);
     try {
       target.preflight(plan);
       const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event), ...(failAt ? { failAt } : {}) });
-      return { outcome, events, left: { registered: processes.running.length, alive: alivePids(processes) }, stored: await store.getRun(runId) };
+      const left = { registered: processes.running.length, alive: alivePids(processes) };
+      await processes.stopAll();
+      const seen = watch.stop();
+      return { outcome, events, left, seen: seen.map((entry) => entry.comm), leftInKernel: stillListed(seen, runDir), stored: await store.getRun(runId) };
     } finally {
+      watch.stop();
       await processes.stopAll();
     }
   }
 
   test('quorum queue, leader SIGKILLed mid-run: no confirmed message lost, recovery and unavailability recorded and stored, nothing left running', async () => {
-    const { outcome, events, left, stored } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'));
+    const { outcome, events, left, seen, leftInKernel, stored } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'));
     expect(outcome.error).toBeUndefined();
     expect(outcome.status).toBe('SUCCEEDED');
     const failover = outcome.records[0]!.failover!;
@@ -75,18 +83,22 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     expect(events.filter((event) => event.type === 'fault')).toEqual([{ type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' }]);
     expect(stored!.repetitions[0]!.failover).toEqual(failover);
     expect(left).toEqual({ registered: 0, alive: [] });
+    // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything they started, is left.
+    expect(seen.filter((comm) => comm === 'beam.smp').length).toBeGreaterThanOrEqual(4);
+    expect(leftInKernel).toEqual([]);
     // For the README and the unit test's shape: what this machine measured.
     console.log(`quorum kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
   });
 
   test('classic (non-replicated) queue on the killed node: the verifier reports confirmed messages lost', async () => {
-    const { outcome, left } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 7 }'));
+    const { outcome, left, leftInKernel } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 7 }'));
     const record = outcome.records[0]!;
     expect(record.error).toBeUndefined();
     const failover = record.failover!;
     expect(failover.fault.nodeName).toBe('rmqbench1@localhost');
     expect(failover.lostMessages).toBeGreaterThan(0);
     expect(left).toEqual({ registered: 0, alive: [] });
+    expect(leftInKernel).toEqual([]);
     console.log(`classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
   });
 
@@ -99,7 +111,7 @@ workloads:
   - { name: stop-heal, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: stop, node: follower, atSeconds: 4, healAtSeconds: 8 } }
   - { name: restart, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: restart, node: 2, atSeconds: 4 } }
 `;
-    const { outcome, events, left } = await run(text);
+    const { outcome, events, left, leftInKernel } = await run(text);
     expect(outcome.error).toBeUndefined();
     expect(outcome.status).toBe('SUCCEEDED');
     const [stopped, restarted] = outcome.records.map((record) => record.failover!);
@@ -110,14 +122,16 @@ workloads:
     for (const failover of [stopped!, restarted!]) expect(failover.lostMessages).toBe(0);
     expect(events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : ''))).toEqual(['stop', 'heal', 'restart']);
     expect(left).toEqual({ registered: 0, alive: [] });
+    expect(leftInKernel).toEqual([]);
   });
 
   test('--fail-at InjectFault: the run ends FAILED with the cause and teardown leaves nothing running', async () => {
-    const { outcome, stored, left } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 4 }').replace('durationSeconds: 16', 'durationSeconds: 8'), 'InjectFault');
+    const { outcome, stored, left, leftInKernel } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 4 }').replace('durationSeconds: 16', 'durationSeconds: 8'), 'InjectFault');
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toContain('fault injected at InjectFault');
     expect(stored?.run.status).toBe('FAILED');
     expect(left).toEqual({ registered: 0, alive: [] });
+    expect(leftInKernel).toEqual([]);
   });
 
   test('partition is refused by the local target by name, before anything starts', async () => {
