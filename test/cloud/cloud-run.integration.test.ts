@@ -76,6 +76,8 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
     await run.stderrMatches(/starting a 3-node RabbitMQ cluster \(quorum queues\)/);
     await launchCluster(runId);
     await run.stderrMatches(/cluster ready in [\d.]+ s\n\[1\/2\] small\/w repetition 1\/2 \(30 s\)/);
+    // No msg/s while a repetition runs in the cloud (its samples are stored at its end): the time left, as planned.
+    await run.stderrMatches(/ {2}running, 30s left \(plan: 1m05s\); msg\/s once the repetition is stored/);
     await controller.store.putRepetition(repetitionRecord(runId, first!.scenarioId, 1, 12_000));
     await run.stderrMatches(/done: send 12000 msg\/s, receive 12000 msg\/s\n {2}pausing 5 s between repetitions\n\[2\/2\] small\/w repetition 2\/2/);
     await controller.store.putRepetition(repetitionRecord(runId, second!.scenarioId, 2, 14_000));
@@ -146,6 +148,24 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
     const watch = rmqbenchSync(env, 'watch', runId, '--poll-seconds', '0.2');
     expect(watch.code).toBe(1);
     expect(watch.stderr).toMatch(/run cloud-e2e-sched-42 failed: execution FAILED: LaunchCluster: quota exceeded/);
+  });
+
+  test('an azure run (no stack to read) is launching from the start and ready once its first repetition is stored', async () => {
+    const { StartExecutionCommand } = await import('@aws-sdk/client-sfn');
+    const azurePlan = (await import('../../core/plan')).validatePlan(
+      { name: 'cloud-az', clusters: [{ name: 'f4', nodes: 3, instanceType: 'F4s', topology: { type: 'quorum' } }], workloads: [{ name: 'w', durationSeconds: 20 }] },
+      'test',
+    );
+    const input = executionInput(azurePlan, 'azure', 'cloud-az-1');
+    await controller.sfn.send(new StartExecutionCommand({ stateMachineArn: controller.stateMachineArn, name: 'cloud-az-1', input: JSON.stringify(input) }));
+    const watch = rmqbenchAsync(env, 'watch', 'cloud-az-1', '--poll-seconds', '0.2');
+    children.push(watch);
+    await watch.stderrMatches(/starting a 3-node RabbitMQ cluster \(quorum queues\)/);
+    await controller.store.putRun(runStarted('cloud-az-1', azurePlan, 'azure'));
+    await controller.store.putRepetition(repetitionRecord('cloud-az-1', azurePlan.scenarios[0]!.id, 1, 8_000));
+    await finishRun(controller.store, 'cloud-az-1', 'SUCCEEDED');
+    expect(await watch.exited).toBe(0);
+    expect(watch.stderr).toMatch(/cluster ready in [\d.]+ s\n\[1\/1\] f4\/w repetition 1\/1 \(20 s\)\n {2}done: send 8000 msg\/s/);
   });
 
   test('Ctrl-C without a terminal stops following and leaves the execution running (exit 130, says how to watch or stop it)', async () => {

@@ -15,6 +15,9 @@ import { motoClientConfig, type Moto } from './moto';
  * execution succeeds (RunSucceeded) or fails (RunFailed). moto executes it with its Step Functions parser, the
  * DynamoDB GetItem integration reading moto's table; the Lambda tasks of the real definition cannot run in moto
  * (no Lambda runtime here), so the test writes what they would write through the same ResultsStore.
+ * The results table is moto's DynamoDB rather than DynamoDB Local: the stand-in state machine's GetItem integration
+ * can only read a table inside the same emulator, and the CLI's ResultsStore is thereby checked against a second
+ * DynamoDB implementation besides DynamoDB Local (GSI queries, batch writes, conditional updates).
  */
 export interface FakeController {
   readonly stackName: string;
