@@ -91,7 +91,8 @@ export const RABBITMQ_REPO_FILE = [
   repoSection('rabbitmq-el9-noarch', 'rabbitmq-el9-noarch', ['https://yum2.rabbitmq.com/rabbitmq/el/9/noarch', 'https://yum1.rabbitmq.com/rabbitmq/el/9/noarch'], [SIGNING_KEYS.server, SIGNING_KEYS.release]),
 ].join('\n');
 
-const IMDS_FUNCTION =
+/** `imds <path>`: one IMDSv2 metadata read (token first); shared with the Kafka brokers' boot script. */
+export const IMDS_FUNCTION =
   'imds() { local token; token=$(curl -sSf -X PUT http://169.254.169.254/latest/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 300"); curl -sSf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"; }';
 
 /**
@@ -139,8 +140,9 @@ WantedBy=multi-user.target
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_SignalResource.html: for Auto Scaling groups
  * the unique id is the instance id) through the AWS CLI v2 that Amazon Linux 2023 ships
  * (https://docs.aws.amazon.com/linux/al2023/ug/awscli2.html), so no cfn-bootstrap package is needed.
+ * Shared with the Kafka brokers' boot script (user-data/kafka-node.ts), which signals its own instance's creation policy.
  */
-const BOOT_FINISHED_FUNCTION = [
+export const BOOT_FINISHED_FUNCTION = [
   'rmqbench_boot_finished() {',
   '  local status=SUCCESS',
   '  [ "$1" -eq 0 ] || status=FAILURE',

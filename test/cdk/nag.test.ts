@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { LoadGenerator, RabbitMqCluster, RabbitMqRelease } from '../../cdk';
+import { KafkaCluster, LoadGenerator, RabbitMqCluster, RabbitMqRelease } from '../../cdk';
 
 
 function unacknowledgedFindings(app: App): string[] {
@@ -35,6 +35,16 @@ describe('cdk-nag AwsSolutions', () => {
       allowedPeers: [ec2.Peer.ipv4('203.0.113.0/24')],
       tlsCertificate: acm.Certificate.fromCertificateArn(stack, 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc'),
     });
+    expect(unacknowledgedFindings(app)).toEqual([]);
+  });
+
+  test('a Kafka cluster reachable from a load generator has no unacknowledged finding', () => {
+    const app = new App();
+    const stack = new Stack(app, 'KafkaBench');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3, flowLogs: { all: {} } });
+    const kafka = new KafkaCluster(stack, 'Kafka', { vpc, brokers: 3 });
+    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'results') });
+    kafka.allowClientsFrom(loadGenerator.securityGroup);
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 

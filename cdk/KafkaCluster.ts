@@ -1,0 +1,302 @@
+import { createHash } from 'node:crypto';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import { Construct } from 'constructs';
+import { RabbitMqInstanceTiers } from './instance-tiers';
+import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
+import { kafkaNodeBootCommands, type KafkaBrokerIdentity } from './user-data/kafka-node';
+import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
+
+/** Kafka's client listener (producers, consumers, and replication between brokers). */
+export const KAFKA_CLIENT_PORT = 9092;
+/** The KRaft controller listener: the metadata quorum, only between brokers. */
+export const KAFKA_CONTROLLER_PORT = 9093;
+
+/** The Kafka versions KafkaCluster installs (the jars pinned in kafka-artifacts.ts). */
+export const KAFKA_VERSIONS_ON_AWS = [KAFKA_VERSION_ON_AWS] as const;
+export type KafkaVersionOnAws = (typeof KAFKA_VERSIONS_ON_AWS)[number];
+
+const MAX_BROKERS = 7;
+
+export interface KafkaClusterProps {
+  /** VPC to deploy into; the brokers are spread over its subnets (give it 3 Availability Zones for 3 brokers). */
+  readonly vpc: ec2.IVpc;
+  /**
+   * Subnets for the brokers; broker i goes to subnet (i - 1) modulo the number of subnets.
+   * @default - the VPC's private subnets with egress (the brokers download Java and the jars at boot)
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * Number of brokers, 1 to 7. Every broker is also a KRaft controller (combined mode), so 3 or 5 keep a majority
+   * through one or two failures.
+   * @default 3
+   */
+  readonly brokers?: number;
+  /**
+   * Instance type of the brokers (x86-64 or Graviton: Corretto and the jars run on both).
+   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for like
+   */
+  readonly instanceType?: ec2.InstanceType;
+  /**
+   * Image of the brokers: Amazon Linux 2023 (the boot script uses dnf and the AWS CLI v2) of the instance type's
+   * architecture.
+   * @default - the latest Amazon Linux 2023 image, looked up from its public SSM parameter at each deployment
+   */
+  readonly machineImage?: ec2.IMachineImage;
+  /**
+   * Kafka version; only the version whose jars are pinned is accepted.
+   * @default '4.3.1'
+   */
+  readonly kafkaVersion?: string;
+  /**
+   * Peers allowed to reach the client port (9092) of every broker; more with `allowClientsFrom`.
+   * @default - none: only the brokers themselves, until a peer is allowed
+   */
+  readonly allowedPeers?: ec2.IPeer[];
+  /**
+   * Name of the private hosted zone that names the brokers (`kafka-<i>.<zoneName>`), associated with the VPC only.
+   * @default - `kafka-<8 hex characters of the construct's address>.rmqbench.internal`, unique per construct
+   */
+  readonly zoneName?: string;
+  /**
+   * Size of each broker's gp3 data volume (mounted at /var/lib/kafka), in GiB.
+   * @default 50
+   */
+  readonly dataVolumeSizeGiB?: number;
+  /**
+   * How long CloudFormation waits for each broker to signal that it has installed Kafka and seen the whole quorum.
+   * @default Duration.minutes(20)
+   */
+  readonly bootTimeout?: Duration;
+}
+
+/**
+ * An Apache Kafka cluster in KRaft combined mode (every broker is also a controller; no ZooKeeper) on EC2.
+ *
+ * Each broker has a stable identity: a network interface (and so a private IP) created before its instance, a DNS
+ * name `kafka-<i>.<zone>` in a private hosted zone pointing at that interface, and `node.id=<i>`. The quorum voters and
+ * advertised listeners use those names, so clients and brokers reach each broker by a name that is known when the
+ * template is synthesized. See cdk/README.md ("KafkaCluster") for why, and how it compares with Amazon MSK.
+ */
+export class KafkaCluster extends Construct {
+  /** Security group of the brokers. */
+  public readonly securityGroup: ec2.SecurityGroup;
+  /** The brokers, in node id order (instances[0] has node.id 1). */
+  public readonly instances: ec2.Instance[];
+  /** The network interface of each broker (its stable private IP), in node id order. */
+  public readonly networkInterfaces: ec2.CfnNetworkInterface[];
+  /** The private hosted zone holding the brokers' names. */
+  public readonly hostedZone: route53.PrivateHostedZone;
+  /** `kafka-1.<zone>:9092,kafka-2.<zone>:9092,...`: Kafka clients' bootstrap.servers. */
+  public readonly bootstrapServers: string;
+  /** The brokers' DNS names, in node id order. */
+  public readonly brokerHostNames: string[];
+  /** The cluster id every broker's storage is formatted with (derived from the stack name and construct path). */
+  public readonly clusterId: string;
+  public readonly brokerCount: number;
+  public readonly kafkaVersion: KafkaVersionOnAws;
+  public readonly role: iam.Role;
+  /** Where every broker copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on failure. */
+  public readonly bootLogGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: KafkaClusterProps) {
+    super(scope, id);
+    const settings = resolveSettings(props, this.node.addr);
+    this.brokerCount = settings.brokers;
+    this.kafkaVersion = settings.kafkaVersion;
+    const stack = Stack.of(this);
+
+    this.securityGroup = new ec2.SecurityGroup(this, 'BrokerSecurityGroup', {
+      vpc: props.vpc,
+      description: 'Kafka brokers: clients on 9092 from allowed peers, KRaft controller port only between brokers',
+      allowAllOutbound: true,
+    });
+    // Replication between brokers uses the client listener; the metadata quorum uses the controller listener.
+    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(KAFKA_CLIENT_PORT), 'Kafka replication between brokers');
+    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(KAFKA_CONTROLLER_PORT), 'KRaft controller quorum between brokers');
+
+    this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', { zoneName: settings.zoneName, vpc: props.vpc, comment: 'rmqbench Kafka broker names' });
+    const identities: KafkaBrokerIdentity[] = Array.from({ length: settings.brokers }, (_, index) => ({
+      nodeId: index + 1,
+      hostName: `kafka-${index + 1}.${settings.zoneName}`,
+    }));
+    this.brokerHostNames = identities.map((broker) => broker.hostName);
+    this.bootstrapServers = identities.map((broker) => `${broker.hostName}:${KAFKA_CLIENT_PORT}`).join(',');
+    this.clusterId = kafkaClusterId(`${Token.isUnresolved(stack.stackName) ? '' : stack.stackName}/${this.node.path}`);
+
+    this.role = new iam.Role(this, 'BrokerRole', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'Kafka broker: SSM management, boot log, boot signal',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
+    });
+    // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
+    this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    this.bootLogGroup.grantWrite(this.role);
+    // A broker signals its own instance's creation policy (SignalResource on this stack only).
+    this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [stack.stackId] }));
+
+    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
+    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');
+    const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: cpuTypeOf(settings.instanceType) });
+
+    this.networkInterfaces = [];
+    this.instances = [];
+    for (const identity of identities) {
+      const subnet = subnets[(identity.nodeId - 1) % subnets.length]!;
+      // The interface, its address and its name exist before the instance boots (the boot waits for the whole quorum,
+      // which needs every name), and stay the broker's for the life of the stack.
+      const networkInterface = new ec2.CfnNetworkInterface(this, `Broker${identity.nodeId}Interface`, {
+        subnetId: subnet.subnetId,
+        groupSet: [this.securityGroup.securityGroupId],
+        description: `Kafka broker ${identity.nodeId} (${identity.hostName})`,
+      });
+      const record = new route53.ARecord(this, `Broker${identity.nodeId}Name`, {
+        zone: this.hostedZone,
+        recordName: `kafka-${identity.nodeId}`,
+        target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
+        ttl: Duration.seconds(60),
+      });
+
+      const userData = ec2.UserData.forLinux();
+      const instance = new ec2.Instance(this, `Broker${identity.nodeId}`, {
+        vpc: props.vpc,
+        vpcSubnets: { subnets: [subnet] },
+        instanceType: settings.instanceType,
+        machineImage,
+        role: this.role,
+        securityGroup: this.securityGroup,
+        userData,
+        requireImdsv2: true,
+        detailedMonitoring: true,
+        propagateTagsToVolumeOnCreation: true,
+        blockDevices: [
+          { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) },
+          {
+            deviceName: DATA_VOLUME_DEVICE,
+            volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true, deleteOnTermination: true }),
+          },
+        ],
+      });
+      // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
+      // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
+      // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the instance.
+      const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
+      cfnInstance.addPropertyDeletionOverride('SubnetId');
+      cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
+      cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
+      cfnInstance.addPropertyOverride('NetworkInterfaces', [{ DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref }]);
+      instance.node.addDependency(record);
+      // CREATE_COMPLETE means this broker booted and saw the whole quorum: user-data/kafka-node.ts signals SUCCESS, or
+      // FAILURE on any error, which fails the stack at once.
+      cfnInstance.cfnOptions.creationPolicy = { resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` } };
+      Validations.of(instance).acknowledge({
+        id: 'AwsSolutions-EC29',
+        reason: 'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
+      });
+
+      userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+      userData.addCommands(
+        ...kafkaNodeBootCommands({
+          self: identity,
+          all: identities,
+          clientPort: KAFKA_CLIENT_PORT,
+          controllerPort: KAFKA_CONTROLLER_PORT,
+          clusterId: this.clusterId,
+          region: stack.region,
+          stackName: stack.stackName,
+          instanceLogicalId: stack.getLogicalId(cfnInstance),
+          bootLogGroupName: this.bootLogGroup.logGroupName,
+          dataVolumeDevice: DATA_VOLUME_DEVICE,
+          clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 300),
+        }),
+      );
+      this.networkInterfaces.push(networkInterface);
+      this.instances.push(instance);
+    }
+
+    for (const peer of props.allowedPeers ?? []) this.allowClientsFrom(peer);
+
+    new CfnOutput(this, 'BootstrapServers', { value: this.bootstrapServers, description: 'Kafka bootstrap.servers (names resolve inside the VPC only)' });
+    new CfnOutput(this, 'KafkaClusterId', { value: this.clusterId, description: 'KRaft cluster id the brokers were formatted with' });
+    new CfnOutput(this, 'BrokerImageId', { value: machineImage.getImage(this).imageId, description: 'AMI the brokers run (record it with the results to reproduce a run)' });
+    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every broker boot log (stream <instance id>/boot)' });
+  }
+
+  /** Let `peer` reach the client port (9092) of every broker. The controller port stays between brokers. */
+  public allowClientsFrom(peer: ec2.IPeer): void {
+    this.securityGroup.addIngressRule(peer, ec2.Port.tcp(KAFKA_CLIENT_PORT), 'Kafka clients');
+  }
+}
+
+/**
+ * A KRaft cluster id derived from `seed`: the first 16 bytes of its SHA-256 in URL-safe base64 without padding (22
+ * characters), the form org.apache.kafka.common.Uuid.fromString decodes (apache/kafka clients/.../common/Uuid.java:
+ * Base64.getUrlDecoder, "expected 16 bytes"). Like Uuid.randomUuid it avoids the reserved ids 0 and 1 and a leading "-"
+ * (which the command line would take for an option), rehashing until neither applies.
+ */
+export function kafkaClusterId(seed: string): string {
+  for (let attempt = 0; ; attempt++) {
+    const bytes = createHash('sha256').update(attempt === 0 ? seed : `${seed}#${attempt}`).digest().subarray(0, 16);
+    const id = bytes.toString('base64url');
+    const reserved = bytes.subarray(0, 15).every((byte) => byte === 0) && bytes[15]! <= 1;
+    if (!id.startsWith('-') && !reserved) return id;
+  }
+}
+
+function cpuTypeOf(instanceType: ec2.InstanceType): ec2.AmazonLinuxCpuType {
+  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64 ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64;
+}
+
+interface KafkaClusterSettings {
+  readonly brokers: number;
+  readonly instanceType: ec2.InstanceType;
+  readonly kafkaVersion: KafkaVersionOnAws;
+  readonly zoneName: string;
+  readonly dataVolumeSizeGiB: number;
+  readonly bootTimeout: Duration;
+  readonly vpcSubnets: ec2.SubnetSelection;
+}
+
+/** Applies every default and rejects out-of-range props, naming them. */
+function resolveSettings(props: KafkaClusterProps, address: string): KafkaClusterSettings {
+  if (!props || !props.vpc) throw new Error('vpc is required: pass the VPC the brokers (and their clients) run in');
+  const brokers = props.brokers ?? 3;
+  requireInteger('brokers', brokers, 1, MAX_BROKERS);
+  const kafkaVersion = props.kafkaVersion ?? KAFKA_VERSION_ON_AWS;
+  if (!(KAFKA_VERSIONS_ON_AWS as readonly string[]).includes(kafkaVersion)) {
+    throw new Error(`kafkaVersion ${JSON.stringify(kafkaVersion)} is not supported: allowed values are ${KAFKA_VERSIONS_ON_AWS.map((v) => `'${v}'`).join(', ')} (the versions whose jars are pinned by checksum)`);
+  }
+  const zoneName = props.zoneName ?? `kafka-${address.slice(0, 8)}.rmqbench.internal`;
+  // RFC 1035 host names: labels of letters, digits and hyphens, 1-63 characters, not starting or ending with a hyphen.
+  if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200) {
+    throw new Error(`zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, digits, hyphens), e.g. 'kafka.bench.internal'`);
+  }
+  const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
+  requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
+  const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
+  if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
+    throw new Error(`bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes minutes), got ${bootTimeout.toHumanString()}`);
+  }
+  return {
+    brokers,
+    instanceType: props.instanceType ?? RabbitMqInstanceTiers.LOW,
+    kafkaVersion: kafkaVersion as KafkaVersionOnAws,
+    zoneName,
+    dataVolumeSizeGiB,
+    bootTimeout,
+    vpcSubnets: props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+  };
+}
+
+function requireInteger(prop: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${prop} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}

@@ -1,0 +1,211 @@
+import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
+import { MAVEN_CENTRAL_URL } from '../perf-test-artifacts';
+import { shellQuote, writeFileCommand } from '../shell';
+import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION } from './rabbitmq-node';
+
+/** Here-document delimiters; the tests locate the written files by them. */
+export const SERVER_PROPERTIES_DELIMITER = 'RMQBENCH_KAFKA_SERVER_PROPERTIES';
+export const KAFKA_UNIT_DELIMITER = 'RMQBENCH_KAFKA_UNIT';
+export const KAFKA_LOG4J_DELIMITER = 'RMQBENCH_KAFKA_LOG4J';
+export const KAFKA_SHA256SUMS_DELIMITER = 'RMQBENCH_KAFKA_SHA256SUMS';
+
+export const KAFKA_HOME = '/opt/kafka';
+export const KAFKA_CONFIG_DIR = '/etc/kafka';
+export const KAFKA_SERVER_PROPERTIES = `${KAFKA_CONFIG_DIR}/server.properties`;
+export const KAFKA_UNIT_PATH = '/etc/systemd/system/kafka.service';
+/** Mount point of the data volume; the broker's log.dirs is a folder below it. */
+export const KAFKA_DATA_MOUNT = '/var/lib/kafka';
+export const KAFKA_LOG_DIR = `${KAFKA_DATA_MOUNT}/data`;
+/** The broker's heap: Kafka's own default (bin/kafka-server-start.sh sets KAFKA_HEAP_OPTS="-Xmx1G -Xms1G"); the log lives in the page cache. */
+export const KAFKA_HEAP = '-Xmx1G -Xms1G';
+
+export interface KafkaBrokerIdentity {
+  /** node.id of the broker, 1..N. */
+  readonly nodeId: number;
+  /** The broker's stable DNS name, `kafka-<nodeId>.<zone>`. */
+  readonly hostName: string;
+}
+
+export interface KafkaServerPropertiesInput {
+  readonly self: KafkaBrokerIdentity;
+  /** Every broker of the cluster (self included), in node id order. */
+  readonly all: readonly KafkaBrokerIdentity[];
+  readonly clientPort: number;
+  readonly controllerPort: number;
+}
+
+/**
+ * One broker's server.properties: combined broker+controller (process.roles=broker,controller), a static quorum of
+ * every broker named by its stable DNS name (controller.quorum.voters=id@host:port), clients told to reach the
+ * broker by that name (advertised.listeners). Key by key as Kafka's configuration reference documents them
+ * (https://kafka.apache.org/documentation/#brokerconfigs; KRaft: https://kafka.apache.org/documentation/#kraft_config
+ * "Process Roles", "Controllers": "controller.quorum.voters=id1@host1:port1,id2@host2:port2,id3@host3:port3"), the same
+ * keys the local target uses (local/kafka-cluster.ts serverProperties), with DNS names instead of loopback ports.
+ */
+export function kafkaServerProperties(input: KafkaServerPropertiesInput): string {
+  const copies = Math.min(3, input.all.length);
+  return [
+    '# Written by rmqbench (KafkaCluster on AWS): a combined broker+controller in KRaft mode, no ZooKeeper.',
+    'process.roles=broker,controller',
+    `node.id=${input.self.nodeId}`,
+    `controller.quorum.voters=${input.all.map((broker) => `${broker.nodeId}@${broker.hostName}:${input.controllerPort}`).join(',')}`,
+    // Bound on every interface (the instance has one ENI); clients and other brokers are told the DNS name.
+    `listeners=PLAINTEXT://0.0.0.0:${input.clientPort},CONTROLLER://0.0.0.0:${input.controllerPort}`,
+    `advertised.listeners=PLAINTEXT://${input.self.hostName}:${input.clientPort}`,
+    'controller.listener.names=CONTROLLER',
+    'inter.broker.listener.name=PLAINTEXT',
+    'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    `log.dirs=${KAFKA_LOG_DIR}`,
+    // Internal topics as replicated as the cluster allows; consumer groups start without the 3 s join delay.
+    `offsets.topic.replication.factor=${copies}`,
+    `transaction.state.log.replication.factor=${copies}`,
+    `transaction.state.log.min.isr=${Math.min(2, copies)}`,
+    'group.initial.rebalance.delay.ms=0',
+    // Benchmark topics are created with the workload's partitions and replication factor, never implicitly.
+    'auto.create.topics.enable=false',
+    '',
+  ].join('\n');
+}
+
+/** log4j2 (properties format): INFO to the console, which systemd's journal keeps (`journalctl -u kafka`). */
+export const KAFKA_LOG4J = `status = warn
+appender.console.type = Console
+appender.console.name = STDOUT
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+`;
+
+/** `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob). */
+function javaCommand(jvmOptions = ''): string {
+  return `/usr/bin/java ${jvmOptions ? `${jvmOptions} ` : ''}-Dlog4j2.configurationFile=${KAFKA_CONFIG_DIR}/log4j2.properties -cp '${KAFKA_HOME}/libs/*'`;
+}
+const JAVA_COMMAND = javaCommand();
+
+export const KAFKA_UNIT = `[Unit]
+Description=Apache Kafka ${KAFKA_VERSION_ON_AWS} (KRaft, broker+controller), installed by rmqbench
+After=network-online.target local-fs.target
+Wants=network-online.target
+
+[Service]
+User=kafka
+Group=kafka
+ExecStart=${javaCommand(`${KAFKA_HEAP} -XX:+UseG1GC`)} kafka.Kafka ${KAFKA_SERVER_PROPERTIES}
+Restart=on-failure
+RestartSec=10
+LimitNOFILE=100000
+TimeoutStopSec=120
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+export interface KafkaNodeBootInput {
+  readonly self: KafkaBrokerIdentity;
+  readonly all: readonly KafkaBrokerIdentity[];
+  readonly clientPort: number;
+  readonly controllerPort: number;
+  /** The cluster id every broker formats its storage with (22 characters of base64url, see KafkaCluster). */
+  readonly clusterId: string;
+  /** Region (a token is fine). */
+  readonly region: string;
+  /** Name of the stack (a token is fine); the boot result is signalled to it. */
+  readonly stackName: string;
+  /** Logical id of this broker's instance, whose creation policy waits for the signal. */
+  readonly instanceLogicalId: string;
+  /** CloudWatch Logs group the tail of the boot log is copied to (a token is fine). */
+  readonly bootLogGroupName: string;
+  /** Device name of the data volume. */
+  readonly dataVolumeDevice: string;
+  /** Seconds the boot waits for the whole quorum (every broker a voter, a leader elected). */
+  readonly clusterFormationTimeoutSeconds: number;
+}
+
+/**
+ * The boot script of one Kafka broker (Amazon Linux 2023), as user-data lines: Java, the pinned Kafka jars from Maven
+ * Central (a checksum mismatch removes them and fails the boot), the data volume, server.properties, storage formatted
+ * with the shared cluster id, a systemd unit, and success only once the metadata quorum holds every broker with an
+ * elected leader. KafkaCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
+ * log's tail to CloudWatch Logs and signals SUCCESS or FAILURE to this instance's creation policy.
+ * No secret is involved: the listeners are PLAINTEXT inside the VPC, reachable only as the security group allows.
+ */
+export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
+  const checksums = KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}`).join('\n') + '\n';
+  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server ${input.self.hostName}:${input.clientPort} describe --status`;
+  return [
+    'set -euo pipefail',
+    `REGION=${input.region}`,
+    `STACK_NAME=${input.stackName}`,
+    `SIGNAL_RESOURCE=${input.instanceLogicalId}`,
+    `BOOT_LOG_GROUP=${input.bootLogGroupName}`,
+    `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
+    'BOOT_LOG_TEE_PID=$!',
+    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
+    IMDS_FUNCTION,
+    BOOT_FINISHED_FUNCTION,
+    'INSTANCE_ID=$(imds instance-id)',
+    `echo "Kafka broker ${input.self.nodeId} (${input.self.hostName}) booting on $INSTANCE_ID"`,
+
+    '# Data volume: formatted on first boot only, mounted where the broker keeps its log.',
+    `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
+    `blkid ${input.dataVolumeDevice} >/dev/null || mkfs.xfs ${input.dataVolumeDevice}`,
+    `mkdir -p ${KAFKA_DATA_MOUNT}`,
+    `grep -q ' ${KAFKA_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${KAFKA_DATA_MOUNT} xfs defaults,nofail 0 2' >> /etc/fstab`,
+    `mountpoint -q ${KAFKA_DATA_MOUNT} || mount ${KAFKA_DATA_MOUNT}`,
+
+    `# Java (the load generator's Corretto 21) and Kafka ${KAFKA_VERSION_ON_AWS} from Maven Central, every jar checked against its pinned SHA-256.`,
+    'dnf install -y java-21-amazon-corretto-headless',
+    'id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin kafka',
+    `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
+    `cd ${KAFKA_HOME}/libs`,
+    ...KAFKA_ARTIFACTS.map(
+      (artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`,
+    ),
+    writeFileCommand(`${KAFKA_HOME}/SHA256SUMS`, checksums, KAFKA_SHA256SUMS_DELIMITER),
+    `if ! sha256sum --check --strict --quiet ${KAFKA_HOME}/SHA256SUMS; then rm -f ${KAFKA_HOME}/libs/*.jar; echo "Kafka ${KAFKA_VERSION_ON_AWS}: checksum mismatch, jars removed" >&2; exit 1; fi`,
+    'cd /',
+
+    '# Configuration: node id and quorum from the construct, log4j2 to the journal.',
+    writeFileCommand(
+      KAFKA_SERVER_PROPERTIES,
+      kafkaServerProperties({ self: input.self, all: input.all, clientPort: input.clientPort, controllerPort: input.controllerPort }),
+      SERVER_PROPERTIES_DELIMITER,
+    ),
+    writeFileCommand(`${KAFKA_CONFIG_DIR}/log4j2.properties`, KAFKA_LOG4J, KAFKA_LOG4J_DELIMITER),
+    `install -d -o kafka -g kafka ${KAFKA_LOG_DIR}`,
+
+    // The records exist before the instance (KafkaCluster makes the instance depend on them); a new private zone can
+    // still take a moment to answer inside the VPC, and Kafka resolves the voters' names when it starts.
+    '# Wait until every broker name resolves.',
+    `for host in ${input.all.map((broker) => broker.hostName).join(' ')}; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ "$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done`,
+
+    // A static quorum: every broker formats with the same cluster id and no --standalone / --initial-controllers, which
+    // are for a dynamic quorum (`kafka-storage format --help` in 4.3.1, kafka.tools.StorageTool: "--standalone ... When
+    // setting this flag, the controller.quorum.voters config must not be set"). --ignore-formatted keeps a reboot from
+    // failing on the already formatted log directory (same help text).
+    '# Storage formatted once with the cluster id all brokers share.',
+    `runuser -u kafka -- ${JAVA_COMMAND} kafka.tools.StorageTool format --config ${KAFKA_SERVER_PROPERTIES} --cluster-id ${shellQuote(input.clusterId)} --ignore-formatted`,
+
+    writeFileCommand(KAFKA_UNIT_PATH, KAFKA_UNIT, KAFKA_UNIT_DELIMITER),
+    'systemctl daemon-reload && systemctl enable --now kafka.service',
+
+    // Success means the cluster formed: this broker's listener answers and the quorum lists every broker as a voter
+    // with a leader (kafka-metadata-quorum describe --status: "LeaderId:", "CurrentVoters:"; the local target checks
+    // the same, local/kafka-cluster.ts describeQuorum).
+    `# Wait for the quorum: ${input.all.length} voters and a leader.`,
+    `deadline=$(( $(date +%s) + ${input.clusterFormationTimeoutSeconds} ))`,
+    'while true; do',
+    `  status=$(runuser -u kafka -- ${quorumCommand} 2>/dev/null || true)`,
+    '  leader=$(printf "%s\\n" "$status" | sed -n "s/^LeaderId:[[:space:]]*//p")',
+    '  voters=$(printf "%s\\n" "$status" | sed -n "s/^CurrentVoters:[[:space:]]*//p" | grep -o \'"id":[[:space:]]*[0-9]*\' | wc -l)',
+    `  if [ -n "$leader" ] && [ "$leader" -ge 0 ] && [ "$voters" -eq ${input.all.length} ]; then echo "quorum formed: leader $leader, $voters voters"; break; fi`,
+    `  if [ "$(date +%s)" -ge "$deadline" ]; then echo "the quorum did not form within ${input.clusterFormationTimeoutSeconds} s (leader '\${leader}', \${voters} of ${input.all.length} voters)" >&2; systemctl status kafka.service --no-pager || true; journalctl -u kafka.service -n 50 --no-pager || true; exit 1; fi`,
+    '  sleep 10',
+    'done',
+  ];
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}

@@ -1,0 +1,308 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { cacheDir } from '../../local/paths';
+import { KAFKA_ARTIFACTS, KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, KafkaCluster, kafkaClusterId, type KafkaClusterProps } from '../../cdk';
+import { KAFKA_SERVER_PROPERTIES, KAFKA_UNIT_DELIMITER, KAFKA_UNIT_PATH, SERVER_PROPERTIES_DELIMITER } from '../../cdk/user-data/kafka-node';
+import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
+
+const REGION = 'eu-west-1';
+const ZONE = 'kafka.bench.internal';
+
+interface Synthesized {
+  readonly cluster: KafkaCluster;
+  readonly template: Template;
+  /** User data of each broker instance, in node id order. */
+  readonly userData: string[];
+  readonly properties: Record<string, string>[];
+}
+
+function synth(props: Partial<KafkaClusterProps> = {}, stackName = 'Test'): Synthesized {
+  const stack = new Stack(new App(), stackName, { env: { region: REGION, account: '111111111111' } });
+  const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3, natGateways: 1, flowLogs: { all: {} } });
+  const cluster = new KafkaCluster(stack, 'Kafka', { vpc, zoneName: ZONE, ...props });
+  const template = Template.fromStack(stack);
+  const userData = cluster.instances.map((instance) => {
+    const logicalId = stack.getLogicalId(instance.node.defaultChild as ec2.CfnInstance);
+    return userDataText(Template.fromJSON({ Resources: { [logicalId]: template.toJSON().Resources[logicalId] } }), 'AWS::EC2::Instance');
+  });
+  const properties = userData.map((script) => parseProperties(hereDocument(script, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER)));
+  return { cluster, template, userData, properties };
+}
+
+function parseProperties(text: string): Record<string, string> {
+  const entries = text
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const);
+  return Object.fromEntries(entries);
+}
+
+function ingressRules(template: Template): { FromPort: number; ToPort: number; CidrIp?: string; SourceSecurityGroupId?: unknown; GroupId?: unknown }[] {
+  const standalone = Object.values(template.findResources('AWS::EC2::SecurityGroupIngress')).map((resource) => resource.Properties);
+  const inline = Object.values(template.findResources('AWS::EC2::SecurityGroup')).flatMap((resource) => resource.Properties.SecurityGroupIngress ?? []);
+  return [...standalone, ...inline];
+}
+
+describe('KafkaCluster', () => {
+  const defaults = synth();
+
+  describe('brokers with stable identities', () => {
+    test('three brokers by default, one instance each, node ids 1..3', () => {
+      defaults.template.resourceCountIs('AWS::EC2::Instance', 3);
+      expect(defaults.properties.map((props) => props['node.id'])).toEqual(['1', '2', '3']);
+      expect(defaults.cluster.brokerCount).toBe(3);
+    });
+
+    test.each([1, 5, 7])('%i brokers: as many instances, interfaces and names, node ids 1..N', (brokers) => {
+      const { template, properties } = synth({ brokers });
+      template.resourceCountIs('AWS::EC2::Instance', brokers);
+      template.resourceCountIs('AWS::EC2::NetworkInterface', brokers);
+      template.resourceCountIs('AWS::Route53::RecordSet', brokers);
+      expect(properties.map((props) => Number(props['node.id']))).toEqual(Array.from({ length: brokers }, (_, i) => i + 1));
+    });
+
+    test('every broker is a KRaft combined broker+controller with the same static quorum of DNS names, no ZooKeeper', () => {
+      const voters = `1@kafka-1.${ZONE}:${KAFKA_CONTROLLER_PORT},2@kafka-2.${ZONE}:${KAFKA_CONTROLLER_PORT},3@kafka-3.${ZONE}:${KAFKA_CONTROLLER_PORT}`;
+      for (const props of defaults.properties) {
+        expect(props['process.roles']).toBe('broker,controller');
+        expect(props['controller.quorum.voters']).toBe(voters);
+        expect(props['controller.listener.names']).toBe('CONTROLLER');
+        expect(Object.keys(props).filter((key) => key.startsWith('zookeeper'))).toEqual([]);
+      }
+    });
+
+    test('each broker advertises its own DNS name on the client port', () => {
+      expect(defaults.properties.map((props) => props['advertised.listeners'])).toEqual([1, 2, 3].map((i) => `PLAINTEXT://kafka-${i}.${ZONE}:${KAFKA_CLIENT_PORT}`));
+      expect(defaults.cluster.bootstrapServers).toBe([1, 2, 3].map((i) => `kafka-${i}.${ZONE}:${KAFKA_CLIENT_PORT}`).join(','));
+    });
+
+    test('the names are A records in a private zone of the VPC, pointing at each broker interface', () => {
+      defaults.template.hasResourceProperties('AWS::Route53::HostedZone', { Name: `${ZONE}.`, VPCs: [Match.objectLike({ VPCRegion: REGION })] });
+      const interfaces = Object.keys(defaults.template.findResources('AWS::EC2::NetworkInterface'));
+      for (const [index, logicalId] of interfaces.entries()) {
+        defaults.template.hasResourceProperties('AWS::Route53::RecordSet', {
+          Name: `kafka-${index + 1}.${ZONE}.`,
+          Type: 'A',
+          ResourceRecords: [{ 'Fn::GetAtt': [logicalId, 'PrimaryPrivateIpAddress'] }],
+        });
+      }
+    });
+
+    test('each instance uses its pre-created interface as its primary one and is created after its name', () => {
+      const instances = defaults.template.findResources('AWS::EC2::Instance');
+      const records = Object.keys(defaults.template.findResources('AWS::Route53::RecordSet'));
+      const interfaces = Object.keys(defaults.template.findResources('AWS::EC2::NetworkInterface'));
+      Object.values(instances).forEach((instance, index) => {
+        expect(instance.Properties.NetworkInterfaces).toEqual([{ DeviceIndex: '0', NetworkInterfaceId: { Ref: interfaces[index] } }]);
+        expect(instance.Properties.SubnetId).toBeUndefined();
+        expect(instance.Properties.SecurityGroupIds).toBeUndefined();
+        expect(instance.Properties.AvailabilityZone).toBeUndefined();
+        expect(instance.DependsOn).toEqual(expect.arrayContaining([records[index]]));
+      });
+    });
+
+    test('brokers are spread over the subnets, one per zone', () => {
+      const subnets = Object.values(defaults.template.findResources('AWS::EC2::NetworkInterface')).map((eni) => JSON.stringify(eni.Properties.SubnetId));
+      expect(new Set(subnets).size).toBe(3);
+    });
+  });
+
+  describe('cluster id', () => {
+    test('is 22 characters of base64url decoding to 16 bytes, shared by every broker format command', () => {
+      const id = defaults.cluster.clusterId;
+      expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+      expect(Buffer.from(id, 'base64url')).toHaveLength(16);
+      for (const script of defaults.userData) {
+        expect(script).toContain(`kafka.tools.StorageTool format --config ${KAFKA_SERVER_PROPERTIES} --cluster-id '${id}' --ignore-formatted`);
+        expect(script).not.toMatch(/--standalone|--initial-controllers/);
+      }
+    });
+
+    test('is deterministic per stack and construct, and differs between stacks', () => {
+      expect(synth().cluster.clusterId).toBe(defaults.cluster.clusterId);
+      expect(synth({}, 'Other').cluster.clusterId).not.toBe(defaults.cluster.clusterId);
+    });
+
+    test('never starts with "-" (the command line would read an option)', () => {
+      const ids = Array.from({ length: 500 }, (_, i) => kafkaClusterId(`seed-${i}`));
+      expect(ids.filter((id) => id.startsWith('-'))).toEqual([]);
+      expect(ids.every((id) => Buffer.from(id, 'base64url').length === 16)).toBe(true);
+    });
+  });
+
+  describe('security group', () => {
+    test('the controller port is open only to the brokers, the client port to the brokers and nothing else by default', () => {
+      const rules = ingressRules(defaults.template);
+      const controller = rules.filter((rule) => rule.FromPort <= KAFKA_CONTROLLER_PORT && rule.ToPort >= KAFKA_CONTROLLER_PORT);
+      expect(controller).toHaveLength(1);
+      expect(controller[0]!.CidrIp).toBeUndefined();
+      expect(controller[0]!.SourceSecurityGroupId).toEqual(controller[0]!.GroupId);
+      const client = rules.filter((rule) => rule.FromPort <= KAFKA_CLIENT_PORT && rule.ToPort >= KAFKA_CLIENT_PORT);
+      expect(client).toHaveLength(1);
+      expect(client[0]!.SourceSecurityGroupId).toEqual(client[0]!.GroupId);
+      expect(rules.filter((rule) => rule.FromPort <= 22 && rule.ToPort >= 22)).toEqual([]);
+    });
+
+    test('an allowed peer reaches the client port only, never the controller port', () => {
+      const { template } = synth({ allowedPeers: [ec2.Peer.ipv4('10.9.0.0/16')] });
+      const fromPeer = ingressRules(template).filter((rule) => rule.CidrIp === '10.9.0.0/16');
+      expect(fromPeer.map((rule) => [rule.FromPort, rule.ToPort])).toEqual([[KAFKA_CLIENT_PORT, KAFKA_CLIENT_PORT]]);
+    });
+
+    test('allowClientsFrom a security group (the load generator) opens the client port to it', () => {
+      const stack = new Stack(new App(), 'Peer', { env: { region: REGION, account: '111111111111' } });
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3 });
+      const loadGenerator = new ec2.SecurityGroup(stack, 'LoadGenerator', { vpc });
+      const cluster = new KafkaCluster(stack, 'Kafka', { vpc });
+      cluster.allowClientsFrom(loadGenerator);
+      Template.fromStack(stack).hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+        FromPort: KAFKA_CLIENT_PORT,
+        ToPort: KAFKA_CLIENT_PORT,
+        SourceSecurityGroupId: { 'Fn::GetAtt': [stack.getLogicalId(loadGenerator.node.defaultChild as ec2.CfnSecurityGroup), 'GroupId'] },
+      });
+    });
+  });
+
+  describe('instances', () => {
+    test('require IMDSv2, have no SSH key, are SSM managed and carry an encrypted gp3 data volume', () => {
+      defaults.template.resourceCountIs('AWS::EC2::LaunchTemplate', 3);
+      defaults.template.allResourcesProperties('AWS::EC2::LaunchTemplate', { LaunchTemplateData: { MetadataOptions: { HttpTokens: 'required' } } });
+      for (const instance of Object.values(defaults.template.findResources('AWS::EC2::Instance'))) {
+        expect(instance.Properties.KeyName).toBeUndefined();
+        expect(instance.Properties.LaunchTemplate).toBeDefined();
+        expect(instance.Properties.BlockDeviceMappings).toEqual(
+          expect.arrayContaining([{ DeviceName: '/dev/sdf', Ebs: { DeleteOnTermination: true, Encrypted: true, VolumeSize: 50, VolumeType: 'gp3' } }]),
+        );
+      }
+      defaults.template.hasResourceProperties('AWS::IAM::Role', {
+        ManagedPolicyArns: [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] }],
+      });
+    });
+
+    test('instance type and data volume size follow the props; m5a.large by default', () => {
+      defaults.template.allResourcesProperties('AWS::EC2::Instance', { InstanceType: 'm5a.large' });
+      const { template } = synth({ instanceType: new ec2.InstanceType('r5.xlarge'), dataVolumeSizeGiB: 200 });
+      template.allResourcesProperties('AWS::EC2::Instance', {
+        InstanceType: 'r5.xlarge',
+        BlockDeviceMappings: Match.arrayWith([Match.objectLike({ DeviceName: '/dev/sdf', Ebs: Match.objectLike({ VolumeSize: 200 }) })]),
+      });
+    });
+
+    test('a Graviton instance type gets the arm64 Amazon Linux 2023 image', () => {
+      const { template } = synth({ instanceType: new ec2.InstanceType('m7g.large') });
+      expect(JSON.stringify(template.toJSON().Parameters)).toContain('al2023-ami-kernel-6.1-arm64');
+    });
+  });
+
+  describe('boot', () => {
+    test('user data is valid bash for every broker', () => {
+      for (const script of defaults.userData) expect(bashSyntaxErrors(script)).toBe('');
+    });
+
+    test('Java is Corretto 21 and every pinned jar is downloaded from Maven Central and checked before anything runs', () => {
+      const script = defaults.userData[0]!;
+      expect(script).toContain('dnf install -y java-21-amazon-corretto-headless');
+      for (const artifact of KAFKA_ARTIFACTS) expect(script).toContain(`https://repo1.maven.org/maven2/${artifact.path}`);
+      const check = script.indexOf('sha256sum --check --strict');
+      expect(check).toBeGreaterThan(script.lastIndexOf('curl -sSf --retry 5'));
+      expect(check).toBeLessThan(script.indexOf('kafka.tools.StorageTool format'));
+    });
+
+    test('a systemd unit runs kafka.Kafka as the kafka user with the generated server.properties', () => {
+      const unit = hereDocument(defaults.userData[0]!, KAFKA_UNIT_PATH, KAFKA_UNIT_DELIMITER);
+      expect(unit).toMatch(/^User=kafka$/m);
+      expect(unit).toMatch(new RegExp(`^ExecStart=/usr/bin/java .* kafka\\.Kafka ${KAFKA_SERVER_PROPERTIES}$`, 'm'));
+      expect(defaults.userData[0]).toContain('systemctl daemon-reload && systemctl enable --now kafka.service');
+    });
+
+    test('success waits for the quorum to hold every broker as a voter with a leader', () => {
+      const { userData } = synth({ brokers: 5 });
+      expect(userData[4]).toContain('MetadataQuorumCommand --bootstrap-server kafka-5.kafka.bench.internal:9092 describe --status');
+      expect(userData[4]).toContain('[ "$voters" -eq 5 ]');
+    });
+
+    test('each instance waits for one signal, its own, for the boot timeout', () => {
+      const { template, cluster, userData } = synth({ bootTimeout: Duration.minutes(30) });
+      const stack = Stack.of(cluster);
+      cluster.instances.forEach((instance, index) => {
+        const logicalId = stack.getLogicalId(instance.node.defaultChild as ec2.CfnInstance);
+        expect(template.toJSON().Resources[logicalId].CreationPolicy).toEqual({ ResourceSignal: { Count: 1, Timeout: 'PT1800S' } });
+        expect(userData[index]).toContain(`SIGNAL_RESOURCE=${logicalId}\n`);
+        expect(userData[index]).toMatch(/trap exitTrap EXIT/);
+        expect(userData[index]).toContain('rmqbench_boot_finished "$exitCode"');
+      });
+    });
+
+    test('the broker role may signal only its own stack and write only its boot log group', () => {
+      defaults.template.hasResourceProperties('AWS::IAM::Policy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([Match.objectLike({ Sid: 'SignalBootResult', Action: 'cloudformation:SignalResource', Resource: { Ref: 'AWS::StackId' } })]),
+        },
+      });
+    });
+  });
+
+  describe('props are checked, naming the prop', () => {
+    test.each([
+      [{ brokers: 0 }, /^brokers must be an integer from 1 to 7, got 0$/],
+      [{ brokers: 8 }, /^brokers must be an integer from 1 to 7, got 8$/],
+      [{ brokers: 2.5 }, /^brokers must be an integer/],
+      [{ kafkaVersion: '3.9.0' }, /^kafkaVersion "3\.9\.0" is not supported: allowed values are '4\.3\.1'/],
+      [{ dataVolumeSizeGiB: 0 }, /^dataVolumeSizeGiB must be an integer from 1/],
+      [{ bootTimeout: Duration.minutes(2) }, /^bootTimeout must be from 5 to 60 minutes/],
+      [{ zoneName: 'Bad_Zone' }, /^zoneName "Bad_Zone" must be a lower-case DNS name/],
+      [{ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } }, /There are no 'Isolated' subnet groups in this VPC|vpcSubnets selects no subnet/],
+    ])('%j is refused', (props, message) => {
+      expect(() => synth(props as Partial<KafkaClusterProps>)).toThrow(message);
+    });
+
+    test('a missing vpc is refused by name', () => {
+      const stack = new Stack(new App(), 'NoVpc');
+      expect(() => new KafkaCluster(stack, 'Kafka', {} as KafkaClusterProps)).toThrow(/^vpc is required/);
+    });
+  });
+
+  test('public fields expose what the construct created', () => {
+    expect(defaults.cluster.instances).toHaveLength(3);
+    expect(defaults.cluster.networkInterfaces).toHaveLength(3);
+    expect(defaults.cluster.hostedZone.zoneName).toBe(ZONE);
+    expect(defaults.cluster.brokerHostNames).toEqual([1, 2, 3].map((i) => `kafka-${i}.${ZONE}`));
+    expect(defaults.cluster.kafkaVersion).toBe('4.3.1');
+    defaults.template.hasOutput('*', { Value: defaults.cluster.bootstrapServers });
+  });
+
+  test('matches the snapshot (asset hashes stripped)', () => {
+    const stack = new Stack(new App(), 'Snapshot');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3, flowLogs: { all: {} } });
+    new KafkaCluster(stack, 'Kafka', { vpc });
+    expect(withoutAssetHashes(Template.fromStack(stack))).toMatchSnapshot();
+  });
+});
+
+describe('pinned Kafka jars', () => {
+  const cached = join(cacheDir(), 'maven', 'kafka_2.13-4.3.1');
+
+  test('every pinned jar has a distinct file name and a 64-hex-digit SHA-256, and the broker and tools are among them', () => {
+    const names = KAFKA_ARTIFACTS.map((artifact) => artifact.path.slice(artifact.path.lastIndexOf('/') + 1));
+    expect(new Set(names).size).toBe(names.length);
+    expect(KAFKA_ARTIFACTS.every((artifact) => /^[0-9a-f]{64}$/.test(artifact.sha256))).toBe(true);
+    expect(names).toEqual(expect.arrayContaining(['kafka_2.13-4.3.1.jar', 'kafka-tools-4.3.1.jar', 'kafka-clients-4.3.1.jar', 'log4j-slf4j-impl-2.25.4.jar']));
+  });
+
+  // The local target's cache holds the jars Maven fetched from Maven Central (local/maven-artifacts.ts): the pinned
+  // list must be exactly its contents, checksum for checksum. Like cfn-lint, the cache is part of the set-up.
+  test('the pinned list equals the jars in the local Maven cache', () => {
+    if (!existsSync(cached)) throw new Error(`${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven Central) first`);
+    const onDisk = readdirSync(cached).filter((name) => name.endsWith('.jar')).sort();
+    const pinned = KAFKA_ARTIFACTS.map((artifact) => artifact.path.slice(artifact.path.lastIndexOf('/') + 1)).sort();
+    expect(pinned).toEqual(onDisk);
+    for (const artifact of KAFKA_ARTIFACTS) {
+      const name = artifact.path.slice(artifact.path.lastIndexOf('/') + 1);
+      expect(`${name} ${createHash('sha256').update(readFileSync(join(cached, name))).digest('hex')}`).toBe(`${name} ${artifact.sha256}`);
+    }
+  });
+});
