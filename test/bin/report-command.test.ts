@@ -163,3 +163,46 @@ describe('rmqbench report --thesis-ch7', () => {
     expect(html.match(/<g class="mark-symbol role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/)![1]!.match(/<path /g)).toHaveLength(44);
   });
 });
+
+describe('rmqbench report with fault scenarios', () => {
+  const failover = (lostMessages: number) => ({
+    fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rmqbench1@localhost', appliedAtSeconds: 10.1 },
+    published: 4000,
+    confirmed: 4000,
+    consumed: 4000 - lostMessages,
+    lostMessages,
+    duplicatedMessages: 0,
+    unconfirmedAtFault: 10,
+    recoverySeconds: 1.5,
+    unavailableSeconds: 0,
+    reconnects: 1,
+    receivedPerSecond: [200, 200],
+  });
+  const withFailover = () => {
+    const stored = storedRun('f1', uniformRates([10_000, 10_200]));
+    return { ...stored, repetitions: stored.repetitions.map((rep, index) => (rep.scenarioId === SCENARIOS[0] ? { ...rep, failover: failover(index) } : rep)) };
+  };
+
+  it('--json carries the verifier numbers over repetitions (scenarios[].failover) and per repetition (failoverRepetitions), by name', async () => {
+    const json = JSON.parse((await reportCommand(withFailover(), steadySamples, { ...base, format: 'markdown', json: true })).stdout as string) as {
+      scenarios: { scenarioId: string; failover?: Record<string, { n: number; mean: number; ci95: number }> }[];
+      failoverRepetitions: { scenarioId: string; repetition: number; failover: { lostMessages: number } }[];
+    };
+    const first = json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[0])!;
+    expect(Object.keys(first.failover!)).toEqual(['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects']);
+    expect(first.failover!.lostMessages).toMatchObject({ n: 2, mean: 0.5 });
+    expect(json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[1])!.failover).toBeUndefined();
+    expect(json.failoverRepetitions.map((rep) => [rep.scenarioId, rep.repetition, rep.failover.lostMessages])).toEqual([
+      [SCENARIOS[0], 1, 0],
+      [SCENARIOS[0], 2, 1],
+    ]);
+  });
+
+  it('the HTML report has the failover section with both tables', async () => {
+    const out = join(dir(), 'report.html');
+    await reportCommand(withFailover(), steadySamples, { ...base, format: 'html', out });
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('Failover (lost-message verifier)');
+    expect(html).toContain('kill rmqbench1@localhost (leader) at 10.1 s');
+  });
+});
