@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fetchRegisteredBrokers } from './kafka-metadata';
-import { javaArgs, KAFKA_BROKER_HEAP, runJavaTool, writeLog4jConfigs } from './kafka-java';
+import { javaArgs, KAFKA_BROKER_HEAP, runJavaTool, startKafkaProcess, writeLog4jConfigs } from './kafka-java';
 import { ManagedProcess, ProcessRegistry } from './processes';
 import { freePorts, waitFor } from './ports';
 
@@ -79,7 +79,8 @@ export class LocalKafkaCluster {
     try {
       await cluster.formatStorage();
       for (const node of nodes) {
-        node.process = options.processes.start(
+        node.process = startKafkaProcess(
+          options.processes,
           `kafka${node.nodeId}`,
           options.brokerJavaCommand ?? 'java',
           javaArgs(options.jarsDir, log4j.broker, KAFKA_BROKER_HEAP, 'kafka.Kafka', [node.configFile]),

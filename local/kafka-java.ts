@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProcessRegistry, StartOptions } from './processes';
+import { ManagedProcess, ProcessRegistry, StartOptions } from './processes';
 
 /**
  * Small heaps: the brokers and the tools share two cores and the memory of a laptop with other work.
@@ -49,6 +49,16 @@ export function writeLog4jConfigs(dir: string): { broker: string; tool: string }
   return { broker, tool };
 }
 
+/**
+ * Starts a Kafka JVM through the registry, unless the run is being stopped: a tool that would start after Ctrl-C
+ * (the next step of a repetition whose processes were just killed) would not be stopped by it and outlive rmqbench.
+ * The check and the start are one synchronous step, so a stop cannot come between them.
+ */
+export function startKafkaProcess(processes: ProcessRegistry, name: string, command: string, args: readonly string[], options: StartOptions): ManagedProcess {
+  if (processes.stopRequested) throw new Error(`not starting ${name}: every process of this run is being stopped`);
+  return processes.start(name, command, args, options);
+}
+
 /** `java` arguments for a main class from the Kafka jars folder. */
 export function javaArgs(jarsDir: string, log4jConfig: string, heap: readonly string[], mainClass: string, args: readonly string[]): string[] {
   // An English locale: the tools print rates with printf, whose decimal separator follows the JVM's locale.
@@ -78,7 +88,7 @@ export async function runJavaTool(options: {
   readonly javaCommand?: string;
   readonly onLine?: StartOptions['onLine'];
 }): Promise<JavaToolResult> {
-  const child = options.processes.start(options.name, options.javaCommand ?? 'java', javaArgs(options.jarsDir, options.log4jConfig, KAFKA_TOOL_HEAP, options.mainClass, options.args), {
+  const child = startKafkaProcess(options.processes, options.name, options.javaCommand ?? 'java', javaArgs(options.jarsDir, options.log4jConfig, KAFKA_TOOL_HEAP, options.mainClass, options.args), {
     logPath: options.logPath,
     ...(options.onLine ? { onLine: options.onLine } : {}),
   });

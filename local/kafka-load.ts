@@ -11,7 +11,7 @@ import {
 } from '../core/kafka-perf-args';
 import type { Workload } from '../core/plan-schema';
 import type { LocalKafkaCluster } from './kafka-cluster';
-import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP } from './kafka-java';
+import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP, startKafkaProcess } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';
 
 export interface KafkaLoadRun {
@@ -52,7 +52,7 @@ export async function runKafkaLoad(options: {
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 
   const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) =>
-    options.processes.start(name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
+    startKafkaProcess(options.processes, name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
       logPath: join(options.outputDir, `${name}.txt`),
       ...(onLine ? { onLine } : {}),
     });

@@ -143,6 +143,7 @@ export class ProcessRegistry {
    * still listed. A second call (the Ctrl-C handler and the run's own cleanup) waits for the first.
    */
   async stopAll(graceMs = 2000): Promise<ProcessEntry[]> {
+    this.stopRequested = true;
     const all = this.processes.splice(0);
     const cleanups = this.cleanups.splice(0);
     const stopping = Promise.all(all.map((p) => p.stop(graceMs))).then(async () => {
@@ -153,6 +154,12 @@ export class ProcessRegistry {
     this.stopping.push(stopping);
     return (await Promise.all(this.stopping)).flat();
   }
+
+  /**
+   * True once `stopAll` was called (Ctrl-C, or the end of a run). A process started after that is not stopped by
+   * that call: code that starts processes on its own schedule (the Kafka tools after the brokers) checks this first.
+   */
+  stopRequested = false;
 
   /** Runs `cleanup` once every process is stopped (also on Ctrl-C), e.g. to delete what only they needed. */
   afterStop(cleanup: () => void): void {
