@@ -35,7 +35,7 @@ export class RmqbenchControllerStack extends Stack {
             templateFile: context.azureTemplateFile ?? 'main.json',
           };
     this.controller = new BenchmarkController(this, 'Controller', azure ? { azure } : {});
-    new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, { value: this.controller.stateMachine.stateMachineArn, description: 'Start a run: aws stepfunctions start-execution --state-machine-arn <this> --input file://run.json' });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, { value: this.controller.stateMachine.stateMachineArn, description: 'Start a run: rmqbench run <plan> --target aws (reads this output), or aws stepfunctions start-execution with rmqbench execution-input as --input' });
     new CfnOutput(this, CONTROLLER_OUTPUTS.resultsTableName, { value: this.controller.resultsTable.tableName, description: 'DynamoDB table with every run and repetition' });
     new CfnOutput(this, CONTROLLER_OUTPUTS.rawOutputBucketName, { value: this.controller.rawOutputBucket.bucketName, description: 'Raw PerfTest output per run (runs/<runId>/...)' });
   }
