@@ -32,6 +32,14 @@ const CONSUMER_HEADER = 'time, threadId, data.consumed.in.MB, MB.sec, data.consu
 const CONSUMER_ROW = /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2}):(\d{3}), \d+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+)(?:, .*)?$/;
 const CONSUMER_TIMEOUT = /^WARNING: Exiting before consuming the expected number of (?:records|messages): timeout/;
 
+/** A producer's or consumer's per-second line as live progress: records/s, or undefined for any other line. */
+export function parseKafkaProgressLine(line: string): { kind: 'sent' | 'received'; rate: number } | undefined {
+  const window = WINDOW_LINE.exec(line.trim());
+  if (window) return { kind: 'sent', rate: Number(window[2]) };
+  const row = CONSUMER_ROW.exec(line.trim());
+  return row ? { kind: 'received', rate: Number(row[9]) } : undefined;
+}
+
 interface ProducerOutcome {
   readonly windows: number[];
   readonly sent: number;

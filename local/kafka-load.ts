@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KafkaPerfExpectations, KafkaPerfOutput } from '../core/kafka-perf-output';
+import { parseKafkaProgressLine, type KafkaPerfExpectations, type KafkaPerfOutput } from '../core/kafka-perf-output';
 import {
   consumerPerformanceArgs,
   createTopicArgs,
@@ -40,6 +40,8 @@ export async function runKafkaLoad(options: {
   readonly graceSeconds?: number;
   /** @default 'java' */
   readonly javaCommand?: string;
+  /** Live progress from the first producer's and first consumer's 1 s reports (for the CLI's progress line). */
+  readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
 }): Promise<KafkaLoadRun> {
   const { cluster, workload } = options;
   mkdirSync(options.outputDir, { recursive: true });
@@ -66,12 +68,22 @@ export async function runKafkaLoad(options: {
   let joined = 0;
   let allJoined: () => void = () => undefined;
   const joinedPromise = new Promise<void>((resolve) => (allJoined = resolve));
+  let received = 0;
+  let seconds = 0;
   const onConsumerLine = (line: string) => {
     if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
+    const progress = parseKafkaProgressLine(line);
+    if (progress?.kind === 'received') received = progress.rate;
+  };
+  const onProducerLine = (line: string) => {
+    const progress = parseKafkaProgressLine(line);
+    if (progress?.kind === 'sent') options.onProgress?.({ time: ++seconds, sent: progress.rate, received });
   };
   if (workload.consumers === 0) allJoined();
   const consumers = Array.from({ length: workload.consumers }, (_, index) =>
-    start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs, onConsumerLine),
+    start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs, index === 0 ? onConsumerLine : (line) => {
+      if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
+    }),
   );
   const joinError = await Promise.race([
     joinedPromise.then(() => undefined),
@@ -85,7 +97,9 @@ export async function runKafkaLoad(options: {
   }
   const producerArgs = (index: number) =>
     producerPerformanceArgs({ bootstrapServers: cluster.bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
-  const producers = Array.from({ length: workload.producers }, (_, index) => start(`producer-${index + 1}`, 'org.apache.kafka.tools.ProducerPerformance', producerArgs(index)));
+  const producers = Array.from({ length: workload.producers }, (_, index) =>
+    start(`producer-${index + 1}`, 'org.apache.kafka.tools.ProducerPerformance', producerArgs(index), index === 0 ? onProducerLine : undefined),
+  );
 
   const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
   const producersLate = await exitWithin(producers, limitSeconds * 1000);

@@ -59,10 +59,17 @@ export async function runKafkaRepetition(options: {
   readonly repetition: number;
   readonly outputDir: string;
   readonly processes: ProcessRegistry;
+  readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
 }): Promise<RawRepetition> {
   const { scenario } = options;
   const startedAt = new Date().toISOString();
-  const run = await runKafkaLoad({ cluster: options.handle.kafka, workload: scenario.workload, outputDir: options.outputDir, processes: options.processes });
+  const run = await runKafkaLoad({
+    cluster: options.handle.kafka,
+    workload: scenario.workload,
+    outputDir: options.outputDir,
+    processes: options.processes,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
   return {
     runId: options.runId,
     scenarioId: scenario.id,

@@ -170,7 +170,9 @@ export class LocalTarget {
   ): Promise<StartedRepetition> {
     const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
     mkdirSync(outputDir, { recursive: true });
-    if (handle.broker === 'kafka') return { raw: runKafkaRepetition({ handle, runId, scenario, repetition, outputDir, processes: this.options.processes }) };
+    if (handle.broker === 'kafka') {
+      return { raw: runKafkaRepetition({ handle, runId, scenario, repetition, outputDir, processes: this.options.processes, ...(onProgress ? { onProgress } : {}) }) };
+    }
     const csvPath = join(outputDir, 'perftest.csv');
     const { cluster } = handle;
     const { workload } = scenario;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerfTestOutputError } from '../../core/errors';
-import { parseKafkaPerfOutput } from '../../core/kafka-perf-output';
+import { parseKafkaPerfOutput, parseKafkaProgressLine } from '../../core/kafka-perf-output';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', 'kafka', `${name}.txt`), 'utf8');
 
@@ -84,6 +84,15 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     const oneRow = `${header}2026-11-23 10:26:13:558, 0, 0.0954, 0.0950, 1000, 996.0159, 0, 1004, 0.0950, 996.0159\n`;
     const result = parseKafkaPerfOutput({ producers: [fixture('two-producer-1'), fixture('two-producer-2')], consumers: [idle, oneRow] }, { producers: 2, consumers: 2, recordsPerProducer: 100_000 });
     expect(result.summary.receiveRateAvg).toBe(996);
+  });
+
+  test('live progress reads the 1 s lines of both tools and nothing else', () => {
+    const [producerLine] = fixture('one-producer-1').split('\n').slice(1, 2);
+    expect(parseKafkaProgressLine(producerLine!)).toEqual({ kind: 'sent', rate: 4869.1 });
+    const consumerLine = fixture('one-consumer-1').split('\n').find((line) => line.startsWith('2026-11-23 10:37:49:577'))!;
+    expect(parseKafkaProgressLine(consumerLine)).toEqual({ kind: 'received', rate: 5198.4127 });
+    expect(parseKafkaProgressLine(fixture('one-producer-1').trimEnd().split('\n').pop()!)).toBeUndefined();
+    expect(parseKafkaProgressLine('[2026-11-23 10:38:01,850] INFO [Consumer clientId=perf-consumer-client] Revoke previously assigned partitions')).toBeUndefined();
   });
 
   test('a producer-only workload needs no consumer output and reports no receive rate', () => {

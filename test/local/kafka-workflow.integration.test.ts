@@ -62,6 +62,9 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       ]);
       expect(processes.running).toEqual([]);
       expect(alivePids(processes)).toEqual([]);
+      // The producer's 1 s reports reach the progress display as PerfTest's do.
+      const rabbitStart = events.findIndex((event) => event.type === 'cluster-starting' && event.broker === 'rabbitmq');
+      expect(events.slice(0, rabbitStart).some((event) => event.type === 'progress' && event.progress.sent > 0)).toBe(true);
 
       const stored = (await store.getRun(runId))!;
       expect(stored.run.status).toBe('SUCCEEDED');
