@@ -176,11 +176,18 @@ export function cloudOutcome(context: Pick<CloudRunContext, 'json' | 'store'>, e
   return { exitCode: 0, stdout };
 }
 
-/** "stop the execution? [y/N]" on the terminal. */
+/** "stop the execution? [y/N]" on the terminal; a second Ctrl-C (or end of input) answers no. */
 export async function askOnTerminal(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const cancelled = new AbortController();
+  // Without a listener readline would only pause on ^C and the question would never be answered.
+  rl.on('SIGINT', () => cancelled.abort());
+  rl.on('close', () => cancelled.abort());
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
+    return /^y(es)?$/i.test((await rl.question(question, { signal: cancelled.signal })).trim());
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') return false;
+    throw error;
   } finally {
     rl.close();
   }

@@ -200,6 +200,26 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
     expect(output.replace(/\r/g, '')).toContain(`rmqbench: stopped execution ${execution.executionArn}: ${STOPPED_TEARDOWN}`);
   });
 
+  test('on a terminal, a second Ctrl-C at the question answers no: the execution keeps running', async () => {
+    const { spawn } = await import('node:child_process');
+    const { CLI } = await import('./cli-child');
+    const command = [process.execPath, CLI, 'run', planFile, '--target', 'aws', '--run-id', 'cloud-e2e-tty-no', '--poll-seconds', '0.2'].map((arg) => `'${arg}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    children.push({ kill: () => child.exitCode === null && child.kill('SIGKILL') });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const printed = (pattern: RegExp) => waitFor(async () => (pattern.test(output) ? true : undefined), 60_000, () => `no ${pattern} on the terminal:\n${output}`, 100);
+    await printed(/starting a 3-node RabbitMQ cluster/);
+    child.stdin.write('\x03');
+    await printed(/stop the execution\? \[y\/N\] /);
+    child.stdin.write('\x03');
+    expect(await exited).toBe(130);
+    const execution = await executionOf('cloud-e2e-tty-no');
+    expect((await controller.sfn.send(new DescribeExecutionCommand({ executionArn: execution.executionArn }))).status).toBe('RUNNING');
+    expect(output).toContain('rmqbench watch cloud-e2e-tty-no follows it again');
+  });
+
   test('Ctrl-C answered yes stops the execution (ABORTED in Step Functions) and says what tears the clusters down', async () => {
     const config = motoClientConfig(moto);
     const { SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
