@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -223,6 +225,51 @@ describe('KafkaCluster', () => {
       const { userData } = synth({ brokers: 5 });
       expect(userData[4]).toContain('MetadataQuorumCommand --bootstrap-server kafka-5.kafka.bench.internal:9092 describe --status');
       expect(userData[4]).toContain('[ "$voters" -eq 5 ]');
+    });
+
+    describe('the quorum wait, run by bash on real kafka-metadata-quorum output (test/fixtures/kafka)', () => {
+      const fixture = resolve(__dirname, '../fixtures/kafka/metadata-quorum-status-3.txt');
+      let dir: string;
+      beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-quorum-'));
+        // runuser stands in for the JVM run as user kafka: it prints what MetadataQuorumCommand printed for 3 voters.
+        writeFileSync(join(dir, 'runuser'), `#!/bin/sh\necho "$*" >> ${dir}/calls\ncat ${fixture}\n`);
+        chmodSync(join(dir, 'runuser'), 0o755);
+        // The failure path shows the unit's status and journal: stand-ins, so the host's own systemd is never asked.
+        for (const tool of ['systemctl', 'journalctl']) {
+          writeFileSync(join(dir, tool), `#!/bin/sh\necho "${tool} $*"\n`);
+          chmodSync(join(dir, tool), 0o755);
+        }
+      });
+      afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+      /** The boot script's quorum wait for a cluster of `brokers`, with an immediate deadline when `noWait`. */
+      function quorumWait(brokers: number, noWait: boolean): { status: number | null; output: string; calls: string } {
+        const script = synth({ brokers }).userData[0]!;
+        const lines = script.split('\n');
+        const start = lines.findIndex((line) => line.startsWith('# Wait for the quorum'));
+        const end = lines.indexOf('done', start);
+        let segment = lines.slice(start, end + 1).join('\n');
+        if (noWait) segment = segment.replace(/deadline=\$\(\( \$\(date \+%s\) \+ \d+ \)\)/, 'deadline=0').replace('sleep 10', 'sleep 0');
+        const run = spawnSync('bash', ['-c', `set -euo pipefail\n${segment}\n`], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 });
+        const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8') : '';
+        return { status: run.status, output: `${run.stdout}${run.stderr}`, calls };
+      }
+
+      test('3 voters with a leader is a formed 3-broker quorum', () => {
+        const result = quorumWait(3, false);
+        expect(result.output).toContain('quorum formed: leader 1, 3 voters');
+        expect(result.status).toBe(0);
+        expect(result.calls).toContain('-u kafka -- /usr/bin/java');
+        expect(result.calls).toContain('--bootstrap-server kafka-1.kafka.bench.internal:9092 describe --status');
+      });
+
+      test('the same 3 voters are not a formed 5-broker quorum: the boot fails at the deadline', () => {
+        const result = quorumWait(5, true);
+        expect(result.output).toContain("the quorum did not form within 900 s (leader '1', 3 of 5 voters)");
+        expect(result.output).toContain('journalctl -u kafka.service -n 50 --no-pager');
+        expect(result.status).toBe(1);
+      });
     });
 
     test('each instance waits for one signal, its own, for the boot timeout', () => {
