@@ -22,7 +22,12 @@ export type KafkaVersionOnAws = (typeof KAFKA_VERSIONS_ON_AWS)[number];
 const MAX_BROKERS = 7;
 
 export interface KafkaClusterProps {
-  /** VPC to deploy into; the brokers are spread over its subnets (give it 3 Availability Zones for 3 brokers). */
+  /**
+   * VPC to deploy into; the brokers are spread over its subnets (give it 3 Availability Zones for 3 brokers). Its
+   * `enableDnsHostnames` and `enableDnsSupport` must be true, as private hosted zones require
+   * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/hosted-zone-private-considerations.html); `ec2.Vpc`
+   * sets both by default.
+   */
   readonly vpc: ec2.IVpc;
   /**
    * Subnets for the brokers; broker i goes to subnet (i - 1) modulo the number of subnets.

@@ -9,6 +9,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { cacheDir } from '../../local/paths';
 import { KAFKA_ARTIFACTS, KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, KafkaCluster, kafkaClusterId, type KafkaClusterProps } from '../../cdk';
 import { KAFKA_SERVER_PROPERTIES, KAFKA_UNIT_DELIMITER, KAFKA_UNIT_PATH, SERVER_PROPERTIES_DELIMITER } from '../../cdk/user-data/kafka-node';
+import { BOOT_LOG_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
 const REGION = 'eu-west-1';
@@ -269,6 +270,40 @@ describe('KafkaCluster', () => {
         expect(result.output).toContain("the quorum did not form within 900 s (leader '1', 3 of 5 voters)");
         expect(result.output).toContain('journalctl -u kafka.service -n 50 --no-pager');
         expect(result.status).toBe(1);
+      });
+    });
+
+    describe('the exit trap, run by bash with a fake aws command', () => {
+      let dir: string;
+      beforeEach(() => {
+        dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-trap-'));
+        writeFileSync(join(dir, 'aws'), `#!/bin/bash\necho "$*" >> ${dir}/aws-calls\n`);
+        chmodSync(join(dir, 'aws'), 0o755);
+      });
+      afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+      /** Broker 2's user data up to its first IMDS call, then `commands`, with the boot log in `dir`. */
+      function runBootPrefix(commands: string): { status: number | null; calls: string } {
+        const lines = defaults.userData[1]!.split('\n');
+        const prefix = lines.slice(0, lines.indexOf('INSTANCE_ID=$(imds instance-id)')).join('\n');
+        const script = `${prefix.replaceAll(BOOT_LOG_FILE, join(dir, 'boot.log')).replace(/<\{[^\n]*?\}>/g, 'REF')}\nINSTANCE_ID=i-0123456789abcdef0\n${commands}\n`;
+        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 });
+        return { status: run.status, calls: existsSync(join(dir, 'aws-calls')) ? readFileSync(join(dir, 'aws-calls'), 'utf8') : '' };
+      }
+
+      test("a failing command signals FAILURE to this broker's own instance", () => {
+        const broker2 = Stack.of(defaults.cluster).getLogicalId(defaults.cluster.instances[1]!.node.defaultChild as ec2.CfnInstance);
+        const result = runBootPrefix('echo "downloading jars"\nfalse\necho "never reached"');
+        expect(result.status).toBe(1);
+        expect(result.calls).toContain(`cloudformation signal-resource --region ${REGION} --stack-name Test --logical-resource-id ${broker2} --unique-id i-0123456789abcdef0 --status FAILURE`);
+        expect(result.calls).toContain('logs put-log-events');
+      });
+
+      test('a script that runs to its end signals SUCCESS', () => {
+        const result = runBootPrefix('echo "quorum formed: leader 1, 3 voters"');
+        expect(result.status).toBe(0);
+        expect(result.calls).toMatch(/--unique-id i-0123456789abcdef0 --status SUCCESS/);
+        expect(result.calls).not.toContain('FAILURE');
       });
     });
 
