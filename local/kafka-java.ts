@@ -49,13 +49,8 @@ export function writeLog4jConfigs(dir: string): { broker: string; tool: string }
   return { broker, tool };
 }
 
-/**
- * Starts a Kafka JVM through the registry, unless the run is being stopped: a tool that would start after Ctrl-C
- * (the next step of a repetition whose processes were just killed) would not be stopped by it and outlive rmqbench.
- * The check and the start are one synchronous step, so a stop cannot come between them.
- */
+/** Starts a Kafka JVM through the registry, which refuses once the run is being stopped (ProcessRegistry.start). */
 export function startKafkaProcess(processes: ProcessRegistry, name: string, command: string, args: readonly string[], options: StartOptions): ManagedProcess {
-  if (processes.stopRequested) throw new Error(`not starting ${name}: every process of this run is being stopped`);
   return processes.start(name, command, args, options);
 }
 

@@ -110,7 +110,13 @@ async function untilReaped(entries: readonly ProcessEntry[], timeoutMs: number):
 export class ProcessRegistry {
   private readonly processes: ManagedProcess[] = [];
 
+  /**
+   * Starts and registers a process, unless `stopAll` was called: a process started after it (a PerfTest or Kafka tool
+   * whose step began as Ctrl-C stopped the others) would not be stopped by it and would outlive rmqbench. The check
+   * and the spawn are one synchronous step, so a stop cannot come between them.
+   */
   start(name: string, command: string, args: readonly string[], options: StartOptions = {}): ManagedProcess {
+    if (this.stopRequested) throw new Error(`not starting ${name}: every process of this run is being stopped`);
     const log = options.logPath ? createWriteStream(options.logPath, { flags: 'a' }) : undefined;
     const child = spawn(command, args, {
       env: options.env ?? process.env,
@@ -155,10 +161,7 @@ export class ProcessRegistry {
     return (await Promise.all(this.stopping)).flat();
   }
 
-  /**
-   * True once `stopAll` was called (Ctrl-C, or the end of a run). A process started after that is not stopped by
-   * that call: code that starts processes on its own schedule (the Kafka tools after the brokers) checks this first.
-   */
+  /** True once `stopAll` was called (Ctrl-C, or the end of a run): `start` refuses from then on. */
   stopRequested = false;
 
   /** Runs `cleanup` once every process is stopped (also on Ctrl-C), e.g. to delete what only they needed. */

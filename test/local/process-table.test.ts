@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseStat, processTree, type ProcessEntry } from '../../local/process-table';
+import { ProcessRegistry } from '../../local/processes';
 
 const entry = (pid: number, ppid: number, pgid: number, state = 'S'): ProcessEntry => ({ pid, ppid, pgid, state, comm: `p${pid}`, startTime: '1' });
 
@@ -24,5 +25,17 @@ describe('the process table rmqbench waits on', () => {
     ];
     expect(processTree(10, table).map((e) => e.pid).sort()).toEqual([10, 11, 12, 13]);
     expect(processTree(99, table)).toEqual([]);
+  });
+});
+
+describe('the process registry', () => {
+  test('once stopAll was called, start refuses (a step that begins during Ctrl-C starts nothing that would outlive the run)', async () => {
+    const processes = new ProcessRegistry();
+    const sleeper = processes.start('sleeper', 'sleep', ['30']);
+    expect(processes.running.map((p) => p.name)).toEqual(['sleeper']);
+    await processes.stopAll(100);
+    expect(sleeper.hasExited).toBe(true);
+    expect(() => processes.start('perftest', 'sleep', ['30'])).toThrow('not starting perftest: every process of this run is being stopped');
+    expect(processes.running).toEqual([]);
   });
 });
