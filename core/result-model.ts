@@ -82,7 +82,7 @@ export interface FailoverResult {
   readonly recoverySeconds?: number;
   /** Seconds from the fault on with nothing received. */
   readonly unavailableSeconds: number;
-  /** Successful reconnections of the verifier's publisher and consumer. */
+  /** Times the verifier's publisher or consumer lost its connection (or subscription) and worked again. */
   readonly reconnects: number;
   /** Messages received per second by the verifier's consumer, from its start. */
   readonly receivedPerSecond: readonly number[];

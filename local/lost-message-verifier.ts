@@ -19,7 +19,7 @@ export type { VerifierCounts };
  * (a producer that republishes them turns the same loss into duplicates); they count as unconfirmed.
  */
 export interface VerifierOptions {
-  /** Tried in order on each (re)connect, wrapping around: the scenario's own URI first, then every node. */
+  /** The first is where both clients connect (the scenario's own way in); each reconnect tries the next, wrapping around. */
   readonly uris: readonly string[];
   readonly queue: string;
   /** Messages published per second. @default 200 */
@@ -38,7 +38,8 @@ export class LostMessageVerifier {
   private readonly rate: number;
   private readonly window: number;
   private readonly delayMs: number;
-  private nextUri = 0;
+  /** Connection attempts per client: the first uses uris[0], reconnects go round the list. */
+  private readonly attempts = { publisher: 0, consumer: 0 };
   private stopping = false;
   private publishing = true;
 
@@ -48,7 +49,13 @@ export class LostMessageVerifier {
   private readonly confirmed = new Set<number>();
   private readonly consumed = new Set<number>();
   private duplicates = 0;
+  /**
+   * Recoveries: a client that lost its connection (or, the consumer, its subscription) counts once when it works
+   * again, at its first confirm or delivery afterwards. Counting connections instead would count every
+   * subscription the broker cancels at once while the queue's node is down (hundreds in a 10 s outage).
+   */
   private reconnects = 0;
+  private readonly recovering = { publisher: false, consumer: false };
   private readonly buckets: number[] = [];
   private measuring = true;
   private lastDelivery = Date.now();
@@ -72,8 +79,8 @@ export class LostMessageVerifier {
   /** Connects its consumer, then its publisher (so that nothing is published before it can be consumed), and starts publishing. */
   static async start(options: VerifierOptions): Promise<LostMessageVerifier> {
     const verifier = new LostMessageVerifier(options);
-    await verifier.connectConsumer(false);
-    await verifier.connectPublisher(false);
+    await verifier.connectConsumer();
+    await verifier.connectPublisher();
     verifier.timer = setInterval(() => verifier.tick(), TICK_MS);
     return verifier;
   }
@@ -94,15 +101,16 @@ export class LostMessageVerifier {
     return this.healAtSeconds;
   }
 
-  private uri(): string {
-    const uri = this.options.uris[this.nextUri % this.options.uris.length]!;
-    this.nextUri++;
-    // Heartbeats find a dead peer the kernel did not report (a partition); 5 s, the lowest the docs advise against going under.
+  private uri(client: 'publisher' | 'consumer'): string {
+    const uri = this.options.uris[this.attempts[client]++ % this.options.uris.length]!;
+    // Heartbeats find a peer that died without the kernel closing the socket (https://www.rabbitmq.com/docs/heartbeats:
+    // after two missed heartbeats, timeout / 2 apart, the connection is closed). 5 s keeps that quick; far lower values
+    // cause false positives (a RabbitMQ maintainer in https://github.com/rabbitmq/rabbitmq-server/issues/1228).
     return uri.includes('?') ? `${uri}&heartbeat=5` : `${uri}?heartbeat=5`;
   }
 
-  private async connectPublisher(isReconnect: boolean): Promise<void> {
-    const connection = await connect(this.uri());
+  private async connectPublisher(): Promise<void> {
+    const connection = await connect(this.uri('publisher'));
     const epoch = ++this.publisherEpoch;
     const lost = () => this.onPublisherLost(epoch);
     connection.on('error', () => undefined);
@@ -111,16 +119,16 @@ export class LostMessageVerifier {
     channel.on('error', () => undefined);
     channel.on('close', lost);
     this.publisher = { connection, channel, epoch };
-    if (isReconnect) this.reconnects++;
   }
 
-  private async connectConsumer(isReconnect: boolean): Promise<void> {
-    const connection = await connect(this.uri());
+  private async connectConsumer(): Promise<void> {
+    const connection = await connect(this.uri('consumer'));
     let closed = false;
     const lost = () => {
       if (closed) return;
       closed = true;
       this.consumer = undefined;
+      this.recovering.consumer = true;
       void connection.close().catch(() => undefined);
       if (!this.stopping) this.loops.push(this.reconnect('consumer'));
     };
@@ -131,7 +139,10 @@ export class LostMessageVerifier {
       channel.on('error', () => undefined);
       channel.on('close', lost);
       await channel.prefetch(200);
-      await channel.consume(this.options.queue, (message) => this.onDelivery(channel, message), { noAck: false });
+      // A null delivery is the broker's basic.cancel (the queue's node went down, or the queue was deleted): nothing
+      // more will arrive on this channel, and no close follows, so the consumer reconnects and subscribes again
+      // (https://www.rabbitmq.com/docs/consumer-cancel; amqplib 2.3.1 lib/channel.js handleCancel: dispatchMessage(fields, null)).
+      await channel.consume(this.options.queue, (message) => (message ? this.onDelivery(channel, message) : lost()), { noAck: false });
       this.consumer = { connection, channel };
     } catch (error) {
       // The queue may be unavailable (its node is down): the connection goes, the reconnect loop tries again.
@@ -139,11 +150,10 @@ export class LostMessageVerifier {
       await connection.close().catch(() => undefined);
       throw error;
     }
-    if (isReconnect) this.reconnects++;
   }
 
-  private onDelivery(channel: Channel, message: ConsumeMessage | null): void {
-    if (!message) return; // basic.cancel: the queue went away; the channel close that follows reconnects
+  private onDelivery(channel: Channel, message: ConsumeMessage): void {
+    this.recovered('consumer');
     const seq = Number(message.content.toString());
     if (this.consumed.has(seq)) this.duplicates++;
     else this.consumed.add(seq);
@@ -160,10 +170,17 @@ export class LostMessageVerifier {
     }
   }
 
+  private recovered(client: 'publisher' | 'consumer'): void {
+    if (!this.recovering[client]) return;
+    this.recovering[client] = false;
+    this.reconnects++;
+  }
+
   private onPublisherLost(epoch: number): void {
     if (this.publisher?.epoch !== epoch) return;
     const { connection } = this.publisher;
     this.publisher = undefined;
+    this.recovering.publisher = true;
     // What was in flight on the lost connection stays unconfirmed.
     for (const [seq, sentOn] of this.outstanding) if (sentOn === epoch) this.outstanding.delete(seq);
     void connection.close().catch(() => undefined);
@@ -175,8 +192,8 @@ export class LostMessageVerifier {
       await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       if (this.stopping) return;
       try {
-        if (which === 'publisher') await this.connectPublisher(true);
-        else await this.connectConsumer(true);
+        if (which === 'publisher') await this.connectPublisher();
+        else await this.connectConsumer();
         return;
       } catch {
         // Node down, queue unavailable or refused: try the next URI.
@@ -196,7 +213,10 @@ export class LostMessageVerifier {
         channel.sendToQueue(this.options.queue, Buffer.from(String(seq)), { persistent: true, messageId: String(seq) }, (error: unknown) => {
           if (this.outstanding.get(seq) !== epoch) return;
           this.outstanding.delete(seq);
-          if (error === null || error === undefined) this.confirmed.add(seq);
+          if (error === null || error === undefined) {
+            this.confirmed.add(seq);
+            this.recovered('publisher');
+          }
         });
       } catch {
         // The channel is closing: the close handler reconnects.

@@ -102,6 +102,18 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     console.log(`classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
   });
 
+  test('classic queue killed and healed: the consumer subscribes again after the broker cancelled it and receives again', async () => {
+    // Longer than the others: the healed node boots (about 10 s here) before the consumer can subscribe again.
+    const { outcome, leftInKernel } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 8 }').replace('durationSeconds: 16', 'durationSeconds: 26'));
+    const failover = outcome.records[0]!.failover!;
+    console.log(`classic kill-heal: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+    expect(failover.fault).toMatchObject({ nodeName: 'rmqbench1@localhost', appliedAtSeconds: expect.any(Number), healedAtSeconds: expect.any(Number) });
+    // Deliveries in the seconds after the heal: only a consumer that subscribed again gets them.
+    const afterHeal = failover.receivedPerSecond.slice(Math.ceil(failover.fault.healedAtSeconds!) + 1);
+    expect(afterHeal.some((received) => received > 0)).toBe(true);
+    expect(leftInKernel).toEqual([]);
+  });
+
   test('stop a follower and heal it, then restart node 2, on one cluster: HealFault ran, the node rejoined, nothing lost', async () => {
     const text = `
 name: failover-stop-restart
