@@ -27,6 +27,7 @@ import { nagResourceText } from './nag-finding';
 import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
+import { CHECKOV_REASON, skipCheckov } from './checkov';
 
 /** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
 export const CONTROLLER_RELEASES: readonly RabbitMqRelease[] = [RabbitMqRelease.V3_13, RabbitMqRelease.V4_1];
@@ -196,6 +197,10 @@ export class BenchmarkController extends Construct {
       id: 'AwsSolutions-S1',
       reason: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
     });
+    skipCheckov(this.rawOutputBucket, [
+      { id: 'CKV_AWS_18', comment: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.' },
+      { id: 'CKV_AWS_21', comment: 'Each object is written once per repetition under a key of its own and expires by lifecycle rule; versions would only keep copies of benchmark output.' },
+    ]);
 
     this.vpc = props.vpc ?? this.createVpc();
     this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
@@ -281,6 +286,12 @@ export class BenchmarkController extends Construct {
         environment,
         description: `rmqbench ${name}`,
       });
+      skipCheckov(fn, [
+        { id: 'CKV_AWS_115', comment: 'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.' },
+        { id: 'CKV_AWS_116', comment: 'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.' },
+        ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the smoke test, which connects to the cluster, runs in it.' }]),
+        { id: 'CKV_AWS_173', comment: 'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.' },
+      ]);
       Validations.of(fn).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         reason: 'The AWS-managed minimum for a function to write its own logs.',
@@ -412,6 +423,8 @@ export class BenchmarkController extends Construct {
     if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, rawObjectGrant);
 
     const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    // Execution data (inputs and outputs) is not logged, only state transitions.
+    skipCheckov(logGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     const definition = buildBenchmarkDefinition({ maxConcurrency });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(definition)),
@@ -488,12 +501,13 @@ export class BenchmarkController extends Construct {
         { name: 'clusters', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 20 },
       ],
     });
-    vpc.addFlowLog('FlowLog');
+    const flowLog = vpc.addFlowLog('FlowLog');
     // Load-generator uploads and Amazon Linux 2023's package repositories (S3 buckets in the region) go through this free
     // gateway endpoint instead of the NAT gateway, which bills per GB processed
     // (https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html: "no additional charge";
     // https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html: the repositories are served from S3).
     vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
+    skipCheckov(flowLog.node.findChild('LogGroup'), [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     return vpc;
   }
 
@@ -506,6 +520,7 @@ export class BenchmarkController extends Construct {
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       removalPolicy,
     });
+    skipCheckov(table, [{ id: 'CKV_AWS_119', comment: CHECKOV_REASON.awsManagedEncryption }]);
     table.addGlobalSecondaryIndex({
       indexName: TABLE_KEYS.gsi1Name,
       partitionKey: { name: TABLE_KEYS.gsi1PartitionKey, type: dynamodb.AttributeType.STRING },

@@ -9,6 +9,7 @@ import { RabbitMqInstanceTiers } from './instance-tiers';
 import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 import { kafkaNodeBootCommands, type KafkaBrokerIdentity } from './user-data/kafka-node';
 import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
+import { CHECKOV_REASON, skipCheckov } from './checkov';
 
 /** Kafka's client listener (producers, consumers, and replication between brokers). */
 export const KAFKA_CLIENT_PORT = 9092;
@@ -143,6 +144,7 @@ export class KafkaCluster extends Construct {
     });
     // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
     this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    skipCheckov(this.bootLogGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     this.bootLogGroup.grantWrite(this.role);
     // A broker signals its own instance's creation policy (SignalResource on this stack only).
     this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [stack.stackId] }));
@@ -189,6 +191,7 @@ export class KafkaCluster extends Construct {
           },
         ],
       });
+      skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
       // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
       // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
       // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the instance.

@@ -7,6 +7,7 @@ import { THESIS_LOAD_GENERATOR_INSTANCE_TYPE } from './instance-tiers';
 import type { RabbitMqCluster } from './RabbitMqCluster';
 import { nagResourceText } from './nag-finding';
 import { loadGeneratorBootCommands } from './user-data/load-generator';
+import { CHECKOV_REASON, skipCheckov } from './checkov';
 
 export interface LoadGeneratorProps {
   /** VPC of the cluster under test. */
@@ -109,6 +110,7 @@ export class LoadGenerator extends Construct {
       detailedMonitoring: true,
       blockDevices: [{ deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(30, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) }],
     });
+    skipCheckov(this.instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
     Validations.of(this.instance).acknowledge({
       id: 'AwsSolutions-EC29',
       reason: 'A disposable benchmark client deleted with its stack; termination protection would block that teardown.',

@@ -14,6 +14,7 @@ import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
 import { nagResourceText } from './nag-finding';
+import { CHECKOV_REASON, skipCheckov } from './checkov';
 
 /** Client-facing ports of every node and of the load balancer. */
 export const AMQP_PORT = 5672;
@@ -224,6 +225,7 @@ export class RabbitMqCluster extends Construct {
         id: 'AwsSolutions-SMG4',
         reason: 'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
       });
+      skipCheckov(secret, [{ id: 'CKV_AWS_149', comment: CHECKOV_REASON.awsManagedEncryption }]);
     }
 
     this.role = new iam.Role(this, 'NodeRole', {
@@ -253,6 +255,7 @@ export class RabbitMqCluster extends Construct {
 
     // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
     this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+    skipCheckov(this.bootLogGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     this.bootLogGroup.grantWrite(this.role);
     // A node signals the group's creation policy with its own credentials (SignalResource on this stack only).
     this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [Stack.of(this).stackId] }));
@@ -359,6 +362,7 @@ export class RabbitMqCluster extends Construct {
       id: 'AwsSolutions-ELB2',
       reason: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
     });
+    skipCheckov(this.loadBalancer, [{ id: 'CKV_AWS_91', comment: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.' }]);
 
     // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted and joined.
     const healthCheck: elbv2.HealthCheck = {
@@ -473,7 +477,8 @@ export class RabbitMqCluster extends Construct {
         { name: 'nodes', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
       ],
     });
-    vpc.addFlowLog('FlowLog');
+    const flowLog = vpc.addFlowLog('FlowLog');
+    skipCheckov(flowLog.node.findChild('LogGroup'), [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     return vpc;
   }
 }

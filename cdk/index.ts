@@ -6,3 +6,4 @@ export * from './perf-test-artifacts';
 export * from './BenchmarkController';
 export * from './KafkaCluster';
 export * from './kafka-artifacts';
+export { skipCheckov } from './checkov';
