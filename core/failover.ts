@@ -10,7 +10,8 @@ export interface RecoveryMeasure {
   readonly preFaultMedian: number;
   /**
    * Seconds from the fault until the first whole second whose receive rate is back to at least 90 % of the pre-fault
-   * median, after it had dropped below; 0 when it never dropped. Absent when it never came back before the run ended.
+   * median, after it had dropped below; 0 when it did not drop within DROP_ONSET_SECONDS of the fault (a dip later
+   * than that is run-to-run noise, not the fault). Absent when it never came back before the run ended.
    */
   readonly recoverySeconds?: number;
   /** Whole seconds, from the second of the fault on, in which nothing was received. */
@@ -20,8 +21,11 @@ export interface RecoveryMeasure {
 /** The share of the pre-fault median that counts as recovered. */
 export const RECOVERED_SHARE = 0.9;
 
+/** Whole seconds after the fault's own second within which a drop counts as the fault's (deliveries stop at once when a queue's leader dies). */
+export const DROP_ONSET_SECONDS = 5;
+
 /**
- * @param receivedPerSecond messages received in second i of the verifier's run (index 0 covers [0 s, 1 s)).
+ * @param receivedPerSecond messages received in whole second i of the verifier's run (index 0 covers [0 s, 1 s); no partial last second).
  * @param faultAtSeconds when the fault was applied, seconds since the same start (fractional).
  */
 export function measureRecovery(receivedPerSecond: readonly number[], faultAtSeconds: number): RecoveryMeasure {
@@ -37,7 +41,7 @@ export function measureRecovery(receivedPerSecond: readonly number[], faultAtSec
   const after = receivedPerSecond.slice(faultSecond);
   const unavailableSeconds = after.filter((received) => received === 0).length;
   const dropped = after.findIndex((received) => received < threshold);
-  if (dropped < 0) return { preFaultMedian, recoverySeconds: 0, unavailableSeconds };
+  if (dropped < 0 || dropped > DROP_ONSET_SECONDS) return { preFaultMedian, recoverySeconds: 0, unavailableSeconds };
   const back = after.findIndex((received, index) => index > dropped && received >= threshold);
   if (back < 0) return { preFaultMedian, unavailableSeconds };
   // The recovered second starts at faultSecond + back; the fault happened faultAtSeconds - faultSecond into its own second.

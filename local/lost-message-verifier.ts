@@ -231,9 +231,11 @@ export class LostMessageVerifier {
    * arrived or nothing arrived for `quietMs` (at most `timeoutMs`), and returns the counts.
    */
   async finish(quietMs = 3000, timeoutMs = 30_000): Promise<VerifierCounts> {
-    // Silent seconds at the end are seconds too.
+    // Whole seconds only: silent seconds at the end are seconds too, the second under way is cut short (a partial
+    // count would read as a drop in the receive rate).
     const measuredSeconds = Math.floor(this.seconds());
     while (this.buckets.length < measuredSeconds) this.buckets.push(0);
+    this.buckets.length = measuredSeconds;
     this.measuring = false;
     this.publishing = false;
     if (this.timer) clearInterval(this.timer);
