@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,6 +10,7 @@ import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 import { kafkaNodeBootCommands, type KafkaBrokerIdentity } from './user-data/kafka-node';
 import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
+import { bootLogWithSignal } from './boot-log';
 
 /** Kafka's client listener (producers, consumers, and replication between brokers). */
 export const KAFKA_CLIENT_PORT = 9092;
@@ -142,12 +143,8 @@ export class KafkaCluster extends Construct {
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
       reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
     });
-    // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
-    this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
-    skipCheckov(this.bootLogGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
-    this.bootLogGroup.grantWrite(this.role);
-    // A broker signals its own instance's creation policy (SignalResource on this stack only).
-    this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [stack.stackId] }));
+    // A broker signals its own instance's creation policy.
+    this.bootLogGroup = bootLogWithSignal(this, this.role);
 
     const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
     if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -15,6 +15,7 @@ import { RabbitMqRelease } from './rabbitmq-release';
 import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
 import { nagResourceText } from './nag-finding';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
+import { bootLogWithSignal } from './boot-log';
 
 /** Client-facing ports of every node and of the load balancer. */
 export const AMQP_PORT = 5672;
@@ -253,12 +254,8 @@ export class RabbitMqCluster extends Construct {
       reason: 'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, which support no resource-level permissions.',
     });
 
-    // Kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
-    this.bootLogGroup = new logs.LogGroup(this, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
-    skipCheckov(this.bootLogGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
-    this.bootLogGroup.grantWrite(this.role);
-    // A node signals the group's creation policy with its own credentials (SignalResource on this stack only).
-    this.role.addToPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [Stack.of(this).stackId] }));
+    // A node signals the group's creation policy.
+    this.bootLogGroup = bootLogWithSignal(this, this.role);
 
     this.brokerConfig = generateBrokerConfig({
       topology: settings.topology,

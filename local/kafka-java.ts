@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KAFKA_BROKER_LOG4J } from '../core/kafka-broker-log4j';
 import { ManagedProcess, ProcessRegistry, StartOptions } from './processes';
 
 /**
@@ -17,14 +18,7 @@ export const KAFKA_TOOL_HEAP = ['-Xmx256m', '-Xms64m'] as const;
  * ("Adding newly assigned partitions", logged at INFO by ConsumerRebalanceListenerInvoker), which tells that a
  * consumer has joined its group (CONSUMER_JOINED).
  */
-const BROKER_LOG4J = `status = warn
-appender.console.type = Console
-appender.console.name = STDOUT
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.stdout.ref = STDOUT
-`;
+const BROKER_LOG4J = KAFKA_BROKER_LOG4J;
 const TOOL_LOG4J = `status = warn
 appender.console.type = Console
 appender.console.name = STDERR

@@ -1,3 +1,4 @@
+import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { MAVEN_CENTRAL_URL } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
@@ -67,15 +68,8 @@ export function kafkaServerProperties(input: KafkaServerPropertiesInput): string
   ].join('\n');
 }
 
-/** log4j2 (properties format): INFO to the console, which systemd's journal keeps (`journalctl -u kafka`). */
-export const KAFKA_LOG4J = `status = warn
-appender.console.type = Console
-appender.console.name = STDOUT
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.stdout.ref = STDOUT
-`;
+/** log4j2 (properties format): the broker's configuration shared with the local target (core/kafka-broker-log4j.ts). */
+export const KAFKA_LOG4J = KAFKA_BROKER_LOG4J;
 
 /** `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob). */
 function javaCommand(jvmOptions = ''): string {
