@@ -97,3 +97,32 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
     expect(parseProgressLine('id: test-1, starting consumer #0')).toBeUndefined();
   });
 });
+
+describe('PerfTest output of a fixed amount of work (--pmessages/--cmessages)', () => {
+  const fixed = { ...basic, durationSeconds: 60, fixedMessages: 30_000 };
+  const stoppedBy = (reason: string) => fixture('basic-150b.stdout.txt').replace(/test stopped \([^)]*\)/, `test stopped (${reason})`);
+
+  test('ends by the message limits before the duration limit: accepted, with the time it took from the last sample', () => {
+    const result = parsePerfTestOutput(stoppedBy('Producer reached message limit, Consumer reached message limit'), fixture('basic-150b.csv'), fixed);
+    expect(result.completedInSeconds).toBe(5);
+    expect(result.samples).toHaveLength(5);
+  });
+
+  test('cut short by the duration limit: a failure that names the work left undone', () => {
+    expect(() => parsePerfTestOutput(stoppedBy('Reached time limit'), fixture('basic-150b.csv'), fixed)).toThrow(
+      'the end of the fixed work: 30000 messages were not sent and consumed within the 60 s limit (PerfTest stopped: Reached time limit)',
+    );
+  });
+
+  test('done within the first second (no per-second sample): a failure that says the work is too small to measure', () => {
+    let error: unknown;
+    try {
+      parsePerfTestOutput(stoppedBy('Producer reached message limit, Consumer reached message limit'), '', fixed);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PerfTestOutputError);
+    expect((error as Error).message).toContain("the fixed work (30000 messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes");
+    expect((error as Error).message).not.toContain('empty file');
+  });
+});
