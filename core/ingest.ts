@@ -3,6 +3,7 @@ import { failoverResult, FaultOutcome, VerifierCounts } from './failover';
 import type { PerfTestExpectations } from './perftest-output';
 import { parsePerfTestOutput } from './perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from './kafka-perf-output';
+import { validateRepetitionMetrics } from './host-metrics';
 import type { RepetitionRecord } from './result-model';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
@@ -26,6 +27,13 @@ export interface RawRepetition {
   readonly targetError?: string;
   /** A repetition with a fault: the lost-message verifier's counts and the fault as applied. */
   readonly failover?: { readonly counts: VerifierCounts; readonly fault: FaultOutcome };
+  /**
+   * Broker and host metrics collected beside PerfTest (RepetitionMetrics of core/host-metrics.ts), unvalidated:
+   * ingest checks them and keeps the repetition's result whatever they hold.
+   */
+  readonly metrics?: unknown;
+  /** The metrics collector failed; recorded on the repetition as metricsError. */
+  readonly metricsError?: string;
 }
 
 /**
@@ -40,6 +48,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     startedAt: raw.startedAt,
     finishedAt: raw.finishedAt,
     perfTestArgs: raw.perfTestArgs,
+    ...ingestMetrics(raw),
   };
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
@@ -56,5 +65,20 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     if (!(error instanceof PerfTestOutputError)) throw error;
     const message = raw.targetError ? `${raw.targetError}; ${error.message}` : error.message;
     return { ...base, status: 'FAILED', error: message };
+  }
+}
+
+/**
+ * Metrics are optional and never decide a repetition's status: malformed ones are dropped and the reason is kept
+ * as metricsError (with the collector's own error, if it also reported one), so that nothing else is lost.
+ */
+function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | 'metricsError'> {
+  if (raw.metrics === undefined) return raw.metricsError ? { metricsError: raw.metricsError } : {};
+  try {
+    const metrics = validateRepetitionMetrics(raw.metrics);
+    return { metrics, ...(raw.metricsError ? { metricsError: raw.metricsError } : {}) };
+  } catch (error) {
+    const message = `metrics dropped: ${error instanceof Error ? error.message : String(error)}`;
+    return { metricsError: raw.metricsError ? `${raw.metricsError}; ${message}` : message };
   }
 }

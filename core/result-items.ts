@@ -1,3 +1,4 @@
+import { chunkMetricSeries, mergeMetricChunks, type MetricSeries, type RepetitionMetrics } from './host-metrics';
 import type { RepetitionRecord, RunRecord } from './result-model';
 
 /**
@@ -6,6 +7,7 @@ import type { RepetitionRecord, RunRecord } from './result-model';
  *   PK = RUN#<runId>  SK = RUN                                  the run (status, plan, environment)
  *   PK = RUN#<runId>  SK = REP#<scenarioId>#<rep:000>            one repetition's result or failure
  *   PK = RUN#<runId>  SK = SAMPLES#<scenarioId>#<rep:000>#<n:000> per-second samples, in chunks
+ *   PK = RUN#<runId>  SK = METRICS#<scenarioId>#<rep:000>#<n:000> broker and host metrics, in chunks (core/host-metrics.ts)
  *   PK = PLAN#<name>  SK = BASELINE                               the run marked as baseline for a plan
  *   GSI1: GSI1PK = RUNS, GSI1SK = <startedAt>#<runId>            runs listed newest first
  *
@@ -33,9 +35,9 @@ export function runItem(run: RunRecord): Record<string, unknown> {
   return { ...runKey(run.runId), type: 'run', GSI1PK: 'RUNS', GSI1SK: `${run.startedAt}#${run.runId}`, ...run };
 }
 
-/** The repetition item (without samples) and the sample chunk items that go with it. */
+/** The repetition item (without samples and metrics) and the sample and metrics chunk items that go with it. */
 export function repetitionItems(record: RepetitionRecord): Record<string, unknown>[] {
-  const { result, ...rest } = record;
+  const { result, metrics, ...rest } = record;
   const items: Record<string, unknown>[] = [];
   const samples = result?.samples ?? [];
   const chunks = Math.ceil(samples.length / SAMPLES_PER_ITEM);
@@ -45,6 +47,7 @@ export function repetitionItems(record: RepetitionRecord): Record<string, unknow
     ...rest,
     ...(result ? { result: (({ samples: _samples, ...stored }) => stored)(result), sampleChunks: chunks } : {}),
   });
+  if (metrics) items.push(...metricsItems(record.runId, record.scenarioId, record.repetition, metrics));
   for (let chunk = 0; chunk < chunks; chunk++) {
     items.push({
       PK: `RUN#${record.runId}`,
@@ -56,13 +59,35 @@ export function repetitionItems(record: RepetitionRecord): Record<string, unknow
   return items;
 }
 
+export const metricsKeyPrefix = (scenarioId: string, repetition: number): string => `METRICS#${scenarioId}#${rep(repetition)}#`;
+
+/** Metrics in chunks of at least one item (so that metrics without series still say where they came from). */
+function metricsItems(runId: string, scenarioId: string, repetition: number, metrics: RepetitionMetrics): Record<string, unknown>[] {
+  const chunks = chunkMetricSeries(metrics.series);
+  return (chunks.length > 0 ? chunks : [[]]).map((series, chunk) => ({
+    PK: `RUN#${runId}`,
+    SK: `${metricsKeyPrefix(scenarioId, repetition)}${String(chunk).padStart(3, '0')}`,
+    type: 'metrics',
+    source: metrics.source,
+    series,
+  }));
+}
+
+/** Metrics chunk items (any order) back to the repetition's metrics; undefined when there are none. */
+export function metricsFromItems(items: readonly Record<string, unknown>[]): RepetitionMetrics | undefined {
+  if (items.length === 0) return undefined;
+  const ordered = [...items].sort((a, b) => String(a.SK).localeCompare(String(b.SK)));
+  return { source: String(ordered[0]!.source), series: mergeMetricChunks(ordered.map((item) => item.series as MetricSeries[])) };
+}
+
 /** Strips key attributes from a stored item. */
 export function withoutKeys<T>(item: Record<string, unknown>): T {
   const { PK: _pk, SK: _sk, GSI1PK: _g1, GSI1SK: _g2, type: _type, sampleChunks: _chunks, ...rest } = item;
   return rest as T;
 }
 
-export type StoredRepetition = Omit<RepetitionRecord, 'result'> & {
+/** A repetition as `getRun` reads it: samples and metrics are read on demand (getSamples, getMetrics). */
+export type StoredRepetition = Omit<RepetitionRecord, 'result' | 'metrics'> & {
   readonly result?: Omit<NonNullable<RepetitionRecord['result']>, 'samples'>;
 };
 

@@ -1,3 +1,4 @@
+import type { RepetitionMetrics } from './host-metrics';
 import type { Stats } from './statistics';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
@@ -111,6 +112,10 @@ export interface RepetitionRecord {
   readonly perfTestArgs: readonly string[];
   /** Present when the scenario has a fault: what the lost-message verifier counted. */
   readonly failover?: FailoverResult;
+  /** Broker and host metrics per node and second (core/host-metrics.ts); absent in older records and where not collected. */
+  readonly metrics?: RepetitionMetrics;
+  /** Why the metrics are missing or were dropped (collector failed, malformed); the throughput result stands regardless. */
+  readonly metricsError?: string;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';

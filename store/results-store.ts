@@ -9,12 +9,15 @@ import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, Quer
 import {
   TABLE_KEYS,
   baselineKey,
+  metricsFromItems,
+  metricsKeyPrefix,
   repetitionItems,
   runItem,
   runKey,
   StoredRepetition,
   withoutKeys,
 } from '../core/result-items';
+import type { RepetitionMetrics } from '../core/host-metrics';
 import type { PerSecondSample, RepetitionRecord, RunRecord, RunStatus } from '../core/result-model';
 
 export const DEFAULT_TABLE_NAME = 'rmqbench-results';
@@ -133,9 +136,9 @@ export class ResultsStore {
   async getRun(runId: string): Promise<StoredRun | undefined> {
     const items = await this.queryAll(`read run ${runId}`, {
       KeyConditionExpression: 'PK = :pk',
-      FilterExpression: '#t <> :samples',
+      FilterExpression: '#t <> :samples AND #t <> :metrics',
       ExpressionAttributeNames: { '#t': 'type' },
-      ExpressionAttributeValues: { ':pk': `RUN#${runId}`, ':samples': 'samples' },
+      ExpressionAttributeValues: { ':pk': `RUN#${runId}`, ':samples': 'samples', ':metrics': 'metrics' },
     });
     const runItemFound = items.find((item) => item.type === 'run');
     if (!runItemFound) return undefined;
@@ -151,6 +154,15 @@ export class ResultsStore {
       ExpressionAttributeValues: { ':pk': `RUN#${runId}`, ':prefix': `SAMPLES#${scenarioId}#${String(repetition).padStart(3, '0')}#` },
     });
     return items.flatMap((item) => item.samples as PerSecondSample[]);
+  }
+
+  /** A repetition's broker and host metrics; undefined when none were stored (older runs, targets without them). */
+  async getMetrics(runId: string, scenarioId: string, repetition: number): Promise<RepetitionMetrics | undefined> {
+    const items = await this.queryAll(`read metrics of ${scenarioId}`, {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': `RUN#${runId}`, ':prefix': metricsKeyPrefix(scenarioId, repetition) },
+    });
+    return metricsFromItems(items);
   }
 
   /** Runs, newest first. */
