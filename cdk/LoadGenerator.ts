@@ -1,4 +1,4 @@
-import { CfnOutput, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -8,6 +8,8 @@ import type { RabbitMqCluster } from './RabbitMqCluster';
 import { nagResourceText } from './nag-finding';
 import { loadGeneratorBootCommands } from './user-data/load-generator';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
+import { addHostMetricsAgent } from './host-metrics-agent';
+import { LOAD_GENERATOR_ROLE } from '../core/cloudwatch-host-metrics';
 
 export interface LoadGeneratorProps {
   /** VPC of the cluster under test. */
@@ -60,7 +62,7 @@ export class LoadGenerator extends Construct {
 
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'rmqbench load generator: SSM management, writing results under one S3 prefix',
+      description: 'rmqbench load generator: SSM management, writing results under one S3 prefix, host metrics to CloudWatch',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
     });
     const resultObjects = props.resultsBucket.arnForObjects(`${resultsPrefix}*`);
@@ -87,6 +89,11 @@ export class LoadGenerator extends Construct {
     });
 
     const userData = ec2.UserData.forLinux();
+    addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE });
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+    });
     userData.addCommands(...loadGeneratorBootCommands({ resultsBucketName: props.resultsBucket.bucketName, resultsPrefix }));
 
     const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -16,6 +16,8 @@ import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbit
 import { nagResourceText } from './nag-finding';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
+import { addHostMetricsAgent } from './host-metrics-agent';
+import { NODE_ROLE } from '../core/cloudwatch-host-metrics';
 
 /** Client-facing ports of every node and of the load balancer. */
 export const AMQP_PORT = 5672;
@@ -251,7 +253,8 @@ export class RabbitMqCluster extends Construct {
     });
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, which support no resource-level permissions.',
+      reason:
+        'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, and the metrics agent cloudwatch:PutMetricData (limited to the rmqbench namespace by condition), none of which support resource-level permissions.',
     });
 
     // A node signals the group's creation policy.
@@ -263,8 +266,9 @@ export class RabbitMqCluster extends Construct {
       peerDiscovery: { backend: 'aws', region: Stack.of(this).region },
       nodeCount: settings.nodeCount,
     });
-    // Filled in below, once the group's logical id (which the boot script signals) exists.
+    // Filled in below, once the group's logical id (which the boot script signals) exists; the metrics agent starts first.
     const userData = ec2.UserData.forLinux();
+    addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: NODE_ROLE });
 
     const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 });
     this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
@@ -335,7 +339,9 @@ export class RabbitMqCluster extends Construct {
         region: Stack.of(this).region,
         erlangCookieSecretArn: this.erlangCookieSecret.secretArn,
         adminSecretArn: this.adminSecret.secretArn,
-        stackName: Stack.of(this).stackName,
+        // The deployed stack's own name: the controller deploys the synthesized cluster template under a name of its
+        // own (rmqbench-<runId>-c<n>, lambdas/shared/aws-launch.ts), not the name the template was synthesized with.
+        stackName: Aws.STACK_NAME,
         autoScalingGroupLogicalId: Stack.of(this).getLogicalId(this.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup),
         bootLogGroupName: this.bootLogGroup.logGroupName,
         drainLifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,

@@ -41,7 +41,7 @@ describe('LoadGenerator', () => {
     defaults.template.resourceCountIs('AWS::EC2::SecurityGroupIngress', 0);
   });
 
-  test('the role may only put objects under the results prefix', () => {
+  test('the role may only put objects under the results prefix, and metrics into the rmqbench namespace', () => {
     const statements = Object.values(defaults.template.findResources('AWS::IAM::Policy')).flatMap(
       (policy) => (policy as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties.PolicyDocument.Statement,
     );
@@ -52,12 +52,19 @@ describe('LoadGenerator', () => {
         Action: ['s3:PutObject', 's3:AbortMultipartUpload'],
         Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::rmqbench-results/results/*']] },
       },
+      {
+        Sid: 'PutHostMetricsInRmqbenchNamespace',
+        Effect: 'Allow',
+        Action: 'cloudwatch:PutMetricData',
+        Resource: '*',
+        Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } },
+      },
     ]);
   });
 
   test('a custom prefix narrows the grant to it; a prefix without a trailing slash is refused', () => {
     synth({ resultsPrefix: 'runs/2024/' }).template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: { Statement: [Match.objectLike({ Resource: { 'Fn::Join': ['', Match.arrayWith([':s3:::rmqbench-results/runs/2024/*'])] } })] },
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Resource: { 'Fn::Join': ['', Match.arrayWith([':s3:::rmqbench-results/runs/2024/*'])] } })]) },
     });
     expect(() => synth({ resultsPrefix: 'runs' })).toThrow(/resultsPrefix must be a relative S3 key prefix ending with "\/"/);
   });

@@ -108,12 +108,12 @@ describe('RabbitMqCluster', () => {
       expect(addUser).toHaveLength(1);
       expect(addUser[0]).toMatch(/\| rabbitmqctl add_user "\$ADMIN_USER" \|\| true; fi$/);
       expect(userData).not.toMatch(/^\s*set\s+-[a-z]*x/m);
-      // The only references in the script are the two secret ARNs and the boot log group's name (nothing from the secrets).
+      // The only references in the script are the two secret ARNs, the boot log group's name and the stack's own name (nothing from the secrets).
       const references = [...userData.matchAll(/<(\{[^\n]*?\})>/g)].map((match) => JSON.parse(match[1] as string));
       const secretIds = Object.keys(defaults.template.findResources('AWS::SecretsManager::Secret'));
       const logGroupIds = Object.keys(defaults.template.findResources('AWS::Logs::LogGroup'));
       expect(references).toEqual(expect.arrayContaining(secretIds.map((id) => ({ Ref: id }))));
-      expect(references.every((reference) => [...secretIds, ...logGroupIds].includes(reference.Ref))).toBe(true);
+      expect(references.every((reference) => [...secretIds, ...logGroupIds, 'AWS::StackName'].includes(reference.Ref))).toBe(true);
     });
 
     test('the template has no parameter that could carry a secret', () => {
@@ -340,9 +340,9 @@ describe('RabbitMqCluster', () => {
       expect(pinnedGroup.UpdatePolicy).toMatchObject({ AutoScalingRollingUpdate: { MinInstancesInService: 4 } });
     });
 
-    test('the node signals its own stack and group, after waiting for as many running nodes as the group desires', () => {
+    test('the node signals its own stack (by the deployed name: the controller deploys the template under another) and group, after waiting for as many running nodes as the group desires', () => {
       const lines = defaults.userData.split('\n');
-      expect(lines).toContain('STACK_NAME=Test');
+      expect(lines).toContain('STACK_NAME=<{"Ref":"AWS::StackName"}>');
       const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0];
       expect(lines).toContain(`SIGNAL_RESOURCE=${groupId}`);
       const startup = lines.indexOf('rabbitmqctl await_startup --timeout 900');
@@ -384,7 +384,7 @@ describe('RabbitMqCluster', () => {
       test('a failing command signals FAILURE for this instance and ships the boot log tail', () => {
         const result = runBootPrefix('echo "installing erlang"\nfalse\necho "never reached"');
         expect(result.status).toBe(1);
-        expect(result.calls).toContain('cloudformation signal-resource --region eu-west-1 --stack-name Test');
+        expect(result.calls).toContain('cloudformation signal-resource --region eu-west-1 --stack-name REF');
         expect(result.calls).toMatch(/--unique-id i-0123456789abcdef0 --status FAILURE/);
         expect(result.calls).toContain('logs put-log-events --region eu-west-1 --log-group-name REF --log-stream-name i-0123456789abcdef0/boot');
         const messages = result.events.map((event) => event.message);
