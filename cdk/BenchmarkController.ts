@@ -298,7 +298,7 @@ export class BenchmarkController extends Construct {
       });
       // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
       // listing actions below; the construct test pins the complete list of actions on "*").
-      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation and GetCommandInvocation) have no resource-level permissions.' });
+      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
       return fn;
     };
     const functions: Record<string, lambda.Function> = {};
@@ -406,6 +406,10 @@ export class BenchmarkController extends Construct {
       new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
     );
     functions['check-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    // Host metrics of an AWS repetition: the cluster's agent metrics (namespace rmqbench) are listed and read from
+    // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
+    functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadHostMetrics', actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], resources: ['*'] }));
     const clusterSecrets = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     functions['smoke-test']!.addToRolePolicy(
       new iam.PolicyStatement({

@@ -133,7 +133,8 @@ export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
     },
     [STATE.ingestRepetition]: task(
       STATE.ingestRepetition,
-      { 'runId.$': '$.runId', 'target.$': '$.target', 'item.$': '$.item', 'check.$': '$.check' },
+      // launch: on AWS the host metrics are read from CloudWatch by the cluster stack's name (launch.clusterId).
+      { 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'item.$': '$.item', 'check.$': '$.check' },
       { ResultPath: '$.ingested', Next: STATE.isPauseNeeded },
     ),
     [STATE.isPauseNeeded]: {

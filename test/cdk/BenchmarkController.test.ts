@@ -92,17 +92,27 @@ describe('BenchmarkController', () => {
     }
   });
 
-  test('no workflow function may do anything on every resource except listing stacks, reading SSM registrations and reading command results', () => {
+  test('no workflow function may do anything on every resource except listing stacks, reading SSM registrations, reading command results and reading metrics', () => {
     const wildcard = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       ((policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement)
         .filter((statement) => statement.Resource === '*')
         .flatMap((statement) => [statement.Action].flat()),
     );
     // Besides the two listed, only the log-delivery and X-Ray actions CDK grants the state machine and functions (no resource-level permissions exist).
-    const allowed = /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
+    const allowed = /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|cloudwatch:ListMetrics|cloudwatch:GetMetricData|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
     expect([...new Set(wildcard)].filter((action) => !allowed.test(action))).toEqual([]);
     expect(wildcard).toEqual(expect.arrayContaining(['cloudformation:ListStacks', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']));
     expect(wildcard).not.toContain('cloudformation:DescribeStacks');
+    // Host metrics are read, never written, by the controller (the instances put them, into the rmqbench namespace only).
+    expect(wildcard).not.toContain('cloudwatch:PutMetricData');
+  });
+
+  test('IngestRepetition may list and read CloudWatch metrics (the host metrics of AWS repetitions), and nothing else of CloudWatch', () => {
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+    const cloudWatch = statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('cloudwatch:')));
+    expect(cloudWatch).toEqual([expect.objectContaining({ Sid: 'ReadHostMetrics', Action: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], Resource: '*' })]);
+    const ingestRole = Object.entries(template.findResources('AWS::IAM::Policy')).find(([, policy]) => JSON.stringify(policy).includes('ReadHostMetrics'))?.[0];
+    expect(ingestRole).toMatch(/IngestRepetition/);
   });
 
   test('a failure rule and an hourly sweeper are the safety nets, and the schedule starts executions', () => {

@@ -1,0 +1,98 @@
+import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Metric, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import {
+  AGENT_INTERVAL_SECONDS,
+  AGENT_METRICS,
+  CLOUDWATCH_NAMESPACE,
+  CLUSTER_DIMENSION,
+  countsTowardHostMetric,
+  hostMetricsFromCloudWatch,
+  nodeOf,
+  type FetchedSeries,
+  type ListedMetric,
+} from '../../core/cloudwatch-host-metrics';
+import type { RepetitionMetrics } from '../../core/host-metrics';
+
+/** GetMetricData takes at most 500 queries per call (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html, MetricDataQueries). */
+const MAX_QUERIES_PER_CALL = 500;
+/** Pages read at most, per call kind: a cluster has a few dozen metrics and a repetition a few thousand points per metric. */
+const MAX_PAGES = 50;
+
+/**
+ * The host metrics of one repetition of a cluster stack, from what the CloudWatch agent on its nodes and load generator
+ * published (cdk/user-data/cloudwatch-agent.ts): ListMetrics finds the cluster's metrics by their ClusterId dimension
+ * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html: Dimensions filter,
+ * RecentlyActive PT3H), GetMetricData reads each at the agent's 1 s period over the repetition's window (a period of 1
+ * is allowed for high-resolution metrics less than 3 hours old; API_GetMetricData.html, "Period" of MetricStat), and
+ * core/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with why.
+ */
+export async function cloudWatchHostMetrics(cloudwatch: CloudWatchClient, clusterId: string, window: { startedAt: string; finishedAt: string }): Promise<RepetitionMetrics> {
+  const startedAt = new Date(window.startedAt);
+  const finishedAt = new Date(window.finishedAt);
+  if (!(finishedAt.getTime() > startedAt.getTime())) throw new Error(`the repetition's window ${window.startedAt} .. ${window.finishedAt} is empty`);
+  const listed = (await listClusterMetrics(cloudwatch, clusterId)).filter((metric) => nodeOf(metric) !== undefined && countsTowardHostMetric(metric));
+  if (listed.length === 0) {
+    // ListMetrics shows a new metric up to 15 minutes after its first data point (API_ListMetrics.html), and the agent
+    // starts at boot, so this is a cluster whose agent did not run (or a very fast first repetition).
+    throw new Error(`CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} (did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`);
+  }
+  const fetched = await readMetrics(cloudwatch, listed, startedAt, finishedAt);
+  return hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS);
+}
+
+async function listClusterMetrics(cloudwatch: CloudWatchClient, clusterId: string): Promise<ListedMetric[]> {
+  const metrics: ListedMetric[] = [];
+  let token: string | undefined;
+  let pages = 0;
+  do {
+    const page = await cloudwatch.send(
+      new ListMetricsCommand({ Namespace: CLOUDWATCH_NAMESPACE, Dimensions: [{ Name: CLUSTER_DIMENSION, Value: clusterId }], RecentlyActive: 'PT3H', NextToken: token }),
+    );
+    for (const metric of page.Metrics ?? []) metrics.push(listedMetric(metric));
+    token = page.NextToken;
+  } while (token && ++pages < MAX_PAGES);
+  // Once per name and dimension set, whatever the pages hold (moto lists a metric once per data point).
+  const unique = new Map(metrics.map((metric) => [`${metric.name}|${JSON.stringify(Object.entries(metric.dimensions).sort())}`, metric]));
+  return [...unique.values()];
+}
+
+function listedMetric(metric: Metric): ListedMetric {
+  return { name: metric.MetricName ?? '', dimensions: Object.fromEntries((metric.Dimensions ?? []).map((dimension) => [dimension.Name ?? '', dimension.Value ?? ''])) };
+}
+
+async function readMetrics(cloudwatch: CloudWatchClient, listed: readonly ListedMetric[], startedAt: Date, finishedAt: Date): Promise<FetchedSeries[]> {
+  // Whole seconds around the window, so that the first and the last second are both read.
+  const start = new Date(Math.floor(startedAt.getTime() / 1000) * 1000);
+  const end = new Date(Math.ceil(finishedAt.getTime() / 1000) * 1000 + 1000);
+  const byId = new Map<string, { metric: ListedMetric; timestamps: Date[]; values: number[] }>();
+  const queries: MetricDataQuery[] = listed.map((metric, index) => {
+    const id = `m${index}`;
+    byId.set(id, { metric, timestamps: [], values: [] });
+    const stat = AGENT_METRICS.find((agent) => agent.name === metric.name)!.stat;
+    return {
+      Id: id,
+      ReturnData: true,
+      MetricStat: {
+        Metric: { Namespace: CLOUDWATCH_NAMESPACE, MetricName: metric.name, Dimensions: Object.entries(metric.dimensions).map(([Name, Value]) => ({ Name, Value })) },
+        Period: AGENT_INTERVAL_SECONDS,
+        Stat: stat,
+      },
+    };
+  });
+  for (let offset = 0; offset < queries.length; offset += MAX_QUERIES_PER_CALL) {
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const page = await cloudwatch.send(
+        new GetMetricDataCommand({ MetricDataQueries: queries.slice(offset, offset + MAX_QUERIES_PER_CALL), StartTime: start, EndTime: end, ScanBy: 'TimestampAscending', NextToken: token }),
+      );
+      for (const result of page.MetricDataResults ?? []) {
+        const entry = byId.get(result.Id ?? '');
+        if (!entry) continue;
+        entry.timestamps.push(...(result.Timestamps ?? []));
+        entry.values.push(...(result.Values ?? []));
+      }
+      token = page.NextToken;
+    } while (token && ++pages < MAX_PAGES);
+  }
+  return [...byId.values()];
+}

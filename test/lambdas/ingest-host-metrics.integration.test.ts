@@ -1,0 +1,134 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CloudWatchClient, PutMetricDataCommand, type Dimension } from '@aws-sdk/client-cloudwatch';
+import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { RawRepetition } from '../../core/ingest';
+import { cloudWatchHostMetrics } from '../../lambdas/ingest-repetition/cloudwatch-metrics';
+import { ingestFromS3 } from '../../lambdas/ingest-repetition/logic';
+import type { ScheduledRepetition } from '../../state-machines/schedule';
+import { ResultsStore } from '../../store/results-store';
+import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';
+
+// The real @aws-sdk/client-cloudwatch against moto server (moto 5.2.5 implements PutMetricData, ListMetrics with a
+// dimension filter and GetMetricData with MetricStat queries: moto/cloudwatch/models.py). The test publishes what the
+// CloudWatch agent of cdk/user-data/cloudwatch-agent.ts would (names, dimensions, delta bytes per second) and reads it
+// back through IngestRepetition's code.
+//
+// Wire protocol: the client (3.1164) speaks AWS JSON 1.0 to CloudWatch by default, with awsQueryCompatible settings;
+// moto 5.2.5 with the botocore 1.35.99 that .venv-tools pins knows CloudWatch's query protocol only ("Unsupported
+// protocol [json] for service cloudwatch", moto/core/request.py determine_request_protocol). The test therefore gives
+// the client @aws-sdk/core's AwsQueryProtocol (the client's own protocolSettings carry its xmlNamespace and version,
+// and CloudWatch still serves the query protocol); commands, inputs and outputs are the same shapes.
+
+const CLUSTER = 'rmqbench-run-1-c1';
+const START = new Date(Math.floor(Date.now() / 1000) * 1000 - 120_000);
+const FINISH = new Date(START.getTime() + 10_000);
+const at = (second: number) => new Date(START.getTime() + second * 1000);
+
+let moto: Moto;
+let cloudwatch: CloudWatchClient;
+
+/** Publishes `values[i]` at second i of the repetition for one agent metric of one instance. */
+async function put(name: string, dimensions: Record<string, string>, values: readonly number[], unit: 'Percent' | 'Bytes') {
+  const Dimensions: Dimension[] = Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value }));
+  await cloudwatch.send(
+    new PutMetricDataCommand({
+      Namespace: 'rmqbench',
+      MetricData: values.map((value, second) => ({ MetricName: name, Dimensions, Timestamp: at(second), Value: value, Unit: unit, StorageResolution: 1 })),
+    }),
+  );
+}
+
+const node = (instance: string, role = 'rabbitmq-node', cluster = CLUSTER) => ({ InstanceId: instance, ClusterId: cluster, Role: role });
+
+beforeAll(async () => {
+  moto = await startMoto();
+  cloudwatch = new CloudWatchClient({ ...motoClientConfig(moto), protocol: AwsQueryProtocol });
+  for (const [instance, role, cpu] of [['i-0node1', 'rabbitmq-node', 40], ['i-0node2', 'rabbitmq-node', 20], ['i-0loadgen', 'load-generator', 95]] as const) {
+    await put('cpu_usage_active', { ...node(instance, role), cpu: 'cpu-total' }, [cpu, cpu + 1, cpu + 2], 'Percent');
+    await put('mem_used', node(instance, role), [1e9, 1.1e9, 1.2e9], 'Bytes');
+    // Two whole disks count; a partition of one of them (its bytes are the disk's too) does not.
+    await put('diskio_write_bytes', { ...node(instance, role), name: 'nvme0n1' }, [100, 100, 100], 'Bytes');
+    await put('diskio_write_bytes', { ...node(instance, role), name: 'nvme1n1' }, [5000, 6000, 7000], 'Bytes');
+    await put('diskio_write_bytes', { ...node(instance, role), name: 'nvme1n1p1' }, [5000, 6000, 7000], 'Bytes');
+    // Sent + received on the instance's interface; loopback does not count.
+    await put('net_bytes_sent', { ...node(instance, role), interface: 'ens5' }, [1000, 2000, 3000], 'Bytes');
+    await put('net_bytes_recv', { ...node(instance, role), interface: 'ens5' }, [10, 20, 30], 'Bytes');
+    await put('net_bytes_sent', { ...node(instance, role), interface: 'lo' }, [9e9, 9e9, 9e9], 'Bytes');
+  }
+  // Another cluster's node in the same namespace: never part of this cluster's metrics.
+  await put('cpu_usage_active', { ...node('i-0other', 'rabbitmq-node', 'rmqbench-run-2-c1'), cpu: 'cpu-total' }, [99, 99, 99], 'Percent');
+}, 60_000);
+afterAll(async () => moto?.stop());
+
+describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, moto server)', () => {
+  test('every node and the load generator get per-second cpu, memory, disk-write and network series from the agent metrics of their cluster only', async () => {
+    const metrics = await cloudWatchHostMetrics(cloudwatch, CLUSTER, { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() });
+    expect(metrics.source).toBe('cloudwatch');
+    const series = (nodeName: string, metric: string) => metrics.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+    expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0node1', 'i-0node2', 'load-generator']);
+    expect(series('i-0node1', 'cpuPercent')).toEqual([[0, 40], [1, 41], [2, 42]]);
+    expect(series('load-generator', 'cpuPercent')).toEqual([[0, 95], [1, 96], [2, 97]]);
+    expect(series('i-0node2', 'memoryBytes')).toEqual([[0, 1e9], [1, 1.1e9], [2, 1.2e9]]);
+    expect(series('i-0node1', 'diskWriteBytesPerSecond')).toEqual([[0, 5100], [1, 6100], [2, 7100]]);
+    expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([[0, 1010], [1, 2020], [2, 3030]]);
+    expect(metrics.series.every((one) => one.node !== 'i-0other')).toBe(true);
+    expect(metrics.series.map((one) => one.unit)).toEqual(expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']));
+  });
+
+  test('a cluster that published nothing is an error that says what was looked for', async () => {
+    await expect(cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() })).rejects.toThrow(
+      /CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1 \(did the CloudWatch agent start\?/,
+    );
+  });
+
+  describe('ingestFromS3 stores them with the repetition; a failed fetch leaves the result and says why', () => {
+    const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
+    const item = { scenarioId: 'three/small', repetition: 1, rawKey: 'three_small.rep-1.json' } as ScheduledRepetition;
+    let s3: S3Client;
+    let store: ResultsStore;
+    beforeAll(async () => {
+      s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
+      store = new ResultsStore(new DynamoDBClient(motoClientConfig(moto)), 'rmqbench-results');
+      await store.ensureTable();
+      await s3.send(new CreateBucketCommand({ Bucket: 'raw' }));
+      // A real PerfTest 2.22.1 run (5 s, 1 producer, 1 consumer) over the repetition's window.
+      const raw: RawRepetition = {
+        runId: 'run-1',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: START.toISOString(),
+        finishedAt: FINISH.toISOString(),
+        perfTestArgs: ['-x', '1'],
+        expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+        stdout: fixture('basic-150b.stdout.txt'),
+        csv: fixture('basic-150b.csv'),
+      };
+      for (const runId of ['run-1', 'run-9']) {
+        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify({ ...raw, runId }) }));
+        await store.putRun({ runId, planName: 'three', plan: {}, target: 'aws', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
+      }
+    }, 30_000);
+
+    test('the CloudWatch series are stored in the repetition\'s metric chunks', async () => {
+      const result = await ingestFromS3(s3, 'raw', store, 'run-1', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+      expect(result.status).toBe('SUCCEEDED');
+      const stored = await store.getMetrics('run-1', item.scenarioId, 1);
+      expect(stored?.source).toBe('cloudwatch');
+      expect(stored?.series.find((one) => one.node === 'load-generator' && one.metric === 'cpuPercent')?.points).toEqual([[0, 95], [1, 96], [2, 97]]);
+      const repetitions = (await store.getRun('run-1'))?.repetitions;
+      expect(repetitions?.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
+    });
+
+    test('a fetch that fails is recorded as "metrics unavailable: <reason>" on a SUCCEEDED repetition', async () => {
+      const result = await ingestFromS3(s3, 'raw', store, 'run-9', item, (window) => cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window));
+      expect(result.status).toBe('SUCCEEDED');
+      const repetition = (await store.getRun('run-9'))?.repetitions[0];
+      expect(repetition?.status).toBe('SUCCEEDED');
+      expect(repetition?.metricsError).toMatch(/^metrics unavailable: CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1/);
+      expect(await store.getMetrics('run-9', item.scenarioId, 1)).toBeUndefined();
+    });
+  });
+});
