@@ -94,6 +94,35 @@ export function ratesFromCounters(readings: readonly CounterReading[], scale = 1
   return points;
 }
 
+/** Readings of many cumulative counters at once (one per connection or link), keyed by what they count. */
+export interface KeyedCounterReading {
+  readonly tSeconds: number;
+  readonly counters: ReadonlyMap<string, number>;
+}
+
+/**
+ * The summed per-second rate of counters that come and go (connections, inter-node links): each interval adds the
+ * increase of every key present at both ends, so a connection that closes (its counter vanishes) or opens (its
+ * counter starts mid-interval) does not show as a drop or a burst. A key whose counter went down was reset and
+ * adds nothing.
+ */
+export function ratesFromKeyedCounters(readings: readonly KeyedCounterReading[]): MetricPoint[] {
+  const points: MetricPoint[] = [];
+  for (let index = 1; index < readings.length; index++) {
+    const previous = readings[index - 1]!;
+    const current = readings[index]!;
+    const elapsed = current.tSeconds - previous.tSeconds;
+    if (!(elapsed > 0)) continue;
+    let increase = 0;
+    for (const [key, value] of current.counters) {
+      const before = previous.counters.get(key);
+      if (before !== undefined && value >= before) increase += value - before;
+    }
+    points.push([current.tSeconds, increase / elapsed]);
+  }
+  return points;
+}
+
 /**
  * cpuPercent from a process's cumulative CPU time in clock ticks (utime + stime of /proc/<pid>/stat):
  * ticks / ticksPerSecond is CPU seconds; divided by elapsed seconds and by the host's CPU count it is the share of

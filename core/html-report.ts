@@ -1,7 +1,7 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from './comparison';
 import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows } from './failover-report';
-import { formatDelta, formatMBps, type RunPricePerformance } from './report';
+import { formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from './result-model';
 import type { Stats } from './statistics';
 
@@ -176,6 +176,10 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       ],
     },
   ];
+  const bound = loadGeneratorBoundLines(input.aggregates);
+  if (bound.length > 0) {
+    sections.push({ id: 'load-generator', title: 'Load generator', blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }] });
+  }
   const omitted = input.omittedCharts ?? [];
   if (input.charts.length > 0 || omitted.length > 0) {
     sections.push({

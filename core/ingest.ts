@@ -3,8 +3,8 @@ import { failoverResult, FaultOutcome, VerifierCounts } from './failover';
 import type { PerfTestExpectations } from './perftest-output';
 import { parsePerfTestOutput } from './perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from './kafka-perf-output';
-import { validateRepetitionMetrics } from './host-metrics';
-import type { RepetitionRecord } from './result-model';
+import { loadGeneratorVerdict, type LoadGeneratorVerdict, type RepetitionMetrics, validateRepetitionMetrics } from './host-metrics';
+import type { PerfTestResult, RepetitionRecord } from './result-model';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
 export interface RawRepetition {
@@ -53,14 +53,15 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
-    if (!raw.failover) return { ...base, status: 'SUCCEEDED', result };
+    const verdict = measuredLoadGenerator(base.metrics, result);
+    if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
     let failover;
     try {
       failover = failoverResult(raw.failover.counts, raw.failover.fault);
     } catch (error) {
       return { ...base, status: 'FAILED', error: `lost-message verifier: ${error instanceof Error ? error.message : String(error)}` };
     }
-    return { ...base, status: 'SUCCEEDED', result, failover };
+    return { ...base, status: 'SUCCEEDED', result, failover, ...verdict };
   } catch (error) {
     if (!(error instanceof PerfTestOutputError)) throw error;
     const message = raw.targetError ? `${raw.targetError}; ${error.message}` : error.message;
@@ -81,4 +82,17 @@ function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | '
     const message = `metrics dropped: ${error instanceof Error ? error.message : String(error)}`;
     return { metricsError: raw.metricsError ? `${raw.metricsError}; ${message}` : message };
   }
+}
+
+/**
+ * The load-generator verdict over PerfTest's measured seconds: a metric point at t is the rate over (t - 1, t], a
+ * sample at `time` the count over the second before it, so the points within half a second of the first and last
+ * samples' seconds are the ones measured beside them.
+ */
+function measuredLoadGenerator(metrics: RepetitionMetrics | undefined, result: PerfTestResult): { loadGenerator?: LoadGeneratorVerdict } {
+  const first = result.samples[0];
+  const last = result.samples.at(-1);
+  const window = first && last ? { from: first.time - 0.5, to: last.time + 0.5 } : undefined;
+  const verdict = loadGeneratorVerdict(metrics, window);
+  return verdict ? { loadGenerator: verdict } : {};
 }

@@ -1,5 +1,6 @@
 import type { QueueThroughputPoint } from './charts';
 import { aggregateFailover, renderFailoverMarkdown } from './failover-report';
+import { loadGeneratorBoundLine } from './host-metrics';
 import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from './comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from './cost-catalog';
 import { validatePlan, type Scenario } from './plan';
@@ -30,6 +31,7 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
   const consumerLatency = latency((s) => s.consumerLatency);
   const confirmLatency = latency((s) => s.confirmLatency);
   const failover = aggregateFailover(mine);
+  const judged = ok.filter((rep) => rep.loadGenerator !== undefined);
   return {
     scenarioId,
     repetitionsSucceeded: ok.length,
@@ -50,7 +52,17 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
     ...(consumerLatency ? { consumerLatency } : {}),
     ...(confirmLatency ? { confirmLatency } : {}),
     ...(failover ? { failover } : {}),
+    ...(judged.length > 0 ? { loadGeneratorBound: { bound: judged.filter((rep) => rep.loadGenerator!.bound).length, of: judged.length } } : {}),
   };
+}
+
+/** Per scenario whose load generator was the bottleneck in at least one repetition, the report's verdict line. */
+export function loadGeneratorBoundLines(aggregates: readonly ScenarioAggregate[]): { scenarioId: string; line: string }[] {
+  return aggregates.flatMap((aggregate) =>
+    aggregate.loadGeneratorBound && aggregate.loadGeneratorBound.bound > 0
+      ? [{ scenarioId: aggregate.scenarioId, line: loadGeneratorBoundLine(aggregate.loadGeneratorBound.bound, aggregate.loadGeneratorBound.of) }]
+      : [],
+  );
 }
 
 export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetition[]): ScenarioAggregate[] {
@@ -133,6 +145,11 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   }
   const failover = renderFailoverMarkdown(aggregates, repetitions);
   if (failover.length > 0) lines.push('', ...failover);
+  const bound = loadGeneratorBoundLines(aggregates);
+  if (bound.length > 0) {
+    lines.push('', '## Load generator', '');
+    for (const { scenarioId, line } of bound) lines.push(`- ${scenarioId}: ${line}`);
+  }
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '## Failed repetitions', '');

@@ -1,4 +1,4 @@
-import type { RepetitionMetrics } from './host-metrics';
+import type { LoadGeneratorVerdict, RepetitionMetrics } from './host-metrics';
 import type { Stats } from './statistics';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
@@ -28,6 +28,8 @@ export interface PerSecondSample {
   readonly confirmLatency?: LatencyPercentiles;
   /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
   readonly failover?: Partial<Record<FailoverMetric, Stats>>;
+  /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
+  readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
 }
 
 /** PerfTest's own end-of-run summary (stdout). */
@@ -38,6 +40,8 @@ export interface PerfTestSummary {
   readonly confirmLatency?: LatencyPercentiles;
   /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
   readonly failover?: Partial<Record<FailoverMetric, Stats>>;
+  /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
+  readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
 }
 
 /** The parsed, normalized outcome of one PerfTest execution. */
@@ -114,8 +118,10 @@ export interface RepetitionRecord {
   readonly failover?: FailoverResult;
   /** Broker and host metrics per node and second (core/host-metrics.ts); absent in older records and where not collected. */
   readonly metrics?: RepetitionMetrics;
-  /** Why the metrics are missing or were dropped (collector failed, malformed); the throughput result stands regardless. */
+  /** What went wrong collecting metrics (a source that failed in some or all seconds, malformed metrics dropped); the throughput result stands regardless. */
   readonly metricsError?: string;
+  /** The load generator's CPU over PerfTest's measured seconds and whether it bounded the result (core/host-metrics.ts); kept on the repetition item so that reports need no metrics read. */
+  readonly loadGenerator?: LoadGeneratorVerdict;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';
@@ -156,4 +162,6 @@ export interface ScenarioAggregate {
   readonly confirmLatency?: LatencyPercentiles;
   /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
   readonly failover?: Partial<Record<FailoverMetric, Stats>>;
+  /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
+  readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
 }

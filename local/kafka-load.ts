@@ -42,6 +42,8 @@ export async function runKafkaLoad(options: {
   readonly javaCommand?: string;
   /** Live progress from the first producer's and first consumer's 1 s reports (for the CLI's progress line). */
   readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
+  /** Called with each producer's and consumer's JVM once spawned: together they are the load generator the metrics sampler reads. */
+  readonly onToolStarted?: (process: ManagedProcess) => void;
 }): Promise<KafkaLoadRun> {
   const { cluster, workload } = options;
   mkdirSync(options.outputDir, { recursive: true });
@@ -53,11 +55,14 @@ export async function runKafkaLoad(options: {
   const topicArgs = createTopicArgs(topic, settings);
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 
-  const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) =>
-    startKafkaProcess(options.processes, name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
+  const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) => {
+    const tool = startKafkaProcess(options.processes, name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
       logPath: join(options.outputDir, `${name}.txt`),
       ...(onLine ? { onLine } : {}),
     });
+    options.onToolStarted?.(tool);
+    return tool;
+  };
   const consumerArgs = consumerPerformanceArgs({
     bootstrapServers: cluster.bootstrapServers,
     topic,

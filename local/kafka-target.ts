@@ -1,11 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import type { RawRepetition } from '../core/ingest';
+import { LOAD_GENERATOR_NODE } from '../core/host-metrics';
 import type { ClusterGroup, Scenario } from '../core/plan';
 import { LocalKafkaCluster } from './kafka-cluster';
 import { runKafkaLoad } from './kafka-load';
 import { fetchRegisteredBrokers } from './kafka-metadata';
 import { ensureArtifact, KAFKA_ARTIFACT } from './maven-artifacts';
-import type { ProcessRegistry } from './processes';
+import { HostMetricsSampler } from './host-metrics-sampler';
+import { livePids, type ManagedProcess, type ProcessRegistry } from './processes';
 
 /** A local Kafka cluster started for a group of scenarios. */
 export interface KafkaClusterHandle {
@@ -62,14 +64,32 @@ export async function runKafkaRepetition(options: {
   readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
 }): Promise<RawRepetition> {
   const { scenario } = options;
-  const startedAt = new Date().toISOString();
-  const run = await runKafkaLoad({
-    cluster: options.handle.kafka,
-    workload: scenario.workload,
-    outputDir: options.outputDir,
-    processes: options.processes,
-    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  const startedAtMs = Date.now();
+  const startedAt = new Date(startedAtMs).toISOString();
+  const tools: ManagedProcess[] = [];
+  // Kafka has no management API here: CPU, RSS and disk writes of the broker JVMs and the tools (no queue depth).
+  const sampler = HostMetricsSampler.start({
+    nodes: [
+      ...options.handle.kafka.nodes.map((node) => ({ node: `kafka${node.nodeId}`, pids: () => livePids(node.process) })),
+      { node: LOAD_GENERATOR_NODE, pids: () => livePids(...tools) },
+    ],
+    startedAtMs,
   });
+  let run;
+  try {
+    run = await runKafkaLoad({
+      cluster: options.handle.kafka,
+      workload: scenario.workload,
+      outputDir: options.outputDir,
+      processes: options.processes,
+      onToolStarted: (tool) => tools.push(tool),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+  } catch (error) {
+    await sampler.stop();
+    throw error;
+  }
+  const collected = await sampler.stop();
   return {
     runId: options.runId,
     scenarioId: scenario.id,
@@ -82,5 +102,7 @@ export async function runKafkaRepetition(options: {
     csv: '',
     kafka: { output: run.output, expectations: run.expectations },
     ...(run.error ? { targetError: run.error } : {}),
+    metrics: collected.metrics,
+    ...(collected.error ? { metricsError: collected.error } : {}),
   };
 }

@@ -6,6 +6,7 @@ import type { RawRepetition } from '../core/ingest';
 import { perfTestExpectations } from '../core/perftest-output';
 import { workloadQueueArguments } from '../core/broker-config';
 import type { FaultOutcome } from '../core/failover';
+import { LOAD_GENERATOR_NODE } from '../core/host-metrics';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan';
 import type { FaultSpec } from '../core/plan-schema';
 import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
@@ -14,7 +15,8 @@ import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
-import { ProcessRegistry } from './processes';
+import { HostMetricsSampler } from './host-metrics-sampler';
+import { livePids, ManagedProcess, ProcessRegistry } from './processes';
 import { LostMessageVerifier } from './lost-message-verifier';
 import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbitmq-cluster';
 
@@ -188,7 +190,15 @@ export class LocalTarget {
       verifier = await LostMessageVerifier.start({ uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))], queue: VERIFIER_QUEUE });
     }
     const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault ? { spec: workload.fault } : undefined;
-    const startedAt = new Date().toISOString();
+    const startedAtMs = Date.now();
+    const startedAt = new Date(startedAtMs).toISOString();
+    let perfTest: ManagedProcess | undefined;
+    // Beside PerfTest from its start (the samples' time axis) until it ends, on every path.
+    const sampler = HostMetricsSampler.start({
+      nodes: [...cluster.sampledNodes(), { node: LOAD_GENERATOR_NODE, pids: () => livePids(perfTest) }],
+      pollBroker: (tSeconds) => cluster.brokerReading(tSeconds),
+      startedAtMs,
+    });
     const raw = (async (): Promise<RawRepetition> => {
       let run;
       try {
@@ -200,12 +210,15 @@ export class LocalTarget {
           durationSeconds: workload.durationSeconds,
           processes: this.options.processes,
           finalLinePattern: finalSummaryLine(workload),
+          onStarted: (process) => (perfTest = process),
           ...(onProgress ? { onProgress } : {}),
         });
       } catch (error) {
+        await sampler.stop();
         await verifier?.abort();
         throw error;
       }
+      const collected = await sampler.stop();
       const counts = await verifier?.finish();
       const finishedAt = new Date().toISOString();
       // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
@@ -231,6 +244,8 @@ export class LocalTarget {
         csv: run.csv,
         ...(targetError ? { targetError } : {}),
         ...(counts && faultOutcome ? { failover: { counts, fault: faultOutcome } } : {}),
+        metrics: collected.metrics,
+        ...(collected.error ? { metricsError: collected.error } : {}),
       };
     })();
     return { raw, ...(verifier ? { verifier } : {}), ...(fault ? { fault } : {}) };

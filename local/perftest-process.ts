@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseProgressLine } from '../core/perftest-output';
-import { ProcessRegistry } from './processes';
+import { ManagedProcess, ProcessRegistry } from './processes';
 
 export interface PerfTestRun {
   readonly stdout: string;
@@ -37,6 +37,8 @@ export async function runPerfTestProcess(options: {
   readonly javaCommand?: string;
   /** The last summary line PerfTest prints (consumer or confirm latency); once seen, the measurement is complete. */
   readonly finalLinePattern?: RegExp;
+  /** Called with PerfTest's JVM once it is spawned (the metrics sampler reads its /proc as the load generator's). */
+  readonly onStarted?: (process: ManagedProcess) => void;
 }): Promise<PerfTestRun> {
   const stdoutPath = join(options.outputDir, 'perftest.stdout.txt');
   let stoppedAfterSummary = false;
@@ -59,6 +61,7 @@ export async function runPerfTestProcess(options: {
       },
     },
   );
+  options.onStarted?.(child);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

@@ -85,6 +85,11 @@ export class ManagedProcess {
   }
 }
 
+/** The pids of those processes that have not exited: what a metrics sampler reads. */
+export function livePids(...processes: readonly (ManagedProcess | undefined)[]): number[] {
+  return processes.flatMap((process) => (process && !process.hasExited && process.pid !== undefined ? [process.pid] : []));
+}
+
 function signal(pid: number, name: NodeJS.Signals): void {
   try {
     process.kill(pid, name);

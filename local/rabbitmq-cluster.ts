@@ -3,7 +3,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, wr
 import { join } from 'node:path';
 import { BrokerPolicy, generateBrokerConfig } from '../core/broker-config';
 import type { QueueTopology } from '../core/plan-schema';
-import { ManagedProcess, ProcessRegistry } from './processes';
+import type { SampledNode } from './host-metrics-sampler';
+import { BROKER_METRICS_PATHS, BrokerReading, brokerReading } from './management-metrics';
+import { livePids, ManagedProcess, ProcessRegistry } from './processes';
 import { freePorts, sleep, waitFor } from './ports';
 
 export const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
@@ -48,6 +50,14 @@ export interface LocalNode {
  * "discovery_retry_interval"), present in 3.10.8's schema (plugins/rabbit-3.10.8/priv/schema/rabbit.schema).
  */
 const LOCAL_FORMATION = '\n# rmqbench local target: the seed node stops retrying its peers sooner\ncluster_formation.discovery_retry_interval = 100\n';
+
+/**
+ * Local only: the management API's queue depths and connection byte counters are refreshed every statistics
+ * interval (5000 ms by default), so per-second metrics (local/host-metrics-sampler.ts) need 1000 ms. Key and default:
+ * https://www.rabbitmq.com/docs/management#statistics-interval and the installed schema
+ * (plugins/rabbit-3.10.8/priv/schema/rabbit.schema: "{collect_statistics_interval, 5000}").
+ */
+const LOCAL_STATISTICS = '# rmqbench local target: statistics every second, for the per-second broker metrics\ncollect_statistics_interval = 1000\n';
 
 const CREDENTIALS = 'guest:guest'; // the default user, accepted only on loopback
 const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
@@ -102,7 +112,7 @@ export class LocalRabbitCluster {
         bindAddress: '127.0.0.1',
       }),
     );
-    nodes.forEach((node, index) => writeNodeFiles(node, `${configs[index]!.rabbitmqConf}${LOCAL_FORMATION}`, configs[index]!.enabledPluginsFile, cookie));
+    nodes.forEach((node, index) => writeNodeFiles(node, `${configs[index]!.rabbitmqConf}${LOCAL_FORMATION}${LOCAL_STATISTICS}`, configs[index]!.enabledPluginsFile, cookie));
 
     const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
       logPath: join(options.workDir, 'epmd.log'),
@@ -198,6 +208,23 @@ export class LocalRabbitCluster {
     return `http://127.0.0.1:${node.managementPort}`;
   }
 
+  /** One poll of the broker's per-node numbers for the metrics sampler (the first running node answers for all). */
+  async brokerReading(tSeconds: number): Promise<BrokerReading> {
+    const [nodes, alarms, connections, queues] = await Promise.all([
+      this.api('GET', BROKER_METRICS_PATHS.nodes),
+      // 503 is this health check's answer while an alarm is in effect, with the alarms in its body.
+      this.api('GET', BROKER_METRICS_PATHS.alarms, undefined, undefined, [503]),
+      this.api('GET', BROKER_METRICS_PATHS.connections),
+      this.api('GET', BROKER_METRICS_PATHS.queues),
+    ]);
+    return brokerReading(tSeconds, { nodes, alarms, connections, queues });
+  }
+
+  /** The sampled processes of each node: its beam.smp while it runs (a restarted node has a new pid). */
+  sampledNodes(): SampledNode[] {
+    return this.nodes.map((node) => ({ node: node.name, pids: () => livePids(node.process) }));
+  }
+
   nodeByName(name: string): LocalNode {
     const node = this.nodes.find((candidate) => candidate.name === name);
     if (!node) throw new Error(`node ${name} is not part of this cluster (${this.nodes.map((n) => n.name).join(', ')})`);
@@ -242,14 +269,14 @@ export class LocalRabbitCluster {
   }
 
   /** Calls the management HTTP API of a node (the first running one by default). */
-  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.defaultApiNode()): Promise<T> {
+  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.defaultApiNode(), alsoAccepted: readonly number[] = []): Promise<T> {
     const response = await fetch(`${this.managementUrl(node)}${path}`, {
       method,
       headers: { authorization: AUTH_HEADER, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
     });
-    if (!response.ok) throw new Error(`${method} ${path} on ${node.name} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+    if (!response.ok && !alsoAccepted.includes(response.status)) throw new Error(`${method} ${path} on ${node.name} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
   }

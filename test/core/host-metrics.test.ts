@@ -10,6 +10,7 @@ import {
   loadGeneratorVerdict,
   mergeMetricChunks,
   ratesFromCounters,
+  ratesFromKeyedCounters,
   summarizeNodes,
   validateRepetitionMetrics,
 } from '../../core/host-metrics';
@@ -200,3 +201,26 @@ function dynamoItemBytes(item: Record<string, unknown>): number {
   };
   return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
 }
+
+describe('rates from counters that come and go', () => {
+  test('sums the increase of keys present at both ends; a closed or new connection is neither a drop nor a burst', () => {
+    const readings = [
+      { tSeconds: 0, counters: new Map([['conn-a', 100], ['link-b', 50]]) },
+      // conn-a closed, conn-c opened with 10,000 bytes it carried before this interval was measured.
+      { tSeconds: 1, counters: new Map([['link-b', 80], ['conn-c', 10_000]]) },
+      { tSeconds: 3, counters: new Map([['link-b', 100], ['conn-c', 10_400]]) },
+    ];
+    expect(ratesFromKeyedCounters(readings)).toEqual([
+      [1, 30],
+      [3, 210],
+    ]);
+  });
+
+  test('a counter that was reset adds nothing', () => {
+    const readings = [
+      { tSeconds: 0, counters: new Map([['link', 5000]]) },
+      { tSeconds: 1, counters: new Map([['link', 20]]) },
+    ];
+    expect(ratesFromKeyedCounters(readings)).toEqual([[1, 0]]);
+  });
+});
