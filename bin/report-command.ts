@@ -64,10 +64,13 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
   // Per repetition, the verifier's counts of fault scenarios; `scenarios[].failover` has them over repetitions.
   const failoverRepetitions = repetitions.filter((rep) => rep.failover !== undefined).map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
+  // Faults a cloud target applied without the verifier: reported as not counted, never as zeros.
+  const uncountedFaults = repetitions.filter((rep) => rep.uncountedFault !== undefined).map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
   const data = {
     run,
     scenarios: aggregatesForJson(aggregates),
     ...(failoverRepetitions.length > 0 ? { failoverRepetitions } : {}),
+    ...(uncountedFaults.length > 0 ? { uncountedFaults } : {}),
     loadBalancerDeltas: deltas,
     pricePerformance,
   };

@@ -8,7 +8,7 @@ import { targetProblems } from '../core/target-rules';
 import { estimateCommand, EstimateUsageError } from './estimate-command';
 import { executionInput, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
-import { formatFailoverLine } from '../core/failover-report';
+import { formatFailoverLine, formatUncountedFaultLine } from '../core/failover-report';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
 import { awsPriceList } from './aws-price-list';
@@ -235,6 +235,7 @@ async function main(argv: string[]): Promise<number> {
             const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
             console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
             if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
+            if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
           }
         }
         return 0;

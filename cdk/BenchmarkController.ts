@@ -298,11 +298,11 @@ export class BenchmarkController extends Construct {
       });
       // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
       // listing actions below; the construct test pins the complete list of actions on "*").
-      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
+      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
       return fn;
     };
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) if (name !== 'smoke-test' && name !== 'start-repetition') functions[name] = makeFunction(name);
+    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault'].includes(name)) functions[name] = makeFunction(name);
     // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
     functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
     // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets.
@@ -311,6 +311,8 @@ export class BenchmarkController extends Construct {
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
     });
+    // The fault step waits for its command on the node within the invocation (a heal waits for the broker's boot).
+    functions.fault = makeFunction('fault', Duration.minutes(5));
     functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));
     functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
     this.functions = functions;
@@ -410,6 +412,28 @@ export class BenchmarkController extends Construct {
     // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
     functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadHostMetrics', actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], resources: ['*'] }));
+    // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags and runs its script on one of
+    // them with SSM. SendCommand is authorized on the instance and on the document, and the instance resource takes
+    // the ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
+    // SendCommand): only instances the cluster template tags as RabbitMQ nodes. DescribeInstances and GetCommandInvocation
+    // have no resource-level permission (list_amazonec2.html, list_awssystemsmanager.html).
+    const clusterNodeInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
+    functions.fault!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'RunShellScriptOnClusterNodes',
+        actions: ['ssm:SendCommand'],
+        resources: [clusterNodeInstances],
+        conditions: { StringEquals: { 'ssm:resourceTag/rmqbench:component': CLUSTER_NODE_COMPONENT } },
+      }),
+    );
+    Validations.of(functions.fault!.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
+      reason: 'Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag, which only the node groups of cluster stacks put on their instances; the function itself picks the nodes of the run by the aws:cloudformation:stack-name tag of their stack.',
+    });
+    functions.fault!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
+    );
+    functions.fault!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindClusterNodesAndCommandResults', actions: ['ec2:DescribeInstances', 'ssm:GetCommandInvocation'], resources: ['*'] }));
     const clusterSecrets = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     functions['smoke-test']!.addToRolePolicy(
       new iam.PolicyStatement({
@@ -538,6 +562,9 @@ export class BenchmarkController extends Construct {
 /** Synthesized template folders, by node image parameter name. */
 const templatesDirs = new Map<string, string>();
 
+/** The rmqbench:component tag of cluster nodes (lambdas/fault/aws.ts finds them by it; the fault function's SendCommand requires it). */
+export const CLUSTER_NODE_COMPONENT = 'rabbitmq-node';
+
 /** The SSM parameter a controller stack pins its cluster nodes' AMI in (one per controller stack). */
 export const clusterNodeImageParameterName = (controllerStackName: string) => `/rmqbench/${controllerStackName}/cluster-node-image-id`;
 /** The node image parameter the cluster templates read when built on their own (tests, tools). */
@@ -632,6 +659,8 @@ for args in json.load(open(sys.argv[1])):
     );
     const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
     Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+    // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
+    Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);
   }
   return app;
 }

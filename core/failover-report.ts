@@ -1,5 +1,5 @@
 import type { StoredRepetition } from './result-items';
-import { FAILOVER_METRICS, type FailoverMetric, type FailoverResult, type ScenarioAggregate } from './result-model';
+import { FAILOVER_METRICS, type FailoverMetric, type FailoverResult, type ScenarioAggregate, type UncountedFault } from './result-model';
 import { describe, type Stats } from './statistics';
 
 /**
@@ -52,10 +52,25 @@ export function failoverRepetitionRows(repetitions: readonly Pick<StoredRepetiti
     });
 }
 
+/** One line per repetition whose fault a cloud target applied without the verifier: what was done, and "not counted" (never a 0). */
+export function formatUncountedFaultLine(uncounted: UncountedFault): string {
+  const { fault } = uncounted;
+  const healed = fault.healedAtSeconds === undefined ? '' : `, healed at ${number(fault.healedAtSeconds)} s`;
+  return `${fault.action} ${fault.nodeName} (${String(fault.node)}) at ${number(fault.appliedAtSeconds)} s${healed}: ${uncounted.reason}`;
+}
+
+/** The Markdown lines for faults applied without a lost-message count; empty when there are none. */
+function renderUncountedFaults(repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'uncountedFault'>[]): string[] {
+  const uncounted = repetitions.filter((rep) => rep.uncountedFault !== undefined);
+  if (uncounted.length === 0) return [];
+  return ['## Faults applied, lost messages not counted', '', ...uncounted.map((rep) => `- ${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`)];
+}
+
 /** The Markdown section; empty when no repetition ran a fault. */
 export function renderFailoverMarkdown(aggregates: readonly ScenarioAggregate[], repetitions: readonly StoredRepetition[]): string[] {
   const scenarioRows = failoverScenarioRows(aggregates);
-  if (scenarioRows.length === 0) return [];
+  const uncounted = renderUncountedFaults(repetitions);
+  if (scenarioRows.length === 0) return uncounted;
   const table = (header: readonly string[], rows: readonly string[][]) => [
     `| ${header.join(' | ')} |`,
     `|${header.map((_, index) => (index === 0 ? '---' : '---:')).join('|')}|`,
@@ -69,6 +84,7 @@ export function renderFailoverMarkdown(aggregates: readonly ScenarioAggregate[],
     ...table(FAILOVER_SCENARIO_HEADER, scenarioRows),
     '',
     ...table(FAILOVER_REPETITION_HEADER, failoverRepetitionRows(repetitions)),
+    ...(uncounted.length > 0 ? ['', ...uncounted] : []),
   ];
 }
 

@@ -4,7 +4,7 @@ import type { PerfTestExpectations } from './perftest-output';
 import { parsePerfTestOutput } from './perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from './kafka-perf-output';
 import { loadGeneratorVerdict, type LoadGeneratorVerdict, type RepetitionMetrics, validateRepetitionMetrics } from './host-metrics';
-import type { PerfTestResult, RepetitionRecord } from './result-model';
+import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-model';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
 export interface RawRepetition {
@@ -34,6 +34,8 @@ export interface RawRepetition {
   readonly metrics?: unknown;
   /** The metrics collector failed; recorded on the repetition as metricsError. */
   readonly metricsError?: string;
+  /** A repetition whose fault a cloud target applied without the verifier (core/cloud-fault.ts): kept, uncounted. */
+  readonly uncountedFault?: UncountedFault;
 }
 
 /**
@@ -49,6 +51,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     finishedAt: raw.finishedAt,
     perfTestArgs: raw.perfTestArgs,
     ...ingestMetrics(raw),
+    ...(raw.uncountedFault ? { uncountedFault: raw.uncountedFault } : {}),
   };
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);

@@ -93,6 +93,16 @@ export interface FailoverResult {
   readonly receivedPerSecond: readonly number[];
 }
 
+/**
+ * A fault a cloud target applied with no lost-message verifier beside PerfTest (core/cloud-fault.ts): what was done
+ * and why nothing was counted, so that a report says "not counted" instead of showing zeros that were never measured.
+ */
+export interface UncountedFault {
+  /** `appliedAtSeconds` and `healedAtSeconds` count from when StartRepetition sent PerfTest's command (PerfTest starts a few seconds later). */
+  readonly fault: AppliedFault;
+  readonly reason: string;
+}
+
 /** The verifier's numbers in the order reports show them. */
 export const FAILOVER_METRICS = ['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects'] as const;
 export type FailoverMetric = (typeof FAILOVER_METRICS)[number];
@@ -122,6 +132,8 @@ export interface RepetitionRecord {
   readonly metricsError?: string;
   /** The load generator's CPU over PerfTest's measured seconds and whether it bounded the result (core/host-metrics.ts); kept on the repetition item so that reports need no metrics read. */
   readonly loadGenerator?: LoadGeneratorVerdict;
+  /** Present when the scenario has a fault that a cloud target applied without the verifier: nothing was counted. */
+  readonly uncountedFault?: UncountedFault;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';

@@ -1,3 +1,4 @@
+import { CLOUD_FAULT_ACTIONS, CLOUD_FAULT_REFUSALS } from './cloud-fault';
 import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
 import { azureVmSize, catalogInstanceType, isArmInstanceType } from './instance-type-names';
@@ -28,11 +29,19 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   const known = knownInstanceTypes(catalog, provider);
   const issues: PlanIssue[] = [];
   plan.workloads.forEach((workload, index) => {
-    if (workload.fault) {
+    const fault = workload.fault;
+    if (!fault) return;
+    // What each cloud target's fault step applies (core/cloud-fault.ts); the rest is refused by field with the reason.
+    if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
+      issues.push({ path: `workloads[${index}].fault.action`, message: CLOUD_FAULT_REFUSALS[provider], value: fault.action });
+      return;
+    }
+    // A node left down would make the next repetition (or scenario) run on a smaller cluster: the local target starts
+    // it again after each repetition, the cloud ones only through the heal step.
+    if (fault.action !== 'restart' && fault.healAtSeconds === undefined) {
       issues.push({
-        path: `workloads[${index}].fault`,
-        message: `fault scenarios run on the local target only so far: target ${target} has no fault step yet (AWS SSM / Azure Run Command on the node); run this plan with --target local`,
-        value: workload.fault.action,
+        path: `workloads[${index}].fault.healAtSeconds`,
+        message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what starts the node again, and without it the next repetition would run on a cluster missing a node`,
       });
     }
   });

@@ -107,14 +107,15 @@ export function buildFaultPhase(next: string): AslStates {
       Default: next,
     },
     [STATE.waitForFault]: { Type: 'Wait', TimestampPath: '$.started.fault.at', Next: STATE.injectFault },
-    [STATE.injectFault]: task(STATE.injectFault, { action: 'inject', ...common }, { ResultPath: '$.faultApplied', Next: STATE.isHealPlanned }),
+    // The outcome goes into `started`, which CheckRepetition receives: a cloud repetition records the fault it applied from there.
+    [STATE.injectFault]: task(STATE.injectFault, { action: 'inject', ...common }, { ResultPath: '$.started.faultApplied', Next: STATE.isHealPlanned }),
     [STATE.isHealPlanned]: {
       Type: 'Choice',
       Choices: [{ Variable: '$.started.fault.healAt', IsPresent: true, Next: STATE.waitForHeal }],
       Default: next,
     },
     [STATE.waitForHeal]: { Type: 'Wait', TimestampPath: '$.started.fault.healAt', Next: STATE.healFault },
-    [STATE.healFault]: task(STATE.healFault, { action: 'heal', ...common, 'applied.$': '$.faultApplied' }, { ResultPath: '$.faultHealed', Next: next }),
+    [STATE.healFault]: task(STATE.healFault, { action: 'heal', ...common, 'applied.$': '$.started.faultApplied' }, { ResultPath: '$.started.faultHealed', Next: next }),
   };
 }
 

@@ -1,6 +1,9 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { notCountedReason } from '../../core/cloud-fault';
 import { validatePlan } from '../../core/plan';
+import type { FaultSpec } from '../../core/plan-schema';
+import type { UncountedFault } from '../../core/result-model';
 import type { RawRepetition } from '../../core/ingest';
 import { perfTestExpectations } from '../../core/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
@@ -8,7 +11,14 @@ import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { rawPrefix } from '../start-repetition/logic';
 
-interface StartedCommon { startedAt: string; doneBy: string; perfTestArgs: string[] }
+interface StartedCommon {
+  startedAt: string;
+  doneBy: string;
+  perfTestArgs: string[];
+  /** Set by InjectFault / HealFault (state-machines/phases.ts buildFaultPhase) when the repetition's fault was applied. */
+  faultApplied?: { nodeName: string; appliedAtSeconds: number };
+  faultHealed?: { healedAtSeconds: number };
+}
 interface Started extends StartedCommon { commandId: string; instanceId: string }
 interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
 interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
@@ -18,7 +28,7 @@ export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: stri
   const state = await perfTestState(ssm, event.started, now);
   if (!state.done) return notDone(event, state.status, now);
   const stderr = state.stderr?.trim().slice(-1000);
-  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`, now);
+  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`, now, 'aws');
 }
 
 /** Polls the managed Run Command's instance view; once done, assembles the RawRepetition from what the script uploaded. */
@@ -27,7 +37,7 @@ export async function checkAzureRepetition(clients: AzureClients, s3: S3Client, 
   const { checkRunCommand } = await import('../shared/azure-cluster');
   const state = await checkRunCommand(clients, event.started);
   if (!state.done) return notDone(event, 'Run Command still running', now);
-  return assembleRepetition(s3, bucket, event, state.succeeded ? undefined : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`, now);
+  return assembleRepetition(s3, bucket, event, state.succeeded ? undefined : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`, now, 'azure');
 }
 
 function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): { done: false } {
@@ -35,7 +45,23 @@ function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): {
   return { done: false };
 }
 
-async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEvent<StartedCommon>, targetError: string | undefined, now: Date) {
+/**
+ * The fault as the cloud target applied it, recorded as not counted: no lost-message verifier runs beside PerfTest in
+ * the cloud (core/cloud-fault.ts notCountedReason), and a report must not show zeros that were never measured. A fault
+ * that was never applied (the workflow failed before) leaves nothing.
+ */
+function uncountedFault(spec: FaultSpec | undefined, started: StartedCommon, target: string): { uncountedFault?: UncountedFault } {
+  if (!spec || !started.faultApplied) return {};
+  const healed = started.faultHealed?.healedAtSeconds;
+  return {
+    uncountedFault: {
+      fault: { action: spec.action, node: spec.node, nodeName: started.faultApplied.nodeName, appliedAtSeconds: started.faultApplied.appliedAtSeconds, ...(healed === undefined ? {} : { healedAtSeconds: healed }) },
+      reason: notCountedReason(target),
+    },
+  };
+}
+
+async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEvent<StartedCommon>, targetError: string | undefined, now: Date, target: 'aws' | 'azure') {
   const prefix = rawPrefix(event.runId, event.item);
   const read = async (name: string) => {
     try {
@@ -57,6 +83,7 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     stdout: await read('stdout.txt'),
     csv: await read('perftest.csv'),
     ...(targetError === undefined ? {} : { targetError }),
+    ...uncountedFault(scenario.workload.fault, event.started, target),
   };
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `runs/${event.runId}/ingest/${event.item.rawKey}`, Body: JSON.stringify(raw) }));
   return { done: true, rawKey: event.item.rawKey };

@@ -3,7 +3,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
-import { perfTestScript, startAzureRepetition } from './logic';
+import { faultSchedule, perfTestScript, startAzureRepetition } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -23,5 +23,6 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
   const invocationEnd = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 5_000;
   const until = new Date(Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)));
   const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
-  return { ...started, startedAt: new Date().toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString() };
+  const startedAt = new Date();
+  return { ...started, startedAt: startedAt.toISOString(), ...faultSchedule(event.plan, event.item, startedAt), perfTestArgs: redactedArgs, doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString() };
 };

@@ -26,6 +26,18 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
   return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
 }
 
+/**
+ * When the scenario's fault and its healing are due, from when PerfTest's command was sent (`startedAt`): the workflow
+ * waits for these timestamps (state-machines/phases.ts buildFaultPhase), as it does for the local target's.
+ * PerfTest itself starts a few seconds later on the load generator (the benchmark user is created first, then the JVM).
+ */
+export function faultSchedule(plan: unknown, item: ScheduledRepetition, startedAt: Date): { fault?: { at: string; healAt?: string } } {
+  const fault = validatePlan(plan, 'the execution input').scenarios.find((candidate) => candidate.id === item.scenarioId)?.workload.fault;
+  if (!fault) return {};
+  const due = (seconds: number) => new Date(startedAt.getTime() + seconds * 1000).toISOString();
+  return { fault: { at: due(fault.atSeconds), ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }) } };
+}
+
 /** Turns the admin secret's JSON into the curl config line `user = "name:password"`, escaping backslashes and quotes as curl's config syntax needs. */
 const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin); e=lambda v: v.replace("\\", "\\\\").replace('"', '\\"'); print('user = "%s:%s"' % (e(s["username"]), e(s["password"])))`;
 

@@ -84,6 +84,24 @@ describe('BenchmarkController', () => {
     expect(JSON.stringify(document!.Resource)).toContain(':document/AWS-RunShellScript');
   });
 
+  test('the fault function may run commands only on instances tagged as cluster nodes (not "*", not the load generators) and the AWS-RunShellScript document, and waits up to 5 minutes', () => {
+    const faultRole = (Object.entries(template.findResources('AWS::Lambda::Function')).find(([, fn]) => (fn as { Properties: { Description?: string } }).Properties.Description === 'rmqbench fault')![1] as { Properties: { Role: { 'Fn::GetAtt': string[] }; Timeout: number } });
+    expect(faultRole.Properties.Timeout).toBe(300);
+    const roleId = faultRole.Properties.Role['Fn::GetAtt'][0]!;
+    const faultStatements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(`"${roleId}"`))
+      .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+    const sendCommand = faultStatements.filter((statement) => [statement.Action].flat().includes('ssm:SendCommand'));
+    expect(sendCommand.map((statement) => statement.Sid).sort()).toEqual(['RunShellScriptDocument', 'RunShellScriptOnClusterNodes']);
+    for (const statement of sendCommand) expect(statement.Resource).not.toBe('*');
+    const nodes = sendCommand.find((statement) => statement.Sid === 'RunShellScriptOnClusterNodes')!;
+    expect(JSON.stringify(nodes.Resource)).toContain(':instance/*');
+    expect(nodes.Condition).toEqual({ StringEquals: { 'ssm:resourceTag/rmqbench:component': 'rabbitmq-node' } });
+    expect(JSON.stringify(sendCommand.find((statement) => statement.Sid === 'RunShellScriptDocument')!.Resource)).toContain(':document/AWS-RunShellScript');
+    // Only the look-ups without resource-level permissions are on "*".
+    expect(faultStatements.filter((statement) => statement.Resource === '*' && statement.Sid !== undefined).flatMap((statement) => [statement.Action].flat()).sort()).toEqual(['ec2:DescribeInstances', 'ssm:GetCommandInvocation']);
+  });
+
   test('CloudFormation create, describe and delete are limited to stacks with the rmqbench- prefix', () => {
     for (const sid of ['CreateRunStacks', 'DescribeRunStacks', 'DeleteRunStacks']) {
       const found = statements(sid);
@@ -92,14 +110,14 @@ describe('BenchmarkController', () => {
     }
   });
 
-  test('no workflow function may do anything on every resource except listing stacks, reading SSM registrations, reading command results and reading metrics', () => {
+  test('no workflow function may do anything on every resource except listing stacks and instances, reading SSM registrations, reading command results and reading metrics', () => {
     const wildcard = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
       ((policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement)
         .filter((statement) => statement.Resource === '*')
         .flatMap((statement) => [statement.Action].flat()),
     );
     // Besides the two listed, only the log-delivery and X-Ray actions CDK grants the state machine and functions (no resource-level permissions exist).
-    const allowed = /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|cloudwatch:ListMetrics|cloudwatch:GetMetricData|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
+    const allowed = /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|ec2:DescribeInstances|cloudwatch:ListMetrics|cloudwatch:GetMetricData|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
     expect([...new Set(wildcard)].filter((action) => !allowed.test(action))).toEqual([]);
     expect(wildcard).toEqual(expect.arrayContaining(['cloudformation:ListStacks', 'ssm:DescribeInstanceInformation', 'ssm:GetCommandInvocation']));
     expect(wildcard).not.toContain('cloudformation:DescribeStacks');
@@ -277,6 +295,10 @@ describe('cluster templates', () => {
       const nodeGroup = Object.values(Resources).find((resource) => resource.Type === 'AWS::AutoScaling::AutoScalingGroup')!;
       expect(nodeGroup.Properties).toMatchObject({ MinSize: { Ref: 'NodeCount' }, MaxSize: { Ref: 'NodeCount' }, DesiredCapacity: { Ref: 'NodeCount' } });
       expect(Object.values(Resources).filter((resource) => resource.Type === 'AWS::AutoScaling::ScalingPolicy')).toEqual([]);
+      // The node group copies the cluster-node tag to every instance it launches (the fault function's SendCommand requires it); the load generator has its own.
+      expect((nodeGroup.Properties as { Tags: unknown[] }).Tags).toContainEqual({ Key: 'rmqbench:component', Value: 'rabbitmq-node', PropagateAtLaunch: true });
+      const loadGenerator = Object.values(Resources).find((resource) => resource.Type === 'AWS::EC2::Instance')!;
+      expect((loadGenerator.Properties as { Tags: unknown[] }).Tags).toContainEqual({ Key: 'rmqbench:component', Value: 'load-generator' });
       const text = userDataText(release);
       expect(text).toContain(`cat > /etc/rabbitmq/rmqbench-policies.json <<'RMQBENCH_BROKER_POLICIES'\n{"Ref":"BrokerPolicies"}\nRMQBENCH_BROKER_POLICIES\n`);
       expect(text.indexOf('rmqbench-policies.json')).toBeGreaterThan(text.indexOf('rabbitmqctl await_startup'));

@@ -77,6 +77,18 @@ describe('the verifier numbers in reports and comparisons', () => {
     expect(aggregateRun(runRecord('quorum'), plain)[0]!.failover).toBeUndefined();
   });
 
+  test('a cloud run whose faults were applied without the verifier says "lost messages not counted on aws" per repetition, and has no failover numbers at all (no zeros)', () => {
+    const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
+      ...rest,
+      uncountedFault: { fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 }, reason: 'lost messages not counted on aws: no verifier' },
+    }));
+    const text = renderMarkdownReport({ ...runRecord('aws'), target: 'aws' }, uncounted);
+    expect(text).toContain('## Faults applied, lost messages not counted');
+    expect(text).toContain('- three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier');
+    expect(text).not.toContain('## Failover (lost-message verifier)');
+    expect(aggregateRun({ ...runRecord('aws'), target: 'aws' }, uncounted)[0]!.failover).toBeUndefined();
+  });
+
   test('the HTML report document has a failover section with both tables', () => {
     const document = runReportDocument({
       run: runRecord('quorum'),

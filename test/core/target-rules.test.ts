@@ -22,16 +22,33 @@ describe('what a cloud target needs from a plan', () => {
     expect(missing!.message).toMatch(/^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge"\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/);
   });
 
-  test('a fault workload is refused on aws and azure by field (no cloud fault step yet), accepted locally', () => {
-    const plan = validatePlan(
-      { name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10, fault: { action: 'kill', node: 'leader', atSeconds: 5 } }] },
-      'test',
-    );
-    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([
-      expect.objectContaining({ path: 'workloads[0].fault', value: 'kill', message: expect.stringMatching(/local target only so far: target aws has no fault step/) }),
+  const faultPlan = (fault: Record<string, unknown>) =>
+    validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10, fault }] }, 'test');
+
+  test('aws runs kill, stop and restart faults that heal; partition is refused on aws by field with the reason (security groups keep tracked connections)', () => {
+    for (const action of ['kill', 'stop']) expect(targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([]);
+    // restart brings its node back by itself (the plan refuses healAtSeconds on it).
+    expect(targetProblems(faultPlan({ action: 'restart', node: 1, atSeconds: 5 }), 'aws', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.action', value: 'partition', message: expect.stringMatching(/^partition is not available on aws: a security-group change does not cut the Erlang distribution connections already open/) }),
     ]);
-    expect(targetProblems(plan, 'azure', defaultPriceCatalog).map((issue) => issue.path)).toContain('workloads[0].fault');
+  });
+
+  test('on aws a kill or stop without healAtSeconds is refused by field: the next repetition would run on a cluster missing a node', () => {
+    expect(targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.healAtSeconds', message: expect.stringMatching(/^on aws a kill fault needs healAtSeconds/) }),
+    ]);
+    // The local target starts the node again after each repetition.
+    expect(targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog)).toEqual([]);
+  });
+
+  test('every fault action is refused on azure by field (no Azure fault step yet), accepted locally', () => {
+    const plan = faultPlan({ action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 });
+    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+    const azure = { ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s' } })) };
+    expect(targetProblems(azure, 'azure', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.action', value: 'kill', message: expect.stringMatching(/^the Azure fault step \(Run Command on the node VM\) is not built yet/) }),
+    ]);
   });
 
   test('lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, naming the workload field; the local target decides by its installed version', () => {

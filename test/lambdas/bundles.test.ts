@@ -53,7 +53,7 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
 
   test('yaml (plan files only) is in no bundle, and zod only where a plan is validated', () => {
     for (const entry of report) expect({ name: entry.name, yaml: entry.packages.includes('yaml') }).toEqual({ name: entry.name, yaml: false });
-    expect(report.filter((entry) => entry.packages.includes('zod')).map((entry) => entry.name)).toEqual(['check-repetition', 'launch-cluster', 'run-record', 'start-repetition', 'validate-plan']);
+    expect(report.filter((entry) => entry.packages.includes('zod')).map((entry) => entry.name)).toEqual(['check-repetition', 'fault', 'launch-cluster', 'run-record', 'start-repetition', 'validate-plan']);
   });
 
   test('ValidatePlan and RunRecord (they never touch Azure) and the stack-deleting functions stay under 300 KB', () => {

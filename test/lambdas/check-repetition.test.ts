@@ -58,4 +58,31 @@ describe('check-repetition', () => {
     const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
     expect(raw).toMatchObject({ stdout: '', csv: '', targetError: 'the SSM command ended Failed (exit code 1)' });
   });
+
+  test('a repetition whose fault the aws step applied records it as not counted (what, on which node, when), never as zero lost messages', async () => {
+    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+    const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
+    const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+    s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
+    s3Mock.on(PutObjectCommand).resolves({});
+    const faultStarted = { ...started, faultApplied: { nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5 }, faultHealed: { healedAtSeconds: 21 } };
+    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted }, new Date('2025-01-01T00:00:40Z'));
+    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
+    expect(raw.failover).toBeUndefined();
+    expect(raw.uncountedFault).toEqual({
+      fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 },
+      reason: expect.stringMatching(/^lost messages not counted on aws: /),
+    });
+  });
+
+  test('a fault that was never applied (the workflow failed before InjectFault) leaves no fault record', async () => {
+    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+    const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+    s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
+    s3Mock.on(PutObjectCommand).resolves({});
+    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultSchedule.clusters[0]!.repetitions[0]!, started }, new Date('2025-01-01T00:00:40Z'));
+    expect(JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string)).not.toHaveProperty('uncountedFault');
+  });
 });

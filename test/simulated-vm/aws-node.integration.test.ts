@@ -18,7 +18,8 @@ import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig } from '../../core/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
-import { SimulatedHub } from './harness';
+import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
+import { SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
 
@@ -145,10 +146,13 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
   });
   afterAll(() => hub.cleanup());
 
+  /** The three instances, for the fault test after the boot test. */
+  let vms: SimulatedVm[] = [];
+
   test('booting at once, the instances discover each other through the AWS plugin and form ONE cluster; each signals SUCCESS', async () => {
     await hub.start();
     const userData = renderUserData(3);
-    const vms = [1, 2, 3].map((index) => {
+    vms = [1, 2, 3].map((index) => {
       const instanceId = `i-0${index}23456789abcdef0`;
       return hub.createVm(
         instanceId,
@@ -174,5 +178,55 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     }
     const requests = hub.requestLog();
     for (const vm of vms) expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
+  });
+
+  /**
+   * The fault step's scripts (core/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run them: as
+   * root, with a minimal environment, on the cluster the previous test formed. Nothing of the scripts is mocked: the
+   * broker is killed, stopped and started through the same systemctl calls as on EC2 (the shim stands in for systemd).
+   */
+  test('the fault scripts on the nodes: list_queues names the quorum queue leader, kill takes exactly that broker down while the others go on, heal starts it and it rejoins; stop and restart too; a script sent to the wrong instance refuses', async () => {
+    expect(vms).toHaveLength(3);
+    const run = (vm: SimulatedVm, script: string) => hub.exec(vm, script, { env: userDataEnvironment() });
+    const runningNodes = async (vm: SimulatedVm) =>
+      (JSON.parse((await run(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[] }).running_nodes.sort();
+    const all = vms.map((vm) => `rabbit@${vm.ip}`).sort();
+    // PerfTest's first queue, declared as PerfTest would (a quorum queue, through the management API of the first node).
+    const declared = await run(vms[0]!, `curl -sSf -u rmqbench-admin:simulated-aws-password -X PUT -H 'content-type: application/json' --data '{"durable":true,"arguments":{"x-queue-type":"quorum"}}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`);
+    expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
+
+    const listed = await run(vms[1]!, queueLeadersScript());
+    expect(listed.status).toBe(0);
+    const leader = queueLeader(listed.stdout, 'perf-test-1');
+    expect(all).toContain(leader);
+    const leaderVm = vms.find((vm) => `rabbit@${vm.ip}` === leader)!;
+    const others = vms.filter((vm) => vm !== leaderVm);
+
+    // The node name is checked on the instance: a kill meant for the leader, sent to another node, does nothing there.
+    const wrong = await run(others[0]!, faultScript('kill', leader));
+    expect(wrong.status).toBe(3);
+    expect(wrong.stderr).toContain(`this instance does not run ${leader}`);
+    expect(await runningNodes(others[0]!)).toEqual(all);
+
+    const killed = await run(leaderVm, faultScript('kill', leader));
+    expect({ status: killed.status, stdout: killed.stdout, stderr: killed.stderr }).toEqual({ status: 0, stdout: `rmqbench: kill applied to ${leader}\n`, stderr: '' });
+    expect(await runningNodes(others[0]!)).toEqual(all.filter((node) => node !== leader));
+    // The quorum queue elected another leader among the nodes that run.
+    const after = queueLeader((await run(others[0]!, queueLeadersScript())).stdout, 'perf-test-1');
+    expect(after).not.toBe(leader);
+
+    const healed = await run(leaderVm, healScript(leader));
+    expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(await runningNodes(others[0]!)).toEqual(all);
+
+    // stop (orderly, through the unit's stop) and its heal; restart on another node comes back by itself.
+    const stopped = await run(leaderVm, faultScript('stop', leader));
+    expect({ status: stopped.status, stderr: stopped.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(await runningNodes(others[0]!)).toEqual(all.filter((node) => node !== leader));
+    expect((await run(leaderVm, healScript(leader))).status).toBe(0);
+    const follower = `rabbit@${others[1]!.ip}`;
+    const restarted = await run(others[1]!, faultScript('restart', follower));
+    expect({ status: restarted.status, stderr: restarted.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(await runningNodes(others[0]!)).toEqual(all);
   });
 });

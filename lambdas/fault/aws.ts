@@ -1,0 +1,189 @@
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { chooseFaultNode, CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
+import { benchmarkQueueNames } from '../../core/perftest-args';
+import type { FaultSpec } from '../../core/plan-schema';
+import { validatePlan } from '../../core/plan';
+import type { ScheduledRepetition } from '../../state-machines/schedule';
+
+/**
+ * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command (AWS-RunShellScript),
+ * the way StartRepetition runs PerfTest on the load generator. The node is chosen here: by index, or as the leader of
+ * the benchmark queue, which `rabbitmqctl list_queues` on a node reports (chosen over the management API, which the
+ * controller reaches only from the smoke test's VPC-attached function and with the admin secret: over SSM the fault
+ * function needs neither, and the node answers with its own view of the cluster).
+ *
+ * Each command is awaited within the invocation (GetCommandInvocation every 2 s): a kill or stop takes seconds, a
+ * restart or heal the broker's boot (under a minute on the node types rmqbench launches), well inside the fault
+ * function's 5-minute timeout (cdk/BenchmarkController.ts); the states around it (WaitForHeal, WaitForRepetition) are
+ * the polling loops.
+ */
+
+/** The tag the cluster template puts on the node group, which propagates it to the nodes (cdk/BenchmarkController.ts buildClusterTemplateApp); SendCommand is granted on instances with it only. */
+export const NODE_COMPONENT = 'rabbitmq-node';
+
+/** What the workflow hands InjectFault and HealFault on AWS. */
+export interface AwsFaultEvent {
+  readonly action: 'inject' | 'heal';
+  readonly runId: string;
+  readonly plan: unknown;
+  readonly item: ScheduledRepetition;
+  readonly launch: { readonly clusterId: string };
+  readonly started: { readonly startedAt: string };
+  /** HealFault only: what InjectFault returned. */
+  readonly applied?: AppliedAwsFault;
+}
+
+/** InjectFault's result, kept in the execution state (`started.faultApplied`). */
+export interface AppliedAwsFault {
+  readonly nodeName: string;
+  readonly instanceId: string;
+  readonly appliedAt: string;
+  /** Seconds after StartRepetition sent PerfTest's command. */
+  readonly appliedAtSeconds: number;
+}
+
+export interface HealedAwsFault {
+  readonly nodeName: string;
+  readonly healedAt: string;
+  readonly healedAtSeconds: number;
+}
+
+export interface FaultClients {
+  readonly ec2: EC2Client;
+  readonly ssm: SSMClient;
+}
+
+export interface FaultTiming {
+  /** Commands still unfinished at this time fail the state (the invocation's own end, less a margin). */
+  readonly deadline: Date;
+  readonly pollMs?: number;
+  readonly now?: () => Date;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The cluster stack's running nodes, oldest first (then by address), so that `fault.node: 1` names the same node on
+ * every call. CloudFormation tags the group's instances with aws:cloudformation:stack-name
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html);
+ * the load generator has that tag too, so the node group's rmqbench:component tag tells them apart.
+ */
+export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<CloudNode[]> {
+  const found: { id: string; ip: string; launched: number }[] = [];
+  let token: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
+          { Name: 'tag:rmqbench:component', Values: [NODE_COMPONENT] },
+          { Name: 'instance-state-name', Values: ['running'] },
+        ],
+        NextToken: token,
+      }),
+    );
+    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
+      if (instance.InstanceId && instance.PrivateIpAddress) found.push({ id: instance.InstanceId, ip: instance.PrivateIpAddress, launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0 });
+    }
+    token = page.NextToken;
+  } while (token);
+  const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
+  return found.sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip)).map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+}
+
+const errorName = (error: unknown) => (error as { name?: string } | undefined)?.name ?? '';
+const TERMINAL = ['Success', 'Failed', 'Cancelled', 'TimedOut'];
+
+/**
+ * Runs `script` on one instance and waits for it. GetCommandInvocation answers InvocationDoesNotExist until the
+ * invocation appears, and Pending / InProgress / Delayed until it ends; StandardOutputContent and StandardErrorContent
+ * hold the first 24,000 / 8,000 characters (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html).
+ */
+export async function runOnInstance(ssm: SSMClient, instanceId: string, script: string, timing: FaultTiming): Promise<string> {
+  const now = timing.now ?? (() => new Date());
+  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const executionSeconds = Math.max(30, Math.floor((timing.deadline.getTime() - now().getTime()) / 1000));
+  const sent = await ssm.send(
+    new SendCommandCommand({
+      InstanceIds: [instanceId],
+      DocumentName: 'AWS-RunShellScript',
+      Parameters: { commands: [script], executionTimeout: [String(executionSeconds)] },
+      TimeoutSeconds: 60,
+      Comment: 'rmqbench fault step',
+    }),
+  );
+  const commandId = sent.Command?.CommandId;
+  if (!commandId) throw new Error(`SendCommand to ${instanceId} returned no command id`);
+  for (;;) {
+    try {
+      const invocation = await ssm.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+      const status = invocation.Status ?? 'Pending';
+      if (status === 'Success') return invocation.StandardOutputContent ?? '';
+      if (TERMINAL.includes(status)) {
+        const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
+        throw new Error(`the fault command ${commandId} on ${instanceId} ended ${status} (exit code ${invocation.ResponseCode ?? 'unknown'})${stderr ? `: ${stderr}` : ''}`);
+      }
+    } catch (error) {
+      if (errorName(error) !== 'InvocationDoesNotExist') throw error;
+    }
+    if (now().getTime() + (timing.pollMs ?? 2_000) > timing.deadline.getTime()) {
+      throw new Error(`the fault command ${commandId} on ${instanceId} had not finished by ${timing.deadline.toISOString()}`);
+    }
+    await sleep(timing.pollMs ?? 2_000);
+  }
+}
+
+/** The scenario's fault, from the plan the execution carries. */
+function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
+  const scenario = validatePlan(plan, 'the execution input').scenarios.find((candidate) => candidate.id === item.scenarioId);
+  if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in the plan`);
+  if (!scenario.workload.fault) throw new Error(`scenario ${item.scenarioId} has no fault to apply`);
+  return scenario.workload.fault;
+}
+
+/** The leader of the benchmark queue, asked of the first node that answers. */
+async function benchmarkQueueLeader(ssm: SSMClient, nodes: readonly CloudNode[], timing: FaultTiming): Promise<string> {
+  const queue = benchmarkQueueNames(1)[0]!;
+  const failures: string[] = [];
+  for (const node of nodes) {
+    let output: string;
+    try {
+      output = await runOnInstance(ssm, node.id, queueLeadersScript(), timing);
+    } catch (error) {
+      failures.push(`${node.id}: ${(error as Error).message}`);
+      continue;
+    }
+    return queueLeader(output, queue);
+  }
+  throw new Error(`no node could list the queues to find the leader of ${queue}: ${failures.join('; ')}`);
+}
+
+const secondsSince = (start: string, at: Date) => Math.round((at.getTime() - Date.parse(start)) / 10) / 100;
+
+/** InjectFault: finds the node and applies the plan's action to it. */
+export async function applyAwsFault(clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming): Promise<AppliedAwsFault> {
+  const now = timing.now ?? (() => new Date());
+  const spec = faultOf(event.plan, event.item);
+  if (spec.action === 'partition') throw new Error(CLOUD_FAULT_REFUSALS.aws);
+  const nodes = await clusterNodes(clients.ec2, event.launch.clusterId);
+  if (nodes.length === 0) throw new Error(`cluster stack ${event.launch.clusterId} has no running instance tagged rmqbench:component=${NODE_COMPONENT}`);
+  const leader = typeof spec.node === 'number' ? undefined : await benchmarkQueueLeader(clients.ssm, nodes, timing);
+  const node = chooseFaultNode(nodes, spec.node, leader);
+  const appliedAt = now();
+  await runOnInstance(clients.ssm, node.id, faultScript(spec.action, node.nodeName), timing);
+  return { nodeName: node.nodeName, instanceId: node.id, appliedAt: appliedAt.toISOString(), appliedAtSeconds: secondsSince(event.started.startedAt, appliedAt) };
+}
+
+/** HealFault: starts the broker that InjectFault took down, on the same instance. */
+export async function healAwsFault(clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming): Promise<HealedAwsFault> {
+  const now = timing.now ?? (() => new Date());
+  const { applied } = event;
+  if (!applied) throw new Error('HealFault needs what InjectFault applied (started.faultApplied)');
+  // The instance must still be one of the cluster's nodes (an id from the execution state is not trusted blindly).
+  const nodes = await clusterNodes(clients.ec2, event.launch.clusterId);
+  const node = nodes.find((candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName);
+  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster stack ${event.launch.clusterId}, so it cannot be started again`);
+  const healedAt = now();
+  await runOnInstance(clients.ssm, node.id, healScript(node.nodeName), timing);
+  return { nodeName: node.nodeName, healedAt: healedAt.toISOString(), healedAtSeconds: secondsSince(event.started.startedAt, healedAt) };
+}
