@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ArnFormat, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { App, ArnFormat, Aws, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -28,6 +28,8 @@ import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
+import { KafkaCluster } from './KafkaCluster';
+import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 
 /** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
 export const CONTROLLER_RELEASES: readonly RabbitMqRelease[] = [RabbitMqRelease.V3_13, RabbitMqRelease.V4_1];
@@ -43,6 +45,16 @@ const POLICIES_DELIMITER = 'RMQBENCH_BROKER_POLICIES';
 export const clusterTemplateFileName = (release: RabbitMqRelease) => `cluster-rabbitmq-${release.rabbitmqVersion}.template.json`;
 /** CLUSTER_TEMPLATE_URL_<version with _ for .> (the launch function reads the version back from the name). */
 export const clusterTemplateUrlVariable = (release: RabbitMqRelease) => `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
+/**
+ * Broker counts the controller ships Kafka cluster templates for: one template per count, because each KafkaCluster
+ * broker is an instance with its own name, interface and place in the static quorum (controller.quorum.voters), which
+ * a count parameter cannot add or remove. Odd counts, as a KRaft quorum wants, and the seeds' 1/3/5 (seed 004).
+ */
+export const KAFKA_CONTROLLER_BROKER_COUNTS: readonly number[] = [1, 3, 5];
+/** The file name of a broker count's Kafka cluster template in synthesizeClusterTemplates' folder. */
+export const kafkaClusterTemplateFileName = (brokers: number) => `cluster-kafka-${KAFKA_VERSION_ON_AWS}-${brokers}-brokers.template.json`;
+/** KAFKA_CLUSTER_TEMPLATE_URL_<broker count> (the launch function reads the count back from the name). */
+export const kafkaClusterTemplateUrlVariable = (brokers: number) => `KAFKA_CLUSTER_TEMPLATE_URL_${brokers}`;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
 /**
@@ -146,6 +158,8 @@ export class BenchmarkController extends Construct {
   public readonly cloudFormationRole: iam.Role;
   /** The cluster + load generator template for each shipped release, by its exact RabbitMQ version (e.g. "4.1.4"). */
   public readonly clusterTemplates: Readonly<Record<string, s3assets.Asset>>;
+  /** The Kafka cluster + load generator template for each broker count of KAFKA_CONTROLLER_BROKER_COUNTS, by that count. */
+  public readonly kafkaClusterTemplates: Readonly<Record<number, s3assets.Asset>>;
   public readonly failureRule: events.Rule;
   public readonly sweeperRule: events.Rule;
   public readonly schedule?: scheduler.CfnSchedule;
@@ -232,6 +246,9 @@ export class BenchmarkController extends Construct {
     this.clusterTemplates = Object.fromEntries(
       CONTROLLER_RELEASES.map((release) => [release.rabbitmqVersion, new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, { path: join(templatesDir, clusterTemplateFileName(release)) })]),
     );
+    this.kafkaClusterTemplates = Object.fromEntries(
+      KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [brokers, new s3assets.Asset(this, `ClusterTemplateKafka${brokers}Brokers`, { path: join(templatesDir, kafkaClusterTemplateFileName(brokers)) })]),
+    );
 
     this.cloudFormationRole = new iam.Role(this, 'CloudFormationRole', {
       assumedBy: new iam.ServicePrincipal('cloudformation.amazonaws.com'),
@@ -261,6 +278,7 @@ export class BenchmarkController extends Construct {
       RESULTS_TABLE: this.resultsTable.tableName,
       RAW_OUTPUT_BUCKET: this.rawOutputBucket.bucketName,
       ...Object.fromEntries(CONTROLLER_RELEASES.map((release) => [clusterTemplateUrlVariable(release), this.clusterTemplates[release.rabbitmqVersion]!.httpUrl])),
+      ...Object.fromEntries(KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [kafkaClusterTemplateUrlVariable(brokers), this.kafkaClusterTemplates[brokers]!.httpUrl])),
       CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
       EXPIRY_HOURS: String(expiryHours),
       LAUNCH_TIMEOUT_MINUTES: String(launchTimeoutMinutes),
@@ -305,8 +323,9 @@ export class BenchmarkController extends Construct {
     for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault'].includes(name)) functions[name] = makeFunction(name);
     // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
     functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
-    // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets.
-    functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(2), { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] });
+    // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets. A Kafka cluster's
+    // smoke test is a script on the load generator (SSM Run Command), which may first wait for the generator's boot.
+    functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(5), { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] });
     Validations.of(functions['smoke-test']).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
@@ -344,7 +363,7 @@ export class BenchmarkController extends Construct {
       new iam.PolicyStatement({
         sid: 'ReadClusterTemplates',
         actions: ['s3:GetObject'],
-        resources: Object.values(this.clusterTemplates).map((asset) => stack.formatArn({ service: 's3', region: '', account: '', resource: asset.s3BucketName, resourceName: asset.s3ObjectKey })),
+        resources: [...Object.values(this.clusterTemplates), ...Object.values(this.kafkaClusterTemplates)].map((asset) => stack.formatArn({ service: 's3', region: '', account: '', resource: asset.s3BucketName, resourceName: asset.s3ObjectKey })),
       }),
     );
 
@@ -392,22 +411,26 @@ export class BenchmarkController extends Construct {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeControllerStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
     }
     const loadGeneratorInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
-    functions['start-repetition']!.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'RunShellScriptOnLoadGenerators',
-        actions: ['ssm:SendCommand'],
-        resources: [loadGeneratorInstances],
-        conditions: { StringEquals: { 'ssm:resourceTag/rmqbench:component': 'load-generator' } },
-      }),
-    );
-    Validations.of(functions['start-repetition']!.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, loadGeneratorInstances)}]`,
-      reason: 'Load generator instance ids are known only at run time; the statement requires the rmqbench:component=load-generator tag.',
-    });
-    functions['start-repetition']!.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
-    );
-    functions['check-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    // StartRepetition runs PerfTest or the Kafka tools there; SmokeTest runs the Kafka smoke test there (and polls it).
+    for (const name of ['start-repetition', 'smoke-test']) {
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'RunShellScriptOnLoadGenerators',
+          actions: ['ssm:SendCommand'],
+          resources: [loadGeneratorInstances],
+          conditions: { StringEquals: { 'ssm:resourceTag/rmqbench:component': 'load-generator' } },
+        }),
+      );
+      Validations.of(functions[name]!.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, loadGeneratorInstances)}]`,
+        reason: 'Load generator instance ids are known only at run time; the statement requires the rmqbench:component=load-generator tag.',
+      });
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
+      );
+    }
+    // GetCommandInvocation has no resource-level permission (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
+    for (const name of ['check-repetition', 'smoke-test']) functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
     // Host metrics of an AWS repetition: the cluster's agent metrics (namespace rmqbench) are listed and read from
     // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
@@ -662,8 +685,55 @@ for args in json.load(open(sys.argv[1])):
     // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
     Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);
   }
+  for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) buildKafkaClusterStack(app, brokers, nodeImageParameterName);
   return app;
 }
+
+/**
+ * One Kafka cluster + load generator template (`Kafka<brokers>Brokers`): a KafkaCluster of `brokers` brokers and a
+ * LoadGenerator with the Kafka tools, in the controller's VPC like the RabbitMQ templates (parameters ResultsBucketName,
+ * VpcId, PrivateSubnetIds, AvailabilityZones and InstanceType; no smoke-test security group: the Kafka smoke test runs on
+ * the load generator). The brokers are spread over the first 2 subnets (broker i in subnet (i - 1) mod 2): the list
+ * may hold only 2, and a CloudFormation template cannot select a third conditionally. Each stack's private hosted zone
+ * is named after its stack id (`<stack uuid>.rmqbench.internal`), so the zones of the clusters a run launches at once in
+ * the one VPC never share a name. Every broker signals its own instance's creation policy once it has seen the whole
+ * quorum, so CREATE_COMPLETE means a formed cluster.
+ */
+function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterName: string): void {
+  const stack = new Stack(app, kafkaClusterTemplateStackName(brokers));
+  const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
+  const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
+  const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone (the brokers use the first 2)` });
+  const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+  const instanceType = new CfnParameter(stack, 'InstanceType', {
+    type: 'String',
+    default: RabbitMqInstanceTiers.LOW.toString(),
+    // x86-64 only, as for RabbitMQ: the controller pins one x86-64 Amazon Linux 2023 image for every cluster node.
+    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
+    constraintDescription: 'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
+    description: 'EC2 instance type of the Kafka brokers (the plan cluster\'s instanceType)',
+  });
+  const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
+  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+    vpcId: vpcId.valueAsString,
+    availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
+    privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
+  });
+  const kafka = new KafkaCluster(stack, 'Kafka', {
+    vpc,
+    brokers,
+    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
+    // The stack id's last part, a UUID: a DNS label unique to this stack (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
+    zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
+  });
+  // Built with the default type; the plan cluster's type comes from the InstanceType parameter.
+  for (const instance of kafka.instances) (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
+  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', kafkaTools: true });
+  kafka.allowClientsFrom(loadGenerator.securityGroup);
+  Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+}
+
+const kafkaClusterTemplateStackName = (brokers: number) => `Kafka${brokers}Brokers`;
 
 /**
  * EC2 instance types the cluster template accepts: family letters, generation digit, attribute letters without g (Graviton),
@@ -684,6 +754,10 @@ export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFA
   for (const release of CONTROLLER_RELEASES) {
     const artifact = assembly.getStackByName(clusterTemplateStackName(release));
     writeFileSync(join(dir, clusterTemplateFileName(release)), readFileSync(join(outdir, artifact.templateFile)));
+  }
+  for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) {
+    const artifact = assembly.getStackByName(kafkaClusterTemplateStackName(brokers));
+    writeFileSync(join(dir, kafkaClusterTemplateFileName(brokers)), readFileSync(join(outdir, artifact.templateFile)));
   }
   templatesDirs.set(nodeImageParameterName, dir);
   return dir;

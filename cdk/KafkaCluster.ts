@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -64,7 +64,10 @@ export interface KafkaClusterProps {
    */
   readonly allowedPeers?: ec2.IPeer[];
   /**
-   * Name of the private hosted zone that names the brokers (`kafka-<i>.<zoneName>`), associated with the VPC only.
+   * Name of the private hosted zone that names the brokers (`kafka-<i>.<zoneName>`), associated with the VPC only. It must
+   * be unique among the zones associated with that VPC (Route 53 refuses a second private zone of the same name there,
+   * ConflictingDomainExists: https://docs.aws.amazon.com/Route53/latest/APIReference/API_CreateHostedZone.html); a token
+   * (e.g. built from the stack id) is accepted unchecked.
    * @default - `kafka-<8 hex characters of the construct's address>.rmqbench.internal`, unique per construct
    */
   readonly zoneName?: string;
@@ -177,7 +180,11 @@ export class KafkaCluster extends Construct {
         role: this.role,
         securityGroup: this.securityGroup,
         userData,
-        requireImdsv2: true,
+        // IMDSv2 as the instance's own MetadataOptions: requireImdsv2 would add a launch template named
+        // Broker<i>LaunchTemplate, a name that must be unique in the account and region, so a second cluster stack (the
+        // controller launches several at once) would fail to create it.
+        httpTokens: ec2.HttpTokens.REQUIRED,
+        httpPutResponseHopLimit: 1,
         detailedMonitoring: true,
         propagateTagsToVolumeOnCreation: true,
         blockDevices: [
@@ -215,7 +222,8 @@ export class KafkaCluster extends Construct {
           controllerPort: KAFKA_CONTROLLER_PORT,
           clusterId: this.clusterId,
           region: stack.region,
-          stackName: stack.stackName,
+          // The deployed stack's name (a controller deploys the synthesized template under rmqbench-<runId>-c<n>).
+          stackName: Aws.STACK_NAME,
           instanceLogicalId: stack.getLogicalId(cfnInstance),
           bootLogGroupName: this.bootLogGroup.logGroupName,
           dataVolumeDevice: DATA_VOLUME_DEVICE,
@@ -280,7 +288,7 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
   }
   const zoneName = props.zoneName ?? `kafka-${address.slice(0, 8)}.rmqbench.internal`;
   // RFC 1035 host names: labels of letters, digits and hyphens, 1-63 characters, not starting or ending with a hyphen.
-  if (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200) {
+  if (!Token.isUnresolved(zoneName) && (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)) {
     throw new Error(`zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, digits, hyphens), e.g. 'kafka.bench.internal'`);
   }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;

@@ -38,6 +38,13 @@ export interface LoadGeneratorProps {
    * @default - no security group rule and no secret access; call cluster.allowClientsFrom(loadGenerator.securityGroup)
    */
   readonly cluster?: RabbitMqCluster;
+  /**
+   * Also install Kafka's performance tools: the pinned, checksum-verified Kafka jars (cdk/kafka-artifacts.ts) and the
+   * `kafka-tool <main class>` wrapper the controller's Kafka run script calls. Allow it to reach a KafkaCluster with
+   * `kafkaCluster.allowClientsFrom(loadGenerator.securityGroup)`.
+   * @default false
+   */
+  readonly kafkaTools?: boolean;
 }
 
 /**
@@ -94,7 +101,7 @@ export class LoadGenerator extends Construct {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
     });
-    userData.addCommands(...loadGeneratorBootCommands({ resultsBucketName: props.resultsBucket.bucketName, resultsPrefix }));
+    userData.addCommands(...loadGeneratorBootCommands({ resultsBucketName: props.resultsBucket.bucketName, resultsPrefix, kafkaTools: props.kafkaTools ?? false }));
 
     const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;
     this.instance = new ec2.Instance(this, 'Instance', {

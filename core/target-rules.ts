@@ -7,6 +7,12 @@ import { budgetProblem, estimateRun } from './estimate';
 import type { Plan } from './plan';
 import { honoursLazyQueueMode } from './rabbitmq-version';
 
+/**
+ * Broker counts the AWS target launches Kafka clusters of: the controller ships one template per count
+ * (cdk/BenchmarkController.ts KAFKA_CONTROLLER_BROKER_COUNTS, which a test keeps equal to this list).
+ */
+export const AWS_KAFKA_BROKER_COUNTS: readonly number[] = [1, 3, 5];
+
 // The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
 export { azureVmSize, catalogInstanceType, isArmInstanceType };
 
@@ -47,16 +53,26 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   });
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
-      // Refused before anything is created: the cloud targets deploy RabbitMQ nodes only (issue 12 leaves the KafkaCluster construct and Bicep module for later).
-      issues.push({ path: `clusters[${index}].broker`, message: `Kafka runs only on the local target so far; run this plan with --target local or use broker: rabbitmq on ${target}`, value: cluster.broker });
-      return;
-    }
-    const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
-    if ('error' in release) {
-      issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
+      if (provider === 'azure') {
+        // Refused before anything is created: the Azure launch deploys bicep/main.bicep's RabbitMQ cluster only.
+        issues.push({ path: `clusters[${index}].broker`, message: 'Kafka does not run on the Azure target yet (its launch deploys RabbitMQ nodes only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure', value: cluster.broker });
+        return;
+      }
+      if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
+        issues.push({
+          path: `clusters[${index}].nodes`,
+          message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,
+          value: cluster.nodes,
+        });
+      }
     } else {
-      const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
-      if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
+      const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
+      if ('error' in release) {
+        issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
+      } else {
+        const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
+        if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
+      }
     }
     const path = `clusters[${index}].instanceType`;
     const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
@@ -67,7 +83,10 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
     if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
       issues.push({
         path,
-        message: "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
+        message:
+          cluster.broker === 'kafka'
+            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
+            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
         value: cluster.instanceType,
       });
       return;
@@ -82,7 +101,7 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   });
   // The lazy queue mode on the release the cloud target installs (the plan may leave rabbitmqVersion to the default).
   for (const scenario of plan.scenarios) {
-    if (scenario.workload.queueMode !== 'lazy') continue;
+    if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker === 'kafka') continue;
     const release = cloudRabbitmqVersion(provider, scenario.cluster.rabbitmqVersion);
     if ('error' in release || honoursLazyQueueMode(release.version)) continue;
     const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);

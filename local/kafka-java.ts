@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KAFKA_BROKER_LOG4J } from '../core/kafka-broker-log4j';
+import { KAFKA_BROKER_LOG4J, KAFKA_TOOL_LOG4J } from '../core/kafka-broker-log4j';
 import { ManagedProcess, ProcessRegistry, StartOptions } from './processes';
 
 /**
@@ -19,20 +19,10 @@ export const KAFKA_TOOL_HEAP = ['-Xmx256m', '-Xms64m'] as const;
  * consumer has joined its group (CONSUMER_JOINED).
  */
 const BROKER_LOG4J = KAFKA_BROKER_LOG4J;
-const TOOL_LOG4J = `status = warn
-appender.console.type = Console
-appender.console.name = STDERR
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = ERROR
-rootLogger.appenderRef.stderr.ref = STDERR
-logger.assignment.name = org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker
-logger.assignment.level = INFO
-`;
+const TOOL_LOG4J = KAFKA_TOOL_LOG4J;
 
 /** The line a consumer logs once the group gave it its partitions (possibly none). */
-export const CONSUMER_JOINED = /Adding newly assigned partitions/;
+export { CONSUMER_JOINED } from '../core/kafka-broker-log4j';
 
 /** Writes the two log4j2 files into `dir` and returns their paths. */
 export function writeLog4jConfigs(dir: string): { broker: string; tool: string } {

@@ -1,3 +1,5 @@
+import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
+import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { MAVEN_CENTRAL_URL, PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 
@@ -10,6 +12,47 @@ export interface LoadGeneratorBootInput {
   readonly resultsBucketName: string;
   /** Key prefix the instance may write under, ending with "/". */
   readonly resultsPrefix: string;
+  /** Also install Kafka's tools (the pinned Kafka jars) and KAFKA_TOOL_COMMAND. @default false */
+  readonly kafkaTools?: boolean;
+}
+
+export const KAFKA_TOOLS_HOME = '/opt/kafka-tools';
+/**
+ * The command the boot script installs to run a Kafka tool by its main class (`kafka-tool org.apache.kafka.tools.TopicCommand
+ * --bootstrap-server ...`); the controller's Kafka run script (lambdas/start-repetition/kafka-script.ts) calls it by this path.
+ */
+export const KAFKA_TOOL_COMMAND = '/usr/local/bin/kafka-tool';
+/** Written last by a load generator boot that installed the Kafka tools: the controller's scripts wait for it. */
+export const KAFKA_TOOLS_READY_FILE = `${KAFKA_TOOLS_HOME}/READY`;
+
+/**
+ * The wrapper around java for the Kafka tools: the same JVM options as the local target's tools (local/kafka-java.ts
+ * javaArgs: an English locale, because the tools print rates with the JVM locale's decimal separator), the tools' log4j2
+ * configuration (errors and the consumer's partition assignment on stderr), and the classpath of the pinned jars, which
+ * the JVM expands itself (no shell glob).
+ */
+export function kafkaToolWrapper(home: string): string {
+  return `#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Dlog4j2.configurationFile=${home}/log4j2-tool.properties -cp '${home}/lib/*' "$@"\n`;
+}
+
+/**
+ * Boot lines that install the Kafka tools beside PerfTest: the same 92 jars as the brokers (cdk/kafka-artifacts.ts, one
+ * classpath for broker and tools), downloaded from Maven Central and checked against their pinned SHA-256 before anything
+ * runs; a mismatch removes them and fails the boot.
+ */
+export function kafkaToolsBootCommands(home = KAFKA_TOOLS_HOME, command = KAFKA_TOOL_COMMAND): string[] {
+  const checksums = KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}`).join('\n') + '\n';
+  return [
+    `install -d ${home}/lib`,
+    `cd ${home}/lib`,
+    ...KAFKA_ARTIFACTS.map((artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`),
+    writeFileCommand(`${home}/SHA256SUMS`, checksums, 'RMQBENCH_KAFKA_TOOLS_SHA256SUMS'),
+    `if ! sha256sum --check --strict ${home}/SHA256SUMS; then rm -f ${home}/lib/*.jar; echo "Kafka tools ${KAFKA_VERSION_ON_AWS}: checksum mismatch, jars removed" >&2; exit 1; fi`,
+    writeFileCommand(`${home}/log4j2-tool.properties`, KAFKA_TOOL_LOG4J, 'RMQBENCH_KAFKA_TOOL_LOG4J'),
+    writeFileCommand(command, kafkaToolWrapper(home), 'RMQBENCH_KAFKA_TOOL_WRAPPER'),
+    `chmod 755 ${command}`,
+    `echo ${KAFKA_VERSION_ON_AWS} > ${home}/READY`,
+  ];
 }
 
 /**
@@ -41,6 +84,7 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
     "grep -q '^proc /proc proc' /etc/fstab || echo 'proc /proc proc defaults,hidepid=2 0 0' >> /etc/fstab",
     'install -d /etc/rmqbench',
     `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
+    ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
   ];
 }
 

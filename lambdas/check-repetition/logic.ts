@@ -9,6 +9,7 @@ import { perfTestExpectations } from '../../core/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
+import { kafkaExpectations, kafkaRawFiles } from '../start-repetition/kafka-script';
 import { rawPrefix } from '../start-repetition/logic';
 
 interface StartedCommon {
@@ -72,6 +73,13 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     }
   };
   const scenario = validatePlan(event.plan, 'the execution input').scenarios.find((candidate) => candidate.id === event.item.scenarioId)!;
+  // A Kafka repetition: each tool's console output, as the run script uploaded it (lambdas/start-repetition/kafka-script.ts).
+  const kafka = async () => {
+    const expectations = kafkaExpectations(scenario);
+    const files = kafkaRawFiles(expectations.producers, expectations.consumers);
+    return { output: { producers: await Promise.all(files.producers.map(read)), consumers: await Promise.all(files.consumers.map(read)) }, expectations };
+  };
+  const isKafka = scenario.cluster.broker === 'kafka';
   const raw: RawRepetition = {
     runId: event.runId,
     scenarioId: event.item.scenarioId,
@@ -80,8 +88,9 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     finishedAt: now.toISOString(),
     perfTestArgs: event.started.perfTestArgs,
     expectations: perfTestExpectations(scenario.workload),
-    stdout: await read('stdout.txt'),
-    csv: await read('perftest.csv'),
+    stdout: isKafka ? '' : await read('stdout.txt'),
+    csv: isKafka ? '' : await read('perftest.csv'),
+    ...(isKafka ? { kafka: await kafka() } : {}),
     ...(targetError === undefined ? {} : { targetError }),
     ...uncountedFault(scenario.workload.fault, event.started, target),
   };

@@ -10,12 +10,19 @@ const azureLaunch = () => import('./azure');
 
 /** CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g. CLUSTER_TEMPLATE_URL_4_1_4). */
 const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
+/** KAFKA_CLUSTER_TEMPLATE_URL_<broker count>, one per count the controller ships a Kafka template for. */
+const KAFKA_TEMPLATE_URL_PREFIX = 'KAFKA_CLUSTER_TEMPLATE_URL_';
 
 const config: AwsClusterConfig = {
   templateUrls: Object.fromEntries(
     Object.entries(process.env)
       .filter(([name, value]) => name.startsWith(TEMPLATE_URL_PREFIX) && value)
       .map(([name, value]) => [name.slice(TEMPLATE_URL_PREFIX.length).replace(/_/g, '.'), value!]),
+  ),
+  kafkaTemplateUrls: Object.fromEntries(
+    Object.entries(process.env)
+      .filter(([name, value]) => name.startsWith(KAFKA_TEMPLATE_URL_PREFIX) && value)
+      .map(([name, value]) => [name.slice(KAFKA_TEMPLATE_URL_PREFIX.length), value!]),
   ),
   defaultRabbitmqVersion: requireEnv('CLUSTER_DEFAULT_RABBITMQ_VERSION'),
   cloudFormationRoleArn: requireEnv('CLOUDFORMATION_ROLE_ARN'),
@@ -33,6 +40,9 @@ const cfn = new CloudFormationClient({});
 
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
   if (event.target === 'azure') {
+    if (planClusterOf(event.plan, event.cluster).broker === 'kafka') {
+      throw new Error(`cluster ${event.cluster.clusterId} runs Kafka, which the Azure target does not launch yet (bicep/main.bicep deploys RabbitMQ; ValidatePlan refuses it): use target aws or local`);
+    }
     const azure = await (await azureTarget()).azureTarget();
     // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
     const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);

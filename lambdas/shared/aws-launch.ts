@@ -8,6 +8,8 @@ import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 export interface AwsClusterConfig {
   /** S3 URL of the cluster + load generator template, per exact RabbitMQ version it installs (one per RabbitMqRelease the controller ships). */
   readonly templateUrls: Readonly<Record<string, string>>;
+  /** S3 URL of the Kafka cluster + load generator template, per broker count it launches (KAFKA_CONTROLLER_BROKER_COUNTS). @default - none: Kafka clusters are refused */
+  readonly kafkaTemplateUrls?: Readonly<Record<string, string>>;
   /** The RabbitMQ version a plan cluster without `rabbitmqVersion` gets (a key of templateUrls). */
   readonly defaultRabbitmqVersion: string;
   /** The role CloudFormation assumes to create the cluster (the functions only pass it). */
@@ -33,7 +35,7 @@ export interface AwsClusterNetwork {
 }
 
 /** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
-export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'>;
+export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'> & { readonly broker?: ClusterGroup['broker'] };
 
 /** The plan cluster a scheduled cluster was laid out from (buildSchedule numbers groupScenariosByCluster's groups in order). */
 export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClusterSpec {
@@ -42,6 +44,7 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
     throw new Error(`cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`);
   }
   return {
+    ...(group.broker === 'kafka' ? { broker: group.broker } : {}),
     nodes: group.nodes,
     topology: group.topology,
     ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}),
@@ -87,10 +90,43 @@ export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClust
   ];
 }
 
+/** The Kafka template for a plan cluster's broker count; a count without a template is refused by name. */
+export function kafkaClusterTemplateFor(config: AwsClusterConfig, brokers: number): string {
+  const templates = config.kafkaTemplateUrls ?? {};
+  const templateUrl = templates[String(brokers)];
+  if (templateUrl === undefined) {
+    const counts = Object.keys(templates).map(Number).sort((a, b) => a - b);
+    throw new Error(`the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ${counts.length > 0 ? counts.join(', ') : 'no Kafka cluster (this controller was deployed without Kafka templates)'} (the plan cluster's nodes)`);
+  }
+  return templateUrl;
+}
+
+/** The Kafka cluster template's parameters (buildKafkaClusterStack in cdk/BenchmarkController.ts declares them): the controller network and the brokers' instance type. */
+export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec) {
+  const { network } = config;
+  if (network.privateSubnetIds.length !== network.availabilityZones.length) {
+    throw new Error(`the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`);
+  }
+  return [
+    { ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName },
+    { ParameterKey: 'VpcId', ParameterValue: network.vpcId },
+    { ParameterKey: 'PrivateSubnetIds', ParameterValue: network.privateSubnetIds.join(',') },
+    { ParameterKey: 'AvailabilityZones', ParameterValue: network.availabilityZones.join(',') },
+    ...(spec.instanceType === undefined ? [] : [{ ParameterKey: 'InstanceType', ParameterValue: spec.instanceType }]),
+  ];
+}
+
+/** The template and parameters of a plan cluster, by its broker. */
+function stackTemplate(config: AwsClusterConfig, spec: PlanClusterSpec) {
+  if (spec.broker === 'kafka') return { templateUrl: kafkaClusterTemplateFor(config, spec.nodes), parameters: kafkaClusterStackParameters(config, spec) };
+  const { rabbitmqVersion, templateUrl } = clusterTemplateFor(config, spec.rabbitmqVersion);
+  return { templateUrl, parameters: clusterStackParameters(config, spec, rabbitmqVersion) };
+}
+
 export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, spec: PlanClusterSpec, now = new Date()) {
   if (spec.nodes !== cluster.nodes) throw new Error(`cluster ${cluster.clusterId} has ${cluster.nodes} nodes, but its plan cluster ${spec.nodes}`);
-  const { rabbitmqVersion, templateUrl } = clusterTemplateFor(config, spec.rabbitmqVersion);
-  const parameters = clusterStackParameters(config, spec, rabbitmqVersion);
+  // The same workflow for both brokers: only the template and its parameters differ; the tags, and so teardown and the sweeper, are the same.
+  const { templateUrl, parameters } = stackTemplate(config, spec);
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   await cfn.send(
     new CreateStackCommand({

@@ -1,12 +1,15 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SSMClient } from '@aws-sdk/client-ssm';
 import { certificateFingerprint256 } from '../../core/self-signed-certificate';
 import type { WorkflowTarget } from '../../state-machines/schedule';
+import { kafkaSmokeTest } from './kafka';
 import { managementSmokeTest, smokeTest } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
 
 const secrets = new SecretsManagerClient({});
+const ssm = new SSMClient({});
 
 /** The endpoint with credentials, keeping its scheme (amqp:// or amqps://; amqp:// when it has none). */
 const amqpUrl = (username: string, password: string, endpoint: string) => {
@@ -19,7 +22,7 @@ const amqpUrl = (username: string, password: string, endpoint: string) => {
  * Azure clusters are reached through their public load balancer, which serves only TLS (bicep/modules/cluster.bicep): AMQPS and the
  * management API over HTTPS, both pinned to the deployment's own certificate (the `tlsCertificatePem` output).
  */
-export const handler = async (event: { target?: WorkflowTarget; launch?: { tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
+export const handler = async (event: { target?: WorkflowTarget; cluster?: { nodes: number }; launch?: { tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
   const outputs = event.readiness.outputs;
   if (event.target === 'azure') {
     const { parameters } = await (await azureTarget()).azureClientsFromEnv();
@@ -37,6 +40,12 @@ export const handler = async (event: { target?: WorkflowTarget; launch?: { tlsCe
     const amqp = await smokeTest(amqpUrl(username, password, amqpsEndpoint), undefined, tlsCertificatePem);
     const management = await managementSmokeTest(managementHttpsUrl, username, password, tlsCertificatePem);
     return { ...amqp, clusterName: management.clusterName };
+  }
+  // A KafkaCluster stack (cdk/BenchmarkController.ts buildKafkaTemplateApp) outputs the brokers' bootstrap servers.
+  const bootstrapServers = Object.entries(outputs).find(([key]) => key.includes('BootstrapServers'))?.[1];
+  if (bootstrapServers) {
+    const instanceId = Object.entries(outputs).find(([key]) => key.includes('InstanceId'))?.[1] ?? '';
+    return kafkaSmokeTest(ssm, instanceId, bootstrapServers, event.cluster?.nodes ?? bootstrapServers.split(',').length);
   }
   const endpoint = Object.entries(outputs).find(([key]) => key.includes('AmqpEndpoint'))?.[1];
   const secretArn = Object.entries(outputs).find(([key]) => key.includes('AdminSecretArn'))?.[1];

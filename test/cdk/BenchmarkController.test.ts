@@ -9,12 +9,13 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BenchmarkController } from '../../cdk';
-import { buildClusterTemplateApp, CLUSTER_INSTANCE_TYPE_PATTERN, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { buildClusterTemplateApp, CLUSTER_INSTANCE_TYPE_PATTERN, KAFKA_CONTROLLER_BROKER_COUNTS, kafkaClusterTemplateFileName, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { uncoveredActions } from '../../cdk/cluster-stack-iam';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
 import type { QueueTopology } from '../../core/plan-schema';
-import { isArmInstanceType } from '../../core/target-rules';
+import { AWS_KAFKA_BROKER_COUNTS, isArmInstanceType } from '../../core/target-rules';
+import { KAFKA_TOOL_COMMAND } from '../../cdk/user-data/load-generator';
 import { CLOUD_RABBITMQ_VERSIONS, DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
 import { handlerPermissions } from './handler-permissions';
 
@@ -218,7 +219,7 @@ describe('BenchmarkController', () => {
   test('S3 grants are single actions: exact template objects for the launcher, runs/*/raw and runs/*/ingest for the repetition functions', () => {
     const [templates] = statements('ReadClusterTemplates');
     expect(templates!.Action).toBe('s3:GetObject');
-    expect(templates!.Resource).toHaveLength(CONTROLLER_RELEASES.length);
+    expect(templates!.Resource).toHaveLength(CONTROLLER_RELEASES.length + KAFKA_CONTROLLER_BROKER_COUNTS.length);
     expect(JSON.stringify(templates!.Resource)).not.toContain('*');
     expect(JSON.stringify(statements('ReadRawPerfTestOutput')[0]!.Resource)).toContain('/runs/*/raw/*');
     expect(statements('WriteIngestObjects')[0]!.Action).toBe('s3:PutObject');
@@ -343,10 +344,11 @@ describe('cluster templates', () => {
 
   test("the CloudFormation role's IAM actions cover the handler permissions of every resource type in both cluster templates", () => {
     const templatesDir = synthesizeClusterTemplates();
-    const types = new Set(
-      CONTROLLER_RELEASES.flatMap((release) => Object.values((JSON.parse(readFileSync(join(templatesDir, clusterTemplateFileName(release)), 'utf8')) as { Resources: Record<string, { Type: string }> }).Resources).map((resource) => resource.Type)),
-    );
+    const files = [...CONTROLLER_RELEASES.map(clusterTemplateFileName), ...KAFKA_CONTROLLER_BROKER_COUNTS.map(kafkaClusterTemplateFileName)];
+    const types = new Set(files.flatMap((file) => Object.values((JSON.parse(readFileSync(join(templatesDir, file), 'utf8')) as { Resources: Record<string, { Type: string }> }).Resources).map((resource) => resource.Type)));
     expect(types).toContain('AWS::IAM::Role');
+    // The Kafka templates' own types are in the set (private hosted zone and broker names).
+    expect(types).toContain('AWS::Route53::HostedZone');
     const required = [...handlerPermissions(types).values()].flat();
     // These are the actions the issue found missing (create an AWS::IAM::Policy, delete an AWS::IAM::Role).
     expect(required).toEqual(expect.arrayContaining(['iam:GetRolePolicy', 'iam:ListAttachedRolePolicies', 'iam:ListRolePolicies']));
@@ -423,13 +425,105 @@ describe('cluster templates', () => {
     expect(rules.filter((rule) => rule.CidrIp !== undefined)).toEqual([]);
   });
 
-  test('cfn-lint finds no error in any cluster template', () => {
+  test('cfn-lint finds no error in any cluster template, the Kafka ones included', () => {
     if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
-    const files = CONTROLLER_RELEASES.map((release) => join(synthesizeClusterTemplates(), clusterTemplateFileName(release)));
+    const files = [...CONTROLLER_RELEASES.map(clusterTemplateFileName), ...KAFKA_CONTROLLER_BROKER_COUNTS.map(kafkaClusterTemplateFileName)].map((file) => join(synthesizeClusterTemplates(), file));
     const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--', ...files], { encoding: 'utf8', timeout: 120_000 });
     expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
     expect(lint.status).toBe(0);
   }, 180_000);
+});
+
+describe('Kafka cluster templates', () => {
+  type CfnTemplate = {
+    Parameters: Record<string, Record<string, unknown> & { Type: string }>;
+    Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; CreationPolicy?: unknown }>;
+    Outputs: Record<string, { Value: unknown }>;
+  };
+  const kafkaTemplate = (brokers: number) => JSON.parse(readFileSync(join(synthesizeClusterTemplates(), kafkaClusterTemplateFileName(brokers)), 'utf8')) as CfnTemplate;
+  const ofType = (file: CfnTemplate, type: string) => Object.entries(file.Resources).filter(([, resource]) => resource.Type === type);
+  const userData = (resource: { Properties?: Record<string, unknown> }) => {
+    const parts = (resource.Properties!.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64']['Fn::Join'][1];
+    return parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+  };
+
+  test('one template per broker count the AWS target accepts (1, 3, 5), each with that many brokers that each signal their boot, and the launcher gets their URLs', () => {
+    expect(KAFKA_CONTROLLER_BROKER_COUNTS).toEqual([...AWS_KAFKA_BROKER_COUNTS]);
+    expect(Object.keys(controller.kafkaClusterTemplates).map(Number)).toEqual([1, 3, 5]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: { Variables: Match.objectLike({ KAFKA_CLUSTER_TEMPLATE_URL_1: Match.anyValue(), KAFKA_CLUSTER_TEMPLATE_URL_3: Match.anyValue(), KAFKA_CLUSTER_TEMPLATE_URL_5: Match.anyValue() }) },
+    });
+    for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) {
+      const file = kafkaTemplate(brokers);
+      const brokerInstances = ofType(file, 'AWS::EC2::Instance').filter(([id]) => id.startsWith('KafkaBroker'));
+      expect(brokerInstances).toHaveLength(brokers);
+      for (const [, instance] of brokerInstances) {
+        expect(instance.CreationPolicy).toEqual({ ResourceSignal: { Count: 1, Timeout: 'PT1200S' } });
+        // The plan cluster's type; the pinned node image of the controller.
+        expect(instance.Properties!.InstanceType).toEqual({ Ref: 'InstanceType' });
+        expect(file.Parameters[(instance.Properties!.ImageId as { Ref: string }).Ref]).toEqual({ Type: 'AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>', Default: DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER });
+        expect(instance.Properties!.MetadataOptions).toEqual({ HttpPutResponseHopLimit: 1, HttpTokens: 'required' });
+        // The boot signals the stack as deployed (rmqbench-<runId>-c<n>), not the synthesized stack's name.
+        expect(userData(instance)).toContain('STACK_NAME={"Ref":"AWS::StackName"}');
+        expect(userData(instance)).not.toContain(`Kafka${brokers}Brokers`);
+      }
+      // No named launch template anywhere: a fixed name would clash between two stacks of a run.
+      expect(JSON.stringify(file)).not.toContain('LaunchTemplateName');
+      expect(Object.keys(file.Outputs).some((key) => key.includes('BootstrapServers'))).toBe(true);
+      expect(Object.keys(file.Outputs).filter((key) => key.includes('InstanceId'))).toHaveLength(1);
+    }
+  });
+
+  test('parameters: the controller network, the results bucket and an x86-64 InstanceType; no node count or policies, and no network of its own', () => {
+    for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) {
+      const file = kafkaTemplate(brokers);
+      expect(Object.keys(file.Parameters).filter((name) => !name.startsWith('SsmParameterValue') && name !== 'BootstrapVersion').sort()).toEqual(['AvailabilityZones', 'InstanceType', 'PrivateSubnetIds', 'ResultsBucketName', 'VpcId']);
+      expect(file.Parameters.InstanceType).toMatchObject({ Type: 'String', Default: 'm5a.large', AllowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN });
+      const types = new Set(Object.values(file.Resources).map((resource) => resource.Type));
+      for (const type of ['AWS::EC2::VPC', 'AWS::EC2::Subnet', 'AWS::EC2::NatGateway', 'AWS::EC2::InternetGateway']) expect(types).not.toContain(type);
+    }
+  });
+
+  test('each stack names its private hosted zone after its own stack id, so the zones of a run\'s clusters in the one VPC never clash', () => {
+    const zones = ofType(kafkaTemplate(3), 'AWS::Route53::HostedZone').map(([, resource]) => resource.Properties as { Name: unknown; VPCs: unknown[] });
+    expect(zones).toHaveLength(1);
+    const zone = { Properties: zones[0]! };
+    expect(zone.Properties.Name).toEqual({ 'Fn::Join': ['', [{ 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] }, '.rmqbench.internal.']] });
+    expect(zone.Properties.VPCs).toEqual([{ VPCId: { Ref: 'VpcId' }, VPCRegion: { Ref: 'AWS::Region' } }]);
+  });
+
+  test('the load generator installs the pinned Kafka tools beside PerfTest, is tagged for Run Command, and the brokers admit it on 9092 only (no CIDR)', () => {
+    const file = kafkaTemplate(3);
+    const loadGenerators = ofType(file, 'AWS::EC2::Instance').filter(([id]) => id.startsWith('LoadGenerator'));
+    expect(loadGenerators).toHaveLength(1);
+    const loadGenerator = loadGenerators[0]![1];
+    const text = userData(loadGenerator);
+    expect(text).toContain(`cat > ${KAFKA_TOOL_COMMAND} <<'RMQBENCH_KAFKA_TOOL_WRAPPER'`);
+    expect(text).toContain("sha256sum --check --strict /opt/kafka-tools/SHA256SUMS");
+    expect(text).toContain('kafka-tools-4.3.1.jar');
+    expect(text).toContain('/usr/local/bin/perf-test');
+    expect(loadGenerator.Properties!.Tags).toEqual(expect.arrayContaining([{ Key: 'rmqbench:component', Value: 'load-generator' }]));
+    const loadGeneratorGroup = (loadGenerator.Properties!.SecurityGroupIds as unknown[])[0];
+    const ingress = [
+      ...ofType(file, 'AWS::EC2::SecurityGroupIngress').map(([, rule]) => rule.Properties!),
+      ...ofType(file, 'AWS::EC2::SecurityGroup').flatMap(([, group]) => (group.Properties!.SecurityGroupIngress as Record<string, unknown>[] | undefined) ?? []),
+    ];
+    expect(ingress.filter((rule) => rule.CidrIp !== undefined)).toEqual([]);
+    const fromLoadGenerator = ingress.filter((rule) => JSON.stringify(rule.SourceSecurityGroupId) === JSON.stringify(loadGeneratorGroup));
+    expect(fromLoadGenerator.map((rule) => [rule.FromPort, rule.ToPort])).toEqual([[9092, 9092]]);
+  });
+
+  test('the smoke-test function may run Run Command only on tagged load generators with AWS-RunShellScript and read command results (the Kafka smoke test), within 5 minutes', () => {
+    const smokeRole = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) => id.startsWith('ControllerSmokeTestFunctionServiceRole'))![0];
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties.Roles).includes(smokeRole));
+    const smokeStatements = policies.flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+    const bySid = (sid: string) => smokeStatements.filter((statement) => statement.Sid === sid);
+    expect(bySid('RunShellScriptOnLoadGenerators')).toEqual([expect.objectContaining({ Action: 'ssm:SendCommand', Condition: { StringEquals: { 'ssm:resourceTag/rmqbench:component': 'load-generator' } } })]);
+    expect(JSON.stringify(bySid('RunShellScriptDocument')[0]!.Resource)).toContain('document/AWS-RunShellScript');
+    expect(bySid('ReadCommandResults')).toEqual([expect.objectContaining({ Action: 'ssm:GetCommandInvocation', Resource: '*' })]);
+    template.hasResourceProperties('AWS::Lambda::Function', { Description: 'rmqbench smoke-test', Timeout: 300 });
+  });
 });
 
 describe('BenchmarkController with Azure', () => {

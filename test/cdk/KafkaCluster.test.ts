@@ -171,12 +171,14 @@ describe('KafkaCluster', () => {
   });
 
   describe('instances', () => {
-    test('require IMDSv2, have no SSH key, are SSM managed and carry an encrypted gp3 data volume', () => {
-      defaults.template.resourceCountIs('AWS::EC2::LaunchTemplate', 3);
-      defaults.template.allResourcesProperties('AWS::EC2::LaunchTemplate', { LaunchTemplateData: { MetadataOptions: { HttpTokens: 'required' } } });
+    test('require IMDSv2 in their own metadata options (no launch template, whose fixed name would clash between two cluster stacks), have no SSH key, are SSM managed and carry an encrypted gp3 data volume', () => {
+      // requireImdsv2 would add launch templates named Broker<i>LaunchTemplate: unique per account and region, so the
+      // controller's second Kafka stack would fail to create them.
+      defaults.template.resourceCountIs('AWS::EC2::LaunchTemplate', 0);
+      defaults.template.allResourcesProperties('AWS::EC2::Instance', { MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1 } });
       for (const instance of Object.values(defaults.template.findResources('AWS::EC2::Instance'))) {
         expect(instance.Properties.KeyName).toBeUndefined();
-        expect(instance.Properties.LaunchTemplate).toBeDefined();
+        expect(instance.Properties.LaunchTemplate).toBeUndefined();
         expect(instance.Properties.BlockDeviceMappings).toEqual(
           expect.arrayContaining([{ DeviceName: '/dev/sdf', Ebs: { DeleteOnTermination: true, Encrypted: true, VolumeSize: 50, VolumeType: 'gp3' } }]),
         );

@@ -118,17 +118,31 @@ describe('Kafka plan fields', () => {
 describe('Kafka on the cloud targets', () => {
   const plan = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', ''), 'kafka.yaml');
 
-  test('aws and azure refuse a Kafka cluster by name before anything is created; local accepts it', () => {
-    for (const target of ['aws', 'azure']) {
-      expect(targetProblems(plan, target, defaultPriceCatalog)).toEqual([
-        { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka runs only on the local target so far/) },
-      ]);
-    }
+  test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure refuses Kafka by name before anything is created; local accepts it', () => {
+    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog)).toEqual([
+      { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka does not run on the Azure target yet \(its launch deploys RabbitMQ nodes only\)/) },
+    ]);
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
   });
 
-  test("the workflow's ValidatePlan state refuses it too, so no cloud run starts", () => {
+  test('aws refuses a broker count it ships no template for, and an Arm type (the pinned node image is x86-64), by field', () => {
+    const four = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 4'), 'kafka.yaml');
+    expect(targetProblems(four, 'aws', defaultPriceCatalog)).toEqual([
+      { path: 'clusters[0].nodes', value: 4, message: expect.stringMatching(/^a Kafka cluster on aws has 1, 3, 5 brokers \(the controller ships one cluster template per count/) },
+    ]);
+    const arm = parsePlanText(kafkaPlan(', instanceType: m6g.large', ''), 'kafka.yaml');
+    expect(targetProblems(arm, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'clusters[0].instanceType', value: 'm6g.large', message: expect.stringMatching(/pins one x86-64 Amazon Linux 2023 image/) }),
+    ]);
+    const untyped = parsePlanText(kafkaPlan('', ''), 'kafka.yaml');
+    expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['clusters[0].instanceType']);
+  });
+
+  test("the workflow's ValidatePlan state accepts it on aws and refuses it on azure, so no Azure run starts", () => {
     const { scenarios: _scenarios, ...data } = plan;
-    expect(() => buildSchedule({ plan: data, target: 'aws' }, 'exec-1')).toThrow(/clusters\[0\]\.broker: Kafka runs only on the local target so far/);
+    expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
+    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml');
+    expect(() => buildSchedule({ plan: azure, target: 'azure' }, 'exec-1')).toThrow(/clusters\[0\]\.broker: Kafka does not run on the Azure target yet/);
   });
 });

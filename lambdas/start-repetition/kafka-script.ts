@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { KAFKA_TOOL_COMMAND } from '../../cdk/user-data/load-generator';
+import { CONSUMER_JOINED_TEXT } from '../../core/kafka-broker-log4j';
+import { consumerIdleTimeoutMs, consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka-perf-args';
+import type { KafkaPerfExpectations } from '../../core/kafka-perf-output';
+import { validatePlan, type Scenario } from '../../core/plan';
+import type { ScheduledRepetition } from '../../state-machines/schedule';
+import { checkedBootstrapServers, KAFKA_TOOL_CLASSES, KAFKA_TOOLS_READY_WAIT_SECONDS, quote, toolsReadyLines } from '../shared/kafka-load-generator';
+import { rawPrefix } from './logic';
+
+/**
+ * The Kafka repetition and smoke test as AWS-RunShellScript scripts on the load generator, where the boot installed the
+ * pinned Kafka tools (cdk/user-data/load-generator.ts kafkaToolsBootCommands, `kafka-tool <main class>`). The same
+ * steps as the local target's runKafkaLoad (local/kafka-load.ts): a fresh topic with the workload's partitions and
+ * replication factor, the consumers (one ConsumerPerformance each, one group) started first and waited for until each
+ * has logged its partition assignment, then the producers (one ProducerPerformance each), every tool's console output
+ * kept in its own file, the topic deleted, the files uploaded. The cluster's listener is PLAINTEXT without
+ * authentication inside the controller VPC (the brokers admit the load generator's security group only), so the
+ * script carries no credential at all.
+ */
+
+
+/** Seconds the consumers get to join their group before the producers start (local/kafka-load.ts CONSUMER_JOIN_TIMEOUT_MS). */
+export const KAFKA_CONSUMER_JOIN_SECONDS = 60;
+/** Seconds producers may run past `durationSeconds` before they are stopped (the local target's graceSeconds). */
+export const KAFKA_PRODUCER_GRACE_SECONDS = 60;
+
+
+
+/** The raw files of one Kafka repetition, uploaded beside each other (check-repetition reads them back by these names). */
+export function kafkaRawFiles(producers: number, consumers: number): { producers: string[]; consumers: string[] } {
+  return {
+    producers: Array.from({ length: producers }, (_, index) => `producer-${index + 1}.txt`),
+    consumers: Array.from({ length: consumers }, (_, index) => `consumer-${index + 1}.txt`),
+  };
+}
+
+/** What the parser expects of one Kafka scenario's output (the same as the local target's). */
+export function kafkaExpectations(scenario: Scenario): KafkaPerfExpectations {
+  const settings = kafkaRunSettings(scenario.workload, scenario.cluster.nodes);
+  return { producers: scenario.workload.producers, consumers: scenario.workload.consumers, recordsPerProducer: settings.recordsPerProducer };
+}
+
+/** Seconds a Kafka repetition's script may take at most: the tools' wait, topic, join, producers, the consumers' drain, clean-up and upload. */
+export function kafkaRepetitionSeconds(scenario: Scenario): number {
+  const drain = consumerIdleTimeoutMs(Math.max(scenario.workload.consumers, 1)) / 1000 + 30;
+  return KAFKA_TOOLS_READY_WAIT_SECONDS + 60 + KAFKA_CONSUMER_JOIN_SECONDS + scenario.workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS + drain + 60;
+}
+
+
+export interface KafkaRepetitionScript {
+  readonly script: string;
+  /** The tools' command lines as recorded with the repetition (no credentials: the cluster has none). */
+  readonly args: string[];
+  readonly files: { producers: string[]; consumers: string[] };
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * One Kafka repetition. `uploadCommand(file)` is the shell command that uploads one file of the working directory (AWS:
+ * `aws s3 cp` with the load generator's role). A tool that overruns its limit is stopped (`timeout`), which cuts its
+ * output short: the parser then fails the repetition naming what is missing, and the script exits 1 with the reason
+ * on stderr. Everything is uploaded whatever happened, so that the stored record shows what the tools printed.
+ */
+export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapServers: string; uploadCommand: (file: string) => string; suffix?: string }): KafkaRepetitionScript {
+  const { scenario } = options;
+  const { workload } = scenario;
+  const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
+  const settings = kafkaRunSettings(workload, scenario.cluster.nodes);
+  const suffix = options.suffix ?? randomBytes(3).toString('hex');
+  // Topic names allow [a-zA-Z0-9._-] (org.apache.kafka.common.internals.Topic), at most 249 characters.
+  const topic = `rmqbench-${workload.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 200)}-${suffix}`;
+  const topicArgs = ['--bootstrap-server', bootstrapServers, ...createTopicArgs(topic, settings)];
+  const consumerArgs = consumerPerformanceArgs({ bootstrapServers, topic, group: `rmqbench-${suffix}`, totalRecords: settings.recordsPerProducer * workload.producers, consumers: workload.consumers });
+  const producerArgs = (index: number) => producerPerformanceArgs({ bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
+  const files = kafkaRawFiles(workload.producers, workload.consumers);
+  const producerLimit = workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS;
+  const consumerLimit = KAFKA_CONSUMER_JOIN_SECONDS + producerLimit + consumerIdleTimeoutMs(Math.max(workload.consumers, 1)) / 1000 + 30;
+  const tool = (mainClass: string, args: readonly string[]) => `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
+  const script = [
+    'set -uo pipefail',
+    'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
+    `trap 'cd /; rm -rf "$WORK"' EXIT`,
+    ...toolsReadyLines(),
+    "ERROR=''",
+    `touch ${[...files.producers, ...files.consumers].join(' ')}`,
+    `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
+    'CONSUMER_PIDS=()',
+    'if [ -z "$ERROR" ]; then',
+    ...files.consumers.map((file) => `  timeout --kill-after=10 ${consumerLimit} ${tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)} > ${file} 2>&1 & CONSUMER_PIDS+=($!)`),
+    // Each consumer logs its partition assignment once it has joined (the tools' log4j2 configuration keeps that line).
+    `  JOIN_DEADLINE=$((SECONDS + ${KAFKA_CONSUMER_JOIN_SECONDS}))`,
+    `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${files.consumers.join(' ') || '/dev/null'} 2>/dev/null | wc -l)" -lt ${workload.consumers} ]; do`,
+    `    if [ $SECONDS -ge $JOIN_DEADLINE ]; then ERROR="Kafka consumers did not join their group within ${KAFKA_CONSUMER_JOIN_SECONDS} s"; break; fi`,
+    '    ALIVE=0; for pid in "${CONSUMER_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && ALIVE=1; done',
+    '    if [ "$ALIVE" = 0 ]; then ERROR="Kafka consumers exited before they joined their group"; break; fi',
+    '    sleep 1',
+    '  done',
+    'fi',
+    'PRODUCER_PIDS=()',
+    'if [ -z "$ERROR" ]; then',
+    ...files.producers.map((file, index) => `  timeout --kill-after=10 ${producerLimit} ${tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index))} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`),
+    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' + producerLimit + ' s (durationSeconds + ' + KAFKA_PRODUCER_GRACE_SECONDS + ') and were stopped"; fi; done',
+    'else',
+    '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
+    'fi',
+    // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
+    'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ -z "$ERROR" ] && { [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; }; then ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done',
+    `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} > topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
+    'UPLOAD_FAILED=0',
+    ...[...files.producers, ...files.consumers].map((file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`),
+    '[ "$UPLOAD_FAILED" = 0 ] || { echo "rmqbench: could not upload the Kafka tools\' output" >&2; exit 1; }',
+    'if [ -n "$ERROR" ]; then',
+    '  echo "$ERROR" >&2',
+    `  for file in ${[...files.producers, ...files.consumers].join(' ')}; do echo "--- $file" >&2; tail -n 5 "$file" >&2; done`,
+    '  exit 1',
+    'fi',
+  ].join('\n');
+  const args = [
+    `TopicCommand ${topicArgs.join(' ')}`,
+    `ProducerPerformance ${producerArgs(0).join(' ')}`,
+    ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
+  ];
+  return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+}
+
+
+/** The plan scenario of a scheduled repetition. */
+export function scenarioOf(plan: unknown, item: { scenarioId: string }): Scenario {
+  const validated = validatePlan(plan, 'the execution input');
+  const scenario = validated.scenarios.find((candidate) => candidate.id === item.scenarioId);
+  if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in plan ${validated.name}`);
+  return scenario;
+}
+
+/**
+ * The AWS load generator's Kafka repetition: the tools' files go to runs/<runId>/raw/<repetition>/ with `aws s3 cp` and
+ * the instance role, which may write under runs/ only (cdk/LoadGenerator.ts), as PerfTest's do.
+ */
+export function awsKafkaRepetitionScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; bootstrapServers: string; bucket: string }): KafkaRepetitionScript {
+  const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
+  return kafkaRepetitionScript({
+    scenario: scenarioOf(options.plan, options.item),
+    bootstrapServers: options.bootstrapServers,
+    uploadCommand: (file) => `aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
+  });
+}

@@ -1,0 +1,221 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { kafkaClusterTemplateFileName, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
+import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
+import { ingestRepetition } from '../../core/ingest';
+import { perfTestExpectations } from '../../core/perftest-output';
+import { kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
+import { awsKafkaRepetitionScript, kafkaExpectations, kafkaRawFiles, scenarioOf } from '../../lambdas/start-repetition/kafka-script';
+import { rawPrefix } from '../../lambdas/start-repetition/logic';
+import { LocalKafkaCluster } from '../../local/kafka-cluster';
+import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
+import { cacheDir } from '../../local/paths';
+import { ProcessRegistry } from '../../local/processes';
+import { buildSchedule } from '../../state-machines/schedule';
+import { resolveIntrinsics, startFakeAws, type FakeAws, type PolicyStatement } from './fake-aws-endpoint';
+
+/**
+ * The exact scripts the controller sends to the AWS load generator of a Kafka cluster stack (StartRepetition's Kafka
+ * repetition, SmokeTest's Kafka smoke test), executed with bash on a sandboxed load generator, as
+ * perftest-script.integration.test.ts does for PerfTest:
+ * - laid out by the real boot commands of cdk/user-data/load-generator.ts with the Kafka tools (kafkaTools: true), in a
+ *   mount + PID namespace whose /opt, /usr/local/bin and /etc are private, so nothing on this machine changes. Two kinds
+ *   of boot line are substituted, by exact match: `dnf install` of Corretto (this machine's Java runs the tools) and
+ *   each `curl` from Maven Central (the same jar is copied from the local Maven cache; the boot's own SHA-256 checks
+ *   then verify it against the pinned sums of cdk/kafka-artifacts.ts and cdk/perf-test-artifacts.ts);
+ * - with the real AWS CLI pointed at a local endpoint that answers S3 PutObject and authorizes each call with the load
+ *   generator role's policy taken from the synthesized Kafka cluster template;
+ * - against a real 1-broker KRaft cluster started by the test (local/kafka-cluster.ts, the same jars).
+ */
+jest.setTimeout(300_000);
+
+const AWS_CLI_BIN = resolve(__dirname, '../../.venv-tools/bin');
+const REGION = 'eu-west-1';
+const ACCOUNT = '111111111111';
+const BUCKET = 'rmqbench-raw-output';
+
+type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+
+/** The load generator role's inline policy statements in the 1-broker Kafka template, with its intrinsics resolved. */
+function loadGeneratorStatements(): PolicyStatement[] {
+  const template = JSON.parse(readFileSync(join(synthesizeClusterTemplates(), kafkaClusterTemplateFileName(1)), 'utf8')) as Template;
+  const policies = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && JSON.stringify(resource.Properties.Roles).includes('LoadGeneratorRole'));
+  expect(policies).toHaveLength(1);
+  const refs = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, ResultsBucketName: BUCKET };
+  return resolveIntrinsics((policies[0]!.Properties.PolicyDocument as { Statement: unknown[] }).Statement, refs) as PolicyStatement[];
+}
+
+/** The boot commands with the substitutions described above. */
+function sandboxBootScript(jarDirs: readonly string[]): string {
+  const commands = loadGeneratorBootCommands({ resultsBucketName: BUCKET, resultsPrefix: 'runs/', kafkaTools: true });
+  let downloads = 0;
+  const substituted = commands.map((command) => {
+    if (command === 'dnf install -y java-21-amazon-corretto-headless') return ': Java comes from the test machine';
+    const download = /^curl -sSf --retry 5 --retry-all-errors -o '([^']+)' '[^']+'$/.exec(command);
+    if (!download) return command;
+    downloads++;
+    const source = jarDirs.map((dir) => join(dir, download[1]!)).find((path) => existsSync(path));
+    if (!source) throw new Error(`${download[1]} is in no local jar folder (${jarDirs.join(', ')})`);
+    return `cp '${source}' '${download[1]!}'`;
+  });
+  // PerfTest's jars and the 92 Kafka jars.
+  expect(downloads).toBeGreaterThan(100);
+  return substituted.join('\n');
+}
+
+describe('the AWS Kafka scripts, executed on a sandboxed load generator against a real KRaft broker', () => {
+  const processes = new ProcessRegistry();
+  let work: string;
+  let cluster: LocalKafkaCluster;
+  let jarDirs: string[];
+
+  beforeAll(async () => {
+    if (!existsSync(join(AWS_CLI_BIN, 'aws'))) throw new Error(`the AWS CLI is not installed at ${AWS_CLI_BIN}/aws: run scripts/setup.sh`);
+    const perfTest = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
+    const kafka = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
+    if (!perfTest || !kafka) throw new Error('PerfTest or Kafka is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+    jarDirs = [perfTest, kafka];
+    work = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-loadgen-'));
+    cluster = await LocalKafkaCluster.start({ nodes: 1, workDir: join(work, 'cluster'), processes, jarsDir: kafka });
+  });
+  afterAll(async () => {
+    await processes.stopAll();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Boots the sandbox and runs `script` in it; the namespace (and every process in it) ends with the call. */
+  async function runOnLoadGenerator(fake: FakeAws | undefined, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const sandbox = mkdtempSync(join(work, 'sandbox-'));
+    writeFileSync(join(sandbox, 'boot.sh'), sandboxBootScript(jarDirs));
+    writeFileSync(join(sandbox, 'run.sh'), script);
+    writeFileSync(join(sandbox, 'aws-config'), '[default]\nregion = eu-west-1\ns3 =\n  addressing_style = path\n');
+    const outer = [
+      'set -e',
+      'mount -t tmpfs tmpfs /opt',
+      'mount -t tmpfs tmpfs /usr/local/bin',
+      `mkdir -p ${sandbox}/etc-upper ${sandbox}/etc-work`,
+      `mount -t overlay overlay -o lowerdir=/etc,upperdir=${sandbox}/etc-upper,workdir=${sandbox}/etc-work /etc`,
+      `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
+      `exec bash ${sandbox}/run.sh`,
+    ].join('\n');
+    const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: `${AWS_CLI_BIN}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+        HOME: sandbox,
+        ...(fake ? { AWS_ENDPOINT_URL: fake.endpoint } : {}),
+        AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+        AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
+        AWS_DEFAULT_REGION: REGION,
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // unshare --kill-child: killing it ends the namespace's init, and with it every process inside.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', (status) => resolve(status)));
+    clearTimeout(timer);
+    return { code, stdout, stderr };
+  }
+
+  /** The cluster's topics, as TopicCommand --list prints them (into its log in the cluster's folder). */
+  const topicList = async (logName: string) => {
+    await cluster.topicCommand(['--list'], logName);
+    return readFileSync(join(work, 'cluster', logName), 'utf8');
+  };
+
+  const planWith = (nodes: number) => ({
+    name: 'kafka-script',
+    clusters: [{ name: 'k', broker: 'kafka', nodes, instanceType: 'c5.xlarge' }],
+    workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, messageCount: 20000, durationSeconds: 30, acks: 'all' }],
+  });
+
+  test('the repetition script creates the topic, runs consumer and producer, uploads both outputs with the template\'s role, and they ingest into a SUCCEEDED record', async () => {
+    const plan = planWith(1);
+    const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka' }, 'exec').clusters[0]!.repetitions[0]!;
+    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: {}, region: REGION, account: ACCOUNT });
+    try {
+      const { script, args, files } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
+      expect(files).toEqual(kafkaRawFiles(1, 1));
+      const run = await runOnLoadGenerator(fake, script);
+      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+      expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
+        ['s3:PutObject', true],
+        ['s3:PutObject', true],
+      ]);
+      const prefix = `${BUCKET}/${rawPrefix('run-kafka', item)}`;
+      expect([...fake.objects.keys()].sort()).toEqual([`${prefix}/consumer-1.txt`, `${prefix}/producer-1.txt`]);
+      const scenario = scenarioOf(plan, item);
+      const record = ingestRepetition({
+        runId: 'run-kafka',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: '2025-01-01T00:00:00.000Z',
+        finishedAt: '2025-01-01T00:00:30.000Z',
+        perfTestArgs: args,
+        expectations: perfTestExpectations(scenario.workload),
+        stdout: '',
+        csv: '',
+        kafka: {
+          output: { producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')], consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')] },
+          expectations: kafkaExpectations(scenario),
+        },
+      });
+      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+      expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
+      expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+      // The topic was the benchmark's own and is gone.
+      expect(await topicList('topics-after.log')).not.toMatch(/rmqbench-w-/);
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  test('a topic the cluster cannot place (3 replicas asked of 1 broker) fails the script with the reason on stderr, after uploading the (empty) outputs, and ingests as FAILED', async () => {
+    const plan = planWith(3);
+    const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka-bad' }, 'exec').clusters[0]!.repetitions[0]!;
+    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: {}, region: REGION, account: ACCOUNT });
+    try {
+      const { script } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka-bad', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
+      const run = await runOnLoadGenerator(fake, script);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(/could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/);
+      expect(fake.objects.size).toBe(2);
+      const scenario = scenarioOf(plan, item);
+      const prefix = `${BUCKET}/${rawPrefix('run-kafka-bad', item)}`;
+      const record = ingestRepetition({
+        runId: 'run-kafka-bad',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: '2025-01-01T00:00:00.000Z',
+        finishedAt: '2025-01-01T00:00:30.000Z',
+        perfTestArgs: [],
+        expectations: perfTestExpectations(scenario.workload),
+        stdout: '',
+        csv: '',
+        kafka: { output: { producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')], consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')] }, expectations: kafkaExpectations(scenario) },
+        targetError: 'the SSM command ended Failed (exit code 1)',
+      });
+      expect(record.status).toBe('FAILED');
+      expect(record.error).toMatch(/^the SSM command ended Failed \(exit code 1\); Kafka tool output is incomplete/);
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  test('the smoke-test script creates, describes, writes to with acks=all and deletes a topic; asked for more brokers than the cluster has it fails saying what failed', async () => {
+    const passed = await runOnLoadGenerator(undefined, kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1, suffix: 'ok' }));
+    expect({ code: passed.code, stderr: passed.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+    expect(passed.stdout).toContain('smoke test: 1 partition leaders, 10 records acknowledged by 1 replicas');
+    expect(await topicList('topics-after-smoke.log')).not.toContain('rmqbench-smoke-ok');
+    // 2 brokers asked of a 1-broker cluster: the topic cannot be placed.
+    const failed = await runOnLoadGenerator(undefined, kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/);
+  });
+});
