@@ -293,11 +293,16 @@ describe('KafkaCluster', () => {
         return { status: run.status, calls: existsSync(join(dir, 'aws-calls')) ? readFileSync(join(dir, 'aws-calls'), 'utf8') : '' };
       }
 
+      test('the signal names the stack as deployed (AWS::StackName), not the synthesized stack: a controller deploys the template under another name', () => {
+        const userData = JSON.stringify(Stack.of(defaults.cluster).resolve((defaults.cluster.instances[1]!.node.defaultChild as ec2.CfnInstance).userData));
+        expect(userData).toContain('STACK_NAME=",{"Ref":"AWS::StackName"}');
+      });
+
       test("a failing command signals FAILURE to this broker's own instance", () => {
         const broker2 = Stack.of(defaults.cluster).getLogicalId(defaults.cluster.instances[1]!.node.defaultChild as ec2.CfnInstance);
         const result = runBootPrefix('echo "downloading jars"\nfalse\necho "never reached"');
         expect(result.status).toBe(1);
-        expect(result.calls).toContain(`cloudformation signal-resource --region ${REGION} --stack-name Test --logical-resource-id ${broker2} --unique-id i-0123456789abcdef0 --status FAILURE`);
+        expect(result.calls).toContain(`cloudformation signal-resource --region ${REGION} --stack-name REF --logical-resource-id ${broker2} --unique-id i-0123456789abcdef0 --status FAILURE`);
         expect(result.calls).toContain('logs put-log-events');
       });
 
