@@ -182,7 +182,9 @@ export class KafkaCluster extends Construct {
         userData,
         // IMDSv2 as the instance's own MetadataOptions: requireImdsv2 would add a launch template named
         // Broker<i>LaunchTemplate, a name that must be unique in the account and region, so a second cluster stack (the
-        // controller launches several at once) would fail to create it.
+        // controller launches several at once) would fail to create it (aws-cdk-lib cx-api/FEATURE_FLAGS.md,
+        // @aws-cdk/aws-ec2:uniqueImdsv2TemplateName: deploying the same stack twice to one account and region "would
+        // always fail as the generated Launch Template names were the same"; that flag is off in a plain App).
         httpTokens: ec2.HttpTokens.REQUIRED,
         httpPutResponseHopLimit: 1,
         detailedMonitoring: true,
