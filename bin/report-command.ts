@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   CHART_IDS,
+  cpuOverTimeChart,
   latencyPercentilesChart,
   throughputOverTimeChart,
   throughputPerRepetitionChart,
@@ -9,8 +10,10 @@ import {
   type ChartDefinition,
   type ChartId,
   type QueueThroughputPoint,
+  type RepetitionMetricsOf,
   type RepetitionSamples,
 } from '../core/charts';
+import type { RepetitionMetrics } from '../core/host-metrics';
 import type { PriceCatalog } from '../core/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/html-report';
 import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
@@ -55,9 +58,23 @@ export function isChartId(value: string): value is ChartId {
 }
 
 type SamplesSource = (runId: string, scenarioId: string, repetition: number) => Promise<PerSecondSample[]>;
+/** A repetition's broker and host metrics (ResultsStore.getMetrics); undefined when none were stored. */
+export type MetricsSource = (runId: string, scenarioId: string, repetition: number) => Promise<RepetitionMetrics | undefined>;
+
+const NO_METRICS: MetricsSource = async () => undefined;
+
+/** Every repetition's stored metrics, in the run's order (repetitions without any are left out). */
+export async function metricsOfRun(stored: StoredRun, getMetrics: MetricsSource): Promise<RepetitionMetricsOf[]> {
+  const found: RepetitionMetricsOf[] = [];
+  for (const rep of stored.repetitions) {
+    const metrics = await getMetrics(stored.run.runId, rep.scenarioId, rep.repetition);
+    if (metrics) found.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, metrics });
+  }
+  return found;
+}
 
 /** `rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]`. */
-export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions): Promise<ReportCommandResult> {
+export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
   const { run, repetitions } = stored;
   const aggregates = aggregateRun(run, repetitions);
   const deltas = loadBalancerDeltas(run, aggregates);
@@ -66,11 +83,16 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   const failoverRepetitions = repetitions.filter((rep) => rep.failover !== undefined).map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
   // Faults a cloud target applied without the verifier: reported as not counted, never as zeros.
   const uncountedFaults = repetitions.filter((rep) => rep.uncountedFault !== undefined).map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
+  // Per repetition, each series names its node and metric; why metrics are missing or incomplete, where known.
+  const metrics = options.json ? await metricsOfRun(stored, getMetrics) : [];
+  const metricsErrors = repetitions.filter((rep) => rep.metricsError !== undefined).map(({ scenarioId, repetition, metricsError }) => ({ scenarioId, repetition, metricsError: metricsError! }));
   const data = {
     run,
     scenarios: aggregatesForJson(aggregates),
     ...(failoverRepetitions.length > 0 ? { failoverRepetitions } : {}),
     ...(uncountedFaults.length > 0 ? { uncountedFaults } : {}),
+    ...(metrics.length > 0 ? { repetitionMetrics: metrics.map(({ scenarioId, repetition, metrics: { source, series } }) => ({ scenarioId, repetition, source, series })) } : {}),
+    ...(metricsErrors.length > 0 ? { metricsErrors } : {}),
     loadBalancerDeltas: deltas,
     pricePerformance,
   };
@@ -89,7 +111,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   if (options.format === 'png') {
     const chartId = options.chart ?? 'throughput-per-repetition';
     if (succeeded.length === 0) throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
-    const { charts, omitted } = await chartsFor(stored, aggregates, getSamples);
+    const { charts, omitted } = await chartsFor(stored, aggregates, getSamples, getMetrics);
     const chart = charts.find((candidate) => candidate.id === chartId);
     if (chart === undefined) {
       const why = omitted.find((candidate) => candidate.id === chartId)?.reason ?? 'no data';
@@ -104,7 +126,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
     return { stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`, warnings, files: [file] };
   }
 
-  const { charts, omitted } = succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples);
+  const { charts, omitted } = succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples, getMetrics);
   if (succeeded.length === 0) warnings.push(`${nothingToChart}: the report has no charts`);
   for (const { id, reason } of omitted) warnings.push(`chart ${id} left out: ${reason}`);
   if (!pricePerformance.available && run.target !== 'local') warnings.push(`no price-performance section: ${pricePerformance.reason}`);
@@ -141,11 +163,15 @@ export async function chartsFor(
   stored: StoredRun,
   aggregates: ReturnType<typeof aggregateRun>,
   getSamples: SamplesSource,
+  getMetrics: MetricsSource = NO_METRICS,
 ): Promise<{ charts: ChartDefinition[]; omitted: OmittedChart[] }> {
   const { run, repetitions } = stored;
   const series: RepetitionSamples[] = [];
+  const metrics: RepetitionMetricsOf[] = [];
   for (const rep of repetitions.filter((candidate) => candidate.status === 'SUCCEEDED')) {
     series.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, samples: await getSamples(run.runId, rep.scenarioId, rep.repetition) });
+    const stored = await getMetrics(run.runId, rep.scenarioId, rep.repetition);
+    if (stored) metrics.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, metrics: stored });
   }
   const queuePoints = queueThroughputPoints([{ run, aggregates }]);
   // Each chart with why it would be empty, and (throughput vs queues) why it would compare nothing although it has points.
@@ -154,6 +180,7 @@ export async function chartsFor(
     { chart: throughputOverTimeChart(series), emptyBecause: 'no per-second samples were stored' },
     { chart: throughputVsQueuesChart(queuePoints), emptyBecause: 'no scenario has a throughput to plot', comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
     { chart: latencyPercentilesChart(aggregates), emptyBecause: 'no consumer latency was measured' },
+    { chart: cpuOverTimeChart(metrics), emptyBecause: 'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)' },
   ];
   const charts: ChartDefinition[] = [];
   const omitted: OmittedChart[] = [];

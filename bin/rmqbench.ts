@@ -9,6 +9,7 @@ import { estimateCommand, EstimateUsageError } from './estimate-command';
 import { executionInput, WORKFLOW_TARGETS, type WorkflowInput } from '../state-machines/schedule';
 import { parsePlanText, Plan } from '../core/plan';
 import { formatFailoverLine, formatUncountedFaultLine } from '../core/failover-report';
+import { formatNodeSummary, loadGeneratorBoundLine, summarizeNodes } from '../core/host-metrics';
 import { aggregateRun, renderMarkdownReport } from '../core/report';
 import { doctor } from '../local/doctor';
 import { awsPriceList } from './aws-price-list';
@@ -30,7 +31,7 @@ import { formatPrune, parsePruneSelection } from './prune-command';
 import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
-import { isChartId, REPORT_FORMATS, reportCommand, reportOverRuns, ReportError, thesisChapter7Report, type ReportFormat } from './report-command';
+import { isChartId, metricsOfRun, REPORT_FORMATS, reportCommand, reportOverRuns, ReportError, thesisChapter7Report, type ReportFormat } from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
 class CliError extends Error {
@@ -225,8 +226,15 @@ async function main(argv: string[]): Promise<number> {
     case 'show':
       return withStore(options, async (store, location) => {
         const stored = await readRun(store, requireArg(rest, 'show <runId>'));
-        if (options.json) console.log(JSON.stringify(stored, null, 2));
-        else {
+        // Each repetition with its broker and host metrics (every series names its node and metric), where stored.
+        const metrics = new Map((await metricsOfRun(stored, (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition))).map((found) => [`${found.scenarioId}#${found.repetition}`, found.metrics]));
+        if (options.json) {
+          const repetitions = stored.repetitions.map((rep) => {
+            const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
+            return found ? { ...rep, metrics: found } : rep;
+          });
+          console.log(JSON.stringify({ ...stored, repetitions }, null, 2));
+        } else {
           const { run } = stored;
           console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
           if (run.error) console.log(`error: ${run.error}`);
@@ -236,6 +244,10 @@ async function main(argv: string[]): Promise<number> {
             console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
             if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
             if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
+            const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
+            if (found) for (const node of summarizeNodes(found)) console.log(`    ${formatNodeSummary(node)}`);
+            if (rep.loadGenerator?.bound) console.log(`    ${loadGeneratorBoundLine(1, 1)}`);
+            if (rep.metricsError) console.log(`    metrics: ${rep.metricsError}`);
           }
         }
         return 0;
@@ -272,17 +284,22 @@ async function main(argv: string[]): Promise<number> {
           return 0;
         });
       }
-      if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues or latency-percentiles`, 2);
+      if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles or cpu-over-time`, 2);
       const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
       return withStore(options, async (store) => {
         const stored = await readRun(store, runId);
-        const result = await reportCommand(stored, (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition), {
-          format: format as ReportFormat,
-          json: options.json,
-          catalog,
-          ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
-          ...(chart === undefined ? {} : { chart }),
-        });
+        const result = await reportCommand(
+          stored,
+          (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition),
+          {
+            format: format as ReportFormat,
+            json: options.json,
+            catalog,
+            ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
+            ...(chart === undefined ? {} : { chart }),
+          },
+          (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
+        );
         for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
         process.stdout.write(result.stdout);
         return 0;

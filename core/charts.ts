@@ -1,3 +1,4 @@
+import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from './host-metrics';
 import type { StoredRepetition } from './result-items';
 import { megabytesPerSecond, type LatencyPercentiles, type PerSecondSample, type ScenarioAggregate } from './result-model';
 
@@ -14,9 +15,9 @@ export const VEGA_LITE_SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json
 /** A Vega-Lite top-level specification (kept loose: the renderer validates it). */
 export type VegaLiteSpec = { readonly $schema: string } & Readonly<Record<string, unknown>>;
 
-export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles';
+export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles' | 'cpu-over-time';
 
-export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles'];
+export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles', 'cpu-over-time'];
 
 /** The data marks a chart draws: vega renders each as a `<path>` inside `<g class="mark-<kind> role-mark">`. */
 export interface ExpectedMarks {
@@ -243,5 +244,62 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
         ],
       },
     }),
+  };
+}
+
+/** The broker and host metrics of one repetition, as the store returns them. */
+export interface RepetitionMetricsOf {
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly metrics: RepetitionMetrics;
+}
+
+/**
+ * CPU per node and of the load generator over the run time: one panel per repetition (a chart per repetition,
+ * stacked, sharing the axes), one line per node. cpuPercent is a share of all the host's CPUs (100 = every core).
+ */
+export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): ChartDefinition {
+  const lines = repetitions.flatMap((one) =>
+    one.metrics.series
+      .filter((series) => series.metric === 'cpuPercent' && series.points.length > 0)
+      // The load generator last, so that it takes the same color in every panel.
+      .sort((a, b) => Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node))
+      .map((series) => ({ one, series })),
+  );
+  const values = lines.flatMap(({ one, series }) =>
+    series.points.map(([time, cpu]) => ({
+      panel: `${one.scenarioId} #${one.repetition}`,
+      node: series.node,
+      time,
+      cpuPercent: Number(cpu.toFixed(1)),
+    })),
+  );
+  const panels = [...new Set(values.map((value) => value.panel))];
+  const nodes = [...new Set(lines.map(({ series }) => series.node))].sort((a, b) => Number(a === LOAD_GENERATOR_NODE) - Number(b === LOAD_GENERATOR_NODE) || a.localeCompare(b));
+  return {
+    id: 'cpu-over-time',
+    title: 'CPU per node over time',
+    caption:
+      'CPU of each broker node and of the load generator in each second of each repetition (one panel per repetition), as a share of all the CPUs of its host: 100 % = every core busy.',
+    marks: { kind: 'line', count: lines.length },
+    // A faceted chart: width and height are those of each panel, not of the whole figure.
+    spec: {
+      $schema: VEGA_LITE_SCHEMA,
+      background: 'white',
+      config: CONFIG,
+      data: { values },
+      facet: { row: { field: 'panel', type: 'nominal', sort: panels, title: null, header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 12 } } },
+      spec: {
+        width: WIDTH,
+        height: 140,
+        // A second measured a little over 100 % (timer jitter) stays inside its panel.
+        mark: { type: 'line', interpolate: 'linear', tooltip: true, clip: true },
+        encoding: {
+          x: { field: 'time', type: 'quantitative', title: 'time since start (s)' },
+          y: { field: 'cpuPercent', type: 'quantitative', title: 'CPU (% of host)', scale: { domain: [0, 100] } },
+          color: { field: 'node', type: 'nominal', title: 'node', sort: nodes, scale: { scheme: 'tableau10' } },
+        },
+      },
+    },
   };
 }

@@ -291,3 +291,15 @@ export function mergeMetricChunks(chunks: readonly (readonly MetricSeries[])[]):
   }
   return [...merged.values()];
 }
+
+/**
+ * One node's line in `rmqbench show`: `rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm no`.
+ * MB are 10^6 bytes; what a node has no series for is left out.
+ */
+export function formatNodeSummary(summary: NodeMetricsSummary): string {
+  const parts: string[] = [];
+  if (summary.maxCpuPercent !== undefined) parts.push(`CPU max ${summary.maxCpuPercent.toFixed(1)} %, median ${summary.medianCpuPercent!.toFixed(1)} %`);
+  if (summary.maxMemoryBytes !== undefined) parts.push(`RSS max ${Math.round(summary.maxMemoryBytes / 1_000_000).toLocaleString('en-US')} MB`);
+  if (summary.memoryAlarm !== undefined) parts.push(`memory alarm ${summary.memoryAlarm ? 'yes' : 'no'}`);
+  return `${summary.node}: ${parts.join('; ') || 'no CPU, memory or alarm series'}`;
+}

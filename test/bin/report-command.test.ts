@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
 import { reportCommand, ReportError, reportOverRuns, thesisChapter7Report } from '../../bin/report-command';
-import { SCENARIOS, steadySamples, storedRun, uniformRates } from './report-fixtures';
+import { SCENARIOS, steadyMetrics, steadySamples, storedRun, uniformRates } from './report-fixtures';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'rmqbench-report-'));
 const base = { catalog: defaultPriceCatalog, json: false, now: new Date('2026-01-01T00:00:00Z') };
@@ -49,14 +49,44 @@ describe('rmqbench report', () => {
     expect(stdout).toContain('inside the noise');
   });
 
-  it('writes one HTML file with the four charts and says so', async () => {
+  it('writes one HTML file with the five charts and says so', async () => {
     const out = join(dir(), 'r.html');
-    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 12_000])), steadySamples, { ...base, format: 'html', out });
-    expect(result.stdout).toBe(`wrote ${out} (4 charts: throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles)\n`);
+    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 12_000])), steadySamples, { ...base, format: 'html', out }, steadyMetrics);
+    expect(result.stdout).toBe(`wrote ${out} (5 charts: throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles, cpu-over-time)\n`);
     expect(result.warnings).toEqual([]);
     const html = readFileSync(out, 'utf8');
-    expect(html.match(/<figure class="chart"/g)).toHaveLength(4);
+    expect(html.match(/<figure class="chart"/g)).toHaveLength(5);
     expect(html).toContain('data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="8"');
+    // 8 repetitions, each with a broker node and the load generator.
+    expect(html).toContain('data-chart="cpu-over-time" data-mark-kind="line" data-expected-marks="16"');
+  });
+
+  it('a run stored without metrics (older runs) has no CPU chart and says why in one line', async () => {
+    const out = join(dir(), 'old.html');
+    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 12_000])), steadySamples, { ...base, format: 'html', out });
+    expect(result.stdout).toMatch(/\(4 charts: .*latency-percentiles\)\n$/);
+    expect(result.warnings).toEqual(['chart cpu-over-time left out: no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)']);
+  });
+
+  it('--json: each repetition\'s series name their node and metric; metrics errors are listed', async () => {
+    const stored = storedRun('r1', uniformRates([10_000]));
+    const first = stored.repetitions[0]!;
+    const withError = { ...stored, repetitions: [{ ...first, metricsError: 'management API failed in 2 of 7 second(s) (first: timeout)' }, ...stored.repetitions.slice(1)] };
+    const report = JSON.parse((await reportCommand(withError, steadySamples, { ...base, format: 'markdown', json: true }, steadyMetrics)).stdout as string) as {
+      repetitionMetrics: { scenarioId: string; repetition: number; source: string; series: { node: string; metric: string; unit: string; points: number[][] }[] }[];
+      metricsErrors: { scenarioId: string; repetition: number; metricsError: string }[];
+    };
+    expect(report.repetitionMetrics).toHaveLength(stored.repetitions.length);
+    expect(report.repetitionMetrics[0]).toEqual({
+      scenarioId: first.scenarioId,
+      repetition: 1,
+      source: 'local-proc',
+      series: [
+        { node: 'rmqbench1@localhost', metric: 'cpuPercent', unit: 'percent', points: [[1, 21], [2, 21], [3, 21], [4, 21], [5, 21]] },
+        { node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[1, 40], [2, 40], [3, 40], [4, 40], [5, 40]] },
+      ],
+    });
+    expect(report.metricsErrors).toEqual([{ scenarioId: first.scenarioId, repetition: 1, metricsError: 'management API failed in 2 of 7 second(s) (first: timeout)' }]);
   });
 
   it('an HTML report of a run without a successful repetition has no charts, lists the failures and warns', async () => {
@@ -80,8 +110,8 @@ describe('rmqbench report', () => {
   it('leaves out throughput-vs-queues when every cluster ran one queue count, and says why in one line (warning and HTML)', async () => {
     const out = join(dir(), 'one-queue.html');
     const oneQueueCount = Object.fromEntries(SCENARIOS.filter((id) => id.endsWith('@queues=1')).map((id) => [id, [10_000, 11_000]]));
-    const result = await reportCommand(storedRun('r1', oneQueueCount), steadySamples, { ...base, format: 'html', out });
-    expect(result.stdout).toBe(`wrote ${out} (3 charts: throughput-per-repetition, throughput-over-time, latency-percentiles)\n`);
+    const result = await reportCommand(storedRun('r1', oneQueueCount), steadySamples, { ...base, format: 'html', out }, steadyMetrics);
+    expect(result.stdout).toBe(`wrote ${out} (4 charts: throughput-per-repetition, throughput-over-time, latency-percentiles, cpu-over-time)\n`);
     const why = 'every scenario of a cluster uses the same queue count (1), so there is no line to draw';
     expect(result.warnings).toEqual([`chart throughput-vs-queues left out: ${why}`]);
     const html = readFileSync(out, 'utf8');
@@ -106,7 +136,7 @@ describe('rmqbench report', () => {
   it('warns, but still writes the report, when a cloud run\'s instance type is not in the catalog', async () => {
     const out = join(dir(), 'unknown.html');
     const run = storedRun('r1', uniformRates([1_000, 2_000]), { target: 'aws', environment: { instanceType: 'x9.mega' } });
-    const result = await reportCommand(run, steadySamples, { ...base, format: 'html', out });
+    const result = await reportCommand(run, steadySamples, { ...base, format: 'html', out }, steadyMetrics);
     expect(result.warnings).toEqual([expect.stringMatching(/^no price-performance section: unknown aws instance type "x9\.mega" in the price catalog; known: /)]);
     expect(readFileSync(out, 'utf8')).toContain('Not available: unknown aws instance type');
   });

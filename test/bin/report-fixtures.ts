@@ -1,5 +1,6 @@
 import { validatePlan } from '../../core/plan';
 import type { StoredRepetition } from '../../core/result-items';
+import type { RepetitionMetrics } from '../../core/host-metrics';
 import type { PerSecondSample, RunRecord } from '../../core/result-model';
 import { describe as stats } from '../../core/statistics';
 import type { ComparisonStore } from '../../bin/compare-command';
@@ -70,6 +71,12 @@ export function uniformRates(values: readonly (number | null)[]): Record<string,
 /** Five one-second samples of a steady rate. */
 export async function steadySamples(_runId: string, _scenarioId: string, repetition: number): Promise<PerSecondSample[]> {
   return [1, 2, 3, 4, 5].map((time) => ({ time, published: 1000 * repetition, returned: 0, confirmed: 0, nacked: 0, received: 1000 * repetition }));
+}
+
+/** Five seconds of CPU of one broker node and the load generator. */
+export async function steadyMetrics(_runId: string, _scenarioId: string, repetition: number): Promise<RepetitionMetrics> {
+  const cpu = (node: string, percent: number) => ({ node, metric: 'cpuPercent' as const, unit: 'percent' as const, points: [1, 2, 3, 4, 5].map((t) => [t, percent] as const) });
+  return { source: 'local-proc', series: [cpu('rmqbench1@localhost', 20 + repetition), cpu('load-generator', 40)] };
 }
 
 /**

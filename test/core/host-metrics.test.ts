@@ -5,6 +5,7 @@ import {
   MetricsValidationError,
   RepetitionMetrics,
   chunkMetricSeries,
+  formatNodeSummary,
   cpuPercentFromTicks,
   loadGeneratorBoundLine,
   loadGeneratorVerdict,
@@ -222,5 +223,15 @@ describe('rates from counters that come and go', () => {
       { tSeconds: 1, counters: new Map([['link', 20]]) },
     ];
     expect(ratesFromKeyedCounters(readings)).toEqual([[1, 0]]);
+  });
+});
+
+describe('the per-node line of rmqbench show', () => {
+  test('CPU max and median, RSS max in MB, alarm yes/no', () => {
+    expect(formatNodeSummary({ node: 'rmqbench1@localhost', maxCpuPercent: 23.46, medianCpuPercent: 19, maxMemoryBytes: 189_600_000, memoryAlarm: false })).toBe(
+      'rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm no',
+    );
+    expect(formatNodeSummary({ node: 'rmqbench2@localhost', memoryAlarm: true })).toBe('rmqbench2@localhost: memory alarm yes');
+    expect(formatNodeSummary({ node: 'load-generator', maxCpuPercent: 97, medianCpuPercent: 95, maxMemoryBytes: 400_000_000 })).toBe('load-generator: CPU max 97.0 %, median 95.0 %; RSS max 400 MB');
   });
 });

@@ -1,7 +1,11 @@
 jest.setTimeout(600_000);
 
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
+import { chromium } from 'playwright-core';
+import { reportCommand } from '../../bin/report-command';
+import { defaultPriceCatalog } from '../../core/cost-catalog';
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/host-metrics';
 import { parsePlanText } from '../../core/plan';
 import { LocalTarget } from '../../local/local-target';
@@ -9,12 +13,14 @@ import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
 import { newRunId, runPlan, type RunOutcome } from '../../local/run-plan';
 import type { ResultsStore } from '../../store/results-store';
+
+const CHROMIUM = '/usr/bin/chromium';
 import { startStore, tempDir } from './helpers';
 
 /*
  * A real local run on a 3-node cluster (quorum queue, 2 repetitions of 5 s): the sampler beside PerfTest stores,
  * per repetition, CPU, RSS and disk writes of each node's beam.smp and of PerfTest's JVM, and each node's memory
- * alarm, queue depth and network bytes from the management API.
+ * alarm, queue depth and network bytes from the management API; the HTML report draws the CPU lines (headless Chromium).
  */
 const plan = parsePlanText(
   `
@@ -100,6 +106,34 @@ describe('broker and host metrics of a real local run', () => {
       }
       // Quorum replication and the client connection move bytes: some node sent or received in some second.
       expect(Math.max(...NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)))).toBeGreaterThan(0);
+    }
+  });
+
+  test('the HTML report draws CPU over time: one line per node and the load generator in each repetition', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/setup.sh does)`);
+    const out = join(work.path, 'metrics.html');
+    const run = (await store.getRun(outcome.runId))!;
+    await reportCommand(
+      run,
+      (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition),
+      { format: 'html', json: false, out, catalog: defaultPriceCatalog },
+      (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
+    );
+    expect(readFileSync(out, 'utf8')).toContain('data-chart="cpu-over-time" data-mark-kind="line" data-expected-marks="8"');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`file://${out}`, { waitUntil: 'load' });
+      const drawn = await page.$$eval('figure[data-chart="cpu-over-time"] svg g.mark-line.role-mark path', (paths) =>
+        paths.map((path) => ({ d: ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length, label: (path as { getAttribute(name: string): string | null }).getAttribute('aria-label') ?? '' })),
+      );
+      // 2 repetitions × (3 nodes + the load generator), each a drawn path.
+      expect(drawn).toHaveLength(2 * (NODES.length + 1));
+      expect(drawn.every((path) => path.d > 5)).toBe(true);
+      for (const node of [...NODES, LOAD_GENERATOR_NODE]) expect(drawn.filter((path) => path.label.includes(`node: ${node}`))).toHaveLength(2);
+      await page.close();
+    } finally {
+      await browser.close();
     }
   });
 });

@@ -91,7 +91,7 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     const { code, stdout, stderr } = rmqbench('report', outcome.runId, '--format', 'html', '--out', 'report.html');
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^wrote .*report\.html \(4 charts: /);
+    expect(stdout).toMatch(/^wrote .*report\.html \(5 charts: /);
     const file = join(work.path, 'report.html');
     const html = readFileSync(file, 'utf8');
     expect(html).not.toMatch(/<script|<link|<img|@import|url\(/i);
@@ -128,6 +128,8 @@ describe('rmqbench report --format html on a real local run, rendered in headles
       { id: 'throughput-over-time', marks: repetitions },
       { id: 'throughput-vs-queues', marks: scenarios },
       { id: 'latency-percentiles', marks: scenarios * 5 },
+      // Each repetition: CPU of its one broker node and of the load generator.
+      { id: 'cpu-over-time', marks: repetitions * 2 },
     ]);
     for (const chart of charts) {
       expect(chart.nonEmptyPaths).toBe(chart.marks);
