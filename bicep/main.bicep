@@ -14,6 +14,13 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to every resource.')
 param tags object = {}
 
+@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the RabbitMQ-only parameters (broker texts, admin password, Erlang cookie, TLS) are still taken but unused by the brokers, and publicLoadBalancer must stay false.')
+@allowed([
+  'rabbitmq'
+  'kafka'
+])
+param broker string = 'rabbitmq'
+
 @description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking on its NIC; the Dsv5 sizes require it (acceleratedNetworking must stay true).')
 @allowed([
   'Standard_D2s_v5'
@@ -164,6 +171,9 @@ var tlsEnabled = publicLoadBalancer && !tlsGiven ? fail('publicLoadBalancer is t
 // https://learn.microsoft.com/azure/virtual-machines/fsv2-series ("Accelerated Networking: Supported"). Standard_F2s_v2 is left
 // out: the same page restricts it ("Accelerated networking can only be applied to a single NIC", footnote 4), the one size here
 // where the toggle would not mean the same thing as on the others.
+// A Kafka cluster has no load balancer: its clients reach each broker at its advertised private IP.
+var publicLoadBalancerChecked = broker == 'kafka' && publicLoadBalancer ? fail('publicLoadBalancer is true, but broker is kafka: Kafka clients reach each broker at its advertised private IP, and there is no load balancer to make public.') : publicLoadBalancer
+
 var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
 module network 'modules/network.bicep' = {
@@ -198,7 +208,7 @@ module secrets 'modules/secrets.bicep' = {
   }
 }
 
-module cluster 'modules/cluster.bicep' = {
+module cluster 'modules/cluster.bicep' = if (broker == 'rabbitmq') {
   name: '${deployment().name}-cluster'
   params: {
     namePrefix: namePrefix
@@ -210,7 +220,7 @@ module cluster 'modules/cluster.bicep' = {
     availabilityZones: availabilityZones
     acceleratedNetworking: acceleratedNetworkingChecked
     encryptionAtHost: encryptionAtHost
-    publicLoadBalancer: publicLoadBalancer
+    publicLoadBalancer: publicLoadBalancerChecked
     tlsEnabled: tlsEnabled
     tlsCertificateSecretName: secrets.outputs.tlsCertificateSecretName
     tlsPrivateKeySecretName: secrets.outputs.tlsPrivateKeySecretName
@@ -224,6 +234,28 @@ module cluster 'modules/cluster.bicep' = {
     keyVaultName: secrets.outputs.name
     erlangCookieSecretName: secrets.outputs.erlangCookieSecretName
     adminPasswordSecretName: secrets.outputs.adminPasswordSecretName
+  }
+}
+
+// Kafka brokers in the cluster subnet, each with a static private IP (its advertised listener), PLAINTEXT inside the VNet:
+// the NSG's rules name only RabbitMQ's ports, so 9092/9093 fall to Azure's default AllowVnetInBound
+// (https://learn.microsoft.com/azure/virtual-network/network-security-groups-overview#default-security-rules) and the
+// default DenyAllInBound keeps them from the internet.
+module kafkaCluster 'modules/kafka-cluster.bicep' = if (broker == 'kafka') {
+  name: '${deployment().name}-kafka'
+  params: {
+    namePrefix: namePrefix
+    location: location
+    tags: tags
+    subnetResourceId: network.outputs.clusterSubnetResourceId
+    subnetAddressPrefix: clusterSubnetPrefix
+    vmSize: clusterVmSize
+    brokerCount: instanceCount
+    availabilityZones: availabilityZones
+    acceleratedNetworking: acceleratedNetworkingChecked
+    encryptionAtHost: encryptionAtHost
+    adminUsername: adminUsername
+    adminSshPublicKey: adminSshPublicKey
   }
 }
 
@@ -247,16 +279,16 @@ module loadGenerator 'modules/loadgen.bicep' = {
 }
 
 @description('AMQP endpoint of the cluster through the load balancer, e.g. amqp://10.20.1.4:5672.')
-output amqpEndpoint string = cluster.outputs.amqpEndpoint
+output amqpEndpoint string = broker == 'rabbitmq' ? cluster.outputs.amqpEndpoint : ''
 
 @description('Management UI/API URL of the cluster through the load balancer.')
-output managementUrl string = cluster.outputs.managementUrl
+output managementUrl string = broker == 'rabbitmq' ? cluster.outputs.managementUrl : ''
 
 @description('AMQPS endpoint through the load balancer (amqps://<address>:5671), pinned to tlsCertificatePem; empty without TLS.')
-output amqpsEndpoint string = cluster.outputs.amqpsEndpoint
+output amqpsEndpoint string = broker == 'rabbitmq' ? cluster.outputs.amqpsEndpoint : ''
 
 @description('Management API over HTTPS through the load balancer (https://<address>:15671), pinned to tlsCertificatePem; empty without TLS.')
-output managementHttpsUrl string = cluster.outputs.managementHttpsUrl
+output managementHttpsUrl string = broker == 'rabbitmq' ? cluster.outputs.managementHttpsUrl : ''
 
 @description('The TLS listeners\' certificate as given (PEM, public: the key stays in Key Vault). Clients pin it; empty without TLS.')
 output tlsCertificatePem string = tlsCertificatePem
@@ -268,13 +300,13 @@ output tlsCertificateSecretName string = secrets.outputs.tlsCertificateSecretNam
 output tlsPrivateKeySecretName string = secrets.outputs.tlsPrivateKeySecretName
 
 @description('The resource ID of the RabbitMQ scale set.')
-output scaleSetResourceId string = cluster.outputs.resourceId
+output scaleSetResourceId string = broker == 'rabbitmq' ? cluster.outputs.resourceId : ''
 
 @description('The resource ID of the load generator VM.')
 output loadGeneratorResourceId string = loadGenerator.outputs.resourceId
 
 @description('The resource ID of the load balancer.')
-output loadBalancerResourceId string = cluster.outputs.loadBalancerResourceId
+output loadBalancerResourceId string = broker == 'rabbitmq' ? cluster.outputs.loadBalancerResourceId : ''
 
 @description('The name of the Key Vault holding the Erlang cookie and the admin password.')
 output keyVaultName string = secrets.outputs.name
@@ -285,3 +317,6 @@ output adminPasswordSecretName string = secrets.outputs.adminPasswordSecretName
 
 @description('The client ID of the load generator\'s user-assigned identity, which may read `adminPasswordSecretName` (Key Vault Secrets User).')
 output loadGeneratorIdentityClientId string = loadGenerator.outputs.identityClientId
+
+@description('Kafka bootstrap.servers (the brokers\' static private IPs, port 9092, PLAINTEXT inside the VNet); empty when broker is rabbitmq.')
+output kafkaBootstrapServers string = broker == 'kafka' ? kafkaCluster.outputs.bootstrapServers : ''

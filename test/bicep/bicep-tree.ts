@@ -154,9 +154,13 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
         });
         break;
       }
-      case 'module_declaration':
-        modules.push({ name, node: statement, decorators, path: stringLiteral(children[1] as Node), body: children[children.length - 1] as Node });
+      case 'module_declaration': {
+        // A conditional module (`= if (condition) { ... }`): the body is the if_statement's object, as for resources.
+        const last = children[children.length - 1] as Node;
+        const body = last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
+        modules.push({ name, node: statement, decorators, path: stringLiteral(children[1] as Node), body });
         break;
+      }
       case 'output_declaration':
         outputs.set(name, { name, node: statement, decorators, type: first(statement, 'type').text, value: children[2] as Node });
         break;

@@ -56,7 +56,7 @@ describe('every template follows the parameter and output conventions', () => {
       expect.arrayContaining(['amqpEndpoint', 'managementUrl', 'scaleSetResourceId', 'loadGeneratorResourceId']),
     );
     expect(file('main.bicep').modules.map((module) => module.path).sort()).toEqual(
-      ['modules/cluster.bicep', 'modules/loadgen.bicep', 'modules/network.bicep', 'modules/secrets.bicep'].sort(),
+      ['modules/cluster.bicep', 'modules/kafka-cluster.bicep', 'modules/loadgen.bicep', 'modules/network.bicep', 'modules/secrets.bicep'].sort(),
     );
   });
 
@@ -107,7 +107,8 @@ describe('secrets', () => {
         }
       }
     }
-    expect(customDataSeen).toBe(2);
+    // The RabbitMQ scale set, the load generator and the Kafka brokers.
+    expect(customDataSeen).toBe(3);
   });
 
   test('secure values passed to a module land in @secure() module parameters, and only the secrets module gets them', () => {
