@@ -134,8 +134,9 @@ export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
     },
     [STATE.ingestRepetition]: task(
       STATE.ingestRepetition,
-      // launch: on AWS the host metrics are read from CloudWatch by the cluster stack's name (launch.clusterId).
-      { 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'item.$': '$.item', 'check.$': '$.check' },
+      // launch and readiness: the host metrics are read from CloudWatch by the cluster stack's name (launch.clusterId),
+      // from Azure Monitor by the deployment's resource ids (readiness.outputs).
+      { 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item', 'check.$': '$.check' },
       { ResultPath: '$.ingested', Next: STATE.isPauseNeeded },
     ),
     [STATE.isPauseNeeded]: {

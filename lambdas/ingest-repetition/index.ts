@@ -7,14 +7,32 @@ import { requireEnv } from '../shared/env';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
 import { ingestFromS3, type HostMetricsSource } from './logic';
 
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
+const azureMetrics = () => import('./azure-metrics');
+
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const store = new ResultsStore(new DynamoDBClient({}), requireEnv('RESULTS_TABLE'));
 const s3 = new S3Client({});
 const cloudwatch = new CloudWatchClient({});
 
-export const handler = async (event: { runId: string; target?: WorkflowTarget; launch?: { clusterId?: string }; item: ScheduledRepetition }) => {
-  // AWS clusters publish host metrics to CloudWatch under their stack name, the cluster id LaunchCluster returned.
+interface IngestEvent {
+  readonly runId: string;
+  readonly target?: WorkflowTarget;
+  readonly launch?: { readonly clusterId?: string };
+  readonly readiness?: { readonly outputs?: Record<string, string> };
+  readonly item: ScheduledRepetition;
+}
+
+/** Where a repetition's host metrics come from: CloudWatch for an AWS cluster stack, Azure Monitor for an Azure deployment. */
+function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
   const clusterId = event.launch?.clusterId;
-  const hostMetrics: HostMetricsSource | undefined = event.target === 'aws' && clusterId ? (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window) : undefined;
-  return ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetrics);
-};
+  if (event.target === 'aws' && clusterId) return (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window);
+  if (event.target === 'azure') {
+    const outputs = event.readiness?.outputs ?? {};
+    return async (window) => (await azureMetrics()).azureMonitorHostMetrics((await (await azureTarget()).azureClientsFromEnv()).clients, outputs, window);
+  }
+  return undefined;
+}
+
+export const handler = async (event: IngestEvent) => ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event));

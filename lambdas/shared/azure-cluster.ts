@@ -16,6 +16,8 @@ export const DEPLOYMENTS_API_VERSION = '2024-03-01';
 export interface AzureClients {
   readonly resources: ResourceManagementClient;
   readonly compute: ComputeManagementClient;
+  /** The ARM endpoint the clients send to, for requests no client covers (Azure Monitor metrics). @default https://management.azure.com */
+  readonly endpoint?: string;
 }
 
 /** Where the ARM clients send their requests: `endpoint` replaces https://management.azure.com (sovereign clouds, a local ARM emulator), `tlsOptions.ca` trusts its certificate. */
@@ -27,7 +29,11 @@ export interface AzureClientOptions {
 /** The ARM clients of one subscription. */
 export function azureClients(credential: TokenCredential, subscriptionId: string, clientOptions: AzureClientOptions = {}): AzureClients {
   const options = { ...(clientOptions.endpoint ? { endpoint: clientOptions.endpoint } : {}), ...(clientOptions.tlsOptions ? { tlsOptions: { ...clientOptions.tlsOptions } } : {}) };
-  return { resources: new ResourceManagementClient(credential, subscriptionId, options), compute: new ComputeManagementClient(credential, subscriptionId, options) };
+  return {
+    resources: new ResourceManagementClient(credential, subscriptionId, options),
+    compute: new ComputeManagementClient(credential, subscriptionId, options),
+    endpoint: clientOptions.endpoint ?? 'https://management.azure.com',
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Node } from 'web-tree-sitter';
 import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES, worldOpenReason } from '../../core/source-prefixes';
+import { AZURE_METRICS_OUTPUTS } from '../../lambdas/ingest-repetition/azure-metrics';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
 import { BICEP_DIR, isExpression, listFiles, literal, parameterDependencies, parseBicepFile, propertyValues, relativeToBicep } from './bicep-tree';
 
@@ -58,6 +59,17 @@ describe('every template follows the parameter and output conventions', () => {
     expect(file('main.bicep').modules.map((module) => module.path).sort()).toEqual(
       ['modules/cluster.bicep', 'modules/kafka-cluster.bicep', 'modules/loadgen.bicep', 'modules/network.bicep', 'modules/secrets.bicep'].sort(),
     );
+  });
+
+  test('host metrics need no agent: IngestRepetition reads Azure Monitor platform metrics of the resources whose ids main.bicep outputs (the scale set per VM, the load generator VM)', () => {
+    // Platform metrics ("Percentage CPU", "Disk Write Bytes", "Network In/Out Total") exist for every VM and scale set
+    // without an agent or data collection rule; what the fetch needs is the two resource ids (AZURE_METRICS_OUTPUTS).
+    const main = file('main.bicep');
+    for (const name of AZURE_METRICS_OUTPUTS) expect({ name, output: main.outputs.get(name)?.value.text }).toEqual({ name, output: expect.stringMatching(/^(cluster|loadGenerator)\.outputs\.resourceId$/) });
+    expect(main.outputs.get('scaleSetResourceId')?.value.text).toBe('cluster.outputs.resourceId');
+    expect(file('modules/cluster.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`);
+    expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
+    expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`);
   });
 
   test('declarations come in STYLE.md order: targetScope, parameters, variables, resources/modules, outputs', () => {

@@ -21,7 +21,7 @@ beforeAll(() => {
 const bundle = (name: string) => report.find((entry) => entry.name === name)!;
 
 /** Functions that never call Azure, whatever the target. */
-const NEVER_AZURE = ['validate-plan', 'run-record', 'ingest-repetition'];
+const NEVER_AZURE = ['validate-plan', 'run-record'];
 const KB = 1024;
 
 describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
@@ -41,6 +41,8 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
     for (const name of ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
       expect(bundle(name).packages).toEqual(expect.arrayContaining(['@azure/arm-compute', '@azure/arm-resources', '@azure/identity']));
     }
+    // IngestRepetition reads an Azure repetition's host metrics from Azure Monitor with the ARM credential.
+    expect(bundle('ingest-repetition').packages).toEqual(expect.arrayContaining(['@azure/arm-resources', '@azure/identity', '@azure/core-rest-pipeline']));
     for (const name of NEVER_AZURE) expect({ name, azure: bundle(name).packages.filter((pkg) => pkg.startsWith('@azure')) }).toEqual({ name, azure: [] });
   });
 

@@ -50,8 +50,8 @@ export interface FakeRunCommand {
 /**
  * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
  * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
- * and GET, virtualMachines GET, and managed Run Commands (virtualMachines/runCommands PUT / GET with
- * $expand=instanceView / DELETE).
+ * and GET, virtualMachines GET, managed Run Commands (virtualMachines/runCommands PUT / GET with
+ * $expand=instanceView / DELETE), and Azure Monitor metrics of VMs and scale sets (from `metricValues`).
  * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
  * HTTPS with a throw-away self-signed certificate: the SDK's bearer-token policy refuses plain http.
  */
@@ -61,6 +61,11 @@ export class FakeArm {
   readonly deployments = new Map<string, { body: { properties: { template: unknown; parameters: Record<string, { value: unknown }> } }; gets: number }>();
   /** Managed Run Commands by `<resource group>/<vm>/<name>` (deleted ones are removed). */
   readonly runCommands = new Map<string, FakeRunCommand>();
+  /**
+   * Azure Monitor platform metric values by resource id (lower case): what the platform would have recorded, one value
+   * per metric, minute and VM (`vmName` for a scale set's instances, absent for a single VM).
+   */
+  readonly metricValues = new Map<string, { metric: string; vmName?: string; timeStamp: string; value: number }[]>();
   private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
   private server?: Server;
   private next = 0;
@@ -199,6 +204,9 @@ export class FakeArm {
         return send(200);
       }
     }
+    if ((match = /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/Microsoft\.Compute\/(?:virtualMachines|virtualMachineScaleSets)\/[^/]+)\/providers\/Microsoft\.Insights\/metrics$/i.exec(path)) && request.method === 'GET') {
+      return this.metrics(decodeURIComponent(match[1]!), url.searchParams, send);
+    }
     if ((match = /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Fake\/operations\/([^/]+)$/.exec(path)) && request.method === 'GET') {
       const state = this.operations.get(match[1]!);
       if (!state) return send(404, { error: { code: 'NotFound', message: `operation ${match[1]} not found` } });
@@ -207,6 +215,46 @@ export class FakeArm {
       return send(result.status, result.body);
     }
     return send(400, { error: { code: 'UnexpectedRequest', message: `the fake ARM endpoint does not answer ${request.method} ${path}` } });
+  }
+
+  /**
+   * Metrics - List (GET {resourceUri}/providers/Microsoft.Insights/metrics, azure-rest-api-specs
+   * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json and its GetMetric.json
+   * example): api-version 2023-10-01, `timespan` start/end, `interval`, comma-separated `metricnames`, `aggregation`,
+   * optionally `$filter=VMName eq '*'` to split a scale set's series per VM (metadatavalues name "vmname"). A metric the
+   * resource type does not have is a 400 BadRequest, as ARM answers an unknown metric name.
+   */
+  private metrics(resourceId: string, query: URLSearchParams, send: (status: number, payload?: unknown) => void): void {
+    if (query.get('api-version') !== '2023-10-01') return send(400, { error: { code: 'InvalidApiVersionParameter', message: `The api-version '${query.get('api-version')}' is invalid for Microsoft.Insights/metrics in the fake (2023-10-01).` } });
+    const timespan = /^([^/]+)\/([^/]+)$/.exec(query.get('timespan') ?? '');
+    const names = (query.get('metricnames') ?? '').split(',').filter(Boolean);
+    if (!timespan || names.length === 0 || !query.get('interval')) return send(400, { error: { code: 'BadRequest', message: `timespan, interval and metricnames are required (got ${query.toString()})` } });
+    const [from, to] = [Date.parse(timespan[1]!), Date.parse(timespan[2]!)];
+    const known = ['Percentage CPU', 'Disk Write Bytes', 'Network In Total', 'Network Out Total', 'Available Memory Bytes'];
+    const unknown = names.find((name) => !known.includes(name));
+    if (unknown) return send(400, { error: { code: 'BadRequest', message: `Failed to find metric configuration for provider: Microsoft.Compute, resource Type: virtualMachineScaleSets, metric: ${unknown}, Valid metrics: ${known.join(',')}` } });
+    const filter = query.get('$filter');
+    if (filter !== null && filter !== "VMName eq '*'") return send(400, { error: { code: 'BadRequest', message: `the fake understands $filter=VMName eq '*' only, got ${filter}` } });
+    const aggregations = (query.get('aggregation') ?? 'average').split(',');
+    const recorded = (this.metricValues.get(resourceId.toLowerCase()) ?? []).filter((entry) => Date.parse(entry.timeStamp) >= from && Date.parse(entry.timeStamp) < to);
+    const value = names.map((name) => {
+      const ofMetric = recorded.filter((entry) => entry.metric === name);
+      const groups = filter ? [...new Set(ofMetric.map((entry) => entry.vmName ?? ''))] : [undefined];
+      return {
+        id: `${resourceId}/providers/Microsoft.Insights/metrics/${name}`,
+        type: 'Microsoft.Insights/metrics',
+        name: { value: name, localizedValue: name },
+        unit: name === 'Percentage CPU' ? 'Percent' : 'Bytes',
+        timeseries: groups.map((vmName) => ({
+          metadatavalues: vmName === undefined ? [] : [{ name: { value: 'vmname', localizedValue: 'vmname' }, value: vmName }],
+          data: ofMetric
+            .filter((entry) => vmName === undefined || entry.vmName === vmName)
+            .map((entry) => ({ timeStamp: entry.timeStamp, ...Object.fromEntries(aggregations.map((aggregation) => [aggregation, entry.value])) })),
+        })),
+        errorCode: 'Success',
+      };
+    });
+    send(200, { cost: 0, timespan: query.get('timespan'), interval: query.get('interval'), value, namespace: resourceId.includes('virtualMachineScaleSets') ? 'microsoft.compute/virtualmachinescalesets' : 'microsoft.compute/virtualmachines', resourceregion: 'westeurope' });
   }
 
   /** The VM agent's part: named and protected parameters become the script's environment (Linux), then the script's result. */

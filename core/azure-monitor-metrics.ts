@@ -1,0 +1,91 @@
+import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type MetricSeries, type RepetitionMetrics } from './host-metrics';
+
+/**
+ * Host metrics of an Azure repetition from Azure Monitor's platform metrics, which Azure collects for every VM and
+ * scale set without an agent. Names, aggregations, dimensions and time grains as "Supported metrics for
+ * Microsoft.Compute/virtualMachineScaleSets" and ".../virtualMachines" list them
+ * (learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics):
+ * PT1M grain; on a scale set each metric splits by the VMName dimension.
+ *
+ * Not mapped: memory. The platform metric is "Available Memory Bytes" (free memory), and used memory would need the
+ * VM size's total, which the metrics API does not return; memoryBytes needs the Azure Monitor agent and a data
+ * collection rule, not deployed.
+ */
+
+/** Microsoft.Insights/metrics API version (azure-rest-api-specs specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json). */
+export const AZURE_MONITOR_API_VERSION = '2023-10-01';
+/** The finest time grain of the VM platform metrics. */
+export const AZURE_INTERVAL_SECONDS = 60;
+/** The scale-set dimension that names the instance (the API returns dimension names in lower case, e.g. "vmname"). */
+export const VM_NAME_DIMENSION = 'VMName';
+
+export const AZURE_METRICS = [
+  // Average over the minute of the share of the VM's allocated compute units in use: all its vCPUs.
+  { name: 'Percentage CPU', aggregation: 'average', metric: 'cpuPercent' },
+  // Total bytes in the minute (Aggregation "Total"): divided by 60 for bytes per second.
+  { name: 'Disk Write Bytes', aggregation: 'total', metric: 'diskWriteBytesPerSecond' },
+  { name: 'Network In Total', aggregation: 'total', metric: 'networkBytesPerSecond' },
+  { name: 'Network Out Total', aggregation: 'total', metric: 'networkBytesPerSecond' },
+] as const satisfies readonly { name: string; aggregation: 'average' | 'total'; metric: MetricName }[];
+
+/** The response body of GET {resourceUri}/providers/Microsoft.Insights/metrics (the "Response" definition of metrics_API.json), the parts read. */
+export interface AzureMetricsResponse {
+  readonly value?: readonly {
+    readonly name?: { readonly value?: string };
+    readonly timeseries?: readonly {
+      readonly metadatavalues?: readonly { readonly name?: { readonly value?: string }; readonly value?: string }[];
+      readonly data?: readonly { readonly timeStamp?: string; readonly average?: number; readonly total?: number }[];
+    }[];
+  }[];
+}
+
+/** The query of one metrics request: the repetition's window widened to whole minutes, every mapped metric, split by VMName on a scale set. */
+export function azureMetricsQuery(window: { startedAt: Date; finishedAt: Date }, splitByVmName: boolean): string {
+  const minute = AZURE_INTERVAL_SECONDS * 1000;
+  const start = new Date(Math.floor(window.startedAt.getTime() / minute) * minute).toISOString();
+  const end = new Date(Math.ceil(window.finishedAt.getTime() / minute) * minute).toISOString();
+  const parameters: [string, string][] = [
+    ['api-version', AZURE_MONITOR_API_VERSION],
+    ['timespan', `${start}/${end}`],
+    ['interval', 'PT1M'],
+    ['metricnames', AZURE_METRICS.map((metric) => metric.name).join(',')],
+    ['aggregation', 'average,total'],
+    ...(splitByVmName ? [['$filter', `${VM_NAME_DIMENSION} eq '*'`] as [string, string]] : []),
+  ];
+  return parameters.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
+}
+
+/**
+ * The model's series from metrics responses: a scale set's series per VM (its VMName) and the load generator's as
+ * `load-generator`; values of metrics that map to the same model metric (network in + out) are added per minute,
+ * totals divided by the minute. A minute that began before the repetition is placed at 0.
+ */
+export function hostMetricsFromAzureMonitor(responses: readonly { body: AzureMetricsResponse; node?: string }[], startedAt: Date): RepetitionMetrics {
+  const sums = new Map<string, { node: string; metric: MetricName; byTime: Map<number, number> }>();
+  for (const { body, node: fixedNode } of responses) {
+    for (const metricResult of body.value ?? []) {
+      const mapping = AZURE_METRICS.find((candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase());
+      if (!mapping) continue;
+      for (const series of metricResult.timeseries ?? []) {
+        const vmName = series.metadatavalues?.find((entry) => (entry.name?.value ?? '').toLowerCase() === VM_NAME_DIMENSION.toLowerCase())?.value;
+        const node = fixedNode ?? vmName;
+        if (!node) continue;
+        const key = `${node}\u0000${mapping.metric}`;
+        const entry = sums.get(key) ?? { node, metric: mapping.metric, byTime: new Map<number, number>() };
+        sums.set(key, entry);
+        for (const point of series.data ?? []) {
+          const raw = mapping.aggregation === 'average' ? point.average : point.total;
+          // A minute without data has no aggregation value: no point rather than a zero.
+          if (raw === undefined || !Number.isFinite(raw) || !point.timeStamp) continue;
+          const t = Math.max(0, Math.round((Date.parse(point.timeStamp) - startedAt.getTime()) / 1000));
+          const value = mapping.aggregation === 'total' ? raw / AZURE_INTERVAL_SECONDS : raw;
+          entry.byTime.set(t, (entry.byTime.get(t) ?? 0) + value);
+        }
+      }
+    }
+  }
+  const series: MetricSeries[] = [...sums.values()]
+    .map(({ node, metric, byTime }) => ({ node, metric, unit: UNIT_OF[metric], points: [...byTime.entries()].sort(([a], [b]) => a - b).map(([t, value]): MetricPoint => [t, Math.max(0, value)]) }))
+    .sort((a, b) => (a.node === b.node ? a.metric.localeCompare(b.metric) : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node)));
+  return { source: 'azure-monitor', series };
+}

@@ -1,0 +1,62 @@
+import type { TokenCredential } from '@azure/core-auth';
+import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
+import { azureClients, type AzureClients } from '../../lambdas/shared/azure-cluster';
+import { FakeArm } from './fake-arm';
+
+// The real ARM client pipeline (bearer token, TLS) against the fake ARM endpoint's Azure Monitor metrics API
+// (metrics_API.json 2023-10-01 shape: value[].name.value, timeseries[].metadatavalues / data[].timeStamp + average / total).
+
+const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+const GROUP = 'rmqbench-run-1-c1';
+const SCALE_SET = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/rmqbench-cluster`;
+const LOAD_GENERATOR = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
+const outputs = { scaleSetResourceId: SCALE_SET, loadGeneratorResourceId: LOAD_GENERATOR };
+// The repetition ran 13:00:20 .. 13:02:40; the platform records one value per minute.
+const window = { startedAt: '2026-11-23T13:00:20.000Z', finishedAt: '2026-11-23T13:02:40.000Z' };
+const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
+
+describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure Monitor (ARM client pipeline, fake ARM)', () => {
+  let arm: FakeArm;
+  let clients: AzureClients;
+  beforeEach(async () => {
+    arm = new FakeArm();
+    await arm.start();
+    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+  });
+  afterEach(async () => arm.stop());
+
+  test('per VM of the scale set and for the load generator: CPU %, disk writes and network in + out per second', async () => {
+    const record = (resource: string, metric: string, vmName: string | undefined, values: number[]) =>
+      arm.metricValues.set(resource.toLowerCase(), [...(arm.metricValues.get(resource.toLowerCase()) ?? []), ...values.map((value, index) => ({ metric, vmName, timeStamp: minute(index), value }))]);
+    record(SCALE_SET, 'Percentage CPU', 'rmqbench-cluster_1a2b3c', [30, 60, 45]);
+    record(SCALE_SET, 'Percentage CPU', 'rmqbench-cluster_4d5e6f', [10, 20, 15]);
+    record(SCALE_SET, 'Disk Write Bytes', 'rmqbench-cluster_1a2b3c', [6000, 12000, 600]);
+    record(SCALE_SET, 'Network In Total', 'rmqbench-cluster_1a2b3c', [60_000, 120_000, 6000]);
+    record(SCALE_SET, 'Network Out Total', 'rmqbench-cluster_1a2b3c', [6000, 6000, 6000]);
+    // The 4th minute (13:03) is after the window and not read.
+    record(LOAD_GENERATOR, 'Percentage CPU', undefined, [92, 95, 40, 99]);
+
+    const metrics = await azureMonitorHostMetrics(clients, outputs, window);
+    expect(metrics.source).toBe('azure-monitor');
+    const points = (node: string, metric: string) => metrics.series.find((one) => one.node === node && one.metric === metric)?.points;
+    // Minute 13:00 began before the repetition (13:00:20): placed at 0; 13:01 at 40 s, 13:02 at 100 s.
+    expect(points('rmqbench-cluster_1a2b3c', 'cpuPercent')).toEqual([[0, 30], [40, 60], [100, 45]]);
+    expect(points('rmqbench-cluster_4d5e6f', 'cpuPercent')).toEqual([[0, 10], [40, 20], [100, 15]]);
+    expect(points('rmqbench-cluster_1a2b3c', 'diskWriteBytesPerSecond')).toEqual([[0, 100], [40, 200], [100, 10]]);
+    expect(points('rmqbench-cluster_1a2b3c', 'networkBytesPerSecond')).toEqual([[0, 1100], [40, 2100], [100, 200]]);
+    expect(points('load-generator', 'cpuPercent')).toEqual([[0, 92], [40, 95], [100, 40]]);
+    expect(metrics.series.some((one) => one.metric === 'memoryBytes')).toBe(false);
+
+    const requests = arm.requests.filter((request) => request.path.endsWith('/providers/Microsoft.Insights/metrics'));
+    expect(requests.map((request) => [request.path, request.apiVersion, request.authorization])).toEqual([
+      [`${SCALE_SET}/providers/Microsoft.Insights/metrics`, '2023-10-01', 'Bearer fake-token'],
+      [`${LOAD_GENERATOR}/providers/Microsoft.Insights/metrics`, '2023-10-01', 'Bearer fake-token'],
+    ]);
+  });
+
+  test('a deployment without the resource-id outputs, or a refused request, is an error naming what was wrong', async () => {
+    await expect(azureMonitorHostMetrics(clients, { loadGeneratorResourceId: LOAD_GENERATOR }, window)).rejects.toThrow(/lacks the output\(s\) scaleSetResourceId: deploy the current bicep\/main.bicep/);
+    const elsewhere = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/lb`;
+    await expect(azureMonitorHostMetrics(clients, { scaleSetResourceId: elsewhere, loadGeneratorResourceId: LOAD_GENERATOR }, window)).rejects.toThrow(/Azure Monitor answered 400 for the metrics of .*loadBalancers\/lb: UnexpectedRequest/);
+  });
+});
