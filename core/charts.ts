@@ -292,11 +292,11 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
       spec: {
         width: WIDTH,
         height: 140,
-        // A second measured a little over 100 % (timer jitter) stays inside its panel.
-        mark: { type: 'line', interpolate: 'linear', tooltip: true, clip: true },
+        mark: { type: 'line', interpolate: 'linear', tooltip: true },
         encoding: {
           x: { field: 'time', type: 'quantitative', title: 'time since start (s)' },
-          y: { field: 'cpuPercent', type: 'quantitative', title: 'CPU (% of host)', scale: { domain: [0, 100] } },
+          // 0..100 % of the host, widened when a second measured a little more (sampling jitter): no line leaves its panel.
+          y: { field: 'cpuPercent', type: 'quantitative', title: 'CPU (% of host)', scale: { domain: [0, Math.max(100, Math.ceil(Math.max(0, ...values.map((value) => value.cpuPercent))))] } },
           color: { field: 'node', type: 'nominal', title: 'node', sort: nodes, scale: { scheme: 'tableau10' } },
         },
       },

@@ -46,3 +46,17 @@ describe('CPU over time chart', () => {
     expect(svg).toContain('load-generator');
   });
 });
+
+describe('CPU over time chart scale', () => {
+  test('0..100 % of the host, widened to a second measured above 100 %', () => {
+    const domain = (values: number[]) =>
+      ((cpuOverTimeChart([{ scenarioId: 's', repetition: 1, metrics: { source: 't', series: [cpu('n', values)] } }]).spec.spec as { encoding: { y: { scale: { domain: number[] } } } }).encoding.y.scale.domain);
+    expect(domain([10, 20])).toEqual([0, 100]);
+    expect(domain([10, 100.4])).toEqual([0, 101]);
+  });
+
+  test('the rendered SVG refers to nothing (no url(), which the self-contained HTML report forbids)', async () => {
+    const [svg] = await renderVegaLiteToSvg([cpuOverTimeChart(repetitions).spec]);
+    expect(svg).not.toMatch(/url\(/);
+  });
+});
