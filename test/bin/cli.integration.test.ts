@@ -39,9 +39,20 @@ workloads:
     expect((JSON.parse(runs.stdout) as { runId: string }[]).map((r) => r.runId)).toContain(outcome.runId);
 
     const show = rmqbench('show', outcome.runId, '--json');
-    const stored = JSON.parse(show.stdout) as { repetitions: { status: string; result: { summary: { receiveRateAvg: number } } }[] };
+    const stored = JSON.parse(show.stdout) as {
+      repetitions: { status: string; result: { summary: { receiveRateAvg: number } }; metrics: { series: { node: string; metric: string; points: number[][] }[] } }[];
+    };
     expect(stored.repetitions).toHaveLength(2);
     for (const rep of stored.repetitions) expect(rep.result.summary.receiveRateAvg).toBeGreaterThan(0);
+    // Each repetition's metrics: every series names its node and metric.
+    for (const rep of stored.repetitions) {
+      const cpu = rep.metrics.series.filter((series) => series.metric === 'cpuPercent').map((series) => series.node).sort();
+      expect(cpu).toEqual(['load-generator', 'rmqbench1@localhost']);
+    }
+    const human = rmqbench('show', outcome.runId);
+    expect(human.status).toBe(0);
+    expect(human.stdout).toMatch(/^ {4}rmqbench1@localhost: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB; memory alarm no$/m);
+    expect(human.stdout).toMatch(/^ {4}load-generator: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB$/m);
 
     const report = rmqbench('report', outcome.runId);
     expect(report.status).toBe(0);
