@@ -54,6 +54,14 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     ]);
   });
 
+  test('a Kafka deployment (empty scaleSetResourceId) gets its load generator\'s metrics only', async () => {
+    arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 50 }]);
+    const metrics = await azureMonitorHostMetrics(clients, { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR }, window);
+    expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['load-generator']);
+    expect(metrics.series.find((one) => one.metric === 'cpuPercent')).toEqual({ node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[40, 50]] });
+    expect(arm.requests.filter((request) => request.path.endsWith('/metrics')).map((request) => request.path)).toEqual([`${LOAD_GENERATOR}/providers/Microsoft.Insights/metrics`]);
+  });
+
   test('a deployment without the resource-id outputs, or a refused request, is an error naming what was wrong', async () => {
     await expect(azureMonitorHostMetrics(clients, { loadGeneratorResourceId: LOAD_GENERATOR }, window)).rejects.toThrow(/lacks the output\(s\) scaleSetResourceId: deploy the current bicep\/main.bicep/);
     const elsewhere = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/lb`;
