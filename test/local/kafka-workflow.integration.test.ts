@@ -78,6 +78,14 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(kafka.result!.summary.confirmLatency!.median);
       expect(kafka.perfTestArgs.join(' ')).toMatch(/^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 6000 --record-size 100 --throughput 2000/);
       expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
+      // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue depth).
+      const metrics = (await store.getMetrics(runId, 'kafka-3/steady', 1))!;
+      expect(kafka.metricsError).toBeUndefined();
+      expect([...new Set(metrics.series.map((series) => series.node))].sort()).toEqual(['kafka1', 'kafka2', 'kafka3', 'load-generator']);
+      expect([...new Set(metrics.series.map((series) => series.metric))].sort()).toEqual(['cpuPercent', 'diskWriteBytesPerSecond', 'memoryBytes']);
+      const toolCpu = metrics.series.find((series) => series.node === 'load-generator' && series.metric === 'cpuPercent')!.points;
+      expect(toolCpu.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...toolCpu.map(([, value]) => value))).toBeGreaterThan(0);
       const rabbit = stored.repetitions.find((rep) => rep.scenarioId === 'rabbit-1/steady')!;
       expect(rabbit.status).toBe('SUCCEEDED');
 
