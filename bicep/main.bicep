@@ -14,7 +14,7 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to every resource.')
 param tags object = {}
 
-@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the RabbitMQ-only parameters (broker texts, admin password, Erlang cookie, TLS) are still taken but unused by the brokers, and publicLoadBalancer must stay false.')
+@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) may be left out; the admin password, Erlang cookie and TLS are still taken but unused by the brokers, and publicLoadBalancer must stay false.')
 @allowed([
   'rabbitmq'
   'kafka'
@@ -84,14 +84,14 @@ param adminSshPublicKey string
 @description('Optional. RabbitMQ version installed on the nodes (full version from the Team RabbitMQ apt repository). Classic mirroring needs 3.x.')
 param rabbitmqVersion string = '3.13.7'
 
-@description('Required. Output of `rmqbench broker-config --target azure ...`: the rabbitmq.conf every node uses, unchanged.')
-param rabbitmqConf string
+@description('Optional. Required when broker is rabbitmq (refused empty then); unused with kafka. Output of `rmqbench broker-config --target azure ...`: the rabbitmq.conf every node uses, unchanged.')
+param rabbitmqConf string = ''
 
-@description('Required. Output of `rmqbench broker-config --target azure ...`: the enabled_plugins file, unchanged.')
-param enabledPluginsFile string
+@description('Optional. Required when broker is rabbitmq (refused empty then); unused with kafka. Output of `rmqbench broker-config --target azure ...`: the enabled_plugins file, unchanged.')
+param enabledPluginsFile string = ''
 
-@description('Required. Output of `rmqbench broker-config --target azure ...`: JSON array of rabbitmqctl argument vectors for the policies ("[]" for none).')
-param policyCommandsJson string
+@description('Optional. Required when broker is rabbitmq (refused empty then); unused with kafka. Output of `rmqbench broker-config --target azure ...`: JSON array of rabbitmqctl argument vectors for the policies ("[]" for none).')
+param policyCommandsJson string = ''
 
 @description('Optional. User name of the RabbitMQ administrator.')
 param rabbitmqAdminUsername string = 'rmqbench-admin'
@@ -174,6 +174,13 @@ var tlsEnabled = publicLoadBalancer && !tlsGiven ? fail('publicLoadBalancer is t
 // A Kafka cluster has no load balancer: its clients reach each broker at its advertised private IP.
 var publicLoadBalancerChecked = broker == 'kafka' && publicLoadBalancer ? fail('publicLoadBalancer is true, but broker is kafka: Kafka clients reach each broker at its advertised private IP, and there is no load balancer to make public.') : publicLoadBalancer
 
+// The broker texts are required for RabbitMQ only (a Kafka launch sends none): refused empty when broker is rabbitmq, so that
+// path behaves as when they were required parameters. fail() may only stand in a short-circuiting expression:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control
+var rabbitmqConfChecked = broker == 'rabbitmq' && empty(rabbitmqConf) ? fail('broker is rabbitmq, so rabbitmqConf is required: give the output of `rmqbench broker-config --target azure ...`.') : rabbitmqConf
+var enabledPluginsFileChecked = broker == 'rabbitmq' && empty(enabledPluginsFile) ? fail('broker is rabbitmq, so enabledPluginsFile is required: give the output of `rmqbench broker-config --target azure ...`.') : enabledPluginsFile
+var policyCommandsJsonChecked = broker == 'rabbitmq' && empty(policyCommandsJson) ? fail('broker is rabbitmq, so policyCommandsJson is required: give the output of `rmqbench broker-config --target azure ...` ("[]" for no policies).') : policyCommandsJson
+
 var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
 module network 'modules/network.bicep' = {
@@ -227,9 +234,9 @@ module cluster 'modules/cluster.bicep' = if (broker == 'rabbitmq') {
     adminUsername: adminUsername
     adminSshPublicKey: adminSshPublicKey
     rabbitmqVersion: rabbitmqVersion
-    rabbitmqConf: rabbitmqConf
-    enabledPluginsFile: enabledPluginsFile
-    policyCommandsJson: policyCommandsJson
+    rabbitmqConf: rabbitmqConfChecked
+    enabledPluginsFile: enabledPluginsFileChecked
+    policyCommandsJson: policyCommandsJsonChecked
     rabbitmqAdminUsername: rabbitmqAdminUsername
     keyVaultName: secrets.outputs.name
     erlangCookieSecretName: secrets.outputs.erlangCookieSecretName

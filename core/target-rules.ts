@@ -54,8 +54,13 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
       if (provider === 'azure') {
-        // Refused before anything is created: the Azure launch deploys bicep/main.bicep's RabbitMQ cluster only.
-        issues.push({ path: `clusters[${index}].broker`, message: 'Kafka does not run on the Azure target yet (its launch deploys RabbitMQ nodes only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure', value: cluster.broker });
+        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka, but the readiness check,
+        // smoke test and load generator there drive RabbitMQ only, so nothing could benchmark the brokers it launched.
+        issues.push({
+          path: `clusters[${index}].broker`,
+          message: 'Kafka does not run on the Azure target yet (the controller can launch the brokers, but its readiness check, smoke test and load generator on azure drive RabbitMQ only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
+          value: cluster.broker,
+        });
         return;
       }
       if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {

@@ -44,14 +44,47 @@ export async function launchAzureCluster(
   planClusterParameters: Record<string, unknown> = {},
 ) {
   const launch = azureLaunchConfig(config, cluster.clusterId, now);
-  const privateKeyPem = launch.config.parameters.tlsPrivateKeyPem as string;
   try {
     const result = await launchResourceGroup(clients, launch.config, runId, cluster, now, planClusterParameters);
     return { ...result, tlsCertificateFingerprint256: launch.tlsCertificateFingerprint256 };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    // Raw and JSON-escaped, in case a message ever quotes the request body.
-    const redacted = [privateKeyPem, JSON.stringify(privateKeyPem).slice(1, -1)].reduce((text, secret) => text.split(secret).join('<tlsPrivateKeyPem>'), message);
-    throw new Error(`launching resource group ${cluster.clusterId} failed: ${redacted}`);
+    throw launchError(cluster.clusterId, error, launch.config.parameters);
+  }
+}
+
+/** main.bicep's @secure() parameters: ARM does not return them, and no error message re-thrown here carries them either. */
+const SECURE_PARAMETERS = ['tlsPrivateKeyPem', 'rabbitmqAdminPassword', 'erlangCookie'] as const;
+
+/** An ARM error as a plain message naming the resource group, every secure parameter value replaced by its name (raw and JSON-escaped, in case a message quotes the request body). */
+function launchError(clusterId: string, error: unknown, parameters: Readonly<Record<string, unknown>>): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  const redacted = SECURE_PARAMETERS.reduce((text, name) => {
+    const value = parameters[name];
+    if (typeof value !== 'string' || value === '') return text;
+    return [value, JSON.stringify(value).slice(1, -1)].reduce((current, secret) => current.split(secret).join(`<${name}>`), text);
+  }, message);
+  return new Error(`launching resource group ${clusterId} failed: ${redacted}`);
+}
+
+/**
+ * Launches a Kafka plan cluster on Azure: bicep/main.bicep with `broker: 'kafka'` (modules/kafka-cluster.bicep: KRaft brokers
+ * at static private IPs, PLAINTEXT inside the VNet, no load balancer). Unlike the RabbitMQ launch it makes no certificate and
+ * no public load balancer (main.bicep refuses `publicLoadBalancer` with kafka): the controller's egress addresses are not
+ * added, since the brokers are reached only from the load generator in the same VNet (through managed Run Command), and
+ * the RabbitMQ broker texts are not sent (optional in main.bicep with kafka). The source prefixes are still checked, as
+ * main.bicep's network module takes them for every broker.
+ */
+export async function launchAzureKafkaCluster(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
+  const given = config.parameters.allowedSourceAddressPrefixes ?? [];
+  if (!Array.isArray(given) || !given.every((prefix): prefix is string => typeof prefix === 'string')) {
+    throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
+  }
+  assertNoWorldOpenSourcePrefixes(given);
+  // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false.
+  const kafkaConfig: AzureClusterConfig = { ...config, controllerEgressAddresses: [] };
+  try {
+    return await launchResourceGroup(clients, kafkaConfig, runId, cluster, now, { broker: 'kafka' });
+  } catch (error) {
+    throw launchError(cluster.clusterId, error, config.parameters);
   }
 }

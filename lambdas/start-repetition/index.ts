@@ -16,7 +16,7 @@ const s3 = new S3Client({});
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
   if (event.target === 'azure') {
     const azure = await (await azureTarget()).azureClientsFromEnv();
-    if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka') throw new Error(`scenario ${event.item.scenarioId} runs on Kafka, which the Azure target does not launch yet (ValidatePlan refuses it): run it with target aws or local`);
+    if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka') throw new Error(`scenario ${event.item.scenarioId} runs on Kafka, whose tools the Azure load generator does not run yet (ValidatePlan refuses broker kafka on azure): run it with target aws or local`);
     return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
   }
   const broker = scenarioOf(event.plan, event.item).cluster.broker;

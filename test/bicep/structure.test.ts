@@ -365,8 +365,10 @@ describe('cluster', () => {
   test('main.bicep passes acceleratedNetworking, the broker texts and the instance count unchanged to the cluster module', () => {
     const module = file('main.bicep').modules.find((candidate) => candidate.path === 'modules/cluster.bicep');
     const params = asObject(asObject(literal(module?.body as never)).params);
-    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'instanceCount']) {
-      expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: name } });
+    expect({ param: 'instanceCount', value: params.instanceCount }).toEqual({ param: 'instanceCount', value: { expression: 'instanceCount' } });
+    // The broker texts pass through their check (fail() when empty with broker rabbitmq; optional only for kafka).
+    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
+      expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: `${name}Checked` } });
     }
     // acceleratedNetworking passes through the Dsv5 check (fail() when false on a size that requires it).
     expect(params.acceleratedNetworking).toEqual({ expression: 'acceleratedNetworkingChecked' });
@@ -584,6 +586,16 @@ describe('main.bicep refuses exactly the prefixes core/source-prefixes.ts refuse
     expect(tls(true, 'CERT', 'KEY')).toBe(true);
     expect(tls(false, 'CERT', 'KEY')).toBe(true);
     expect(tls(false, '', '')).toBe(false);
+  });
+
+  test('broker texts: refused empty with broker rabbitmq, unchanged when given, optional with broker kafka', () => {
+    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
+      const checked = (broker: string, value: string) => evaluate(variables().get(`${name}Checked`) as Node, { broker, [name]: value }, variables());
+      expect(() => checked('rabbitmq', '')).toThrow(`fail: broker is rabbitmq, so ${name} is required`);
+      expect(checked('rabbitmq', 'TEXT')).toBe('TEXT');
+      expect(checked('kafka', '')).toBe('');
+      expect(file('main.bicep').params.get(name)?.defaultValue?.text).toBe("''");
+    }
   });
 
   test('acceleratedNetworking false is refused when a Dsv5 size is chosen, accepted on Fsv2', () => {

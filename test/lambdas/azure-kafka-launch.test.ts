@@ -1,0 +1,83 @@
+import type { TokenCredential } from '@azure/core-auth';
+import { launchAzureCluster, launchAzureKafkaCluster } from '../../lambdas/launch-cluster/azure';
+import { azureClients, type AzureClients, type AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
+import { EXPIRES_AT_TAG, RUN_ID_TAG } from '../../lambdas/shared/env';
+import type { ScheduledCluster } from '../../state-machines/schedule';
+import { FakeArm } from './fake-arm';
+
+const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
+const ADMIN_PASSWORD = 'admin-password-"quoted"-1234';
+const ERLANG_COOKIE = 'erlang-cookie-0123456789abcdef';
+const config: AzureClusterConfig = {
+  location: 'westeurope',
+  template,
+  // What the controller's shared parameters hold (AZURE_PARAMETERS_JSON and the secret's `parameters`).
+  parameters: { adminUsername: 'rmqbench', adminSshPublicKey: 'ssh-ed25519 AAAA test', allowedSourceAddressPrefixes: ['198.51.100.0/24'], rabbitmqAdminPassword: ADMIN_PASSWORD, erlangCookie: ERLANG_COOKIE },
+  expiryHours: 12,
+  launchTimeoutMinutes: 30,
+  controllerEgressAddresses: ['203.0.113.10'],
+};
+const cluster: ScheduledCluster = { index: 0, clusterId: 'rmqbench-run-1-c1', nodes: 3, topology: 'kafka', instanceType: 'Standard_F4s_v2', repetitions: [] };
+const NOW = new Date('2025-01-01T00:00:00Z');
+
+type DeploymentPut = { properties: { mode: string; template: unknown; parameters: Record<string, { value: unknown }> } };
+
+describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* clients against the fake ARM)', () => {
+  let arm: FakeArm;
+  let clients: AzureClients;
+  beforeEach(async () => {
+    arm = new FakeArm({ deploymentPolls: 2, operationPolls: 2 });
+    await arm.start();
+    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+  });
+  afterEach(async () => arm.stop());
+
+  test('deploys main.bicep with broker kafka: no certificate, no public load balancer, no RabbitMQ broker texts, the source prefixes unchanged', async () => {
+    const launch = await launchAzureKafkaCluster(clients, config, 'run-1', cluster, NOW);
+    expect(launch).toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z' });
+    const group = arm.requests.find((request) => request.method === 'PUT' && /\/resourcegroups\/rmqbench-run-1-c1$/i.test(request.path))!;
+    expect(group.body).toEqual({ location: 'westeurope', tags: { [RUN_ID_TAG]: 'run-1', [EXPIRES_AT_TAG]: '2025-01-01T12:00:00.000Z' } });
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    const body = put.body as DeploymentPut;
+    expect(body.properties.mode).toBe('Incremental');
+    const parameters = body.properties.parameters;
+    expect(parameters.broker).toEqual({ value: 'kafka' });
+    expect(parameters.instanceCount).toEqual({ value: 3 });
+    expect(parameters.clusterVmSize).toEqual({ value: 'Standard_F4s_v2' });
+    // main.bicep fails a kafka deployment with publicLoadBalancer true; the controller's egress /32 would be of no use to private brokers.
+    expect(parameters.publicLoadBalancer).toBeUndefined();
+    expect(parameters.allowedSourceAddressPrefixes).toEqual({ value: ['198.51.100.0/24'] });
+    for (const name of ['tlsCertificatePem', 'tlsPrivateKeyPem', 'rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']) {
+      expect({ name, value: parameters[name] }).toEqual({ name, value: undefined });
+    }
+    // The deployment was really submitted: the fake ARM holds it for CheckClusterReady to poll.
+    expect(arm.deployments.has('rmqbench-run-1-c1')).toBe(true);
+  });
+
+  test.each([['0.0.0.0/0'], ['Internet'], ['AzureCloud.westeurope']])('allowedSourceAddressPrefixes with %s is refused by name before anything is created', async (prefix) => {
+    const open = { ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: ['198.51.100.0/24', prefix] } };
+    await expect(launchAzureKafkaCluster(clients, open, 'run-1', cluster, NOW)).rejects.toThrow(`refused: ${prefix} (`);
+    await expect(launchAzureKafkaCluster(clients, { ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: '10.0.0.0/8' } }, 'run-1', cluster, NOW)).rejects.toThrow(/must be an array/);
+    expect(arm.requests).toEqual([]);
+  });
+
+  test.each([
+    ['kafka', (quotingClients: AzureClients) => launchAzureKafkaCluster(quotingClients, config, 'run-1', cluster, NOW)],
+    ['rabbitmq', (quotingClients: AzureClients) => launchAzureCluster(quotingClients, config, 'run-1', { ...cluster, topology: 'quorum' }, NOW)],
+  ])('a %s launch failure is re-thrown without the admin password or Erlang cookie, even when ARM quotes the parameters back', async (_broker, launch) => {
+    const quoting = new FakeArm({ rejectDeployment: (body) => `invalid template: ${JSON.stringify((body as DeploymentPut).properties.parameters)}` });
+    await quoting.start();
+    try {
+      const error = (await launch(azureClients(fakeCredential, 'sub-1', { endpoint: quoting.endpoint, tlsOptions: { ca: quoting.ca } })).catch((caught: unknown) => caught)) as Error;
+      expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
+      expect(error.message).toContain('"rabbitmqAdminPassword":{"value":"<rabbitmqAdminPassword>"}');
+      expect(error.message).toContain('"erlangCookie":{"value":"<erlangCookie>"}');
+      expect(error.message).not.toContain('admin-password');
+      expect(error.message).not.toContain(ERLANG_COOKIE);
+      expect(error.message).not.toContain('PRIVATE KEY');
+    } finally {
+      await quoting.stop();
+    }
+  });
+});
