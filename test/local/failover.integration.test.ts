@@ -82,6 +82,12 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     // The fault was a state of the workflow, reported as it happened; the stored repetition carries the same counts.
     expect(events.filter((event) => event.type === 'fault')).toEqual([{ type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' }]);
     expect(stored!.repetitions[0]!.failover).toEqual(failover);
+    // Host metrics across the kill: the killed node's CPU stops at the fault (no zeros invented for a dead process),
+    // the survivors' go on to PerfTest's end.
+    const metrics = (await store.getMetrics(outcome.runId, 'three/kill-leader', 1))!;
+    const lastCpuSecond = (node: string) => Math.max(...metrics.series.find((series) => series.node === node && series.metric === 'cpuPercent')!.points.map(([t]) => t));
+    expect(lastCpuSecond('rmqbench1@localhost')).toBeLessThanOrEqual(failover.fault.appliedAtSeconds + 1);
+    expect(lastCpuSecond('rmqbench2@localhost') - lastCpuSecond('rmqbench1@localhost')).toBeGreaterThanOrEqual(5);
     expect(left).toEqual({ registered: 0, alive: [] });
     // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything they started, is left.
     expect(seen.filter((comm) => comm === 'beam.smp').length).toBeGreaterThanOrEqual(4);
