@@ -75,7 +75,15 @@ var loadgenWithManifest = replace(loadTextContent('../cloud-init/loadgen.yaml'),
 var loadgenWithSetup = replace(loadgenWithManifest, '{{LOADGEN_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-loadgen-setup.sh'))
 var loadgenWithUpload = replace(loadgenWithSetup, '{{UPLOAD_B64}}', loadFileAsBase64('../cloud-init/rmqbench-upload.sh'))
 var loadgenWithVersion = replace(loadgenWithUpload, '{{PERF_TEST_VERSION}}', perfTestVersion)
-var loadgenCloudInit = replace(loadgenWithVersion, '{{JAVA_PACKAGE}}', javaPackage)
+var loadgenWithJava = replace(loadgenWithVersion, '{{JAVA_PACKAGE}}', javaPackage)
+// The Kafka version of the tools: loadFileAsBase64 takes only a compile-time path, so it is fixed with its manifest's name.
+var kafkaToolsVersion = '4.3.1'
+// Apache Kafka's performance tools, the 92 jars the Kafka brokers run (cdk/kafka-artifacts.ts), each with its sha256,
+// installed after PerfTest by cloud-init/rmqbench-kafka-tools-setup.sh as the AWS load generator installs them.
+var loadgenWithKafkaManifest = replace(loadgenWithJava, '{{KAFKA_MANIFEST_B64}}', loadFileAsBase64('../cloud-init/kafka-4.3.1.sha256'))
+var loadgenWithKafkaLog4j = replace(loadgenWithKafkaManifest, '{{KAFKA_TOOL_LOG4J_B64}}', loadFileAsBase64('../cloud-init/kafka-tool-log4j2.properties'))
+var loadgenWithKafkaSetup = replace(loadgenWithKafkaLog4j, '{{KAFKA_TOOLS_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-kafka-tools-setup.sh'))
+var loadgenCloudInit = replace(loadgenWithKafkaSetup, '{{KAFKA_VERSION}}', kafkaToolsVersion)
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
   name: '${namePrefix}-loadgen-id'

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
+import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
 import { azureBrokerParameters } from '../../core/azure-cloud-init';
 import type { BicepFile } from './bicep-tree';
 import { BICEP_DIR, evaluateString, parameterDependencies, parseBicepFile, propertyValues } from './bicep-tree';
@@ -82,6 +86,21 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     expect(manifest).toContain('57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar');
     expect(written['/usr/local/sbin/rmqbench-loadgen-setup']).toContain('sha256sum --check --strict');
     expect(written['/usr/local/bin/rmqbench-upload']).toContain('--upload-file');
-    expect(cloudConfig.runcmd).toEqual([['/usr/local/sbin/rmqbench-loadgen-setup', '2.22.1', 'openjdk-21-jre-headless']]);
+    expect(cloudConfig.runcmd).toEqual([
+      ['/usr/local/sbin/rmqbench-loadgen-setup', '2.22.1', 'openjdk-21-jre-headless'],
+      ['/usr/local/sbin/rmqbench-kafka-tools-setup', '4.3.1'],
+    ]);
+  });
+
+  test("the load generator installs Kafka's tools from the brokers' pinned jars, with the AWS load generator's log4j2 configuration", () => {
+    const vm = loadgen.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
+    const [customData] = propertyValues(vm?.body as never, 'customData');
+    const text = Buffer.from(evaluateString(loadgen, customData as never, {}), 'base64').toString('utf8');
+    expect(text).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
+    const written = decodeFiles(parseYaml(text) as CloudConfig);
+    expect(written['/etc/rmqbench/kafka.sha256']).toBe(KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${artifact.path}\n`).join(''));
+    expect(written['/etc/rmqbench/kafka-tool-log4j2.properties']).toBe(KAFKA_TOOL_LOG4J);
+    expect(written['/usr/local/sbin/rmqbench-kafka-tools-setup']).toBe(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-kafka-tools-setup.sh'), 'utf8'));
+    expect(text.length).toBeLessThan(65536);
   });
 });
