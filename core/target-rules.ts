@@ -54,11 +54,11 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
       if (provider === 'azure') {
-        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka, but the readiness check,
-        // smoke test and load generator there drive RabbitMQ only, so nothing could benchmark the brokers it launched.
+        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka and StartRepetition runs
+        // the Kafka tools there, but CheckClusterReady and the smoke test on azure drive RabbitMQ only (they would fail the run).
         issues.push({
           path: `clusters[${index}].broker`,
-          message: 'Kafka does not run on the Azure target yet (the controller can launch the brokers, but its readiness check, smoke test and load generator on azure drive RabbitMQ only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
+          message: 'Kafka does not run on the Azure target yet (the controller launches the brokers and runs repetitions on them, but its readiness check and smoke test on azure drive RabbitMQ only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
           value: cluster.broker,
         });
         return;
