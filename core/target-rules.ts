@@ -54,11 +54,11 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
       if (provider === 'azure') {
-        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka and StartRepetition runs
-        // the Kafka tools there, but CheckClusterReady and the smoke test on azure drive RabbitMQ only (they would fail the run).
+        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka, and SmokeTest and
+        // StartRepetition run the Kafka tools there, but CheckClusterReady on azure asks RabbitMQ's management API only.
         issues.push({
           path: `clusters[${index}].broker`,
-          message: 'Kafka does not run on the Azure target yet (the controller launches the brokers and runs repetitions on them, but its readiness check and smoke test on azure drive RabbitMQ only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
+          message: 'Kafka does not run on the Azure target yet (the controller launches the brokers, smoke-tests them and runs repetitions on them, but its readiness check on azure asks the RabbitMQ management API only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
           value: cluster.broker,
         });
         return;

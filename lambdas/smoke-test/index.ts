@@ -7,6 +7,7 @@ import { managementSmokeTest, smokeTest } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
+const azureKafka = () => import('./azure-kafka');
 
 const secrets = new SecretsManagerClient({});
 const ssm = new SSMClient({});
@@ -22,10 +23,15 @@ const amqpUrl = (username: string, password: string, endpoint: string) => {
  * Azure clusters are reached through their public load balancer, which serves only TLS (bicep/modules/cluster.bicep): AMQPS and the
  * management API over HTTPS, both pinned to the deployment's own certificate (the `tlsCertificatePem` output).
  */
-export const handler = async (event: { target?: WorkflowTarget; cluster?: { nodes: number }; launch?: { tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
+export const handler = async (event: { target?: WorkflowTarget; cluster?: { nodes: number }; launch?: { clusterId?: string; tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
   const outputs = event.readiness.outputs;
   if (event.target === 'azure') {
-    const { parameters } = await (await azureTarget()).azureClientsFromEnv();
+    const { clients, parameters } = await (await azureTarget()).azureClientsFromEnv();
+    // main.bicep with broker kafka outputs the brokers' bootstrap servers (empty for RabbitMQ): the AWS Kafka smoke test, through a managed Run Command.
+    if (outputs.kafkaBootstrapServers) {
+      if (!event.launch?.clusterId) throw new Error('the Kafka smoke test on azure needs the launch\'s resource group (launch.clusterId)');
+      return (await azureKafka()).azureKafkaSmokeTest(clients, event.launch.clusterId, outputs, event.cluster?.nodes ?? outputs.kafkaBootstrapServers.split(',').length);
+    }
     const password = parameters.rabbitmqAdminPassword;
     const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
     const { amqpsEndpoint, managementHttpsUrl, tlsCertificatePem } = outputs;

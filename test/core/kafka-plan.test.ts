@@ -121,7 +121,7 @@ describe('Kafka on the cloud targets', () => {
   test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure refuses Kafka by name before anything is created; local accepts it', () => {
     expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
     expect(targetProblems(parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog)).toEqual([
-      { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka does not run on the Azure target yet \(the controller launches the brokers and runs repetitions on them, but its readiness check and smoke test on azure drive RabbitMQ only\)/) },
+      { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka does not run on the Azure target yet \(the controller launches the brokers, smoke-tests them and runs repetitions on them, but its readiness check on azure asks the RabbitMQ management API only\)/) },
     ]);
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
   });
