@@ -128,7 +128,7 @@ export interface BenchmarkControllerProps {
 }
 
 /** The functions that call Azure Resource Manager when Azure is configured. */
-const AZURE_FUNCTIONS = ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'check-repetition', 'ingest-repetition', 'teardown-cluster', 'failure-handler', 'sweeper'];
+const AZURE_FUNCTIONS = ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'fault', 'check-repetition', 'ingest-repetition', 'teardown-cluster', 'failure-handler', 'sweeper'];
 
 const FUNCTIONS: Record<FunctionPlaceholder, string> = {
   ValidatePlanFunctionArn: 'validate-plan',

@@ -13,7 +13,7 @@ import type { FaultAction, FaultSpec } from './plan-schema';
  */
 
 /** The fault actions each cloud target applies; the others are refused by field with the reason (core/target-rules.ts). */
-export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = { aws: ['kill', 'stop', 'restart'], azure: [] };
+export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = { aws: ['kill', 'stop', 'restart'], azure: ['kill', 'stop', 'restart'] };
 
 /** Why a cloud target does not apply an action. */
 export const CLOUD_FAULT_REFUSALS: Readonly<Record<'aws' | 'azure', string>> = {
@@ -22,58 +22,94 @@ export const CLOUD_FAULT_REFUSALS: Readonly<Record<'aws' | 'azure', string>> = {
   // they apply to a whole subnet, which the cluster's other nodes share.
   aws:
     'partition is not available on aws: a security-group change does not cut the Erlang distribution connections already open (security groups track connections and keep allowing them until they time out), and a network ACL, which would, applies to the whole subnet the other nodes share; use kill, stop or restart',
-  azure: 'the Azure fault step (Run Command on the node VM) is not built yet; run fault scenarios on --target local or aws',
+  // The nodes share their subnet's network security group (bicep/modules/network.bicep); a rule change there leaves
+  // open flows alone unless the NSG's flushConnection re-evaluates them
+  // (https://learn.microsoft.com/javascript/api/@azure-rest/arm-network/networksecuritygrouppropertiesformat).
+  azure:
+    'partition is not available on azure: the nodes share their subnet\'s network security group, and a rule change there does not cut the Erlang distribution connections already open (unless the group re-evaluates its flows, which rmqbench does not set up); use kill, stop or restart',
 };
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
-/** RabbitMQ node names as the boot script writes them (rabbit@ and a private IPv4 address): anything else is refused before it reaches a script. */
-const NODE_NAME = /^rabbit@\d{1,3}(\.\d{1,3}){3}$/;
+/**
+ * RabbitMQ node names as the boot scripts make them: rabbit@<private IPv4> on AWS, rabbit@<host name> on Azure
+ * (rabbit@<hostname -s>, RabbitMQ's default). Anything else is refused before it reaches a script.
+ */
+const NODE_NAME = /^rabbit@[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/;
 
 function checkedNodeName(nodeName: string): string {
-  if (!NODE_NAME.test(nodeName)) throw new Error(`expected a node name rabbit@<private IPv4 address>, got "${nodeName}"`);
+  if (!NODE_NAME.test(nodeName)) throw new Error(`expected a node name rabbit@<private IPv4 address or host name>, got "${nodeName}"`);
   return nodeName;
 }
 
-/** Lines that stop the script unless this instance runs the node the fault is meant for (a wrong instance id must not take another node down). */
+/**
+ * Lines that stop the script unless this instance runs the node the fault is meant for (a wrong instance id must not
+ * take another node down). The node's name is NODENAME in /etc/rabbitmq/rabbitmq-env.conf where the boot script
+ * wrote one (AWS), else RabbitMQ's default rabbit@<hostname -s> (Azure): it is read from files, not asked of the
+ * broker, which may be down (the heal).
+ */
 function sameNodeLines(nodeName: string): string[] {
   return [
-    `EXPECTED=${quote(`NODENAME=${checkedNodeName(nodeName)}`)}`,
-    'grep -qxF "$EXPECTED" /etc/rabbitmq/rabbitmq-env.conf || { echo "rmqbench: this instance does not run ${EXPECTED#NODENAME=} (/etc/rabbitmq/rabbitmq-env.conf: $(grep NODENAME /etc/rabbitmq/rabbitmq-env.conf || echo none))" >&2; exit 3; }',
+    `EXPECTED=${quote(checkedNodeName(nodeName))}`,
+    // The file is absent on Azure nodes: sed's failure there must not end the script (set -e with pipefail).
+    "THIS_NODE=''",
+    'if [ -f /etc/rabbitmq/rabbitmq-env.conf ]; then THIS_NODE=$(sed -n "s/^NODENAME=//p" /etc/rabbitmq/rabbitmq-env.conf | tail -n 1); fi',
+    '[ -n "$THIS_NODE" ] || THIS_NODE="rabbit@$(hostname -s)"',
+    '[ "$THIS_NODE" = "$EXPECTED" ] || { echo "rmqbench: this instance does not run $EXPECTED (it runs $THIS_NODE)" >&2; exit 3; }',
   ];
 }
 
 /**
- * Prints, as JSON, every queue of the default virtual host with its type, leader and process id (`rabbitmqctl
- * list_queues` columns, rabbitmqctl(8): `leader` is set for quorum queues; a classic queue's node is in its `pid`).
- * Run as root through SSM, as the boot script runs it: the package's wrapper runs it as the rabbitmq user, with the node name from rabbitmq-env.conf.
+ * Prints, as one JSON object, where the queues of the default virtual host are led, from two views (rabbitmqctl(8)):
+ * `queues`, `rabbitmqctl list_queues name type leader` (`leader` is set for quorum queues; for classic queues 3.10
+ * leaves it empty, and its JSON formatter prints a classic queue's pid without the node, e.g. "#PID<12755.1448.0>",
+ * as seen on the simulated Azure nodes), and `local`, per running node, `list_queues --local` asked of that node
+ * ("only return queues hosted on the target node": a classic queue's master, a quorum queue's leader). Run as root
+ * through SSM or Run Command, as the boot scripts run rabbitmqctl (the package's wrapper switches to the rabbitmq
+ * user); other nodes are reached with `-n` over the inter-node ports the cluster already opens to its members
+ * (epmd, distribution and the CLI range). A node that does not answer is left out of `local`.
  */
 export function queueLeadersScript(): string {
-  return ['set -euo pipefail', 'rabbitmqctl -q list_queues --formatter json name type leader pid'].join('\n');
+  return [
+    'set -euo pipefail',
+    "python3 - <<'RMQBENCH_PY'",
+    'import json, subprocess',
+    'def ctl(*args):',
+    '    return json.loads(subprocess.run(["rabbitmqctl", "-q", *args, "--formatter", "json"], check=True, capture_output=True, text=True).stdout)',
+    'found = {"queues": ctl("list_queues", "name", "type", "leader"), "local": {}}',
+    'for node in ctl("cluster_status").get("running_nodes", []):',
+    '    try:',
+    '        found["local"][node] = [queue["name"] for queue in ctl("-n", node, "list_queues", "--local", "name")]',
+    '    except (subprocess.CalledProcessError, ValueError):',
+    '        pass',
+    'print(json.dumps(found))',
+    'RMQBENCH_PY',
+  ].join('\n');
 }
 
-/**
- * The node leading `queue`, from queueLeadersScript's output. A classic queue's pid prints as
- * `<rabbit@10.0.1.5.1.604.0>`: the node name and three numbers.
- */
+/** The node leading `queue`, from queueLeadersScript's output: its `leader`, else the one node that hosts it locally. */
 export function queueLeader(output: string, queue: string): string {
-  let queues: unknown;
+  let parsed: unknown;
   try {
-    queues = JSON.parse(output.trim() || 'null');
+    parsed = JSON.parse(output.trim() || 'null');
   } catch {
-    throw new Error(`rabbitmqctl list_queues printed no JSON: ${output.slice(0, 300)}`);
+    throw new Error(`the queue listing printed no JSON: ${output.slice(0, 300)}`);
   }
-  if (!Array.isArray(queues)) throw new Error(`rabbitmqctl list_queues printed no list of queues: ${output.slice(0, 300)}`);
-  const found = (queues as { name?: unknown; leader?: unknown; pid?: unknown }[]).find((candidate) => candidate.name === queue);
-  if (!found) {
-    const names = queues.map((candidate: { name?: unknown }) => String(candidate.name)).join(', ');
+  const found = parsed as { queues?: unknown; local?: unknown } | null;
+  if (!found || !Array.isArray(found.queues) || typeof found.local !== 'object' || found.local === null) {
+    throw new Error(`the queue listing printed no queues and hosts: ${output.slice(0, 300)}`);
+  }
+  const queues = found.queues as { name?: unknown; leader?: unknown }[];
+  const entry = queues.find((candidate) => candidate.name === queue);
+  if (!entry) {
+    const names = queues.map((candidate) => String(candidate.name)).join(', ');
     throw new Error(`queue ${queue} does not exist on the cluster (PerfTest declares it when it starts; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before PerfTest has connected?`);
   }
-  if (typeof found.leader === 'string' && found.leader !== '') return found.leader;
-  const pid = typeof found.pid === 'string' ? /^<(.+)\.\d+\.\d+\.\d+>$/.exec(found.pid) : null;
-  if (pid) return pid[1]!;
-  throw new Error(`rabbitmqctl gave neither a leader nor a process id for queue ${queue}: ${JSON.stringify(found)}`);
+  if (typeof entry.leader === 'string' && entry.leader !== '') return entry.leader;
+  const hosts = Object.entries(found.local as Record<string, unknown>).filter(([, names]) => Array.isArray(names) && names.includes(queue)).map(([node]) => node);
+  if (hosts.length === 1) return hosts[0]!;
+  throw new Error(`queue ${queue} has no leader column and ${hosts.length === 0 ? 'no running node' : `several nodes (${hosts.join(', ')})`} hosts it locally, so its leader is unknown`);
 }
 
 /** A cluster node as the cloud fault step sees it. */
@@ -130,7 +166,7 @@ export function faultScript(action: Exclude<FaultAction, 'partition'>, nodeName:
       lines.push('systemctl stop rabbitmq-server', 'systemctl start rabbitmq-server', 'rabbitmqctl -q await_startup --timeout 300');
       break;
   }
-  lines.push(`echo "rmqbench: ${action} applied to \${EXPECTED#NODENAME=}"`);
+  lines.push(`echo "rmqbench: ${action} applied to $EXPECTED"`);
   return lines.join('\n');
 }
 
@@ -141,7 +177,7 @@ export function healScript(nodeName: string): string {
     ...sameNodeLines(nodeName),
     'systemctl start rabbitmq-server',
     'rabbitmqctl -q await_startup --timeout 300',
-    'echo "rmqbench: started ${EXPECTED#NODENAME=} again"',
+    'echo "rmqbench: started $EXPECTED again"',
   ].join('\n');
 }
 

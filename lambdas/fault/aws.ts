@@ -31,17 +31,9 @@ export interface AwsFaultEvent {
   readonly launch: { readonly clusterId: string };
   readonly started: { readonly startedAt: string };
   /** HealFault only: what InjectFault returned. */
-  readonly applied?: AppliedAwsFault;
+  readonly applied?: AppliedFault;
 }
 
-/** InjectFault's result, kept in the execution state (`started.faultApplied`). */
-export interface AppliedAwsFault {
-  readonly nodeName: string;
-  readonly instanceId: string;
-  readonly appliedAt: string;
-  /** Seconds after StartRepetition sent PerfTest's command. */
-  readonly appliedAtSeconds: number;
-}
 
 export interface HealedAwsFault {
   readonly nodeName: string;
@@ -133,6 +125,16 @@ export async function runOnInstance(ssm: SSMClient, instanceId: string, script: 
   }
 }
 
+/** Where a fault runs: the cluster's running nodes, and a way to run a script on one and get its output. */
+export interface FaultTarget {
+  /** The target's name, for messages. */
+  readonly target: 'aws' | 'azure';
+  /** What the run's cluster is called there (stack, resource group). */
+  readonly clusterId: string;
+  nodes(): Promise<CloudNode[]>;
+  run(node: CloudNode, script: string): Promise<string>;
+}
+
 /** The scenario's fault, from the plan the execution carries. */
 function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
   const scenario = validatePlan(plan, 'the execution input').scenarios.find((candidate) => candidate.id === item.scenarioId);
@@ -142,13 +144,13 @@ function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
 }
 
 /** The leader of the benchmark queue, asked of the first node that answers. */
-async function benchmarkQueueLeader(ssm: SSMClient, nodes: readonly CloudNode[], timing: FaultTiming): Promise<string> {
+async function benchmarkQueueLeader(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
   const queue = benchmarkQueueNames(1)[0]!;
   const failures: string[] = [];
   for (const node of nodes) {
     let output: string;
     try {
-      output = await runOnInstance(ssm, node.id, queueLeadersScript(), timing);
+      output = await target.run(node, queueLeadersScript());
     } catch (error) {
       failures.push(`${node.id}: ${(error as Error).message}`);
       continue;
@@ -160,30 +162,45 @@ async function benchmarkQueueLeader(ssm: SSMClient, nodes: readonly CloudNode[],
 
 const secondsSince = (start: string, at: Date) => Math.round((at.getTime() - Date.parse(start)) / 10) / 100;
 
-/** InjectFault: finds the node and applies the plan's action to it. */
-export async function applyAwsFault(clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming): Promise<AppliedAwsFault> {
-  const now = timing.now ?? (() => new Date());
+/** What InjectFault returns on a cloud target (kept in the execution state as `started.faultApplied`). */
+export interface AppliedFault {
+  readonly nodeName: string;
+  /** The instance id (AWS) or VM name (Azure) the fault hit. */
+  readonly instanceId: string;
+  readonly appliedAt: string;
+  /** Seconds after StartRepetition sent PerfTest's command. */
+  readonly appliedAtSeconds: number;
+}
+
+/** InjectFault on a cloud target: finds the node and applies the plan's action to it. */
+export async function applyFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<AppliedFault> {
   const spec = faultOf(event.plan, event.item);
-  if (spec.action === 'partition') throw new Error(CLOUD_FAULT_REFUSALS.aws);
-  const nodes = await clusterNodes(clients.ec2, event.launch.clusterId);
-  if (nodes.length === 0) throw new Error(`cluster stack ${event.launch.clusterId} has no running instance tagged rmqbench:component=${NODE_COMPONENT}`);
-  const leader = typeof spec.node === 'number' ? undefined : await benchmarkQueueLeader(clients.ssm, nodes, timing);
+  if (spec.action === 'partition') throw new Error(CLOUD_FAULT_REFUSALS[target.target]);
+  const nodes = await target.nodes();
+  if (nodes.length === 0) throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
+  const leader = typeof spec.node === 'number' ? undefined : await benchmarkQueueLeader(target, nodes);
   const node = chooseFaultNode(nodes, spec.node, leader);
   const appliedAt = now();
-  await runOnInstance(clients.ssm, node.id, faultScript(spec.action, node.nodeName), timing);
+  await target.run(node, faultScript(spec.action, node.nodeName));
   return { nodeName: node.nodeName, instanceId: node.id, appliedAt: appliedAt.toISOString(), appliedAtSeconds: secondsSince(event.started.startedAt, appliedAt) };
 }
 
-/** HealFault: starts the broker that InjectFault took down, on the same instance. */
-export async function healAwsFault(clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming): Promise<HealedAwsFault> {
-  const now = timing.now ?? (() => new Date());
+/** HealFault on a cloud target: starts the broker that InjectFault took down, on the same instance. */
+export async function healFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<HealedAwsFault> {
   const { applied } = event;
   if (!applied) throw new Error('HealFault needs what InjectFault applied (started.faultApplied)');
   // The instance must still be one of the cluster's nodes (an id from the execution state is not trusted blindly).
-  const nodes = await clusterNodes(clients.ec2, event.launch.clusterId);
-  const node = nodes.find((candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName);
-  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster stack ${event.launch.clusterId}, so it cannot be started again`);
+  const node = (await target.nodes()).find((candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName);
+  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be started again`);
   const healedAt = now();
-  await runOnInstance(clients.ssm, node.id, healScript(node.nodeName), timing);
+  await target.run(node, healScript(node.nodeName));
   return { nodeName: node.nodeName, healedAt: healedAt.toISOString(), healedAtSeconds: secondsSince(event.started.startedAt, healedAt) };
 }
+
+/** The run's cluster on AWS: its stack's node instances, scripts through SSM Run Command. */
+export function awsFaultTarget(clients: FaultClients, clusterId: string, timing: FaultTiming): FaultTarget {
+  return { target: 'aws', clusterId: `stack ${clusterId}`, nodes: () => clusterNodes(clients.ec2, clusterId), run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing) };
+}
+
+export const applyAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) => applyFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);
+export const healAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) => healFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);

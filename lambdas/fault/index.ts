@@ -1,20 +1,29 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { CLOUD_FAULT_REFUSALS } from '../../core/cloud-fault';
 import type { WorkflowTarget } from '../../state-machines/schedule';
-import { applyAwsFault, healAwsFault, type AwsFaultEvent } from './aws';
+import { applyFault, awsFaultTarget, healFault, type AwsFaultEvent, type FaultTarget } from './aws';
+
+// The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
+const azureTarget = () => import('../shared/azure-target');
+const azureFault = () => import('./azure');
 
 const clients = { ec2: new EC2Client({}), ssm: new SSMClient({}) };
 
 /**
- * InjectFault / HealFault on a cloud target. AWS: SSM Run Command on the node (lambdas/fault/aws.ts). Azure has no
- * fault step yet, and ValidatePlan refuses fault plans there by field (core/target-rules.ts); should one get here
- * anyway (a plan stored before that rule), the state fails with the reason and the workflow's Catch tears the cluster
- * down, rather than reporting a fault that did not happen.
+ * InjectFault / HealFault on a cloud target: AWS through SSM Run Command on the node's instance (lambdas/fault/aws.ts),
+ * Azure through a managed Run Command on the node VM (lambdas/fault/azure.ts). Commands still running 10 s before the
+ * invocation ends fail the state with what was pending, and the workflow's Catch tears the cluster down.
  */
 export const handler = async (event: AwsFaultEvent & { target?: WorkflowTarget }, context?: { getRemainingTimeInMillis(): number }) => {
-  if (event.target !== 'aws') throw new Error(`the ${event.action} fault step is not available on target ${event.target ?? 'unknown'}: ${CLOUD_FAULT_REFUSALS.azure}`);
-  // Commands still running 10 s before the invocation ends fail the state with what was pending.
   const timing = { deadline: new Date(Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 10_000) };
-  return event.action === 'heal' ? healAwsFault(clients, event, timing) : applyAwsFault(clients, event, timing);
+  let target: FaultTarget;
+  if (event.target === 'azure') {
+    const { clients: azure } = await (await azureTarget()).azureClientsFromEnv();
+    target = (await azureFault()).azureFaultTarget(azure, event.launch.clusterId, timing);
+  } else if (event.target === 'aws') {
+    target = awsFaultTarget(clients, event.launch.clusterId, timing);
+  } else {
+    throw new Error(`the ${event.action} fault step runs on the cloud targets aws and azure, not on ${event.target ?? 'an unnamed target'}`);
+  }
+  return event.action === 'heal' ? healFault(target, event) : applyFault(target, event);
 };

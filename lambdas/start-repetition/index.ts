@@ -20,7 +20,8 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
     // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts). ValidatePlan still refuses
     // broker kafka on azure until the smoke test and readiness check there handle Kafka too.
     if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
-    return startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
+    const started = await startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
+    return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
   }
   const broker = scenarioOf(event.plan, event.item).cluster.broker;
   const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';

@@ -550,7 +550,7 @@ describe('BenchmarkController with Azure', () => {
   };
 
   test('every function that calls Azure gets the AZURE_* variables the Lambda logic reads', () => {
-    for (const name of ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
+    for (const name of ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'fault', 'check-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
       azure.hasResourceProperties('AWS::Lambda::Function', {
         Description: `rmqbench ${name}`,
         Environment: {
@@ -568,7 +568,7 @@ describe('BenchmarkController with Azure', () => {
   test('GetSecretValue is granted on exactly the credentials secret, to the Azure functions only', () => {
     const grants = (name: string) => policyStatements(name).filter((statement) => JSON.stringify(statement).includes('rmqbench-azure-sp'));
     // IngestRepetition: the host metrics of an Azure repetition come from Azure Monitor, read with the ARM credential.
-    for (const name of ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'check-repetition', 'ingest-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
+    for (const name of ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'fault', 'check-repetition', 'ingest-repetition', 'teardown-cluster', 'failure-handler', 'sweeper']) {
       expect(grants(name)).toEqual([{ Sid: 'ReadAzureCredentials', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: secretArn }]);
     }
     expect(grants('run-record')).toEqual([]);

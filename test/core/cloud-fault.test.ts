@@ -10,20 +10,21 @@ const nodes = [
 ];
 
 describe('the cloud fault step: which node, from what the broker says', () => {
-  test('a quorum queue names its leader; a classic queue its node through its pid; other queues do not matter', () => {
-    const output = JSON.stringify([
-      { name: 'rmqbench-smoke-1', type: 'classic', leader: '', pid: '<rabbit@10.0.1.10.1.999.0>' },
-      { name: 'perf-test-1', type: 'quorum', leader: 'rabbit@10.0.2.20', pid: '<rabbit@10.0.2.20.1.1234.0>' },
-    ]);
-    expect(queueLeader(output, 'perf-test-1')).toBe('rabbit@10.0.2.20');
-    expect(queueLeader(JSON.stringify([{ name: 'perf-test-1', type: 'classic', leader: '', pid: '<rabbit@10.0.3.30.1.604.0>' }]), 'perf-test-1')).toBe('rabbit@10.0.3.30');
+  // Shaped as the script prints it on RabbitMQ 3.10 (the simulated nodes): JSON pids carry no node name.
+  const listing = (queues: unknown[], local: Record<string, string[]>) => JSON.stringify({ queues, local });
+
+  test('a quorum queue names its leader; a classic queue (empty leader) is led by the one node that hosts it locally; other queues do not matter', () => {
+    const local = { 'rabbit@10.0.1.10': ['rmqbench-smoke-1'], 'rabbit@10.0.2.20': ['perf-test-1'], 'rabbit@10.0.3.30': [] };
+    expect(queueLeader(listing([{ name: 'rmqbench-smoke-1', type: 'classic', leader: '' }, { name: 'perf-test-1', type: 'quorum', leader: 'rabbit@10.0.3.30' }], local), 'perf-test-1')).toBe('rabbit@10.0.3.30');
+    expect(queueLeader(listing([{ name: 'perf-test-1', type: 'classic', leader: '' }], local), 'perf-test-1')).toBe('rabbit@10.0.2.20');
   });
 
-  test('a missing benchmark queue or unreadable output is an error saying why, never a guessed node', () => {
-    expect(() => queueLeader('[]', 'perf-test-1')).toThrow(/queue perf-test-1 does not exist on the cluster .*queues: none.*is atSeconds before PerfTest has connected/);
-    expect(() => queueLeader('', 'perf-test-1')).toThrow(/printed no list of queues/);
+  test('a missing benchmark queue, unreadable output or no single host is an error saying why, never a guessed node', () => {
+    expect(() => queueLeader(listing([], {}), 'perf-test-1')).toThrow(/queue perf-test-1 does not exist on the cluster .*queues: none.*is atSeconds before PerfTest has connected/);
+    expect(() => queueLeader('', 'perf-test-1')).toThrow(/printed no queues and hosts/);
     expect(() => queueLeader('Error: unable to perform an operation on node', 'perf-test-1')).toThrow(/printed no JSON: Error: unable/);
-    expect(() => queueLeader(JSON.stringify([{ name: 'perf-test-1', type: 'quorum', leader: '' }]), 'perf-test-1')).toThrow(/neither a leader nor a process id/);
+    expect(() => queueLeader(listing([{ name: 'perf-test-1', type: 'classic', leader: '' }], { a: [], b: [] }), 'perf-test-1')).toThrow(/no running node hosts it locally/);
+    expect(() => queueLeader(listing([{ name: 'perf-test-1', type: 'classic', leader: '' }], { 'rabbit@a': ['perf-test-1'], 'rabbit@b': ['perf-test-1'] }), 'perf-test-1')).toThrow(/several nodes \(rabbit@a, rabbit@b\)/);
   });
 
   test('leader, follower and an index choose among the running nodes; a leader that is none of them or an index past the end is refused', () => {
@@ -36,10 +37,12 @@ describe('the cloud fault step: which node, from what the broker says', () => {
     expect(() => chooseFaultNode([], 0)).toThrow('the cluster has no running node to fault');
   });
 
-  test('a node name that is not rabbit@<IPv4> never reaches a script (it is written into the shell text)', () => {
-    expect(() => faultScript('kill', "rabbit@10.0.0.1'; reboot; '")).toThrow(/expected a node name rabbit@<private IPv4 address>/);
-    expect(() => healScript('rabbit@host')).toThrow(/expected a node name/);
-    expect(faultScript('stop', 'rabbit@10.0.1.10')).toContain("EXPECTED='NODENAME=rabbit@10.0.1.10'");
+  test('a node name that is not rabbit@<IPv4 or host name> never reaches a script (it is written into the shell text)', () => {
+    expect(() => faultScript('kill', "rabbit@10.0.0.1'; reboot; '")).toThrow(/expected a node name rabbit@<private IPv4 address or host name>/);
+    expect(() => healScript('rabbit@host name')).toThrow(/expected a node name/);
+    expect(() => healScript('guest@10.0.0.1')).toThrow(/expected a node name/);
+    expect(faultScript('stop', 'rabbit@10.0.1.10')).toContain("EXPECTED='rabbit@10.0.1.10'");
+    expect(healScript('rabbit@RMQBENCHN000001')).toContain("EXPECTED='rabbit@RMQBENCHN000001'");
   });
 
   test('what a cloud repetition records instead of counts says "not counted" and names the target', () => {

@@ -42,13 +42,14 @@ describe('what a cloud target needs from a plan', () => {
     expect(targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog)).toEqual([]);
   });
 
-  test('every fault action is refused on azure by field (no Azure fault step yet), accepted locally', () => {
-    const plan = faultPlan({ action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 });
-    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-    const azure = { ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s' } })) };
-    expect(targetProblems(azure, 'azure', defaultPriceCatalog)).toEqual([
-      expect.objectContaining({ path: 'workloads[0].fault.action', value: 'kill', message: expect.stringMatching(/^the Azure fault step \(Run Command on the node VM\) is not built yet/) }),
+  test('azure runs kill, stop and restart faults too; partition is refused on azure by field with the reason (a shared NSG keeps open flows)', () => {
+    const onAzure = (plan: ReturnType<typeof faultPlan>) => ({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s' } })) });
+    expect(targetProblems(onAzure(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(onAzure(faultPlan({ action: 'restart', node: 0, atSeconds: 5 })), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(onAzure(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'workloads[0].fault.action', value: 'partition', message: expect.stringMatching(/^partition is not available on azure: the nodes share their subnet's network security group/) }),
     ]);
+    expect(targetProblems(onAzure(faultPlan({ action: 'stop', node: 'leader', atSeconds: 5 })), 'azure', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['workloads[0].fault.healAtSeconds']);
   });
 
   test('lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, naming the workload field; the local target decides by its installed version', () => {

@@ -31,6 +31,15 @@ export interface FakeArmOptions {
   readonly runCommandOutcome?: (script: string, environment: Record<string, string>) => RunCommandOutcome;
 }
 
+/** A VM as Virtual Machines - List shows it: a scale-set member has `scaleSet` (https://learn.microsoft.com/rest/api/compute/virtual-machines/list). */
+export interface FakeVm {
+  readonly name: string;
+  readonly computerName: string;
+  readonly timeCreated: string;
+  readonly scaleSet?: string;
+  readonly provisioningState?: string;
+}
+
 /** A managed Run Command's result as its instance view reports it. */
 export interface RunCommandOutcome {
   readonly executionState: 'Succeeded' | 'Failed' | 'TimedOut' | 'Canceled';
@@ -50,7 +59,7 @@ export interface FakeRunCommand {
 /**
  * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
  * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
- * and GET, virtualMachines GET, managed Run Commands (virtualMachines/runCommands PUT / GET with
+ * and GET, virtualMachines GET and List, managed Run Commands (virtualMachines/runCommands PUT / GET with
  * $expand=instanceView / DELETE), and Azure Monitor metrics of VMs and scale sets (from `metricValues`).
  * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
  * HTTPS with a throw-away self-signed certificate: the SDK's bearer-token policy refuses plain http.
@@ -66,6 +75,8 @@ export class FakeArm {
    * per metric, minute and VM (`vmName` for a scale set's instances, absent for a single VM).
    */
   readonly metricValues = new Map<string, { metric: string; vmName?: string; timeStamp: string; value: number }[]>();
+  /** VMs a resource group's Virtual Machines - List returns (the test puts them there: the fake deploys nothing). */
+  readonly vms = new Map<string, FakeVm[]>();
   private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
   private server?: Server;
   private next = 0;
@@ -164,6 +175,25 @@ export class FakeArm {
         const outputs = Object.fromEntries(Object.entries(template.outputs ?? {}).map(([key, output]) => [key, { type: output.type, value: output.value === "[parameters('instanceCount')]" ? deployment.body.properties.parameters.instanceCount!.value : output.value }]));
         return send(200, { id: path, name: match[2], properties: done ? { provisioningState: 'Succeeded', outputs } : { provisioningState: 'Running' } });
       }
+    }
+    if ((match = /^\/subscriptions\/([^/]+)\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines$/i.exec(path)) && request.method === 'GET') {
+      const group = decodeURIComponent(match[2]!);
+      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
+      const scaleSetId = (name: string) => `/subscriptions/${match![1]}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+      return send(200, {
+        value: (this.vms.get(group) ?? []).map((vm) => ({
+          id: `${path}/${vm.name}`,
+          name: vm.name,
+          type: 'Microsoft.Compute/virtualMachines',
+          location: this.groups.get(group)!.location,
+          properties: {
+            provisioningState: vm.provisioningState ?? 'Succeeded',
+            timeCreated: vm.timeCreated,
+            osProfile: { computerName: vm.computerName },
+            ...(vm.scaleSet ? { virtualMachineScaleSet: { id: scaleSetId(vm.scaleSet) } } : {}),
+          },
+        })),
+      });
     }
     if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i.exec(path)) && request.method === 'GET') {
       const group = this.groups.get(decodeURIComponent(match[1]!));

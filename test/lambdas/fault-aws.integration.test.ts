@@ -113,7 +113,7 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
   test('"leader" asks a node for the queues first; an answer that names no leader fails the step without faulting any node', async () => {
     const before = await commands();
     // moto answers every command with empty output: no queue list, so no leader.
-    await expect(applyAwsFault({ ec2, ssm }, event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), timing('2026-11-23T10:00:10.000Z'))).rejects.toThrow(/rabbitmqctl list_queues printed no list of queues/);
+    await expect(applyAwsFault({ ec2, ssm }, event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), timing('2026-11-23T10:00:10.000Z'))).rejects.toThrow(/the queue listing printed no queues and hosts/);
     const sent = await sentSince(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.script).toBe(queueLeadersScript());

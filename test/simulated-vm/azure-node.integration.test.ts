@@ -4,6 +4,7 @@
  * package installation goes through the script's seam (Debian's rabbitmq-server 3.10.8 stands in for Team RabbitMQ's
  * 3.13.7 package). Membership is read from `rabbitmqctl cluster_status` inside the VMs.
  */
+import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
 import { IDENTITY_CLIENT_ID, KEY_VAULT, SCALE_SET, SECRETS, nodeFiles, renderClusterCloudInit, runCloudInit } from './azure-cluster';
 import { SimulatedHub, type SimulatedVm } from './harness';
 
@@ -106,6 +107,36 @@ PY`,
     expect({ stdout: amqps.stdout, stderr: amqps.stderr }).toEqual({ stdout: 'rmqbench-broker 1 000a000a\n', stderr: '' });
     // The plain listeners stay for in-VNet traffic.
     expect((await hub.exec(second, `curl -s -o /dev/null -w '%{http_code}' http://${first.computerName}:15672/`)).stdout).toBe('200');
+  });
+
+  /**
+   * The fault step's scripts (core/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash, root, a
+   * minimal environment): the node's name is rabbit@<hostname -s> here (no NODENAME in rabbitmq-env.conf), the leader of
+   * a classic mirrored queue is the node that hosts it locally, and the cluster goes on while the killed node is down.
+   */
+  test('the fault scripts on Azure nodes: the listing finds the classic mirrored queue\'s node (the one hosting it locally), kill takes exactly that node down, heal brings it back, another VM refuses', async () => {
+    const run = (vm: SimulatedVm, script: string) => hub.exec(vm, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' } });
+    const all = sorted(vms.map(nodeName));
+    const declared = await run(vms[0]!, `curl -sSf -u rmqbench-admin:simulated-admin-password -X PUT -H 'content-type: application/json' --data '{"durable":true}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`);
+    expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
+    const listed = await run(vms[2]!, queueLeadersScript());
+    expect(listed.status).toBe(0);
+    const leader = queueLeader(listed.stdout, 'perf-test-1');
+    expect(all).toContain(leader);
+    const leaderVm = vms.find((vm) => nodeName(vm) === leader)!;
+    const other = vms.find((vm) => vm !== leaderVm)!;
+
+    const wrong = await run(other, faultScript('kill', leader));
+    expect(wrong.status).toBe(3);
+    expect(wrong.stderr).toContain(`this instance does not run ${leader} (it runs ${nodeName(other)})`);
+
+    const killed = await run(leaderVm, faultScript('kill', leader));
+    expect({ status: killed.status, stderr: killed.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all.filter((node) => node !== leader));
+    const healed = await run(leaderVm, healScript(leader));
+    expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all);
+    await run(vms[0]!, 'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE http://127.0.0.1:15672/api/queues/%2F/perf-test-1');
   });
 
   test('a fourth VM added later joins the existing cluster', async () => {

@@ -1,0 +1,106 @@
+/**
+ * The Azure fault step (lambdas/fault/azure.ts with the shared logic of lambdas/fault/aws.ts) with the real Azure SDK
+ * compute client against the fake ARM endpoint (test/lambdas/fake-arm.ts): the run's nodes are the scale set's VMs
+ * of its resource group, the leader query and the fault run as managed Run Commands on the chosen VM, and the script's
+ * output comes back from the Run Command's instance view. The scripts themselves run for real on simulated nodes
+ * (test/simulated-vm/aws-node.integration.test.ts; the node check also reads rabbit@<hostname -s>, Azure's case).
+ */
+import type { TokenCredential } from '@azure/core-auth';
+import { CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
+import { applyFault, healFault, type AwsFaultEvent } from '../../lambdas/fault/aws';
+import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
+import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { buildSchedule } from '../../state-machines/schedule';
+import { FakeArm, type RunCommandOutcome } from './fake-arm';
+
+const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
+
+const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
+// Scheduled as for the local target, which takes every fault action (the azure rules would refuse partition first).
+const schedule = buildSchedule({ plan: planWith({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), runId: 'run-1', target: 'local' }, 'exec');
+const cluster = schedule.clusters[0]!;
+
+describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compute client)', () => {
+  let arm: FakeArm;
+  let clients: AzureClients;
+  /** What each Run Command's script prints: the leader query answers with a quorum queue led by the second node. */
+  let leaderAnswer = '';
+  beforeEach(async () => {
+    arm = new FakeArm({
+      operationPolls: 1,
+      runCommandPolls: 1,
+      runCommandOutcome: (script): RunCommandOutcome =>
+        script === queueLeadersScript() ? { executionState: 'Succeeded', exitCode: 0, output: leaderAnswer, error: '' } : { executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' },
+    });
+    await arm.start();
+    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-1', cluster, new Date());
+    arm.vms.set(cluster.clusterId, [
+      { name: 'rmqbench-loadgen', computerName: 'rmqbench-loadgen', timeCreated: '2025-01-01T00:00:00Z' },
+      { name: 'nodes_b2', computerName: 'RMQBENCHN000002', timeCreated: '2025-01-01T00:01:02Z', scaleSet: 'nodes' },
+      { name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' },
+      { name: 'nodes_c3', computerName: 'RMQBENCHN000003', timeCreated: '2025-01-01T00:01:03Z', scaleSet: 'nodes', provisioningState: 'Deleting' },
+    ]);
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
+  });
+  afterEach(async () => arm.stop());
+
+  const event = (fault: Record<string, unknown>, applied?: AwsFaultEvent['applied']): AwsFaultEvent => ({
+    action: applied ? 'heal' : 'inject',
+    runId: 'run-1',
+    plan: planWith(fault),
+    item: cluster.repetitions[0]!,
+    launch: { clusterId: cluster.clusterId },
+    started: { startedAt: '2025-01-01T00:10:00.000Z' },
+    ...(applied ? { applied } : {}),
+  });
+  const timing = () => ({ deadline: new Date(Date.now() + 60_000), pollMs: 10 });
+  /** The scripts put as managed Run Commands, per VM, in order. */
+  const scriptsSent = () =>
+    arm.requests
+      .filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))
+      .map((request) => ({ vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1], script: (request.body as { properties: { source: { script: string } } }).properties.source.script }));
+
+  test('the nodes are the scale set\'s VMs of the run\'s resource group, oldest first, named rabbit@<computerName>: not the load generator, not a VM being deleted', async () => {
+    expect(await azureClusterNodes(clients, cluster.clusterId)).toEqual([
+      { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
+      { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
+    ]);
+  });
+
+  test('a kill of the leader asks the first node for the queues, then runs the kill script for the leader on the leader\'s VM only', async () => {
+    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), () => new Date('2025-01-01T00:10:11.000Z'));
+    expect(applied).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', instanceId: 'nodes_b2', appliedAt: '2025-01-01T00:10:11.000Z', appliedAtSeconds: 11 });
+    expect(scriptsSent()).toEqual([
+      { vm: 'nodes_a1', script: queueLeadersScript() },
+      { vm: 'nodes_b2', script: faultScript('kill', 'rabbit@RMQBENCHN000002') },
+    ]);
+    // Each Run Command is deleted once it has ended (it is no record to keep).
+    expect(arm.runCommands.size).toBe(0);
+  });
+
+  test('the heal runs on the VM the fault hit; a failing script fails the step with its stderr', async () => {
+    const applied = { nodeName: 'rabbit@RMQBENCHN000001', instanceId: 'nodes_a1', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 };
+    const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied), () => new Date('2025-01-01T00:10:20.500Z'));
+    expect(healed).toEqual({ nodeName: 'rabbit@RMQBENCHN000001', healedAt: '2025-01-01T00:10:20.500Z', healedAtSeconds: 20.5 });
+    expect(scriptsSent()).toEqual([{ vm: 'nodes_a1', script: healScript('rabbit@RMQBENCHN000001') }]);
+
+    await arm.stop();
+    arm = new FakeArm({ operationPolls: 1, runCommandPolls: 1, runCommandOutcome: () => ({ executionState: 'Failed', exitCode: 3, output: '', error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)' }) });
+    await arm.start();
+    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-1', cluster, new Date());
+    arm.vms.set(cluster.clusterId, [{ name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' }]);
+    await expect(healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied))).rejects.toThrow(
+      /the fault Run Command rmqbench-fault-\S+ on nodes_a1 failed: rmqbench: this instance does not run rabbit@RMQBENCHN000001/,
+    );
+  });
+
+  test('a leader that is none of the listed VMs, and partition, fail the step before any fault script is sent', async () => {
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@ELSEWHERE' }], local: {} });
+    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/led by rabbit@ELSEWHERE, which is none of the cluster's running instances/);
+    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(CLOUD_FAULT_REFUSALS.azure);
+    expect(scriptsSent().map((sent) => sent.script)).toEqual([queueLeadersScript()]);
+  });
+});
