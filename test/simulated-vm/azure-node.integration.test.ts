@@ -155,13 +155,13 @@ PY`,
     // Deleted: gone from ARM's VM list. (One at a time: pause_minority pauses a side without a majority.)
     hub.deleteVm(fourth);
     const afterDelete = await hub.exec(first, '/usr/local/sbin/rmqbench-node-setup forget-departed');
-    expect(afterDelete.status).toBe(0);
+    expect({ status: afterDelete.status, stderr: afterDelete.stderr }).toMatchObject({ status: 0 });
     expect(afterDelete.stderr).toContain(`forgetting ${nodeName(fourth)}`);
     expect(sorted((await hub.clusterStatus(first)).disk_nodes)).toEqual(sorted([first, second, third].map(nodeName)));
     // Stopped: powered off, still listed by ARM.
     hub.stopVm(third);
     const afterStop = await hub.exec(second, '/usr/local/sbin/rmqbench-node-setup forget-departed');
-    expect(afterStop.status).toBe(0);
+    expect({ status: afterStop.status, stderr: afterStop.stderr }).toMatchObject({ status: 0 });
     expect(afterStop.stderr).not.toContain('forgetting');
     const status = await hub.clusterStatus(second);
     expect(sorted(status.disk_nodes)).toEqual(sorted([first, second, third].map(nodeName)));
