@@ -607,10 +607,7 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
   const app = new App(outdir ? { outdir } : {});
   for (const release of CONTROLLER_RELEASES) {
     const stack = new Stack(app, clusterTemplateStackName(release));
-    const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
-    const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
-    const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone` });
-    const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+    const { bucketName, subnetIds, vpc } = controllerPlacement(stack, '');
     const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', { type: 'AWS::EC2::SecurityGroup::Id', description: 'Security group of the smoke-test function, allowed to AMQP and management' });
     const nodeCount = new CfnParameter(stack, 'NodeCount', {
       type: 'Number',
@@ -635,14 +632,7 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       maxLength: CLUSTER_POLICIES_MAX_LENGTH,
       description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker-config.ts policyCommandArgs) every node applies after it has started',
     });
-    // The constructs need per-subnet values: the first 2 (present in every accepted list); the node group and the load
-    // balancer are then given the whole list.
-    const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
-    const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-      vpcId: vpcId.valueAsString,
-      availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
-      privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
-    });
+    // The node group and the load balancer are given the whole subnet list (below), the constructs only the first 2.
     // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and
     // the policies then come from the parameters.
     const cluster = new RabbitMqCluster(stack, 'Cluster', {
@@ -701,10 +691,7 @@ for args in json.load(open(sys.argv[1])):
  */
 function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterName: string): void {
   const stack = new Stack(app, kafkaClusterTemplateStackName(brokers));
-  const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
-  const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
-  const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', { type: 'List<AWS::EC2::Subnet::Id>', description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone (the brokers use the first 2)` });
-  const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+  const { bucketName, vpc } = controllerPlacement(stack, ' (the brokers use the first 2)');
   const instanceType = new CfnParameter(stack, 'InstanceType', {
     type: 'String',
     default: RabbitMqInstanceTiers.LOW.toString(),
@@ -712,12 +699,6 @@ function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterNam
     allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
     constraintDescription: 'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
     description: 'EC2 instance type of the Kafka brokers (the plan cluster\'s instanceType)',
-  });
-  const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
-  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-    vpcId: vpcId.valueAsString,
-    availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
-    privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
   });
   const kafka = new KafkaCluster(stack, 'Kafka', {
     vpc,
@@ -731,6 +712,28 @@ function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterNam
   const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', kafkaTools: true });
   kafka.allowClientsFrom(loadGenerator.securityGroup);
   Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+}
+
+/**
+ * The parameters every cluster template takes to sit in the controller's VPC (ResultsBucketName, VpcId,
+ * PrivateSubnetIds, AvailabilityZones) and the VPC they describe. The constructs need per-subnet values, so the VPC
+ * holds the first 2 subnets (present in every accepted list); a template that spreads over all of them uses `subnetIds`.
+ */
+function controllerPlacement(stack: Stack, subnetsNote: string) {
+  const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
+  const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
+  const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', {
+    type: 'List<AWS::EC2::Subnet::Id>',
+    description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone${subnetsNote}`,
+  });
+  const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+  const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
+  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+    vpcId: vpcId.valueAsString,
+    availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
+    privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
+  });
+  return { bucketName, subnetIds, vpc };
 }
 
 const kafkaClusterTemplateStackName = (brokers: number) => `Kafka${brokers}Brokers`;
