@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { kafkaClusterTemplateFileName, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
-import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
+import { join } from 'node:path';
+import { kafkaClusterTemplateFileName } from '../../cdk/BenchmarkController';
 import { ingestRepetition } from '../../core/ingest';
 import { perfTestExpectations } from '../../core/perftest-output';
 import { kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
@@ -14,7 +12,8 @@ import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../loca
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
 import { buildSchedule } from '../../state-machines/schedule';
-import { resolveIntrinsics, startFakeAws, type FakeAws, type PolicyStatement } from './fake-aws-endpoint';
+import { startFakeAws, type FakeAws } from './fake-aws-endpoint';
+import { ACCOUNT, BUCKET, loadGeneratorStatements, REGION, requireAwsCli, runOnLoadGenerator as runSandboxed } from './sandboxed-load-generator';
 
 /**
  * The exact scripts the controller sends to the AWS load generator of a Kafka cluster stack (StartRepetition's Kafka
@@ -31,39 +30,7 @@ import { resolveIntrinsics, startFakeAws, type FakeAws, type PolicyStatement } f
  */
 jest.setTimeout(300_000);
 
-const AWS_CLI_BIN = resolve(__dirname, '../../.venv-tools/bin');
-const REGION = 'eu-west-1';
-const ACCOUNT = '111111111111';
-const BUCKET = 'rmqbench-raw-output';
-
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-
-/** The load generator role's inline policy statements in the 1-broker Kafka template, with its intrinsics resolved. */
-function loadGeneratorStatements(): PolicyStatement[] {
-  const template = JSON.parse(readFileSync(join(synthesizeClusterTemplates(), kafkaClusterTemplateFileName(1)), 'utf8')) as Template;
-  const policies = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && JSON.stringify(resource.Properties.Roles).includes('LoadGeneratorRole'));
-  expect(policies).toHaveLength(1);
-  const refs = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, ResultsBucketName: BUCKET };
-  return resolveIntrinsics((policies[0]!.Properties.PolicyDocument as { Statement: unknown[] }).Statement, refs) as PolicyStatement[];
-}
-
-/** The boot commands with the substitutions described above. */
-function sandboxBootScript(jarDirs: readonly string[]): string {
-  const commands = loadGeneratorBootCommands({ resultsBucketName: BUCKET, resultsPrefix: 'runs/', kafkaTools: true });
-  let downloads = 0;
-  const substituted = commands.map((command) => {
-    if (command === 'dnf install -y java-21-amazon-corretto-headless') return ': Java comes from the test machine';
-    const download = /^curl -sSf --retry 5 --retry-all-errors -o '([^']+)' '[^']+'$/.exec(command);
-    if (!download) return command;
-    downloads++;
-    const source = jarDirs.map((dir) => join(dir, download[1]!)).find((path) => existsSync(path));
-    if (!source) throw new Error(`${download[1]} is in no local jar folder (${jarDirs.join(', ')})`);
-    return `cp '${source}' '${download[1]!}'`;
-  });
-  // PerfTest's jars and the 92 Kafka jars.
-  expect(downloads).toBeGreaterThan(100);
-  return substituted.join('\n');
-}
+const statements = () => loadGeneratorStatements(kafkaClusterTemplateFileName(1));
 
 describe('the AWS Kafka scripts, executed on a sandboxed load generator against a real KRaft broker', () => {
   const processes = new ProcessRegistry();
@@ -72,7 +39,7 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
   let jarDirs: string[];
 
   beforeAll(async () => {
-    if (!existsSync(join(AWS_CLI_BIN, 'aws'))) throw new Error(`the AWS CLI is not installed at ${AWS_CLI_BIN}/aws: run scripts/setup.sh`);
+    requireAwsCli();
     const perfTest = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
     const kafka = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
     if (!perfTest || !kafka) throw new Error('PerfTest or Kafka is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
@@ -85,43 +52,9 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  /** Boots the sandbox and runs `script` in it; the namespace (and every process in it) ends with the call. */
-  async function runOnLoadGenerator(fake: FakeAws | undefined, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const sandbox = mkdtempSync(join(work, 'sandbox-'));
-    writeFileSync(join(sandbox, 'boot.sh'), sandboxBootScript(jarDirs));
-    writeFileSync(join(sandbox, 'run.sh'), script);
-    writeFileSync(join(sandbox, 'aws-config'), '[default]\nregion = eu-west-1\ns3 =\n  addressing_style = path\n');
-    const outer = [
-      'set -e',
-      'mount -t tmpfs tmpfs /opt',
-      'mount -t tmpfs tmpfs /usr/local/bin',
-      `mkdir -p ${sandbox}/etc-upper ${sandbox}/etc-work`,
-      `mount -t overlay overlay -o lowerdir=/etc,upperdir=${sandbox}/etc-upper,workdir=${sandbox}/etc-work /etc`,
-      `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
-      `exec bash ${sandbox}/run.sh`,
-    ].join('\n');
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: `${AWS_CLI_BIN}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
-        HOME: sandbox,
-        ...(fake ? { AWS_ENDPOINT_URL: fake.endpoint } : {}),
-        AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-        AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
-        AWS_DEFAULT_REGION: REGION,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    // unshare --kill-child: killing it ends the namespace's init, and with it every process inside.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
-    const code = await new Promise<number | null>((resolve) => child.on('close', (status) => resolve(status)));
-    clearTimeout(timer);
-    return { code, stdout, stderr };
-  }
+  // PerfTest's jars and the 92 Kafka jars.
+  const runOnLoadGenerator = (fake: FakeAws | undefined, script: string) =>
+    runSandboxed(work, { jarDirs, kafkaTools: true, minDownloads: 100, timeoutMs: 240_000 }, fake, script);
 
   /** The cluster's topics, as TopicCommand --list prints them (into its log in the cluster's folder). */
   const topicList = async (logName: string) => {
@@ -138,7 +71,7 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
   test('the repetition script creates the topic, runs consumer and producer, uploads both outputs with the template\'s role, and they ingest into a SUCCEEDED record', async () => {
     const plan = planWith(1);
     const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka' }, 'exec').clusters[0]!.repetitions[0]!;
-    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: {}, region: REGION, account: ACCOUNT });
+    const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
     try {
       const { script, args, files } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
       expect(files).toEqual(kafkaRawFiles(1, 1));
@@ -179,7 +112,7 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
   test('a topic the cluster cannot place (3 replicas asked of 1 broker) fails the script with the reason on stderr, after uploading the (empty) outputs, and ingests as FAILED', async () => {
     const plan = planWith(3);
     const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka-bad' }, 'exec').clusters[0]!.repetitions[0]!;
-    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: {}, region: REGION, account: ACCOUNT });
+    const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
     try {
       const { script } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka-bad', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
       const run = await runOnLoadGenerator(fake, script);

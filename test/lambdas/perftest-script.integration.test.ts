@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
-import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
+import { join } from 'node:path';
+import { clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE } from '../../cdk/BenchmarkController';
 import { ingestRepetition } from '../../core/ingest';
 import { perfTestScript, RAW_FILES, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
@@ -11,7 +9,8 @@ import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
 import { LocalRabbitCluster } from '../../local/rabbitmq-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
-import { resolveIntrinsics, startFakeAws, type FakeAws, type PolicyStatement } from './fake-aws-endpoint';
+import { startFakeAws, type FakeAws } from './fake-aws-endpoint';
+import { ACCOUNT, BUCKET, loadGeneratorStatements, REGION, requireAwsCli, runOnLoadGenerator as runSandboxed } from './sandboxed-load-generator';
 
 /**
  * The exact script StartRepetition sends to the AWS load generator, executed with bash on a sandboxed load generator:
@@ -28,38 +27,14 @@ import { resolveIntrinsics, startFakeAws, type FakeAws, type PolicyStatement } f
  */
 jest.setTimeout(300_000);
 
-const AWS_CLI_BIN = resolve(__dirname, '../../.venv-tools/bin');
-const REGION = 'eu-west-1';
-const ACCOUNT = '111111111111';
-const BUCKET = 'rmqbench-raw-output';
 const SECRET_ARN = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:ClusterAdminCredentials-AbCdEf`;
 
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-
-/** The load generator role's inline policy statements in the cluster template, with its intrinsics resolved. */
-function loadGeneratorStatements(): PolicyStatement[] {
-  const template = JSON.parse(readFileSync(join(synthesizeClusterTemplates(), clusterTemplateFileName(CONTROLLER_DEFAULT_RELEASE)), 'utf8')) as Template;
-  const secretId = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::SecretsManager::Secret' && id.startsWith('ClusterAdmin'))!;
-  const policies = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && JSON.stringify(resource.Properties.Roles).includes('LoadGeneratorRole'));
-  expect(policies).toHaveLength(1);
-  const refs = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, ResultsBucketName: BUCKET, [secretId]: SECRET_ARN };
-  return (resolveIntrinsics((policies[0]!.Properties.PolicyDocument as { Statement: unknown[] }).Statement, refs) as PolicyStatement[]);
-}
-
-/** The boot commands with the two substitutions described above. */
-function sandboxBootScript(jarDir: string): string {
-  const commands = loadGeneratorBootCommands({ resultsBucketName: BUCKET, resultsPrefix: 'runs/' });
-  let downloads = 0;
-  const substituted = commands.map((command) => {
-    if (command === 'dnf install -y java-21-amazon-corretto-headless') return ': Java comes from the test machine';
-    const download = /^curl -sSf --retry 5 --retry-all-errors -o '([^']+)' '[^']+'$/.exec(command);
-    if (!download) return command;
-    downloads++;
-    return `cp '${join(jarDir, download[1]!)}' '${download[1]!}'`;
+/** The load generator role's statements in the cluster template; its Ref to the admin secret resolves to SECRET_ARN. */
+const statements = () =>
+  loadGeneratorStatements(clusterTemplateFileName(CONTROLLER_DEFAULT_RELEASE), (template) => {
+    const secretId = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::SecretsManager::Secret' && id.startsWith('ClusterAdmin'))!;
+    return { [secretId]: SECRET_ARN };
   });
-  expect(downloads).toBeGreaterThan(20);
-  return substituted.join('\n');
-}
 
 describe('the AWS run script, executed on a sandboxed load generator', () => {
   const processes = new ProcessRegistry();
@@ -68,7 +43,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   let jarDir: string;
 
   beforeAll(async () => {
-    if (!existsSync(join(AWS_CLI_BIN, 'aws'))) throw new Error(`the AWS CLI is not installed at ${AWS_CLI_BIN}/aws: run scripts/setup.sh`);
+    requireAwsCli();
     const cached = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
     if (!cached) throw new Error('PerfTest is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
     jarDir = cached;
@@ -80,48 +55,13 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  /**
-   * Boots the sandbox and runs `script` in it; the namespace (and every process in it) ends with the call. Asynchronous:
-   * the fake endpoint answers from this process's event loop.
-   */
-  async function runOnLoadGenerator(fake: FakeAws, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const sandbox = mkdtempSync(join(work, 'sandbox-'));
-    writeFileSync(join(sandbox, 'boot.sh'), sandboxBootScript(jarDir));
-    writeFileSync(join(sandbox, 'run.sh'), script);
-    writeFileSync(join(sandbox, 'aws-config'), '[default]\nregion = eu-west-1\ns3 =\n  addressing_style = path\n');
-    const outer = [
-      'set -e',
-      'mount -t tmpfs tmpfs /opt',
-      'mount -t tmpfs tmpfs /usr/local/bin',
-      `mkdir -p ${sandbox}/etc-upper ${sandbox}/etc-work`,
-      `mount -t overlay overlay -o lowerdir=/etc,upperdir=${sandbox}/etc-upper,workdir=${sandbox}/etc-work /etc`,
-      `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
+  const runOnLoadGenerator = (fake: FakeAws, script: string) =>
+    runSandboxed(work, {
+      jarDirs: [jarDir],
+      minDownloads: 20,
       // The boot remounted this namespace's /proc with hidepid=2: an unprivileged user cannot see PID 1 (this shell, root).
-      'if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi',
-      `exec bash ${sandbox}/run.sh`,
-    ].join('\n');
-    const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: `${AWS_CLI_BIN}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
-        HOME: sandbox,
-        AWS_ENDPOINT_URL: fake.endpoint,
-        AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-        AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
-        AWS_DEFAULT_REGION: REGION,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    // unshare --kill-child: killing it ends the namespace's init, and with it every process inside.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
-    const code = await new Promise<number | null>((resolve) => child.on('close', (status) => resolve(status)));
-    clearTimeout(timer);
-    return { code, stdout, stderr };
-  }
+      afterBoot: ['if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi'],
+    }, fake, script);
 
   const plan = { name: 'script', clusters: [{ name: 'q', nodes: 1, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
   const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-script' }, 'exec');
@@ -132,7 +72,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   const users = async () => ((await (await fetch(`${managementUrl()}/api/users`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } })).json()) as { name: string; tags: unknown }[]).map((user) => user.name);
 
   test('with the role the template grants it reads the secret, runs PerfTest, uploads both raw files, and the queue is the plan\'s quorum queue', async () => {
-    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
     try {
       const run = await runOnLoadGenerator(fake, script());
       expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
@@ -168,7 +108,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   });
 
   test('a role without the secret grant (as before issue 15.1) is refused by the fake as AWS would, and the script stops there', async () => {
-    const withoutSecret = loadGeneratorStatements().filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+    const withoutSecret = statements().filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
     const fake = await startFakeAws({ statements: withoutSecret, secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
     try {
       const run = await runOnLoadGenerator(fake, script());
@@ -182,7 +122,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   });
 
   test('a PerfTest that cannot connect fails the script with its status and output tail after uploading its output', async () => {
-    const fake = await startFakeAws({ statements: loadGeneratorStatements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
     try {
       // A port nothing listens on: PerfTest fails to connect.
       const broken = perfTestScript({ plan, runId: 'run-script', item, endpoint: '127.0.0.1:9', managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
