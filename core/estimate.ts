@@ -143,9 +143,11 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
         ? { name: `${name}: nodes`, usd: 0, priced: false, detail: node.error }
         : { name: `${name}: nodes`, usd: group.nodes * node.usd * hours, priced: true, detail: `${group.nodes} × ${instanceType} × ${minutes.toFixed(1)} min at ${usd(node.usd)}/h (${node.source})` },
     );
-    // Every cloud cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection mode.
-    const loadBalancer = findLoadBalancerPrice(catalog, target, region ?? '*');
-    parts.push(
+    // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
+    // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker at
+    // its advertised private address).
+    const loadBalancer = group.broker === 'kafka' ? undefined : findLoadBalancerPrice(catalog, target, region ?? '*');
+    if (group.broker !== 'kafka') parts.push(
       loadBalancer === undefined
         ? { name: `${name}: load balancer`, usd: 0, priced: false, detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}` }
         : { name: `${name}: load balancer`, usd: loadBalancer.hourlyUsd * hours, priced: true, detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})` },

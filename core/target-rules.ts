@@ -13,6 +13,9 @@ import { honoursLazyQueueMode } from './rabbitmq-version';
  */
 export const AWS_KAFKA_BROKER_COUNTS: readonly number[] = [1, 3, 5];
 
+/** Broker counts the Azure target launches Kafka clusters of: bicep/main.bicep instanceCount's @minValue / @maxValue (a test keeps them equal). */
+export const AZURE_KAFKA_BROKER_COUNT = { min: 1, max: 7 } as const;
+
 // The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
 export { azureVmSize, catalogInstanceType, isArmInstanceType };
 
@@ -66,16 +69,16 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) => {
     if (cluster.broker === 'kafka') {
       if (provider === 'azure') {
-        // Refused before anything is created: the Azure launch deploys main.bicep with broker kafka, and SmokeTest and
-        // StartRepetition run the Kafka tools there, but CheckClusterReady on azure asks RabbitMQ's management API only.
-        issues.push({
-          path: `clusters[${index}].broker`,
-          message: 'Kafka does not run on the Azure target yet (the controller launches the brokers, smoke-tests them and runs repetitions on them, but its readiness check on azure asks the RabbitMQ management API only); run this plan with --target aws or --target local, or use broker: rabbitmq on azure',
-          value: cluster.broker,
-        });
-        return;
-      }
-      if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
+        // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1) @maxValue(7);
+        // CheckClusterReady asks the load generator whether all of them registered (lambdas/check-cluster/azure-kafka.ts).
+        if (!Number.isInteger(cluster.nodes) || cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min || cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max) {
+          issues.push({
+            path: `clusters[${index}].nodes`,
+            message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
+            value: cluster.nodes,
+          });
+        }
+      } else if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
         issues.push({
           path: `clusters[${index}].nodes`,
           message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,

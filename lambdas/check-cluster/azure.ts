@@ -50,7 +50,8 @@ export async function checkAzureCluster(
   clients: AzureClients,
   launch: AzureLaunch,
   expectedNodes: number,
-  credentials: ManagementCredentials,
+  /** A function when reading them may fail: a Kafka cluster (no management API) never calls it. */
+  credentials: ManagementCredentials | (() => ManagementCredentials),
   now = new Date(),
   get: PinnedGet = pinnedHttpsGet,
   timeoutMs = 10_000,
@@ -58,6 +59,9 @@ export async function checkAzureCluster(
   const deployment = await checkDeployment(clients, launch, now);
   if (!deployment.ready) return deployment;
   const outputs = deployment.outputs ?? {};
+  // A Kafka cluster (bicep/main.bicep with broker: 'kafka') has no management API: its brokers are asked from the load generator.
+  if (outputs.kafkaBootstrapServers) return (await import('./azure-kafka')).checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
+  const { username, password } = typeof credentials === 'function' ? credentials() : credentials;
   const { managementHttpsUrl, tlsCertificatePem } = outputs;
   if (!managementHttpsUrl || !tlsCertificatePem) {
     throw new Error(`deployment of ${launch.clusterId} has no managementHttpsUrl or tlsCertificatePem output: the cluster template must be deployed with publicLoadBalancer and a TLS certificate (LaunchCluster does)`);
@@ -70,7 +74,7 @@ export async function checkAzureCluster(
   let saw: string;
   let formed = false;
   try {
-    const response = await get(url, tlsCertificatePem, credentials.username, credentials.password, timeoutMs);
+    const response = await get(url, tlsCertificatePem, username, password, timeoutMs);
     if (response.status === 200) ({ formed, saw } = clusterFormed(response.body, expectedNodes));
     else saw = `GET ${url} answered ${response.status}: ${response.body.slice(0, 120)}`;
   } catch (error) {

@@ -13,6 +13,8 @@ export const KAFKA_TOOL_CLASSES = {
   topics: 'org.apache.kafka.tools.TopicCommand',
   producer: 'org.apache.kafka.tools.ProducerPerformance',
   consumer: 'org.apache.kafka.tools.ConsumerPerformance',
+  /** bin/kafka-broker-api-versions.sh (apache/kafka 4.x tools: org.apache.kafka.tools.BrokerApiVersionsCommand, in kafka-tools-4.3.1.jar). */
+  brokerApiVersions: 'org.apache.kafka.tools.BrokerApiVersionsCommand',
 } as const;
 
 /** Seconds a script waits for the load generator's boot to finish installing the tools (it installs them after PerfTest). */
@@ -67,5 +69,29 @@ export function kafkaSmokeTestScript(options: { bootstrapServers: string; broker
     `grep -qE '^${records} records sent, .* 99\\.9th\\.$' produce.txt || { echo "smoke test: ${records} records were not all acknowledged (acks=all):" >&2; tail -n 5 produce.txt >&2; ${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
     `${topics(['--delete', '--topic', topic])} > delete.txt 2>&1 || echo "smoke test: could not delete ${topic}" >&2`,
     `echo "smoke test: ${options.brokers} partition leaders, ${records} records acknowledged by ${replicas} replicas"`,
+  ].join('\n');
+}
+
+/** Seconds the readiness script may take (the tools' wait, one JVM start and the brokers' answers). */
+export const KAFKA_READINESS_SECONDS = KAFKA_TOOLS_READY_WAIT_SECONDS + 60;
+
+/**
+ * Whether every broker has registered with the KRaft quorum, asked from the load generator: BrokerApiVersionsCommand
+ * (bin/kafka-broker-api-versions.sh) takes the broker list from the cluster's metadata, which only lists brokers the
+ * controller quorum has registered, and prints one block per broker starting "<host>:<port> (id: <n> rack: <r>) -> (".
+ * The script succeeds when it lists `brokers` distinct ids; otherwise it fails naming how many it saw.
+ */
+export function kafkaReadinessScript(options: { bootstrapServers: string; brokers: number }): string {
+  const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
+  if (!Number.isInteger(options.brokers) || options.brokers < 1) throw new Error(`brokers must be a positive integer, got ${options.brokers}`);
+  return [
+    'set -uo pipefail',
+    'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
+    `trap 'cd /; rm -rf "$WORK"' EXIT`,
+    ...toolsReadyLines(),
+    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.brokerApiVersions} ${['--bootstrap-server', bootstrapServers].map(quote).join(' ')} > versions.txt 2>&1`,
+    `SEEN=$(grep -oE '\\(id: [0-9]+ rack: ' versions.txt | sort -u | wc -l)`,
+    `[ "$SEEN" -eq ${options.brokers} ] || { echo "readiness: $SEEN of ${options.brokers} brokers registered:" >&2; grep -E '\\(id: ' versions.txt >&2; tail -n 3 versions.txt >&2; exit 1; }`,
+    `echo "readiness: ${options.brokers} of ${options.brokers} brokers registered"`,
   ].join('\n');
 }

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { estimateRun } from '../../core/estimate';
 import { PlanValidationError } from '../../core/errors';
 import { groupScenariosByCluster, parsePlanText } from '../../core/plan';
-import { targetProblems } from '../../core/target-rules';
+import { AZURE_KAFKA_BROKER_COUNT, targetProblems } from '../../core/target-rules';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const kafkaPlan = (cluster: string, workload: string) => `
@@ -118,12 +121,42 @@ describe('Kafka plan fields', () => {
 describe('Kafka on the cloud targets', () => {
   const plan = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', ''), 'kafka.yaml');
 
-  test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure refuses Kafka by name before anything is created; local accepts it', () => {
+  test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure runs 1 to 7 brokers (bicep/main.bicep instanceCount) and refuses others by field; local accepts it', () => {
     expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog)).toEqual([
-      { path: 'clusters[0].broker', value: 'kafka', message: expect.stringMatching(/^Kafka does not run on the Azure target yet \(the controller launches the brokers, smoke-tests them and runs repetitions on them, but its readiness check on azure asks the RabbitMQ management API only\)/) },
+    const azure = (nodes: number) => parsePlanText(kafkaPlan(', instanceType: Standard_F4s', '').replace('nodes: 3', `nodes: ${nodes}`), 'kafka.yaml');
+    for (const nodes of [1, 2, 3, 5, 7]) expect(targetProblems(azure(nodes), 'azure', defaultPriceCatalog)).toEqual([]);
+    // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound if that changes.
+    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s', '').replace('nodes: 3', 'nodes: 8'))).toEqual([expect.objectContaining({ path: 'clusters[0].nodes', value: 8 })]);
+    const three = azure(3);
+    const eight = { ...three, clusters: [{ ...three.clusters[0]!, nodes: 8 }] };
+    expect(targetProblems(eight, 'azure', defaultPriceCatalog)).toEqual([
+      { path: 'clusters[0].nodes', value: 8, message: expect.stringMatching(/^a Kafka cluster on azure has 1 to 7 brokers \(bicep\/main\.bicep instanceCount\)/) },
     ]);
+    expect(targetProblems(parsePlanText(kafkaPlan('', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['clusters[0].instanceType']);
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+  });
+
+  test('the Azure broker-count bounds are main.bicep instanceCount\'s @minValue and @maxValue', () => {
+    const bicep = readFileSync(join(__dirname, '../../bicep/main.bicep'), 'utf8');
+    const bounds = /@minValue\((\d+)\)\s*@maxValue\((\d+)\)\s*param instanceCount int/.exec(bicep);
+    expect(bounds && { min: Number(bounds[1]), max: Number(bounds[2]) }).toEqual(AZURE_KAFKA_BROKER_COUNT);
+  });
+
+  test('rmqbench estimate / ValidatePlan price a Kafka cluster on azure: the brokers and the load generator at the catalog prices, no load balancer', () => {
+    const azure = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ', durationSeconds: 60'), 'kafka.yaml');
+    // The shipped catalog prices the thesis' Azure sizes (F4s, F8s, F16s); the load generator is one of them here.
+    const estimate = estimateRun(azure, { target: 'azure', catalog: defaultPriceCatalog, loadGeneratorInstanceType: 'F16s' });
+    const names = estimate.parts.map((part) => part.name);
+    expect(names).toEqual(expect.arrayContaining(['k3: nodes', 'k3: load generator']));
+    expect(names).not.toContain('k3: load balancer');
+    const nodes = estimate.parts.find((part) => part.name === 'k3: nodes')!;
+    expect(nodes).toMatchObject({ priced: true, detail: expect.stringMatching(/^3 × Standard_F4s × /) });
+    expect(nodes.usd).toBeGreaterThan(0);
+    expect(estimate.parts.find((part) => part.name === 'k3: load generator')).toMatchObject({ priced: true });
+    expect(estimate.complete).toBe(true);
+    expect(Number.isFinite(estimate.totalUsd) && estimate.totalUsd > 0).toBe(true);
+    const { scenarios: _scenarios, ...data } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ', durationSeconds: 60').replace('name: kafka', 'name: kafka\nmaxCostUsd: 0.01'), 'kafka.yaml');
+    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(/maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/);
   });
 
   test('aws refuses a broker count it ships no template for, and an Arm type (the pinned node image is x86-64), by field', () => {
@@ -139,10 +172,11 @@ describe('Kafka on the cloud targets', () => {
     expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['clusters[0].instanceType']);
   });
 
-  test("the workflow's ValidatePlan state accepts it on aws and refuses it on azure, so no Azure run starts", () => {
+  test("the workflow's ValidatePlan state accepts it on aws and on azure, and refuses an Azure broker count above main.bicep's 7 by field", () => {
     const { scenarios: _scenarios, ...data } = plan;
     expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
-    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml');
-    expect(() => buildSchedule({ plan: azure, target: 'azure' }, 'exec-1')).toThrow(/clusters\[0\]\.broker: Kafka does not run on the Azure target yet/);
+    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ''), 'kafka.yaml');
+    expect(buildSchedule({ plan: azure, target: 'azure' }, 'exec-1').clusters).toHaveLength(1);
+    expect(() => buildSchedule({ plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' }, 'exec-1')).toThrow(/clusters\[0\]\.nodes: /);
   });
 });
