@@ -29,7 +29,9 @@ export async function checkAzureKafkaReadiness(
   try {
     state = await checkRunCommand(clients, started);
   } catch (error) {
-    // GET of a runCommands resource that does not exist answers 404 ResourceNotFound (ARM's rule for any resource GET).
+    // GET of a runCommands resource that does not exist answers 404 (VirtualMachineRunCommands_GetByVirtualMachine; the .NET
+    // SDK's VirtualMachineRunCommandCollection.GetIfExists turns exactly that into "none", learn.microsoft.com/dotnet/api/
+    // azure.resourcemanager.compute.virtualmachineruncommandcollection.getifexists): none started yet, or the last one deleted.
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
   }
   let saw: string;

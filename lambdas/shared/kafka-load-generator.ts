@@ -74,12 +74,18 @@ export function kafkaSmokeTestScript(options: { bootstrapServers: string; broker
 
 /** Seconds the readiness script may take (the tools' wait, one JVM start and the brokers' answers). */
 export const KAFKA_READINESS_SECONDS = KAFKA_TOOLS_READY_WAIT_SECONDS + 60;
+/** Seconds BrokerApiVersionsCommand may take inside that (a JVM start and one Metadata + ApiVersions round per broker). */
+const KAFKA_READINESS_TOOL_SECONDS = 45;
 
 /**
- * Whether every broker has registered with the KRaft quorum, asked from the load generator: BrokerApiVersionsCommand
- * (bin/kafka-broker-api-versions.sh) takes the broker list from the cluster's metadata, which only lists brokers the
- * controller quorum has registered, and prints one block per broker starting "<host>:<port> (id: <n> rack: <r>) -> (".
- * The script succeeds when it lists `brokers` distinct ids; otherwise it fails naming how many it saw.
+ * Whether every broker has registered with the KRaft quorum and answers, asked from the load generator:
+ * BrokerApiVersionsCommand (bin/kafka-broker-api-versions.sh) takes the broker list from a Metadata request
+ * (apache/kafka tools/src/main/java/org/apache/kafka/tools/BrokerApiVersionsCommand.java: findAllBrokers,
+ * `MetadataRequest.Builder.allTopics()` → `buildCluster().nodes()`), which lists the brokers the quorum has registered,
+ * and prints one block per broker, `<Node> -> (<api versions>)` or `<Node> -> ERROR: <message>` when that broker did not
+ * answer; a Node prints as `<host>:<port> (id: <n> rack: <r> ...)`. The script succeeds when it lists `brokers`
+ * distinct ids and none with ERROR; otherwise it fails naming what it saw. `timeout` bounds the tool, whose wait for a
+ * non-empty broker list (awaitBrokers) has no limit of its own.
  */
 export function kafkaReadinessScript(options: { bootstrapServers: string; brokers: number }): string {
   const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
@@ -89,9 +95,10 @@ export function kafkaReadinessScript(options: { bootstrapServers: string; broker
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
     `trap 'cd /; rm -rf "$WORK"' EXIT`,
     ...toolsReadyLines(),
-    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.brokerApiVersions} ${['--bootstrap-server', bootstrapServers].map(quote).join(' ')} > versions.txt 2>&1`,
+    `timeout ${KAFKA_READINESS_TOOL_SECONDS} ${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.brokerApiVersions} ${['--bootstrap-server', bootstrapServers].map(quote).join(' ')} > versions.txt 2>&1`,
     `SEEN=$(grep -oE '\\(id: [0-9]+ rack: ' versions.txt | sort -u | wc -l)`,
-    `[ "$SEEN" -eq ${options.brokers} ] || { echo "readiness: $SEEN of ${options.brokers} brokers registered:" >&2; grep -E '\\(id: ' versions.txt >&2; tail -n 3 versions.txt >&2; exit 1; }`,
+    `DOWN=$(grep -cE '\\(id: [0-9]+ rack: .* -> ERROR' versions.txt)`,
+    `[ "$SEEN" -eq ${options.brokers} ] && [ "$DOWN" -eq 0 ] || { echo "readiness: $SEEN of ${options.brokers} brokers registered, $DOWN not answering:" >&2; grep -E '\\(id: ' versions.txt | cut -c1-200 >&2; tail -n 3 versions.txt | cut -c1-300 >&2; exit 1; }`,
     `echo "readiness: ${options.brokers} of ${options.brokers} brokers registered"`,
   ].join('\n');
 }

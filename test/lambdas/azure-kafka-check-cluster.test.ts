@@ -87,7 +87,8 @@ describe('kafkaReadinessScript', () => {
     const script = kafkaReadinessScript({ bootstrapServers: BOOTSTRAP, brokers: 3 });
     expect(script).toContain(`org.apache.kafka.tools.BrokerApiVersionsCommand '--bootstrap-server' '${BOOTSTRAP}'`);
     expect(script).toContain(`grep -oE '\\(id: [0-9]+ rack: ' versions.txt | sort -u | wc -l`);
-    expect(script).toContain('[ "$SEEN" -eq 3 ]');
+    expect(script).toContain('[ "$SEEN" -eq 3 ] && [ "$DOWN" -eq 0 ]');
+    expect(script).toContain(`grep -cE '\\(id: [0-9]+ rack: .* -> ERROR' versions.txt`);
   });
   test('refuses bootstrap servers that are not host:port pairs and a broker count below 1', () => {
     expect(() => kafkaReadinessScript({ bootstrapServers: 'a:1; rm -rf /', brokers: 3 })).toThrow('host:port pairs');

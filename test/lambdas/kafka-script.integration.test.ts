@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { kafkaClusterTemplateFileName } from '../../cdk/BenchmarkController';
 import { ingestRepetition } from '../../core/ingest';
 import { perfTestExpectations } from '../../core/perftest-output';
-import { kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
+import { kafkaReadinessScript, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import { awsKafkaRepetitionScript, kafkaExpectations, kafkaRawFiles, scenarioOf } from '../../lambdas/start-repetition/kafka-script';
 import { rawPrefix } from '../../lambdas/start-repetition/logic';
 import { LocalKafkaCluster } from '../../local/kafka-cluster';
@@ -150,5 +150,14 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     const failed = await runOnLoadGenerator(undefined, kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }));
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(/smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/);
+  });
+
+  test('the readiness script (CheckClusterReady on azure) passes when every broker is registered and fails naming how many are', async () => {
+    const ready = await runOnLoadGenerator(undefined, kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1 }));
+    expect({ code: ready.code, stderr: ready.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+    expect(ready.stdout).toContain('readiness: 1 of 1 brokers registered');
+    const short = await runOnLoadGenerator(undefined, kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 3 }));
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/readiness: 1 of 3 brokers registered, 0 not answering:\n.*\(id: \d+ rack: /);
   });
 });
