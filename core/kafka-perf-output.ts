@@ -131,6 +131,16 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
     missing.push(`consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`);
     return undefined;
   }
+  // The rate is measured from the first row on; a consumer whose rows never move after it got everything before that
+  // row (a transfer shorter than the tool's 1 s report interval), and the rate would read 0.
+  const first = rows[0];
+  if (rows.length >= 2 && first !== undefined && first.total > 0 && rows[rows.length - 1]!.total === first.total) {
+    missing.push(
+      `consumer ${number}: a measurable receive rate (all ${first.total} of its records arrived before its first per-second row, ` +
+        'so the transfer was shorter than the 1 s report interval: send more records, e.g. a larger messageCount, or a longer durationSeconds)',
+    );
+    return undefined;
+  }
   return rows;
 }
 

@@ -86,6 +86,17 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(result.summary.receiveRateAvg).toBe(996);
   });
 
+  test('a consumer that got every record before its first row is refused as too short to measure, not read as 0 records/s', () => {
+    const header = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
+    const rows = ['2026-11-23 10:26:13:558, 0, 19.0735, 6.3579, 200000, 66666.6667, 2001, 999, 19.0926, 200200.2002', '2026-11-23 10:26:14:561, 0, 19.0735, 0.0000, 200000, 0.0000, 0, 1003, 0.0000, 0.0000'];
+    const allAtOnce = `${header}${rows.join('\n')}\n`;
+    const error = failureOf(() => parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [allAtOnce] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }));
+    expect(error.missing).toEqual([expect.stringMatching(/^consumer 1: a measurable receive rate \(all 200000 of its records arrived before its first per-second row/)]);
+    // The same rows with the second one moving on are a rate.
+    const moving = allAtOnce.replace('19.0735, 6.3579, 200000', '9.5367, 3.1789, 100000');
+    expect(parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [moving] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }).summary.receiveRateAvg).toBe(99701);
+  });
+
   test('live progress reads the 1 s lines of both tools and nothing else', () => {
     const [producerLine] = fixture('one-producer-1').split('\n').slice(1, 2);
     expect(parseKafkaProgressLine(producerLine!)).toEqual({ kind: 'sent', rate: 4869.1 });
