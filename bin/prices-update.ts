@@ -1,9 +1,12 @@
 import type { CloudProvider, InstancePrice, PriceCatalog } from '../core/cost-catalog';
-import { THESIS_SOURCE_PREFIX } from '../core/cost-catalog';
+import { AZURE_VM_SIZES } from '../core/azure-vm-sizes';
+import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost-catalog';
+import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/estimate';
 
 /**
  * The network half of `rmqbench prices update`: refreshes the on-demand Linux prices of every
- * (provider, region, instance type) the catalog knows, from
+ * (provider, region, instance type) the catalog knows, and adds those of what the cloud targets deploy that it does
+ * not know yet (every Azure size the templates allow, each provider's default load generator) in each of its regions, from
  *  - Azure: the public Retail Prices API (no credentials), following NextPageLink;
  *  - AWS: the Price List Query API (GetProducts), which needs credentials, so the caller passes a
  *    client function when it has them. The public bulk offer file of a region is hundreds of MB,
@@ -226,9 +229,17 @@ export function azureArmSku(instanceType: string): string {
   return /^standard_/i.test(instanceType) ? instanceType : `Standard_${instanceType}`;
 }
 
+/** What a cloud target deploys whatever the plan says: the catalog needs their prices in every region it covers. */
+function deployedTypes(provider: CloudProvider): string[] {
+  const sizes = provider === 'azure' ? AZURE_VM_SIZES.map((size) => catalogInstanceType('azure', size)) : [];
+  return [...sizes, DEFAULT_LOAD_GENERATOR_TYPE[provider]];
+}
+
 function uniqueTargets(entries: readonly InstancePrice[]): Target[] {
   const targets: Target[] = [];
-  for (const { provider, region, instanceType } of entries) {
+  const regions = [...new Set(entries.map(({ provider, region }) => `${provider} ${region}`))].map((key) => key.split(' ') as [CloudProvider, string]);
+  const deployed = regions.flatMap(([provider, region]) => deployedTypes(provider).map((instanceType) => ({ provider, region, instanceType })));
+  for (const { provider, region, instanceType } of [...entries, ...deployed]) {
     if (!targets.some((target) => sameKey(target, { provider, region, instanceType }))) targets.push({ provider, region, instanceType });
   }
   return targets;

@@ -114,9 +114,9 @@ export interface PriceQuery {
 
 /** The newest matching price; throws PriceCatalogError naming the known alternatives when there is none. */
 export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): InstancePrice {
-  const sameType = catalog.instances.filter(
-    (entry) => entry.provider === query.provider && entry.instanceType.toLowerCase() === query.instanceType.toLowerCase(),
-  );
+  // Either Azure spelling (`Standard_F4s_v2` or `F4s_v2`) finds the catalog's entry.
+  const wanted = catalogInstanceType(query.provider, query.instanceType).toLowerCase();
+  const sameType = catalog.instances.filter((entry) => entry.provider === query.provider && entry.instanceType.toLowerCase() === wanted);
   const matches = sameType.filter(
     (entry) =>
       (query.region === undefined || entry.region === query.region) &&

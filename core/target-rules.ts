@@ -1,6 +1,7 @@
 import { CLOUD_FAULT_ACTIONS, CLOUD_FAULT_REFUSALS } from './cloud-fault';
 import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
+import { AZURE_VM_SIZES, deployableAzureVmSize } from './azure-vm-sizes';
 import { azureVmSize, catalogInstanceType, isArmInstanceType } from './instance-type-names';
 import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from './estimate';
@@ -22,13 +23,33 @@ export { azureVmSize, catalogInstanceType, isArmInstanceType };
 /**
  * What a cloud target needs from a plan beyond the plan schema: every cluster names its instance type, the
  * price catalog knows that type (so the run can be priced: the point of a cloud run), and on AWS the type is
- * x86-64; its RabbitMQ version is one the target installs (core/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
+ * x86-64 and on Azure one the templates deploy (core/azure-vm-sizes.ts); its RabbitMQ version is one the target installs (core/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
  * is refused before anything is created. Pure: the catalog is passed in.
  */
 
-/** The types the catalog prices for a provider, sorted. */
+/** The types the catalog prices for a provider, sorted; on Azure only the sizes the templates deploy. */
 function knownInstanceTypes(catalog: PriceCatalog, provider: CloudProvider): string[] {
-  return [...new Set(catalog.instances.filter((price) => price.provider === provider).map((price) => price.instanceType))].sort();
+  const priced = new Set(catalog.instances.filter((price) => price.provider === provider).map((price) => price.instanceType));
+  if (provider === 'azure') return AZURE_VM_SIZES.filter((size) => priced.has(catalogInstanceType('azure', size)));
+  return [...priced].sort();
+}
+
+/** Whether the catalog holds a price for the type, in either Azure spelling. */
+function isPriced(catalog: PriceCatalog, provider: CloudProvider, instanceType: string): boolean {
+  const name = catalogInstanceType(provider, instanceType).toLowerCase();
+  return catalog.instances.some((price) => price.provider === provider && price.instanceType.toLowerCase() === name);
+}
+
+/** The Fs-series (v1) sizes the seed thesis measured; the templates deploy their Fsv2 successors. */
+const THESIS_AZURE_SIZES = /^(standard_)?f(4|8|16)s$/i;
+
+/** Why the Azure target refuses a size it does not deploy, naming the sizes it does. */
+function undeployableAzureSize(instanceType: string): string {
+  const thesis = THESIS_AZURE_SIZES.exec(instanceType);
+  return (
+    `is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ${AZURE_VM_SIZES.join(', ')}` +
+    (thesis ? `; the thesis's ${instanceType} is an Fs-series (v1) size, whose current successor is Standard_F${thesis[2]}s_v2` : '')
+  );
 }
 
 /** Every problem that keeps `plan` from running on `target`; none for the local target, which ignores instance types. */
@@ -88,6 +109,10 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       issues.push({ path, message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}` });
       return;
     }
+    if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
+      issues.push({ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType });
+      return;
+    }
     if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
       issues.push({
         path,
@@ -99,7 +124,7 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       });
       return;
     }
-    if (!known.includes(catalogInstanceType(provider, cluster.instanceType))) {
+    if (!isPriced(catalog, provider, cluster.instanceType)) {
       issues.push({
         path,
         message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,

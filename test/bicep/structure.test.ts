@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Node } from 'web-tree-sitter';
+import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
 import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES, worldOpenReason } from '../../core/source-prefixes';
 import { AZURE_METRICS_OUTPUTS } from '../../lambdas/ingest-repetition/azure-metrics';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
@@ -386,11 +387,14 @@ describe('cluster', () => {
       ['main.bicep', 'loadGeneratorVmSize'],
       ['modules/cluster.bicep', 'vmSize'],
       ['modules/loadgen.bicep', 'vmSize'],
+      ['modules/kafka-cluster.bicep', 'vmSize'],
     ] as const) {
       const allowed = file(name).params.get(param)?.decorators.find((decorator) => decorator.startsWith('allowed('));
       const sizes = [...(allowed ?? '').matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
       expect(sizes.length).toBeGreaterThan(0);
       for (const size of sizes) expect(size).toMatch(accelerated);
+      // The plan rules (core/azure-vm-sizes.ts) refuse what the templates would refuse, before anything is created.
+      expect({ [`${name} ${param}`]: sizes }).toEqual({ [`${name} ${param}`]: AZURE_VM_SIZES });
     }
   });
 });

@@ -1,4 +1,5 @@
 import { azureArmSku, serializePriceCatalog, updatePriceCatalog, type AwsGetProducts, type FetchLike } from '../../bin/prices-update';
+import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
 import { defaultPriceCatalog, findInstancePrice, loadPriceCatalog, THESIS_SOURCE_PREFIX } from '../../core/cost-catalog';
 
 const NOW = new Date('2025-03-04T05:06:07Z');
@@ -65,8 +66,8 @@ describe('updatePriceCatalog without network', () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, now: NOW });
     expect(update.catalog).toBe(defaultPriceCatalog);
     expect(update.messages).toEqual([
-      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 3 Azure entries (as of 2019)',
-      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 16 AWS entries (as of 2019, 2024-06)',
+      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 19 Azure entries (as of 2019, 2026-06-18)',
+      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 19 AWS entries (as of 2019, 2024-06, 2026-07-20)',
     ]);
   });
 
@@ -98,13 +99,17 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
     return respond(url.includes('$skip=100') ? PAGE_2 : PAGE_1);
   };
 
-  it('asks for the catalog sizes of each region, follows NextPageLink and keeps the newest Linux pay-as-you-go price', async () => {
+  it('asks for the catalog sizes and every size the templates deploy in each region, follows NextPageLink and keeps the newest Linux pay-as-you-go price', async () => {
+    requested.length = 0;
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: azure, now: NOW });
+    const deployed = AZURE_VM_SIZES.map((size) => `armSkuName eq '${size}'`).join(' or ');
     expect(decodeURIComponent(requested[0]!)).toBe(
       "https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and " +
-        "armRegionName eq 'northeurope' and (armSkuName eq 'Standard_F4s' or armSkuName eq 'Standard_F8s' or armSkuName eq 'Standard_F16s')",
+        `armRegionName eq 'northeurope' and (armSkuName eq 'Standard_F4s' or armSkuName eq 'Standard_F8s' or armSkuName eq 'Standard_F16s' or ${deployed})`,
     );
-    expect(requested).toHaveLength(2);
+    // Two pages for northeurope, then eastus (where the catalog has only the deployable sizes), two pages again.
+    expect(requested).toHaveLength(4);
+    expect(decodeURIComponent(requested[2]!)).toContain(`armRegionName eq 'eastus' and (${deployed})`);
 
     const f4s = findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F4s' });
     expect(f4s).toMatchObject({ region: 'northeurope', hourlyUsd: 0.199, asOf: '2025-03-04' });
@@ -113,9 +118,17 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
       'Azure Retail Prices API (https://prices.azure.com/api/retail/prices), Virtual Machines FS Series F4s, Linux pay-as-you-go, effective 2016-10-01',
     );
     expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F8s' }).hourlyUsd).toBe(0.398);
-    expect(update.messages[0]).toBe(
-      'Azure prices refreshed for 2 of 3 instance type/region pairs (as of 2025-03-04); not offered any more or not found, kept as they were: F16s in northeurope',
+    expect(update.messages[0]).toMatch(
+      /^Azure prices refreshed for 2 of 19 instance type\/region pairs \(as of 2025-03-04\); not offered any more or not found, kept as they were: F16s in northeurope, D2s_v5 in eastus, .*, F32s_v2 in northeurope$/,
     );
+  });
+
+  it('adds a deployable size the catalog lacks instead of refreshing only what it has', async () => {
+    const thesisOnly = { ...defaultPriceCatalog, instances: defaultPriceCatalog.instances.filter((entry) => entry.source.startsWith(THESIS_SOURCE_PREFIX)) };
+    const f16sV2: FetchLike = (url) =>
+      respond({ Items: decodeURIComponent(url).includes("'Standard_F16s_v2'") ? [azureItem({ armSkuName: 'Standard_F16s_v2', skuName: 'F16s v2', productName: 'Virtual Machines FSv2 Series', retailPrice: 0.768 })] : [], NextPageLink: null });
+    const update = await updatePriceCatalog(thesisOnly, { fetchImpl: f16sV2, now: NOW });
+    expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'Standard_F16s_v2' })).toMatchObject({ region: 'northeurope', hourlyUsd: 0.768, asOf: '2025-03-04' });
   });
 
   it('keeps the thesis entries next to the refreshed ones', async () => {
@@ -177,7 +190,7 @@ describe('updatePriceCatalog with an AWS Price List client', () => {
     });
     const c5 = findInstancePrice(update.catalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' });
     expect(c5).toMatchObject({ hourlyUsd: 0.17, asOf: '2025-03-04' });
-    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 16 instance type\/region pairs/);
+    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 20 instance type\/region pairs/);
   });
 });
 

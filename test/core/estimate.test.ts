@@ -24,8 +24,8 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
     const part = (name: string) => estimate.parts.find((candidate) => candidate.name === name)!;
     expect(part('three-nodes-lb: nodes').usd).toBeCloseTo((3 * 0.17 * 44.3333) / 60, 6); // $0.3768
     expect(part('three-nodes-lb: load balancer').usd).toBeCloseTo((0.0225 * 44.3333) / 60, 6);
-    // The default load generator (c5n.4xlarge) is not in the shipped catalog: the total is a lower bound, and says so.
-    expect(part('three-nodes-lb: load generator')).toMatchObject({ usd: 0, priced: false, detail: expect.stringContaining('c5n.4xlarge is not priced') });
+    // The default load generator (c5n.4xlarge, cdk/LoadGenerator.ts) at the shipped catalog's us-east-1 price.
+    expect(part('three-nodes-lb: load generator')).toMatchObject({ priced: true, usd: expect.closeTo((0.864 * 44.3333) / 60, 6), detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /) });
     // 6 per run; 5 + 3 × 30 cluster polls (15 min / 30 s); 20 repetitions × (5 + 3 × 5 polls (65 s / 15 s)); 16 pauses.
     expect(estimate.stateTransitions).toBe(6 + 95 + 20 * 20 + 16);
     expect(part('Step Functions').usd).toBeCloseTo(517 * 0.000025, 9);
@@ -48,7 +48,7 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
   test('a plan over its maxCostUsd is refused by ValidatePlan and validate --target, naming the field and the figure', () => {
     const plan = thesisCh4OnAws({ maxCostUsd: 0.1 });
     const [issue] = targetProblems(plan, 'aws', defaultPriceCatalog);
-    expect(issue).toMatchObject({ path: 'maxCostUsd', value: 0.1, message: expect.stringMatching(/^the estimated cost \$0\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/) });
+    expect(issue).toMatchObject({ path: 'maxCostUsd', value: 0.1, message: expect.stringMatching(/^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/) });
     const input = { plan: Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')), target: 'aws', runId: 'r' };
     expect(() => buildSchedule(input, 'exec')).toThrow(PlanValidationError);
     expect(() => buildSchedule(input, 'exec')).toThrow(/maxCostUsd: the estimated cost/);

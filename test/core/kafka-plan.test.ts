@@ -123,10 +123,10 @@ describe('Kafka on the cloud targets', () => {
 
   test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure runs 1 to 7 brokers (bicep/main.bicep instanceCount) and refuses others by field; local accepts it', () => {
     expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
-    const azure = (nodes: number) => parsePlanText(kafkaPlan(', instanceType: Standard_F4s', '').replace('nodes: 3', `nodes: ${nodes}`), 'kafka.yaml');
+    const azure = (nodes: number) => parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', `nodes: ${nodes}`), 'kafka.yaml');
     for (const nodes of [1, 2, 3, 5, 7]) expect(targetProblems(azure(nodes), 'azure', defaultPriceCatalog)).toEqual([]);
     // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound if that changes.
-    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s', '').replace('nodes: 3', 'nodes: 8'))).toEqual([expect.objectContaining({ path: 'clusters[0].nodes', value: 8 })]);
+    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', 'nodes: 8'))).toEqual([expect.objectContaining({ path: 'clusters[0].nodes', value: 8 })]);
     const three = azure(3);
     const eight = { ...three, clusters: [{ ...three.clusters[0]!, nodes: 8 }] };
     expect(targetProblems(eight, 'azure', defaultPriceCatalog)).toEqual([
@@ -143,19 +143,19 @@ describe('Kafka on the cloud targets', () => {
   });
 
   test('rmqbench estimate / ValidatePlan price a Kafka cluster on azure: the brokers and the load generator at the catalog prices, no load balancer', () => {
-    const azure = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ', durationSeconds: 60'), 'kafka.yaml');
-    // The shipped catalog prices the thesis' Azure sizes (F4s, F8s, F16s); the load generator is one of them here.
-    const estimate = estimateRun(azure, { target: 'azure', catalog: defaultPriceCatalog, loadGeneratorInstanceType: 'F16s' });
+    const azure = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60'), 'kafka.yaml');
+    // The load generator is the Azure default (bicep/main.bicep loadGeneratorVmSize), which the shipped catalog prices.
+    const estimate = estimateRun(azure, { target: 'azure', catalog: defaultPriceCatalog });
     const names = estimate.parts.map((part) => part.name);
     expect(names).toEqual(expect.arrayContaining(['k3: nodes', 'k3: load generator']));
     expect(names).not.toContain('k3: load balancer');
     const nodes = estimate.parts.find((part) => part.name === 'k3: nodes')!;
-    expect(nodes).toMatchObject({ priced: true, detail: expect.stringMatching(/^3 × Standard_F4s × /) });
+    expect(nodes).toMatchObject({ priced: true, detail: expect.stringMatching(/^3 × Standard_F4s_v2 × /) });
     expect(nodes.usd).toBeGreaterThan(0);
     expect(estimate.parts.find((part) => part.name === 'k3: load generator')).toMatchObject({ priced: true });
     expect(estimate.complete).toBe(true);
     expect(Number.isFinite(estimate.totalUsd) && estimate.totalUsd > 0).toBe(true);
-    const { scenarios: _scenarios, ...data } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ', durationSeconds: 60').replace('name: kafka', 'name: kafka\nmaxCostUsd: 0.01'), 'kafka.yaml');
+    const { scenarios: _scenarios, ...data } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60').replace('name: kafka', 'name: kafka\nmaxCostUsd: 0.01'), 'kafka.yaml');
     expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(/maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/);
   });
 
@@ -175,7 +175,7 @@ describe('Kafka on the cloud targets', () => {
   test("the workflow's ValidatePlan state accepts it on aws and on azure, and refuses an Azure broker count above main.bicep's 7 by field", () => {
     const { scenarios: _scenarios, ...data } = plan;
     expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
-    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s', ''), 'kafka.yaml');
+    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml');
     expect(buildSchedule({ plan: azure, target: 'azure' }, 'exec-1').clusters).toHaveLength(1);
     expect(() => buildSchedule({ plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' }, 'exec-1')).toThrow(/clusters\[0\]\.nodes: /);
   });

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
 import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
 import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { estimateRun } from '../../core/estimate';
 import { PlanValidationError } from '../../core/errors';
 import { validatePlan } from '../../core/plan';
 import { assertPlanRunsOnTarget, azureVmSize, catalogInstanceType, isArmInstanceType, targetProblems } from '../../core/target-rules';
@@ -43,7 +45,7 @@ describe('what a cloud target needs from a plan', () => {
   });
 
   test('azure runs kill, stop and restart faults too; partition is refused on azure by field with the reason (a shared NSG keeps open flows)', () => {
-    const onAzure = (plan: ReturnType<typeof faultPlan>) => ({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s' } })) });
+    const onAzure = (plan: ReturnType<typeof faultPlan>) => ({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s_v2' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s_v2' } })) });
     expect(targetProblems(onAzure(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([]);
     expect(targetProblems(onAzure(faultPlan({ action: 'restart', node: 0, atSeconds: 5 })), 'azure', defaultPriceCatalog)).toEqual([]);
     expect(targetProblems(onAzure(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([
@@ -55,7 +57,7 @@ describe('what a cloud target needs from a plan', () => {
   test('lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, naming the workload field; the local target decides by its installed version', () => {
     const plan = validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'classic' } }], workloads: [{ name: 'w', durationSeconds: 10 }, { name: 'lazy', durationSeconds: 10, queueMode: 'lazy' }] }, 'test');
     for (const target of ['aws', 'azure']) {
-      const issues = targetProblems({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' } })) }, target, defaultPriceCatalog);
+      const issues = targetProblems({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2' } })) }, target, defaultPriceCatalog);
       expect(issues).toEqual([expect.objectContaining({ path: 'workloads[1].queueMode', message: expect.stringContaining('ignores the lazy queue mode (3.12 and later)') })]);
     }
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
@@ -73,11 +75,34 @@ describe('what a cloud target needs from a plan', () => {
     expect(targetProblems(planWith([{ instanceType: 'c5.xlarge' }]), 'azure', defaultPriceCatalog)).toHaveLength(1);
   });
 
-  test('Azure sizes are accepted with or without the Standard_ prefix; the template gets the prefixed name', () => {
-    expect(targetProblems(planWith([{ instanceType: 'Standard_F4s' }, { instanceType: 'F8s' }]), 'azure', defaultPriceCatalog)).toEqual([]);
-    expect(catalogInstanceType('azure', 'Standard_F4s')).toBe('F4s');
+  test('Azure sizes are accepted with or without the Standard_ prefix and in any case; the template gets its own spelling', () => {
+    expect(targetProblems(planWith([{ instanceType: 'Standard_F4s_v2' }, { instanceType: 'd2s_v5' }]), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(catalogInstanceType('azure', 'Standard_F4s_v2')).toBe('F4s_v2');
+    expect(catalogInstanceType('azure', 'standard_d2s_v5')).toBe('D2s_v5');
     expect(catalogInstanceType('aws', 'c5.xlarge')).toBe('c5.xlarge');
-    expect([azureVmSize('F4s'), azureVmSize('Standard_F4s')]).toEqual(['Standard_F4s', 'Standard_F4s']);
+    expect([azureVmSize('F4s_v2'), azureVmSize('standard_f4s_v2'), azureVmSize('Standard_F4s')]).toEqual(['Standard_F4s_v2', 'Standard_F4s_v2', 'Standard_F4s']);
+  });
+
+  test("a size the Azure templates do not deploy is refused by field, naming the allowed sizes; the thesis's F4s points at its successor", () => {
+    const [thesis, other] = targetProblems(planWith([{ instanceType: 'F4s' }, { instanceType: 'Standard_E4s_v5' }]), 'azure', defaultPriceCatalog);
+    expect(thesis).toEqual({
+      path: 'clusters[0].instanceType',
+      value: 'F4s',
+      message:
+        'is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ' +
+        `${AZURE_VM_SIZES.join(', ')}; the thesis's F4s is an Fs-series (v1) size, whose current successor is Standard_F4s_v2`,
+    });
+    expect(other).toMatchObject({ path: 'clusters[1].instanceType', value: 'Standard_E4s_v5', message: expect.not.stringContaining('thesis') });
+  });
+
+  test('every size the Azure templates deploy, and each default load generator, is priced by the shipped catalog', () => {
+    for (const size of AZURE_VM_SIZES) {
+      expect(targetProblems(planWith([{ instanceType: size }]), 'azure', defaultPriceCatalog)).toEqual([]);
+    }
+    for (const provider of ['aws', 'azure'] as const) {
+      const estimate = estimateRun(planWith([{ instanceType: provider === 'aws' ? 'c5.xlarge' : 'F4s_v2' }]), { target: provider, catalog: defaultPriceCatalog });
+      expect(estimate.parts.find((part) => part.name.endsWith('load generator'))).toMatchObject({ priced: true });
+    }
   });
 
   test.each([
@@ -143,7 +168,7 @@ describe('RabbitMQ versions on the cloud targets', () => {
       ['clusters[1].topology.type', 'classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run 4.1.4 (the target\'s default): set rabbitmqVersion to "3.13" or use "quorum"'],
     ]);
     // Azure's default release is 3.13.7 (main.bicep), where mirroring still exists.
-    const azurePlan = planWith([{ instanceType: 'F4s', topology: { type: 'mirrored' } }]);
+    const azurePlan = planWith([{ instanceType: 'F4s_v2', topology: { type: 'mirrored' } }]);
     expect(targetProblems(azurePlan, 'azure', defaultPriceCatalog)).toEqual([]);
   });
 

@@ -64,9 +64,9 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
   });
 
   test('the plan cluster\'s instance type becomes clusterVmSize, with the Standard_ prefix ARM expects', async () => {
-    await launchResourceGroup(clients, config, 'run-1', { ...cluster(0), instanceType: 'F8s' }, NOW);
+    await launchResourceGroup(clients, config, 'run-1', { ...cluster(0), instanceType: 'F8s_v2' }, NOW);
     const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
-    expect((put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters.clusterVmSize).toEqual({ value: 'Standard_F8s' });
+    expect((put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters.clusterVmSize).toEqual({ value: 'Standard_F8s_v2' });
   });
 
   test('with controller egress addresses the load balancer is public and the NSG admits them as /32 besides the user\'s prefixes (deduplicated)', async () => {

@@ -16,7 +16,7 @@ const plan = {
   name: 'azure',
   repetitions: 1,
   pauseSecondsBetweenRepetitions: 0,
-  clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s' }],
+  clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }],
   workloads: [{ name: 'small', producers: 2, consumers: 3, queues: 1, messageSizeBytes: 100, durationSeconds: 30 }],
 };
 const schedule = buildSchedule({ plan, runId: 'run-1', target: 'azure' }, 'exec');

@@ -16,7 +16,7 @@ import { FakeArm, type RunCommandOutcome } from './fake-arm';
 const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 
-const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
+const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
 // Scheduled as for the local target, which takes every fault action (the azure rules would refuse partition first).
 const schedule = buildSchedule({ plan: planWith({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), runId: 'run-1', target: 'local' }, 'exec');
 const cluster = schedule.clusters[0]!;

@@ -5,11 +5,11 @@ import { buildSchedule } from '../../state-machines/schedule';
 
 const plan = (topology: Record<string, unknown>) => ({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology }], workloads: [{ name: 'w', durationSeconds: 10, ...(topology.type === 'stream' ? { autoAck: false, prefetch: 100 } : {}) }] });
 const item = (target: 'aws' | 'azure', topology: Record<string, unknown>) =>
-  buildSchedule({ plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s' }] }, target, runId: 'r' }, 'exec').clusters[0]!.repetitions[0]!;
+  buildSchedule({ plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2' }] }, target, runId: 'r' }, 'exec').clusters[0]!.repetitions[0]!;
 const awsScript = (topology: Record<string, unknown>) => perfTestScript({ plan: plan(topology), runId: 'r', item: item('aws', topology), endpoint: 'nlb:5672', managementUrl: 'http://nlb:15672', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin', bucket: 'b' });
 const azureScript = (topology: Record<string, unknown>) =>
   azurePerfTestScript({
-    plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: 'F4s' }] },
+    plan: { ...plan(topology), clusters: [{ ...plan(topology).clusters[0]!, instanceType: 'F4s_v2' }] },
     item: item('azure', topology),
     endpoint: '10.20.1.10:5672',
     managementUrl: 'http://10.20.1.10:15672',

@@ -59,7 +59,7 @@ describe('the Azure Run Command script on a simulated load generator', () => {
   afterAll(() => hub.cleanup());
 
   test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads both raw files; no secret in the script', async () => {
-    const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
+    const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
     const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
     const uploadUrls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`])) as Record<(typeof RAW_FILES)[number], string>;
     const { script } = azurePerfTestScript({
