@@ -136,6 +136,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
       run,
       aggregates,
       failoverRepetitions: repetitions.filter((rep) => rep.failover !== undefined),
+      uncountedFaults,
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
       omittedCharts: omitted,

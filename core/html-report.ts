@@ -1,6 +1,6 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from './comparison';
-import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows } from './failover-report';
+import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows, formatUncountedFaultLine } from './failover-report';
 import { formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from './result-model';
 import type { Stats } from './statistics';
@@ -141,6 +141,8 @@ export interface RunReportInput {
   readonly aggregates: readonly ScenarioAggregate[];
   /** Repetitions with the lost-message verifier's counts (fault scenarios). @default - none */
   readonly failoverRepetitions?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'failover'>[];
+  /** Repetitions whose fault a cloud target applied without the verifier (lost messages not counted). @default - none */
+  readonly uncountedFaults?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'uncountedFault'>[];
   readonly failedRepetitions: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'error'>[];
   readonly charts: readonly RenderedChart[];
   /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
@@ -228,6 +230,15 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
           rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
         },
       ],
+    });
+  }
+  // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.
+  const uncounted = (input.uncountedFaults ?? []).filter((rep) => rep.uncountedFault !== undefined);
+  if (uncounted.length > 0) {
+    sections.push({
+      id: 'faults-not-counted',
+      title: 'Faults applied, lost messages not counted',
+      blocks: [{ kind: 'list', items: uncounted.map((rep) => `${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`) }],
     });
   }
   sections.push(pricePerformanceSection(input.pricePerformance));

@@ -1,5 +1,5 @@
 import { compareRuns, failoverMetricsIn } from '../../core/comparison';
-import { runReportDocument } from '../../core/html-report';
+import { renderHtmlReport, runReportDocument } from '../../core/html-report';
 import { aggregateRun, renderMarkdownReport } from '../../core/report';
 import type { StoredRepetition } from '../../core/result-items';
 import type { FailoverResult, RunRecord } from '../../core/result-model';
@@ -102,6 +102,30 @@ describe('the verifier numbers in reports and comparisons', () => {
     });
     const section = document.sections.find((candidate) => candidate.id === 'failover');
     expect(section?.blocks.filter((block) => block.kind === 'table').map((block) => (block.kind === 'table' ? block.rows.length : 0))).toEqual([1, 3]);
+  });
+
+  test('the HTML report of a cloud run lists each fault applied without the verifier as "not counted", and has no failover table', () => {
+    const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
+      ...rest,
+      uncountedFault: { fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 }, reason: 'lost messages not counted on aws: no verifier' },
+    }));
+    const run = { ...runRecord('aws'), target: 'aws' };
+    const html = renderHtmlReport(
+      runReportDocument({
+        run,
+        aggregates: aggregateRun(run, uncounted),
+        uncountedFaults: uncounted,
+        failedRepetitions: [],
+        charts: [],
+        loadBalancerDeltas: [],
+        pricePerformance: { available: false, reason: 'test' },
+        generatedAt: '2026-11-23T11:00:00Z',
+      }),
+    );
+    expect(html).toContain('<section id="faults-not-counted">');
+    expect(html).toContain('three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier');
+    expect(html.match(/lost messages not counted on aws: no verifier/g)).toHaveLength(uncounted.length);
+    expect(html).not.toContain('<section id="failover">');
   });
 
   test('comparison verdicts cover each verifier metric: classic loses significantly more than quorum', () => {
