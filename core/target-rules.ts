@@ -52,8 +52,20 @@ function undeployableAzureSize(instanceType: string): string {
   );
 }
 
-/** Every problem that keeps `plan` from running on `target`; none for the local target, which ignores instance types. */
+/** Why the local target refuses `partition`, in the words its error and the README use. */
+export const LOCAL_PARTITION_REFUSAL =
+  'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally';
+
+/** What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when a run starts). */
+function localProblems(plan: Plan): PlanIssue[] {
+  return plan.workloads.flatMap((workload, index) =>
+    workload.fault?.action === 'partition' ? [{ path: `workloads[${index}].fault.action`, message: LOCAL_PARTITION_REFUSAL, value: workload.fault.action }] : [],
+  );
+}
+
+/** Every problem that keeps `plan` from running on `target`; the local target ignores instance types and prices. */
 export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
+  if (target === 'local') return localProblems(plan);
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);

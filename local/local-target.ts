@@ -11,6 +11,7 @@ import type { ClusterGroup, Plan, Scenario } from '../core/plan';
 import type { FaultSpec } from '../core/plan-schema';
 import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/rabbitmq-version';
+import { LOCAL_PARTITION_REFUSAL } from '../core/target-rules';
 import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
@@ -22,10 +23,6 @@ import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbi
 
 /** The queue the lost-message verifier publishes to and consumes from; BENCHMARK_QUEUE_PATTERN covers it (policies, cleanup). */
 export const VERIFIER_QUEUE = 'rmqbench-verifier';
-
-/** Why the local target refuses `partition`, in the words its error and the README use. */
-export const LOCAL_PARTITION_REFUSAL =
-  'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally';
 
 /** A repetition whose PerfTest (and, with a fault, the verifier) runs in the background. */
 export interface StartedRepetition {

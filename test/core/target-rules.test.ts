@@ -27,6 +27,13 @@ describe('what a cloud target needs from a plan', () => {
   const faultPlan = (fault: Record<string, unknown>) =>
     validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10, fault }] }, 'test');
 
+  test('the local target refuses a partition fault by field (so `rmqbench validate` says so before a run starts) and takes kill, stop and restart', () => {
+    expect(targetProblems(faultPlan({ action: 'partition', node: 'follower', atSeconds: 3, healAtSeconds: 6 }), 'local', defaultPriceCatalog)).toEqual([
+      { path: 'workloads[0].fault.action', value: 'partition', message: expect.stringMatching(/^fault action "partition" is not available on the local target: its nodes share the loopback interface/) },
+    ]);
+    for (const action of ['kill', 'stop', 'restart']) expect(targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog)).toEqual([]);
+  });
+
   test('aws runs kill, stop and restart faults that heal; partition is refused on aws by field with the reason (security groups keep tracked connections)', () => {
     for (const action of ['kill', 'stop']) expect(targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([]);
     // restart brings its node back by itself (the plan refuses healAtSeconds on it).
