@@ -69,8 +69,11 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
 
   const event = (fault: Record<string, unknown>, applied?: AwsFaultEvent['applied']): AwsFaultEvent => {
     const plan = { name: 'f', clusters: [{ name: 'c', nodes: 3, instanceType: 'm5.large', topology: { type: 'quorum' } }], workloads: [{ name: 'w', durationSeconds: 30, fault }] };
-    // Scheduled as for the local target, which takes every fault action (the aws rules would refuse partition first).
-    const item = buildSchedule({ plan, target: 'local' }, 'run1').clusters[0]!.repetitions[0]!;
+    // The step reads the fault from the plan the execution carries; the item only names the scenario. It is scheduled
+    // from the same plan without its fault, so that a fault every target's rules refuse at ValidatePlan (partition)
+    // still reaches the step's own refusal.
+    const unfaulted = { ...plan, workloads: plan.workloads.map(({ fault: _fault, ...workload }) => workload) };
+    const item = buildSchedule({ plan: unfaulted, target: 'local' }, 'run1').clusters[0]!.repetitions[0]!;
     return { action: applied ? 'heal' : 'inject', runId: 'run1', plan, item, launch: { clusterId: STACK }, started: { startedAt: '2026-11-23T10:00:00.000Z' }, ...(applied ? { applied } : {}) };
   };
   const timing = (at: string) => ({ deadline: new Date(Date.now() + 60_000), pollMs: 10, now: () => new Date(at) });

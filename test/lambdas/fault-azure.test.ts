@@ -17,7 +17,7 @@ const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-
 const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 
 const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
-// Scheduled as for the local target, which takes every fault action (the azure rules would refuse partition first).
+// The step reads the fault from the plan the event carries (planWith), the scheduled item only names the scenario.
 const schedule = buildSchedule({ plan: planWith({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), runId: 'run-1', target: 'local' }, 'exec');
 const cluster = schedule.clusters[0]!;
 
