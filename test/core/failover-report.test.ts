@@ -109,7 +109,7 @@ describe('the verifier numbers in reports and comparisons', () => {
       ...rest,
       uncountedFault: { fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 }, reason: 'lost messages not counted on aws: no verifier' },
     }));
-    const run = { ...runRecord('aws'), target: 'aws' };
+    const run: RunRecord = { ...runRecord('aws'), target: 'aws' };
     const html = renderHtmlReport(
       runReportDocument({
         run,
