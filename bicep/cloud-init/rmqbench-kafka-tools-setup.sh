@@ -6,9 +6,12 @@
 # Usage: rmqbench-kafka-tools-setup <kafka-version>
 # The jars come from Maven Central; each must match the sha256 in the manifest (lines "<sha256>  <path under maven2/>",
 # bicep/cloud-init/kafka-<version>.sha256, the pins of cdk/kafka-artifacts.ts), or they are removed and the setup fails.
-# RMQBENCH_KAFKA_TOOLS_ROOT (a prefix for every path written), RMQBENCH_MAVEN_REPOSITORY and RMQBENCH_KAFKA_MANIFEST
-# exist for the tests, which run this script against a local copy of the repository.
+# The download and the check are rmqbench-jars.sh's, shared with rmqbench-loadgen-setup.sh.
+# RMQBENCH_KAFKA_TOOLS_ROOT (a prefix for every path written), RMQBENCH_MAVEN_REPOSITORY, RMQBENCH_KAFKA_MANIFEST and
+# RMQBENCH_JARS_LIB exist for the tests, which run this script against a local copy of the repository.
 set -euo pipefail
+# shellcheck source=rmqbench-jars.sh
+. "${RMQBENCH_JARS_LIB:-/usr/local/lib/rmqbench/rmqbench-jars.sh}"
 version="${1:?kafka version}"
 root="${RMQBENCH_KAFKA_TOOLS_ROOT:-}"
 repository="${RMQBENCH_MAVEN_REPOSITORY:-https://repo1.maven.org/maven2}"
@@ -22,14 +25,8 @@ grep -q "/kafka-tools/$version/kafka-tools-$version.jar\$" "$manifest" ||
 
 mkdir -p "$root$home/lib" "$(dirname "$root$command")"
 rm -f "$root$home/READY"
-: >"$root$home/SHA256SUMS"
-while read -r sum path; do
-  [ -n "$sum" ] || continue
-  jar="$(basename "$path")"
-  curl -sSf --retry 5 --retry-all-errors -o "$root$home/lib/$jar" "$repository/$path"
-  echo "$sum  lib/$jar" >>"$root$home/SHA256SUMS"
-done <"$manifest"
-if ! (cd "$root$home" && sha256sum --check --strict --quiet SHA256SUMS); then
+rmqbench_download_jars "$manifest" "$repository" "$root$home"
+if ! rmqbench_check_jars "$root$home"; then
   rm -f "$root$home"/lib/*.jar
   echo "rmqbench-kafka-tools-setup: Kafka tools $version: checksum mismatch, jars removed" >&2
   exit 1

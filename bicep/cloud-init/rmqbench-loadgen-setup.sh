@@ -2,8 +2,11 @@
 # Installs Java and PerfTest on the rmqbench load generator.
 # Usage: rmqbench-loadgen-setup <perf-test-version> <java-apt-package>
 # PerfTest and its dependencies come from Maven Central; each jar must match the sha256 in
-# /etc/rmqbench/perf-test.sha256 (lines "<sha256>  <path under maven2/>"), or the setup fails.
+# /etc/rmqbench/perf-test.sha256 (lines "<sha256>  <path under maven2/>"), or the setup fails. The download and the
+# check are rmqbench-jars.sh's, shared with rmqbench-kafka-tools-setup.sh (RMQBENCH_JARS_LIB names it elsewhere).
 set -euo pipefail
+# shellcheck source=rmqbench-jars.sh
+. "${RMQBENCH_JARS_LIB:-/usr/local/lib/rmqbench/rmqbench-jars.sh}"
 version="${1:?perf-test version}"
 java_package="${2:?java package}"
 manifest=/etc/rmqbench/perf-test.sha256
@@ -17,15 +20,8 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 apt-get install -y -q "$java_package" curl jq
 
-mkdir -p "$home/lib"
-: >"$home/SHA256SUMS"
-while read -r sum path; do
-  [ -n "$sum" ] || continue
-  jar="$(basename "$path")"
-  curl -sSf --retry 5 --retry-all-errors -o "$home/lib/$jar" "$repository/$path"
-  echo "$sum  lib/$jar" >>"$home/SHA256SUMS"
-done <"$manifest"
-(cd "$home" && sha256sum --check --strict --quiet SHA256SUMS)
+rmqbench_download_jars "$manifest" "$repository" "$home"
+rmqbench_check_jars "$home"
 
 cat >/usr/local/bin/perf-test <<WRAPPER
 #!/bin/sh

@@ -83,7 +83,13 @@ var kafkaToolsVersion = '4.3.1'
 var loadgenWithKafkaManifest = replace(loadgenWithJava, '{{KAFKA_MANIFEST_B64}}', loadFileAsBase64('../cloud-init/kafka-4.3.1.sha256'))
 var loadgenWithKafkaLog4j = replace(loadgenWithKafkaManifest, '{{KAFKA_TOOL_LOG4J_B64}}', loadFileAsBase64('../cloud-init/kafka-tool-log4j2.properties'))
 var loadgenWithKafkaSetup = replace(loadgenWithKafkaLog4j, '{{KAFKA_TOOLS_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-kafka-tools-setup.sh'))
-var loadgenCloudInit = replace(loadgenWithKafkaSetup, '{{KAFKA_VERSION}}', kafkaToolsVersion)
+var loadgenWithKafkaVersion = replace(loadgenWithKafkaSetup, '{{KAFKA_VERSION}}', kafkaToolsVersion)
+// The jar download and check both setup scripts source (one copy in the customData, not one per script). Everything
+// above goes into customData, whose decoded size Azure caps: "The base-64 encoded string is decoded to a binary array
+// [...]. The maximum length of the binary array is 65535 bytes." (the Compute API's customData, as @azure/arm-compute
+// documents it: https://learn.microsoft.com/javascript/api/@azure/arm-compute/osprofileprovisioningdata);
+// test/bicep/cloud-init.test.ts keeps the rendered YAML under it.
+var loadgenCloudInit = replace(loadgenWithKafkaVersion, '{{JARS_LIB_B64}}', loadFileAsBase64('../cloud-init/rmqbench-jars.sh'))
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
   name: '${namePrefix}-loadgen-id'

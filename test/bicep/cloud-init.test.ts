@@ -84,7 +84,14 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     expect(manifest).toHaveLength(25);
     for (const line of manifest) expect(line).toMatch(/^[0-9a-f]{64} {2}[\w./-]+\.jar$/);
     expect(manifest).toContain('57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar');
-    expect(written['/usr/local/sbin/rmqbench-loadgen-setup']).toContain('sha256sum --check --strict');
+    // Both setup scripts source the one jar download and check (rmqbench-jars.sh) from where cloud-init writes it.
+    const jarsLib = '/usr/local/lib/rmqbench/rmqbench-jars.sh';
+    expect(written[jarsLib]).toBe(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-jars.sh'), 'utf8'));
+    expect(written[jarsLib]).toContain('sha256sum --check --strict');
+    for (const setup of ['/usr/local/sbin/rmqbench-loadgen-setup', '/usr/local/sbin/rmqbench-kafka-tools-setup']) {
+      expect({ setup, sources: written[setup]?.includes(`. "\${RMQBENCH_JARS_LIB:-${jarsLib}}"`) }).toEqual({ setup, sources: true });
+    }
+    expect(written['/usr/local/sbin/rmqbench-loadgen-setup']).toContain('rmqbench_check_jars "$home"');
     expect(written['/usr/local/bin/rmqbench-upload']).toContain('--upload-file');
     expect(cloudConfig.runcmd).toEqual([
       ['/usr/local/sbin/rmqbench-loadgen-setup', '2.22.1', 'openjdk-21-jre-headless'],

@@ -15,6 +15,8 @@ import { cacheDir } from '../../local/paths';
 
 const CLOUD_INIT = join(__dirname, '../../bicep/cloud-init');
 const SCRIPT = join(CLOUD_INIT, 'rmqbench-kafka-tools-setup.sh');
+// The shared download and check the script sources (cloud-init writes it to the script's default path on the VM).
+const JARS_LIB = join(CLOUD_INIT, 'rmqbench-jars.sh');
 
 describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)', () => {
   let work: string;
@@ -40,6 +42,7 @@ describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)',
         RMQBENCH_MAVEN_REPOSITORY: `file://${repository}`,
         RMQBENCH_KAFKA_MANIFEST: join(CLOUD_INIT, 'kafka-4.3.1.sha256'),
         RMQBENCH_KAFKA_TOOL_LOG4J: join(CLOUD_INIT, 'kafka-tool-log4j2.properties'),
+        RMQBENCH_JARS_LIB: JARS_LIB,
       },
       timeout: 120_000,
     });
@@ -75,7 +78,7 @@ describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)',
   });
 
   test('a version the manifest does not pin is refused by name', () => {
-    const run = spawnSync('bash', [SCRIPT, '9.9.9'], { encoding: 'utf8', env: { PATH: process.env.PATH, RMQBENCH_KAFKA_MANIFEST: join(CLOUD_INIT, 'kafka-4.3.1.sha256') } });
+    const run = spawnSync('bash', [SCRIPT, '9.9.9'], { encoding: 'utf8', env: { PATH: process.env.PATH, RMQBENCH_KAFKA_MANIFEST: join(CLOUD_INIT, 'kafka-4.3.1.sha256'), RMQBENCH_JARS_LIB: JARS_LIB } });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('does not pin kafka-tools 9.9.9');
   });

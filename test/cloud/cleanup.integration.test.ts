@@ -1,9 +1,7 @@
 import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import type { TokenCredential } from '@azure/core-auth';
 import { cleanupAzure } from '../../bin/cleanup-command';
-import { azureClients } from '../../lambdas/shared/azure-cluster';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
-import { FakeArm } from '../lambdas/fake-arm';
+import { withFakeArm } from '../lambdas/fake-arm-clients';
 import { cliEnv, rmqbenchSync } from './cli-child';
 import { cloudPlan, deployFakeController, finishRun, runStarted, type FakeController } from './controller-fake';
 import { motoClientConfig, startMoto, type Moto } from './moto';
@@ -104,11 +102,7 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
   });
 
   test('--target azure: resource groups from the fake ARM endpoint, run states from the table, expired and finished groups deleted', async () => {
-    const arm = new FakeArm({ operationPolls: 1 });
-    await arm.start();
-    try {
-      const credential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + hour }) };
-      const clients = azureClients(credential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    await withFakeArm({ operationPolls: 1 }, async (clients, arm) => {
       const groupTags = (runId: string, expiresAt: string) => ({ 'rmqbench:run-id': runId, 'rmqbench:expires-at': expiresAt });
       arm.groups.set('rmqbench-r-expired-c1', { location: 'westeurope', tags: groupTags('r-expired', at(-1)) });
       arm.groups.set('rmqbench-r-done-c1', { location: 'westeurope', tags: groupTags('r-done', at(10)) });
@@ -124,8 +118,6 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
       const done = await cleanupAzure(clients, controller.store, { dryRun: false, updateIntervalInMs: 10 });
       expect(done.deleted).toEqual(['rmqbench-r-expired-c1', 'rmqbench-r-done-c1']);
       expect([...arm.groups.keys()].sort()).toEqual(['other-team-group', 'rmqbench-r-running-c1']);
-    } finally {
-      await arm.stop();
-    }
+    });
   });
 });

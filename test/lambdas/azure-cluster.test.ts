@@ -1,9 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { TokenCredential } from '@azure/core-auth';
 import { ClientSecretCredential } from '@azure/identity';
 import { mockClient } from 'aws-sdk-client-mock';
 import {
-  azureClients,
   AzureClients,
   azureCredentialFromSecret,
   AzureClusterConfig,
@@ -15,10 +13,8 @@ import {
   startRunCommand,
 } from '../../lambdas/shared/azure-cluster';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { FakeArm } from './fake-arm';
-
-/** The one faked piece: a token without Entra ID. Every ARM call goes over HTTPS to the fake endpoint. */
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+import type { FakeArm, FakeArmOptions } from './fake-arm';
+import { fakeArmClients, startFakeArm, withFakeArm } from './fake-arm-clients';
 
 /** A tiny ARM template: one output from a parameter, one literal (the fake evaluates exactly these). */
 const template = {
@@ -35,9 +31,7 @@ const NOW = new Date('2025-01-01T00:00:00Z');
 let arm: FakeArm;
 let clients: AzureClients;
 beforeEach(async () => {
-  arm = new FakeArm({ deploymentPolls: 2, operationPolls: 2 });
-  await arm.start();
-  clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+  ({ arm, clients } = await startFakeArm({ deploymentPolls: 2, operationPolls: 2 }));
 });
 afterEach(async () => arm.stop());
 
@@ -119,7 +113,7 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
       properties: { source: { script: 'echo "$SECRET_URL"' }, protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }], asyncExecution: true, timeoutInSeconds: 300 },
     });
     // A fresh client, as in the next Lambda invocation: only the names are carried over.
-    const next = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    const next = fakeArmClients(arm);
     const polls: unknown[] = [];
     for (let poll = 0; poll < 5; poll++) {
       const state = await checkRunCommand(next, JSON.parse(JSON.stringify(started)) as typeof started);
@@ -134,19 +128,15 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
   });
 
   test('a Run Command whose script fails, or that times out, is done and failed with the script\'s stderr or the state it ended in', async () => {
-    const failing = new FakeArm({ runCommandPolls: 0, runCommandOutcome: (script) => (script.includes('timeout') ? { executionState: 'TimedOut', exitCode: -1, output: '', error: '' } : { executionState: 'Succeeded', exitCode: 3, output: 'partial', error: 'perf-test: connection refused' }) });
-    await failing.start();
-    try {
-      const failingClients = azureClients(fakeCredential, 'sub-1', { endpoint: failing.endpoint, tlsOptions: { ca: failing.ca } });
+    const failing: FakeArmOptions = { runCommandPolls: 0, runCommandOutcome: (script) => (script.includes('timeout') ? { executionState: 'TimedOut', exitCode: -1, output: '', error: '' } : { executionState: 'Succeeded', exitCode: 3, output: 'partial', error: 'perf-test: connection refused' }) };
+    await withFakeArm(failing, async (failingClients) => {
       await launchResourceGroup(failingClients, config, 'run-1', cluster(0), NOW);
       const request = { protectedParameters: [], timeoutInSeconds: 60 };
       const exitedNonZero = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', { ...request, name: 'a', script: 'perf-test' });
       await expect(checkRunCommand(failingClients, exitedNonZero)).resolves.toEqual({ done: true, succeeded: false, stdout: 'partial', stderr: 'perf-test: connection refused' });
       const timedOut = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', { ...request, name: 'b', script: 'timeout' });
       await expect(checkRunCommand(failingClients, timedOut)).resolves.toEqual({ done: true, succeeded: false, stdout: '', stderr: 'Run Command b ended TimedOut (exit code -1)' });
-    } finally {
-      await failing.stop();
-    }
+    });
   });
 
   test('teardown deletes the resource group through 202 + Location polling, and a missing group counts as deleted', async () => {
@@ -158,15 +148,10 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
   });
 
   test('teardown that outlasts its wait returns deleted: false and leaves ARM to finish', async () => {
-    const slowArm = new FakeArm({ operationPolls: 1_000 });
-    await slowArm.start();
-    try {
-      const slowClients = azureClients(fakeCredential, 'sub-1', { endpoint: slowArm.endpoint, tlsOptions: { ca: slowArm.ca } });
+    await withFakeArm({ operationPolls: 1_000 }, async (slowClients) => {
       await launchResourceGroup(slowClients, config, 'run-1', cluster(0), NOW);
       await expect(deleteResourceGroup(slowClients, 'rmqbench-run-1-c1', 300, 20)).resolves.toEqual({ deleted: false });
-    } finally {
-      await slowArm.stop();
-    }
+    });
   });
 
   test('an unexpected ARM call fails (the fake answers only the calls it emulates)', async () => {

@@ -1,12 +1,11 @@
-import type { TokenCredential } from '@azure/core-auth';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
-import { azureClients, type AzureClients } from '../../lambdas/shared/azure-cluster';
-import { FakeArm } from './fake-arm';
+import type { AzureClients } from '../../lambdas/shared/azure-cluster';
+import type { FakeArm } from './fake-arm';
+import { startFakeArm } from './fake-arm-clients';
 
 // The real ARM client pipeline (bearer token, TLS) against the fake ARM endpoint's Azure Monitor metrics API
 // (metrics_API.json 2023-10-01 shape: value[].name.value, timeseries[].metadatavalues / data[].timeStamp + average / total).
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const GROUP = 'rmqbench-run-1-c1';
 const SCALE_SET = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/rmqbench-cluster`;
 const LOAD_GENERATOR = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
@@ -19,9 +18,7 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
   let arm: FakeArm;
   let clients: AzureClients;
   beforeEach(async () => {
-    arm = new FakeArm();
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    ({ arm, clients } = await startFakeArm());
   });
   afterEach(async () => arm.stop());
 

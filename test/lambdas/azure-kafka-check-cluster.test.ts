@@ -1,12 +1,11 @@
-import type { TokenCredential } from '@azure/core-auth';
 import { checkAzureCluster } from '../../lambdas/check-cluster/azure';
 import { KAFKA_READINESS_RUN_COMMAND } from '../../lambdas/check-cluster/azure-kafka';
-import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { kafkaReadinessScript } from '../../lambdas/shared/kafka-load-generator';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { FakeArm, type FakeArmOptions } from './fake-arm';
+import type { FakeArm, FakeArmOptions } from './fake-arm';
+import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const cluster: ScheduledCluster = { index: 0, clusterId: 'rmqbench-run-k-c1', nodes: 3, topology: 'kafka', repetitions: [] };
 const BOOTSTRAP = '10.20.1.99:9092,10.20.1.100:9092,10.20.1.101:9092';
 const LOADGEN = `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
@@ -27,10 +26,8 @@ describe('CheckClusterReady on Azure for a Kafka deployment: a readiness Run Com
   let arm: FakeArm;
   let clients: AzureClients;
   const start = async (options: FakeArmOptions) => {
-    arm = new FakeArm({ operationPolls: 1, deploymentPolls: 0, runCommandPolls: 1, ...options });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template: kafkaTemplate, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-k', cluster, NOW, { broker: 'kafka' });
+    ({ arm, clients } = await startFakeArm({ operationPolls: 1, deploymentPolls: 0, runCommandPolls: 1, ...options }));
+    await launchResourceGroup(clients, fakeClusterConfig(kafkaTemplate), 'run-k', cluster, NOW, { broker: 'kafka' });
   };
   afterEach(async () => arm.stop());
   const methods = () => arm.requests.filter((request) => request.path === RUN_COMMAND_PATH).map((request) => request.method);
@@ -73,10 +70,8 @@ describe('CheckClusterReady on Azure for a Kafka deployment: a readiness Run Com
 
   test('a Kafka deployment without the load generator output is refused before any Run Command', async () => {
     const template = { ...kafkaTemplate, outputs: { kafkaBootstrapServers: kafkaTemplate.outputs.kafkaBootstrapServers } };
-    arm = new FakeArm({ deploymentPolls: 0 });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-k', cluster, NOW, { broker: 'kafka' });
+    ({ arm, clients } = await startFakeArm({ deploymentPolls: 0 }));
+    await launchResourceGroup(clients, fakeClusterConfig(template), 'run-k', cluster, NOW, { broker: 'kafka' });
     await expect(checkAzureCluster(clients, launch, 3, noCredentials, NOW)).rejects.toThrow('lacks the kafkaBootstrapServers or loadGeneratorResourceId output');
     expect(arm.requests.filter((request) => request.path.includes('/runCommands/'))).toHaveLength(0);
   });

@@ -1,17 +1,15 @@
-import type { TokenCredential } from '@azure/core-auth';
 import { launchAzureCluster, launchAzureKafkaCluster } from '../../lambdas/launch-cluster/azure';
-import { azureClients, type AzureClients, type AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
+import type { AzureClients, AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from '../../lambdas/shared/env';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { EMPTY_TEMPLATE, startFakeArm, withFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 const ADMIN_PASSWORD = 'admin-password-"quoted"-1234';
 const ERLANG_COOKIE = 'erlang-cookie-0123456789abcdef';
 const config: AzureClusterConfig = {
   location: 'westeurope',
-  template,
+  template: EMPTY_TEMPLATE,
   // What the controller's shared parameters hold (AZURE_PARAMETERS_JSON and the secret's `parameters`).
   parameters: { adminUsername: 'rmqbench', adminSshPublicKey: 'ssh-ed25519 AAAA test', allowedSourceAddressPrefixes: ['198.51.100.0/24'], rabbitmqAdminPassword: ADMIN_PASSWORD, erlangCookie: ERLANG_COOKIE },
   expiryHours: 12,
@@ -27,9 +25,7 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
   let arm: FakeArm;
   let clients: AzureClients;
   beforeEach(async () => {
-    arm = new FakeArm({ deploymentPolls: 2, operationPolls: 2 });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    ({ arm, clients } = await startFakeArm({ deploymentPolls: 2, operationPolls: 2 }));
   });
   afterEach(async () => arm.stop());
 
@@ -66,18 +62,15 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
     ['kafka', (quotingClients: AzureClients) => launchAzureKafkaCluster(quotingClients, config, 'run-1', cluster, NOW)],
     ['rabbitmq', (quotingClients: AzureClients) => launchAzureCluster(quotingClients, config, 'run-1', { ...cluster, topology: 'quorum' }, NOW)],
   ])('a %s launch failure is re-thrown without the admin password or Erlang cookie, even when ARM quotes the parameters back', async (_broker, launch) => {
-    const quoting = new FakeArm({ rejectDeployment: (body) => `invalid template: ${JSON.stringify((body as DeploymentPut).properties.parameters)}` });
-    await quoting.start();
-    try {
-      const error = (await launch(azureClients(fakeCredential, 'sub-1', { endpoint: quoting.endpoint, tlsOptions: { ca: quoting.ca } })).catch((caught: unknown) => caught)) as Error;
+    const quoting = { rejectDeployment: (body: unknown) => `invalid template: ${JSON.stringify((body as DeploymentPut).properties.parameters)}` };
+    await withFakeArm(quoting, async (quotingClients) => {
+      const error = (await launch(quotingClients).catch((caught: unknown) => caught)) as Error;
       expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
       expect(error.message).toContain('"rabbitmqAdminPassword":{"value":"<rabbitmqAdminPassword>"}');
       expect(error.message).toContain('"erlangCookie":{"value":"<erlangCookie>"}');
       expect(error.message).not.toContain('admin-password');
       expect(error.message).not.toContain(ERLANG_COOKIE);
       expect(error.message).not.toContain('PRIVATE KEY');
-    } finally {
-      await quoting.stop();
-    }
+    });
   });
 });

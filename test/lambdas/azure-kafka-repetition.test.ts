@@ -1,16 +1,15 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { spawnSync } from 'node:child_process';
-import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
-import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { azureKafkaRepetitionScript, kafkaUploadVariable, startAzureKafkaRepetition } from '../../lambdas/start-repetition/azure-kafka';
 import { awsKafkaRepetitionScript } from '../../lambdas/start-repetition/kafka-script';
 import { runCommandName } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const plan = {
   name: 'kafka-azure',
   clusters: [{ name: 'k', broker: 'kafka', nodes: 3, instanceType: 'Standard_F4s_v2' }],
@@ -23,7 +22,6 @@ const item = cluster.repetitions[0]!;
 const BOOTSTRAP = '10.20.1.99:9092,10.20.1.100:9092,10.20.1.101:9092';
 const outputs = { kafkaBootstrapServers: BOOTSTRAP, loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen` };
 const NOW = new Date('2025-01-01T00:00:00Z');
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 // Pre-signing is local computation with static credentials: no request leaves the process.
 const presigner = () => new S3Client({ region: 'eu-west-1', credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret' } });
 const FILES = ['producer-1.txt', 'producer-2.txt', 'consumer-1.txt', 'consumer-2.txt'];
@@ -56,10 +54,8 @@ describe('Kafka repetitions on the Azure load generator', () => {
     let clients: AzureClients;
     const s3Mock = mockClient(S3Client);
     beforeEach(async () => {
-      arm = new FakeArm({ operationPolls: 2 });
-      await arm.start();
-      clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-      await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-k', cluster, NOW, { broker: 'kafka' });
+      ({ arm, clients } = await startFakeArm({ operationPolls: 2 }));
+      await launchResourceGroup(clients, fakeClusterConfig(), 'run-k', cluster, NOW, { broker: 'kafka' });
     });
     afterEach(async () => {
       s3Mock.reset();

@@ -1,12 +1,10 @@
-import type { TokenCredential } from '@azure/core-auth';
-import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import { azureKafkaSmokeTest } from '../../lambdas/smoke-test/azure-kafka';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { FakeArm, type FakeArmOptions } from './fake-arm';
+import type { FakeArm, FakeArmOptions } from './fake-arm';
+import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 const cluster: ScheduledCluster = { index: 0, clusterId: 'rmqbench-run-k-c1', nodes: 3, topology: 'kafka', repetitions: [] };
 const BOOTSTRAP = '10.20.1.99:9092,10.20.1.100:9092,10.20.1.101:9092';
 const outputs = { kafkaBootstrapServers: BOOTSTRAP, loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen` };
@@ -16,10 +14,8 @@ describe('the Kafka smoke test on Azure through a managed Run Command (real @azu
   let arm: FakeArm;
   let clients: AzureClients;
   const start = async (options: FakeArmOptions) => {
-    arm = new FakeArm({ operationPolls: 1, runCommandPolls: 2, ...options });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-k', cluster, NOW, { broker: 'kafka' });
+    ({ arm, clients } = await startFakeArm({ operationPolls: 1, runCommandPolls: 2, ...options }));
+    await launchResourceGroup(clients, fakeClusterConfig(), 'run-k', cluster, NOW, { broker: 'kafka' });
   };
   afterEach(async () => arm.stop());
   const fast = { pollMs: 0, sleep: async () => undefined, suffix: 'feed1234' };

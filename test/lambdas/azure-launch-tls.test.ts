@@ -1,17 +1,15 @@
-import type { TokenCredential } from '@azure/core-auth';
 import { X509Certificate } from 'node:crypto';
 import { keyMatchesCertificate, selfSignedCertificate } from '../../core/self-signed-certificate';
 import { azureLaunchConfig, launchAzureCluster } from '../../lambdas/launch-cluster/azure';
-import { azureClients, type AzureClients, type AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
+import type { AzureClients, AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
 import { pinnedTlsOptions } from '../../lambdas/shared/pinned-tls';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { EMPTY_TEMPLATE, startFakeArm, withFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 const config: AzureClusterConfig = {
   location: 'westeurope',
-  template,
+  template: EMPTY_TEMPLATE,
   parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24'] },
   expiryHours: 12,
   launchTimeoutMinutes: 30,
@@ -24,9 +22,7 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
   let arm: FakeArm;
   let clients: AzureClients;
   beforeEach(async () => {
-    arm = new FakeArm({ deploymentPolls: 2, operationPolls: 2 });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    ({ arm, clients } = await startFakeArm({ deploymentPolls: 2, operationPolls: 2 }));
   });
   afterEach(async () => arm.stop());
 
@@ -67,10 +63,8 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
   });
 
   test('an ARM failure is re-thrown as a message without the private key, even when ARM quotes the parameters back', async () => {
-    const quoting = new FakeArm({ rejectDeployment: (body) => `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}` });
-    await quoting.start();
-    try {
-      const quotingClients = azureClients(fakeCredential, 'sub-1', { endpoint: quoting.endpoint, tlsOptions: { ca: quoting.ca } });
+    const quoting = { rejectDeployment: (body: unknown) => `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}` };
+    await withFakeArm(quoting, async (quotingClients) => {
       const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch((caught: unknown) => caught)) as Error;
       expect(error).toBeInstanceOf(Error);
       expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
@@ -78,9 +72,7 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
       expect(error.message).toContain('"tlsPrivateKeyPem":{"value":"<tlsPrivateKeyPem>"}');
       expect(error.message).not.toContain('PRIVATE KEY');
       expect(Object.keys(error)).toEqual([]);
-    } finally {
-      await quoting.stop();
-    }
+    });
   });
 });
 

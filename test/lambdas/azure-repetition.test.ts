@@ -3,15 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
-import { azureClients, AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { azurePerfTestScript, presignRawUploads, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const plan = {
   name: 'azure',
   repetitions: 1,
@@ -34,7 +33,6 @@ const outputs = {
 const PASSWORD = 'Zx7\'pw@Leak-Canary-4711"\\';
 const parameters = { rabbitmqAdminUsername: 'admin', rabbitmqAdminPassword: PASSWORD };
 const NOW = new Date('2025-01-01T00:00:00Z');
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
 // Pre-signing is local computation with static credentials: no request leaves the process.
 const presigner = () => new S3Client({ region: 'eu-west-1', credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret' } });
 
@@ -60,10 +58,8 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
   let clients: AzureClients;
   const s3Mock = mockClient(S3Client);
   beforeEach(async () => {
-    arm = new FakeArm({ operationPolls: 2 });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-1', cluster, NOW);
+    ({ arm, clients } = await startFakeArm({ operationPolls: 2 }));
+    await launchResourceGroup(clients, fakeClusterConfig(), 'run-1', cluster, NOW);
   });
   afterEach(async () => {
     s3Mock.reset();

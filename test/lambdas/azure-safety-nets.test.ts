@@ -1,12 +1,11 @@
 import { CloudFormationClient, ListStacksCommand } from '@aws-sdk/client-cloudformation';
-import type { TokenCredential } from '@azure/core-auth';
 import { mockClient } from 'aws-sdk-client-mock';
 import { deleteGroups } from '../../lambdas/failure-handler/logic';
-import { azureClients, AzureClients, expiredResourceGroups, resourceGroupsOfRun } from '../../lambdas/shared/azure-cluster';
+import { AzureClients, expiredResourceGroups, resourceGroupsOfRun } from '../../lambdas/shared/azure-cluster';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { startFakeArm } from './fake-arm-clients';
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const NOW = new Date('2025-01-01T12:00:00Z');
 // CloudFormation has no local engine here: its client is replaced; ARM is the fake endpoint over HTTPS.
 const cfnMock = mockClient(CloudFormationClient);
@@ -14,9 +13,7 @@ const cfnMock = mockClient(CloudFormationClient);
 let arm: FakeArm;
 let clients: AzureClients;
 beforeEach(async () => {
-  arm = new FakeArm({ operationPolls: 1 });
-  await arm.start();
-  clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+  ({ arm, clients } = await startFakeArm({ operationPolls: 1 }));
   const group = (runId: string, expiresAt: string) => ({ location: 'westeurope', tags: { 'rmqbench:run-id': runId, 'rmqbench:expires-at': expiresAt } });
   arm.groups.set('rmqbench-run-1-c1', group('run-1', '2025-01-01T11:00:00.000Z'));
   arm.groups.set('rmqbench-run-1-c2', group('run-1', '2025-01-01T13:00:00.000Z'));

@@ -1,16 +1,16 @@
-import type { TokenCredential } from '@azure/core-auth';
 import { request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { selfSignedCertificate } from '../../core/self-signed-certificate';
 import { checkAzureCluster, clusterFormed } from '../../lambdas/check-cluster/azure';
-import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { ProcessRegistry } from '../../local/processes';
 import { LocalRabbitCluster } from '../../local/rabbitmq-cluster';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { tempDir } from '../local/helpers';
-import { FakeArm } from './fake-arm';
+import type { FakeArm } from './fake-arm';
+import { startFakeArm } from './fake-arm-clients';
 
 /**
  * CheckClusterReady on Azure against a real 3-node RabbitMQ cluster (Debian's rabbitmq-server, local/) behind an
@@ -20,7 +20,6 @@ import { FakeArm } from './fake-arm';
  */
 jest.setTimeout(240_000);
 
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
 const NOW = new Date();
 const certificate = selfSignedCertificate({ commonName: 'rmqbench check-cluster', notAfter: new Date(NOW.getTime() + 86_400_000), now: NOW });
 const impostor = selfSignedCertificate({ commonName: 'rmqbench check-cluster', notAfter: new Date(NOW.getTime() + 86_400_000), now: NOW });
@@ -82,9 +81,7 @@ describe('CheckClusterReady on Azure asks the cluster itself, through the pinned
     lbUrl = front.url;
     lbHits = front.hits;
     impostorUrl = fake.url;
-    arm = new FakeArm({ deploymentPolls: 0, operationPolls: 0 });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
+    ({ arm, clients } = await startFakeArm({ deploymentPolls: 0, operationPolls: 0 }));
   });
 
   afterAll(async () => {

@@ -5,16 +5,13 @@
  * output comes back from the Run Command's instance view. The scripts themselves run for real on simulated nodes
  * (test/simulated-vm/aws-node.integration.test.ts; the node check also reads rabbit@<hostname -s>, Azure's case).
  */
-import type { TokenCredential } from '@azure/core-auth';
 import { CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
 import { applyFault, healFault, type AwsFaultEvent } from '../../lambdas/fault/aws';
 import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
-import { azureClients, type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
+import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
-import { FakeArm, type RunCommandOutcome } from './fake-arm';
-
-const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
-const template = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
+import type { FakeArm, RunCommandOutcome } from './fake-arm';
+import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
 const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
 // The step reads the fault from the plan the event carries (planWith), the scheduled item only names the scenario.
@@ -27,15 +24,13 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
   /** What each Run Command's script prints: the leader query answers with a quorum queue led by the second node. */
   let leaderAnswer = '';
   beforeEach(async () => {
-    arm = new FakeArm({
+    ({ arm, clients } = await startFakeArm({
       operationPolls: 1,
       runCommandPolls: 1,
       runCommandOutcome: (script): RunCommandOutcome =>
         script === queueLeadersScript() ? { executionState: 'Succeeded', exitCode: 0, output: leaderAnswer, error: '' } : { executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' },
-    });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-1', cluster, new Date());
+    }));
+    await launchResourceGroup(clients, fakeClusterConfig(), 'run-1', cluster, new Date());
     arm.vms.set(cluster.clusterId, [
       { name: 'rmqbench-loadgen', computerName: 'rmqbench-loadgen', timeCreated: '2025-01-01T00:00:00Z' },
       { name: 'nodes_b2', computerName: 'RMQBENCHN000002', timeCreated: '2025-01-01T00:01:02Z', scaleSet: 'nodes' },
@@ -87,10 +82,8 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
     expect(scriptsSent()).toEqual([{ vm: 'nodes_a1', script: healScript('rabbit@RMQBENCHN000001') }]);
 
     await arm.stop();
-    arm = new FakeArm({ operationPolls: 1, runCommandPolls: 1, runCommandOutcome: () => ({ executionState: 'Failed', exitCode: 3, output: '', error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)' }) });
-    await arm.start();
-    clients = azureClients(fakeCredential, 'sub-1', { endpoint: arm.endpoint, tlsOptions: { ca: arm.ca } });
-    await launchResourceGroup(clients, { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 }, 'run-1', cluster, new Date());
+    ({ arm, clients } = await startFakeArm({ operationPolls: 1, runCommandPolls: 1, runCommandOutcome: () => ({ executionState: 'Failed', exitCode: 3, output: '', error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)' }) }));
+    await launchResourceGroup(clients, fakeClusterConfig(), 'run-1', cluster, new Date());
     arm.vms.set(cluster.clusterId, [{ name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' }]);
     await expect(healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied))).rejects.toThrow(
       /the fault Run Command rmqbench-fault-\S+ on nodes_a1 failed: rmqbench: this instance does not run rabbit@RMQBENCHN000001/,
