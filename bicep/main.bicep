@@ -14,7 +14,7 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to every resource.')
 param tags object = {}
 
-@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) may be left out; the admin password, Erlang cookie and TLS are still taken but unused by the brokers, and publicLoadBalancer must stay false.')
+@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) and the RabbitMQ secrets (rabbitmqAdminPassword, erlangCookie) may be left out, and the vault gets no RabbitMQ secret; TLS is still taken but unused by the brokers, and publicLoadBalancer must stay false.')
 @allowed([
   'rabbitmq'
   'kafka'
@@ -96,15 +96,13 @@ param policyCommandsJson string = ''
 @description('Optional. User name of the RabbitMQ administrator.')
 param rabbitmqAdminUsername string = 'rmqbench-admin'
 
-@description('Required. Password of the RabbitMQ administrator. Goes to Key Vault only; never in customData or outputs.')
+@description('Optional. Required when broker is rabbitmq (refused by name when shorter than 12 characters then); unused with kafka, which creates no such secret. Password of the RabbitMQ administrator. Goes to Key Vault only; never in customData or outputs.')
 @secure()
-@minLength(12)
-param rabbitmqAdminPassword string
+param rabbitmqAdminPassword string = ''
 
-@description('Required. Erlang cookie shared by the nodes. Goes to Key Vault only; never in customData or outputs.')
+@description('Optional. Required when broker is rabbitmq (refused by name when shorter than 20 characters then); unused with kafka, which creates no such secret. Erlang cookie shared by the nodes. Goes to Key Vault only; never in customData or outputs.')
 @secure()
-@minLength(20)
-param erlangCookie string
+param erlangCookie string = ''
 
 @description('Optional. Purge protection on the Key Vault (irreversible; reserves the vault name after teardown).')
 param keyVaultPurgeProtection bool = false
@@ -181,6 +179,13 @@ var rabbitmqConfChecked = broker == 'rabbitmq' && empty(rabbitmqConf) ? fail('br
 var enabledPluginsFileChecked = broker == 'rabbitmq' && empty(enabledPluginsFile) ? fail('broker is rabbitmq, so enabledPluginsFile is required: give the output of `rmqbench broker-config --target azure ...`.') : enabledPluginsFile
 var policyCommandsJsonChecked = broker == 'rabbitmq' && empty(policyCommandsJson) ? fail('broker is rabbitmq, so policyCommandsJson is required: give the output of `rmqbench broker-config --target azure ...` ("[]" for no policies).') : policyCommandsJson
 
+// The RabbitMQ secrets, likewise required for RabbitMQ only: refused by name (never by value) when broker is rabbitmq and one is
+// missing or shorter than the @minLength it had as a required parameter; with kafka the vault gets neither secret. The
+// empty default of a @secure() parameter is the one the linter allows besides newGuid()
+// (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-secure-parameter-default). The check yields a
+// bool, so the values themselves still reach only the secrets module's @secure() parameters.
+var rabbitmqSecretsChecked = broker != 'rabbitmq' ? false : length(rabbitmqAdminPassword) < 12 ? fail('broker is rabbitmq, so rabbitmqAdminPassword is required: at least 12 characters (the RabbitMQ administrator\'s password, stored in Key Vault only).') : length(erlangCookie) < 20 ? fail('broker is rabbitmq, so erlangCookie is required: at least 20 characters (the Erlang cookie the nodes share, stored in Key Vault only).') : true
+
 var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
 module network 'modules/network.bicep' = {
@@ -203,6 +208,7 @@ module secrets 'modules/secrets.bicep' = {
     keyVaultName: keyVaultName
     location: location
     tags: tags
+    rabbitmqSecretsEnabled: rabbitmqSecretsChecked
     erlangCookie: erlangCookie
     rabbitmqAdminPassword: rabbitmqAdminPassword
     allowedSubnetResourceIds: [
@@ -315,10 +321,10 @@ output loadGeneratorResourceId string = loadGenerator.outputs.resourceId
 @description('The resource ID of the load balancer.')
 output loadBalancerResourceId string = broker == 'rabbitmq' ? cluster.outputs.loadBalancerResourceId : ''
 
-@description('The name of the Key Vault holding the Erlang cookie and the admin password.')
+@description('The name of the Key Vault holding the Erlang cookie and the admin password (with broker rabbitmq).')
 output keyVaultName string = secrets.outputs.name
 
-@description('The name of the Key Vault secret holding the RabbitMQ admin password (the name, not the value): the load generator reads it from `keyVaultName` at run time.')
+@description('The name of the Key Vault secret holding the RabbitMQ admin password (the name, not the value): the load generator reads it from `keyVaultName` at run time. Empty when broker is kafka (no such secret).')
 #disable-next-line outputs-should-not-contain-secrets // a secret's name, not its value: the linter flags the word "password" in the output name (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-outputs-should-not-contain-secrets)
 output adminPasswordSecretName string = secrets.outputs.adminPasswordSecretName
 

@@ -1,5 +1,5 @@
 metadata name = 'rmqbench secrets'
-metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie, the RabbitMQ admin password and, when given, the TLS certificate and key.'
+metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie and the RabbitMQ admin password (unless rabbitmqSecretsEnabled is false) and, when given, the TLS certificate and key.'
 
 @description('Required. Name of the Key Vault (3-24 characters, globally unique).')
 @minLength(3)
@@ -12,15 +12,16 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to the vault.')
 param tags object = {}
 
-@description('Required. Erlang cookie shared by the cluster nodes. Stored as a secret; never output.')
-@secure()
-@minLength(20)
-param erlangCookie string
+@description('Optional. Whether to create the RabbitMQ secrets (Erlang cookie, admin password). False for a Kafka cluster, whose brokers use neither: then both values may be empty and their secret name outputs are empty.')
+param rabbitmqSecretsEnabled bool = true
 
-@description('Required. Password of the RabbitMQ administrator. Stored as a secret; never output.')
+@description('Optional. Required when rabbitmqSecretsEnabled (main.bicep refuses one shorter than 20 characters by name). Erlang cookie shared by the cluster nodes. Stored as a secret; never output.')
 @secure()
-@minLength(12)
-param rabbitmqAdminPassword string
+param erlangCookie string = ''
+
+@description('Optional. Required when rabbitmqSecretsEnabled (main.bicep refuses one shorter than 12 characters by name). Password of the RabbitMQ administrator. Stored as a secret; never output.')
+@secure()
+param rabbitmqAdminPassword string = ''
 
 @description('Required. Subnets whose service endpoint may reach the vault (the cluster subnet and the load-generator subnet).')
 @minLength(1)
@@ -88,7 +89,10 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
   }
 }
 
-resource erlangCookieSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+// Created only for RabbitMQ (an `if` condition applies to the whole resource:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/conditional-resource-deployment).
+resource erlangCookieSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (rabbitmqSecretsEnabled) {
+  // checkov:skip=CKV_AZURE_114: contentType is set below; checkov's Bicep parser does not read the properties of a conditional (`= if`) resource.
   // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster, and an expired secret would stop a later scale-out or re-image from booting (see the comment on the secret names above).
   parent: vault
   name: erlangCookieSecretName
@@ -101,7 +105,8 @@ resource erlangCookieSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
   }
 }
 
-resource adminPasswordSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = {
+resource adminPasswordSecret 'Microsoft.KeyVault/vaults/secrets@2023-07-01' = if (rabbitmqSecretsEnabled) {
+  // checkov:skip=CKV_AZURE_114: contentType is set below; checkov's Bicep parser does not read the properties of a conditional (`= if`) resource.
   // checkov:skip=CKV_AZURE_41: no expiry on purpose: the secret lives as long as the cluster, and an expired secret would stop a later scale-out or re-image from booting.
   parent: vault
   name: adminPasswordSecretName
@@ -149,12 +154,14 @@ output name string = vault.name
 @description('The resource ID of the Key Vault.')
 output resourceId string = vault.id
 
-@description('The name of the secret that holds the Erlang cookie (the name, not the value).')
-output erlangCookieSecretName string = erlangCookieSecret.name
+// The names come from the variables, not from the conditional resources: a property of a resource that may not be deployed
+// may be null (Bicep's BCP318, same page as above).
+@description('The name of the secret that holds the Erlang cookie (the name, not the value; empty when rabbitmqSecretsEnabled is false).')
+output erlangCookieSecretName string = rabbitmqSecretsEnabled ? erlangCookieSecretName : ''
 
-@description('The name of the secret that holds the admin password (the name, not the value).')
+@description('The name of the secret that holds the admin password (the name, not the value; empty when rabbitmqSecretsEnabled is false).')
 #disable-next-line outputs-should-not-contain-secrets // a secret's name, not its value: the rule flags "password" in output names (https://learn.microsoft.com/azure/azure-resource-manager/bicep/linter-rule-outputs-should-not-contain-secrets)
-output adminPasswordSecretName string = adminPasswordSecret.name
+output adminPasswordSecretName string = rabbitmqSecretsEnabled ? adminPasswordSecretName : ''
 
 @description('The name of the secret that holds the TLS certificate (empty without TLS).')
 output tlsCertificateSecretName string = tlsEnabled ? tlsCertificateSecretName : ''

@@ -2,7 +2,7 @@ import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { MAVEN_CENTRAL_URL } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
-import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION } from './rabbitmq-node';
+import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
 
 /** Here-document delimiters; the tests locate the written files by them. */
 export const SERVER_PROPERTIES_DELIMITER = 'RMQBENCH_KAFKA_SERVER_PROPERTIES';
@@ -149,13 +149,19 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     `mountpoint -q ${KAFKA_DATA_MOUNT} || mount ${KAFKA_DATA_MOUNT}`,
 
     `# Java (the load generator's Corretto 21) and Kafka ${KAFKA_VERSION_ON_AWS} from Maven Central, every jar checked against its pinned SHA-256.`,
-    'dnf install -y java-21-amazon-corretto-headless',
     'id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin kafka',
     `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
     `cd ${KAFKA_HOME}/libs`,
+    // The download is a function so that the one test seam can replace it; the checksum check below runs either way.
+    'rmqbench_install_packages() {',
+    'dnf install -y java-21-amazon-corretto-headless',
     ...KAFKA_ARTIFACTS.map(
       (artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`,
     ),
+    '}',
+    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
+    `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
+    'rmqbench_install_packages',
     writeFileCommand(`${KAFKA_HOME}/SHA256SUMS`, checksums, KAFKA_SHA256SUMS_DELIMITER),
     `if ! sha256sum --check --strict --quiet ${KAFKA_HOME}/SHA256SUMS; then rm -f ${KAFKA_HOME}/libs/*.jar; echo "Kafka ${KAFKA_VERSION_ON_AWS}: checksum mismatch, jars removed" >&2; exit 1; fi`,
     'cd /',

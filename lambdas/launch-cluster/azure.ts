@@ -14,6 +14,7 @@ const CERTIFICATE_GRACE_MS = 24 * 3_600_000;
  * output, which the smoke test pins after checking it against `tlsCertificateFingerprint256`.
  */
 export function azureLaunchConfig(config: AzureClusterConfig, clusterId: string, now = new Date()): { config: AzureClusterConfig; tlsCertificateFingerprint256: string } {
+  assertRabbitmqSecrets(config.parameters);
   const given = config.parameters.allowedSourceAddressPrefixes ?? [];
   if (!Array.isArray(given) || !given.every((prefix): prefix is string => typeof prefix === 'string')) {
     throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
@@ -28,6 +29,28 @@ export function azureLaunchConfig(config: AzureClusterConfig, clusterId: string,
     config: { ...config, parameters: { ...config.parameters, tlsCertificatePem: certificate.certificatePem, tlsPrivateKeyPem: certificate.privateKeyPem } },
     tlsCertificateFingerprint256: certificate.fingerprint256,
   };
+}
+
+/**
+ * main.bicep's RabbitMQ-only secure parameters, with the shortest value it accepts for a rabbitmq deployment (its
+ * rabbitmqSecretsChecked refuses shorter ones by name): what a RabbitMQ launch needs and a Kafka launch never sends.
+ */
+export const RABBITMQ_SECRET_PARAMETERS = { rabbitmqAdminPassword: 12, erlangCookie: 20 } as const;
+
+/**
+ * Refuses a RabbitMQ launch whose shared parameters lack a RabbitMQ secret (or hold one main.bicep would refuse), before
+ * anything is created, naming the parameter and where it comes from, never its value.
+ */
+export function assertRabbitmqSecrets(parameters: Readonly<Record<string, unknown>>): void {
+  const problems = Object.entries(RABBITMQ_SECRET_PARAMETERS).flatMap(([name, minimum]) => {
+    const value = parameters[name];
+    if (value === undefined || value === '') return [`${name} is missing`];
+    if (typeof value !== 'string') return [`${name} must be a string`];
+    return value.length < minimum ? [`${name} must be at least ${minimum} characters (main.bicep refuses shorter ones)`] : [];
+  });
+  if (problems.length > 0) {
+    throw new Error(`a RabbitMQ cluster on Azure needs its secrets as template parameters: ${problems.join('; ')}. Put them in the \`parameters\` of the Azure service principal secret (AZURE_CREDENTIALS_SECRET_ARN); a Kafka cluster needs neither.`);
+  }
 }
 
 /**
@@ -71,7 +94,7 @@ function launchError(clusterId: string, error: unknown, parameters: Readonly<Rec
  * at static private IPs, PLAINTEXT inside the VNet, no load balancer). Unlike the RabbitMQ launch it makes no certificate and
  * no public load balancer (main.bicep refuses `publicLoadBalancer` with kafka): the controller's egress addresses are not
  * added, since the brokers are reached only from the load generator in the same VNet (through managed Run Command), and
- * the RabbitMQ broker texts are not sent (optional in main.bicep with kafka). The source prefixes are still checked, as
+ * the RabbitMQ broker texts and secrets are not sent (optional in main.bicep with kafka, which then creates no RabbitMQ secret). The source prefixes are still checked, as
  * main.bicep's network module takes them for every broker.
  */
 export async function launchAzureKafkaCluster(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
@@ -80,8 +103,11 @@ export async function launchAzureKafkaCluster(clients: AzureClients, config: Azu
     throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
   }
   assertNoWorldOpenSourcePrefixes(given);
-  // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false.
-  const kafkaConfig: AzureClusterConfig = { ...config, controllerEgressAddresses: [] };
+  // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false. The RabbitMQ secrets
+  // the shared parameters may hold (for the RabbitMQ clusters of the same controller) are left out: main.bicep creates no
+  // such secret with broker kafka, and a value never sent cannot end up in the vault, the deployment or an error message.
+  const parameters = Object.fromEntries(Object.entries(config.parameters).filter(([name]) => !(name in RABBITMQ_SECRET_PARAMETERS)));
+  const kafkaConfig: AzureClusterConfig = { ...config, parameters, controllerEgressAddresses: [] };
   try {
     return await launchResourceGroup(clients, kafkaConfig, runId, cluster, now, { broker: 'kafka' });
   } catch (error) {

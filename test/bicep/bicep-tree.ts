@@ -280,7 +280,7 @@ export function propertyValues(node: Node, key: string): Node[] {
 
 /**
  * Evaluates the string expressions used to build customData: literals with interpolation, parameters
- * (from `params`), variables, `replace`, `base64`, `string`, `loadTextContent` and `loadFileAsBase64`
+ * (from `params`), variables, integer `+`, `replace`, `base64`, `string`, `loadTextContent` and `loadFileAsBase64`
  * (paths relative to the file). Anything else becomes `<source text>`, so a test can see where an
  * unevaluated value lands.
  */
@@ -299,6 +299,13 @@ export function evaluateString(file: BicepFile, node: Node, params: Readonly<Rec
           .join('');
       case 'number':
         return current.text;
+      case 'binary_expression': {
+        // Integer addition only (`${i + 1}` in a loop's name or node id); other operators stay unevaluated.
+        const operator = current.children.find((candidate) => candidate !== null && !candidate.isNamed)?.text;
+        const [left, right] = named(current).map(evaluate);
+        if (operator === '+' && /^-?\d+$/.test(left ?? '') && /^-?\d+$/.test(right ?? '')) return String(Number(left) + Number(right));
+        return `<${current.text}>`;
+      }
       case 'identifier': {
         const name = current.text;
         if (name in params) return params[name] as string;

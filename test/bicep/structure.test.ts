@@ -92,7 +92,7 @@ describe('every template follows the parameter and output conventions', () => {
 });
 
 describe('secrets', () => {
-  test('the Erlang cookie and the admin password are @secure() parameters without a default', () => {
+  test('the Erlang cookie and the admin password are @secure() parameters whose only default is the empty string (refused for RabbitMQ, see below)', () => {
     for (const [name, param] of [
       ['main.bicep', 'erlangCookie'],
       ['main.bicep', 'rabbitmqAdminPassword'],
@@ -101,8 +101,24 @@ describe('secrets', () => {
     ] as const) {
       const declaration = file(name).params.get(param);
       expect(declaration?.decorators).toContain('secure()');
-      expect(declaration?.defaultValue).toBeUndefined();
+      // The one hard-coded default the secure-parameter-default linter rule accepts besides newGuid().
+      expect(declaration?.defaultValue?.text).toBe("''");
     }
+  });
+
+  test('the vault gets the Erlang cookie and admin password secrets only for RabbitMQ: main.bicep passes its checked broker flag, the module conditions both secrets and empties their name outputs', () => {
+    const secrets = file('modules/secrets.bicep');
+    for (const name of ['erlangCookieSecret', 'adminPasswordSecret']) {
+      const declaration = secrets.resources.find((candidate) => candidate.name === name);
+      expect(declaration?.resourceType).toBe('Microsoft.KeyVault/vaults/secrets');
+      expect(declaration?.node.text).toContain('= if (rabbitmqSecretsEnabled) {');
+    }
+    expect(secrets.params.get('rabbitmqSecretsEnabled')?.defaultValue?.text).toBe('true');
+    expect(secrets.outputs.get('erlangCookieSecretName')?.value.text).toBe("rabbitmqSecretsEnabled ? erlangCookieSecretName : ''");
+    expect(secrets.outputs.get('adminPasswordSecretName')?.value.text).toBe("rabbitmqSecretsEnabled ? adminPasswordSecretName : ''");
+    const main = file('main.bicep');
+    const params = asObject(asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params);
+    expect(params.rabbitmqSecretsEnabled).toEqual({ expression: 'rabbitmqSecretsChecked' });
   });
 
   test('no @secure() parameter flows into customData or an output', () => {
@@ -200,7 +216,7 @@ describe('secrets', () => {
     expect(main.outputs.get('adminPasswordSecretName')?.value.text).toBe('secrets.outputs.adminPasswordSecretName');
     expect(main.outputs.get('loadGeneratorIdentityClientId')?.value.text).toBe('loadGenerator.outputs.identityClientId');
     expect(file('modules/loadgen.bicep').outputs.get('identityClientId')?.value.text).toBe('identity.properties.clientId');
-    expect(file('modules/secrets.bicep').outputs.get('adminPasswordSecretName')?.value.text).toBe('adminPasswordSecret.name');
+    expect(file('modules/secrets.bicep').outputs.get('adminPasswordSecretName')?.value.text).toBe("rabbitmqSecretsEnabled ? adminPasswordSecretName : ''");
   });
 });
 
@@ -547,6 +563,8 @@ function evaluate(node: Node, scope: Readonly<Record<string, Value>>, variables:
         }
         case 'empty':
           return (a as Value[] | string).length === 0;
+        case 'length':
+          return (a as Value[] | string).length;
         case 'join':
           return (a as string[]).join(b);
         case 'fail':
@@ -600,6 +618,33 @@ describe('main.bicep refuses exactly the prefixes core/source-prefixes.ts refuse
       expect(checked('kafka', '')).toBe('');
       expect(file('main.bicep').params.get(name)?.defaultValue?.text).toBe("''");
     }
+  });
+
+  test('RabbitMQ secrets: refused by name (never quoting the value) when missing or short with broker rabbitmq, not created with broker kafka', () => {
+    const checked = (broker: string, rabbitmqAdminPassword: string, erlangCookie: string) =>
+      evaluate(variables().get('rabbitmqSecretsChecked') as Node, { broker, rabbitmqAdminPassword, erlangCookie }, variables());
+    const password = 'p'.repeat(12);
+    const cookie = 'C'.repeat(20);
+    expect(() => checked('rabbitmq', '', cookie)).toThrow('fail: broker is rabbitmq, so rabbitmqAdminPassword is required: at least 12 characters');
+    const refusal = (run: () => unknown): string => {
+      try {
+        run();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'not refused';
+    };
+    const shortPassword = refusal(() => checked('rabbitmq', 'pw-secret-1', cookie));
+    expect(shortPassword).toContain('so rabbitmqAdminPassword is required');
+    expect(shortPassword).not.toContain('pw-secret-1');
+    expect(() => checked('rabbitmq', password, '')).toThrow('fail: broker is rabbitmq, so erlangCookie is required: at least 20 characters');
+    const shortCookie = refusal(() => checked('rabbitmq', password, 'COOKIE-SECRET-01234'));
+    expect(shortCookie).toContain('so erlangCookie is required');
+    expect(shortCookie).not.toContain('COOKIE-SECRET');
+    expect(checked('rabbitmq', password, cookie)).toBe(true);
+    // Kafka: nothing required, nothing created, whatever was given.
+    expect(checked('kafka', '', '')).toBe(false);
+    expect(checked('kafka', password, cookie)).toBe(false);
   });
 
   test('acceleratedNetworking false is refused when a Dsv5 size is chosen, accepted on Fsv2', () => {

@@ -44,11 +44,37 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
     // main.bicep fails a kafka deployment with publicLoadBalancer true; the controller's egress /32 would be of no use to private brokers.
     expect(parameters.publicLoadBalancer).toBeUndefined();
     expect(parameters.allowedSourceAddressPrefixes).toEqual({ value: ['198.51.100.0/24'] });
-    for (const name of ['tlsCertificatePem', 'tlsPrivateKeyPem', 'rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']) {
+    // Neither the RabbitMQ broker texts nor its secrets (given in the shared parameters): main.bicep creates no RabbitMQ secret for kafka.
+    for (const name of ['tlsCertificatePem', 'tlsPrivateKeyPem', 'rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion', 'rabbitmqAdminPassword', 'erlangCookie']) {
       expect({ name, value: parameters[name] }).toEqual({ name, value: undefined });
     }
     // The deployment was really submitted: the fake ARM holds it for CheckClusterReady to poll.
     expect(arm.deployments.has('rmqbench-run-1-c1')).toBe(true);
+  });
+
+  test('a Kafka launch needs no RabbitMQ secret: without any, the deployment is submitted with none', async () => {
+    const { rabbitmqAdminPassword: _password, erlangCookie: _cookie, ...withoutSecrets } = config.parameters;
+    await launchAzureKafkaCluster(clients, { ...config, parameters: withoutSecrets }, 'run-1', cluster, NOW);
+    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
+    const parameters = (put.body as DeploymentPut).properties.parameters;
+    expect(Object.keys(parameters).sort()).toEqual(['adminSshPublicKey', 'adminUsername', 'allowedSourceAddressPrefixes', 'broker', 'clusterVmSize', 'instanceCount', 'tags']);
+    expect(arm.deployments.has('rmqbench-run-1-c1')).toBe(true);
+  });
+
+  test.each([
+    ['both missing', {}, ['rabbitmqAdminPassword is missing', 'erlangCookie is missing']],
+    ['the cookie missing', { rabbitmqAdminPassword: ADMIN_PASSWORD }, ['erlangCookie is missing']],
+    ['a short password', { rabbitmqAdminPassword: 'short-pw-11', erlangCookie: ERLANG_COOKIE }, ['rabbitmqAdminPassword must be at least 12 characters']],
+    ['a short cookie', { rabbitmqAdminPassword: ADMIN_PASSWORD, erlangCookie: 'cookie-0123456789ab' }, ['erlangCookie must be at least 20 characters']],
+    ['a cookie that is not a string', { rabbitmqAdminPassword: ADMIN_PASSWORD, erlangCookie: 12345678901234567890 }, ['erlangCookie must be a string']],
+  ])('a RabbitMQ launch with %s is refused by name, never quoting a value, before anything is created', async (_case, secrets, problems) => {
+    const { rabbitmqAdminPassword: _password, erlangCookie: _cookie, ...rest } = config.parameters;
+    const error = (await launchAzureCluster(clients, { ...config, parameters: { ...rest, ...secrets } }, 'run-1', { ...cluster, topology: 'quorum' }, NOW).catch((caught: unknown) => caught)) as Error;
+    expect(error.message).toMatch(/^a RabbitMQ cluster on Azure needs its secrets as template parameters: /);
+    for (const problem of problems) expect(error.message).toContain(problem);
+    expect(error.message).toContain('service principal secret');
+    for (const value of ['short-pw-11', 'cookie-0123456789ab', ADMIN_PASSWORD, ERLANG_COOKIE]) expect(error.message).not.toContain(value);
+    expect(arm.requests).toEqual([]);
   });
 
   test.each([['0.0.0.0/0'], ['Internet'], ['AzureCloud.westeurope']])('allowedSourceAddressPrefixes with %s is refused by name before anything is created', async (prefix) => {
@@ -66,8 +92,14 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
     await withFakeArm(quoting, async (quotingClients) => {
       const error = (await launch(quotingClients).catch((caught: unknown) => caught)) as Error;
       expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
-      expect(error.message).toContain('"rabbitmqAdminPassword":{"value":"<rabbitmqAdminPassword>"}');
-      expect(error.message).toContain('"erlangCookie":{"value":"<erlangCookie>"}');
+      if (_broker === 'rabbitmq') {
+        expect(error.message).toContain('"rabbitmqAdminPassword":{"value":"<rabbitmqAdminPassword>"}');
+        expect(error.message).toContain('"erlangCookie":{"value":"<erlangCookie>"}');
+      } else {
+        // A Kafka launch never sends them, so ARM has nothing of them to quote.
+        expect(error.message).not.toContain('rabbitmqAdminPassword');
+        expect(error.message).not.toContain('erlangCookie');
+      }
       expect(error.message).not.toContain('admin-password');
       expect(error.message).not.toContain(ERLANG_COOKIE);
       expect(error.message).not.toContain('PRIVATE KEY');

@@ -10,7 +10,8 @@ import { EMPTY_TEMPLATE, startFakeArm, withFakeArm } from './fake-arm-clients';
 const config: AzureClusterConfig = {
   location: 'westeurope',
   template: EMPTY_TEMPLATE,
-  parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24'] },
+  // The RabbitMQ secrets a RabbitMQ launch requires (from the service principal secret's `parameters`).
+  parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24'], rabbitmqAdminPassword: 'admin-password-1234', erlangCookie: 'erlang-cookie-0123456789' },
   expiryHours: 12,
   launchTimeoutMinutes: 30,
   controllerEgressAddresses: ['203.0.113.10'],
@@ -59,7 +60,7 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
 
   test('egress addresses must be bare IPv4 addresses, and prefixes must be an array', () => {
     expect(() => azureLaunchConfig({ ...config, controllerEgressAddresses: ['0.0.0.0/0'] }, 'c1', NOW)).toThrow(/CONTROLLER_EGRESS_ADDRESSES .* refused: 0\.0\.0\.0\/0/);
-    expect(() => azureLaunchConfig({ ...config, parameters: { allowedSourceAddressPrefixes: '10.0.0.0/8' } }, 'c1', NOW)).toThrow(/must be an array/);
+    expect(() => azureLaunchConfig({ ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: '10.0.0.0/8' } }, 'c1', NOW)).toThrow(/must be an array/);
   });
 
   test('an ARM failure is re-thrown as a message without the private key, even when ARM quotes the parameters back', async () => {

@@ -48,6 +48,9 @@ interface FakeVmState {
   deleted?: boolean;
 }
 
+/** /etc/hosts aliases of a VM's address beside its host name (kept out of the fake's state, which the fakes read). */
+type DnsNames = Map<string, readonly string[]>;
+
 export interface HubOptions {
   /** Third octet of 10.91.X.0/24; distinct per test so that hubs never share addresses. */
   readonly subnet: number;
@@ -69,6 +72,17 @@ export interface VmOptions {
   readonly blockDevice?: string;
   /** Fields added to the VM's entry in the fake's state (e.g. an EC2 instance id). */
   readonly state?: Record<string, unknown>;
+  /**
+   * Host paths the VM gets a private copy-on-write layer over (overlayfs: the host's directory below, a per-VM folder
+   * above), mounted before the private directories. What the boot writes there stays in the VM: e.g. a system user that
+   * `useradd` adds to /etc/passwd (by renaming a new file over it, which a bind-mounted file would refuse), /opt/kafka,
+   * or a mount point it makes under /var/lib. The host's directories are never written.
+   */
+  readonly overlays?: readonly string[];
+  /** Last octet of the VM's address in the hub's /24 (a static private IP the template assigns); default 10 + index. */
+  readonly hostNumber?: number;
+  /** More names of the VM's address in every VM's /etc/hosts (e.g. the records of a private DNS zone). */
+  readonly dnsNames?: readonly string[];
 }
 
 const liveHubs = new Set<SimulatedHub>();
@@ -187,6 +201,7 @@ export class SimulatedHub {
   private readonly vms: SimulatedVm[] = [];
   private readonly createdMountpoints: string[] = [];
   private readonly loopDevices: string[] = [];
+  private readonly dnsNames: DnsNames = new Map();
   private fakePid?: number;
   private cleaned = false;
 
@@ -277,7 +292,11 @@ export class SimulatedHub {
    */
   createVm(name: string, computerName: string, files: Record<string, { content: string; mode: number }>, options: VmOptions = {}): SimulatedVm {
     const index = this.state.vms.length + 1;
-    const ip = `10.91.${this.options.subnet}.${10 + index}`;
+    const hostNumber = options.hostNumber ?? 10 + index;
+    if (!Number.isInteger(hostNumber) || hostNumber < 2 || hostNumber > 254 || this.state.vms.some((vm) => vm.ip.endsWith(`.${hostNumber}`))) {
+      throw new Error(`createVm: hostNumber ${hostNumber} must be a free host number of 10.91.${this.options.subnet}.0/24 between 2 and 254`);
+    }
+    const ip = `10.91.${this.options.subnet}.${hostNumber}`;
     const root = join(this.dir, `vm${index}`);
     for (const path of PRIVATE_DIRECTORIES) {
       mkdirSync(join(root, path), { recursive: true });
@@ -323,6 +342,10 @@ export class SimulatedHub {
       `ip addr add ${ip}/24 dev eth0`,
       'ip link set eth0 up',
       'ip route add 169.254.169.254/32 dev eth0',
+      ...(options.overlays ?? []).flatMap((path) => {
+        const layer = join(root, 'overlay', path.replace(/\//g, '_'));
+        return [`mkdir -p ${layer}/upper ${layer}/work`, `mount -t overlay overlay -o lowerdir=${path},upperdir=${layer}/upper,workdir=${layer}/work ${path}`];
+      }),
       ...PRIVATE_DIRECTORIES.filter((path) => !options.sharedPaths?.includes(path)).map((path) => `mount --bind ${join(root, path)} ${path}`),
       `mount --bind ${join(root, 'hosts')} /etc/hosts`,
       `mount --bind ${join(root, 'fstab')} /etc/fstab`,
@@ -333,6 +356,7 @@ export class SimulatedHub {
     ].join('\n');
     run('nsenter', ['-t', String(pid), '-n', '-m', '-u', '--', 'bash', '-c', mounts]);
     this.state.vms.push({ ...options.state, name, computerName, ip, timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString() });
+    if (options.dnsNames) this.dnsNames.set(name, options.dnsNames);
     this.saveState();
     this.writeHosts();
     return vm;
@@ -354,13 +378,14 @@ export class SimulatedHub {
       ...Object.entries({ null: '1 3', zero: '1 5', full: '1 7', random: '1 8', urandom: '1 9', tty: '5 0' }).map(([device, numbers]) => `mknod -m 0666 /dev/${device} c ${numbers}`),
       'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr',
       'mkdir /dev/pts /dev/shm && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ln -s pts/ptmx /dev/ptmx && mount -t tmpfs tmpfs /dev/shm',
-      `mknod -m 0660 ${path} b ${major} ${minor}`,
+      // Azure names its data disks by a link under /dev/disk/azure (a device node stands in for it here).
+      `mkdir -p ${dirname(path)} && mknod -m 0660 ${path} b ${major} ${minor}`,
     ];
   }
 
   /** Every live VM's /etc/hosts lists all VMs (their names with their case) and the fake Azure hosts. */
   private writeHosts(): void {
-    const peers = this.state.vms.filter((vm) => !vm.deleted).map((vm) => `${vm.ip} ${vm.computerName}`);
+    const peers = this.state.vms.filter((vm) => !vm.deleted).map((vm) => [vm.ip, vm.computerName, ...(this.dnsNames.get(vm.name) ?? [])].join(' '));
     for (const vm of this.vms) {
       const file = join(vm.root, 'hosts');
       const base = readFileSync(file, 'utf8').split('\n').slice(0, 2);
@@ -413,6 +438,15 @@ export class SimulatedHub {
     if (entry) entry.deleted = true;
     this.saveState();
     this.writeHosts();
+  }
+
+  /** What cleanup() must leave nothing of: processes in any VM's network namespace, the hub namespace, the hub's folder. */
+  leftovers(): { processes: number[]; hubNamespace: boolean; folder: boolean } {
+    return {
+      processes: this.vms.flatMap((vm) => pidsInNetns(vm.netnsInode)),
+      hubNamespace: existsSync(`/run/netns/${this.hubNetns}`),
+      folder: this.dirPath !== undefined && existsSync(this.dirPath),
+    };
   }
 
   /** Removes every process, namespace, bridge, veth, mount point and file this hub created. Idempotent. */

@@ -1,0 +1,297 @@
+/**
+ * The Kafka broker boot scripts run verbatim on three simulated VMs each (harness.ts) and must form one 3-broker KRaft
+ * quorum: the AWS user data of KafkaCluster (cdk/user-data/kafka-node.ts, rendered as the construct renders it, with its
+ * exit trap) against fake IMDSv2, CloudWatch Logs and CloudFormation (fake-aws.py); and the Azure broker's customData,
+ * rendered from modules/kafka-cluster.bicep (bicep/cloud-init/rmqbench-kafka-setup.sh and its kafka.env), whose runcmd
+ * runs as cloud-init would. Only the downloads go through each script's one seam (/etc/rmqbench/install-override.sh): the
+ * 92 Kafka 4.3.1 jars are copied from this machine's Maven cache (scripts/setup.sh fills it, as for the local Kafka
+ * tests), and the scripts still check every jar against its pinned SHA-256. Java is this machine's (17) instead of the
+ * images' 21. Each VM gets private /etc, /opt and /var/lib layers (the scripts add a `kafka` system user and write
+ * /opt/kafka, /etc/kafka, /var/lib/kafka) and its own data disk (a loop device the scripts format with xfs).
+ *
+ * Membership is read from inside a VM's namespaces, with Kafka's own tools: MetadataQuorumCommand `describe --status`
+ * (leader, voters) and BrokerApiVersionsCommand (each broker's node id and advertised listener).
+ * The brokers run with the scripts' own heap settings (-Xmx1G -Xms1G; the heap is committed as it is used): one cloud's
+ * three brokers at a time, the other's start after the first three are gone.
+ */
+import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { UserData } from 'aws-cdk-lib/aws-ec2';
+import { parse as parseYaml } from 'yaml';
+import { KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, kafkaClusterId } from '../../cdk/KafkaCluster';
+import { KAFKA_LOG_DIR, kafkaNodeBootCommands, type KafkaBrokerIdentity } from '../../cdk/user-data/kafka-node';
+import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
+import { cachedArtifactDir, KAFKA_ARTIFACT } from '../../local/maven-artifacts';
+import { cacheDir } from '../../local/paths';
+import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
+import { SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
+
+jest.setTimeout(900_000);
+
+const REGION = 'us-east-1';
+const ZONE = 'kafka-5e1f0a2b.rmqbench.internal';
+/** Private layers per VM: the scripts' `useradd kafka` (/etc/passwd), /etc/kafka, /opt/kafka and /var/lib/kafka. */
+const OVERLAYS = ['/etc', '/opt', '/var/lib'];
+const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** The AWS CLI of this machine, for the exit trap's CloudWatch Logs and CloudFormation calls (as aws-node.integration.test.ts finds it). */
+function awsCliDirectory(): string {
+  for (const probe of ['pyenv which aws', 'command -v aws']) {
+    try {
+      return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
+    } catch {
+      // try the next way
+    }
+  }
+  throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
+}
+
+/** This machine's Kafka jars (the 92 the scripts pin), as the local Kafka tests find them. */
+function kafkaJarDirectory(): string {
+  const dir = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
+  if (!dir) throw new Error('Kafka 4.3.1 is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+  return dir;
+}
+
+/** Kafka's own tools, run as root inside a VM with the jars the boot installed. */
+const kafkaTool = (mainClass: string, args: string): string => `java -cp '/opt/kafka/libs/*' ${mainClass} ${args} 2>/dev/null`;
+
+interface QuorumStatus {
+  readonly clusterId: string;
+  readonly leaderId: number;
+  readonly voterIds: number[];
+  readonly voterEndpoints: string[];
+}
+
+/** `kafka-metadata-quorum describe --status`, parsed ("ClusterId:", "LeaderId:", "CurrentVoters:" with a JSON array). */
+async function quorumStatus(hub: SimulatedHub, vm: SimulatedVm, bootstrap: string): Promise<QuorumStatus> {
+  const result = await hub.exec(vm, kafkaTool('org.apache.kafka.tools.MetadataQuorumCommand', `--bootstrap-server ${bootstrap} describe --status`));
+  const field = (name: string): string => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(result.stdout)?.[1]?.trim() ?? '';
+  if (result.status !== 0 || !field('CurrentVoters')) throw new Error(`describe --status failed in ${vm.computerName} (${result.status}): ${result.stdout}${result.stderr}`);
+  const voters = JSON.parse(field('CurrentVoters')) as { id: number; endpoints?: string[] }[];
+  return {
+    clusterId: field('ClusterId'),
+    leaderId: Number(field('LeaderId')),
+    voterIds: voters.map((voter) => voter.id).sort(),
+    voterEndpoints: voters.flatMap((voter) => voter.endpoints ?? []).sort(),
+  };
+}
+
+/** BrokerApiVersionsCommand's first line per broker, "<advertised host:port> (id: <node id> rack: ...) -> (": listener → id. */
+async function advertisedBrokers(hub: SimulatedHub, vm: SimulatedVm, bootstrap: string): Promise<Record<string, number>> {
+  const result = await hub.exec(vm, kafkaTool('org.apache.kafka.tools.BrokerApiVersionsCommand', `--bootstrap-server ${bootstrap}`));
+  if (result.status !== 0) throw new Error(`BrokerApiVersionsCommand failed in ${vm.computerName}: ${result.stderr}`);
+  return Object.fromEntries([...result.stdout.matchAll(/^(\S+) \(id: (\d+) rack:/gm)].map((match) => [match[1] as string, Number(match[2])]));
+}
+
+/** node.id and cluster.id the broker's log directory was formatted with (meta.properties, written by StorageTool). */
+async function formattedIdentity(hub: SimulatedHub, vm: SimulatedVm): Promise<{ nodeId: string; clusterId: string }> {
+  const text = (await hub.exec(vm, `cat ${KAFKA_LOG_DIR}/meta.properties`)).stdout;
+  return { nodeId: /^node\.id=(.*)$/m.exec(text)?.[1] ?? '', clusterId: /^cluster\.id=(.*)$/m.exec(text)?.[1] ?? '' };
+}
+
+/** The broker process the unit started: its user and that it runs kafka.Kafka. */
+async function brokerProcess(hub: SimulatedHub, vm: SimulatedVm): Promise<string> {
+  return (await hub.exec(vm, 'ps -o user=,args= -p "$(cat /run/rmqbench-sim/kafka.pid)" | awk \'{print $1, $NF}\'')).stdout.trim();
+}
+
+async function expectBooted(hub: SimulatedHub, vm: SimulatedVm, result: CommandResult): Promise<void> {
+  const failure = result.status === 0 ? '' : `${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}\n${await hub.diagnostics(vm)}`;
+  expect({ vm: vm.computerName, status: result.status, failure }).toEqual({ vm: vm.computerName, status: 0, failure: '' });
+}
+
+describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
+  const hub = new SimulatedHub({
+    subnet: 5,
+    fakeScript: 'fake-aws.py',
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
+    state: { region: REGION, roleName: 'rmqbench-kafka-role', autoScalingGroupName: 'none', desiredCapacity: 0, secrets: {} },
+  });
+  afterAll(() => hub.cleanup());
+
+  const identities: KafkaBrokerIdentity[] = [1, 2, 3].map((nodeId) => ({ nodeId, hostName: `kafka-${nodeId}.${ZONE}` }));
+  const clusterId = kafkaClusterId('rmqbench-sim-stack/Kafka');
+  const vms: SimulatedVm[] = [];
+
+  /** KafkaCluster's user data for one broker: CDK's Linux user data with the exit trap, the construct's ports and device. */
+  function renderUserData(self: KafkaBrokerIdentity): string {
+    const userData = UserData.forLinux();
+    userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+    userData.addCommands(
+      ...kafkaNodeBootCommands({
+        self,
+        all: identities,
+        clientPort: KAFKA_CLIENT_PORT,
+        controllerPort: KAFKA_CONTROLLER_PORT,
+        clusterId,
+        region: REGION,
+        stackName: 'rmqbench-sim-stack',
+        instanceLogicalId: `KafkaBroker${self.nodeId}Instance`,
+        bootLogGroupName: 'rmqbench-sim-kafka-boot',
+        dataVolumeDevice: DATA_VOLUME_DEVICE,
+        clusterFormationTimeoutSeconds: 300,
+      }),
+    );
+    return userData.render();
+  }
+
+  test('booting at once, the three brokers form ONE KRaft quorum: node ids 1-3, advertised by their zone names, each signals SUCCESS', async () => {
+    const jars = kafkaJarDirectory();
+    await hub.start();
+    for (const identity of identities) {
+      const instanceId = `i-0${identity.nodeId}a0000000000kafka`;
+      vms.push(
+        hub.createVm(
+          instanceId,
+          `ip-10-91-5-${10 + identity.nodeId}`,
+          {
+            '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
+            // Downloads only: Java is this machine's, the jars its Maven cache's (copied into the script's /opt/kafka/libs).
+            [INSTALL_OVERRIDE_FILE]: { content: `rmqbench_install_packages() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar .; }\n`, mode: 0o644 },
+          },
+          // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's address.
+          { blockDevice: DATA_VOLUME_DEVICE, state: { instanceId }, overlays: OVERLAYS, dnsNames: [identity.hostName] },
+        ),
+      );
+    }
+    // What cloud-init gives the user data here: the AWS CLI on PATH, and AWS_CA_BUNDLE for the test CA (the CLI keeps its own bundle).
+    const environment = { PATH: `${awsCliDirectory()}:${MINIMAL_PATH}`, HOME: '/root', AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
+    const results = await Promise.all(vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: environment })));
+    for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
+
+    const requests = hub.requestLog();
+    for (const vm of vms) {
+      // The exit trap copied the boot log's tail to CloudWatch Logs and signalled the instance's creation policy.
+      expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${vm.name}/boot`);
+      expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
+    }
+    for (const [index, vm] of vms.entries()) {
+      const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
+      expect(bootLog).toContain('quorum formed: leader');
+      expect(bootLog).toContain('3 voters');
+      expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId });
+      expect(await brokerProcess(hub, vm)).toBe(`kafka /etc/kafka/server.properties`);
+      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(`${DATA_VOLUME_DEVICE} xfs\n`);
+    }
+  });
+
+  test('from inside an instance, Kafka\'s tools see one quorum of voters 1-3 with a leader, and each broker advertised at its zone name', async () => {
+    const [first, second, third] = vms as [SimulatedVm, SimulatedVm, SimulatedVm];
+    const status = await quorumStatus(hub, second, `${identities[0]!.hostName}:9092`);
+    expect(status.clusterId).toBe(clusterId);
+    expect(status.voterIds).toEqual([1, 2, 3]);
+    expect([1, 2, 3]).toContain(status.leaderId);
+    // The same quorum asked through another broker.
+    expect((await quorumStatus(hub, third, `${identities[2]!.hostName}:9092`)).voterIds).toEqual([1, 2, 3]);
+    expect(await advertisedBrokers(hub, first, `${identities[1]!.hostName}:9092`)).toEqual(Object.fromEntries(identities.map((broker) => [`${broker.hostName}:9092`, broker.nodeId])));
+  });
+
+  test('cleanup leaves no broker process, namespace or folder behind', () => {
+    expect(vms).toHaveLength(3);
+    hub.cleanup();
+    expect(hub.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+});
+
+describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three simulated VMs', () => {
+  const SUBNET = 6;
+  const hub = new SimulatedHub({
+    subnet: SUBNET,
+    fakeScript: 'fake-azure.py',
+    httpsNames: ['management.azure.com', 'rmqbenchsimkv.vault.azure.net'],
+    state: { subscriptionId: '00000000-0000-0000-0000-000000000091', resourceGroup: 'rmqbench-sim', scaleSetName: 'none', identityClientId: 'none', vaultName: 'rmqbenchsimkv', secrets: {} },
+  });
+  afterAll(() => hub.cleanup());
+
+  // The module's static IPs: cidrHost(subnetAddressPrefix, firstHostNumber + i) with the default firstHostNumber 99, which
+  // is the subnet's address 100 + i (cidrHost's 0 is the first usable address, .1:
+  // https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-cidr#cidrhost).
+  const FIRST_HOST_NUMBER = 99;
+  const brokerHosts = [0, 1, 2].map((i) => `10.91.${SUBNET}.${FIRST_HOST_NUMBER + i + 1}`);
+  const clusterSeed = '/subscriptions/00000000-0000-0000-0000-000000000091/resourceGroups/rmqbench-sim/rmqbench-kafka';
+  const vms: SimulatedVm[] = [];
+
+  interface CloudConfig {
+    write_files: { path: string; encoding?: string; permissions?: string; content: string }[];
+    runcmd: string[][];
+  }
+
+  /** Broker i's customData, evaluated from the module as ARM would (the static IPs and the seed given, as ARM computes them). */
+  async function renderCustomData(i: number): Promise<CloudConfig> {
+    const module = await parseBicepFile(`${BICEP_DIR}/modules/kafka-cluster.bicep`);
+    const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
+    const [customData] = propertyValues(vm?.body as never, 'customData');
+    const text = evaluateString(module, customData as never, { i: String(i), namePrefix: 'rmqbench', brokerHostList: brokerHosts.join(','), clusterSeed, quorumTimeoutSeconds: '300' });
+    const config = parseYaml(Buffer.from(text, 'base64').toString('utf8')) as CloudConfig;
+    // An expression the evaluator could not compute shows as <source text>, a placeholder left unfilled as {{NAME}}.
+    for (const entry of config.write_files) {
+      const content = Buffer.from(entry.content, 'base64').toString('utf8');
+      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content)) throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
+      if (/\{\{[A-Z]/.test(entry.content)) throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
+    }
+    return config;
+  }
+
+  test('booting at once, the three brokers form ONE KRaft quorum: node ids 1-3, advertised at their static private IPs', async () => {
+    const jars = kafkaJarDirectory();
+    await hub.start();
+    const configs: CloudConfig[] = [];
+    for (const i of [0, 1, 2]) {
+      const config = await renderCustomData(i);
+      configs.push(config);
+      const files: Record<string, { content: string; mode: number }> = {};
+      for (const entry of config.write_files) {
+        files[entry.path] = { content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content, mode: parseInt(entry.permissions ?? '0644', 8) };
+      }
+      expect(files['/etc/rmqbench/kafka.env']?.content).toContain(`NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`);
+      // Downloads only: Java is this machine's, the jars its Maven cache's; the script checks their SHA-256 sums itself.
+      files['/etc/rmqbench/install-override.sh'] = { content: `install_kafka() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar "$home/libs/"; }\n`, mode: 0o644 };
+      vms.push(
+        hub.createVm(`rmqbench-kafka-${i + 1}`, `rmqbench-kafka-${i + 1}`, files, {
+          hostNumber: FIRST_HOST_NUMBER + i + 1,
+          // The data disk at LUN 0, by the name Azure's udev rules give it.
+          blockDevice: '/dev/disk/azure/scsi1/lun0',
+          overlays: OVERLAYS,
+        }),
+      );
+    }
+    expect(vms.map((vm) => vm.ip)).toEqual(brokerHosts);
+    // cloud-init's runcmd, in order, as root with a minimal environment.
+    const results = await Promise.all(
+      vms.map(async (vm, index) => {
+        let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
+        for (const command of configs[index]!.runcmd) {
+          last = await hub.exec(vm, command.map(shellQuote).join(' '), { env: { PATH: MINIMAL_PATH, HOME: '/root' } });
+          if (last.status !== 0) break;
+        }
+        return last;
+      }),
+    );
+    for (const [index, result] of results.entries()) {
+      await expectBooted(hub, vms[index] as SimulatedVm, result);
+      expect(result.stderr).toContain('rmqbench-kafka-setup: quorum formed: leader');
+    }
+    for (const [index, vm] of vms.entries()) {
+      expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId: kafkaClusterId(clusterSeed) });
+      expect(await brokerProcess(hub, vm)).toBe('kafka /etc/kafka/server.properties');
+      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe('/dev/disk/azure/scsi1/lun0 xfs\n');
+    }
+  });
+
+  test('from inside a VM, Kafka\'s tools see one quorum of voters 1-3 with a leader, and each broker advertised at its static IP', async () => {
+    const [first, second] = vms as [SimulatedVm, SimulatedVm];
+    const status = await quorumStatus(hub, first, `${brokerHosts[1]}:9092`);
+    expect(status.clusterId).toBe(kafkaClusterId(clusterSeed));
+    expect(status.voterIds).toEqual([1, 2, 3]);
+    expect([1, 2, 3]).toContain(status.leaderId);
+    expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])));
+  });
+
+  test('cleanup leaves no broker process, namespace or folder behind', () => {
+    expect(vms).toHaveLength(3);
+    hub.cleanup();
+    expect(hub.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+});
