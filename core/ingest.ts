@@ -32,6 +32,12 @@ export interface RawRepetition {
    * ingest checks them and keeps the repetition's result whatever they hold.
    */
   readonly metrics?: unknown;
+  /**
+   * A RabbitMQ repetition in the cloud: the management API sampler's output as the load generator uploaded it
+   * (core/broker-samples.ts; '' when it uploaded none). IngestRepetition turns it into the memoryAlarm and queueDepth
+   * series; absent for Kafka (no management API) and on the local target (its own sampler fills `metrics`).
+   */
+  readonly brokerSamples?: string;
   /** The metrics collector failed; recorded on the repetition as metricsError. */
   readonly metricsError?: string;
   /** A repetition whose fault a cloud target applied without the verifier (core/cloud-fault.ts): kept, uncounted. */

@@ -1,5 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { notCountedReason } from '../../core/cloud-fault';
 import { validatePlan } from '../../core/plan';
 import type { FaultSpec } from '../../core/plan-schema';
@@ -90,7 +91,8 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     expectations: perfTestExpectations(scenario.workload),
     stdout: isKafka ? '' : await read('stdout.txt'),
     csv: isKafka ? '' : await read('perftest.csv'),
-    ...(isKafka ? { kafka: await kafka() } : {}),
+    // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no sampler.
+    ...(isKafka ? { kafka: await kafka() } : { brokerSamples: await read(BROKER_SAMPLES_FILE) }),
     ...(targetError === undefined ? {} : { targetError }),
     ...uncountedFault(scenario.workload.fault, event.started, target),
   };

@@ -3,16 +3,21 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PERF_TEST_COMMAND } from '../../cdk/user-data/load-generator';
 import { queueArgumentsFor } from '../../core/broker-config';
+import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { validatePlan } from '../../core/plan';
 import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { AzureClients } from '../shared/azure-cluster';
+import { startBrokerSamplerLines, stopBrokerSamplerLines, SAMPLER_GRACE_SECONDS } from './broker-sampler';
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
-/** The files PerfTest leaves per repetition, uploaded under runs/<runId>/raw/<rawKey without .json>/ (check-repetition reads them there). */
-export const RAW_FILES = ['stdout.txt', 'perftest.csv'] as const;
+/**
+ * The files a RabbitMQ repetition leaves, uploaded under runs/<runId>/raw/<rawKey without .json>/ (check-repetition reads
+ * them there): PerfTest's output and CSV, and the management API sampler's lines (core/broker-samples.ts).
+ */
+export const RAW_FILES = ['stdout.txt', 'perftest.csv', BROKER_SAMPLES_FILE] as const;
 export const rawPrefix = (runId: string, item: ScheduledRepetition) => `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
 
 /** PerfTest arguments for one repetition against `host` (credentials as the USER:PASS placeholder). */
@@ -45,18 +50,28 @@ const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin);
 export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*|direct)$', write: '^(perf-test.*|rmqbench.*|direct)$', read: '^(perf-test.*|rmqbench.*|direct)$' } as const;
 
 /**
+ * The benchmark user's one tag: `monitoring`, so that the broker sampler (broker-sampler.ts) can read /api/nodes
+ * (is_authorized_monitor) and log in to the management API at all (a user without a management tag is refused "Not
+ * management user"; https://www.rabbitmq.com/docs/management#permissions, and core/broker-samples.ts
+ * BROKER_SAMPLE_PATHS for each endpoint's check in the 3.13.7 and 4.1.4 sources). `monitoring` only reads: it lists
+ * nodes, connections and channels of every user, and changes nothing; not `administrator`.
+ */
+export const BENCHMARK_USER_TAGS = 'monitoring';
+
+/**
  * Shell lines that create this repetition's benchmark user through the management API ($MANAGEMENT_URL) with the admin
  * credentials in $ADMIN_CURL_CONFIG (a curl config line, handed to curl on stdin: printf is a builtin, so no process
- * argument shows it), and delete it when the script exits, whatever happens. The user has no tags (not an
- * administrator) and BENCHMARK_USER_PERMISSIONS on the default vhost; PerfTest connects as $BENCH_USER:$BENCH_PASS.
+ * argument shows it), and delete it when the script exits, whatever happens. The user has BENCHMARK_USER_TAGS (not an
+ * administrator) and BENCHMARK_USER_PERMISSIONS on the default vhost; PerfTest connects as $BENCH_USER:$BENCH_PASS and
+ * the broker sampler reads the management API as the same user.
  */
-function benchmarkUserLines(): string[] {
+export function benchmarkUserLines(): string[] {
   return [
     'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K - -X "$1" -H \'content-type: application/json\' ${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
     'BENCH_USER="rmqbench-run-$(od -An -N6 -tx1 /dev/urandom | tr -d \' \\n\')"',
     "BENCH_PASS=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \\n')",
     'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
-    '(umask 077 && printf \'{"password":"%s","tags":""}\' "$BENCH_PASS" > user.json)',
+    `(umask 077 && printf '{"password":"%s","tags":"${BENCHMARK_USER_TAGS}"}' "$BENCH_PASS" > user.json)`,
     `printf '%s' ${quote(JSON.stringify(BENCHMARK_USER_PERMISSIONS))} > permissions.json`,
     'admin_api PUT "users/$BENCH_USER" user.json',
     'admin_api PUT "permissions/%2F/$BENCH_USER" permissions.json',
@@ -77,8 +92,9 @@ function checkedManagementUrl(url: string): string {
  * create a benchmark user for this repetition through the management API (no tags: not an administrator;
  * BENCHMARK_USER_PERMISSIONS on the default vhost), which the script deletes when it exits, whatever happens. PerfTest,
  * which takes credentials only in its `--uri` arguments, runs with that user; the load generator's /proc is mounted
- * with hidepid=2 (cdk/user-data/load-generator.ts), so other users cannot read those arguments either. Then stdout and
- * CSV go to S3.
+ * with hidepid=2 (cdk/user-data/load-generator.ts), so other users cannot read those arguments either. The broker
+ * sampler (broker-sampler.ts) reads the management API as the same user while PerfTest runs. Then stdout, CSV and the
+ * sampler's lines go to S3.
  */
 export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
@@ -92,10 +108,14 @@ export function perfTestScript(options: { plan: unknown; runId: string; item: Sc
     `ADMIN_CURL_CONFIG=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)})`,
     ...benchmarkUserLines(),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
+    ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
     'PERF_TEST_STATUS=0',
     `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
+    ...stopBrokerSamplerLines(),
     'touch perftest.csv',
     `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
+    // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why they are missing.
+    `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
@@ -154,7 +174,8 @@ export const uploadUrlParameters = (uploadUrls: Record<(typeof RAW_FILES)[number
  * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
  * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
  * the VM's managed identity (IMDS token), keeps it and the AMQP URI in shell variables that are never
- * echoed, runs PerfTest against the load balancer, then uploads stdout and CSV to the pre-signed URLs, which arrive
+ * echoed, runs PerfTest against the load balancer with the broker sampler (broker-sampler.ts) beside it, then uploads
+ * stdout, CSV and the sampler's lines to the pre-signed URLs, which arrive
  * as protected parameters (environment variables named by uploadUrlVariable). An unreadable secret or a missing
  * upload URL fails the Run Command with what was missing on stderr.
  */
@@ -190,12 +211,15 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     'unset ADMIN_PASSWORD',
     ...benchmarkUserLines(),
     'AMQP_CREDENTIALS="$BENCH_USER:$BENCH_PASS"',
+    ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
     'PERF_TEST_STATUS=0',
     `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'unset AMQP_CREDENTIALS',
+    ...stopBrokerSamplerLines(),
     'touch perftest.csv',
-    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it.
-    ...RAW_FILES.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -`),
+    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics are
+    // optional: a failed upload of them leaves the repetition's result (IngestRepetition records why they are missing).
+    ...RAW_FILES.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file === BROKER_SAMPLES_FILE ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };

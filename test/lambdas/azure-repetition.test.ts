@@ -40,7 +40,7 @@ describe('pre-signed upload URLs for the Azure load generator', () => {
   test('one PUT URL per raw file, on the bucket\'s regional host, at the key check-repetition reads, expiring when asked', async () => {
     const urls = await presignRawUploads(presigner(), 'raw-bucket', 'run-1', item, 510);
     const prefix = `/runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
-    expect(Object.keys(urls)).toEqual(['stdout.txt', 'perftest.csv']);
+    expect(Object.keys(urls)).toEqual(['stdout.txt', 'perftest.csv', 'broker-metrics.jsonl']);
     for (const [file, text] of Object.entries(urls)) {
       const url = new URL(text);
       expect(url.protocol).toBe('https:');
@@ -79,7 +79,7 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
     expect(script).toContain('printf \'%s\\n\' "$RMQBENCH_UPLOAD_URL_PERFTEST_CSV" | rmqbench-upload perftest.csv -');
     expect(script).not.toMatch(/X-Amz-|amazonaws\.com/);
     const urls = Object.fromEntries(properties.protectedParameters.map(({ name, value }) => [name, value]));
-    expect(Object.keys(urls)).toEqual(['RMQBENCH_UPLOAD_URL_STDOUT_TXT', 'RMQBENCH_UPLOAD_URL_PERFTEST_CSV']);
+    expect(Object.keys(urls)).toEqual(['RMQBENCH_UPLOAD_URL_STDOUT_TXT', 'RMQBENCH_UPLOAD_URL_PERFTEST_CSV', 'RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL']);
     expect(urls.RMQBENCH_UPLOAD_URL_STDOUT_TXT).toMatch(/^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+\/stdout\.txt\?[^ ]*X-Amz-Expires=510/);
     expect(urls.RMQBENCH_UPLOAD_URL_PERFTEST_CSV).toMatch(/^https:\/\/raw-bucket[^?]+\/perftest\.csv\?/);
     expect({ asyncExecution: properties.asyncExecution, timeoutInSeconds: properties.timeoutInSeconds }).toEqual({ asyncExecution: true, timeoutInSeconds: 210 });
@@ -169,7 +169,8 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
     chmodSync(join(dir, name), 0o755);
   };
   /** Runs the script as Run Command would (bash), with `vaultAnswers` the secret-read stand-in's exit codes in turn (22: HTTP error, e.g. 403 before the role propagates). */
-  const run = (vaultAnswers: number[], uploadUrls: Record<string, string> = { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout', RMQBENCH_UPLOAD_URL_PERFTEST_CSV: 'https://example.test/csv' }) => {
+  const allUploadUrls = { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout', RMQBENCH_UPLOAD_URL_PERFTEST_CSV: 'https://example.test/csv', RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL: 'https://example.test/broker' };
+  const run = (vaultAnswers: number[], uploadUrls: Record<string, string> = allUploadUrls) => {
     const { script } = azurePerfTestScript({
       plan: schedule.plan,
       item,
@@ -206,7 +207,9 @@ esac`,
     const uri = readFileSync(join(dir, 'perf-test-args'), 'utf8').split('\n').find((arg) => arg.startsWith('amqp://'))!;
     const match = /^amqp:\/\/(rmqbench-run-[0-9a-f]{12}):([0-9a-f]{48})@10\.20\.1\.4:5672$/.exec(uri);
     expect(match).not.toBeNull();
-    const calls = readFileSync(join(dir, 'management-calls'), 'utf8').trim().split('\n');
+    const allCalls = readFileSync(join(dir, 'management-calls'), 'utf8').trim().split('\n');
+    // The administrator's calls (-sSf); the broker sampler's are checked below.
+    const calls = allCalls.filter((call) => call.startsWith('-sSf '));
     // The stand-in prints its arguments, then what it read on stdin: the curl config line, quotes and backslashes escaped.
     const config = `user = "admin:${PASSWORD.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
     expect(calls.map((call) => call.replace(/ -H content-type: application\/json/, ''))).toEqual([
@@ -217,7 +220,11 @@ esac`,
     expect(calls.every((call) => !call.split(' | ')[0]!.includes('Leak-Canary'))).toBe(true);
     expect(`${result.stdout}${result.stderr}`).not.toContain('Leak-Canary');
     // Each URL reaches the uploader on stdin, never in its arguments.
-    expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt - https://example.test/stdout\nupload perftest.csv - https://example.test/csv\n');
+    expect(readFileSync(join(dir, 'uploads'), 'utf8')).toBe('upload stdout.txt - https://example.test/stdout\nupload perftest.csv - https://example.test/csv\nupload broker-metrics.jsonl - https://example.test/broker\n');
+    // The broker sampler read the management API as the benchmark user, its credentials on stdin only.
+    const samplerCalls = allCalls.filter((call) => !call.startsWith('-sSf '));
+    expect(samplerCalls.length).toBeGreaterThanOrEqual(3);
+    for (const call of samplerCalls) expect(call).toMatch(new RegExp(`^-sS --max-time 2 -K - http://10\\.20\\.1\\.4:15672/api/\\S+ \\| user = "${match![1]}:${match![2]}"$`));
   });
 
   test('a secret that stays unreadable fails the Run Command, naming the vault and the secret, without running PerfTest', () => {
@@ -228,7 +235,7 @@ esac`,
   });
 
   test('a missing upload URL parameter fails the Run Command before anything runs, naming the parameter', () => {
-    const result = run([0], { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout' });
+    const result = run([0], { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout', RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL: 'https://example.test/broker' });
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('the protected parameter RMQBENCH_UPLOAD_URL_PERFTEST_CSV (pre-signed upload URL of perftest.csv) is missing');
     expect(() => readFileSync(join(dir, 'perf-test-args'))).toThrow();

@@ -34,11 +34,12 @@ describe('check-repetition', () => {
     expect(s3Mock.calls()).toHaveLength(0);
   });
 
-  test('a finished command: the uploaded stdout and CSV become the RawRepetition under the ingest key', async () => {
+  test('a finished command: the uploaded stdout, CSV and broker samples become the RawRepetition under the ingest key', async () => {
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
     const rawPrefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
     s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/stdout.txt` }).resolves({ Body: body('summary') });
     s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/perftest.csv` }).resolves({ Body: body('time,sent\n1,10\n') });
+    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/broker-metrics.jsonl` }).resolves({ Body: body('{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n') });
     s3Mock.on(PutObjectCommand).resolves({});
     const now = new Date('2025-01-01T00:00:40Z');
     await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({ done: true, rawKey: item.rawKey });
@@ -47,6 +48,7 @@ describe('check-repetition', () => {
     expect(JSON.parse(put.Body as string)).toEqual({
       runId: 'run-1', scenarioId: item.scenarioId, repetition: 1, startedAt: started.startedAt, finishedAt: now.toISOString(), perfTestArgs: started.perfTestArgs,
       expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false }, stdout: 'summary', csv: 'time,sent\n1,10\n',
+      brokerSamples: '{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n',
     });
   });
 
@@ -56,7 +58,7 @@ describe('check-repetition', () => {
     s3Mock.on(PutObjectCommand).resolves({});
     await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:00:40Z'));
     const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
-    expect(raw).toMatchObject({ stdout: '', csv: '', targetError: 'the SSM command ended Failed (exit code 1)' });
+    expect(raw).toMatchObject({ stdout: '', csv: '', brokerSamples: '', targetError: 'the SSM command ended Failed (exit code 1)' });
   });
 
   test('a repetition whose fault the aws step applied records it as not counted (what, on which node, when), never as zero lost messages', async () => {

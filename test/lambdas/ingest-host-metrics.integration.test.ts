@@ -106,8 +106,12 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         stdout: fixture('basic-150b.stdout.txt'),
         csv: fixture('basic-150b.csv'),
       };
-      for (const runId of ['run-1', 'run-9']) {
-        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify({ ...raw, runId }) }));
+      // The management API sampler's lines captured on a local 3-node cluster (test/fixtures/broker-samples), moved onto this repetition's clock.
+      const captured = readFileSync(join(__dirname, '../fixtures/broker-samples/depth-25-on-node-2.jsonl'), 'utf8');
+      const brokerSamples = captured.replace(/"t":([\d.]+)/g, (_, t: string) => `"t":${(Number(t) - 1795452130.05 + START.getTime() / 1000 + 0.5).toFixed(3)}`);
+      const runs: Record<string, Partial<RawRepetition>> = { 'run-1': {}, 'run-9': {}, 'run-2': { brokerSamples }, 'run-3': { brokerSamples }, 'run-4': { brokerSamples: '' } };
+      for (const [runId, extra] of Object.entries(runs)) {
+        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify({ ...raw, ...extra, runId }) }));
         await store.putRun({ runId, planName: 'three', plan: {}, target: 'aws', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
       }
     }, 30_000);
@@ -129,6 +133,33 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       expect(repetition?.status).toBe('SUCCEEDED');
       expect(repetition?.metricsError).toMatch(/^metrics unavailable: CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1/);
       expect(await store.getMetrics('run-9', item.scenarioId, 1)).toBeUndefined();
+    });
+
+    test('the management API sampler\'s output adds queueDepth and memoryAlarm per broker node beside the CloudWatch series', async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-2', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+      const stored = await store.getMetrics('run-2', item.scenarioId, 1);
+      expect(stored?.source).toBe('cloudwatch+management-api');
+      const points = (nodeName: string, metric: string) => stored?.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+      expect(points('rmqbench2@localhost', 'queueDepth')?.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
+      expect(points('rmqbench2@localhost', 'queueDepth')?.[0]?.[0]).toBe(0.5);
+      expect(points('rmqbench3@localhost', 'memoryAlarm')?.map(([, value]) => value)).toEqual([0, 0, 0, 0, 0]);
+      expect(points('i-0node1', 'cpuPercent')).toEqual([[0, 40], [1, 41], [2, 42]]);
+      expect((await store.getRun('run-2'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
+    });
+
+    test('broker metrics are kept when CloudWatch fails, and CloudWatch\'s are kept when the sampler left nothing; each failure is named', async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-3', item, (window) => cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window));
+      const brokerOnly = await store.getMetrics('run-3', item.scenarioId, 1);
+      expect(brokerOnly?.source).toBe('management-api');
+      expect([...new Set(brokerOnly?.series.map((one) => one.metric))].sort()).toEqual(['memoryAlarm', 'queueDepth']);
+      const three = (await store.getRun('run-3'))?.repetitions[0];
+      expect([three?.status, three?.metricsError]).toEqual(['SUCCEEDED', expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/)]);
+
+      await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+      expect((await store.getMetrics('run-4', item.scenarioId, 1))?.source).toBe('cloudwatch');
+      const four = (await store.getRun('run-4'))?.repetitions[0];
+      expect([four?.status, four?.metricsError]).toEqual(['SUCCEEDED', "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line"]);
+      expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
     });
   });
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE } from '../../cdk/BenchmarkController';
+import { brokerMetricsFromSamples, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { ingestRepetition } from '../../core/ingest';
 import { perfTestScript, RAW_FILES, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
@@ -71,13 +72,14 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   const managementUrl = () => `http://127.0.0.1:${cluster.nodes[0]!.managementPort}`;
   const users = async () => ((await (await fetch(`${managementUrl()}/api/users`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } })).json()) as { name: string; tags: unknown }[]).map((user) => user.name);
 
-  test('with the role the template grants it reads the secret, runs PerfTest, uploads both raw files, and the queue is the plan\'s quorum queue', async () => {
+  test('with the role the template grants it reads the secret, runs PerfTest with the broker sampler beside it, uploads the raw files, and the queue is the plan\'s quorum queue', async () => {
     const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
     try {
       const run = await runOnLoadGenerator(fake, script());
       expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
       expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
         ['secretsmanager:GetSecretValue', true],
+        ['s3:PutObject', true],
         ['s3:PutObject', true],
         ['s3:PutObject', true],
       ]);
@@ -96,6 +98,16 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       });
       expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
       expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+      // The sampler read the management API as the benchmark user (monitoring tag) while PerfTest ran: every line usable,
+      // the node's memory alarm and queue depth per second (the queue exists once PerfTest declared it).
+      const broker = brokerMetricsFromSamples(fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'), new Date(Date.now() - 600_000));
+      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({ unusable: 0, firstProblem: undefined });
+      expect(broker.samples).toBeGreaterThanOrEqual(5);
+      expect(broker.metrics.series.map((series) => [series.node, series.metric])).toEqual([
+        [cluster.nodes[0]!.name, 'memoryAlarm'],
+        [cluster.nodes[0]!.name, 'queueDepth'],
+      ]);
+      expect(broker.metrics.series[0]!.points.every(([, value]) => value === 0)).toBe(true);
       // The broker declared what the plan asked for (before issue 15.3, cloud repetitions declared classic queues).
       const response = await fetch(`http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
       expect(((await response.json()) as { type: string; arguments: Record<string, unknown> }).type).toBe('quorum');
@@ -130,7 +142,7 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       expect(run.code).not.toBe(0);
       expect(run.stderr).toMatch(/^PerfTest exited with status \d+:$/m);
       expect(run.stderr).not.toContain('guest:guest');
-      expect(fake.objects.size).toBe(2);
+      expect(fake.objects.size).toBe(3);
     } finally {
       await fake.stop();
     }

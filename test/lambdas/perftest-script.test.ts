@@ -1,6 +1,8 @@
 import { PERF_TEST_COMMAND, PERF_TEST_HOME, loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
 import { generateBrokerConfig } from '../../core/broker-config';
-import { azurePerfTestScript, perfTestScript } from '../../lambdas/start-repetition/logic';
+import { BROKER_SAMPLE_PATHS, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { SAMPLER_GRACE_SECONDS, startBrokerSamplerLines } from '../../lambdas/start-repetition/broker-sampler';
+import { azurePerfTestScript, BENCHMARK_USER_TAGS, perfTestScript, RAW_FILES } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const plan = (topology: Record<string, unknown>) => ({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology }], workloads: [{ name: 'w', durationSeconds: 10, ...(topology.type === 'stream' ? { autoAck: false, prefetch: 100 } : {}) }] });
@@ -60,5 +62,48 @@ describe('the PerfTest run scripts of the cloud targets', () => {
       // The credential is masked through awk's environment, never its arguments.
       expect(script).not.toMatch(/awk -v/);
     }
+  });
+});
+
+describe('the management API sampler in the run scripts', () => {
+  test.each([
+    ['aws', () => awsScript({ type: 'quorum' }).script, /^\/usr\/local\/bin\/perf-test /m],
+    ['azure', () => azureScript({ type: 'quorum' }).script, /^perf-test /m],
+  ])('%s: starts in the background before PerfTest, is stopped and awaited after it, before any upload; bounded by the duration + %s s', (_target, script, perfTest) => {
+    const lines = script().split('\n');
+    const started = lines.indexOf('sample_broker & SAMPLER_PID=$!');
+    const perfTestLine = lines.findIndex((line) => perfTest.test(line));
+    const stopped = lines.indexOf('touch sampler.stop');
+    const firstUpload = lines.findIndex((line) => /s3 cp|rmqbench-upload/.test(line));
+    expect(started).toBeGreaterThan(0);
+    expect(perfTestLine).toBeGreaterThan(started);
+    expect(stopped).toBeGreaterThan(perfTestLine);
+    expect(lines[stopped + 1]).toBe('wait "$SAMPLER_PID" || true');
+    expect(firstUpload).toBeGreaterThan(stopped);
+    // The workload's 10 s + SAMPLER_GRACE_SECONDS: an orphaned sampler stops by itself.
+    expect(script()).toContain(`local stop_at=$(( $(date +%s) + ${10 + SAMPLER_GRACE_SECONDS} ))`);
+  });
+
+  test('the sampler reads as the per-run benchmark user, now tagged monitoring, with its credentials on curl\'s stdin only', () => {
+    for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
+      expect(BENCHMARK_USER_TAGS).toBe('monitoring');
+      expect(script).toContain(`printf '{"password":"%s","tags":"monitoring"}' "$BENCH_PASS" > user.json`);
+      const requests = script.split('\n').filter((line) => line.startsWith('    body='));
+      expect(requests).toHaveLength(3);
+      for (const line of requests) expect(line).toMatch(/^ {4}body=\$\(printf 'user = "%s:%s"\\n' "\$BENCH_USER" "\$BENCH_PASS" \| curl -sS --max-time 2 -K - "\$MANAGEMENT_URL\/api\/[^"]+" 2> \/dev\/null \|/);
+      expect(requests.map((line) => /"\$MANAGEMENT_URL([^"]+)"/.exec(line)![1])).toEqual(Object.values(BROKER_SAMPLE_PATHS));
+    }
+  });
+
+  test('the sampler\'s file is uploaded with the raw files, and a failed upload of it does not fail the script', () => {
+    expect(RAW_FILES).toContain(BROKER_SAMPLES_FILE);
+    expect(awsScript({ type: 'quorum' }).script).toContain(`aws s3 cp ${BROKER_SAMPLES_FILE} 's3://b/runs/r/raw/`);
+    expect(awsScript({ type: 'quorum' }).script).toMatch(new RegExp(`aws s3 cp ${BROKER_SAMPLES_FILE} '[^']+' \\|\\| echo 'rmqbench: could not upload ${BROKER_SAMPLES_FILE}' >&2$`, 'm'));
+    expect(azureScript({ type: 'quorum' }).script).toContain(`| rmqbench-upload ${BROKER_SAMPLES_FILE} - || echo 'rmqbench: could not upload ${BROKER_SAMPLES_FILE}' >&2`);
+  });
+
+  test('the sampler\'s bound must be a positive whole number of seconds', () => {
+    expect(() => startBrokerSamplerLines(0)).toThrow(/maxSeconds must be a positive integer, got 0/);
+    expect(() => startBrokerSamplerLines(1.5)).toThrow(/got 1.5/);
   });
 });

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brokerMetricsFromSamples } from '../../core/broker-samples';
 import { ingestRepetition } from '../../core/ingest';
 import { azurePerfTestScript, RAW_FILES, uploadUrlParameters } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
@@ -58,7 +59,7 @@ describe('the Azure Run Command script on a simulated load generator', () => {
   });
   afterAll(() => hub.cleanup());
 
-  test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads both raw files; no secret in the script', async () => {
+  test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads the raw files with the broker sampler\'s lines; no secret in the script', async () => {
     const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
     const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
     const uploadUrls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`])) as Record<(typeof RAW_FILES)[number], string>;
@@ -91,6 +92,12 @@ describe('the Azure Run Command script on a simulated load generator', () => {
     });
     expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
     expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+    // The broker sampler read the node's management API beside PerfTest as the benchmark user: every line usable.
+    const broker = brokerMetricsFromSamples(uploaded('broker-metrics.jsonl'), new Date(Date.now() - 600_000));
+    expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({ unusable: 0, firstProblem: undefined });
+    expect(broker.samples).toBeGreaterThanOrEqual(5);
+    expect(broker.metrics.series.map((series) => series.metric)).toEqual(['memoryAlarm', 'queueDepth']);
+    expect(broker.metrics.series[0]!.node).toMatch(/^rabbit@/);
     // PerfTest ran as a per-run benchmark user, which the script deleted on exit: only the admin user is left.
     const users = await hub.exec(node, 'rabbitmqctl -q list_users --formatter json');
     expect((JSON.parse(users.stdout) as { user: string }[]).map((user) => user.user)).toEqual([adminUsername]);
