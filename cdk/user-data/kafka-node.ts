@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { MAVEN_CENTRAL_URL } from '../perf-test-artifacts';
@@ -8,7 +9,6 @@ import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_
 export const SERVER_PROPERTIES_DELIMITER = 'RMQBENCH_KAFKA_SERVER_PROPERTIES';
 export const KAFKA_UNIT_DELIMITER = 'RMQBENCH_KAFKA_UNIT';
 export const KAFKA_LOG4J_DELIMITER = 'RMQBENCH_KAFKA_LOG4J';
-export const KAFKA_SHA256SUMS_DELIMITER = 'RMQBENCH_KAFKA_SHA256SUMS';
 
 export const KAFKA_HOME = '/opt/kafka';
 export const KAFKA_CONFIG_DIR = '/etc/kafka';
@@ -125,7 +125,6 @@ export interface KafkaNodeBootInput {
  * No secret is involved: the listeners are PLAINTEXT inside the VPC, reachable only as the security group allows.
  */
 export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
-  const checksums = KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}`).join('\n') + '\n';
   const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server ${input.self.hostName}:${input.clientPort} describe --status`;
   return [
     'set -euo pipefail',
@@ -152,18 +151,12 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     'id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin kafka',
     `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
     `cd ${KAFKA_HOME}/libs`,
-    // The download is a function so that the one test seam can replace it; the checksum check below runs either way.
-    'rmqbench_install_packages() {',
-    'dnf install -y java-21-amazon-corretto-headless',
-    ...KAFKA_ARTIFACTS.map(
-      (artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`,
-    ),
-    '}',
-    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
+    'rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }',
+    `rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "${MAVEN_CENTRAL_URL}/$1"; }`,
+    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages and rmqbench_fetch_jar (<Maven path> <file>).`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
-    writeFileCommand(`${KAFKA_HOME}/SHA256SUMS`, checksums, KAFKA_SHA256SUMS_DELIMITER),
-    `if ! sha256sum --check --strict --quiet ${KAFKA_HOME}/SHA256SUMS; then rm -f ${KAFKA_HOME}/libs/*.jar; echo "Kafka ${KAFKA_VERSION_ON_AWS}: checksum mismatch, jars removed" >&2; exit 1; fi`,
+    ...kafkaJarCommands(),
     'cd /',
 
     '# Configuration: node id and quorum from the construct, log4j2 to the journal.',
@@ -203,6 +196,49 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     `  if [ "$(date +%s)" -ge "$deadline" ]; then echo "the quorum did not form within ${input.clusterFormationTimeoutSeconds} s (leader '\${leader}', \${voters} of ${input.all.length} voters)" >&2; systemctl status kafka.service --no-pager || true; journalctl -u kafka.service -n 50 --no-pager || true; exit 1; fi`,
     '  sleep 10',
     'done',
+  ];
+}
+
+/**
+ * A jar's Maven coordinates `group:artifact:version` from its path in Maven's repository layout
+ * (https://maven.apache.org/repositories/layout.html: the group with "/" for ".", the artifact, the version, and the file
+ * `<artifact>-<version>.jar` for a jar without classifier); a path of another shape is refused.
+ */
+export function mavenCoordinates(path: string): string {
+  const parts = path.split('/');
+  const [artifact, version, file] = parts.slice(-3);
+  if (parts.length < 4 || file !== `${artifact}-${version}.jar`) throw new Error(`${path} is not <group path>/<artifact>/<version>/<artifact>-<version>.jar`);
+  return `${parts.slice(0, -3).join('.')}:${artifact}:${version}`;
+}
+
+/** The pinned jars as coordinates, one a line, in KAFKA_ARTIFACTS order: what the boot reads to download them. */
+export const KAFKA_JARS_MANIFEST = KAFKA_ARTIFACTS.map((artifact) => `${mavenCoordinates(artifact.path)}\n`).join('');
+export const KAFKA_JARS_MANIFEST_PATH = `${KAFKA_HOME}/jars.txt`;
+export const KAFKA_JARS_DELIMITER = 'RMQBENCH_KAFKA_JARS';
+
+/**
+ * The SHA-256 of the `sha256sum` lines ("<sha256>  <file>") of every pinned jar in manifest order: one digest that
+ * changes if any jar differs from its pin in cdk/kafka-artifacts.ts (or is missing), so that the user data need not
+ * carry 92 checksums.
+ */
+export const KAFKA_JARS_DIGEST = createHash('sha256')
+  .update(KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}\n`).join(''))
+  .digest('hex');
+
+/**
+ * Downloads the pinned jars into the current folder and checks them. EC2 takes at most 16 KB of user data "in raw form,
+ * before it is base64-encoded" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html),
+ * and a curl line plus a checksum line per jar came to ~31 KB: so the user data carries the jars' coordinates (~4 KB;
+ * each Maven path follows from them) and one digest over their SHA-256 sums. The sums the broker computes stay in
+ * SHA256SUMS; on a mismatch they are printed, the jars removed and the boot fails.
+ */
+function kafkaJarCommands(): string[] {
+  const eachJar = (body: string) => `while IFS=: read -r group artifact version; do ${body}; done < ${KAFKA_JARS_MANIFEST_PATH}`;
+  return [
+    writeFileCommand(KAFKA_JARS_MANIFEST_PATH, KAFKA_JARS_MANIFEST, KAFKA_JARS_DELIMITER),
+    eachJar('rmqbench_fetch_jar "${group//.//}/$artifact/$version/$artifact-$version.jar" "$artifact-$version.jar"'),
+    eachJar('sha256sum "$artifact-$version.jar" || true') + ` > ${KAFKA_HOME}/SHA256SUMS`,
+    `if [ "$(sha256sum < ${KAFKA_HOME}/SHA256SUMS | cut -d ' ' -f 1)" != ${KAFKA_JARS_DIGEST} ]; then rm -f ${KAFKA_HOME}/libs/*.jar; echo "Kafka ${KAFKA_VERSION_ON_AWS}: the jars' SHA-256 sums (below) differ from the pinned ones (cdk/kafka-artifacts.ts): jars removed" >&2; cat ${KAFKA_HOME}/SHA256SUMS >&2; exit 1; fi`,
   ];
 }
 

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
@@ -8,7 +8,18 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { cacheDir } from '../../local/paths';
 import { KAFKA_ARTIFACTS, KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, KafkaCluster, kafkaClusterId, type KafkaClusterProps } from '../../cdk';
-import { KAFKA_SERVER_PROPERTIES, KAFKA_UNIT_DELIMITER, KAFKA_UNIT_PATH, SERVER_PROPERTIES_DELIMITER } from '../../cdk/user-data/kafka-node';
+import {
+  KAFKA_HOME,
+  KAFKA_JARS_DELIMITER,
+  KAFKA_JARS_DIGEST,
+  KAFKA_JARS_MANIFEST,
+  KAFKA_JARS_MANIFEST_PATH,
+  KAFKA_SERVER_PROPERTIES,
+  KAFKA_UNIT_DELIMITER,
+  KAFKA_UNIT_PATH,
+  mavenCoordinates,
+  SERVER_PROPERTIES_DELIMITER,
+} from '../../cdk/user-data/kafka-node';
 import { BOOT_LOG_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
@@ -208,13 +219,38 @@ describe('KafkaCluster', () => {
       for (const script of defaults.userData) expect(bashSyntaxErrors(script)).toBe('');
     });
 
-    test('Java is Corretto 21 and every pinned jar is downloaded from Maven Central and checked before anything runs', () => {
+    test('Java is Corretto 21 and the download loop, run by bash, fetches exactly every pinned jar from its Maven Central path, before the check and before anything runs', () => {
       const script = defaults.userData[0]!;
-      expect(script).toContain('dnf install -y java-21-amazon-corretto-headless');
-      for (const artifact of KAFKA_ARTIFACTS) expect(script).toContain(`https://repo1.maven.org/maven2/${artifact.path}`);
-      const check = script.indexOf('sha256sum --check --strict');
-      expect(check).toBeGreaterThan(script.lastIndexOf('curl -sSf --retry 5'));
+      expect(script).toContain('rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }');
+      expect(script).toContain('rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "https://repo1.maven.org/maven2/$1"; }');
+      expect(hereDocument(script, KAFKA_JARS_MANIFEST_PATH, KAFKA_JARS_DELIMITER)).toBe(KAFKA_JARS_MANIFEST);
+      const lines = script.split('\n');
+      const fetchLoop = lines.find((line) => line.includes('do rmqbench_fetch_jar'))!;
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-fetch-'));
+      try {
+        writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
+        const loop = fetchLoop.replace(KAFKA_JARS_MANIFEST_PATH, join(dir, 'jars.txt'));
+        const run = spawnSync('bash', ['-c', `set -euo pipefail; rmqbench_fetch_jar() { echo "$1 -> $2"; }\n${loop}`], { encoding: 'utf8' });
+        expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+        expect(run.stdout).toBe(KAFKA_ARTIFACTS.map((artifact) => `${artifact.path} -> ${artifact.path.slice(artifact.path.lastIndexOf('/') + 1)}\n`).join(''));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const check = script.indexOf(KAFKA_JARS_DIGEST);
+      expect(check).toBeGreaterThan(script.indexOf(fetchLoop));
       expect(check).toBeLessThan(script.indexOf('kafka.tools.StorageTool format'));
+    });
+
+    // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16 KB,
+    // in raw form, before it is base64-encoded" (RunInstances refuses more).
+    test('every broker\'s user data fits EC2\'s 16 KB, with each token at a worst-case 256 characters (a stack name has at most 128)', () => {
+      for (const brokers of [3, 7]) {
+        for (const script of synth({ brokers }).userData) {
+          const worstCase = script.replace(/<\{"Ref":"[^"]+"\}>/g, 'x'.repeat(256));
+          expect(worstCase).not.toContain('<{');
+          expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
+        }
+      }
     });
 
     test('a systemd unit runs kafka.Kafka as the kafka user with the generated server.properties', () => {
@@ -384,6 +420,37 @@ describe('pinned Kafka jars', () => {
 
   // The local target's cache holds the jars Maven fetched from Maven Central (local/maven-artifacts.ts): the pinned
   // list must be exactly its contents, checksum for checksum. Like cfn-lint, the cache is part of the set-up.
+  test('the boot\'s check, run by bash on the cached jars, passes them, and refuses one changed jar by removing them all and failing with the computed sums', () => {
+    if (!existsSync(cached)) throw new Error(`${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven Central) first`);
+    const lines = synth().userData[0]!.split('\n');
+    const sums = lines.find((line) => line.includes('do sha256sum'))!;
+    const check = lines.find((line) => line.includes(KAFKA_JARS_DIGEST))!;
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-check-'));
+    try {
+      mkdirSync(join(dir, 'libs'));
+      for (const name of readdirSync(cached).filter((file) => file.endsWith('.jar'))) copyFileSync(join(cached, name), join(dir, 'libs', name));
+      writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
+      const script = [sums, check, 'echo checked'].join('\n').split(KAFKA_HOME).join(dir);
+      const run = () => spawnSync('bash', ['-c', `set -euo pipefail; cd ${dir}/libs\n${script}`], { encoding: 'utf8' });
+      const passed = run();
+      expect({ status: passed.status, stdout: passed.stdout, stderr: passed.stderr }).toEqual({ status: 0, stdout: 'checked\n', stderr: '' });
+      writeFileSync(join(dir, 'libs', 'snappy-java-1.1.10.7.jar'), 'not the pinned jar');
+      const refused = run();
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain('the jars\' SHA-256 sums (below) differ from the pinned ones (cdk/kafka-artifacts.ts): jars removed');
+      expect(refused.stderr).toContain(`${createHash('sha256').update('not the pinned jar').digest('hex')}  snappy-java-1.1.10.7.jar`);
+      expect(readdirSync(join(dir, 'libs'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('every pinned jar lies at its Maven coordinates\' path, which the boot derives from the manifest', () => {
+    expect(KAFKA_JARS_MANIFEST.trim().split('\n').map((coordinates) => coordinates.split(':').length)).toEqual(KAFKA_ARTIFACTS.map(() => 3));
+    expect(mavenCoordinates('org/apache/kafka/kafka_2.13/4.3.1/kafka_2.13-4.3.1.jar')).toBe('org.apache.kafka:kafka_2.13:4.3.1');
+    expect(() => mavenCoordinates('org/x/y/1.0/y-1.0-tests.jar')).toThrow('is not <group path>/<artifact>/<version>/<artifact>-<version>.jar');
+  });
+
   test('the pinned list equals the jars in the local Maven cache', () => {
     if (!existsSync(cached)) throw new Error(`${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven Central) first`);
     const onDisk = readdirSync(cached).filter((name) => name.endsWith('.jar')).sort();

@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { parse as parseYaml } from 'yaml';
+import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, kafkaClusterId } from '../../cdk/KafkaCluster';
 import { KAFKA_LOG_DIR, kafkaNodeBootCommands, type KafkaBrokerIdentity } from '../../cdk/user-data/kafka-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
@@ -148,8 +149,9 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
           `ip-10-91-5-${10 + identity.nodeId}`,
           {
             '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
-            // Downloads only: Java is this machine's, the jars its Maven cache's (copied into the script's /opt/kafka/libs).
-            [INSTALL_OVERRIDE_FILE]: { content: `rmqbench_install_packages() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar .; }\n`, mode: 0o644 },
+            // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path> <file>, into
+            // the script's /opt/kafka/libs); the script's manifest loop and digest check run as on EC2.
+            [INSTALL_OVERRIDE_FILE]: { content: `rmqbench_install_packages() { command -v java >/dev/null; }\nrmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`, mode: 0o644 },
           },
           // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's address.
           { blockDevice: DATA_VOLUME_DEVICE, state: { instanceId }, overlays: OVERLAYS, dnsNames: [identity.hostName] },
@@ -169,6 +171,9 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
     }
     for (const [index, vm] of vms.entries()) {
       const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
+      // The jars were checked against their pins (the digest over their SHA-256 sums), and all 92 are there.
+      expect((await hub.exec(vm, 'ls /opt/kafka/libs/*.jar | wc -l')).stdout.trim()).toBe(String(KAFKA_ARTIFACTS.length));
+      expect(bootLog).not.toContain('differ from the pinned ones');
       expect(bootLog).toContain('quorum formed: leader');
       expect(bootLog).toContain('3 voters');
       expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId });
@@ -182,6 +187,7 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
     const status = await quorumStatus(hub, second, `${identities[0]!.hostName}:9092`);
     expect(status.clusterId).toBe(clusterId);
     expect(status.voterIds).toEqual([1, 2, 3]);
+    expect(status.voterEndpoints).toEqual(identities.map((broker) => `CONTROLLER://${broker.hostName}:9093`));
     expect([1, 2, 3]).toContain(status.leaderId);
     // The same quorum asked through another broker.
     expect((await quorumStatus(hub, third, `${identities[2]!.hostName}:9092`)).voterIds).toEqual([1, 2, 3]);
@@ -285,6 +291,7 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
     const status = await quorumStatus(hub, first, `${brokerHosts[1]}:9092`);
     expect(status.clusterId).toBe(kafkaClusterId(clusterSeed));
     expect(status.voterIds).toEqual([1, 2, 3]);
+    expect(status.voterEndpoints).toEqual(brokerHosts.map((host) => `CONTROLLER://${host}:9093`));
     expect([1, 2, 3]).toContain(status.leaderId);
     expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])));
   });
