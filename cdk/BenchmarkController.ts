@@ -18,6 +18,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { CLUSTER_STACK_SESSION_TAG } from '../core/cloud-fault';
 import { TABLE_KEYS } from '../core/result-items';
 import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
@@ -154,6 +155,8 @@ export class BenchmarkController extends Construct {
   public readonly resultsTable: dynamodb.ITable;
   public readonly rawOutputBucket: s3.Bucket;
   public readonly functions: Readonly<Record<string, lambda.Function>>;
+  /** The role the fault function assumes per cluster (session tag rmqbench:cluster-stack) to run SSM commands on that cluster's nodes only. */
+  public readonly faultNodeRole: iam.Role;
   /** The role CloudFormation assumes to create and delete cluster stacks. */
   public readonly cloudFormationRole: iam.Role;
   /** The cluster + load generator template for each shipped release, by its exact RabbitMQ version (e.g. "4.1.4"). */
@@ -435,28 +438,55 @@ export class BenchmarkController extends Construct {
     // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
     functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadHostMetrics', actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], resources: ['*'] }));
-    // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags and runs its script on one of
-    // them with SSM. SendCommand is authorized on the instance and on the document, and the instance resource takes
-    // the ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
-    // SendCommand): only instances the cluster template tags as RabbitMQ nodes. DescribeInstances and GetCommandInvocation
-    // have no resource-level permission (list_amazonec2.html, list_awssystemsmanager.html).
+    // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which
+    // has no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role
+    // scoped to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's
+    // stack name> (sts:TagSession in the trust policy, https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html,
+    // "Permissions required to add session tags"), and the role may SendCommand only to instances whose
+    // aws:cloudformation:stack-name tag equals that session tag (aws:PrincipalTag in a condition, same page), which
+    // CloudFormation puts on every Auto Scaling group and the instances it launches
+    // (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html).
+    // SendCommand is authorized on the instance and on the document, and the instance resource takes the
+    // ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
+    // SendCommand); GetCommandInvocation has no resource-level permission (same page).
+    const faultFunctionRole = functions.fault!.role!;
+    this.faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
+      description: 'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session tag rmqbench:cluster-stack',
+      assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(faultFunctionRole.roleArn)).withConditions({
+        StringLike: { [`aws:RequestTag/${CLUSTER_STACK_SESSION_TAG}`]: `${CLUSTER_STACK_PREFIX}*` },
+      }),
+      maxSessionDuration: Duration.hours(1),
+    });
     const clusterNodeInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
-    functions.fault!.addToRolePolicy(
+    this.faultNodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        sid: 'RunShellScriptOnClusterNodes',
+        sid: 'RunShellScriptOnTheClustersNodes',
         actions: ['ssm:SendCommand'],
         resources: [clusterNodeInstances],
-        conditions: { StringEquals: { 'ssm:resourceTag/rmqbench:component': CLUSTER_NODE_COMPONENT } },
+        conditions: {
+          StringEquals: {
+            'ssm:resourceTag/rmqbench:component': CLUSTER_NODE_COMPONENT,
+            'ssm:resourceTag/aws:cloudformation:stack-name': `\${aws:PrincipalTag/${CLUSTER_STACK_SESSION_TAG}}`,
+          },
+        },
       }),
     );
-    Validations.of(functions.fault!.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
-      reason: 'Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag, which only the node groups of cluster stacks put on their instances; the function itself picks the nodes of the run by the aws:cloudformation:stack-name tag of their stack.',
-    });
-    functions.fault!.addToRolePolicy(
+    this.faultNodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
     );
-    functions.fault!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindClusterNodesAndCommandResults', actions: ['ec2:DescribeInstances', 'ssm:GetCommandInvocation'], resources: ['*'] }));
+    this.faultNodeRole.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    Validations.of(this.faultNodeRole).acknowledge(
+      {
+        id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
+        reason: "Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
+      },
+      { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only reads command results.' },
+    );
+    functions.fault!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'AssumeFaultNodeRoleWithClusterTag', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [this.faultNodeRole.roleArn] }),
+    );
+    functions.fault!.addEnvironment('FAULT_NODE_ROLE_ARN', this.faultNodeRole.roleArn);
+    functions.fault!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindClusterNodes', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
     const clusterSecrets = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     functions['smoke-test']!.addToRolePolicy(
       new iam.PolicyStatement({
@@ -587,6 +617,8 @@ const templatesDirs = new Map<string, string>();
 
 /** The rmqbench:component tag of cluster nodes (lambdas/fault/aws.ts finds them by it; the fault function's SendCommand requires it). */
 export const CLUSTER_NODE_COMPONENT = 'rabbitmq-node';
+
+export { CLUSTER_STACK_SESSION_TAG };
 
 /** The SSM parameter a controller stack pins its cluster nodes' AMI in (one per controller stack). */
 export const clusterNodeImageParameterName = (controllerStackName: string) => `/rmqbench/${controllerStackName}/cluster-node-image-id`;

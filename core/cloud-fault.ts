@@ -184,3 +184,9 @@ export function healScript(nodeName: string): string {
 /** What a cloud target records of a fault it applied without a lost-message verifier beside PerfTest. */
 export const notCountedReason = (target: string) =>
   `lost messages not counted on ${target}: the lost-message verifier runs on the local target only (the load generator has no Node.js to run it), so lostMessages, duplicatedMessages, unconfirmedAtFault, recoverySeconds, unavailableSeconds and reconnects were not measured`;
+
+/**
+ * The STS session tag the AWS fault step assumes its node role with: the cluster stack's name. The role's SendCommand
+ * grant requires the instance's aws:cloudformation:stack-name tag to equal it (cdk/BenchmarkController.ts FaultNodeRole).
+ */
+export const CLUSTER_STACK_SESSION_TAG = 'rmqbench:cluster-stack';

@@ -1,13 +1,16 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { SSMClient } from '@aws-sdk/client-ssm';
 import type { WorkflowTarget } from '../../state-machines/schedule';
+import { requireEnv } from '../shared/env';
 import { applyFault, awsFaultTarget, healFault, type AwsFaultEvent, type FaultTarget } from './aws';
+import { clusterScopedSsm } from './cluster-scoped-ssm';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
 const azureFault = () => import('./azure');
 
-const clients = { ec2: new EC2Client({}), ssm: new SSMClient({}) };
+const ec2 = new EC2Client({});
+/** The role whose sessions may run commands on one cluster's nodes only (cdk/BenchmarkController.ts FaultNodeRole). */
+const faultNodeRoleArn = requireEnv('FAULT_NODE_ROLE_ARN');
 
 /**
  * InjectFault / HealFault on a cloud target: AWS through SSM Run Command on the node's instance (lambdas/fault/aws.ts),
@@ -21,7 +24,8 @@ export const handler = async (event: AwsFaultEvent & { target?: WorkflowTarget }
     const { clients: azure } = await (await azureTarget()).azureClientsFromEnv();
     target = (await azureFault()).azureFaultTarget(azure, event.launch.clusterId, timing);
   } else if (event.target === 'aws') {
-    target = awsFaultTarget(clients, event.launch.clusterId, timing);
+    const clusterId = event.launch.clusterId;
+    target = awsFaultTarget({ ec2, ssm: clusterScopedSsm(faultNodeRoleArn, clusterId) }, clusterId, timing);
   } else {
     throw new Error(`the ${event.action} fault step runs on the cloud targets aws and azure, not on ${event.target ?? 'an unnamed target'}`);
   }

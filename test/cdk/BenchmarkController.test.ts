@@ -85,22 +85,41 @@ describe('BenchmarkController', () => {
     expect(JSON.stringify(document!.Resource)).toContain(':document/AWS-RunShellScript');
   });
 
-  test('the fault function may run commands only on instances tagged as cluster nodes (not "*", not the load generators) and the AWS-RunShellScript document, and waits up to 5 minutes', () => {
-    const faultRole = (Object.entries(template.findResources('AWS::Lambda::Function')).find(([, fn]) => (fn as { Properties: { Description?: string } }).Properties.Description === 'rmqbench fault')![1] as { Properties: { Role: { 'Fn::GetAtt': string[] }; Timeout: number } });
-    expect(faultRole.Properties.Timeout).toBe(300);
-    const roleId = faultRole.Properties.Role['Fn::GetAtt'][0]!;
-    const faultStatements = Object.values(template.findResources('AWS::IAM::Policy'))
-      .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(`"${roleId}"`))
-      .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
-    const sendCommand = faultStatements.filter((statement) => [statement.Action].flat().includes('ssm:SendCommand'));
-    expect(sendCommand.map((statement) => statement.Sid).sort()).toEqual(['RunShellScriptDocument', 'RunShellScriptOnClusterNodes']);
+  test("the fault function runs commands only through FaultNodeRole, whose session reaches one cluster stack's RabbitMQ nodes (the stack-name tag must equal the session tag), and waits up to 5 minutes", () => {
+    const faultFunction = (Object.entries(template.findResources('AWS::Lambda::Function')).find(([, fn]) => (fn as { Properties: { Description?: string } }).Properties.Description === 'rmqbench fault')![1] as {
+      Properties: { Role: { 'Fn::GetAtt': string[] }; Timeout: number; Environment: { Variables: Record<string, unknown> } };
+    });
+    expect(faultFunction.Properties.Timeout).toBe(300);
+    const policyStatementsOf = (roleId: string) =>
+      Object.values(template.findResources('AWS::IAM::Policy'))
+        .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(`"${roleId}"`))
+        .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+    const functionRoleId = faultFunction.Properties.Role['Fn::GetAtt'][0]!;
+    const [nodeRoleId, nodeRole] = Object.entries(template.findResources('AWS::IAM::Role')).find(([id]) => id.includes('FaultNodeRole'))! as [string, { Properties: { AssumeRolePolicyDocument: { Statement: Statement[] } } }];
+    expect(faultFunction.Properties.Environment.Variables.FAULT_NODE_ROLE_ARN).toEqual({ 'Fn::GetAtt': [nodeRoleId, 'Arn'] });
+
+    // The function itself may not send commands at all; it may assume the node role (with a session tag) and list instances.
+    const own = policyStatementsOf(functionRoleId);
+    expect(own.filter((statement) => [statement.Action].flat().some((action) => String(action).startsWith('ssm:')))).toEqual([]);
+    expect(own.find((statement) => statement.Sid === 'AssumeFaultNodeRoleWithClusterTag')).toMatchObject({ Action: ['sts:AssumeRole', 'sts:TagSession'], Resource: { 'Fn::GetAtt': [nodeRoleId, 'Arn'] } });
+
+    // Only the fault function, only with the cluster-stack session tag set to an rmqbench stack.
+    const trust = nodeRole.Properties.AssumeRolePolicyDocument.Statement;
+    expect(trust).toHaveLength(1);
+    expect(trust[0]).toMatchObject({ Action: ['sts:AssumeRole', 'sts:TagSession'], Principal: { AWS: { 'Fn::GetAtt': [functionRoleId, 'Arn'] } }, Condition: { StringLike: { 'aws:RequestTag/rmqbench:cluster-stack': 'rmqbench-*' } } });
+
+    const nodeStatements = policyStatementsOf(nodeRoleId);
+    const sendCommand = nodeStatements.filter((statement) => [statement.Action].flat().includes('ssm:SendCommand'));
+    expect(sendCommand.map((statement) => statement.Sid).sort()).toEqual(['RunShellScriptDocument', 'RunShellScriptOnTheClustersNodes']);
     for (const statement of sendCommand) expect(statement.Resource).not.toBe('*');
-    const nodes = sendCommand.find((statement) => statement.Sid === 'RunShellScriptOnClusterNodes')!;
+    const nodes = sendCommand.find((statement) => statement.Sid === 'RunShellScriptOnTheClustersNodes')!;
     expect(JSON.stringify(nodes.Resource)).toContain(':instance/*');
-    expect(nodes.Condition).toEqual({ StringEquals: { 'ssm:resourceTag/rmqbench:component': 'rabbitmq-node' } });
+    expect(nodes.Condition).toEqual({
+      StringEquals: { 'ssm:resourceTag/rmqbench:component': 'rabbitmq-node', 'ssm:resourceTag/aws:cloudformation:stack-name': '${aws:PrincipalTag/rmqbench:cluster-stack}' },
+    });
     expect(JSON.stringify(sendCommand.find((statement) => statement.Sid === 'RunShellScriptDocument')!.Resource)).toContain(':document/AWS-RunShellScript');
     // Only the look-ups without resource-level permissions are on "*".
-    expect(faultStatements.filter((statement) => statement.Resource === '*' && statement.Sid !== undefined).flatMap((statement) => [statement.Action].flat()).sort()).toEqual(['ec2:DescribeInstances', 'ssm:GetCommandInvocation']);
+    expect([...own, ...nodeStatements].filter((statement) => statement.Resource === '*' && statement.Sid !== undefined).flatMap((statement) => [statement.Action].flat()).sort()).toEqual(['ec2:DescribeInstances', 'ssm:GetCommandInvocation']);
   });
 
   test('CloudFormation create, describe and delete are limited to stacks with the rmqbench- prefix', () => {

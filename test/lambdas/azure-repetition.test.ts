@@ -194,7 +194,13 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
   *) exit 7 ;;
 esac`,
     );
-    stub('perf-test', `printf '%s\\n' "$@" > "${dir}/perf-test-args"; echo 'perf-test summary'`);
+    // PerfTest's stand-in lasts until the sampler's first round (3 requests) is in, at most 10 s: an instant PerfTest
+    // would stop the background sampler before it ever ran (the real one runs for the workload's duration).
+    stub(
+      'perf-test',
+      `printf '%s\\n' "$@" > "${dir}/perf-test-args"; echo 'perf-test summary'
+for _ in $(seq 200); do [ "$(grep -c -- '--max-time' "${dir}/management-calls" 2> /dev/null)" -ge 3 ] && break; /usr/bin/sleep 0.05; done`,
+    );
     stub('rmqbench-upload', `echo "upload $1 $2 $(cat)" >> "${dir}/uploads"`);
     stub('sleep', 'true');
     // The protected parameters reach the script as environment variables, as the Linux VM agent hands them over.

@@ -11,6 +11,7 @@ import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstance
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
 import { applyAwsFault, clusterNodes, healAwsFault, NODE_COMPONENT, type AwsFaultEvent } from '../../lambdas/fault/aws';
+import { clusterScopedSsm } from '../../lambdas/fault/cluster-scoped-ssm';
 import { buildSchedule } from '../../state-machines/schedule';
 import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';
 
@@ -120,6 +121,33 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
     const sent = await sentSince(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.script).toBe(queueLeadersScript());
+  });
+
+  test("with FaultNodeRole, every SSM call runs on credentials assumed with the cluster's stack as the rmqbench:cluster-stack session tag", async () => {
+    const assumeRoleInputs: unknown[] = [];
+    const recordAssumeRole = {
+      applyToStack: (stack: { add: (middleware: unknown, options: { step: 'initialize'; name: string }) => void }) =>
+        stack.add((next: (args: { input: unknown }) => Promise<unknown>) => async (args: { input: unknown }) => {
+          assumeRoleInputs.push(args.input);
+          return next(args);
+        }, { step: 'initialize', name: 'recordAssumeRole' }),
+    };
+    const roleArn = 'arn:aws:iam::123456789012:role/rmqbench-FaultNodeRole';
+    const scoped = clusterScopedSsm(roleArn, STACK, { ssmConfig: { endpoint: moto.endpoint, region: 'us-east-1' }, stsConfig: motoClientConfig(moto), stsPlugins: [recordAssumeRole as never] });
+    const signedBy: string[] = [];
+    scoped.middlewareStack.add(
+      (next) => async (args) => {
+        signedBy.push(String((args.request as { headers: Record<string, string> }).headers.authorization ?? ''));
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'recordSigner' },
+    );
+    await applyAwsFault({ ec2, ssm: scoped }, event({ action: 'kill', node: 0, atSeconds: 10, healAtSeconds: 20 }), timing('2026-11-23T10:00:10.000Z'));
+    expect(assumeRoleInputs).toEqual([{ RoleArn: roleArn, RoleSessionName: `rmqbench-fault-${STACK}`, Tags: [{ Key: 'rmqbench:cluster-stack', Value: STACK }], DurationSeconds: 900 }]);
+    // SendCommand and GetCommandInvocation are signed with moto's temporary key (ASIA…), never the caller's own.
+    expect(signedBy.length).toBeGreaterThanOrEqual(2);
+    for (const authorization of signedBy) expect(authorization).toMatch(/Credential=ASIA[A-Z0-9]+\//);
+    scoped.destroy();
   });
 
   test('partition is refused with the reason before anything is sent', async () => {
