@@ -14,7 +14,7 @@ import { runPlanWorkflow } from '../../local/workflow-runner';
 import type { ResultsStore } from '../../store/results-store';
 import { alivePids, startStore, tempDir } from './helpers';
 
-// One neutral workload (no broker-only field) runs on both brokers: a rate for 3 s, which Kafka's
+// One neutral workload (no broker-only field) runs on both brokers: a rate for 6 s (a transfer that spans several of the consumer's 1 s rows even on a loaded machine), which Kafka's
 // ProducerPerformance turns into publishRateLimit × durationSeconds records.
 const sideBySide = parsePlanText(
   `
@@ -23,7 +23,7 @@ clusters:
   - { name: kafka-3, broker: kafka, nodes: 3 }
   - { name: rabbit-1, nodes: 1, connection: direct }
 workloads:
-  - { name: steady, messageSizeBytes: 100, publishRateLimit: 2000, durationSeconds: 3 }
+  - { name: steady, messageSizeBytes: 100, publishRateLimit: 2000, durationSeconds: 6 }
 `,
   'side-by-side.yaml',
 );
@@ -71,12 +71,12 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       expect(stored.run.environment.kafkaVersion).toBe('4.3.1');
       const kafka = stored.repetitions.find((rep) => rep.scenarioId === 'kafka-3/steady')!;
       expect(kafka.status).toBe('SUCCEEDED');
-      // 6000 records at about 2000/s: a rate near the limit, the acknowledgement latency, the consumer's rate.
+      // 12000 records at about 2000/s: a rate near the limit, the acknowledgement latency, the consumer's rate.
       expect(kafka.result!.summary.sendRateAvg).toBeGreaterThan(500);
       expect(kafka.result!.summary.sendRateAvg).toBeLessThan(2500);
       expect(kafka.result!.summary.receiveRateAvg).toBeGreaterThan(0);
       expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(kafka.result!.summary.confirmLatency!.median);
-      expect(kafka.perfTestArgs.join(' ')).toMatch(/^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 6000 --record-size 100 --throughput 2000/);
+      expect(kafka.perfTestArgs.join(' ')).toMatch(/^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/);
       expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
       // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue depth).
       const metrics = (await store.getMetrics(runId, 'kafka-3/steady', 1))!;
