@@ -438,6 +438,10 @@ export class BenchmarkController extends Construct {
     // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
     functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadHostMetrics', actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], resources: ['*'] }));
+    // Broker metrics of an AWS repetition are named like its host metrics (the instance id): IngestRepetition lists the
+    // cluster stack's nodes as the fault step does. DescribeInstances has no resource-level permission
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html) and only reads.
+    functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindBrokerNodeInstances', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
     // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which
     // has no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role
     // scoped to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's

@@ -168,3 +168,21 @@ export function combineRepetitionMetrics(parts: readonly RepetitionMetrics[]): R
   if (parts.length === 0) throw new Error('combineRepetitionMetrics needs at least one part');
   return { source: parts.map((part) => part.source).join('+'), series: parts.flatMap((part) => part.series) };
 }
+
+/** A broker node of a cloud cluster: its host's id as the host metrics name it (instance id, VM name) and its RabbitMQ node name. */
+export interface BrokerHost {
+  readonly id: string;
+  readonly nodeName: string;
+}
+
+/**
+ * The broker series under the names the host series use, so that a node's CPU, memory, alarm and queue depth are one
+ * node in `show` and the reports: each RabbitMQ node name (`rabbit@10.0.1.23`, `rabbit@rmqbench000001`) becomes its
+ * host's id (the instance id, the VM name). A node no host matches (an instance replaced before the ingest) keeps
+ * RabbitMQ's name and is listed in `unmatched`.
+ */
+export function brokerSeriesOnHosts(metrics: RepetitionMetrics, hosts: readonly BrokerHost[]): { metrics: RepetitionMetrics; unmatched: string[] } {
+  const idOf = new Map(hosts.map((host) => [host.nodeName, host.id]));
+  const unmatched = [...new Set(metrics.series.map((series) => series.node).filter((node) => !idOf.has(node)))];
+  return { metrics: { ...metrics, series: metrics.series.map((series) => ({ ...series, node: idOf.get(series.node) ?? series.node })) }, unmatched };
+}

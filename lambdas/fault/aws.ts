@@ -1,10 +1,14 @@
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { chooseFaultNode, CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
 import { benchmarkQueueNames } from '../../core/perftest-args';
 import type { FaultSpec } from '../../core/plan-schema';
 import { validatePlan } from '../../core/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
+import { clusterNodes } from '../shared/aws-cluster-nodes';
+
+// The node listing lives in lambdas/shared (IngestRepetition uses it too, without this module's plan validation).
+export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
 
 /**
  * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command (AWS-RunShellScript),
@@ -19,8 +23,6 @@ import type { ScheduledRepetition } from '../../state-machines/schedule';
  * the polling loops.
  */
 
-/** The tag the cluster template puts on the node group, which propagates it to the nodes (cdk/BenchmarkController.ts buildClusterTemplateApp); SendCommand is granted on instances with it only. */
-export const NODE_COMPONENT = 'rabbitmq-node';
 
 /** What the workflow hands InjectFault and HealFault on AWS. */
 export interface AwsFaultEvent {
@@ -52,35 +54,6 @@ export interface FaultTiming {
   readonly pollMs?: number;
   readonly now?: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
-}
-
-/**
- * The cluster stack's running nodes, oldest first (then by address), so that `fault.node: 1` names the same node on
- * every call. CloudFormation tags the group's instances with aws:cloudformation:stack-name
- * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html);
- * the load generator has that tag too, so the node group's rmqbench:component tag tells them apart.
- */
-export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<CloudNode[]> {
-  const found: { id: string; ip: string; launched: number }[] = [];
-  let token: string | undefined;
-  do {
-    const page = await ec2.send(
-      new DescribeInstancesCommand({
-        Filters: [
-          { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
-          { Name: 'tag:rmqbench:component', Values: [NODE_COMPONENT] },
-          { Name: 'instance-state-name', Values: ['running'] },
-        ],
-        NextToken: token,
-      }),
-    );
-    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
-      if (instance.InstanceId && instance.PrivateIpAddress) found.push({ id: instance.InstanceId, ip: instance.PrivateIpAddress, launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0 });
-    }
-    token = page.NextToken;
-  } while (token);
-  const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
-  return found.sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip)).map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
 }
 
 const errorName = (error: unknown) => (error as { name?: string } | undefined)?.name ?? '';

@@ -5,11 +5,15 @@ import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/s
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
-import { ingestFromS3, type HostMetricsSource } from './logic';
+import { ingestFromS3, type BrokerHostsSource, type HostMetricsSource } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
 const azureMetrics = () => import('./azure-metrics');
+// The node listings of the fault step (EC2 DescribeInstances of the cluster stack's nodes; the scale set's VMs), loaded
+// only when a repetition has broker metrics to name: a chunk of their own, outside the cold start.
+const awsNodes = () => import('../shared/aws-cluster-nodes');
+const azureNodes = () => import('../fault/azure');
 
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const store = new ResultsStore(new DynamoDBClient({}), requireEnv('RESULTS_TABLE'));
@@ -35,4 +39,13 @@ function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
   return undefined;
 }
 
-export const handler = async (event: IngestEvent) => ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event));
+/** Where a repetition's broker nodes and their hosts are listed: the cluster stack's instances on aws, the scale set's VMs on azure. */
+function brokerHostsSource(event: IngestEvent): BrokerHostsSource | undefined {
+  const clusterId = event.launch?.clusterId;
+  if (!clusterId) return undefined;
+  if (event.target === 'aws') return async () => (await awsNodes()).clusterNodes(new (await import('@aws-sdk/client-ec2')).EC2Client({}), clusterId);
+  if (event.target === 'azure') return async () => (await azureNodes()).azureClusterNodes((await (await azureTarget()).azureClientsFromEnv()).clients, clusterId);
+  return undefined;
+}
+
+export const handler = async (event: IngestEvent) => ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event), brokerHostsSource(event));

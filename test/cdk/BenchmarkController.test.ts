@@ -153,6 +153,14 @@ describe('BenchmarkController', () => {
     expect(ingestRole).toMatch(/IngestRepetition/);
   });
 
+  test('IngestRepetition may describe instances (to name broker metrics by instance id), as only the fault step also may', () => {
+    const policies = Object.entries(template.findResources('AWS::IAM::Policy')) as [string, { Properties: { PolicyDocument: { Statement: Statement[] } } }][];
+    const describing = policies.filter(([, policy]) => policy.Properties.PolicyDocument.Statement.some((statement) => [statement.Action].flat().includes('ec2:DescribeInstances'))).map(([id]) => id);
+    expect(describing.map((id) => /^Controller(\w+?)Function/.exec(id)?.[1]).sort()).toEqual(['Fault', 'IngestRepetition']);
+    const ingest = policies.find(([id]) => /^ControllerIngestRepetition/.test(id))![1].Properties.PolicyDocument.Statement;
+    expect(ingest).toEqual(expect.arrayContaining([expect.objectContaining({ Sid: 'FindBrokerNodeInstances', Action: 'ec2:DescribeInstances', Resource: '*' })]));
+  });
+
   test('a failure rule and an hourly sweeper are the safety nets, and the schedule starts executions', () => {
     template.hasResourceProperties('AWS::Events::Rule', { EventPattern: Match.objectLike({ detail: Match.objectLike({ status: ['FAILED', 'TIMED_OUT', 'ABORTED'] }) }) });
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)' });

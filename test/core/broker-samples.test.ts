@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerMetricsFromSamples, BrokerSamplesError } from '../../core/broker-samples';
-import { validateRepetitionMetrics } from '../../core/host-metrics';
+import { brokerMetricsFromSamples, BrokerSamplesError, brokerSeriesOnHosts, combineRepetitionMetrics } from '../../core/broker-samples';
+import { summarizeNodes, validateRepetitionMetrics } from '../../core/host-metrics';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/broker-samples', name), 'utf8');
 const depth = fixture('depth-25-on-node-2.jsonl');
@@ -73,5 +73,29 @@ describe('broker metrics from the management API sampler (captured on a local 3-
       /holds 1 unusable line \(first: line 1: no answer from \/api\/nodes\?columns=name,running\)/,
     );
     expect(() => brokerMetricsFromSamples('{"t":1,"nodes":[],"alarms":{"error":"timeout"},"queues":[]}\n', depthStart)).toThrow(/\/api\/health\/checks\/alarms answered \{"error":"timeout"\}/);
+  });
+});
+
+describe('broker series under their hosts\' names', () => {
+  const { metrics } = brokerMetricsFromSamples(depth, depthStart);
+
+  test('each RabbitMQ node name becomes its host\'s id; a node without a host keeps its name and is listed', () => {
+    const named = brokerSeriesOnHosts(metrics, [
+      { id: 'i-0aaa', nodeName: 'rmqbench1@localhost' },
+      { id: 'i-0bbb', nodeName: 'rmqbench2@localhost' },
+      { id: 'i-0ccc', nodeName: 'rabbit@10.0.9.9' },
+    ]);
+    expect([...new Set(named.metrics.series.map((series) => series.node))]).toEqual(['i-0aaa', 'i-0bbb', 'rmqbench3@localhost']);
+    expect(named.unmatched).toEqual(['rmqbench3@localhost']);
+    expect(values(named.metrics, 'i-0bbb', 'queueDepth')).toEqual([25, 25, 25, 25, 25]);
+    expect(named.metrics.source).toBe('management-api');
+  });
+
+  test('combined with the host metrics, a node is one node in the summary', () => {
+    const host = { source: 'cloudwatch', series: [{ node: 'i-0bbb', metric: 'cpuPercent' as const, unit: 'percent' as const, points: [[0, 40]] as [number, number][] }] };
+    const combined = combineRepetitionMetrics([host, brokerSeriesOnHosts(metrics, [{ id: 'i-0bbb', nodeName: 'rmqbench2@localhost' }]).metrics]);
+    expect(combined.source).toBe('cloudwatch+management-api');
+    expect(summarizeNodes(validateRepetitionMetrics(combined)).find((summary) => summary.node === 'i-0bbb')).toEqual({ node: 'i-0bbb', maxCpuPercent: 40, medianCpuPercent: 40, memoryAlarm: false });
+    expect(() => combineRepetitionMetrics([])).toThrow(/at least one part/);
   });
 });

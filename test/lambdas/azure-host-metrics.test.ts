@@ -1,3 +1,5 @@
+import { brokerMetricsFromSamples, brokerSeriesOnHosts } from '../../core/broker-samples';
+import { azureClusterNodes } from '../../lambdas/fault/azure';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
 import type { AzureClients } from '../../lambdas/shared/azure-cluster';
 import type { FakeArm } from './fake-arm';
@@ -57,6 +59,25 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['load-generator']);
     expect(metrics.series.find((one) => one.metric === 'cpuPercent')).toEqual({ node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[40, 50]] });
     expect(arm.requests.filter((request) => request.path.endsWith('/metrics')).map((request) => request.path)).toEqual([`${LOAD_GENERATOR}/providers/Microsoft.Insights/metrics`]);
+  });
+
+  test('broker series move to the VM names the host series use: the scale set\'s VMs listed (as IngestRepetition does), rabbit@<computerName> -> VM name', async () => {
+    arm.groups.set(GROUP, { location: 'westeurope', tags: {} });
+    arm.vms.set(GROUP, [
+      { name: 'rmqbench-loadgen', computerName: 'rmqbench-loadgen', timeCreated: '2026-11-23T12:00:00Z' },
+      { name: 'rmqbench-cluster_1a2b3c', computerName: 'RMQBENCH000001', timeCreated: '2026-11-23T12:01:00Z', scaleSet: 'rmqbench-cluster' },
+      { name: 'rmqbench-cluster_4d5e6f', computerName: 'RMQBENCH000002', timeCreated: '2026-11-23T12:01:01Z', scaleSet: 'rmqbench-cluster' },
+    ]);
+    arm.metricValues.set(SCALE_SET.toLowerCase(), [{ metric: 'Percentage CPU', vmName: 'rmqbench-cluster_4d5e6f', timeStamp: minute(1), value: 50 }]);
+    const line = (t: number) => `{"t":${t},"nodes":[{"name":"rabbit@RMQBENCH000001","running":true},{"name":"rabbit@RMQBENCH000002","running":true}],"alarms":{"status":"ok"},"queues":[{"name":"perf-test-1","node":"rabbit@RMQBENCH000002","messages":7}]}\n`;
+    const startedAt = new Date(window.startedAt);
+    const broker = brokerMetricsFromSamples(line(startedAt.getTime() / 1000 + 1) + line(startedAt.getTime() / 1000 + 2), startedAt);
+    const named = brokerSeriesOnHosts(broker.metrics, await azureClusterNodes(clients, GROUP));
+    expect(named.unmatched).toEqual([]);
+    const hostNodes = new Set((await azureMonitorHostMetrics(clients, outputs, window)).series.map((one) => one.node));
+    expect(hostNodes.has('rmqbench-cluster_4d5e6f')).toBe(true);
+    expect(named.metrics.series.find((one) => one.node === 'rmqbench-cluster_4d5e6f' && one.metric === 'queueDepth')?.points).toEqual([[1, 7], [2, 7]]);
+    expect([...new Set(named.metrics.series.map((one) => one.node))]).toEqual(['rmqbench-cluster_1a2b3c', 'rmqbench-cluster_4d5e6f']);
   });
 
   test('a deployment without the resource-id outputs, or a refused request, is an error naming what was wrong', async () => {

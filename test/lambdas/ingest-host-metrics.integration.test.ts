@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { CloudWatchClient, PutMetricDataCommand, type Dimension } from '@aws-sdk/client-cloudwatch';
 import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { RawRepetition } from '../../core/ingest';
 import { cloudWatchHostMetrics } from '../../lambdas/ingest-repetition/cloudwatch-metrics';
+import { clusterNodes, NODE_COMPONENT } from '../../lambdas/fault/aws';
 import { ingestFromS3 } from '../../lambdas/ingest-repetition/logic';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';
@@ -89,6 +91,8 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
     const item = { scenarioId: 'three/small', repetition: 1, rawKey: 'three_small.rep-1.json' } as ScheduledRepetition;
     let s3: S3Client;
     let store: ResultsStore;
+    let instanceIds: string[];
+    let listHosts: () => ReturnType<typeof clusterNodes>;
     beforeAll(async () => {
       s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
       store = new ResultsStore(new DynamoDBClient(motoClientConfig(moto)), 'rmqbench-results');
@@ -109,7 +113,26 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       // The management API sampler's lines captured on a local 3-node cluster (test/fixtures/broker-samples), moved onto this repetition's clock.
       const captured = readFileSync(join(__dirname, '../fixtures/broker-samples/depth-25-on-node-2.jsonl'), 'utf8');
       const brokerSamples = captured.replace(/"t":([\d.]+)/g, (_, t: string) => `"t":${(Number(t) - 1795452130.05 + START.getTime() / 1000 + 0.5).toFixed(3)}`);
-      const runs: Record<string, Partial<RawRepetition>> = { 'run-1': {}, 'run-9': {}, 'run-2': { brokerSamples }, 'run-3': { brokerSamples }, 'run-4': { brokerSamples: '' } };
+      // Three node instances of the cluster stack in moto's EC2, as RabbitMqCluster launches them (tags of the fault step's
+      // listing); the samples then name the nodes as the cloud brokers do, rabbit@<private IP>.
+      const ec2 = new EC2Client(motoClientConfig(moto));
+      const image = (await ec2.send(new DescribeImagesCommand({}))).Images![0]!.ImageId!;
+      const tags = { 'aws:cloudformation:stack-name': CLUSTER, 'rmqbench:component': NODE_COMPONENT };
+      const launched = await ec2.send(new RunInstancesCommand({ ImageId: image, MinCount: 3, MaxCount: 3, InstanceType: 'c5.xlarge', TagSpecifications: [{ ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }));
+      instanceIds = launched.Instances!.map((instance) => instance.InstanceId!);
+      const described = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: instanceIds }))).Reservations!.flatMap((reservation) => reservation.Instances!);
+      const ipOf = (id: string) => described.find((instance) => instance.InstanceId === id)!.PrivateIpAddress!;
+      const cloudSamples = brokerSamples.replace(/rmqbench([123])@localhost/g, (_, index: string) => `rabbit@${ipOf(instanceIds[Number(index) - 1]!)}`);
+      listHosts = () => clusterNodes(ec2, CLUSTER);
+      const runs: Record<string, Partial<RawRepetition>> = {
+        'run-1': {},
+        'run-9': {},
+        'run-2': { brokerSamples },
+        'run-3': { brokerSamples },
+        'run-4': { brokerSamples: '' },
+        'run-5': { brokerSamples: cloudSamples },
+        'run-6': { brokerSamples: cloudSamples },
+      };
       for (const [runId, extra] of Object.entries(runs)) {
         await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify({ ...raw, ...extra, runId }) }));
         await store.putRun({ runId, planName: 'three', plan: {}, target: 'aws', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
@@ -160,6 +183,25 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       const four = (await store.getRun('run-4'))?.repetitions[0];
       expect([four?.status, four?.metricsError]).toEqual(['SUCCEEDED', "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line"]);
       expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
+    });
+
+    test('with the cluster\'s instances listed (EC2 DescribeInstances on moto), a broker node\'s series are under its instance id, the name its host series have', async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-5', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window), listHosts);
+      const stored = await store.getMetrics('run-5', item.scenarioId, 1);
+      const nodes = [...new Set(stored?.series.filter((one) => one.metric === 'queueDepth').map((one) => one.node))];
+      expect(nodes.sort()).toEqual([...instanceIds].sort());
+      expect(stored?.series.find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')?.points.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
+      expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
+    });
+
+    test('when the hosts cannot be listed the broker series keep RabbitMQ\'s names, and the record says why', async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-6', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window), async () => {
+        throw new Error('UnauthorizedOperation: You are not authorized to perform this operation.');
+      });
+      const stored = await store.getMetrics('run-6', item.scenarioId, 1);
+      expect(stored?.series.filter((one) => one.metric === 'queueDepth').every((one) => one.node.startsWith('rabbit@'))).toBe(true);
+      const six = (await store.getRun('run-6'))?.repetitions[0];
+      expect([six?.status, six?.metricsError]).toEqual(['SUCCEEDED', "broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: UnauthorizedOperation: You are not authorized to perform this operation."]);
     });
   });
 });

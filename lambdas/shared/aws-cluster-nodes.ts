@@ -1,0 +1,37 @@
+import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import type { CloudNode } from '../../core/cloud-fault';
+
+// The run's RabbitMQ nodes on AWS with their RabbitMQ node names: the fault step picks its node among them, and
+// IngestRepetition names the broker metrics by their instance ids. No plan model here: IngestRepetition loads it alone.
+
+/** The tag the cluster template puts on the node group, which propagates it to the nodes (cdk/BenchmarkController.ts buildClusterTemplateApp); SendCommand is granted on instances with it only. */
+export const NODE_COMPONENT = 'rabbitmq-node';
+
+/**
+ * The cluster stack's running nodes, oldest first (then by address), so that `fault.node: 1` names the same node on
+ * every call. CloudFormation tags the group's instances with aws:cloudformation:stack-name
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html);
+ * the load generator has that tag too, so the node group's rmqbench:component tag tells them apart.
+ */
+export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<CloudNode[]> {
+  const found: { id: string; ip: string; launched: number }[] = [];
+  let token: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
+          { Name: 'tag:rmqbench:component', Values: [NODE_COMPONENT] },
+          { Name: 'instance-state-name', Values: ['running'] },
+        ],
+        NextToken: token,
+      }),
+    );
+    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
+      if (instance.InstanceId && instance.PrivateIpAddress) found.push({ id: instance.InstanceId, ip: instance.PrivateIpAddress, launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0 });
+    }
+    token = page.NextToken;
+  } while (token);
+  const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
+  return found.sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip)).map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+}
