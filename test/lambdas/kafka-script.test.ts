@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { checkedBootstrapServers, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import { kafkaSmokeTest } from '../../lambdas/smoke-test/kafka';
 import { awsKafkaRepetitionScript, kafkaRepetitionSeconds, scenarioOf } from '../../lambdas/start-repetition/kafka-script';
+import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { buildSchedule } from '../../state-machines/schedule';
 
 // The scripts run for real in kafka-script.integration.test.ts and the SDK calls against moto in
@@ -38,6 +39,12 @@ describe('Kafka scripts for the AWS load generator', () => {
     // Two consumers of one group end by the 20 s idle timeout: 120 (tools) + 60 (topic) + 60 (join) + 30 + 60 (grace) + 20 + 30 (drain) + 60.
     expect(timeoutSeconds).toBe(440);
     expect(kafkaRepetitionSeconds(scenarioOf(plan, item))).toBe(timeoutSeconds);
+  });
+
+  test('a Kafka repetition has no management API sampler (Kafka has no management API) and uploads no broker-metrics.jsonl', () => {
+    const { script } = awsKafkaRepetitionScript({ plan, runId: 'run-u', item, bootstrapServers: BOOTSTRAP, bucket: 'raw' });
+    expect(script).not.toContain('sample_broker');
+    expect(script).not.toContain(BROKER_SAMPLES_FILE);
   });
 
   test('the smoke test fails with the script\'s stderr when the command fails, and names the deadline when it never ends', async () => {

@@ -102,7 +102,8 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       // the node's memory alarm and queue depth per second (the queue exists once PerfTest declared it).
       const broker = brokerMetricsFromSamples(fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'), new Date(Date.now() - 600_000));
       expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({ unusable: 0, firstProblem: undefined });
-      expect(broker.samples).toBeGreaterThanOrEqual(5);
+      // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
+      expect(broker.samples).toBeGreaterThanOrEqual(2);
       expect(broker.metrics.series.map((series) => [series.node, series.metric])).toEqual([
         [cluster.nodes[0]!.name, 'memoryAlarm'],
         [cluster.nodes[0]!.name, 'queueDepth'],

@@ -95,7 +95,8 @@ describe('the Azure Run Command script on a simulated load generator', () => {
     // The broker sampler read the node's management API beside PerfTest as the benchmark user: every line usable.
     const broker = brokerMetricsFromSamples(uploaded('broker-metrics.jsonl'), new Date(Date.now() - 600_000));
     expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({ unusable: 0, firstProblem: undefined });
-    expect(broker.samples).toBeGreaterThanOrEqual(5);
+    // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
+    expect(broker.samples).toBeGreaterThanOrEqual(2);
     expect(broker.metrics.series.map((series) => series.metric)).toEqual(['memoryAlarm', 'queueDepth']);
     expect(broker.metrics.series[0]!.node).toMatch(/^rabbit@/);
     // PerfTest ran as a per-run benchmark user, which the script deleted on exit: only the admin user is left.
