@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
-import { MAVEN_CENTRAL_URL } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
+import { FETCH_JAR_FUNCTION, jarsDigest, jarsManifest, pinnedJarCommands } from './pinned-jars';
 import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
 
 /** Here-document delimiters; the tests locate the written files by them. */
@@ -152,11 +151,12 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
     `cd ${KAFKA_HOME}/libs`,
     'rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }',
-    `rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "${MAVEN_CENTRAL_URL}/$1"; }`,
+    FETCH_JAR_FUNCTION,
     `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages and rmqbench_fetch_jar (<Maven path> <file>).`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
-    ...kafkaJarCommands(),
+    // Within EC2's 16 KB of user data: coordinates and one digest instead of a line and a checksum per jar (pinned-jars.ts).
+    ...pinnedJarCommands({ artifacts: KAFKA_ARTIFACTS, home: KAFKA_HOME, libDir: `${KAFKA_HOME}/libs`, label: `Kafka ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`, delimiter: KAFKA_JARS_DELIMITER }),
     'cd /',
 
     '# Configuration: node id and quorum from the construct, log4j2 to the journal.',
@@ -199,49 +199,9 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
   ];
 }
 
-/**
- * A jar's Maven coordinates `group:artifact:version` from its path in Maven's repository layout
- * (https://maven.apache.org/repositories/layout.html: the group with "/" for ".", the artifact, the version, and the file
- * `<artifact>-<version>.jar` for a jar without classifier); a path of another shape is refused.
- */
-export function mavenCoordinates(path: string): string {
-  const parts = path.split('/');
-  const [artifact, version, file] = parts.slice(-3);
-  if (parts.length < 4 || file !== `${artifact}-${version}.jar`) throw new Error(`${path} is not <group path>/<artifact>/<version>/<artifact>-<version>.jar`);
-  return `${parts.slice(0, -3).join('.')}:${artifact}:${version}`;
-}
-
 /** The pinned jars as coordinates, one a line, in KAFKA_ARTIFACTS order: what the boot reads to download them. */
-export const KAFKA_JARS_MANIFEST = KAFKA_ARTIFACTS.map((artifact) => `${mavenCoordinates(artifact.path)}\n`).join('');
+export const KAFKA_JARS_MANIFEST = jarsManifest(KAFKA_ARTIFACTS);
 export const KAFKA_JARS_MANIFEST_PATH = `${KAFKA_HOME}/jars.txt`;
 export const KAFKA_JARS_DELIMITER = 'RMQBENCH_KAFKA_JARS';
-
-/**
- * The SHA-256 of the `sha256sum` lines ("<sha256>  <file>") of every pinned jar in manifest order: one digest that
- * changes if any jar differs from its pin in cdk/kafka-artifacts.ts (or is missing), so that the user data need not
- * carry 92 checksums.
- */
-export const KAFKA_JARS_DIGEST = createHash('sha256')
-  .update(KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}\n`).join(''))
-  .digest('hex');
-
-/**
- * Downloads the pinned jars into the current folder and checks them. EC2 takes at most 16 KB of user data "in raw form,
- * before it is base64-encoded" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html),
- * and a curl line plus a checksum line per jar came to ~31 KB: so the user data carries the jars' coordinates (~4 KB;
- * each Maven path follows from them) and one digest over their SHA-256 sums. The sums the broker computes stay in
- * SHA256SUMS; on a mismatch they are printed, the jars removed and the boot fails.
- */
-function kafkaJarCommands(): string[] {
-  const eachJar = (body: string) => `while IFS=: read -r group artifact version; do ${body}; done < ${KAFKA_JARS_MANIFEST_PATH}`;
-  return [
-    writeFileCommand(KAFKA_JARS_MANIFEST_PATH, KAFKA_JARS_MANIFEST, KAFKA_JARS_DELIMITER),
-    eachJar('rmqbench_fetch_jar "${group//.//}/$artifact/$version/$artifact-$version.jar" "$artifact-$version.jar"'),
-    eachJar('sha256sum "$artifact-$version.jar" || true') + ` > ${KAFKA_HOME}/SHA256SUMS`,
-    `if [ "$(sha256sum < ${KAFKA_HOME}/SHA256SUMS | cut -d ' ' -f 1)" != ${KAFKA_JARS_DIGEST} ]; then rm -f ${KAFKA_HOME}/libs/*.jar; echo "Kafka ${KAFKA_VERSION_ON_AWS}: the jars' SHA-256 sums (below) differ from the pinned ones (cdk/kafka-artifacts.ts): jars removed" >&2; cat ${KAFKA_HOME}/SHA256SUMS >&2; exit 1; fi`,
-  ];
-}
-
-function basename(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
+/** One digest over the pinned jars' SHA-256 sums (pinned-jars.ts jarsDigest): the user data need not carry 92 checksums. */
+export const KAFKA_JARS_DIGEST = jarsDigest(KAFKA_ARTIFACTS);

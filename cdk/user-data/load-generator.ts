@@ -1,9 +1,13 @@
 import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
-import { MAVEN_CENTRAL_URL, PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
+import { PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
+import { FETCH_JAR_FUNCTION, pinnedJarCommands } from './pinned-jars';
 
 export const PERF_TEST_HOME = '/opt/perf-test';
+/** Here-document delimiters of the jar manifests (`<home>/jars.txt`); the tests find them by these. */
+export const PERF_TEST_JARS_DELIMITER = 'RMQBENCH_PERF_TEST_JARS';
+export const KAFKA_TOOLS_JARS_DELIMITER = 'RMQBENCH_KAFKA_TOOLS_JARS';
 /** The command the boot script installs to run PerfTest from PERF_TEST_HOME/lib; the controller's run script calls it by this path. */
 export const PERF_TEST_COMMAND = '/usr/local/bin/perf-test';
 
@@ -41,13 +45,10 @@ export function kafkaToolWrapper(home: string): string {
  * runs; a mismatch removes them and fails the boot.
  */
 export function kafkaToolsBootCommands(home = KAFKA_TOOLS_HOME, command = KAFKA_TOOL_COMMAND): string[] {
-  const checksums = KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}`).join('\n') + '\n';
   return [
     `install -d ${home}/lib`,
     `cd ${home}/lib`,
-    ...KAFKA_ARTIFACTS.map((artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`),
-    writeFileCommand(`${home}/SHA256SUMS`, checksums, 'RMQBENCH_KAFKA_TOOLS_SHA256SUMS'),
-    `if ! sha256sum --check --strict ${home}/SHA256SUMS; then rm -f ${home}/lib/*.jar; echo "Kafka tools ${KAFKA_VERSION_ON_AWS}: checksum mismatch, jars removed" >&2; exit 1; fi`,
+    ...pinnedJarCommands({ artifacts: KAFKA_ARTIFACTS, home, libDir: `${home}/lib`, label: `Kafka tools ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`, delimiter: KAFKA_TOOLS_JARS_DELIMITER }),
     writeFileCommand(`${home}/log4j2-tool.properties`, KAFKA_TOOL_LOG4J, 'RMQBENCH_KAFKA_TOOL_LOG4J'),
     writeFileCommand(command, kafkaToolWrapper(home), 'RMQBENCH_KAFKA_TOOL_WRAPPER'),
     `chmod 755 ${command}`,
@@ -61,17 +62,15 @@ export function kafkaToolsBootCommands(home = KAFKA_TOOLS_HOME, command = KAFKA_
  * the boot, so a tampered or truncated download never runs.
  */
 export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string[] {
-  const checksums = PERF_TEST_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${basename(artifact.path)}`).join('\n') + '\n';
   return [
     'set -euo pipefail',
+    // Within EC2's 16 KB of user data (with the Kafka tools a line and a checksum per jar came to ~36 KB): each jar set as
+    // coordinates and one digest (pinned-jars.ts), downloaded by this one function.
+    FETCH_JAR_FUNCTION,
     'dnf install -y java-21-amazon-corretto-headless',
     `install -d ${PERF_TEST_HOME}/lib`,
     `cd ${PERF_TEST_HOME}/lib`,
-    ...PERF_TEST_ARTIFACTS.map(
-      (artifact) => `curl -sSf --retry 5 --retry-all-errors -o ${shellQuote(basename(artifact.path))} ${shellQuote(`${MAVEN_CENTRAL_URL}/${artifact.path}`)}`,
-    ),
-    writeFileCommand(`${PERF_TEST_HOME}/SHA256SUMS`, checksums, 'RMQBENCH_SHA256SUMS'),
-    `if ! sha256sum --check --strict ${PERF_TEST_HOME}/SHA256SUMS; then rm -f ${PERF_TEST_HOME}/lib/*.jar; echo "PerfTest ${PERF_TEST_VERSION}: checksum mismatch, jars removed" >&2; exit 1; fi`,
+    ...pinnedJarCommands({ artifacts: PERF_TEST_ARTIFACTS, home: PERF_TEST_HOME, libDir: `${PERF_TEST_HOME}/lib`, label: `PerfTest ${PERF_TEST_VERSION} (pinned in cdk/perf-test-artifacts.ts)`, delimiter: PERF_TEST_JARS_DELIMITER }),
     writeFileCommand(
       PERF_TEST_COMMAND,
       `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
@@ -86,8 +85,4 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
     `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
     ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
   ];
-}
-
-function basename(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
 }

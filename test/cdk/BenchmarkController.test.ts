@@ -15,7 +15,9 @@ import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
 import type { QueueTopology } from '../../core/plan-schema';
 import { AWS_KAFKA_BROKER_COUNTS, isArmInstanceType } from '../../core/target-rules';
-import { KAFKA_TOOL_COMMAND } from '../../cdk/user-data/load-generator';
+import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_JARS_DELIMITER } from '../../cdk/user-data/load-generator';
+import { jarsDigest, jarsManifest } from '../../cdk/user-data/pinned-jars';
+import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { CLOUD_RABBITMQ_VERSIONS, DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
 import { handlerPermissions } from './handler-permissions';
 
@@ -474,6 +476,18 @@ describe('Kafka cluster templates', () => {
     return parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
   };
 
+  // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16 KB,
+  // in raw form, before it is base64-encoded"; RunInstances refuses more, so a template over it could never launch.
+  test('every instance of every Kafka template (brokers and load generator) has user data within EC2\'s 16 KB, each token counted at a worst-case 256 characters', () => {
+    for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) {
+      for (const [id, instance] of ofType(kafkaTemplate(brokers), 'AWS::EC2::Instance')) {
+        const parts = (instance.Properties!.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64']['Fn::Join'][1];
+        const bytes = parts.reduce<number>((sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : 256), 0);
+        expect({ brokers, id, fits: bytes < 16 * 1024 }).toEqual({ brokers, id, fits: true });
+      }
+    }
+  });
+
   test('one template per broker count the AWS target accepts (1, 3, 5), each with that many brokers that each signal their boot, and the launcher gets their URLs', () => {
     expect(KAFKA_CONTROLLER_BROKER_COUNTS).toEqual([...AWS_KAFKA_BROKER_COUNTS]);
     expect(Object.keys(controller.kafkaClusterTemplates).map(Number)).toEqual([1, 3, 5]);
@@ -527,8 +541,9 @@ describe('Kafka cluster templates', () => {
     const loadGenerator = loadGenerators[0]![1];
     const text = userData(loadGenerator);
     expect(text).toContain(`cat > ${KAFKA_TOOL_COMMAND} <<'RMQBENCH_KAFKA_TOOL_WRAPPER'`);
-    expect(text).toContain("sha256sum --check --strict /opt/kafka-tools/SHA256SUMS");
-    expect(text).toContain('kafka-tools-4.3.1.jar');
+    // The jars as coordinates and their check as one digest over the pinned sums (cdk/user-data/pinned-jars.ts).
+    expect(text).toContain(`cat > /opt/kafka-tools/jars.txt <<'${KAFKA_TOOLS_JARS_DELIMITER}'\n${jarsManifest(KAFKA_ARTIFACTS)}${KAFKA_TOOLS_JARS_DELIMITER}`);
+    expect(text).toContain(`!= ${jarsDigest(KAFKA_ARTIFACTS)} ]; then rm -f /opt/kafka-tools/lib/*.jar;`);
     expect(text).toContain('/usr/local/bin/perf-test');
     expect(loadGenerator.Properties!.Tags).toEqual(expect.arrayContaining([{ Key: 'rmqbench:component', Value: 'load-generator' }]));
     const loadGeneratorGroup = (loadGenerator.Properties!.SecurityGroupIds as unknown[])[0];

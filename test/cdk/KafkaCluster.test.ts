@@ -17,9 +17,9 @@ import {
   KAFKA_SERVER_PROPERTIES,
   KAFKA_UNIT_DELIMITER,
   KAFKA_UNIT_PATH,
-  mavenCoordinates,
   SERVER_PROPERTIES_DELIMITER,
 } from '../../cdk/user-data/kafka-node';
+import { mavenCoordinates } from '../../cdk/user-data/pinned-jars';
 import { BOOT_LOG_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
@@ -437,7 +437,7 @@ describe('pinned Kafka jars', () => {
       writeFileSync(join(dir, 'libs', 'snappy-java-1.1.10.7.jar'), 'not the pinned jar');
       const refused = run();
       expect(refused.status).toBe(1);
-      expect(refused.stderr).toContain('the jars\' SHA-256 sums (below) differ from the pinned ones (cdk/kafka-artifacts.ts): jars removed');
+      expect(refused.stderr).toContain('Kafka 4.3.1 (pinned in cdk/kafka-artifacts.ts): the jars\' SHA-256 sums (below) differ from the pinned ones: jars removed');
       expect(refused.stderr).toContain(`${createHash('sha256').update('not the pinned jar').digest('hex')}  snappy-java-1.1.10.7.jar`);
       expect(readdirSync(join(dir, 'libs'))).toEqual([]);
     } finally {

@@ -1,8 +1,14 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { LoadGenerator, PERF_TEST_ARTIFACTS, PERF_TEST_VERSION, RabbitMqCluster, type LoadGeneratorProps } from '../../cdk';
+import { PERF_TEST_JARS_DELIMITER } from '../../cdk/user-data/load-generator';
+import { FETCH_JAR_FUNCTION, jarsDigest, jarsManifest } from '../../cdk/user-data/pinned-jars';
 import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
 function synth(props: Partial<LoadGeneratorProps> = {}) {
@@ -69,21 +75,37 @@ describe('LoadGenerator', () => {
     expect(() => synth({ resultsPrefix: 'runs' })).toThrow(/resultsPrefix must be a relative S3 key prefix ending with "\/"/);
   });
 
-  test(`user data installs Java and PerfTest ${PERF_TEST_VERSION} from Maven Central and verifies every jar's SHA-256 before use`, () => {
+  test(`user data installs Java and PerfTest ${PERF_TEST_VERSION} from Maven Central: its jars' coordinates, downloaded by bash from their Maven paths and checked by one digest over the pinned sums before use`, () => {
     const { userData } = defaults;
     expect(userData).toContain('dnf install -y java-21-amazon-corretto-headless');
-    expect(userData).toContain(`https://repo1.maven.org/maven2/com/rabbitmq/perf-test/${PERF_TEST_VERSION}/perf-test-${PERF_TEST_VERSION}.jar`);
-    const sums = hereDocument(userData, '/opt/perf-test/SHA256SUMS', 'RMQBENCH_SHA256SUMS').trim().split('\n');
-    expect(sums).toHaveLength(PERF_TEST_ARTIFACTS.length);
-    for (const artifact of PERF_TEST_ARTIFACTS) {
-      const file = artifact.path.slice(artifact.path.lastIndexOf('/') + 1);
-      expect(userData).toContain(`'https://repo1.maven.org/maven2/${artifact.path}'`);
-      expect(sums).toContain(`${artifact.sha256}  ${file}`);
+    expect(userData).toContain(FETCH_JAR_FUNCTION);
+    expect(FETCH_JAR_FUNCTION).toContain('"https://repo1.maven.org/maven2/$1"');
+    expect(hereDocument(userData, '/opt/perf-test/jars.txt', PERF_TEST_JARS_DELIMITER)).toBe(jarsManifest(PERF_TEST_ARTIFACTS));
+    expect(jarsManifest(PERF_TEST_ARTIFACTS)).toContain(`com.rabbitmq:perf-test:${PERF_TEST_VERSION}\n`);
+    // The loop, run by bash with a fetch that prints its arguments, asks for exactly the pinned Maven paths.
+    const loop = userData.split('\n').find((line) => line.includes('do rmqbench_fetch_jar') && line.endsWith('/opt/perf-test/jars.txt'))!;
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-perftest-fetch-'));
+    try {
+      writeFileSync(join(dir, 'jars.txt'), jarsManifest(PERF_TEST_ARTIFACTS));
+      const run = spawnSync('bash', ['-c', `set -euo pipefail; rmqbench_fetch_jar() { echo "$1"; }\n${loop.replace('/opt/perf-test/jars.txt', join(dir, 'jars.txt'))}`], { encoding: 'utf8' });
+      expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: PERF_TEST_ARTIFACTS.map((artifact) => `${artifact.path}\n`).join('') });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
     // The check runs after the downloads and before the wrapper that runs PerfTest is written.
-    const check = userData.indexOf('sha256sum --check --strict');
-    expect(check).toBeGreaterThan(userData.lastIndexOf('curl -sSf'));
+    const check = userData.indexOf(`!= ${jarsDigest(PERF_TEST_ARTIFACTS)} ]`);
+    expect(check).toBeGreaterThan(userData.indexOf(loop));
     expect(check).toBeLessThan(userData.indexOf('/usr/local/bin/perf-test'));
+  });
+
+  // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16 KB,
+  // in raw form, before it is base64-encoded" (with the Kafka tools, a line and a checksum per jar came to ~36 KB).
+  test('user data fits EC2\'s 16 KB with and without the Kafka tools, each token counted at a worst-case 256 characters', () => {
+    for (const kafkaTools of [false, true]) {
+      const worstCase = synth({ kafkaTools }).userData.replace(/<\{[^>]*\}>/g, 'x'.repeat(256));
+      expect(worstCase).not.toContain('<{');
+      expect({ kafkaTools, fits: Buffer.byteLength(worstCase, 'utf8') < 16 * 1024 }).toEqual({ kafkaTools, fits: true });
+    }
   });
 
   test('the pinned PerfTest jar is the one Maven Central serves for 2.22.1', () => {

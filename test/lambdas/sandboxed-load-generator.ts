@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
+import { FETCH_JAR_FUNCTION } from '../../cdk/user-data/pinned-jars';
 import { resolveIntrinsics, type FakeAws, type PolicyStatement } from './fake-aws-endpoint';
 
 /**
@@ -11,8 +12,9 @@ import { resolveIntrinsics, type FakeAws, type PolicyStatement } from './fake-aw
  * - laid out by the real boot commands of cdk/user-data/load-generator.ts, in a mount + PID namespace whose /opt,
  *   /usr/local/bin and /etc are private (tmpfs, tmpfs, overlay), so nothing on this machine changes. Two kinds of boot
  *   line are substituted, by exact match, and nothing else: `dnf install` of Corretto (this machine's Java runs the
- *   tools) and each `curl` from Maven Central (the same jar is copied from the local Maven cache; the boot's own SHA-256
- *   checks then verify it against the pinned sums of cdk/perf-test-artifacts.ts and cdk/kafka-artifacts.ts);
+ *   tools) and the definition of `rmqbench_fetch_jar`, the one download from Maven Central (the same jar is copied from
+ *   the local Maven cache; the boot's manifest loops run as written, and its digest checks verify the jars against the
+ *   pinned sums of cdk/perf-test-artifacts.ts and cdk/kafka-artifacts.ts);
  * - with the real AWS CLI (PyPI awscli v1, scripts/setup.sh) pointed at a local endpoint (AWS_ENDPOINT_URL) that
  *   authorizes each call with the load generator role's policy taken from the synthesized cluster template.
  */
@@ -45,7 +47,7 @@ export interface SandboxOptions {
   readonly jarDirs: readonly string[];
   /** The LoadGenerator's kafkaTools prop. @default false */
   readonly kafkaTools?: boolean;
-  /** The fewest Maven Central downloads the boot must contain (a guard against a changed download line no longer being substituted). */
+  /** The fewest jars the boot's manifests must list (a guard against a changed boot no longer downloading through the substituted function). */
   readonly minDownloads: number;
   /** Shell lines run in the namespace after the boot and before the script. @default - none */
   readonly afterBoot?: readonly string[];
@@ -56,17 +58,20 @@ export interface SandboxOptions {
 /** The boot commands with the substitutions described above. */
 function sandboxBootScript(options: SandboxOptions): string {
   const commands = loadGeneratorBootCommands({ resultsBucketName: BUCKET, resultsPrefix: 'runs/', ...(options.kafkaTools ? { kafkaTools: true } : {}) });
-  let downloads = 0;
+  const dirs = options.jarDirs.map((dir) => `'${dir}'`).join(' ');
+  // `rmqbench_fetch_jar <Maven path> <file>`: the same file from the first local jar folder that has it.
+  const copyJar = `rmqbench_fetch_jar() { local dir; for dir in ${dirs}; do if [ -f "$dir/$2" ]; then cp "$dir/$2" "$2"; return 0; fi; done; echo "$2 is in no local jar folder (${options.jarDirs.join(', ')})" >&2; return 1; }`;
+  let fetchFunctions = 0;
   const substituted = commands.map((command) => {
     if (command === 'dnf install -y java-21-amazon-corretto-headless') return ': Java comes from the test machine';
-    const download = /^curl -sSf --retry 5 --retry-all-errors -o '([^']+)' '[^']+'$/.exec(command);
-    if (!download) return command;
-    downloads++;
-    const source = options.jarDirs.map((dir) => join(dir, download[1]!)).find((path) => existsSync(path));
-    if (!source) throw new Error(`${download[1]} is in no local jar folder (${options.jarDirs.join(', ')})`);
-    return `cp '${source}' '${download[1]!}'`;
+    if (command !== FETCH_JAR_FUNCTION) return command;
+    fetchFunctions++;
+    return copyJar;
   });
-  expect(downloads).toBeGreaterThan(options.minDownloads);
+  expect(fetchFunctions).toBe(1);
+  const jars = substituted.join('\n').split('\n').filter((line) => /^[\w.-]+:[\w.-]+:[\w.-]+$/.test(line)).length;
+  expect(jars).toBeGreaterThan(options.minDownloads);
+  expect(substituted.join('\n')).not.toContain('curl -sSf --retry 5');
   return substituted.join('\n');
 }
 
