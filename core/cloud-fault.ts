@@ -104,7 +104,7 @@ export function queueLeader(output: string, queue: string): string {
   const entry = queues.find((candidate) => candidate.name === queue);
   if (!entry) {
     const names = queues.map((candidate) => String(candidate.name)).join(', ');
-    throw new Error(`queue ${queue} does not exist on the cluster (PerfTest declares it when it starts; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before PerfTest has connected?`);
+    throw new Error(`queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`);
   }
   if (typeof entry.leader === 'string' && entry.leader !== '') return entry.leader;
   const hosts = Object.entries(found.local as Record<string, unknown>).filter(([, names]) => Array.isArray(names) && names.includes(queue)).map(([node]) => node);
@@ -181,9 +181,13 @@ export function healScript(nodeName: string): string {
   ].join('\n');
 }
 
-/** What a cloud target records of a fault it applied without a lost-message verifier beside PerfTest. */
-export const notCountedReason = (target: string) =>
-  `lost messages not counted on ${target}: the lost-message verifier runs on the local target only (the load generator has no Node.js to run it), so lostMessages, duplicatedMessages, unconfirmedAtFault, recoverySeconds, unavailableSeconds and reconnects were not measured`;
+/**
+ * What a cloud target records of a fault it applied whose lost messages it could not count: the lost-message verifier
+ * beside PerfTest (lambdas/start-repetition/verifier-lines.ts) left no usable output (`why`: cut short, failed to
+ * connect, not uploaded, the fault before its start), or none ran (Kafka).
+ */
+export const notCountedReason = (target: string, why: string) =>
+  `lost messages not counted on ${target}: ${why}, so lostMessages, duplicatedMessages, unconfirmedAtFault, recoverySeconds, unavailableSeconds and reconnects were not measured`;
 
 /**
  * The STS session tag the AWS fault step assumes its node role with: the cluster stack's name. The role's SendCommand

@@ -7,6 +7,9 @@ import type { FailoverResult } from './result-model';
  * and the unconfirmed count at each whole second; the fault step's applied and healed times (wall clock, recorded by
  * the workflow) are placed on that timeline here. Pure, so that it is tested on captured output.
  */
+/** The file the load generator's run script leaves the verifier's output in (uploaded beside PerfTest's). */
+export const VERIFIER_OUTPUT_FILE = 'verifier.txt';
+
 export interface CloudVerifierOutput {
   readonly startedAtMs: number;
   readonly published: number;

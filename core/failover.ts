@@ -50,6 +50,12 @@ export function measureRecovery(receivedPerSecond: readonly number[], faultAtSec
 
 const roundMs = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
+/**
+ * The queue the lost-message verifier publishes to and consumes from, on every target (BENCHMARK_QUEUE_PATTERN covers it:
+ * policies, cleanup, the benchmark user's permissions). A fault aimed at `leader` or `follower` is placed by this queue's leader.
+ */
+export const VERIFIER_QUEUE = 'rmqbench-verifier';
+
 /** What the lost-message verifier hands over after a repetition (local/lost-message-verifier.ts), before the recovery is measured. */
 export interface VerifierCounts {
   readonly published: number;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { RawRepetition } from '../core/ingest';
 import { perfTestExpectations } from '../core/perftest-output';
 import { workloadQueueArguments } from '../core/broker-config';
-import type { FaultOutcome } from '../core/failover';
+import { VERIFIER_QUEUE, type FaultOutcome } from '../core/failover';
 import { LOAD_GENERATOR_NODE } from '../core/host-metrics';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan';
 import type { FaultSpec } from '../core/plan-schema';
@@ -21,8 +21,7 @@ import { livePids, ManagedProcess, ProcessRegistry } from './processes';
 import { LostMessageVerifier } from './lost-message-verifier';
 import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbitmq-cluster';
 
-/** The queue the lost-message verifier publishes to and consumes from; BENCHMARK_QUEUE_PATTERN covers it (policies, cleanup). */
-export const VERIFIER_QUEUE = 'rmqbench-verifier';
+export { VERIFIER_QUEUE };
 
 /** A repetition whose PerfTest (and, with a fault, the verifier) runs in the background. */
 export interface StartedRepetition {

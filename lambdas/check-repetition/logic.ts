@@ -2,9 +2,9 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { notCountedReason } from '../../core/cloud-fault';
+import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE, type CloudFaultTimes } from '../../core/cloud-verifier';
 import { validatePlan } from '../../core/plan';
 import type { FaultSpec } from '../../core/plan-schema';
-import type { UncountedFault } from '../../core/result-model';
 import type { RawRepetition } from '../../core/ingest';
 import { perfTestExpectations } from '../../core/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
@@ -18,8 +18,8 @@ interface StartedCommon {
   doneBy: string;
   perfTestArgs: string[];
   /** Set by InjectFault / HealFault (state-machines/phases.ts buildFaultPhase) when the repetition's fault was applied. */
-  faultApplied?: { nodeName: string; appliedAtSeconds: number };
-  faultHealed?: { healedAtSeconds: number };
+  faultApplied?: { nodeName: string; appliedAtSeconds: number; appliedAt?: string };
+  faultHealed?: { healedAtSeconds: number; healedAt?: string };
 }
 interface Started extends StartedCommon { commandId: string; instanceId: string }
 interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
@@ -48,19 +48,38 @@ function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): {
 }
 
 /**
- * The fault as the cloud target applied it, recorded as not counted: no lost-message verifier runs beside PerfTest in
- * the cloud (core/cloud-fault.ts notCountedReason), and a report must not show zeros that were never measured. A fault
- * that was never applied (the workflow failed before) leaves nothing.
+ * The fault of a cloud repetition as counted by the lost-message verifier beside PerfTest (its output file, placed on
+ * the fault step's timeline by core/cloud-verifier.ts): `failover`, as the local target records it. Output that is
+ * missing, cut short or unusable keeps the repetition's PerfTest result and records the fault as applied but not counted,
+ * with the reason, so that a report never shows zeros that were never measured. A fault that was never applied (the
+ * workflow failed before) leaves nothing.
  */
-function uncountedFault(spec: FaultSpec | undefined, started: StartedCommon, target: string): { uncountedFault?: UncountedFault } {
+function countedFault(spec: FaultSpec | undefined, started: StartedCommon, target: string, verifierOutput: string | undefined): Pick<RawRepetition, 'failover' | 'uncountedFault'> {
   if (!spec || !started.faultApplied) return {};
   const healed = started.faultHealed?.healedAtSeconds;
-  return {
+  const uncounted = (why: string): Pick<RawRepetition, 'uncountedFault'> => ({
     uncountedFault: {
-      fault: { action: spec.action, node: spec.node, nodeName: started.faultApplied.nodeName, appliedAtSeconds: started.faultApplied.appliedAtSeconds, ...(healed === undefined ? {} : { healedAtSeconds: healed }) },
-      reason: notCountedReason(target),
+      fault: { action: spec.action, node: spec.node, nodeName: started.faultApplied!.nodeName, appliedAtSeconds: started.faultApplied!.appliedAtSeconds, ...(healed === undefined ? {} : { healedAtSeconds: healed }) },
+      reason: notCountedReason(target, why),
     },
+  });
+  if (verifierOutput === undefined) return uncounted('no lost-message verifier runs beside Kafka\'s performance tools');
+  if (!started.faultApplied.appliedAt) return uncounted('the fault step recorded no wall-clock time (appliedAt) to place the fault on the verifier\'s timeline');
+  const fault: CloudFaultTimes = {
+    action: spec.action,
+    node: spec.node,
+    nodeName: started.faultApplied.nodeName,
+    appliedAt: started.faultApplied.appliedAt,
+    ...(started.faultHealed?.healedAt ? { healedAt: started.faultHealed.healedAt } : {}),
   };
+  try {
+    // Measured here first, so that output the ingest could not measure becomes an uncounted fault, not a failed repetition.
+    cloudFailoverResult(verifierOutput, fault);
+    return { failover: { counts: cloudVerifierCounts(parseVerifierOutput(verifierOutput), fault), fault: { action: fault.action, node: fault.node, nodeName: fault.nodeName } } };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return uncounted(verifierOutput.trim() === '' ? `the lost-message verifier left no ${VERIFIER_OUTPUT_FILE} (not uploaded, or it never ran)` : `the lost-message verifier's output is unusable: ${detail}`);
+  }
 }
 
 async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEvent<StartedCommon>, targetError: string | undefined, now: Date, target: 'aws' | 'azure') {
@@ -94,7 +113,7 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no sampler.
     ...(isKafka ? { kafka: await kafka() } : { brokerSamples: await read(BROKER_SAMPLES_FILE) }),
     ...(targetError === undefined ? {} : { targetError }),
-    ...uncountedFault(scenario.workload.fault, event.started, target),
+    ...countedFault(scenario.workload.fault, event.started, target, isKafka || !scenario.workload.fault ? undefined : await read(VERIFIER_OUTPUT_FILE)),
   };
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `runs/${event.runId}/ingest/${event.item.rawKey}`, Body: JSON.stringify(raw) }));
   return { done: true, rawKey: event.item.rawKey };

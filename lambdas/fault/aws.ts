@@ -1,7 +1,7 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { chooseFaultNode, CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
-import { benchmarkQueueNames } from '../../core/perftest-args';
+import { VERIFIER_QUEUE } from '../../core/failover';
 import type { FaultSpec } from '../../core/plan-schema';
 import { validatePlan } from '../../core/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
@@ -13,7 +13,10 @@ export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
 /**
  * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command (AWS-RunShellScript),
  * the way StartRepetition runs PerfTest on the load generator. The node is chosen here: by index, or as the leader of
- * the benchmark queue, which `rabbitmqctl list_queues` on a node reports (chosen over the management API, which the
+ * the lost-message verifier's queue (VERIFIER_QUEUE, which the verifier beside PerfTest declares through the load
+ * balancer in every cloud repetition with a fault: lambdas/start-repetition/verifier-lines.ts), as the local target
+ * chooses it (local/local-target.ts), so that the fault hits the queue whose messages are counted; that leader is
+ * what `rabbitmqctl list_queues` on a node reports (chosen over the management API, which the
  * controller reaches only from the smoke test's VPC-attached function and with the admin secret: over SSM the fault
  * function needs neither, and the node answers with its own view of the cluster).
  *
@@ -116,9 +119,9 @@ function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
   return scenario.workload.fault;
 }
 
-/** The leader of the benchmark queue, asked of the first node that answers. */
-async function benchmarkQueueLeader(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
-  const queue = benchmarkQueueNames(1)[0]!;
+/** The leader of the verifier's queue, asked of the first node that answers. */
+async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
+  const queue = VERIFIER_QUEUE;
   const failures: string[] = [];
   for (const node of nodes) {
     let output: string;
@@ -151,7 +154,7 @@ export async function applyFault(target: FaultTarget, event: AwsFaultEvent, now:
   if (spec.action === 'partition') throw new Error(CLOUD_FAULT_REFUSALS[target.target]);
   const nodes = await target.nodes();
   if (nodes.length === 0) throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
-  const leader = typeof spec.node === 'number' ? undefined : await benchmarkQueueLeader(target, nodes);
+  const leader = typeof spec.node === 'number' ? undefined : await verifierQueueLeader(target, nodes);
   const node = chooseFaultNode(nodes, spec.node, leader);
   const appliedAt = now();
   await target.run(node, faultScript(spec.action, node.nodeName));

@@ -4,11 +4,13 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PERF_TEST_COMMAND } from '../../cdk/user-data/load-generator';
 import { queueArgumentsFor } from '../../core/broker-config';
 import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
-import { validatePlan } from '../../core/plan';
+import { VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
+import { validatePlan, type Scenario } from '../../core/plan';
 import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { AzureClients } from '../shared/azure-cluster';
 import { startBrokerSamplerLines, stopBrokerSamplerLines, SAMPLER_GRACE_SECONDS } from './broker-sampler';
+import { startVerifierLines, waitVerifierLines } from './verifier-lines';
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -18,17 +20,39 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
  * them there): PerfTest's output and CSV, and the management API sampler's lines (core/broker-samples.ts).
  */
 export const RAW_FILES = ['stdout.txt', 'perftest.csv', BROKER_SAMPLES_FILE] as const;
+/** Left only by a repetition with a fault: the lost-message verifier's output (verifier-lines.ts, core/cloud-verifier.ts). */
+export const FAULT_RAW_FILES = [VERIFIER_OUTPUT_FILE] as const;
+export type RawFile = (typeof RAW_FILES)[number] | (typeof FAULT_RAW_FILES)[number];
 export const rawPrefix = (runId: string, item: ScheduledRepetition) => `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
 
-/** PerfTest arguments for one repetition against `host` (credentials as the USER:PASS placeholder). */
-function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string): string[] {
+function scenarioFor(plan: unknown, item: ScheduledRepetition): Scenario {
   const validated = validatePlan(plan, 'the execution input');
   const scenario = validated.scenarios.find((candidate) => candidate.id === item.scenarioId);
   if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in plan ${validated.name}`);
-  const host = endpoint.replace(/^amqps?:\/\//, '');
+  return scenario;
+}
+
+const amqpHost = (endpoint: string) => endpoint.replace(/^amqps?:\/\//, '');
+
+/** PerfTest arguments for one repetition against `host` (credentials as the USER:PASS placeholder). */
+function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string): string[] {
+  const scenario = scenarioFor(plan, item);
+  const host = amqpHost(endpoint);
   // The same queue arguments as the local target (core/broker-config.ts): without them PerfTest declares classic queues.
   const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
   return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
+}
+
+/**
+ * The lost-message verifier beside PerfTest, for a scenario with a fault only (verifier-lines.ts): its start lines, its
+ * wait lines, and whether it runs. It connects through the same endpoint as PerfTest and declares its queue with the
+ * topology's arguments, as the local target declares it (local/local-target.ts).
+ */
+function verifierLines(plan: unknown, item: ScheduledRepetition, endpoint: string): { start: string[]; wait: string[]; runs: boolean } {
+  const scenario = scenarioFor(plan, item);
+  if (!scenario.workload.fault) return { start: [], wait: [], runs: false };
+  const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
+  return { start: startVerifierLines({ perfTestCommand: PERF_TEST_COMMAND, amqpHost: amqpHost(endpoint), seconds: item.durationSeconds, queueArguments }), wait: waitVerifierLines(), runs: true };
 }
 
 /**
@@ -98,6 +122,7 @@ function checkedManagementUrl(url: string): string {
  */
 export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
+  const verifier = verifierLines(options.plan, options.item, options.endpoint);
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
   const managementUrl = checkedManagementUrl(options.managementUrl);
   const script = [
@@ -109,13 +134,17 @@ export function perfTestScript(options: { plan: unknown; runId: string; item: Sc
     ...benchmarkUserLines(),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
     ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
+    ...verifier.start,
     'PERF_TEST_STATUS=0',
     `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     ...stopBrokerSamplerLines(),
+    ...verifier.wait,
     'touch perftest.csv',
     `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
     // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why they are missing.
     `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
+    // So is the verifier's output: without it the fault is recorded as applied but not counted, with the reason.
+    ...(verifier.runs ? [`aws s3 cp ${VERIFIER_OUTPUT_FILE} ${quote(`${prefix}/${VERIFIER_OUTPUT_FILE}`)} || echo ${quote(`rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}`)} >&2`] : []),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
@@ -141,10 +170,10 @@ function perfTestFailureLines(passwordVariable: string): string[] {
  * Pre-signed S3 PUT URLs for the raw files of one repetition: the Azure load generator has no AWS
  * credentials, so each URL carries exactly one upload to one key, valid for `expiresInSeconds`.
  */
-export async function presignRawUploads(s3: S3Client, bucket: string, runId: string, item: ScheduledRepetition, expiresInSeconds: number): Promise<Record<(typeof RAW_FILES)[number], string>> {
+export async function presignRawUploads(s3: S3Client, bucket: string, runId: string, item: ScheduledRepetition, expiresInSeconds: number, files: readonly RawFile[] = RAW_FILES): Promise<Partial<Record<RawFile, string>>> {
   const prefix = rawPrefix(runId, item);
-  const entries = await Promise.all(RAW_FILES.map(async (file) => [file, await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn: expiresInSeconds })] as const));
-  return Object.fromEntries(entries) as Record<(typeof RAW_FILES)[number], string>;
+  const entries = await Promise.all(files.map(async (file) => [file, await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn: expiresInSeconds })] as const));
+  return Object.fromEntries(entries) as Partial<Record<RawFile, string>>;
 }
 
 /** Where the load generator reads the RabbitMQ admin password at run time: names only, never the value. */
@@ -164,10 +193,11 @@ export interface AzurePasswordSource {
  * (learn.microsoft.com/azure/virtual-machines/linux/run-command-managed, "Create or update Run Command on a VM instance
  * using Parameter and ProtectedParameter parameters").
  */
-export const uploadUrlVariable = (file: (typeof RAW_FILES)[number]) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
+export const uploadUrlVariable = (file: RawFile) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
 
 /** The upload URLs as the managed Run Command's protectedParameters: never in the script text, the instance view or a GET of the resource. */
-export const uploadUrlParameters = (uploadUrls: Record<(typeof RAW_FILES)[number], string>) => RAW_FILES.map((file) => ({ name: uploadUrlVariable(file), value: uploadUrls[file] }));
+export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>) =>
+  [...RAW_FILES, ...FAULT_RAW_FILES].flatMap((file) => (uploadUrls[file] === undefined ? [] : [{ name: uploadUrlVariable(file), value: uploadUrls[file] }]));
 
 /**
  * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
@@ -181,6 +211,8 @@ export const uploadUrlParameters = (uploadUrls: Record<(typeof RAW_FILES)[number
  */
 export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
+  const verifier = verifierLines(options.plan, options.item, options.endpoint);
+  const uploaded = [...RAW_FILES, ...(verifier.runs ? FAULT_RAW_FILES : [])];
   const managementUrl = checkedManagementUrl(options.managementUrl);
   // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
   const curlUsername = options.username.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
@@ -192,7 +224,7 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
   const script = [
     'set +x',
     'set -euo pipefail',
-    ...RAW_FILES.map((file) => `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`),
+    ...uploaded.map((file) => `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`),
     'WORK=$(mktemp -d) && cd "$WORK"',
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
@@ -212,14 +244,17 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     ...benchmarkUserLines(),
     'AMQP_CREDENTIALS="$BENCH_USER:$BENCH_PASS"',
     ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
+    ...verifier.start,
     'PERF_TEST_STATUS=0',
     `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'unset AMQP_CREDENTIALS',
     ...stopBrokerSamplerLines(),
+    ...verifier.wait,
     'touch perftest.csv',
-    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics are
-    // optional: a failed upload of them leaves the repetition's result (IngestRepetition records why they are missing).
-    ...RAW_FILES.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file === BROKER_SAMPLES_FILE ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`),
+    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics and the
+    // verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition records why
+    // they are missing).
+    ...uploaded.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file !== 'stdout.txt' && file !== 'perftest.csv' ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
@@ -255,7 +290,9 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
   if (!/^[a-zA-Z0-9-]{3,24}$/.test(keyVaultName)) throw new Error(`output keyVaultName must be a Key Vault name (3-24 letters, digits and hyphens), got "${keyVaultName}"`);
   const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
   const deadlineSeconds = event.item.durationSeconds + 180;
-  const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300);
+  // The verifier's output has an upload URL only where the verifier runs (a scenario with a fault).
+  const files = scenarioFor(event.plan, event.item).workload.fault ? [...RAW_FILES, ...FAULT_RAW_FILES] : RAW_FILES;
+  const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300, files);
   const { script, redactedArgs } = azurePerfTestScript({
     plan: event.plan,
     item: event.item,

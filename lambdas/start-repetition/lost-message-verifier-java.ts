@@ -35,8 +35,9 @@ import java.util.TreeMap;
  *
  * Input: the AMQP URIs (with credentials) in the environment variable RMQBENCH_VERIFIER_URIS, separated by spaces or
  * newlines, never in argv (a process list shows argv to every user). Arguments: --queue NAME --seconds N
- * [--rate 200] [--window 200] [--prefetch 200] [--queue-arg key=value]... (declares the queue durable with those
- * arguments, e.g. x-queue-type=quorum, on the first connection).
+ * [--rate 200] [--window 200] [--prefetch 200] [--queue-arg key=value]... (declares, on the first connection, the queue
+ * durable with those arguments, e.g. x-queue-type=quorum, and a durable direct exchange of the same name bound to it,
+ * through which it publishes).
  * Output: one JSON line on stdout {"startedAtMs":..., "published":..., "confirmed":..., "consumed":..., "lostMessages":...,
  * "duplicatedMessages":..., "reconnects":..., "receivedPerSecond":[...], "unconfirmedPerSecond":[...]} where index i of
  * unconfirmedPerSecond is the number in flight at second i after startedAtMs (core/cloud-verifier.ts reads it). Errors
@@ -120,7 +121,14 @@ public class LostMessageVerifier {
     }
     try {
       Channel channel = connection.createChannel();
-      if (declare) channel.queueDeclare(queue, true, false, false, queueArguments);
+      if (declare) {
+        // Published through a direct exchange of the same name rather than the default exchange: the per-run benchmark
+        // user may write to rmqbench* resources only, and the broker checks a publish to the default exchange as a write
+        // to "amq.default" (rabbit_access_control:check_resource_access), which would let it publish to any queue.
+        channel.exchangeDeclare(queue, "direct", true);
+        channel.queueDeclare(queue, true, false, false, queueArguments);
+        channel.queueBind(queue, queue, queue);
+      }
       channel.basicQos(prefetch);
       connection.addShutdownListener(cause -> consumerLost(epoch));
       channel.basicConsume(queue, false, new DefaultConsumer(channel) {
@@ -291,7 +299,7 @@ public class LostMessageVerifier {
           outstanding.put(tag, seq);
           try {
             AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(Integer.toString(seq)).build();
-            channel.basicPublish("", queue, properties, Integer.toString(seq).getBytes(StandardCharsets.UTF_8));
+            channel.basicPublish(queue, queue, properties, Integer.toString(seq).getBytes(StandardCharsets.UTF_8));
           } catch (Exception closing) {
             // The channel is closing: its shutdown listener reconnects.
             outstanding.remove(tag);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
 import { AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
-import { azurePerfTestScript, presignRawUploads, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, FAULT_RAW_FILES, presignRawUploads, RAW_FILES, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm } from './fake-arm';
 import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
@@ -50,6 +50,12 @@ describe('pre-signed upload URLs for the Azure load generator', () => {
       expect(url.searchParams.get('X-Amz-Credential')).toMatch(/^AKIAEXAMPLE\/\d{8}\/eu-west-1\/s3\/aws4_request$/);
       expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host');
     }
+  });
+
+  test('a repetition with a fault also gets one for the lost-message verifier\'s output, at the key check-repetition reads', async () => {
+    const urls = await presignRawUploads(presigner(), 'raw-bucket', 'run-1', item, 510, [...RAW_FILES, ...FAULT_RAW_FILES]);
+    expect(Object.keys(urls)).toEqual(['stdout.txt', 'perftest.csv', 'broker-metrics.jsonl', 'verifier.txt']);
+    expect(new URL(urls['verifier.txt']!).pathname).toBe(`/runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}/verifier.txt`);
   });
 });
 

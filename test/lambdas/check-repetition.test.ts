@@ -1,6 +1,9 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ingestRepetition, type RawRepetition } from '../../core/ingest';
 import { checkRepetition } from '../../lambdas/check-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 
@@ -23,6 +26,7 @@ const schedule = buildSchedule({ plan, runId: 'run-1', target: 'aws' }, 'exec');
 const item = schedule.clusters[0]!.repetitions[0]!;
 const started = { commandId: 'cmd', instanceId: 'i-1', startedAt: '2025-01-01T00:00:00.000Z', doneBy: '2025-01-01T00:03:30.000Z', perfTestArgs: ['--uri', 'amqp://***'] };
 const event = { runId: 'run-1', plan: schedule.plan, item, started };
+const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
 /** The part of an S3 object body the logic reads. */
 const body = (text: string) => ({ transformToString: async () => text }) as never;
 
@@ -76,6 +80,58 @@ describe('check-repetition', () => {
       fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 },
       reason: expect.stringMatching(/^lost messages not counted on aws: /),
     });
+  });
+
+  /** A fault repetition checked with the verifier's output file holding `verifierOutput`; returns the RawRepetition written. */
+  async function checkFault(verifierOutput: string, faultApplied: { nodeName: string; instanceId: string; appliedAt: string; appliedAtSeconds: number }, faultHealed?: { nodeName: string; healedAt: string; healedAtSeconds: number }) {
+    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+    const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
+    const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
+    const rawPrefix = `runs/run-1/raw/${faultItem.rawKey.replace(/\.json$/, '')}`;
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+    s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
+    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/verifier.txt` }).resolves({ Body: body(verifierOutput) });
+    s3Mock.on(PutObjectCommand).resolves({});
+    const faultStarted = { ...started, faultApplied, ...(faultHealed ? { faultHealed } : {}) };
+    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted }, new Date('2025-01-01T00:00:40Z'));
+    return JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as RawRepetition;
+  }
+
+  // The verifier started 3.5 s after the command was sent (2025-01-01T00:00:03.500Z); captured shape, 12 whole seconds.
+  const verifierOutput =
+    'rmqbench verifier: publishing to rmqbench-verifier\n{"startedAtMs":1735689603500,"published":1990,"confirmed":1978,"consumed":1978,"lostMessages":0,"duplicatedMessages":0,"reconnects":2,"receivedPerSecond":[30,160,190,190,200,190,180,200,100,138,200,200],"unconfirmedPerSecond":[0,10,0,0,0,0,0,4,0,0,0,0]}\n';
+
+  test('a repetition whose fault the aws step applied, with the verifier output: counted as failover on the verifier timeline, and the ingest stores it', async () => {
+    const raw = await checkFault(
+      verifierOutput,
+      { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:11.000Z', appliedAtSeconds: 11 },
+      { nodeName: 'rabbit@10.0.1.5', healedAt: '2025-01-01T00:00:13.250Z', healedAtSeconds: 13.25 },
+    );
+    expect(raw.uncountedFault).toBeUndefined();
+    expect(raw.failover).toEqual({
+      counts: expect.objectContaining({ lostMessages: 0, confirmed: 1978, faultAtSeconds: 7.5, unconfirmedAtFault: 4, healAtSeconds: 9.75, reconnects: 2 }),
+      fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5' },
+    });
+    // IngestRepetition with a real PerfTest output (5 s, 1 producer, 1 consumer) beside it stores the failover.
+    const counted = ingestRepetition({ ...raw, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv'), expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false } });
+    expect(counted.status).toBe('SUCCEEDED');
+    expect(counted.failover).toMatchObject({ fault: { appliedAtSeconds: 7.5, healedAtSeconds: 9.75, nodeName: 'rabbit@10.0.1.5' }, lostMessages: 0, unconfirmedAtFault: 4, recoverySeconds: 2.5 });
+    expect(counted.uncountedFault).toBeUndefined();
+  });
+
+  test.each([
+    ['cut short', verifierOutput.slice(0, 120), /^lost messages not counted on aws: the lost-message verifier's output is unusable: the verifier's result line is not valid JSON/],
+    ['failed to connect', 'rmqbench verifier: ConnectException: Connection refused\nrmqbench verifier: exited with status 2\n', /unusable: the verifier printed no result line .*its output ended with: rmqbench verifier: ConnectException: Connection refused \| rmqbench verifier: exited with status 2/],
+    ['not uploaded', '', /^lost messages not counted on aws: the lost-message verifier left no verifier.txt \(not uploaded, or it never ran\)/],
+  ])('verifier output %s: the fault is kept as applied but not counted, with the reason', async (_case, output, reason) => {
+    const raw = await checkFault(output, { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:11.000Z', appliedAtSeconds: 11 });
+    expect(raw.failover).toBeUndefined();
+    expect(raw.uncountedFault).toEqual({ fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 11 }, reason: expect.stringMatching(reason) });
+  });
+
+  test('a fault applied before the verifier started is not counted, and says so', async () => {
+    const raw = await checkFault(verifierOutput, { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:02.000Z', appliedAtSeconds: 2 });
+    expect(raw.uncountedFault!.reason).toMatch(/the fault was applied 1\.5 s before the verifier started/);
   });
 
   test('a fault that was never applied (the workflow failed before InjectFault) leaves no fault record', async () => {

@@ -37,7 +37,7 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
       { name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' },
       { name: 'nodes_c3', computerName: 'RMQBENCHN000003', timeCreated: '2025-01-01T00:01:03Z', scaleSet: 'nodes', provisioningState: 'Deleting' },
     ]);
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
   });
   afterEach(async () => arm.stop());
 
@@ -75,6 +75,15 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
     expect(arm.runCommands.size).toBe(0);
   });
 
+  test('"leader" is the leader of the verifier\'s queue, where the lost messages are counted, not of PerfTest\'s queue on another node', async () => {
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }, { name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
+    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), () => new Date('2025-01-01T00:10:11.000Z'));
+    expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
+    // Before the verifier declared its queue there is no leader to hit: the step says so and faults nothing.
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }], local: {} });
+    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/queue rmqbench-verifier does not exist on the cluster .*queues: perf-test-1/);
+  });
+
   test('the heal runs on the VM the fault hit; a failing script fails the step with its stderr', async () => {
     const applied = { nodeName: 'rabbit@RMQBENCHN000001', instanceId: 'nodes_a1', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 };
     const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied), () => new Date('2025-01-01T00:10:20.500Z'));
@@ -91,7 +100,7 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
   });
 
   test('a leader that is none of the listed VMs, and partition, fail the step before any fault script is sent', async () => {
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@ELSEWHERE' }], local: {} });
+    leaderAnswer = JSON.stringify({ queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@ELSEWHERE' }], local: {} });
     await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/led by rabbit@ELSEWHERE, which is none of the cluster's running instances/);
     await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(CLOUD_FAULT_REFUSALS.azure);
     expect(scriptsSent().map((sent) => sent.script)).toEqual([queueLeadersScript()]);

@@ -1,8 +1,16 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PERF_TEST_COMMAND, PERF_TEST_HOME, loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
 import { generateBrokerConfig } from '../../core/broker-config';
 import { BROKER_SAMPLE_PATHS, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover';
 import { SAMPLER_GRACE_SECONDS, startBrokerSamplerLines } from '../../lambdas/start-repetition/broker-sampler';
-import { azurePerfTestScript, BENCHMARK_USER_TAGS, perfTestScript, RAW_FILES } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, BENCHMARK_USER_TAGS, perfTestScript, RAW_FILES, uploadUrlVariable } from '../../lambdas/start-repetition/logic';
+import { LOST_MESSAGE_VERIFIER_CLASS, LOST_MESSAGE_VERIFIER_JAVA } from '../../lambdas/start-repetition/lost-message-verifier-java';
+import { startVerifierLines, VERIFIER_GRACE_SECONDS } from '../../lambdas/start-repetition/verifier-lines';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const plan = (topology: Record<string, unknown>) => ({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology }], workloads: [{ name: 'w', durationSeconds: 10, ...(topology.type === 'stream' ? { autoAck: false, prefetch: 100 } : {}) }] });
@@ -105,5 +113,92 @@ describe('the management API sampler in the run scripts', () => {
   test('the sampler\'s bound must be a positive whole number of seconds', () => {
     expect(() => startBrokerSamplerLines(0)).toThrow(/maxSeconds must be a positive integer, got 0/);
     expect(() => startBrokerSamplerLines(1.5)).toThrow(/got 1.5/);
+  });
+});
+
+describe('the lost-message verifier in the run scripts (scenarios with a fault only)', () => {
+  const fault = { action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 };
+  const withFault = (target: 'aws' | 'azure') => {
+    const faultPlan = (topology: Record<string, unknown>) => ({ ...plan(topology), workloads: [{ ...plan(topology).workloads[0]!, fault }] });
+    const topology = { type: 'quorum' };
+    const instanceType = target === 'aws' ? 'c5.xlarge' : 'F4s_v2';
+    const scheduled = faultPlan(topology);
+    const planned = { ...scheduled, clusters: [{ ...scheduled.clusters[0]!, instanceType }] };
+    const faultItem = buildSchedule({ plan: planned, target, runId: 'r' }, 'exec').clusters[0]!.repetitions[0]!;
+    return target === 'aws'
+      ? perfTestScript({ plan: planned, runId: 'r', item: faultItem, endpoint: 'nlb:5672', managementUrl: 'http://nlb:15672', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin', bucket: 'b' }).script
+      : azurePerfTestScript({ plan: planned, item: faultItem, endpoint: '10.20.1.10:5672', managementUrl: 'http://10.20.1.10:15672', username: 'rmqbench-admin', password: { keyVaultName: 'kv', secretName: 'admin', identityClientId: 'id' } }).script;
+  };
+
+  test('no fault, no verifier: nothing of it in either script', () => {
+    for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
+      expect(script).not.toContain(LOST_MESSAGE_VERIFIER_CLASS);
+      expect(script).not.toContain(VERIFIER_OUTPUT_FILE);
+    }
+  });
+
+  test.each([
+    ['aws', 'nlb:5672', /^\/usr\/local\/bin\/perf-test /m],
+    ['azure', '10.20.1.10:5672', /^perf-test /m],
+  ] as const)('%s: started after the benchmark user exists and before PerfTest, with the URI in its environment only; awaited after PerfTest, before the uploads', (target, host, perfTest) => {
+    const script = withFault(target);
+    const lines = script.split('\n');
+    const userCreated = lines.findIndex((line) => line.startsWith('admin_api PUT "permissions/'));
+    const started = lines.findIndex((line) => line.includes(`java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java`));
+    const perfTestLine = lines.findIndex((line) => perfTest.test(line));
+    const waited = lines.findIndex((line) => line.includes('wait "$VERIFIER_PID"'));
+    const firstUpload = lines.findIndex((line) => /s3 cp|rmqbench-upload/.test(line));
+    expect(userCreated).toBeGreaterThan(0);
+    expect(started).toBeGreaterThan(userCreated);
+    expect(perfTestLine).toBeGreaterThan(started);
+    expect(waited).toBeGreaterThan(perfTestLine);
+    expect(firstUpload).toBeGreaterThan(waited);
+    expect(lines[started]).toBe(
+      `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${host}" timeout ${10 + VERIFIER_GRACE_SECONDS} java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java --queue 'rmqbench-verifier' --seconds 10 --queue-arg 'x-queue-type=quorum' --queue-arg 'x-quorum-initial-group-size=3' > ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
+    );
+    // The verifier's queue is the one the fault step finds the leader of.
+    expect(VERIFIER_QUEUE).toBe('rmqbench-verifier');
+  });
+
+  test('its output is uploaded beside the raw files, and a failed upload does not fail the script', () => {
+    expect(withFault('aws')).toMatch(new RegExp(`^aws s3 cp ${VERIFIER_OUTPUT_FILE} 's3://b/runs/r/raw/[^']+/${VERIFIER_OUTPUT_FILE}' \\|\\| echo 'rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}' >&2$`, 'm'));
+    const azure = withFault('azure');
+    expect(azure).toContain(`| rmqbench-upload ${VERIFIER_OUTPUT_FILE} - || echo 'rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}' >&2`);
+    // Its pre-signed URL is required only where the verifier runs.
+    expect(azure).toContain(`: "\${${uploadUrlVariable(VERIFIER_OUTPUT_FILE)}:?`);
+    expect(azureScript({ type: 'quorum' }).script).not.toContain(uploadUrlVariable(VERIFIER_OUTPUT_FILE));
+  });
+
+  test('the source in the script decodes to the verifier, and the class path comes from either cloud\'s PerfTest wrapper', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-verifier-lines-'));
+    try {
+      const lines = withFault('aws').split('\n');
+      const decode = lines.find((line) => line.includes(`| base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`))!;
+      const classpath = lines.find((line) => line.startsWith('VERIFIER_CLASSPATH='))!;
+      // The wrappers as the boot scripts write them: cdk/user-data/load-generator.ts (AWS), bicep/cloud-init/rmqbench-loadgen-setup.sh (Azure, $home expanded).
+      const wrappers = {
+        aws: `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
+        azure: `#!/bin/sh\nexec java \${PERF_TEST_JAVA_OPTS:-} -cp '/opt/perf-test/2.22.1/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
+      };
+      expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n')).toContain(wrappers.aws);
+      expect(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-loadgen-setup.sh'), 'utf8')).toContain(`exec java \\\${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest`);
+      const found: Record<string, string> = {};
+      for (const [cloud, wrapper] of Object.entries(wrappers)) {
+        writeFileSync(join(dir, 'perf-test'), wrapper);
+        const script = [decode, classpath.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'perf-test')}'`), 'printf "%s" "$VERIFIER_CLASSPATH"'].join('\n');
+        found[cloud] = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8' });
+        expect(readFileSync(join(dir, `${LOST_MESSAGE_VERIFIER_CLASS}.java`), 'utf8')).toBe(LOST_MESSAGE_VERIFIER_JAVA);
+      }
+      expect(found).toEqual({ aws: '/opt/perf-test/lib/*', azure: '/opt/perf-test/2.22.1/lib/*' });
+      // gzip and base64 keep the script well under the source's size.
+      expect(decode.length).toBeLessThan(LOST_MESSAGE_VERIFIER_JAVA.length / 2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('bad inputs are refused by name', () => {
+    expect(() => startVerifierLines({ perfTestCommand: PERF_TEST_COMMAND, amqpHost: 'nlb:5672', seconds: 0, queueArguments: {} })).toThrow(/the verifier's seconds must be a positive integer, got 0/);
+    expect(() => startVerifierLines({ perfTestCommand: PERF_TEST_COMMAND, amqpHost: 'nlb:5672; rm -rf /', seconds: 5, queueArguments: {} })).toThrow(/the verifier's AMQP host must be host\[:port\], got "nlb:5672; rm -rf \/"/);
   });
 });
