@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE } from '../../cdk/BenchmarkController';
 import { brokerMetricsFromSamples, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover';
 import { ingestRepetition } from '../../core/ingest';
-import { perfTestScript, RAW_FILES, rawPrefix } from '../../lambdas/start-repetition/logic';
+import { FAULT_RAW_FILES, perfTestScript, RAW_FILES, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
@@ -115,6 +117,32 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       // PerfTest ran as a per-run benchmark user (it declared the queue through it), which the script deleted on exit.
       expect(await users()).toEqual(['guest']);
       expect(run.stdout).toContain('hidepid: other users see no process of root');
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user, with the jars the boot installed, and its output is uploaded and usable', async () => {
+    // The fault step is not part of this test (it runs on the nodes): the verifier's counts without a fault.
+    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0]!, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }] };
+    const faultItem = buildSchedule({ plan: faultPlan, target: 'aws', runId: 'run-script' }, 'exec').clusters[0]!.repetitions[0]!;
+    const faultScript = perfTestScript({ plan: faultPlan, runId: 'run-script', item: faultItem, endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`, managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
+    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    try {
+      const run = await runOnLoadGenerator(fake, faultScript);
+      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+      const prefix = `${BUCKET}/${rawPrefix('run-script', faultItem)}`;
+      expect([...fake.objects.keys()].sort()).toEqual([...RAW_FILES, ...FAULT_RAW_FILES].map((file) => `${prefix}/${file}`).sort());
+      const output = fake.objects.get(`${prefix}/${VERIFIER_OUTPUT_FILE}`)!.toString('utf8');
+      const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
+      expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0, reconnects: 0 });
+      expect(counts.confirmed).toBeGreaterThan(0);
+      expect(counts.consumed).toBe(counts.confirmed);
+      expect(counts.receivedPerSecond).toHaveLength(5);
+      // The verifier's queue was declared with the plan's queue type, and the benchmark user is gone.
+      const response = await fetch(`${managementUrl()}/api/queues/%2F/${VERIFIER_QUEUE}`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
+      expect(((await response.json()) as { type: string }).type).toBe('quorum');
+      expect(await users()).toEqual(['guest']);
     } finally {
       await fake.stop();
     }
