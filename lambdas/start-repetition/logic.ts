@@ -48,11 +48,11 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
  * wait lines, and whether it runs. It connects through the same endpoint as PerfTest and declares its queue with the
  * topology's arguments, as the local target declares it (local/local-target.ts).
  */
-function verifierLines(plan: unknown, item: ScheduledRepetition, endpoint: string): { start: string[]; wait: string[]; runs: boolean } {
+function verifierLines(plan: unknown, item: ScheduledRepetition, endpoint: string, perfTestCommand: string): { start: string[]; wait: string[]; runs: boolean } {
   const scenario = scenarioFor(plan, item);
   if (!scenario.workload.fault) return { start: [], wait: [], runs: false };
   const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
-  return { start: startVerifierLines({ perfTestCommand: PERF_TEST_COMMAND, amqpHost: amqpHost(endpoint), seconds: item.durationSeconds, queueArguments }), wait: waitVerifierLines(), runs: true };
+  return { start: startVerifierLines({ perfTestCommand, amqpHost: amqpHost(endpoint), seconds: item.durationSeconds, queueArguments }), wait: waitVerifierLines(), runs: true };
 }
 
 /**
@@ -122,7 +122,7 @@ function checkedManagementUrl(url: string): string {
  */
 export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  const verifier = verifierLines(options.plan, options.item, options.endpoint);
+  const verifier = verifierLines(options.plan, options.item, options.endpoint, PERF_TEST_COMMAND);
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
   const managementUrl = checkedManagementUrl(options.managementUrl);
   const script = [
@@ -211,7 +211,8 @@ export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>
  */
 export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource }): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  const verifier = verifierLines(options.plan, options.item, options.endpoint);
+  // The Azure script runs `perf-test` from PATH (bicep/cloud-init/rmqbench-loadgen-setup.sh installs it in /usr/local/bin).
+  const verifier = verifierLines(options.plan, options.item, options.endpoint, 'perf-test');
   const uploaded = [...RAW_FILES, ...(verifier.runs ? FAULT_RAW_FILES : [])];
   const managementUrl = checkedManagementUrl(options.managementUrl);
   // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.

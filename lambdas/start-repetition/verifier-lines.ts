@@ -20,7 +20,8 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
  * - the Java source travels in the script gzipped and base64-encoded (about a third of its 18 KB) and is written to the
  *   working directory; it runs with PerfTest's own jars (the RabbitMQ Java client), whose class path is read from the
  *   boot script's PerfTest wrapper (`-cp '<home>/lib/*'`: /opt/perf-test/lib on AWS, /opt/perf-test/<version>/lib on
- *   Azure), so that both clouds and any PerfTest version find them;
+ *   Azure), found as the script runs PerfTest (`perfTestCommand`: a path, or a name on PATH), so that both clouds and
+ *   any PerfTest version find them;
  * - it connects as the per-run benchmark user ($BENCH_USER, $BENCH_PASS: hex, nothing to URL-encode) through the
  *   cluster's load balancer; the URI reaches java in its environment (RMQBENCH_VERIFIER_URIS), never in its arguments,
  *   and /proc/<pid>/environ is readable by its owner only (proc(5));
@@ -36,11 +37,14 @@ export function startVerifierLines(options: { readonly perfTestCommand: string; 
   const args = ['--queue', quote(VERIFIER_QUEUE), '--seconds', String(options.seconds), ...queueArguments].join(' ');
   return [
     `printf '%s' ${quote(source)} | base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`,
-    `VERIFIER_CLASSPATH=$(sed -n "s/.* -cp '\\([^']*\\)'.*/\\1/p" ${quote(options.perfTestCommand)} | head -n 1)`,
+    // Found as the script runs PerfTest (an absolute path on AWS, on PATH on Azure); a missing wrapper only leaves the
+    // class path empty (`|| ...`: under set -e a failed substitution would end the script).
+    `VERIFIER_WRAPPER=$(command -v ${quote(options.perfTestCommand)}) || VERIFIER_WRAPPER=''`,
+    `VERIFIER_CLASSPATH=$(sed -n "s/.* -cp '\\([^']*\\)'.*/\\1/p" "$VERIFIER_WRAPPER" 2> /dev/null | head -n 1) || VERIFIER_CLASSPATH=''`,
     `if [ -n "$VERIFIER_CLASSPATH" ]; then`,
     `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${options.amqpHost}" timeout ${options.seconds + VERIFIER_GRACE_SECONDS} java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java ${args} > ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
     'else',
-    `  echo ${quote(`rmqbench verifier: no class path in ${options.perfTestCommand}, so the verifier did not run`)} > ${VERIFIER_OUTPUT_FILE}; VERIFIER_PID=''`,
+    `  echo ${quote(`rmqbench verifier: no class path in the PerfTest wrapper ${options.perfTestCommand}, so the verifier did not run`)} > ${VERIFIER_OUTPUT_FILE}; VERIFIER_PID=''`,
     'fi',
   ];
 }

@@ -126,7 +126,7 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     try {
       // PerfTest's wrapper as the boot scripts write it, pointing at this machine's PerfTest jars.
       const wrapper = join(dir.path, 'perf-test');
-      writeFileSync(wrapper, `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`);
+      writeFileSync(wrapper, `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`, { mode: 0o755 });
       // One endpoint, as in the cloud; here it is the node that is killed (in the cloud, the load balancer in front of
       // all of them), so nothing is published after the kill: what counts is that nothing confirmed was lost.
       const first = cluster.nodes[2]!;

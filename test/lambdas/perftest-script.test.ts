@@ -174,7 +174,11 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
     try {
       const lines = withFault('aws').split('\n');
       const decode = lines.find((line) => line.includes(`| base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`))!;
+      const wrapperLine = lines.find((line) => line.startsWith('VERIFIER_WRAPPER='))!;
       const classpath = lines.find((line) => line.startsWith('VERIFIER_CLASSPATH='))!;
+      // Each script looks the wrapper up as it runs PerfTest: by its path on AWS, on PATH on Azure.
+      expect(wrapperLine).toBe(`VERIFIER_WRAPPER=$(command -v '${PERF_TEST_COMMAND}') || VERIFIER_WRAPPER=''`);
+      expect(withFault('azure')).toContain("\nVERIFIER_WRAPPER=$(command -v 'perf-test') || VERIFIER_WRAPPER=''\n");
       // The wrappers as the boot scripts write them: cdk/user-data/load-generator.ts (AWS), bicep/cloud-init/rmqbench-loadgen-setup.sh (Azure, $home expanded).
       const wrappers = {
         aws: `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
@@ -184,12 +188,16 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
       expect(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-loadgen-setup.sh'), 'utf8')).toContain(`exec java \\\${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest`);
       const found: Record<string, string> = {};
       for (const [cloud, wrapper] of Object.entries(wrappers)) {
-        writeFileSync(join(dir, 'perf-test'), wrapper);
-        const script = [decode, classpath.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'perf-test')}'`), 'printf "%s" "$VERIFIER_CLASSPATH"'].join('\n');
+        // Executable, as the boot scripts make it (command -v finds executables only).
+        writeFileSync(join(dir, 'perf-test'), wrapper, { mode: 0o755 });
+        const script = [decode, wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'perf-test')}'`), classpath, 'printf "%s" "$VERIFIER_CLASSPATH"'].join('\n');
         found[cloud] = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8' });
         expect(readFileSync(join(dir, `${LOST_MESSAGE_VERIFIER_CLASS}.java`), 'utf8')).toBe(LOST_MESSAGE_VERIFIER_JAVA);
       }
       expect(found).toEqual({ aws: '/opt/perf-test/lib/*', azure: '/opt/perf-test/2.22.1/lib/*' });
+      // No wrapper where the script looks: an empty class path (the verifier then records why it did not run), never a failed script.
+      const missing = [wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'absent')}'`), classpath, 'printf "[%s]" "$VERIFIER_CLASSPATH"'].join('\n');
+      expect(execFileSync('bash', ['-euo', 'pipefail', '-c', missing], { cwd: dir, encoding: 'utf8' })).toBe('[]');
       // gzip and base64 keep the script well under the source's size.
       expect(decode.length).toBeLessThan(LOST_MESSAGE_VERIFIER_JAVA.length / 2);
     } finally {

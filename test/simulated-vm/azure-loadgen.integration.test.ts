@@ -10,8 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brokerMetricsFromSamples } from '../../core/broker-samples';
+import { cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover';
 import { ingestRepetition } from '../../core/ingest';
-import { azurePerfTestScript, RAW_FILES, uploadUrlParameters } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, FAULT_RAW_FILES, RAW_FILES, uploadUrlParameters } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -104,5 +106,33 @@ describe('the Azure Run Command script on a simulated load generator', () => {
     expect((JSON.parse(users.stdout) as { user: string }[]).map((user) => user.user)).toEqual([adminUsername]);
     const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
     expect(JSON.parse(queues.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'perf-test-1', type: 'quorum' })]));
+  });
+
+  test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user and its output goes to its own pre-signed URL', async () => {
+    // The fault step runs on the nodes and is not part of this test: the verifier's counts without a fault.
+    const plan = { name: 'azure-fault', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }] };
+    const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
+    const files = [...RAW_FILES, ...FAULT_RAW_FILES];
+    const uploadUrls = Object.fromEntries(files.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`]));
+    const { script } = azurePerfTestScript({
+      plan,
+      item,
+      endpoint: `${node.ip}:5672`,
+      managementUrl: `http://${node.ip}:15672`,
+      username: adminUsername,
+      password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
+    });
+    const protectedParameters = Object.fromEntries(uploadUrlParameters(uploadUrls).map(({ name, value }) => [name, value]));
+    const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', ...protectedParameters }, timeoutMs: 300_000 });
+    // The stderr only when the script failed (a successful one prints the boot lines' noise there).
+    expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: '' });
+    expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
+    const output = readFileSync(join(hub.dir, 'uploads', 'raw', VERIFIER_OUTPUT_FILE), 'utf8');
+    const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
+    expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0 });
+    expect(counts.confirmed).toBeGreaterThan(0);
+    expect(counts.consumed).toBe(counts.confirmed);
+    const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
+    expect(JSON.parse(queues.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ name: VERIFIER_QUEUE, type: 'quorum' })]));
   });
 });
