@@ -120,7 +120,7 @@ export interface CloudNode {
   readonly nodeName: string;
 }
 
-/** The node the fault hits: by index (in the order the nodes were listed, by launch time), or the leader of the benchmark queue, or the first other node. */
+/** The node the fault hits: by index (in the order the nodes were listed, by launch time), or the leader of the verifier's queue (rmqbench-verifier, where the lost messages are counted), or the first other node. */
 export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['node'], leader?: string): CloudNode {
   if (nodes.length === 0) throw new Error('the cluster has no running node to fault');
   if (typeof which === 'number') {
@@ -128,14 +128,14 @@ export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['n
     if (!node) throw new Error(`fault.node ${which} is not a node of this cluster, which runs ${nodes.length} (0 to ${nodes.length - 1})`);
     return node;
   }
-  if (leader === undefined) throw new Error(`fault.node "${which}" needs the leader of the benchmark queue`);
+  if (leader === undefined) throw new Error(`fault.node "${which}" needs the leader of the verifier's queue`);
   const leading = nodes.find((node) => node.nodeName === leader);
   if (which === 'leader') {
-    if (!leading) throw new Error(`the benchmark queue is led by ${leader}, which is none of the cluster's running instances (${nodes.map((node) => node.nodeName).join(', ')})`);
+    if (!leading) throw new Error(`the verifier's queue is led by ${leader}, which is none of the cluster's running instances (${nodes.map((node) => node.nodeName).join(', ')})`);
     return leading;
   }
   const follower = nodes.find((node) => node.nodeName !== leader);
-  if (!follower) throw new Error(`the benchmark queue is led by ${leader} and no other node runs, so there is no follower to fault`);
+  if (!follower) throw new Error(`the verifier's queue is led by ${leader} and no other node runs, so there is no follower to fault`);
   return follower;
 }
 

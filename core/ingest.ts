@@ -40,7 +40,7 @@ export interface RawRepetition {
   readonly brokerSamples?: string;
   /** The metrics collector failed; recorded on the repetition as metricsError. */
   readonly metricsError?: string;
-  /** A repetition whose fault a cloud target applied without the verifier (core/cloud-fault.ts): kept, uncounted. */
+  /** A repetition whose fault a cloud target applied but could not count (core/cloud-fault.ts notCountedReason): kept, uncounted. */
   readonly uncountedFault?: UncountedFault;
 }
 

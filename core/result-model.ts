@@ -94,8 +94,9 @@ export interface FailoverResult {
 }
 
 /**
- * A fault a cloud target applied with no lost-message verifier beside PerfTest (core/cloud-fault.ts): what was done
- * and why nothing was counted, so that a report says "not counted" instead of showing zeros that were never measured.
+ * A fault a cloud target applied whose lost messages were not counted (the verifier beside PerfTest left no usable
+ * output, or none runs: core/cloud-fault.ts notCountedReason): what was done and why nothing was counted, so that a
+ * report says "not counted" instead of showing zeros that were never measured.
  */
 export interface UncountedFault {
   /** `appliedAtSeconds` and `healedAtSeconds` count from when StartRepetition sent PerfTest's command (PerfTest starts a few seconds later). */
@@ -132,7 +133,7 @@ export interface RepetitionRecord {
   readonly metricsError?: string;
   /** The load generator's CPU over PerfTest's measured seconds and whether it bounded the result (core/host-metrics.ts); kept on the repetition item so that reports need no metrics read. */
   readonly loadGenerator?: LoadGeneratorVerdict;
-  /** Present when the scenario has a fault that a cloud target applied without the verifier: nothing was counted. */
+  /** Present when the scenario has a fault that a cloud target applied but could not count (no usable verifier output): nothing was counted. */
   readonly uncountedFault?: UncountedFault;
 }
 
