@@ -12,14 +12,12 @@
  * installed, and the exit trap ships the log tail and signals SUCCESS. Not shown: the RPM installation on Amazon Linux
  * 2023, RabbitMQ 3.13 / 4.1's own plugin, and the real APIs' signatures, throttling and IAM.
  */
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig } from '../../core/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
 import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
-import { SimulatedHub, type SimulatedVm } from './harness';
+import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
 
@@ -28,17 +26,6 @@ const COOKIE_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbenc
 const ADMIN_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-admin-GhIjKl`;
 const INSTANCE_ID = 'i-0123456789abcdef0';
 
-/** The AWS CLI of this machine (the AMI ships CLI v2; the calls used have the same syntax in v1). */
-function awsCliDirectory(): string {
-  for (const probe of ['pyenv which aws', 'command -v aws']) {
-    try {
-      return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
-    } catch {
-      // try the next way
-    }
-  }
-  throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
-}
 
 function renderUserData(nodeCount = 1): string {
   const userData = UserData.forLinux();

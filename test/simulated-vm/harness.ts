@@ -17,6 +17,18 @@ import { dirname, join } from 'node:path';
 const HERE = __dirname;
 /** Paths a VM gets its own copy of (host directory that stays untouched → per-VM directory). */
 const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system', '/var/lib/cloud'];
+/** The AWS CLI of this machine, for boot scripts' CloudWatch Logs and CloudFormation calls (the AMI ships CLI v2; the calls used have the same syntax in v1). */
+export function awsCliDirectory(): string {
+  for (const probe of ['pyenv which aws', 'command -v aws']) {
+    try {
+      return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
+    } catch {
+      // try the next way
+    }
+  }
+  throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
+}
+
 /** Private paths that a Debian machine with the rabbitmq-server package does not have; createVm makes them. */
 const HOST_MOUNTPOINTS_WE_MAY_CREATE = ['/etc/rmqbench', '/var/lib/rmqbench', '/var/lib/cloud'];
 const RABBITMQ_OWNED = new Set(['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log/rabbitmq']);

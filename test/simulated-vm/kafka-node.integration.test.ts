@@ -14,8 +14,6 @@
  * The brokers run with the scripts' own heap settings (-Xmx1G -Xms1G; the heap is committed as it is used): one cloud's
  * three brokers at a time, the other's start after the first three are gone.
  */
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { parse as parseYaml } from 'yaml';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
@@ -25,7 +23,7 @@ import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../
 import { cachedArtifactDir, KAFKA_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
-import { SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
+import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
 
 jest.setTimeout(900_000);
 
@@ -37,17 +35,6 @@ const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 
 const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
-/** The AWS CLI of this machine, for the exit trap's CloudWatch Logs and CloudFormation calls (as aws-node.integration.test.ts finds it). */
-function awsCliDirectory(): string {
-  for (const probe of ['pyenv which aws', 'command -v aws']) {
-    try {
-      return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
-    } catch {
-      // try the next way
-    }
-  }
-  throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
-}
 
 /** This machine's Kafka jars (the 92 the scripts pin), as the local Kafka tests find them. */
 function kafkaJarDirectory(): string {
