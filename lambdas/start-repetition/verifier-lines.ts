@@ -22,6 +22,11 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
  *   boot script's PerfTest wrapper (`-cp '<home>/lib/*'`: /opt/perf-test/lib on AWS, /opt/perf-test/<version>/lib on
  *   Azure), found as the script runs PerfTest (`perfTestCommand`: a path, or a name on PATH), so that both clouds and
  *   any PerfTest version find them;
+ * - source-file mode needs the jdk.compiler module, which both clouds' runtime-only Java packages carry: Corretto's
+ *   `-headless` RPM (AWS) holds the JDK image's whole lib/ (corretto/corretto-21
+ *   installers/linux/al2/spec/java-amazon-corretto.spec.template, `%files headless`: `%{java_home}/lib`, copied from
+ *   images/jdk), and Debian's `openjdk-17-jre-headless` holds lib/modules with jdk.compiler (measured on this machine
+ *   with `java --list-modules`; Ubuntu's openjdk-21-jre-headless, which the Azure setup installs, is packaged alike);
  * - it connects as the per-run benchmark user ($BENCH_USER, $BENCH_PASS: hex, nothing to URL-encode) through the
  *   cluster's load balancer; the URI reaches java in its environment (RMQBENCH_VERIFIER_URIS), never in its arguments,
  *   and /proc/<pid>/environ is readable by its owner only (proc(5));
