@@ -256,7 +256,19 @@ const errorName = (error: unknown) => (error as { name?: string } | undefined)?.
  * (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_SendCommand.html, Errors): that is retried with
  * exponential back-off until `retry.until`, then fails naming the instance and the cause.
  */
+/**
+ * SendCommand refuses a command whose document with its parameters exceeds 64 KB (MaxDocumentSizeExceeded: "The size
+ * limit of a document is 64 KB", https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_SendCommand.html,
+ * Errors). The run scripts stay far below it (about 12 KB with the lost-message verifier); the check names the cause
+ * before a cluster's time is spent on a refused command.
+ */
+export const SSM_COMMAND_SIZE_LIMIT_BYTES = 64 * 1024;
+
 export async function startPerfTest(ssm: SSMClient, instanceId: string, script: string, timeoutSeconds: number, retry?: SendRetry) {
+  const bytes = Buffer.byteLength(script, 'utf8');
+  if (bytes > SSM_COMMAND_SIZE_LIMIT_BYTES - 1024) {
+    throw new Error(`the load generator's run script is ${bytes} bytes, too close to SendCommand's 64 KB document limit (MaxDocumentSizeExceeded); nothing was sent`);
+  }
   const sleep = retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = retry?.now ?? (() => new Date());
   let delay = retry?.initialDelayMs ?? 2_000;

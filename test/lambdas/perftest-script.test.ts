@@ -11,6 +11,7 @@ import { SAMPLER_GRACE_SECONDS, startBrokerSamplerLines } from '../../lambdas/st
 import { azurePerfTestScript, BENCHMARK_USER_TAGS, perfTestScript, RAW_FILES, uploadUrlVariable } from '../../lambdas/start-repetition/logic';
 import { LOST_MESSAGE_VERIFIER_CLASS, LOST_MESSAGE_VERIFIER_JAVA } from '../../lambdas/start-repetition/lost-message-verifier-java';
 import { startVerifierLines, VERIFIER_GRACE_SECONDS } from '../../lambdas/start-repetition/verifier-lines';
+import { SSM_COMMAND_SIZE_LIMIT_BYTES, startPerfTest } from '../../lambdas/shared/aws-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const plan = (topology: Record<string, unknown>) => ({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology }], workloads: [{ name: 'w', durationSeconds: 10, ...(topology.type === 'stream' ? { autoAck: false, prefetch: 100 } : {}) }] });
@@ -129,6 +130,15 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
       ? perfTestScript({ plan: planned, runId: 'r', item: faultItem, endpoint: 'nlb:5672', managementUrl: 'http://nlb:15672', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin', bucket: 'b' }).script
       : azurePerfTestScript({ plan: planned, item: faultItem, endpoint: '10.20.1.10:5672', managementUrl: 'http://10.20.1.10:15672', username: 'rmqbench-admin', password: { keyVaultName: 'kv', secretName: 'admin', identityClientId: 'id' } }).script;
   };
+
+  test("the largest script (with the verifier) stays far below SendCommand's 64 KB document limit, and one over it is refused before anything is sent", async () => {
+    expect(Buffer.byteLength(withFault('aws'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
+    expect(Buffer.byteLength(withFault('azure'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
+    let sent = 0;
+    const ssm = { send: async () => ++sent } as unknown as Parameters<typeof startPerfTest>[0];
+    await expect(startPerfTest(ssm, 'i-1', 'x'.repeat(SSM_COMMAND_SIZE_LIMIT_BYTES), 60)).rejects.toThrow(/run script is 65536 bytes, too close to SendCommand's 64 KB document limit/);
+    expect(sent).toBe(0);
+  });
 
   test('no fault, no verifier: nothing of it in either script', () => {
     for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
