@@ -61,10 +61,10 @@ describe('the Azure Run Command script on a simulated load generator', () => {
   });
   afterAll(() => hub.cleanup());
 
-  test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads the raw files with the broker sampler\'s lines; no secret in the script', async () => {
-    const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
+  /** The Run Command script of the plan's first repetition, and the protected parameters that hand it the pre-signed URLs of `files`. */
+  const runCommandFor = (plan: Record<string, unknown>, files: readonly string[]) => {
     const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
-    const uploadUrls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`])) as Record<(typeof RAW_FILES)[number], string>;
+    const uploadUrls = Object.fromEntries(files.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`]));
     const { script } = azurePerfTestScript({
       plan,
       item,
@@ -73,10 +73,15 @@ describe('the Azure Run Command script on a simulated load generator', () => {
       username: adminUsername,
       password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
     });
+    return { script, item, protectedParameters: Object.fromEntries(uploadUrlParameters(uploadUrls).map(({ name, value }) => [name, value])) };
+  };
+
+  test('reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads the raw files with the broker sampler\'s lines; no secret in the script', async () => {
+    const plan = { name: 'azure-script', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
+    const { script, item, protectedParameters } = runCommandFor(plan, RAW_FILES);
     expect(script).not.toContain(ADMIN_PASSWORD);
     expect(script).not.toContain('sig=');
     // Managed Run Command runs the script as root with a minimal environment plus its protected parameters as variables.
-    const protectedParameters = Object.fromEntries(uploadUrlParameters(uploadUrls).map(({ name, value }) => [name, value]));
     const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', ...protectedParameters }, timeoutMs: 300_000 });
     expect({ status: run.status, stderr: run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: expect.any(String) });
     expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
@@ -111,18 +116,7 @@ describe('the Azure Run Command script on a simulated load generator', () => {
   test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user and its output goes to its own pre-signed URL', async () => {
     // The fault step runs on the nodes and is not part of this test: the verifier's counts without a fault.
     const plan = { name: 'azure-fault', clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }] };
-    const item = buildSchedule({ plan, target: 'azure', runId: 'run-azure' }, 'exec').clusters[0]!.repetitions[0]!;
-    const files = [...RAW_FILES, ...FAULT_RAW_FILES];
-    const uploadUrls = Object.fromEntries(files.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sv=2024-11-04&sig=SIMULATED`]));
-    const { script } = azurePerfTestScript({
-      plan,
-      item,
-      endpoint: `${node.ip}:5672`,
-      managementUrl: `http://${node.ip}:15672`,
-      username: adminUsername,
-      password: { keyVaultName: KEY_VAULT, secretName: SECRETS.password, identityClientId: IDENTITY_CLIENT_ID },
-    });
-    const protectedParameters = Object.fromEntries(uploadUrlParameters(uploadUrls).map(({ name, value }) => [name, value]));
+    const { script, protectedParameters } = runCommandFor(plan, [...RAW_FILES, ...FAULT_RAW_FILES]);
     const run = await hub.exec(loadGenerator, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', ...protectedParameters }, timeoutMs: 300_000 });
     // The stderr only when the script failed (a successful one prints the boot lines' noise there).
     expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: '' });
