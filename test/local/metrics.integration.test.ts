@@ -104,9 +104,13 @@ describe('broker and host metrics of a real local run', () => {
         expect(points(metrics, node, 'queueDepth').length).toBeGreaterThanOrEqual(3);
         expect(points(metrics, node, 'diskWriteBytesPerSecond').length).toBeGreaterThanOrEqual(4);
       }
-      // Quorum replication and the client connection move bytes: some node sent or received in some second.
-      expect(Math.max(...NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)))).toBeGreaterThan(0);
     }
+    // Quorum replication and the client connection move bytes: some node sent or received in some second. Asked of
+    // the run, not of each 5 s repetition: the management API's octet counters lag their 1 s statistics interval when
+    // the machine is busy, and in one CI run all counters of one repetition read the same in every poll.
+    const network = stored.flatMap((metrics) => NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)));
+    expect(network.length).toBeGreaterThan(0);
+    expect(Math.max(...network)).toBeGreaterThan(0);
   });
 
   test('the HTML report draws CPU over time: one line per node and the load generator in each repetition', async () => {
