@@ -73,26 +73,41 @@ export async function metricsOfRun(stored: StoredRun, getMetrics: MetricsSource)
   return found;
 }
 
-/** `rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]`. */
-export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
+/** The faults a cloud target applied without the verifier, per repetition. */
+function uncountedFaultsOf(repetitions: StoredRun['repetitions']) {
+  return repetitions.filter((rep) => rep.uncountedFault !== undefined).map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
+}
+
+/**
+ * A run as `report --json` shows it, alone or beside other runs: the run, its scenarios over repetitions, and per
+ * repetition the verifier's counts of fault scenarios, the faults applied without the verifier (reported as not
+ * counted, never as zeros), each stored metric series (naming its node and metric) and why metrics are missing or
+ * incomplete, where known. Keys without entries are left out.
+ */
+async function runJson(stored: StoredRun, aggregates: ReturnType<typeof aggregateRun>, getMetrics: MetricsSource) {
   const { run, repetitions } = stored;
-  const aggregates = aggregateRun(run, repetitions);
-  const deltas = loadBalancerDeltas(run, aggregates);
-  const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
-  // Per repetition, the verifier's counts of fault scenarios; `scenarios[].failover` has them over repetitions.
   const failoverRepetitions = repetitions.filter((rep) => rep.failover !== undefined).map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
-  // Faults a cloud target applied without the verifier: reported as not counted, never as zeros.
-  const uncountedFaults = repetitions.filter((rep) => rep.uncountedFault !== undefined).map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
-  // Per repetition, each series names its node and metric; why metrics are missing or incomplete, where known.
-  const metrics = options.json ? await metricsOfRun(stored, getMetrics) : [];
+  const uncountedFaults = uncountedFaultsOf(repetitions);
+  const metrics = await metricsOfRun(stored, getMetrics);
   const metricsErrors = repetitions.filter((rep) => rep.metricsError !== undefined).map(({ scenarioId, repetition, metricsError }) => ({ scenarioId, repetition, metricsError: metricsError! }));
-  const data = {
+  return {
     run,
     scenarios: aggregatesForJson(aggregates),
     ...(failoverRepetitions.length > 0 ? { failoverRepetitions } : {}),
     ...(uncountedFaults.length > 0 ? { uncountedFaults } : {}),
     ...(metrics.length > 0 ? { repetitionMetrics: metrics.map(({ scenarioId, repetition, metrics: { source, series } }) => ({ scenarioId, repetition, source, series })) } : {}),
     ...(metricsErrors.length > 0 ? { metricsErrors } : {}),
+  };
+}
+
+/** `rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]`. */
+export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
+  const { run, repetitions } = stored;
+  const aggregates = aggregateRun(run, repetitions);
+  const deltas = loadBalancerDeltas(run, aggregates);
+  const pricePerformance = runPricePerformance(run, aggregates, options.catalog);
+  const data = {
+    ...(await runJson(stored, aggregates, options.json ? getMetrics : NO_METRICS)),
     loadBalancerDeltas: deltas,
     pricePerformance,
   };
@@ -136,7 +151,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
       run,
       aggregates,
       failoverRepetitions: repetitions.filter((rep) => rep.failover !== undefined),
-      uncountedFaults,
+      uncountedFaults: uncountedFaultsOf(repetitions),
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
       omittedCharts: omitted,
@@ -259,13 +274,16 @@ function json(value: unknown): string {
  * instance types measured in different runs, as the thesis's chapter 7 compares them). Markdown or --json: the HTML
  * and PNG reports draw one run's charts.
  */
-export function reportOverRuns(stored: readonly StoredRun[], options: Pick<ReportCommandOptions, 'format' | 'json' | 'catalog' | 'out'>): ReportCommandResult {
+export async function reportOverRuns(stored: readonly StoredRun[], options: Pick<ReportCommandOptions, 'format' | 'json' | 'catalog' | 'out'>, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
   if (options.format !== 'markdown') throw new ReportError(`a report over ${stored.length} runs is Markdown or --json; --format ${options.format} takes one run id`);
   const runs = stored.map(({ run, repetitions }) => ({ run, aggregates: aggregateRun(run, repetitions) }));
   const pricePerformance = pricePerformanceAcrossRuns(runs, options.catalog);
   const warnings = pricePerformance.available ? pricePerformance.leftOut.map((reason) => `left out of price-performance: ${reason}`) : [`no price-performance section: ${pricePerformance.reason}`];
   if (options.json) {
-    return { stdout: json({ runs: runs.map(({ run, aggregates }) => ({ run, scenarios: aggregatesForJson(aggregates) })), pricePerformance }), warnings, files: [] };
+    // Each run as `report <runId> --json` shows it (fault counts, metrics and their errors), then price-performance across them.
+    const runsJson = [];
+    for (const [index, { aggregates }] of runs.entries()) runsJson.push(await runJson(stored[index]!, aggregates, getMetrics));
+    return { stdout: json({ runs: runsJson, pricePerformance }), warnings, files: [] };
   }
   const lines = stored.map(({ run, repetitions }) => renderMarkdownReport(run, repetitions).trimEnd());
   lines.push('', `# Price-performance across ${stored.length} runs`, '');

@@ -274,7 +274,11 @@ async function main(argv: string[]): Promise<number> {
           for (const id of rest) stored.push(await readRun(store, id));
           let result;
           try {
-            result = reportOverRuns(stored, { format: format as ReportFormat, json: options.json, catalog, ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }) });
+            result = await reportOverRuns(
+              stored,
+              { format: format as ReportFormat, json: options.json, catalog, ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }) },
+              (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
+            );
           } catch (error) {
             if (error instanceof ReportError) throw new CliError(error.message, 2);
             throw error;

@@ -147,8 +147,8 @@ describe('rmqbench report <runId> <runId>...', () => {
   const m5 = storedRun('run-m5', uniformRates([30_000, 30_000]), { target: 'aws', environment: { instanceType: 'm5.xlarge', region: 'us-east-1' } });
   const local = storedRun('run-local', uniformRates([50_000, 50_000]));
 
-  it('compares instance types measured in different runs in one price-performance table per queue count', () => {
-    const { stdout, warnings } = reportOverRuns([c5, m5, local], { ...base, format: 'markdown' });
+  it('compares instance types measured in different runs in one price-performance table per queue count', async () => {
+    const { stdout, warnings } = await reportOverRuns([c5, m5, local], { ...base, format: 'markdown' });
     const text = stdout as string;
     for (const runId of ['run-c5', 'run-m5', 'run-local']) expect(text).toContain(`Run \`${runId}\``);
     expect(text).toContain('# Price-performance across 3 runs');
@@ -156,7 +156,7 @@ describe('rmqbench report <runId> <runId>...', () => {
     expect(text).toMatch(/\| 3 × c5\.xlarge \+ lb \| run-c5 \| \$/);
     expect(text).toMatch(/\| 3 × m5\.xlarge \+ lb \| run-m5 \| \$/);
     expect(warnings).toEqual([expect.stringMatching(/^left out of price-performance: run run-local ran on target local/)]);
-    const json = JSON.parse(reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true }).stdout as string) as {
+    const json = JSON.parse((await reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true })).stdout as string) as {
       runs: { run: { runId: string } }[];
       pricePerformance: { available: boolean; tables: { queues: number; rows: string[][] }[] };
     };
@@ -168,11 +168,36 @@ describe('rmqbench report <runId> <runId>...', () => {
     expect(cells).toContain('m5.xlarge');
   });
 
-  it('says why there is no price-performance when no run can be priced, and refuses html/png for several runs', () => {
-    const { stdout, warnings } = reportOverRuns([local, local], { ...base, format: 'markdown' });
+  it('says why there is no price-performance when no run can be priced, and refuses html/png for several runs', async () => {
+    const { stdout, warnings } = await reportOverRuns([local, local], { ...base, format: 'markdown' });
     expect(stdout).toContain('Not available: run run-local ran on target local');
     expect(warnings).toEqual([expect.stringMatching(/^no price-performance section: /)]);
-    expect(() => reportOverRuns([c5, m5], { ...base, format: 'html' })).toThrow(new ReportError('a report over 2 runs is Markdown or --json; --format html takes one run id'));
+    await expect(reportOverRuns([c5, m5], { ...base, format: 'html' })).rejects.toThrow(new ReportError('a report over 2 runs is Markdown or --json; --format html takes one run id'));
+  });
+
+  it('--json over several runs gives each run what report <runId> --json gives: fault counts, uncounted faults, metrics and their errors', async () => {
+    const first = c5.repetitions[0]!;
+    const fault = { action: 'kill' as const, node: 'leader' as const, nodeName: 'i-0abc', appliedAtSeconds: 10 };
+    const failover = { fault, published: 905, confirmed: 900, consumed: 900, lostMessages: 0, duplicatedMessages: 2, unconfirmedAtFault: 5, recoverySeconds: 4, unavailableSeconds: 2, reconnects: 1, receivedPerSecond: [90, 90, 0, 0, 85] };
+    const faulted = { ...c5, repetitions: [{ ...first, failover, metricsError: 'metrics unavailable: AccessDenied' }, ...c5.repetitions.slice(1)] };
+    const uncounted = { ...m5, repetitions: [{ ...m5.repetitions[0]!, uncountedFault: { fault, reason: 'the verifier printed nothing' } }, ...m5.repetitions.slice(1)] };
+    const { runs } = JSON.parse((await reportOverRuns([faulted, uncounted], { ...base, format: 'markdown', json: true }, steadyMetrics)).stdout as string) as {
+      runs: { run: { runId: string }; failoverRepetitions?: unknown[]; uncountedFaults?: unknown[]; repetitionMetrics?: { scenarioId: string; repetition: number; series: { node: string; metric: string }[] }[]; metricsErrors?: unknown[] }[];
+    };
+    expect(runs.map((entry) => entry.run.runId)).toEqual(['run-c5', 'run-m5']);
+    expect(runs[0]!.failoverRepetitions).toEqual([{ scenarioId: first.scenarioId, repetition: first.repetition, failover }]);
+    expect(runs[0]!.metricsErrors).toEqual([{ scenarioId: first.scenarioId, repetition: first.repetition, metricsError: 'metrics unavailable: AccessDenied' }]);
+    expect(runs[0]!.uncountedFaults).toBeUndefined();
+    expect(runs[1]!.uncountedFaults).toEqual([{ scenarioId: m5.repetitions[0]!.scenarioId, repetition: m5.repetitions[0]!.repetition, uncountedFault: { fault, reason: 'the verifier printed nothing' } }]);
+    expect(runs[1]!.failoverRepetitions).toBeUndefined();
+    // Every repetition of both runs has its series, each naming its node and metric.
+    for (const entry of runs) {
+      expect(entry.repetitionMetrics).toHaveLength(entry === runs[0] ? faulted.repetitions.length : uncounted.repetitions.length);
+      expect(entry.repetitionMetrics![0]!.series.map(({ node, metric }) => `${node}/${metric}`)).toEqual(['rmqbench1@localhost/cpuPercent', 'load-generator/cpuPercent']);
+    }
+    // Without a metrics source (as before), no repetitionMetrics key at all.
+    const without = JSON.parse((await reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true })).stdout as string) as { runs: Record<string, unknown>[] };
+    expect(without.runs.map((entry) => Object.keys(entry))).toEqual([['run', 'scenarios'], ['run', 'scenarios']]);
   });
 });
 
