@@ -152,6 +152,19 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     expect(report.pricePerformance.available).toBe(false);
   });
 
+  test('report over several runs --json reads each run\'s stored metrics from the table (series per node and metric)', () => {
+    const { code, stdout } = rmqbench('report', outcome.runId, outcome.runId, '--json');
+    expect(code).toBe(0);
+    const { runs } = JSON.parse(stdout) as { runs: { run: { runId: string }; repetitionMetrics?: { series: { node: string; metric: string }[] }[] }[] };
+    expect(runs.map((entry) => entry.run.runId)).toEqual([outcome.runId, outcome.runId]);
+    for (const entry of runs) {
+      expect(entry.repetitionMetrics).toHaveLength(8);
+      const cpuNodes = entry.repetitionMetrics![0]!.series.filter((series) => series.metric === 'cpuPercent').map((series) => series.node);
+      expect(cpuNodes).toContain('load-generator');
+      expect(cpuNodes.some((node) => node.startsWith('rmqbench'))).toBe(true);
+    }
+  });
+
   test('report --format png writes one chart as a PNG image', () => {
     const { code, stdout } = rmqbench('report', outcome.runId, '--format', 'png', '--chart', 'latency-percentiles', '--out', 'latency.png');
     expect(code).toBe(0);
