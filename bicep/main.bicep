@@ -318,6 +318,9 @@ output scaleSetResourceId string = broker == 'rabbitmq' ? cluster.outputs.resour
 @description('The resource ID of the load generator VM.')
 output loadGeneratorResourceId string = loadGenerator.outputs.resourceId
 
+@description('The resource IDs of the Kafka broker VMs, one per broker in broker order (IngestRepetition reads each one\'s Azure Monitor platform metrics); empty when broker is rabbitmq (its nodes are the scale set of scaleSetResourceId).')
+output kafkaBrokerResourceIds array = broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []
+
 @description('The resource ID of the load balancer.')
 output loadBalancerResourceId string = broker == 'rabbitmq' ? cluster.outputs.loadBalancerResourceId : ''
 

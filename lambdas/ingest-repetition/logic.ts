@@ -5,8 +5,12 @@ import { ingestRepetition, RawRepetition } from '../../core/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';
 
-/** Reads a repetition's host metrics from the cloud's monitoring service for its window; throws with the reason when it cannot. */
-export type HostMetricsSource = (window: { startedAt: string; finishedAt: string }) => Promise<RepetitionMetrics>;
+/**
+ * Reads a repetition's host metrics from the cloud's monitoring service for its window; throws with the reason when it
+ * cannot. `incomplete` says which part it could not read while returning the rest (an Azure Kafka deployment from before
+ * the kafkaBrokerResourceIds output: the load generator's series without the brokers').
+ */
+export type HostMetricsSource = (window: { startedAt: string; finishedAt: string }) => Promise<RepetitionMetrics & { readonly incomplete?: string }>;
 
 /** The cluster's broker hosts (id as the host series name it, RabbitMQ node name), to put the broker series under the host's name. */
 export type BrokerHostsSource = () => Promise<readonly BrokerHost[]>;
@@ -16,7 +20,8 @@ export type BrokerHostsSource = () => Promise<readonly BrokerHost[]>;
  * given and the broker metrics of the management API sampler's output when the raw repetition carries it (a RabbitMQ
  * repetition in the cloud), parses it with the shared ingest and stores it (idempotent keys). Metrics that cannot be
  * read never fail the repetition: the record keeps its result and says why in metricsError ("metrics unavailable:
- * <reason>" for the host metrics, "broker metrics unavailable: <reason>" for the broker's), with whatever the other
+ * <reason>" for the host metrics, "metrics incomplete: <reason>" for a part of them the source could not read,
+ * "broker metrics unavailable: <reason>" for the broker's), with whatever the other
  * source gave. With `brokerHosts`, the broker series are named like the host series (brokerSeriesOnHosts); a node left
  * under RabbitMQ's name, or a listing that failed, is named in metricsError too.
  */
@@ -35,7 +40,9 @@ async function withCloudMetrics(raw: RawRepetition, hostMetrics: HostMetricsSour
   const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
   if (hostMetrics) {
     try {
-      parts.push(await hostMetrics({ startedAt: raw.startedAt, finishedAt: raw.finishedAt }));
+      const { incomplete, ...metrics } = await hostMetrics({ startedAt: raw.startedAt, finishedAt: raw.finishedAt });
+      parts.push(metrics);
+      if (incomplete) problems.push(`metrics incomplete: ${incomplete}`);
     } catch (error) {
       problems.push(`metrics unavailable: ${reason(error)}`);
     }

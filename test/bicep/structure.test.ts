@@ -62,13 +62,21 @@ describe('every template follows the parameter and output conventions', () => {
     );
   });
 
-  test('host metrics need no agent: IngestRepetition reads Azure Monitor platform metrics of the resources whose ids main.bicep outputs (the scale set per VM, the load generator VM)', () => {
-    // Platform metrics ("Percentage CPU", "Disk Write Bytes", "Network In/Out Total") exist for every VM and scale set
-    // without an agent or data collection rule; what the fetch needs is the two resource ids (AZURE_METRICS_OUTPUTS).
+  test('host metrics need no agent: IngestRepetition reads Azure Monitor platform metrics of the resources whose ids main.bicep outputs (the scale set per VM, each Kafka broker VM, the load generator VM)', () => {
+    // Platform metrics ("Percentage CPU", "Available Memory Bytes", "Disk Write Bytes", "Network In/Out Total") exist for
+    // every VM and scale set without an agent or data collection rule; what the fetch needs is the resource ids (AZURE_METRICS_OUTPUTS).
     const main = file('main.bicep');
+    expect(AZURE_METRICS_OUTPUTS.filter((name) => !main.outputs.has(name))).toEqual([]);
     // The scale set exists with broker = 'rabbitmq' (the default); with 'kafka' its id is empty (the brokers are VMs of their own).
-    for (const name of AZURE_METRICS_OUTPUTS) expect({ name, output: main.outputs.get(name)?.value.text }).toEqual({ name, output: expect.stringMatching(/^(broker == 'rabbitmq' \? cluster\.outputs\.resourceId : ''|loadGenerator\.outputs\.resourceId)$/) });
     expect(main.outputs.get('scaleSetResourceId')?.value.text).toBe("broker == 'rabbitmq' ? cluster.outputs.resourceId : ''");
+    // With 'kafka' every broker VM's id, from the module's loop over the same VM resources; an empty array with 'rabbitmq'.
+    const kafkaOutput = main.outputs.get('kafkaBrokerResourceIds');
+    expect(kafkaOutput?.type).toBe('array');
+    expect(kafkaOutput?.value.text).toBe("broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []");
+    const kafkaCluster = file('modules/kafka-cluster.bicep');
+    const brokers = resource(kafkaCluster, 'Microsoft.Compute/virtualMachines');
+    expect(kafkaCluster.outputs.get('brokerResourceIds')?.value.text.replace(/\s+/g, ' ')).toBe(`[ for i in range(0, brokerCount): ${brokers.name}[i].id ]`);
+    expect(brokers.node.text).toMatch(/= \[\s*for i in range\(0, brokerCount\):/);
     expect(file('modules/cluster.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`);
     expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
     expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`);

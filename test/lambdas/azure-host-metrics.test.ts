@@ -1,9 +1,9 @@
 import { brokerMetricsFromSamples, brokerSeriesOnHosts } from '../../core/broker-samples';
 import { azureClusterNodes } from '../../lambdas/fault/azure';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
-import type { AzureClients } from '../../lambdas/shared/azure-cluster';
+import { checkDeployment, launchResourceGroup, type AzureClients } from '../../lambdas/shared/azure-cluster';
 import type { FakeArm } from './fake-arm';
-import { startFakeArm } from './fake-arm-clients';
+import { EMPTY_TEMPLATE, fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
 // The real ARM client pipeline (bearer token, TLS) against the fake ARM endpoint's Azure Monitor metrics API
 // (metrics_API.json 2023-10-01 shape: value[].name.value, timeseries[].metadatavalues / data[].timeStamp + average / total).
@@ -53,12 +53,74 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     ]);
   });
 
-  test('a Kafka deployment (empty scaleSetResourceId) gets its load generator\'s metrics only', async () => {
+  test('a Kafka deployment: each broker VM read on its own (no VMName split) and keyed by its VM name, from the kafkaBrokerResourceIds array output as checkDeployment returns it', async () => {
+    // The outputs of bicep/main.bicep with broker = 'kafka', as ARM returns them (an array output's value is the array) and checkDeployment keeps them.
+    const brokerIds = [1, 2, 3].map((index) => `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-kafka-${index}`);
+    const template = {
+      ...EMPTY_TEMPLATE,
+      outputs: {
+        scaleSetResourceId: { type: 'string', value: '' },
+        loadGeneratorResourceId: { type: 'string', value: LOAD_GENERATOR },
+        kafkaBootstrapServers: { type: 'string', value: '10.20.1.10:9092,10.20.1.11:9092,10.20.1.12:9092' },
+        kafkaBrokerResourceIds: { type: 'array', value: brokerIds },
+      },
+    };
+    const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', { index: 0, clusterId: GROUP, nodes: 3, topology: 'classic', repetitions: [] });
+    let checked = await checkDeployment(clients, launch);
+    while (!checked.ready) checked = await checkDeployment(clients, launch);
+    const kafkaOutputs = checked.outputs!;
+    expect(JSON.parse(kafkaOutputs.kafkaBrokerResourceIds!)).toEqual(brokerIds);
+
+    brokerIds.forEach((id, index) => arm.metricValues.set(id.toLowerCase(), [
+      { metric: 'Percentage CPU', timeStamp: minute(0), value: 10 * (index + 1) },
+      { metric: 'Percentage CPU', timeStamp: minute(1), value: 10 * (index + 1) + 5 },
+      { metric: 'Disk Write Bytes', timeStamp: minute(1), value: 6000 * (index + 1) },
+      { metric: 'Network In Total', timeStamp: minute(1), value: 60_000 },
+      { metric: 'Network Out Total', timeStamp: minute(1), value: 1200 },
+    ]));
     arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 50 }]);
-    const metrics = await azureMonitorHostMetrics(clients, { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR }, window);
+    const metrics = await azureMonitorHostMetrics(clients, kafkaOutputs, window);
+    expect(metrics.incomplete).toBeUndefined();
+    expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3', 'load-generator']);
+    const points = (node: string, metric: string) => metrics.series.find((one) => one.node === node && one.metric === metric)?.points;
+    expect(points('rmqbench-kafka-1', 'cpuPercent')).toEqual([[0, 10], [40, 15]]);
+    expect(points('rmqbench-kafka-3', 'cpuPercent')).toEqual([[0, 30], [40, 35]]);
+    expect(points('rmqbench-kafka-2', 'diskWriteBytesPerSecond')).toEqual([[40, 200]]);
+    expect(points('rmqbench-kafka-2', 'networkBytesPerSecond')).toEqual([[40, 1020]]);
+    expect(points('load-generator', 'cpuPercent')).toEqual([[40, 50]]);
+    // One request per VM, none split by VMName (a single VM has no such dimension), none for a scale set.
+    const requests = arm.requests.filter((request) => request.path.endsWith('/providers/Microsoft.Insights/metrics'));
+    expect(requests.map((request) => request.path)).toEqual([...brokerIds, LOAD_GENERATOR].map((id) => `${id}/providers/Microsoft.Insights/metrics`));
+    expect(arm.metricsQueries.every((query) => !query.has('$filter'))).toBe(true);
+  });
+
+  test('a Kafka deployment from before kafkaBrokerResourceIds keeps its load generator\'s series and says the brokers\' were not read, naming the output', async () => {
+    arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 50 }]);
+    const metrics = await azureMonitorHostMetrics(clients, { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR, kafkaBootstrapServers: '10.20.1.10:9092' }, window);
     expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['load-generator']);
     expect(metrics.series.find((one) => one.metric === 'cpuPercent')).toEqual({ node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[40, 50]] });
+    expect(metrics.incomplete).toBe("the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
     expect(arm.requests.filter((request) => request.path.endsWith('/metrics')).map((request) => request.path)).toEqual([`${LOAD_GENERATOR}/providers/Microsoft.Insights/metrics`]);
+  });
+
+  test('a RabbitMQ deployment from before kafkaBrokerResourceIds is read as before (the scale set split per VM), with nothing said missing', async () => {
+    arm.metricValues.set(SCALE_SET.toLowerCase(), [{ metric: 'Percentage CPU', vmName: 'rmqbench-cluster_1a2b3c', timeStamp: minute(1), value: 40 }]);
+    const metrics = await azureMonitorHostMetrics(clients, outputs, window);
+    expect(metrics.incomplete).toBeUndefined();
+    expect(metrics.series.find((one) => one.node === 'rmqbench-cluster_1a2b3c')?.points).toEqual([[40, 40]]);
+  });
+
+  test('a malformed kafkaBrokerResourceIds is an error naming the output; a broker VM whose metrics are refused fails the read naming that VM (every VM was asked)', async () => {
+    const kafka = { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR };
+    await expect(azureMonitorHostMetrics(clients, { ...kafka, kafkaBrokerResourceIds: 'rmqbench-kafka-1' }, window)).rejects.toThrow('the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got "rmqbench-kafka-1"');
+    await expect(azureMonitorHostMetrics(clients, { ...kafka, kafkaBrokerResourceIds: '[1,2]' }, window)).rejects.toThrow(/kafkaBrokerResourceIds must be a JSON array of VM resource ids, got \[1,2\]/);
+    await expect(azureMonitorHostMetrics(clients, { ...kafka, kafkaBrokerResourceIds: JSON.stringify([SCALE_SET]) }, window)).rejects.toThrow(/expected a virtual machine resource id/);
+    expect(arm.requests.filter((request) => request.path.endsWith('/metrics'))).toEqual([]);
+    // The second "broker" is a load balancer: ARM (here the fake) refuses its metrics; the others were still asked.
+    const good = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-kafka-1`;
+    const refused = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/virtualMachines/rmqbench-kafka-2`;
+    await expect(azureMonitorHostMetrics(clients, { ...kafka, kafkaBrokerResourceIds: JSON.stringify([good, refused]) }, window)).rejects.toThrow(/Azure Monitor answered 400 for the metrics of .*loadBalancers\/virtualMachines\/rmqbench-kafka-2: UnexpectedRequest/);
+    expect(arm.requests.filter((request) => request.path.endsWith('/metrics')).map((request) => request.path).sort()).toEqual([good, refused, LOAD_GENERATOR].map((id) => `${id}/providers/Microsoft.Insights/metrics`).sort());
   });
 
   test('broker series move to the VM names the host series use: the scale set\'s VMs listed (as IngestRepetition does), rabbit@<computerName> -> VM name', async () => {

@@ -75,6 +75,8 @@ export class FakeArm {
    * per metric, minute and VM (`vmName` for a scale set's instances, absent for a single VM).
    */
   readonly metricValues = new Map<string, { metric: string; vmName?: string; timeStamp: string; value: number }[]>();
+  /** The query of every metrics request, in arrival order (metricnames, aggregation, $filter, ...). */
+  readonly metricsQueries: URLSearchParams[] = [];
   /** VMs a resource group's Virtual Machines - List returns (the test puts them there: the fake deploys nothing). */
   readonly vms = new Map<string, FakeVm[]>();
   private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
@@ -255,6 +257,7 @@ export class FakeArm {
    * resource type does not have is a 400 BadRequest, as ARM answers an unknown metric name.
    */
   private metrics(resourceId: string, query: URLSearchParams, send: (status: number, payload?: unknown) => void): void {
+    this.metricsQueries.push(query);
     if (query.get('api-version') !== '2023-10-01') return send(400, { error: { code: 'InvalidApiVersionParameter', message: `The api-version '${query.get('api-version')}' is invalid for Microsoft.Insights/metrics in the fake (2023-10-01).` } });
     const timespan = /^([^/]+)\/([^/]+)$/.exec(query.get('timespan') ?? '');
     const names = (query.get('metricnames') ?? '').split(',').filter(Boolean);

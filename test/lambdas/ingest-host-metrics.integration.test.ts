@@ -6,12 +6,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { RawRepetition } from '../../core/ingest';
+import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
 import { cloudWatchHostMetrics } from '../../lambdas/ingest-repetition/cloudwatch-metrics';
 import { clusterNodes, NODE_COMPONENT } from '../../lambdas/fault/aws';
 import { ingestFromS3 } from '../../lambdas/ingest-repetition/logic';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';
 import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';
+import { startFakeArm } from './fake-arm-clients';
 
 // The real @aws-sdk/client-cloudwatch against moto server (moto 5.2.5 implements PutMetricData, ListMetrics with a
 // dimension filter and GetMetricData with MetricStat queries: moto/cloudwatch/models.py). The test publishes what the
@@ -192,6 +194,55 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       expect(nodes.sort()).toEqual([...instanceIds].sort());
       expect(stored?.series.find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')?.points.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
       expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
+    });
+
+    test('an Azure Kafka repetition: each broker VM\'s Azure Monitor series (fake ARM, real ARM client) are stored under its VM name beside the load generator\'s', async () => {
+      const { arm, clients } = await startFakeArm();
+      try {
+        const group = 'rmqbench-run-7-c1';
+        const vm = (name: string) => `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
+        const brokers = ['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3'];
+        const minuteOf = new Date(Math.floor(START.getTime() / 60_000) * 60_000).toISOString();
+        brokers.forEach((name, index) => arm.metricValues.set(vm(name).toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minuteOf, value: 20 + index }, { metric: 'Disk Write Bytes', timeStamp: minuteOf, value: 600 * (index + 1) }]));
+        arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 }]);
+        // The deployment outputs as checkDeployment hands them on (an array output as its JSON text).
+        const outputs = { scaleSetResourceId: '', loadGeneratorResourceId: vm('rmqbench-loadgen'), kafkaBootstrapServers: '10.20.1.10:9092', kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)) };
+        // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the repetition's window.
+        const kafkaFixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kafka', name), 'utf8');
+        const raw: RawRepetition = {
+          runId: 'run-7',
+          scenarioId: item.scenarioId,
+          repetition: 1,
+          startedAt: START.toISOString(),
+          finishedAt: FINISH.toISOString(),
+          perfTestArgs: [],
+          expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+          stdout: '',
+          csv: '',
+          kafka: { output: { producers: [kafkaFixture('one-producer-1.txt')], consumers: [kafkaFixture('one-consumer-1.txt')] }, expectations: { producers: 1, consumers: 1, recordsPerProducer: 200_000 } },
+        };
+        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-7/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }));
+        await store.putRun({ runId: 'run-7', planName: 'kafka', plan: {}, target: 'azure', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
+
+        const result = await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) => azureMonitorHostMetrics(clients, outputs, window));
+        expect(result.status).toBe('SUCCEEDED');
+        const stored = await store.getMetrics('run-7', item.scenarioId, 1);
+        expect(stored?.source).toBe('azure-monitor');
+        expect([...new Set(stored?.series.map((one) => one.node))]).toEqual([...brokers, 'load-generator']);
+        const offset = Math.max(0, Math.round((Date.parse(minuteOf) - START.getTime()) / 1000));
+        expect(brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points)).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
+        expect(stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')?.points).toEqual([[offset, 30]]);
+        expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
+
+        // The same repetition with the outputs of a Kafka deployment from before kafkaBrokerResourceIds: the load
+        // generator's series are stored and the record names the missing output.
+        const { kafkaBrokerResourceIds: _absent, ...before } = outputs;
+        await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) => azureMonitorHostMetrics(clients, before, window));
+        expect([...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node))]).toEqual(['load-generator']);
+        expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe("metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
+      } finally {
+        await arm.stop();
+      }
     });
 
     test('when the hosts cannot be listed the broker series keep RabbitMQ\'s names, and the record says why', async () => {

@@ -1,0 +1,39 @@
+import { azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
+
+// Response bodies in the shape of metrics_API.json 2023-10-01 (value[].name.value, timeseries[].metadatavalues, data[]).
+const startedAt = new Date('2026-11-23T13:00:20.000Z');
+const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
+const singleVm = (cpu: readonly number[]): AzureMetricsResponse => ({
+  value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: cpu.map((average, index) => ({ timeStamp: minute(index), average })) }] }],
+});
+
+describe('Azure Monitor responses become per-node series', () => {
+  test('single-VM responses (Kafka brokers) are keyed by the node each was read for, brokers by name and the load generator last', () => {
+    const metrics = hostMetricsFromAzureMonitor(
+      [
+        { body: singleVm([20, 30]), node: 'rmqbench-kafka-2' },
+        { body: singleVm([90, 95]), node: 'load-generator' },
+        { body: singleVm([10, 15]), node: 'rmqbench-kafka-1' },
+      ],
+      startedAt,
+    );
+    expect(metrics.series.map((one) => [one.node, one.metric, one.points])).toEqual([
+      ['rmqbench-kafka-1', 'cpuPercent', [[0, 10], [40, 15]]],
+      ['rmqbench-kafka-2', 'cpuPercent', [[0, 20], [40, 30]]],
+      ['load-generator', 'cpuPercent', [[0, 90], [40, 95]]],
+    ]);
+  });
+
+  test('a response without a node of its own and without the VMName dimension gives no series (it cannot be told apart)', () => {
+    expect(hostMetricsFromAzureMonitor([{ body: singleVm([10]) }], startedAt).series).toEqual([]);
+  });
+
+  test('the query asks for the VMName split only for a scale set', () => {
+    const window = { startedAt, finishedAt: new Date('2026-11-23T13:02:40.000Z') };
+    const single = new URLSearchParams(azureMetricsQuery(window, false));
+    const scaleSet = new URLSearchParams(azureMetricsQuery(window, true));
+    expect(single.get('$filter')).toBeNull();
+    expect(scaleSet.get('$filter')).toBe("VMName eq '*'");
+    expect(single.get('timespan')).toBe('2026-11-23T13:00:00.000Z/2026-11-23T13:03:00.000Z');
+  });
+});
