@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, ArnFormat, Aws, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
@@ -798,6 +798,10 @@ export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFA
     const artifact = assembly.getStackByName(kafkaClusterTemplateStackName(brokers));
     writeFileSync(join(dir, kafkaClusterTemplateFileName(brokers)), readFileSync(join(outdir, artifact.templateFile)));
   }
+  // The cloud assembly was only a means to the template files; the files are an asset's source, which the app's synth
+  // copies into its own cdk.out, so they are removed when the process exits (a `cdk synth` leaves nothing in /tmp).
+  rmSync(outdir, { recursive: true, force: true });
+  if (templatesDirs.size === 0) process.once('exit', () => { for (const made of templatesDirs.values()) rmSync(made, { recursive: true, force: true }); });
   templatesDirs.set(nodeImageParameterName, dir);
   return dir;
 }

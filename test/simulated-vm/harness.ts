@@ -152,6 +152,12 @@ function killNetns(inode: string): void {
 const processAlive = (pid: number): boolean => existsSync(`/proc/${pid}`);
 
 /**
+ * The system's temporary folder, not the test run's own (test/jest-temp-dir.js): a run killed before its teardown leaves
+ * its simulation folders where the next run's sweepAbandonedRuns looks for them.
+ */
+const simulationTmpdir = (): string => process.env.RMQBENCH_SYSTEM_TMPDIR ?? tmpdir();
+
+/**
  * Removes what a killed test run left behind (a SIGKILL or a SIGINT that ends Jest skips afterAll and exit handlers):
  * hub namespaces `rmqsim-<pid>-*` and folders `rmqbench-sim-<pid>-*` whose process no longer runs, every process in
  * those hubs and in their VMs (a VM's namespace is found through its holder process, marked with RMQBENCH_SIM_DIR),
@@ -162,7 +168,7 @@ function sweepAbandonedRuns(): void {
     const pid = Number(name.slice(prefix.length).split('-')[0]);
     return Number.isInteger(pid) && pid > 0 && !processAlive(pid);
   };
-  const abandonedDirs = readdirSync(tmpdir()).filter((name) => name.startsWith('rmqbench-sim-') && dead(name, 'rmqbench-sim-')).map((name) => join(tmpdir(), name));
+  const abandonedDirs = readdirSync(simulationTmpdir()).filter((name) => name.startsWith('rmqbench-sim-') && dead(name, 'rmqbench-sim-')).map((name) => join(simulationTmpdir(), name));
   // VM processes: every process whose working files live in an abandoned folder, and everything in its namespace.
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
@@ -242,7 +248,7 @@ export class SimulatedHub {
   /** Creates the hub namespace, bridge, test CA and the fake cloud endpoints. */
   async start(): Promise<void> {
     sweepAbandonedRuns();
-    this.dirPath = mkdtempSync(join(tmpdir(), `rmqbench-sim-${process.pid}-`));
+    this.dirPath = mkdtempSync(join(simulationTmpdir(), `rmqbench-sim-${process.pid}-`));
     this.makeCertificates();
     this.saveState();
     run('ip', ['netns', 'add', this.hubNetns]);
