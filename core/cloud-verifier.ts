@@ -10,14 +10,8 @@ import type { FailoverResult } from './result-model';
 /** The file the load generator's run script leaves the verifier's output in (uploaded beside PerfTest's). */
 export const VERIFIER_OUTPUT_FILE = 'verifier.txt';
 
-export interface CloudVerifierOutput {
+export interface CloudVerifierOutput extends Pick<VerifierCounts, 'published' | 'confirmed' | 'consumed' | 'lostMessages' | 'duplicatedMessages' | 'reconnects'> {
   readonly startedAtMs: number;
-  readonly published: number;
-  readonly confirmed: number;
-  readonly consumed: number;
-  readonly lostMessages: number;
-  readonly duplicatedMessages: number;
-  readonly reconnects: number;
   /** Deliveries in whole second i after startedAtMs (no partial last second, no drain). */
   readonly receivedPerSecond: readonly number[];
   /** Published but not yet confirmed at second i after startedAtMs. */
