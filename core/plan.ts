@@ -99,6 +99,10 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
   if (issue.code === 'invalid_union' && 'discriminator' in issue) {
     return [{ path, message: issue.message, value: issue.input }];
   }
+  // A required field left out reads as one, not as zod's "Invalid input: expected string, received undefined".
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return [{ path, message: `required field missing (expected ${issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`})` }];
+  }
   return [{ path, message: issue.message, ...(issue.input === undefined ? {} : { value: issue.input }) }];
 }
 

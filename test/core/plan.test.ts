@@ -62,6 +62,12 @@ describe('plan parsing', () => {
     expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].mesageSize', message: expect.stringMatching(/unknown field/) })]);
   });
 
+  test('a required field left out is named as missing, with what it expects', () => {
+    const issues = issuesOf(minimal.replace('  - name: three\n', '  - nodes: 3\n').replace('    nodes: 3\n    topology', '    topology'));
+    expect(issues).toEqual([{ path: 'clusters[0].name', message: 'required field missing (expected a string)' }]);
+    expect(issuesOf(minimal.replace(/workloads:[\s\S]*$/, ''))).toEqual([expect.objectContaining({ path: 'workloads', message: 'required field missing (expected a list)' })]);
+  });
+
   test('a negative count is rejected with the allowed minimum', () => {
     const [issue] = issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    producers: -2'));
     expect(issue).toMatchObject({ path: 'workloads[0].producers', value: -2 });
