@@ -321,6 +321,12 @@ output loadGeneratorResourceId string = loadGenerator.outputs.resourceId
 @description('The resource IDs of the Kafka broker VMs, one per broker in broker order (IngestRepetition reads each one\'s Azure Monitor platform metrics); empty when broker is rabbitmq (its nodes are the scale set of scaleSetResourceId).')
 output kafkaBrokerResourceIds array = broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []
 
+@description('The VM size of every cluster VM (the RabbitMQ scale set\'s and the Kafka brokers\'): IngestRepetition derives used memory from its memory and Azure Monitor\'s "Available Memory Bytes".')
+output clusterVmSize string = clusterVmSize
+
+@description('The VM size of the load generator: IngestRepetition derives its used memory from its memory and Azure Monitor\'s "Available Memory Bytes".')
+output loadGeneratorVmSize string = loadGeneratorVmSize
+
 @description('The resource ID of the load balancer.')
 output loadBalancerResourceId string = broker == 'rabbitmq' ? cluster.outputs.loadBalancerResourceId : ''
 

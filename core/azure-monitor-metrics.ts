@@ -7,9 +7,14 @@ import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type M
  * (learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics):
  * PT1M grain; on a scale set each metric splits by the VMName dimension.
  *
- * Not mapped: memory. The platform metric is "Available Memory Bytes" (free memory), and used memory would need the
- * VM size's total, which the metrics API does not return; memoryBytes needs the Azure Monitor agent and a data
- * collection rule, not deployed.
+ * Memory: the platform metric is "Available Memory Bytes" ("Amount of physical memory, in bytes, immediately available
+ * for allocation to a process or for system use in the Virtual Machine", Average, PT1M, VMName on scale sets: the same
+ * two supported-metrics pages). On Linux the guest's Hyper-V balloon driver reports MemAvailable to the host
+ * (drivers/hv/hv_balloon.c post_status: num_avail = si_mem_available()), which we take that metric to be. The metrics
+ * API does not return the VM's total, so `memoryBytes` (used) = the VM size's memory (core/azure-vm-sizes.ts) −
+ * available, given per response as `memoryTotalBytes`; without it the response's memory is not mapped. The size tables'
+ * memory is more than the guest's MemTotal (firmware and kernel reservations), so this reads higher than the guest's own
+ * MemTotal − MemAvailable by that constant difference (README, "Host metrics on AWS and Azure").
  */
 
 /** Microsoft.Insights/metrics API version (azure-rest-api-specs specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json). */
@@ -26,7 +31,9 @@ export const AZURE_METRICS = [
   { name: 'Disk Write Bytes', aggregation: 'total', metric: 'diskWriteBytesPerSecond' },
   { name: 'Network In Total', aggregation: 'total', metric: 'networkBytesPerSecond' },
   { name: 'Network Out Total', aggregation: 'total', metric: 'networkBytesPerSecond' },
-] as const satisfies readonly { name: string; aggregation: 'average' | 'total'; metric: MetricName }[];
+  // Average over the minute of the memory available to the guest: used = the response's memoryTotalBytes − it.
+  { name: 'Available Memory Bytes', aggregation: 'average', metric: 'memoryBytes', usedFromAvailable: true },
+] as const satisfies readonly { name: string; aggregation: 'average' | 'total'; metric: MetricName; usedFromAvailable?: true }[];
 
 /** The response body of GET {resourceUri}/providers/Microsoft.Insights/metrics (the "Response" definition of metrics_API.json), the parts read. */
 export interface AzureMetricsResponse {
@@ -55,17 +62,27 @@ export function azureMetricsQuery(window: { startedAt: Date; finishedAt: Date },
   return parameters.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
 }
 
+/** One metrics response and what it is of: `node` for a single VM (absent for a scale set, split by VMName), `memoryTotalBytes` its VMs' memory. */
+export interface AzureMetricsSource {
+  readonly body: AzureMetricsResponse;
+  readonly node?: string;
+  readonly memoryTotalBytes?: number;
+}
+
 /**
- * The model's series from metrics responses: a scale set's series per VM (its VMName) and the load generator's as
- * `load-generator`; values of metrics that map to the same model metric (network in + out) are added per minute,
- * totals divided by the minute. A minute that began before the repetition is placed at 0.
+ * The model's series from metrics responses: a scale set's series per VM (its VMName), a single VM's under the node it
+ * was read for (a Kafka broker's VM name, `load-generator`); values of metrics that map to the same model metric
+ * (network in + out) are added per minute, totals divided by the minute; memoryBytes is memoryTotalBytes − "Available
+ * Memory Bytes" (not mapped for a response without memoryTotalBytes). A minute that began before the repetition is placed at 0.
  */
-export function hostMetricsFromAzureMonitor(responses: readonly { body: AzureMetricsResponse; node?: string }[], startedAt: Date): RepetitionMetrics {
+export function hostMetricsFromAzureMonitor(responses: readonly AzureMetricsSource[], startedAt: Date): RepetitionMetrics {
   const sums = new Map<string, { node: string; metric: MetricName; byTime: Map<number, number> }>();
-  for (const { body, node: fixedNode } of responses) {
+  for (const { body, node: fixedNode, memoryTotalBytes } of responses) {
     for (const metricResult of body.value ?? []) {
       const mapping = AZURE_METRICS.find((candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase());
       if (!mapping) continue;
+      const usedFromAvailable = 'usedFromAvailable' in mapping;
+      if (usedFromAvailable && memoryTotalBytes === undefined) continue;
       for (const series of metricResult.timeseries ?? []) {
         const vmName = series.metadatavalues?.find((entry) => (entry.name?.value ?? '').toLowerCase() === VM_NAME_DIMENSION.toLowerCase())?.value;
         const node = fixedNode ?? vmName;
@@ -78,13 +95,15 @@ export function hostMetricsFromAzureMonitor(responses: readonly { body: AzureMet
           // A minute without data has no aggregation value: no point rather than a zero.
           if (raw === undefined || !Number.isFinite(raw) || !point.timeStamp) continue;
           const t = Math.max(0, Math.round((Date.parse(point.timeStamp) - startedAt.getTime()) / 1000));
-          const value = mapping.aggregation === 'total' ? raw / AZURE_INTERVAL_SECONDS : raw;
+          const value = usedFromAvailable ? memoryTotalBytes! - raw : mapping.aggregation === 'total' ? raw / AZURE_INTERVAL_SECONDS : raw;
           entry.byTime.set(t, (entry.byTime.get(t) ?? 0) + value);
         }
       }
     }
   }
+  // A metric without a single value in the window (Azure answers its minutes without an aggregation value) is no series.
   const series: MetricSeries[] = [...sums.values()]
+    .filter(({ byTime }) => byTime.size > 0)
     .map(({ node, metric, byTime }) => ({ node, metric, unit: UNIT_OF[metric], points: [...byTime.entries()].sort(([a], [b]) => a - b).map(([t, value]): MetricPoint => [t, Math.max(0, value)]) }))
     .sort((a, b) => (a.node === b.node ? a.metric.localeCompare(b.metric) : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node)));
   return { source: 'azure-monitor', series };

@@ -22,6 +22,31 @@ export const AZURE_VM_SIZES: readonly string[] = [
   'Standard_F32s_v2',
 ];
 
+/**
+ * Memory of each deployable size in GiB, as the size tables give it: Dsv5 "Memory: GiB" 8/16/32/64
+ * (https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series, Dsv5-series table) and Fsv2 8/16/32/64
+ * (https://learn.microsoft.com/azure/virtual-machines/fsv2-series). Azure Monitor gives a VM's available memory only;
+ * used memory is this minus that (core/azure-monitor-metrics.ts). test/core/azure-vm-sizes.test.ts keeps every size
+ * of AZURE_VM_SIZES in this table.
+ */
+export const AZURE_VM_MEMORY_GIB: Readonly<Record<string, number>> = {
+  Standard_D2s_v5: 8,
+  Standard_D4s_v5: 16,
+  Standard_D8s_v5: 32,
+  Standard_D16s_v5: 64,
+  Standard_F4s_v2: 8,
+  Standard_F8s_v2: 16,
+  Standard_F16s_v2: 32,
+  Standard_F32s_v2: 64,
+};
+
+/** The memory of a deployable size in bytes (GiB × 2^30), or undefined for a size the table does not hold. */
+export function azureVmMemoryBytes(size: string): number | undefined {
+  const deployable = deployableAzureVmSize(size);
+  const gib = deployable === undefined ? undefined : AZURE_VM_MEMORY_GIB[deployable];
+  return gib === undefined ? undefined : gib * 2 ** 30;
+}
+
 /** The size as the templates spell it, or undefined when the Azure target does not deploy it (either spelling, any case). */
 export function deployableAzureVmSize(instanceType: string): string | undefined {
   const prefixed = /^standard_/i.test(instanceType) ? instanceType : `Standard_${instanceType}`;

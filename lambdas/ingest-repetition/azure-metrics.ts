@@ -1,10 +1,18 @@
 import { createPipelineRequest } from '@azure/core-rest-pipeline';
 import { azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
+import { azureVmMemoryBytes } from '../../core/azure-vm-sizes';
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/host-metrics';
 import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster';
 
-/** The deployment outputs of bicep/main.bicep whose metrics are read (kafkaBrokerResourceIds only when the scale set's id is empty: a Kafka deployment). */
-export const AZURE_METRICS_OUTPUTS = ['scaleSetResourceId', 'loadGeneratorResourceId', 'kafkaBrokerResourceIds'] as const;
+/**
+ * The deployment outputs of bicep/main.bicep that the metrics read needs: the resource ids whose metrics are read
+ * (kafkaBrokerResourceIds only when the scale set's id is empty: a Kafka deployment) and the VM sizes, whose memory
+ * turns "Available Memory Bytes" into used memory (clusterVmSize for the scale set's VMs and the Kafka brokers alike).
+ */
+export const AZURE_METRICS_OUTPUTS = ['scaleSetResourceId', 'loadGeneratorResourceId', 'kafkaBrokerResourceIds', 'clusterVmSize', 'loadGeneratorVmSize'] as const;
+
+/** Outputs whose absence (a deployment from before them) leaves a part unread rather than failing the read. */
+const OPTIONAL_OUTPUTS: readonly string[] = ['kafkaBrokerResourceIds', 'clusterVmSize', 'loadGeneratorVmSize'];
 
 /** Host metrics that were read, and what could not be (a part the deployment does not name): IngestRepetition records it in metricsError. */
 export interface PartialRepetitionMetrics extends RepetitionMetrics {
@@ -39,11 +47,12 @@ export function kafkaBrokerResourceIds(output: string): string[] {
  * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json, example GetMetric.json)
  * with the controller's ARM credential: the resource manager client's pipeline adds its bearer token. Reading metrics
  * needs Microsoft.Insights/metrics/read on the resources (in Reader, Monitoring Reader and Contributor). Throws with
- * ARM's error when a request fails. A Kafka deployment from before the kafkaBrokerResourceIds output still gets its load
- * generator's series, with `incomplete` naming the missing output.
+ * ARM's error when a request fails. memoryBytes is the VM size's memory (clusterVmSize / loadGeneratorVmSize outputs)
+ * minus "Available Memory Bytes". A deployment from before the kafkaBrokerResourceIds or VM-size outputs still gets what
+ * can be read, with `incomplete` naming what was not and the missing output.
  */
 export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Readonly<Record<string, string>>, window: { startedAt: string; finishedAt: string }): Promise<PartialRepetitionMetrics> {
-  const missing = AZURE_METRICS_OUTPUTS.filter((name) => name !== 'kafkaBrokerResourceIds' && (!(name in outputs) || (name === 'loadGeneratorResourceId' && !outputs[name])));
+  const missing = AZURE_METRICS_OUTPUTS.filter((name) => !OPTIONAL_OUTPUTS.includes(name) && (!(name in outputs) || (name === 'loadGeneratorResourceId' && !outputs[name])));
   if (missing.length > 0) throw new Error(`the deployment lacks the output(s) ${missing.join(', ')}: deploy the current bicep/main.bicep`);
   const span = { startedAt: new Date(window.startedAt), finishedAt: new Date(window.finishedAt) };
   const read = async (resourceId: string, splitByVmName: boolean): Promise<AzureMetricsResponse> => {
@@ -65,17 +74,40 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
   const scaleSet = outputs.scaleSetResourceId;
   // An empty scale-set id is a Kafka deployment: its brokers are single VMs, named by kafkaBrokerResourceIds.
   const brokers = scaleSet ? [] : outputs.kafkaBrokerResourceIds === undefined ? undefined : kafkaBrokerResourceIds(outputs.kafkaBrokerResourceIds);
-  const requests: { resourceId: string; splitByVmName: boolean; node?: string }[] = [
-    ...(scaleSet ? [{ resourceId: scaleSet, splitByVmName: true }] : []),
-    ...(brokers ?? []).map((resourceId) => ({ resourceId, splitByVmName: false, node: vmNameFromResourceId(resourceId) })),
-    { resourceId: outputs.loadGeneratorResourceId!, splitByVmName: false, node: LOAD_GENERATOR_NODE },
+  const problems: string[] = [];
+  const clusterMemory = memoryOf(outputs, 'clusterVmSize', problems);
+  const loadGeneratorMemory = memoryOf(outputs, 'loadGeneratorVmSize', problems);
+  const requests: { resourceId: string; splitByVmName: boolean; node?: string; memoryTotalBytes?: number }[] = [
+    ...(scaleSet ? [{ resourceId: scaleSet, splitByVmName: true, memoryTotalBytes: clusterMemory }] : []),
+    ...(brokers ?? []).map((resourceId) => ({ resourceId, splitByVmName: false, node: vmNameFromResourceId(resourceId), memoryTotalBytes: clusterMemory })),
+    { resourceId: outputs.loadGeneratorResourceId!, splitByVmName: false, node: LOAD_GENERATOR_NODE, memoryTotalBytes: loadGeneratorMemory },
   ];
   // Every request settles before an error is thrown: none is left running after the invocation has answered.
   const settled = await Promise.allSettled(requests.map((request) => read(request.resourceId, request.splitByVmName)));
   const failed = settled.find((one): one is PromiseRejectedResult => one.status === 'rejected');
   if (failed) throw failed.reason;
-  const bodies = settled.map((one, index) => ({ body: (one as PromiseFulfilledResult<AzureMetricsResponse>).value, ...(requests[index]!.node ? { node: requests[index]!.node } : {}) }));
+  const bodies = settled.map((one, index) => {
+    const { node, memoryTotalBytes } = requests[index]!;
+    return { body: (one as PromiseFulfilledResult<AzureMetricsResponse>).value, ...(node ? { node } : {}), ...(memoryTotalBytes === undefined ? {} : { memoryTotalBytes }) };
+  });
   const metrics = hostMetricsFromAzureMonitor(bodies, span.startedAt);
-  if (brokers === undefined) return { ...metrics, incomplete: "the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep" };
-  return metrics;
+  if (brokers === undefined) problems.unshift("the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
+  return problems.length > 0 ? { ...metrics, incomplete: problems.join('; ') } : metrics;
+}
+
+/**
+ * The memory of the VM size a deployment output names, in bytes; undefined (memoryBytes then not derived for those VMs)
+ * with the reason added to `problems` when the output is missing (a deployment from before it) or names a size
+ * core/azure-vm-sizes.ts has no memory for.
+ */
+function memoryOf(outputs: Readonly<Record<string, string>>, output: 'clusterVmSize' | 'loadGeneratorVmSize', problems: string[]): number | undefined {
+  const whose = output === 'clusterVmSize' ? "the cluster's VMs" : "the load generator's";
+  const size = outputs[output];
+  if (!size) {
+    problems.push(`memoryBytes of ${whose} not derived: the deployment lacks the output ${output} (deployed before it): deploy the current bicep/main.bicep`);
+    return undefined;
+  }
+  const bytes = azureVmMemoryBytes(size);
+  if (bytes === undefined) problems.push(`memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/azure-vm-sizes.ts`);
+  return bytes;
 }

@@ -77,6 +77,11 @@ describe('every template follows the parameter and output conventions', () => {
     const brokers = resource(kafkaCluster, 'Microsoft.Compute/virtualMachines');
     expect(kafkaCluster.outputs.get('brokerResourceIds')?.value.text.replace(/\s+/g, ' ')).toBe(`[ for i in range(0, brokerCount): ${brokers.name}[i].id ]`);
     expect(brokers.node.text).toMatch(/= \[\s*for i in range\(0, brokerCount\):/);
+    // The VM sizes whose memory turns "Available Memory Bytes" into used memory: the sizes the VMs are deployed with.
+    expect(main.outputs.get('clusterVmSize')?.value.text).toBe('clusterVmSize');
+    expect(main.outputs.get('loadGeneratorVmSize')?.value.text).toBe('loadGeneratorVmSize');
+    const vmSizeOf = (path: string) => asObject(asObject(literal(main.modules.find((candidate) => candidate.path === path)?.body as never)).params).vmSize;
+    expect([vmSizeOf('modules/cluster.bicep'), vmSizeOf('modules/kafka-cluster.bicep'), vmSizeOf('modules/loadgen.bicep')]).toEqual([{ expression: 'clusterVmSize' }, { expression: 'clusterVmSize' }, { expression: 'loadGeneratorVmSize' }]);
     expect(file('modules/cluster.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`);
     expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
     expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(`${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`);

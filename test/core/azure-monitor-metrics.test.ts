@@ -28,6 +28,26 @@ describe('Azure Monitor responses become per-node series', () => {
     expect(hostMetricsFromAzureMonitor([{ body: singleVm([10]) }], startedAt).series).toEqual([]);
   });
 
+  test('memoryBytes is the response\'s memoryTotalBytes minus "Available Memory Bytes" per VM; a response without memoryTotalBytes has no memory series', () => {
+    const GIB = 2 ** 30;
+    const available = (vmName: string | undefined, values: readonly number[]) => ({
+      metadatavalues: vmName === undefined ? [] : [{ name: { value: 'vmname' }, value: vmName }],
+      data: values.map((average, index) => ({ timeStamp: minute(index), average })),
+    });
+    const scaleSet: AzureMetricsResponse = { value: [{ name: { value: 'Available Memory Bytes' }, timeseries: [available('vm_1', [6 * GIB, 5 * GIB]), available('vm_2', [7 * GIB])] }] };
+    const loadGenerator: AzureMetricsResponse = { value: [{ name: { value: 'Available Memory Bytes' }, timeseries: [available(undefined, [30 * GIB])] }] };
+    const metrics = hostMetricsFromAzureMonitor([{ body: scaleSet, memoryTotalBytes: 8 * GIB }, { body: loadGenerator, node: 'load-generator' }], startedAt);
+    expect(metrics.series).toEqual([
+      { node: 'vm_1', metric: 'memoryBytes', unit: 'bytes', points: [[0, 2 * GIB], [40, 3 * GIB]] },
+      { node: 'vm_2', metric: 'memoryBytes', unit: 'bytes', points: [[0, 1 * GIB]] },
+    ]);
+  });
+
+  test('a metric whose minutes carry no value (Azure\'s answer for minutes without data) gives no series rather than an empty one', () => {
+    const body: AzureMetricsResponse = { value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }] }] };
+    expect(hostMetricsFromAzureMonitor([{ body, node: 'rmqbench-kafka-1' }], startedAt).series).toEqual([]);
+  });
+
   test('the query asks for the VMName split only for a scale set', () => {
     const window = { startedAt, finishedAt: new Date('2026-11-23T13:02:40.000Z') };
     const single = new URLSearchParams(azureMetricsQuery(window, false));
@@ -35,5 +55,8 @@ describe('Azure Monitor responses become per-node series', () => {
     expect(single.get('$filter')).toBeNull();
     expect(scaleSet.get('$filter')).toBe("VMName eq '*'");
     expect(single.get('timespan')).toBe('2026-11-23T13:00:00.000Z/2026-11-23T13:03:00.000Z');
+    // Memory is requested with the rest: the average aggregation is the one "Available Memory Bytes" has.
+    expect(single.get('metricnames')?.split(',')).toContain('Available Memory Bytes');
+    expect(single.get('aggregation')).toBe('average,total');
   });
 });

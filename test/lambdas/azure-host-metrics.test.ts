@@ -11,7 +11,8 @@ import { EMPTY_TEMPLATE, fakeClusterConfig, startFakeArm } from './fake-arm-clie
 const GROUP = 'rmqbench-run-1-c1';
 const SCALE_SET = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/rmqbench-cluster`;
 const LOAD_GENERATOR = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
-const outputs = { scaleSetResourceId: SCALE_SET, loadGeneratorResourceId: LOAD_GENERATOR };
+const outputs = { scaleSetResourceId: SCALE_SET, loadGeneratorResourceId: LOAD_GENERATOR, clusterVmSize: 'Standard_D4s_v5', loadGeneratorVmSize: 'Standard_F16s_v2' };
+const GIB = 2 ** 30;
 // The repetition ran 13:00:20 .. 13:02:40; the platform records one value per minute.
 const window = { startedAt: '2026-11-23T13:00:20.000Z', finishedAt: '2026-11-23T13:02:40.000Z' };
 const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
@@ -24,7 +25,7 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
   });
   afterEach(async () => arm.stop());
 
-  test('per VM of the scale set and for the load generator: CPU %, disk writes and network in + out per second', async () => {
+  test('per VM of the scale set and for the load generator: CPU %, used memory (size\'s memory - available), disk writes and network in + out per second', async () => {
     const record = (resource: string, metric: string, vmName: string | undefined, values: number[]) =>
       arm.metricValues.set(resource.toLowerCase(), [...(arm.metricValues.get(resource.toLowerCase()) ?? []), ...values.map((value, index) => ({ metric, vmName, timeStamp: minute(index), value }))]);
     record(SCALE_SET, 'Percentage CPU', 'rmqbench-cluster_1a2b3c', [30, 60, 45]);
@@ -32,6 +33,9 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     record(SCALE_SET, 'Disk Write Bytes', 'rmqbench-cluster_1a2b3c', [6000, 12000, 600]);
     record(SCALE_SET, 'Network In Total', 'rmqbench-cluster_1a2b3c', [60_000, 120_000, 6000]);
     record(SCALE_SET, 'Network Out Total', 'rmqbench-cluster_1a2b3c', [6000, 6000, 6000]);
+    // Available memory of a Standard_D4s_v5 (16 GiB) node and of the Standard_F16s_v2 (32 GiB) load generator.
+    record(SCALE_SET, 'Available Memory Bytes', 'rmqbench-cluster_1a2b3c', [12 * GIB, 10 * GIB, 11 * GIB]);
+    record(LOAD_GENERATOR, 'Available Memory Bytes', undefined, [30 * GIB, 29 * GIB, 29 * GIB]);
     // The 4th minute (13:03) is after the window and not read.
     record(LOAD_GENERATOR, 'Percentage CPU', undefined, [92, 95, 40, 99]);
 
@@ -44,7 +48,12 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     expect(points('rmqbench-cluster_1a2b3c', 'diskWriteBytesPerSecond')).toEqual([[0, 100], [40, 200], [100, 10]]);
     expect(points('rmqbench-cluster_1a2b3c', 'networkBytesPerSecond')).toEqual([[0, 1100], [40, 2100], [100, 200]]);
     expect(points('load-generator', 'cpuPercent')).toEqual([[0, 92], [40, 95], [100, 40]]);
-    expect(metrics.series.some((one) => one.metric === 'memoryBytes')).toBe(false);
+    expect(points('rmqbench-cluster_1a2b3c', 'memoryBytes')).toEqual([[0, 4 * GIB], [40, 6 * GIB], [100, 5 * GIB]]);
+    expect(points('load-generator', 'memoryBytes')).toEqual([[0, 2 * GIB], [40, 3 * GIB], [100, 3 * GIB]]);
+    expect(metrics.series.find((one) => one.metric === 'memoryBytes')?.unit).toBe('bytes');
+    expect(metrics.incomplete).toBeUndefined();
+    // Every request names the memory metric beside the others, with both aggregations.
+    expect(arm.metricsQueries.map((query) => query.get('metricnames'))).toEqual(Array(2).fill('Percentage CPU,Disk Write Bytes,Network In Total,Network Out Total,Available Memory Bytes'));
 
     const requests = arm.requests.filter((request) => request.path.endsWith('/providers/Microsoft.Insights/metrics'));
     expect(requests.map((request) => [request.path, request.apiVersion, request.authorization])).toEqual([
@@ -63,6 +72,8 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
         loadGeneratorResourceId: { type: 'string', value: LOAD_GENERATOR },
         kafkaBootstrapServers: { type: 'string', value: '10.20.1.10:9092,10.20.1.11:9092,10.20.1.12:9092' },
         kafkaBrokerResourceIds: { type: 'array', value: brokerIds },
+        clusterVmSize: { type: 'string', value: 'Standard_F8s_v2' },
+        loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
       },
     };
     const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', { index: 0, clusterId: GROUP, nodes: 3, topology: 'classic', repetitions: [] });
@@ -77,6 +88,7 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
       { metric: 'Disk Write Bytes', timeStamp: minute(1), value: 6000 * (index + 1) },
       { metric: 'Network In Total', timeStamp: minute(1), value: 60_000 },
       { metric: 'Network Out Total', timeStamp: minute(1), value: 1200 },
+      { metric: 'Available Memory Bytes', timeStamp: minute(1), value: (12 - index) * GIB },
     ]));
     arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 50 }]);
     const metrics = await azureMonitorHostMetrics(clients, kafkaOutputs, window);
@@ -87,6 +99,8 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     expect(points('rmqbench-kafka-3', 'cpuPercent')).toEqual([[0, 30], [40, 35]]);
     expect(points('rmqbench-kafka-2', 'diskWriteBytesPerSecond')).toEqual([[40, 200]]);
     expect(points('rmqbench-kafka-2', 'networkBytesPerSecond')).toEqual([[40, 1020]]);
+    // A Standard_F8s_v2 broker has 16 GiB: used = 16 GiB - available.
+    expect(brokerIds.map((_, index) => points(`rmqbench-kafka-${index + 1}`, 'memoryBytes'))).toEqual([[[40, 4 * GIB]], [[40, 5 * GIB]], [[40, 6 * GIB]]]);
     expect(points('load-generator', 'cpuPercent')).toEqual([[40, 50]]);
     // One request per VM, none split by VMName (a single VM has no such dimension), none for a scale set.
     const requests = arm.requests.filter((request) => request.path.endsWith('/providers/Microsoft.Insights/metrics'));
@@ -96,7 +110,7 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
 
   test('a Kafka deployment from before kafkaBrokerResourceIds keeps its load generator\'s series and says the brokers\' were not read, naming the output', async () => {
     arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 50 }]);
-    const metrics = await azureMonitorHostMetrics(clients, { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR, kafkaBootstrapServers: '10.20.1.10:9092' }, window);
+    const metrics = await azureMonitorHostMetrics(clients, { scaleSetResourceId: '', loadGeneratorResourceId: LOAD_GENERATOR, kafkaBootstrapServers: '10.20.1.10:9092', clusterVmSize: 'Standard_F8s_v2', loadGeneratorVmSize: 'Standard_F16s_v2' }, window);
     expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['load-generator']);
     expect(metrics.series.find((one) => one.metric === 'cpuPercent')).toEqual({ node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[40, 50]] });
     expect(metrics.incomplete).toBe("the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
@@ -108,6 +122,22 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     const metrics = await azureMonitorHostMetrics(clients, outputs, window);
     expect(metrics.incomplete).toBeUndefined();
     expect(metrics.series.find((one) => one.node === 'rmqbench-cluster_1a2b3c')?.points).toEqual([[40, 40]]);
+  });
+
+  test('without the VM-size outputs (a deployment from before them) or with a size of unknown memory, memory is not derived and the record says why; the other series are read', async () => {
+    arm.metricValues.set(SCALE_SET.toLowerCase(), [
+      { metric: 'Percentage CPU', vmName: 'rmqbench-cluster_1a2b3c', timeStamp: minute(1), value: 40 },
+      { metric: 'Available Memory Bytes', vmName: 'rmqbench-cluster_1a2b3c', timeStamp: minute(1), value: 3 * GIB },
+    ]);
+    arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Available Memory Bytes', timeStamp: minute(1), value: 30 * GIB }]);
+    const before = await azureMonitorHostMetrics(clients, { scaleSetResourceId: SCALE_SET, loadGeneratorResourceId: LOAD_GENERATOR }, window);
+    expect(before.series.map((one) => [one.node, one.metric])).toEqual([['rmqbench-cluster_1a2b3c', 'cpuPercent']]);
+    expect(before.incomplete).toBe(
+      "memoryBytes of the cluster's VMs not derived: the deployment lacks the output clusterVmSize (deployed before it): deploy the current bicep/main.bicep; memoryBytes of the load generator's not derived: the deployment lacks the output loadGeneratorVmSize (deployed before it): deploy the current bicep/main.bicep",
+    );
+    const unknownSize = await azureMonitorHostMetrics(clients, { ...outputs, clusterVmSize: 'Standard_E4s_v5' }, window);
+    expect(unknownSize.series.filter((one) => one.metric === 'memoryBytes').map((one) => [one.node, one.points])).toEqual([['load-generator', [[40, 2 * GIB]]]]);
+    expect(unknownSize.incomplete).toBe("memoryBytes of the cluster's VMs not derived: the VM size Standard_E4s_v5 (output clusterVmSize) has no memory in core/azure-vm-sizes.ts");
   });
 
   test('a malformed kafkaBrokerResourceIds is an error naming the output; a broker VM whose metrics are refused fails the read naming that VM (every VM was asked)', async () => {

@@ -196,17 +196,24 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
     });
 
-    test('an Azure Kafka repetition: each broker VM\'s Azure Monitor series (fake ARM, real ARM client) are stored under its VM name beside the load generator\'s', async () => {
+    test('an Azure Kafka repetition: each broker VM\'s Azure Monitor series (fake ARM, real ARM client), used memory included, are stored under its VM name beside the load generator\'s', async () => {
       const { arm, clients } = await startFakeArm();
       try {
         const group = 'rmqbench-run-7-c1';
         const vm = (name: string) => `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
         const brokers = ['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3'];
         const minuteOf = new Date(Math.floor(START.getTime() / 60_000) * 60_000).toISOString();
-        brokers.forEach((name, index) => arm.metricValues.set(vm(name).toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minuteOf, value: 20 + index }, { metric: 'Disk Write Bytes', timeStamp: minuteOf, value: 600 * (index + 1) }]));
+        const GIB = 2 ** 30;
+        brokers.forEach((name, index) =>
+          arm.metricValues.set(vm(name).toLowerCase(), [
+            { metric: 'Percentage CPU', timeStamp: minuteOf, value: 20 + index },
+            { metric: 'Disk Write Bytes', timeStamp: minuteOf, value: 600 * (index + 1) },
+            { metric: 'Available Memory Bytes', timeStamp: minuteOf, value: (12 - index) * GIB },
+          ]),
+        );
         arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 }]);
         // The deployment outputs as checkDeployment hands them on (an array output as its JSON text).
-        const outputs = { scaleSetResourceId: '', loadGeneratorResourceId: vm('rmqbench-loadgen'), kafkaBootstrapServers: '10.20.1.10:9092', kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)) };
+        const outputs = { scaleSetResourceId: '', loadGeneratorResourceId: vm('rmqbench-loadgen'), kafkaBootstrapServers: '10.20.1.10:9092', kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)), clusterVmSize: 'Standard_F8s_v2', loadGeneratorVmSize: 'Standard_F16s_v2' };
         // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the repetition's window.
         const kafkaFixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kafka', name), 'utf8');
         const raw: RawRepetition = {
@@ -232,6 +239,8 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         const offset = Math.max(0, Math.round((Date.parse(minuteOf) - START.getTime()) / 1000));
         expect(brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points)).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
         expect(stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')?.points).toEqual([[offset, 30]]);
+        // Used memory of each 16 GiB Standard_F8s_v2 broker: its size's memory minus the available memory.
+        expect(brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'memoryBytes')?.points)).toEqual([[[offset, 4 * GIB]], [[offset, 5 * GIB]], [[offset, 6 * GIB]]]);
         expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
 
         // The same repetition with the outputs of a Kafka deployment from before kafkaBrokerResourceIds: the load
