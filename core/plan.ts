@@ -3,6 +3,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import * as z from 'zod';
 import { PlanIssue, PlanValidationError } from './errors';
 import { checkKafkaCluster, checkWorkloadBroker } from './kafka-plan';
+import { knownFieldsAt, suggestField } from './plan-field-suggestion';
 import {
   ClusterSpec,
   clusterSchema,
@@ -91,10 +92,14 @@ export function scenarioId(clusterName: string, workloadName: string, sweep: Par
 function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
   const path = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({
-      path: path ? `${path}.${key}` : key,
-      message: 'unknown field (check its spelling against the plan reference in the README)',
-    }));
+    const known = knownFieldsAt(planSchema, issue.path);
+    return issue.keys.map((key) => {
+      const suggestion = suggestField(key, known);
+      return {
+        path: path ? `${path}.${key}` : key,
+        message: `unknown field (${suggestion === undefined ? 'check its spelling against the plan reference in the README' : `did you mean "${suggestion}"?`})`,
+      };
+    });
   }
   if (issue.code === 'invalid_union' && 'discriminator' in issue) {
     return [{ path, message: issue.message, value: issue.input }];

@@ -62,6 +62,25 @@ describe('plan parsing', () => {
     expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].mesageSize', message: expect.stringMatching(/unknown field/) })]);
   });
 
+  test('an unknown field near a known one says which one it likely meant, at any depth', () => {
+    const issues = issuesOf(
+      minimal
+        .replace('nodes: 3', 'nodes: 3\n    instancetype: c5.xlarge')
+        .replace('durationSeconds: 10', 'durationSecond: 10\n    producer: 2\n    messageSize: 100\n    fault: { action: kill, node: leader, atSeconds: 5, healAtSecond: 8 }'),
+    );
+    expect(issues.filter((issue) => issue.message.startsWith('unknown field')).map(({ path, message }) => `${path}: ${message}`).sort()).toEqual([
+      'clusters[0].instancetype: unknown field (did you mean "instanceType"?)',
+      'workloads[0].durationSecond: unknown field (did you mean "durationSeconds"?)',
+      'workloads[0].fault.healAtSecond: unknown field (did you mean "healAtSeconds"?)',
+      'workloads[0].messageSize: unknown field (did you mean "messageSizeBytes"?)',
+      'workloads[0].producer: unknown field (did you mean "producers"?)',
+    ]);
+    // Nothing near: the pointer to the plan reference, no guess.
+    expect(issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    colour: blue'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].colour', message: 'unknown field (check its spelling against the plan reference in the README)' }),
+    ]);
+  });
+
   test('a required field left out is named as missing, with what it expects', () => {
     const issues = issuesOf(minimal.replace('  - name: three\n', '  - nodes: 3\n').replace('    nodes: 3\n    topology', '    topology'));
     expect(issues).toEqual([{ path: 'clusters[0].name', message: 'required field missing (expected a string)' }]);
