@@ -200,6 +200,31 @@ export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>
   [...RAW_FILES, ...FAULT_RAW_FILES].flatMap((file) => (uploadUrls[file] === undefined ? [] : [{ name: uploadUrlVariable(file), value: uploadUrls[file] }]));
 
 /**
+ * Seconds the Azure script waits for the load generator's boot to have put `perf-test` on PATH. ARM reports the VM
+ * provisioned once cloud-init's init stage has signalled Azure ("After this stage, cloud-init sends a signal to the Azure
+ * platform that the VM has been provisioned successfully", learn.microsoft.com/azure/virtual-machines/linux/cloud-init-deep-dive,
+ * MicrosoftDocs/azure-compute-docs articles/virtual-machines/linux/cloud-init-deep-dive.md); `runcmd`
+ * (bicep/cloud-init/loadgen.yaml: rmqbench-loadgen-setup installs Java, jq and PerfTest's jars) runs later, in the final
+ * stage, and nothing on Azure waits for it before the first repetition (CheckClusterReady asks the RabbitMQ cluster only), so
+ * the first Run Command can start while the setup is still downloading. The AWS load generator signals its stack only once
+ * PerfTest is installed.
+ */
+export const PERF_TEST_READY_WAIT_SECONDS = 300;
+
+/**
+ * Lines that wait (polling every `pollSeconds`) for the boot to have installed PerfTest: rmqbench-loadgen-setup writes the
+ * `perf-test` wrapper only after Java, jq and every jar checked out, so its presence says the setup got that far. Past
+ * `waitSeconds` the script fails naming the boot log, before it has read any secret.
+ */
+export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, pollSeconds = 5): string[] {
+  if (!Number.isInteger(waitSeconds) || !Number.isInteger(pollSeconds) || pollSeconds < 1 || waitSeconds < pollSeconds) throw new Error(`perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, got ${waitSeconds} and ${pollSeconds}`);
+  return [
+    `for attempt in $(seq 1 ${Math.ceil(waitSeconds / pollSeconds)}); do command -v perf-test >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
+    `command -v perf-test >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest (perf-test not on PATH after ${waitSeconds} s): see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
+  ];
+}
+
+/**
  * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
  * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
  * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
@@ -226,6 +251,8 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     'set +x',
     'set -euo pipefail',
     ...uploaded.map((file) => `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`),
+    // The boot may still be installing PerfTest (and jq, which the secret read below needs): see PERF_TEST_READY_WAIT_SECONDS.
+    ...perfTestReadyLines(),
     'WORK=$(mktemp -d) && cd "$WORK"',
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
@@ -290,7 +317,8 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
   const keyVaultName = output('keyVaultName');
   if (!/^[a-zA-Z0-9-]{3,24}$/.test(keyVaultName)) throw new Error(`output keyVaultName must be a Key Vault name (3-24 letters, digits and hyphens), got "${keyVaultName}"`);
   const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
-  const deadlineSeconds = event.item.durationSeconds + 180;
+  // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
+  const deadlineSeconds = event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS;
   // The verifier's output has an upload URL only where the verifier runs (a scenario with a fault).
   const files = scenarioFor(event.plan, event.item).workload.fault ? [...RAW_FILES, ...FAULT_RAW_FILES] : RAW_FILES;
   const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300, files);

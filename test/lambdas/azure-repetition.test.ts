@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
 import { AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
-import { azurePerfTestScript, FAULT_RAW_FILES, presignRawUploads, RAW_FILES, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
+import { azurePerfTestScript, FAULT_RAW_FILES, PERF_TEST_READY_WAIT_SECONDS, perfTestReadyLines, presignRawUploads, RAW_FILES, runCommandName, startAzureRepetition } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm } from './fake-arm';
 import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
@@ -86,13 +86,13 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
     expect(script).not.toMatch(/X-Amz-|amazonaws\.com/);
     const urls = Object.fromEntries(properties.protectedParameters.map(({ name, value }) => [name, value]));
     expect(Object.keys(urls)).toEqual(['RMQBENCH_UPLOAD_URL_STDOUT_TXT', 'RMQBENCH_UPLOAD_URL_PERFTEST_CSV', 'RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL']);
-    expect(urls.RMQBENCH_UPLOAD_URL_STDOUT_TXT).toMatch(/^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+\/stdout\.txt\?[^ ]*X-Amz-Expires=510/);
+    expect(urls.RMQBENCH_UPLOAD_URL_STDOUT_TXT).toMatch(/^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+\/stdout\.txt\?[^ ]*X-Amz-Expires=810/);
     expect(urls.RMQBENCH_UPLOAD_URL_PERFTEST_CSV).toMatch(/^https:\/\/raw-bucket[^?]+\/perftest\.csv\?/);
-    expect({ asyncExecution: properties.asyncExecution, timeoutInSeconds: properties.timeoutInSeconds }).toEqual({ asyncExecution: true, timeoutInSeconds: 210 });
+    expect({ asyncExecution: properties.asyncExecution, timeoutInSeconds: properties.timeoutInSeconds }).toEqual({ asyncExecution: true, timeoutInSeconds: 510 });
     // What anyone with read access to the VM sees afterwards: the resource without its protected parameters.
     const read = await clients.compute.virtualMachineRunCommands.getByVirtualMachine(cluster.clusterId, 'rmqbench-loadgen', runCommandName(item));
     expect(JSON.stringify(read)).not.toContain('X-Amz-Signature');
-    expect(started).toMatchObject({ resourceGroup: cluster.clusterId, vmName: 'rmqbench-loadgen', runCommandName: runCommandName(item), startedAt: NOW.toISOString(), doneBy: '2025-01-01T00:03:30.000Z' });
+    expect(started).toMatchObject({ resourceGroup: cluster.clusterId, vmName: 'rmqbench-loadgen', runCommandName: runCommandName(item), startedAt: NOW.toISOString(), doneBy: '2025-01-01T00:08:30.000Z' });
     expect(JSON.stringify(started.perfTestArgs)).not.toContain('Leak-Canary');
     expect(started.perfTestArgs.join(' ')).toContain('10.20.1.4:5672');
   });
@@ -154,8 +154,8 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
 
   test('a Run Command still running after the deadline is an error; missing outputs are refused by name', async () => {
     const started = await startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, event, NOW);
-    await expect(checkAzureRepetition(clients, new S3Client({}), 'raw-bucket', { runId: 'run-1', plan: schedule.plan, item, started }, new Date('2025-01-01T00:04:00Z'))).rejects.toThrow(
-      `PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z`,
+    await expect(checkAzureRepetition(clients, new S3Client({}), 'raw-bucket', { runId: 'run-1', plan: schedule.plan, item, started }, new Date('2025-01-01T00:09:00Z'))).rejects.toThrow(
+      `PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:08:30.000Z`,
     );
     await expect(startAzureRepetition(clients, presigner(), 'raw-bucket', parameters, { ...event, readiness: { outputs: {} } }, NOW)).rejects.toThrow(
       'lacks the output(s) amqpEndpoint, managementUrl, loadGeneratorResourceId, keyVaultName, adminPasswordSecretName, loadGeneratorIdentityClientId',
@@ -176,7 +176,11 @@ describe('the Azure Run Command script, run by bash with stand-ins for IMDS, Key
   };
   /** Runs the script as Run Command would (bash), with `vaultAnswers` the secret-read stand-in's exit codes in turn (22: HTTP error, e.g. 403 before the role propagates). */
   const allUploadUrls = { RMQBENCH_UPLOAD_URL_STDOUT_TXT: 'https://example.test/stdout', RMQBENCH_UPLOAD_URL_PERFTEST_CSV: 'https://example.test/csv', RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL: 'https://example.test/broker' };
-  const run = (vaultAnswers: number[], uploadUrls: Record<string, string> = allUploadUrls) => {
+  /**
+   * `perfTestAfterSleeps`: PerfTest's stand-in is on PATH only after that many `sleep` calls (the boot still installing it
+   * when the Run Command starts; Infinity: never), and PATH then holds no other directory where a real one could be.
+   */
+  const run = (vaultAnswers: number[], uploadUrls: Record<string, string> = allUploadUrls, perfTestAfterSleeps?: number) => {
     const { script } = azurePerfTestScript({
       plan: schedule.plan,
       item,
@@ -203,14 +207,16 @@ esac`,
     // PerfTest's stand-in lasts until the sampler's first round (3 requests) is in, at most 10 s: an instant PerfTest
     // would stop the background sampler before it ever ran (the real one runs for the workload's duration).
     stub(
-      'perf-test',
+      perfTestAfterSleeps === undefined ? 'perf-test' : 'perf-test.staged',
       `printf '%s\\n' "$@" > "${dir}/perf-test-args"; echo 'perf-test summary'
 for _ in $(seq 200); do [ "$(grep -c -- '--max-time' "${dir}/management-calls" 2> /dev/null)" -ge 3 ] && break; /usr/bin/sleep 0.05; done`,
     );
     stub('rmqbench-upload', `echo "upload $1 $2 $(cat)" >> "${dir}/uploads"`);
-    stub('sleep', 'true');
+    // Every call is counted; the staged PerfTest stand-in goes onto PATH at the perfTestAfterSleeps-th one.
+    stub('sleep', `echo "$*" >> "${dir}/sleeps"; [ "$(wc -l < "${dir}/sleeps")" = "${perfTestAfterSleeps ?? 0}" ] && mv "${dir}/perf-test.staged" "${dir}/perf-test"; true`);
+    const path = perfTestAfterSleeps === undefined ? `${dir}:${process.env.PATH ?? ''}` : `${dir}:/usr/bin:/bin`;
     // The protected parameters reach the script as environment variables, as the Linux VM agent hands them over.
-    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, ...uploadUrls, PATH: `${dir}:${process.env.PATH ?? ''}` } });
+    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, ...uploadUrls, PATH: path } });
   };
 
   test('the password read from Key Vault reaches only curl\'s stdin, to create a per-run benchmark user PerfTest connects as, deleted on exit', () => {
@@ -244,6 +250,30 @@ for _ in $(seq 200); do [ "$(grep -c -- '--max-time' "${dir}/management-calls" 2
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('could not read secret rabbitmq-admin-password from Key Vault kvrmqbenchtest42');
     expect(() => readFileSync(join(dir, 'perf-test-args'))).toThrow();
+  });
+
+  test('a Run Command that starts while the boot is still installing PerfTest waits for it, then reads the secret and runs it', () => {
+    const result = run([0], allUploadUrls, 3);
+    expect(result.status).toBe(0);
+    expect(readFileSync(join(dir, 'sleeps'), 'utf8').split('\n').slice(0, 3)).toEqual(['5', '5', '5']);
+    // The secret was read (its one answer consumed) and PerfTest ran.
+    expect(readFileSync(join(dir, 'vault-answers'), 'utf8')).toBe('');
+    expect(readFileSync(join(dir, 'perf-test-args'), 'utf8')).toContain('amqp://');
+  });
+
+  test(`a load generator whose boot never installs PerfTest fails the Run Command after ${PERF_TEST_READY_WAIT_SECONDS} s, naming the boot log, before any secret is read`, () => {
+    const result = run([0], allUploadUrls, Infinity);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`the load generator has not installed PerfTest (perf-test not on PATH after ${PERF_TEST_READY_WAIT_SECONDS} s): see its boot log, /var/log/cloud-init-output.log`);
+    expect(readFileSync(join(dir, 'sleeps'), 'utf8').trim().split('\n')).toHaveLength(PERF_TEST_READY_WAIT_SECONDS / 5);
+    expect(readFileSync(join(dir, 'vault-answers'), 'utf8')).toBe('0\n');
+    expect(() => readFileSync(join(dir, 'management-calls'))).toThrow();
+  });
+
+  test('the wait for PerfTest takes whole seconds only', () => {
+    expect(perfTestReadyLines(10, 5)[0]).toContain('$(seq 1 2)');
+    expect(() => perfTestReadyLines(2, 5)).toThrow('waitSeconds >= pollSeconds >= 1');
+    expect(() => perfTestReadyLines(10, 0)).toThrow('waitSeconds >= pollSeconds >= 1');
   });
 
   test('a missing upload URL parameter fails the Run Command before anything runs, naming the parameter', () => {
