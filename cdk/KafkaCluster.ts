@@ -11,6 +11,7 @@ import { kafkaNodeBootCommands, type KafkaBrokerIdentity } from './user-data/kaf
 import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
+import { allowHostMetrics } from './host-metrics-agent';
 
 /** Kafka's client listener (producers, consumers, and replication between brokers). */
 export const KAFKA_CLIENT_PORT = 9092;
@@ -139,7 +140,7 @@ export class KafkaCluster extends Construct {
 
     this.role = new iam.Role(this, 'BrokerRole', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'Kafka broker: SSM management, boot log, boot signal',
+      description: 'Kafka broker: SSM management, boot log, boot signal, host metrics',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
     });
     Validations.of(this.role).acknowledge({
@@ -148,6 +149,13 @@ export class KafkaCluster extends Construct {
     });
     // A broker signals its own instance's creation policy.
     this.bootLogGroup = bootLogWithSignal(this, this.role);
+    // The CloudWatch agent of each broker (started by its boot script, user-data/kafka-node.ts) publishes its host
+    // metrics under Role kafka-broker, as the RabbitMQ nodes and the load generator do under theirs.
+    allowHostMetrics(this.role);
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+    });
 
     const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
     if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');

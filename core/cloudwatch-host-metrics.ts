@@ -14,7 +14,11 @@ export const ROLE_DIMENSION = 'Role';
 export const INSTANCE_DIMENSION = 'InstanceId';
 /** Values of the Role dimension. */
 export const NODE_ROLE = 'rabbitmq-node';
+/** A Kafka broker on AWS (cdk/KafkaCluster.ts): a cluster node like a RabbitMQ node, with series under its instance id. */
+export const KAFKA_BROKER_ROLE = 'kafka-broker';
 export const LOAD_GENERATOR_ROLE = 'load-generator';
+/** The roles of a cluster's broker nodes, each a node of its own in the metrics model. */
+export const BROKER_NODE_ROLES: readonly string[] = [NODE_ROLE, KAFKA_BROKER_ROLE];
 /**
  * Seconds between two agent samples. Below 60 the agent publishes high-resolution metrics
  * (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-Configuration-File-Details.html, agent
@@ -58,11 +62,14 @@ export function countsTowardHostMetric(metric: ListedMetric): boolean {
   return AGENT_METRICS.some((agent) => agent.name === metric.name);
 }
 
-/** The model node of a listed metric: the instance id of a RabbitMQ node, `load-generator` for the load generator. */
+/**
+ * The model node of a listed metric: the instance id of a RabbitMQ node or Kafka broker (the name the report's CPU
+ * chart and the load-generator-bound verdict use for a broker node), `load-generator` for the load generator.
+ */
 export function nodeOf(metric: ListedMetric): string | undefined {
   const role = metric.dimensions[ROLE_DIMENSION];
   if (role === LOAD_GENERATOR_ROLE) return LOAD_GENERATOR_NODE;
-  if (role === NODE_ROLE) return metric.dimensions[INSTANCE_DIMENSION];
+  if (role !== undefined && BROKER_NODE_ROLES.includes(role)) return metric.dimensions[INSTANCE_DIMENSION];
   return undefined;
 }
 

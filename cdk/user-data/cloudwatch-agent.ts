@@ -1,5 +1,6 @@
 import { AGENT_INTERVAL_SECONDS, AGENT_METRICS, CLOUDWATCH_NAMESPACE, CLUSTER_DIMENSION, INSTANCE_DIMENSION, ROLE_DIMENSION } from '../../core/cloudwatch-host-metrics';
-import { writeFileCommand } from '../shell';
+import { Token } from 'aws-cdk-lib';
+import { shellQuote } from '../shell';
 
 /** Where the boot script writes the agent configuration (the path AWS recommends for a hand-written file). */
 export const CLOUDWATCH_AGENT_CONFIG_PATH = '/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json';
@@ -13,11 +14,18 @@ export const CLOUDWATCH_AGENT_CONFIG_DELIMITER = 'RMQBENCH_CLOUDWATCH_AGENT_CONF
 export const AGENT_FLUSH_SECONDS = 10;
 
 export interface CloudWatchAgentInput {
-  /** The stack name (a token is fine): the controller names a cluster stack by its cluster id. */
+  /**
+   * The stack name (a token is fine): the controller names a cluster stack by its cluster id. Or `$NAME`, a shell
+   * variable the boot script has set to it before these lines: a script that already holds the stack name (the Kafka
+   * broker's STACK_NAME) then does not repeat the token, whose resolved length counts against EC2's 16 KB of user data.
+   */
   readonly clusterId: string;
-  /** Which machine this is: a RabbitMQ node or the load generator. */
+  /** Which machine this is: a RabbitMQ node, a Kafka broker or the load generator. */
   readonly role: string;
 }
+
+/** A `$NAME` clusterId: a shell variable, not a value. */
+const SHELL_VARIABLE = /^\$([A-Za-z_][A-Za-z0-9_]*)$/;
 
 /**
  * The agent configuration (fields as documented in "Manually create or edit the CloudWatch agent configuration file",
@@ -31,6 +39,7 @@ export interface CloudWatchAgentInput {
  * - diskio and net per device and interface (IngestRepetition adds whole disks and non-loopback interfaces).
  */
 export function cloudWatchAgentConfig(input: CloudWatchAgentInput): object {
+  if (!input.role || !/^[a-z][a-z0-9-]*$/.test(input.role)) throw new Error(`role ${JSON.stringify(input.role)} must be lower-case letters, digits and hyphens`);
   const dimensions = { [CLUSTER_DIMENSION]: input.clusterId, [ROLE_DIMENSION]: input.role };
   const plugin = (name: string) => AGENT_METRICS.filter((metric) => metric.plugin === name).map((metric) => metric.measurement);
   return {
@@ -56,15 +65,31 @@ export function cloudWatchAgentConfig(input: CloudWatchAgentInput): object {
  * repository is locked to the image's release, so the image pins the agent version. Host metrics are an addition to a
  * benchmark, not a condition of it: an agent that does not install or start is reported in the boot log, and the
  * repetitions record "metrics unavailable" instead of failing.
+ *
+ * Sized for EC2's 16 KB of user data (a Kafka broker's script is close to it): the configuration is one line of JSON
+ * (whitespace means nothing to a JSON parser), and the cluster id is the function's argument, so it appears once in
+ * the script (as a token, or as a shell variable the script already set) instead of once per plugin. The here-document
+ * is therefore unquoted, for `$1` to expand; every other `$`, `\` and backquote of the JSON (the agent's own
+ * `${aws:InstanceId}` placeholder) is escaped, so the agent receives it unchanged (bash(1), "Here Documents": with an
+ * unquoted word, "the character sequence \<newline> is ignored, and \ must be used to quote the characters \, $, and `").
  */
 export function cloudWatchAgentBootCommands(input: CloudWatchAgentInput): string[] {
+  const placeholder = 'RMQBENCH_CLUSTER_ID_ARGUMENT';
+  const json = JSON.stringify(cloudWatchAgentConfig({ ...input, clusterId: placeholder }));
+  if (json.split(placeholder).length !== new Set(AGENT_METRICS.map((metric) => metric.plugin)).size + 1) throw new Error('the agent configuration must name the cluster id once per plugin');
+  const escaped = json.replace(/[\\$`]/g, (character) => `\\${character}`).split(placeholder).join('$1');
+  const variable = SHELL_VARIABLE.exec(input.clusterId);
+  if (!variable && !Token.isUnresolved(input.clusterId) && !/^[A-Za-z][A-Za-z0-9-]*$/.test(input.clusterId)) throw new Error(`clusterId ${JSON.stringify(input.clusterId)} must be a stack name (letters, digits, hyphens), a token, or a shell variable ($NAME)`);
+  const argument = variable ? `"$${variable[1]}"` : shellQuote(input.clusterId);
   return [
-    '# Host metrics (CPU, memory, disk writes, network) every second to CloudWatch, namespace ' + CLOUDWATCH_NAMESPACE + '.',
+    '# Host metrics (CPU, memory, disk writes, network) every second to CloudWatch, namespace ' + CLOUDWATCH_NAMESPACE + '; $1 is the cluster id.',
     'rmqbench_start_cloudwatch_agent() {',
     '  dnf install -y amazon-cloudwatch-agent || return 1',
-    writeFileCommand(CLOUDWATCH_AGENT_CONFIG_PATH, `${JSON.stringify(cloudWatchAgentConfig(input), null, 2)}\n`, CLOUDWATCH_AGENT_CONFIG_DELIMITER),
+    `  cat > ${CLOUDWATCH_AGENT_CONFIG_PATH} <<${CLOUDWATCH_AGENT_CONFIG_DELIMITER}`,
+    escaped,
+    CLOUDWATCH_AGENT_CONFIG_DELIMITER,
     `  ${CLOUDWATCH_AGENT_CTL} -a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`,
     '}',
-    'rmqbench_start_cloudwatch_agent || echo "rmqbench: the CloudWatch agent could not be installed or started: repetitions will record their host metrics as unavailable" >&2',
+    `rmqbench_start_cloudwatch_agent ${argument} || echo "rmqbench: the CloudWatch agent could not be installed or started: repetitions will record their host metrics as unavailable" >&2`,
   ];
 }

@@ -1,6 +1,8 @@
+import { KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
 import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
+import { cloudWatchAgentBootCommands } from './cloudwatch-agent';
 import { FETCH_JAR_FUNCTION, jarsDigest, jarsManifest, pinnedJarCommands } from './pinned-jars';
 import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
 
@@ -119,12 +121,13 @@ export interface KafkaNodeBootInput {
  * The boot script of one Kafka broker (Amazon Linux 2023), as user-data lines: Java, the pinned Kafka jars from Maven
  * Central (a checksum mismatch removes them and fails the boot), the data volume, server.properties, storage formatted
  * with the shared cluster id, a systemd unit, and success only once the metadata quorum holds every broker with an
- * elected leader. KafkaCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
+ * elected leader. The CloudWatch agent starts first (host metrics under Role kafka-broker and the stack name as
+ * ClusterId, cloudwatch-agent.ts); a broker whose agent cannot be installed boots all the same. KafkaCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
  * log's tail to CloudWatch Logs and signals SUCCESS or FAILURE to this instance's creation policy.
  * No secret is involved: the listeners are PLAINTEXT inside the VPC, reachable only as the security group allows.
  */
 export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
-  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server ${input.self.hostName}:${input.clientPort} describe --status`;
+  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$self_listener" describe --status`;
   return [
     'set -euo pipefail',
     `REGION=${input.region}`,
@@ -137,7 +140,10 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
     'INSTANCE_ID=$(imds instance-id)',
-    `echo "Kafka broker ${input.self.nodeId} (${input.self.hostName}) booting on $INSTANCE_ID"`,
+    `echo "Kafka broker ${input.self.nodeId} booting on $INSTANCE_ID"`,
+    // After STACK_NAME, which is the cluster id the agent's metrics carry (the stack name token once in the script);
+    // before the installation, so that the metrics exist well before the first repetition. Never fatal.
+    ...cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: KAFKA_BROKER_ROLE }),
 
     '# Data volume: formatted on first boot only, mounted where the broker keeps its log.',
     `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
@@ -167,11 +173,17 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     ),
     writeFileCommand(`${KAFKA_CONFIG_DIR}/log4j2.properties`, KAFKA_LOG4J, KAFKA_LOG4J_DELIMITER),
     `install -d -o kafka -g kafka ${KAFKA_LOG_DIR}`,
+    // Read back from server.properties rather than written out again: the zone name in every broker's name is a token
+    // in a controller's template, and each repetition of it counts against EC2's 16 KB of user data.
+    '# The brokers\' names and this broker\'s listener, as server.properties names them.',
+    `voter_hosts=$(sed -n 's/^controller\\.quorum\\.voters=//p' ${KAFKA_SERVER_PROPERTIES} | tr ',' '\\n' | sed 's/^[0-9]*@//; s/:[0-9]*$//')`,
+    `self_listener=$(sed -n 's|^advertised\\.listeners=PLAINTEXT://||p' ${KAFKA_SERVER_PROPERTIES})`,
+    `echo "broker ${input.self.nodeId} is $self_listener; voters:" $voter_hosts`,
 
     // The records exist before the instance (KafkaCluster makes the instance depend on them); a new private zone can
     // still take a moment to answer inside the VPC, and Kafka resolves the voters' names when it starts.
     '# Wait until every broker name resolves.',
-    `for host in ${input.all.map((broker) => broker.hostName).join(' ')}; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ "$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done`,
+    'for host in $voter_hosts; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ "$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done',
 
     // A static quorum: every broker formats with the same cluster id and no --standalone / --initial-controllers, which
     // are for a dynamic quorum (`kafka-storage format --help` in 4.3.1, kafka.tools.StorageTool: "--standalone ... When

@@ -21,7 +21,9 @@ import {
 } from '../../cdk/user-data/kafka-node';
 import { mavenCoordinates } from '../../cdk/user-data/pinned-jars';
 import { BOOT_LOG_FILE } from '../../cdk/user-data/rabbitmq-node';
-import { bashSyntaxErrors, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
+import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
+import { CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL } from '../../cdk/user-data/cloudwatch-agent';
+import { bashSyntaxErrors, hereDocument, runAgentBootLines, userDataText, withoutAssetHashes } from './template-helpers';
 
 const REGION = 'eu-west-1';
 const ZONE = 'kafka.bench.internal';
@@ -45,6 +47,15 @@ function synth(props: Partial<KafkaClusterProps> = {}, stackName = 'Test'): Synt
   });
   const properties = userData.map((script) => parseProperties(hereDocument(script, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER)));
   return { cluster, template, userData, properties };
+}
+
+/** The boot's lines that read the voters and its own listener back from server.properties, reading its content written into `dir`. */
+function readBackLines(script: string, dir: string): string {
+  const properties = join(dir, 'server.properties');
+  writeFileSync(properties, hereDocument(script, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER));
+  const lines = script.split('\n').filter((line) => line.startsWith('voter_hosts=') || line.startsWith('self_listener='));
+  if (lines.length !== 2) throw new Error('the boot script does not read the voters and its listener back from server.properties');
+  return lines.map((line) => line.split(KAFKA_SERVER_PROPERTIES).join(properties)).join('\n');
 }
 
 function parseProperties(text: string): Record<string, string> {
@@ -262,8 +273,24 @@ describe('KafkaCluster', () => {
 
     test('success waits for the quorum to hold every broker as a voter with a leader', () => {
       const { userData } = synth({ brokers: 5 });
-      expect(userData[4]).toContain('MetadataQuorumCommand --bootstrap-server kafka-5.kafka.bench.internal:9092 describe --status');
+      expect(userData[4]).toContain('MetadataQuorumCommand --bootstrap-server "$self_listener" describe --status');
       expect(userData[4]).toContain('[ "$voters" -eq 5 ]');
+    });
+
+    test('the brokers\' names and this broker\'s listener are read back from its server.properties by bash (a zone token is written once per name, not thrice)', () => {
+      const { userData } = synth({ brokers: 5 });
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-names-'));
+      try {
+        const run = spawnSync('bash', ['-c', `set -euo pipefail\n${readBackLines(userData[3]!, dir)}\nprintf '%s\\n' "$self_listener" $voter_hosts`], { encoding: 'utf8' });
+        expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+        expect(run.stdout).toBe(`kafka-4.${ZONE}:${KAFKA_CLIENT_PORT}\n${[1, 2, 3, 4, 5].map((i) => `kafka-${i}.${ZONE}\n`).join('')}`);
+        // Outside server.properties, the script names no broker: its resolution wait loops over what was read back.
+        const outsideProperties = userData[3]!.replace(hereDocument(userData[3]!, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER), '');
+        expect(outsideProperties).not.toContain(ZONE);
+        expect(userData[3]).toContain('for host in $voter_hosts; do');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     describe('the quorum wait, run by bash on real kafka-metadata-quorum output (test/fixtures/kafka)', () => {
@@ -288,7 +315,7 @@ describe('KafkaCluster', () => {
         const lines = script.split('\n');
         const start = lines.findIndex((line) => line.startsWith('# Wait for the quorum'));
         const end = lines.indexOf('done', start);
-        let segment = lines.slice(start, end + 1).join('\n');
+        let segment = `${readBackLines(script, dir)}\n${lines.slice(start, end + 1).join('\n')}`;
         if (noWait) segment = segment.replace(/deadline=\$\(\( \$\(date \+%s\) \+ \d+ \)\)/, 'deadline=0').replace('sleep 10', 'sleep 0');
         const run = spawnSync('bash', ['-c', `set -euo pipefail\n${segment}\n`], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 30_000 });
         const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8') : '';
@@ -368,6 +395,50 @@ describe('KafkaCluster', () => {
           Statement: Match.arrayWith([Match.objectLike({ Sid: 'SignalBootResult', Action: 'cloudformation:SignalResource', Resource: { Ref: 'AWS::StackId' } })]),
         },
       });
+    });
+  });
+
+  describe('host metrics: the CloudWatch agent on every broker', () => {
+    test('each broker\'s boot installs and starts the agent, which names the stack as ClusterId (the STACK_NAME the script set from AWS::StackName), Role kafka-broker and the instance', () => {
+      defaults.userData.forEach((script) => {
+        expect(script).toContain('dnf install -y amazon-cloudwatch-agent || return 1');
+        expect(script).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
+        // STACK_NAME is the deployed stack's name, set before the agent starts and before the installation.
+        expect(script).toContain('\nSTACK_NAME=<{"Ref":"AWS::StackName"}>\n');
+        expect(script.indexOf('\nSTACK_NAME=')).toBeLessThan(script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"'));
+        expect(script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"')).toBeLessThan(script.indexOf('rmqbench_install_packages\n'));
+        const { config, ctlArguments } = runAgentBootLines(script, { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL }, { STACK_NAME: 'rmqbench-run-3-c1' });
+        const metrics = (config as { metrics: { namespace: string; append_dimensions: unknown; metrics_collected: Record<string, { append_dimensions: unknown }> } }).metrics;
+        expect(metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
+        expect(metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
+        expect(Object.keys(metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
+        for (const plugin of Object.values(metrics.metrics_collected)) expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-run-3-c1', Role: KAFKA_BROKER_ROLE });
+        expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
+      });
+    });
+
+    test('an agent that cannot be installed does not stop the broker\'s boot', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-agent-'));
+      try {
+        writeFileSync(join(dir, 'dnf'), '#!/bin/sh\necho "dnf: no such repository" >&2\nexit 1\n', { mode: 0o755 });
+        const script = defaults.userData[0]!;
+        const agent = script.slice(script.indexOf('rmqbench_start_cloudwatch_agent() {'), script.indexOf('\n', script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"')));
+        const run = spawnSync('bash', ['-c', `set -euo pipefail\nSTACK_NAME=c1\n${agent}\necho boot-continued`], { encoding: 'utf8', env: { PATH: `${dir}:/usr/bin:/bin` } });
+        expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: 'boot-continued\n' });
+        expect(run.stderr).toContain('the CloudWatch agent could not be installed or started');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test('the broker role may put metrics into the rmqbench namespace only, and nothing else of CloudWatch', () => {
+      const statements = Object.values(defaults.template.findResources('AWS::IAM::Policy')).flatMap(
+        (policy) => (policy as { Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }).Properties.PolicyDocument.Statement,
+      );
+      expect(statements.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('cloudwatch:')))).toEqual([
+        { Sid: 'PutHostMetricsInRmqbenchNamespace', Effect: 'Allow', Action: 'cloudwatch:PutMetricData', Resource: '*', Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } } },
+      ]);
+      expect(JSON.stringify(defaults.template.toJSON())).not.toContain('CloudWatchAgentServerPolicy');
     });
   });
 

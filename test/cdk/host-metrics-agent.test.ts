@@ -8,7 +8,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { LoadGenerator, RabbitMqCluster } from '../../cdk';
 import { AGENT_METRICS, CLOUDWATCH_NAMESPACE } from '../../core/cloudwatch-host-metrics';
 import { CLOUDWATCH_AGENT_CONFIG_DELIMITER, CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL, cloudWatchAgentBootCommands } from '../../cdk/user-data/cloudwatch-agent';
-import { hereDocument, userDataText } from './template-helpers';
+import { runAgentBootLines, userDataText } from './template-helpers';
 
 const STACK_NAME_REF = '<{"Ref":"AWS::StackName"}>';
 
@@ -20,9 +20,17 @@ function synthesized() {
   return { template, node: userDataText(template, 'AWS::EC2::LaunchTemplate'), loadGenerator: userDataText(template, 'AWS::EC2::Instance') };
 }
 
-/** The agent configuration a boot script writes, with the stack name reference made a literal so that it parses. */
-function agentConfig(userData: string): { agent: Record<string, unknown>; metrics: { namespace: string; force_flush_interval: number; append_dimensions: Record<string, string>; metrics_collected: Record<string, { measurement: string[]; append_dimensions: Record<string, string>; totalcpu?: boolean; resources?: string[] }> } } {
-  return JSON.parse(hereDocument(userData, CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CONFIG_DELIMITER).split(STACK_NAME_REF).join('STACK')) as never;
+export interface AgentConfig {
+  agent: Record<string, unknown>;
+  metrics: { namespace: string; force_flush_interval: number; append_dimensions: Record<string, string>; metrics_collected: Record<string, { measurement: string[]; append_dimensions: Record<string, string>; totalcpu?: boolean; resources?: string[] }> };
+}
+
+/**
+ * The agent configuration a boot script writes, as bash writes it (the here-document expands the cluster id argument),
+ * with the stack name reference made the stack name STACK (CloudFormation puts a name of letters, digits and hyphens there).
+ */
+function agentConfig(userData: string): AgentConfig {
+  return runAgentBootLines(userData.split(STACK_NAME_REF).join('STACK'), { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL }).config as unknown as AgentConfig;
 }
 
 describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load generator', () => {
@@ -47,6 +55,30 @@ describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load 
     // One cpu-total series (no per-core resources), which is the share of all CPUs.
     expect(config.metrics.metrics_collected.cpu).toEqual(expect.objectContaining({ totalcpu: true }));
     expect(config.metrics.metrics_collected.cpu?.resources).toBeUndefined();
+  });
+
+  test('the configuration is one line whose cluster id is the function argument: the stack name is in the script once, and the agent gets ${aws:InstanceId} unexpanded', () => {
+    for (const script of [node, loadGenerator]) {
+      const lines = script.split('\n');
+      const heredoc = lines.indexOf(`  cat > ${CLOUDWATCH_AGENT_CONFIG_PATH} <<${CLOUDWATCH_AGENT_CONFIG_DELIMITER}`);
+      expect(heredoc).toBeGreaterThan(-1);
+      expect(lines[heredoc + 2]).toBe(CLOUDWATCH_AGENT_CONFIG_DELIMITER);
+      const agentLines = lines.slice(lines.indexOf('rmqbench_start_cloudwatch_agent() {'), lines.findIndex((line) => line.startsWith('rmqbench_start_cloudwatch_agent ')) + 1).join('\n');
+      expect(agentLines.split(STACK_NAME_REF)).toHaveLength(2);
+      expect(agentLines).toContain(`rmqbench_start_cloudwatch_agent '${STACK_NAME_REF}' || echo`);
+      const { config, ctlArguments } = runAgentBootLines(script.split(STACK_NAME_REF).join('STACK'), { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL });
+      expect((config as unknown as AgentConfig).metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
+      expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
+    }
+  });
+
+  test('a cluster id may be a shell variable the script set before ($NAME), and a value that is neither a stack name nor a variable is refused by name', () => {
+    const lines = cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: 'kafka-broker' }).join('\n');
+    expect(lines).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
+    const { config } = runAgentBootLines(lines, { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL }, { STACK_NAME: 'rmqbench-run-7-c2' });
+    expect((config as unknown as AgentConfig).metrics.metrics_collected.mem?.append_dimensions).toEqual({ ClusterId: 'rmqbench-run-7-c2', Role: 'kafka-broker' });
+    expect(() => cloudWatchAgentBootCommands({ clusterId: '$(reboot)', role: 'kafka-broker' })).toThrow(/clusterId "\$\(reboot\)" must be a stack name/);
+    expect(() => cloudWatchAgentBootCommands({ clusterId: 'c1', role: 'Kafka Broker' })).toThrow(/role "Kafka Broker" must be lower-case/);
   });
 
   test('the agent starts before the RabbitMQ installation (its metrics exist long before the first repetition)', () => {

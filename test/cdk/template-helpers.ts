@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 
 type Json = unknown;
@@ -59,4 +62,34 @@ export function bashWords(commandLine: string): string[] {
  */
 export function withoutAssetHashes(template: Template): Json {
   return JSON.parse(JSON.stringify(template.toJSON()).replace(/[0-9a-f]{64}\.(zip|json)/g, 'ASSET-HASH.$1'));
+}
+
+/**
+ * Runs the CloudWatch agent lines of a boot script (the function cloudwatch-agent.ts defines, and its call) in bash,
+ * with `dnf` and the agent's control script replaced by stubs and the configuration written to a temporary file
+ * instead of the agent's folder; returns the configuration as bash wrote it, parsed, and what the stubbed control
+ * script was asked. `env` holds the shell variables the script set before (e.g. STACK_NAME).
+ */
+export function runAgentBootLines(
+  script: string,
+  paths: { configPath: string; ctl: string },
+  env: Record<string, string> = {},
+): { config: Record<string, unknown>; ctlArguments: string } {
+  const start = script.indexOf('rmqbench_start_cloudwatch_agent() {\n');
+  const callMatch = /^rmqbench_start_cloudwatch_agent .* \|\| echo .*$/m.exec(script.slice(Math.max(start, 0)));
+  if (start < 0 || !callMatch) throw new Error('no CloudWatch agent function and call in the script');
+  const lines = script.slice(start, start + callMatch.index + callMatch[0].length);
+  const dir = mkdtempSync(join(tmpdir(), 'rmqbench-agent-lines-'));
+  try {
+    writeFileSync(join(dir, 'dnf'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(join(dir, 'ctl'), `#!/bin/sh\necho "$@" > ${dir}/ctl-arguments\n`, { mode: 0o755 });
+    const rewritten = lines.split(paths.configPath).join(join(dir, 'agent.json')).split(paths.ctl).join(join(dir, 'ctl'));
+    execFileSync('bash', ['-c', `set -euo pipefail\n${rewritten}\n`], { env: { ...env, PATH: `${dir}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    return {
+      config: JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8')) as Record<string, unknown>,
+      ctlArguments: readFileSync(join(dir, 'ctl-arguments'), 'utf8').trim().split(join(dir, 'agent.json')).join(paths.configPath),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -27,6 +27,7 @@ import { startFakeArm } from './fake-arm-clients';
 // and CloudWatch still serves the query protocol); commands, inputs and outputs are the same shapes.
 
 const CLUSTER = 'rmqbench-run-1-c1';
+const KAFKA_CLUSTER = 'rmqbench-run-1-c2';
 const START = new Date(Math.floor(Date.now() / 1000) * 1000 - 120_000);
 const FINISH = new Date(START.getTime() + 10_000);
 const at = (second: number) => new Date(START.getTime() + second * 1000);
@@ -62,6 +63,11 @@ beforeAll(async () => {
     await put('net_bytes_recv', { ...node(instance, role), interface: 'ens5' }, [10, 20, 30], 'Bytes');
     await put('net_bytes_sent', { ...node(instance, role), interface: 'lo' }, [9e9, 9e9, 9e9], 'Bytes');
   }
+  // A Kafka cluster stack's brokers (Role kafka-broker, cdk/user-data/kafka-node.ts) and its load generator.
+  for (const [instance, role, cpu] of [['i-0broker1', 'kafka-broker', 30], ['i-0broker2', 'kafka-broker', 60], ['i-0kafkaloadgen', 'load-generator', 91]] as const) {
+    await put('cpu_usage_active', { ...node(instance, role, KAFKA_CLUSTER), cpu: 'cpu-total' }, [cpu, cpu], 'Percent');
+    await put('mem_used', node(instance, role, KAFKA_CLUSTER), [2e9, 2e9], 'Bytes');
+  }
   // Another cluster's node in the same namespace: never part of this cluster's metrics.
   await put('cpu_usage_active', { ...node('i-0other', 'rabbitmq-node', 'rmqbench-run-2-c1'), cpu: 'cpu-total' }, [99, 99, 99], 'Percent');
 }, 60_000);
@@ -80,6 +86,16 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
     expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([[0, 1010], [1, 2020], [2, 3030]]);
     expect(metrics.series.every((one) => one.node !== 'i-0other')).toBe(true);
     expect(metrics.series.map((one) => one.unit)).toEqual(expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']));
+  });
+
+  test('a Kafka cluster\'s brokers are nodes under their instance ids beside its load generator', async () => {
+    const metrics = await cloudWatchHostMetrics(cloudwatch, KAFKA_CLUSTER, { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() });
+    expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0broker1', 'i-0broker2', 'load-generator']);
+    expect(metrics.series.filter((one) => one.metric === 'cpuPercent').map((one) => [one.node, one.points])).toEqual([
+      ['i-0broker1', [[0, 30], [1, 30]]],
+      ['i-0broker2', [[0, 60], [1, 60]]],
+      ['load-generator', [[0, 91], [1, 91]]],
+    ]);
   });
 
   test('a cluster that published nothing is an error that says what was looked for', async () => {
