@@ -4,6 +4,7 @@
 # Usage: rmqbench-kafka-setup                         install, start, wait
 #        rmqbench-kafka-setup --print-server-properties
 #        rmqbench-kafka-setup --print-cluster-id
+#        rmqbench-kafka-setup --print-data-disk [root]   the data disk's link found under root (default /), else exit 1
 # Settings come from /etc/rmqbench/kafka.env (RMQBENCH_KAFKA_ENV overrides the path), written by
 # modules/kafka-cluster.bicep: NODE_ID, BROKER_HOSTS (the brokers' static private IPs, in node id order), CLIENT_PORT,
 # CONTROLLER_PORT, CLUSTER_SEED, KAFKA_VERSION, JAVA_PACKAGE, QUORUM_TIMEOUT_SECONDS. No secret: the listener is
@@ -67,9 +68,23 @@ while True:
 PYTHON
 }
 
+# The data disk (LUN 0) by its udev link: /dev/disk/azure/scsi1/lun<n> comes from WALinuxAgent's 66-azure-storage.rules
+# (https://learn.microsoft.com/azure/virtual-machines/linux/azure-to-guest-disk-mapping); azure-vm-utils' 80-azure-disk.rules,
+# which "the long-term plan is to migrate the udev rules ... found in WALinuxAgent into", links the same SCSI data disk as
+# /dev/disk/azure/data/by-lun/<n> (Azure/azure-vm-utils doc/disk-identification.md, udev/80-azure-disk.rules). An image
+# with only one of the two packages' rules still finds its disk. $1: a root directory the links are looked up under.
+data_disk() {
+  local link
+  for link in /dev/disk/azure/scsi1/lun0 /dev/disk/azure/data/by-lun/0; do
+    if [ -e "${1:-}$link" ]; then echo "${1:-}$link"; return 0; fi
+  done
+  return 1
+}
+
 case "${1:-}" in
   --print-server-properties) server_properties; exit 0 ;;
   --print-cluster-id) cluster_id; exit 0 ;;
+  --print-data-disk) data_disk "${2:-}"; exit ;;
   '') ;;
   *) echo "rmqbench-kafka-setup: unknown argument $1" >&2; exit 2 ;;
 esac
@@ -103,11 +118,10 @@ if ! (cd "$home" && sha256sum --check --strict --quiet SHA256SUMS); then
   exit 1
 fi
 
-# The data disk (LUN 0, https://learn.microsoft.com/azure/virtual-machines/linux/azure-to-guest-disk-mapping: the
-# /dev/disk/azure/scsi1/lun<n> links), formatted once and mounted at /var/lib/kafka.
-disk=/dev/disk/azure/scsi1/lun0
-for _ in $(seq 1 60); do [ -e "$disk" ] && break; sleep 2; done
-[ -e "$disk" ] || { echo "rmqbench-kafka-setup: data disk $disk did not appear" >&2; exit 1; }
+# The data disk (LUN 0, see data_disk), formatted once and mounted at /var/lib/kafka.
+disk=''
+for _ in $(seq 1 60); do disk="$(data_disk)" && break; sleep 2; done
+[ -n "$disk" ] || { echo "rmqbench-kafka-setup: the data disk (LUN 0: /dev/disk/azure/scsi1/lun0 or /dev/disk/azure/data/by-lun/0) did not appear" >&2; exit 1; }
 blkid "$disk" >/dev/null || mkfs.xfs -q "$disk"
 mkdir -p "$data_mount"
 grep -q " $data_mount " /etc/fstab || echo "$(readlink -f "$disk") $data_mount xfs defaults,nofail 0 2" >>/etc/fstab

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
@@ -16,12 +16,12 @@ import { BICEP_DIR } from './bicep-tree';
 const CLOUD_INIT = join(BICEP_DIR, 'cloud-init');
 const SETUP = join(CLOUD_INIT, 'rmqbench-kafka-setup.sh');
 
-function runSetup(env: Record<string, string>, argument: string): { status: number | null; stdout: string; stderr: string } {
+function runSetup(env: Record<string, string>, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-setup-'));
   try {
     const envFile = join(dir, 'kafka.env');
     writeFileSync(envFile, Object.entries(env).map(([key, value]) => `${key}=${value}\n`).join(''));
-    const run = spawnSync('bash', [SETUP, argument], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RMQBENCH_KAFKA_ENV: envFile }, timeout: 30_000 });
+    const run = spawnSync('bash', [SETUP, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RMQBENCH_KAFKA_ENV: envFile }, timeout: 30_000 });
     return { status: run.status, stdout: run.stdout, stderr: run.stderr };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -78,6 +78,29 @@ describe('Azure Kafka cluster module', () => {
     expect(yaml).not.toMatch(/\{\{[A-Z]/);
     // https://learn.microsoft.com/azure/virtual-machines/custom-data: "The maximum length of custom data is 64 KB" (base64-encoded).
     expect(b64(yaml).length).toBeLessThan(64 * 1024);
+  });
+
+  test("the setup script finds the data disk by WALinuxAgent's link or by azure-vm-utils' (an image may carry only one of their udev rules), and names both when neither is there", () => {
+    const links = { walinuxagent: '/dev/disk/azure/scsi1/lun0', azureVmUtils: '/dev/disk/azure/data/by-lun/0' };
+    const root = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-disk-'));
+    try {
+      const find = (present: string[]) => {
+        rmSync(join(root, 'dev'), { recursive: true, force: true });
+        for (const link of present) {
+          mkdirSync(join(root, link, '..'), { recursive: true });
+          symlinkSync('/dev/null', join(root, link));
+        }
+        return runSetup({ ...ENV, NODE_ID: '1', BROKER_HOSTS: '10.0.0.4' }, '--print-data-disk', root);
+      };
+      expect(find([links.walinuxagent])).toMatchObject({ status: 0, stdout: `${root}${links.walinuxagent}\n` });
+      expect(find([links.azureVmUtils])).toMatchObject({ status: 0, stdout: `${root}${links.azureVmUtils}\n` });
+      // Both name the same disk; WALinuxAgent's, the one the simulated brokers use, comes first.
+      expect(find([links.azureVmUtils, links.walinuxagent])).toMatchObject({ status: 0, stdout: `${root}${links.walinuxagent}\n` });
+      expect(find([])).toMatchObject({ status: 1, stdout: '' });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+    expect(readFileSync(SETUP, 'utf8')).toContain('the data disk (LUN 0: /dev/disk/azure/scsi1/lun0 or /dev/disk/azure/data/by-lun/0) did not appear');
   });
 
   test('an unknown argument is refused by name', () => {
