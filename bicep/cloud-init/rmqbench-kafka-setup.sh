@@ -93,7 +93,8 @@ esac
 install_kafka() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  apt-get install -y -q "$JAVA_PACKAGE" curl python3
+  # xfsprogs for mkfs.xfs of the data disk below: named rather than assumed to be in the image.
+  apt-get install -y -q "$JAVA_PACKAGE" curl python3 xfsprogs
   local sum path
   while read -r sum path; do
     [ -n "$sum" ] || continue

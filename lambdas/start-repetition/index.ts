@@ -17,8 +17,7 @@ const s3 = new S3Client({});
 export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
   if (event.target === 'azure') {
     const azure = await (await azureTarget()).azureClientsFromEnv();
-    // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts). ValidatePlan still refuses
-    // broker kafka on azure until the smoke test and readiness check there handle Kafka too.
+    // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
     if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
     const started = await startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
     return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
