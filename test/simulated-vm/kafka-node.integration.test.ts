@@ -14,10 +14,13 @@
  * The brokers run with the scripts' own heap settings (-Xmx1G -Xms1G; the heap is committed as it is used): one cloud's
  * three brokers at a time, the other's start after the first three are gone.
  */
+import { dirname } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { parse as parseYaml } from 'yaml';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, kafkaClusterId } from '../../cdk/KafkaCluster';
+import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
+import { CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL } from '../../cdk/user-data/cloudwatch-agent';
 import { KAFKA_LOG_DIR, kafkaNodeBootCommands, type KafkaBrokerIdentity } from '../../cdk/user-data/kafka-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { cachedArtifactDir, KAFKA_ARTIFACT } from '../../local/maven-artifacts';
@@ -34,6 +37,21 @@ const OVERLAYS = ['/etc', '/opt', '/var/lib'];
 const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** Where the stand-in agent control script records how the boot called it (/var/log is private to each VM). */
+const AGENT_CTL_CALLS = '/var/log/rmqbench-sim-cloudwatch-agent-ctl';
+/**
+ * Stands in for Amazon Linux 2023's dnf, which this machine lacks, on brokers 1 and 2 (/usr/local/sbin is private to
+ * each VM and on the boot's PATH): `dnf install -y amazon-cloudwatch-agent` leaves the agent's folders and a control
+ * script that records its arguments, so the boot's own lines write the configuration where the agent reads it. Broker 3
+ * has no dnf at all, as when the repository cannot be reached: its boot must go on without the agent.
+ */
+const FAKE_DNF = `#!/bin/sh
+[ "$*" = "install -y amazon-cloudwatch-agent" ] || { echo "fake dnf: unexpected arguments: $*" >&2; exit 1; }
+mkdir -p ${dirname(CLOUDWATCH_AGENT_CTL)} ${dirname(CLOUDWATCH_AGENT_CONFIG_PATH)}
+printf '#!/bin/sh\\necho "$*" > ${AGENT_CTL_CALLS}\\n' > ${CLOUDWATCH_AGENT_CTL}
+chmod 755 ${CLOUDWATCH_AGENT_CTL}
+`;
 
 
 /** This machine's Kafka jars (the 92 the scripts pin), as the local Kafka tests find them. */
@@ -139,6 +157,7 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
             // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path> <file>, into
             // the script's /opt/kafka/libs); the script's manifest loop and digest check run as on EC2.
             [INSTALL_OVERRIDE_FILE]: { content: `rmqbench_install_packages() { command -v java >/dev/null; }\nrmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`, mode: 0o644 },
+            ...(identity.nodeId < 3 ? { '/usr/local/sbin/dnf': { content: FAKE_DNF, mode: 0o755 } } : {}),
           },
           // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's address.
           { blockDevice: DATA_VOLUME_DEVICE, state: { instanceId }, overlays: OVERLAYS, dnsNames: [identity.hostName] },
@@ -167,6 +186,23 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
       expect(await brokerProcess(hub, vm)).toBe(`kafka /etc/kafka/server.properties`);
       expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(`${DATA_VOLUME_DEVICE} xfs\n`);
     }
+  });
+
+  test('the boot wrote the CloudWatch agent configuration with the stack name as ClusterId and Role kafka-broker, and started the agent; without dnf the broker booted all the same', async () => {
+    for (const vm of vms.slice(0, 2)) {
+      const config = JSON.parse((await hub.exec(vm, `cat ${CLOUDWATCH_AGENT_CONFIG_PATH}`)).stdout) as {
+        metrics: { namespace: string; append_dimensions: Record<string, string>; metrics_collected: Record<string, { append_dimensions: Record<string, string> }> };
+      };
+      expect(config.metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
+      // The agent's own placeholder arrives unexpanded; it fills in the instance id.
+      expect(config.metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
+      expect(Object.keys(config.metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
+      for (const plugin of Object.values(config.metrics.metrics_collected)) expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-sim-stack', Role: KAFKA_BROKER_ROLE });
+      expect((await hub.exec(vm, `cat ${AGENT_CTL_CALLS}`)).stdout).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}\n`);
+    }
+    const third = vms[2] as SimulatedVm;
+    expect((await hub.exec(third, `cat ${BOOT_LOG_FILE}`)).stdout).toContain('the CloudWatch agent could not be installed or started');
+    expect((await hub.exec(third, `test -e ${CLOUDWATCH_AGENT_CONFIG_PATH} && echo present || echo absent`)).stdout).toBe('absent\n');
   });
 
   test('from inside an instance, Kafka\'s tools see one quorum of voters 1-3 with a leader, and each broker advertised at its zone name', async () => {
