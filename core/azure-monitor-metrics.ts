@@ -108,3 +108,38 @@ export function hostMetricsFromAzureMonitor(responses: readonly AzureMetricsSour
     .sort((a, b) => (a.node === b.node ? a.metric.localeCompare(b.metric) : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node)));
   return { source: 'azure-monitor', series };
 }
+
+/**
+ * Azure Monitor's platform metrics become queryable some time after their minute: "Azure platform metrics are available
+ * in under a minute in the metrics database" (learn.microsoft.com/azure/azure-monitor/logs/data-ingestion-time, "Azure
+ * metrics, resource logs, activity log"; MicrosoftDocs/azure-monitor-docs articles/azure-monitor/logs/data-ingestion-time.md),
+ * and a PT1M point exists only once its minute is over ("collects platform metrics from Azure resources at a one-minute
+ * frequency", articles/azure-monitor/metrics/data-platform-metrics.md). Read right after the repetition, the last minutes
+ * are missing. This says so when the last point of any series (with a value) lies before the repetition's last whole
+ * minute (the one ending at the last full minute before finishedAt; for a repetition within one or two minutes, its first
+ * minute): "Azure Monitor had data up to <end of that series' last minute> of a repetition that ended at <finishedAt>
+ * (platform metrics arrive late)"; undefined when every series reaches it. A metric with no value at all in the window
+ * is not judged: it may be one the VM does not report (IngestRepetition stores no series for it either).
+ */
+export function azureMetricsLateness(responses: readonly AzureMetricsSource[], window: { startedAt: Date; finishedAt: Date }): string | undefined {
+  const minute = AZURE_INTERVAL_SECONDS * 1000;
+  const firstMinute = Math.floor(window.startedAt.getTime() / minute) * minute;
+  const lastWholeMinute = Math.max(firstMinute, Math.floor(window.finishedAt.getTime() / minute) * minute - minute);
+  let earliestLast: number | undefined;
+  for (const { body } of responses) {
+    for (const metricResult of body.value ?? []) {
+      const mapping = AZURE_METRICS.find((candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase());
+      if (!mapping) continue;
+      for (const series of metricResult.timeseries ?? []) {
+        const times = (series.data ?? [])
+          .filter((point) => point.timeStamp && Number.isFinite(mapping.aggregation === 'average' ? point.average : point.total))
+          .map((point) => Date.parse(point.timeStamp!));
+        if (times.length === 0) continue;
+        const last = Math.max(...times);
+        earliestLast = earliestLast === undefined ? last : Math.min(earliestLast, last);
+      }
+    }
+  }
+  if (earliestLast === undefined || earliestLast >= lastWholeMinute) return undefined;
+  return `Azure Monitor had data up to ${new Date(earliestLast + minute).toISOString()} of a repetition that ended at ${window.finishedAt.toISOString()} (platform metrics arrive late)`;
+}

@@ -1,5 +1,5 @@
 import { createPipelineRequest } from '@azure/core-rest-pipeline';
-import { azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
+import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
 import { azureVmMemoryBytes } from '../../core/azure-vm-sizes';
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/host-metrics';
 import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster';
@@ -49,7 +49,8 @@ export function kafkaBrokerResourceIds(output: string): string[] {
  * needs Microsoft.Insights/metrics/read on the resources (in Reader, Monitoring Reader and Contributor). Throws with
  * ARM's error when a request fails. memoryBytes is the VM size's memory (clusterVmSize / loadGeneratorVmSize outputs)
  * minus "Available Memory Bytes". A deployment from before the kafkaBrokerResourceIds or VM-size outputs still gets what
- * can be read, with `incomplete` naming what was not and the missing output.
+ * can be read, with `incomplete` naming what was not and the missing output; so does a read made before Azure Monitor had
+ * the repetition's last whole minute (azureMetricsLateness).
  */
 export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Readonly<Record<string, string>>, window: { startedAt: string; finishedAt: string }): Promise<PartialRepetitionMetrics> {
   const missing = AZURE_METRICS_OUTPUTS.filter((name) => !OPTIONAL_OUTPUTS.includes(name) && (!(name in outputs) || (name === 'loadGeneratorResourceId' && !outputs[name])));
@@ -91,6 +92,9 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
     return { body: (one as PromiseFulfilledResult<AzureMetricsResponse>).value, ...(node ? { node } : {}), ...(memoryTotalBytes === undefined ? {} : { memoryTotalBytes }) };
   });
   const metrics = hostMetricsFromAzureMonitor(bodies, span.startedAt);
+  // Read too soon after the repetition, its last minutes are not in Azure Monitor yet: kept as read, and said.
+  const late = azureMetricsLateness(bodies, span);
+  if (late) problems.push(late);
   if (brokers === undefined) problems.unshift("the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
   return problems.length > 0 ? { ...metrics, incomplete: problems.join('; ') } : metrics;
 }

@@ -1,4 +1,4 @@
-import { azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
+import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
 
 // Response bodies in the shape of metrics_API.json 2023-10-01 (value[].name.value, timeseries[].metadatavalues, data[]).
 const startedAt = new Date('2026-11-23T13:00:20.000Z');
@@ -58,5 +58,41 @@ describe('Azure Monitor responses become per-node series', () => {
     // Memory is requested with the rest: the average aggregation is the one "Available Memory Bytes" has.
     expect(single.get('metricnames')?.split(',')).toContain('Available Memory Bytes');
     expect(single.get('aggregation')).toBe('average,total');
+  });
+});
+
+describe('a read before Azure Monitor had the repetition\'s last whole minute is said to be incomplete', () => {
+  // The repetition ran 13:00:20 .. 13:02:40: its last whole minute is 13:01 (13:01:00 .. 13:02:00).
+  const window = { startedAt, finishedAt: new Date('2026-11-23T13:02:40.000Z') };
+
+  test('every series reaching the last whole minute is complete (the partial minute 13:02 may still be missing)', () => {
+    expect(azureMetricsLateness([{ body: singleVm([10, 20]), node: 'load-generator' }], window)).toBeUndefined();
+    expect(azureMetricsLateness([{ body: singleVm([10, 20, 30]), node: 'load-generator' }], window)).toBeUndefined();
+  });
+
+  test('one series ending a minute early makes the read incomplete, naming where its data ends and when the repetition ended', () => {
+    const message = azureMetricsLateness([{ body: singleVm([10, 20]), node: 'rmqbench-kafka-1' }, { body: singleVm([90]), node: 'load-generator' }], window);
+    expect(message).toBe('Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)');
+  });
+
+  test('minutes without a value do not count as data; a metric with no value at all is not judged', () => {
+    const trailingEmpty: AzureMetricsResponse = {
+      value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0), average: 5 }, { timeStamp: minute(1) }, { timeStamp: minute(2) }] }] }],
+    };
+    expect(azureMetricsLateness([{ body: trailingEmpty, node: 'load-generator' }], window)).toMatch(/had data up to 2026-11-23T13:01:00.000Z/);
+    const memoryNeverReported: AzureMetricsResponse = {
+      value: [
+        { name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(1), average: 5 }] }] },
+        { name: { value: 'Available Memory Bytes' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }] },
+      ],
+    };
+    expect(azureMetricsLateness([{ body: memoryNeverReported, node: 'load-generator' }], window)).toBeUndefined();
+  });
+
+  test('a repetition shorter than a whole minute needs its first minute', () => {
+    const short = { startedAt: new Date('2026-11-23T13:00:20.000Z'), finishedAt: new Date('2026-11-23T13:00:50.000Z') };
+    expect(azureMetricsLateness([{ body: singleVm([10]), node: 'load-generator' }], short)).toBeUndefined();
+    const empty: AzureMetricsResponse = { value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(-1), average: 3 }] }] }] };
+    expect(azureMetricsLateness([{ body: empty, node: 'load-generator' }], short)).toMatch(/ended at 2026-11-23T13:00:50.000Z/);
   });
 });

@@ -172,6 +172,15 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     expect([...new Set(named.metrics.series.map((one) => one.node))]).toEqual(['rmqbench-cluster_1a2b3c', 'rmqbench-cluster_4d5e6f']);
   });
 
+  test('read before Azure Monitor had the last whole minute: the series are kept as read and the read is incomplete, naming where the data ends', async () => {
+    // The scale set's VM has 13:00 and 13:01; the load generator only 13:00 (its 13:01 not ingested yet).
+    arm.metricValues.set(SCALE_SET.toLowerCase(), [0, 1].map((index) => ({ metric: 'Percentage CPU', vmName: 'rmqbench-cluster_1a2b3c', timeStamp: minute(index), value: 40 + index })));
+    arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(0), value: 90 }]);
+    const metrics = await azureMonitorHostMetrics(clients, outputs, window);
+    expect(metrics.series.map((one) => [one.node, one.points])).toEqual([['rmqbench-cluster_1a2b3c', [[0, 40], [40, 41]]], ['load-generator', [[0, 90]]]]);
+    expect(metrics.incomplete).toBe('Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)');
+  });
+
   test('a deployment without the resource-id outputs, or a refused request, is an error naming what was wrong', async () => {
     await expect(azureMonitorHostMetrics(clients, { loadGeneratorResourceId: LOAD_GENERATOR }, window)).rejects.toThrow(/lacks the output\(s\) scaleSetResourceId: deploy the current bicep\/main.bicep/);
     const elsewhere = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/lb`;
