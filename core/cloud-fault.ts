@@ -12,22 +12,27 @@ import type { FaultAction, FaultSpec } from './plan-schema';
  * which is how a node name is matched to its instance.
  */
 
-/** The fault actions each cloud target applies; the others are refused by field with the reason (core/target-rules.ts). */
-export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = { aws: ['kill', 'stop', 'restart'], azure: ['kill', 'stop', 'restart'] };
+/**
+ * The fault actions each cloud target applies: all of them. `partition` is a host firewall rule on the partitioned
+ * node itself (partitionLines below), not a security-group or NSG change: both keep the distribution connections
+ * already open. AWS: "When you change a security group rule, its tracked connections are not immediately interrupted"
+ * (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/security-group-connection-tracking.html), and a network ACL,
+ * which would cut them, applies to the whole subnet the other nodes share. Azure: the nodes share their subnet's NSG
+ * (bicep/modules/network.bicep), whose rule changes leave open flows alone unless flushConnection re-evaluates them
+ * (https://learn.microsoft.com/javascript/api/@azure-rest/arm-network/networksecuritygrouppropertiesformat).
+ */
+export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = { aws: ['kill', 'stop', 'restart', 'partition'], azure: ['kill', 'stop', 'restart', 'partition'] };
 
-/** Why a cloud target does not apply an action. */
-export const CLOUD_FAULT_REFUSALS: Readonly<Record<'aws' | 'azure', string>> = {
-  // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/security-group-connection-tracking.html: "When you change a
-  // security group rule, its tracked connections are not immediately interrupted"; network ACLs would cut them, but
-  // they apply to a whole subnet, which the cluster's other nodes share.
-  aws:
-    'partition is not available on aws: a security-group change does not cut the Erlang distribution connections already open (security groups track connections and keep allowing them until they time out), and a network ACL, which would, applies to the whole subnet the other nodes share; use kill, stop or restart',
-  // The nodes share their subnet's network security group (bicep/modules/network.bicep); a rule change there leaves
-  // open flows alone unless the NSG's flushConnection re-evaluates them
-  // (https://learn.microsoft.com/javascript/api/@azure-rest/arm-network/networksecuritygrouppropertiesformat).
-  azure:
-    'partition is not available on azure: the nodes share their subnet\'s network security group, and a rule change there does not cut the Erlang distribution connections already open (unless the group re-evaluates its flows, which rmqbench does not set up); use kill, stop or restart',
-};
+/** The nftables table of rmqbench's own that holds the partition (one name, so the heal deletes exactly it). */
+export const PARTITION_TABLE = 'rmqbench_partition';
+
+/**
+ * The ports a partition cuts: epmd (4369) and the Erlang distribution listener (25672 = AMQP port + 20000), the
+ * inter-node ports of RabbitMQ's networking guide (https://www.rabbitmq.com/docs/networking#ports). AMQP 5672, the
+ * management API 15672, and the HTTPS the SSM agent and Azure's VM agent use stay open, so the load generator still
+ * reaches the node (and sees it refuse once it pauses) and the heal still reaches it.
+ */
+export const PARTITIONED_PORTS = [4369, 25672] as const;
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -140,13 +145,71 @@ export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['n
 }
 
 /**
+ * Lines that make sure `nft` is there. Neither image is known to ship it: the AL2023 release notes list nftables
+ * (nftables-1.0.4-3.amzn2023.0.3) among the core repository's packages but not among the default AMI's
+ * (https://docs.aws.amazon.com/linux/al2023/release-notes/relnotes-2023.12.20260803.html), and Ubuntu packages it for
+ * 24.04 (nftables 1.0.9-1build1, https://documentation.ubuntu.com/security/docs/security-features/network/firewall)
+ * without saying the server image installs it. So the node boots install it (cdk/user-data/rabbitmq-node.ts,
+ * bicep/cloud-init/rmqbench-node-setup.sh), non-fatally, and a node whose boot could not gets it here (the node has
+ * NAT egress), seconds later than the fault step's appliedAt.
+ */
+const ENSURE_NFT_LINES = [
+  'if ! command -v nft > /dev/null; then',
+  '  echo "rmqbench: nft is missing (the boot installs nftables); installing it now" >&2',
+  '  if command -v dnf > /dev/null; then dnf install -y -q nftables; else DEBIAN_FRONTEND=noninteractive apt-get install -y -q nftables; fi',
+  'fi',
+];
+
+/**
+ * The partition: a table of rmqbench's own whose input and output chains drop every TCP packet to or from epmd and the
+ * distribution port on any interface but loopback (the node's own CLI reaches its broker over loopback, also through
+ * its private address). A filter rule sees every packet, those of established connections included (nft(8): base
+ * chains hooked at input and output see all local traffic; a drop in any base chain is final), so it cuts the Erlang
+ * distribution connections already open, which a security-group or NSG change does not. The other nodes then see
+ * this node's ticks stop, and after net_ticktime (60 s by default, so 45 to 75 s:
+ * https://www.rabbitmq.com/docs/nettick) each side declares the other down; with `cluster_partition_handling =
+ * pause_minority` (core/broker-config.ts) this node, alone, pauses (its listeners stop) and the majority keeps serving.
+ * Deleting the table first makes the script idempotent (a retried step does not stack rules); `delete table` of a
+ * table just declared is the form nftables 1.0.4 (AL2023) parses, which lacks the newer `destroy`.
+ *
+ * A rule that outlives a failed heal cannot outlive the run: the cluster's VMs are per run and destroyed at teardown,
+ * and the table is not saved anywhere a reboot would reload it.
+ */
+function partitionLines(): string[] {
+  const ports = `{ ${PARTITIONED_PORTS.join(', ')} }`;
+  return [
+    ...ENSURE_NFT_LINES,
+    "nft -f - <<'RMQBENCH_NFT'",
+    `table inet ${PARTITION_TABLE}`,
+    `delete table inet ${PARTITION_TABLE}`,
+    `table inet ${PARTITION_TABLE} {`,
+    '  chain input {',
+    '    type filter hook input priority -10; policy accept;',
+    '    iifname "lo" accept',
+    `    tcp dport ${ports} drop`,
+    `    tcp sport ${ports} drop`,
+    '  }',
+    '  chain output {',
+    '    type filter hook output priority -10; policy accept;',
+    '    oifname "lo" accept',
+    `    tcp dport ${ports} drop`,
+    `    tcp sport ${ports} drop`,
+    '  }',
+    '}',
+    'RMQBENCH_NFT',
+  ];
+}
+
+/**
  * The script that applies `action` to the broker of the instance it runs on, after checking that the instance runs
  * `nodeName`:
  * - kill: SIGKILL to the node's Erlang VM (the pid it reports), no shutdown at all; the unit stays failed.
  * - stop: `systemctl stop rabbitmq-server`, whose ExecStop is `rabbitmqctl stop` (an orderly shutdown).
  * - restart: stop, then start; `systemctl start` of the Type=notify unit returns once the broker has booted.
+ * - partition: the node's own firewall drops its inter-node traffic (partitionLines); the broker keeps running until
+ *   the cluster notices, then pauses.
  */
-export function faultScript(action: Exclude<FaultAction, 'partition'>, nodeName: string): string {
+export function faultScript(action: FaultAction, nodeName: string): string {
   const lines = ['set -euo pipefail', ...sameNodeLines(nodeName)];
   switch (action) {
     case 'kill':
@@ -165,20 +228,32 @@ export function faultScript(action: Exclude<FaultAction, 'partition'>, nodeName:
     case 'restart':
       lines.push('systemctl stop rabbitmq-server', 'systemctl start rabbitmq-server', 'rabbitmqctl -q await_startup --timeout 300');
       break;
+    case 'partition':
+      lines.push(...partitionLines());
+      break;
   }
   lines.push(`echo "rmqbench: ${action} applied to $EXPECTED"`);
   return lines.join('\n');
 }
 
-/** The heal: starts the broker again with its data (it rejoins the cluster as it boots) and waits until it runs. */
-export function healScript(nodeName: string): string {
-  return [
-    'set -euo pipefail',
-    ...sameNodeLines(nodeName),
-    'systemctl start rabbitmq-server',
-    'rabbitmqctl -q await_startup --timeout 300',
-    'echo "rmqbench: started $EXPECTED again"',
-  ].join('\n');
+/**
+ * The heal of `action` on the node it hit. kill and stop: start the broker again with its data (it rejoins the cluster
+ * as it boots). partition: delete the firewall table (when present: a retried heal finds none); the paused node sees
+ * the majority again and resumes by itself (pause_minority). Either way the script returns once the broker runs
+ * (`rabbitmqctl await_startup` also waits for a paused node to resume).
+ */
+export function healScript(nodeName: string, action: FaultAction): string {
+  const lines = ['set -euo pipefail', ...sameNodeLines(nodeName)];
+  if (action === 'partition') {
+    lines.push(
+      `if nft list table inet ${PARTITION_TABLE} > /dev/null 2>&1; then nft delete table inet ${PARTITION_TABLE}; fi`,
+      'rabbitmqctl -q await_startup --timeout 300',
+      'echo "rmqbench: partition of $EXPECTED healed"',
+    );
+  } else {
+    lines.push('systemctl start rabbitmq-server', 'rabbitmqctl -q await_startup --timeout 300', 'echo "rmqbench: started $EXPECTED again"');
+  }
+  return lines.join('\n');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CLOUD_FAULT_ACTIONS, CLOUD_FAULT_REFUSALS } from './cloud-fault';
+import { CLOUD_FAULT_ACTIONS } from './cloud-fault';
 import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
 import { AZURE_VM_SIZES, deployableAzureVmSize } from './azure-vm-sizes';
@@ -73,17 +73,18 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.workloads.forEach((workload, index) => {
     const fault = workload.fault;
     if (!fault) return;
-    // What each cloud target's fault step applies (core/cloud-fault.ts); the rest is refused by field with the reason.
+    // What each cloud target's fault step applies (core/cloud-fault.ts: every action today); anything else is refused by field.
     if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
-      issues.push({ path: `workloads[${index}].fault.action`, message: CLOUD_FAULT_REFUSALS[provider], value: fault.action });
+      issues.push({ path: `workloads[${index}].fault.action`, message: `fault action "${fault.action}" is not applied on ${target} (it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`, value: fault.action });
       return;
     }
-    // A node left down would make the next repetition (or scenario) run on a smaller cluster: the local target starts
-    // it again after each repetition, the cloud ones only through the heal step.
+    // A node left down (or cut off) would make the next repetition (or scenario) run on a smaller cluster: the local
+    // target starts it again after each repetition, the cloud ones only through the heal step.
     if (fault.action !== 'restart' && fault.healAtSeconds === undefined) {
+      const heals = fault.action === 'partition' ? 'removes the partition' : 'starts the node again';
       issues.push({
         path: `workloads[${index}].fault.healAtSeconds`,
-        message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what starts the node again, and without it the next repetition would run on a cluster missing a node`,
+        message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, and without it the next repetition would run on a cluster missing a node`,
       });
     }
   });

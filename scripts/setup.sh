@@ -18,6 +18,8 @@ command -v python3 >/dev/null || need_apt+=(python3 python3-venv)
 command -v jq >/dev/null || need_apt+=(jq)
 command -v mkfs.xfs >/dev/null || need_apt+=(xfsprogs)
 command -v aws >/dev/null || need_apt+=(awscli)
+# nft: the partition fault's firewall rules, run on simulated nodes (test/simulated-vm/aws-node.integration.test.ts).
+[ -x /usr/sbin/nft ] || need_apt+=(nftables)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

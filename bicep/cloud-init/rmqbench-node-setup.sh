@@ -61,6 +61,12 @@ write_apt_pins() { # $1: root directory, $2: RabbitMQ version
   printf 'Package: rabbitmq-server\nPin: version %s-1\nPin-Priority: 1001\n' "$2" >"$root/etc/apt/preferences.d/rabbitmq"
 }
 
+# nft for a partition fault (core/cloud-fault.ts faultScript): Ubuntu packages nftables for 24.04, but the server image is
+# not documented to ship it. Not fatal: a partition installs it itself when this failed.
+install_nftables() {
+  command -v nft >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nftables || log "nftables not installed; a partition fault installs it"
+}
+
 install_rabbitmq() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
@@ -236,6 +242,7 @@ boot() {
   # shellcheck source=/dev/null
   if [ -f "$INSTALL_OVERRIDE_FILE" ]; then . "$INSTALL_OVERRIDE_FILE"; fi
   install_rabbitmq
+  install_nftables
   install_configuration
   install_tls
   start_broker

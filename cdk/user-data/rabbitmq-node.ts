@@ -208,6 +208,9 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
+    // nft for a partition fault (core/cloud-fault.ts faultScript): the AL2023 core repository has nftables, the default
+    // AMI does not list it. Not fatal: a partition installs it itself when this failed.
+    'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
     'systemctl stop rabbitmq-server || true',
     'chown -R rabbitmq:rabbitmq /var/lib/rabbitmq',
 

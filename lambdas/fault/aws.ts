@@ -1,6 +1,6 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { chooseFaultNode, CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
+import { chooseFaultNode, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
 import { VERIFIER_QUEUE } from '../../core/failover';
 import type { FaultSpec } from '../../core/plan-schema';
 import { validatePlan } from '../../core/plan';
@@ -151,7 +151,6 @@ export interface AppliedFault {
 /** InjectFault on a cloud target: finds the node and applies the plan's action to it. */
 export async function applyFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<AppliedFault> {
   const spec = faultOf(event.plan, event.item);
-  if (spec.action === 'partition') throw new Error(CLOUD_FAULT_REFUSALS[target.target]);
   const nodes = await target.nodes();
   if (nodes.length === 0) throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
   const leader = typeof spec.node === 'number' ? undefined : await verifierQueueLeader(target, nodes);
@@ -161,15 +160,19 @@ export async function applyFault(target: FaultTarget, event: AwsFaultEvent, now:
   return { nodeName: node.nodeName, instanceId: node.id, appliedAt: appliedAt.toISOString(), appliedAtSeconds: secondsSince(event.started.startedAt, appliedAt) };
 }
 
-/** HealFault on a cloud target: starts the broker that InjectFault took down, on the same instance. */
+/**
+ * HealFault on a cloud target, on the instance InjectFault hit: starts the broker it took down, or (partition) deletes
+ * the firewall table it added; the action is the scenario's, from the plan the execution carries.
+ */
 export async function healFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<HealedAwsFault> {
   const { applied } = event;
   if (!applied) throw new Error('HealFault needs what InjectFault applied (started.faultApplied)');
   // The instance must still be one of the cluster's nodes (an id from the execution state is not trusted blindly).
   const node = (await target.nodes()).find((candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName);
-  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be started again`);
+  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be healed`);
+  const { action } = faultOf(event.plan, event.item);
   const healedAt = now();
-  await target.run(node, healScript(node.nodeName));
+  await target.run(node, healScript(node.nodeName, action));
   return { nodeName: node.nodeName, healedAt: healedAt.toISOString(), healedAtSeconds: secondsSince(event.started.startedAt, healedAt) };
 }
 

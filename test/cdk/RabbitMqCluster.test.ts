@@ -24,6 +24,16 @@ function synth(props: RabbitMqClusterProps = {}): { cluster: RabbitMqCluster; te
 describe('RabbitMqCluster', () => {
   const defaults = synth();
 
+  // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16 KB,
+  // in raw form, before it is base64-encoded" (RunInstances refuses more).
+  test('the node user data fits EC2\'s 16 KB with each token at a worst-case 256 characters, and installs nftables for a partition fault without failing the boot', () => {
+    for (const props of [{}, { release: RabbitMqRelease.V3_13, topology: { type: 'mirrored' as const, mirrorTo: 'all' as const } }]) {
+      const worstCase = synth(props).userData.replace(/<\{"Ref":"[^"]+"\}>/g, 'x'.repeat(256));
+      expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
+    }
+    expect(defaults.userData).toContain('command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2');
+  });
+
   describe('broker configuration comes from core/broker-config.ts unchanged', () => {
     test.each([
       ['4.1 quorum (default)', {}, { topology: { type: 'quorum' as const }, rabbitmqVersion: '4.1.4', nodeCount: 3 }],

@@ -1,4 +1,4 @@
-import { chooseFaultNode, faultScript, healScript, notCountedReason, queueLeader } from '../../core/cloud-fault';
+import { chooseFaultNode, CLOUD_FAULT_ACTIONS, faultScript, healScript, notCountedReason, PARTITION_TABLE, queueLeader } from '../../core/cloud-fault';
 
 // The scripts themselves run for real on simulated EC2 nodes (test/simulated-vm/aws-node.integration.test.ts); here:
 // reading their answers and choosing the node.
@@ -39,10 +39,39 @@ describe('the cloud fault step: which node, from what the broker says', () => {
 
   test('a node name that is not rabbit@<IPv4 or host name> never reaches a script (it is written into the shell text)', () => {
     expect(() => faultScript('kill', "rabbit@10.0.0.1'; reboot; '")).toThrow(/expected a node name rabbit@<private IPv4 address or host name>/);
-    expect(() => healScript('rabbit@host name')).toThrow(/expected a node name/);
-    expect(() => healScript('guest@10.0.0.1')).toThrow(/expected a node name/);
+    expect(() => healScript('rabbit@host name', 'kill')).toThrow(/expected a node name/);
+    expect(() => healScript('guest@10.0.0.1', 'partition')).toThrow(/expected a node name/);
     expect(faultScript('stop', 'rabbit@10.0.1.10')).toContain("EXPECTED='rabbit@10.0.1.10'");
-    expect(healScript('rabbit@RMQBENCHN000001')).toContain("EXPECTED='rabbit@RMQBENCHN000001'");
+    expect(healScript('rabbit@RMQBENCHN000001', 'stop')).toContain("EXPECTED='rabbit@RMQBENCHN000001'");
+  });
+
+  test('partition: both clouds apply it; the script drops epmd and distribution traffic both ways in a table of its own (not loopback), the heal deletes only that table and starts no broker', () => {
+    expect(CLOUD_FAULT_ACTIONS.aws).toContain('partition');
+    expect(CLOUD_FAULT_ACTIONS.azure).toContain('partition');
+    const script = faultScript('partition', 'rabbit@10.0.1.10');
+    expect(script).toContain("EXPECTED='rabbit@10.0.1.10'");
+    const ruleset = script.slice(script.indexOf("nft -f - <<'RMQBENCH_NFT'"), script.lastIndexOf('RMQBENCH_NFT'));
+    expect(PARTITION_TABLE).toBe('rmqbench_partition');
+    // Declared, deleted and declared again: a retried step replaces the table instead of stacking rules.
+    expect(ruleset).toContain('table inet rmqbench_partition\ndelete table inet rmqbench_partition\ntable inet rmqbench_partition {');
+    for (const hook of ['input', 'output']) {
+      const chain = ruleset.slice(ruleset.indexOf(`chain ${hook} {`), ruleset.indexOf('\n  }', ruleset.indexOf(`chain ${hook} {`)));
+      expect(chain).toContain(`type filter hook ${hook} priority -10; policy accept;`);
+      expect(chain).toContain(`${hook === 'input' ? 'iifname' : 'oifname'} "lo" accept`);
+      expect(chain).toContain('tcp dport { 4369, 25672 } drop');
+      expect(chain).toContain('tcp sport { 4369, 25672 } drop');
+      // Nothing that would let established connections through (the point of a host rule over a security group).
+      expect(chain).not.toMatch(/ct state|\b5672\b|15672/);
+    }
+    // nft is installed where the boot could not install it.
+    expect(script).toMatch(/if ! command -v nft > \/dev\/null; then[\s\S]*dnf install -y -q nftables[\s\S]*apt-get install -y -q nftables/);
+    expect(script).not.toContain('systemctl');
+    const heal = healScript('rabbit@10.0.1.10', 'partition');
+    expect(heal).toContain('if nft list table inet rmqbench_partition > /dev/null 2>&1; then nft delete table inet rmqbench_partition; fi');
+    expect(heal).toContain('rabbitmqctl -q await_startup --timeout 300');
+    expect(heal).not.toContain('systemctl');
+    expect(healScript('rabbit@10.0.1.10', 'kill')).toContain('systemctl start rabbitmq-server');
+    expect(healScript('rabbit@10.0.1.10', 'kill')).not.toContain('nft');
   });
 
   test('what a cloud repetition records instead of counts says "not counted" and names the target', () => {

@@ -9,7 +9,7 @@
  */
 import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstancesCommand, StopInstancesCommand } from '@aws-sdk/client-ec2';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
 import { applyAwsFault, clusterNodes, healAwsFault, NODE_COMPONENT, type AwsFaultEvent } from '../../lambdas/fault/aws';
 import { clusterScopedSsm } from '../../lambdas/fault/cluster-scoped-ssm';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -70,9 +70,8 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
 
   const event = (fault: Record<string, unknown>, applied?: AwsFaultEvent['applied']): AwsFaultEvent => {
     const plan = { name: 'f', clusters: [{ name: 'c', nodes: 3, instanceType: 'm5.large', topology: { type: 'quorum' } }], workloads: [{ name: 'w', durationSeconds: 30, fault }] };
-    // The step reads the fault from the plan the execution carries; the item only names the scenario. It is scheduled
-    // from the same plan without its fault, so that a fault every target's rules refuse at ValidatePlan (partition)
-    // still reaches the step's own refusal.
+    // The step reads the fault from the plan the execution carries; the item only names the scenario (scheduled from
+    // the same plan without its fault, as the local target's rules refuse partition).
     const unfaulted = { ...plan, workloads: plan.workloads.map(({ fault: _fault, ...workload }) => workload) };
     const item = buildSchedule({ plan: unfaulted, target: 'local' }, 'run1').clusters[0]!.repetitions[0]!;
     return { action: applied ? 'heal' : 'inject', runId: 'run1', plan, item, launch: { clusterId: STACK }, started: { startedAt: '2026-11-23T10:00:00.000Z' }, ...(applied ? { applied } : {}) };
@@ -107,10 +106,10 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
     const before = await commands();
     const healed = await healAwsFault({ ec2, ssm }, event({ action: 'stop', node: 2, atSeconds: 10, healAtSeconds: 20 }, { nodeName: nodes[2]!.nodeName, instanceId: nodes[2]!.id, appliedAt: '2026-11-23T10:00:10.000Z', appliedAtSeconds: 10 }), timing('2026-11-23T10:00:21.000Z'));
     expect(healed).toEqual({ nodeName: nodes[2]!.nodeName, healedAt: '2026-11-23T10:00:21.000Z', healedAtSeconds: 21 });
-    expect(await sentSince(before)).toEqual([{ instanceIds: [nodes[2]!.id], document: 'AWS-RunShellScript', script: healScript(nodes[2]!.nodeName) }]);
+    expect(await sentSince(before)).toEqual([{ instanceIds: [nodes[2]!.id], document: 'AWS-RunShellScript', script: healScript(nodes[2]!.nodeName, 'stop') }]);
     const foreign = (await clusterNodes(ec2, 'rmqbench-run2-c1'))[0]!;
     await expect(healAwsFault({ ec2, ssm }, event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, { ...foreign, instanceId: foreign.id, appliedAt: '', appliedAtSeconds: 0 }), timing('2026-11-23T10:00:21.000Z'))).rejects.toThrow(
-      `${foreign.nodeName} (${foreign.id}) is no longer a running node of cluster stack ${STACK}, so it cannot be started again`,
+      `${foreign.nodeName} (${foreign.id}) is no longer a running node of cluster stack ${STACK}, so it cannot be healed`,
     );
   });
 
@@ -150,10 +149,20 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
     scoped.destroy();
   });
 
-  test('partition is refused with the reason before anything is sent', async () => {
+  test('a partition of node 0 sends the partition script (nftables table of its own) to that instance only; its heal sends the script that deletes the table, to the same instance', async () => {
+    const nodes = await clusterNodes(ec2, STACK);
     const before = await commands();
-    // The plan schema allows partition; the aws target rules refuse it at ValidatePlan, and the step refuses it again.
-    await expect(applyAwsFault({ ec2, ssm }, event({ action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 }), timing('2026-11-23T10:00:10.000Z'))).rejects.toThrow(CLOUD_FAULT_REFUSALS.aws);
-    expect(await sentSince(before)).toEqual([]);
+    const fault = { action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 };
+    const applied = await applyAwsFault({ ec2, ssm }, event(fault), timing('2026-11-23T10:00:10.000Z'));
+    expect(applied).toEqual({ nodeName: nodes[0]!.nodeName, instanceId: nodes[0]!.id, appliedAt: '2026-11-23T10:00:10.000Z', appliedAtSeconds: 10 });
+    const healed = await healAwsFault({ ec2, ssm }, event(fault, applied), timing('2026-11-23T10:00:20.000Z'));
+    expect(healed).toEqual({ nodeName: nodes[0]!.nodeName, healedAt: '2026-11-23T10:00:20.000Z', healedAtSeconds: 20 });
+    expect(await sentSince(before)).toEqual([
+      { instanceIds: [nodes[0]!.id], document: 'AWS-RunShellScript', script: faultScript('partition', nodes[0]!.nodeName) },
+      { instanceIds: [nodes[0]!.id], document: 'AWS-RunShellScript', script: healScript(nodes[0]!.nodeName, 'partition') },
+    ]);
+    expect(sent.at(-2)!.script).toContain('table inet rmqbench_partition {');
+    expect(sent.at(-1)!.script).toContain('nft delete table inet rmqbench_partition');
+    expect(sent.at(-1)!.script).not.toContain('systemctl start');
   });
 });

@@ -5,7 +5,7 @@
  * output comes back from the Run Command's instance view. The scripts themselves run for real on simulated nodes
  * (test/simulated-vm/aws-node.integration.test.ts; the node check also reads rabbit@<hostname -s>, Azure's case).
  */
-import { CLOUD_FAULT_REFUSALS, faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
 import { applyFault, healFault, type AwsFaultEvent } from '../../lambdas/fault/aws';
 import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
@@ -88,7 +88,7 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
     const applied = { nodeName: 'rabbit@RMQBENCHN000001', instanceId: 'nodes_a1', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 };
     const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied), () => new Date('2025-01-01T00:10:20.500Z'));
     expect(healed).toEqual({ nodeName: 'rabbit@RMQBENCHN000001', healedAt: '2025-01-01T00:10:20.500Z', healedAtSeconds: 20.5 });
-    expect(scriptsSent()).toEqual([{ vm: 'nodes_a1', script: healScript('rabbit@RMQBENCHN000001') }]);
+    expect(scriptsSent()).toEqual([{ vm: 'nodes_a1', script: healScript('rabbit@RMQBENCHN000001', 'stop') }]);
 
     await arm.stop();
     ({ arm, clients } = await startFakeArm({ operationPolls: 1, runCommandPolls: 1, runCommandOutcome: () => ({ executionState: 'Failed', exitCode: 3, output: '', error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)' }) }));
@@ -99,10 +99,23 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
     );
   });
 
-  test('a leader that is none of the listed VMs, and partition, fail the step before any fault script is sent', async () => {
+  test('a leader that is none of the listed VMs fails the step before any fault script is sent', async () => {
     leaderAnswer = JSON.stringify({ queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@ELSEWHERE' }], local: {} });
     await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/led by rabbit@ELSEWHERE, which is none of the cluster's running instances/);
-    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(CLOUD_FAULT_REFUSALS.azure);
     expect(scriptsSent().map((sent) => sent.script)).toEqual([queueLeadersScript()]);
+  });
+
+  test('a partition of the leader runs the partition script on the leader\'s VM; its heal runs the script that deletes the firewall table there, not a broker start', async () => {
+    const fault = { action: 'partition', node: 'leader', atSeconds: 10, healAtSeconds: 20 };
+    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event(fault), () => new Date('2025-01-01T00:10:10.000Z'));
+    expect(applied).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', instanceId: 'nodes_b2', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 });
+    const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event(fault, applied), () => new Date('2025-01-01T00:10:20.000Z'));
+    expect(healed).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', healedAt: '2025-01-01T00:10:20.000Z', healedAtSeconds: 20 });
+    expect(scriptsSent()).toEqual([
+      { vm: 'nodes_a1', script: queueLeadersScript() },
+      { vm: 'nodes_b2', script: faultScript('partition', 'rabbit@RMQBENCHN000002') },
+      { vm: 'nodes_b2', script: healScript('rabbit@RMQBENCHN000002', 'partition') },
+    ]);
+    expect(scriptsSent()[2]!.script).toContain('nft delete table inet rmqbench_partition');
   });
 });

@@ -16,7 +16,7 @@ import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig } from '../../core/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
-import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, PARTITION_TABLE, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
 import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
@@ -202,7 +202,7 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     const after = queueLeader((await run(others[0]!, queueLeadersScript())).stdout, 'perf-test-1');
     expect(after).not.toBe(leader);
 
-    const healed = await run(leaderVm, healScript(leader));
+    const healed = await run(leaderVm, healScript(leader, 'kill'));
     expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
     expect(await runningNodes(others[0]!)).toEqual(all);
 
@@ -210,10 +210,66 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     const stopped = await run(leaderVm, faultScript('stop', leader));
     expect({ status: stopped.status, stderr: stopped.stderr }).toEqual({ status: 0, stderr: '' });
     expect(await runningNodes(others[0]!)).toEqual(all.filter((node) => node !== leader));
-    expect((await run(leaderVm, healScript(leader))).status).toBe(0);
+    expect((await run(leaderVm, healScript(leader, 'stop'))).status).toBe(0);
     const follower = `rabbit@${others[1]!.ip}`;
     const restarted = await run(others[1]!, faultScript('restart', follower));
     expect({ status: restarted.status, stderr: restarted.stderr }).toEqual({ status: 0, stderr: '' });
     expect(await runningNodes(others[0]!)).toEqual(all);
+  });
+  /**
+   * partition (core/cloud-fault.ts): the node's own nftables rules, run as SSM would run the script, on the cluster the
+   * first test formed (every node running again after the previous test). The simulated nodes are network namespaces
+   * on one bridge, so the rules act on real TCP connections between real brokers: the distribution connections
+   * already open are cut, not only new ones. The cluster notices after net_ticktime (60 s by default, so 45 to 75 s),
+   * hence the polling (a condition awaited, never a duration asserted).
+   */
+  test('partition: the firewall table of the script cuts one node off; the majority drops it and keeps the quorum queue, the node pauses (pause_minority); the heal deletes the table and the node resumes into a whole cluster', async () => {
+    expect(vms).toHaveLength(3);
+    const run = (vm: SimulatedVm, script: string) => hub.exec(vm, script, { env: userDataEnvironment() });
+    const runningNodes = async (vm: SimulatedVm) => {
+      const result = await run(vm, 'rabbitmqctl -q cluster_status --formatter json');
+      return result.status === 0 ? (JSON.parse(result.stdout) as { running_nodes: string[] }).running_nodes.sort() : [];
+    };
+    const isRunning = async (vm: SimulatedVm) => (await run(vm, "rabbitmqctl -q eval 'rabbit:is_running().'")).stdout.trim();
+    /** Polls `check` every 2 s until it holds or `limitSeconds` pass; returns whether it held. */
+    const eventually = async (check: () => Promise<boolean>, limitSeconds: number) => {
+      for (let waited = 0; waited <= limitSeconds; waited += 2) {
+        if (await check()) return true;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+      return false;
+    };
+    const all = vms.map((vm) => `rabbit@${vm.ip}`).sort();
+    const [cutVm, majorityVm, otherVm] = [vms[2]!, vms[0]!, vms[1]!];
+    const cut = `rabbit@${cutVm.ip}`;
+    expect(await runningNodes(majorityVm)).toEqual(all);
+
+    const applied = await run(cutVm, faultScript('partition', cut));
+    expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({ status: 0, stdout: `rmqbench: partition applied to ${cut}\n`, stderr: '' });
+    const table = await run(cutVm, `nft list table inet ${PARTITION_TABLE}`);
+    expect(table.stdout).toContain('tcp dport { 4369, 25672 } drop');
+
+    // The majority declares the node down once its ticks stop (net_ticktime), and keeps serving: both of its nodes run
+    // and the quorum queue of the previous test has a leader among them.
+    const majority = all.filter((node) => node !== cut);
+    const dropped = await eventually(async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(majority), 150);
+    expect({ dropped, diagnostics: dropped ? '' : await hub.diagnostics(cutVm) }).toEqual({ dropped: true, diagnostics: '' });
+    expect(await runningNodes(otherVm)).toEqual(majority);
+    expect(majority).toContain(queueLeader((await run(majorityVm, queueLeadersScript())).stdout, 'perf-test-1'));
+    // The cut node, alone in its minority, pauses: its RabbitMQ application stops (listeners closed), its Erlang VM
+    // stays up and still answers its own CLI over loopback.
+    expect(await eventually(async () => (await isRunning(cutVm)) === 'false', 60)).toBe(true);
+    expect((await run(cutVm, 'exec 3<>/dev/tcp/127.0.0.1/5672')).status).not.toBe(0);
+
+    const healed = await run(cutVm, healScript(cut, 'partition'));
+    expect({ status: healed.status, stdout: healed.stdout, stderr: healed.stderr }).toEqual({ status: 0, stdout: `rmqbench: partition of ${cut} healed\n`, stderr: '' });
+    // The table is gone (no rule left behind) and the node resumed and rejoined: the cluster is whole again, seen from both sides.
+    expect((await run(cutVm, `nft list table inet ${PARTITION_TABLE}`)).status).not.toBe(0);
+    expect((await run(cutVm, 'nft list tables')).stdout).not.toContain(PARTITION_TABLE);
+    expect(await isRunning(cutVm)).toBe('true');
+    expect(await eventually(async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(all), 60)).toBe(true);
+    expect(await runningNodes(cutVm)).toEqual(all);
+    // A retried heal finds no table and still succeeds.
+    expect((await run(cutVm, healScript(cut, 'partition'))).status).toBe(0);
   });
 });

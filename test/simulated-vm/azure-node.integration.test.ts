@@ -133,7 +133,7 @@ PY`,
     const killed = await run(leaderVm, faultScript('kill', leader));
     expect({ status: killed.status, stderr: killed.stderr }).toEqual({ status: 0, stderr: '' });
     expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all.filter((node) => node !== leader));
-    const healed = await run(leaderVm, healScript(leader));
+    const healed = await run(leaderVm, healScript(leader, 'kill'));
     expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
     expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all);
     await run(vms[0]!, 'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE http://127.0.0.1:15672/api/queues/%2F/perf-test-1');
