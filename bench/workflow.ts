@@ -105,6 +105,10 @@ async function main(): Promise<void> {
       tornDownAt.set(event.cluster.clusterId, Date.now());
       return {};
     },
+    // Azure only: this aws run never enters it.
+    [STATE.rereadHostMetrics]: async () => {
+      throw new Error('RereadHostMetrics entered on aws');
+    },
     [STATE.finishRun]: async () => ({ status: 'SUCCEEDED' }),
     [STATE.recordRunFailure]: async (event: { state: { error?: unknown } }) => {
       throw new Error(`the simulated run failed: ${JSON.stringify(event.state.error)}`);

@@ -345,7 +345,8 @@ export class BenchmarkController extends Construct {
       this.resultsTable.encryptionKey?.grantEncryptDecrypt(functions[name]!);
     };
     grantTable('run-record', ['PutItem', 'UpdateItem', 'Query']);
-    grantTable('ingest-repetition', ['BatchWriteItem']);
+    // Query: the metrics re-read before an azure teardown (IngestRepetition "metricsOnly") reads the run's repetitions and their metrics first.
+    grantTable('ingest-repetition', ['BatchWriteItem', 'Query']);
     grantTable('failure-handler', ['UpdateItem', 'Query']);
 
     // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that.

@@ -110,6 +110,17 @@ export function hostMetricsFromAzureMonitor(responses: readonly AzureMetricsSour
 }
 
 /**
+ * Seconds the workflow waits on azure after a cluster's last repetition before it reads their host metrics again
+ * (state-machines/phases.ts, before teardown): up to 60 s until the minute in which the repetition ended is over (a PT1M
+ * point exists only then), the documented "under a minute" until it is in the metrics database
+ * (learn.microsoft.com/azure/azure-monitor/logs/data-ingestion-time), and 60 s of margin of our own.
+ */
+export const AZURE_METRICS_SETTLE_SECONDS = 180;
+
+/** The words that end azureMetricsLateness's message: how the re-read before teardown finds the repetitions to read again. */
+export const AZURE_METRICS_LATE = '(platform metrics arrive late)';
+
+/**
  * Azure Monitor's platform metrics become queryable some time after their minute: "Azure platform metrics are available
  * in under a minute in the metrics database" (learn.microsoft.com/azure/azure-monitor/logs/data-ingestion-time, "Azure
  * metrics, resource logs, activity log"; MicrosoftDocs/azure-monitor-docs articles/azure-monitor/logs/data-ingestion-time.md),
@@ -141,5 +152,5 @@ export function azureMetricsLateness(responses: readonly AzureMetricsSource[], w
     }
   }
   if (earliestLast === undefined || earliestLast >= lastWholeMinute) return undefined;
-  return `Azure Monitor had data up to ${new Date(earliestLast + minute).toISOString()} of a repetition that ended at ${window.finishedAt.toISOString()} (platform metrics arrive late)`;
+  return `Azure Monitor had data up to ${new Date(earliestLast + minute).toISOString()} of a repetition that ended at ${window.finishedAt.toISOString()} ${AZURE_METRICS_LATE}`;
 }

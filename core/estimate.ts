@@ -1,3 +1,4 @@
+import { AZURE_METRICS_SETTLE_SECONDS } from './azure-monitor-metrics';
 import { catalogInstanceType, findInstancePrice, findLoadBalancerPrice, PriceCatalogError, type PriceCatalog } from './cost-catalog';
 import { groupScenariosByCluster, type Plan } from './plan';
 
@@ -67,19 +68,26 @@ export interface RunEstimate {
 
 /**
  * State transitions of one execution of the deployed definition (state-machines/), counted as the states it enters:
- * 6 per run, 5 + 3 × polls per cluster, 5 + 3 × polls per repetition (IsFaultPlanned included: the cloud targets refuse
- * fault plans, so the fault states are not entered), + 1 per pause. test/state-machines checks the formula against
- * executions of the real definition.
+ * 6 per run, 6 + 3 × polls per cluster (IsMetricsRereadNeeded included), + 2 per cluster on azure (WaitForLateMetrics,
+ * RereadHostMetrics), 5 + 3 × polls per repetition (IsFaultPlanned included: the cloud targets refuse fault plans, so
+ * the fault states are not entered), + 1 per pause. test/state-machines checks the formula against executions of the
+ * real definition.
  */
-export function stateTransitions(clusters: readonly { clusterPolls: number; repetitions: readonly { polls: number; pause: boolean }[] }[]): number {
-  return 6 + clusters.reduce((sum, cluster) => sum + 5 + 3 * cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 5 + 3 * rep.polls + (rep.pause ? 1 : 0), 0), 0);
+export function stateTransitions(clusters: readonly { clusterPolls: number; rereadsMetrics?: boolean; repetitions: readonly { polls: number; pause: boolean }[] }[]): number {
+  return (
+    6 +
+    clusters.reduce(
+      (sum, cluster) => sum + 6 + (cluster.rereadsMetrics ? 2 : 0) + 3 * cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 5 + 3 * rep.polls + (rep.pause ? 1 : 0), 0),
+      0,
+    )
+  );
 }
 
 /** Lambda invocations of the same execution: the Task states among those transitions. */
-function lambdaInvocations(clusters: readonly { clusterPolls: number; repetitions: readonly { polls: number }[] }[]): number {
-  // ValidatePlan, RecordRunStart, FinishRun; per cluster LaunchCluster, CheckClusterReady × polls, SmokeTest, TeardownCluster;
-  // per repetition StartRepetition, CheckRepetition × polls, IngestRepetition.
-  return 3 + clusters.reduce((sum, cluster) => sum + 3 + cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 2 + rep.polls, 0), 0);
+function lambdaInvocations(clusters: readonly { clusterPolls: number; rereadsMetrics?: boolean; repetitions: readonly { polls: number }[] }[]): number {
+  // ValidatePlan, RecordRunStart, FinishRun; per cluster LaunchCluster, CheckClusterReady × polls, SmokeTest, TeardownCluster
+  // (and RereadHostMetrics on azure); per repetition StartRepetition, CheckRepetition × polls, IngestRepetition.
+  return 3 + clusters.reduce((sum, cluster) => sum + 3 + (cluster.rereadsMetrics ? 1 : 0) + cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 2 + rep.polls, 0), 0);
 }
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
@@ -95,7 +103,9 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   const region = options.region;
   const parts: CostPart[] = [];
   const clusters: ClusterMinutes[] = [];
-  const workflow: { clusterPolls: number; repetitions: { polls: number; pause: boolean }[] }[] = [];
+  const workflow: { clusterPolls: number; rereadsMetrics: boolean; repetitions: { polls: number; pause: boolean }[] }[] = [];
+  // On azure the workflow waits for Azure Monitor's late minutes before teardown (state-machines/phases.ts): the VMs run that much longer.
+  const metricsWaitMinutes = target === 'azure' ? AZURE_METRICS_SETTLE_SECONDS / 60 : 0;
   let crossZoneGb = 0;
   let unboundedScenarios = 0;
 
@@ -131,10 +141,10 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
         crossZoneGb += gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
       }
     }
-    const minutes = provisioningMinutes + seconds / 60 + teardownMinutes;
+    const minutes = provisioningMinutes + seconds / 60 + metricsWaitMinutes + teardownMinutes;
     const instanceType = group.instanceType ?? '(none)';
     clusters.push({ cluster: name, nodes: group.nodes, instanceType, minutes });
-    workflow.push({ clusterPolls: Math.max(1, Math.ceil((provisioningMinutes * 60) / clusterPollSeconds)), repetitions });
+    workflow.push({ clusterPolls: Math.max(1, Math.ceil((provisioningMinutes * 60) / clusterPollSeconds)), rereadsMetrics: target === 'azure', repetitions });
     const hours = minutes / 60;
 
     const node = group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);

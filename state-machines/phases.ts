@@ -1,3 +1,4 @@
+import { AZURE_METRICS_SETTLE_SECONDS } from '../core/azure-monitor-metrics';
 import { STATE, TASK_FUNCTIONS, TaskStateName } from './states';
 
 /** An Amazon States Language state (JSONPath flavour), kept loose: the definition is checked by asl-validator. */
@@ -173,6 +174,30 @@ export function buildRunPhase(next: string, onFailure: string, timings: Workflow
 }
 
 /**
+ * Azure only, after the cluster's last repetition and before its teardown: Azure Monitor has a repetition's last minutes
+ * only a while after it ended (core/azure-monitor-metrics.ts, AZURE_METRICS_SETTLE_SECONDS), and the metrics of a deleted VM
+ * cannot be relied on. The workflow waits that long (the Wait costs nothing; the VMs bill those minutes more) and has
+ * IngestRepetition read the host metrics of the cluster's repetitions recorded as read too early again ("metricsOnly").
+ * Its failure is recorded in `$.metricsRereadError` and goes on to teardown: the stored results stay as they were, and the
+ * cluster does not count as failed. Other targets (AWS's agent flushes every 10 s) go straight to teardown.
+ */
+export function buildMetricsRereadPhase(next: string): AslStates {
+  return {
+    [STATE.isMetricsRereadNeeded]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.target', StringEquals: 'azure', Next: STATE.waitForLateMetrics }],
+      Default: next,
+    },
+    [STATE.waitForLateMetrics]: { Type: 'Wait', Seconds: AZURE_METRICS_SETTLE_SECONDS, Next: STATE.rereadHostMetrics },
+    [STATE.rereadHostMetrics]: task(
+      STATE.rereadHostMetrics,
+      { action: 'metricsOnly', 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'cluster.$': '$.cluster' },
+      { ResultPath: '$.metricsReread', Next: next, Catch: catchAll(next, '$.metricsRereadError') },
+    ),
+  };
+}
+
+/**
  * Deletes what was launched, whatever happened before (retried; it deletes by the deterministic
  * cluster id, so it also cleans up after a launch that failed half-way), then reports the cluster's outcome.
  * A cluster iteration never fails: a failed iteration would cancel its siblings before their teardown.
@@ -219,7 +244,9 @@ export function buildClustersPhase(next: string, onFailure: string, maxConcurren
         StartAt: STATE.launchCluster,
         States: {
           ...buildLaunchPhase(STATE.forEachRepetition, STATE.teardownCluster, timings),
-          ...buildRunPhase(STATE.teardownCluster, STATE.teardownCluster, timings),
+          // A failed run phase goes straight to teardown: its repetitions' metrics are not read again.
+          ...buildRunPhase(STATE.isMetricsRereadNeeded, STATE.teardownCluster, timings),
+          ...buildMetricsRereadPhase(STATE.teardownCluster),
           ...buildTeardownPhase(),
         },
       },

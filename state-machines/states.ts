@@ -23,6 +23,9 @@ export const STATE = {
   isPauseNeeded: 'IsPauseNeeded',
   pauseBetweenRepetitions: 'PauseBetweenRepetitions',
   repetitionDone: 'RepetitionDone',
+  isMetricsRereadNeeded: 'IsMetricsRereadNeeded',
+  waitForLateMetrics: 'WaitForLateMetrics',
+  rereadHostMetrics: 'RereadHostMetrics',
   teardownCluster: 'TeardownCluster',
   clusterOutcome: 'ClusterOutcome',
   clusterFailed: 'ClusterFailed',
@@ -55,7 +58,8 @@ export const FAULT_INJECTABLE_STATES = [
   STATE.finishRun,
 ] as const;
 
-export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure;
+// RereadHostMetrics runs on azure only (the local target never enters it, so --fail-at does not offer it).
+export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure | typeof STATE.rereadHostMetrics;
 
 /**
  * The function each Task state invokes, as a `${...}` placeholder: CloudFormation's
@@ -74,6 +78,8 @@ export const TASK_FUNCTIONS = {
   HealFault: 'FaultFunctionArn',
   CheckRepetition: 'CheckRepetitionFunctionArn',
   IngestRepetition: 'IngestRepetitionFunctionArn',
+  // IngestRepetition's "metricsOnly" mode.
+  RereadHostMetrics: 'IngestRepetitionFunctionArn',
   TeardownCluster: 'TeardownClusterFunctionArn',
 } as const satisfies Record<TaskStateName, string>;
 

@@ -1,11 +1,11 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
+import type { ScheduledCluster, ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
-import { ingestFromS3, type BrokerHostsSource, type HostMetricsSource } from './logic';
+import { ingestFromS3, rereadLateHostMetrics, type BrokerHostsSource, type HostMetricsSource } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -21,11 +21,14 @@ const s3 = new S3Client({});
 const cloudwatch = new CloudWatchClient({});
 
 interface IngestEvent {
+  /** "metricsOnly": the re-read of a cluster's late host metrics before its teardown (RereadHostMetrics), for `cluster`'s repetitions. */
+  readonly action?: 'metricsOnly';
+  readonly cluster?: ScheduledCluster;
   readonly runId: string;
   readonly target?: WorkflowTarget;
   readonly launch?: { readonly clusterId?: string };
   readonly readiness?: { readonly outputs?: Record<string, string> };
-  readonly item: ScheduledRepetition;
+  readonly item?: ScheduledRepetition;
 }
 
 /** Where a repetition's host metrics come from: CloudWatch for an AWS cluster stack, Azure Monitor for an Azure deployment. */
@@ -48,4 +51,12 @@ function brokerHostsSource(event: IngestEvent): BrokerHostsSource | undefined {
   return undefined;
 }
 
-export const handler = async (event: IngestEvent) => ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event), brokerHostsSource(event));
+export const handler = async (event: IngestEvent) => {
+  if (event.action === 'metricsOnly') {
+    const hostMetrics = hostMetricsSource(event);
+    if (!hostMetrics || !event.cluster) throw new Error(`metricsOnly needs a cloud target's cluster (target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`);
+    return rereadLateHostMetrics(s3, bucket, store, event.runId, event.cluster.repetitions, hostMetrics, brokerHostsSource(event));
+  }
+  if (!event.item) throw new Error('IngestRepetition needs the repetition (item) to ingest');
+  return ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event), brokerHostsSource(event));
+};

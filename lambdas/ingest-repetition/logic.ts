@@ -1,4 +1,5 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { AZURE_METRICS_LATE } from '../../core/azure-monitor-metrics';
 import { brokerMetricsFromSamples, brokerSeriesOnHosts, combineRepetitionMetrics, type BrokerHost } from '../../core/broker-samples';
 import type { RepetitionMetrics } from '../../core/host-metrics';
 import { ingestRepetition, RawRepetition } from '../../core/ingest';
@@ -26,11 +27,70 @@ export type BrokerHostsSource = () => Promise<readonly BrokerHost[]>;
  * under RabbitMQ's name, or a listing that failed, is named in metricsError too.
  */
 export async function ingestFromS3(s3: S3Client, bucket: string, store: ResultsStore, runId: string, item: ScheduledRepetition, hostMetrics?: HostMetricsSource, brokerHosts?: BrokerHostsSource) {
-  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `runs/${runId}/ingest/${item.rawKey}` }));
-  const raw = JSON.parse(await object.Body!.transformToString()) as RawRepetition;
-  const record = ingestRepetition(await withCloudMetrics(raw, hostMetrics, brokerHosts));
+  const record = await ingestedRecord(s3, bucket, runId, item, hostMetrics, brokerHosts);
   await store.putRepetition(record);
   return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
+}
+
+async function ingestedRecord(s3: S3Client, bucket: string, runId: string, item: ScheduledRepetition, hostMetrics: HostMetricsSource | undefined, brokerHosts: BrokerHostsSource | undefined) {
+  const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `runs/${runId}/ingest/${item.rawKey}` }));
+  const raw = JSON.parse(await object.Body!.transformToString()) as RawRepetition;
+  return ingestRepetition(await withCloudMetrics(raw, hostMetrics, brokerHosts));
+}
+
+/** What the re-read of a cluster's host metrics did: repetitions read again, stored anew, and those still without every minute. */
+export interface MetricsReread {
+  readonly reread: number;
+  readonly stored: number;
+  readonly stillIncomplete: number;
+}
+
+const pointsOf = (metrics: RepetitionMetrics | undefined) => (metrics?.series ?? []).reduce((sum, one) => sum + one.points.length, 0);
+
+/**
+ * The "metricsOnly" mode of IngestRepetition, run on azure before a cluster is torn down, once Azure Monitor has had time
+ * to take in the last minutes (state-machines/phases.ts): every stored repetition of the cluster whose metricsError says
+ * its host metrics were read before Azure Monitor had them (AZURE_METRICS_LATE) is ingested again from its raw object,
+ * with a new read of its host (and broker) metrics, and stored under the same keys; its metricsError is what the new read
+ * says, so "incomplete" goes once every minute is there. The stored record is replaced only when the new read is no worse:
+ * the host read succeeded and gives at least as many points (so also as many metric chunks: none of the old is left
+ * behind); otherwise it stays as it is. Repetitions that were not stored (the run failed before them) are skipped. A
+ * repetition that cannot be read again does not stop the others; afterwards the step fails naming each (the workflow
+ * goes on to teardown).
+ */
+export async function rereadLateHostMetrics(
+  s3: S3Client,
+  bucket: string,
+  store: ResultsStore,
+  runId: string,
+  items: readonly ScheduledRepetition[],
+  hostMetrics: HostMetricsSource,
+  brokerHosts?: BrokerHostsSource,
+): Promise<MetricsReread> {
+  const stored = await store.getRun(runId);
+  const late = items.filter((item) =>
+    stored?.repetitions.some((one) => one.scenarioId === item.scenarioId && one.repetition === item.repetition && (one.metricsError ?? '').includes(AZURE_METRICS_LATE)),
+  );
+  let storedCount = 0;
+  let stillIncomplete = 0;
+  const failures: string[] = [];
+  for (const item of late) {
+    const name = `${item.scenarioId} #${item.repetition}`;
+    try {
+      const record = await ingestedRecord(s3, bucket, runId, item, hostMetrics, brokerHosts);
+      const error = record.metricsError ?? '';
+      if (error.includes('metrics unavailable:')) throw new Error(`its host metrics could not be read again (${error}); the stored record is kept`);
+      const before = await store.getMetrics(runId, item.scenarioId, item.repetition);
+      if (pointsOf(record.metrics) < pointsOf(before)) throw new Error(`the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); the stored record is kept`);
+      await store.putRepetition(record);
+      storedCount++;
+      if (error.includes(AZURE_METRICS_LATE)) stillIncomplete++;
+    } catch (failure) {
+      failures.push(`${name}: ${failure instanceof Error ? failure.message : String(failure)}`);
+    }
+  }
+  if (failures.length > 0) throw new Error(`the host metrics of ${failures.length} of ${late.length} repetition(s) were not read again: ${failures.join('; ')}`);
+  return { reread: late.length, stored: storedCount, stillIncomplete };
 }
 
 async function withCloudMetrics(raw: RawRepetition, hostMetrics: HostMetricsSource | undefined, brokerHosts: BrokerHostsSource | undefined): Promise<RawRepetition> {

@@ -262,7 +262,7 @@ describe('BenchmarkController', () => {
   test('the table grants are the item operations the store performs, on the table and not its index', () => {
     const found = statements('ResultsTableItems');
     expect(found.map((statement) => [statement.Action].flat().sort().join(' ')).sort()).toEqual([
-      'dynamodb:BatchWriteItem',
+      'dynamodb:BatchWriteItem dynamodb:Query',
       'dynamodb:PutItem dynamodb:Query dynamodb:UpdateItem',
       'dynamodb:Query dynamodb:UpdateItem',
     ]);

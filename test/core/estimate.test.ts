@@ -26,9 +26,9 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
     expect(part('three-nodes-lb: load balancer').usd).toBeCloseTo((0.0225 * 44.3333) / 60, 6);
     // The default load generator (c5n.4xlarge, cdk/LoadGenerator.ts) at the shipped catalog's us-east-1 price.
     expect(part('three-nodes-lb: load generator')).toMatchObject({ priced: true, usd: expect.closeTo((0.864 * 44.3333) / 60, 6), detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /) });
-    // 6 per run; 5 + 3 × 30 cluster polls (15 min / 30 s); 20 repetitions × (5 + 3 × 5 polls (65 s / 15 s)); 16 pauses.
-    expect(estimate.stateTransitions).toBe(6 + 95 + 20 * 20 + 16);
-    expect(part('Step Functions').usd).toBeCloseTo(517 * 0.000025, 9);
+    // 6 per run; 6 + 3 × 30 cluster polls (15 min / 30 s); 20 repetitions × (5 + 3 × 5 polls (65 s / 15 s)); 16 pauses.
+    expect(estimate.stateTransitions).toBe(6 + 96 + 20 * 20 + 16);
+    expect(part('Step Functions').usd).toBeCloseTo(518 * 0.000025, 9);
     // No publishRateLimit: the traffic between zones depends on the measured rate.
     expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: false });
     expect(estimate.complete).toBe(false);
@@ -65,7 +65,9 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
   });
 
   test('stateTransitions adds up per run, cluster and repetition (checked against the real definition in test/state-machines)', () => {
-    expect(stateTransitions([{ clusterPolls: 1, repetitions: [{ polls: 1, pause: false }] }])).toBe(22);
-    expect(stateTransitions([{ clusterPolls: 3, repetitions: [{ polls: 4, pause: true }, { polls: 1, pause: false }] }])).toBe(6 + 14 + 18 + 8);
+    expect(stateTransitions([{ clusterPolls: 1, repetitions: [{ polls: 1, pause: false }] }])).toBe(23);
+    expect(stateTransitions([{ clusterPolls: 3, repetitions: [{ polls: 4, pause: true }, { polls: 1, pause: false }] }])).toBe(6 + 15 + 18 + 8);
+    // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
+    expect(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, repetitions: [{ polls: 1, pause: false }] }])).toBe(25);
   });
 });

@@ -44,6 +44,10 @@ test('on aws, a fault plan goes StartRepetition → InjectFault → HealFault (w
     },
     [STATE.ingestRepetition]: () => ({ status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),
+    // Azure only: not entered on this target.
+    [STATE.rereadHostMetrics]: () => {
+      throw new Error('RereadHostMetrics entered off azure');
+    },
     [STATE.finishRun]: () => ({ status: 'SUCCEEDED' }),
     [STATE.recordRunFailure]: () => ({ status: 'FAILED', error: 'recorded' }),
   };

@@ -65,6 +65,10 @@ async function measure(planFile: string, failAt?: TaskStateName): Promise<Measur
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: true, rawKey: event.item.rawKey }),
     [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),
+    // Azure only: not entered on this target.
+    [STATE.rereadHostMetrics]: () => {
+      throw new Error('RereadHostMetrics entered off azure');
+    },
     [STATE.finishRun]: () => ({ status: failAt ? 'FAILED' : 'SUCCEEDED', ...(failAt ? { error: `stack failed: ${'x'.repeat(2_000)}` } : {}) }),
     [STATE.recordRunFailure]: () => ({ status: 'FAILED', error: 'recorded' }),
   };

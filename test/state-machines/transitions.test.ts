@@ -36,6 +36,10 @@ async function countTransitions(plan: unknown, clusterPolls: number, repetitionP
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: nth(event.item.rawKey) >= repetitionPolls, rawKey: event.item.rawKey }),
     [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
     [STATE.teardownCluster]: () => ({}),
+    // Azure only: not entered on this target.
+    [STATE.rereadHostMetrics]: () => {
+      throw new Error('RereadHostMetrics entered off azure');
+    },
     [STATE.finishRun]: () => ({ status: 'SUCCEEDED' }),
     [STATE.recordRunFailure]: () => ({ status: 'FAILED', error: 'recorded' }),
   };
