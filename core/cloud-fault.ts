@@ -163,12 +163,14 @@ const ENSURE_NFT_LINES = [
 /**
  * The partition: a table of rmqbench's own whose input and output chains drop every TCP packet to or from epmd and the
  * distribution port on any interface but loopback (the node's own CLI reaches its broker over loopback, also through
- * its private address). A filter rule sees every packet, those of established connections included (nft(8): base
- * chains hooked at input and output see all local traffic; a drop in any base chain is final), so it cuts the Erlang
+ * its private address). A filter rule sees every packet, those of established connections included (base chains "see
+ * packets flowing through your Linux TCP/IP stack"; an accept passes the packet on to the hook's other base chains,
+ * while a drop is final: https://wiki.nftables.org/wiki-nftables/index.php/Configuring_chains), so it cuts the Erlang
  * distribution connections already open, which a security-group or NSG change does not. The other nodes then see
  * this node's ticks stop, and after net_ticktime (60 s by default, so 45 to 75 s:
  * https://www.rabbitmq.com/docs/nettick) each side declares the other down; with `cluster_partition_handling =
- * pause_minority` (core/broker-config.ts) this node, alone, pauses (its listeners stop) and the majority keeps serving.
+ * pause_minority` (core/broker-config.ts; https://www.rabbitmq.com/docs/partitions) this node, alone, pauses (its
+ * listeners stop) and the majority keeps serving.
  * Deleting the table first makes the script idempotent (a retried step does not stack rules); `delete table` of a
  * table just declared is the form nftables 1.0.4 (AL2023) parses, which lacks the newer `destroy`.
  *
