@@ -76,10 +76,20 @@ export async function rereadLateHostMetrics(
   const failures: string[] = [];
   for (const item of late) {
     const name = `${item.scenarioId} #${item.repetition}`;
+    // The host read's own failure (not the broker samples', which metricsError also names) is what keeps the record.
+    let hostFailure: unknown;
+    const watched: HostMetricsSource = async (window) => {
+      try {
+        return await hostMetrics(window);
+      } catch (failure) {
+        hostFailure = failure;
+        throw failure;
+      }
+    };
     try {
-      const record = await ingestedRecord(s3, bucket, runId, item, hostMetrics, brokerHosts);
+      const record = await ingestedRecord(s3, bucket, runId, item, watched, brokerHosts);
       const error = record.metricsError ?? '';
-      if (error.includes('metrics unavailable:')) throw new Error(`its host metrics could not be read again (${error}); the stored record is kept`);
+      if (hostFailure !== undefined) throw new Error(`its host metrics could not be read again (${hostFailure instanceof Error ? hostFailure.message : String(hostFailure)}); the stored record is kept`);
       const before = await store.getMetrics(runId, item.scenarioId, item.repetition);
       if (pointsOf(record.metrics) < pointsOf(before)) throw new Error(`the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); the stored record is kept`);
       await store.putRepetition(record);

@@ -43,7 +43,7 @@ function cpu(minutes: readonly number[]) {
   add(LOAD_GENERATOR, undefined, 90);
 }
 
-async function putRaw(runId: string, index: number) {
+async function putRaw(runId: string, index: number, extra: Partial<RawRepetition> = {}) {
   const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
   const item = items[index]!;
   // A real PerfTest 2.22.1 run (5 s, 1 producer, 1 consumer).
@@ -56,13 +56,14 @@ async function putRaw(runId: string, index: number) {
     expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
     stdout: fixture('basic-150b.stdout.txt'),
     csv: fixture('basic-150b.csv'),
+    ...extra,
   };
   await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }));
 }
 
-async function storeRaw(runId: string) {
+async function storeRaw(runId: string, extra: Partial<RawRepetition> = {}) {
   await store.putRun({ runId, planName: 'three', plan: {}, target: 'azure', status: 'RUNNING', startedAt: windows[0]!.startedAt, environment: {}, scenarioIds: ['three/small'] });
-  for (const index of items.keys()) await putRaw(runId, index);
+  for (const index of items.keys()) await putRaw(runId, index, extra);
 }
 
 const read = (readOutputs: Record<string, string> = outputs) => (window: { startedAt: string; finishedAt: string }) => azureMonitorHostMetrics(clients, readOutputs, window);
@@ -126,6 +127,17 @@ describe('RereadHostMetrics (IngestRepetition metricsOnly) reads the late minute
     expect((await errors('run-2'))?.[0]?.[2]).toMatch(/^metrics incomplete: Azure Monitor had data up to 2026-11-23T13:01:00.000Z .*\(platform metrics arrive late\)$/);
   });
 
+  test('broker samples that cannot be used (named in metricsError too) do not stop the re-read of the host metrics', async () => {
+    await storeRaw('run-4', { brokerSamples: '' });
+    cpu([0, 5, 6, 7]);
+    for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-4', item, read());
+    expect((await errors('run-4'))?.[0]?.[2]).toMatch(/^metrics incomplete: .*\(platform metrics arrive late\); broker metrics unavailable: /);
+    cpu([1, 2]);
+    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-4', items, read())).resolves.toEqual({ reread: 1, stored: 1, stillIncomplete: 0 });
+    expect((await errors('run-4'))?.[0]?.[2]).toMatch(/^broker metrics unavailable: [^;]*$/);
+    expect(await cpuPoints('run-4', 1)).toEqual([[0, 90], [40, 91], [100, 92]]);
+  });
+
   test('a re-read that fails keeps the stored record as it was, goes on with the other repetitions, and then fails naming the one it could not read', async () => {
     await storeRaw('run-3');
     // Both repetitions late at ingest time.
@@ -143,7 +155,7 @@ describe('RereadHostMetrics (IngestRepetition metricsOnly) reads the late minute
     // Azure Monitor refusing the read (here: a deployment output that names no VM) keeps the stored record too.
     await putRaw('run-3', 0);
     const refused = { ...outputs, loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/lb` };
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read(refused))).rejects.toThrow(/three\/small #1: its host metrics could not be read again \(metrics unavailable: Azure Monitor answered 400 .*\); the stored record is kept/);
+    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read(refused))).rejects.toThrow(/three\/small #1: its host metrics could not be read again \(Azure Monitor answered 400 .*\); the stored record is kept/);
     expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
     expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);
   });
