@@ -323,7 +323,9 @@ export class BenchmarkController extends Construct {
       return fn;
     };
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault'].includes(name)) functions[name] = makeFunction(name);
+    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault', 'ingest-repetition'].includes(name)) functions[name] = makeFunction(name);
+    // IngestRepetition's metricsOnly mode (before an azure teardown) reads every late repetition of a cluster again, one after another.
+    functions['ingest-repetition'] = makeFunction('ingest-repetition', Duration.minutes(5));
     // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
     functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
     // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets. A Kafka cluster's

@@ -259,6 +259,10 @@ describe('BenchmarkController', () => {
     expect([...new Set(s3Actions)].sort()).toEqual(['s3:GetObject', 's3:PutObject']);
   });
 
+  test('IngestRepetition has 5 minutes: its metricsOnly mode reads a whole cluster\'s late repetitions again in one invocation', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', { Description: 'rmqbench ingest-repetition', Timeout: 300 });
+  });
+
   test('the table grants are the item operations the store performs, on the table and not its index', () => {
     const found = statements('ResultsTableItems');
     expect(found.map((statement) => [statement.Action].flat().sort().join(' ')).sort()).toEqual([
