@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runWithStubs } from '../stub-commands';
 import { BICEP_DIR } from './bicep-tree';
 
 const SCRIPT = join(BICEP_DIR, 'cloud-init/rmqbench-node-setup.sh');
@@ -84,5 +85,16 @@ describe('node setup: Erlang pinned per RabbitMQ release (apt preferences as in 
     expect(readFileSync(join(root, 'etc/apt/apt.conf.d/80rmqbench-retries'), 'utf8')).toBe('Acquire::Retries "5";\n');
     // The VM image is Ubuntu 24.04 (noble): the code name the script reads from /etc/os-release there.
     expect(readFileSync(join(BICEP_DIR, 'modules/cluster.bicep'), 'utf8')).toContain("offer: 'ubuntu-24_04-lts'");
+  });
+});
+
+describe('node setup: nftables for a partition fault', () => {
+  test('installed with apt-get when nft is missing, not when present; a failed install is logged and the boot goes on', () => {
+    const boot = `. "${SCRIPT}"; install_nftables; echo continued`;
+    expect(runWithStubs(boot, { 'apt-get': 0 })).toMatchObject({ status: 0, stdout: 'continued\n', calls: ['apt-get install -y -q nftables DEBIAN_FRONTEND=noninteractive'] });
+    expect(runWithStubs(boot, { nft: 0, 'apt-get': 0 })).toMatchObject({ status: 0, stdout: 'continued\n', calls: [] });
+    const failed = runWithStubs(boot, { 'apt-get': 100 });
+    expect({ status: failed.status, stdout: failed.stdout }).toEqual({ status: 0, stdout: 'continued\n' });
+    expect(failed.stderr).toContain('rmqbench-node-setup: nftables not installed; a partition fault installs it');
   });
 });

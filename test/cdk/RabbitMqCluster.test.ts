@@ -10,6 +10,7 @@ import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-confi
 import { RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, type RabbitMqClusterProps } from '../../cdk';
 import { shellQuote } from '../../cdk/shell';
 import { BOOT_LOG_FILE, DRAIN_SCRIPT_DELIMITER, DRAIN_SCRIPT_PATH, ENABLED_PLUGINS_DELIMITER, INSTALL_OVERRIDE_FILE, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
+import { runWithStubs } from '../stub-commands';
 import { bashSyntaxErrors, bashWords, hereDocument, userDataText, withoutAssetHashes } from './template-helpers';
 
 const REGION = 'eu-west-1';
@@ -31,7 +32,15 @@ describe('RabbitMqCluster', () => {
       const worstCase = synth(props).userData.replace(/<\{"Ref":"[^"]+"\}>/g, 'x'.repeat(256));
       expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
     }
-    expect(defaults.userData).toContain('command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2');
+    const line = defaults.userData.split('\n').find((candidate) => candidate.startsWith('command -v nft '))!;
+    expect(line).toBe('command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2');
+    // Under the user data's own `set -e` semantics: a failing dnf is reported and the boot goes on; nft present, no dnf.
+    const failed = runWithStubs(`set -euo pipefail\n${line}\necho continued`, { dnf: 1 });
+    expect(failed).toMatchObject({ status: 0, stdout: 'continued\n', calls: ['dnf install -y -q nftables DEBIAN_FRONTEND='] });
+    expect(failed.stderr).toContain('nftables not installed; a partition fault installs it');
+    expect(runWithStubs(`set -euo pipefail\n${line}`, { nft: 0, dnf: 0 })).toMatchObject({ status: 0, calls: [] });
+    // After the packages, before the broker is configured.
+    expect(defaults.userData.indexOf(line)).toBeGreaterThan(defaults.userData.indexOf('\nrmqbench_install_packages\n'));
   });
 
   describe('broker configuration comes from core/broker-config.ts unchanged', () => {

@@ -1,4 +1,5 @@
 import { chooseFaultNode, CLOUD_FAULT_ACTIONS, faultScript, healScript, notCountedReason, PARTITION_TABLE, queueLeader } from '../../core/cloud-fault';
+import { runWithStubs } from '../stub-commands';
 
 // The scripts themselves run for real on simulated EC2 nodes (test/simulated-vm/aws-node.integration.test.ts); here:
 // reading their answers and choosing the node.
@@ -72,6 +73,18 @@ describe('the cloud fault step: which node, from what the broker says', () => {
     expect(heal).not.toContain('systemctl');
     expect(healScript('rabbit@10.0.1.10', 'kill')).toContain('systemctl start rabbitmq-server');
     expect(healScript('rabbit@10.0.1.10', 'kill')).not.toContain('nft');
+  });
+
+  test('the partition script installs nft only where it is missing: with dnf on Amazon Linux, else apt-get non-interactively; a failed install fails the script before any rule', () => {
+    const lines = faultScript('partition', 'rabbit@10.0.1.10').split('\n');
+    const from = lines.indexOf('if ! command -v nft > /dev/null; then');
+    const ensure = `set -euo pipefail\n${lines.slice(from, lines.indexOf('fi', from) + 1).join('\n')}\necho ensured`;
+    expect(runWithStubs(ensure, { nft: 0, dnf: 0, 'apt-get': 0 })).toMatchObject({ status: 0, stdout: 'ensured\n', calls: [] });
+    expect(runWithStubs(ensure, { dnf: 0, 'apt-get': 0 })).toMatchObject({ status: 0, calls: ['dnf install -y -q nftables DEBIAN_FRONTEND='] });
+    expect(runWithStubs(ensure, { 'apt-get': 0 })).toMatchObject({ status: 0, calls: ['apt-get install -y -q nftables DEBIAN_FRONTEND=noninteractive'] });
+    const failed = runWithStubs(ensure, { dnf: 1 });
+    expect({ status: failed.status, stdout: failed.stdout }).toEqual({ status: 1, stdout: '' });
+    expect(failed.stderr).toContain('rmqbench: nft is missing (the boot installs nftables); installing it now');
   });
 
   test('what a cloud repetition records instead of counts says "not counted" and names the target', () => {
