@@ -161,6 +161,13 @@ const ENSURE_NFT_LINES = [
 ];
 
 /**
+ * The latest a partition is noticed after its rules are in place: RabbitMQ's default net_ticktime of 60 s declares a
+ * silent peer down after 45 to 75 s (https://www.rabbitmq.com/docs/nettick). A heal sooner than this may remove the
+ * cut before any node paused, and the repetition would measure nothing of it.
+ */
+export const PARTITION_DETECTION_SECONDS = 75;
+
+/**
  * The partition: a table of rmqbench's own whose input and output chains drop every TCP packet to or from epmd and the
  * distribution port on any interface but loopback (the node's own CLI reaches its broker over loopback, also through
  * its private address). A filter rule sees every packet, those of established connections included (base chains "see

@@ -1,4 +1,4 @@
-import { CLOUD_FAULT_ACTIONS } from './cloud-fault';
+import { CLOUD_FAULT_ACTIONS, PARTITION_DETECTION_SECONDS } from './cloud-fault';
 import { cloudRabbitmqVersion, topologyVersionProblem } from './cloud-releases';
 import type { CloudProvider, PriceCatalog } from './cost-catalog';
 import { AZURE_VM_SIZES, deployableAzureVmSize } from './azure-vm-sizes';
@@ -85,6 +85,13 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       issues.push({
         path: `workloads[${index}].fault.healAtSeconds`,
         message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, and without it the next repetition would run on a cluster missing a node`,
+      });
+    }
+    if (fault.action === 'partition' && fault.healAtSeconds !== undefined && fault.healAtSeconds - fault.atSeconds < PARTITION_DETECTION_SECONDS) {
+      issues.push({
+        path: `workloads[${index}].fault.healAtSeconds`,
+        message: `a partition healed ${fault.healAtSeconds - fault.atSeconds} s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least ${PARTITION_DETECTION_SECONDS} s after atSeconds (healAtSeconds >= ${fault.atSeconds + PARTITION_DETECTION_SECONDS})`,
+        value: fault.healAtSeconds,
       });
     }
   });

@@ -25,7 +25,7 @@ describe('what a cloud target needs from a plan', () => {
   });
 
   const faultPlan = (fault: Record<string, unknown>) =>
-    validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10, fault }] }, 'test');
+    validatePlan({ name: 'p', clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 120, fault }] }, 'test');
 
   test('the local target refuses a partition fault by field (so `rmqbench validate` says so before a run starts) and takes kill, stop and restart', () => {
     expect(targetProblems(faultPlan({ action: 'partition', node: 'follower', atSeconds: 3, healAtSeconds: 6 }), 'local', defaultPriceCatalog)).toEqual([
@@ -38,7 +38,15 @@ describe('what a cloud target needs from a plan', () => {
     for (const action of ['kill', 'stop']) expect(targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([]);
     // restart brings its node back by itself (the plan refuses healAtSeconds on it).
     expect(targetProblems(faultPlan({ action: 'restart', node: 1, atSeconds: 5 }), 'aws', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 80 }), 'aws', defaultPriceCatalog)).toEqual([]);
+    // Healed before net_ticktime can have noticed it: refused, naming the earliest heal.
+    expect(targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 }), 'aws', defaultPriceCatalog)).toEqual([
+      {
+        path: 'workloads[0].fault.healAtSeconds',
+        value: 8,
+        message: "a partition healed 3 s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least 75 s after atSeconds (healAtSeconds >= 80)",
+      },
+    ]);
     // A partition left standing would leave the next repetition a node short: it needs its heal like kill and stop.
     expect(targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog)).toEqual([
       expect.objectContaining({ path: 'workloads[0].fault.healAtSeconds', message: expect.stringMatching(/^on aws a partition fault needs healAtSeconds: the heal step is what removes the partition/) }),
@@ -57,7 +65,7 @@ describe('what a cloud target needs from a plan', () => {
     const onAzure = (plan: ReturnType<typeof faultPlan>) => ({ ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, instanceType: 'F4s_v2' })), scenarios: plan.scenarios.map((scenario) => ({ ...scenario, cluster: { ...scenario.cluster, instanceType: 'F4s_v2' } })) });
     expect(targetProblems(onAzure(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([]);
     expect(targetProblems(onAzure(faultPlan({ action: 'restart', node: 0, atSeconds: 5 })), 'azure', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(onAzure(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 })), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(onAzure(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 80 })), 'azure', defaultPriceCatalog)).toEqual([]);
     expect(targetProblems(onAzure(faultPlan({ action: 'stop', node: 'leader', atSeconds: 5 })), 'azure', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['workloads[0].fault.healAtSeconds']);
   });
 
