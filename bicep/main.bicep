@@ -132,7 +132,14 @@ param perfTestVersion string = '2.22.1'
 @description('Optional. Name of an existing storage account in this resource group the load generator identity may write results to. Empty: results go through pre-signed URLs only.')
 param resultsStorageAccountName string = ''
 
+@description('Optional. Object id (not the client id) of a fault-only service principal: it gets Virtual Machine Contributor on this resource group only, so that the benchmark controller\'s fault step, running as that principal, reaches this run\'s VMs and no others. Empty: no assignment (the fault step runs as the deploying principal).')
+param faultPrincipalId string = ''
+
 var keyVaultName = 'kv${uniqueString(resourceGroup().id, namePrefix)}'
+
+// Virtual Machine Contributor: Microsoft.Compute/virtualMachines/* (runCommands and the VM list included)
+// (https://learn.microsoft.com/azure/role-based-access-control/built-in-roles/compute#virtual-machine-contributor).
+var virtualMachineContributorRoleId = '9980e02c-c2be-4d73-94e8-173b1dc7cf3c'
 
 // World-open source prefixes are refused here as in core/source-prefixes.ts (the controller's check); test/bicep keeps the two in step.
 // fail() stops the deployment with this message; it may only stand in a short-circuiting expression (?:, ??):
@@ -288,6 +295,21 @@ module loadGenerator 'modules/loadgen.bicep' = {
     perfTestVersion: perfTestVersion
     keyVaultName: secrets.outputs.name
     resultsStorageAccountName: resultsStorageAccountName
+  }
+}
+
+// The fault-only principal's right to run commands, on this run's resource group. Not on the scale set: a Flexible
+// scale set's VMs are top-level Microsoft.Compute/virtualMachines resources (their ids are not under the scale set's),
+// and a role assignment applies to its scope and the scopes below it
+// (https://learn.microsoft.com/azure/role-based-access-control/scope-overview), so one on the scale set would not reach
+// them; the VMs' names are chosen by the scale set, so they cannot be assigned one by one here either.
+resource faultRunCommandAssignment 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(faultPrincipalId)) {
+  name: guid(resourceGroup().id, faultPrincipalId, virtualMachineContributorRoleId)
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', virtualMachineContributorRoleId)
+    principalId: faultPrincipalId
+    principalType: 'ServicePrincipal'
+    description: 'The benchmark controller\'s fault step runs Run Commands on this run\'s VMs only.'
   }
 }
 

@@ -87,6 +87,20 @@ export interface BenchmarkAzureProps {
   readonly templateFile: string;
   /** Non-secret template parameter values every cluster shares (they become a Lambda environment variable). @default {} */
   readonly parameters?: Record<string, unknown>;
+  /**
+   * A second, fault-only service principal as JSON `{ tenantId, clientId, clientSecret, subscriptionId }` (the same
+   * subscription as credentialsSecret). Only the fault function may read it, and it builds its ARM clients from it alone;
+   * each run's deployment gives this principal Virtual Machine Contributor on that run's resource group only
+   * (bicep/main.bicep `faultPrincipalId`), so a fault step reaches no VM of another run. Give faultPrincipalId with it.
+   * @default - the fault step runs as the credentialsSecret principal, with whatever scope that one was granted
+   */
+  readonly faultCredentialsSecret?: secretsmanager.ISecret;
+  /**
+   * The object id (not the client id) of the faultCredentialsSecret principal, passed to every deployment as the
+   * template parameter `faultPrincipalId`. Required with faultCredentialsSecret, refused without it.
+   * @default - none (no fault-only role assignment)
+   */
+  readonly faultPrincipalId?: string;
 }
 
 export interface BenchmarkControllerProps {
@@ -150,6 +164,17 @@ const FUNCTIONS: Record<FunctionPlaceholder, string> = {
  * runs PerfTest over SSM, ingests results into DynamoDB and always tears down; with a failure rule
  * and an hourly sweeper as safety nets.
  */
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** faultCredentialsSecret and faultPrincipalId go together; the id is the principal's object id (a GUID); parameters may not set it apart. */
+function validateFaultPrincipal(azure: BenchmarkAzureProps): void {
+  if (Boolean(azure.faultCredentialsSecret) !== Boolean(azure.faultPrincipalId)) {
+    throw new Error('azure.faultCredentialsSecret and azure.faultPrincipalId go together: give the fault-only service principal\'s secret and its object id, or neither');
+  }
+  if (azure.faultPrincipalId !== undefined && !GUID.test(azure.faultPrincipalId)) throw new Error(`azure.faultPrincipalId must be the service principal's object id, a GUID (got "${azure.faultPrincipalId}")`);
+  if (azure.parameters && 'faultPrincipalId' in azure.parameters) throw new Error('azure.parameters must not hold faultPrincipalId: give it as azure.faultPrincipalId, together with azure.faultCredentialsSecret');
+}
+
 export class BenchmarkController extends Construct {
   public readonly stateMachine: sfn.StateMachine;
   public readonly resultsTable: dynamodb.ITable;
@@ -193,6 +218,7 @@ export class BenchmarkController extends Construct {
       throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
     }
     if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
+    if (props.azure) validateFaultPrincipal(props.azure);
     if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
     if (props.azure && props.vpc && !props.controllerEgressAddresses?.length) {
       throw new Error('controllerEgressAddresses is required with azure when vpc is given: the public IPv4 addresses (NAT gateway Elastic IPs) the smoke test reaches Azure clusters from');
@@ -292,7 +318,8 @@ export class BenchmarkController extends Construct {
         AZURE_CREDENTIALS_SECRET_ARN: props.azure.credentialsSecret.secretArn,
         AZURE_TEMPLATE_S3_URI: this.azureTemplate.s3ObjectUrl,
         AZURE_LOCATION: props.azure.location,
-        AZURE_PARAMETERS_JSON: JSON.stringify(props.azure.parameters ?? {}),
+        // faultPrincipalId is an object id, not a secret: every deployment gets it, and only the fault function the secret.
+        AZURE_PARAMETERS_JSON: JSON.stringify({ ...(props.azure.parameters ?? {}), ...(props.azure.faultPrincipalId ? { faultPrincipalId: props.azure.faultPrincipalId } : {}) }),
       });
     }
     const makeFunction = (name: string, timeout = Duration.minutes(1), network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {}) => {
@@ -509,6 +536,7 @@ export class BenchmarkController extends Construct {
     });
 
     if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, rawObjectGrant);
+    if (props.azure?.faultCredentialsSecret) this.grantFaultCredentials(props.azure.faultCredentialsSecret, functions.fault!);
 
     const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     // Execution data (inputs and outputs) is not logged, only state transitions.
@@ -554,6 +582,14 @@ export class BenchmarkController extends Construct {
   }
 
   /** Exactly the credentials secret for the functions that call ARM, the template for the launcher, and the raw-output uploads the start function pre-signs. */
+  /** The fault-only principal's secret: read by the fault function alone, which then runs its Run Commands as that principal. */
+  private grantFaultCredentials(secret: secretsmanager.ISecret, fault: lambda.Function): void {
+    fault.addEnvironment('FAULT_AZURE_CREDENTIALS_SECRET_ARN', secret.secretArn);
+    // An imported secret known only by its partial ARN: Secrets Manager appends -<6 characters>.
+    fault.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadAzureFaultCredentials', actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`] }));
+    secret.encryptionKey?.grantDecrypt(fault);
+  }
+
   private grantAzure(secret: secretsmanager.ISecret, functions: Record<string, lambda.Function>, rawObjectGrant: (name: string, sid: string, action: string, part: string) => void): void {
     // An imported secret known only by its partial ARN: Secrets Manager appends -<6 characters>.
     const secretArn = secret.secretFullArn ?? `${secret.secretArn}-??????`;

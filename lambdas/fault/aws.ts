@@ -57,6 +57,8 @@ export interface FaultTiming {
   readonly pollMs?: number;
   readonly now?: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Azure: the wait between calls refused with AuthorizationFailed (lambdas/fault/azure.ts whileUnauthorized). @default 15 s */
+  readonly authorizationRetryMs?: number;
 }
 
 const errorName = (error: unknown) => (error as { name?: string } | undefined)?.name ?? '';

@@ -1,12 +1,13 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { WorkflowTarget } from '../../state-machines/schedule';
 import { requireEnv } from '../shared/env';
 import { applyFault, awsFaultTarget, healFault, type AwsFaultEvent, type FaultTarget } from './aws';
 import { clusterScopedSsm } from './cluster-scoped-ssm';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
-const azureTarget = () => import('../shared/azure-target');
 const azureFault = () => import('./azure');
+const azureFaultClientsModule = () => import('./azure-fault-clients');
 
 const ec2 = new EC2Client({});
 /** The role whose sessions may run commands on one cluster's nodes only (cdk/BenchmarkController.ts FaultNodeRole). */
@@ -21,7 +22,8 @@ export const handler = async (event: AwsFaultEvent & { target?: WorkflowTarget }
   const timing = { deadline: new Date(Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 10_000) };
   let target: FaultTarget;
   if (event.target === 'azure') {
-    const { clients: azure } = await (await azureTarget()).azureClientsFromEnv();
+    // The fault-only service principal when the construct was given one (azure.faultCredentialsSecret), else the controller's.
+    const { clients: azure } = await (await azureFaultClientsModule()).azureFaultClients({ secrets: new SecretsManagerClient({}), env: process.env });
     target = (await azureFault()).azureFaultTarget(azure, event.launch.clusterId, timing);
   } else if (event.target === 'aws') {
     const clusterId = event.launch.clusterId;

@@ -36,11 +36,19 @@ export function azureClients(credential: TokenCredential, subscriptionId: string
   };
 }
 
+/** Makes the token credential of a service principal from its secret's fields (a test gives one that needs no Entra ID). */
+export type CredentialFactory = (tenantId: string, clientId: string, clientSecret: string) => TokenCredential;
+
 /**
  * The service principal kept in Secrets Manager as JSON: `{ tenantId, clientId, clientSecret, subscriptionId }`,
  * optionally with `parameters`: the template's secret parameter values (rabbitmqAdminPassword, erlangCookie, ...).
  */
-export async function azureCredentialFromSecret(secrets: SecretsManagerClient, secretId: string): Promise<{ credential: TokenCredential; subscriptionId: string; parameters: Record<string, unknown> }> {
+
+export async function azureCredentialFromSecret(
+  secrets: SecretsManagerClient,
+  secretId: string,
+  credentialFor: CredentialFactory = (tenantId, clientId, clientSecret) => new ClientSecretCredential(tenantId, clientId, clientSecret),
+): Promise<{ credential: TokenCredential; subscriptionId: string; parameters: Record<string, unknown> }> {
   const response = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
   let value: Record<string, unknown>;
   try {
@@ -52,7 +60,7 @@ export async function azureCredentialFromSecret(secrets: SecretsManagerClient, s
   if (missing.length > 0) throw new Error(`secret ${secretId} lacks ${missing.join(', ')} (expected JSON with tenantId, clientId, clientSecret and subscriptionId)`);
   const field = (key: string) => value[key] as string;
   const parameters = typeof value.parameters === 'object' && value.parameters !== null ? (value.parameters as Record<string, unknown>) : {};
-  return { credential: new ClientSecretCredential(field('tenantId'), field('clientId'), field('clientSecret')), subscriptionId: field('subscriptionId'), parameters };
+  return { credential: credentialFor(field('tenantId'), field('clientId'), field('clientSecret')), subscriptionId: field('subscriptionId'), parameters };
 }
 
 export interface AzureClusterConfig {

@@ -206,6 +206,27 @@ describe('secrets', () => {
     expect(loadgen.params.get('keyVaultName')?.defaultValue).toBeUndefined();
   });
 
+  test('a fault-only principal (faultPrincipalId) gets Virtual Machine Contributor on the run\'s resource group only, and only when given', () => {
+    const main = file('main.bicep');
+    expect(main.params.get('faultPrincipalId')?.defaultValue?.text).toBe("''");
+    const assignments = main.resources.filter((candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments');
+    expect(assignments.map((assignment) => assignment.typeWithVersion)).toEqual(['Microsoft.Authorization/roleAssignments@2022-04-01']);
+    const assignment = assignments[0] as ResourceDeclaration;
+    // Conditional on the parameter: without it, no assignment and nothing else changes.
+    const condition = assignment.node.namedChildren.find((child) => child?.type === 'if_statement')?.namedChildren[0]?.text;
+    expect(condition).toBe('(!empty(faultPrincipalId))');
+    const body = asObject(literal(assignment.body));
+    // No scope: the deployment's resource group (a scale-set scope would not reach a Flexible scale set's VMs).
+    expect(body.scope).toBeUndefined();
+    expect(body.name).toEqual({ expression: 'guid(resourceGroup().id, faultPrincipalId, virtualMachineContributorRoleId)' });
+    expect(main.variables.get('virtualMachineContributorRoleId')?.text).toBe("'9980e02c-c2be-4d73-94e8-173b1dc7cf3c'");
+    expect(asObject(body.properties)).toMatchObject({
+      roleDefinitionId: { expression: "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', virtualMachineContributorRoleId)" },
+      principalId: { expression: 'faultPrincipalId' },
+      principalType: 'ServicePrincipal',
+    });
+  });
+
   test('main.bicep gives the load generator the vault and lets its subnet through the vault firewall', () => {
     const main = file('main.bicep');
     const moduleParams = (path: string) => asObject(asObject(literal(main.modules.find((candidate) => candidate.path === path)?.body as never)).params);

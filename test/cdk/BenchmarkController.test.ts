@@ -572,6 +572,70 @@ describe('Kafka cluster templates', () => {
   });
 });
 
+describe('BenchmarkController with a fault-only Azure service principal', () => {
+  const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rmqbench-azure-sp-AbCdEf';
+  const faultSecretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rmqbench-azure-fault-sp-GhIjKl';
+  const faultPrincipalId = '11111111-2222-3333-4444-555555555555';
+  let stack: Stack;
+  let template: Template;
+  let controller: BenchmarkController;
+  let templateFile: string;
+  beforeAll(() => {
+    templateFile = join(mkdtempSync(join(tmpdir(), 'rmqbench-arm-')), 'main.json');
+    writeFileSync(templateFile, JSON.stringify({ $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] }));
+    stack = new Stack(new App(), 'AzureFaultController', { env: { account: '123456789012', region: 'eu-west-1' } });
+    controller = new BenchmarkController(stack, 'Controller', {
+      azure: {
+        credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'AzureSp', secretArn),
+        faultCredentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(stack, 'AzureFaultSp', faultSecretArn),
+        faultPrincipalId,
+        location: 'westeurope',
+        templateFile,
+        parameters: { rabbitmqAdminUsername: 'admin' },
+      },
+    });
+    template = Template.fromStack(stack);
+  }, 120_000);
+
+  const policyStatements = (functionName: string): Statement[] => {
+    const role = Stack.of(controller).getLogicalId(controller.functions[functionName]!.role!.node.defaultChild as never);
+    return Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify((policy as { Properties: { Roles: unknown } }).Properties.Roles).includes(`"${role}"`))
+      .flatMap((policy) => (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement);
+  };
+
+  test('only the fault function may read the fault-only secret, and only it is told its ARN', () => {
+    const names = Object.keys(controller.functions);
+    expect(names).toContain('fault');
+    for (const name of names) {
+      const grants = policyStatements(name).filter((statement) => JSON.stringify(statement).includes('rmqbench-azure-fault-sp'));
+      expect([name, grants]).toEqual([name, name === 'fault' ? [{ Sid: 'ReadAzureFaultCredentials', Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: faultSecretArn }] : []]);
+    }
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const told = functions.filter((fn) => JSON.stringify(fn).includes('FAULT_AZURE_CREDENTIALS_SECRET_ARN'));
+    expect(told.map((fn) => (fn as { Properties: { Description: string } }).Properties.Description)).toEqual(['rmqbench fault']);
+    template.hasResourceProperties('AWS::Lambda::Function', { Description: 'rmqbench fault', Environment: { Variables: Match.objectLike({ FAULT_AZURE_CREDENTIALS_SECRET_ARN: faultSecretArn, AZURE_CREDENTIALS_SECRET_ARN: secretArn }) } });
+  });
+
+  test('every deployment gets faultPrincipalId as a template parameter (AZURE_PARAMETERS_JSON of the launcher)', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'rmqbench launch-cluster',
+      Environment: { Variables: Match.objectLike({ AZURE_PARAMETERS_JSON: JSON.stringify({ rabbitmqAdminUsername: 'admin', faultPrincipalId }) }) },
+    });
+  });
+
+  test('faultCredentialsSecret and faultPrincipalId are refused apart; a client-id-like non-GUID and a faultPrincipalId in parameters are refused by name', () => {
+    const other = new Stack(new App(), 'FaultRefusals');
+    const credentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'Sp', secretArn);
+    const faultCredentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'FaultSp', faultSecretArn);
+    const base = { credentialsSecret, location: 'westeurope', templateFile };
+    expect(() => new BenchmarkController(other, 'A', { azure: { ...base, faultCredentialsSecret } })).toThrow(/azure.faultCredentialsSecret and azure.faultPrincipalId go together/);
+    expect(() => new BenchmarkController(other, 'B', { azure: { ...base, faultPrincipalId } })).toThrow(/azure.faultCredentialsSecret and azure.faultPrincipalId go together/);
+    expect(() => new BenchmarkController(other, 'C', { azure: { ...base, faultCredentialsSecret, faultPrincipalId: 'rmqbench-fault' } })).toThrow(/azure.faultPrincipalId must be the service principal's object id, a GUID \(got "rmqbench-fault"\)/);
+    expect(() => new BenchmarkController(other, 'D', { azure: { ...base, parameters: { faultPrincipalId } } })).toThrow(/azure.parameters must not hold faultPrincipalId/);
+  });
+});
+
 describe('BenchmarkController with Azure', () => {
   const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rmqbench-azure-sp-AbCdEf';
   let azureApp: App;

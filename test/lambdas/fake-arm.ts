@@ -29,6 +29,12 @@ export interface FakeArmOptions {
    * parameters and protected parameters). @default Succeeded with exit code 0 and output `ran: <script>`
    */
   readonly runCommandOutcome?: (script: string, environment: Record<string, string>) => RunCommandOutcome;
+  /**
+   * When set, a request whose method and path it returns true for is refused as ARM refuses a principal whose role
+   * assignment has not taken effect yet: 403 AuthorizationFailed (the message format of
+   * https://learn.microsoft.com/azure/role-based-access-control/troubleshooting).
+   */
+  readonly refuseAuthorization?: (method: string, path: string, authorization: string | undefined) => boolean;
 }
 
 /** A VM as Virtual Machines - List shows it: a scale-set member has `scaleSet` (https://learn.microsoft.com/rest/api/compute/virtual-machines/list). */
@@ -123,6 +129,10 @@ export class FakeArm {
       this.operations.set(id, { polls: this.options.operationPolls ?? 2, done });
       return `${this.endpoint}/subscriptions/sub/providers/Microsoft.Fake/operations/${id}?api-version=2024-03-01`;
     };
+
+    if (this.options.refuseAuthorization?.(request.method ?? '', path, request.headers.authorization)) {
+      return send(403, { error: { code: 'AuthorizationFailed', message: `The client 'fake-client' with object id 'fake-object' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.` } });
+    }
 
     let match: RegExpExecArray | null;
     if (/^\/subscriptions\/[^/]+\/resourcegroups$/i.test(path) && request.method === 'GET') {
