@@ -186,24 +186,23 @@ export const PARTITION_DETECTION_SECONDS = 75;
  */
 function partitionLines(): string[] {
   const ports = `{ ${PARTITIONED_PORTS.join(', ')} }`;
+  // The same rules on both hooks; only the interface match differs (iifname on input, oifname on output).
+  const chain = (hook: 'input' | 'output') => [
+    `  chain ${hook} {`,
+    `    type filter hook ${hook} priority -10; policy accept;`,
+    `    ${hook === 'input' ? 'iifname' : 'oifname'} "lo" accept`,
+    `    tcp dport ${ports} drop`,
+    `    tcp sport ${ports} drop`,
+    '  }',
+  ];
   return [
     ...ENSURE_NFT_LINES,
     "nft -f - <<'RMQBENCH_NFT'",
     `table inet ${PARTITION_TABLE}`,
     `delete table inet ${PARTITION_TABLE}`,
     `table inet ${PARTITION_TABLE} {`,
-    '  chain input {',
-    '    type filter hook input priority -10; policy accept;',
-    '    iifname "lo" accept',
-    `    tcp dport ${ports} drop`,
-    `    tcp sport ${ports} drop`,
-    '  }',
-    '  chain output {',
-    '    type filter hook output priority -10; policy accept;',
-    '    oifname "lo" accept',
-    `    tcp dport ${ports} drop`,
-    `    tcp sport ${ports} drop`,
-    '  }',
+    ...chain('input'),
+    ...chain('output'),
     '}',
     'RMQBENCH_NFT',
   ];
