@@ -103,7 +103,10 @@ async function main(): Promise<void> {
     [STATE.teardownCluster]: async (event: { cluster: ScheduledCluster }) => {
       await sleep(RECORDED.teardownMinutes * MS_PER_MINUTE);
       tornDownAt.set(event.cluster.clusterId, Date.now());
-      return {};
+      return { done: true };
+    },
+    [STATE.checkTeardown]: async () => {
+      throw new Error('CheckTeardown entered after a teardown that was done');
     },
     // Azure only: this aws run never enters it.
     [STATE.rereadHostMetrics]: async () => {
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
     },
   };
 
-  const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: k, clusterPollSeconds: POLL.clusterSeconds, repetitionPollSeconds: POLL.repetitionSeconds }));
+  const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: k, clusterPollSeconds: POLL.clusterSeconds }));
   const machine = new StateMachine(definition as unknown as StateMachineDefinition);
   const started = Date.now();
   await machine.run(input as unknown as Json, {

@@ -1,6 +1,17 @@
 import { AZURE_METRICS_SETTLE_SECONDS } from './azure-monitor-metrics';
 import { catalogInstanceType, findInstancePrice, findLoadBalancerPrice, PriceCatalogError, type PriceCatalog } from './cost-catalog';
 import { groupScenariosByCluster, type Plan } from './plan';
+import {
+  CLUSTER_POLL_SECONDS,
+  historyEvents,
+  lambdaInvocations,
+  REPETITION_OVERHEAD_SECONDS,
+  repetitionPolls,
+  stateTransitions,
+  TEARDOWN_POLL_SECONDS,
+  type ClusterShape,
+  type RepetitionShape,
+} from './workflow-shape';
 
 /**
  * What a plan will cost on a cloud target before anything is created: cluster-minutes per launched cluster
@@ -35,9 +46,8 @@ export interface EstimateOptions {
   readonly repetitionOverheadSeconds?: number;
   /** @default DEFAULT_LOAD_GENERATOR_TYPE of the target */
   readonly loadGeneratorInstanceType?: string;
-  /** The workflow's polling intervals (state-machines/definition.ts defaults). @default 30 and 15 */
+  /** The workflow's cluster polling interval (state-machines/definition.ts default). @default 30 */
   readonly clusterPollSeconds?: number;
-  readonly repetitionPollSeconds?: number;
 }
 
 export interface CostPart {
@@ -63,32 +73,15 @@ export interface RunEstimate {
   readonly complete: boolean;
   readonly clusters: readonly ClusterMinutes[];
   readonly stateTransitions: number;
+  /**
+   * History events of the run's execution (core/workflow-shape.ts): Step Functions fails an execution past 25,000, and
+   * the target rules refuse a plan over HISTORY_EVENTS_BUDGET.
+   */
+  readonly historyEvents: number;
   readonly parts: readonly CostPart[];
 }
 
-/**
- * State transitions of one execution of the deployed definition (state-machines/), counted as the states it enters:
- * 6 per run, 6 + 3 × polls per cluster (IsMetricsRereadNeeded included), + 2 per cluster on azure (WaitForLateMetrics,
- * RereadHostMetrics), 5 + 3 × polls per repetition (IsFaultPlanned included: the cloud targets refuse fault plans, so
- * the fault states are not entered), + 1 per pause. test/state-machines checks the formula against executions of the
- * real definition.
- */
-export function stateTransitions(clusters: readonly { clusterPolls: number; rereadsMetrics?: boolean; repetitions: readonly { polls: number; pause: boolean }[] }[]): number {
-  return (
-    6 +
-    clusters.reduce(
-      (sum, cluster) => sum + 6 + (cluster.rereadsMetrics ? 2 : 0) + 3 * cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 5 + 3 * rep.polls + (rep.pause ? 1 : 0), 0),
-      0,
-    )
-  );
-}
-
-/** Lambda invocations of the same execution: the Task states among those transitions. */
-function lambdaInvocations(clusters: readonly { clusterPolls: number; rereadsMetrics?: boolean; repetitions: readonly { polls: number }[] }[]): number {
-  // ValidatePlan, RecordRunStart, FinishRun; per cluster LaunchCluster, CheckClusterReady × polls, SmokeTest, TeardownCluster
-  // (and RereadHostMetrics on azure); per repetition StartRepetition, CheckRepetition × polls, IngestRepetition.
-  return 3 + clusters.reduce((sum, cluster) => sum + 3 + (cluster.rereadsMetrics ? 1 : 0) + cluster.clusterPolls + cluster.repetitions.reduce((inner, rep) => inner + 2 + rep.polls, 0), 0);
-}
+export { stateTransitions } from './workflow-shape';
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
 
@@ -96,14 +89,13 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   const { target, catalog } = options;
   const provisioningMinutes = options.provisioningMinutes ?? (target === 'aws' ? 15 : 20);
   const teardownMinutes = options.teardownMinutes ?? 5;
-  const overheadSeconds = options.repetitionOverheadSeconds ?? 45;
-  const clusterPollSeconds = options.clusterPollSeconds ?? 30;
-  const repetitionPollSeconds = options.repetitionPollSeconds ?? 15;
+  const overheadSeconds = options.repetitionOverheadSeconds ?? REPETITION_OVERHEAD_SECONDS;
+  const clusterPollSeconds = options.clusterPollSeconds ?? CLUSTER_POLL_SECONDS;
   const loadGeneratorType = options.loadGeneratorInstanceType ?? DEFAULT_LOAD_GENERATOR_TYPE[target];
   const region = options.region;
   const parts: CostPart[] = [];
   const clusters: ClusterMinutes[] = [];
-  const workflow: { clusterPolls: number; rereadsMetrics: boolean; repetitions: { polls: number; pause: boolean }[] }[] = [];
+  const workflow: ClusterShape[] = [];
   // On azure the workflow waits for Azure Monitor's late minutes before teardown (state-machines/phases.ts): the VMs run that much longer.
   const metricsWaitMinutes = target === 'azure' ? AZURE_METRICS_SETTLE_SECONDS / 60 : 0;
   let crossZoneGb = 0;
@@ -122,14 +114,15 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   for (const group of groupScenariosByCluster(plan)) {
     // Plan clusters that differ only in connection mode share one launched cluster: it is named after the first.
     const name = group.scenarios[0]?.cluster.name ?? `${group.nodes} nodes`;
-    const repetitions: { polls: number; pause: boolean }[] = [];
+    const repetitions: RepetitionShape[] = [];
     let seconds = 0;
     for (const scenario of group.scenarios) {
       const { workload } = scenario;
       for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
         seconds += workload.durationSeconds + overheadSeconds + pause;
-        repetitions.push({ polls: Math.max(1, Math.ceil((workload.durationSeconds + overheadSeconds) / repetitionPollSeconds)), pause: pause > 0 });
+        // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
+        repetitions.push({ polls: repetitionPolls(workload.durationSeconds), pause: pause > 0 });
       }
       if (workload.publishRateLimit === undefined) {
         unboundedScenarios++;
@@ -144,7 +137,12 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
     const minutes = provisioningMinutes + seconds / 60 + metricsWaitMinutes + teardownMinutes;
     const instanceType = group.instanceType ?? '(none)';
     clusters.push({ cluster: name, nodes: group.nodes, instanceType, minutes });
-    workflow.push({ clusterPolls: Math.max(1, Math.ceil((provisioningMinutes * 60) / clusterPollSeconds)), rereadsMetrics: target === 'azure', repetitions });
+    workflow.push({
+      clusterPolls: Math.max(1, Math.ceil((provisioningMinutes * 60) / clusterPollSeconds)),
+      rereadsMetrics: target === 'azure',
+      teardownPolls: Math.max(1, Math.ceil((teardownMinutes * 60) / TEARDOWN_POLL_SECONDS)),
+      repetitions,
+    });
     const hours = minutes / 60;
 
     const node = group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);
@@ -186,7 +184,7 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
     parts.push({ name: 'data transfer between zones', usd: 0, priced: true, detail: 'not modelled for Azure (traffic stays inside one virtual network)' });
   }
   const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
-  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, parts };
+  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: historyEvents(workflow), parts };
 }
 
 /** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */

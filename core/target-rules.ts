@@ -7,6 +7,7 @@ import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from './estimate';
 import type { Plan } from './plan';
 import { honoursLazyQueueMode } from './rabbitmq-version';
+import { EXECUTION_TIMEOUT_SECONDS, HISTORY_EVENTS_BUDGET, STEP_FUNCTIONS_HISTORY_LIMIT } from './workflow-shape';
 
 /**
  * Broker counts the AWS target launches Kafka clusters of: the controller ships one template per count
@@ -164,11 +165,44 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       value: 'lazy',
     });
   }
+  issues.push(...workflowLimitProblems(plan, provider, catalog));
   // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
   if (issues.length === 0 && plan.maxCostUsd !== undefined) {
     const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
     if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
   }
+  return issues;
+}
+
+/**
+ * What one execution of the workflow cannot hold: more history events than HISTORY_EVENTS_BUDGET (Step Functions fails an
+ * execution at 25,000), or a cluster whose planned life outlasts the execution's timeout (the execution would stop
+ * mid-run, its clusters left to the sweeper).
+ */
+function workflowLimitProblems(plan: Plan, provider: CloudProvider, catalog: PriceCatalog): PlanIssue[] {
+  const estimate = estimateRun(plan, { target: provider, catalog });
+  const issues: PlanIssue[] = [];
+  if (estimate.historyEvents > HISTORY_EVENTS_BUDGET) {
+    issues.push({
+      path: plan.repetitions > 1 ? 'repetitions' : 'workloads',
+      message:
+        `one execution of this plan would record about ${estimate.historyEvents} Step Functions history events, more than the ` +
+        `${HISTORY_EVENTS_BUDGET} rmqbench allows of the ${STEP_FUNCTIONS_HISTORY_LIMIT} an execution may hold: split it into ` +
+        'several plans (fewer clusters or workloads each) or lower repetitions; see rmqbench estimate --json historyEvents',
+      value: plan.repetitions > 1 ? plan.repetitions : plan.workloads.length,
+    });
+  }
+  estimate.clusters.forEach((cluster) => {
+    if (cluster.minutes * 60 <= EXECUTION_TIMEOUT_SECONDS) return;
+    const index = plan.clusters.findIndex((candidate) => candidate.name === cluster.cluster);
+    issues.push({
+      path: `clusters[${Math.max(0, index)}]`,
+      message:
+        `cluster ${cluster.cluster} would run about ${(cluster.minutes / 60).toFixed(1)} h (launch, its repetitions, teardown), longer than ` +
+        `an execution's ${EXECUTION_TIMEOUT_SECONDS / 3600} h timeout: give its workloads shorter durations or fewer repetitions, or split the plan`,
+      value: cluster.cluster,
+    });
+  });
   return issues;
 }
 

@@ -1,14 +1,13 @@
 import { AslStates, buildClustersPhase, buildFinishPhase, buildRecordStartPhase, buildValidatePhase, WorkflowTimings } from './phases';
+import { CLUSTER_POLL_SECONDS, EXECUTION_TIMEOUT_SECONDS } from '../core/workflow-shape';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder, STATE } from './states';
 
 export interface BenchmarkDefinitionOptions {
   /** Cluster configurations launched at the same time. @default 4 */
   readonly maxConcurrency?: number;
-  /** @default 30 */
+  /** @default 30 (CLUSTER_POLL_SECONDS) */
   readonly clusterPollSeconds?: number;
-  /** @default 15 */
-  readonly repetitionPollSeconds?: number;
-  /** Upper bound of a whole execution. @default 86400 (24 h) */
+  /** Upper bound of a whole execution. @default 86400 (24 h, EXECUTION_TIMEOUT_SECONDS) */
   readonly timeoutSeconds?: number;
 }
 
@@ -30,13 +29,12 @@ export function buildBenchmarkDefinition(options: BenchmarkDefinitionOptions = {
     throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
   }
   const timings: WorkflowTimings = {
-    clusterPollSeconds: options.clusterPollSeconds ?? 30,
-    repetitionPollSeconds: options.repetitionPollSeconds ?? 15,
+    clusterPollSeconds: options.clusterPollSeconds ?? CLUSTER_POLL_SECONDS,
   };
   return {
     Comment: 'rmqbench: validate a plan, then per cluster configuration launch, smoke-test, run PerfTest, ingest and always tear down',
     StartAt: STATE.validatePlan,
-    TimeoutSeconds: options.timeoutSeconds ?? 86_400,
+    TimeoutSeconds: options.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS,
     States: {
       ...buildValidatePhase(STATE.recordRunStart, STATE.recordRunFailure),
       ...buildRecordStartPhase(STATE.forEachCluster, STATE.recordRunFailure),

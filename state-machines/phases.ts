@@ -1,5 +1,6 @@
 import { AZURE_METRICS_SETTLE_SECONDS } from '../core/azure-monitor-metrics';
-import { STATE, TASK_FUNCTIONS, TaskStateName } from './states';
+import { TEARDOWN_POLL_SECONDS } from '../core/workflow-shape';
+import { STATE, TASK_FUNCTIONS, TaskStateName, TRANSIENT_ERROR } from './states';
 
 /** An Amazon States Language state (JSONPath flavour), kept loose: the definition is checked by asl-validator. */
 export type AslState = Record<string, unknown>;
@@ -9,16 +10,31 @@ export type AslStates = Record<string, AslState>;
 export interface WorkflowTimings {
   /** Seconds between two checks of a launching cluster. */
   readonly clusterPollSeconds: number;
-  /** Seconds between two checks of a running PerfTest. */
-  readonly repetitionPollSeconds: number;
 }
 
-/** Transient Lambda service errors, retried on every task (the AWS-recommended set). */
-const LAMBDA_TRANSIENT_RETRY = {
-  ErrorEquals: ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException'],
+/**
+ * Errors worth trying again, retried with back-off on every task: the Lambda service's own (the set aws-cdk-lib's
+ * LambdaInvoke retries, 6 attempts from 2 s doubling: https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html),
+ * Lambda.Unknown and Lambda.ClientExecutionTimeoutException (an invocation cut short: every task is safe to run again:
+ * reads and polls, idempotent writes, CreateStack with its ClientRequestToken, deterministic Azure deployment names),
+ * and TRANSIENT_ERROR, the name a function gives a throttled call, a 5xx or a reset connection that outlived the SDK's
+ * own attempts (lambdas/shared/transient-errors.ts). Any other error (a failed stack, a missed deadline, an injected
+ * fault) fails the state at once. With full jitter the six attempts wait up to 2 + 4 + … + 64 = 126 s in all.
+ */
+export const TRANSIENT_RETRY = {
+  ErrorEquals: [
+    'Lambda.ServiceException',
+    'Lambda.AWSLambdaException',
+    'Lambda.SdkClientException',
+    'Lambda.TooManyRequestsException',
+    'Lambda.Unknown',
+    'Lambda.ClientExecutionTimeoutException',
+    TRANSIENT_ERROR,
+  ],
   IntervalSeconds: 2,
-  MaxAttempts: 3,
+  MaxAttempts: 6,
   BackoffRate: 2,
+  JitterStrategy: 'FULL',
 };
 
 /**
@@ -40,7 +56,7 @@ export function task(name: TaskStateName, parameters: Record<string, unknown>, f
     Resource: `\${${TASK_FUNCTIONS[name]}}`,
     Parameters: parameters,
     TimeoutSeconds: 900,
-    Retry: [LAMBDA_TRANSIENT_RETRY],
+    Retry: [TRANSIENT_RETRY],
     ...fields,
   };
 }
@@ -89,7 +105,7 @@ export function buildLaunchPhase(next: string, onFailure: string, timings: Workf
     [STATE.smokeTest]: task(
       STATE.smokeTest,
       { ...common, 'launch.$': '$.launch', 'readiness.$': '$.readiness' },
-      { ResultPath: null, Next: next, Retry: [LAMBDA_TRANSIENT_RETRY, SMOKE_TEST_RETRY], Catch: catchAll(onFailure) },
+      { ResultPath: null, Next: next, Retry: [TRANSIENT_RETRY, SMOKE_TEST_RETRY], Catch: catchAll(onFailure) },
     ),
   };
 }
@@ -121,12 +137,13 @@ export function buildFaultPhase(next: string): AslStates {
 }
 
 /** One repetition: start PerfTest, apply its fault if it has one, poll until its output is complete (or the task's deadline passed), ingest, pause. */
-export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
+export function buildRepetitionPhase(): AslStates {
   const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item' };
   return {
     [STATE.startRepetition]: task(STATE.startRepetition, common, { ResultPath: '$.started', Next: STATE.isFaultPlanned }),
     ...buildFaultPhase(STATE.waitForRepetition),
-    [STATE.waitForRepetition]: { Type: 'Wait', Seconds: timings.repetitionPollSeconds, Next: STATE.checkRepetition },
+    // Each repetition's own interval (state-machines/schedule.ts pollSeconds): an hour-long repetition is checked ~30 times, not 240.
+    [STATE.waitForRepetition]: { Type: 'Wait', SecondsPath: '$.item.pollSeconds', Next: STATE.checkRepetition },
     [STATE.checkRepetition]: task(STATE.checkRepetition, { ...common, 'started.$': '$.started' }, { ResultPath: '$.check', Next: STATE.isRepetitionDone }),
     [STATE.isRepetitionDone]: {
       Type: 'Choice',
@@ -151,7 +168,7 @@ export function buildRepetitionPhase(timings: WorkflowTimings): AslStates {
 }
 
 /** Every scenario × repetition of one cluster, one at a time (they share the cluster). */
-export function buildRunPhase(next: string, onFailure: string, timings: WorkflowTimings): AslStates {
+export function buildRunPhase(next: string, onFailure: string): AslStates {
   return {
     [STATE.forEachRepetition]: {
       Type: 'Map',
@@ -165,7 +182,7 @@ export function buildRunPhase(next: string, onFailure: string, timings: Workflow
         'readiness.$': '$.readiness',
         'item.$': '$$.Map.Item.Value',
       },
-      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: STATE.startRepetition, States: buildRepetitionPhase(timings) },
+      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: STATE.startRepetition, States: buildRepetitionPhase() },
       ResultPath: '$.repetitionResults',
       Next: next,
       Catch: catchAll(onFailure),
@@ -198,21 +215,33 @@ export function buildMetricsRereadPhase(next: string): AslStates {
 }
 
 /**
- * Deletes what was launched, whatever happened before (retried; it deletes by the deterministic
- * cluster id, so it also cleans up after a launch that failed half-way), then reports the cluster's outcome.
- * A cluster iteration never fails: a failed iteration would cancel its siblings before their teardown.
+ * Deletes what was launched, whatever happened before (retried; it deletes by the deterministic cluster id, so it also
+ * cleans up after a launch that failed half-way), waits until the stack or resource group is gone (CheckTeardown polls;
+ * it deletes a stack left DELETE_FAILED again and fails, naming the stack and the reason, once the deletion's deadline
+ * has passed), then reports the cluster's outcome: a cluster whose deletion failed counts as failed, so that the run's
+ * record says which and why. A cluster iteration never fails: a failed iteration would cancel its siblings before their
+ * teardown. The local target's teardown is done when it returns ({ done: true }) and never polls.
  */
 export function buildTeardownPhase(): AslStates {
+  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'cluster.$': '$.cluster' };
+  const done = (path: string) => ({ And: [{ Variable: path, IsPresent: true }, { Variable: path, BooleanEquals: true }] });
   return {
-    [STATE.teardownCluster]: task(
-      STATE.teardownCluster,
-      { 'runId.$': '$.runId', 'target.$': '$.target', 'cluster.$': '$.cluster' },
-      {
-        ResultPath: null,
-        Next: STATE.clusterOutcome,
-        Retry: [LAMBDA_TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
-        Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
-      },
+    [STATE.teardownCluster]: task(STATE.teardownCluster, common, {
+      ResultPath: '$.teardown',
+      Next: STATE.isTeardownDone,
+      Retry: [TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
+      Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
+    }),
+    [STATE.isTeardownDone]: {
+      Type: 'Choice',
+      Choices: [{ Or: [done('$.teardown.done'), done('$.teardownCheck.done')], Next: STATE.clusterOutcome }],
+      Default: STATE.waitForTeardown,
+    },
+    [STATE.waitForTeardown]: { Type: 'Wait', Seconds: TEARDOWN_POLL_SECONDS, Next: STATE.checkTeardown },
+    [STATE.checkTeardown]: task(
+      STATE.checkTeardown,
+      { action: 'check', ...common, 'teardown.$': '$.teardown' },
+      { ResultPath: '$.teardownCheck', Next: STATE.isTeardownDone, Catch: catchAll(STATE.clusterOutcome, '$.teardownError') },
     ),
     [STATE.clusterOutcome]: {
       Type: 'Choice',
@@ -245,7 +274,7 @@ export function buildClustersPhase(next: string, onFailure: string, maxConcurren
         States: {
           ...buildLaunchPhase(STATE.forEachRepetition, STATE.teardownCluster, timings),
           // A failed run phase goes straight to teardown: its repetitions' metrics are not read again.
-          ...buildRunPhase(STATE.isMetricsRereadNeeded, STATE.teardownCluster, timings),
+          ...buildRunPhase(STATE.isMetricsRereadNeeded, STATE.teardownCluster),
           ...buildMetricsRereadPhase(STATE.teardownCluster),
           ...buildTeardownPhase(),
         },

@@ -1,6 +1,7 @@
 import { defaultPriceCatalog } from '../core/cost-catalog';
 import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan';
 import { assertPlanRunsOnTarget } from '../core/target-rules';
+import { repetitionPollSeconds } from '../core/workflow-shape';
 
 /** Where a workflow execution runs its clusters. */
 export type WorkflowTarget = 'aws' | 'azure' | 'local';
@@ -15,6 +16,11 @@ export interface ScheduledRepetition {
   readonly index: number;
   readonly total: number;
   readonly durationSeconds: number;
+  /**
+   * Seconds between two checks of the running repetition (WaitForRepetition's SecondsPath): spread over its duration so
+   * that a long repetition records as few history events as a short one (core/workflow-shape.ts).
+   */
+  readonly pollSeconds: number;
   /** Seconds to wait after this repetition (0 after the last repetition of a scenario). */
   readonly pauseSeconds: number;
   /** Planned seconds left in the run when this repetition starts (for the progress display). */
@@ -115,6 +121,7 @@ export function buildSchedule(input: WorkflowInput, executionName: string): Work
           index: ++index,
           total,
           durationSeconds: scenario.workload.durationSeconds,
+          pollSeconds: repetitionPollSeconds(scenario.workload.durationSeconds),
           pauseSeconds,
           remainingPlannedSeconds: remaining,
           rawKey: rawKeyFor(scenario.id, repetition),

@@ -27,6 +27,9 @@ export const STATE = {
   waitForLateMetrics: 'WaitForLateMetrics',
   rereadHostMetrics: 'RereadHostMetrics',
   teardownCluster: 'TeardownCluster',
+  isTeardownDone: 'IsTeardownDone',
+  waitForTeardown: 'WaitForTeardown',
+  checkTeardown: 'CheckTeardown',
   clusterOutcome: 'ClusterOutcome',
   clusterFailed: 'ClusterFailed',
   clusterSucceeded: 'ClusterSucceeded',
@@ -37,6 +40,12 @@ export const STATE = {
   runFailedUnrecorded: 'RunFailedUnrecorded',
   runSucceeded: 'RunSucceeded',
 } as const;
+
+/**
+ * The error name under which a function reports an error worth trying again (a throttled call, a 5xx, a reset
+ * connection: lambdas/shared/transient-errors.ts); every Task retries it with back-off.
+ */
+export const TRANSIENT_ERROR = 'RmqbenchTransientError';
 
 /**
  * The Task states of a run that goes well, in execution order: the states `--fail-at` accepts
@@ -58,8 +67,9 @@ export const FAULT_INJECTABLE_STATES = [
   STATE.finishRun,
 ] as const;
 
-// RereadHostMetrics runs on azure only (the local target never enters it, so --fail-at does not offer it).
-export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure | typeof STATE.rereadHostMetrics;
+// RereadHostMetrics runs on azure only, CheckTeardown on the cloud targets only (the local target never enters them, so
+// --fail-at does not offer them).
+export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure | typeof STATE.rereadHostMetrics | typeof STATE.checkTeardown;
 
 /**
  * The function each Task state invokes, as a `${...}` placeholder: CloudFormation's
@@ -81,6 +91,8 @@ export const TASK_FUNCTIONS = {
   // IngestRepetition's "metricsOnly" mode.
   RereadHostMetrics: 'IngestRepetitionFunctionArn',
   TeardownCluster: 'TeardownClusterFunctionArn',
+  // TeardownCluster's "check" action: is the stack or resource group gone yet?
+  CheckTeardown: 'TeardownClusterFunctionArn',
 } as const satisfies Record<TaskStateName, string>;
 
 export type FunctionPlaceholder = (typeof TASK_FUNCTIONS)[TaskStateName];

@@ -2,6 +2,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { checkStack } from '../shared/aws-cluster';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -23,5 +24,5 @@ async function checkAzure(event: { launch: { clusterId: string; readyBy: string;
   return (await azureCheck()).checkAzureCluster(clients, event.launch, event.cluster.nodes, credentials);
 }
 
-export const handler = async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) =>
-  event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm);
+export const handler = withTransientErrors(async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) =>
+  event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm));

@@ -3,6 +3,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { WorkflowTarget } from '../../state-machines/schedule';
 import { requireEnv } from '../shared/env';
 import { checkAzureRepetition, checkRepetition } from './logic';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -14,5 +15,5 @@ const s3 = new S3Client({});
 type AwsEvent = Parameters<typeof checkRepetition>[3];
 type AzureEvent = Parameters<typeof checkAzureRepetition>[3];
 
-export const handler = async (event: (AwsEvent | AzureEvent) & { target: WorkflowTarget }) =>
-  event.target === 'azure' ? checkAzureRepetition((await (await azureTarget()).azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent) : checkRepetition(ssm, s3, bucket, event as AwsEvent);
+export const handler = withTransientErrors(async (event: (AwsEvent | AzureEvent) & { target: WorkflowTarget }) =>
+  event.target === 'azure' ? checkAzureRepetition((await (await azureTarget()).azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent) : checkRepetition(ssm, s3, bucket, event as AwsEvent));

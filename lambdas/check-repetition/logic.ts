@@ -13,7 +13,7 @@ import type { AzureClients } from '../shared/azure-cluster';
 import { kafkaExpectations, kafkaRawFiles } from '../start-repetition/kafka-script';
 import { rawPrefix } from '../start-repetition/logic';
 
-interface StartedCommon {
+export interface StartedCommon {
   startedAt: string;
   doneBy: string;
   perfTestArgs: string[];
@@ -21,9 +21,9 @@ interface StartedCommon {
   faultApplied?: { nodeName: string; appliedAtSeconds: number; appliedAt?: string };
   faultHealed?: { healedAtSeconds: number; healedAt?: string };
 }
-interface Started extends StartedCommon { commandId: string; instanceId: string }
-interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
-interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
+export interface Started extends StartedCommon { commandId: string; instanceId: string }
+export interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
+export interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
 
 /** Polls the SSM command; once done, assembles the RawRepetition (the same shape as locally) under the ingest key. */
 export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: CheckEvent<Started>, now = new Date()) {

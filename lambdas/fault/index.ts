@@ -4,6 +4,7 @@ import type { WorkflowTarget } from '../../state-machines/schedule';
 import { requireEnv } from '../shared/env';
 import { applyFault, awsFaultTarget, healFault, type AwsFaultEvent, type FaultTarget } from './aws';
 import { clusterScopedSsm } from './cluster-scoped-ssm';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureFault = () => import('./azure');
@@ -18,7 +19,7 @@ const faultNodeRoleArn = requireEnv('FAULT_NODE_ROLE_ARN');
  * Azure through a managed Run Command on the node VM (lambdas/fault/azure.ts). Commands still running 10 s before the
  * invocation ends fail the state with what was pending, and the workflow's Catch tears the cluster down.
  */
-export const handler = async (event: AwsFaultEvent & { target?: WorkflowTarget }, context?: { getRemainingTimeInMillis(): number }) => {
+export const handler = withTransientErrors(async (event: AwsFaultEvent & { target?: WorkflowTarget }, context?: { getRemainingTimeInMillis(): number }) => {
   const timing = { deadline: new Date(Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 10_000) };
   let target: FaultTarget;
   if (event.target === 'azure') {
@@ -32,4 +33,4 @@ export const handler = async (event: AwsFaultEvent & { target?: WorkflowTarget }
     throw new Error(`the ${event.action} fault step runs on the cloud targets aws and azure, not on ${event.target ?? 'an unnamed target'}`);
   }
   return event.action === 'heal' ? healFault(target, event) : applyFault(target, event);
-};
+});

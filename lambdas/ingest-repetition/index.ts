@@ -6,6 +6,7 @@ import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
 import { ingestFromS3, rereadLateHostMetrics, type BrokerHostsSource, type HostMetricsSource } from './logic';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -51,7 +52,7 @@ function brokerHostsSource(event: IngestEvent): BrokerHostsSource | undefined {
   return undefined;
 }
 
-export const handler = async (event: IngestEvent) => {
+export const handler = withTransientErrors(async (event: IngestEvent) => {
   if (event.action === 'metricsOnly') {
     const hostMetrics = hostMetricsSource(event);
     if (!hostMetrics || !event.cluster) throw new Error(`metricsOnly needs a cloud target's cluster (target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`);
@@ -59,4 +60,4 @@ export const handler = async (event: IngestEvent) => {
   }
   if (!event.item) throw new Error('IngestRepetition needs the repetition (item) to ingest');
   return ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event), brokerHostsSource(event));
-};
+});

@@ -1,8 +1,11 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
+import { AZURE_METRICS_SETTLE_SECONDS } from '../../core/azure-monitor-metrics';
+import { clusterExpiryHours } from '../../core/workflow-shape';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-launch';
 import { requireEnv } from '../shared/env';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -38,9 +41,12 @@ const config: AwsClusterConfig = {
 };
 const cfn = new CloudFormationClient({});
 
-export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
+export const handler = withTransientErrors(async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
   if (event.target === 'azure') {
-    const azure = await (await azureTarget()).azureTarget();
+    const target = await (await azureTarget()).azureTarget();
+    // The cluster lives as long as its own repetitions need (and the workflow's wait for Azure Monitor's late minutes).
+    const expiryHours = clusterExpiryHours(target.config.expiryHours, event.cluster, target.config.launchTimeoutMinutes, AZURE_METRICS_SETTLE_SECONDS);
+    const azure = { ...target, config: { ...target.config, expiryHours } };
     // main.bicep with broker kafka: brokers at private IPs, no certificate, no public load balancer, no RabbitMQ texts.
     // ValidatePlan still refuses broker kafka on azure (core/target-rules.ts) until the load generator runs Kafka's tools there.
     if (planClusterOf(event.plan, event.cluster).broker === 'kafka') return (await azureLaunch()).launchAzureKafkaCluster(azure.clients, azure.config, event.runId, event.cluster);
@@ -53,5 +59,6 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
   }
   if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
   // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).
-  return launchStack(cfn, config, event.runId, event.cluster, planClusterOf(event.plan, event.cluster));
-};
+  const expiryHours = clusterExpiryHours(config.expiryHours, event.cluster, config.launchTimeoutMinutes);
+  return launchStack(cfn, { ...config, expiryHours }, event.runId, event.cluster, planClusterOf(event.plan, event.cluster));
+});

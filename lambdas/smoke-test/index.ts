@@ -4,6 +4,7 @@ import { certificateFingerprint256 } from '../../core/self-signed-certificate';
 import type { WorkflowTarget } from '../../state-machines/schedule';
 import { kafkaSmokeTest } from './kafka';
 import { managementSmokeTest, smokeTest } from './logic';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -23,7 +24,7 @@ const amqpUrl = (username: string, password: string, endpoint: string) => {
  * Azure clusters are reached through their public load balancer, which serves only TLS (bicep/modules/cluster.bicep): AMQPS and the
  * management API over HTTPS, both pinned to the deployment's own certificate (the `tlsCertificatePem` output).
  */
-export const handler = async (event: { target?: WorkflowTarget; cluster?: { nodes: number }; launch?: { clusterId?: string; tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
+export const handler = withTransientErrors(async (event: { target?: WorkflowTarget; cluster?: { nodes: number }; launch?: { clusterId?: string; tlsCertificateFingerprint256?: string }; readiness: { outputs: Record<string, string> } }) => {
   const outputs = event.readiness.outputs;
   if (event.target === 'azure') {
     const { clients, parameters } = await (await azureTarget()).azureClientsFromEnv();
@@ -59,4 +60,4 @@ export const handler = async (event: { target?: WorkflowTarget; cluster?: { node
   const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
   const { username, password } = JSON.parse(secret.SecretString ?? '{}') as { username: string; password: string };
   return smokeTest(amqpUrl(username, password, endpoint));
-};
+});

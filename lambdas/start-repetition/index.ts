@@ -6,6 +6,7 @@ import { requireEnv } from '../shared/env';
 import { startAzureKafkaRepetition } from './azure-kafka';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
 import { faultSchedule, perfTestScript, startAzureRepetition } from './logic';
+import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -14,7 +15,7 @@ const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
 const s3 = new S3Client({});
 
-export const handler = async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
+export const handler = withTransientErrors(async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
   if (event.target === 'azure') {
     const azure = await (await azureTarget()).azureClientsFromEnv();
     // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
@@ -37,4 +38,4 @@ export const handler = async (event: { runId: string; target: WorkflowTarget; pl
   const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
   const startedAt = new Date();
   return { ...started, startedAt: startedAt.toISOString(), ...faultSchedule(event.plan, event.item, startedAt), perfTestArgs: redactedArgs, doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString() };
-};
+});

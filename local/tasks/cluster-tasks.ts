@@ -28,8 +28,8 @@ export const smokeTest = (run: LocalRun) => async (input: { launch: { clusterId:
   return publishAndConsume(handle.cluster.amqpUri(handle.cluster.nodes[0]!));
 };
 
-/** TeardownCluster: PerfTest still running ends, the nodes stop, their data goes. */
+/** TeardownCluster: PerfTest still running ends, the nodes stop, their data goes; done when it returns (no CheckTeardown). */
 export const teardownCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
   await run.teardown(input.cluster.clusterId);
-  return {};
+  return { done: true };
 };

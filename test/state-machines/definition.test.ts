@@ -42,7 +42,9 @@ describe('the benchmark workflow definition', () => {
 
   test('cluster failures inside the Map lead to TeardownCluster, which retries every error', () => {
     const inner = allStates(definition.States).filter((entry) => entry.parents[0] === STATE.forEachCluster && entry.parents.length === 1);
-    for (const entry of inner.filter((candidate) => candidate.state.Catch && candidate.name !== STATE.teardownCluster)) {
+    // The teardown's own states lead to ClusterOutcome (a failed deletion is the cluster's failure, not a reason to delete again).
+    const teardownStates: string[] = [STATE.teardownCluster, STATE.checkTeardown];
+    for (const entry of inner.filter((candidate) => candidate.state.Catch && !teardownStates.includes(candidate.name))) {
       expect((entry.state.Catch as { Next: string }[]).map((catcher) => catcher.Next)).toEqual([STATE.teardownCluster]);
     }
     const teardown = inner.find((entry) => entry.name === STATE.teardownCluster)!.state;
@@ -53,7 +55,9 @@ describe('the benchmark workflow definition', () => {
     expect(stateNames(definition)).toEqual(expect.arrayContaining([STATE.waitForCluster, STATE.waitForRepetition]));
     const states = new Map(allStates(definition.States).map((entry) => [entry.name, entry.state]));
     expect(states.get(STATE.waitForCluster)).toEqual({ Type: 'Wait', Seconds: 30, Next: STATE.checkClusterReady });
-    expect(states.get(STATE.waitForRepetition)).toEqual({ Type: 'Wait', Seconds: 15, Next: STATE.checkRepetition });
+    expect(states.get(STATE.waitForRepetition)).toEqual({ Type: 'Wait', SecondsPath: '$.item.pollSeconds', Next: STATE.checkRepetition });
+    expect(states.get(STATE.waitForTeardown)).toEqual({ Type: 'Wait', Seconds: 30, Next: STATE.checkTeardown });
+    expect(states.get(STATE.checkTeardown)).toMatchObject({ Next: STATE.isTeardownDone, Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.teardownError', Next: STATE.clusterOutcome }] });
   });
 
   test('runs cluster configurations in parallel up to maxConcurrency and repetitions one at a time', () => {

@@ -52,7 +52,11 @@ async function execute(target: WorkflowTarget, reread: (event: Record<string, un
       seen.reread.push(event);
       return reread(event);
     },
-    [STATE.teardownCluster]: () => ({}),
+    // Deleted at once: CheckTeardown is not entered (test/state-machines/transitions.test.ts polls it).
+    [STATE.teardownCluster]: () => ({ done: true }),
+    [STATE.checkTeardown]: () => {
+      throw new Error('CheckTeardown entered after a teardown that was done');
+    },
     [STATE.finishRun]: (event: Record<string, unknown>) => {
       seen.finish.push(event);
       return { status: 'SUCCEEDED' };
@@ -136,7 +140,7 @@ describe('on azure the host metrics are read again before teardown', () => {
 
   test('core/estimate.ts counts the azure re-read\'s transitions as executed (and one Choice on aws)', async () => {
     const repetitions = [{ polls: 1, pause: false }, { polls: 1, pause: false }];
-    expect((await execute('azure', () => ({ reread: 0, stored: 0, stillIncomplete: 0 }))).entered).toBe(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, repetitions }]));
-    expect((await execute('aws', () => ({}))).entered).toBe(stateTransitions([{ clusterPolls: 1, repetitions }]));
+    expect((await execute('azure', () => ({ reread: 0, stored: 0, stillIncomplete: 0 }))).entered).toBe(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions }]));
+    expect((await execute('aws', () => ({}))).entered).toBe(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions }]));
   });
 });

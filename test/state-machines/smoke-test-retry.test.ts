@@ -27,7 +27,11 @@ async function runWithSmokeTest(smokeTest: (attempt: number) => unknown) {
     },
     [STATE.checkRepetition]: () => ({ done: true }),
     [STATE.ingestRepetition]: () => ({ status: 'SUCCEEDED' }),
-    [STATE.teardownCluster]: () => ({}),
+    // Deleted at once: CheckTeardown is not entered (test/state-machines/transitions.test.ts polls it).
+    [STATE.teardownCluster]: () => ({ done: true }),
+    [STATE.checkTeardown]: () => {
+      throw new Error('CheckTeardown entered after a teardown that was done');
+    },
     // Azure only: not entered on this target.
     [STATE.rereadHostMetrics]: () => {
       throw new Error('RereadHostMetrics entered off azure');
