@@ -377,6 +377,8 @@ export class BenchmarkController extends Construct {
     // Query: the metrics re-read before an azure teardown (IngestRepetition "metricsOnly") reads the run's repetitions and their metrics first.
     grantTable('ingest-repetition', ['BatchWriteItem', 'Query']);
     grantTable('failure-handler', ['UpdateItem', 'Query']);
+    // The sweeper reads a run's state before deleting its expired cluster: a RUNNING run keeps it (core/cleanup.ts).
+    grantTable('sweeper', ['Query']);
 
     // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that.
     const rawObjects = (part: string) => this.rawOutputBucket.arnForObjects(`runs/*/${part}/*`);

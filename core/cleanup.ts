@@ -1,4 +1,5 @@
 import type { RunStatus } from './result-model';
+import { EXECUTION_TIMEOUT_SECONDS } from './workflow-shape';
 
 /** A launched cluster as the clean-up sees it: a CloudFormation stack or an Azure resource group with rmqbench's tags. */
 export interface CleanupCandidate {
@@ -18,7 +19,7 @@ export interface CleanupCandidate {
 
 /**
  * What is known of the candidate's run: a status from the results table, `not-recorded` when the table has no such
- * run, or undefined when the table was not read (the hourly sweeper reads none: expiry alone decides there).
+ * run, or undefined when the table was not read (then expiry alone decides).
  */
 export type CleanupRunState = RunStatus | 'not-recorded' | undefined;
 
@@ -35,7 +36,7 @@ const FINISHED: readonly CleanupRunState[] = ['SUCCEEDED', 'FAILED', 'PARTIAL'];
 
 /**
  * The one rule the hourly sweeper and `rmqbench cleanup` share: a cluster is deleted when its expiry tag has passed
- * (whatever its run is doing) or when its run has finished (the workflow's own teardown or the failure rule missed it);
+ * (unless its run is still RUNNING and its execution may still be running) or when its run has finished (the workflow's own teardown or the failure rule missed it);
  * never while a deletion is under way, never without an expiry tag (not launched by rmqbench), and not while its run
  * is RUNNING or unknown to the table and the expiry is still ahead.
  */
@@ -46,7 +47,16 @@ export function decideCleanup(candidate: CleanupCandidate, runState: CleanupRunS
   if (candidate.beingDeleted) return decide(false, `already being deleted (${candidate.state ?? 'deleting'})`);
   const expiry = candidate.expiresAt === undefined ? Number.NaN : Date.parse(candidate.expiresAt);
   if (!Number.isFinite(expiry)) return decide(false, 'no valid rmqbench:expires-at tag: not launched by an rmqbench controller, left alone');
-  if (expiry < now.getTime()) return decide(true, `expired at ${candidate.expiresAt}`);
+  if (expiry < now.getTime()) {
+    // A run still RUNNING keeps its cluster past the expiry until its execution must have ended: an execution lives at
+    // most EXECUTION_TIMEOUT_SECONDS, and it started before the cluster's launch, which is before the expiry. A RUNNING
+    // record of an execution that died unrecorded therefore holds a cluster for at most that long.
+    const executionEnd = expiry + EXECUTION_TIMEOUT_SECONDS * 1000;
+    if (runState === 'RUNNING' && now.getTime() < executionEnd) {
+      return decide(false, `expired at ${candidate.expiresAt}, but its run ${candidate.runId} is RUNNING: kept until ${new Date(executionEnd).toISOString()}, when its execution must have ended`);
+    }
+    return decide(true, `expired at ${candidate.expiresAt}`);
+  }
   if (FINISHED.includes(runState)) return decide(true, `its run ${candidate.runId} finished ${runState}`);
   if (runState === 'RUNNING') return decide(false, `its run ${candidate.runId} is RUNNING; expires at ${candidate.expiresAt}`);
   if (runState === 'not-recorded') return decide(false, `its run ${candidate.runId ?? '(no run-id tag)'} is not in the results table; kept until it expires at ${candidate.expiresAt}`);

@@ -1,4 +1,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { CleanupRunState } from '../../core/cleanup';
+import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { sweepExpiredStacks } from './logic';
 
@@ -10,5 +13,17 @@ const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 // standard retry mode's default 3, with its exponential back-off (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
 const cfn = new CloudFormationClient({ maxAttempts: 8 });
 
-/** Hourly: deletes this controller's stacks (and Azure resource groups, when configured) whose expiry tag has passed. */
-export const handler = async () => sweepExpiredStacks(cfn, roleArn, 'rmqbench-', new Date(), process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined);
+const store = new ResultsStore(new DynamoDBClient({ maxAttempts: 8 }), requireEnv('RESULTS_TABLE'));
+/** A run's state in the results table; a table that cannot be read leaves expiry alone to decide, as before. */
+const runStateOf = async (runId: string): Promise<CleanupRunState> => {
+  try {
+    return (await store.getRun(runId))?.run.status ?? 'not-recorded';
+  } catch (error) {
+    console.log(`the results table could not be read for run ${runId}: ${(error as Error).message}; its expiry alone decides`);
+    return undefined;
+  }
+};
+
+/** Hourly: deletes this controller's stacks (and Azure resource groups, when configured) whose expiry tag has passed and whose run is not RUNNING. */
+export const handler = async () =>
+  sweepExpiredStacks(cfn, roleArn, 'rmqbench-', new Date(), process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined, console.log, runStateOf);

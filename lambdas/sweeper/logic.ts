@@ -1,5 +1,5 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { deleteStack, expiredStacks } from '../shared/aws-cluster';
+import { deleteStack, expiredStacks, type RunStateLookup } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { deleteGroups } from '../failure-handler/logic';
 
@@ -13,15 +13,15 @@ export interface RetriedStack {
 }
 
 /**
- * Deletes this controller's stacks (and, with Azure, resource groups) whose expiry tag has passed, whatever happened to
- * their run. A stack left DELETE_FAILED (a resource CloudFormation could not delete) is deleted again, without
+ * Deletes this controller's stacks (and, with Azure, resource groups) whose expiry tag has passed, unless their run is
+ * still RUNNING in the results table (`runStateOf`) while its execution may still be running (core/cleanup.ts). A stack left DELETE_FAILED (a resource CloudFormation could not delete) is deleted again, without
  * RetainResources: retaining would orphan billed resources that no safety net looks for any more
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DeleteStack.html: RetainResources only for
  * DELETE_FAILED stacks). Those stacks are reported in the result, in a log line and as the DeleteFailedStacks metric
  * (CloudWatch embedded metric format, emitted on every sweep so that an alarm sees 0 too).
  */
-export async function sweepExpiredStacks(cfn: CloudFormationClient, roleArn: string, prefix: string, now = new Date(), azure?: AzureClients, log: (line: string) => void = console.log) {
-  const stacks = await expiredStacks(cfn, prefix, now);
+export async function sweepExpiredStacks(cfn: CloudFormationClient, roleArn: string, prefix: string, now = new Date(), azure?: AzureClients, log: (line: string) => void = console.log, runStateOf?: RunStateLookup) {
+  const stacks = await expiredStacks(cfn, prefix, now, runStateOf);
   for (const stack of stacks) await deleteStack(cfn, roleArn, stack.name);
   const retried: RetriedStack[] = stacks.filter((stack) => stack.status === 'DELETE_FAILED').map((stack) => ({ name: stack.name, reason: stack.statusReason ?? 'no reason given' }));
   log(deleteFailedReport(prefix, retried, now));

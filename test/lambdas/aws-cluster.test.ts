@@ -165,6 +165,26 @@ describe('AWS cluster logic', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ DeleteFailedStacks: 0 });
   });
 
+  test('the sweeper reads the run of an expired stack and leaves it while the run is RUNNING (issue 22, item 4)', async () => {
+    const tagged = (name: string, runId: string) => ({
+      StackName: name, CreationTime: NOW, StackStatus: 'CREATE_COMPLETE' as never,
+      Tags: [{ Key: 'rmqbench:expires-at', Value: '2024-12-31T23:00:00Z' }, { Key: 'rmqbench:run-id', Value: runId }],
+    });
+    const stacks = [tagged('rmqbench-running-c1', 'running'), tagged('rmqbench-done-c1', 'done'), tagged('rmqbench-unknown-c1', 'unknown')];
+    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: stacks.map(({ StackName, StackStatus }) => ({ StackName, StackStatus, CreationTime: NOW })) });
+    for (const described of stacks) cfnMock.on(DescribeStacksCommand, { StackName: described.StackName }).resolves({ Stacks: [described] });
+    cfnMock.on(DeleteStackCommand).resolves({});
+    const states: Record<string, 'RUNNING' | 'SUCCEEDED'> = { running: 'RUNNING', done: 'SUCCEEDED' };
+    const read: string[] = [];
+    const runStateOf = async (runId: string) => {
+      read.push(runId);
+      return states[runId] ?? ('not-recorded' as const);
+    };
+    const result = await sweepExpiredStacks(cfn, 'arn:aws:iam::1:role/cfn', 'rmqbench-', NOW, undefined, () => undefined, runStateOf);
+    expect(result.deleted.sort()).toEqual(['rmqbench-done-c1', 'rmqbench-unknown-c1']);
+    expect(read.sort()).toEqual(['done', 'running', 'unknown']);
+  });
+
   test('PerfTest over SSM is running while Pending / InProgress / Delayed and done with its exit code and stderr otherwise', async () => {
     ssmMock.on(GetCommandInvocationCommand).resolvesOnce({ Status: 'InProgress' }).resolvesOnce({ Status: 'Failed', ResponseCode: 2, StandardErrorContent: 'PerfTest exited with status 2:\nConnection refused' });
     await expect(perfTestState(ssm, { commandId: 'c', instanceId: 'i' })).resolves.toEqual({ done: false, status: 'InProgress' });
