@@ -434,6 +434,8 @@ export class BenchmarkController extends Construct {
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogStreams)}]`,
       reason: 'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
     });
+    // CheckTeardown follows the deletion and names the resource a DELETE_FAILED stack could not delete.
+    functions['teardown-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FollowRunStackDeletion', actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'], resources: [stackArns] }));
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
       functions[name]!.addToRolePolicy(passRole);

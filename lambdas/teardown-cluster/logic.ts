@@ -1,0 +1,88 @@
+import { CloudFormationClient, DescribeStackEventsCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { deleteStack } from '../shared/aws-cluster';
+import type { AzureClients } from '../shared/azure-cluster';
+
+/**
+ * How long a cluster's deletion may take before the run records it as failed. A cluster stack deletes its Auto Scaling
+ * group, load balancer and roles in minutes; CloudFormation waits for instances to terminate and for Lambda-managed
+ * network interfaces, which can take longer. Azure deletes a resource group's resources in dependency order, typically
+ * within 10 minutes for a few VMs. The margins are generous: the cost of waiting is a Wait state every 30 s.
+ */
+export const TEARDOWN_DEADLINE_MINUTES = { aws: 30, azure: 45 } as const;
+
+/** What TeardownCluster returns: whether the deletion already finished, and until when CheckTeardown waits for it. */
+export interface TeardownStarted {
+  readonly done: boolean;
+  readonly deleteBy: string;
+}
+
+/** A deletion that did not finish by its deadline: the cluster counts as failed and the run's record names it. */
+export class TeardownIncompleteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TeardownIncomplete';
+  }
+}
+
+export function deleteByFrom(target: 'aws' | 'azure', now: Date): string {
+  return new Date(now.getTime() + TEARDOWN_DEADLINE_MINUTES[target] * 60_000).toISOString();
+}
+
+/** Starts deleting the stack (deleting a missing stack succeeds: a launch that failed half-way is cleaned up too). */
+export async function startStackTeardown(cfn: CloudFormationClient, roleArn: string, clusterId: string, now = new Date()): Promise<TeardownStarted> {
+  await deleteStack(cfn, roleArn, clusterId);
+  return { done: false, deleteBy: deleteByFrom('aws', now) };
+}
+
+/**
+ * Is the stack gone? DescribeStacks by name answers ValidationError for a deleted stack
+ * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStacks.html: "If the stack doesn't exist,
+ * a ValidationError is returned"), DELETE_COMPLETE while it is still listed. A stack left DELETE_FAILED is deleted again
+ * (as the sweeper does, without RetainResources); a stack that is not being deleted (the DeleteStack was lost) gets it again.
+ * Past `deleteBy` the error names the stack and the resource that would not go.
+ */
+export async function checkStackTeardown(cfn: CloudFormationClient, roleArn: string, clusterId: string, deleteBy: string, now = new Date()): Promise<{ done: boolean }> {
+  let status: string | undefined;
+  let statusReason: string | undefined;
+  try {
+    const stack = (await cfn.send(new DescribeStacksCommand({ StackName: clusterId }))).Stacks?.[0];
+    status = stack?.StackStatus;
+    statusReason = stack?.StackStatusReason;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ValidationError' && /does not exist/.test((error as Error).message)) return { done: true };
+    throw error;
+  }
+  if (status === undefined || status === 'DELETE_COMPLETE') return { done: true };
+  if (now.getTime() > Date.parse(deleteBy)) {
+    const reason = status === 'DELETE_FAILED' ? await deleteFailedReason(cfn, clusterId, statusReason) : `still ${status}`;
+    throw new TeardownIncompleteError(`stack ${clusterId} was not deleted by ${deleteBy}: ${reason}; the hourly sweeper deletes it again (rmqbench cleanup --target aws shows it)`);
+  }
+  if (status !== 'DELETE_IN_PROGRESS') await deleteStack(cfn, roleArn, clusterId);
+  return { done: false };
+}
+
+/** The resource CloudFormation could not delete, from the stack's events (newest first), or the stack's own reason. */
+async function deleteFailedReason(cfn: CloudFormationClient, clusterId: string, statusReason: string | undefined): Promise<string> {
+  const events = (await cfn.send(new DescribeStackEventsCommand({ StackName: clusterId }))).StackEvents ?? [];
+  const failed = events.find((event) => event.ResourceStatus === 'DELETE_FAILED' && event.LogicalResourceId !== clusterId);
+  return failed ? `DELETE_FAILED at ${failed.LogicalResourceId} (${failed.ResourceType}): ${failed.ResourceStatusReason ?? 'no reason given'}` : `DELETE_FAILED: ${statusReason ?? 'no reason given'}`;
+}
+
+/**
+ * Is the resource group gone? ARM answers 404 for a deleted group; a group still there and not "Deleting" (a deletion that
+ * failed) is deleted again. Past `deleteBy` the error names the group and its state.
+ */
+export async function checkGroupTeardown(clients: AzureClients, name: string, deleteBy: string, now = new Date()): Promise<{ done: boolean }> {
+  let state: string | undefined;
+  try {
+    state = (await clients.resources.resourceGroups.get(name)).properties?.provisioningState;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return { done: true };
+    throw error;
+  }
+  if (now.getTime() > Date.parse(deleteBy)) {
+    throw new TeardownIncompleteError(`resource group ${name} was not deleted by ${deleteBy} (provisioning state ${state ?? 'unknown'}); the hourly sweeper deletes it again (rmqbench cleanup --target azure shows it)`);
+  }
+  if (state !== 'Deleting') await clients.resources.resourceGroups.beginDelete(name);
+  return { done: false };
+}
