@@ -8,6 +8,7 @@ import {
   REPETITION_OVERHEAD_SECONDS,
   repetitionPolls,
   stateTransitions,
+  STEP_FUNCTIONS_HISTORY_LIMIT,
   TEARDOWN_POLL_SECONDS,
   type ClusterShape,
   type RepetitionShape,
@@ -169,7 +170,13 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   }
 
   const transitions = stateTransitions(workflow);
-  parts.push({ name: 'Step Functions', usd: transitions * STEP_FUNCTIONS_USD_PER_TRANSITION, priced: true, detail: `${transitions} state transitions at $0.025 per 1,000` });
+  const events = historyEvents(workflow);
+  parts.push({
+    name: 'Step Functions',
+    usd: transitions * STEP_FUNCTIONS_USD_PER_TRANSITION,
+    priced: true,
+    detail: `${transitions} state transitions at $0.025 per 1,000; ${events} history events of the ${STEP_FUNCTIONS_HISTORY_LIMIT} one execution may hold`,
+  });
   const invocations = lambdaInvocations(workflow);
   parts.push({
     name: 'Lambda',
@@ -184,7 +191,7 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
     parts.push({ name: 'data transfer between zones', usd: 0, priced: true, detail: 'not modelled for Azure (traffic stays inside one virtual network)' });
   }
   const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
-  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: historyEvents(workflow), parts };
+  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: events, parts };
 }
 
 /** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */
