@@ -68,7 +68,8 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
     const dry = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--dry-run');
     expect(dry.code).toBe(0);
     const lines = dry.stdout.trim().split('\n');
-    expect(lines.find((line) => line.includes('rmqbench-r-expired-c1'))).toMatch(/^would delete +stack rmqbench-r-expired-c1 {2}run r-expired \(RUNNING\), age 0\.0 h, expires .*: expired at /);
+    // Expired, but its run is still RUNNING: kept until its execution must have ended (issue 22, item 4).
+    expect(lines.find((line) => line.includes('rmqbench-r-expired-c1'))).toMatch(/^keeping +stack rmqbench-r-expired-c1 {2}run r-expired \(RUNNING\), age 0\.0 h, expires .*: expired at .*, but its run r-expired is RUNNING: kept until /);
     expect(lines.find((line) => line.includes('rmqbench-r-done-c1'))).toMatch(/^would delete +stack rmqbench-r-done-c1 {2}run r-done \(SUCCEEDED\), .*: its run r-done finished SUCCEEDED$/);
     expect(lines.find((line) => line.includes('rmqbench-r-running-c1'))).toMatch(/^keeping +stack .*: its run r-running is RUNNING; expires at /);
     expect(lines.find((line) => line.includes('rmqbench-r-none-c1'))).toMatch(/^keeping +stack .*run r-none \(not-recorded\).*is not in the results table/);
@@ -111,13 +112,14 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
       const dry = await cleanupAzure(clients, controller.store, { dryRun: true });
       expect(dry.deleted).toEqual([]);
       expect(dry.decisions.map((d) => [d.candidate.name, d.delete])).toEqual([
-        ['rmqbench-r-expired-c1', true],
+        // Expired, but its run is RUNNING in the table: kept until its execution must have ended.
+        ['rmqbench-r-expired-c1', false],
         ['rmqbench-r-done-c1', true],
         ['rmqbench-r-running-c1', false],
       ]);
       const done = await cleanupAzure(clients, controller.store, { dryRun: false, updateIntervalInMs: 10 });
-      expect(done.deleted).toEqual(['rmqbench-r-expired-c1', 'rmqbench-r-done-c1']);
-      expect([...arm.groups.keys()].sort()).toEqual(['other-team-group', 'rmqbench-r-running-c1']);
+      expect(done.deleted).toEqual(['rmqbench-r-done-c1']);
+      expect([...arm.groups.keys()].sort()).toEqual(['other-team-group', 'rmqbench-r-expired-c1', 'rmqbench-r-running-c1']);
     });
   });
 });
