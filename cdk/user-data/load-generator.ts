@@ -1,15 +1,15 @@
 import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
+import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME } from '../../core/load-generator-paths';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { FETCH_JAR_FUNCTION, pinnedJarCommands } from './pinned-jars';
 
-export const PERF_TEST_HOME = '/opt/perf-test';
+// The tools' paths are shared with the functions that write the run scripts (core/load-generator-paths.ts).
+export { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME };
 /** Here-document delimiters of the jar manifests (`<home>/jars.txt`); the tests find them by these. */
 export const PERF_TEST_JARS_DELIMITER = 'RMQBENCH_PERF_TEST_JARS';
 export const KAFKA_TOOLS_JARS_DELIMITER = 'RMQBENCH_KAFKA_TOOLS_JARS';
-/** The command the boot script installs to run PerfTest from PERF_TEST_HOME/lib; the controller's run script calls it by this path. */
-export const PERF_TEST_COMMAND = '/usr/local/bin/perf-test';
 
 export interface LoadGeneratorBootInput {
   /** Results bucket name (a token is fine). */
@@ -20,14 +20,6 @@ export interface LoadGeneratorBootInput {
   readonly kafkaTools?: boolean;
 }
 
-export const KAFKA_TOOLS_HOME = '/opt/kafka-tools';
-/**
- * The command the boot script installs to run a Kafka tool by its main class (`kafka-tool org.apache.kafka.tools.TopicCommand
- * --bootstrap-server ...`); the controller's Kafka run script (lambdas/start-repetition/kafka-script.ts) calls it by this path.
- */
-export const KAFKA_TOOL_COMMAND = '/usr/local/bin/kafka-tool';
-/** Written last by a load generator boot that installed the Kafka tools: the controller's scripts wait for it. */
-export const KAFKA_TOOLS_READY_FILE = `${KAFKA_TOOLS_HOME}/READY`;
 
 /**
  * The wrapper around java for the Kafka tools: the same JVM options as the local target's tools (local/kafka-java.ts

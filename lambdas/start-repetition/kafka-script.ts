@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { KAFKA_TOOL_COMMAND } from '../../cdk/user-data/load-generator';
+import { KAFKA_TOOL_COMMAND } from '../../core/load-generator-paths';
 import { CONSUMER_JOINED_TEXT } from '../../core/kafka-broker-log4j';
 import { consumerIdleTimeoutMs, consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka-perf-args';
 import type { KafkaPerfExpectations } from '../../core/kafka-perf-output';

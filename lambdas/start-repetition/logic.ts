@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { PERF_TEST_COMMAND } from '../../cdk/user-data/load-generator';
+import { PERF_TEST_COMMAND } from '../../core/load-generator-paths';
 import { queueArgumentsFor } from '../../core/broker-config';
 import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
 import { VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
