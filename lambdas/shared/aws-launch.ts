@@ -123,6 +123,12 @@ function stackTemplate(config: AwsClusterConfig, spec: PlanClusterSpec) {
   return { templateUrl, parameters: clusterStackParameters(config, spec, rabbitmqVersion) };
 }
 
+/** CreateStack's ClientRequestToken for a cluster: its deterministic id, checked against the API's pattern. */
+export function createStackToken(clusterId: string): string {
+  if (!/^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/.test(clusterId)) throw new Error(`cluster id ${clusterId} cannot be a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`);
+  return clusterId;
+}
+
 export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, spec: PlanClusterSpec, now = new Date()) {
   if (spec.nodes !== cluster.nodes) throw new Error(`cluster ${cluster.clusterId} has ${cluster.nodes} nodes, but its plan cluster ${spec.nodes}`);
   // The same workflow for both brokers: only the template and its parameters differ; the tags, and so teardown and the sweeper, are the same.
@@ -140,6 +146,12 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
         { Key: RUN_ID_TAG, Value: runId },
         { Key: EXPIRES_AT_TAG, Value: expiresAt },
       ],
+      // The cluster id (rmqbench-<run>-c<n>: letters, digits and dashes, at most 128, starting with a letter) as the request's
+      // token: an SDK retry of a CreateStack CloudFormation already accepted, or the workflow's retry of the whole launch, is
+      // then recognised as the same request instead of failing with AlreadyExistsException
+      // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, ClientRequestToken:
+      // 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]*). The SDK does not fill it in: it is no idempotency-token member.
+      ClientRequestToken: createStackToken(cluster.clusterId),
       // DO_NOTHING keeps a stack that failed to create, with its events, until TeardownCluster deletes it: DELETE would
       // erase the failed resource's reason before CheckClusterReady reads it
       // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, OnFailure).

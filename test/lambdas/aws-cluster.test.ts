@@ -3,9 +3,9 @@ import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { checkStack, perfTestState, stacksOfRun } from '../../lambdas/shared/aws-cluster';
-import { launchStack, planClusterOf, type PlanClusterSpec } from '../../lambdas/shared/aws-launch';
+import { createStackToken, launchStack, planClusterOf, type PlanClusterSpec } from '../../lambdas/shared/aws-launch';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
-import { buildSchedule, type ScheduledCluster } from '../../state-machines/schedule';
+import { buildSchedule, clusterIdFor, type ScheduledCluster } from '../../state-machines/schedule';
 
 // CloudFormation and SSM have no local engine: their clients are replaced (aws-sdk-client-mock).
 const cfnMock = mockClient(CloudFormationClient);
@@ -51,8 +51,16 @@ describe('AWS cluster logic', () => {
       Capabilities: ['CAPABILITY_IAM'],
       Parameters: [...NETWORK_PARAMETERS, { ParameterKey: 'NodeCount', ParameterValue: '3' }, { ParameterKey: 'BrokerPolicies', ParameterValue: '[]' }],
       Tags: [{ Key: 'rmqbench:run-id', Value: 'run-1' }, { Key: 'rmqbench:expires-at', Value: '2025-01-01T12:00:00.000Z' }],
+      // Issue 22, item 6: a retried CreateStack is the same request.
+      ClientRequestToken: 'rmqbench-run-1-c1',
       OnFailure: 'DO_NOTHING',
     });
+  });
+
+  test('every cluster id the schedule can make is a valid ClientRequestToken, also for the longest run id', () => {
+    expect(createStackToken(clusterIdFor('x'.repeat(300), 39))).toMatch(/^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/);
+    expect(createStackToken(clusterIdFor('2025-01-01T00:00:00Z_plan.name', 0))).toBe('rmqbench-T00-00-00Z-plan-name-c1');
+    expect(() => createStackToken('bad_token')).toThrow(/cannot be a CreateStack ClientRequestToken/);
   });
 
   test('the plan cluster\'s instanceType becomes the InstanceType parameter (none given: the template\'s default)', async () => {
