@@ -365,6 +365,10 @@ export class BenchmarkController extends Construct {
     // The fault step waits for its command on the node within the invocation (a heal waits for the broker's boot).
     functions.fault = makeFunction('fault', Duration.minutes(5));
     functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));
+    // A launch under way when an execution is stopped still runs to its end (stopping an execution does not stop the Lambda
+    // invocations it started): the failure handler lists the run's stacks again once the launch function's timeout has
+    // passed since the execution ended (well inside its own 5 minutes).
+    functions['failure-handler'].addEnvironment('LAUNCH_FUNCTION_TIMEOUT_SECONDS', String(functions['launch-cluster']!.timeout!.toSeconds()));
     functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
     this.functions = functions;
 

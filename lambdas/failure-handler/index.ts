@@ -13,5 +13,11 @@ const store = new ResultsStore(new DynamoDBClient({}), requireEnv('RESULTS_TABLE
 // standard retry mode's default 3, with its exponential back-off (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html).
 const cfn = new CloudFormationClient({ maxAttempts: 8 });
 
+// The launch function's timeout (BenchmarkController sets it): how long a launch under way when the execution ended may
+// still create a stack or resource group.
+const launchDeadlineMs = Number(requireEnv('LAUNCH_FUNCTION_TIMEOUT_SECONDS')) * 1000;
+
 export const handler = async (event: ExecutionStatusChange) =>
-  handleFailedExecution(cfn, store, roleArn, event, undefined, process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined);
+  handleFailedExecution(cfn, store, roleArn, event, undefined, process.env.AZURE_CREDENTIALS_SECRET_ARN ? (await (await azureTarget()).azureClientsFromEnv()).clients : undefined, {
+    launchDeadlineMs,
+  });
