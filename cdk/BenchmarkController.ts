@@ -440,6 +440,14 @@ export class BenchmarkController extends Construct {
     });
     // CheckTeardown follows the deletion and names the resource a DELETE_FAILED stack could not delete.
     functions['teardown-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FollowRunStackDeletion', actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'], resources: [stackArns] }));
+    // The boot log group a cluster stack retains (cdk/boot-log.ts) goes with the stack unless the cluster failed.
+    // DeleteLogGroup is authorized on the log group (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html).
+    const bootLogGroups = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: 'rmqbench-*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    functions['teardown-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteClusterBootLogs', actions: ['logs:DeleteLogGroup'], resources: [bootLogGroups] }));
+    Validations.of(functions['teardown-cluster']!.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogGroups)}]`,
+      reason: 'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-...BootLogs-<suffix>) at run time; the grant stops at the rmqbench- prefix.',
+    });
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
       functions[name]!.addToRolePolicy(passRole);

@@ -69,7 +69,8 @@ interface StateVisits {
  * The states an execution of the deployed definition enters when all goes well:
  * run: ValidatePlan, RecordRunStart, ForEachCluster, FinishRun, IsRunFailed, RunSucceeded;
  * per cluster: LaunchCluster, (CheckClusterReady, IsClusterReady) × polls, WaitForCluster × (polls − 1), SmokeTest,
- * ForEachRepetition, IsMetricsRereadNeeded, on azure WaitForLateMetrics and RereadHostMetrics, TeardownCluster,
+ * ForEachRepetition, IsMetricsRereadNeeded, on azure WaitForLateMetrics and RereadHostMetrics, DropBootLogs (KeepBootLogs
+ * after a failure), TeardownCluster,
  * IsTeardownDone, (WaitForTeardown, CheckTeardown, IsTeardownDone) × teardown polls, ClusterOutcome, ClusterSucceeded;
  * per repetition: StartRepetition, IsFaultPlanned, (WaitForRepetition, CheckRepetition, IsRepetitionDone) × polls,
  * IngestRepetition, IsPauseNeeded, PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not counted).
@@ -81,7 +82,7 @@ function executionVisits(clusters: readonly ClusterShape[]): StateVisits {
     visits.mapIterations += 1 + cluster.repetitions.length;
     visits.maps += 1;
     visits.tasks += 3 + cluster.clusterPolls + reread + cluster.teardownPolls;
-    visits.others += 2 * cluster.clusterPolls - 1 + 4 + reread + 2 * cluster.teardownPolls;
+    visits.others += 2 * cluster.clusterPolls - 1 + 5 + reread + 2 * cluster.teardownPolls;
     for (const repetition of cluster.repetitions) {
       visits.tasks += 2 + repetition.polls;
       visits.others += 3 + 2 * repetition.polls + (repetition.pause ? 1 : 0);

@@ -224,9 +224,15 @@ export function buildMetricsRereadPhase(next: string): AslStates {
  */
 export function buildTeardownPhase(): AslStates {
   const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'cluster.$': '$.cluster' };
+  // A failed cluster's boot log group outlives its stack, for the failure's reason; a cluster that ran has it deleted
+  // with the stack (TeardownCluster reads `bootLogs.keep`; a Parameters path must exist, so both ways set it). An object,
+  // not a bare boolean: aws-local-stepfunctions 3.0 takes a Pass state's `Result: false` for no Result at all.
+  const bootLogs = (keep: boolean): AslState => ({ Type: 'Pass', Result: { keep }, ResultPath: '$.bootLogs', Next: STATE.teardownCluster });
   const done = (path: string) => ({ And: [{ Variable: path, IsPresent: true }, { Variable: path, BooleanEquals: true }] });
   return {
-    [STATE.teardownCluster]: task(STATE.teardownCluster, common, {
+    [STATE.keepBootLogs]: bootLogs(true),
+    [STATE.dropBootLogs]: bootLogs(false),
+    [STATE.teardownCluster]: task(STATE.teardownCluster, { ...common, 'keepBootLogs.$': '$.bootLogs.keep' }, {
       ResultPath: '$.teardown',
       Next: STATE.isTeardownDone,
       Retry: [TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
@@ -272,10 +278,10 @@ export function buildClustersPhase(next: string, onFailure: string, maxConcurren
         ProcessorConfig: { Mode: 'INLINE' },
         StartAt: STATE.launchCluster,
         States: {
-          ...buildLaunchPhase(STATE.forEachRepetition, STATE.teardownCluster, timings),
+          ...buildLaunchPhase(STATE.forEachRepetition, STATE.keepBootLogs, timings),
           // A failed run phase goes straight to teardown: its repetitions' metrics are not read again.
-          ...buildRunPhase(STATE.isMetricsRereadNeeded, STATE.teardownCluster),
-          ...buildMetricsRereadPhase(STATE.teardownCluster),
+          ...buildRunPhase(STATE.isMetricsRereadNeeded, STATE.keepBootLogs),
+          ...buildMetricsRereadPhase(STATE.dropBootLogs),
           ...buildTeardownPhase(),
         },
       },

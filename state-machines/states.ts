@@ -26,6 +26,8 @@ export const STATE = {
   isMetricsRereadNeeded: 'IsMetricsRereadNeeded',
   waitForLateMetrics: 'WaitForLateMetrics',
   rereadHostMetrics: 'RereadHostMetrics',
+  keepBootLogs: 'KeepBootLogs',
+  dropBootLogs: 'DropBootLogs',
   teardownCluster: 'TeardownCluster',
   isTeardownDone: 'IsTeardownDone',
   waitForTeardown: 'WaitForTeardown',

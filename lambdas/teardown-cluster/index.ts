@@ -2,7 +2,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { requireEnv } from '../shared/env';
 import { withTransientErrors } from '../shared/transient-errors';
-import { checkGroupTeardown, checkStackTeardown, deleteByFrom, startStackTeardown, type TeardownStarted } from './logic';
+import { checkGroupTeardown, checkStackTeardown, deleteBootLogGroup, deleteByFrom, startStackTeardown, type TeardownStarted } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -10,6 +10,9 @@ const azureCluster = () => import('../shared/azure-cluster');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 const cfn = new CloudFormationClient({});
+// Loaded on the first boot log group to delete only: the Logs client stays out of the cold start.
+let logs: Promise<import('@aws-sdk/client-cloudwatch-logs').CloudWatchLogsClient> | undefined;
+const logsClient = () => (logs ??= import('@aws-sdk/client-cloudwatch-logs').then((module) => new module.CloudWatchLogsClient({})));
 
 interface TeardownEvent {
   /** "check": CheckTeardown asks whether the deletion TeardownCluster started has finished. */
@@ -17,6 +20,8 @@ interface TeardownEvent {
   readonly target: WorkflowTarget;
   readonly cluster: ScheduledCluster;
   readonly teardown?: TeardownStarted;
+  /** The cluster failed: its boot log group (AWS) outlives the stack, for the reason. */
+  readonly keepBootLogs?: boolean;
 }
 
 /**
@@ -28,10 +33,14 @@ export const handler = withTransientErrors(async (event: TeardownEvent): Promise
   const id = event.cluster.clusterId;
   if (event.action === 'check') {
     const deleteBy = event.teardown?.deleteBy ?? deleteByFrom(event.target === 'azure' ? 'azure' : 'aws', new Date());
-    if (event.target !== 'azure') return checkStackTeardown(cfn, roleArn, id, deleteBy);
+    if (event.target !== 'azure') {
+      const checked = await checkStackTeardown(cfn, roleArn, id, deleteBy);
+      if (checked.done && event.teardown?.bootLogGroup) await deleteBootLogGroup(await logsClient(), event.teardown.bootLogGroup);
+      return checked;
+    }
     return checkGroupTeardown((await (await azureTarget()).azureClientsFromEnv()).clients, id, deleteBy);
   }
-  if (event.target !== 'azure') return startStackTeardown(cfn, roleArn, id);
+  if (event.target !== 'azure') return startStackTeardown(cfn, roleArn, id, event.keepBootLogs ?? true);
   // Azure: waits up to 40 s of the invocation for the deletion; CheckTeardown follows it after that.
   const { deleted } = await (await azureCluster()).deleteResourceGroup((await (await azureTarget()).azureClientsFromEnv()).clients, id, 40_000);
   return { done: deleted, deleteBy: deleteByFrom('azure', new Date()) };

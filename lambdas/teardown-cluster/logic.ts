@@ -1,4 +1,5 @@
 import { CloudFormationClient, DescribeStackEventsCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { deleteStack } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 
@@ -14,6 +15,8 @@ export const TEARDOWN_DEADLINE_MINUTES = { aws: 30, azure: 45 } as const;
 export interface TeardownStarted {
   readonly done: boolean;
   readonly deleteBy: string;
+  /** The boot log group to delete once the stack is gone (absent when the cluster failed: its boot log is kept). */
+  readonly bootLogGroup?: string;
 }
 
 /** A deletion that did not finish by its deadline: the cluster counts as failed and the run's record names it. */
@@ -28,10 +31,39 @@ export function deleteByFrom(target: 'aws' | 'azure', now: Date): string {
   return new Date(now.getTime() + TEARDOWN_DEADLINE_MINUTES[target] * 60_000).toISOString();
 }
 
-/** Starts deleting the stack (deleting a missing stack succeeds: a launch that failed half-way is cleaned up too). */
-export async function startStackTeardown(cfn: CloudFormationClient, roleArn: string, clusterId: string, now = new Date()): Promise<TeardownStarted> {
+/**
+ * Starts deleting the stack (deleting a missing stack succeeds: a launch that failed half-way is cleaned up too). The
+ * cluster's boot log group is retained by the stack (cdk/boot-log.ts: a failed boot's log must outlive a rolled-back
+ * stack); unless `keepBootLogs`, its name is read from the stack's outputs first and deleted once the stack is gone.
+ */
+export async function startStackTeardown(cfn: CloudFormationClient, roleArn: string, clusterId: string, keepBootLogs: boolean, now = new Date()): Promise<TeardownStarted> {
+  const bootLogGroup = keepBootLogs ? undefined : await bootLogGroupOf(cfn, clusterId);
   await deleteStack(cfn, roleArn, clusterId);
-  return { done: false, deleteBy: deleteByFrom('aws', now) };
+  return { done: false, deleteBy: deleteByFrom('aws', now), ...(bootLogGroup ? { bootLogGroup } : {}) };
+}
+
+/** The stack's BootLogGroupName output (RabbitMqCluster, KafkaCluster), or undefined for a stack without one or none at all. */
+async function bootLogGroupOf(cfn: CloudFormationClient, clusterId: string): Promise<string | undefined> {
+  try {
+    const outputs = (await cfn.send(new DescribeStacksCommand({ StackName: clusterId }))).Stacks?.[0]?.Outputs ?? [];
+    return outputs.find((output) => output.OutputKey?.includes('BootLogGroupName'))?.OutputValue;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ValidationError') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Deletes a boot log group whose stack is gone; one already deleted is fine. The Logs client is loaded here only (a chunk
+ * of its own): the teardown's cold start stays small (test/lambdas/bundles.test.ts).
+ */
+export async function deleteBootLogGroup(logs: CloudWatchLogsClient, logGroupName: string): Promise<void> {
+  const { DeleteLogGroupCommand } = await import('@aws-sdk/client-cloudwatch-logs');
+  try {
+    await logs.send(new DeleteLogGroupCommand({ logGroupName }));
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ResourceNotFoundException') throw error;
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ function thesisCh4OnAws(extra: Record<string, unknown> = {}) {
 }
 
 describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
-  test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 549 transitions', () => {
+  test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 550 transitions', () => {
     const estimate = estimateRun(thesisCh4OnAws(), { target: 'aws', catalog: defaultPriceCatalog, region: 'us-east-1' });
     // lb and direct differ only in connection mode: one launched cluster runs all 4 scenarios × 5 repetitions.
     // Per scenario 5 × (20 s PerfTest + 45 s overhead) + 4 pauses × 10 s = 365 s; 4 scenarios = 1,460 s = 24.33 min;
@@ -26,10 +26,10 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
     expect(part('three-nodes-lb: load balancer').usd).toBeCloseTo((0.0225 * 44.3333) / 60, 6);
     // The default load generator (c5n.4xlarge, cdk/LoadGenerator.ts) at the shipped catalog's us-east-1 price.
     expect(part('three-nodes-lb: load generator')).toMatchObject({ priced: true, usd: expect.closeTo((0.864 * 44.3333) / 60, 6), detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /) });
-    // 6 per run; 7 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (5 + 3 × 5
+    // 6 per run; 8 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (5 + 3 × 5
     // polls (65 s / 15 s)); 16 pauses.
-    expect(estimate.stateTransitions).toBe(6 + 97 + 30 + 20 * 20 + 16);
-    expect(part('Step Functions').usd).toBeCloseTo(549 * 0.000025, 9);
+    expect(estimate.stateTransitions).toBe(6 + 98 + 30 + 20 * 20 + 16);
+    expect(part('Step Functions').usd).toBeCloseTo(550 * 0.000025, 9);
     // No publishRateLimit: the traffic between zones depends on the measured rate.
     expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: false });
     expect(estimate.complete).toBe(false);
@@ -67,11 +67,11 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
 
   test('stateTransitions adds up per run, cluster and repetition (checked against the real definition in test/state-machines)', () => {
     // A cluster deleted at once (local): IsTeardownDone once, no CheckTeardown.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(24);
-    expect(stateTransitions([{ clusterPolls: 3, teardownPolls: 0, repetitions: [{ polls: 4, pause: true }, { polls: 1, pause: false }] }])).toBe(6 + 16 + 18 + 8);
+    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(25);
+    expect(stateTransitions([{ clusterPolls: 3, teardownPolls: 0, repetitions: [{ polls: 4, pause: true }, { polls: 1, pause: false }] }])).toBe(6 + 17 + 18 + 8);
     // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
-    expect(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(26);
+    expect(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(27);
     // Each check of a cluster being deleted: WaitForTeardown, CheckTeardown, IsTeardownDone.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(24 + 12);
+    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(25 + 12);
   });
 });

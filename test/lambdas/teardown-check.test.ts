@@ -1,6 +1,7 @@
 import { CloudFormationClient, DeleteStackCommand, DescribeStackEventsCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
-import { checkStackTeardown, startStackTeardown, TEARDOWN_DEADLINE_MINUTES } from '../../lambdas/teardown-cluster/logic';
+import { CloudWatchLogsClient, DeleteLogGroupCommand } from '@aws-sdk/client-cloudwatch-logs';
+import { checkStackTeardown, deleteBootLogGroup, startStackTeardown, TEARDOWN_DEADLINE_MINUTES } from '../../lambdas/teardown-cluster/logic';
 import { firstClusterFailure } from '../../state-machines/run-outcome';
 import { STATE } from '../../state-machines/states';
 import { executeWorkflow } from '../state-machines/workflow-harness';
@@ -13,10 +14,44 @@ const ROLE = 'arn:aws:iam::1:role/cfn';
 beforeEach(() => cfnMock.reset());
 
 describe('TeardownCluster and CheckTeardown on aws', () => {
-  test('TeardownCluster sends DeleteStack with the role and returns the deadline', async () => {
+  test('TeardownCluster sends DeleteStack with the role and returns the deadline; a failed cluster keeps its boot logs', async () => {
     cfnMock.on(DeleteStackCommand).resolves({});
-    await expect(startStackTeardown(cfn, ROLE, 'rmqbench-r-c1', NOW)).resolves.toEqual({ done: false, deleteBy: new Date(NOW.getTime() + TEARDOWN_DEADLINE_MINUTES.aws * 60_000).toISOString() });
+    await expect(startStackTeardown(cfn, ROLE, 'rmqbench-r-c1', true, NOW)).resolves.toEqual({ done: false, deleteBy: new Date(NOW.getTime() + TEARDOWN_DEADLINE_MINUTES.aws * 60_000).toISOString() });
     expect(cfnMock.commandCalls(DeleteStackCommand)[0]!.args[0].input).toEqual({ StackName: 'rmqbench-r-c1', RoleARN: ROLE });
+    expect(cfnMock.commandCalls(DescribeStacksCommand)).toHaveLength(0);
+  });
+
+  test('a cluster that ran has its boot log group (the stack output) deleted once the stack is gone; a missing group is fine', async () => {
+    cfnMock.on(DeleteStackCommand).resolves({});
+    cfnMock.on(DescribeStacksCommand).resolves({
+      Stacks: [{ StackName: 'rmqbench-r-c1', StackStatus: 'CREATE_COMPLETE', CreationTime: NOW, Outputs: [{ OutputKey: 'ClusterBootLogGroupName1A2B', OutputValue: 'rmqbench-r-c1-ClusterBootLogs-XYZ' }] }],
+    });
+    const started = await startStackTeardown(cfn, ROLE, 'rmqbench-r-c1', false, NOW);
+    expect(started.bootLogGroup).toBe('rmqbench-r-c1-ClusterBootLogs-XYZ');
+    const logsMock = mockClient(CloudWatchLogsClient);
+    logsMock.on(DeleteLogGroupCommand).rejectsOnce(Object.assign(new Error('gone'), { name: 'ResourceNotFoundException' })).resolves({});
+    const logs = new CloudWatchLogsClient({ region: 'us-east-1' });
+    await deleteBootLogGroup(logs, started.bootLogGroup!);
+    await deleteBootLogGroup(logs, started.bootLogGroup!);
+    expect(logsMock.commandCalls(DeleteLogGroupCommand).map((call) => call.args[0].input)).toEqual([{ logGroupName: 'rmqbench-r-c1-ClusterBootLogs-XYZ' }, { logGroupName: 'rmqbench-r-c1-ClusterBootLogs-XYZ' }]);
+    logsMock.restore();
+  });
+
+  test('the workflow keeps the boot logs of a failed cluster and drops those of one that ran', async () => {
+    const plan = { name: 'logs', clusters: [{ name: 'one', nodes: 1, topology: { type: 'classic' }, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10 }] };
+    const seen: boolean[] = [];
+    const teardown = (event: { keepBootLogs: boolean }) => {
+      seen.push(event.keepBootLogs);
+      return { done: true };
+    };
+    await executeWorkflow({ plan, target: 'aws', runId: 'ran' }, { [STATE.teardownCluster]: teardown });
+    await executeWorkflow({ plan, target: 'aws', runId: 'broke' }, {
+      [STATE.teardownCluster]: teardown,
+      [STATE.smokeTest]: () => {
+        throw Object.assign(new Error('no route'), { name: 'SmokeTestFailed' });
+      },
+    });
+    expect(seen).toEqual([false, true]);
   });
 
   test('done once DescribeStacks says the stack does not exist, or DELETE_COMPLETE; waiting while DELETE_IN_PROGRESS', async () => {

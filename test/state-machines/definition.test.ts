@@ -42,11 +42,14 @@ describe('the benchmark workflow definition', () => {
 
   test('cluster failures inside the Map lead to TeardownCluster, which retries every error', () => {
     const inner = allStates(definition.States).filter((entry) => entry.parents[0] === STATE.forEachCluster && entry.parents.length === 1);
-    // The teardown's own states lead to ClusterOutcome (a failed deletion is the cluster's failure, not a reason to delete again).
-    const teardownStates: string[] = [STATE.teardownCluster, STATE.checkTeardown];
+    // The teardown's own states lead to ClusterOutcome (a failed deletion is the cluster's failure, not a reason to delete
+    // again); the metrics re-read's failure does not fail the cluster (DropBootLogs); every other failure keeps the boot logs.
+    const teardownStates: string[] = [STATE.teardownCluster, STATE.checkTeardown, STATE.rereadHostMetrics];
     for (const entry of inner.filter((candidate) => candidate.state.Catch && !teardownStates.includes(candidate.name))) {
-      expect((entry.state.Catch as { Next: string }[]).map((catcher) => catcher.Next)).toEqual([STATE.teardownCluster]);
+      expect((entry.state.Catch as { Next: string }[]).map((catcher) => catcher.Next)).toEqual([STATE.keepBootLogs]);
     }
+    expect(inner.find((entry) => entry.name === STATE.keepBootLogs)!.state).toEqual({ Type: 'Pass', Result: { keep: true }, ResultPath: '$.bootLogs', Next: STATE.teardownCluster });
+    expect(inner.find((entry) => entry.name === STATE.dropBootLogs)!.state).toEqual({ Type: 'Pass', Result: { keep: false }, ResultPath: '$.bootLogs', Next: STATE.teardownCluster });
     const teardown = inner.find((entry) => entry.name === STATE.teardownCluster)!.state;
     expect(teardown.Retry).toEqual(expect.arrayContaining([expect.objectContaining({ ErrorEquals: ['States.ALL'], MaxAttempts: 3 })]));
   });

@@ -94,14 +94,14 @@ describe('on azure the host metrics are read again before teardown', () => {
     expect(cluster[STATE.isMetricsRereadNeeded]).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.target', StringEquals: 'azure', Next: STATE.waitForLateMetrics }],
-      Default: STATE.teardownCluster,
+      Default: STATE.dropBootLogs,
     });
     expect(cluster[STATE.waitForLateMetrics]).toEqual({ Type: 'Wait', Seconds: 180, Next: STATE.rereadHostMetrics });
     expect(cluster[STATE.rereadHostMetrics]).toMatchObject({
       Resource: '${IngestRepetitionFunctionArn}',
       Parameters: { action: 'metricsOnly', 'cluster.$': '$.cluster', 'readiness.$': '$.readiness', 'launch.$': '$.launch' },
-      Next: STATE.teardownCluster,
-      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.metricsRereadError', Next: STATE.teardownCluster }],
+      Next: STATE.dropBootLogs,
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.metricsRereadError', Next: STATE.dropBootLogs }],
     });
   });
 
