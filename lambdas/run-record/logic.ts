@@ -16,7 +16,7 @@ export async function recordRun(store: ResultsStore, event: RunRecordEvent, envi
       return {};
     case 'finish': {
       const stored = await store.getRun(event.state.runId);
-      const outcome = runStatus(firstClusterFailure(event.state.clusterResults), stored?.repetitions ?? [], event.state.totalRepetitions);
+      const outcome = runStatus(clusterFailures(event.state.clusterResults), stored?.repetitions ?? [], event.state.totalRepetitions);
       await store.finishRun(event.state.runId, outcome.status, now(), outcome.error);
       return outcome;
     }
@@ -41,6 +41,17 @@ export async function recordRun(store: ResultsStore, event: RunRecordEvent, envi
       return { status: 'FAILED', error };
     }
   }
+}
+
+/**
+ * The run's error from its cluster results: the first failure, and every cluster whose deletion failed (a stack or
+ * resource group left behind bills until the sweeper deletes it), even when that cluster or another failed before.
+ */
+export function clusterFailures(results: readonly ClusterResult[] | undefined): string | undefined {
+  const first = firstClusterFailure(results);
+  const teardowns = (results ?? []).flatMap((result) => (result.state?.teardownError ? [`teardown of ${result.clusterId} failed: ${describeCaught(result.state.teardownError)}`] : []));
+  const failures = [...(first === undefined ? [] : [first]), ...teardowns.filter((teardown) => teardown !== first)];
+  return failures.length > 0 ? failures.join('; ') : undefined;
 }
 
 /** The run record from what ValidatePlan laid out: the validated plan, its name and scenario ids, without validating again. */
