@@ -2,11 +2,10 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { requireEnv } from '../shared/env';
 import { withTransientErrors } from '../shared/transient-errors';
-import { checkGroupTeardown, checkStackTeardown, deleteBootLogGroup, deleteByFrom, startStackTeardown, type TeardownStarted } from './logic';
+import { checkGroupTeardown, checkStackTeardown, deleteBootLogGroup, deleteByFrom, startGroupTeardown, startStackTeardown, type TeardownStarted } from './logic';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
-const azureCluster = () => import('../shared/azure-cluster');
 
 const roleArn = requireEnv('CLOUDFORMATION_ROLE_ARN');
 const cfn = new CloudFormationClient({});
@@ -38,10 +37,9 @@ export const handler = withTransientErrors(async (event: TeardownEvent): Promise
       if (checked.done && event.teardown?.bootLogGroup) await deleteBootLogGroup(await logsClient(), event.teardown.bootLogGroup);
       return checked;
     }
-    return checkGroupTeardown((await (await azureTarget()).azureClientsFromEnv()).clients, id, deleteBy);
+    return checkGroupTeardown((await (await azureTarget()).azureClientsFromEnv()).clients, id, deleteBy, new Date(), event.teardown?.lastError);
   }
   if (event.target !== 'azure') return startStackTeardown(cfn, roleArn, id, event.keepBootLogs ?? true);
   // Azure: waits up to 40 s of the invocation for the deletion; CheckTeardown follows it after that.
-  const { deleted } = await (await azureCluster()).deleteResourceGroup((await (await azureTarget()).azureClientsFromEnv()).clients, id, 40_000);
-  return { done: deleted, deleteBy: deleteByFrom('azure', new Date()) };
+  return startGroupTeardown((await (await azureTarget()).azureClientsFromEnv()).clients, id, 40_000);
 });

@@ -17,6 +17,8 @@ export interface TeardownStarted {
   readonly deleteBy: string;
   /** The boot log group to delete once the stack is gone (absent when the cluster failed: its boot log is kept). */
   readonly bootLogGroup?: string;
+  /** Azure: why the first deletion of the resource group failed, when it failed within TeardownCluster's wait. */
+  readonly lastError?: string;
 }
 
 /** A deletion that did not finish by its deadline: the cluster counts as failed and the run's record names it. */
@@ -101,10 +103,29 @@ async function deleteFailedReason(cfn: CloudFormationClient, clusterId: string, 
 }
 
 /**
- * Is the resource group gone? ARM answers 404 for a deleted group; a group still there and not "Deleting" (a deletion that
- * failed) is deleted again. Past `deleteBy` the error names the group and its state.
+ * Starts deleting the resource group and follows it for up to `waitMs` of the invocation. A deletion ARM refuses part-way
+ * (ResourceGroupDeletionBlocked: "The provisioning state of the resource group will be rolled back") is not an error
+ * here: CheckTeardown deletes the group again, and its reason is kept for the deadline's error (ARM keeps it in the
+ * activity log only, not on the group).
  */
-export async function checkGroupTeardown(clients: AzureClients, name: string, deleteBy: string, now = new Date()): Promise<{ done: boolean }> {
+export async function startGroupTeardown(clients: AzureClients, name: string, waitMs: number, now = new Date()): Promise<TeardownStarted> {
+  const deleteBy = deleteByFrom('azure', now);
+  const { deleteResourceGroup } = await import('../shared/azure-cluster');
+  try {
+    return { done: (await deleteResourceGroup(clients, name, waitMs)).deleted, deleteBy };
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ResourceGroupDeletionBlocked') throw error;
+    return { done: false, deleteBy, lastError: (error as Error).message };
+  }
+}
+
+/**
+ * Is the resource group gone? ARM answers 404 for a deleted group
+ * (https://learn.microsoft.com/rest/api/resources/resource-groups/get: ResourceGroupNotFound); a group still there and
+ * not "Deleting" (a deletion that failed, its state rolled back) is deleted again. Past `deleteBy` the error names the
+ * group, its state and, when TeardownCluster saw it, why its deletion failed.
+ */
+export async function checkGroupTeardown(clients: AzureClients, name: string, deleteBy: string, now = new Date(), lastError?: string): Promise<{ done: boolean }> {
   let state: string | undefined;
   try {
     state = (await clients.resources.resourceGroups.get(name)).properties?.provisioningState;
@@ -113,7 +134,8 @@ export async function checkGroupTeardown(clients: AzureClients, name: string, de
     throw error;
   }
   if (now.getTime() > Date.parse(deleteBy)) {
-    throw new TeardownIncompleteError(`resource group ${name} was not deleted by ${deleteBy} (provisioning state ${state ?? 'unknown'}); the hourly sweeper deletes it again (rmqbench cleanup --target azure shows it)`);
+    const reason = lastError === undefined ? '' : `; its deletion failed: ${lastError}`;
+    throw new TeardownIncompleteError(`resource group ${name} was not deleted by ${deleteBy} (provisioning state ${state ?? 'unknown'})${reason}; the hourly sweeper deletes it again (rmqbench cleanup --target azure shows it)`);
   }
   if (state !== 'Deleting') await clients.resources.resourceGroups.beginDelete(name);
   return { done: false };

@@ -155,7 +155,7 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
   });
 
   test('an unexpected ARM call fails (the fake answers only the calls it emulates)', async () => {
-    await expect(clients.resources.resourceGroups.get('anything')).rejects.toThrow(/does not answer GET/);
+    await expect(clients.resources.resourceGroups.update('anything', {})).rejects.toThrow(/does not answer PATCH/);
   });
 });
 

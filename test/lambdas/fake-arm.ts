@@ -35,6 +35,11 @@ export interface FakeArmOptions {
    * https://learn.microsoft.com/azure/role-based-access-control/troubleshooting).
    */
   readonly refuseAuthorization?: (method: string, path: string, authorization: string | undefined) => boolean;
+  /**
+   * Resource group deletions that fail as ARM's do when a resource cannot be deleted: the operation ends with 409
+   * ResourceGroupDeletionBlocked and the group's provisioning state is rolled back (it stays). @default 0
+   */
+  readonly failGroupDeletions?: number;
 }
 
 /** A VM as Virtual Machines - List shows it: a scale-set member has `scaleSet` (https://learn.microsoft.com/rest/api/compute/virtual-machines/list). */
@@ -85,13 +90,18 @@ export class FakeArm {
   readonly metricsQueries: URLSearchParams[] = [];
   /** VMs a resource group's Virtual Machines - List returns (the test puts them there: the fake deploys nothing). */
   readonly vms = new Map<string, FakeVm[]>();
+  /** Resource groups whose deletion is under way (GET answers provisioningState Deleting). */
+  readonly deletingGroups = new Set<string>();
+  private groupDeletionFailures = 0;
   private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
   private server?: Server;
   private next = 0;
   endpoint = '';
   ca = '';
 
-  constructor(private readonly options: FakeArmOptions = {}) {}
+  constructor(private readonly options: FakeArmOptions = {}) {
+    this.groupDeletionFailures = options.failGroupDeletions ?? 0;
+  }
 
   async start(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-fake-arm-'));
@@ -154,10 +164,24 @@ export class FakeArm {
         this.groups.set(name, { location, tags });
         return send(201, { id: `/subscriptions/sub/resourceGroups/${name}`, name, location, tags, properties: { provisioningState: 'Succeeded' } });
       }
+      if (request.method === 'GET') {
+        const group = this.groups.get(name);
+        if (!group) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` } });
+        const provisioningState = this.deletingGroups.has(name) ? 'Deleting' : 'Succeeded';
+        return send(200, { id: `/subscriptions/sub/resourceGroups/${name}`, name, location: group.location, tags: group.tags, properties: { provisioningState } });
+      }
       if (request.method === 'DELETE') {
         if (!this.groups.has(name)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` } });
+        this.deletingGroups.add(name);
         return send(202, undefined, {
           location: operation(() => {
+            this.deletingGroups.delete(name);
+            if (this.groupDeletionFailures > 0) {
+              this.groupDeletionFailures -= 1;
+              // ARM's words (its ResourceGroupDeletionBlocked error, as ARM returns it for a resource that would not go).
+              const message = `Deletion of resource group '${name}' failed as resources with identifiers 'Microsoft.Network/networkInterfaces/nic-0' could not be deleted. The provisioning state of the resource group will be rolled back.`;
+              return { status: 409, body: { error: { code: 'ResourceGroupDeletionBlocked', message } } };
+            }
             this.groups.delete(name);
             this.deployments.delete(name);
             return { status: 200 };
