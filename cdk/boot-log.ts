@@ -6,8 +6,14 @@ import { CHECKOV_REASON, skipCheckov } from './checkov';
 
 /**
  * The boot log group of a construct's instances and their role's rights to report the boot: write to that log, and
- * SignalResource on this stack only (an instance signals its creation policy with its own credentials). The group is
- * kept when the stack is deleted: a failed boot fails (and rolls back) the stack, and its log must outlive it.
+ * SignalResource on this stack only (an instance signals its creation policy with its own credentials).
+ *
+ * Whether the group goes with the stack is decided at teardown, not here: a RemovalPolicy is fixed when the template is
+ * synthesized, while whether the cluster failed is known only when it is torn down (and a failed boot fails, and may
+ * roll back, the stack, whose log must outlive it). So the stack retains the group, the controller's TeardownCluster
+ * deletes it once the stack is gone unless the cluster failed (lambdas/teardown-cluster, logs:DeleteLogGroup on
+ * rmqbench-* groups), and a kept group expires after 30 days, one of CloudWatch Logs' allowed retention values
+ * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html, retentionInDays).
  */
 export function bootLogWithSignal(scope: Construct, role: iam.IRole): logs.LogGroup {
   const logGroup = new logs.LogGroup(scope, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });

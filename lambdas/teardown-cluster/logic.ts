@@ -6,8 +6,11 @@ import type { AzureClients } from '../shared/azure-cluster';
 /**
  * How long a cluster's deletion may take before the run records it as failed. A cluster stack deletes its Auto Scaling
  * group, load balancer and roles in minutes; CloudFormation waits for instances to terminate and for Lambda-managed
- * network interfaces, which can take longer. Azure deletes a resource group's resources in dependency order, typically
- * within 10 minutes for a few VMs. The margins are generous: the cost of waiting is a Wait state every 30 s.
+ * network interfaces, which can take longer. Azure deletes a resource group's resources in dependency order and retries
+ * a resource's DELETE that answers 5xx, 429 or 408 for 15 minutes by default before the group's deletion fails
+ * (https://learn.microsoft.com/azure/azure-resource-manager/management/delete-resource-group, "Deletion errors"): 45
+ * minutes leave room for the VMs' own deletion after such retries. The margins are generous: the cost of waiting is a
+ * Wait state per poll.
  */
 export const TEARDOWN_DEADLINE_MINUTES = { aws: 30, azure: 45 } as const;
 
@@ -72,7 +75,8 @@ export async function deleteBootLogGroup(logs: CloudWatchLogsClient, logGroupNam
  * Is the stack gone? DescribeStacks by name answers ValidationError for a deleted stack
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStacks.html: "If the stack doesn't exist,
  * a ValidationError is returned"), DELETE_COMPLETE while it is still listed. A stack left DELETE_FAILED is deleted again
- * (as the sweeper does, without RetainResources); a stack that is not being deleted (the DeleteStack was lost) gets it again.
+ * (as the sweeper does, without RetainResources: DeleteStack accepts a DELETE_FAILED stack, API_DeleteStack.html,
+ * RetainResources); a stack that is not being deleted (the DeleteStack was lost) gets it again.
  * Past `deleteBy` the error names the stack and the resource that would not go.
  */
 export async function checkStackTeardown(cfn: CloudFormationClient, roleArn: string, clusterId: string, deleteBy: string, now = new Date()): Promise<{ done: boolean }> {
