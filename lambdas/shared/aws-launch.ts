@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
 import { groupScenariosByCluster, validatePlan, type ClusterGroup } from '../../core/plan';
@@ -123,10 +124,20 @@ function stackTemplate(config: AwsClusterConfig, spec: PlanClusterSpec) {
   return { templateUrl, parameters: clusterStackParameters(config, spec, rabbitmqVersion) };
 }
 
-/** CreateStack's ClientRequestToken for a cluster: its deterministic id, checked against the API's pattern. */
-export function createStackToken(clusterId: string): string {
-  if (!/^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/.test(clusterId)) throw new Error(`cluster id ${clusterId} cannot be a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`);
-  return clusterId;
+/** CreateStack's ClientRequestToken: 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]* (API_CreateStack.html, ClientRequestToken). */
+const CLIENT_REQUEST_TOKEN = /^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/;
+
+/**
+ * CreateStack's ClientRequestToken for a run's cluster: the cluster id, shortened, and a digest of the exact run id and
+ * cluster id. The cluster id alone is not enough: it keeps only letters, digits and dashes of the run id and drops a
+ * leading date, so two runs can share it, and a token that matches an existing stack's makes CloudFormation treat the
+ * request as a retry, handing one run's cluster to another; with the digest, that CreateStack fails AlreadyExistsException.
+ */
+export function createStackToken(runId: string, clusterId: string): string {
+  const digest = createHash('sha256').update(`${runId}\n${clusterId}`).digest('hex').slice(0, 16);
+  const token = `${clusterId.slice(0, 128 - digest.length - 1)}-${digest}`;
+  if (!CLIENT_REQUEST_TOKEN.test(token)) throw new Error(`cluster id ${clusterId} cannot start a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`);
+  return token;
 }
 
 export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, spec: PlanClusterSpec, now = new Date()) {
@@ -146,12 +157,12 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
         { Key: RUN_ID_TAG, Value: runId },
         { Key: EXPIRES_AT_TAG, Value: expiresAt },
       ],
-      // The cluster id (rmqbench-<run>-c<n>: letters, digits and dashes, at most 128, starting with a letter) as the request's
-      // token: an SDK retry of a CreateStack CloudFormation already accepted, or the workflow's retry of the whole launch, is
-      // then recognised as the same request instead of failing with AlreadyExistsException
-      // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, ClientRequestToken:
-      // 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]*). The SDK does not fill it in: it is no idempotency-token member.
-      ClientRequestToken: createStackToken(cluster.clusterId),
+      // A token derived from the run and the cluster: an SDK retry of a CreateStack CloudFormation already accepted, or the
+      // workflow's retry of the whole launch, is then recognised as the same request instead of failing with
+      // AlreadyExistsException (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html,
+      // ClientRequestToken: "Specify this token if you plan to retry requests"; 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]*).
+      // The SDK does not fill it in: it is no idempotency-token member.
+      ClientRequestToken: createStackToken(runId, cluster.clusterId),
       // DO_NOTHING keeps a stack that failed to create, with its events, until TeardownCluster deletes it: DELETE would
       // erase the failed resource's reason before CheckClusterReady reads it
       // (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html, OnFailure).

@@ -52,15 +52,21 @@ describe('AWS cluster logic', () => {
       Parameters: [...NETWORK_PARAMETERS, { ParameterKey: 'NodeCount', ParameterValue: '3' }, { ParameterKey: 'BrokerPolicies', ParameterValue: '[]' }],
       Tags: [{ Key: 'rmqbench:run-id', Value: 'run-1' }, { Key: 'rmqbench:expires-at', Value: '2025-01-01T12:00:00.000Z' }],
       // Issue 22, item 6: a retried CreateStack is the same request.
-      ClientRequestToken: 'rmqbench-run-1-c1',
+      ClientRequestToken: createStackToken('run-1', 'rmqbench-run-1-c1'),
       OnFailure: 'DO_NOTHING',
     });
   });
 
-  test('every cluster id the schedule can make is a valid ClientRequestToken, also for the longest run id', () => {
-    expect(createStackToken(clusterIdFor('x'.repeat(300), 39))).toMatch(/^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/);
-    expect(createStackToken(clusterIdFor('2025-01-01T00:00:00Z_plan.name', 0))).toBe('rmqbench-T00-00-00Z-plan-name-c1');
-    expect(() => createStackToken('bad_token')).toThrow(/cannot be a CreateStack ClientRequestToken/);
+  test('every cluster id the schedule can make gives a valid ClientRequestToken, the same for the same run and cluster, another for another run', () => {
+    const long = 'x'.repeat(300);
+    expect(createStackToken(long, clusterIdFor(long, 39))).toMatch(/^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/);
+    const [a, b] = ['2025-01-01T00:00:00Z_plan.name', '2025-01-02T00:00:00Z_plan.name'];
+    // Two runs of the same plan a day apart share a cluster id, never a token (the token would make one run's CreateStack a retry of the other's).
+    expect(clusterIdFor(a, 0)).toBe(clusterIdFor(b, 0));
+    expect(createStackToken(a, clusterIdFor(a, 0))).toMatch(/^rmqbench-T00-00-00Z-plan-name-c1-[0-9a-f]{16}$/);
+    expect(createStackToken(a, clusterIdFor(a, 0))).toBe(createStackToken(a, clusterIdFor(a, 0)));
+    expect(createStackToken(a, clusterIdFor(a, 0))).not.toBe(createStackToken(b, clusterIdFor(b, 0)));
+    expect(() => createStackToken('r', '_bad')).toThrow(/cannot start a CreateStack ClientRequestToken/);
   });
 
   test('the plan cluster\'s instanceType becomes the InstanceType parameter (none given: the template\'s default)', async () => {

@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const TEMPLATE = JSON.stringify({ Resources: { Topic: { Type: 'AWS::SNS::Topic' } } });
 const launch = (name: string, runId: string) =>
-  cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: TEMPLATE, ClientRequestToken: createStackToken(name), Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' }] }));
+  cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: TEMPLATE, ClientRequestToken: createStackToken(runId, name), Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' }] }));
 const status = async (name: string) => {
   try {
     return (await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0]?.StackStatus;
