@@ -32,6 +32,10 @@ import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { KafkaCluster } from './KafkaCluster';
 import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 
+/** The ports an Azure cluster's public load balancer forwards (bicep/modules/cluster.bicep: amqpsPort, managementTlsPort). */
+export const AZURE_AMQPS_PORT = 5671;
+export const AZURE_MANAGEMENT_HTTPS_PORT = 15671;
+
 /** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
 export const CONTROLLER_RELEASES: readonly RabbitMqRelease[] = [RabbitMqRelease.V3_13, RabbitMqRelease.V4_1];
 /** The release a plan cluster without `rabbitmqVersion` runs (RabbitMqCluster's default). */
@@ -255,10 +259,16 @@ export class BenchmarkController extends Construct {
       description: 'rmqbench smoke-test function: AMQP to the cluster load balancers, HTTPS to Secrets Manager',
       allowAllOutbound: false,
     });
-    // AWS clusters' load balancers are internal to this VPC; an Azure cluster's endpoint is on the internet.
-    const amqpDestination = props.azure ? ec2.Peer.anyIpv4() : ec2.Peer.ipv4(this.vpc.vpcCidrBlock);
-    this.smokeTestSecurityGroup.addEgressRule(amqpDestination, ec2.Port.tcp(AMQP_PORT), props.azure ? 'AMQP to the cluster load balancers (Azure: public endpoints)' : 'AMQP to the cluster load balancers in this VPC');
-    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'Secrets Manager through the NAT gateway');
+    // AWS clusters' load balancers are internal to this VPC and listen on AMQP 5672.
+    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.ipv4(this.vpc.vpcCidrBlock), ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in this VPC');
+    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs and Secrets Manager through the NAT gateway');
+    // An Azure cluster's load balancer is public and forwards only AMQPS 5671 and management HTTPS 15671
+    // (bicep/modules/cluster.bicep amqpsPort, managementTlsPort), from the NAT gateway's addresses its NSG admits.
+    if (props.azure) {
+      for (const [port, what] of [[AZURE_AMQPS_PORT, 'AMQPS'], [AZURE_MANAGEMENT_HTTPS_PORT, 'management HTTPS']] as const) {
+        this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(port), `${what} to Azure cluster load balancers (public endpoints)`);
+      }
+    }
 
     // The nodes' AMI is pinned per controller deployment: this parameter takes the latest Amazon Linux 2023 x86-64 image
     // when the controller is deployed (its SSM-typed template parameter is resolved then), and every cluster template reads
@@ -337,7 +347,7 @@ export class BenchmarkController extends Construct {
       skipCheckov(fn, [
         { id: 'CKV_AWS_115', comment: 'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.' },
         { id: 'CKV_AWS_116', comment: 'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.' },
-        ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the smoke test, which connects to the cluster, runs in it.' }]),
+        ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.' }]),
         { id: 'CKV_AWS_173', comment: 'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.' },
       ]);
       Validations.of(fn).acknowledge({
@@ -349,19 +359,29 @@ export class BenchmarkController extends Construct {
       Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
       return fn;
     };
+    const acknowledgeVpcAccessRole = (fn: lambda.Function) =>
+      Validations.of(fn).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
+      });
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault', 'ingest-repetition'].includes(name)) functions[name] = makeFunction(name);
+    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault', 'ingest-repetition', 'check-cluster'].includes(name)) functions[name] = makeFunction(name);
+    // Functions that connect to a cluster run in the clusters' subnets with the cluster clients' security group: an AWS
+    // cluster's load balancer is internal to the VPC, and an Azure cluster's NSG admits only the NAT gateway's addresses.
+    // A function reaches the internet through the NAT gateway only when it is attached to the VPC; outside it, its
+    // requests leave from AWS-owned addresses (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc-internet.html).
+    const clusterClient = { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] };
+    // CheckClusterReady: on Azure it GETs the management API on the public load balancer (lambdas/check-cluster/azure.ts).
+    functions['check-cluster'] = makeFunction('check-cluster', Duration.minutes(1), props.azure ? clusterClient : {});
+    if (props.azure) acknowledgeVpcAccessRole(functions['check-cluster']);
     // IngestRepetition's metricsOnly mode (before an azure teardown) reads every late repetition of a cluster again, one after another.
     functions['ingest-repetition'] = makeFunction('ingest-repetition', Duration.minutes(5));
     // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
     functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
     // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets. A Kafka cluster's
     // smoke test is a script on the load generator (SSM Run Command), which may first wait for the generator's boot.
-    functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(5), { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] });
-    Validations.of(functions['smoke-test']).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-      reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
-    });
+    functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(5), clusterClient);
+    acknowledgeVpcAccessRole(functions['smoke-test']);
     // The fault step waits for its command on the node within the invocation (a heal waits for the broker's boot).
     functions.fault = makeFunction('fault', Duration.minutes(5));
     functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));

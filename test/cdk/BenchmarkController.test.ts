@@ -696,11 +696,22 @@ describe('BenchmarkController with Azure', () => {
     expect(JSON.stringify(presign!.Resource)).toContain('/runs/*/raw/*');
   });
 
-  test('with Azure the smoke-test function may also reach public AMQP endpoints (Azure load balancers)', () => {
-    azure.hasResourceProperties('AWS::EC2::SecurityGroup', {
-      GroupDescription: Match.stringLikeRegexp('smoke-test'),
-      SecurityGroupEgress: Match.arrayWith([Match.objectLike({ IpProtocol: 'tcp', FromPort: 5672, ToPort: 5672, CidrIp: '0.0.0.0/0' })]),
-    });
+  test('with Azure the cluster clients may reach an Azure load balancer\'s ports, AMQPS 5671 and management HTTPS 15671 (issue 22, item 2)', () => {
+    const [group] = Object.values(azure.findResources('AWS::EC2::SecurityGroup', { Properties: { GroupDescription: Match.stringLikeRegexp('smoke-test') } }));
+    const egress = (group as { Properties: { SecurityGroupEgress: { IpProtocol: string; FromPort: number; ToPort: number; CidrIp: unknown }[] } }).Properties.SecurityGroupEgress;
+    expect(egress.filter((rule) => rule.CidrIp === '0.0.0.0/0').map((rule) => rule.FromPort).sort()).toEqual([15671, 443, 5671]);
+    // AMQP 5672 stays inside the VPC (AWS clusters' internal load balancers): never to the internet.
+    expect(egress.filter((rule) => rule.FromPort === 5672).map((rule) => rule.CidrIp)).toEqual([expect.objectContaining({ 'Fn::GetAtt': expect.arrayContaining(['CidrBlock']) })]);
+  });
+
+  test('with Azure, CheckClusterReady runs in the VPC with the cluster clients\' group: its management API calls leave through the NAT gateway the NSG admits (issue 22, item 1)', () => {
+    const [group] = Object.keys(azure.findResources('AWS::EC2::SecurityGroup', { Properties: { GroupDescription: Match.stringLikeRegexp('smoke-test') } }));
+    for (const name of ['check-cluster', 'smoke-test']) {
+      azure.hasResourceProperties('AWS::Lambda::Function', {
+        Description: `rmqbench ${name}`,
+        VpcConfig: { SecurityGroupIds: [{ 'Fn::GetAtt': [group, 'GroupId'] }], SubnetIds: Match.anyValue() },
+      });
+    }
   });
 
   test('the launcher gets the public IP of the NAT gateway\'s Elastic IP as CONTROLLER_EGRESS_ADDRESSES (Azure NSGs admit it)', () => {
