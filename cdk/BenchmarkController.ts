@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, ArnFormat, Aws, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, App, ArnFormat, Aws, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -112,15 +112,19 @@ export interface BenchmarkControllerProps {
    * The VPC the clusters are launched into and the smoke-test function runs in, so that it reaches their
    * internal load balancers. It needs private subnets with egress in at least 2 Availability Zones; the clusters are
    * spread over the first 3 (or 2, when it has only 2: then losing the zone holding most nodes stops a 3-node cluster).
+   * It needs DNS support and DNS host names (Kafka brokers are found in a private hosted zone: checked where the VPC is
+   * defined in this app); imported, give its subnets' CIDR blocks so that the smoke test's egress covers them.
    * @default - a new VPC over 3 Availability Zones with one NAT gateway and flow logs (in an environment-agnostic stack the
    *   zones are `Fn::GetAZs` 0-2, which fails to deploy in a region with fewer than 3 zones: give the stack an env or a vpc)
    */
   readonly vpc?: ec2.IVpc;
   /**
-   * Public IPv4 addresses the smoke-test function's traffic leaves the given `vpc` from (its NAT gateways' Elastic IPs),
-   * e.g. `['203.0.113.10']`. Azure clusters get a public load balancer whose network security group admits these
-   * (as `<ip>/32`) besides `allowedSourceAddressPrefixes`. Required with `azure` when `vpc` is given.
-   * @default - the Elastic IP of the NAT gateway of the VPC the controller creates
+   * Public IPv4 addresses the functions that reach Azure clusters (smoke test, readiness check) leave the `vpc` from:
+   * the Elastic IP of the NAT gateway of every cluster subnet (one per zone where each zone has its own), e.g.
+   * `['203.0.113.10', '198.51.100.4']`. Azure clusters get a public load balancer whose network security group admits
+   * these (as `<ip>/32`) besides `allowedSourceAddressPrefixes`. Required with `azure` when `vpc` is imported (its NAT
+   * gateways cannot be seen at synthesis); with a VPC defined in the app, at least one per NAT gateway.
+   * @default - the Elastic IPs of the NAT gateways of the controller's VPC, when it is defined in this app
    */
   readonly controllerEgressAddresses?: string[];
   /**
@@ -224,9 +228,8 @@ export class BenchmarkController extends Construct {
     if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
     if (props.azure) validateFaultPrincipal(props.azure);
     if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
-    if (props.azure && props.vpc && !props.controllerEgressAddresses?.length) {
-      throw new Error('controllerEgressAddresses is required with azure when vpc is given: the public IPv4 addresses (NAT gateway Elastic IPs) the smoke test reaches Azure clusters from');
-    }
+    if (props.azure && props.vpc) checkGivenVpcEgress(props.vpc, props.controllerEgressAddresses);
+    if (props.vpc) checkGivenVpcDns(props.vpc);
     for (const address of props.controllerEgressAddresses ?? []) {
       if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address)) throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
     }
@@ -259,8 +262,8 @@ export class BenchmarkController extends Construct {
       description: 'rmqbench smoke-test function: AMQP to the cluster load balancers, HTTPS to Secrets Manager',
       allowAllOutbound: false,
     });
-    // AWS clusters' load balancers are internal to this VPC and listen on AMQP 5672.
-    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.ipv4(this.vpc.vpcCidrBlock), ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in this VPC');
+    // AWS clusters' load balancers are internal to this VPC, in the cluster subnets, and listen on AMQP 5672.
+    for (const peer of this.clusterSubnetPeers()) this.smokeTestSecurityGroup.addEgressRule(peer, ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in the cluster subnets');
     this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs and Secrets Manager through the NAT gateway');
     // An Azure cluster's load balancer is public and forwards only AMQPS 5671 and management HTTPS 15671
     // (bicep/modules/cluster.bicep amqpsPort, managementTlsPort), from the NAT gateway's addresses its NSG admits.
@@ -643,9 +646,30 @@ export class BenchmarkController extends Construct {
 
   /** The public IPs of the Elastic IPs of the NAT gateways of the VPC this controller created (one NAT gateway). */
   private natGatewayAddresses(): string[] {
-    const eips = this.vpc.publicSubnets.map((subnet) => subnet.node.tryFindChild('EIP')).filter((child): child is ec2.CfnEIP => child instanceof ec2.CfnEIP);
+    const eips = natGatewayEips(this.vpc);
     if (eips.length === 0) throw new Error('the controller VPC has no NAT gateway Elastic IP: give controllerEgressAddresses');
     return eips.map((eip) => eip.attrPublicIp);
+  }
+
+  /**
+   * Where the cluster clients' AMQP may go: the cluster subnets, where the clusters' internal load balancers and nodes
+   * are (so a subnet from a secondary CIDR block is covered, which the VPC's primary CIDR is not); the VPC's primary CIDR
+   * when a given VPC's subnets do not say their blocks (then the construct warns).
+   */
+  private clusterSubnetPeers(): ec2.IPeer[] {
+    const blocks: string[] = [];
+    for (const subnet of this.clusterSubnets) {
+      try {
+        blocks.push(subnet.ipv4CidrBlock);
+      } catch {
+        Annotations.of(this).addWarningV2(
+          'rmqbench:vpcSubnetCidrUnknown',
+          `vpc: subnet ${subnet.subnetId} does not say its IPv4 CIDR block, so the smoke test's AMQP egress is the VPC's primary CIDR; a cluster subnet from a secondary CIDR block would be unreachable (give privateSubnetIpv4CidrBlocks to Vpc.fromVpcAttributes, or use Vpc.fromLookup)`,
+        );
+        return [ec2.Peer.ipv4(this.vpc.vpcCidrBlock)];
+      }
+    }
+    return [...new Set(blocks)].map((block) => ec2.Peer.ipv4(block));
   }
 
   private createVpc(): ec2.Vpc {
@@ -883,4 +907,38 @@ export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFA
 
 function pascal(name: string): string {
   return name.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
+}
+
+/** The Elastic IPs of a VPC's NAT gateways, where the VPC is defined in this app (ec2.Vpc puts one under each public subnet with a NAT). */
+function natGatewayEips(vpc: ec2.IVpc): ec2.CfnEIP[] {
+  return vpc.publicSubnets.map((subnet) => subnet.node.tryFindChild('EIP')).filter((child): child is ec2.CfnEIP => child instanceof ec2.CfnEIP);
+}
+
+/**
+ * A given VPC with azure: the functions that reach Azure clusters leave through the NAT gateway of whichever cluster
+ * subnet they run in (one NAT per zone is common), and an Azure NSG admits only the addresses it is told. Where the VPC
+ * is defined in this app, its NAT gateways' Elastic IPs are used, or checked against controllerEgressAddresses by count;
+ * an imported VPC's gateways cannot be seen at synthesis (the README says what to give).
+ */
+function checkGivenVpcEgress(vpc: ec2.IVpc, addresses: readonly string[] | undefined): void {
+  const eips = natGatewayEips(vpc);
+  if (!addresses?.length) {
+    if (eips.length > 0) return;
+    throw new Error('controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app: the public IPv4 addresses (the Elastic IP of the NAT gateway of every subnet the controller\'s in-VPC functions run in) Azure clusters admit');
+  }
+  if (eips.length > addresses.length) {
+    throw new Error(`controllerEgressAddresses has ${addresses.length} address(es) but the vpc has ${eips.length} NAT gateways: the in-VPC functions leave through the NAT gateway of their subnet's zone, so give the Elastic IP of each (or leave controllerEgressAddresses out to use them)`);
+  }
+}
+
+/**
+ * KafkaCluster's brokers are found by name in a private hosted zone, which resolves only in a VPC with DNS support and
+ * DNS host names (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/hosted-zone-private-considerations.html).
+ * Checked where the VPC is defined in this app; an imported VPC's settings cannot be seen at synthesis.
+ */
+function checkGivenVpcDns(vpc: ec2.IVpc): void {
+  const cfnVpc = vpc.node.defaultChild;
+  if (!(cfnVpc instanceof ec2.CfnVPC)) return;
+  const off = (['enableDnsSupport', 'enableDnsHostnames'] as const).filter((setting) => cfnVpc[setting] === false);
+  if (off.length > 0) throw new Error(`vpc must have ${off.join(' and ')} on: Kafka clusters' brokers are found by name in a private hosted zone, which resolves only with DNS support and DNS host names`);
 }

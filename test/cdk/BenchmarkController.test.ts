@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -189,15 +189,43 @@ describe('BenchmarkController', () => {
     expect(inVpc.map((fn) => (fn as { Properties: { Description: string } }).Properties.Description)).toEqual(['rmqbench smoke-test']);
   });
 
-  test('the smoke-test security group allows out only AMQP into the VPC and HTTPS, and nothing in', () => {
+  test('the smoke-test security group allows out only AMQP into the cluster subnets and HTTPS, and nothing in', () => {
+    // The cluster subnets' own blocks, not the VPC's primary CIDR: a subnet from a secondary CIDR block is covered (issue 22, item 9).
     template.hasResourceProperties('AWS::EC2::SecurityGroup', {
       GroupDescription: Match.stringLikeRegexp('smoke-test'),
       SecurityGroupEgress: [
-        Match.objectLike({ IpProtocol: 'tcp', FromPort: 5672, ToPort: 5672, CidrIp: stack.resolve(controller.vpc.vpcCidrBlock) }),
+        ...controller.clusterSubnets.map((subnet) => Match.objectLike({ IpProtocol: 'tcp', FromPort: 5672, ToPort: 5672, CidrIp: stack.resolve(subnet.ipv4CidrBlock) })),
         Match.objectLike({ IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0' }),
       ],
       SecurityGroupIngress: Match.absent(),
     });
+  });
+
+  test('a given VPC with a cluster subnet from a secondary CIDR block: the AMQP egress names that subnet\'s block; one without blocks warns and falls back to the primary CIDR', () => {
+    const other = new Stack(new App(), 'SecondaryCidr', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const vpc = ec2.Vpc.fromVpcAttributes(other, 'Vpc', {
+      vpcId: 'vpc-1',
+      vpcCidrBlock: '10.0.0.0/16',
+      availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+      privateSubnetIds: ['subnet-a', 'subnet-b'],
+      privateSubnetIpv4CidrBlocks: ['10.0.1.0/24', '100.64.0.0/20'],
+    });
+    const given = new BenchmarkController(other, 'C', { vpc });
+    const egress = (Object.values(Template.fromStack(other).findResources('AWS::EC2::SecurityGroup'))[0] as { Properties: { SecurityGroupEgress: { FromPort: number; CidrIp: string }[] } }).Properties.SecurityGroupEgress;
+    expect(egress.filter((rule) => rule.FromPort === 5672).map((rule) => rule.CidrIp)).toEqual(['10.0.1.0/24', '100.64.0.0/20']);
+    expect(given.clusterSubnets).toHaveLength(2);
+    const blind = new Stack(new App(), 'NoBlocks', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const unknown = ec2.Vpc.fromVpcAttributes(blind, 'Vpc', { vpcId: 'vpc-2', vpcCidrBlock: '10.1.0.0/16', availabilityZones: ['eu-west-1a', 'eu-west-1b'], privateSubnetIds: ['subnet-c', 'subnet-d'] });
+    new BenchmarkController(blind, 'C', { vpc: unknown });
+    Annotations.fromStack(blind).hasWarning('*', Match.stringLikeRegexp('does not say its IPv4 CIDR block'));
+    const fallback = (Object.values(Template.fromStack(blind).findResources('AWS::EC2::SecurityGroup'))[0] as { Properties: { SecurityGroupEgress: { FromPort: number; CidrIp: string }[] } }).Properties.SecurityGroupEgress;
+    expect(fallback.filter((rule) => rule.FromPort === 5672).map((rule) => rule.CidrIp)).toEqual(['10.1.0.0/16']);
+  });
+
+  test('a given VPC without DNS support or DNS host names is refused by name (Kafka brokers are found in a private hosted zone)', () => {
+    const other = new Stack(new App(), 'NoDns');
+    const vpc = new ec2.Vpc(other, 'Vpc', { maxAzs: 2, natGateways: 1, enableDnsHostnames: false });
+    expect(() => new BenchmarkController(other, 'C', { vpc })).toThrow(/vpc must have enableDnsHostnames on: Kafka clusters' brokers are found by name in a private hosted zone/);
   });
 
   test('the launch function carries the VPC id, the 2 cluster subnets, their zones and the smoke-test security group', () => {
@@ -700,8 +728,10 @@ describe('BenchmarkController with Azure', () => {
     const [group] = Object.values(azure.findResources('AWS::EC2::SecurityGroup', { Properties: { GroupDescription: Match.stringLikeRegexp('smoke-test') } }));
     const egress = (group as { Properties: { SecurityGroupEgress: { IpProtocol: string; FromPort: number; ToPort: number; CidrIp: unknown }[] } }).Properties.SecurityGroupEgress;
     expect(egress.filter((rule) => rule.CidrIp === '0.0.0.0/0').map((rule) => rule.FromPort).sort()).toEqual([15671, 443, 5671]);
-    // AMQP 5672 stays inside the VPC (AWS clusters' internal load balancers): never to the internet.
-    expect(egress.filter((rule) => rule.FromPort === 5672).map((rule) => rule.CidrIp)).toEqual([expect.objectContaining({ 'Fn::GetAtt': expect.arrayContaining(['CidrBlock']) })]);
+    // AMQP 5672 stays inside the VPC (AWS clusters' internal load balancers, in the cluster subnets): never to the internet.
+    const amqp = egress.filter((rule) => rule.FromPort === 5672);
+    expect(amqp.length).toBeGreaterThanOrEqual(2);
+    for (const rule of amqp) expect(rule.CidrIp).not.toBe('0.0.0.0/0');
   });
 
   test('with Azure, CheckClusterReady runs in the VPC with the cluster clients\' group: its management API calls leave through the NAT gateway the NSG admits (issue 22, item 1)', () => {
@@ -728,12 +758,18 @@ describe('BenchmarkController with Azure', () => {
     }
   });
 
-  test('with an own VPC, controllerEgressAddresses is required and passed as given; it must be IPv4 addresses', () => {
+  test('with an own VPC, controllerEgressAddresses is required unless its NAT gateways are in this app, one per NAT gateway, passed as given; it must be IPv4 addresses', () => {
     const other = new Stack(new App(), 'OwnVpcAzure');
     const credentialsSecret = secretsmanager.Secret.fromSecretCompleteArn(other, 'Sp', secretArn);
     const vpc = new ec2.Vpc(other, 'Vpc', { maxAzs: 2, natGateways: 1 });
     const azureProps = { credentialsSecret, location: 'westeurope', templateFile: __filename };
-    expect(() => new BenchmarkController(other, 'A', { vpc, azure: azureProps })).toThrow(/controllerEgressAddresses is required with azure when vpc is given/);
+    // An imported VPC's NAT gateways cannot be seen: the addresses are required.
+    const imported = ec2.Vpc.fromVpcAttributes(other, 'Imported', { vpcId: 'vpc-9', availabilityZones: ['eu-west-1a', 'eu-west-1b'], privateSubnetIds: ['subnet-1', 'subnet-2'], privateSubnetIpv4CidrBlocks: ['10.9.1.0/24', '10.9.2.0/24'] });
+    expect(() => new BenchmarkController(other, 'A', { vpc: imported, azure: azureProps })).toThrow(/controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app/);
+    // One defined in this app: one address per NAT gateway (each zone's subnets leave through their own).
+    const twoNats = new ec2.Vpc(other, 'TwoNats', { maxAzs: 2, natGateways: 2 });
+    expect(() => new BenchmarkController(other, 'D', { vpc: twoNats, azure: azureProps, controllerEgressAddresses: ['203.0.113.10'] })).toThrow(/controllerEgressAddresses has 1 address\(es\) but the vpc has 2 NAT gateways/);
+    new BenchmarkController(other, 'E', { vpc: twoNats, azure: azureProps });
     expect(() => new BenchmarkController(other, 'B', { vpc, azure: azureProps, controllerEgressAddresses: ['203.0.113.10/32'] })).toThrow(/controllerEgressAddresses must be IPv4 addresses/);
     new BenchmarkController(other, 'C', { vpc, azure: azureProps, controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'] });
     Template.fromStack(other).hasResourceProperties('AWS::Lambda::Function', {
