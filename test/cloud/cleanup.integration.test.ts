@@ -1,10 +1,10 @@
-import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { cleanupAzure } from '../../bin/cleanup-command';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
 import { withFakeArm } from '../lambdas/fake-arm-clients';
 import { cliEnv, rmqbenchSync } from './cli-child';
 import { cloudPlan, deployFakeController, finishRun, runStarted, type FakeController } from './controller-fake';
-import { motoClientConfig, startMoto, type Moto } from './moto';
+import { motoClientConfig, stackStatusOrGone, startMoto, type Moto } from './moto';
 
 jest.setTimeout(120_000);
 
@@ -55,14 +55,7 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
   });
 
   /** A deleted stack is no longer found by name (DescribeStacks answers "does not exist", as AWS does for names). */
-  const status = async (name: string) => {
-    try {
-      return (await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0]?.StackStatus;
-    } catch (error) {
-      if (/does not exist/.test((error as Error).message)) return 'DELETED';
-      throw error;
-    }
-  };
+  const status = (name: string) => stackStatusOrGone(cfn, name);
 
   test('--dry-run lists every rmqbench stack with its run, age and expiry and deletes nothing', async () => {
     const dry = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--dry-run');
@@ -82,14 +75,14 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
     const logs: string[] = [];
     const swept = await sweepExpiredStacks(cfn, 'arn:aws:iam::123456789012:role/rmqbench-cfn', 'rmqbench-', new Date(), undefined, (line) => logs.push(line));
     expect(swept.deleted).toEqual(['rmqbench-r-expired-c1']);
-    expect(await status('rmqbench-r-expired-c1')).toBe('DELETED');
+    expect(await status('rmqbench-r-expired-c1')).toBe('GONE');
 
     const cleaned = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--json');
     expect(cleaned.code).toBe(0);
     const outcome = JSON.parse(cleaned.stdout) as { dryRun: boolean; deleted: string[]; decisions: { candidate: { name: string }; delete: boolean }[] };
     expect(outcome.dryRun).toBe(false);
     expect(outcome.deleted).toEqual(['rmqbench-r-done-c1']);
-    expect(await status('rmqbench-r-done-c1')).toBe('DELETED');
+    expect(await status('rmqbench-r-done-c1')).toBe('GONE');
     for (const name of ['rmqbench-r-running-c1', 'rmqbench-r-none-c1', 'rmqbench-untagged']) expect(await status(name)).toBe('CREATE_COMPLETE');
   });
 

@@ -1,3 +1,4 @@
+import { type CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,4 +70,17 @@ export async function startMoto(options: { executeStateMachines?: boolean } = {}
 /** SDK client configuration for this moto. */
 export function motoClientConfig(moto: Moto) {
   return { endpoint: moto.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } };
+}
+
+/**
+ * A stack's status by name, or 'GONE' once it is deleted: DescribeStacks answers "does not exist" for a deleted stack's
+ * name, as AWS does (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStacks.html).
+ */
+export async function stackStatusOrGone(cfn: CloudFormationClient, name: string): Promise<string | undefined> {
+  try {
+    return (await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0]?.StackStatus;
+  } catch (error) {
+    if (/does not exist/.test((error as Error).message)) return 'GONE';
+    throw error;
+  }
 }

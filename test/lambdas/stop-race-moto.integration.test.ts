@@ -1,9 +1,9 @@
-import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { handleFailedExecution } from '../../lambdas/failure-handler/logic';
 import { createStackToken } from '../../lambdas/shared/aws-launch';
 import { ResultsStore } from '../../store/results-store';
-import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';
+import { motoClientConfig, stackStatusOrGone, startMoto, type Moto } from '../cloud/moto';
 import { withFakeArm } from './fake-arm-clients';
 
 /**
@@ -29,14 +29,7 @@ afterAll(async () => {
 const TEMPLATE = JSON.stringify({ Resources: { Topic: { Type: 'AWS::SNS::Topic' } } });
 const launch = (name: string, runId: string) =>
   cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: TEMPLATE, ClientRequestToken: createStackToken(runId, name), Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' }] }));
-const status = async (name: string) => {
-  try {
-    return (await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0]?.StackStatus;
-  } catch (error) {
-    if (/does not exist/.test((error as Error).message)) return 'GONE';
-    throw error;
-  }
-};
+const status = (name: string) => stackStatusOrGone(cfn, name);
 
 describe('the failure handler and a launch still running when the execution was stopped', () => {
   test('a stack created after the first listing is deleted once the launch deadline has passed', async () => {

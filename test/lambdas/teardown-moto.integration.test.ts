@@ -1,11 +1,11 @@
-import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchLogsClient, DescribeLogGroupsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { recordRun } from '../../lambdas/run-record/logic';
 import type { TeardownStarted } from '../../lambdas/teardown-cluster/logic';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';
-import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';
+import { motoClientConfig, stackStatusOrGone, startMoto, type Moto } from '../cloud/moto';
 import { startCloudFormationProxy, type CloudFormationProxy } from './cloudformation-proxy';
 
 /**
@@ -37,14 +37,7 @@ const TEMPLATE = JSON.stringify({
 const cluster = (clusterId: string): ScheduledCluster => ({ index: 0, clusterId, nodes: 1, topology: 'quorum', repetitions: [] });
 const launch = (name: string, runId: string) =>
   cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: TEMPLATE, Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' }] }));
-const stackStatus = async (name: string) => {
-  try {
-    return (await cfn.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0]?.StackStatus;
-  } catch (error) {
-    if (/does not exist/.test((error as Error).message)) return 'GONE';
-    throw error;
-  }
-};
+const stackStatus = (name: string) => stackStatusOrGone(cfn, name);
 const logGroups = async (prefix: string) => ((await logs.send(new DescribeLogGroupsCommand({ logGroupNamePrefix: prefix }))).logGroups ?? []).map((group) => group.logGroupName);
 const deletesOf = (name: string) => proxy.requests.filter((request) => request.Action === 'DeleteStack' && request.StackName === name).map((request) => request.RoleARN);
 
