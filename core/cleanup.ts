@@ -23,6 +23,9 @@ export interface CleanupCandidate {
  */
 export type CleanupRunState = RunStatus | 'not-recorded' | undefined;
 
+/** Reads a run's state (from the results table); the caller brings the I/O. */
+export type RunStateLookup = (runId: string) => Promise<CleanupRunState>;
+
 export interface CleanupDecision {
   readonly candidate: CleanupCandidate;
   readonly runState: CleanupRunState;
@@ -36,7 +39,8 @@ const FINISHED: readonly CleanupRunState[] = ['SUCCEEDED', 'FAILED', 'PARTIAL'];
 
 /**
  * The one rule the hourly sweeper and `rmqbench cleanup` share: a cluster is deleted when its expiry tag has passed
- * (unless its run is still RUNNING and its execution may still be running) or when its run has finished (the workflow's own teardown or the failure rule missed it);
+ * (unless its run is still RUNNING and its execution may still be running) or when its run has finished (the
+ * workflow's own teardown or the failure rule missed it);
  * never while a deletion is under way, never without an expiry tag (not launched by rmqbench), and not while its run
  * is RUNNING or unknown to the table and the expiry is still ahead.
  */
@@ -61,4 +65,18 @@ export function decideCleanup(candidate: CleanupCandidate, runState: CleanupRunS
   if (runState === 'RUNNING') return decide(false, `its run ${candidate.runId} is RUNNING; expires at ${candidate.expiresAt}`);
   if (runState === 'not-recorded') return decide(false, `its run ${candidate.runId ?? '(no run-id tag)'} is not in the results table; kept until it expires at ${candidate.expiresAt}`);
   return decide(false, `expires at ${candidate.expiresAt}`);
+}
+
+/**
+ * What the hourly sweeper deletes: the items that expiry alone would delete, less those whose run, read through
+ * `runStateOf` for those items only, still keeps them (a run RUNNING while its execution may be running).
+ */
+export async function sweepable<T>(items: readonly T[], candidateOf: (item: T) => CleanupCandidate, now: Date, runStateOf: RunStateLookup = async () => undefined): Promise<T[]> {
+  const kept: T[] = [];
+  for (const item of items) {
+    const candidate = candidateOf(item);
+    if (!decideCleanup(candidate, undefined, now).delete) continue;
+    if (decideCleanup(candidate, candidate.runId ? await runStateOf(candidate.runId) : undefined, now).delete) kept.push(item);
+  }
+  return kept;
 }

@@ -9,7 +9,7 @@ import {
   type StackStatus,
 } from '@aws-sdk/client-cloudformation';
 import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { decideCleanup, type CleanupCandidate, type CleanupRunState } from '../../core/cleanup';
+import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 // What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching, which
@@ -196,9 +196,6 @@ export async function controllerStacks(cfn: CloudFormationClient, prefix: string
   return stacks;
 }
 
-/** The state of a run in the results table (core/cleanup.ts CleanupRunState), for the clean-up rule. */
-export type RunStateLookup = (runId: string) => Promise<CleanupRunState>;
-
 /** A stack the sweeper handles: expired, and either still standing or left DELETE_FAILED by an earlier deletion. */
 export interface ExpiredStack {
   readonly name: string;
@@ -210,15 +207,8 @@ export interface ExpiredStack {
  * Stacks of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. A stack in
  * DELETE_FAILED is included (its deletion is retried); one being deleted is not.
  */
-export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date(), runStateOf: RunStateLookup = async () => undefined): Promise<ExpiredStack[]> {
-  const stacks: Stack[] = [];
-  for (const stack of await controllerStacks(cfn, prefix)) {
-    const candidate = stackCandidate(stack);
-    // The run's state is read only for a stack that expiry alone would delete: a RUNNING run keeps it (core/cleanup.ts).
-    if (!decideCleanup(candidate, undefined, now).delete) continue;
-    if (decideCleanup(candidate, candidate.runId ? await runStateOf(candidate.runId) : undefined, now).delete) stacks.push(stack);
-  }
-  return stacks
+export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date(), runStateOf?: RunStateLookup): Promise<ExpiredStack[]> {
+  return (await sweepable(await controllerStacks(cfn, prefix), stackCandidate, now, runStateOf))
     .map((stack) => ({ name: stack.StackName!, status: stack.StackStatus ?? 'UNKNOWN', ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}) }));
 }
 

@@ -5,7 +5,7 @@ import { ClientSecretCredential } from '@azure/identity';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { azureVmSize } from '../../core/instance-type-names';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { decideCleanup, type CleanupCandidate, type CleanupRunState } from '../../core/cleanup';
+import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 /** The deployment of the cluster template inside a run's resource group (one per group). */
@@ -222,14 +222,8 @@ export async function resourceGroupsOfRun(clients: AzureClients, runId: string):
 }
 
 /** Resource groups of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. */
-export async function expiredResourceGroups(clients: AzureClients, prefix: string, now = new Date(), runStateOf: (runId: string) => Promise<CleanupRunState> = async () => undefined): Promise<string[]> {
-  const names: string[] = [];
-  for (const group of await controllerResourceGroups(clients, prefix)) {
-    // As for stacks: a run still RUNNING keeps its group past the expiry (core/cleanup.ts).
-    if (!decideCleanup(group, undefined, now).delete) continue;
-    if (decideCleanup(group, group.runId ? await runStateOf(group.runId) : undefined, now).delete) names.push(group.name);
-  }
-  return names;
+export async function expiredResourceGroups(clients: AzureClients, prefix: string, now = new Date(), runStateOf?: RunStateLookup): Promise<string[]> {
+  return (await sweepable(await controllerResourceGroups(clients, prefix), (group) => group, now, runStateOf)).map((group) => group.name);
 }
 
 /** This controller's resource groups (name prefix, with an expiry tag; ARM filters by the tag) as the shared clean-up rule sees them. */

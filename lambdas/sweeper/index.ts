@@ -1,6 +1,6 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { CleanupRunState } from '../../core/cleanup';
+import type { RunStateLookup } from '../../core/cleanup';
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { sweepExpiredStacks } from './logic';
@@ -15,7 +15,7 @@ const cfn = new CloudFormationClient({ maxAttempts: 8 });
 
 const store = new ResultsStore(new DynamoDBClient({ maxAttempts: 8 }), requireEnv('RESULTS_TABLE'));
 /** A run's state in the results table; a table that cannot be read leaves expiry alone to decide, as before. */
-const runStateOf = async (runId: string): Promise<CleanupRunState> => {
+const runStateOf: RunStateLookup = async (runId) => {
   try {
     return (await store.getRun(runId))?.run.status ?? 'not-recorded';
   } catch (error) {

@@ -1,5 +1,6 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { deleteStack, expiredStacks, type RunStateLookup } from '../shared/aws-cluster';
+import type { RunStateLookup } from '../../core/cleanup';
+import { deleteStack, expiredStacks } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { deleteGroups } from '../failure-handler/logic';
 
@@ -14,7 +15,8 @@ export interface RetriedStack {
 
 /**
  * Deletes this controller's stacks (and, with Azure, resource groups) whose expiry tag has passed, unless their run is
- * still RUNNING in the results table (`runStateOf`) while its execution may still be running (core/cleanup.ts). A stack left DELETE_FAILED (a resource CloudFormation could not delete) is deleted again, without
+ * still RUNNING in the results table (`runStateOf`) while its execution may still be running (core/cleanup.ts). A stack
+ * left DELETE_FAILED (a resource CloudFormation could not delete) is deleted again, without
  * RetainResources: retaining would orphan billed resources that no safety net looks for any more
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DeleteStack.html: RetainResources only for
  * DELETE_FAILED stacks). Those stacks are reported in the result, in a log line and as the DeleteFailedStacks metric
