@@ -22,12 +22,22 @@ export interface Moto {
 
 const MOTO_SERVER = join(__dirname, '../../.venv-tools/bin/moto_server');
 
-export async function startMoto(options: { executeStateMachines?: boolean } = {}): Promise<Moto> {
+export interface StartMotoOptions {
+  readonly executeStateMachines?: boolean;
+  /**
+   * Loads AWS's managed policies (PowerUserAccess, AWSLambdaBasicExecutionRole, ...) so that roles can attach them, as
+   * the twin's deployed roles do: moto's MOTO_IAM_LOAD_MANAGED_POLICIES (getmoto/moto docs/docs/iam.rst, off by default).
+   */
+  readonly managedPolicies?: boolean;
+}
+
+export async function startMoto(options: StartMotoOptions = {}): Promise<Moto> {
   if (!existsSync(MOTO_SERVER)) throw new Error(`${MOTO_SERVER} is missing: run bash scripts/setup.sh (it installs moto[server] into .venv-tools)`);
   const [port] = await freePorts(1);
   const endpoint = `http://127.0.0.1:${port}`;
   let output = '';
-  const child: ChildProcess = spawn(MOTO_SERVER, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const serverEnv = { ...process.env, ...(options.managedPolicies ? { MOTO_IAM_LOAD_MANAGED_POLICIES: 'true' } : {}) };
+  const child: ChildProcess = spawn(MOTO_SERVER, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv });
   child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,0 +1,407 @@
+/**
+ * The twin's AWS endpoint: every SDK client, CLI call and function of a twin run sends its requests here
+ * (AWS_ENDPOINT_URL). The gateway knows who signed each request (the access key of the SigV4 Authorization header or
+ * a presigned URL's X-Amz-Credential), asks IAM (iam-policy.ts) with that principal's policies as moto holds them
+ * (what CloudFormation deployed from the synthesized template), answers a denial as the service would, and forwards
+ * what is allowed to moto. It also runs what moto cannot: Lambda invocations (lambda-runtime.ts), Step Functions
+ * executions of Lambda tasks (step-functions.ts), STS sessions with tags, and CloudFormation's service-role checks
+ * (cloudformation-role.ts). Every decision is recorded in `decisions`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { evaluate, denialMessage, type AuthorizationRequest, type NamedPolicy, wildcardMatches } from './iam-policy';
+import { authorizationsFor, describeRequest, TWIN_ACCOUNT, type DescribedRequest, type RawRequest, type ResourceLookup } from './aws-requests';
+import { firstCreateFailure, type ClusterTemplate, type CreateFailure } from './cloudformation-role';
+import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
+import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
+import { LocalExecutions } from './step-functions';
+
+export interface Session {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken: string;
+  readonly roleArn: string;
+  /** arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION */
+  readonly principalArn: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface Decision {
+  readonly principal: string;
+  readonly action: string;
+  readonly resource: string;
+  readonly allowed: boolean;
+  readonly message?: string;
+}
+
+/** A stack whose creation the twin decided itself (the service role was refused): what DescribeStacks and DescribeStackEvents show. */
+interface StackOverlay {
+  readonly failure: CreateFailure;
+  readonly at: Date;
+}
+
+export interface GatewayOptions {
+  readonly moto: string;
+  readonly runtime: LambdaRuntime;
+  /** Code locations of the deployed functions, by function name (the stack's template says where each one's zip is). */
+  readonly functionCode: ReadonlyMap<string, { bucket: string; key: string }>;
+  /**
+   * The DefinitionSubstitutions of each state machine, resolved, by ARN: CloudFormation replaces `${key}` in the
+   * definition with them (AWS::StepFunctions::StateMachine, DefinitionSubstitutions); moto 5.2.5 stores the definition
+   * without replacing them.
+   */
+  readonly definitionSubstitutions: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly log?: (line: string) => void;
+}
+
+const roleNameOf = (roleArn: string) => roleArn.split('/').pop()!;
+
+/** The error code of a cluster CreateStack the twin cannot carry out yet (a twin limit, never a product failure). */
+export const TWIN_CANNOT_PROVISION = 'TwinCannotProvisionClusterStack';
+
+export class AwsGateway {
+  readonly decisions: Decision[] = [];
+  readonly executions: LocalExecutions;
+  private readonly sessions = new Map<string, Session>();
+  private readonly policies = new Map<string, Promise<NamedPolicy[]>>();
+  private readonly stackOverlays = new Map<string, StackOverlay>();
+  private readonly admin: MotoAdmin;
+  private server?: Server;
+  endpoint = '';
+
+  constructor(private readonly options: GatewayOptions) {
+    this.admin = new MotoAdmin(options.moto);
+    this.executions = new LocalExecutions({ onTask: (execution, state) => options.log?.(`[twin] ${execution}: ${state}`) });
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.endpoint;
+  }
+
+  async stop(): Promise<void> {
+    for (const arn of this.executions.executions.keys()) this.executions.stop(arn);
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server?.closeAllConnections();
+  }
+
+  /** Credentials for a role, as STS AssumeRole or the Lambda and EC2 credential providers hand them out. */
+  session(roleArn: string, sessionName: string, tags: Record<string, string> = {}): Session {
+    const accessKeyId = `ASIATWIN${randomBytes(6).toString('hex').toUpperCase()}`;
+    const session: Session = { accessKeyId, secretAccessKey: randomBytes(20).toString('hex'), sessionToken: randomBytes(24).toString('base64'), roleArn, principalArn: `arn:aws:sts::${TWIN_ACCOUNT}:assumed-role/${roleNameOf(roleArn)}/${sessionName}`, tags };
+    this.sessions.set(accessKeyId, session);
+    return session;
+  }
+
+  private rolePolicies(roleArn: string): Promise<NamedPolicy[]> {
+    const name = roleNameOf(roleArn);
+    let policies = this.policies.get(name);
+    if (!policies) {
+      policies = this.admin.rolePolicies(name);
+      this.policies.set(name, policies);
+    }
+    return policies;
+  }
+
+  /** Forgets cached policies (after a test changes a role in moto). */
+  forgetPolicies(): void {
+    this.policies.clear();
+  }
+
+  private async authorize(session: Session, request: AuthorizationRequest): Promise<{ allowed: boolean; reason?: string; message?: string }> {
+    const context = { ...Object.fromEntries(Object.entries(session.tags).map(([key, value]) => [`aws:PrincipalTag/${key}`, value])), 'aws:PrincipalArn': session.roleArn, ...(request.context ?? {}) };
+    const decision = evaluate(await this.rolePolicies(session.roleArn), { ...request, context });
+    const message = decision.allowed ? undefined : denialMessage(session.principalArn, request, decision);
+    this.decisions.push({ principal: session.principalArn, action: request.action, resource: request.resource, allowed: decision.allowed, ...(message ? { message } : {}) });
+    if (!decision.allowed) this.options.log?.(`[twin] DENIED ${message}`);
+    return decision.allowed ? { allowed: true } : { allowed: false, reason: decision.reason, message: message! };
+  }
+
+  private readonly lookup: ResourceLookup = {
+    instanceTags: async (instanceId) => {
+      const xml = await this.admin.query('ec2', 'DescribeInstances', { 'InstanceId.1': instanceId }, '2016-11-15');
+      const tagSet = /<tagSet>([\s\S]*?)<\/tagSet>/.exec(xml)?.[1] ?? '';
+      const keys = xmlValues(tagSet, 'key');
+      const values = xmlValues(tagSet, 'value');
+      return Object.fromEntries(keys.map((key, index) => [key, values[index] ?? '']));
+    },
+    secret: async (secretId) => {
+      try {
+        const described = await this.admin.json<{ ARN: string; Tags?: { Key: string; Value: string }[] }>('secretsmanager', 'secretsmanager.DescribeSecret', { SecretId: secretId });
+        return { arn: described.ARN, tags: Object.fromEntries((described.Tags ?? []).map((tag) => [tag.Key, tag.Value])) };
+      } catch {
+        return undefined;
+      }
+    },
+    stack: async (stackName) => {
+      try {
+        const xml = await this.admin.query('cloudformation', 'DescribeStacks', { StackName: stackName }, '2010-05-15');
+        const arn = xmlValues(xml, 'StackId')[0];
+        const roleArn = xmlValues(xml, 'RoleARN')[0];
+        return arn ? { arn, ...(roleArn ? { roleArn } : {}) } : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://twin');
+    const raw: RawRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) };
+    try {
+      const described = describeRequest(raw);
+      if (!described || described.accessKeyId === ADMIN_ACCESS_KEY) return await this.admitted(described, raw, res, undefined);
+      const session = this.sessions.get(described.accessKeyId ?? '');
+      if (!session) return this.refuse(res, described, 'InvalidClientTokenId', `The security token included in the request is invalid (access key ${described.accessKeyId ?? 'none'})`, 403);
+      for (const needed of await authorizationsFor(described, raw, this.lookup)) {
+        const decision = await this.authorize(session, needed);
+        if (!decision.allowed) return this.refuse(res, described, 'AccessDenied', decision.message!, 403);
+      }
+      await this.admitted(described, raw, res, session);
+    } catch (error) {
+      this.options.log?.(`[twin] gateway error: ${(error as Error).stack ?? String(error)}`);
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`twin gateway: ${(error as Error).message}`);
+    }
+  }
+
+  /** An allowed request: what the twin runs itself, or moto's answer (patched where the twin decided the state). */
+  private async admitted(described: DescribedRequest | undefined, raw: RawRequest, res: ServerResponse, session: Session | undefined): Promise<void> {
+    if (described?.service === 'lambda' && described.operation === 'Invoke') return this.invokeFunction(described, raw, res);
+    if (described?.service === 'sts' && described.operation === 'AssumeRole' && session) return this.assumeRole(described, res, session);
+    if (described?.service === 'sts' && described.operation === 'GetCallerIdentity' && session) {
+      return this.xml(res, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>${session.principalArn}</Arn><UserId>AROATWIN:${session.principalArn.split('/').pop()}</UserId><Account>${TWIN_ACCOUNT}</Account></GetCallerIdentityResult></GetCallerIdentityResponse>`);
+    }
+    if (described?.service === 'cloudformation' && described.operation === 'CreateStack' && typeof described.params['RoleARN'] === 'string') {
+      const failure = await this.serviceRoleFailure(described);
+      if (failure) {
+        this.stackOverlays.set(String(described.params['StackName']), { failure, at: new Date() });
+        this.options.log?.(`[twin] stack ${String(described.params['StackName'])}: ${failure.logicalId} CREATE_FAILED: ${failure.reason}`);
+        // Nothing of the template is created: moto gets an empty stack of the same name, tags and role.
+        const params = { ...described.params, TemplateBody: JSON.stringify({ Resources: { RolledBack: { Type: 'AWS::CloudFormation::WaitConditionHandle' } } }) } as Record<string, string>;
+        delete params['TemplateURL'];
+        return this.forward({ ...raw, body: Buffer.from(new URLSearchParams(params).toString()) }, res);
+      }
+      // The service role may create every resource. What would follow (the resources themselves, the Auto Scaling
+      // group's instances booting their user data) is not built yet: moto's CloudFormation has no
+      // AWS::SecretsManager::Secret and starts no instance. Refused by name, so that no run passes the twin on a
+      // cluster that was never made.
+      return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} may create every resource of ${String(described.params['StackName'])}, but does not provision cluster stacks yet (simulated VMs for its instances)`, 400);
+    }
+    if (described?.service === 'states') {
+      const handled = await this.stepFunctions(described, raw, res);
+      if (handled) return;
+    }
+    if (described?.service === 'cloudformation' && ['DescribeStacks', 'DescribeStackEvents'].includes(described.operation)) {
+      const overlay = this.stackOverlays.get(String(described.params['StackName'] ?? ''));
+      if (overlay) return this.overlayStack(described, raw, res, overlay);
+    }
+    return this.forward(raw, res);
+  }
+
+  private async serviceRoleFailure(described: DescribedRequest): Promise<CreateFailure | undefined> {
+    const roleArn = String(described.params['RoleARN']);
+    const stackName = String(described.params['StackName']);
+    const url = described.params['TemplateURL'] as string | undefined;
+    const body = url ? await this.s3Object(url) : String(described.params['TemplateBody']);
+    const template = JSON.parse(body) as ClusterTemplate;
+    const policies = await this.rolePolicies(roleArn);
+    const principal = `arn:aws:sts::${TWIN_ACCOUNT}:assumed-role/${roleNameOf(roleArn)}/AWSCloudFormation`;
+    return firstCreateFailure(template, stackName, roleArn, (request) => {
+      const decision = evaluate(policies, request);
+      this.decisions.push({ principal, action: request.action, resource: request.resource, allowed: decision.allowed });
+      return decision.allowed ? { allowed: true } : { allowed: false, reason: decision.reason };
+    });
+  }
+
+  /** An object of the twin's S3 by https URL (https://bucket.s3.region.amazonaws.com/key, or path style). */
+  async s3Object(url: string): Promise<string> {
+    const parsed = new URL(url);
+    const virtual = /^([^.]+)\.s3[.-]/.exec(parsed.hostname);
+    const path = virtual ? `/${virtual[1]}${parsed.pathname}` : parsed.pathname;
+    const response = await fetch(`${this.options.moto}${path}`, { headers: { authorization: `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0` } });
+    if (!response.ok) throw new Error(`the twin's S3 has no ${url} (${response.status})`);
+    return response.text();
+  }
+
+  private overlayStack(described: DescribedRequest, raw: RawRequest, res: ServerResponse, overlay: StackOverlay): Promise<void> | void {
+    const name = String(described.params['StackName']);
+    if (described.operation === 'DescribeStacks') {
+      return this.forward(raw, res, (xml) =>
+        xml.replace(/<StackStatus>[^<]*<\/StackStatus>/, `<StackStatus>ROLLBACK_COMPLETE</StackStatus><StackStatusReason>The following resource(s) failed to create: [${overlay.failure.logicalId}]. Rollback requested by user.</StackStatusReason>`),
+      );
+    }
+    const event = (status: string, logicalId: string, type: string, reason?: string) =>
+      `<member><StackName>${escapeXml(name)}</StackName><EventId>${randomUUID()}</EventId><LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}</ResourceType><ResourceStatus>${status}</ResourceStatus>${reason ? `<ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason>` : ''}<Timestamp>${overlay.at.toISOString()}</Timestamp></member>`;
+    // Newest first, as DescribeStackEvents answers.
+    const events = [event('ROLLBACK_COMPLETE', name, 'AWS::CloudFormation::Stack'), event('CREATE_FAILED', overlay.failure.logicalId, overlay.failure.type, overlay.failure.reason), event('CREATE_IN_PROGRESS', name, 'AWS::CloudFormation::Stack', 'User Initiated')];
+    return this.xml(res, `<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents></DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></DescribeStackEventsResponse>`);
+  }
+
+  private async functionConfiguration(name: string): Promise<FunctionConfiguration> {
+    const functionName = name.startsWith('arn:') ? name.split(':')[6]! : name;
+    const response = await fetch(`${this.options.moto}/2015-03-31/functions/${encodeURIComponent(functionName)}`, { headers: { authorization: `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0` } });
+    if (!response.ok) throw new Error(`Function not found: ${name}`);
+    const { Configuration: c } = (await response.json()) as { Configuration: { FunctionName: string; FunctionArn: string; Handler: string; Timeout: number; MemorySize: number; Role: string; Environment?: { Variables?: Record<string, string> }; VpcConfig?: { SubnetIds?: string[]; SecurityGroupIds?: string[] } } };
+    const code = this.options.functionCode.get(c.FunctionName);
+    if (!code) throw new Error(`the twin does not know where the code of ${c.FunctionName} is`);
+    return { functionName: c.FunctionName, functionArn: c.FunctionArn, handler: c.Handler, timeoutSeconds: c.Timeout, memoryMb: c.MemorySize, roleArn: c.Role, environment: c.Environment?.Variables ?? {}, subnetIds: c.VpcConfig?.SubnetIds ?? [], securityGroupIds: c.VpcConfig?.SecurityGroupIds ?? [], code };
+  }
+
+  /** Runs a function as Lambda would and answers as Invoke does (errors: 200 with X-Amz-Function-Error, Lambda API reference, Invoke). */
+  async runFunction(name: string, event: unknown): Promise<{ ok: true; payload: unknown } | { ok: false; errorType: string; errorMessage: string }> {
+    const config = await this.functionConfiguration(name);
+    const session = this.session(config.roleArn, config.functionName);
+    const invocation = await this.options.runtime.invoke(config, event, session, this.endpoint);
+    const tail = invocation.logs.trim().split('\n').slice(-15).join('\n');
+    if (!invocation.result.ok) this.options.log?.(`[twin] ${config.functionName} failed: ${invocation.result.errorType}: ${invocation.result.errorMessage}${tail ? `\n${tail}` : ''}`);
+    return invocation.result;
+  }
+
+  private async invokeFunction(described: DescribedRequest, raw: RawRequest, res: ServerResponse): Promise<void> {
+    const event = raw.body.length > 0 ? (JSON.parse(raw.body.toString('utf8')) as unknown) : {};
+    const result = await this.runFunction(String(described.params['FunctionName']), event);
+    if (result.ok) return void res.writeHead(200, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST' }).end(JSON.stringify(result.payload));
+    res.writeHead(200, { 'content-type': 'application/json', 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': '$LATEST' }).end(JSON.stringify({ errorType: result.errorType, errorMessage: result.errorMessage, trace: [] }));
+  }
+
+  private assumeRole(described: DescribedRequest, res: ServerResponse, caller: Session): Promise<void> | void {
+    const roleArn = String(described.params['RoleArn']);
+    const tags = Object.fromEntries(
+      Object.keys(described.params)
+        .filter((key) => /^Tags\.member\.\d+\.Key$/.test(key))
+        .map((key) => [String(described.params[key]), String(described.params[key.replace(/Key$/, 'Value')])]),
+    );
+    return this.admin.roleTrustPolicy(roleNameOf(roleArn)).then((trust) => {
+      // The role's trust policy must name the caller (IAM User Guide, "Granting a user permissions to switch roles":
+      // both the caller's policy and the role's trust policy must allow it).
+      const trusted = ([] as { Effect: string; Principal?: { AWS?: string | string[] }; Action?: string | string[]; Condition?: never }[])
+        .concat((trust as unknown as { Statement: never }).Statement)
+        .some((statement) => statement.Effect === 'Allow' && ([] as string[]).concat(statement.Principal?.AWS ?? []).some((principal) => principal === caller.roleArn || wildcardMatches(principal, caller.roleArn)));
+      if (!trusted) return this.refuse(res, described, 'AccessDenied', `User: ${caller.principalArn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn} because the role's trust policy does not name it`, 403);
+      const session = this.session(roleArn, String(described.params['RoleSessionName'] ?? 'twin'), tags);
+      const expiration = new Date(Date.now() + Number(described.params['DurationSeconds'] ?? 3600) * 1000).toISOString();
+      return this.xml(
+        res,
+        `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${session.accessKeyId}</AccessKeyId><SecretAccessKey>${session.secretAccessKey}</SecretAccessKey><SessionToken>${escapeXml(session.sessionToken)}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${session.principalArn}</Arn><AssumedRoleId>AROATWIN:${escapeXml(String(described.params['RoleSessionName']))}</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+      );
+    });
+  }
+
+  /** StartExecution runs the execution here; Describe/List/Stop answer from it. Returns false for what moto answers alone. */
+  private async stepFunctions(described: DescribedRequest, raw: RawRequest, res: ServerResponse): Promise<boolean> {
+    const { operation, params } = described;
+    if (operation === 'StartExecution') {
+      const answer = await this.forwardJson(raw);
+      if (answer.status !== 200) return this.sendJson(res, answer.status, answer.body), true;
+      const executionArn = String((answer.body as { executionArn: string }).executionArn);
+      const machine = await this.admin.json<{ definition: string; roleArn: string }>('states', 'AWSStepFunctions.DescribeStateMachine', { stateMachineArn: params['stateMachineArn'] });
+      const roleSession = this.session(machine.roleArn, `twin-${executionArn.split(':').pop()}`);
+      const substitutions = this.options.definitionSubstitutions.get(String(params['stateMachineArn'])) ?? {};
+      const definition = machine.definition.replace(/\$\{([A-Za-z0-9_]+)\}/g, (match, key: string) => substitutions[key] ?? match);
+      this.executions.start(executionArn, String(params['stateMachineArn']), definition, String(params['input'] ?? '{}'), async (functionArn, payload) => {
+        const decision = await this.authorize(roleSession, { action: 'lambda:InvokeFunction', resource: functionArn });
+        if (!decision.allowed) return { ok: false, errorType: 'Lambda.AWSLambdaException', errorMessage: decision.message! };
+        return this.runFunction(functionArn, payload);
+      });
+      this.sendJson(res, 200, answer.body);
+      return true;
+    }
+    if (operation === 'DescribeExecution') {
+      const record = this.executions.executions.get(String(params['executionArn']));
+      if (!record) return false;
+      const answer = await this.forwardJson(raw);
+      const body = answer.body as Record<string, unknown>;
+      this.sendJson(res, answer.status, answer.status !== 200 ? body : { ...body, status: record.status, ...(record.stopDate ? { stopDate: record.stopDate.getTime() / 1000 } : {}), ...(record.output ? { output: record.output } : {}), ...(record.error ? { error: record.error } : {}), ...(record.cause ? { cause: record.cause } : {}) });
+      return true;
+    }
+    if (operation === 'ListExecutions') {
+      const answer = await this.forwardJson(raw);
+      const body = answer.body as { executions?: { executionArn: string; status: string }[] };
+      for (const execution of body.executions ?? []) {
+        const record = this.executions.executions.get(execution.executionArn);
+        if (record) execution.status = record.status;
+      }
+      this.sendJson(res, answer.status, body);
+      return true;
+    }
+    if (operation === 'StopExecution') {
+      this.executions.stop(String(params['executionArn']));
+      return false;
+    }
+    return false;
+  }
+
+  private forwardJson(raw: RawRequest): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const upstream = httpRequest(`${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`, { method: raw.method, headers: { ...raw.headers, 'content-length': String(raw.body.length) } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: response.statusCode ?? 500, body: text ? (JSON.parse(text) as unknown) : {} });
+        });
+      });
+      upstream.on('error', reject);
+      upstream.end(raw.body);
+    });
+  }
+
+  private sendJson(res: ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
+  }
+
+  private xml(res: ServerResponse, body: string): void {
+    res.writeHead(200, { 'content-type': 'text/xml' }).end(body);
+  }
+
+  /** Sends the request to moto and its answer back (through `patch` for a text answer the twin amends). */
+  private forward(raw: RawRequest, res: ServerResponse, patch?: (text: string) => string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const headers = { ...raw.headers, 'content-length': String(raw.body.length) };
+      const upstream = httpRequest(`${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`, { method: raw.method, headers }, (response) => {
+        if (!patch) {
+          res.writeHead(response.statusCode ?? 500, response.headers);
+          response.pipe(res);
+          response.on('end', () => resolve());
+          return;
+        }
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = patch(Buffer.concat(chunks).toString('utf8'));
+          const { 'content-length': _length, ...rest } = response.headers;
+          res.writeHead(response.statusCode ?? 500, { ...rest, 'content-length': Buffer.byteLength(text) }).end(text);
+          resolve();
+        });
+      });
+      upstream.on('error', reject);
+      upstream.end(raw.body);
+    });
+  }
+
+  /** A refusal in the service's own error shape (JSON protocols: __type; query: ErrorResponse; EC2: Response/Errors; S3: Error). */
+  private refuse(res: ServerResponse, described: DescribedRequest, code: string, message: string, status: number): void {
+    const requestId = randomUUID();
+    switch (described.protocol) {
+      case 'json':
+      case 'rest-json': {
+        const type = code === 'AccessDenied' ? 'AccessDeniedException' : code;
+        res.writeHead(status === 403 && described.protocol === 'json' ? 400 : status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': type, 'x-amzn-requestid': requestId }).end(JSON.stringify({ __type: type, message, Message: message }));
+        return;
+      }
+      case 'ec2':
+        res.writeHead(status, { 'content-type': 'text/xml' }).end(`<Response><Errors><Error><Code>${code === 'AccessDenied' ? 'UnauthorizedOperation' : code}</Code><Message>${escapeXml(message)}</Message></Error></Errors><RequestID>${requestId}</RequestID></Response>`);
+        return;
+      case 'rest-xml':
+        res.writeHead(status, { 'content-type': 'application/xml' }).end(`<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message><RequestId>${requestId}</RequestId></Error>`);
+        return;
+      default:
+        res.writeHead(status, { 'content-type': 'text/xml' }).end(`<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * npm run twin -- --target aws [--cdk-out DIR] [--plan FILE]
+ *
+ * Deploys a cloud assembly into the twin (default: examples/controller synthesized now) and runs
+ * `rmqbench run <plan> --target aws`, unchanged, against it, printing the twin's stages and the CLI's own output.
+ * Exit code: the CLI's.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startAwsTwin } from './aws-twin';
+
+const ROOT = resolve(__dirname, '../..');
+
+/** The acceptance plan: 3 RabbitMQ nodes through the load balancer, two workloads of one repetition, one killing the leader. */
+export const TWIN_PLAN_YAML = `name: twin
+repetitions: 1
+pauseSecondsBetweenRepetitions: 0
+clusters:
+  - { name: three, nodes: 3, instanceType: m5.xlarge, topology: { type: quorum } }
+workloads:
+  - { name: steady, producers: 1, consumers: 1, durationSeconds: 20, publishRateLimit: 200 }
+  - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
+`;
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index > 0 ? process.argv[index + 1] : undefined;
+}
+
+function synthesizeController(): string {
+  const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cdkout-'));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { buildControllerApp } = require(join(ROOT, 'dist/examples/controller/controller-app.js')) as typeof import('../../examples/controller/controller-app');
+  buildControllerApp({ outdir }).synth();
+  return outdir;
+}
+
+async function main(): Promise<number> {
+  const target = argument('--target') ?? 'aws';
+  if (target !== 'aws') {
+    console.error(`twin: --target ${target} is not built yet (only aws)`);
+    return 2;
+  }
+  const given = argument('--cdk-out');
+  console.error(given ? `[twin] using the cloud assembly ${given}` : '[twin] synthesizing examples/controller');
+  const cdkOut = given ?? synthesizeController();
+  let planFile = argument('--plan');
+  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-plan-'));
+  if (!planFile) {
+    planFile = join(scratch, 'twin.yaml');
+    writeFileSync(planFile, TWIN_PLAN_YAML);
+  }
+  const twin = await startAwsTwin({ cdkOut, log: (line) => console.error(line) });
+  try {
+    console.error(`[twin] ${twin.stackName} deployed; running rmqbench run ${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`);
+    const child = spawn(process.execPath, [join(ROOT, 'dist/bin/rmqbench.js'), 'run', planFile, '--target', 'aws', ...process.argv.slice(2).filter((_a, i, all) => !['--target', '--cdk-out', '--plan'].includes(all[i]!) && !['--target', '--cdk-out', '--plan'].includes(all[i - 1]!))], {
+      env: { ...process.env, ...twin.env },
+      stdio: 'inherit',
+    });
+    const code = await new Promise<number>((resolveCode) => child.once('exit', (exitCode) => resolveCode(exitCode ?? 1)));
+    const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
+    console.error(`[twin] ${twin.gateway.decisions.length} IAM decisions, ${denied.length} denied`);
+    for (const decision of denied) console.error(`[twin]   denied: ${decision.principal} ${decision.action} ${decision.resource}`);
+    return code;
+  } finally {
+    await twin.stop();
+    rmSync(scratch, { recursive: true, force: true });
+    if (!given) rmSync(cdkOut, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (error: Error) => {
+      console.error(`twin: ${error.message}`);
+      process.exit(1);
+    },
+  );
+}
