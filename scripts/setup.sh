@@ -20,6 +20,9 @@ command -v mkfs.xfs >/dev/null || need_apt+=(xfsprogs)
 command -v aws >/dev/null || need_apt+=(awscli)
 # nft: the partition fault's firewall rules, run on simulated nodes (test/simulated-vm/aws-node.integration.test.ts).
 [ -x /usr/sbin/nft ] || need_apt+=(nftables)
+# The cloud twin (test/twin) publishes zip assets as cdk-assets does and unpacks a function's bundle as Lambda does.
+command -v zip >/dev/null || need_apt+=(zip)
+command -v unzip >/dev/null || need_apt+=(unzip)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -36,6 +39,9 @@ if [ ! -x .venv-tools/bin/cfn-lint ] || [ ! -x .venv-tools/bin/checkov ] || [ ! 
   python3 -m venv .venv-tools
   .venv-tools/bin/pip install -q --disable-pip-version-check cfn-lint checkov awscli==1.46.3
 fi
+# A folder with the pinned AWS CLI alone, for the PATH of simulated VMs (test/simulated-vm/harness.ts awsCliDirectory):
+# .venv-tools/bin would also put the venv's python first.
+mkdir -p .venv-tools/cli && ln -sfn ../bin/aws .venv-tools/cli/aws
 
 # moto in server mode: the AWS emulator the cloud CLI tests (test/cloud/) start and stop; pinned (PyPI moto 5.2.5),
 # its [server] extra brings Flask. It adds packages to .venv-tools without changing the lint tools' pins.

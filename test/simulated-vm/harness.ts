@@ -17,8 +17,14 @@ import { dirname, join } from 'node:path';
 const HERE = __dirname;
 /** Paths a VM gets its own copy of (host directory that stays untouched → per-VM directory). */
 const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system', '/var/lib/cloud'];
-/** The AWS CLI of this machine, for boot scripts' CloudWatch Logs and CloudFormation calls (the AMI ships CLI v2; the calls used have the same syntax in v1). */
+/**
+ * The AWS CLI for boot scripts' CloudWatch Logs and CloudFormation calls (the AMI ships CLI v2; the calls used have the
+ * same syntax in v1): the one scripts/setup.sh pins in .venv-tools first (.venv-tools/cli holds it alone), so that a machine's own CLI (e.g. a pyenv one
+ * with a mismatched botocore) is never what a test runs (issue 23); the machine's only when setup has not run.
+ */
 export function awsCliDirectory(): string {
+  const pinned = join(HERE, '../../.venv-tools/cli');
+  if (existsSync(join(pinned, 'aws'))) return pinned;
   for (const probe of ['pyenv which aws', 'command -v aws']) {
     try {
       return dirname(execFileSync('bash', ['-c', probe], { encoding: 'utf8' }).trim());
