@@ -2,6 +2,7 @@ import { Aws, CfnOutput, Duration, Fn, Stack, Token, Validations } from 'aws-cdk
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -455,17 +456,26 @@ export class RabbitMqCluster extends Construct {
       statistic: cloudwatch.Stats.AVERAGE,
       period: Duration.minutes(5),
     });
-    this.autoScalingGroup.scaleOnMetric('CpuScaling', {
-      metric: cpu,
-      adjustmentType: autoscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-      scalingSteps: [
-        { upper: scaleInCpuPercent, change: -1 },
-        { lower: scaleOutCpuPercent, change: +1 },
-      ],
-      evaluationPeriods: 2,
-      // A new node needs minutes to install, join and take queue replicas before its CPU means anything.
-      estimatedInstanceWarmup: Duration.minutes(10),
-    });
+    // The two step-scaling policies and alarms `scaleOnMetric` would make (the same construct ids, so the same
+    // template), built here because StepScalingPolicy always hands its actions a `cooldown` key, deprecated for step
+    // scaling ("cooldown is not valid with step scaling action"), and aws-cdk-lib then warns on every synthesis.
+    const scaling = new Construct(this.autoScalingGroup, 'CpuScaling');
+    const stepAction = (id: string, adjustment: autoscaling.AdjustmentTier) => {
+      const action = new autoscaling.StepScalingAction(scaling, id, {
+        autoScalingGroup: this.autoScalingGroup,
+        adjustmentType: autoscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+        metricAggregationType: autoscaling.MetricAggregationType.AVERAGE,
+        // A new node needs minutes to install, join and take queue replicas before its CPU means anything.
+        estimatedInstanceWarmup: Duration.minutes(10),
+      });
+      action.addAdjustment(adjustment);
+      return action;
+    };
+    const alarm = (id: string, description: string, threshold: number, comparisonOperator: cloudwatch.ComparisonOperator, action: autoscaling.StepScalingAction) =>
+      new cloudwatch.Alarm(scaling, id, { metric: cpu, alarmDescription: description, comparisonOperator, evaluationPeriods: 2, threshold }).addAlarmAction(new cloudwatchActions.AutoScalingAction(action));
+    // At or below scale-in CPU for two periods: one node fewer; at or above scale-out CPU: one more.
+    alarm('LowerAlarm', 'Lower threshold scaling alarm', scaleInCpuPercent, cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD, stepAction('LowerPolicy', { adjustment: -1, upperBound: 0 }));
+    alarm('UpperAlarm', 'Upper threshold scaling alarm', scaleOutCpuPercent, cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, stepAction('UpperPolicy', { adjustment: 1, lowerBound: 0 }));
   }
 
   private createVpc(): ec2.IVpc {
