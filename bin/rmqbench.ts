@@ -31,6 +31,7 @@ import { formatPrune, parsePruneSelection } from './prune-command';
 import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
+import { commandHelp, COMMAND_NAMES, KNOWN_OPTIONS, OPTIONS, suggestion } from './command-help';
 import { isChartId, metricsOfRun, REPORT_FORMATS, reportCommand, reportOverRuns, ReportError, thesisChapter7Report, type ReportFormat } from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
@@ -118,47 +119,27 @@ interface GlobalOptions {
   readonly fix: boolean;
 }
 
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        json: { type: 'boolean', default: false },
-        'dynamodb-endpoint': { type: 'string' },
-        table: { type: 'string' },
-        target: { type: 'string' },
-        fix: { type: 'boolean', default: false },
-        'fail-at': { type: 'string' },
-        'run-id': { type: 'string' },
-        region: { type: 'string' },
-        'max-cost': { type: 'string' },
-        topology: { type: 'string', default: 'quorum' },
-        nodes: { type: 'string', default: '3' },
-        'rabbitmq-version': { type: 'string', default: '3.13.7' },
-        'mirror-to': { type: 'string' },
-        'replication-factor': { type: 'string' },
-        format: { type: 'string', default: 'markdown' },
-        out: { type: 'string' },
-        chart: { type: 'string' },
-        'thesis-ch7': { type: 'boolean', default: false },
-        keep: { type: 'string' },
-        'older-than': { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        stack: { type: 'string' },
-        'state-machine-arn': { type: 'string' },
-        detach: { type: 'boolean', default: false },
-        store: { type: 'string' },
-        'poll-seconds': { type: 'string' },
-        subscription: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
+      options: OPTIONS,
     });
   } catch (error) {
-    throw new CliError(`${(error as Error).message} (see rmqbench --help)`, 2);
+    throw new CliError(`${unknownOptionHint((error as Error).message, argv)} (see rmqbench --help)`, 2);
   }
   const [command, ...rest] = parsed.positionals;
+  if (command && !COMMAND_NAMES.includes(command)) {
+    const closest = suggestion(command, COMMAND_NAMES);
+    throw new CliError(`unknown command "${command}"${closest ? `; did you mean "${closest}"?` : ''} (see rmqbench --help)`, 2);
+  }
+  if (parsed.values.help && command) {
+    console.log(commandHelp(command));
+    return 0;
+  }
   if (parsed.values.help || !command) {
     console.log(USAGE);
     return command || parsed.values.help ? 0 : 2;
@@ -378,6 +359,14 @@ async function main(argv: string[]): Promise<number> {
     default:
       throw new CliError(`unknown command "${command}" (see rmqbench --help)`, 2);
   }
+}
+
+/** parseArgs' "Unknown option '--tagret'. To specify a positional…" as one line naming the closest known option. */
+function unknownOptionHint(message: string, argv: readonly string[]): string {
+  const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
+  if (!unknown) return message;
+  const closest = argv.includes(unknown) ? suggestion(unknown.replace(/^-+/, ''), KNOWN_OPTIONS) : undefined;
+  return `unknown option ${unknown}${closest ? `; did you mean --${closest}?` : ''}`;
 }
 
 /**
