@@ -14,7 +14,7 @@ import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type M
  * API does not return the VM's total, so `memoryBytes` (used) = the VM size's memory (core/azure-vm-sizes.ts) −
  * available, given per response as `memoryTotalBytes`; without it the response's memory is not mapped. The size tables'
  * memory is more than the guest's MemTotal (firmware and kernel reservations), so this reads higher than the guest's own
- * MemTotal − MemAvailable by that constant difference (README, "Host metrics on AWS and Azure").
+ * MemTotal − MemAvailable by that constant difference (docs/metrics.md, "Host metrics on AWS and Azure").
  */
 
 /** Microsoft.Insights/metrics API version (azure-rest-api-specs specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json). */

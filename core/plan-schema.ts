@@ -137,7 +137,7 @@ export const faultSchema = z.strictObject({
 export const workloadSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
   ...workloadFieldsShape,
-  /** A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see README "Fault scenarios"). */
+  /** A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see docs/faults.md). */
   fault: faultSchema.optional(),
 });
 

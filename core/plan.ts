@@ -97,7 +97,7 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
       const suggestion = suggestField(key, known);
       return {
         path: path ? `${path}.${key}` : key,
-        message: `unknown field (${suggestion === undefined ? 'check its spelling against the plan reference in the README' : `did you mean "${suggestion}"?`})`,
+        message: `unknown field (${suggestion === undefined ? 'check its spelling against the plan reference, docs/plans.md' : `did you mean "${suggestion}"?`})`,
       };
     });
   }

@@ -77,7 +77,7 @@ describe('plan parsing', () => {
     ]);
     // Nothing near: the pointer to the plan reference, no guess.
     expect(issuesOf(minimal.replace('durationSeconds: 10', 'durationSeconds: 10\n    colour: blue'))).toEqual([
-      expect.objectContaining({ path: 'workloads[0].colour', message: 'unknown field (check its spelling against the plan reference in the README)' }),
+      expect.objectContaining({ path: 'workloads[0].colour', message: 'unknown field (check its spelling against the plan reference, docs/plans.md)' }),
     ]);
   });
 

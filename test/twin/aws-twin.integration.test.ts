@@ -12,7 +12,7 @@ jest.setTimeout(300_000);
 type Template = { Resources: Record<string, { Type: string; Properties: { PolicyDocument: { Statement: { Action: string | string[] }[] } } }> };
 
 /**
- * The twin's stage 1 (the AWS control plane, README "The cloud twin"): the example controller app synthesized, deployed
+ * The twin's stage 1 (the AWS control plane, docs/verification.md "The cloud twin"): the example controller app synthesized, deployed
  * into moto behind the IAM-enforcing gateway, and `rmqbench run --target aws` run against it unchanged. A change to one
  * permission in the synthesized assembly makes the run fail where AWS would fail it, naming the permission.
  */
