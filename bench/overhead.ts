@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parsePlanText } from '../core/plan';
+import { parsePlanText } from '../core/plan/plan';
 
 const planPath = join(__dirname, '..', '..', 'plans', 'quickstart.yaml');
 const plan = parsePlanText(readFileSync(planPath, 'utf8'), planPath);

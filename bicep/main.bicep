@@ -1,5 +1,5 @@
 metadata name = 'rmqbench Azure cluster'
-metadata description = 'A highly available RabbitMQ cluster on a Flexible VM Scale Set behind a Standard load balancer, and a PerfTest load generator. Broker configuration comes from core/broker-config.ts.'
+metadata description = 'A highly available RabbitMQ cluster on a Flexible VM Scale Set behind a Standard load balancer, and a PerfTest load generator. Broker configuration comes from core/broker/broker-config.ts.'
 
 targetScope = 'resourceGroup'
 
@@ -141,7 +141,7 @@ var keyVaultName = 'kv${uniqueString(resourceGroup().id, namePrefix)}'
 // (https://learn.microsoft.com/azure/role-based-access-control/built-in-roles/compute#virtual-machine-contributor).
 var virtualMachineContributorRoleId = '9980e02c-c2be-4d73-94e8-173b1dc7cf3c'
 
-// World-open source prefixes are refused here as in core/source-prefixes.ts (the controller's check); test/bicep keeps the two in step.
+// World-open source prefixes are refused here as in core/cloud/source-prefixes.ts (the controller's check); test/bicep keeps the two in step.
 // fail() stops the deployment with this message; it may only stand in a short-circuiting expression (?:, ??):
 // https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control
 // `*`, `Internet`, `Any` admit everyone; AzureCloud[.<region>] admits every Azure customer's VMs:

@@ -1,6 +1,6 @@
-import { azureBrokerEnvironment, azureBrokerParameters } from '../core/azure-cloud-init';
-import { formatPath } from '../core/plan';
-import { queueTopologySchema } from '../core/plan-schema';
+import { azureBrokerEnvironment, azureBrokerParameters } from '../core/cloud/azure-cloud-init';
+import { formatPath } from '../core/plan/plan';
+import { queueTopologySchema } from '../core/plan/plan-schema';
 
 export interface BrokerConfigOptions {
   readonly target: string;

@@ -1,5 +1,5 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { decideCleanup, type CleanupCandidate, type CleanupDecision, type CleanupRunState } from '../core/cleanup';
+import { decideCleanup, type CleanupCandidate, type CleanupDecision, type CleanupRunState } from '../core/cloud/cleanup';
 import { controllerStacks, deleteStack, stackCandidate } from '../lambdas/shared/aws-cluster';
 import type { AzureClients } from '../lambdas/shared/azure-cluster';
 import type { ResultsStore } from '../store/results-store';

@@ -1,5 +1,5 @@
-import type { PriceCatalog } from '../core/cost-catalog';
-import type { Plan } from '../core/plan';
+import type { PriceCatalog } from '../core/cost/cost-catalog';
+import type { Plan } from '../core/plan/plan';
 import { newRunId } from '../local/run-plan';
 import { awsClients, cloudStore, ControllerLookupError, resolveController, type ControllerSelection } from './cloud-controller';
 import { askOnTerminal, checkBudget, findExecution, followCloudRun, startCloudRun, type CloudCommandResult } from './cloud-run-command';

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK } from '../core/controller-outputs';
+import { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK } from '../core/cloud/controller-outputs';
 import { ResultsStore } from '../store/results-store';
 
 /** What the CLI needs of a deployed BenchmarkController. */

@@ -1,6 +1,6 @@
 import { DescribeExecutionCommand, type ExecutionStatus, type SFNClient } from '@aws-sdk/client-sfn';
-import type { StoredRepetition } from '../core/result-items';
-import type { RepetitionRecord } from '../core/result-model';
+import type { StoredRepetition } from '../core/results/result-items';
+import type { RepetitionRecord } from '../core/results/result-model';
 import type { RunEvent } from '../local/run-events';
 import type { ScheduledRepetition, WorkflowSchedule } from '../state-machines/schedule';
 import type { ResultsStore, StoredRun } from '../store/results-store';

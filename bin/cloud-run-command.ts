@@ -1,9 +1,9 @@
 import { createInterface } from 'node:readline/promises';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DescribeExecutionCommand, ListExecutionsCommand, StartExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
-import type { PriceCatalog } from '../core/cost-catalog';
-import type { Plan } from '../core/plan';
-import { aggregateRun, renderMarkdownReport } from '../core/report';
+import type { PriceCatalog } from '../core/cost/cost-catalog';
+import type { Plan } from '../core/plan/plan';
+import { aggregateRun, renderMarkdownReport } from '../core/report/report';
 import { buildSchedule, executionInput, runIdFor, type WorkflowInput, type WorkflowSchedule } from '../state-machines/schedule';
 import type { ResultsStore } from '../store/results-store';
 import { followExecution, type ClusterReadiness, type FollowResult } from './cloud-follow';

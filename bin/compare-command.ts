@@ -8,8 +8,8 @@ import {
   type RunComparison,
   type RunResults,
   type ScenarioDelta,
-} from '../core/comparison';
-import { aggregateRun, renderDeltasMarkdown } from '../core/report';
+} from '../core/results/comparison';
+import { aggregateRun, renderDeltasMarkdown } from '../core/report/report';
 import type { ResultsStore } from '../store/results-store';
 
 /** The store operations comparisons need (a ResultsStore, or a stand-in in tests). */

@@ -1,6 +1,6 @@
-import type { PriceCatalog } from '../core/cost-catalog';
-import { budgetProblem, estimateRun, type RunEstimate } from '../core/estimate';
-import type { Plan } from '../core/plan';
+import type { PriceCatalog } from '../core/cost/cost-catalog';
+import { budgetProblem, estimateRun, type RunEstimate } from '../core/cost/estimate';
+import type { Plan } from '../core/plan/plan';
 
 export interface EstimateCommandOptions {
   readonly target: string;

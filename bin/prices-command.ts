@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { defaultPriceCatalog, loadPriceCatalog, PriceCatalogError, type PriceCatalog } from '../core/cost-catalog';
+import { defaultPriceCatalog, loadPriceCatalog, PriceCatalogError, type PriceCatalog } from '../core/cost/cost-catalog';
 import { serializePriceCatalog, updatePriceCatalog, type UpdatePriceCatalogOptions } from './prices-update';
 
 /**

@@ -1,7 +1,7 @@
-import type { CloudProvider, InstancePrice, PriceCatalog } from '../core/cost-catalog';
-import { AZURE_VM_SIZES } from '../core/azure-vm-sizes';
-import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost-catalog';
-import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/estimate';
+import type { CloudProvider, InstancePrice, PriceCatalog } from '../core/cost/cost-catalog';
+import { AZURE_VM_SIZES } from '../core/cost/azure-vm-sizes';
+import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost/cost-catalog';
+import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
 
 /**
  * The network half of `rmqbench prices update`: refreshes the on-demand Linux prices of every

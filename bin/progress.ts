@@ -1,4 +1,4 @@
-import { formatFailoverLine } from '../core/failover-report';
+import { formatFailoverLine } from '../core/failover/failover-report';
 import type { RunEvent } from '../local/run-events';
 
 const formatSeconds = (seconds: number) => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { Resvg } from '@resvg/resvg-js';
-import type { VegaLiteSpec } from '../core/charts';
+import type { VegaLiteSpec } from '../core/report/charts';
 
 /**
  * Renders Vega-Lite specifications to SVG with the real vega / vega-lite libraries, and SVG to PNG.

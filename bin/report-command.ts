@@ -12,13 +12,13 @@ import {
   type QueueThroughputPoint,
   type RepetitionMetricsOf,
   type RepetitionSamples,
-} from '../core/charts';
-import type { RepetitionMetrics } from '../core/host-metrics';
-import type { PriceCatalog } from '../core/cost-catalog';
-import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/html-report';
-import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report';
-import type { PerSecondSample, ScenarioAggregate } from '../core/result-model';
-import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/thesis-ch7';
+} from '../core/report/charts';
+import type { RepetitionMetrics } from '../core/metrics/host-metrics';
+import type { PriceCatalog } from '../core/cost/cost-catalog';
+import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/report/html-report';
+import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
+import type { PerSecondSample, ScenarioAggregate } from '../core/results/result-model';
+import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/report/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
 import { renderVegaLiteToSvg, svgToPng } from './render-charts';
 

@@ -18,8 +18,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { CLUSTER_STACK_SESSION_TAG } from '../core/cloud-fault';
-import { TABLE_KEYS } from '../core/result-items';
+import { CLUSTER_STACK_SESSION_TAG } from '../core/failover/cloud-fault';
+import { TABLE_KEYS } from '../core/results/result-items';
 import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
 import { CLUSTER_STACK_IAM_ACTIONS } from './cluster-stack-iam';
@@ -404,7 +404,7 @@ export class BenchmarkController extends Construct {
     // Query: the metrics re-read before an azure teardown (IngestRepetition "metricsOnly") reads the run's repetitions and their metrics first.
     grantTable('ingest-repetition', ['BatchWriteItem', 'Query']);
     grantTable('failure-handler', ['UpdateItem', 'Query']);
-    // The sweeper reads a run's state before deleting its expired cluster: a RUNNING run keeps it (core/cleanup.ts).
+    // The sweeper reads a run's state before deleting its expired cluster: a RUNNING run keeps it (core/cloud/cleanup.ts).
     grantTable('sweeper', ['Query']);
 
     // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that.
@@ -734,7 +734,7 @@ export const DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER = clusterNodeImageParameterNam
  * AvailabilityZones, 2 or 3 of each; the nodes and the load balancer use every subnet given) and admits AMQP and
  * management from the smoke-test function's security group. Its node group's creation policy waits for NodeCount signals.
  * Everything that differs between plan clusters of one release is a parameter: `NodeCount` (1–7, the pinned size of
- * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors core/broker-config.ts
+ * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors core/broker/broker-config.ts
  * generates for the plan cluster, which every node applies once it has started). rabbitmq.conf and enabled_plugins are
  * the generator's output, which for the AWS peer discovery backend depends on neither node count nor topology.
  */
@@ -765,7 +765,7 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       // One line (no here-document delimiter can appear on its own line) holding a JSON array.
       allowedPattern: '^\\[.*\\]$',
       maxLength: CLUSTER_POLICIES_MAX_LENGTH,
-      description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker-config.ts policyCommandArgs) every node applies after it has started',
+      description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
     });
     // The node group and the load balancer are given the whole subnet list (below), the constructs only the first 2.
     // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and

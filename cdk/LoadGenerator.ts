@@ -9,7 +9,7 @@ import { nagResourceText } from './nag-finding';
 import { loadGeneratorBootCommands } from './user-data/load-generator';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { addHostMetricsAgent } from './host-metrics-agent';
-import { LOAD_GENERATOR_ROLE } from '../core/cloudwatch-host-metrics';
+import { LOAD_GENERATOR_ROLE } from '../core/metrics/cloudwatch-host-metrics';
 
 export interface LoadGeneratorProps {
   /** VPC of the cluster under test. */

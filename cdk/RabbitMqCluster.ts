@@ -9,8 +9,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { generateBrokerConfig, type BrokerConfig } from '../core/broker-config';
-import type { QueueTopology } from '../core/plan-schema';
+import { generateBrokerConfig, type BrokerConfig } from '../core/broker/broker-config';
+import type { QueueTopology } from '../core/plan/plan-schema';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
@@ -18,7 +18,7 @@ import { nagResourceText } from './nag-finding';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
 import { addHostMetricsAgent } from './host-metrics-agent';
-import { NODE_ROLE } from '../core/cloudwatch-host-metrics';
+import { NODE_ROLE } from '../core/metrics/cloudwatch-host-metrics';
 
 /** Client-facing ports of every node and of the load balancer. */
 export const AMQP_PORT = 5672;
@@ -171,7 +171,7 @@ export class RabbitMqCluster extends Construct {
   public readonly nodeCount: number;
   public readonly release: RabbitMqRelease;
   public readonly topology: QueueTopology;
-  /** The broker configuration the nodes run, as core/broker-config.ts generated it. */
+  /** The broker configuration the nodes run, as core/broker/broker-config.ts generated it. */
   public readonly brokerConfig: BrokerConfig;
   /** Where every node copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on failure. */
   public readonly bootLogGroup: logs.LogGroup;

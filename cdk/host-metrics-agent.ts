@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { CLOUDWATCH_NAMESPACE } from '../core/cloudwatch-host-metrics';
+import { CLOUDWATCH_NAMESPACE } from '../core/metrics/cloudwatch-host-metrics';
 import { cloudWatchAgentBootCommands, type CloudWatchAgentInput } from './user-data/cloudwatch-agent';
 
 /**

@@ -1,4 +1,4 @@
-import { parseRabbitmqVersion, supportsClassicMirroring } from '../core/rabbitmq-version';
+import { parseRabbitmqVersion, supportsClassicMirroring } from '../core/broker/rabbitmq-version';
 
 /**
  * A pinned RabbitMQ + Erlang pair, installed from Team RabbitMQ's signed RPM repositories

@@ -7,7 +7,7 @@ import {
   RepetitionMetrics,
   UNIT_OF,
   type MetricName,
-} from '../core/host-metrics';
+} from '../core/metrics/host-metrics';
 import { BrokerReading } from './management-metrics';
 import { clockTicksPerSecond, hostCpuCount, ProcessReading, readProcess } from './proc-stats';
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ingestRepetition, RawRepetition } from '../core/ingest';
-import type { RunRecord, RunStatus } from '../core/result-model';
+import { ingestRepetition, RawRepetition } from '../core/results/ingest';
+import type { RunRecord, RunStatus } from '../core/results/result-model';
 import type { ResultsStore } from '../store/results-store';
 
 /**

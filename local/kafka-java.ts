@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KAFKA_BROKER_LOG4J, KAFKA_TOOL_LOG4J } from '../core/kafka-broker-log4j';
+import { KAFKA_BROKER_LOG4J, KAFKA_TOOL_LOG4J } from '../core/kafka/kafka-broker-log4j';
 import { ManagedProcess, ProcessRegistry, StartOptions } from './processes';
 
 /**
@@ -22,7 +22,7 @@ const BROKER_LOG4J = KAFKA_BROKER_LOG4J;
 const TOOL_LOG4J = KAFKA_TOOL_LOG4J;
 
 /** The line a consumer logs once the group gave it its partitions (possibly none). */
-export { CONSUMER_JOINED } from '../core/kafka-broker-log4j';
+export { CONSUMER_JOINED } from '../core/kafka/kafka-broker-log4j';
 
 /** Writes the two log4j2 files into `dir` and returns their paths. */
 export function writeLog4jConfigs(dir: string): { broker: string; tool: string } {

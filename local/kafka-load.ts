@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseKafkaProgressLine, type KafkaPerfExpectations, type KafkaPerfOutput } from '../core/kafka-perf-output';
+import { parseKafkaProgressLine, type KafkaPerfExpectations, type KafkaPerfOutput } from '../core/kafka/kafka-perf-output';
 import {
   consumerPerformanceArgs,
   createTopicArgs,
   consumerIdleTimeoutMs,
   kafkaRunSettings,
   producerPerformanceArgs,
-} from '../core/kafka-perf-args';
-import type { Workload } from '../core/plan-schema';
+} from '../core/kafka/kafka-perf-args';
+import type { Workload } from '../core/plan/plan-schema';
 import type { LocalKafkaCluster } from './kafka-cluster';
 import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP, startKafkaProcess } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
-import type { RawRepetition } from '../core/ingest';
-import { LOAD_GENERATOR_NODE } from '../core/host-metrics';
-import type { ClusterGroup, Scenario } from '../core/plan';
+import type { RawRepetition } from '../core/results/ingest';
+import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
+import type { ClusterGroup, Scenario } from '../core/plan/plan';
 import { LocalKafkaCluster } from './kafka-cluster';
 import { runKafkaLoad } from './kafka-load';
 import { fetchRegisteredBrokers } from './kafka-metadata';

@@ -1,5 +1,5 @@
 import { ChannelModel, ConfirmChannel, Channel, connect, ConsumeMessage } from 'amqplib';
-import type { VerifierCounts } from '../core/failover';
+import type { VerifierCounts } from '../core/failover/failover';
 
 export type { VerifierCounts };
 

@@ -1,4 +1,4 @@
-import { BENCHMARK_QUEUE_PATTERN } from '../core/broker-config';
+import { BENCHMARK_QUEUE_PATTERN } from '../core/broker/broker-config';
 
 /**
  * What one poll of the RabbitMQ management API says per node, at one moment.

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PERFTEST_VERSION } from '../core/perftest-args';
+import { PERFTEST_VERSION } from '../core/perftest/perftest-args';
 
 const execFileAsync = promisify(execFile);
 

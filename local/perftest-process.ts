@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseProgressLine } from '../core/perftest-output';
+import { parseProgressLine } from '../core/perftest/perftest-output';
 import { ManagedProcess, ProcessRegistry } from './processes';
 
 export interface PerfTestRun {

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunRecord } from '../core/result-model';
+import type { RunRecord } from '../core/results/result-model';
 import type { ResultsStore } from '../store/results-store';
 
 /** Which run folders `rmqbench prune` may delete; without either, every one whose results are stored. */

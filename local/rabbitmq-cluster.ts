@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrokerPolicy, generateBrokerConfig } from '../core/broker-config';
-import type { QueueTopology } from '../core/plan-schema';
+import { BrokerPolicy, generateBrokerConfig } from '../core/broker/broker-config';
+import type { QueueTopology } from '../core/plan/plan-schema';
 import type { SampledNode } from './host-metrics-sampler';
 import { BROKER_METRICS_PATHS, BrokerReading, brokerReading } from './management-metrics';
 import { livePids, ManagedProcess, ProcessRegistry } from './processes';
@@ -65,7 +65,7 @@ const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
 /**
  * An N-node RabbitMQ cluster on localhost: one rabbitmq-server process per node with its own
  * directories and free ports, a private epmd, a generated Erlang cookie, and the broker
- * configuration from core/broker-config.ts (the same generator the cloud templates use).
+ * configuration from core/broker/broker-config.ts (the same generator the cloud templates use).
  */
 export class LocalRabbitCluster {
   private constructor(

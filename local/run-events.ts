@@ -1,5 +1,5 @@
-import type { Plan } from '../core/plan';
-import type { RepetitionRecord, RunStatus } from '../core/result-model';
+import type { Plan } from '../core/plan/plan';
+import type { RepetitionRecord, RunStatus } from '../core/results/result-model';
 import type { ScheduledRepetition } from '../state-machines/schedule';
 import type { ResultsStore } from '../store/results-store';
 import type { LocalTarget } from './local-target';

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { groupScenariosByCluster } from '../core/plan';
+import { groupScenariosByCluster } from '../core/plan/plan';
 import { buildBenchmarkDefinition, resolveResources } from '../state-machines/definition';
 import { planData, WorkflowInput } from '../state-machines/schedule';
 import { FAULT_INJECTABLE_STATES, STATE } from '../state-machines/states';

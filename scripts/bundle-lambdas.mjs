@@ -42,7 +42,7 @@ const banner = [
 
 // Packages whose modules have no side effects on import but do not say so in package.json ("sideEffects": false):
 // declaring it lets esbuild drop them where nothing of them is used (https://esbuild.github.io/api/#tree-shaking).
-// yaml is imported by core/plan.ts for parsePlanText only, which no handler calls.
+// yaml is imported by core/plan/plan.ts for parsePlanText only, which no handler calls.
 const SIDE_EFFECT_FREE = ['yaml'];
 const sideEffectFree = {
   name: 'side-effect-free',

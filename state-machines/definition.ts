@@ -1,5 +1,5 @@
 import { AslStates, buildClustersPhase, buildFinishPhase, buildRecordStartPhase, buildValidatePhase, WorkflowTimings } from './phases';
-import { CLUSTER_POLL_SECONDS, EXECUTION_TIMEOUT_SECONDS } from '../core/workflow-shape';
+import { CLUSTER_POLL_SECONDS, EXECUTION_TIMEOUT_SECONDS } from '../core/cloud/workflow-shape';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder, STATE } from './states';
 
 export interface BenchmarkDefinitionOptions {

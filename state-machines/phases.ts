@@ -1,5 +1,5 @@
-import { AZURE_METRICS_SETTLE_SECONDS } from '../core/azure-monitor-metrics';
-import { TEARDOWN_POLL_SECONDS } from '../core/workflow-shape';
+import { AZURE_METRICS_SETTLE_SECONDS } from '../core/metrics/azure-monitor-metrics';
+import { TEARDOWN_POLL_SECONDS } from '../core/cloud/workflow-shape';
 import { STATE, TASK_FUNCTIONS, TaskStateName, TRANSIENT_ERROR } from './states';
 
 /** An Amazon States Language state (JSONPath flavour), kept loose: the definition is checked by asl-validator. */
@@ -192,7 +192,7 @@ export function buildRunPhase(next: string, onFailure: string): AslStates {
 
 /**
  * Azure only, after the cluster's last repetition and before its teardown: Azure Monitor has a repetition's last minutes
- * only a while after it ended (core/azure-monitor-metrics.ts, AZURE_METRICS_SETTLE_SECONDS), and the metrics of a deleted VM
+ * only a while after it ended (core/metrics/azure-monitor-metrics.ts, AZURE_METRICS_SETTLE_SECONDS), and the metrics of a deleted VM
  * cannot be relied on. The workflow waits that long (the Wait costs nothing; the VMs bill those minutes more) and has
  * IngestRepetition read the host metrics of the cluster's repetitions recorded as read too early again ("metricsOnly").
  * Its failure is recorded in `$.metricsRereadError` and goes on to teardown: the stored results stay as they were, and the

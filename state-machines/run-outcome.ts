@@ -1,4 +1,4 @@
-import type { RepetitionStatus, RunStatus } from '../core/result-model';
+import type { RepetitionStatus, RunStatus } from '../core/results/result-model';
 
 /** What a Catch puts under ResultPath: the error name and its cause (a JSON string from Lambda, plain text locally). */
 export interface CaughtError {

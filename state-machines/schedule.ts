@@ -1,7 +1,7 @@
-import { defaultPriceCatalog } from '../core/cost-catalog';
-import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan';
-import { assertPlanRunsOnTarget } from '../core/target-rules';
-import { repetitionPollSeconds } from '../core/workflow-shape';
+import { defaultPriceCatalog } from '../core/cost/cost-catalog';
+import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan/plan';
+import { assertPlanRunsOnTarget } from '../core/plan/target-rules';
+import { repetitionPollSeconds } from '../core/cloud/workflow-shape';
 
 /** Where a workflow execution runs its clusters. */
 export type WorkflowTarget = 'aws' | 'azure' | 'local';
@@ -18,7 +18,7 @@ export interface ScheduledRepetition {
   readonly durationSeconds: number;
   /**
    * Seconds between two checks of the running repetition (WaitForRepetition's SecondsPath): spread over its duration so
-   * that a long repetition records as few history events as a short one (core/workflow-shape.ts).
+   * that a long repetition records as few history events as a short one (core/cloud/workflow-shape.ts).
    */
   readonly pollSeconds: number;
   /** Seconds to wait after this repetition (0 after the last repetition of a scenario). */

@@ -16,9 +16,9 @@ import {
   runKey,
   StoredRepetition,
   withoutKeys,
-} from '../core/result-items';
-import type { RepetitionMetrics } from '../core/host-metrics';
-import type { PerSecondSample, RepetitionRecord, RunRecord, RunStatus } from '../core/result-model';
+} from '../core/results/result-items';
+import type { RepetitionMetrics } from '../core/metrics/host-metrics';
+import type { PerSecondSample, RepetitionRecord, RunRecord, RunStatus } from '../core/results/result-model';
 
 export const DEFAULT_TABLE_NAME = 'rmqbench-results';
 

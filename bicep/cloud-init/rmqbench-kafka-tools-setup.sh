@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Apache Kafka's performance tools on the rmqbench Azure load generator, as the AWS load generator's boot does
 # (cdk/user-data/load-generator.ts kafkaToolsBootCommands): the same pinned jars, the same `kafka-tool <main class>`
-# wrapper and JVM options (kafkaToolWrapper), the same log4j2 configuration (core/kafka-broker-log4j.ts KAFKA_TOOL_LOG4J),
+# wrapper and JVM options (kafkaToolWrapper), the same log4j2 configuration (core/kafka/kafka-broker-log4j.ts KAFKA_TOOL_LOG4J),
 # and the same READY file last, which the controller's scripts (lambdas/shared/kafka-load-generator.ts) wait for.
 # Usage: rmqbench-kafka-tools-setup <kafka-version>
 # The jars come from Maven Central; each must match the sha256 in the manifest (lines "<sha256>  <path under maven2/>",

@@ -61,7 +61,7 @@ write_apt_pins() { # $1: root directory, $2: RabbitMQ version
   printf 'Package: rabbitmq-server\nPin: version %s-1\nPin-Priority: 1001\n' "$2" >"$root/etc/apt/preferences.d/rabbitmq"
 }
 
-# nft for a partition fault (core/cloud-fault.ts faultScript): Ubuntu packages nftables for 24.04, but the server image is
+# nft for a partition fault (core/failover/cloud-fault.ts faultScript): Ubuntu packages nftables for 24.04, but the server image is
 # not documented to ship it. Not fatal: a partition installs it itself when this failed.
 install_nftables() {
   command -v nft >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nftables || log "nftables not installed; a partition fault installs it"
@@ -215,7 +215,7 @@ configure_users_and_policies() {
   rabbitmqctl -q set_user_tags "$RABBITMQ_ADMIN_USERNAME" administrator
   rabbitmqctl -q set_permissions -p / "$RABBITMQ_ADMIN_USERNAME" '.*' '.*' '.*'
   rabbitmqctl -q delete_user guest 2>/dev/null || true
-  # Each entry is a rabbitmqctl argument vector from core/broker-config.ts policyCommandArgs(); idempotent.
+  # Each entry is a rabbitmqctl argument vector from core/broker/broker-config.ts policyCommandArgs(); idempotent.
   local vector args
   while IFS= read -r vector; do
     mapfile -t args < <(jq -r '.[]' <<<"$vector")

@@ -116,7 +116,7 @@ var scaleSetName = '${namePrefix}-vmss'
 // Settings of the node scripts (names and versions, no secret values).
 var nodeEnvironment = 'KEY_VAULT_NAME=${keyVaultName}\nERLANG_COOKIE_SECRET_NAME=${erlangCookieSecretName}\nADMIN_PASSWORD_SECRET_NAME=${adminPasswordSecretName}\nRABBITMQ_ADMIN_USERNAME=${rabbitmqAdminUsername}\nRABBITMQ_VERSION=${rabbitmqVersion}\nIDENTITY_CLIENT_ID=${identity.properties.clientId}\nSCALE_SET_NAME=${scaleSetName}\nHEALTH_PORT=${healthProbePort}\nAMQP_PORT=${amqpPort}\nMANAGEMENT_PORT=${managementPort}\nTLS_CERTIFICATE_SECRET_NAME=${tlsEnabled ? tlsCertificateSecretName : ''}\nTLS_PRIVATE_KEY_SECRET_NAME=${tlsEnabled ? tlsPrivateKeySecretName : ''}\nAMQPS_PORT=${amqpsPort}\nMANAGEMENT_TLS_PORT=${managementTlsPort}\n'
 
-// The broker texts come unchanged from core/broker-config.ts (through the parameters); base64 keeps YAML quoting out of the way.
+// The broker texts come unchanged from core/broker/broker-config.ts (through the parameters); base64 keeps YAML quoting out of the way.
 var cloudInitTemplate = loadTextContent('../cloud-init/cluster.yaml')
 var cloudInitWithConf = replace(cloudInitTemplate, '{{RABBITMQ_CONF_B64}}', base64(rabbitmqConf))
 var cloudInitWithPlugins = replace(cloudInitWithConf, '{{ENABLED_PLUGINS_B64}}', base64(enabledPluginsFile))

@@ -1,4 +1,4 @@
-import { AGENT_INTERVAL_SECONDS, AGENT_METRICS, CLOUDWATCH_NAMESPACE, CLUSTER_DIMENSION, INSTANCE_DIMENSION, ROLE_DIMENSION } from '../../core/cloudwatch-host-metrics';
+import { AGENT_INTERVAL_SECONDS, AGENT_METRICS, CLOUDWATCH_NAMESPACE, CLUSTER_DIMENSION, INSTANCE_DIMENSION, ROLE_DIMENSION } from '../../core/metrics/cloudwatch-host-metrics';
 import { Token } from 'aws-cdk-lib';
 import { shellQuote } from '../shell';
 

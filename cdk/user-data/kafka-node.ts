@@ -1,5 +1,5 @@
-import { KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
-import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
+import { KAFKA_BROKER_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
+import { KAFKA_BROKER_LOG4J } from '../../core/kafka/kafka-broker-log4j';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { cloudWatchAgentBootCommands } from './cloudwatch-agent';
@@ -69,7 +69,7 @@ export function kafkaServerProperties(input: KafkaServerPropertiesInput): string
   ].join('\n');
 }
 
-/** log4j2 (properties format): the broker's configuration shared with the local target (core/kafka-broker-log4j.ts). */
+/** log4j2 (properties format): the broker's configuration shared with the local target (core/kafka/kafka-broker-log4j.ts). */
 export const KAFKA_LOG4J = KAFKA_BROKER_LOG4J;
 
 /** `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob). */

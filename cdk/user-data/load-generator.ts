@@ -1,11 +1,11 @@
-import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
-import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME } from '../../core/load-generator-paths';
+import { KAFKA_TOOL_LOG4J } from '../../core/kafka/kafka-broker-log4j';
+import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME } from '../../core/perftest/load-generator-paths';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { FETCH_JAR_FUNCTION, pinnedJarCommands } from './pinned-jars';
 
-// The tools' paths are shared with the functions that write the run scripts (core/load-generator-paths.ts).
+// The tools' paths are shared with the functions that write the run scripts (core/perftest/load-generator-paths.ts).
 export { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME };
 /** Here-document delimiters of the jar manifests (`<home>/jars.txt`); the tests find them by these. */
 export const PERF_TEST_JARS_DELIMITER = 'RMQBENCH_PERF_TEST_JARS';

@@ -1,4 +1,4 @@
-import { policyCommandArgs, type BrokerConfig } from '../../core/broker-config';
+import { policyCommandArgs, type BrokerConfig } from '../../core/broker/broker-config';
 import type { RabbitMqRelease } from '../rabbitmq-release';
 import { shellQuote, writeFileCommand } from '../shell';
 
@@ -208,7 +208,7 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
-    // nft for a partition fault (core/cloud-fault.ts faultScript): the AL2023 core repository has nftables, the default
+    // nft for a partition fault (core/failover/cloud-fault.ts faultScript): the AL2023 core repository has nftables, the default
     // AMI does not list it. Not fatal: a partition installs it itself when this failed.
     'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
     'systemctl stop rabbitmq-server || true',
@@ -256,7 +256,7 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     writeFileCommand(DRAIN_UNIT_PATH, DRAIN_UNIT, DRAIN_UNIT_DELIMITER),
     'systemctl daemon-reload && systemctl enable --now rmqbench-drain-before-termination.service',
 
-    '# Queue topology policies from core/broker-config.ts (idempotent; every node applies them).',
+    '# Queue topology policies from core/broker/broker-config.ts (idempotent; every node applies them).',
     ...policyCommands,
   ];
 }

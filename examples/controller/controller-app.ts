@@ -3,7 +3,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { BenchmarkController, type BenchmarkAzureProps } from '../../cdk';
-import { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK } from '../../core/controller-outputs';
+import { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK } from '../../core/cloud/controller-outputs';
 
 export { CONTROLLER_OUTPUTS, DEFAULT_CONTROLLER_STACK };
 

@@ -1,4 +1,4 @@
-import { certificateFingerprint256 } from '../../core/self-signed-certificate';
+import { certificateFingerprint256 } from '../../core/cloud/self-signed-certificate';
 import { type AzureClients, checkDeployment } from '../shared/azure-cluster';
 import { pinnedHttpsGet } from '../shared/pinned-tls';
 

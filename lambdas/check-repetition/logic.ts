@@ -1,12 +1,12 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
-import { notCountedReason } from '../../core/cloud-fault';
-import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE, type CloudFaultTimes } from '../../core/cloud-verifier';
-import { validatePlan } from '../../core/plan';
-import type { FaultSpec } from '../../core/plan-schema';
-import type { RawRepetition } from '../../core/ingest';
-import { perfTestExpectations } from '../../core/perftest-output';
+import { BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
+import { notCountedReason } from '../../core/failover/cloud-fault';
+import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE, type CloudFaultTimes } from '../../core/failover/cloud-verifier';
+import { validatePlan } from '../../core/plan/plan';
+import type { FaultSpec } from '../../core/plan/plan-schema';
+import type { RawRepetition } from '../../core/results/ingest';
+import { perfTestExpectations } from '../../core/perftest/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
@@ -49,7 +49,7 @@ function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): {
 
 /**
  * The fault of a cloud repetition as counted by the lost-message verifier beside PerfTest (its output file, placed on
- * the fault step's timeline by core/cloud-verifier.ts): `failover`, as the local target records it. Output that is
+ * the fault step's timeline by core/failover/cloud-verifier.ts): `failover`, as the local target records it. Output that is
  * missing, cut short or unusable keeps the repetition's PerfTest result and records the fault as applied but not counted,
  * with the reason, so that a report never shows zeros that were never measured. A fault that was never applied (the
  * workflow failed before) leaves nothing.

@@ -1,9 +1,9 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { chooseFaultNode, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/cloud-fault';
-import { VERIFIER_QUEUE } from '../../core/failover';
-import type { FaultSpec } from '../../core/plan-schema';
-import { validatePlan } from '../../core/plan';
+import { chooseFaultNode, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/failover/cloud-fault';
+import { VERIFIER_QUEUE } from '../../core/failover/failover';
+import type { FaultSpec } from '../../core/plan/plan-schema';
+import { validatePlan } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { clusterNodes } from '../shared/aws-cluster-nodes';
 

@@ -1,4 +1,4 @@
-import type { CloudNode } from '../../core/cloud-fault';
+import type { CloudNode } from '../../core/failover/cloud-fault';
 import { checkRunCommand, startRunCommand, type AzureClients } from '../shared/azure-cluster';
 import type { FaultTarget, FaultTiming } from './aws';
 

@@ -1,6 +1,6 @@
 import { SSMClient, type SSMClientConfig } from '@aws-sdk/client-ssm';
 import { fromTemporaryCredentials, type FromTemporaryCredentialsOptions } from '@aws-sdk/credential-providers';
-import { CLUSTER_STACK_SESSION_TAG } from '../../core/cloud-fault';
+import { CLUSTER_STACK_SESSION_TAG } from '../../core/failover/cloud-fault';
 
 export interface ClusterScopedSsmOptions {
   /** @default - the Lambda's region and the SDK's defaults */

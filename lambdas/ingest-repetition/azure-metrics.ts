@@ -1,7 +1,7 @@
 import { createPipelineRequest } from '@azure/core-rest-pipeline';
-import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
-import { azureVmMemoryBytes } from '../../core/azure-vm-sizes';
-import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/host-metrics';
+import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/metrics/azure-monitor-metrics';
+import { azureVmMemoryBytes } from '../../core/cost/azure-vm-sizes';
+import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster';
 
 /**
@@ -102,7 +102,7 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
 /**
  * The memory of the VM size a deployment output names, in bytes; undefined (memoryBytes then not derived for those VMs)
  * with the reason added to `problems` when the output is missing (a deployment from before it) or names a size
- * core/azure-vm-sizes.ts has no memory for.
+ * core/cost/azure-vm-sizes.ts has no memory for.
  */
 function memoryOf(outputs: Readonly<Record<string, string>>, output: 'clusterVmSize' | 'loadGeneratorVmSize', problems: string[]): number | undefined {
   const whose = output === 'clusterVmSize' ? "the cluster's VMs" : "the load generator's";
@@ -112,6 +112,6 @@ function memoryOf(outputs: Readonly<Record<string, string>>, output: 'clusterVmS
     return undefined;
   }
   const bytes = azureVmMemoryBytes(size);
-  if (bytes === undefined) problems.push(`memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/azure-vm-sizes.ts`);
+  if (bytes === undefined) problems.push(`memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/cost/azure-vm-sizes.ts`);
   return bytes;
 }

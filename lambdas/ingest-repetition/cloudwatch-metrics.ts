@@ -9,8 +9,8 @@ import {
   nodeOf,
   type FetchedSeries,
   type ListedMetric,
-} from '../../core/cloudwatch-host-metrics';
-import type { RepetitionMetrics } from '../../core/host-metrics';
+} from '../../core/metrics/cloudwatch-host-metrics';
+import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
 
 /** GetMetricData takes at most 500 queries per call (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html, MetricDataQueries). */
 const MAX_QUERIES_PER_CALL = 500;
@@ -23,7 +23,7 @@ const MAX_PAGES = 50;
  * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html: Dimensions filter,
  * RecentlyActive PT3H), GetMetricData reads each at the agent's 1 s period over the repetition's window (a period of 1
  * is allowed for high-resolution metrics less than 3 hours old; API_GetMetricData.html, "Period" of MetricStat), and
- * core/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with why.
+ * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with why.
  */
 export async function cloudWatchHostMetrics(cloudwatch: CloudWatchClient, clusterId: string, window: { startedAt: string; finishedAt: string }): Promise<RepetitionMetrics> {
   const startedAt = new Date(window.startedAt);

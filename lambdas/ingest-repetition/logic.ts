@@ -1,8 +1,8 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { AZURE_METRICS_LATE } from '../../core/azure-monitor-metrics';
-import { brokerMetricsFromSamples, brokerSeriesOnHosts, combineRepetitionMetrics, type BrokerHost } from '../../core/broker-samples';
-import type { RepetitionMetrics } from '../../core/host-metrics';
-import { ingestRepetition, RawRepetition } from '../../core/ingest';
+import { AZURE_METRICS_LATE } from '../../core/metrics/azure-monitor-metrics';
+import { brokerMetricsFromSamples, brokerSeriesOnHosts, combineRepetitionMetrics, type BrokerHost } from '../../core/broker/broker-samples';
+import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
+import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';
 

@@ -1,5 +1,5 @@
-import { selfSignedCertificate } from '../../core/self-signed-certificate';
-import { assertNoWorldOpenSourcePrefixes } from '../../core/source-prefixes';
+import { selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
+import { assertNoWorldOpenSourcePrefixes } from '../../core/cloud/source-prefixes';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { type AzureClients, type AzureClusterConfig, launchResourceGroup } from '../shared/azure-cluster';
 
@@ -8,7 +8,7 @@ const CERTIFICATE_GRACE_MS = 24 * 3_600_000;
 
 /**
  * The configuration one Azure launch deploys with: the shared one, refused if its source prefixes open the
- * cluster to the world (core/source-prefixes.ts; main.bicep refuses them too), plus a certificate and key made
+ * cluster to the world (core/cloud/source-prefixes.ts; main.bicep refuses them too), plus a certificate and key made
  * for this deployment alone. The key only ever travels as the @secure() `tlsPrivateKeyPem` parameter (ARM
  * does not return secure parameters); the certificate is public and comes back as the `tlsCertificatePem`
  * output, which the smoke test pins after checking it against `tlsCertificateFingerprint256`.

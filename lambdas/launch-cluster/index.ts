@@ -1,7 +1,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
-import { AZURE_METRICS_SETTLE_SECONDS } from '../../core/azure-monitor-metrics';
-import { clusterExpiryHours } from '../../core/workflow-shape';
+import { azurePlanClusterParameters } from '../../core/cloud/azure-cloud-init';
+import { AZURE_METRICS_SETTLE_SECONDS } from '../../core/metrics/azure-monitor-metrics';
+import { clusterExpiryHours } from '../../core/cloud/workflow-shape';
 import type { ScheduledCluster, WorkflowTarget } from '../../state-machines/schedule';
 import { AwsClusterConfig, launchStack, planClusterOf } from '../shared/aws-launch';
 import { requireEnv } from '../shared/env';
@@ -48,7 +48,7 @@ export const handler = withTransientErrors(async (event: { runId: string; target
     const expiryHours = clusterExpiryHours(target.config.expiryHours, event.cluster, target.config.launchTimeoutMinutes, AZURE_METRICS_SETTLE_SECONDS);
     const azure = { ...target, config: { ...target.config, expiryHours } };
     // main.bicep with broker kafka: brokers at private IPs, no certificate, no public load balancer, no RabbitMQ texts.
-    // ValidatePlan still refuses broker kafka on azure (core/target-rules.ts) until the load generator runs Kafka's tools there.
+    // ValidatePlan still refuses broker kafka on azure (core/plan/target-rules.ts) until the load generator runs Kafka's tools there.
     if (planClusterOf(event.plan, event.cluster).broker === 'kafka') return (await azureLaunch()).launchAzureKafkaCluster(azure.clients, azure.config, event.runId, event.cluster);
     // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
     const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);

@@ -1,4 +1,4 @@
-import type { RunRecord } from '../../core/result-model';
+import type { RunRecord } from '../../core/results/result-model';
 import { CaughtError, ClusterResult, describeCaught, firstClusterFailure, runStatus } from '../../state-machines/run-outcome';
 import type { WorkflowSchedule } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';

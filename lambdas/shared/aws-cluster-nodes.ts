@@ -1,5 +1,5 @@
 import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
-import type { CloudNode } from '../../core/cloud-fault';
+import type { CloudNode } from '../../core/failover/cloud-fault';
 
 // The run's RabbitMQ nodes on AWS with their RabbitMQ node names: the fault step picks its node among them, and
 // IngestRepetition names the broker metrics by their instance ids. No plan model here: IngestRepetition loads it alone.

@@ -9,7 +9,7 @@ import {
   type StackStatus,
 } from '@aws-sdk/client-cloudformation';
 import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cleanup';
+import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cloud/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 // What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching, which
@@ -212,7 +212,7 @@ export async function expiredStacks(cfn: CloudFormationClient, prefix: string, n
     .map((stack) => ({ name: stack.StackName!, status: stack.StackStatus ?? 'UNKNOWN', ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}) }));
 }
 
-/** A stack as the shared clean-up rule (core/cleanup.ts) sees it: its run and expiry tags, age and status. */
+/** A stack as the shared clean-up rule (core/cloud/cleanup.ts) sees it: its run and expiry tags, age and status. */
 export function stackCandidate(stack: Stack): CleanupCandidate {
   const tag = (key: string) => stack.Tags?.find((candidate) => candidate.Key === key)?.Value;
   const runId = tag(RUN_ID_TAG);

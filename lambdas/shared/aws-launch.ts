@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
-import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
-import { groupScenariosByCluster, validatePlan, type ClusterGroup } from '../../core/plan';
-import { supportsClassicMirroring, versionMatches } from '../../core/rabbitmq-version';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
+import { groupScenariosByCluster, validatePlan, type ClusterGroup } from '../../core/plan/plan';
+import { supportsClassicMirroring, versionMatches } from '../../core/broker/rabbitmq-version';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
@@ -66,7 +66,7 @@ export function clusterTemplateFor(config: AwsClusterConfig, rabbitmqVersion: st
 
 /**
  * The cluster template's parameters (synthesizeClusterTemplates in cdk/BenchmarkController.ts declares them): the
- * controller network, the node count and the broker policies of the plan cluster, as core/broker-config.ts generates
+ * controller network, the node count and the broker policies of the plan cluster, as core/broker/broker-config.ts generates
  * them (`rabbitmqctl` argument vectors, applied by every node once it has started).
  */
 export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec, rabbitmqVersion: string) {

@@ -3,9 +3,9 @@ import { ResourceManagementClient } from '@azure/arm-resources';
 import type { TokenCredential } from '@azure/core-auth';
 import { ClientSecretCredential } from '@azure/identity';
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { azureVmSize } from '../../core/instance-type-names';
+import { azureVmSize } from '../../core/cost/instance-type-names';
 import type { ScheduledCluster } from '../../state-machines/schedule';
-import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cleanup';
+import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cloud/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 /** The deployment of the cluster template inside a run's resource group (one per group). */
@@ -103,7 +103,7 @@ export function deploymentParameterValues(
  * for) and submits the template deployment into it; CheckClusterReady polls the deployment.
  */
 /**
- * `planClusterParameters` are the plan cluster's own template parameters (core/azure-cloud-init.ts
+ * `planClusterParameters` are the plan cluster's own template parameters (core/cloud/azure-cloud-init.ts
  * azurePlanClusterParameters: its RabbitMQ version and broker configuration), which take precedence over the shared ones.
  */
 export async function launchResourceGroup(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date(), planClusterParameters: Record<string, unknown> = {}) {

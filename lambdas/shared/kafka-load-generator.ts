@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_READY_FILE } from '../../core/load-generator-paths';
+import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_READY_FILE } from '../../core/perftest/load-generator-paths';
 
 /**
  * What the controller's scripts for a Kafka cluster's load generator share: the tools' main classes, the bootstrap

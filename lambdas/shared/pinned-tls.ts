@@ -1,10 +1,10 @@
 import { request } from 'node:https';
 import type { ConnectionOptions, PeerCertificate } from 'node:tls';
-import { certificateFingerprint256 } from '../../core/self-signed-certificate';
+import { certificateFingerprint256 } from '../../core/cloud/self-signed-certificate';
 
 /**
  * TLS options that trust exactly one certificate: the per-deployment self-signed certificate LaunchCluster
- * made (core/self-signed-certificate.ts) and the template echoes as its `tlsCertificatePem` output.
+ * made (core/cloud/self-signed-certificate.ts) and the template echoes as its `tlsCertificatePem` output.
  *
  * - `ca` is that certificate alone, so OpenSSL's chain check (signature, validity period) passes only for
  *   it: no public CA, no other self-signed certificate.

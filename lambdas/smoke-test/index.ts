@@ -1,6 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { certificateFingerprint256 } from '../../core/self-signed-certificate';
+import { certificateFingerprint256 } from '../../core/cloud/self-signed-certificate';
 import type { WorkflowTarget } from '../../state-machines/schedule';
 import { kafkaSmokeTest } from './kafka';
 import { managementSmokeTest, smokeTest } from './logic';

@@ -1,4 +1,4 @@
-import { BROKER_SAMPLE_PATHS, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { BROKER_SAMPLE_PATHS, BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 
 /** Seconds the sampler may outlive the repetition's duration before it stops by itself (JVM start, PerfTest's drain). */
 export const SAMPLER_GRACE_SECONDS = 90;
@@ -10,7 +10,7 @@ const REQUEST_TIMEOUT_SECONDS = 2;
  * managed Run Command alike): once per second it reads BROKER_SAMPLE_PATHS from $MANAGEMENT_URL as the per-run
  * benchmark user ($BENCH_USER, $BENCH_PASS: its `monitoring` tag lets it read /api/nodes) and appends one JSON line
  * {"t":<epoch seconds>,"nodes":...,"alarms":...,"queues":...} to BROKER_SAMPLES_FILE in the working directory, which
- * core/broker-samples.ts parses. The credentials reach curl as a config line on stdin (printf is a shell builtin), never
+ * core/broker/broker-samples.ts parses. The credentials reach curl as a config line on stdin (printf is a shell builtin), never
  * in a process argument. A request that fails leaves `null` (no -f: the alarms check answers 503 with its JSON body when
  * an alarm is raised, and that body is the sample). The sampler stops when the stop file appears (stopBrokerSamplerLines)
  * or after `maxSeconds`, so that it never outlives a script that was killed. It runs with `set +e`: a failed request must

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { KAFKA_TOOL_COMMAND } from '../../core/load-generator-paths';
-import { CONSUMER_JOINED_TEXT } from '../../core/kafka-broker-log4j';
-import { consumerIdleTimeoutMs, consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka-perf-args';
-import type { KafkaPerfExpectations } from '../../core/kafka-perf-output';
-import { validatePlan, type Scenario } from '../../core/plan';
+import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
+import { CONSUMER_JOINED_TEXT } from '../../core/kafka/kafka-broker-log4j';
+import { consumerIdleTimeoutMs, consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka/kafka-perf-args';
+import type { KafkaPerfExpectations } from '../../core/kafka/kafka-perf-output';
+import { validatePlan, type Scenario } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { checkedBootstrapServers, KAFKA_TOOL_CLASSES, KAFKA_TOOLS_READY_WAIT_SECONDS, quote, toolsReadyLines } from '../shared/kafka-load-generator';
 import { rawPrefix } from './logic';

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { PERF_TEST_COMMAND } from '../../core/load-generator-paths';
-import { queueArgumentsFor } from '../../core/broker-config';
-import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
-import { VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
-import { validatePlan, type Scenario } from '../../core/plan';
-import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
+import { PERF_TEST_COMMAND } from '../../core/perftest/load-generator-paths';
+import { queueArgumentsFor } from '../../core/broker/broker-config';
+import { BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
+import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { validatePlan, type Scenario } from '../../core/plan/plan';
+import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest/perftest-args';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { AzureClients } from '../shared/azure-cluster';
 import { startBrokerSamplerLines, stopBrokerSamplerLines, SAMPLER_GRACE_SECONDS } from './broker-sampler';
@@ -17,10 +17,10 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**
  * The files a RabbitMQ repetition leaves, uploaded under runs/<runId>/raw/<rawKey without .json>/ (check-repetition reads
- * them there): PerfTest's output and CSV, and the management API sampler's lines (core/broker-samples.ts).
+ * them there): PerfTest's output and CSV, and the management API sampler's lines (core/broker/broker-samples.ts).
  */
 export const RAW_FILES = ['stdout.txt', 'perftest.csv', BROKER_SAMPLES_FILE] as const;
-/** Left only by a repetition with a fault: the lost-message verifier's output (verifier-lines.ts, core/cloud-verifier.ts). */
+/** Left only by a repetition with a fault: the lost-message verifier's output (verifier-lines.ts, core/failover/cloud-verifier.ts). */
 export const FAULT_RAW_FILES = [VERIFIER_OUTPUT_FILE] as const;
 export type RawFile = (typeof RAW_FILES)[number] | (typeof FAULT_RAW_FILES)[number];
 export const rawPrefix = (runId: string, item: ScheduledRepetition) => `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
@@ -38,7 +38,7 @@ const amqpHost = (endpoint: string) => endpoint.replace(/^amqps?:\/\//, '');
 function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string): string[] {
   const scenario = scenarioFor(plan, item);
   const host = amqpHost(endpoint);
-  // The same queue arguments as the local target (core/broker-config.ts): without them PerfTest declares classic queues.
+  // The same queue arguments as the local target (core/broker/broker-config.ts): without them PerfTest declares classic queues.
   const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
   return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
 }
@@ -76,7 +76,7 @@ export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*
 /**
  * The benchmark user's one tag: `monitoring`, so that the broker sampler (broker-sampler.ts) can read /api/nodes
  * (is_authorized_monitor) and log in to the management API at all (a user without a management tag is refused "Not
- * management user"; https://www.rabbitmq.com/docs/management#permissions, and core/broker-samples.ts
+ * management user"; https://www.rabbitmq.com/docs/management#permissions, and core/broker/broker-samples.ts
  * BROKER_SAMPLE_PATHS for each endpoint's check in the 3.13.7 and 4.1.4 sources). `monitoring` only reads: it lists
  * nodes, connections and channels of every user, and changes nothing; not `administrator`.
  */

@@ -2,7 +2,7 @@
  * The Java source of the load generator's lost-message verifier (a single-file program the JVM compiles in memory:
  * https://openjdk.org/jeps/330), kept as a string so that the Lambda bundle (esbuild) and the tests (jest) read the same
  * text without a loader of their own: the run scripts write it to the load generator beside PerfTest's jars. What it
- * does and prints is described in its class comment; core/cloud-verifier.ts turns its output into the stored counts.
+ * does and prints is described in its class comment; core/failover/cloud-verifier.ts turns its output into the stored counts.
  */
 export const LOST_MESSAGE_VERIFIER_CLASS = 'LostMessageVerifier';
 
@@ -40,7 +40,7 @@ import java.util.TreeMap;
  * through which it publishes).
  * Output: one JSON line on stdout {"startedAtMs":..., "published":..., "confirmed":..., "consumed":..., "lostMessages":...,
  * "duplicatedMessages":..., "reconnects":..., "receivedPerSecond":[...], "unconfirmedPerSecond":[...]} where index i of
- * unconfirmedPerSecond is the number in flight at second i after startedAtMs (core/cloud-verifier.ts reads it). Errors
+ * unconfirmedPerSecond is the number in flight at second i after startedAtMs (core/failover/cloud-verifier.ts reads it). Errors
  * go to stderr, exit status 2; URIs are never printed (they hold the password).
  */
 public class LostMessageVerifier {

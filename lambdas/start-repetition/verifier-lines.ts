@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
-import { VERIFIER_QUEUE } from '../../core/failover';
+import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover/failover';
 import { LOST_MESSAGE_VERIFIER_CLASS, LOST_MESSAGE_VERIFIER_JAVA } from './lost-message-verifier-java';
 
 /**
@@ -31,7 +31,7 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
  *   cluster's load balancer; the URI reaches java in its environment (RMQBENCH_VERIFIER_URIS), never in its arguments,
  *   and /proc/<pid>/environ is readable by its owner only (proc(5));
  * - it declares VERIFIER_QUEUE with the scenario's queue arguments (the fault step hits the leader of that queue);
- * - stdout and stderr go to VERIFIER_OUTPUT_FILE, whose last JSON line is the result (core/cloud-verifier.ts); its
+ * - stdout and stderr go to VERIFIER_OUTPUT_FILE, whose last JSON line is the result (core/failover/cloud-verifier.ts); its
  *   error lines, if any, say why there is none. It runs under `timeout`, and nothing it does fails the script.
  */
 export function startVerifierLines(options: { readonly perfTestCommand: string; readonly amqpHost: string; readonly seconds: number; readonly queueArguments: Readonly<Record<string, string | number>> }): string[] {

@@ -1,6 +1,6 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { RunStateLookup } from '../../core/cleanup';
+import type { RunStateLookup } from '../../core/cloud/cleanup';
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { sweepExpiredStacks } from './logic';

@@ -1,5 +1,5 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import type { RunStateLookup } from '../../core/cleanup';
+import type { RunStateLookup } from '../../core/cloud/cleanup';
 import { deleteStack, expiredStacks } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { deleteGroups } from '../failure-handler/logic';
@@ -15,7 +15,7 @@ export interface RetriedStack {
 
 /**
  * Deletes this controller's stacks (and, with Azure, resource groups) whose expiry tag has passed, unless their run is
- * still RUNNING in the results table (`runStateOf`) while its execution may still be running (core/cleanup.ts). A stack
+ * still RUNNING in the results table (`runStateOf`) while its execution may still be running (core/cloud/cleanup.ts). A stack
  * left DELETE_FAILED (a resource CloudFormation could not delete) is deleted again, without
  * RetainResources: retaining would orphan billed resources that no safety net looks for any more
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DeleteStack.html: RetainResources only for

@@ -1,6 +1,6 @@
-import type { RawRepetition } from '../../core/ingest';
-import type { ClusterGroup, Plan } from '../../core/plan';
-import type { RepetitionRecord, RunRecord } from '../../core/result-model';
+import type { RawRepetition } from '../../core/results/ingest';
+import type { ClusterGroup, Plan } from '../../core/plan/plan';
+import type { RepetitionRecord, RunRecord } from '../../core/results/result-model';
 import { planData, WorkflowSchedule } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';
 import type { LocalClusterHandle, LocalTarget, StartedRepetition } from '../local-target';

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ingestRepetition, RawRepetition } from '../../core/ingest';
+import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { LocalRun, PendingRepetition } from './local-run';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
-import { KAFKA_TOOL_LOG4J } from '../../core/kafka-broker-log4j';
-import { azureBrokerParameters } from '../../core/azure-cloud-init';
+import { KAFKA_TOOL_LOG4J } from '../../core/kafka/kafka-broker-log4j';
+import { azureBrokerParameters } from '../../core/cloud/azure-cloud-init';
 import type { BicepFile } from './bicep-tree';
 import { BICEP_DIR, evaluateString, parameterDependencies, parseBicepFile, propertyValues } from './bicep-tree';
 

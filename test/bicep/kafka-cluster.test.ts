@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { kafkaClusterId } from '../../cdk/KafkaCluster';
 import { kafkaServerProperties } from '../../cdk/user-data/kafka-node';
-import { KAFKA_BROKER_LOG4J } from '../../core/kafka-broker-log4j';
+import { KAFKA_BROKER_LOG4J } from '../../core/kafka/kafka-broker-log4j';
 import { BICEP_DIR } from './bicep-tree';
 
 /**

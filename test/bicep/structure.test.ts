@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Node } from 'web-tree-sitter';
-import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
-import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES, worldOpenReason } from '../../core/source-prefixes';
+import { AZURE_VM_SIZES } from '../../core/cost/azure-vm-sizes';
+import { MINIMUM_SOURCE_PREFIX_LENGTH, WORLD_OPEN_SOURCE_NAMES, worldOpenReason } from '../../core/cloud/source-prefixes';
 import { AZURE_METRICS_OUTPUTS } from '../../lambdas/ingest-repetition/azure-metrics';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
 import { BICEP_DIR, isExpression, listFiles, literal, parameterDependencies, parseBicepFile, propertyValues, relativeToBicep } from './bicep-tree';
@@ -298,7 +298,7 @@ describe('network security group', () => {
     expect(network.allowedSourceAddressPrefixes).toEqual({ expression: 'checkedSourcePrefixes' });
   });
 
-  test('main.bicep refuses world-open source prefixes with fail(), by the same rule as core/source-prefixes.ts', () => {
+  test('main.bicep refuses world-open source prefixes with fail(), by the same rule as core/cloud/source-prefixes.ts', () => {
     const main = file('main.bicep');
     expect(literal(main.variables.get('worldOpenSourceNames') as never)).toEqual([...WORLD_OPEN_SOURCE_NAMES]);
     expect(literal(main.variables.get('minimumSourcePrefixLength') as never)).toBe(MINIMUM_SOURCE_PREFIX_LENGTH);
@@ -443,7 +443,7 @@ describe('cluster', () => {
       const sizes = [...(allowed ?? '').matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
       expect(sizes.length).toBeGreaterThan(0);
       for (const size of sizes) expect(size).toMatch(accelerated);
-      // The plan rules (core/azure-vm-sizes.ts) refuse what the templates would refuse, before anything is created.
+      // The plan rules (core/cost/azure-vm-sizes.ts) refuse what the templates would refuse, before anything is created.
       expect({ [`${name} ${param}`]: sizes }).toEqual({ [`${name} ${param}`]: AZURE_VM_SIZES });
     }
   });
@@ -510,7 +510,7 @@ describe('TLS, secret lifetime and linter suppressions', () => {
 
 /**
  * Evaluates the Bicep expressions main.bicep refuses source prefixes with, over the functions they use, so that the
- * template's rule can be run on real inputs next to core/source-prefixes.ts (there is no Bicep compiler here).
+ * template's rule can be run on real inputs next to core/cloud/source-prefixes.ts (there is no Bicep compiler here).
  * https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-array (filter, contains, last, empty),
  * https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-string (toLower, trim, startsWith, split, join).
  */
@@ -612,7 +612,7 @@ function evaluate(node: Node, scope: Readonly<Record<string, Value>>, variables:
   }
 }
 
-describe('main.bicep refuses exactly the prefixes core/source-prefixes.ts refuses (its expressions evaluated)', () => {
+describe('main.bicep refuses exactly the prefixes core/cloud/source-prefixes.ts refuses (its expressions evaluated)', () => {
   const samples = [
     '*', 'Internet', 'INTERNET', ' any ', 'AzureCloud', 'AzureCloud.westeurope', '0.0.0.0/0', '::/0', '0.0.0.0/1', '128.0.0.0/7',
     '10.0.0.0/8', '203.0.113.7/32', '198.51.100.0/24', '2001:db8::/32', 'VirtualNetwork', 'AzureLoadBalancer', '10.20.2.0/24',

@@ -1,5 +1,5 @@
 import { PricingClient } from '@aws-sdk/client-pricing';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { awsPriceList } from '../../bin/aws-price-list';
 import { updatePriceCatalog } from '../../bin/prices-update';
 

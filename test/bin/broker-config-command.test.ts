@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { azureBrokerEnvironment, azureBrokerParameters } from '../../core/azure-cloud-init';
+import { azureBrokerEnvironment, azureBrokerParameters } from '../../core/cloud/azure-cloud-init';
 import { brokerConfigCommand, shellQuote } from '../../bin/broker-config-command';
 
 describe('rmqbench broker-config --target azure', () => {

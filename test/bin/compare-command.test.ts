@@ -1,5 +1,5 @@
 import { baselineCommand, compareCommand, compareStoredRuns } from '../../bin/compare-command';
-import { ComparisonError } from '../../core/comparison';
+import { ComparisonError } from '../../core/results/comparison';
 import { InMemoryStore, SCENARIOS, storedRun, uniformRates } from './report-fixtures';
 
 const faster = storedRun('faster', uniformRates([20_000, 20_100, 19_900]));

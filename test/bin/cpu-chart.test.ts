@@ -1,5 +1,5 @@
-import { cpuOverTimeChart, type RepetitionMetricsOf } from '../../core/charts';
-import type { MetricSeries } from '../../core/host-metrics';
+import { cpuOverTimeChart, type RepetitionMetricsOf } from '../../core/report/charts';
+import type { MetricSeries } from '../../core/metrics/host-metrics';
 import { renderVegaLiteToSvg } from '../../bin/render-charts';
 
 const cpu = (node: string, values: number[]): MetricSeries => ({ node, metric: 'cpuPercent', unit: 'percent', points: values.map((value, index) => [index + 1, value] as const) });

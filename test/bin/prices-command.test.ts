@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultPriceCatalog, loadPriceCatalog, PriceCatalogError } from '../../core/cost-catalog';
+import { defaultPriceCatalog, loadPriceCatalog, PriceCatalogError } from '../../core/cost/cost-catalog';
 import { loadEffectiveCatalog, SHIPPED_CATALOG, showPrices, updatePrices, userCatalogPath } from '../../bin/prices-command';
 import type { FetchLike } from '../../bin/prices-update';
 

@@ -1,6 +1,6 @@
 import { azureArmSku, serializePriceCatalog, updatePriceCatalog, type AwsGetProducts, type FetchLike } from '../../bin/prices-update';
-import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
-import { defaultPriceCatalog, findInstancePrice, loadPriceCatalog, THESIS_SOURCE_PREFIX } from '../../core/cost-catalog';
+import { AZURE_VM_SIZES } from '../../core/cost/azure-vm-sizes';
+import { defaultPriceCatalog, findInstancePrice, loadPriceCatalog, THESIS_SOURCE_PREFIX } from '../../core/cost/cost-catalog';
 
 const NOW = new Date('2025-03-04T05:06:07Z');
 

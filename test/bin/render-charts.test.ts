@@ -1,5 +1,5 @@
-import { latencyPercentilesChart, throughputPerRepetitionChart } from '../../core/charts';
-import { aggregateRun } from '../../core/report';
+import { latencyPercentilesChart, throughputPerRepetitionChart } from '../../core/report/charts';
+import { aggregateRun } from '../../core/report/report';
 import { ChartRenderError, renderVegaLiteToSvg, svgToPng } from '../../bin/render-charts';
 import { storedRun, uniformRates } from './report-fixtures';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { reportCommand, ReportError, reportOverRuns, thesisChapter7Report } from '../../bin/report-command';
 import { SCENARIOS, steadyMetrics, steadySamples, storedRun, uniformRates } from './report-fixtures';
 

@@ -1,8 +1,8 @@
-import { validatePlan } from '../../core/plan';
-import type { StoredRepetition } from '../../core/result-items';
-import type { RepetitionMetrics } from '../../core/host-metrics';
-import type { PerSecondSample, RunRecord } from '../../core/result-model';
-import { describe as stats } from '../../core/statistics';
+import { validatePlan } from '../../core/plan/plan';
+import type { StoredRepetition } from '../../core/results/result-items';
+import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
+import type { PerSecondSample, RunRecord } from '../../core/results/result-model';
+import { describe as stats } from '../../core/results/statistics';
 import type { ComparisonStore } from '../../bin/compare-command';
 import type { StoredRun } from '../../store/results-store';
 

@@ -12,13 +12,13 @@ import { BenchmarkController } from '../../cdk';
 import { buildClusterTemplateApp, CLUSTER_INSTANCE_TYPE_PATTERN, KAFKA_CONTROLLER_BROKER_COUNTS, kafkaClusterTemplateFileName, clusterNodeImageParameterName, clusterTemplateFileName, CONTROLLER_DEFAULT_RELEASE, CONTROLLER_RELEASES, DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { uncoveredActions } from '../../cdk/cluster-stack-iam';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
-import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker-config';
-import type { QueueTopology } from '../../core/plan-schema';
-import { AWS_KAFKA_BROKER_COUNTS, isArmInstanceType } from '../../core/target-rules';
+import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker/broker-config';
+import type { QueueTopology } from '../../core/plan/plan-schema';
+import { AWS_KAFKA_BROKER_COUNTS, isArmInstanceType } from '../../core/plan/target-rules';
 import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_JARS_DELIMITER } from '../../cdk/user-data/load-generator';
 import { jarsDigest, jarsManifest } from '../../cdk/user-data/pinned-jars';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
-import { CLOUD_RABBITMQ_VERSIONS, DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
+import { CLOUD_RABBITMQ_VERSIONS, DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud/cloud-releases';
 import { handlerPermissions } from './handler-permissions';
 
 const ROOT = resolve(__dirname, '../..');
@@ -338,7 +338,7 @@ describe('cluster templates', () => {
 
   test('one template per release the controller offers (3.13 and 4.1), the default being RabbitMqCluster\'s', () => {
     expect(CONTROLLER_RELEASES).toEqual([RabbitMqRelease.V3_13, RabbitMqRelease.V4_1]);
-    // ValidatePlan refuses other versions by the same list (core/cloud-releases.ts).
+    // ValidatePlan refuses other versions by the same list (core/cloud/cloud-releases.ts).
     expect(CONTROLLER_RELEASES.map((release) => release.rabbitmqVersion)).toEqual(CLOUD_RABBITMQ_VERSIONS);
     expect(CONTROLLER_DEFAULT_RELEASE.rabbitmqVersion).toBe(DEFAULT_CLOUD_RABBITMQ_VERSION.aws);
     expect(CONTROLLER_DEFAULT_RELEASE).toBe(RabbitMqRelease.V4_1);
@@ -372,7 +372,7 @@ describe('cluster templates', () => {
     }
   });
 
-  test('InstanceType sets the nodes\' type (default the construct\'s m5a.large); its pattern refuses Arm types as core/target-rules.ts does', () => {
+  test('InstanceType sets the nodes\' type (default the construct\'s m5a.large); its pattern refuses Arm types as core/plan/target-rules.ts does', () => {
     for (const release of CONTROLLER_RELEASES) {
       const { Parameters, Resources } = clusterTemplate(release);
       expect(Parameters.InstanceType).toMatchObject({ Type: 'String', Default: 'm5a.large', AllowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN });

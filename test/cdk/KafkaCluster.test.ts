@@ -21,7 +21,7 @@ import {
 } from '../../cdk/user-data/kafka-node';
 import { mavenCoordinates } from '../../cdk/user-data/pinned-jars';
 import { BOOT_LOG_FILE } from '../../cdk/user-data/rabbitmq-node';
-import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
+import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
 import { CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL } from '../../cdk/user-data/cloudwatch-agent';
 import { bashSyntaxErrors, hereDocument, runAgentBootLines, userDataText, withoutAssetHashes } from './template-helpers';
 

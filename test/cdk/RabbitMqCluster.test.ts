@@ -6,7 +6,7 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
 import { RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, type RabbitMqClusterProps } from '../../cdk';
 import { shellQuote } from '../../cdk/shell';
 import { BOOT_LOG_FILE, DRAIN_SCRIPT_DELIMITER, DRAIN_SCRIPT_PATH, ENABLED_PLUGINS_DELIMITER, INSTALL_OVERRIDE_FILE, RABBITMQ_CONF_DELIMITER } from '../../cdk/user-data/rabbitmq-node';
@@ -43,7 +43,7 @@ describe('RabbitMqCluster', () => {
     expect(defaults.userData.indexOf(line)).toBeGreaterThan(defaults.userData.indexOf('\nrmqbench_install_packages\n'));
   });
 
-  describe('broker configuration comes from core/broker-config.ts unchanged', () => {
+  describe('broker configuration comes from core/broker/broker-config.ts unchanged', () => {
     test.each([
       ['4.1 quorum (default)', {}, { topology: { type: 'quorum' as const }, rabbitmqVersion: '4.1.4', nodeCount: 3 }],
       [

@@ -6,7 +6,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { LoadGenerator, RabbitMqCluster } from '../../cdk';
-import { AGENT_METRICS, CLOUDWATCH_NAMESPACE } from '../../core/cloudwatch-host-metrics';
+import { AGENT_METRICS, CLOUDWATCH_NAMESPACE } from '../../core/metrics/cloudwatch-host-metrics';
 import { CLOUDWATCH_AGENT_CONFIG_DELIMITER, CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL, cloudWatchAgentBootCommands } from '../../cdk/user-data/cloudwatch-agent';
 import { runAgentBootLines, userDataText } from './template-helpers';
 

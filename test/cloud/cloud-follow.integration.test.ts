@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { followExecution } from '../../bin/cloud-follow';
-import { validatePlan } from '../../core/plan';
+import { validatePlan } from '../../core/plan/plan';
 import type { RunEvent } from '../../local/run-events';
 import { buildSchedule, executionInput } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';

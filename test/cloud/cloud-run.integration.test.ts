@@ -152,7 +152,7 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
 
   test('an azure run (no stack to read) is launching from the start and ready once its first repetition is stored', async () => {
     const { StartExecutionCommand } = await import('@aws-sdk/client-sfn');
-    const azurePlan = (await import('../../core/plan')).validatePlan(
+    const azurePlan = (await import('../../core/plan/plan')).validatePlan(
       { name: 'cloud-az', clusters: [{ name: 'f4', nodes: 3, instanceType: 'F4s_v2', topology: { type: 'quorum' } }], workloads: [{ name: 'w', durationSeconds: 20 }] },
       'test',
     );

@@ -1,5 +1,5 @@
-import { validatePlan } from '../../core/plan';
-import type { RunRecord } from '../../core/result-model';
+import { validatePlan } from '../../core/plan/plan';
+import type { RunRecord } from '../../core/results/result-model';
 import { cliEnv, rmqbenchSync } from './cli-child';
 import { deployFakeController, repetitionRecord, type FakeController } from './controller-fake';
 import { startMoto, type Moto } from './moto';

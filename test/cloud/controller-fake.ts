@@ -1,10 +1,10 @@
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
-import { CONTROLLER_OUTPUTS } from '../../core/controller-outputs';
-import { validatePlan, type Plan } from '../../core/plan';
-import type { RepetitionRecord, RunRecord, RunStatus } from '../../core/result-model';
-import { describe as stats } from '../../core/statistics';
+import { CONTROLLER_OUTPUTS } from '../../core/cloud/controller-outputs';
+import { validatePlan, type Plan } from '../../core/plan/plan';
+import type { RepetitionRecord, RunRecord, RunStatus } from '../../core/results/result-model';
+import { describe as stats } from '../../core/results/statistics';
 import { ResultsStore } from '../../store/results-store';
 import { motoClientConfig, type Moto } from './moto';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AZURE_BROKER_ENVIRONMENT_VARIABLES, azureBrokerEnvironment, azureBrokerParameters } from '../../core/azure-cloud-init';
-import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { AZURE_BROKER_ENVIRONMENT_VARIABLES, azureBrokerEnvironment, azureBrokerParameters } from '../../core/cloud/azure-cloud-init';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
 
 describe('azureBrokerParameters', () => {
   test('returns the shared generator output for the external (join-script) backend, unchanged', () => {

@@ -1,4 +1,4 @@
-import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/azure-monitor-metrics';
+import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/metrics/azure-monitor-metrics';
 
 // Response bodies in the shape of metrics_API.json 2023-10-01 (value[].name.value, timeseries[].metadatavalues, data[]).
 const startedAt = new Date('2026-11-23T13:00:20.000Z');

@@ -1,4 +1,4 @@
-import { AZURE_VM_MEMORY_GIB, AZURE_VM_SIZES, azureVmMemoryBytes } from '../../core/azure-vm-sizes';
+import { AZURE_VM_MEMORY_GIB, AZURE_VM_SIZES, azureVmMemoryBytes } from '../../core/cost/azure-vm-sizes';
 
 describe('the memory of the deployable Azure VM sizes', () => {
   test('every size the templates deploy has its memory (used memory on azure is that minus Azure Monitor\'s available memory), and the table holds no other size', () => {

@@ -1,4 +1,4 @@
-import { AWS_QUORUM_TARGET_GROUP_SIZE, generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { AWS_QUORUM_TARGET_GROUP_SIZE, generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
 
 describe('broker configuration generator', () => {
   test('classic peer discovery lists every node and binds local ports', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerMetricsFromSamples, BrokerSamplesError, brokerSeriesOnHosts, combineRepetitionMetrics } from '../../core/broker-samples';
-import { summarizeNodes, validateRepetitionMetrics } from '../../core/host-metrics';
+import { brokerMetricsFromSamples, BrokerSamplesError, brokerSeriesOnHosts, combineRepetitionMetrics } from '../../core/broker/broker-samples';
+import { summarizeNodes, validateRepetitionMetrics } from '../../core/metrics/host-metrics';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/broker-samples', name), 'utf8');
 const depth = fixture('depth-25-on-node-2.jsonl');

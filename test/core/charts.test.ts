@@ -4,8 +4,8 @@ import {
   throughputPerRepetitionChart,
   throughputVsQueuesChart,
   VEGA_LITE_SCHEMA,
-} from '../../core/charts';
-import { aggregateRun, queueThroughputPoints } from '../../core/report';
+} from '../../core/report/charts';
+import { aggregateRun, queueThroughputPoints } from '../../core/report/report';
 import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
 
 type Values = Record<string, unknown>[];

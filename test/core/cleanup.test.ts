@@ -1,4 +1,4 @@
-import { decideCleanup, type CleanupCandidate } from '../../core/cleanup';
+import { decideCleanup, type CleanupCandidate } from '../../core/cloud/cleanup';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 const stack = (overrides: Partial<CleanupCandidate> = {}): CleanupCandidate => ({

@@ -1,4 +1,4 @@
-import { chooseFaultNode, CLOUD_FAULT_ACTIONS, faultScript, healScript, notCountedReason, PARTITION_TABLE, queueLeader } from '../../core/cloud-fault';
+import { chooseFaultNode, CLOUD_FAULT_ACTIONS, faultScript, healScript, notCountedReason, PARTITION_TABLE, queueLeader } from '../../core/failover/cloud-fault';
 import { runWithStubs } from '../stub-commands';
 
 // The scripts themselves run for real on simulated EC2 nodes (test/simulated-vm/aws-node.integration.test.ts); here:

@@ -1,4 +1,4 @@
-import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput } from '../../core/cloud-verifier';
+import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput } from '../../core/failover/cloud-verifier';
 
 // The Java verifier's stdout (lambdas/start-repetition/lost-message-verifier-java.ts), captured on this machine's local
 // 3-node cluster (test/lambdas/lost-message-verifier-java.integration.test.ts): a classic queue whose node was SIGKILLed;

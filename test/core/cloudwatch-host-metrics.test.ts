@@ -1,4 +1,4 @@
-import { hostMetricsFromCloudWatch, KAFKA_BROKER_ROLE, LOAD_GENERATOR_ROLE, NODE_ROLE, nodeOf } from '../../core/cloudwatch-host-metrics';
+import { hostMetricsFromCloudWatch, KAFKA_BROKER_ROLE, LOAD_GENERATOR_ROLE, NODE_ROLE, nodeOf } from '../../core/metrics/cloudwatch-host-metrics';
 
 const metric = (role: string | undefined, instance = 'i-0abc') => ({
   name: 'cpu_usage_active',

@@ -8,10 +8,10 @@ import {
   loadBalancerPairs,
   welchTest,
   type RunResults,
-} from '../../core/comparison';
-import { validatePlan } from '../../core/plan';
-import type { RunRecord, ScenarioAggregate } from '../../core/result-model';
-import { describe as describeValues, tCritical95, type Stats } from '../../core/statistics';
+} from '../../core/results/comparison';
+import { validatePlan } from '../../core/plan/plan';
+import type { RunRecord, ScenarioAggregate } from '../../core/results/result-model';
+import { describe as describeValues, tCritical95, type Stats } from '../../core/results/statistics';
 
 function stats(n: number, mean: number, stddev: number): Stats {
   return { n, mean, median: mean, stddev, ci95: n > 1 ? (tCritical95(n - 1) * stddev) / Math.sqrt(n) : 0, min: mean, max: mean };

@@ -8,7 +8,7 @@ import {
   loadPriceCatalog,
   PriceCatalogError,
   THESIS_SOURCE_PREFIX,
-} from '../../core/cost-catalog';
+} from '../../core/cost/cost-catalog';
 
 describe('shipped price catalog', () => {
   it.each([

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { PlanValidationError } from '../../core/errors';
-import { budgetProblem, estimateRun, stateTransitions } from '../../core/estimate';
-import { parsePlanText, validatePlan } from '../../core/plan';
-import { targetProblems } from '../../core/target-rules';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { PlanValidationError } from '../../core/plan/errors';
+import { budgetProblem, estimateRun, stateTransitions } from '../../core/cost/estimate';
+import { parsePlanText, validatePlan } from '../../core/plan/plan';
+import { targetProblems } from '../../core/plan/target-rules';
 import { buildSchedule } from '../../state-machines/schedule';
 
 /** The thesis's chapter-4 plan as an aws run: each cluster on c5.xlarge. */

@@ -1,8 +1,8 @@
-import { compareRuns, failoverMetricsIn } from '../../core/comparison';
-import { renderHtmlReport, runReportDocument } from '../../core/html-report';
-import { aggregateRun, renderMarkdownReport } from '../../core/report';
-import type { StoredRepetition } from '../../core/result-items';
-import type { FailoverResult, RunRecord } from '../../core/result-model';
+import { compareRuns, failoverMetricsIn } from '../../core/results/comparison';
+import { renderHtmlReport, runReportDocument } from '../../core/report/html-report';
+import { aggregateRun, renderMarkdownReport } from '../../core/report/report';
+import type { StoredRepetition } from '../../core/results/result-items';
+import type { FailoverResult, RunRecord } from '../../core/results/result-model';
 
 const planData = {
   name: 'failover',

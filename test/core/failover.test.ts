@@ -1,4 +1,4 @@
-import { failoverResult, measureRecovery } from '../../core/failover';
+import { failoverResult, measureRecovery } from '../../core/failover/failover';
 
 // Received msg/s recorded by the verifier (200 msg/s) on this machine's local 3-node cluster (RabbitMQ 3.10.8),
 // test/local/failover.integration.test.ts, leader of the queue SIGKILLed at 7.114 s / 7.115 s:

@@ -14,7 +14,7 @@ import {
   ratesFromKeyedCounters,
   summarizeNodes,
   validateRepetitionMetrics,
-} from '../../core/host-metrics';
+} from '../../core/metrics/host-metrics';
 
 const loadGeneratorCpu = (values: number[]): RepetitionMetrics => ({
   source: 'test',

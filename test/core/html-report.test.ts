@@ -1,6 +1,6 @@
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } from '../../core/html-report';
-import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } from '../../core/report/html-report';
+import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report/report';
 import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
 
 const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';

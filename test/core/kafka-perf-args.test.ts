@@ -1,5 +1,5 @@
-import { consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka-perf-args';
-import { parsePlanText } from '../../core/plan';
+import { consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka/kafka-perf-args';
+import { parsePlanText } from '../../core/plan/plan';
 
 const workloadOf = (fields: string, nodes = 3) =>
   parsePlanText(`name: k\nclusters: [{ name: k, broker: kafka, nodes: ${nodes} }]\nworkloads: [{ name: w${fields} }]\n`, 'k.yaml').scenarios[0]!.workload;

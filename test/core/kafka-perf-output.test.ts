@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PerfTestOutputError } from '../../core/errors';
-import { parseKafkaPerfOutput, parseKafkaProgressLine } from '../../core/kafka-perf-output';
+import { PerfTestOutputError } from '../../core/plan/errors';
+import { parseKafkaPerfOutput, parseKafkaProgressLine } from '../../core/kafka/kafka-perf-output';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', 'kafka', `${name}.txt`), 'utf8');
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { estimateRun } from '../../core/estimate';
-import { PlanValidationError } from '../../core/errors';
-import { groupScenariosByCluster, parsePlanText } from '../../core/plan';
-import { AZURE_KAFKA_BROKER_COUNT, targetProblems } from '../../core/target-rules';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { estimateRun } from '../../core/cost/estimate';
+import { PlanValidationError } from '../../core/plan/errors';
+import { groupScenariosByCluster, parsePlanText } from '../../core/plan/plan';
+import { AZURE_KAFKA_BROKER_COUNT, targetProblems } from '../../core/plan/target-rules';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const kafkaPlan = (cluster: string, workload: string) => `

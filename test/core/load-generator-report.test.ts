@@ -1,7 +1,7 @@
-import { runReportDocument } from '../../core/html-report';
-import { aggregateRun, renderMarkdownReport } from '../../core/report';
-import type { StoredRepetition } from '../../core/result-items';
-import type { RunRecord } from '../../core/result-model';
+import { runReportDocument } from '../../core/report/html-report';
+import { aggregateRun, renderMarkdownReport } from '../../core/report/report';
+import type { StoredRepetition } from '../../core/results/result-items';
+import type { RunRecord } from '../../core/results/result-model';
 
 const run: RunRecord = {
   runId: 'run-lg',

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RepetitionMetrics } from '../../core/host-metrics';
-import { ingestRepetition, RawRepetition } from '../../core/ingest';
-import { metricsFromItems, repetitionItems, withoutKeys } from '../../core/result-items';
+import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
+import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
+import { metricsFromItems, repetitionItems, withoutKeys } from '../../core/results/result-items';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
 

@@ -1,6 +1,6 @@
-import { generateBrokerConfig } from '../../core/broker-config';
-import type { QueueTopology, Workload } from '../../core/plan-schema';
-import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest-args';
+import { generateBrokerConfig } from '../../core/broker/broker-config';
+import type { QueueTopology, Workload } from '../../core/plan/plan-schema';
+import { buildPerfTestArgs, redactPerfTestArgs } from '../../core/perftest/perftest-args';
 import { BENCHMARK_USER_PERMISSIONS } from '../../lambdas/start-repetition/logic';
 
 const workload: Workload = {

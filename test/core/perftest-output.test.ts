@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PerfTestOutputError } from '../../core/errors';
-import { parsePerfTestOutput, parseProgressLine } from '../../core/perftest-output';
+import { PerfTestOutputError } from '../../core/plan/errors';
+import { parsePerfTestOutput, parseProgressLine } from '../../core/perftest/perftest-output';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
 const basic = { durationSeconds: 5, producers: 1, consumers: 1, confirms: false };

@@ -1,8 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PlanValidationError } from '../../core/errors';
-import { fixedMessageCount } from '../../core/fixed-work';
-import { parsePlanText } from '../../core/plan';
+import { PlanValidationError } from '../../core/plan/errors';
+import { fixedMessageCount } from '../../core/plan/fixed-work';
+import { parsePlanText } from '../../core/plan/plan';
 
 const minimal = `
 name: demo

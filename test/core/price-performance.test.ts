@@ -1,5 +1,5 @@
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { thesisCandidates as thesisCandidatesFrom, type ThesisQueueCount } from '../../core/thesis-ch7';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { thesisCandidates as thesisCandidatesFrom, type ThesisQueueCount } from '../../core/report/thesis-ch7';
 import {
   candidatesForQueues,
   capacityPercent,
@@ -11,9 +11,9 @@ import {
   requirementRows,
   score,
   type PricePerformanceCandidate,
-} from '../../core/price-performance';
+} from '../../core/cost/price-performance';
 
-// The thesis inputs (Tables 7.1–7.3 costs, Figures 6.1–6.4 maxima) and how they were derived: core/thesis-ch7.ts.
+// The thesis inputs (Tables 7.1–7.3 costs, Figures 6.1–6.4 maxima) and how they were derived: core/report/thesis-ch7.ts.
 const thesisCandidates = (queues: ThesisQueueCount) => thesisCandidatesFrom(queues, defaultPriceCatalog);
 
 function thesisTable(queues: ThesisQueueCount): string[][] {

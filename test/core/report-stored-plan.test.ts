@@ -1,7 +1,7 @@
-import { parsePlanText } from '../../core/plan';
-import { aggregateRun, renderMarkdownReport, scenarioFacts, storedScenarios } from '../../core/report';
-import type { StoredRepetition } from '../../core/result-items';
-import type { RunRecord } from '../../core/result-model';
+import { parsePlanText } from '../../core/plan/plan';
+import { aggregateRun, renderMarkdownReport, scenarioFacts, storedScenarios } from '../../core/report/report';
+import type { StoredRepetition } from '../../core/results/result-items';
+import type { RunRecord } from '../../core/results/result-model';
 import { planData } from '../../state-machines/schedule';
 
 const plan = parsePlanText(

@@ -3,7 +3,7 @@ import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { certificateFingerprint256, keyMatchesCertificate, selfSignedCertificate } from '../../core/self-signed-certificate';
+import { certificateFingerprint256, keyMatchesCertificate, selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
 
 const now = new Date('2026-11-22T12:00:00Z');
 const notAfter = new Date('2026-11-30T12:00:00Z');

@@ -1,4 +1,4 @@
-import { assertNoWorldOpenSourcePrefixes, MINIMUM_SOURCE_PREFIX_LENGTH, worldOpenReason } from '../../core/source-prefixes';
+import { assertNoWorldOpenSourcePrefixes, MINIMUM_SOURCE_PREFIX_LENGTH, worldOpenReason } from '../../core/cloud/source-prefixes';
 
 describe('world-open source prefixes are refused by name', () => {
   test.each(['*', 'Internet', 'INTERNET', 'Any', 'any', '0.0.0.0/0', '::/0', '0.0.0.0/1', '128.0.0.0/1', '2000::/3', '64.0.0.0/2', 'AzureCloud', 'AzureCloud.westeurope', ' Internet '])(

@@ -1,4 +1,4 @@
-import { describe as stats, median, tCritical95 } from '../../core/statistics';
+import { describe as stats, median, tCritical95 } from '../../core/results/statistics';
 
 describe('statistics', () => {
   test('mean, median, sample standard deviation and Student-t 95% interval', () => {

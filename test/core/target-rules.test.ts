@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AZURE_VM_SIZES } from '../../core/azure-vm-sizes';
-import { azurePlanClusterParameters } from '../../core/azure-cloud-init';
-import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
-import { DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud-releases';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { estimateRun } from '../../core/estimate';
-import { PlanValidationError } from '../../core/errors';
-import { validatePlan } from '../../core/plan';
-import { assertPlanRunsOnTarget, azureVmSize, catalogInstanceType, isArmInstanceType, targetProblems } from '../../core/target-rules';
+import { AZURE_VM_SIZES } from '../../core/cost/azure-vm-sizes';
+import { azurePlanClusterParameters } from '../../core/cloud/azure-cloud-init';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
+import { DEFAULT_CLOUD_RABBITMQ_VERSION } from '../../core/cloud/cloud-releases';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { estimateRun } from '../../core/cost/estimate';
+import { PlanValidationError } from '../../core/plan/errors';
+import { validatePlan } from '../../core/plan/plan';
+import { assertPlanRunsOnTarget, azureVmSize, catalogInstanceType, isArmInstanceType, targetProblems } from '../../core/plan/target-rules';
 import { buildSchedule } from '../../state-machines/schedule';
 
 const planWith = (clusters: Record<string, unknown>[]) =>

@@ -1,8 +1,8 @@
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { estimateRun } from '../../core/estimate';
-import { validatePlan } from '../../core/plan';
-import { targetProblems } from '../../core/target-rules';
-import { clusterExpiryHours, HISTORY_EVENTS_BUDGET, repetitionPollSeconds } from '../../core/workflow-shape';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { estimateRun } from '../../core/cost/estimate';
+import { validatePlan } from '../../core/plan/plan';
+import { targetProblems } from '../../core/plan/target-rules';
+import { clusterExpiryHours, HISTORY_EVENTS_BUDGET, repetitionPollSeconds } from '../../core/cloud/workflow-shape';
 import { buildSchedule, planData } from '../../state-machines/schedule';
 
 const plan = (workload: Record<string, unknown>, extra: Record<string, unknown> = {}) =>

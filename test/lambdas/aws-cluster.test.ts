@@ -1,7 +1,7 @@
 import { CloudFormationClient, CreateStackCommand, DeleteStackCommand, DescribeStacksCommand, ListStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { generateBrokerConfig, policyCommandArgs } from '../../core/broker-config';
+import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
 import { checkStack, perfTestState, stacksOfRun } from '../../lambdas/shared/aws-cluster';
 import { createStackToken, launchStack, planClusterOf, type PlanClusterSpec } from '../../lambdas/shared/aws-launch';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';

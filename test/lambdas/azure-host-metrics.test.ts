@@ -1,4 +1,4 @@
-import { brokerMetricsFromSamples, brokerSeriesOnHosts } from '../../core/broker-samples';
+import { brokerMetricsFromSamples, brokerSeriesOnHosts } from '../../core/broker/broker-samples';
 import { azureClusterNodes } from '../../lambdas/fault/azure';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
 import { checkDeployment, launchResourceGroup, type AzureClients } from '../../lambdas/shared/azure-cluster';
@@ -137,7 +137,7 @@ describe('IngestRepetition reads an Azure repetition\'s host metrics from Azure 
     );
     const unknownSize = await azureMonitorHostMetrics(clients, { ...outputs, clusterVmSize: 'Standard_E4s_v5' }, window);
     expect(unknownSize.series.filter((one) => one.metric === 'memoryBytes').map((one) => [one.node, one.points])).toEqual([['load-generator', [[40, 2 * GIB]]]]);
-    expect(unknownSize.incomplete).toBe("memoryBytes of the cluster's VMs not derived: the VM size Standard_E4s_v5 (output clusterVmSize) has no memory in core/azure-vm-sizes.ts");
+    expect(unknownSize.incomplete).toBe("memoryBytes of the cluster's VMs not derived: the VM size Standard_E4s_v5 (output clusterVmSize) has no memory in core/cost/azure-vm-sizes.ts");
   });
 
   test('a malformed kafkaBrokerResourceIds is an error naming the output; a broker VM whose metrics are refused fails the read naming that VM (every VM was asked)', async () => {

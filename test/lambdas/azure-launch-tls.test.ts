@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { keyMatchesCertificate, selfSignedCertificate } from '../../core/self-signed-certificate';
+import { keyMatchesCertificate, selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
 import { azureLaunchConfig, launchAzureCluster } from '../../lambdas/launch-cluster/azure';
 import type { AzureClients, AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
 import { pinnedTlsOptions } from '../../lambdas/shared/pinned-tls';

@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { brokerMetricsFromSamples, BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { brokerMetricsFromSamples, BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 import { startBrokerSamplerLines, stopBrokerSamplerLines } from '../../lambdas/start-repetition/broker-sampler';
 import { benchmarkUserLines } from '../../lambdas/start-repetition/logic';
 import { ProcessRegistry } from '../../local/processes';

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { selfSignedCertificate } from '../../core/self-signed-certificate';
+import { selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
 import { checkAzureCluster, clusterFormed } from '../../lambdas/check-cluster/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { ProcessRegistry } from '../../local/processes';

@@ -3,7 +3,7 @@ import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ingestRepetition, type RawRepetition } from '../../core/ingest';
+import { ingestRepetition, type RawRepetition } from '../../core/results/ingest';
 import { checkRepetition } from '../../lambdas/check-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 

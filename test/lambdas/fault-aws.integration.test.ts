@@ -9,7 +9,7 @@
  */
 import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstancesCommand, StopInstancesCommand } from '@aws-sdk/client-ec2';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, queueLeadersScript } from '../../core/failover/cloud-fault';
 import { applyAwsFault, clusterNodes, healAwsFault, NODE_COMPONENT, type AwsFaultEvent } from '../../lambdas/fault/aws';
 import { clusterScopedSsm } from '../../lambdas/fault/cluster-scoped-ssm';
 import { buildSchedule } from '../../state-machines/schedule';

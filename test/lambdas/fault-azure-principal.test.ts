@@ -9,7 +9,7 @@
  */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/core-auth';
-import { queueLeadersScript } from '../../core/cloud-fault';
+import { queueLeadersScript } from '../../core/failover/cloud-fault';
 import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { azureFaultClients } from '../../lambdas/fault/azure-fault-clients';
 import { azureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';

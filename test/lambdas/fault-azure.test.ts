@@ -5,7 +5,7 @@
  * output comes back from the Run Command's instance view. The scripts themselves run for real on simulated nodes
  * (test/simulated-vm/aws-node.integration.test.ts; the node check also reads rabbit@<hostname -s>, Azure's case).
  */
-import { faultScript, healScript, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, queueLeadersScript } from '../../core/failover/cloud-fault';
 import { applyFault, healFault, type AwsFaultEvent } from '../../lambdas/fault/aws';
 import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';

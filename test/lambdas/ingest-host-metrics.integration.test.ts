@@ -5,7 +5,7 @@ import { AwsQueryProtocol } from '@aws-sdk/core/protocols';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeImagesCommand, DescribeInstancesCommand, EC2Client, RunInstancesCommand } from '@aws-sdk/client-ec2';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { RawRepetition } from '../../core/ingest';
+import type { RawRepetition } from '../../core/results/ingest';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
 import { cloudWatchHostMetrics } from '../../lambdas/ingest-repetition/cloudwatch-metrics';
 import { clusterNodes, NODE_COMPONENT } from '../../lambdas/fault/aws';

@@ -4,7 +4,7 @@ import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand } from 
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { ListCommandsCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER, KAFKA_CONTROLLER_BROKER_COUNTS, kafkaClusterTemplateFileName, synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
-import { ingestRepetition, type RawRepetition } from '../../core/ingest';
+import { ingestRepetition, type RawRepetition } from '../../core/results/ingest';
 import { checkRepetition } from '../../lambdas/check-repetition/logic';
 import { checkStack, deleteStack, expiredStacks, stacksOfRun } from '../../lambdas/shared/aws-cluster';
 import { launchStack, planClusterOf, type AwsClusterConfig } from '../../lambdas/shared/aws-launch';
@@ -126,7 +126,7 @@ describe('a Kafka plan cluster through the AWS workflow functions, against moto'
 
   test('a Kafka broker count without a template is refused by name, before anything is created', async () => {
     const four = { ...plan, clusters: [{ name: 'k4', broker: 'kafka', nodes: 4, instanceType: 'c5.xlarge' }] };
-    // ValidatePlan refuses it first (core/target-rules.ts); the launcher refuses it on its own too.
+    // ValidatePlan refuses it first (core/plan/target-rules.ts); the launcher refuses it on its own too.
     expect(() => buildSchedule({ plan: four, target: 'aws', runId: 'run-4' }, 'exec')).toThrow(/clusters\[0\]\.nodes: a Kafka cluster on aws has 1, 3, 5 brokers/);
     const cluster = { index: 0, clusterId: 'rmqbench-run-4-c1', nodes: 4, topology: 'quorum', repetitions: [] };
     await expect(launchStack(cfn, config, 'run-4', cluster, { broker: 'kafka', nodes: 4, topology: { type: 'quorum' } }, NOW)).rejects.toThrow(

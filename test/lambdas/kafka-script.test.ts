@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { checkedBootstrapServers, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import { kafkaSmokeTest } from '../../lambdas/smoke-test/kafka';
 import { awsKafkaRepetitionScript, kafkaRepetitionSeconds, scenarioOf } from '../../lambdas/start-repetition/kafka-script';
-import { BROKER_SAMPLES_FILE } from '../../core/broker-samples';
+import { BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 import { buildSchedule } from '../../state-machines/schedule';
 
 // The scripts run for real in kafka-script.integration.test.ts and the SDK calls against moto in

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { queueArgumentsFor } from '../../core/broker-config';
-import { cloudFailoverResult, VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
-import { VERIFIER_QUEUE } from '../../core/failover';
+import { queueArgumentsFor } from '../../core/broker/broker-config';
+import { cloudFailoverResult, VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover/failover';
 import { benchmarkUserLines } from '../../lambdas/start-repetition/logic';
 import { LOST_MESSAGE_VERIFIER_CLASS, LOST_MESSAGE_VERIFIER_JAVA } from '../../lambdas/start-repetition/lost-message-verifier-java';
 import { startVerifierLines, waitVerifierLines } from '../../lambdas/start-repetition/verifier-lines';

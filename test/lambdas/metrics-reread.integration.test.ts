@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { RawRepetition } from '../../core/ingest';
+import type { RawRepetition } from '../../core/results/ingest';
 import { azureMonitorHostMetrics } from '../../lambdas/ingest-repetition/azure-metrics';
 import { ingestFromS3, rereadLateHostMetrics } from '../../lambdas/ingest-repetition/logic';
 import type { AzureClients } from '../../lambdas/shared/azure-cluster';

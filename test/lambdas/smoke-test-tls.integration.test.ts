@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { selfSignedCertificate } from '../../core/self-signed-certificate';
+import { selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
 import { managementSmokeTest, smokeTest } from '../../lambdas/smoke-test/logic';
 import { freePorts, waitFor } from '../../local/ports';
 import { ProcessRegistry } from '../../local/processes';
@@ -10,7 +10,7 @@ import { tempDir } from '../local/helpers';
 
 /**
  * The smoke test's TLS path against a real RabbitMQ node (Debian's rabbitmq-server) that serves AMQPS and
- * management over HTTPS with a certificate from core/self-signed-certificate.ts, as an Azure node does
+ * management over HTTPS with a certificate from core/cloud/self-signed-certificate.ts, as an Azure node does
  * behind the public load balancer. The listener keys are RabbitMQ's documented ones:
  * https://www.rabbitmq.com/docs/ssl (listeners.ssl.default, ssl_options.*) and
  * https://www.rabbitmq.com/docs/management#single-listener-https (management.ssl.*).

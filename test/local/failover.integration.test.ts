@@ -1,7 +1,7 @@
 jest.setTimeout(600_000);
 
 import { join } from 'node:path';
-import { parsePlanText } from '../../core/plan';
+import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';

@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePlanText } from '../../core/plan';
+import { parsePlanText } from '../../core/plan/plan';
 import { ingestRunDir } from '../../local/ingest-run-dir';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';

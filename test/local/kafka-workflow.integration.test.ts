@@ -2,8 +2,8 @@ jest.setTimeout(600_000);
 
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePlanText } from '../../core/plan';
-import { renderMarkdownReport } from '../../core/report';
+import { parsePlanText } from '../../core/plan/plan';
+import { renderMarkdownReport } from '../../core/report/report';
 import { ingestRunDir } from '../../local/ingest-run-dir';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { parsePlanText } from '../../core/plan';
+import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';

@@ -2,7 +2,7 @@ jest.setTimeout(600_000);
 
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parsePlanText } from '../../core/plan';
+import { parsePlanText } from '../../core/plan/plan';
 import { ingestRunDir } from '../../local/ingest-run-dir';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';

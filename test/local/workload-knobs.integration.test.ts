@@ -4,8 +4,8 @@
  * holds is read from its management API while PerfTest runs (the target deletes the benchmark queues afterwards).
  */
 import { connect } from 'amqplib';
-import { ingestRepetition } from '../../core/ingest';
-import { parsePlanText, groupScenariosByCluster, type Scenario } from '../../core/plan';
+import { ingestRepetition } from '../../core/results/ingest';
+import { parsePlanText, groupScenariosByCluster, type Scenario } from '../../core/plan/plan';
 import { LocalTarget, type RabbitClusterHandle } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';

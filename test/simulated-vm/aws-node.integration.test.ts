@@ -13,10 +13,10 @@
  * 2023, RabbitMQ 3.13 / 4.1's own plugin, and the real APIs' signatures, throttling and IAM.
  */
 import { UserData } from 'aws-cdk-lib/aws-ec2';
-import { generateBrokerConfig } from '../../core/broker-config';
+import { generateBrokerConfig } from '../../core/broker/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
-import { faultScript, healScript, PARTITION_TABLE, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, PARTITION_TABLE, queueLeader, queueLeadersScript } from '../../core/failover/cloud-fault';
 import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
@@ -168,7 +168,7 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
   });
 
   /**
-   * The fault step's scripts (core/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run them: as
+   * The fault step's scripts (core/failover/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run them: as
    * root, with a minimal environment, on the cluster the previous test formed. Nothing of the scripts is mocked: the
    * broker is killed, stopped and started through the same systemctl calls as on EC2 (the shim stands in for systemd).
    */
@@ -217,7 +217,7 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect(await runningNodes(others[0]!)).toEqual(all);
   });
   /**
-   * partition (core/cloud-fault.ts): the node's own nftables rules, run as SSM would run the script, on the cluster the
+   * partition (core/failover/cloud-fault.ts): the node's own nftables rules, run as SSM would run the script, on the cluster the
    * first test formed (every node running again after the previous test). The simulated nodes are network namespaces
    * on one bridge, so the rules act on real TCP connections between real brokers: the distribution connections
    * already open are cut, not only new ones. The cluster notices after net_ticktime (60 s by default, so 45 to 75 s),

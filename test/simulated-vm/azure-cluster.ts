@@ -1,6 +1,6 @@
 /** The Azure scale set's cloud-init, rendered from modules/cluster.bicep as ARM would, installed on simulated VMs. */
 import { parse as parseYaml } from 'yaml';
-import { azureBrokerParameters } from '../../core/azure-cloud-init';
+import { azureBrokerParameters } from '../../core/cloud/azure-cloud-init';
 import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
 import type { CommandResult, SimulatedHub, SimulatedVm } from './harness';
 

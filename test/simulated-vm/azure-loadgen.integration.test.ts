@@ -9,10 +9,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { brokerMetricsFromSamples } from '../../core/broker-samples';
-import { cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE } from '../../core/cloud-verifier';
-import { VERIFIER_QUEUE } from '../../core/failover';
-import { ingestRepetition } from '../../core/ingest';
+import { brokerMetricsFromSamples } from '../../core/broker/broker-samples';
+import { cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { VERIFIER_QUEUE } from '../../core/failover/failover';
+import { ingestRepetition } from '../../core/results/ingest';
 import { azurePerfTestScript, FAULT_RAW_FILES, RAW_FILES, uploadUrlParameters } from '../../lambdas/start-repetition/logic';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';

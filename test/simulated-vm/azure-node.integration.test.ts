@@ -4,7 +4,7 @@
  * package installation goes through the script's seam (Debian's rabbitmq-server 3.10.8 stands in for Team RabbitMQ's
  * 3.13.7 package). Membership is read from `rabbitmqctl cluster_status` inside the VMs.
  */
-import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/cloud-fault';
+import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/failover/cloud-fault';
 import { IDENTITY_CLIENT_ID, KEY_VAULT, SCALE_SET, SECRETS, nodeFiles, renderClusterCloudInit, runCloudInit } from './azure-cluster';
 import { SimulatedHub, type SimulatedVm } from './harness';
 
@@ -110,7 +110,7 @@ PY`,
   });
 
   /**
-   * The fault step's scripts (core/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash, root, a
+   * The fault step's scripts (core/failover/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash, root, a
    * minimal environment): the node's name is rabbit@<hostname -s> here (no NODENAME in rabbitmq-env.conf), the leader of
    * a classic mirrored queue is the node that hosts it locally, and the cluster goes on while the killed node is down.
    */

@@ -19,7 +19,7 @@ import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { parse as parseYaml } from 'yaml';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, kafkaClusterId } from '../../cdk/KafkaCluster';
-import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/cloudwatch-host-metrics';
+import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
 import { CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL } from '../../cdk/user-data/cloudwatch-agent';
 import { KAFKA_LOG_DIR, kafkaNodeBootCommands, type KafkaBrokerIdentity } from '../../cdk/user-data/kafka-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';

@@ -1,6 +1,6 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { AZURE_METRICS_SETTLE_SECONDS } from '../../core/azure-monitor-metrics';
-import { stateTransitions } from '../../core/estimate';
+import { AZURE_METRICS_SETTLE_SECONDS } from '../../core/metrics/azure-monitor-metrics';
+import { stateTransitions } from '../../core/cost/estimate';
 import { buildBenchmarkDefinition, resolveResources } from '../../state-machines/definition';
 import { buildSchedule, type ScheduledCluster, type ScheduledRepetition, type WorkflowInput, type WorkflowTarget } from '../../state-machines/schedule';
 import { STATE, type TaskStateName } from '../../state-machines/states';
@@ -138,7 +138,7 @@ describe('on azure the host metrics are read again before teardown', () => {
     expect(run.tasks.slice(-3)).toEqual([STATE.ingestRepetition, STATE.teardownCluster, STATE.finishRun]);
   });
 
-  test('core/estimate.ts counts the azure re-read\'s transitions as executed (and one Choice on aws)', async () => {
+  test('core/cost/estimate.ts counts the azure re-read\'s transitions as executed (and one Choice on aws)', async () => {
     const repetitions = [{ polls: 1, pause: false }, { polls: 1, pause: false }];
     expect((await execute('azure', () => ({ reread: 0, stored: 0, stillIncomplete: 0 }))).entered).toBe(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions }]));
     expect((await execute('aws', () => ({}))).entered).toBe(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions }]));

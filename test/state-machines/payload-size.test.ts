@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { parsePlanText } from '../../core/plan';
+import { parsePlanText } from '../../core/plan/plan';
 import { perfTestScript } from '../../lambdas/start-repetition/logic';
 import { buildBenchmarkDefinition, resolveResources } from '../../state-machines/definition';
 import { buildSchedule, planData, type ScheduledCluster, type ScheduledRepetition, type WorkflowInput } from '../../state-machines/schedule';

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { defaultPriceCatalog } from '../../core/cost-catalog';
-import { estimateRun } from '../../core/estimate';
-import { validatePlan } from '../../core/plan';
-import { HISTORY_EVENTS_BUDGET, stateTransitions, historyEvents, REPETITION_OVERHEAD_SECONDS } from '../../core/workflow-shape';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { estimateRun } from '../../core/cost/estimate';
+import { validatePlan } from '../../core/plan/plan';
+import { HISTORY_EVENTS_BUDGET, stateTransitions, historyEvents, REPETITION_OVERHEAD_SECONDS } from '../../core/cloud/workflow-shape';
 import { buildBenchmarkDefinition, resolveResources } from '../../state-machines/definition';
 import { buildSchedule, type ScheduledCluster, type ScheduledRepetition, type WorkflowInput } from '../../state-machines/schedule';
 import { STATE } from '../../state-machines/states';
@@ -14,7 +14,7 @@ import { executeWorkflow } from './workflow-harness';
  * The deployed definition executed locally against a simulated clock: a cluster is ready once `provisioningSeconds` of
  * its checks' waits have passed, a repetition done once its duration and the overhead have, a cluster deleted once
  * `teardownSeconds` have. The waits are the definition's own (read from it, or from the item's pollSeconds). What is
- * counted (states entered, history events) is compared with core/workflow-shape.ts's formulas and the estimate.
+ * counted (states entered, history events) is compared with core/cloud/workflow-shape.ts's formulas and the estimate.
  */
 const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: 1 }));
 const processor = (definition.States[STATE.forEachCluster]!.ItemProcessor as { States: Record<string, { Seconds?: number }> }).States;
@@ -68,7 +68,7 @@ const plan = (clusters: number, repetitions: number, pauseSeconds: number, messa
   workloads: [{ name: 'w', durationSeconds, sweep: { messageSizeBytes: messageSizes } }],
 });
 
-describe('core/workflow-shape.ts against executions of the deployed definition', () => {
+describe('core/cloud/workflow-shape.ts against executions of the deployed definition', () => {
   test.each([
     [1, 1, 0, [100], 10, 0, 0],
     [1, 3, 5, [100], 10, 30, 60],

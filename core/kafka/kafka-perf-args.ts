@@ -1,0 +1,113 @@
+import { fixedMessageCount } from '../plan/fixed-work';
+import { defaultReplicationFactor, KAFKA_DEFAULTS } from './kafka-plan';
+import type { Workload } from '../plan/plan-schema';
+
+/**
+ * Kafka's own performance tools from org.apache.kafka:kafka-tools, as the load: ProducerPerformance and
+ * ConsumerPerformance (org.apache.kafka.tools, the classes behind bin/kafka-producer-perf-test.sh and
+ * bin/kafka-consumer-perf-test.sh). They come from Maven Central like PerfTest; OpenMessaging Benchmark's Kafka
+ * driver is not published to Maven Central (it is built from its repository), so it cannot be fetched the way
+ * the local target fetches everything else. Flags as in the 4.3.1 tools' --help and their source,
+ * tools/src/main/java/org/apache/kafka/tools/{ProducerPerformance,ConsumerPerformance}.java in apache/kafka.
+ */
+
+/** Per-interval report period of both tools, so that their rows are per-second samples like PerfTest's CSV. */
+export const KAFKA_REPORTING_INTERVAL_MS = 1000;
+/**
+ * How long a consumer waits for the next record before it gives up (ConsumerPerformance --timeout). Its clock starts
+ * before it has joined its group (measured here: 3-8 s to join on two busy cores), and the producers start only
+ * after that, so the wait must cover the join plus a producer JVM's start. A lone consumer ends by its count, so its
+ * timeout only detects records that never come: a minute. With several consumers in one group none can know its
+ * share of the records in advance, so each asks for all of them and ends by this timeout once the topic is drained:
+ * 20 s, which each such repetition then waits at its end.
+ */
+export function consumerIdleTimeoutMs(consumers: number): number {
+  return consumers === 1 ? 60_000 : 20_000;
+}
+
+/** The Kafka settings a workload runs with, its defaults applied. */
+export interface KafkaRunSettings {
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly acks: string;
+  readonly batchSizeBytes: number;
+  readonly lingerMs: number;
+  readonly compression: string;
+  /** Records each producer sends. */
+  readonly recordsPerProducer: number;
+  /** ProducerPerformance --throughput per producer: records/s, or -1 for no limit. */
+  readonly throughput: number;
+}
+
+export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunSettings {
+  const producers = Math.max(workload.producers, 1);
+  // The same fixed work as on RabbitMQ (messageCount, or totalBytes ÷ messageSizeBytes); else a rate for durationSeconds.
+  const total = fixedMessageCount(workload);
+  const recordsPerProducer = total !== undefined ? total / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
+  if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
+    throw new Error(`workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`);
+  }
+  return {
+    partitions: workload.partitions ?? KAFKA_DEFAULTS.partitions,
+    replicationFactor: workload.replicationFactor ?? defaultReplicationFactor(brokers),
+    acks: workload.acks ?? KAFKA_DEFAULTS.acks,
+    batchSizeBytes: workload.batchSizeBytes ?? KAFKA_DEFAULTS.batchSizeBytes,
+    lingerMs: workload.lingerMs ?? KAFKA_DEFAULTS.lingerMs,
+    compression: workload.compression ?? KAFKA_DEFAULTS.compression,
+    recordsPerProducer,
+    throughput: workload.publishRateLimit ?? -1,
+  };
+}
+
+/** TopicCommand arguments that create the benchmark topic. */
+export function createTopicArgs(topic: string, settings: KafkaRunSettings): string[] {
+  return ['--create', '--topic', topic, '--partitions', String(settings.partitions), '--replication-factor', String(settings.replicationFactor)];
+}
+
+/** ProducerPerformance arguments for one producer. */
+export function producerPerformanceArgs(options: {
+  readonly bootstrapServers: string;
+  readonly topic: string;
+  readonly settings: KafkaRunSettings;
+  readonly messageSizeBytes: number;
+  readonly clientId: string;
+}): string[] {
+  const { settings } = options;
+  return [
+    '--bootstrap-server', options.bootstrapServers,
+    '--topic', options.topic,
+    '--num-records', String(settings.recordsPerProducer),
+    '--record-size', String(options.messageSizeBytes),
+    '--throughput', String(settings.throughput),
+    '--reporting-interval', String(KAFKA_REPORTING_INTERVAL_MS),
+    // --command-property replaces --producer-props in 4.x (the tool warns that --producer-props is deprecated).
+    '--command-property',
+    `acks=${settings.acks}`,
+    `batch.size=${settings.batchSizeBytes}`,
+    `linger.ms=${settings.lingerMs}`,
+    `compression.type=${settings.compression}`,
+    `client.id=${options.clientId}`,
+  ];
+}
+
+/** ConsumerPerformance arguments for one consumer of the group. */
+export function consumerPerformanceArgs(options: {
+  readonly bootstrapServers: string;
+  readonly topic: string;
+  readonly group: string;
+  /** Every record the producers send: a lone consumer ends when it has them all. */
+  readonly totalRecords: number;
+  /** How many consumers the group has (sets the idle timeout). */
+  readonly consumers: number;
+}): string[] {
+  return [
+    '--bootstrap-server', options.bootstrapServers,
+    '--topic', options.topic,
+    '--group', options.group,
+    '--num-records', String(options.totalRecords),
+    '--timeout', String(consumerIdleTimeoutMs(options.consumers)),
+    // Per-interval rows instead of the one summary line: the tool prints one or the other, and the rows give per-second samples.
+    '--show-detailed-stats',
+    '--reporting-interval', String(KAFKA_REPORTING_INTERVAL_MS),
+  ];
+}

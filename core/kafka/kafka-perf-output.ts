@@ -1,0 +1,188 @@
+import { PerfTestOutputError } from '../plan/errors';
+import type { LatencyPercentiles, PerSecondSample, PerfTestResult } from '../results/result-model';
+import { describe } from '../results/statistics';
+
+/** What the parser must find, given what the workload asked the tools to do. */
+export interface KafkaPerfExpectations {
+  readonly producers: number;
+  readonly consumers: number;
+  readonly recordsPerProducer: number;
+}
+
+/** The console output of every ProducerPerformance and ConsumerPerformance of one repetition. */
+export interface KafkaPerfOutput {
+  readonly producers: readonly string[];
+  readonly consumers: readonly string[];
+}
+
+/**
+ * ProducerPerformance's lines (Stats.printWindow / printTotal in tools/.../ProducerPerformance.java):
+ *   "%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency."
+ *   "%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th."
+ * Latency there is the time from send() to the broker's acknowledgement (per acks).
+ */
+const NUMBER = '(\\d+(?:\\.\\d+)?)';
+const WINDOW_LINE = new RegExp(`^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`);
+const TOTAL_LINE = new RegExp(
+  `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$`,
+);
+/** ConsumerPerformance --show-detailed-stats (printHeader / printConsumerProgress in ConsumerPerformance.java). */
+const CONSUMER_HEADER = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec';
+/** Its default --date-format is "yyyy-MM-dd HH:mm:ss:SSS". */
+const CONSUMER_ROW = /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2}):(\d{3}), \d+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+)(?:, .*)?$/;
+const CONSUMER_TIMEOUT = /^WARNING: Exiting before consuming the expected number of (?:records|messages): timeout/;
+
+/** A producer's or consumer's per-second line as live progress: records/s, or undefined for any other line. */
+export function parseKafkaProgressLine(line: string): { kind: 'sent' | 'received'; rate: number } | undefined {
+  const window = WINDOW_LINE.exec(line.trim());
+  if (window) return { kind: 'sent', rate: Number(window[2]) };
+  const row = CONSUMER_ROW.exec(line.trim());
+  return row ? { kind: 'received', rate: Number(row[9]) } : undefined;
+}
+
+interface ProducerOutcome {
+  readonly windows: number[];
+  readonly sent: number;
+  readonly rate: number;
+  readonly latency: LatencyPercentiles;
+}
+
+interface ConsumerRow {
+  readonly atMs: number;
+  readonly total: number;
+  readonly rate: number;
+}
+
+/**
+ * Normalizes one Kafka repetition into the result model PerfTest results use: the send rate is the producers'
+ * own final rates added up, the receive rate the consumers' records between their first and last per-second row
+ * over that time (so that neither the time before the first row nor the idle timeout after the last counts; a
+ * consumer with one row counts that row's rate, one without partitions and so without rows counts 0),
+ * and the producers' acknowledgement latency (50th/95th/99th; the tool reports no minimum or 75th) is the
+ * confirm latency. Output that is cut short or garbled throws a PerfTestOutputError naming what is missing.
+ */
+export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPerfExpectations): PerfTestResult {
+  const missing: string[] = [];
+  if (output.producers.length !== expected.producers) missing.push(`the output of ${expected.producers} producer(s) (found ${output.producers.length})`);
+  if (output.consumers.length !== expected.consumers) missing.push(`the output of ${expected.consumers} consumer(s) (found ${output.consumers.length})`);
+  const producers = output.producers.map((text, index) => parseProducer(text, index + 1, expected.recordsPerProducer, missing));
+  const consumers = output.consumers.map((text, index) => parseConsumer(text, index + 1, expected.consumers, missing));
+  if (expected.consumers > 0 && consumers.every((rows) => rows !== undefined && rows.length === 0)) {
+    missing.push(`per-second rows from any of the ${expected.consumers} consumer(s) (found none)`);
+  }
+  const crash = [...output.producers, ...output.consumers].map(firstErrorLine).find((line) => line !== undefined);
+  if (missing.length > 0) {
+    const cause = crash ? ` The tool reported: ${crash}.` : '';
+    throw new PerfTestOutputError(`Kafka tool output is incomplete: missing ${missing.join('; ')}.${cause}`, missing);
+  }
+  const done = producers as ProducerOutcome[];
+  const rows = consumers as ConsumerRow[][];
+  const receiveRateAvg = rows.reduce((sum, consumer) => sum + consumerRate(consumer), 0);
+  const samples = mergeSamples(done, rows);
+  return {
+    // Whole msg/s, the resolution PerfTest reports its averages in.
+    summary: {
+      sendRateAvg: Math.round(done.reduce((sum, producer) => sum + producer.rate, 0)),
+      receiveRateAvg: Math.round(receiveRateAvg),
+      confirmLatency: medianLatency(done.map((producer) => producer.latency)),
+    },
+    samples,
+    sendRate: describe(samples.map((sample) => sample.published)),
+    receiveRate: describe(samples.map((sample) => sample.received)),
+  };
+}
+
+function parseProducer(text: string, number: number, expectedRecords: number, missing: string[]): ProducerOutcome | undefined {
+  const windows: number[] = [];
+  let total: RegExpExecArray | undefined;
+  for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
+    const window = WINDOW_LINE.exec(line);
+    if (window) windows.push(Number(window[2]));
+    total ??= TOTAL_LINE.exec(line) ?? undefined;
+  }
+  if (!total) {
+    missing.push(`producer ${number}: the final "records sent ... ms 99.9th" line (the run was cut short after ${windows.length} per-second line(s))`);
+    return undefined;
+  }
+  const sent = Number(total[1]);
+  if (sent !== expectedRecords) {
+    missing.push(`producer ${number}: ${expectedRecords} acknowledged records (it reports ${sent}; failed sends are not counted)`);
+    return undefined;
+  }
+  const ms = (group: number) => Number(total[group]) * 1000;
+  return { windows, sent, rate: Number(total[2]), latency: { median: ms(6), p95: ms(7), p99: ms(8) } };
+}
+
+function parseConsumer(text: string, number: number, consumers: number, missing: string[]): ConsumerRow[] | undefined {
+  const lines = text.split(/\r?\n/).map((candidate) => candidate.trim());
+  if (!lines.some((line) => line.startsWith(CONSUMER_HEADER))) {
+    missing.push(`consumer ${number}: the "${CONSUMER_HEADER}" header`);
+    return undefined;
+  }
+  const rows: ConsumerRow[] = [];
+  for (const line of lines) {
+    const row = CONSUMER_ROW.exec(line);
+    if (!row) continue;
+    const atMs = Date.parse(`${row[1]}T${row[2]}:${row[3]}:${row[4]}.${row[5]}Z`);
+    rows.push({ atMs, total: Number(row[8]), rate: Number(row[9]) });
+  }
+  // A lone consumer asks for exactly what the producers send, so its timeout means records never arrived.
+  if (consumers === 1 && lines.some((line) => CONSUMER_TIMEOUT.test(line))) {
+    missing.push(`consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`);
+    return undefined;
+  }
+  // The rate is measured from the first row on; a consumer whose rows never move after it got everything before that
+  // row (a transfer shorter than the tool's 1 s report interval), and the rate would read 0.
+  const first = rows[0];
+  if (rows.length >= 2 && first !== undefined && first.total > 0 && rows[rows.length - 1]!.total === first.total) {
+    missing.push(
+      `consumer ${number}: a measurable receive rate (all ${first.total} of its records arrived before its first per-second row, ` +
+        'so the transfer was shorter than the 1 s report interval: send more records, e.g. a larger messageCount, or a longer durationSeconds)',
+    );
+    return undefined;
+  }
+  return rows;
+}
+
+/** Records per second between a consumer's first and last row. */
+function consumerRate(rows: readonly ConsumerRow[]): number {
+  if (rows.length === 0) return 0;
+  if (rows.length === 1) return rows[0]!.rate;
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  return ((last.total - first.total) * 1000) / (last.atMs - first.atMs);
+}
+
+/** Per-second samples: the n-th report of every producer and consumer added up as second n. */
+function mergeSamples(producers: readonly ProducerOutcome[], consumers: readonly ConsumerRow[][]): PerSecondSample[] {
+  const length = Math.max(...producers.map((producer) => producer.windows.length), ...consumers.map((rows) => rows.length), 0);
+  return Array.from({ length }, (_, index) => {
+    const published = producers.reduce((sum, producer) => sum + (producer.windows[index] ?? 0), 0);
+    return {
+      time: index + 1,
+      published,
+      returned: 0,
+      // A producer counts a record once the broker acknowledged it, so what it sent is what was confirmed.
+      confirmed: published,
+      nacked: 0,
+      received: consumers.reduce((sum, rows) => sum + (rows[index]?.rate ?? 0), 0),
+    };
+  });
+}
+
+/** Several producers' latencies as one: the median of each percentile. */
+function medianLatency(values: readonly LatencyPercentiles[]): LatencyPercentiles {
+  const middle = (pick: (value: LatencyPercentiles) => number) => {
+    const sorted = values.map(pick).sort((a, b) => a - b);
+    const half = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+  };
+  return { median: middle((v) => v.median), p95: middle((v) => v.p95), p99: middle((v) => v.p99) };
+}
+
+function firstErrorLine(text: string): string | undefined {
+  return text
+    .split('\n')
+    .find((line) => /Exception|ERROR|Error:/.test(line) && !/^\s+at /.test(line))
+    ?.trim();
+}

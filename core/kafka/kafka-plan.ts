@@ -1,0 +1,175 @@
+// A namespace import lets esbuild drop what the schemas do not use (see core/plan/plan-schema.ts).
+import * as z from 'zod';
+import type { PlanIssue } from '../plan/errors';
+
+/**
+ * The Kafka side of the plan model: which broker a cluster runs, the workload fields Kafka's producer
+ * and consumer take (what seeds 002 and 004 vary), and the rules that keep RabbitMQ-only and Kafka-only
+ * settings apart. Kept out of plan-schema.ts so that the two brokers' fields stay readable.
+ */
+
+export const brokerSchema = z.enum(['rabbitmq', 'kafka']);
+export type Broker = z.infer<typeof brokerSchema>;
+
+/** Producer `acks`: https://kafka.apache.org/documentation/#producerconfigs_acks ("0", "1", "all"; -1 is "all"). */
+export const KAFKA_ACKS = ['0', '1', 'all'] as const;
+/** Producer `compression.type`: https://kafka.apache.org/documentation/#producerconfigs_compression.type (gzip left out: the seeds do not vary it). */
+export const KAFKA_COMPRESSION = ['none', 'snappy', 'lz4', 'zstd'] as const;
+
+/** What a Kafka workload uses when it leaves a Kafka field out. */
+export const KAFKA_DEFAULTS = {
+  partitions: 1,
+  /** Kafka's producer default since 3.0 (KIP-679). */
+  acks: 'all',
+  /** Kafka's producer defaults: batch.size 16384, linger.ms 5 since 4.0 (KIP-1030), compression.type none. */
+  batchSizeBytes: 16_384,
+  lingerMs: 5,
+  compression: 'none',
+} as const;
+
+/** The replication factor a Kafka workload gets without one: three copies where the cluster has them. */
+export function defaultReplicationFactor(nodes: number): number {
+  return Math.min(3, nodes);
+}
+
+const positiveInt = (max: number) => z.number().int().min(1).max(max);
+
+/**
+ * Workload fields only a Kafka cluster uses. Optional without defaults, so that a RabbitMQ workload does
+ * not carry them and a Kafka workload shows what it set; the run applies KAFKA_DEFAULTS.
+ */
+export const kafkaWorkloadFieldsShape = {
+  /** Partitions of the benchmark topic. @default 1 */
+  partitions: positiveInt(10_000).optional(),
+  /** Copies of each partition; at most the cluster's broker count. @default min(3, nodes) */
+  replicationFactor: positiveInt(7).optional(),
+  /** Producer acks: "0", "1" or "all" (YAML numbers 0 and 1 are read as "0" and "1"). @default "all" */
+  acks: z.preprocess((value) => (typeof value === 'number' ? String(value) : value), z.enum(KAFKA_ACKS)).optional(),
+  /** Producer batch.size in bytes (0 turns batching off). @default 16384 */
+  batchSizeBytes: z.number().int().min(0).max(64 * 1024 * 1024).optional(),
+  /** Producer linger.ms. @default 5 */
+  lingerMs: z.number().int().min(0).max(60_000).optional(),
+  /** Producer compression.type. @default "none" */
+  compression: z.enum(KAFKA_COMPRESSION).optional(),
+} as const;
+
+export type KafkaWorkloadField = keyof typeof kafkaWorkloadFieldsShape;
+export const kafkaWorkloadFieldNames = Object.keys(kafkaWorkloadFieldsShape) as KafkaWorkloadField[];
+
+/** The fields checked here, whatever else a workload has. */
+export interface KafkaRelevantWorkload {
+  readonly producers: number;
+  readonly consumers: number;
+  readonly queues: number;
+  readonly messageSizeBytes: number;
+  readonly persistent: boolean;
+  readonly autoAck: boolean;
+  readonly confirmWindow?: number | undefined;
+  readonly prefetch?: number | undefined;
+  readonly multiAckEvery?: number | undefined;
+  readonly consumerRateLimit?: number | undefined;
+  readonly publishRateLimit?: number | undefined;
+  readonly partitions?: number | undefined;
+  readonly replicationFactor?: number | undefined;
+  readonly acks?: string | undefined;
+  readonly batchSizeBytes?: number | undefined;
+  readonly lingerMs?: number | undefined;
+  readonly compression?: string | undefined;
+  readonly messageCount?: number | undefined;
+  readonly totalBytes?: number | undefined;
+  readonly exchange?: { readonly type: string } | undefined;
+  readonly queueMode?: string | undefined;
+  readonly maxLength?: number | undefined;
+  readonly overflow?: string | undefined;
+}
+
+export interface KafkaRelevantCluster {
+  readonly name: string;
+  readonly nodes: number;
+  readonly broker: Broker;
+  readonly rabbitmqVersion?: string | undefined;
+  readonly topology: { readonly type: string };
+  readonly connection: string;
+}
+
+/** Cluster fields that mean nothing to Kafka, refused on a Kafka cluster so that no one believes they took effect. */
+export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): PlanIssue[] {
+  if (cluster.broker !== 'kafka') return [];
+  const issues: PlanIssue[] = [];
+  if (cluster.rabbitmqVersion !== undefined) {
+    issues.push({ path: `${at}.rabbitmqVersion`, message: 'a Kafka cluster has no RabbitMQ version; remove it or use broker: rabbitmq', value: cluster.rabbitmqVersion });
+  }
+  if (cluster.topology.type !== 'classic') {
+    issues.push({
+      path: `${at}.topology.type`,
+      message: "queue topologies are RabbitMQ's; a Kafka cluster replicates partitions with the workload's replicationFactor",
+      value: cluster.topology.type,
+    });
+  }
+  if (cluster.connection === 'leader' || cluster.connection === 'follower') {
+    issues.push({
+      path: `${at}.connection`,
+      message: 'Kafka clients bootstrap from every broker and then talk to each partition leader; use "lb" or "direct" (both mean: bootstrap from all brokers)',
+      value: cluster.connection,
+    });
+  }
+  return issues;
+}
+
+/** RabbitMQ-only settings with a non-default value, and the reason each means nothing to Kafka. */
+function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string; value: unknown; why: string }[] {
+  const found: { field: string; value: unknown; why: string }[] = [];
+  if (workload.queues !== 1) found.push({ field: 'queues', value: workload.queues, why: 'a Kafka workload uses one topic; use partitions' });
+  if (workload.persistent) found.push({ field: 'persistent', value: true, why: 'Kafka always writes to its log; use acks and replicationFactor' });
+  if (workload.confirmWindow !== undefined) found.push({ field: 'confirmWindow', value: workload.confirmWindow, why: 'Kafka acknowledges per acks; use acks' });
+  if (!workload.autoAck) found.push({ field: 'autoAck', value: false, why: 'Kafka consumers commit offsets, they do not acknowledge messages' });
+  if (workload.prefetch !== undefined) found.push({ field: 'prefetch', value: workload.prefetch, why: 'Kafka consumers fetch, they have no prefetch' });
+  if (workload.multiAckEvery !== undefined) found.push({ field: 'multiAckEvery', value: workload.multiAckEvery, why: 'Kafka consumers do not acknowledge messages' });
+  if (workload.consumerRateLimit !== undefined) found.push({ field: 'consumerRateLimit', value: workload.consumerRateLimit, why: "Kafka's ConsumerPerformance has no rate limit" });
+  if (workload.exchange !== undefined && workload.exchange.type !== 'direct') found.push({ field: 'exchange', value: workload.exchange, why: 'Kafka has no exchanges; consumer groups decide who reads what' });
+  if (workload.queueMode !== undefined) found.push({ field: 'queueMode', value: workload.queueMode, why: 'Kafka has no queue modes; it always writes to its log' });
+  if (workload.maxLength !== undefined) found.push({ field: 'maxLength', value: workload.maxLength, why: 'Kafka retains by size or time (topic retention), not by a message count' });
+  if (workload.overflow !== undefined) found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
+  return found;
+}
+
+/** The workload × cluster combinations that cannot run: fields of the other broker, or more replicas than brokers. */
+export function checkWorkloadBroker(cluster: KafkaRelevantCluster, workload: KafkaRelevantWorkload, path: string): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  if (cluster.broker === 'kafka') {
+    for (const setting of rabbitmqOnlySettings(workload)) {
+      issues.push({ path: `${path}.${setting.field}`, message: `is RabbitMQ-only and cluster "${cluster.name}" runs Kafka: ${setting.why}`, value: setting.value });
+    }
+    if (workload.replicationFactor !== undefined && workload.replicationFactor > cluster.nodes) {
+      issues.push({
+        path: `${path}.replicationFactor`,
+        message: `must be at most the number of brokers of cluster "${cluster.name}" (${cluster.nodes})`,
+        value: workload.replicationFactor,
+      });
+    }
+    // Kafka's ProducerPerformance sends a fixed number of records and has no time limit.
+    if (workload.messageCount === undefined && workload.totalBytes === undefined && workload.publishRateLimit === undefined) {
+      issues.push({
+        path: `${path}.messageCount`,
+        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
+      });
+    }
+    if (workload.messageCount !== undefined && workload.producers > 0 && workload.messageCount % workload.producers !== 0) {
+      issues.push({ path: `${path}.messageCount`, message: `must be a multiple of producers (${workload.producers}): each producer sends the same share`, value: workload.messageCount });
+    }
+    if (workload.messageSizeBytes === 0) {
+      issues.push({ path: `${path}.messageSizeBytes`, message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance needs a record size of at least 1 byte`, value: 0 });
+    }
+    if (workload.producers === 0) {
+      issues.push({ path: `${path}.producers`, message: `cluster "${cluster.name}" runs Kafka: a workload needs at least one producer (consumers read what it sends)`, value: 0 });
+    }
+    return issues;
+  }
+  for (const field of kafkaWorkloadFieldNames) {
+    const value = workload[field];
+    if (value !== undefined) {
+      issues.push({ path: `${path}.${field}`, message: `is Kafka-only and cluster "${cluster.name}" runs RabbitMQ (broker: rabbitmq)`, value });
+    }
+  }
+  return issues;
+}

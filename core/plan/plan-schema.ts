@@ -1,0 +1,176 @@
+// A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
+import * as z from 'zod';
+import { brokerSchema, kafkaWorkloadFieldsShape } from '../kafka/kafka-plan';
+
+/**
+ * The benchmark plan model: clusters × workloads × repetitions.
+ *
+ * Every object is strict, so a misspelt field is an error rather than a silently ignored setting.
+ * Sizes are in bytes, durations in seconds and rates in messages per second, as the field names say.
+ */
+
+const positiveInt = (max?: number) => {
+  const base = z.number().int().min(1);
+  return max === undefined ? base : base.max(max);
+};
+
+/** `major.minor` or `major.minor.patch`, e.g. "3.13" or "4.1.2". */
+export const rabbitmqVersionSchema = z
+  .string()
+  .regex(/^\d+\.\d+(\.\d+)?$/, 'expected a RabbitMQ version such as "3.13" or "4.1.2"');
+
+export const queueTopologySchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    /** Classic queue on one node (no replication). */
+    type: z.literal('classic'),
+  }),
+  z.strictObject({
+    /** Raft-replicated quorum queue. */
+    type: z.literal('quorum'),
+    /** Number of replicas; defaults to every node of the cluster (at most 7). */
+    replicationFactor: positiveInt(7).optional(),
+  }),
+  z.strictObject({
+    /** Replicated, append-only stream. */
+    type: z.literal('stream'),
+    /** Number of replicas; defaults to every node of the cluster (at most 7). */
+    replicationFactor: positiveInt(7).optional(),
+  }),
+  z.strictObject({
+    /** Classic queue mirrored with an `ha-mode` policy (removed in RabbitMQ 4.0). */
+    type: z.literal('mirrored'),
+    /** `all` mirrors to every node; a number N keeps exactly N copies (master + N-1 mirrors; 2 is the "N+1" topology). */
+    mirrorTo: z.union([z.literal('all'), positiveInt(7)]).default('all'),
+  }),
+]);
+
+/** How PerfTest reaches the cluster. */
+export const connectionModeSchema = z.enum(['lb', 'direct', 'leader', 'follower']);
+
+export const clusterSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
+  /** The broker the cluster runs: RabbitMQ, or Kafka in KRaft mode (local target only so far). */
+  broker: brokerSchema.default('rabbitmq'),
+  /** Number of RabbitMQ nodes (Kafka brokers). */
+  nodes: positiveInt(7),
+  /** RabbitMQ version the cloud targets install; the local target checks the installed version against it. */
+  rabbitmqVersion: rabbitmqVersionSchema.optional(),
+  topology: queueTopologySchema.default({ type: 'classic' }),
+  /** lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the queues. */
+  connection: connectionModeSchema.default('lb'),
+  /**
+   * Instance type of the nodes on a cloud target: an AWS instance type (`c5.xlarge`) or an Azure VM size
+   * (`Standard_F4s_v2`, or without the `Standard_` prefix). Required by the aws and azure targets, which refuse a
+   * type the price catalog does not know (core/plan/target-rules.ts); the local target ignores it.
+   */
+  instanceType: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9._-]{1,63}$/, 'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)')
+    .optional(),
+});
+
+export const workloadFieldsShape = {
+  /** Total number of producers (spread evenly over the queues). */
+  producers: z.number().int().min(0).max(10_000).default(1),
+  /** Total number of consumers (spread evenly over the queues). */
+  consumers: z.number().int().min(0).max(10_000).default(1),
+  queues: positiveInt(10_000).default(1),
+  messageSizeBytes: z.number().int().min(0).max(128 * 1024 * 1024).default(12),
+  durationSeconds: positiveInt(24 * 3600).default(60),
+  persistent: z.boolean().default(false),
+  /** Publisher-confirm window (max unconfirmed messages per producer); omitted means no confirms. */
+  confirmWindow: positiveInt().optional(),
+  autoAck: z.boolean().default(true),
+  /** Consumer prefetch (basic.qos); omitted means unlimited. */
+  prefetch: positiveInt(65_535).optional(),
+  /** Acknowledge every N messages with multiple=true (manual ack only). */
+  multiAckEvery: positiveInt().optional(),
+  /** Publishing rate limit per producer, msg/s. */
+  publishRateLimit: positiveInt().optional(),
+  /** Consuming rate limit per consumer, msg/s. */
+  consumerRateLimit: positiveInt().optional(),
+  /** Kafka workload fields (core/kafka/kafka-plan.ts); a RabbitMQ cluster refuses them. */
+  ...kafkaWorkloadFieldsShape,
+  /**
+   * The exchange producers publish to, which every benchmark queue is bound to: `direct` (PerfTest's own, each queue
+   * bound by its name), `fanout` (every message to every queue: seed 002's fan-out experiment) or `topic`.
+   * @default { type: 'direct' }
+   */
+  exchange: z.strictObject({ type: z.enum(['direct', 'fanout', 'topic']) }).default({ type: 'direct' }),
+  /** Classic queue mode (`x-queue-mode`): `lazy` moves messages to disk early. RabbitMQ ignores it from 3.12 on, so a plan that would run there is refused. */
+  queueMode: z.enum(['default', 'lazy']).optional(),
+  /** Queue length limit in messages (`x-max-length`): ready messages beyond it are dropped or refused, see `overflow`. */
+  maxLength: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  /** What happens at `maxLength` (`x-overflow`). @default 'drop-head' (RabbitMQ's default) */
+  overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx']).optional(),
+  /**
+   * A fixed amount of work instead of a duration: messages to send in total, spread evenly over the producers
+   * (a multiple of producers). The run ends when they are sent and consumed, and its time is measured;
+   * `durationSeconds` is then the limit, past which the repetition fails. Kafka workloads need this, `totalBytes`
+   * or a publishRateLimit.
+   */
+  messageCount: positiveInt(1_000_000_000).optional(),
+  /** The fixed work as bytes of message body in total (seed 004 sends 7 GB per test): messageCount = totalBytes ÷ messageSizeBytes, rounded up to a multiple of producers. */
+  totalBytes: z.number().int().min(1).max(10 ** 13).optional(),
+} as const;
+
+export type WorkloadField = keyof typeof workloadFieldsShape;
+export const workloadFieldNames = Object.keys(workloadFieldsShape) as WorkloadField[];
+
+/** What a fault does to its node: SIGKILL the broker, stop it gracefully, restart it (stop, then start), or cut its inter-node traffic. */
+export const faultActionSchema = z.enum(['kill', 'stop', 'restart', 'partition']);
+
+/**
+ * A fault injected into every repetition of a workload: `action` on `node` at `atSeconds` after PerfTest starts;
+ * `healAtSeconds` starts a killed or stopped node again (or reconnects a partitioned one). Cross-field rules
+ * (atSeconds < durationSeconds, the node index within the cluster, ...) are in core/plan/plan.ts.
+ */
+export const faultSchema = z.strictObject({
+  action: faultActionSchema,
+  /** `leader`: the node leading the benchmark queue when the fault happens; `follower`: another node; a number: that node (0-based). */
+  node: z.union([z.enum(['leader', 'follower']), z.number().int().min(0).max(6)]),
+  atSeconds: z.number().positive(),
+  healAtSeconds: z.number().positive().optional(),
+});
+
+/** One workload as PerfTest will run it (after sweeps are expanded). */
+export const workloadSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
+  ...workloadFieldsShape,
+  /** A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see docs/faults.md). */
+  fault: faultSchema.optional(),
+});
+
+/** A workload as written in a plan: the fields above plus an optional cartesian sweep over any of them. */
+export const workloadInPlanSchema = workloadSchema.extend({
+  /**
+   * The plan clusters this workload runs on, by name. @default - every cluster. A plan that compares brokers needs it:
+   * a Kafka workload (one topic) and a RabbitMQ one (a queue per consumer) cannot run on each other's clusters.
+   */
+  clusters: z.array(z.string()).min(1).optional(),
+  sweep: z
+    .partialRecord(z.enum(workloadFieldNames as [WorkloadField, ...WorkloadField[]]), z.array(z.unknown()).min(1))
+    .optional(),
+});
+
+export const planSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,60}$/, 'expected lower-case letters, digits and dashes (at most 61)'),
+  description: z.string().optional(),
+  /** Where the plan comes from (paper, table) - shown in reports. */
+  reproduces: z.string().optional(),
+  repetitions: positiveInt(100).default(1),
+  pauseSecondsBetweenRepetitions: z.number().min(0).max(3600).default(0),
+  /** Cloud targets refuse the plan when its estimated cost (core/cost/estimate.ts) exceeds this many US dollars. */
+  maxCostUsd: z.number().positive().optional(),
+  clusters: z.array(clusterSchema).min(1),
+  workloads: z.array(workloadInPlanSchema).min(1),
+});
+
+export type QueueTopology = z.infer<typeof queueTopologySchema>;
+export type ConnectionMode = z.infer<typeof connectionModeSchema>;
+export type ClusterSpec = z.infer<typeof clusterSchema>;
+export type Workload = z.infer<typeof workloadSchema>;
+export type FaultSpec = z.infer<typeof faultSchema>;
+export type FaultAction = z.infer<typeof faultActionSchema>;
+export type WorkloadInPlan = z.infer<typeof workloadInPlanSchema>;
+export type ParsedPlan = z.infer<typeof planSchema>;

@@ -1,0 +1,213 @@
+import { CLOUD_FAULT_ACTIONS, PARTITION_DETECTION_SECONDS } from '../failover/cloud-fault';
+import { cloudRabbitmqVersion, topologyVersionProblem } from '../cloud/cloud-releases';
+import type { CloudProvider, PriceCatalog } from '../cost/cost-catalog';
+import { AZURE_VM_SIZES, deployableAzureVmSize } from '../cost/azure-vm-sizes';
+import { azureVmSize, catalogInstanceType, isArmInstanceType } from '../cost/instance-type-names';
+import { PlanIssue, PlanValidationError } from './errors';
+import { budgetProblem, estimateRun } from '../cost/estimate';
+import type { Plan } from './plan';
+import { honoursLazyQueueMode } from '../broker/rabbitmq-version';
+import { EXECUTION_TIMEOUT_SECONDS, HISTORY_EVENTS_BUDGET, STEP_FUNCTIONS_HISTORY_LIMIT } from '../cloud/workflow-shape';
+
+/**
+ * Broker counts the AWS target launches Kafka clusters of: the controller ships one template per count
+ * (cdk/BenchmarkController.ts KAFKA_CONTROLLER_BROKER_COUNTS, which a test keeps equal to this list).
+ */
+export const AWS_KAFKA_BROKER_COUNTS: readonly number[] = [1, 3, 5];
+
+/** Broker counts the Azure target launches Kafka clusters of: bicep/main.bicep instanceCount's @minValue / @maxValue (a test keeps them equal). */
+export const AZURE_KAFKA_BROKER_COUNT = { min: 1, max: 7 } as const;
+
+// The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
+export { azureVmSize, catalogInstanceType, isArmInstanceType };
+
+/**
+ * What a cloud target needs from a plan beyond the plan schema: every cluster names its instance type, the
+ * price catalog knows that type (so the run can be priced: the point of a cloud run), and on AWS the type is
+ * x86-64 and on Azure one the templates deploy (core/cost/azure-vm-sizes.ts); its RabbitMQ version is one the target installs (core/cloud/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
+ * is refused before anything is created. Pure: the catalog is passed in.
+ */
+
+/** The types the catalog prices for a provider, sorted; on Azure only the sizes the templates deploy. */
+function knownInstanceTypes(catalog: PriceCatalog, provider: CloudProvider): string[] {
+  const priced = new Set(catalog.instances.filter((price) => price.provider === provider).map((price) => price.instanceType));
+  if (provider === 'azure') return AZURE_VM_SIZES.filter((size) => priced.has(catalogInstanceType('azure', size)));
+  return [...priced].sort();
+}
+
+/** Whether the catalog holds a price for the type, in either Azure spelling. */
+function isPriced(catalog: PriceCatalog, provider: CloudProvider, instanceType: string): boolean {
+  const name = catalogInstanceType(provider, instanceType).toLowerCase();
+  return catalog.instances.some((price) => price.provider === provider && price.instanceType.toLowerCase() === name);
+}
+
+/** The Fs-series (v1) sizes the seed thesis measured; the templates deploy their Fsv2 successors. */
+const THESIS_AZURE_SIZES = /^(standard_)?f(4|8|16)s$/i;
+
+/** Why the Azure target refuses a size it does not deploy, naming the sizes it does. */
+function undeployableAzureSize(instanceType: string): string {
+  const thesis = THESIS_AZURE_SIZES.exec(instanceType);
+  return (
+    `is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ${AZURE_VM_SIZES.join(', ')}` +
+    (thesis ? `; the thesis's ${instanceType} is an Fs-series (v1) size, whose current successor is Standard_F${thesis[2]}s_v2` : '')
+  );
+}
+
+/** Why the local target refuses `partition`, in the words its error and the README use. */
+export const LOCAL_PARTITION_REFUSAL =
+  'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally (aws and azure run partition, on the node\'s own firewall)';
+
+/** What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when a run starts). */
+function localProblems(plan: Plan): PlanIssue[] {
+  return plan.workloads.flatMap((workload, index) =>
+    workload.fault?.action === 'partition' ? [{ path: `workloads[${index}].fault.action`, message: LOCAL_PARTITION_REFUSAL, value: workload.fault.action }] : [],
+  );
+}
+
+/** Every problem that keeps `plan` from running on `target`; the local target ignores instance types and prices. */
+export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
+  if (target === 'local') return localProblems(plan);
+  if (target !== 'aws' && target !== 'azure') return [];
+  const provider: CloudProvider = target;
+  const known = knownInstanceTypes(catalog, provider);
+  const issues: PlanIssue[] = [];
+  plan.workloads.forEach((workload, index) => {
+    const fault = workload.fault;
+    if (!fault) return;
+    // What each cloud target's fault step applies (core/failover/cloud-fault.ts: every action today); anything else is refused by field.
+    if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
+      issues.push({ path: `workloads[${index}].fault.action`, message: `fault action "${fault.action}" is not applied on ${target} (it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`, value: fault.action });
+      return;
+    }
+    // A node left down (or cut off) would make the next repetition (or scenario) run on a smaller cluster: the local
+    // target starts it again after each repetition, the cloud ones only through the heal step.
+    if (fault.action !== 'restart' && fault.healAtSeconds === undefined) {
+      const heals = fault.action === 'partition' ? 'removes the partition' : 'starts the node again';
+      issues.push({
+        path: `workloads[${index}].fault.healAtSeconds`,
+        message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, and without it the next repetition would run on a cluster missing a node`,
+      });
+    }
+    if (fault.action === 'partition' && fault.healAtSeconds !== undefined && fault.healAtSeconds - fault.atSeconds < PARTITION_DETECTION_SECONDS) {
+      issues.push({
+        path: `workloads[${index}].fault.healAtSeconds`,
+        message: `a partition healed ${fault.healAtSeconds - fault.atSeconds} s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least ${PARTITION_DETECTION_SECONDS} s after atSeconds (healAtSeconds >= ${fault.atSeconds + PARTITION_DETECTION_SECONDS})`,
+        value: fault.healAtSeconds,
+      });
+    }
+  });
+  plan.clusters.forEach((cluster, index) => {
+    if (cluster.broker === 'kafka') {
+      if (provider === 'azure') {
+        // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1) @maxValue(7);
+        // CheckClusterReady asks the load generator whether all of them registered (lambdas/check-cluster/azure-kafka.ts).
+        if (!Number.isInteger(cluster.nodes) || cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min || cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max) {
+          issues.push({
+            path: `clusters[${index}].nodes`,
+            message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
+            value: cluster.nodes,
+          });
+        }
+      } else if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
+        issues.push({
+          path: `clusters[${index}].nodes`,
+          message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,
+          value: cluster.nodes,
+        });
+      }
+    } else {
+      const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
+      if ('error' in release) {
+        issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
+      } else {
+        const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
+        if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
+      }
+    }
+    const path = `clusters[${index}].instanceType`;
+    const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
+    if (cluster.instanceType === undefined) {
+      issues.push({ path, message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}` });
+      return;
+    }
+    if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
+      issues.push({ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType });
+      return;
+    }
+    if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
+      issues.push({
+        path,
+        message:
+          cluster.broker === 'kafka'
+            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
+            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
+        value: cluster.instanceType,
+      });
+      return;
+    }
+    if (!isPriced(catalog, provider, cluster.instanceType)) {
+      issues.push({
+        path,
+        message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
+        value: cluster.instanceType,
+      });
+    }
+  });
+  // The lazy queue mode on the release the cloud target installs (the plan may leave rabbitmqVersion to the default).
+  for (const scenario of plan.scenarios) {
+    if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker === 'kafka') continue;
+    const release = cloudRabbitmqVersion(provider, scenario.cluster.rabbitmqVersion);
+    if ('error' in release || honoursLazyQueueMode(release.version)) continue;
+    const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);
+    issues.push({
+      path: `workloads[${index}].queueMode`,
+      message: `scenario ${scenario.id} would run on RabbitMQ ${release.version} (${target}), which ignores the lazy queue mode (3.12 and later); ${target} installs no release that honours it`,
+      value: 'lazy',
+    });
+  }
+  issues.push(...workflowLimitProblems(plan, provider, catalog));
+  // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
+  if (issues.length === 0 && plan.maxCostUsd !== undefined) {
+    const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
+    if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
+  }
+  return issues;
+}
+
+/**
+ * What one execution of the workflow cannot hold: more history events than HISTORY_EVENTS_BUDGET (Step Functions fails an
+ * execution at 25,000), or a cluster whose planned life outlasts the execution's timeout (the execution would stop
+ * mid-run, its clusters left to the sweeper).
+ */
+function workflowLimitProblems(plan: Plan, provider: CloudProvider, catalog: PriceCatalog): PlanIssue[] {
+  const estimate = estimateRun(plan, { target: provider, catalog });
+  const issues: PlanIssue[] = [];
+  if (estimate.historyEvents > HISTORY_EVENTS_BUDGET) {
+    issues.push({
+      path: plan.repetitions > 1 ? 'repetitions' : 'workloads',
+      message:
+        `one execution of this plan would record about ${estimate.historyEvents} Step Functions history events, more than the ` +
+        `${HISTORY_EVENTS_BUDGET} rmqbench allows of the ${STEP_FUNCTIONS_HISTORY_LIMIT} an execution may hold: split it into ` +
+        'several plans (fewer clusters or workloads each) or lower repetitions; see rmqbench estimate --json historyEvents',
+      value: plan.repetitions > 1 ? plan.repetitions : plan.workloads.length,
+    });
+  }
+  estimate.clusters.forEach((cluster) => {
+    if (cluster.minutes * 60 <= EXECUTION_TIMEOUT_SECONDS) return;
+    const index = plan.clusters.findIndex((candidate) => candidate.name === cluster.cluster);
+    issues.push({
+      path: `clusters[${Math.max(0, index)}]`,
+      message:
+        `cluster ${cluster.cluster} would run about ${(cluster.minutes / 60).toFixed(1)} h (launch, its repetitions, teardown), longer than ` +
+        `an execution's ${EXECUTION_TIMEOUT_SECONDS / 3600} h timeout: give its workloads shorter durations or fewer repetitions, or split the plan`,
+      value: cluster.cluster,
+    });
+  });
+  return issues;
+}
+
+/** Throws PlanValidationError naming every field a cloud target refuses. */
+export function assertPlanRunsOnTarget(plan: Plan, target: string, catalog: PriceCatalog, source: string): void {
+  const issues = targetProblems(plan, target, catalog);
+  if (issues.length > 0) throw new PlanValidationError(`${source} (target ${target})`, issues);
+}

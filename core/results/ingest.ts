@@ -1,0 +1,107 @@
+import { PerfTestOutputError } from '../plan/errors';
+import { failoverResult, FaultOutcome, VerifierCounts } from '../failover/failover';
+import type { PerfTestExpectations } from '../perftest/perftest-output';
+import { parsePerfTestOutput } from '../perftest/perftest-output';
+import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
+import { loadGeneratorVerdict, type LoadGeneratorVerdict, type RepetitionMetrics, validateRepetitionMetrics } from '../metrics/host-metrics';
+import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-model';
+
+/** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
+export interface RawRepetition {
+  readonly runId: string;
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  /** Redacted PerfTest arguments. */
+  readonly perfTestArgs: readonly string[];
+  readonly expectations: PerfTestExpectations;
+  readonly stdout: string;
+  readonly csv: string;
+  /**
+   * A Kafka repetition: the console output of each ProducerPerformance and ConsumerPerformance (then `stdout` and
+   * `csv` are empty and `expectations` is what the workload asked for, for the record).
+   */
+  readonly kafka?: { readonly output: KafkaPerfOutput; readonly expectations: KafkaPerfExpectations };
+  /** Set when the target itself failed (PerfTest could not start, timed out, ...). */
+  readonly targetError?: string;
+  /** A repetition with a fault: the lost-message verifier's counts and the fault as applied. */
+  readonly failover?: { readonly counts: VerifierCounts; readonly fault: FaultOutcome };
+  /**
+   * Broker and host metrics collected beside PerfTest (RepetitionMetrics of core/metrics/host-metrics.ts), unvalidated:
+   * ingest checks them and keeps the repetition's result whatever they hold.
+   */
+  readonly metrics?: unknown;
+  /**
+   * A RabbitMQ repetition in the cloud: the management API sampler's output as the load generator uploaded it
+   * (core/broker/broker-samples.ts; '' when it uploaded none). IngestRepetition turns it into the memoryAlarm and queueDepth
+   * series; absent for Kafka (no management API) and on the local target (its own sampler fills `metrics`).
+   */
+  readonly brokerSamples?: string;
+  /** The metrics collector failed; recorded on the repetition as metricsError. */
+  readonly metricsError?: string;
+  /** A repetition whose fault a cloud target applied but could not count (core/failover/cloud-fault.ts notCountedReason): kept, uncounted. */
+  readonly uncountedFault?: UncountedFault;
+}
+
+/**
+ * Turns raw PerfTest output into the record that is stored. Output that is cut short or garbled
+ * becomes a FAILED repetition that says what was missing, never a zero-throughput success.
+ */
+export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
+  const base = {
+    runId: raw.runId,
+    scenarioId: raw.scenarioId,
+    repetition: raw.repetition,
+    startedAt: raw.startedAt,
+    finishedAt: raw.finishedAt,
+    perfTestArgs: raw.perfTestArgs,
+    ...ingestMetrics(raw),
+    ...(raw.uncountedFault ? { uncountedFault: raw.uncountedFault } : {}),
+  };
+  try {
+    const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
+    if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
+    const verdict = measuredLoadGenerator(base.metrics, result);
+    if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
+    let failover;
+    try {
+      failover = failoverResult(raw.failover.counts, raw.failover.fault);
+    } catch (error) {
+      return { ...base, status: 'FAILED', error: `lost-message verifier: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    return { ...base, status: 'SUCCEEDED', result, failover, ...verdict };
+  } catch (error) {
+    if (!(error instanceof PerfTestOutputError)) throw error;
+    const message = raw.targetError ? `${raw.targetError}; ${error.message}` : error.message;
+    return { ...base, status: 'FAILED', error: message };
+  }
+}
+
+/**
+ * Metrics are optional and never decide a repetition's status: malformed ones are dropped and the reason is kept
+ * as metricsError (with the collector's own error, if it also reported one), so that nothing else is lost.
+ */
+function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | 'metricsError'> {
+  if (raw.metrics === undefined) return raw.metricsError ? { metricsError: raw.metricsError } : {};
+  try {
+    const metrics = validateRepetitionMetrics(raw.metrics);
+    return { metrics, ...(raw.metricsError ? { metricsError: raw.metricsError } : {}) };
+  } catch (error) {
+    const message = `metrics dropped: ${error instanceof Error ? error.message : String(error)}`;
+    return { metricsError: raw.metricsError ? `${raw.metricsError}; ${message}` : message };
+  }
+}
+
+/**
+ * The load-generator verdict over PerfTest's measured seconds: a metric point at t is the rate over (t - 1, t], a
+ * sample at `time` the count over the second before it, so the points within half a second of the first and last
+ * samples' seconds are the ones measured beside them.
+ */
+function measuredLoadGenerator(metrics: RepetitionMetrics | undefined, result: PerfTestResult): { loadGenerator?: LoadGeneratorVerdict } {
+  const first = result.samples[0];
+  const last = result.samples.at(-1);
+  const window = first && last ? { from: first.time - 0.5, to: last.time + 0.5 } : undefined;
+  const verdict = loadGeneratorVerdict(metrics, window);
+  return verdict ? { loadGenerator: verdict } : {};
+}
