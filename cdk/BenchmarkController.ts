@@ -172,6 +172,33 @@ const FUNCTIONS: Record<FunctionPlaceholder, string> = {
  * runs PerfTest over SSM, ingests results into DynamoDB and always tears down; with a failure rule
  * and an hourly sweeper as safety nets.
  */
+/** The controller's settings with their defaults, after checking every prop (each error names the prop). */
+function controllerSettings(props: BenchmarkControllerProps) {
+  const maxConcurrency = props.maxConcurrency ?? 4;
+  const expiryHours = props.expiryHours ?? 12;
+  const launchTimeoutMinutes = props.launchTimeoutMinutes ?? 30;
+  const retentionDays = props.rawOutputRetentionDays ?? 90;
+  const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+  // From the sources (cdk/) or the compiled package (dist/cdk/): the package root holds package.json.
+  const packageRoot = existsSync(join(__dirname, '..', 'package.json')) ? join(__dirname, '..') : join(__dirname, '..', '..');
+  const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambda-bundles');
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
+  if (!(expiryHours > 0 && expiryHours <= 168)) throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
+  if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {
+    throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
+  }
+  if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
+  if (props.azure) validateFaultPrincipal(props.azure);
+  if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
+  if (props.azure && props.vpc) checkGivenVpcEgress(props.vpc, props.controllerEgressAddresses);
+  if (props.vpc) checkGivenVpcDns(props.vpc);
+  for (const address of props.controllerEgressAddresses ?? []) {
+    if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address)) throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
+  }
+  return { maxConcurrency, expiryHours, launchTimeoutMinutes, retentionDays, removalPolicy, bundleDir };
+}
+type ControllerSettings = ReturnType<typeof controllerSettings>;
+
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** faultCredentialsSecret and faultPrincipalId go together; the id is the principal's object id (a GUID); parameters may not set it apart. */
@@ -212,92 +239,133 @@ export class BenchmarkController extends Construct {
 
   constructor(scope: Construct, id: string, props: BenchmarkControllerProps = {}) {
     super(scope, id);
-    const maxConcurrency = props.maxConcurrency ?? 4;
-    const expiryHours = props.expiryHours ?? 12;
-    const launchTimeoutMinutes = props.launchTimeoutMinutes ?? 30;
-    const retentionDays = props.rawOutputRetentionDays ?? 90;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    // From the sources (cdk/) or the compiled package (dist/cdk/): the package root holds package.json.
-    const packageRoot = existsSync(join(__dirname, '..', 'package.json')) ? join(__dirname, '..') : join(__dirname, '..', '..');
-    const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambda-bundles');
-    if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
-    if (!(expiryHours > 0 && expiryHours <= 168)) throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
-    if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {
-      throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
-    }
-    if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
-    if (props.azure) validateFaultPrincipal(props.azure);
-    if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
-    if (props.azure && props.vpc) checkGivenVpcEgress(props.vpc, props.controllerEgressAddresses);
-    if (props.vpc) checkGivenVpcDns(props.vpc);
-    for (const address of props.controllerEgressAddresses ?? []) {
-      if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address)) throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
-    }
+    const settings = controllerSettings(props);
     const stack = Stack.of(this);
 
-    this.resultsTable = props.resultsTable ?? this.createTable(removalPolicy);
-    this.rawOutputBucket = new s3.Bucket(this, 'RawOutput', {
+    this.resultsTable = props.resultsTable ?? this.createTable(settings.removalPolicy);
+    this.rawOutputBucket = this.createRawOutputBucket(settings.retentionDays, settings.removalPolicy);
+    this.vpc = props.vpc ?? this.createVpc();
+    this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
+    if (this.clusterSubnets.length < CLUSTER_MIN_AVAILABILITY_ZONES) {
+      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`);
+    }
+    this.smokeTestSecurityGroup = this.createClusterClientSecurityGroup(props);
+    const templates = this.createClusterTemplates(stack);
+    this.clusterNodeImage = templates.clusterNodeImage;
+    this.clusterTemplates = templates.clusterTemplates;
+    this.kafkaClusterTemplates = templates.kafkaClusterTemplates;
+    this.cloudFormationRole = this.createCloudFormationRole(stack);
+    if (props.azure) this.azureTemplate = new s3assets.Asset(this, 'AzureTemplate', { path: props.azure.templateFile });
+
+    const functions = this.createFunctions(props, settings);
+    this.functions = functions;
+    const stackArns = stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${CLUSTER_STACK_PREFIX}*/*` });
+    this.grantResultsAccess(functions, stack);
+    this.grantStackAccess(functions, stack, stackArns, props);
+    this.grantCommandAccess(functions, stack);
+    this.faultNodeRole = this.createFaultNodeRole(functions, stack);
+    this.grantClusterSecrets(functions, stack);
+    if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, (name, sid, action, part) => this.grantRawObjects(functions[name]!, sid, action, part));
+    if (props.azure?.faultCredentialsSecret) this.grantFaultCredentials(props.azure.faultCredentialsSecret, functions.fault!);
+
+    this.stateMachine = this.createStateMachine(settings.maxConcurrency, functions);
+    this.failureRule = new events.Rule(this, 'FailureRule', {
+      description: 'Tears down the clusters of a failed, timed-out or aborted benchmark execution and records the run FAILED',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
+      },
+      targets: [new targets.LambdaFunction(functions['failure-handler']!, { retryAttempts: 4 })],
+    });
+    this.sweeperRule = new events.Rule(this, 'SweeperRule', {
+      description: 'Hourly: deletes rmqbench cluster stacks whose expiry tag has passed',
+      schedule: events.Schedule.rate(Duration.hours(1)),
+      targets: [new targets.LambdaFunction(functions.sweeper!)],
+    });
+
+    if (props.schedule) {
+      const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
+      this.stateMachine.grantStartExecution(role);
+      this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
+        scheduleExpression: props.schedule.expression,
+        flexibleTimeWindow: { mode: 'OFF' },
+        target: { arn: this.stateMachine.stateMachineArn, roleArn: role.roleArn, input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }) },
+      });
+    }
+  }
+
+  /** The raw PerfTest output bucket (runs/<runId>/...), expired by lifecycle rule. */
+  private createRawOutputBucket(retentionDays: number, removalPolicy: RemovalPolicy): s3.Bucket {
+    const bucket = new s3.Bucket(this, 'RawOutput', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       lifecycleRules: [{ expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
       removalPolicy,
     });
-    Validations.of(this.rawOutputBucket).acknowledge({
+    Validations.of(bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
     });
-    skipCheckov(this.rawOutputBucket, [
+    skipCheckov(bucket, [
       { id: 'CKV_AWS_18', comment: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.' },
       { id: 'CKV_AWS_21', comment: 'Each object is written once per repetition under a key of its own and expires by lifecycle rule; versions would only keep copies of benchmark output.' },
     ]);
+    return bucket;
+  }
 
-    this.vpc = props.vpc ?? this.createVpc();
-    this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
-    if (this.clusterSubnets.length < CLUSTER_MIN_AVAILABILITY_ZONES) {
-      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`);
-    }
-    this.smokeTestSecurityGroup = new ec2.SecurityGroup(this, 'SmokeTestSecurityGroup', {
+  /** The security group of the functions that connect to clusters (smoke test; readiness with Azure), which every cluster admits. */
+  private createClusterClientSecurityGroup(props: BenchmarkControllerProps): ec2.SecurityGroup {
+    const group = new ec2.SecurityGroup(this, 'SmokeTestSecurityGroup', {
       vpc: this.vpc,
       description: 'rmqbench smoke-test function: AMQP to the cluster load balancers, HTTPS to Secrets Manager',
       allowAllOutbound: false,
     });
     // AWS clusters' load balancers are internal to this VPC, in the cluster subnets, and listen on AMQP 5672.
-    for (const peer of this.clusterSubnetPeers()) this.smokeTestSecurityGroup.addEgressRule(peer, ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in the cluster subnets');
-    this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs and Secrets Manager through the NAT gateway');
+    for (const peer of this.clusterSubnetPeers()) group.addEgressRule(peer, ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in the cluster subnets');
+    group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs and Secrets Manager through the NAT gateway');
     // An Azure cluster's load balancer is public and forwards only AMQPS 5671 and management HTTPS 15671
     // (bicep/modules/cluster.bicep amqpsPort, managementTlsPort), from the NAT gateway's addresses its NSG admits.
     if (props.azure) {
       for (const [port, what] of [[AZURE_AMQPS_PORT, 'AMQPS'], [AZURE_MANAGEMENT_HTTPS_PORT, 'management HTTPS']] as const) {
-        this.smokeTestSecurityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(port), `${what} to Azure cluster load balancers (public endpoints)`);
+        group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(port), `${what} to Azure cluster load balancers (public endpoints)`);
       }
     }
+    return group;
+  }
 
+  /** The pinned node image parameter and the cluster templates every launch uses (S3 assets). */
+  private createClusterTemplates(stack: Stack) {
     // The nodes' AMI is pinned per controller deployment: this parameter takes the latest Amazon Linux 2023 x86-64 image
     // when the controller is deployed (its SSM-typed template parameter is resolved then), and every cluster template reads
     // it by name, so all runs between two controller deployments use the same image (the cluster stack outputs its id).
     if (Token.isUnresolved(stack.stackName)) throw new Error('the stack of a BenchmarkController needs a literal stackName: it names the pinned node image parameter');
     const nodeImageParameterName = clusterNodeImageParameterName(stack.stackName);
-    this.clusterNodeImage = new ssm.StringParameter(this, 'ClusterNodeImage', {
+    const clusterNodeImage = new ssm.StringParameter(this, 'ClusterNodeImage', {
       parameterName: nodeImageParameterName,
       stringValue: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 }).getImage(this).imageId,
       dataType: ssm.ParameterDataType.AWS_EC2_IMAGE,
       description: 'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 x86-64 then)',
     });
     const templatesDir = synthesizeClusterTemplates(nodeImageParameterName);
-    this.clusterTemplates = Object.fromEntries(
+    const clusterTemplates = Object.fromEntries(
       CONTROLLER_RELEASES.map((release) => [release.rabbitmqVersion, new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, { path: join(templatesDir, clusterTemplateFileName(release)) })]),
     );
-    this.kafkaClusterTemplates = Object.fromEntries(
+    const kafkaClusterTemplates = Object.fromEntries(
       KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [brokers, new s3assets.Asset(this, `ClusterTemplateKafka${brokers}Brokers`, { path: join(templatesDir, kafkaClusterTemplateFileName(brokers)) })]),
     );
+    return { clusterNodeImage, clusterTemplates, kafkaClusterTemplates };
+  }
 
-    this.cloudFormationRole = new iam.Role(this, 'CloudFormationRole', {
+  /** The role CloudFormation creates and deletes cluster stacks with. */
+  private createCloudFormationRole(stack: Stack): iam.Role {
+    const role = new iam.Role(this, 'CloudFormationRole', {
       assumedBy: new iam.ServicePrincipal('cloudformation.amazonaws.com'),
       description: 'Creates and deletes rmqbench cluster stacks (security groups, EC2, load balancer, IAM roles of the nodes)',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('PowerUserAccess')],
     });
-    this.cloudFormationRole.addToPolicy(
+    role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'NodeRolesOfClusterStacks',
         // The IAM handler permissions of the cluster templates' resource types (a test derives them from the registry schemas).
@@ -305,63 +373,74 @@ export class BenchmarkController extends Construct {
         resources: [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${CLUSTER_STACK_PREFIX}*` }), stack.formatArn({ service: 'iam', region: '', resource: 'instance-profile', resourceName: `${CLUSTER_STACK_PREFIX}*` })],
       }),
     );
-    Validations.of(this.cloudFormationRole).acknowledge(
+    Validations.of(role).acknowledge(
       { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]', reason: 'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, Secrets Manager); callers can only pass it.' },
     );
     for (const resource of ['role', 'instance-profile']) {
-      Validations.of(this.cloudFormationRole).acknowledge({
+      Validations.of(role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, stack.formatArn({ service: 'iam', region: '', resource, resourceName: `${CLUSTER_STACK_PREFIX}*` }))}]`,
         reason: `CloudFormation names the node ${resource}s of a cluster stack <stackName>-<logicalId>-<suffix> at run time; the grant stops at the rmqbench- stack prefix.`,
       });
     }
+    return role;
+  }
 
-    const stackArns = stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${CLUSTER_STACK_PREFIX}*/*` });
+  /** Every function's environment: the table, bucket, templates and role it works with (and Azure's settings). */
+  private functionEnvironment(props: BenchmarkControllerProps, settings: ControllerSettings): Record<string, string> {
     const environment: Record<string, string> = {
       RESULTS_TABLE: this.resultsTable.tableName,
       RAW_OUTPUT_BUCKET: this.rawOutputBucket.bucketName,
       ...Object.fromEntries(CONTROLLER_RELEASES.map((release) => [clusterTemplateUrlVariable(release), this.clusterTemplates[release.rabbitmqVersion]!.httpUrl])),
       ...Object.fromEntries(KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [kafkaClusterTemplateUrlVariable(brokers), this.kafkaClusterTemplates[brokers]!.httpUrl])),
       CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
-      EXPIRY_HOURS: String(expiryHours),
-      LAUNCH_TIMEOUT_MINUTES: String(launchTimeoutMinutes),
+      EXPIRY_HOURS: String(settings.expiryHours),
+      LAUNCH_TIMEOUT_MINUTES: String(settings.launchTimeoutMinutes),
     };
     if (props.azure) {
-      this.azureTemplate = new s3assets.Asset(this, 'AzureTemplate', { path: props.azure.templateFile });
       Object.assign(environment, {
         AZURE_CREDENTIALS_SECRET_ARN: props.azure.credentialsSecret.secretArn,
-        AZURE_TEMPLATE_S3_URI: this.azureTemplate.s3ObjectUrl,
+        AZURE_TEMPLATE_S3_URI: this.azureTemplate!.s3ObjectUrl,
         AZURE_LOCATION: props.azure.location,
         // faultPrincipalId is an object id, not a secret: every deployment gets it, and only the fault function the secret.
         AZURE_PARAMETERS_JSON: JSON.stringify({ ...(props.azure.parameters ?? {}), ...(props.azure.faultPrincipalId ? { faultPrincipalId: props.azure.faultPrincipalId } : {}) }),
       });
     }
-    const makeFunction = (name: string, timeout = Duration.minutes(1), network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {}) => {
-      const fn = new lambda.Function(this, `${pascal(name)}Function`, {
-        ...network,
-        runtime: lambda.Runtime.NODEJS_24_X,
-        handler: 'index.handler',
-        code: lambda.Code.fromAsset(join(bundleDir, name)),
-        timeout,
-        memorySize: 512,
-        tracing: lambda.Tracing.ACTIVE,
-        environment,
-        description: `rmqbench ${name}`,
-      });
-      skipCheckov(fn, [
-        { id: 'CKV_AWS_115', comment: 'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.' },
-        { id: 'CKV_AWS_116', comment: 'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.' },
-        ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.' }]),
-        { id: 'CKV_AWS_173', comment: 'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.' },
-      ]);
-      Validations.of(fn).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-        reason: 'The AWS-managed minimum for a function to write its own logs.',
-      });
-      // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
-      // listing actions below; the construct test pins the complete list of actions on "*").
-      Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
-      return fn;
-    };
+    return environment;
+  }
+
+  /** One workflow function from its bundle, with the checkov and cdk-nag findings every function shares answered. */
+  private makeFunction(name: string, environment: Record<string, string>, bundleDir: string, timeout = Duration.minutes(1), network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {}): lambda.Function {
+    const fn = new lambda.Function(this, `${pascal(name)}Function`, {
+      ...network,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      handler: 'index.handler',
+      code: lambda.Code.fromAsset(join(bundleDir, name)),
+      timeout,
+      memorySize: 512,
+      tracing: lambda.Tracing.ACTIVE,
+      environment,
+      description: `rmqbench ${name}`,
+    });
+    skipCheckov(fn, [
+      { id: 'CKV_AWS_115', comment: 'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.' },
+      { id: 'CKV_AWS_116', comment: 'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.' },
+      ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.' }]),
+      { id: 'CKV_AWS_173', comment: 'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.' },
+    ]);
+    Validations.of(fn).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason: 'The AWS-managed minimum for a function to write its own logs.',
+    });
+    // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
+    // listing actions below; the construct test pins the complete list of actions on "*").
+    Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
+    return fn;
+  }
+
+  /** The workflow's functions, with their timeouts and, for those that connect to a cluster, their network. */
+  private createFunctions(props: BenchmarkControllerProps, settings: ControllerSettings): Record<string, lambda.Function> {
+    const environment = this.functionEnvironment(props, settings);
+    const makeFunction = (name: string, timeout?: Duration, network?: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>) => this.makeFunction(name, environment, settings.bundleDir, timeout, network);
     const acknowledgeVpcAccessRole = (fn: lambda.Function) =>
       Validations.of(fn).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
@@ -393,8 +472,11 @@ export class BenchmarkController extends Construct {
     // passed since the execution ended (well inside its own 5 minutes).
     functions['failure-handler'].addEnvironment('LAUNCH_FUNCTION_TIMEOUT_SECONDS', String(functions['launch-cluster']!.timeout!.toSeconds()));
     functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
-    this.functions = functions;
+    return functions;
+  }
 
+  /** The results table items and raw-output objects each function reads or writes, and the launcher's template objects. */
+  private grantResultsAccess(functions: Record<string, lambda.Function>, stack: Stack): void {
     // Exactly the item operations ResultsStore performs for each function, on the table only (none of them queries the index).
     const grantTable = (name: string, actions: string[]) => {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ResultsTableItems', actions: actions.map((action) => `dynamodb:${action}`), resources: [this.resultsTable.tableArn] }));
@@ -408,14 +490,7 @@ export class BenchmarkController extends Construct {
     grantTable('sweeper', ['Query']);
 
     // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that.
-    const rawObjects = (part: string) => this.rawOutputBucket.arnForObjects(`runs/*/${part}/*`);
-    const rawObjectGrant = (name: string, sid: string, action: string, part: string) => {
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid, actions: [action], resources: [rawObjects(part)] }));
-      Validations.of(functions[name]!.role!).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, rawObjects(part))}]`,
-        reason: `The wildcards are the run id and the file names under runs/<runId>/${part}/ of the controller's own raw output bucket, which are known only at run time.`,
-      });
-    };
+    const rawObjectGrant = (name: string, sid: string, action: string, part: string) => this.grantRawObjects(functions[name]!, sid, action, part);
     rawObjectGrant('check-repetition', 'ReadRawPerfTestOutput', 's3:GetObject', 'raw');
     rawObjectGrant('check-repetition', 'WriteIngestObjects', 's3:PutObject', 'ingest');
     rawObjectGrant('ingest-repetition', 'ReadIngestObjects', 's3:GetObject', 'ingest');
@@ -428,7 +503,20 @@ export class BenchmarkController extends Construct {
         resources: [...Object.values(this.clusterTemplates), ...Object.values(this.kafkaClusterTemplates)].map((asset) => stack.formatArn({ service: 's3', region: '', account: '', resource: asset.s3BucketName, resourceName: asset.s3ObjectKey })),
       }),
     );
+  }
 
+  /** The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that. */
+  private grantRawObjects(fn: lambda.Function, sid: string, action: string, part: string): void {
+    const objects = this.rawOutputBucket.arnForObjects(`runs/*/${part}/*`);
+    fn.addToRolePolicy(new iam.PolicyStatement({ sid, actions: [action], resources: [objects] }));
+    Validations.of(fn.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, objects)}]`,
+      reason: `The wildcards are the run id and the file names under runs/<runId>/${part}/ of the controller's own raw output bucket, which are known only at run time.`,
+    });
+  }
+
+  /** Creating, following and deleting the run's cluster stacks, and their boot logs. */
+  private grantStackAccess(functions: Record<string, lambda.Function>, stack: Stack, stackArns: string, props: BenchmarkControllerProps): void {
     const passRole = new iam.PolicyStatement({ sid: 'PassCloudFormationRole', actions: ['iam:PassRole'], resources: [this.cloudFormationRole.roleArn] });
     const acknowledgeRunStacks = (name: string) =>
       Validations.of(functions[name]!.role!).acknowledge({
@@ -482,6 +570,10 @@ export class BenchmarkController extends Construct {
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:ListStacks'], resources: ['*'] }));
       functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeControllerStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
     }
+  }
+
+  /** SSM commands on the load generators, command results, and the host and broker metrics of a repetition. */
+  private grantCommandAccess(functions: Record<string, lambda.Function>, stack: Stack): void {
     const loadGeneratorInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
     // StartRepetition runs PerfTest or the Kafka tools there; SmokeTest runs the Kafka smoke test there (and polls it).
     for (const name of ['start-repetition', 'smoke-test']) {
@@ -511,6 +603,10 @@ export class BenchmarkController extends Construct {
     // cluster stack's nodes as the fault step does. DescribeInstances has no resource-level permission
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html) and only reads.
     functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindBrokerNodeInstances', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
+  }
+
+  /** FaultNodeRole, which the fault function assumes for one cluster's nodes, and the fault function's grants. */
+  private createFaultNodeRole(functions: Record<string, lambda.Function>, stack: Stack): iam.Role {
     // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which
     // has no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role
     // scoped to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's
@@ -523,7 +619,7 @@ export class BenchmarkController extends Construct {
     // ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
     // SendCommand); GetCommandInvocation has no resource-level permission (same page).
     const faultFunctionRole = functions.fault!.role!;
-    this.faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
+    const faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
       description: 'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session tag rmqbench:cluster-stack',
       assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(faultFunctionRole.roleArn)).withConditions({
         StringLike: { [`aws:RequestTag/${CLUSTER_STACK_SESSION_TAG}`]: `${CLUSTER_STACK_PREFIX}*` },
@@ -531,7 +627,7 @@ export class BenchmarkController extends Construct {
       maxSessionDuration: Duration.hours(1),
     });
     const clusterNodeInstances = stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' });
-    this.faultNodeRole.addToPrincipalPolicy(
+    faultNodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'RunShellScriptOnTheClustersNodes',
         actions: ['ssm:SendCommand'],
@@ -544,11 +640,11 @@ export class BenchmarkController extends Construct {
         },
       }),
     );
-    this.faultNodeRole.addToPrincipalPolicy(
+    faultNodeRole.addToPrincipalPolicy(
       new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
     );
-    this.faultNodeRole.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
-    Validations.of(this.faultNodeRole).acknowledge(
+    faultNodeRole.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    Validations.of(faultNodeRole).acknowledge(
       {
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
         reason: "Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
@@ -556,10 +652,15 @@ export class BenchmarkController extends Construct {
       { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only reads command results.' },
     );
     functions.fault!.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'AssumeFaultNodeRoleWithClusterTag', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [this.faultNodeRole.roleArn] }),
+      new iam.PolicyStatement({ sid: 'AssumeFaultNodeRoleWithClusterTag', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [faultNodeRole.roleArn] }),
     );
-    functions.fault!.addEnvironment('FAULT_NODE_ROLE_ARN', this.faultNodeRole.roleArn);
+    functions.fault!.addEnvironment('FAULT_NODE_ROLE_ARN', faultNodeRole.roleArn);
     functions.fault!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindClusterNodes', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
+    return faultNodeRole;
+  }
+
+  /** The smoke test reads the admin secret of the run's cluster stacks. */
+  private grantClusterSecrets(functions: Record<string, lambda.Function>, stack: Stack): void {
     const clusterSecrets = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
     functions['smoke-test']!.addToRolePolicy(
       new iam.PolicyStatement({
@@ -573,15 +674,15 @@ export class BenchmarkController extends Construct {
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterSecrets)}]`,
       reason: 'The admin secret of a cluster stack gets a generated name at run time; the statement requires the rmqbench:run-id tag the stack puts on it.',
     });
+  }
 
-    if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, rawObjectGrant);
-    if (props.azure?.faultCredentialsSecret) this.grantFaultCredentials(props.azure.faultCredentialsSecret, functions.fault!);
-
+  /** The workflow's state machine, logging transitions without execution data, allowed to invoke exactly its functions. */
+  private createStateMachine(maxConcurrency: number, functions: Record<string, lambda.Function>): sfn.StateMachine {
     const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     // Execution data (inputs and outputs) is not logged, only state transitions.
     skipCheckov(logGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     const definition = buildBenchmarkDefinition({ maxConcurrency });
-    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+    const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(definition)),
       definitionSubstitutions: Object.fromEntries(FUNCTION_PLACEHOLDERS.map((placeholder) => [placeholder, functions[FUNCTIONS[placeholder]]!.functionArn])),
       tracingEnabled: true,
@@ -589,35 +690,11 @@ export class BenchmarkController extends Construct {
       timeout: Duration.seconds(definition.TimeoutSeconds),
     });
     // The definition invokes unqualified ARNs: no grant on versions (grantInvoke would add <arn>:*).
-    this.stateMachine.addToRolePolicy(
+    stateMachine.addToRolePolicy(
       new iam.PolicyStatement({ sid: 'InvokeWorkflowFunctions', actions: ['lambda:InvokeFunction'], resources: [...new Set(Object.values(FUNCTIONS))].map((name) => functions[name]!.functionArn) }),
     );
-    Validations.of(this.stateMachine.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no resource-level permissions.' });
-
-    this.failureRule = new events.Rule(this, 'FailureRule', {
-      description: 'Tears down the clusters of a failed, timed-out or aborted benchmark execution and records the run FAILED',
-      eventPattern: {
-        source: ['aws.states'],
-        detailType: ['Step Functions Execution Status Change'],
-        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
-      },
-      targets: [new targets.LambdaFunction(functions['failure-handler']!, { retryAttempts: 4 })],
-    });
-    this.sweeperRule = new events.Rule(this, 'SweeperRule', {
-      description: 'Hourly: deletes rmqbench cluster stacks whose expiry tag has passed',
-      schedule: events.Schedule.rate(Duration.hours(1)),
-      targets: [new targets.LambdaFunction(functions.sweeper!)],
-    });
-
-    if (props.schedule) {
-      const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
-      this.stateMachine.grantStartExecution(role);
-      this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
-        scheduleExpression: props.schedule.expression,
-        flexibleTimeWindow: { mode: 'OFF' },
-        target: { arn: this.stateMachine.stateMachineArn, roleArn: role.roleArn, input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }) },
-      });
-    }
+    Validations.of(stateMachine.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no resource-level permissions.' });
+    return stateMachine;
   }
 
   /** Exactly the credentials secret for the functions that call ARM, the template for the launcher, and the raw-output uploads the start function pre-signs. */
