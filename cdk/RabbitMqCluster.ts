@@ -190,73 +190,15 @@ export class RabbitMqCluster extends Construct {
     this.vpc = props.vpc ?? this.createVpc();
     const vpcSubnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS };
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'NodeSecurityGroup', {
-      vpc: this.vpc,
-      description: 'RabbitMQ nodes: clients on AMQP/management, Erlang distribution only between members',
-      allowAllOutbound: true,
-    });
-    for (const port of [ec2.Port.tcp(EPMD_PORT), ec2.Port.tcp(DISTRIBUTION_PORT), ec2.Port.tcpRange(CLI_PORT_RANGE.start, CLI_PORT_RANGE.end)]) {
-      this.securityGroup.addIngressRule(this.securityGroup, port, 'Erlang distribution between cluster members');
-    }
-    this.loadBalancerSecurityGroup = new ec2.SecurityGroup(this, 'LoadBalancerSecurityGroup', {
-      vpc: this.vpc,
-      description: 'RabbitMQ load balancer: AMQP and management from allowed peers',
-      allowAllOutbound: false,
-    });
+    const groups = this.createSecurityGroups();
+    this.securityGroup = groups.securityGroup;
+    this.loadBalancerSecurityGroup = groups.loadBalancerSecurityGroup;
     const nodePorts = [ec2.Port.tcp(AMQP_PORT), ec2.Port.tcp(MANAGEMENT_PORT)];
-    for (const port of nodePorts) {
-      this.loadBalancerSecurityGroup.addEgressRule(this.securityGroup, port, 'To the nodes');
-      this.securityGroup.addIngressRule(this.loadBalancerSecurityGroup, port, 'From the load balancer (traffic and health checks)');
-    }
     this.clientPorts = settings.tlsPort === undefined ? nodePorts : [...nodePorts, ec2.Port.tcp(settings.tlsPort)];
-
-    this.erlangCookieSecret = new secretsmanager.Secret(this, 'ErlangCookie', {
-      description: 'Erlang cookie shared by the RabbitMQ nodes',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
-    });
-    this.adminSecret = new secretsmanager.Secret(this, 'AdminCredentials', {
-      description: 'RabbitMQ administrator user name and password',
-      generateSecretString: {
-        secretStringTemplate: JSON.stringify({ username: 'rmqbench-admin' }),
-        generateStringKey: 'password',
-        passwordLength: 32,
-        excludePunctuation: true,
-        includeSpace: false,
-      },
-    });
-    for (const secret of [this.erlangCookieSecret, this.adminSecret]) {
-      Validations.of(secret).acknowledge({
-        id: 'AwsSolutions-SMG4',
-        reason: 'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
-      });
-      skipCheckov(secret, [{ id: 'CKV_AWS_149', comment: CHECKOV_REASON.awsManagedEncryption }]);
-    }
-
-    this.role = new iam.Role(this, 'NodeRole', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'RabbitMQ node: SSM management, peer discovery, reading the cluster secrets',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    // The AWS peer discovery backend lists its own Auto Scaling group's members; these Describe calls
-    // support no resource-level permissions.
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'RabbitMqAwsPeerDiscovery',
-        actions: ['autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances'],
-        resources: ['*'],
-      }),
-    );
-    this.erlangCookieSecret.grantRead(this.role);
-    this.adminSecret.grantRead(this.role);
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
-    });
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, and the metrics agent cloudwatch:PutMetricData (limited to the rmqbench namespace by condition), none of which support resource-level permissions.',
-    });
+    const secrets = this.createSecrets();
+    this.erlangCookieSecret = secrets.erlangCookieSecret;
+    this.adminSecret = secrets.adminSecret;
+    this.role = this.createNodeRole();
 
     // A node signals the group's creation policy.
     this.bootLogGroup = bootLogWithSignal(this, this.role);
@@ -271,8 +213,113 @@ export class RabbitMqCluster extends Construct {
     const userData = ec2.UserData.forLinux();
     addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: NODE_ROLE });
 
+    const launch = this.createLaunchTemplate(props, settings, userData);
+    this.launchTemplate = launch.launchTemplate;
+    this.imageId = launch.imageId;
+    this.autoScalingGroup = this.createNodeGroup(settings, vpcSubnets);
+    this.addBootCommands(userData, settings);
+    const balancer = this.createLoadBalancer(props, settings, vpcSubnets);
+    this.loadBalancer = balancer.loadBalancer;
+    if (balancer.amqpsEndpoint) this.amqpsEndpoint = balancer.amqpsEndpoint;
+
+    if (!settings.pinCapacity) this.addCpuScaling(settings.scaleOutCpuPercent, settings.scaleInCpuPercent);
+
+    for (const peer of props.allowedPeers ?? []) this.allowClientsFrom(peer);
+
+    this.amqpEndpoint = `amqp://${this.loadBalancer.loadBalancerDnsName}:${AMQP_PORT}`;
+    this.managementUrl = `http://${this.loadBalancer.loadBalancerDnsName}:${MANAGEMENT_PORT}`;
+    new CfnOutput(this, 'AmqpEndpoint', { value: this.amqpEndpoint, description: 'AMQP endpoint (load balancer)' });
+    if (this.amqpsEndpoint) new CfnOutput(this, 'AmqpsEndpoint', { value: this.amqpsEndpoint, description: 'AMQPS endpoint (load balancer)' });
+    new CfnOutput(this, 'ManagementUrl', { value: this.managementUrl, description: 'RabbitMQ management UI' });
+    new CfnOutput(this, 'AdminSecretArn', { value: this.adminSecret.secretArn, description: 'Secret holding the administrator user name and password' });
+    new CfnOutput(this, 'AutoScalingGroupName', { value: this.autoScalingGroup.autoScalingGroupName, description: 'Auto Scaling group of the nodes' });
+    new CfnOutput(this, 'NodeImageId', { value: this.imageId, description: 'AMI the nodes run (record it with the results to reproduce a run)' });
+    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every node boot log (stream <instance id>/boot)' });
+  }
+
+  /** The nodes' group (Erlang distribution only between members) and the load balancer's (AMQP and management to the nodes). */
+  private createSecurityGroups() {
+    const securityGroup = new ec2.SecurityGroup(this, 'NodeSecurityGroup', {
+      vpc: this.vpc,
+      description: 'RabbitMQ nodes: clients on AMQP/management, Erlang distribution only between members',
+      allowAllOutbound: true,
+    });
+    for (const port of [ec2.Port.tcp(EPMD_PORT), ec2.Port.tcp(DISTRIBUTION_PORT), ec2.Port.tcpRange(CLI_PORT_RANGE.start, CLI_PORT_RANGE.end)]) {
+      securityGroup.addIngressRule(securityGroup, port, 'Erlang distribution between cluster members');
+    }
+    const loadBalancerSecurityGroup = new ec2.SecurityGroup(this, 'LoadBalancerSecurityGroup', {
+      vpc: this.vpc,
+      description: 'RabbitMQ load balancer: AMQP and management from allowed peers',
+      allowAllOutbound: false,
+    });
+    const nodePorts = [ec2.Port.tcp(AMQP_PORT), ec2.Port.tcp(MANAGEMENT_PORT)];
+    for (const port of nodePorts) {
+      loadBalancerSecurityGroup.addEgressRule(securityGroup, port, 'To the nodes');
+      securityGroup.addIngressRule(loadBalancerSecurityGroup, port, 'From the load balancer (traffic and health checks)');
+    }
+    return { securityGroup, loadBalancerSecurityGroup };
+  }
+
+  /** The Erlang cookie and the administrator credentials, generated by Secrets Manager. */
+  private createSecrets() {
+    const erlangCookieSecret = new secretsmanager.Secret(this, 'ErlangCookie', {
+      description: 'Erlang cookie shared by the RabbitMQ nodes',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+    });
+    const adminSecret = new secretsmanager.Secret(this, 'AdminCredentials', {
+      description: 'RabbitMQ administrator user name and password',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ username: 'rmqbench-admin' }),
+        generateStringKey: 'password',
+        passwordLength: 32,
+        excludePunctuation: true,
+        includeSpace: false,
+      },
+    });
+    for (const secret of [erlangCookieSecret, adminSecret]) {
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason: 'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
+      });
+      skipCheckov(secret, [{ id: 'CKV_AWS_149', comment: CHECKOV_REASON.awsManagedEncryption }]);
+    }
+    return { erlangCookieSecret, adminSecret };
+  }
+
+  /** The node role: SSM, peer discovery, reading the cluster secrets. */
+  private createNodeRole(): iam.Role {
+    const role = new iam.Role(this, 'NodeRole', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'RabbitMQ node: SSM management, peer discovery, reading the cluster secrets',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    // The AWS peer discovery backend lists its own Auto Scaling group's members; these Describe calls
+    // support no resource-level permissions.
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'RabbitMqAwsPeerDiscovery',
+        actions: ['autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances'],
+        resources: ['*'],
+      }),
+    );
+    this.erlangCookieSecret.grantRead(role);
+    this.adminSecret.grantRead(role);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, and the metrics agent cloudwatch:PutMetricData (limited to the rmqbench namespace by condition), none of which support resource-level permissions.',
+    });
+    return role;
+  }
+
+  /** The nodes' launch template (IMDSv2, encrypted root and data volumes) and the image it runs. */
+  private createLaunchTemplate(props: RabbitMqClusterProps, settings: ClusterSettings, userData: ec2.UserData) {
     const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 });
-    this.launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
+    const launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
       instanceType: settings.instanceType,
       machineImage,
       role: this.role,
@@ -294,9 +341,12 @@ export class RabbitMqCluster extends Construct {
         },
       ],
     });
-    this.imageId = machineImage.getImage(this).imageId;
+    return { launchTemplate, imageId: machineImage.getImage(this).imageId };
+  }
 
-    this.autoScalingGroup = new autoscaling.AutoScalingGroup(this, 'Nodes', {
+  /** The Auto Scaling group of the nodes, its drain hook and the hook's policy. */
+  private createNodeGroup(settings: ClusterSettings, vpcSubnets: ec2.SubnetSelection): autoscaling.AutoScalingGroup {
+    const group = new autoscaling.AutoScalingGroup(this, 'Nodes', {
       vpc: this.vpc,
       vpcSubnets,
       launchTemplate: this.launchTemplate,
@@ -316,7 +366,7 @@ export class RabbitMqCluster extends Construct {
       updatePolicy: autoscaling.UpdatePolicy.rollingUpdate({ maxBatchSize: 1, minInstancesInService: Math.min(settings.nodeCount, settings.maxCapacity - 1) }),
     });
     // Scale-in and replacement wait for the node to drain (its watcher completes the hook; CONTINUE after the heartbeat anyway).
-    this.autoScalingGroup.addLifecycleHook('DrainBeforeTermination', {
+    group.addLifecycleHook('DrainBeforeTermination', {
       lifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,
       lifecycleTransition: autoscaling.LifecycleTransition.INSTANCE_TERMINATING,
       heartbeatTimeout: Duration.seconds(DRAIN_TIMEOUT_SECONDS + 60),
@@ -325,13 +375,17 @@ export class RabbitMqCluster extends Construct {
     // A policy of its own: the role's default policy must not wait for the group, whose creation waits for the nodes.
     new iam.Policy(this, 'DrainPolicy', {
       roles: [this.role],
-      statements: [new iam.PolicyStatement({ sid: 'CompleteDrainHook', actions: ['autoscaling:CompleteLifecycleAction'], resources: [this.autoScalingGroup.autoScalingGroupArn] })],
+      statements: [new iam.PolicyStatement({ sid: 'CompleteDrainHook', actions: ['autoscaling:CompleteLifecycleAction'], resources: [group.autoScalingGroupArn] })],
     });
     Validations.of(this).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, this.autoScalingGroup.autoScalingGroupArn)}]`,
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, group.autoScalingGroupArn)}]`,
       reason: 'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant names the group.',
     });
+    return group;
+  }
 
+  /** The node boot script, once the group's logical id (which it signals) exists. */
+  private addBootCommands(userData: ec2.UserData, settings: ClusterSettings): void {
     userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
     userData.addCommands(
       ...rabbitMqNodeBootCommands({
@@ -354,19 +408,23 @@ export class RabbitMqCluster extends Construct {
       id: 'AwsSolutions-AS3',
       reason: 'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when a topic should receive them.',
     });
+  }
 
-    this.loadBalancer = new elbv2.NetworkLoadBalancer(this, 'LoadBalancer', {
+  /** The Network Load Balancer, its AMQP and management target groups and listeners (and AMQPS with a certificate). */
+  private createLoadBalancer(props: RabbitMqClusterProps, settings: ClusterSettings, vpcSubnets: ec2.SubnetSelection) {
+    let amqpsEndpoint: string | undefined;
+    const loadBalancer = new elbv2.NetworkLoadBalancer(this, 'LoadBalancer', {
       vpc: this.vpc,
       vpcSubnets: settings.internetFacing ? { subnetType: ec2.SubnetType.PUBLIC } : vpcSubnets,
       internetFacing: settings.internetFacing,
       crossZoneEnabled: settings.crossZoneEnabled,
       securityGroups: [this.loadBalancerSecurityGroup],
     });
-    Validations.of(this.loadBalancer).acknowledge({
+    Validations.of(loadBalancer).acknowledge({
       id: 'AwsSolutions-ELB2',
       reason: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
     });
-    skipCheckov(this.loadBalancer, [{ id: 'CKV_AWS_91', comment: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.' }]);
+    skipCheckov(loadBalancer, [{ id: 'CKV_AWS_91', comment: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.' }]);
 
     // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted and joined.
     const healthCheck: elbv2.HealthCheck = {
@@ -407,32 +465,19 @@ export class RabbitMqCluster extends Construct {
     });
     amqpTargets.addTarget(this.autoScalingGroup);
     managementTargets.addTarget(this.autoScalingGroup);
-    this.loadBalancer.addListener('Amqp', { port: AMQP_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [amqpTargets] });
-    this.loadBalancer.addListener('Management', { port: MANAGEMENT_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [managementTargets] });
+    loadBalancer.addListener('Amqp', { port: AMQP_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [amqpTargets] });
+    loadBalancer.addListener('Management', { port: MANAGEMENT_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [managementTargets] });
     if (settings.tlsPort !== undefined && props.tlsCertificate) {
-      this.loadBalancer.addListener('Amqps', {
+      loadBalancer.addListener('Amqps', {
         port: settings.tlsPort,
         protocol: elbv2.Protocol.TLS,
         certificates: [elbv2.ListenerCertificate.fromCertificateManager(props.tlsCertificate)],
         sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
         defaultTargetGroups: [amqpTargets],
       });
-      this.amqpsEndpoint = `amqps://${this.loadBalancer.loadBalancerDnsName}:${settings.tlsPort}`;
+      amqpsEndpoint = `amqps://${loadBalancer.loadBalancerDnsName}:${settings.tlsPort}`;
     }
-
-    if (!settings.pinCapacity) this.addCpuScaling(settings.scaleOutCpuPercent, settings.scaleInCpuPercent);
-
-    for (const peer of props.allowedPeers ?? []) this.allowClientsFrom(peer);
-
-    this.amqpEndpoint = `amqp://${this.loadBalancer.loadBalancerDnsName}:${AMQP_PORT}`;
-    this.managementUrl = `http://${this.loadBalancer.loadBalancerDnsName}:${MANAGEMENT_PORT}`;
-    new CfnOutput(this, 'AmqpEndpoint', { value: this.amqpEndpoint, description: 'AMQP endpoint (load balancer)' });
-    if (this.amqpsEndpoint) new CfnOutput(this, 'AmqpsEndpoint', { value: this.amqpsEndpoint, description: 'AMQPS endpoint (load balancer)' });
-    new CfnOutput(this, 'ManagementUrl', { value: this.managementUrl, description: 'RabbitMQ management UI' });
-    new CfnOutput(this, 'AdminSecretArn', { value: this.adminSecret.secretArn, description: 'Secret holding the administrator user name and password' });
-    new CfnOutput(this, 'AutoScalingGroupName', { value: this.autoScalingGroup.autoScalingGroupName, description: 'Auto Scaling group of the nodes' });
-    new CfnOutput(this, 'NodeImageId', { value: this.imageId, description: 'AMI the nodes run (record it with the results to reproduce a run)' });
-    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every node boot log (stream <instance id>/boot)' });
+    return { loadBalancer, amqpsEndpoint };
   }
 
   /**
