@@ -137,25 +137,10 @@ export class KafkaCluster extends Construct {
     this.brokerHostNames = identities.map((broker) => broker.hostName);
     this.bootstrapServers = identities.map((broker) => `${broker.hostName}:${KAFKA_CLIENT_PORT}`).join(',');
     this.clusterId = kafkaClusterId(`${Token.isUnresolved(stack.stackName) ? '' : stack.stackName}/${this.node.path}`);
-
-    this.role = new iam.Role(this, 'BrokerRole', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'Kafka broker: SSM management, boot log, boot signal, host metrics',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
-    });
+    this.role = this.createBrokerRole();
     // A broker signals its own instance's creation policy.
     this.bootLogGroup = bootLogWithSignal(this, this.role);
-    // The CloudWatch agent of each broker (started by its boot script, user-data/kafka-node.ts) publishes its host
-    // metrics under Role kafka-broker, as the RabbitMQ nodes and the load generator do under theirs.
-    allowHostMetrics(this.role);
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
-    });
+    this.allowBrokerHostMetrics();
 
     const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
     if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');
@@ -165,81 +150,8 @@ export class KafkaCluster extends Construct {
     this.instances = [];
     for (const identity of identities) {
       const subnet = subnets[(identity.nodeId - 1) % subnets.length]!;
-      // The interface, its address and its name exist before the instance boots (the boot waits for the whole quorum,
-      // which needs every name), and stay the broker's for the life of the stack.
-      const networkInterface = new ec2.CfnNetworkInterface(this, `Broker${identity.nodeId}Interface`, {
-        subnetId: subnet.subnetId,
-        groupSet: [this.securityGroup.securityGroupId],
-        description: `Kafka broker ${identity.nodeId} (${identity.hostName})`,
-      });
-      const record = new route53.ARecord(this, `Broker${identity.nodeId}Name`, {
-        zone: this.hostedZone,
-        recordName: `kafka-${identity.nodeId}`,
-        target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
-        ttl: Duration.seconds(60),
-      });
-
-      const userData = ec2.UserData.forLinux();
-      const instance = new ec2.Instance(this, `Broker${identity.nodeId}`, {
-        vpc: props.vpc,
-        vpcSubnets: { subnets: [subnet] },
-        instanceType: settings.instanceType,
-        machineImage,
-        role: this.role,
-        securityGroup: this.securityGroup,
-        userData,
-        // IMDSv2 as the instance's own MetadataOptions: requireImdsv2 would add a launch template named
-        // Broker<i>LaunchTemplate, a name that must be unique in the account and region, so a second cluster stack (the
-        // controller launches several at once) would fail to create it (aws-cdk-lib cx-api/FEATURE_FLAGS.md,
-        // @aws-cdk/aws-ec2:uniqueImdsv2TemplateName: deploying the same stack twice to one account and region "would
-        // always fail as the generated Launch Template names were the same"; that flag is off in a plain App).
-        httpTokens: ec2.HttpTokens.REQUIRED,
-        httpPutResponseHopLimit: 1,
-        detailedMonitoring: true,
-        propagateTagsToVolumeOnCreation: true,
-        blockDevices: [
-          { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) },
-          {
-            deviceName: DATA_VOLUME_DEVICE,
-            volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true, deleteOnTermination: true }),
-          },
-        ],
-      });
-      skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
-      // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
-      // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
-      // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the instance.
-      const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
-      cfnInstance.addPropertyDeletionOverride('SubnetId');
-      cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
-      cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
-      cfnInstance.addPropertyOverride('NetworkInterfaces', [{ DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref }]);
-      instance.node.addDependency(record);
-      // CREATE_COMPLETE means this broker booted and saw the whole quorum: user-data/kafka-node.ts signals SUCCESS, or
-      // FAILURE on any error, which fails the stack at once.
-      cfnInstance.cfnOptions.creationPolicy = { resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` } };
-      Validations.of(instance).acknowledge({
-        id: 'AwsSolutions-EC29',
-        reason: 'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
-      });
-
-      userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
-      userData.addCommands(
-        ...kafkaNodeBootCommands({
-          self: identity,
-          all: identities,
-          clientPort: KAFKA_CLIENT_PORT,
-          controllerPort: KAFKA_CONTROLLER_PORT,
-          clusterId: this.clusterId,
-          region: stack.region,
-          // The deployed stack's name (a controller deploys the synthesized template under rmqbench-<runId>-c<n>).
-          stackName: Aws.STACK_NAME,
-          instanceLogicalId: stack.getLogicalId(cfnInstance),
-          bootLogGroupName: this.bootLogGroup.logGroupName,
-          dataVolumeDevice: DATA_VOLUME_DEVICE,
-          clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 300),
-        }),
-      );
+      const { networkInterface, instance, userData } = this.addBroker(props, settings, identity, subnet, machineImage);
+      this.addBrokerBoot(userData, instance, settings, identity, identities);
       this.networkInterfaces.push(networkInterface);
       this.instances.push(instance);
     }
@@ -250,6 +162,116 @@ export class KafkaCluster extends Construct {
     new CfnOutput(this, 'KafkaClusterId', { value: this.clusterId, description: 'KRaft cluster id the brokers were formatted with' });
     new CfnOutput(this, 'BrokerImageId', { value: machineImage.getImage(this).imageId, description: 'AMI the brokers run (record it with the results to reproduce a run)' });
     new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every broker boot log (stream <instance id>/boot)' });
+  }
+
+  /** The broker role: SSM management, boot log and signal. */
+  private createBrokerRole(): iam.Role {
+    const role = new iam.Role(this, 'BrokerRole', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'Kafka broker: SSM management, boot log, boot signal, host metrics',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
+    });
+    return role;
+  }
+
+  /** The CloudWatch agent of each broker publishes host metrics under Role kafka-broker. */
+  private allowBrokerHostMetrics(): void {
+    // The CloudWatch agent of each broker (started by its boot script, user-data/kafka-node.ts) publishes its host
+    // metrics under Role kafka-broker, as the RabbitMQ nodes and the load generator do under theirs.
+    allowHostMetrics(this.role);
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+    });
+  }
+
+  /** One broker: its network interface and DNS name, created first, and its instance on that interface (signalling its creation policy). */
+  private addBroker(props: KafkaClusterProps, settings: KafkaClusterSettings, identity: KafkaBrokerIdentity, subnet: ec2.ISubnet, machineImage: ec2.IMachineImage) {
+    // The interface, its address and its name exist before the instance boots (the boot waits for the whole quorum,
+    // which needs every name), and stay the broker's for the life of the stack.
+    const networkInterface = new ec2.CfnNetworkInterface(this, `Broker${identity.nodeId}Interface`, {
+      subnetId: subnet.subnetId,
+      groupSet: [this.securityGroup.securityGroupId],
+      description: `Kafka broker ${identity.nodeId} (${identity.hostName})`,
+    });
+    const record = new route53.ARecord(this, `Broker${identity.nodeId}Name`, {
+      zone: this.hostedZone,
+      recordName: `kafka-${identity.nodeId}`,
+      target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
+      ttl: Duration.seconds(60),
+    });
+
+    const userData = ec2.UserData.forLinux();
+    const instance = new ec2.Instance(this, `Broker${identity.nodeId}`, {
+      vpc: props.vpc,
+      vpcSubnets: { subnets: [subnet] },
+      instanceType: settings.instanceType,
+      machineImage,
+      role: this.role,
+      securityGroup: this.securityGroup,
+      userData,
+      // IMDSv2 as the instance's own MetadataOptions: requireImdsv2 would add a launch template named
+      // Broker<i>LaunchTemplate, a name that must be unique in the account and region, so a second cluster stack (the
+      // controller launches several at once) would fail to create it (aws-cdk-lib cx-api/FEATURE_FLAGS.md,
+      // @aws-cdk/aws-ec2:uniqueImdsv2TemplateName: deploying the same stack twice to one account and region "would
+      // always fail as the generated Launch Template names were the same"; that flag is off in a plain App).
+      httpTokens: ec2.HttpTokens.REQUIRED,
+      httpPutResponseHopLimit: 1,
+      detailedMonitoring: true,
+      propagateTagsToVolumeOnCreation: true,
+      blockDevices: [
+        { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) },
+        {
+          deviceName: DATA_VOLUME_DEVICE,
+          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true, deleteOnTermination: true }),
+        },
+      ],
+    });
+    skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
+    // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
+    // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
+    // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the instance.
+    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
+    cfnInstance.addPropertyDeletionOverride('SubnetId');
+    cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
+    cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
+    cfnInstance.addPropertyOverride('NetworkInterfaces', [{ DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref }]);
+    instance.node.addDependency(record);
+    // CREATE_COMPLETE means this broker booted and saw the whole quorum: user-data/kafka-node.ts signals SUCCESS, or
+    // FAILURE on any error, which fails the stack at once.
+    cfnInstance.cfnOptions.creationPolicy = { resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` } };
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-EC29',
+      reason: 'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
+    });
+    return { networkInterface, instance, userData };
+  }
+
+  /** The broker's boot script (user-data/kafka-node.ts), which signals its instance's creation policy. */
+  private addBrokerBoot(userData: ec2.UserData, instance: ec2.Instance, settings: KafkaClusterSettings, identity: KafkaBrokerIdentity, identities: KafkaBrokerIdentity[]): void {
+    const stack = Stack.of(this);
+    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
+    userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+    userData.addCommands(
+      ...kafkaNodeBootCommands({
+        self: identity,
+        all: identities,
+        clientPort: KAFKA_CLIENT_PORT,
+        controllerPort: KAFKA_CONTROLLER_PORT,
+        clusterId: this.clusterId,
+        region: stack.region,
+        // The deployed stack's name (a controller deploys the synthesized template under rmqbench-<runId>-c<n>).
+        stackName: Aws.STACK_NAME,
+        instanceLogicalId: stack.getLogicalId(cfnInstance),
+        bootLogGroupName: this.bootLogGroup.logGroupName,
+        dataVolumeDevice: DATA_VOLUME_DEVICE,
+        clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 300),
+      }),
+    );
   }
 
   /** Let `peer` reach the client port (9092) of every broker. The controller port stays between brokers. */
