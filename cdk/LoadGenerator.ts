@@ -67,27 +67,7 @@ export class LoadGenerator extends Construct {
     }
     this.resultsPrefix = resultsPrefix;
 
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'rmqbench load generator: SSM management, writing results under one S3 prefix, host metrics to CloudWatch',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    const resultObjects = props.resultsBucket.arnForObjects(`${resultsPrefix}*`);
-    // Write-only, under the prefix: no read, list or delete anywhere in the bucket.
-    this.role.addToPolicy(
-      new iam.PolicyStatement({ sid: 'WriteResultsUnderPrefix', actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [resultObjects] }),
-    );
-    if (props.resultsBucket.encryptionKey) {
-      props.resultsBucket.encryptionKey.grant(this.role, 'kms:GenerateDataKey', 'kms:Encrypt');
-    }
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
-    });
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, resultObjects)}]`,
-      reason: 'The wildcard is the object keys under the results prefix of the one results bucket: writing new results is the purpose.',
-    });
+    this.role = this.createRole(props.resultsBucket, resultsPrefix);
 
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
@@ -140,5 +120,31 @@ export class LoadGenerator extends Construct {
     props.cluster?.adminSecret.grantRead(this.role);
 
     new CfnOutput(this, 'InstanceId', { value: this.instance.instanceId, description: 'Load generator instance (connect with SSM Session Manager)' });
+  }
+
+  /** The instance role: SSM management and writing (only) under the results prefix. */
+  private createRole(resultsBucket: s3.IBucket, resultsPrefix: string): iam.Role {
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'rmqbench load generator: SSM management, writing results under one S3 prefix, host metrics to CloudWatch',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    const resultObjects = resultsBucket.arnForObjects(`${resultsPrefix}*`);
+    // Write-only, under the prefix: no read, list or delete anywhere in the bucket.
+    role.addToPolicy(
+      new iam.PolicyStatement({ sid: 'WriteResultsUnderPrefix', actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [resultObjects] }),
+    );
+    if (resultsBucket.encryptionKey) {
+      resultsBucket.encryptionKey.grant(role, 'kms:GenerateDataKey', 'kms:Encrypt');
+    }
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
+    });
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, resultObjects)}]`,
+      reason: 'The wildcard is the object keys under the results prefix of the one results bucket: writing new results is the purpose.',
+    });
+    return role;
   }
 }
