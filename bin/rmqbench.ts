@@ -120,14 +120,15 @@ interface GlobalOptions {
 }
 
 
+function parseCli(argv: string[]) {
+  return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+}
+type CliValues = ReturnType<typeof parseCli>['values'];
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: OPTIONS,
-    });
+    parsed = parseCli(argv);
   } catch (error) {
     throw new CliError(`${unknownOptionHint((error as Error).message, argv)} (see rmqbench --help)`, 2);
   }
@@ -159,206 +160,256 @@ async function main(argv: string[]): Promise<number> {
       ...(parsed.values.region === undefined ? {} : { region: parsed.values.region }),
     },
   };
-  switch (command) {
-    case 'run':
-      if (options.target === 'aws' || options.target === 'azure') {
-        const reference = requireArg(rest, 'run <plan>');
-        commandValidate(reference, { ...options, json: false }, { quiet: true });
-        return cloudCommand(() =>
-          runInCloud(loadPlan(reference), {
-            ...cloudOptions(parsed.values, options),
-            target: options.target as 'aws' | 'azure',
-            catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
-            ...(parsed.values['max-cost'] === undefined ? {} : { maxCost: parsed.values['max-cost'] }),
-            ...(parsed.values['run-id'] === undefined ? {} : { runId: parsed.values['run-id'] }),
-          }),
-        );
+  const handler = HANDLERS[command];
+  if (!handler) throw new CliError(`unknown command "${command}" (see rmqbench --help)`, 2);
+  return handler(rest, parsed.values, options);
+}
+
+/** One handler per command: its arguments, the parsed options and the global settings in; the exit code out. */
+type CommandHandler = (rest: string[], values: CliValues, options: GlobalOptions) => Promise<number>;
+
+const HANDLERS: Record<string, CommandHandler> = {
+  'run': handleRun,
+  'watch': handleWatch,
+  'validate': handleValidate,
+  'estimate': handleEstimate,
+  'execution-input': handleExecutionInput,
+  'runs': handleRuns,
+  'show': handleShow,
+  'report': handleReport,
+  'compare': handleCompare,
+  'baseline': handleBaseline,
+  'prices': handlePrices,
+  'plans': handlePlans,
+  'ingest': handleIngest,
+  'prune': handlePrune,
+  'cleanup': handleCleanup,
+  'broker-config': handleBrokerConfig,
+  'doctor': handleDoctor,
+};
+
+async function handleRun(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  if (options.target === 'aws' || options.target === 'azure') {
+    const reference = requireArg(rest, 'run <plan>');
+    commandValidate(reference, { ...options, json: false }, { quiet: true });
+    return cloudCommand(() =>
+      runInCloud(loadPlan(reference), {
+        ...cloudOptions(values, options),
+        target: options.target as 'aws' | 'azure',
+        catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
+        ...(values['max-cost'] === undefined ? {} : { maxCost: values['max-cost'] }),
+        ...(values['run-id'] === undefined ? {} : { runId: values['run-id'] }),
+      }),
+    );
+  }
+  return commandRun(requireArg(rest, 'run <plan>'), options, values['fail-at']);
+}
+
+async function handleWatch(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  const runId = requireArg(rest, 'watch <runId>');
+  return cloudCommand(() => watchInCloud(runId, cloudOptions(values, options)));
+}
+
+async function handleValidate(rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return commandValidate(requireArg(rest, 'validate <plan>'), options);
+}
+
+async function handleEstimate(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  const plan = loadPlan(requireArg(rest, 'estimate <plan>'));
+  let result;
+  try {
+    result = estimateCommand(plan, { target: options.target, json: options.json, catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog, ...(values.region ? { region: values.region } : {}), ...(values['max-cost'] ? { maxCost: values['max-cost'] } : {}) });
+  } catch (error) {
+    if (error instanceof EstimateUsageError) throw new CliError(error.message, 2);
+    throw error;
+  }
+  process.stdout.write(result.stdout);
+  if (result.error) console.error(`rmqbench: ${result.error}`);
+  return result.exitCode;
+}
+
+async function handleExecutionInput(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  return commandExecutionInput(requireArg(rest, 'execution-input <plan>'), options, values['run-id']);
+}
+
+async function handleRuns(_rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return withStore(options, async (store) => {
+    const runs = await store.listRuns();
+    if (options.json) console.log(JSON.stringify(runs, null, 2));
+    else if (runs.length === 0) console.log('no runs stored yet; try: rmqbench run quickstart');
+    else for (const run of runs) console.log(`${run.runId}  ${run.status.padEnd(9)}  ${run.target}  ${run.startedAt}  ${run.planName}`);
+    return 0;
+  });
+}
+
+async function handleShow(rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return withStore(options, async (store, location) => {
+    const stored = await readRun(store, requireArg(rest, 'show <runId>'));
+    // Each repetition with its broker and host metrics (every series names its node and metric), where stored.
+    const metrics = new Map((await metricsOfRun(stored, (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition))).map((found) => [`${found.scenarioId}#${found.repetition}`, found.metrics]));
+    if (options.json) {
+      const repetitions = stored.repetitions.map((rep) => {
+        const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
+        return found ? { ...rep, metrics: found } : rep;
+      });
+      console.log(JSON.stringify({ ...stored, repetitions }, null, 2));
+    } else {
+      const { run } = stored;
+      console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
+      if (run.error) console.log(`error: ${run.error}`);
+      if (location.bucketName && run.target !== 'local') console.log(`raw output: s3://${location.bucketName}/runs/${run.runId}/`);
+      for (const rep of stored.repetitions) {
+        const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
+        console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
+        if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
+        if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
+        const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
+        if (found) for (const node of summarizeNodes(found)) console.log(`    ${formatNodeSummary(node)}`);
+        if (rep.loadGenerator?.bound) console.log(`    ${loadGeneratorBoundLine(1, 1)}`);
+        if (rep.metricsError) console.log(`    metrics: ${rep.metricsError}`);
       }
-      return commandRun(requireArg(rest, 'run <plan>'), options, parsed.values['fail-at']);
-    case 'watch': {
-      const runId = requireArg(rest, 'watch <runId>');
-      return cloudCommand(() => watchInCloud(runId, cloudOptions(parsed.values, options)));
     }
-    case 'validate':
-      return commandValidate(requireArg(rest, 'validate <plan>'), options);
-    case 'estimate': {
-      const plan = loadPlan(requireArg(rest, 'estimate <plan>'));
+    return 0;
+  });
+}
+
+async function handleReport(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  const format = values.format;
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
+  if (values['thesis-ch7']) {
+    const result = await thesisChapter7Report({
+      format: format as ReportFormat,
+      json: options.json,
+      catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
+      ...(values.out === undefined ? {} : { out: values.out }),
+    });
+    process.stdout.write(result.stdout);
+    return 0;
+  }
+  const runId = requireArg(rest, 'report <runId> [<runId>...]');
+  const chart = values.chart;
+  if (rest.length > 1) {
+    const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
+    return withStore(options, async (store) => {
+      const stored = [];
+      for (const id of rest) stored.push(await readRun(store, id));
       let result;
       try {
-        result = estimateCommand(plan, { target: options.target, json: options.json, catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog, ...(parsed.values.region ? { region: parsed.values.region } : {}), ...(parsed.values['max-cost'] ? { maxCost: parsed.values['max-cost'] } : {}) });
-      } catch (error) {
-        if (error instanceof EstimateUsageError) throw new CliError(error.message, 2);
-        throw error;
-      }
-      process.stdout.write(result.stdout);
-      if (result.error) console.error(`rmqbench: ${result.error}`);
-      return result.exitCode;
-    }
-    case 'execution-input':
-      return commandExecutionInput(requireArg(rest, 'execution-input <plan>'), options, parsed.values['run-id']);
-    case 'runs':
-      return withStore(options, async (store) => {
-        const runs = await store.listRuns();
-        if (options.json) console.log(JSON.stringify(runs, null, 2));
-        else if (runs.length === 0) console.log('no runs stored yet; try: rmqbench run quickstart');
-        else for (const run of runs) console.log(`${run.runId}  ${run.status.padEnd(9)}  ${run.target}  ${run.startedAt}  ${run.planName}`);
-        return 0;
-      });
-    case 'show':
-      return withStore(options, async (store, location) => {
-        const stored = await readRun(store, requireArg(rest, 'show <runId>'));
-        // Each repetition with its broker and host metrics (every series names its node and metric), where stored.
-        const metrics = new Map((await metricsOfRun(stored, (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition))).map((found) => [`${found.scenarioId}#${found.repetition}`, found.metrics]));
-        if (options.json) {
-          const repetitions = stored.repetitions.map((rep) => {
-            const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
-            return found ? { ...rep, metrics: found } : rep;
-          });
-          console.log(JSON.stringify({ ...stored, repetitions }, null, 2));
-        } else {
-          const { run } = stored;
-          console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
-          if (run.error) console.log(`error: ${run.error}`);
-          if (location.bucketName && run.target !== 'local') console.log(`raw output: s3://${location.bucketName}/runs/${run.runId}/`);
-          for (const rep of stored.repetitions) {
-            const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
-            console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
-            if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
-            if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
-            const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
-            if (found) for (const node of summarizeNodes(found)) console.log(`    ${formatNodeSummary(node)}`);
-            if (rep.loadGenerator?.bound) console.log(`    ${loadGeneratorBoundLine(1, 1)}`);
-            if (rep.metricsError) console.log(`    metrics: ${rep.metricsError}`);
-          }
-        }
-        return 0;
-      });
-    case 'report': {
-      const format = parsed.values.format;
-      if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
-      if (parsed.values['thesis-ch7']) {
-        const result = await thesisChapter7Report({
-          format: format as ReportFormat,
-          json: options.json,
-          catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
-          ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
-        });
-        process.stdout.write(result.stdout);
-        return 0;
-      }
-      const runId = requireArg(rest, 'report <runId> [<runId>...]');
-      const chart = parsed.values.chart;
-      if (rest.length > 1) {
-        const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
-        return withStore(options, async (store) => {
-          const stored = [];
-          for (const id of rest) stored.push(await readRun(store, id));
-          let result;
-          try {
-            result = await reportOverRuns(
-              stored,
-              { format: format as ReportFormat, json: options.json, catalog, ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }) },
-              (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
-            );
-          } catch (error) {
-            if (error instanceof ReportError) throw new CliError(error.message, 2);
-            throw error;
-          }
-          for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
-          process.stdout.write(result.stdout);
-          return 0;
-        });
-      }
-      if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles or cpu-over-time`, 2);
-      const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
-      return withStore(options, async (store) => {
-        const stored = await readRun(store, runId);
-        const result = await reportCommand(
+        result = await reportOverRuns(
           stored,
-          (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition),
-          {
-            format: format as ReportFormat,
-            json: options.json,
-            catalog,
-            ...(parsed.values.out === undefined ? {} : { out: parsed.values.out }),
-            ...(chart === undefined ? {} : { chart }),
-          },
+          { format: format as ReportFormat, json: options.json, catalog, ...(values.out === undefined ? {} : { out: values.out }) },
           (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
         );
-        for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
-        process.stdout.write(result.stdout);
-        return 0;
-      });
-    }
-    case 'compare':
-      if (rest.length === 0) throw new CliError('missing argument: rmqbench compare <runId> [<runId>...]', 2);
-      return withStore(options, async (store) => {
-        process.stdout.write(await compareCommand(store, rest, { json: options.json }));
-        return 0;
-      });
-    case 'baseline':
-      return withStore(options, async (store) => {
-        process.stdout.write(await baselineCommand(store, requireArg(rest, 'baseline <runId>'), { json: options.json }));
-        return 0;
-      });
-    case 'prices': {
-      const path = userCatalogPath(dataDir());
-      if (rest[0] === undefined) {
-        process.stdout.write(showPrices(loadEffectiveCatalog(path), options.json));
-        return 0;
-      }
-      if (rest[0] !== 'update') throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
-      const update = await updatePrices(loadEffectiveCatalog(path), parsed.values.out ?? path, { json: options.json, awsGetProducts: awsPriceList() });
-      process.stdout.write(update.stdout);
-      return update.refreshed ? 0 : 1;
-    }
-    case 'plans':
-      return commandPlans(options);
-    case 'ingest':
-      return commandIngest(requireArg(rest, 'ingest <runDir>'), options);
-    case 'prune': {
-      let selection;
-      try {
-        selection = parsePruneSelection({ keep: parsed.values.keep, olderThan: parsed.values['older-than'] });
       } catch (error) {
-        throw new CliError(`${(error as Error).message} (see rmqbench --help)`, 2);
+        if (error instanceof ReportError) throw new CliError(error.message, 2);
+        throw error;
       }
-      const dryRun = parsed.values['dry-run'];
-      return withStore(options, async (store) => {
-        const decisions = await planPrune(join(dataDir(), 'runs'), store, selection);
-        if (!dryRun) applyPrune(decisions);
-        process.stdout.write(formatPrune(decisions, dryRun, options.json));
-        return 0;
-      });
-    }
-    case 'cleanup':
-      return commandCleanup(options, parsed.values['dry-run'], parsed.values.subscription ?? process.env.AZURE_SUBSCRIPTION_ID);
-    case 'broker-config':
-      try {
-        process.stdout.write(
-          brokerConfigCommand({
-            target: parsed.values.target ?? 'azure',
-            topology: parsed.values.topology,
-            nodes: parsed.values.nodes,
-            rabbitmqVersion: parsed.values['rabbitmq-version'],
-            ...(parsed.values['mirror-to'] !== undefined ? { mirrorTo: parsed.values['mirror-to'] } : {}),
-            ...(parsed.values['replication-factor'] !== undefined ? { replicationFactor: parsed.values['replication-factor'] } : {}),
-            json: options.json,
-          }),
-        );
-      } catch (error) {
-        throw new CliError((error as Error).message, 2);
-      }
+      for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
+      process.stdout.write(result.stdout);
       return 0;
-    case 'doctor': {
-      const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });
-      if (options.json) console.log(JSON.stringify(report, null, 2));
-      else for (const check of report.checks) console.log(`${check.ok ? 'ok     ' : 'MISSING'}  ${check.name}: ${check.detail}`);
-      return report.checks.every((check) => check.ok) ? 0 : 1;
-    }
-    default:
-      throw new CliError(`unknown command "${command}" (see rmqbench --help)`, 2);
+    });
   }
+  if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles or cpu-over-time`, 2);
+  const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
+  return withStore(options, async (store) => {
+    const stored = await readRun(store, runId);
+    const result = await reportCommand(
+      stored,
+      (id, scenarioId, repetition) => store.getSamples(id, scenarioId, repetition),
+      {
+        format: format as ReportFormat,
+        json: options.json,
+        catalog,
+        ...(values.out === undefined ? {} : { out: values.out }),
+        ...(chart === undefined ? {} : { chart }),
+      },
+      (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
+    );
+    for (const warning of result.warnings) console.error(`rmqbench: ${warning}`);
+    process.stdout.write(result.stdout);
+    return 0;
+  });
+}
+
+async function handleCompare(rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  if (rest.length === 0) throw new CliError('missing argument: rmqbench compare <runId> [<runId>...]', 2);
+  return withStore(options, async (store) => {
+    process.stdout.write(await compareCommand(store, rest, { json: options.json }));
+    return 0;
+  });
+}
+
+async function handleBaseline(rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return withStore(options, async (store) => {
+    process.stdout.write(await baselineCommand(store, requireArg(rest, 'baseline <runId>'), { json: options.json }));
+    return 0;
+  });
+}
+
+async function handlePrices(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  const path = userCatalogPath(dataDir());
+  if (rest[0] === undefined) {
+    process.stdout.write(showPrices(loadEffectiveCatalog(path), options.json));
+    return 0;
+  }
+  if (rest[0] !== 'update') throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
+  const update = await updatePrices(loadEffectiveCatalog(path), values.out ?? path, { json: options.json, awsGetProducts: awsPriceList() });
+  process.stdout.write(update.stdout);
+  return update.refreshed ? 0 : 1;
+}
+
+async function handlePlans(_rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return commandPlans(options);
+}
+
+async function handleIngest(rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  return commandIngest(requireArg(rest, 'ingest <runDir>'), options);
+}
+
+async function handlePrune(_rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  let selection;
+  try {
+    selection = parsePruneSelection({ keep: values.keep, olderThan: values['older-than'] });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message} (see rmqbench --help)`, 2);
+  }
+  const dryRun = values['dry-run'];
+  return withStore(options, async (store) => {
+    const decisions = await planPrune(join(dataDir(), 'runs'), store, selection);
+    if (!dryRun) applyPrune(decisions);
+    process.stdout.write(formatPrune(decisions, dryRun, options.json));
+    return 0;
+  });
+}
+
+async function handleCleanup(_rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  return commandCleanup(options, values['dry-run'], values.subscription ?? process.env.AZURE_SUBSCRIPTION_ID);
+}
+
+async function handleBrokerConfig(_rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
+  try {
+    process.stdout.write(
+      brokerConfigCommand({
+        target: values.target ?? 'azure',
+        topology: values.topology,
+        nodes: values.nodes,
+        rabbitmqVersion: values['rabbitmq-version'],
+        ...(values['mirror-to'] !== undefined ? { mirrorTo: values['mirror-to'] } : {}),
+        ...(values['replication-factor'] !== undefined ? { replicationFactor: values['replication-factor'] } : {}),
+        json: options.json,
+      }),
+    );
+  } catch (error) {
+    throw new CliError((error as Error).message, 2);
+  }
+  return 0;
+}
+
+async function handleDoctor(_rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
+  const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });
+  if (options.json) console.log(JSON.stringify(report, null, 2));
+  else for (const check of report.checks) console.log(`${check.ok ? 'ok     ' : 'MISSING'}  ${check.name}: ${check.detail}`);
+  return report.checks.every((check) => check.ok) ? 0 : 1;
 }
 
 /** parseArgs' "Unknown option '--tagret'. To specify a positional…" as one line naming the closest known option. */
