@@ -127,7 +127,17 @@ export interface KafkaNodeBootInput {
  * No secret is involved: the listeners are PLAINTEXT inside the VPC, reachable only as the security group allows.
  */
 export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
-  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$self_listener" describe --status`;
+  return [
+    ...brokerBootPrelude(input),
+    ...brokerDataVolumeCommands(input),
+    ...brokerInstallCommands(),
+    ...brokerConfigurationCommands(input),
+    ...brokerStartCommands(input),
+  ];
+}
+
+/** The shell options, the script's settings, the boot log, the helper functions and the CloudWatch agent. */
+function brokerBootPrelude(input: KafkaNodeBootInput): string[] {
   return [
     'set -euo pipefail',
     `REGION=${input.region}`,
@@ -144,14 +154,24 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     // After STACK_NAME, which is the cluster id the agent's metrics carry (the stack name token once in the script);
     // before the installation, so that the metrics exist well before the first repetition. Never fatal.
     ...cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: KAFKA_BROKER_ROLE }),
+  ];
+}
 
+/** The data volume: formatted on first boot only, mounted where the broker keeps its log. */
+function brokerDataVolumeCommands(input: KafkaNodeBootInput): string[] {
+  return [
     '# Data volume: formatted on first boot only, mounted where the broker keeps its log.',
     `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
     `blkid ${input.dataVolumeDevice} >/dev/null || mkfs.xfs ${input.dataVolumeDevice}`,
     `mkdir -p ${KAFKA_DATA_MOUNT}`,
     `grep -q ' ${KAFKA_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${KAFKA_DATA_MOUNT} xfs defaults,nofail 0 2' >> /etc/fstab`,
     `mountpoint -q ${KAFKA_DATA_MOUNT} || mount ${KAFKA_DATA_MOUNT}`,
+  ];
+}
 
+/** Java and the pinned Kafka jars (through the one test seam), each checked against its SHA-256. */
+function brokerInstallCommands(): string[] {
+  return [
     `# Java (the load generator's Corretto 21) and Kafka ${KAFKA_VERSION_ON_AWS} from Maven Central, every jar checked against its pinned SHA-256.`,
     'id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin kafka',
     `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
@@ -164,7 +184,12 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     // Within EC2's 16 KB of user data: coordinates and one digest instead of a line and a checksum per jar (pinned-jars.ts).
     ...pinnedJarCommands({ artifacts: KAFKA_ARTIFACTS, home: KAFKA_HOME, libDir: `${KAFKA_HOME}/libs`, label: `Kafka ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`, delimiter: KAFKA_JARS_DELIMITER }),
     'cd /',
+  ];
+}
 
+/** server.properties and log4j2, the broker names read back from it, and waiting until every name resolves. */
+function brokerConfigurationCommands(input: KafkaNodeBootInput): string[] {
+  return [
     '# Configuration: node id and quorum from the construct, log4j2 to the journal.',
     writeFileCommand(
       KAFKA_SERVER_PROPERTIES,
@@ -184,7 +209,13 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
     // still take a moment to answer inside the VPC, and Kafka resolves the voters' names when it starts.
     '# Wait until every broker name resolves.',
     'for host in $voter_hosts; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ "$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done',
+  ];
+}
 
+/** Storage formatted with the shared cluster id, the systemd unit, and waiting for the whole quorum with a leader. */
+function brokerStartCommands(input: KafkaNodeBootInput): string[] {
+  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$self_listener" describe --status`;
+  return [
     // A static quorum: every broker formats with the same cluster id and no --standalone / --initial-controllers, which
     // are for a dynamic quorum (`kafka-storage format --help` in 4.3.1, kafka.tools.StorageTool: "--standalone ... When
     // setting this flag, the controller.quorum.voters config must not be set"). --ignore-formatted keeps a reboot from

@@ -168,8 +168,20 @@ export const BOOT_FINISHED_FUNCTION = [
  * The script must not use `set -x`, since cloud-init logs its output and the boot log is copied to CloudWatch Logs.
  */
 export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[] {
-  const { brokerConfig, release } = input;
-  const policyCommands = brokerConfig.policies.map((policy) => `rabbitmqctl ${policyCommandArgs(policy).map(shellQuote).join(' ')}`);
+  return [
+    ...bootPrelude(input),
+    ...dataVolumeCommands(),
+    ...installCommands(input.release),
+    ...brokerFileCommands(input.brokerConfig),
+    ...clusterFormationCommands(input),
+    ...administratorCommands(),
+    ...drainCommands(input),
+    ...policyCommands(input.brokerConfig),
+  ];
+}
+
+/** The shell options, the script's settings, the boot log and the helper functions every later step uses. */
+function bootPrelude(input: RabbitMqNodeBootInput): string[] {
   return [
     'set -euo pipefail',
     `REGION=${input.region}`,
@@ -188,14 +200,24 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
     'INSTANCE_ID=$(imds instance-id)',
+  ];
+}
 
+/** The data volume: formatted on first boot only, mounted where RabbitMQ keeps its state. */
+function dataVolumeCommands(): string[] {
+  return [
     '# Data volume: formatted on first boot only, mounted where RabbitMQ keeps its state.',
     `for attempt in $(seq 1 60); do [ -e ${DATA_VOLUME_DEVICE} ] && break; sleep 2; done`,
     `blkid ${DATA_VOLUME_DEVICE} >/dev/null || mkfs.xfs ${DATA_VOLUME_DEVICE}`,
     'mkdir -p /var/lib/rabbitmq',
     `grep -q ' /var/lib/rabbitmq ' /etc/fstab || echo '${DATA_VOLUME_DEVICE} /var/lib/rabbitmq xfs defaults,nofail 0 2' >> /etc/fstab`,
     'mountpoint -q /var/lib/rabbitmq || mount /var/lib/rabbitmq',
+  ];
+}
 
+/** RabbitMQ and Erlang, pinned, from Team RabbitMQ's signed repositories (through the one test seam). */
+function installCommands(release: RabbitMqRelease): string[] {
+  return [
     `# Pinned RabbitMQ ${release.rabbitmqVersion} on Erlang ${release.erlangVersion} from Team RabbitMQ's signed repositories.`,
     'rmqbench_install_packages() {',
     ...Object.values(SIGNING_KEYS).map((key) => `rpm --import ${key}`),
@@ -213,7 +235,12 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
     'systemctl stop rabbitmq-server || true',
     'chown -R rabbitmq:rabbitmq /var/lib/rabbitmq',
+  ];
+}
 
+/** The node name, the broker's configuration files and the Erlang cookie. */
+function brokerFileCommands(brokerConfig: BrokerConfig): string[] {
+  return [
     '# Node name from the private IP, matching cluster_formation.aws.use_private_ip.',
     'PRIVATE_IP=$(imds local-ipv4)',
     `printf 'NODENAME=rabbit@%s\\nUSE_LONGNAME=true\\n' "$PRIVATE_IP" > /etc/rabbitmq/rabbitmq-env.conf`,
@@ -227,7 +254,12 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     '[ -s /var/lib/rabbitmq/.erlang.cookie ] || { echo "the Erlang cookie secret is empty or unreadable" >&2; exit 1; }',
     'chown rabbitmq:rabbitmq /var/lib/rabbitmq/.erlang.cookie && chmod 400 /var/lib/rabbitmq/.erlang.cookie',
     'umask 022',
+  ];
+}
 
+/** Start, join the cluster by peer discovery, and wait until the group's desired number of nodes run. */
+function clusterFormationCommands(input: RabbitMqNodeBootInput): string[] {
+  return [
     '# Peer discovery joins this node to the running cluster (or forms a new one) as it starts.',
     'systemctl enable --now rabbitmq-server',
     'rabbitmqctl await_startup --timeout 900',
@@ -237,7 +269,12 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     'EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups --region "$REGION" --auto-scaling-group-names "$ASG_NAME" --query "AutoScalingGroups[0].DesiredCapacity" --output text)',
     `rabbitmqctl await_online_nodes "$EXPECTED_NODES" --timeout ${input.clusterFormationTimeoutSeconds}`,
     'echo "cluster has $EXPECTED_NODES running nodes"',
+  ];
+}
 
+/** The administrator user, created once per cluster, its password through stdin. */
+function administratorCommands(): string[] {
+  return [
     '# Administrator: created once per cluster; the password goes through stdin, not the command line.',
     'admin_secret() { read_secret "$ADMIN_SECRET_ARN" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
     'ADMIN_USER=$(admin_secret username)',
@@ -247,7 +284,12 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     'rabbitmqctl set_user_tags "$ADMIN_USER" administrator',
     'rabbitmqctl set_permissions -p / "$ADMIN_USER" ".*" ".*" ".*"',
     'rabbitmqctl delete_user guest 2>/dev/null || true',
+  ];
+}
 
+/** The drain watcher that completes the termination lifecycle hook once the node is drained. */
+function drainCommands(input: RabbitMqNodeBootInput): string[] {
+  return [
     '# Drain before scale-in: a watcher completes the termination lifecycle hook once this node is drained.',
     'mkdir -p /etc/rmqbench',
     `printf 'REGION=%s\\nASG_NAME=%s\\nINSTANCE_ID=%s\\nDRAIN_HOOK_NAME=%s\\nDRAIN_TIMEOUT_SECONDS=%s\\n' "$REGION" "$ASG_NAME" "$INSTANCE_ID" ${shellQuote(input.drainLifecycleHookName)} ${input.drainTimeoutSeconds} > /etc/rmqbench/node.env`,
@@ -255,8 +297,13 @@ export function rabbitMqNodeBootCommands(input: RabbitMqNodeBootInput): string[]
     `chmod 755 ${DRAIN_SCRIPT_PATH}`,
     writeFileCommand(DRAIN_UNIT_PATH, DRAIN_UNIT, DRAIN_UNIT_DELIMITER),
     'systemctl daemon-reload && systemctl enable --now rmqbench-drain-before-termination.service',
+  ];
+}
 
+/** The queue topology policies (idempotent; every node applies them). */
+function policyCommands(brokerConfig: BrokerConfig): string[] {
+  return [
     '# Queue topology policies from core/broker/broker-config.ts (idempotent; every node applies them).',
-    ...policyCommands,
+    ...brokerConfig.policies.map((policy) => `rabbitmqctl ${policyCommandArgs(policy).map(shellQuote).join(' ')}`),
   ];
 }
