@@ -37,6 +37,14 @@ export interface FollowResult {
 
 const repetitionKey = (scenarioId: string, repetition: number) => `${scenarioId}#${repetition}`;
 
+/** Waits `ms` between two polls, or less when `signal` aborts. */
+function pollInterval(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
 /**
  * Follows a cloud execution to its end and reports it as the same RunEvents a local run emits: DescribeExecution
  * for the status (https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html) and
@@ -118,10 +126,7 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
       return { status, ...(stored ? { stored } : {}), ...(error ? { error } : {}) };
     }
     if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
-      options.signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-    });
+    await pollInterval(pollMs, options.signal);
     if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
   }
 }

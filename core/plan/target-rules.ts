@@ -70,6 +70,20 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
+  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target)];
+  plan.clusters.forEach((cluster, index) => issues.push(...clusterBrokerProblems(cluster, index, provider), ...instanceTypeProblems(cluster, index, provider, target, catalog, known)));
+  issues.push(...lazyQueueProblems(plan, provider, target));
+  issues.push(...workflowLimitProblems(plan, provider, catalog));
+  // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
+  if (issues.length === 0 && plan.maxCostUsd !== undefined) {
+    const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
+    if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
+  }
+  return issues;
+}
+
+/** The fault of each workload: applied on this cloud, and healed (a partition long enough for the cluster to notice). */
+function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string): PlanIssue[] {
   const issues: PlanIssue[] = [];
   plan.workloads.forEach((workload, index) => {
     const fault = workload.fault;
@@ -96,64 +110,75 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       });
     }
   });
-  plan.clusters.forEach((cluster, index) => {
-    if (cluster.broker === 'kafka') {
-      if (provider === 'azure') {
-        // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1) @maxValue(7);
-        // CheckClusterReady asks the load generator whether all of them registered (lambdas/check-cluster/azure-kafka.ts).
-        if (!Number.isInteger(cluster.nodes) || cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min || cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max) {
-          issues.push({
-            path: `clusters[${index}].nodes`,
-            message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
-            value: cluster.nodes,
-          });
-        }
-      } else if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
+  return issues;
+}
+
+/** A cluster's broker on this cloud: Kafka's broker counts, RabbitMQ's release and the topologies it supports. */
+function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  if (cluster.broker === 'kafka') {
+    if (provider === 'azure') {
+      // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1) @maxValue(7);
+      // CheckClusterReady asks the load generator whether all of them registered (lambdas/check-cluster/azure-kafka.ts).
+      if (!Number.isInteger(cluster.nodes) || cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min || cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max) {
         issues.push({
           path: `clusters[${index}].nodes`,
-          message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,
+          message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
           value: cluster.nodes,
         });
       }
+    } else if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
+      issues.push({
+        path: `clusters[${index}].nodes`,
+        message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,
+        value: cluster.nodes,
+      });
+    }
+  } else {
+    const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
+    if ('error' in release) {
+      issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
     } else {
-      const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
-      if ('error' in release) {
-        issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
-      } else {
-        const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
-        if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
-      }
+      const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
+      if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
     }
-    const path = `clusters[${index}].instanceType`;
-    const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
-    if (cluster.instanceType === undefined) {
-      issues.push({ path, message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}` });
-      return;
-    }
-    if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
-      issues.push({ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType });
-      return;
-    }
-    if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
-      issues.push({
-        path,
-        message:
-          cluster.broker === 'kafka'
-            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
-            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
-        value: cluster.instanceType,
-      });
-      return;
-    }
-    if (!isPriced(catalog, provider, cluster.instanceType)) {
-      issues.push({
-        path,
-        message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
-        value: cluster.instanceType,
-      });
-    }
-  });
-  // The lazy queue mode on the release the cloud target installs (the plan may leave rabbitmqVersion to the default).
+  }
+  return issues;
+}
+
+/** A cluster's instance type on this cloud: given, deployable, x86-64 on aws, and priced by the catalog. */
+function instanceTypeProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider, target: string, catalog: PriceCatalog, known: string[]): PlanIssue[] {
+  const path = `clusters[${index}].instanceType`;
+  const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
+  if (cluster.instanceType === undefined) {
+    return [{ path, message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}` }];
+  }
+  if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
+    return [{ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType }];
+  }
+  if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
+    return [{
+      path,
+      message:
+        cluster.broker === 'kafka'
+          ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
+          : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
+      value: cluster.instanceType,
+    }];
+  }
+  if (!isPriced(catalog, provider, cluster.instanceType)) {
+    return [{
+      path,
+      message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
+      value: cluster.instanceType,
+    }];
+  }
+  return [];
+}
+
+/** The lazy queue mode on the release the cloud target installs (the plan may leave rabbitmqVersion to the default). */
+function lazyQueueProblems(plan: Plan, provider: CloudProvider, target: string): PlanIssue[] {
+  const issues: PlanIssue[] = [];
   for (const scenario of plan.scenarios) {
     if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker === 'kafka') continue;
     const release = cloudRabbitmqVersion(provider, scenario.cluster.rabbitmqVersion);
@@ -164,12 +189,6 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       message: `scenario ${scenario.id} would run on RabbitMQ ${release.version} (${target}), which ignores the lazy queue mode (3.12 and later); ${target} installs no release that honours it`,
       value: 'lazy',
     });
-  }
-  issues.push(...workflowLimitProblems(plan, provider, catalog));
-  // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
-  if (issues.length === 0 && plan.maxCostUsd !== undefined) {
-    const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
-    if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
   }
   return issues;
 }
