@@ -144,41 +144,60 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
       teardownPolls: Math.max(1, Math.ceil((teardownMinutes * 60) / TEARDOWN_POLL_SECONDS)),
       repetitions,
     });
-    const hours = minutes / 60;
-
-    const node = group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);
-    parts.push(
-      'error' in node
-        ? { name: `${name}: nodes`, usd: 0, priced: false, detail: node.error }
-        : { name: `${name}: nodes`, usd: group.nodes * node.usd * hours, priced: true, detail: `${group.nodes} × ${instanceType} × ${minutes.toFixed(1)} min at ${usd(node.usd)}/h (${node.source})` },
-    );
-    // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
-    // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker at
-    // its advertised private address).
-    const loadBalancer = group.broker === 'kafka' ? undefined : findLoadBalancerPrice(catalog, target, region ?? '*');
-    if (group.broker !== 'kafka') parts.push(
-      loadBalancer === undefined
-        ? { name: `${name}: load balancer`, usd: 0, priced: false, detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}` }
-        : { name: `${name}: load balancer`, usd: loadBalancer.hourlyUsd * hours, priced: true, detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})` },
-    );
-    const generator = hourly(loadGeneratorType);
-    parts.push(
-      'error' in generator
-        ? { name: `${name}: load generator`, usd: 0, priced: false, detail: `${loadGeneratorType} is not priced: ${generator.error}` }
-        : { name: `${name}: load generator`, usd: generator.usd * hours, priced: true, detail: `1 × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})` },
-    );
+    parts.push(...clusterCostParts({ name, group, minutes, hourly, catalog, target, region, loadGeneratorType }));
   }
 
+  const { transitions, events, workflowParts } = workflowCostParts(workflow, target, crossZoneGb, unboundedScenarios);
+  parts.push(...workflowParts);
+  const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
+  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: events, parts };
+}
+
+type Hourly = (instanceType: string) => { usd: number; source: string } | { error: string };
+
+/** A launched cluster's parts: its nodes, its load balancer (RabbitMQ only) and its load generator for `minutes`. */
+function clusterCostParts(input: { name: string; group: ReturnType<typeof groupScenariosByCluster>[number]; minutes: number; hourly: Hourly; catalog: PriceCatalog; target: EstimateOptions['target']; region: string | undefined; loadGeneratorType: string }): CostPart[] {
+  const { name, group, minutes, hourly, catalog, target, region, loadGeneratorType } = input;
+  const instanceType = group.instanceType ?? '(none)';
+  const hours = minutes / 60;
+  const parts: CostPart[] = [];
+  const node = group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);
+  parts.push(
+    'error' in node
+      ? { name: `${name}: nodes`, usd: 0, priced: false, detail: node.error }
+      : { name: `${name}: nodes`, usd: group.nodes * node.usd * hours, priced: true, detail: `${group.nodes} × ${instanceType} × ${minutes.toFixed(1)} min at ${usd(node.usd)}/h (${node.source})` },
+  );
+  // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
+  // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker at
+  // its advertised private address).
+  const loadBalancer = group.broker === 'kafka' ? undefined : findLoadBalancerPrice(catalog, target, region ?? '*');
+  if (group.broker !== 'kafka') parts.push(
+    loadBalancer === undefined
+      ? { name: `${name}: load balancer`, usd: 0, priced: false, detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}` }
+      : { name: `${name}: load balancer`, usd: loadBalancer.hourlyUsd * hours, priced: true, detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})` },
+  );
+  const generator = hourly(loadGeneratorType);
+  parts.push(
+    'error' in generator
+      ? { name: `${name}: load generator`, usd: 0, priced: false, detail: `${loadGeneratorType} is not priced: ${generator.error}` }
+      : { name: `${name}: load generator`, usd: generator.usd * hours, priced: true, detail: `1 × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})` },
+  );
+  return parts;
+}
+
+/** Step Functions' transitions, Lambda's invocations and (AWS) the rate-limited traffic between zones. */
+function workflowCostParts(workflow: ClusterShape[], target: EstimateOptions['target'], crossZoneGb: number, unboundedScenarios: number) {
+  const workflowParts: CostPart[] = [];
   const transitions = stateTransitions(workflow);
   const events = historyEvents(workflow);
-  parts.push({
+  workflowParts.push({
     name: 'Step Functions',
     usd: transitions * STEP_FUNCTIONS_USD_PER_TRANSITION,
     priced: true,
     detail: `${transitions} state transitions at $0.025 per 1,000; ${events} history events of the ${STEP_FUNCTIONS_HISTORY_LIMIT} one execution may hold`,
   });
   const invocations = lambdaInvocations(workflow);
-  parts.push({
+  workflowParts.push({
     name: 'Lambda',
     usd: invocations * (LAMBDA_USD_PER_REQUEST + LAMBDA_GB_SECONDS_PER_INVOCATION * LAMBDA_USD_PER_GB_SECOND),
     priced: true,
@@ -186,12 +205,11 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   });
   if (target === 'aws') {
     const note = unboundedScenarios > 0 ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)` : '';
-    parts.push({ name: 'data transfer between zones', usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB, priced: unboundedScenarios === 0, detail: `${crossZoneGb.toFixed(2)} GB of rate-limited traffic at $0.01/GB${note}` });
+    workflowParts.push({ name: 'data transfer between zones', usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB, priced: unboundedScenarios === 0, detail: `${crossZoneGb.toFixed(2)} GB of rate-limited traffic at $0.01/GB${note}` });
   } else {
-    parts.push({ name: 'data transfer between zones', usd: 0, priced: true, detail: 'not modelled for Azure (traffic stays inside one virtual network)' });
+    workflowParts.push({ name: 'data transfer between zones', usd: 0, priced: true, detail: 'not modelled for Azure (traffic stays inside one virtual network)' });
   }
-  const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
-  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: events, parts };
+  return { transitions, events, workflowParts };
 }
 
 /** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */
