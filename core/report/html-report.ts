@@ -155,29 +155,7 @@ export interface RunReportInput {
 /** The sections of a one-run report: summary table, charts, lb vs direct, price-performance, failures. */
 export function runReportDocument(input: RunReportInput): HtmlReportDocument {
   const { run } = input;
-  const sections: ReportSection[] = [
-    {
-      id: 'summary',
-      title: 'Scenarios',
-      blocks: [
-        {
-          kind: 'table',
-          header: ['scenario', 'repetitions ok', 'send msg/s (mean ± 95% CI)', 'receive msg/s (mean ± 95% CI)', 'send / receive MB/s (mean)', 'consumer latency median / 95th / 99th (ms)'],
-          numeric: [1, 2, 3, 4],
-          rows: input.aggregates.map((aggregate) => [
-            aggregate.scenarioId,
-            `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`,
-            meanCi(aggregate.sendRate),
-            meanCi(aggregate.receiveRate),
-            `${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)}`,
-            aggregate.consumerLatency === undefined
-              ? '—'
-              : [aggregate.consumerLatency.median, aggregate.consumerLatency.p95, aggregate.consumerLatency.p99].map((us) => (us / 1000).toFixed(2)).join(' / '),
-          ]),
-        },
-      ],
-    },
-  ];
+  const sections: ReportSection[] = [summarySection(input)];
   const bound = loadGeneratorBoundLines(input.aggregates);
   if (bound.length > 0) {
     sections.push({ id: 'load-generator', title: 'Load generator', blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }] });
@@ -193,45 +171,9 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       ],
     });
   }
-  if (input.loadBalancerDeltas.length > 0) {
-    sections.push({
-      id: 'load-balancer-vs-direct',
-      title: 'Load balancer vs direct',
-      blocks: [
-        { kind: 'paragraph', text: 'Direct connection is the baseline. A difference counts only when the 95% confidence interval of the delta (Welch) excludes zero.' },
-        {
-          kind: 'table',
-          header: ['comparison', 'receive rate change (delta ± 95% CI)', 'verdict'],
-          numeric: [1],
-          rows: input.loadBalancerDeltas.map((delta) => {
-            const { change, verdict } = formatDelta(delta);
-            return [delta.label, change, verdict];
-          }),
-        },
-      ],
-    });
-  }
-  const failoverRows = failoverScenarioRows(input.aggregates);
-  if (failoverRows.length > 0) {
-    sections.push({
-      id: 'failover',
-      title: 'Failover (lost-message verifier)',
-      blocks: [
-        {
-          kind: 'paragraph',
-          text: 'lostMessages: confirmed, never consumed after the run drained. recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median. unavailableSeconds: seconds with nothing received.',
-        },
-        { kind: 'table', caption: 'Over repetitions', header: FAILOVER_SCENARIO_HEADER, numeric: FAILOVER_SCENARIO_HEADER.slice(1).map((_, index) => index + 1), rows: failoverRows },
-        {
-          kind: 'table',
-          caption: 'Per repetition',
-          header: FAILOVER_REPETITION_HEADER,
-          numeric: FAILOVER_REPETITION_HEADER.slice(2).map((_, index) => index + 2),
-          rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
-        },
-      ],
-    });
-  }
+  if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));
+  const failover = failoverSection(input);
+  if (failover) sections.push(failover);
   // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.
   const uncounted = (input.uncountedFaults ?? []).filter((rep) => rep.uncountedFault !== undefined);
   if (uncounted.length > 0) {
@@ -263,6 +205,75 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     sections,
     generatedAt: input.generatedAt,
   };
+}
+
+/** The scenarios table: repetitions, rates with their 95% intervals, throughput and consumer latency. */
+function summarySection(input: RunReportInput): ReportSection {
+  return {
+    id: 'summary',
+    title: 'Scenarios',
+    blocks: [
+      {
+        kind: 'table',
+        header: ['scenario', 'repetitions ok', 'send msg/s (mean ± 95% CI)', 'receive msg/s (mean ± 95% CI)', 'send / receive MB/s (mean)', 'consumer latency median / 95th / 99th (ms)'],
+        numeric: [1, 2, 3, 4],
+        rows: input.aggregates.map((aggregate) => [
+          aggregate.scenarioId,
+          `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`,
+          meanCi(aggregate.sendRate),
+          meanCi(aggregate.receiveRate),
+          `${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)}`,
+          aggregate.consumerLatency === undefined
+            ? '—'
+            : [aggregate.consumerLatency.median, aggregate.consumerLatency.p95, aggregate.consumerLatency.p99].map((us) => (us / 1000).toFixed(2)).join(' / '),
+        ]),
+      },
+    ],
+  };
+}
+
+/** Load balancer vs direct: each delta with its Welch 95% interval and verdict. */
+function loadBalancerSection(deltas: RunReportInput['loadBalancerDeltas']): ReportSection {
+  return {
+    id: 'load-balancer-vs-direct',
+    title: 'Load balancer vs direct',
+    blocks: [
+      { kind: 'paragraph', text: 'Direct connection is the baseline. A difference counts only when the 95% confidence interval of the delta (Welch) excludes zero.' },
+      {
+        kind: 'table',
+        header: ['comparison', 'receive rate change (delta ± 95% CI)', 'verdict'],
+        numeric: [1],
+        rows: deltas.map((delta) => {
+          const { change, verdict } = formatDelta(delta);
+          return [delta.label, change, verdict];
+        }),
+      },
+    ],
+  };
+}
+
+/** The lost-message verifier's counts, over repetitions and per repetition, when a scenario had a fault. */
+function failoverSection(input: RunReportInput): ReportSection | undefined {
+  const failoverRows = failoverScenarioRows(input.aggregates);
+  if (failoverRows.length === 0) return undefined;
+  return {
+      id: 'failover',
+      title: 'Failover (lost-message verifier)',
+      blocks: [
+        {
+          kind: 'paragraph',
+          text: 'lostMessages: confirmed, never consumed after the run drained. recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median. unavailableSeconds: seconds with nothing received.',
+        },
+        { kind: 'table', caption: 'Over repetitions', header: FAILOVER_SCENARIO_HEADER, numeric: FAILOVER_SCENARIO_HEADER.slice(1).map((_, index) => index + 1), rows: failoverRows },
+        {
+          kind: 'table',
+          caption: 'Per repetition',
+          header: FAILOVER_REPETITION_HEADER,
+          numeric: FAILOVER_REPETITION_HEADER.slice(2).map((_, index) => index + 2),
+          rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
+        },
+      ],
+    };
 }
 
 function pricePerformanceSection(pricePerformance: RunPricePerformance): ReportSection {
