@@ -23,15 +23,8 @@ export interface KafkaLoadRun {
   readonly error?: string;
 }
 
-/**
- * One Kafka repetition on a local cluster: a fresh topic with the workload's partitions and replication factor,
- * the consumers (one ConsumerPerformance each, in one group) started and given their partitions first (as PerfTest
- * starts its consumers first; otherwise a consumer still joining its group while the producers run reads a backlog
- * in one burst), then the producers (one ProducerPerformance each), their console output collected, the topic
- * deleted. Producers that overrun
- * `durationSeconds + graceSeconds` are stopped: their output is then cut short and the repetition fails.
- */
-export async function runKafkaLoad(options: {
+/** What runKafkaLoad needs: the cluster, the workload, where output goes and whom to tell. */
+export interface KafkaLoadOptions {
   readonly cluster: LocalKafkaCluster;
   readonly workload: Workload;
   readonly outputDir: string;
@@ -44,7 +37,17 @@ export async function runKafkaLoad(options: {
   readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
   /** Called with each producer's and consumer's JVM once spawned: together they are the load generator the metrics sampler reads. */
   readonly onToolStarted?: (process: ManagedProcess) => void;
-}): Promise<KafkaLoadRun> {
+}
+
+/**
+ * One Kafka repetition on a local cluster: a fresh topic with the workload's partitions and replication factor,
+ * the consumers (one ConsumerPerformance each, in one group) started and given their partitions first (as PerfTest
+ * starts its consumers first; otherwise a consumer still joining its group while the producers run reads a backlog
+ * in one burst), then the producers (one ProducerPerformance each), their console output collected, the topic
+ * deleted. Producers that overrun
+ * `durationSeconds + graceSeconds` are stopped: their output is then cut short and the repetition fails.
+ */
+export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoadRun> {
   const { cluster, workload } = options;
   mkdirSync(options.outputDir, { recursive: true });
   const settings = kafkaRunSettings(workload, cluster.nodes.length);
@@ -90,11 +93,7 @@ export async function runKafkaLoad(options: {
       if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
     }),
   );
-  const joinError = await Promise.race([
-    joinedPromise.then(() => undefined),
-    Promise.all(consumers.map((consumer) => consumer.exited)).then(() => 'Kafka consumers exited before they joined their group'),
-    new Promise<string>((resolve) => setTimeout(() => resolve(`Kafka consumers did not join their group within ${CONSUMER_JOIN_TIMEOUT_MS / 1000} s`), CONSUMER_JOIN_TIMEOUT_MS).unref()),
-  ]);
+  const joinError = await consumersJoined(joinedPromise, consumers);
   if (joinError) {
     await Promise.all(consumers.map((consumer) => consumer.stop(1000)));
     await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
@@ -112,22 +111,31 @@ export async function runKafkaLoad(options: {
   const consumersLate = await exitWithin(consumers, consumerIdleTimeoutMs(workload.consumers) + 30_000);
   await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
 
-  const read = (name: string) => readOutput(options.outputDir, name);
-  const output: KafkaPerfOutput = {
-    producers: producers.map((_, index) => read(`producer-${index + 1}`)),
-    consumers: consumers.map((_, index) => read(`consumer-${index + 1}`)),
-  };
   const error = producersLate
     ? `Kafka producers did not finish within ${limitSeconds} s (durationSeconds + 60) and were stopped`
     : consumersLate
       ? 'Kafka consumers did not finish draining the topic and were stopped'
       : undefined;
-  const args = [
-    `TopicCommand ${topicArgs.join(' ')}`,
-    `ProducerPerformance ${producerArgs(0).join(' ')}`,
-    ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
-  ];
-  return { output, expectations, args, ...(error ? { error } : {}) };
+  const args = [`TopicCommand ${topicArgs.join(' ')}`, `ProducerPerformance ${producerArgs(0).join(' ')}`, ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : [])];
+  return { output: collectedOutput(options.outputDir, producers.length, consumers.length), expectations, args, ...(error ? { error } : {}) };
+}
+
+/** Undefined once every consumer joined its group; why not, when they exit first or take longer than CONSUMER_JOIN_TIMEOUT_MS. */
+function consumersJoined(joined: Promise<void>, consumers: readonly ManagedProcess[]): Promise<string | undefined> {
+  return Promise.race([
+    joined.then(() => undefined),
+    Promise.all(consumers.map((consumer) => consumer.exited)).then(() => 'Kafka consumers exited before they joined their group'),
+    new Promise<string>((resolve) => setTimeout(() => resolve(`Kafka consumers did not join their group within ${CONSUMER_JOIN_TIMEOUT_MS / 1000} s`), CONSUMER_JOIN_TIMEOUT_MS).unref()),
+  ]);
+}
+
+/** Every producer's and consumer's console output, as the tools wrote it. */
+function collectedOutput(outputDir: string, producers: number, consumers: number): KafkaPerfOutput {
+  const read = (name: string) => readOutput(outputDir, name);
+  return {
+    producers: Array.from({ length: producers }, (_, index) => read(`producer-${index + 1}`)),
+    consumers: Array.from({ length: consumers }, (_, index) => read(`consumer-${index + 1}`)),
+  };
 }
 
 /** How long the consumers get to join their group before the producers start without them being ready counts as a failure. */

@@ -15,7 +15,7 @@ import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
-import { PerfTestProgress, runPerfTestProcess } from './perftest-process';
+import { PerfTestProgress, PerfTestRun, runPerfTestProcess } from './perftest-process';
 import { HostMetricsSampler } from './host-metrics-sampler';
 import { livePids, ManagedProcess, ProcessRegistry } from './processes';
 import { LostMessageVerifier } from './lost-message-verifier';
@@ -178,13 +178,7 @@ export class LocalTarget {
     const { uris, predeclared, home } = await this.connectionFor(handle, scenario);
     const args = buildPerfTestArgs({ workload, topology: scenario.cluster.topology, queueArguments: cluster.queueArguments, uris, csvPath, predeclared });
     const jarsDir = this.options.perfTestJarsDir ?? (await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT));
-    let verifier: LostMessageVerifier | undefined;
-    if (workload.fault) {
-      // The verifier's queue lives where the benchmark queues do, so that "leader" is the same node for both.
-      await cluster.declareQueues([VERIFIER_QUEUE], true, home ?? cluster.nodes[0]!);
-      // The scenario's own way in first; every node after it, as a client with a list of hosts would reconnect.
-      verifier = await LostMessageVerifier.start({ uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))], queue: VERIFIER_QUEUE });
-    }
+    const verifier = workload.fault ? await startVerifier(cluster, uris, home) : undefined;
     const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault ? { spec: workload.fault } : undefined;
     const startedAtMs = Date.now();
     const startedAt = new Date(startedAtMs).toISOString();
@@ -220,11 +214,7 @@ export class LocalTarget {
       // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
       if (fault) await cluster.restartStoppedNodes();
       await cluster.deleteBenchmarkQueues().catch(() => undefined);
-      const targetError = run.timedOut
-        ? `PerfTest did not finish within ${workload.durationSeconds + 60} s and was stopped`
-        : run.exitCode !== 0 && !run.stoppedAfterSummary
-          ? `PerfTest exited with code ${run.exitCode}`
-          : undefined;
+      const targetError = perfTestFailure(run, workload.durationSeconds);
       const faultOutcome: FaultOutcome | undefined = fault
         ? { action: fault.spec.action, node: fault.spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) }
         : undefined;
@@ -348,4 +338,17 @@ function finalSummaryLine(workload: Scenario['workload']): RegExp | undefined {
 
 function safeFileName(id: string): string {
   return id.replace(/[^A-Za-z0-9._=-]+/g, '_');
+}
+
+/** The lost-message verifier of a scenario with a fault, its queue where the benchmark queues live (so that "leader" is the same node for both). */
+async function startVerifier(cluster: LocalRabbitCluster, uris: readonly string[], home: LocalNode | undefined): Promise<LostMessageVerifier> {
+  await cluster.declareQueues([VERIFIER_QUEUE], true, home ?? cluster.nodes[0]!);
+  // The scenario's own way in first; every node after it, as a client with a list of hosts would reconnect.
+  return LostMessageVerifier.start({ uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))], queue: VERIFIER_QUEUE });
+}
+
+/** Why a PerfTest run counts as failed (overran its time, or exited non-zero before its final summary), if it does. */
+function perfTestFailure(run: PerfTestRun, durationSeconds: number): string | undefined {
+  if (run.timedOut) return `PerfTest did not finish within ${durationSeconds + 60} s and was stopped`;
+  return run.exitCode !== 0 && !run.stoppedAfterSummary ? `PerfTest exited with code ${run.exitCode}` : undefined;
 }
