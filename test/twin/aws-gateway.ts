@@ -223,7 +223,7 @@ export class AwsGateway {
     const parsed = new URL(url);
     const virtual = /^([^.]+)\.s3[.-]/.exec(parsed.hostname);
     const path = virtual ? `/${virtual[1]}${parsed.pathname}` : parsed.pathname;
-    const response = await fetch(`${this.options.moto}${path}`, { headers: { authorization: `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0` } });
+    const response = await this.admin.get('s3', path);
     if (!response.ok) throw new Error(`the twin's S3 has no ${url} (${response.status})`);
     return response.text();
   }
@@ -244,7 +244,7 @@ export class AwsGateway {
 
   private async functionConfiguration(name: string): Promise<FunctionConfiguration> {
     const functionName = name.startsWith('arn:') ? name.split(':')[6]! : name;
-    const response = await fetch(`${this.options.moto}/2015-03-31/functions/${encodeURIComponent(functionName)}`, { headers: { authorization: `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0` } });
+    const response = await this.admin.get('lambda', `/2015-03-31/functions/${encodeURIComponent(functionName)}`);
     if (!response.ok) throw new Error(`Function not found: ${name}`);
     const { Configuration: c } = (await response.json()) as { Configuration: { FunctionName: string; FunctionArn: string; Handler: string; Timeout: number; MemorySize: number; Role: string; Environment?: { Variables?: Record<string, string> }; VpcConfig?: { SubnetIds?: string[]; SecurityGroupIds?: string[] } } };
     const code = this.options.functionCode.get(c.FunctionName);
@@ -336,19 +336,24 @@ export class AwsGateway {
     return false;
   }
 
-  private forwardJson(raw: RawRequest): Promise<{ status: number; body: unknown }> {
+  /** moto's whole answer to a request (status, headers, body). */
+  private upstream(raw: RawRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     return new Promise((resolve, reject) => {
-      const upstream = httpRequest(`${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`, { method: raw.method, headers: { ...raw.headers, 'content-length': String(raw.body.length) } }, (response) => {
+      const url = `${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`;
+      const upstream = httpRequest(url, { method: raw.method, headers: { ...raw.headers, 'content-length': String(raw.body.length) } }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: response.statusCode ?? 500, body: text ? (JSON.parse(text) as unknown) : {} });
-        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 500, headers: response.headers, body: Buffer.concat(chunks) }));
       });
       upstream.on('error', reject);
       upstream.end(raw.body);
     });
+  }
+
+  private async forwardJson(raw: RawRequest): Promise<{ status: number; body: unknown }> {
+    const { status, body } = await this.upstream(raw);
+    const text = body.toString('utf8');
+    return { status, body: text ? (JSON.parse(text) as unknown) : {} };
   }
 
   private sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -360,28 +365,11 @@ export class AwsGateway {
   }
 
   /** Sends the request to moto and its answer back (through `patch` for a text answer the twin amends). */
-  private forward(raw: RawRequest, res: ServerResponse, patch?: (text: string) => string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const headers = { ...raw.headers, 'content-length': String(raw.body.length) };
-      const upstream = httpRequest(`${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`, { method: raw.method, headers }, (response) => {
-        if (!patch) {
-          res.writeHead(response.statusCode ?? 500, response.headers);
-          response.pipe(res);
-          response.on('end', () => resolve());
-          return;
-        }
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          const text = patch(Buffer.concat(chunks).toString('utf8'));
-          const { 'content-length': _length, ...rest } = response.headers;
-          res.writeHead(response.statusCode ?? 500, { ...rest, 'content-length': Buffer.byteLength(text) }).end(text);
-          resolve();
-        });
-      });
-      upstream.on('error', reject);
-      upstream.end(raw.body);
-    });
+  private async forward(raw: RawRequest, res: ServerResponse, patch: (text: string) => string = (text) => text): Promise<void> {
+    const answer = await this.upstream(raw);
+    const text = patch(answer.body.toString('utf8'));
+    const { 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
+    res.writeHead(answer.status, { ...headers, 'content-length': Buffer.byteLength(text) }).end(text);
   }
 
   /** A refusal in the service's own error shape (JSON protocols: __type; query: ErrorResponse; EC2: Response/Errors; S3: Error). */

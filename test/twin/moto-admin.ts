@@ -22,6 +22,11 @@ export class MotoAdmin {
     return text;
   }
 
+  /** A REST GET (S3 objects, Lambda's GetFunction). */
+  get(service: string, path: string): Promise<Response> {
+    return fetch(`${this.endpoint}${path}`, { headers: { authorization: authorization(service) } });
+  }
+
   /** A JSON-protocol call (X-Amz-Target). */
   async json<T>(service: string, target: string, payload: unknown): Promise<T> {
     const response = await fetch(`${this.endpoint}/`, {
