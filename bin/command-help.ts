@@ -2,6 +2,7 @@
  * The CLI's options (parseArgs' configuration) and per-command help (`rmqbench <command> --help`: synopsis, options,
  * example), declared here once, and suggestions for a misspelt command or option.
  */
+import { suggestField } from '../core/plan/plan-field-suggestion';
 
 /** Every option of every command: parseArgs' configuration (bin/rmqbench.ts), each described per command below. */
 export const OPTIONS = {
@@ -175,27 +176,10 @@ export function commandHelp(name: string): string | undefined {
   ].join('\n');
 }
 
-/** Levenshtein distance (insertions, deletions, substitutions; a swap of neighbours counts as one). */
-function distance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = best;
-    }
-  }
-  return rows[a.length]![b.length]!;
-}
-
-/** The closest candidate within a third of the word's length (at least 1, at most 3 edits), if any. */
+/**
+ * The closest known command or option to a misspelt one, by the rule the plan's unknown fields use
+ * (core/plan/plan-field-suggestion.ts: edit distance within a third of the name, or the one name it begins).
+ */
 export function suggestion(word: string, candidates: readonly string[]): string | undefined {
-  const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
-  let best: { candidate: string; score: number } | undefined;
-  for (const candidate of candidates) {
-    const score = distance(word.toLowerCase(), candidate.toLowerCase());
-    if (score <= limit && (!best || score < best.score)) best = { candidate, score };
-  }
-  return best?.candidate;
+  return suggestField(word, candidates);
 }
