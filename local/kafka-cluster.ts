@@ -67,7 +67,10 @@ export class LocalKafkaCluster {
       };
     });
     // A Kafka cluster id is a UUID in URL-safe base64 without padding (org.apache.kafka.common.Uuid: 16 bytes, 22 characters).
-    const clusterId = randomBytes(16).toString('base64url');
+    // kafka-storage's argument parser takes an id that starts with "-" for an option ("--cluster-id: expected one
+    // argument"); Kafka's own Uuid.randomUuid() draws again in that case too.
+    let clusterId = randomBytes(16).toString('base64url');
+    while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
     const log4j = writeLog4jConfigs(options.workDir);
     for (const node of nodes) {
       mkdirSync(node.dir, { recursive: true });
