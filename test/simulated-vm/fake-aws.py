@@ -15,7 +15,15 @@ boot script (cdk/user-data/rabbitmq-node.ts) makes with the AWS CLI, in these sh
 State file (JSON, re-read on every request): {"region", "roleName", "autoScalingGroupName", "desiredCapacity",
 "secrets": {arn: string}, "vms": [{"instanceId", "ip", "deleted"}]}. Requests are logged without bodies, except the
 SignalResource status and the log stream name, which the tests read.
+
+Twin mode (test/twin/cluster-stack.ts): with "gatewaySocket" in the state, every API request is sent as it came, with
+its signature, to the twin's gateway over that Unix socket, which checks it against the caller's role and answers it
+(moto behind it), or answers 200 with "x-twin-answer: local" for the calls about the simulated instances themselves
+(Auto Scaling and EC2 describes, SignalResource), which this fake then answers from its state. A VM's "roleName" and
+"credentials" (AccessKeyId, SecretAccessKey, Token) are then the ones the gateway issued for its instance profile.
 """
+import http.client
+import socket
 import http.server
 import json
 import ssl
@@ -80,7 +88,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, "", "text/plain")
         path = self.path.removeprefix("/latest/meta-data/").rstrip("/")
         log(f"{self.client_address[0]} imds GET {path}")
-        role = current["roleName"]
+        role = vm.get("roleName", current.get("roleName"))
+        credentials = vm.get("credentials", {"AccessKeyId": "ASIASIMULATEDVM00001", "SecretAccessKey": "simulated-secret-access-key", "Token": "simulated-session-token"})
         values = {
             "instance-id": vm["instanceId"],
             "local-ipv4": vm["ip"],
@@ -89,8 +98,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "autoscaling/target-lifecycle-state": "InService",
             "iam/security-credentials": role,
             f"iam/security-credentials/{role}": json.dumps({
-                "Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": "ASIASIMULATEDVM00001",
-                "SecretAccessKey": "simulated-secret-access-key", "Token": "simulated-session-token",
+                "Code": "Success", "Type": "AWS-HMAC", **credentials,
                 "Expiration": "2099-01-01T00:00:00Z", "LastUpdated": "2026-11-23T00:00:00Z",
             }),
         }
@@ -103,9 +111,35 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.body()
         return self.api(host, body if "X-Amz-Target" not in self.headers else "", body)
 
+    def forward(self, socket_path, body):
+        """The request, as it came, to the twin's gateway; True if the gateway leaves the answer to this fake."""
+        class UnixConnection(http.client.HTTPConnection):
+            def connect(self):
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(socket_path)
+        connection = UnixConnection("twin", timeout=900)
+        headers = {key: value for key, value in self.headers.items() if key.lower() not in ("content-length", "connection")}
+        headers["x-twin-caller-ip"] = self.client_address[0]
+        connection.request(self.command, self.path, body=body.encode(), headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        if response.getheader("x-twin-answer") == "local":
+            return True
+        self.send_response(response.status)
+        for key, value in response.getheaders():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection", "date", "server"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return False
+
     def api(self, host, query, body):
         current = state()
-        if not self.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256 Credential=ASIASIMULATEDVM00001/"):
+        if current.get("gatewaySocket"):
+            if not self.forward(current["gatewaySocket"], body):
+                return None
+        elif not self.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256 Credential=ASIASIMULATEDVM00001/"):
             return self.reply(403, {"__type": "UnrecognizedClientException", "message": "not signed with the instance role"})
         service = host.split(".")[0]
         target = self.headers.get("X-Amz-Target", "")

@@ -14,7 +14,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlink
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-const HERE = __dirname;
+/** This folder (also when a bundle elsewhere, e.g. dist/twin, holds this module). */
+const HERE = existsSync(join(__dirname, 'fake-aws.py')) ? __dirname : join(__dirname, '../../test/simulated-vm');
 /** Paths a VM gets its own copy of (host directory that stays untouched → per-VM directory). */
 const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system', '/var/lib/cloud'];
 /**

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { evaluate, denialMessage, type AuthorizationRequest, type NamedPolicy, wildcardMatches } from './iam-policy';
 import { authorizationsFor, describeRequest, TWIN_ACCOUNT, type DescribedRequest, type RawRequest, type ResourceLookup } from './aws-requests';
 import { firstCreateFailure, type ClusterTemplate, type CreateFailure } from './cloudformation-role';
+import { ClusterStack } from './cluster-stack';
+import type { StackTemplate } from './cfn-template';
 import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
 import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
 import { LocalExecutions } from './step-functions';
@@ -52,8 +54,19 @@ export interface GatewayOptions {
    * without replacing them.
    */
   readonly definitionSubstitutions: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /**
+   * Cluster stacks are created by the twin's own CloudFormation (cluster-stack.ts) in simulated instances on hubs
+   * 10.91.X.0/24 from this third octet on; without it a cluster CreateStack is refused by name.
+   */
+  readonly clusterSubnets?: number;
   readonly log?: (line: string) => void;
 }
+
+/**
+ * The calls about the simulated instances themselves, which the hub's fake answers once the gateway has allowed them:
+ * moto knows nothing of the simulated instances and groups.
+ */
+const ANSWERED_IN_HUB = new Set(['autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances', 'cloudformation:SignalResource']);
 
 const roleNameOf = (roleArn: string) => roleArn.split('/').pop()!;
 
@@ -66,6 +79,10 @@ export class AwsGateway {
   private readonly sessions = new Map<string, Session>();
   private readonly policies = new Map<string, Promise<NamedPolicy[]>>();
   private readonly stackOverlays = new Map<string, StackOverlay>();
+  /** Cluster stacks the twin's CloudFormation created, by stack name. */
+  readonly clusterStacks = new Map<string, ClusterStack>();
+  private unixServer?: Server;
+  private unixPath?: string;
   private readonly admin: MotoAdmin;
   private server?: Server;
   endpoint = '';
@@ -82,8 +99,18 @@ export class AwsGateway {
     return this.endpoint;
   }
 
+  /** Also listens on a Unix socket (the hubs' endpoints reach the gateway there from their network namespaces). */
+  async listenUnix(path: string): Promise<void> {
+    this.unixServer = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.unixServer!.listen(path, resolve));
+    this.unixPath = path;
+  }
+
   async stop(): Promise<void> {
     for (const arn of this.executions.executions.keys()) this.executions.stop(arn);
+    for (const stack of this.clusterStacks.values()) if (!stack.deleted) await stack.delete();
+    await new Promise<void>((resolve) => (this.unixServer ? this.unixServer.close(() => resolve()) : resolve()));
+    this.unixServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server?.closeAllConnections();
   }
@@ -162,6 +189,9 @@ export class AwsGateway {
         const decision = await this.authorize(session, needed);
         if (!decision.allowed) return this.refuse(res, described, 'AccessDenied', decision.message!, 403);
       }
+      if (req.headers['x-twin-caller-ip'] && ANSWERED_IN_HUB.has(`${described.service}:${described.operation}`)) {
+        return void res.writeHead(200, { 'x-twin-answer': 'local', 'content-length': '0' }).end();
+      }
       await this.admitted(described, raw, res, session);
     } catch (error) {
       this.options.log?.(`[twin] gateway error: ${(error as Error).stack ?? String(error)}`);
@@ -186,21 +216,76 @@ export class AwsGateway {
         delete params['TemplateURL'];
         return this.forward({ ...raw, body: Buffer.from(new URLSearchParams(params).toString()) }, res);
       }
-      // The service role may create every resource. What would follow (the resources themselves, the Auto Scaling
-      // group's instances booting their user data) is not built yet: moto's CloudFormation has no
-      // AWS::SecretsManager::Secret and starts no instance. Refused by name, so that no run passes the twin on a
-      // cluster that was never made.
+      if (this.options.clusterSubnets !== undefined) return this.createClusterStack(described, raw, res);
+      // Without hubs for simulated instances, refused by name, so that no run passes the twin on a cluster that was
+      // never made.
       return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} may create every resource of ${String(described.params['StackName'])}, but does not provision cluster stacks yet (simulated VMs for its instances)`, 400);
     }
     if (described?.service === 'states') {
       const handled = await this.stepFunctions(described, raw, res);
       if (handled) return;
     }
+    const clusterStack = described?.service === 'cloudformation' ? this.clusterStacks.get(String(described.params['StackName'] ?? '')) : undefined;
+    if (clusterStack && described && ['DescribeStacks', 'DescribeStackEvents'].includes(described.operation)) return this.describeClusterStack(described, raw, res, clusterStack);
+    if (clusterStack && described?.operation === 'DeleteStack') {
+      await clusterStack.delete();
+      return this.forward(raw, res);
+    }
     if (described?.service === 'cloudformation' && ['DescribeStacks', 'DescribeStackEvents'].includes(described.operation)) {
       const overlay = this.stackOverlays.get(String(described.params['StackName'] ?? ''));
       if (overlay) return this.overlayStack(described, raw, res, overlay);
     }
     return this.forward(raw, res);
+  }
+
+  /**
+   * CreateStack of a cluster template whose service role may create it: moto holds a placeholder stack of the same
+   * name, tags, parameters' absence and role (for the stack's ARN and DeleteStack); the twin's CloudFormation creates
+   * the resources (cluster-stack.ts).
+   */
+  private async createClusterStack(described: DescribedRequest, raw: RawRequest, res: ServerResponse): Promise<void> {
+    const stackName = String(described.params['StackName']);
+    const url = described.params['TemplateURL'] as string | undefined;
+    const template = JSON.parse(url ? await this.s3Object(url) : String(described.params['TemplateBody'])) as StackTemplate;
+    const parameters: Record<string, string> = {};
+    for (const key of Object.keys(described.params).filter((name) => /^Parameters\.member\.\d+\.ParameterKey$/.test(name))) {
+      parameters[String(described.params[key])] = String(described.params[key.replace(/ParameterKey$/, 'ParameterValue')] ?? '');
+    }
+    const placeholder = Object.fromEntries(Object.entries(described.params).filter(([key]) => !key.startsWith('Parameters.') && key !== 'TemplateURL')) as Record<string, string>;
+    placeholder['TemplateBody'] = JSON.stringify({ Resources: { TwinClusterStack: { Type: 'AWS::CloudFormation::WaitConditionHandle' } } });
+    const answer = await this.upstream({ ...raw, body: Buffer.from(new URLSearchParams(placeholder).toString()) });
+    const stackId = xmlValues(answer.body.toString('utf8'), 'StackId')[0];
+    if (answer.status !== 200 || !stackId) return this.relay(answer, res);
+    const subnet = this.options.clusterSubnets! + this.clusterStacks.size;
+    const stack = new ClusterStack({ stackName, stackId, template, parameters }, { admin: this.admin, session: (roleArn, name) => this.session(roleArn, name), gatewaySocket: this.unixPath!, subnet, ...(this.options.log ? { log: this.options.log } : {}) });
+    this.clusterStacks.set(stackName, stack);
+    stack.start();
+    return this.relay(answer, res);
+  }
+
+  private describeClusterStack(described: DescribedRequest, raw: RawRequest, res: ServerResponse, stack: ClusterStack): Promise<void> | void {
+    const { status, reason } = stack.status();
+    if (described.operation === 'DescribeStacks') {
+      const outputs = Object.entries(stack.outputs())
+        .map(([key, value]) => `<member><OutputKey>${escapeXml(key)}</OutputKey><OutputValue>${escapeXml(value)}</OutputValue></member>`)
+        .join('');
+      return this.forward(raw, res, (xml) =>
+        xml
+          .replace(/<StackStatus>[^<]*<\/StackStatus>/, `<StackStatus>${status}</StackStatus>${reason ? `<StackStatusReason>${escapeXml(reason)}</StackStatusReason>` : ''}`)
+          .replace(/<Outputs>[\s\S]*?<\/Outputs>|<Outputs\/>/, '')
+          .replace('</StackStatus>', `</StackStatus><Outputs>${outputs}</Outputs>`),
+      );
+    }
+    const name = stack.request.stackName;
+    const events = [...stack.events]
+      .reverse()
+      .map((event) => `<member><StackName>${escapeXml(name)}</StackName><StackId>${escapeXml(stack.request.stackId)}</StackId><EventId>${randomUUID()}</EventId><LogicalResourceId>${escapeXml(event.logicalId)}</LogicalResourceId><ResourceType>${event.type}</ResourceType><ResourceStatus>${event.status}</ResourceStatus>${event.reason ? `<ResourceStatusReason>${escapeXml(event.reason)}</ResourceStatusReason>` : ''}<Timestamp>${event.at.toISOString()}</Timestamp></member>`);
+    return this.xml(res, `<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents></DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></DescribeStackEventsResponse>`);
+  }
+
+  private relay(answer: { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }, res: ServerResponse): void {
+    const { 'content-length': _length, 'transfer-encoding': _encoding, ...headers } = answer.headers;
+    res.writeHead(answer.status, { ...headers, 'content-length': answer.body.length }).end(answer.body);
   }
 
   private async serviceRoleFailure(described: DescribedRequest): Promise<CreateFailure | undefined> {

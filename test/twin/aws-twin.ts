@@ -36,6 +36,11 @@ export interface AwsTwinOptions {
   readonly cdkOut: string;
   /** The stack to deploy from it. @default RmqbenchController */
   readonly stackName?: string;
+  /**
+   * Creates cluster stacks in simulated instances (cluster-stack.ts) on hubs 10.91.X.0/24 from this third octet on.
+   * @default undefined: a cluster CreateStack is refused by name after the service-role check
+   */
+  readonly clusterSubnets?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -63,7 +68,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const fetchCode = async (bucket: string, key: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
   const functionCode = new Map<string, { bucket: string; key: string }>();
   const definitionSubstitutions = new Map<string, Record<string, string>>();
-  const gateway = new AwsGateway({ moto: moto.endpoint, runtime: new LambdaRuntime(workDir, fetchCode, NODE_22), functionCode, definitionSubstitutions, log });
+  const gateway = new AwsGateway({ moto: moto.endpoint, runtime: new LambdaRuntime(workDir, fetchCode, NODE_22), functionCode, definitionSubstitutions, log, ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }) });
   const stop = async () => {
     await gateway.stop();
     s3.destroy();
@@ -72,6 +77,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   };
   try {
     const endpoint = await gateway.start();
+    await gateway.listenUnix(join(workDir, 'gateway.sock'));
     log(`[twin] publishing the assets of ${options.cdkOut}`);
     await publishAssets(s3, options.cdkOut, stackName, workDir);
     // cdk bootstrap's version parameter, which every synthesized template checks (BootstrapVersion), and the

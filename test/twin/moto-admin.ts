@@ -36,7 +36,7 @@ export class MotoAdmin {
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`moto ${target} answered ${response.status}: ${text.slice(0, 400)}`);
-    return JSON.parse(text) as T;
+    return (text ? JSON.parse(text) : {}) as T;
   }
 
   /** Every identity policy of a role: its inline policies and the managed ones attached (moto ships AWS's managed policies). */

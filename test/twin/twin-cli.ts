@@ -52,7 +52,7 @@ async function main(): Promise<number> {
     planFile = join(scratch, 'twin.yaml');
     writeFileSync(planFile, TWIN_PLAN_YAML);
   }
-  const twin = await startAwsTwin({ cdkOut, log: (line) => console.error(line) });
+  const twin = await startAwsTwin({ cdkOut, clusterSubnets: 40, log: (line) => console.error(line) });
   try {
     console.error(`[twin] ${twin.stackName} deployed; running rmqbench run ${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`);
     const child = spawn(process.execPath, [join(ROOT, 'dist/bin/rmqbench.js'), 'run', planFile, '--target', 'aws', ...process.argv.slice(2).filter((_a, i, all) => !['--target', '--cdk-out', '--plan'].includes(all[i]!) && !['--target', '--cdk-out', '--plan'].includes(all[i - 1]!))], {
