@@ -84,6 +84,9 @@ export interface ClusterStackOptions {
   readonly log?: (line: string) => void;
 }
 
+/** How long boots may stay short of their signals after a security group dropped a packet before the twin fails the group. */
+const BLOCKED_BOOT_SECONDS = 90;
+
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 /** One cluster stack as the twin's CloudFormation holds it. */
@@ -300,19 +303,32 @@ export class ClusterStack {
     for (const instance of this.instances) applyRuleset(instance.vm.pid, nftRuleset(instance.groupIds, this.rules, members));
   }
 
-  /** The creation policy: `count` SUCCESS signals complete the group; a FAILURE signal, or every boot over short of it, fails it. */
+  /**
+   * The creation policy: `count` SUCCESS signals complete the group; a FAILURE signal, or every boot over short of it,
+   * fails it. CloudFormation would otherwise wait for the policy's timeout (PT20M here) on boots stuck behind a packet
+   * their security groups drop; the twin fails the group once such a packet has been dropped for
+   * BLOCKED_BOOT_SECONDS with signals still missing, and says so.
+   */
   private async awaitSignals(logicalId: string, type: string, count: number): Promise<void> {
     const hub = this.hub!;
     const signals = () => hub.requestLog().filter((line) => / cloudformation SignalResource /.test(line));
+    let firstDrop: number | undefined;
     for (;;) {
       const received = signals();
       const failures = received.filter((line) => line.endsWith(' FAILURE')).length;
       const successes = received.filter((line) => line.endsWith(' SUCCESS')).length;
       if (successes >= count) return this.event(logicalId, type, 'CREATE_COMPLETE');
       const ended = this.instances.every((instance) => instance.result !== undefined);
-      if (failures > 0 || ended) {
+      if (firstDrop === undefined && this.instances.some((instance) => droppedPackets(instance.vm.pid).length > 0)) firstDrop = Date.now();
+      const blocked = firstDrop !== undefined && Date.now() - firstDrop > BLOCKED_BOOT_SECONDS * 1000;
+      if (failures > 0 || ended || blocked) {
         // CloudFormation's words for a failed creation policy; the twin adds what it saw on the way.
-        const why = failures > 0 ? `Received ${failures} FAILURE signal(s) out of ${count}. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement` : `Failed to receive ${count} resource signal(s) within the specified duration`;
+        const why =
+          failures > 0
+            ? `Received ${failures} FAILURE signal(s) out of ${count}. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement`
+            : ended
+              ? `Failed to receive ${count} resource signal(s) within the specified duration`
+              : `${successes} of ${count} resource signal(s) received; the twin stopped waiting for the rest (CloudFormation would wait for the creation policy's timeout) ${BLOCKED_BOOT_SECONDS} s after the security groups first dropped a packet`;
         return this.event(logicalId, type, 'CREATE_FAILED', `${why}. ${await this.diagnosis()}`);
       }
       if (this.deleted) return;

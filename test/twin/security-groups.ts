@@ -147,11 +147,12 @@ export function droppedPackets(pid: number): DroppedPacket[] {
   for (const direction of ['in', 'out'] as const) {
     let listing = '';
     try {
-      listing = execFileSync('nsenter', ['--net=/proc/' + pid + '/ns/net', 'nft', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      listing = execFileSync('nsenter', ['--net=/proc/' + pid + '/ns/net', 'nft', '-nn', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch {
       continue;
     }
-    for (const match of listing.matchAll(/(\d+\.\d+\.\d+\.\d+) \. (\w+) \. (\d+)/g)) dropped.push({ direction, peer: match[1]!, protocol: match[2]!, port: Number(match[3]) });
+    // -nn prints protocols and ports as numbers (6 is tcp, 17 udp: IANA protocol numbers).
+    for (const match of listing.matchAll(/(\d+\.\d+\.\d+\.\d+) \. (\d+) \. (\d+)/g)) dropped.push({ direction, peer: match[1]!, protocol: { '6': 'tcp', '17': 'udp' }[match[2]!] ?? match[2]!, port: Number(match[3]) });
   }
   return dropped;
 }

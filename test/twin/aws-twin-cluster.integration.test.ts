@@ -1,0 +1,95 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildControllerApp } from '../../examples/controller/controller-app';
+import { rmqbenchAsync } from '../cloud/cli-child';
+import { startAwsTwin, type AwsTwin } from './aws-twin';
+import { TWIN_PLAN_YAML } from './twin-cli';
+
+jest.setTimeout(600_000);
+
+type ClusterTemplate = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+
+/**
+ * The twin's stage 2a (docs/verification.md "The cloud twin"): `rmqbench run --target aws` against the twin whose
+ * CloudFormation creates cluster stacks in simulated EC2 instances. The node group's instances boot the synthesized
+ * user data through the gateway with their instance profile's role, behind their security groups' rules.
+ */
+describe('the AWS twin creates the cluster stack the launch function asks for', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cluster-test-'));
+  const cdkOut = join(scratch, 'cdk.out');
+  const planFile = join(scratch, 'twin.yaml');
+  const twins: AwsTwin[] = [];
+
+  beforeAll(() => {
+    buildControllerApp({ outdir: cdkOut }).synth();
+    writeFileSync(planFile, TWIN_PLAN_YAML);
+  }, 120_000);
+  afterEach(async () => {
+    for (const twin of twins.splice(0)) await twin.stop();
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** A copy of the assembly with `change` applied to every RabbitMQ cluster template it uploads (the file assets with a NodeCount parameter). */
+  const changedClusterTemplates = (name: string, change: (template: ClusterTemplate) => void): string => {
+    const dir = join(scratch, name);
+    cpSync(cdkOut, dir, { recursive: true });
+    let changed = 0;
+    for (const file of readdirSync(dir).filter((entry) => /^asset\.[0-9a-f]+\.json$/.test(entry))) {
+      const template = JSON.parse(readFileSync(join(dir, file), 'utf8')) as ClusterTemplate & { Parameters?: Record<string, unknown> };
+      if (!template.Parameters?.['NodeCount']) continue;
+      change(template);
+      writeFileSync(join(dir, file), JSON.stringify(template));
+      changed++;
+    }
+    expect(changed).toBeGreaterThan(0);
+    return dir;
+  };
+
+  const runOnTwin = async (assembly: string, subnet: number) => {
+    const log: string[] = [];
+    const twin = await startAwsTwin({ cdkOut: assembly, clusterSubnets: subnet, log: (line) => log.push(line) });
+    twins.push(twin);
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')), ...twin.env };
+    const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
+    const code = await run.exited;
+    return { twin, code, stderr: run.stderr, log: log.join('\n') };
+  };
+
+  test('unchanged: three instances boot the user data, form one cluster and signal; every call of the node role is allowed; the run stops by name at the load balancer and the teardown removes the instances', async () => {
+    const { twin, code, stderr, log } = await runOnTwin(cdkOut, 41);
+    expect(code).toBe(1);
+    expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
+    const [stack] = [...twin.gateway.clusterStacks.values()];
+    expect(stack!.instances).toHaveLength(3);
+    // The instances called AWS as the node role (sessions named by instance id), through the gateway: secrets, boot
+    // log, Auto Scaling, signal.
+    const instanceIds = stack!.instances.map((instance) => instance.instanceId);
+    const nodeCalls = twin.gateway.decisions.filter((decision) => instanceIds.some((id) => decision.principal.endsWith(`/${id}`)));
+    expect(nodeCalls.every((decision) => decision.principal.includes('ClusterNo'))).toBe(true);
+    expect(new Set(nodeCalls.map((decision) => decision.action))).toEqual(
+      new Set(['secretsmanager:GetSecretValue', 'autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances', 'logs:CreateLogStream', 'logs:PutLogEvents', 'cloudformation:SignalResource']),
+    );
+    expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
+    expect(stderr).toMatch(/ClusterLoadBalancer\w+ \(AWS::ElasticLoadBalancingV2::LoadBalancer\) CREATE_FAILED: TwinCannotProvision/);
+    // The failure path's DeleteStack removed every instance, namespace and folder.
+    expect(stack!.deleted).toBe(true);
+    expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+
+  test("the node security group without its Erlang distribution rule (25672): the nodes cannot cluster, the group fails and the failure names the dropped port between two instances", async () => {
+    const assembly = changedClusterTemplates('no-25672', (template) => {
+      const ids = Object.keys(template.Resources).filter((id) => template.Resources[id]!.Type === 'AWS::EC2::SecurityGroupIngress' && template.Resources[id]!.Properties?.['FromPort'] === 25672);
+      expect(ids).toHaveLength(1);
+      delete template.Resources[ids[0]!];
+    });
+    const { twin, code, stderr } = await runOnTwin(assembly, 42);
+    expect(code).toBe(1);
+    const [stack] = [...twin.gateway.clusterStacks.values()];
+    const instanceIds = stack!.instances.map((instance) => instance.instanceId);
+    expect(stderr).toMatch(/ClusterNodesASG\w+ \(AWS::AutoScaling::AutoScalingGroup\) CREATE_FAILED: .*security groups sg-\w+ of i-\w+ dropped tcp from i-\w+ \(10\.91\.42\.\d+\) to port 25672: no ingress rule allows it/);
+    const named = /of (i-\w+) dropped tcp from (i-\w+) /.exec(stderr)!;
+    expect(instanceIds).toEqual(expect.arrayContaining([named[1], named[2]]));
+    expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+});
