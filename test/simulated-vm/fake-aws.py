@@ -77,6 +77,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802
         host = (self.headers.get("Host") or "").split(":")[0].lower()
+        if host == "repo1.maven.org":
+            return self.maven()
         if host.endswith(".amazonaws.com"):
             url = urllib.parse.urlparse(self.path)
             return self.api(host, url.query, "")
@@ -110,6 +112,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         body = self.body()
         return self.api(host, body if "X-Amz-Target" not in self.headers else "", body)
+
+    def maven(self):
+        """Maven Central as far as the cache the state names holds it (/maven2/<group path>/<artifact>/<version>/<file>)."""
+        directory = state().get("mavenDirectory")
+        name = self.path.rsplit("/", 1)[-1]
+        path = f"{directory}/{name}" if directory else None
+        log(f"{self.client_address[0]} maven GET {self.path}")
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except (OSError, TypeError):
+            return self.reply(404, "", "text/plain")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/java-archive")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return None
 
     def forward(self, socket_path, body):
         """The request, as it came, to the twin's gateway; True if the gateway leaves the answer to this fake."""
@@ -184,13 +204,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 f"<member><InstanceId>{vm['instanceId']}</InstanceId><AutoScalingGroupName>{group}</AutoScalingGroupName>"
                 f"<AvailabilityZone>{current['region']}a</AvailabilityZone><LifecycleState>InService</LifecycleState>"
                 "<HealthStatus>HEALTHY</HealthStatus><ProtectedFromScaleIn>false</ProtectedFromScaleIn></member>"
-                for vm in current["vms"] if (not ids or vm["instanceId"] in ids) and not vm.get("deleted"))
+                for vm in current["vms"] if (not ids or vm["instanceId"] in ids) and not vm.get("deleted") and vm.get("inGroup", True))
             return self.reply(200, f"<DescribeAutoScalingInstancesResponse {namespace}><DescribeAutoScalingInstancesResult><AutoScalingInstances>{members}</AutoScalingInstances></DescribeAutoScalingInstancesResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></DescribeAutoScalingInstancesResponse>", "text/xml")
         if action == "DescribeAutoScalingGroups":
             instances = "".join(
                 f"<member><InstanceId>{vm['instanceId']}</InstanceId><AvailabilityZone>{current['region']}a</AvailabilityZone>"
                 "<LifecycleState>InService</LifecycleState><HealthStatus>Healthy</HealthStatus><ProtectedFromScaleIn>false</ProtectedFromScaleIn></member>"
-                for vm in current["vms"] if not vm.get("deleted"))
+                for vm in current["vms"] if not vm.get("deleted") and vm.get("inGroup", True))
             return self.reply(200, f"<DescribeAutoScalingGroupsResponse {namespace}><DescribeAutoScalingGroupsResult><AutoScalingGroups><member><AutoScalingGroupName>{group}</AutoScalingGroupName><Instances>{instances}</Instances><MinSize>{current['desiredCapacity']}</MinSize><MaxSize>{current['desiredCapacity']}</MaxSize><DesiredCapacity>{current['desiredCapacity']}</DesiredCapacity><DefaultCooldown>300</DefaultCooldown><AvailabilityZones><member>{current['region']}a</member></AvailabilityZones><HealthCheckType>EC2</HealthCheckType><CreatedTime>2026-11-23T00:00:00Z</CreatedTime></member></AutoScalingGroups></DescribeAutoScalingGroupsResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></DescribeAutoScalingGroupsResponse>", "text/xml")
         return self.reply(400, f"<ErrorResponse><Error><Code>InvalidAction</Code><Message>{action}</Message></Error></ErrorResponse>", "text/xml")
 

@@ -102,6 +102,11 @@ export interface VmOptions {
   readonly hostNumber?: number;
   /** More names of the VM's address in every VM's /etc/hosts (e.g. the records of a private DNS zone). */
   readonly dnsNames?: readonly string[];
+  /**
+   * Gives the VM its own instance of /proc (same processes), so that what the boot changes there (e.g. `mount -o
+   * remount,hidepid=2 /proc`) stays in the VM: proc options are per instance since Linux 5.8.
+   */
+  readonly privateProc?: boolean;
 }
 
 const liveHubs = new Set<SimulatedHub>();
@@ -229,6 +234,8 @@ export class SimulatedHub {
   private readonly dnsNames: DnsNames = new Map();
   private fakePid?: number;
   private cleaned = false;
+  /** More /etc/hosts lines of every VM (addresses in the hub, e.g. a simulated load balancer's name). */
+  private readonly hubHosts = new Map<string, readonly string[]>();
 
   constructor(private readonly options: HubOptions) {
     installExitGuard();
@@ -378,6 +385,7 @@ export class SimulatedHub {
       `mount --bind ${this.caFile} /etc/ssl/certs/ca-certificates.crt`,
       `mount --bind ${join(HERE, 'systemctl-shim.sh')} /usr/bin/systemctl`,
       'mount -t tmpfs -o mode=0755 tmpfs /run',
+      ...(options.privateProc ? ['mount -t proc proc /proc'] : []),
     ].join('\n');
     run('nsenter', ['-t', String(pid), '-n', '-m', '-u', '--', 'bash', '-c', mounts]);
     this.state.vms.push({ ...options.state, name, computerName, ip, timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString() });
@@ -410,13 +418,28 @@ export class SimulatedHub {
 
   /** Every live VM's /etc/hosts lists all VMs (their names with their case) and the fake Azure hosts. */
   private writeHosts(): void {
-    const peers = this.state.vms.filter((vm) => !vm.deleted).map((vm) => [vm.ip, vm.computerName, ...(this.dnsNames.get(vm.name) ?? [])].join(' '));
+    const peers = [
+      ...this.state.vms.filter((vm) => !vm.deleted).map((vm) => [vm.ip, vm.computerName, ...(this.dnsNames.get(vm.name) ?? [])].join(' ')),
+      ...[...this.hubHosts].map(([ip, names]) => [ip, ...names].join(' ')),
+    ];
     for (const vm of this.vms) {
       const file = join(vm.root, 'hosts');
       const base = readFileSync(file, 'utf8').split('\n').slice(0, 2);
       // Rewrite in place: the bind mount follows the inode, so the file must not be replaced.
       writeFileSync(file, `${[...base, ...peers].join('\n')}\n`);
     }
+  }
+
+  /** Another address of the hub on the bridge (e.g. a simulated load balancer's), with names every VM's /etc/hosts gives it. */
+  addHubAddress(ip: string, names: readonly string[]): void {
+    run('ip', ['netns', 'exec', this.hubNetns, 'ip', 'addr', 'add', `${ip}/32`, 'dev', 'br0']);
+    this.hubHosts.set(ip, names);
+    this.writeHosts();
+  }
+
+  /** Starts a process in the hub's network namespace (cleanup() kills it with the namespace's other processes). */
+  spawnInHub(command: string, args: readonly string[]): ReturnType<typeof spawn> {
+    return spawn('ip', ['netns', 'exec', this.hubNetns, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   /** Runs a command inside the VM (all three namespaces), as root. */

@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { evaluate, denialMessage, type AuthorizationRequest, type NamedPolicy, wildcardMatches } from './iam-policy';
-import { authorizationsFor, describeRequest, TWIN_ACCOUNT, type DescribedRequest, type RawRequest, type ResourceLookup } from './aws-requests';
+import { authorizationsFor, describeRequest, TWIN_ACCOUNT, TWIN_REGION, type DescribedRequest, type RawRequest, type ResourceLookup } from './aws-requests';
 import { firstCreateFailure, type ClusterTemplate, type CreateFailure } from './cloudformation-role';
 import { ClusterStack } from './cluster-stack';
 import type { StackTemplate } from './cfn-template';
@@ -149,6 +149,8 @@ export class AwsGateway {
 
   private readonly lookup: ResourceLookup = {
     instanceTags: async (instanceId) => {
+      const simulated = [...this.clusterStacks.values()].flatMap((stack) => stack.instances).find((instance) => instance.instanceId === instanceId);
+      if (simulated) return { ...simulated.tags };
       const xml = await this.admin.query('ec2', 'DescribeInstances', { 'InstanceId.1': instanceId }, '2016-11-15');
       const tagSet = /<tagSet>([\s\S]*?)<\/tagSet>/.exec(xml)?.[1] ?? '';
       const keys = xmlValues(tagSet, 'key');
@@ -221,6 +223,10 @@ export class AwsGateway {
       // never made.
       return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} may create every resource of ${String(described.params['StackName'])}, but does not provision cluster stacks yet (simulated VMs for its instances)`, 400);
     }
+    if (described?.service === 'ssm' && described.operation === 'DescribeInstanceInformation') {
+      const simulated = await this.simulatedInstanceInformation(described);
+      if (simulated) return this.sendJson(res, 200, { InstanceInformationList: simulated });
+    }
     if (described?.service === 'states') {
       const handled = await this.stepFunctions(described, raw, res);
       if (handled) return;
@@ -251,16 +257,37 @@ export class AwsGateway {
     for (const key of Object.keys(described.params).filter((name) => /^Parameters\.member\.\d+\.ParameterKey$/.test(name))) {
       parameters[String(described.params[key])] = String(described.params[key.replace(/ParameterKey$/, 'ParameterValue')] ?? '');
     }
+    const tags: Record<string, string> = {};
+    for (const key of Object.keys(described.params).filter((name) => /^Tags\.member\.\d+\.Key$/.test(name))) tags[String(described.params[key])] = String(described.params[key.replace(/Key$/, 'Value')] ?? '');
     const placeholder = Object.fromEntries(Object.entries(described.params).filter(([key]) => !key.startsWith('Parameters.') && key !== 'TemplateURL')) as Record<string, string>;
     placeholder['TemplateBody'] = JSON.stringify({ Resources: { TwinClusterStack: { Type: 'AWS::CloudFormation::WaitConditionHandle' } } });
     const answer = await this.upstream({ ...raw, body: Buffer.from(new URLSearchParams(placeholder).toString()) });
     const stackId = xmlValues(answer.body.toString('utf8'), 'StackId')[0];
     if (answer.status !== 200 || !stackId) return this.relay(answer, res);
     const subnet = this.options.clusterSubnets! + this.clusterStacks.size;
-    const stack = new ClusterStack({ stackName, stackId, template, parameters }, { admin: this.admin, session: (roleArn, name) => this.session(roleArn, name), gatewaySocket: this.unixPath!, subnet, ...(this.options.log ? { log: this.options.log } : {}) });
+    const stack = new ClusterStack({ stackName, stackId, template, parameters, tags }, { admin: this.admin, session: (roleArn, name) => this.session(roleArn, name), gatewaySocket: this.unixPath!, subnet, ...(this.options.log ? { log: this.options.log } : {}) });
     this.clusterStacks.set(stackName, stack);
     stack.start();
     return this.relay(answer, res);
+  }
+
+  /**
+   * DescribeInstanceInformation about simulated instances: the SSM agent the AMI ships registers the instance (Online)
+   * when its instance profile lets it call ssm:UpdateInstanceInformation (AmazonSSMManagedInstanceCore grants it;
+   * Systems Manager User Guide, "Configure instance permissions required for Systems Manager"), else it stays absent.
+   */
+  private async simulatedInstanceInformation(described: DescribedRequest): Promise<unknown[] | undefined> {
+    const filters = (described.params['Filters'] as { Key: string; Values: string[] }[] | undefined) ?? [];
+    const ids = filters.filter((filter) => filter.Key === 'InstanceIds').flatMap((filter) => filter.Values);
+    const instances = [...this.clusterStacks.values()].filter((stack) => !stack.deleted).flatMap((stack) => stack.instances).filter((instance) => ids.includes(instance.instanceId));
+    if (instances.length === 0) return undefined;
+    const online: unknown[] = [];
+    for (const instance of instances) {
+      const session = this.sessions.get(instance.accessKeyId)!;
+      const decision = await this.authorize(session, { action: 'ssm:UpdateInstanceInformation', resource: `arn:aws:ec2:${TWIN_REGION}:${TWIN_ACCOUNT}:instance/${instance.instanceId}` });
+      if (decision.allowed) online.push({ InstanceId: instance.instanceId, PingStatus: 'Online', PlatformType: 'Linux', PlatformName: 'Amazon Linux', IPAddress: instance.vm.ip, ResourceType: 'EC2Instance', AgentVersion: '3.3.0.0' });
+    }
+    return online;
   }
 
   private describeClusterStack(described: DescribedRequest, raw: RawRequest, res: ServerResponse, stack: ClusterStack): Promise<void> | void {

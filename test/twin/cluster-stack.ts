@@ -12,14 +12,19 @@
  * 3. the group is CREATE_COMPLETE when its creation policy's count of SUCCESS signals has arrived, CREATE_FAILED on a
  *    FAILURE signal or when every boot has ended short of the count (CloudFormation would wait for the policy's
  *    timeout); the twin then names the packets the security groups dropped.
- * DeleteStack stops and removes the instances.
+ * The load balancer is a forwarding process on its own address in the hub (fake-nlb.py) behind its security groups;
+ * the load generator (AWS::EC2::Instance) boots its user data next to the nodes. DeleteStack stops and removes all.
  *
  * Package installation goes through the boot script's one seam (/etc/rmqbench/install-override.sh): Debian's
  * rabbitmq-server 3.10.8 stands in for Team RabbitMQ's 3.13.7 RPM, and its unit drops the 3.13-only configuration keys
- * before it starts (the only line of the generated configuration 3.10.8 would refuse). Not simulated yet: the load
- * balancer and its target groups, the load generator instance (AWS::EC2::Instance), Kafka stacks.
+ * before it starts (the only line of the generated configuration 3.10.8 would refuse). Not simulated yet:
+ * Kafka stacks (network interfaces, private DNS zone).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
+import { cacheDir } from '../../local/paths';
 import { INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from '../simulated-vm/harness';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
@@ -62,6 +67,14 @@ export interface SimulatedInstance {
   readonly instanceId: string;
   readonly vm: SimulatedVm;
   readonly groupIds: readonly string[];
+  /** The stand-alone instance's logical id (absent for an Auto Scaling group's instances). */
+  readonly logicalId?: string;
+  /** Target groups the instance is registered in (its Auto Scaling group's TargetGroupARNs). */
+  readonly targetGroups?: readonly string[];
+  /** The access key of its instance profile credentials (the gateway's session of the instance). */
+  readonly accessKeyId: string;
+  /** Its tags, as DescribeInstances would show them (the stack's, CloudFormation's, its group's or its own). */
+  readonly tags: Readonly<Record<string, string>>;
   boot?: Promise<CommandResult>;
   result?: CommandResult;
 }
@@ -71,6 +84,12 @@ export interface ClusterStackRequest {
   readonly stackId: string;
   readonly template: StackTemplate;
   readonly parameters: Readonly<Record<string, string>>;
+  /**
+   * The stack's tags, which CloudFormation propagates to the resources it creates (CreateStack API reference, Tags:
+   * "CloudFormation also propagates these tags to the resources created in the stack"), beside its own
+   * aws:cloudformation:stack-name, stack-id and logical-id tags.
+   */
+  readonly tags: Readonly<Record<string, string>>;
 }
 
 export interface ClusterStackOptions {
@@ -84,6 +103,39 @@ export interface ClusterStackOptions {
   readonly log?: (line: string) => void;
 }
 
+/** The resource types the twin's CloudFormation creates (or, for the lifecycle hook, records: no scale-in happens in a run). */
+const SIMULATED_TYPES = new Set([
+  'AWS::EC2::SecurityGroup',
+  'AWS::EC2::SecurityGroupIngress',
+  'AWS::EC2::SecurityGroupEgress',
+  'AWS::SecretsManager::Secret',
+  'AWS::IAM::Role',
+  'AWS::IAM::Policy',
+  'AWS::IAM::InstanceProfile',
+  'AWS::Logs::LogGroup',
+  'AWS::EC2::LaunchTemplate',
+  'AWS::AutoScaling::AutoScalingGroup',
+  'AWS::AutoScaling::LifecycleHook',
+  'AWS::ElasticLoadBalancingV2::LoadBalancer',
+  'AWS::ElasticLoadBalancingV2::Listener',
+  'AWS::ElasticLoadBalancingV2::TargetGroup',
+  'AWS::EC2::Instance',
+]);
+
+/** This folder (also when a bundle elsewhere, e.g. dist/twin, holds this module). */
+const HERE = existsSync(join(__dirname, 'fake-nlb.py')) ? __dirname : join(__dirname, '../../test/twin');
+
+/** The load balancer's host number in the hub's /24. */
+const LOAD_BALANCER_HOST = 4;
+
+/** `dnf` on the load generator: Java is this machine's; any other package is not in the twin (the boot treats the CloudWatch agent as optional). */
+const DNF_STAND_IN = `#!/bin/sh
+case "$*" in
+  *java-21-amazon-corretto-headless*) command -v java >/dev/null ;;
+  *) echo "dnf (twin): no package repository in the twin for: $*" >&2; exit 1 ;;
+esac
+`;
+
 /** How long boots may stay short of their signals after a security group dropped a packet before the twin fails the group. */
 const BLOCKED_BOOT_SECONDS = 90;
 
@@ -95,6 +147,8 @@ export class ClusterStack {
   readonly instances: SimulatedInstance[] = [];
   readonly physical = new Map<string, PhysicalResource>();
   rules: SecurityGroupRule[] = [];
+  /** The simulated load balancer's address in the hub and its security groups. */
+  private loadBalancer?: { address: string; groupIds: readonly string[] };
   private hub?: SimulatedHub;
   private evaluator!: TemplateEvaluator;
   private done?: Promise<void>;
@@ -150,15 +204,96 @@ export class ClusterStack {
     for (const logicalId of Object.keys(template.Resources)) this.physical.set(logicalId, this.namesOf(logicalId));
     await this.createInMoto();
     this.rules = securityGroupRules(template, this.evaluator);
-    for (const [logicalId, resource] of Object.entries(template.Resources)) {
-      if (resource.Type === 'AWS::AutoScaling::AutoScalingGroup') await this.createGroup(logicalId);
-    }
-    const unsimulated = Object.entries(template.Resources).find(([, resource]) => ['AWS::EC2::Instance', 'AWS::ElasticLoadBalancingV2::LoadBalancer'].includes(resource.Type));
+    const unsimulated = Object.entries(template.Resources).find(([, resource]) => !SIMULATED_TYPES.has(resource.Type));
     if (unsimulated) {
-      this.event(unsimulated[0], unsimulated[1].Type, 'CREATE_FAILED', `TwinCannotProvision: the twin does not simulate ${unsimulated[1].Type} yet (the nodes of this stack were created and are running)`);
+      this.event(unsimulated[0], unsimulated[1].Type, 'CREATE_FAILED', `TwinCannotProvision: the twin does not simulate ${unsimulated[1].Type} yet`);
       return;
     }
+    this.hub = await this.startHub();
+    const byType = (type: string) => Object.keys(template.Resources).filter((logicalId) => template.Resources[logicalId]!.Type === type);
+    for (const logicalId of byType('AWS::EC2::Instance')) this.createInstance(logicalId);
+    for (const logicalId of byType('AWS::AutoScaling::AutoScalingGroup')) await this.createGroup(logicalId);
+    if (this.events.some((event) => event.status === 'CREATE_FAILED')) return;
+    for (const logicalId of byType('AWS::ElasticLoadBalancingV2::LoadBalancer')) await this.createLoadBalancer(logicalId);
     this.event(stackName, 'AWS::CloudFormation::Stack', 'CREATE_COMPLETE');
+  }
+
+  /**
+   * A stand-alone instance (the load generator): it runs as soon as EC2 has started it (no creation policy), its user
+   * data on its own. Its private /opt and /usr/local/bin, /proc and fstab keep what the boot writes in the VM; `dnf`
+   * is a stand-in that "installs" Java (this machine's) and nothing else; Maven Central is the hub's copy of the
+   * Maven cache (scripts/setup.sh fills it), so the boot's own checksum check runs on the real jars.
+   */
+  private createInstance(logicalId: string): void {
+    const properties = this.evaluator.resolve(this.request.template.Resources[logicalId]!.Properties ?? {}) as { UserData?: string; IamInstanceProfile?: string; SecurityGroupIds?: string[]; Tags?: { Key: string; Value: string }[] };
+    const tags = this.resourceTags(logicalId, Object.fromEntries((properties.Tags ?? []).map((tag) => [tag.Key, tag.Value])));
+    this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_IN_PROGRESS');
+    const instanceId = this.physical.get(logicalId)!.ref;
+    const roleArn = this.profileRole(properties.IamInstanceProfile ?? '');
+    const hostNumber = 30 + this.instances.filter((instance) => instance.logicalId !== undefined).length;
+    const credentials = this.instanceCredentials(roleArn, instanceId);
+    const vm = this.hub!.createVm(
+      instanceId,
+      `ip-10-91-${this.options.subnet}-${hostNumber}`,
+      { '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 }, '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 } },
+      { hostNumber, overlays: ['/opt', '/usr/local/bin'], privateProc: true, state: { instanceId, inGroup: false, ...credentials } },
+    );
+    const instance: SimulatedInstance = { instanceId, vm, groupIds: properties.SecurityGroupIds ?? [], logicalId, accessKeyId: credentials.credentials['AccessKeyId']!, tags };
+    this.instances.push(instance);
+    this.boot(instance);
+    this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_COMPLETE');
+  }
+
+  private instanceCredentials(roleArn: string, instanceId: string): { roleName: string; credentials: Record<string, string> } {
+    const credentials = this.options.session(roleArn, instanceId);
+    return { roleName: roleArn.split('/').pop()!, credentials: { AccessKeyId: credentials.accessKeyId, SecretAccessKey: credentials.secretAccessKey, Token: credentials.sessionToken } };
+  }
+
+  private boot(instance: SimulatedInstance): void {
+    this.applyFilters();
+    instance.boot = this.hub!.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: cloudInitEnvironment(), timeoutMs: 20 * 60_000 });
+    void instance.boot.then((result) => {
+      instance.result = result;
+      this.options.log?.(`[twin] ${instance.instanceId}: user data exited ${result.status}`);
+    });
+  }
+
+  /**
+   * The load balancer: its address in the hub (LOAD_BALANCER_HOST), its DNS name in every instance's /etc/hosts, one
+   * forwarding listener per Listener of the stack to the instances of the listener's target group (fake-nlb.py), its
+   * security groups as the filter of that address.
+   */
+  private async createLoadBalancer(logicalId: string): Promise<void> {
+    const { template } = this.request;
+    this.event(logicalId, 'AWS::ElasticLoadBalancingV2::LoadBalancer', 'CREATE_IN_PROGRESS');
+    const physical = this.physical.get(logicalId)!;
+    const address = `10.91.${this.options.subnet}.${LOAD_BALANCER_HOST}`;
+    this.hub!.addHubAddress(address, [physical.attributes!['DNSName']!]);
+    const groupIds = (this.evaluator.resolve(template.Resources[logicalId]!.Properties?.['SecurityGroups'] ?? []) as string[]) ?? [];
+    const listeners = Object.entries(template.Resources)
+      .filter(([, resource]) => resource.Type === 'AWS::ElasticLoadBalancingV2::Listener')
+      .map(([, resource]) => this.evaluator.resolve(resource.Properties ?? {}) as { LoadBalancerArn: string; Port: number; DefaultActions: { TargetGroupArn: string }[] })
+      .filter((listener) => listener.LoadBalancerArn === physical.ref)
+      .map((listener) => {
+        const targetGroupArn = listener.DefaultActions[0]!.TargetGroupArn;
+        const targetGroupId = Object.keys(template.Resources).find((id) => this.physical.get(id)?.ref === targetGroupArn)!;
+        const targetPort = Number(this.evaluator.resolve(template.Resources[targetGroupId]!.Properties?.['Port']));
+        const targets = this.instances.filter((instance) => instance.targetGroups?.includes(targetGroupArn)).map((instance) => instance.vm.ip);
+        return { port: Number(listener.Port), targetPort, targets };
+      });
+    this.loadBalancer = { address, groupIds };
+    this.applyFilters();
+    const config = `${this.hub!.dir}/nlb-${logicalId}.json`;
+    writeFileSync(config, JSON.stringify({ address, listeners }));
+    const proxy = this.hub!.spawnInHub('python3', [join(HERE, 'fake-nlb.py'), config, `${this.hub!.dir}/nlb-${logicalId}.log`]);
+    let errors = '';
+    proxy.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    await new Promise<void>((resolve, reject) => {
+      proxy.once('exit', (code) => reject(new Error(`fake-nlb.py exited with ${code} before it was ready: ${errors.trim()}`)));
+      proxy.stdout!.once('data', () => resolve());
+    });
+    proxy.removeAllListeners('exit');
+    this.event(logicalId, 'AWS::ElasticLoadBalancingV2::LoadBalancer', 'CREATE_COMPLETE');
   }
 
   /** What Ref and Fn::GetAtt return for a resource (names as CloudFormation generates them, ids in the services' formats). */
@@ -209,6 +344,11 @@ export class ClusterStack {
     return values;
   }
 
+  /** The tags CloudFormation gives a resource it creates: the stack's and its own aws:cloudformation:* ones. */
+  resourceTags(logicalId: string, own: Readonly<Record<string, string>> = {}): Record<string, string> {
+    return { ...this.request.tags, ...own, 'aws:cloudformation:stack-name': this.request.stackName, 'aws:cloudformation:stack-id': this.request.stackId, 'aws:cloudformation:logical-id': logicalId };
+  }
+
   /** Roles, policies, secrets and log groups in moto, where the gateway reads them when it decides an instance's call. */
   private async createInMoto(): Promise<void> {
     const { admin } = this.options;
@@ -220,7 +360,8 @@ export class ClusterStack {
       const value = randomBytes(48).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, generate?.PasswordLength ?? 32);
       const secretString = generate?.SecretStringTemplate && generate.GenerateStringKey ? JSON.stringify({ ...(JSON.parse(generate.SecretStringTemplate) as object), [generate.GenerateStringKey]: value }) : String(properties['SecretString'] ?? value);
       const name = String(properties['Name'] ?? `${logicalId}-${hex(6)}`);
-      const created = await admin.json<{ ARN: string }>('secretsmanager', 'secretsmanager.CreateSecret', { Name: name, SecretString: secretString, Tags: [{ Key: 'aws:cloudformation:stack-name', Value: this.request.stackName }] });
+      const tags = Object.entries(this.resourceTags(logicalId)).map(([Key, Value]) => ({ Key, Value }));
+      const created = await admin.json<{ ARN: string }>('secretsmanager', 'secretsmanager.CreateSecret', { Name: name, SecretString: secretString, Tags: tags });
       this.physical.set(logicalId, { ref: created.ARN });
     }
     for (const [logicalId] of resources.filter(([, r]) => r.Type === 'AWS::Logs::LogGroup')) {
@@ -241,12 +382,12 @@ export class ClusterStack {
     }
   }
 
-  private async startHub(groupName: string, desired: number): Promise<SimulatedHub> {
+  private async startHub(): Promise<SimulatedHub> {
     const hub = new SimulatedHub({
       subnet: this.options.subnet,
       fakeScript: 'fake-aws.py',
-      httpsNames: INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`),
-      state: { region: TWIN_REGION, gatewaySocket: this.options.gatewaySocket, autoScalingGroupName: groupName, desiredCapacity: desired, secrets: {} },
+      httpsNames: [...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`), 'repo1.maven.org'],
+      state: { region: TWIN_REGION, gatewaySocket: this.options.gatewaySocket, secrets: {}, mavenDirectory: cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT) ?? null },
     });
     await hub.start();
     return hub;
@@ -270,12 +411,18 @@ export class ClusterStack {
     const data = this.evaluator.resolve(this.request.template.Resources[launchTemplateId]!.Properties?.['LaunchTemplateData']) as { UserData: string; SecurityGroupIds?: string[]; IamInstanceProfile?: { Arn?: string; Name?: string } };
     const roleArn = this.profileRole(data.IamInstanceProfile?.Arn ?? data.IamInstanceProfile?.Name ?? '');
     const groupName = this.physical.get(logicalId)!.ref;
-    this.hub = await this.startHub(groupName, desired);
+    const targetGroups = (this.evaluator.resolve(resource.Properties?.['TargetGroupARNs'] ?? []) as string[]) ?? [];
+    // An instance of a group carries the group's tags marked PropagateAtLaunch and aws:autoscaling:groupName (EC2 Auto
+    // Scaling User Guide, "Tag Auto Scaling groups and instances").
+    const groupTags = (this.evaluator.resolve(resource.Properties?.['Tags'] ?? []) as { Key: string; Value: string; PropagateAtLaunch?: boolean | string }[]).filter((tag) => String(tag.PropagateAtLaunch) === 'true');
+    const tags = { ...this.resourceTags(logicalId, Object.fromEntries(groupTags.map((tag) => [tag.Key, tag.Value]))), 'aws:autoscaling:groupName': groupName };
+    this.hub!.updateState((state) => Object.assign(state, { autoScalingGroupName: groupName, desiredCapacity: desired }));
+    const members: SimulatedInstance[] = [];
     for (let index = 1; index <= desired; index += 1) {
       const instanceId = `i-0${hex(8)}`;
-      const credentials = this.options.session(roleArn, instanceId);
       const ip = `10.91.${this.options.subnet}.${10 + index}`;
-      const vm = this.hub.createVm(
+      const credentials = this.instanceCredentials(roleArn, instanceId);
+      const vm = this.hub!.createVm(
         instanceId,
         `ip-${ip.replace(/\./g, '-')}`,
         { '/var/lib/cloud/instance/user-data.txt': { content: data.UserData, mode: 0o700 }, [INSTALL_OVERRIDE_FILE]: { content: RABBITMQ_STAND_IN, mode: 0o644 } },
@@ -283,24 +430,23 @@ export class ClusterStack {
           blockDevice: '/dev/sdf',
           sharedPaths: ['/var/lib/rabbitmq'],
           hostNumber: 10 + index,
-          state: { instanceId, roleName: roleArn.split('/').pop(), credentials: { AccessKeyId: credentials.accessKeyId, SecretAccessKey: credentials.secretAccessKey, Token: credentials.sessionToken } },
+          state: { instanceId, ...credentials },
         },
       );
-      this.instances.push({ instanceId, vm, groupIds: data.SecurityGroupIds ?? [] });
+      members.push({ instanceId, vm, groupIds: data.SecurityGroupIds ?? [], targetGroups, accessKeyId: credentials.credentials['AccessKeyId']!, tags });
     }
-    this.applyFilters();
-    for (const instance of this.instances) {
-      instance.boot = this.hub.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: cloudInitEnvironment(), timeoutMs: 20 * 60_000 });
-      void instance.boot.then((result) => (instance.result = result));
-    }
-    await this.awaitSignals(logicalId, resource.Type, Number(this.evaluator.resolve(resource.CreationPolicy?.ResourceSignal?.Count ?? desired)));
+    this.instances.push(...members);
+    for (const instance of members) this.boot(instance);
+    await this.awaitSignals(logicalId, resource.Type, Number(this.evaluator.resolve(resource.CreationPolicy?.ResourceSignal?.Count ?? desired)), members);
   }
 
   /** Each instance's packet filter from its groups' rules and the groups' current members. */
   applyFilters(): void {
     const members = new Map<string, string[]>();
-    for (const instance of this.instances) for (const groupId of instance.groupIds) members.set(groupId, [...(members.get(groupId) ?? []), instance.vm.ip]);
+    const interfaces = [...this.instances.map((instance) => ({ groupIds: instance.groupIds, ip: instance.vm.ip })), ...(this.loadBalancer ? [{ groupIds: this.loadBalancer.groupIds, ip: this.loadBalancer.address }] : [])];
+    for (const { groupIds, ip } of interfaces) for (const groupId of groupIds) members.set(groupId, [...(members.get(groupId) ?? []), ip]);
     for (const instance of this.instances) applyRuleset(instance.vm.pid, nftRuleset(instance.groupIds, this.rules, members));
+    if (this.loadBalancer) applyRuleset(this.hub!.hubNetns, nftRuleset(this.loadBalancer.groupIds, this.rules, members, this.loadBalancer.address));
   }
 
   /**
@@ -309,7 +455,7 @@ export class ClusterStack {
    * their security groups drop; the twin fails the group once such a packet has been dropped for
    * BLOCKED_BOOT_SECONDS with signals still missing, and says so.
    */
-  private async awaitSignals(logicalId: string, type: string, count: number): Promise<void> {
+  private async awaitSignals(logicalId: string, type: string, count: number, members: readonly SimulatedInstance[]): Promise<void> {
     const hub = this.hub!;
     const signals = () => hub.requestLog().filter((line) => / cloudformation SignalResource /.test(line));
     let firstDrop: number | undefined;
@@ -318,8 +464,8 @@ export class ClusterStack {
       const failures = received.filter((line) => line.endsWith(' FAILURE')).length;
       const successes = received.filter((line) => line.endsWith(' SUCCESS')).length;
       if (successes >= count) return this.event(logicalId, type, 'CREATE_COMPLETE');
-      const ended = this.instances.every((instance) => instance.result !== undefined);
-      if (firstDrop === undefined && this.instances.some((instance) => droppedPackets(instance.vm.pid).length > 0)) firstDrop = Date.now();
+      const ended = members.every((instance) => instance.result !== undefined);
+      if (firstDrop === undefined && members.some((instance) => droppedPackets(instance.vm.pid).length > 0)) firstDrop = Date.now();
       const blocked = firstDrop !== undefined && Date.now() - firstDrop > BLOCKED_BOOT_SECONDS * 1000;
       if (failures > 0 || ended || blocked) {
         // CloudFormation's words for a failed creation policy; the twin adds what it saw on the way.
@@ -348,6 +494,13 @@ export class ClusterStack {
             ? `security groups ${instance.groupIds.join(', ')} of ${instance.instanceId} dropped ${packet.protocol} from ${who} to port ${packet.port}: no ingress rule allows it`
             : `security groups ${instance.groupIds.join(', ')} of ${instance.instanceId} dropped ${packet.protocol} to ${who} port ${packet.port}: no egress rule allows it`,
         );
+      }
+    }
+    if (this.loadBalancer) {
+      for (const packet of droppedPackets(this.hub!.hubNetns)) {
+        const peer = this.instances.find((other) => other.vm.ip === packet.peer);
+        const who = peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
+        lines.push(`security groups ${this.loadBalancer.groupIds.join(', ')} of the load balancer dropped ${packet.protocol} ${packet.direction === 'in' ? `from ${who} to port ${packet.port}: no ingress rule allows it` : `to ${who} port ${packet.port}: no egress rule allows it`}`);
       }
     }
     for (const instance of this.instances.filter((candidate) => candidate.result && candidate.result.status !== 0)) {

@@ -93,13 +93,19 @@ function portMatch(rule: SecurityGroupRule): string {
 }
 
 /** The nftables ruleset for an interface in `groupIds`: one transaction that replaces the table whole. */
-export function nftRuleset(groupIds: readonly string[], rules: readonly SecurityGroupRule[], members: GroupMembers): string {
+export function nftRuleset(groupIds: readonly string[], rules: readonly SecurityGroupRule[], members: GroupMembers, scope?: string): string {
+  // Scoped to one address (a load balancer's in the hub, whose other traffic is the fake endpoints'): only packets to
+  // or from that address are filtered.
+  const toScope = scope ? `ip daddr ${scope} ` : '';
+  const fromScope = scope ? `ip saddr ${scope} ` : '';
+  const policy = scope ? 'accept' : 'drop';
   const lines = (direction: SecurityGroupRule['direction']) =>
     rules
       .filter((rule) => rule.direction === direction && groupIds.includes(rule.groupId))
       .map((rule) => {
         const peer = peerMatch(rule, members, direction === 'ingress' ? 'saddr' : 'daddr');
-        return peer === undefined ? `    # ${rule.origin}: source group ${JSON.stringify(rule.peer)} has no member` : `    ${peer}${portMatch(rule)}accept comment ${JSON.stringify(rule.origin.slice(0, 120))}`;
+        const within = direction === 'ingress' ? toScope : fromScope;
+        return peer === undefined ? `    # ${rule.origin}: source group ${JSON.stringify(rule.peer)} has no member` : `    ${within}${peer}${portMatch(rule)}accept comment ${JSON.stringify(rule.origin.slice(0, 120))}`;
       });
   return [
     `table inet ${SECURITY_GROUP_TABLE}`,
@@ -108,29 +114,35 @@ export function nftRuleset(groupIds: readonly string[], rules: readonly Security
     '  set dropped_in { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
     '  set dropped_out { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
     '  chain input {',
-    '    type filter hook input priority 0; policy drop;',
+    `    type filter hook input priority 0; policy ${policy};`,
     '    ct state established,related accept',
     '    iif lo accept',
     '    ip saddr 169.254.0.0/16 accept',
     ...lines('ingress'),
-    '    meta l4proto { tcp, udp } add @dropped_in { ip saddr . meta l4proto . th dport }',
+    `    ${toScope}meta l4proto { tcp, udp } add @dropped_in { ip saddr . meta l4proto . th dport }`,
+    ...(scope ? [`    ${toScope}drop`] : []),
     '  }',
     '  chain output {',
-    '    type filter hook output priority 0; policy drop;',
+    `    type filter hook output priority 0; policy ${policy};`,
     '    ct state established,related accept',
     '    oif lo accept',
     '    ip daddr 169.254.0.0/16 accept',
     ...lines('egress'),
-    '    meta l4proto { tcp, udp } add @dropped_out { ip daddr . meta l4proto . th dport }',
+    `    ${fromScope}meta l4proto { tcp, udp } add @dropped_out { ip daddr . meta l4proto . th dport }`,
+    ...(scope ? [`    ${fromScope}drop`] : []),
     '  }',
     '}',
     '',
   ].join('\n');
 }
 
-/** Applies the ruleset in the network namespace of `pid` (an instance's namespace holder). */
-export function applyRuleset(pid: number, ruleset: string): void {
-  execFileSync('nsenter', ['--net=/proc/' + pid + '/ns/net', 'nft', '-f', '-'], { input: ruleset, stdio: ['pipe', 'pipe', 'pipe'] });
+/** A network namespace: an instance's (the PID of its namespace holder) or a named one (a hub's). */
+export type Namespace = number | string;
+const inNamespace = (namespace: Namespace, args: string[]) => (typeof namespace === 'number' ? ['nsenter', [`--net=/proc/${namespace}/ns/net`, ...args]] : ['ip', ['netns', 'exec', namespace, ...args]]) as [string, string[]];
+
+/** Applies the ruleset in the network namespace. */
+export function applyRuleset(namespace: Namespace, ruleset: string): void {
+  execFileSync(...inNamespace(namespace, ['nft', '-f', '-']), { input: ruleset, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 export interface DroppedPacket {
@@ -142,12 +154,12 @@ export interface DroppedPacket {
 }
 
 /** What the instance's filter dropped so far (each peer, protocol and port once). */
-export function droppedPackets(pid: number): DroppedPacket[] {
+export function droppedPackets(namespace: Namespace): DroppedPacket[] {
   const dropped: DroppedPacket[] = [];
   for (const direction of ['in', 'out'] as const) {
     let listing = '';
     try {
-      listing = execFileSync('nsenter', ['--net=/proc/' + pid + '/ns/net', 'nft', '-nn', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      listing = execFileSync(...inNamespace(namespace, ['nft', '-nn', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`]), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch {
       continue;
     }

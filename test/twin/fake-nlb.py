@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""A Network Load Balancer for the twin, run in a hub's network namespace: one TCP listener per AWS::ElasticLoadBalancingV2::
+Listener of the stack, on the load balancer's address, forwarding each connection to the next target of the listener's
+target group that accepts it (round robin; a target that refuses is skipped, as an unhealthy target is: Elastic Load
+Balancing User Guide for Network Load Balancers, "Health checks for your target groups"). Connections to the
+targets leave from the load balancer's address, a member of the load balancer's security groups (the twin's packet
+filters then apply the nodes' rules that name those groups).
+
+Usage: fake-nlb.py CONFIG LOG, CONFIG = {"address": "10.91.X.4", "listeners": [{"port": 5672, "targets":
+["10.91.X.11", ...], "targetPort": 5672}]}. Prints "ready" once every listener is bound; logs one line per connection.
+"""
+import json
+import socket
+import sys
+import threading
+
+CONFIG_FILE, LOG_FILE = sys.argv[1:3]
+CONFIG = json.load(open(CONFIG_FILE, encoding="utf-8"))
+LOCK = threading.Lock()
+
+
+def log(line):
+    with LOCK, open(LOG_FILE, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+
+
+def pipe(source, destination):
+    try:
+        while True:
+            data = source.recv(65536)
+            if not data:
+                break
+            destination.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock, how in ((destination, socket.SHUT_WR), (source, socket.SHUT_RD)):
+            try:
+                sock.shutdown(how)
+            except OSError:
+                pass
+
+
+def serve(listener):
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind((CONFIG["address"], listener["port"]))
+    server.listen(128)
+    ready.release()
+    turn = 0
+    while True:
+        client, peer = server.accept()
+        targets = listener["targets"]
+        upstream = None
+        for attempt in range(len(targets)):
+            target = targets[(turn + attempt) % len(targets)]
+            candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            candidate.bind((CONFIG["address"], 0))
+            candidate.settimeout(5)
+            try:
+                candidate.connect((target, listener["targetPort"]))
+                candidate.settimeout(None)
+                upstream = candidate
+                turn = (turn + attempt + 1) % len(targets)
+                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']}")
+                break
+            except OSError as error:
+                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} refused ({error})")
+                candidate.close()
+        if upstream is None:
+            client.close()
+            continue
+        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+
+
+ready = threading.Semaphore(0)
+for entry in CONFIG["listeners"]:
+    threading.Thread(target=serve, args=(entry,), daemon=True).start()
+for _ in CONFIG["listeners"]:
+    ready.acquire()
+print("ready", flush=True)
+threading.Event().wait()
