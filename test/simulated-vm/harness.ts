@@ -89,6 +89,8 @@ export interface VmOptions {
   readonly sharedPaths?: readonly string[];
   /** Gives the VM a private /dev with an empty block device at this path (e.g. EC2's /dev/sdf data volume). */
   readonly blockDevice?: string;
+  /** Size of that block device (a sparse file: only what is written takes space). @default 1 */
+  readonly blockDeviceGiB?: number;
   /** Fields added to the VM's entry in the fake's state (e.g. an EC2 instance id). */
   readonly state?: Record<string, unknown>;
   /**
@@ -381,7 +383,7 @@ export class SimulatedHub {
       ...PRIVATE_DIRECTORIES.filter((path) => !options.sharedPaths?.includes(path)).map((path) => `mount --bind ${join(root, path)} ${path}`),
       `mount --bind ${join(root, 'hosts')} /etc/hosts`,
       `mount --bind ${join(root, 'fstab')} /etc/fstab`,
-      ...(options.blockDevice ? this.privateDev(root, options.blockDevice) : []),
+      ...(options.blockDevice ? this.privateDev(root, options.blockDevice, options.blockDeviceGiB ?? 1) : []),
       `mount --bind ${this.caFile} /etc/ssl/certs/ca-certificates.crt`,
       `mount --bind ${join(HERE, 'systemctl-shim.sh')} /usr/bin/systemctl`,
       'mount -t tmpfs -o mode=0755 tmpfs /run',
@@ -397,11 +399,11 @@ export class SimulatedHub {
 
   /**
    * Mount commands for a private /dev: the usual character devices, /dev/fd and friends, a
-   * devpts, and `path` as a block device node of a fresh loop device over an empty 1 GiB sparse file.
+   * devpts, and `path` as a block device node of a fresh loop device over an empty sparse file of `sizeGiB`.
    */
-  private privateDev(root: string, path: string): string[] {
+  private privateDev(root: string, path: string, sizeGiB: number): string[] {
     const image = join(root, 'data-volume.img');
-    run('truncate', ['-s', '1G', image]);
+    run('truncate', ['-s', `${sizeGiB}G`, image]);
     const loop = run('losetup', ['--find', '--show', image]).trim();
     this.loopDevices.push(loop);
     const [major, minor] = run('stat', ['-c', '%t %T', loop]).trim().split(' ').map((hex) => parseInt(hex, 16));
@@ -428,6 +430,14 @@ export class SimulatedHub {
       // Rewrite in place: the bind mount follows the inode, so the file must not be replaced.
       writeFileSync(file, `${[...base, ...peers].join('\n')}\n`);
     }
+  }
+
+  /** The last `lines` lines of the hub folder's log files whose names start with `prefix`. */
+  fileTail(prefix: string, lines: number): string[] {
+    if (!this.dirPath) return [];
+    return readdirSync(this.dirPath)
+      .filter((name) => name.startsWith(prefix) && name.endsWith('.log'))
+      .flatMap((name) => readFileSync(join(this.dirPath!, name), 'utf8').trim().split('\n').filter(Boolean).slice(-lines));
   }
 
   /** Another address of the hub on the bridge (e.g. a simulated load balancer's), with names every VM's /etc/hosts gives it. */

@@ -14,6 +14,8 @@ import { evaluate, denialMessage, type AuthorizationRequest, type NamedPolicy, w
 import { authorizationsFor, describeRequest, TWIN_ACCOUNT, TWIN_REGION, type DescribedRequest, type RawRequest, type ResourceLookup } from './aws-requests';
 import { firstCreateFailure, type ClusterTemplate, type CreateFailure } from './cloudformation-role';
 import { ClusterStack } from './cluster-stack';
+import type { SecurityGroupRule } from './security-groups';
+import { attachToVpc, type VpcAttachment } from './vpc-function';
 import type { StackTemplate } from './cfn-template';
 import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
 import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
@@ -59,6 +61,8 @@ export interface GatewayOptions {
    * 10.91.X.0/24 from this third octet on; without it a cluster CreateStack is refused by name.
    */
   readonly clusterSubnets?: number;
+  /** The rules of the deployed stack's security groups `groupIds` (a VPC-attached function's), in their template's terms. */
+  readonly securityGroupRules?: (groupIds: readonly string[]) => SecurityGroupRule[];
   readonly log?: (line: string) => void;
 }
 
@@ -223,6 +227,13 @@ export class AwsGateway {
       // never made.
       return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} may create every resource of ${String(described.params['StackName'])}, but does not provision cluster stacks yet (simulated VMs for its instances)`, 400);
     }
+    if (described?.service === 'ssm' && described.operation === 'SendCommand') {
+      const ids = (described.params['InstanceIds'] as string[] | undefined) ?? [];
+      const simulated = [...this.clusterStacks.values()].flatMap((stack) => stack.instances).filter((instance) => ids.includes(instance.instanceId));
+      // moto answers SendCommand to an instance it does not know with a command that "succeeds" with no output: a
+      // run must not pass the twin on a command that never ran, so it is refused by name until the twin runs them.
+      if (simulated.length > 0) return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin does not run SSM commands on its simulated instances yet (${simulated.map((instance) => instance.instanceId).join(', ')})`, 400);
+    }
     if (described?.service === 'ssm' && described.operation === 'DescribeInstanceInformation') {
       const simulated = await this.simulatedInstanceInformation(described);
       if (simulated) return this.sendJson(res, 200, { InstanceInformationList: simulated });
@@ -364,11 +375,32 @@ export class AwsGateway {
     return { functionName: c.FunctionName, functionArn: c.FunctionArn, handler: c.Handler, timeoutSeconds: c.Timeout, memoryMb: c.MemorySize, roleArn: c.Role, environment: c.Environment?.Variables ?? {}, subnetIds: c.VpcConfig?.SubnetIds ?? [], securityGroupIds: c.VpcConfig?.SecurityGroupIds ?? [], code };
   }
 
+  /**
+   * A VPC-attached function's place in the live cluster stack's subnets (vpc-function.ts); none when no cluster stack
+   * runs (nothing in the VPC to reach: the function then runs beside the gateway).
+   */
+  private vpcAttachment(config: FunctionConfiguration): VpcAttachment | undefined {
+    if (config.subnetIds.length === 0 || !this.options.securityGroupRules || !this.unixPath) return undefined;
+    const stack = [...this.clusterStacks.values()].reverse().find((candidate) => !candidate.deleted && candidate.simulatedHub);
+    if (!stack) return undefined;
+    const rules = this.options.securityGroupRules(config.securityGroupIds);
+    const attachment = attachToVpc(stack, config.securityGroupIds, rules, { socket: this.unixPath, port: Number(new URL(this.endpoint).port) });
+    this.options.log?.(`[twin] ${config.functionName} runs in the VPC at ${attachment.ip} (security groups ${config.securityGroupIds.join(', ')})${attachment.apisReachable ? '' : ': no egress rule allows HTTPS out, so its AWS API calls cannot leave the VPC'}`);
+    return attachment;
+  }
+
   /** Runs a function as Lambda would and answers as Invoke does (errors: 200 with X-Amz-Function-Error, Lambda API reference, Invoke). */
   async runFunction(name: string, event: unknown): Promise<{ ok: true; payload: unknown } | { ok: false; errorType: string; errorMessage: string }> {
     const config = await this.functionConfiguration(name);
     const session = this.session(config.roleArn, config.functionName);
-    const invocation = await this.options.runtime.invoke(config, event, session, this.endpoint);
+    const attachment = this.vpcAttachment(config);
+    const invocation = await this.options.runtime.invoke(config, event, session, this.endpoint, attachment?.prefix);
+    // A VPC function that failed: what the packet filters dropped on its way (the hop it could not make).
+    if (attachment && !invocation.result.ok) {
+      const own = attachment.dropped();
+      this.options.log?.(`[twin] ${config.functionName}: ${own.length > 0 ? `The twin saw: ${own.join('; ')}` : await attachment.stack.diagnosis()}`);
+    }
+    attachment?.release();
     const tail = invocation.logs.trim().split('\n').slice(-15).join('\n');
     if (!invocation.result.ok) this.options.log?.(`[twin] ${config.functionName} failed: ${invocation.result.errorType}: ${invocation.result.errorMessage}${tail ? `\n${tail}` : ''}`);
     return invocation.result;

@@ -46,6 +46,17 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     return dir;
   };
 
+  /** A copy of the assembly with `change` applied to the controller stack's template. */
+  const changedController = (name: string, change: (template: ClusterTemplate) => void): string => {
+    const dir = join(scratch, name);
+    cpSync(cdkOut, dir, { recursive: true });
+    const file = join(dir, 'RmqbenchController.template.json');
+    const template = JSON.parse(readFileSync(file, 'utf8')) as ClusterTemplate;
+    change(template);
+    writeFileSync(file, JSON.stringify(template));
+    return dir;
+  };
+
   const runOnTwin = async (assembly: string, subnet: number) => {
     const log: string[] = [];
     const twin = await startAwsTwin({ cdkOut: assembly, clusterSubnets: subnet, log: (line) => log.push(line) });
@@ -56,22 +67,32 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     return { twin, code, stderr: run.stderr, log: log.join('\n') };
   };
 
-  test('unchanged: three instances boot the user data, form one cluster and signal; every call of the node role is allowed; the run stops by name at the load balancer and the teardown removes the instances', async () => {
+  test('unchanged: three nodes boot the user data, form one cluster and signal, the load generator boots, the stack completes; the smoke test passes from the VPC through the load balancer; every call is allowed; the run stops by name at the first SSM command and the teardown removes everything', async () => {
     const { twin, code, stderr, log } = await runOnTwin(cdkOut, 41);
     expect(code).toBe(1);
     expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
+    expect(log).toMatch(/rmqbench-twin-\S+ CREATE_COMPLETE/);
     const [stack] = [...twin.gateway.clusterStacks.values()];
-    expect(stack!.instances).toHaveLength(3);
+    expect(stack!.instances).toHaveLength(4);
+    // The load generator's user data ran to its end (Java, the pinned PerfTest jars checked by their sums).
+    const loadGenerator = stack!.instances.find((instance) => instance.logicalId?.startsWith('LoadGeneratorInstance'));
+    expect(loadGenerator?.result?.status).toBe(0);
+    // The smoke test ran in the VPC, reached the load balancer and through it a node (AMQP publish confirmed and consumed).
+    expect(log).toMatch(/SmokeTestFunction\S+ runs in the VPC at 10\.91\.41\.\d+/);
+    const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
+    expect(tasks).toEqual(expect.arrayContaining(['SmokeTest', 'StartRepetition']));
+    expect(tasks.indexOf('StartRepetition')).toBeGreaterThan(tasks.indexOf('SmokeTest'));
     // The instances called AWS as the node role (sessions named by instance id), through the gateway: secrets, boot
     // log, Auto Scaling, signal.
-    const instanceIds = stack!.instances.map((instance) => instance.instanceId);
+    const instanceIds = stack!.instances.filter((instance) => !instance.logicalId).map((instance) => instance.instanceId);
+    expect(instanceIds).toHaveLength(3);
     const nodeCalls = twin.gateway.decisions.filter((decision) => instanceIds.some((id) => decision.principal.endsWith(`/${id}`)));
     expect(nodeCalls.every((decision) => decision.principal.includes('ClusterNo'))).toBe(true);
     expect(new Set(nodeCalls.map((decision) => decision.action))).toEqual(
       new Set(['secretsmanager:GetSecretValue', 'autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances', 'logs:CreateLogStream', 'logs:PutLogEvents', 'cloudformation:SignalResource']),
     );
     expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
-    expect(stderr).toMatch(/ClusterLoadBalancer\w+ \(AWS::ElasticLoadBalancingV2::LoadBalancer\) CREATE_FAILED: TwinCannotProvision/);
+    expect(stderr).toMatch(/the twin does not run SSM commands on its simulated instances yet/);
     // The failure path's DeleteStack removed every instance, namespace and folder.
     expect(stack!.deleted).toBe(true);
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
@@ -91,5 +112,19 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     const named = /of (i-\w+) dropped tcp from (i-\w+) /.exec(stderr)!;
     expect(instanceIds).toEqual(expect.arrayContaining([named[1], named[2]]));
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+
+  test("the smoke-test function's security group without its AMQP egress to the cluster subnets: the smoke test cannot reach the load balancer and the twin names the dropped port", async () => {
+    const assembly = changedController('no-smoke-egress', (template) => {
+      const [, group] = Object.entries(template.Resources).find(([id, resource]) => id.startsWith('ControllerSmokeTestSecurityGroup') && resource.Type === 'AWS::EC2::SecurityGroup')!;
+      const egress = group.Properties!['SecurityGroupEgress'] as { FromPort: number }[];
+      const kept = egress.filter((rule) => rule.FromPort !== 5672);
+      expect(kept.length).toBeLessThan(egress.length);
+      group.Properties!['SecurityGroupEgress'] = kept;
+    });
+    const { code, stderr, log } = await runOnTwin(assembly, 43);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
+    expect(log).toMatch(/security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 port 5672: no egress rule allows it/);
   });
 });

@@ -20,6 +20,8 @@ import { AwsGateway } from './aws-gateway';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
 import { LambdaRuntime } from './lambda-runtime';
 import { ADMIN_ACCESS_KEY, MotoAdmin } from './moto-admin';
+import { TemplateEvaluator, type StackTemplate } from './cfn-template';
+import { securityGroupRules, type SecurityGroupRule } from './security-groups';
 
 const BOOTSTRAP_BUCKET = `cdk-hnb659fds-assets-${TWIN_ACCOUNT}-${TWIN_REGION}`;
 
@@ -68,7 +70,16 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const fetchCode = async (bucket: string, key: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
   const functionCode = new Map<string, { bucket: string; key: string }>();
   const definitionSubstitutions = new Map<string, Record<string, string>>();
-  const gateway = new AwsGateway({ moto: moto.endpoint, runtime: new LambdaRuntime(workDir, fetchCode, NODE_22), functionCode, definitionSubstitutions, log, ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }) });
+  let controllerRules: (groupIds: readonly string[]) => SecurityGroupRule[] = () => [];
+  const gateway = new AwsGateway({
+    moto: moto.endpoint,
+    runtime: new LambdaRuntime(workDir, fetchCode, NODE_22),
+    functionCode,
+    definitionSubstitutions,
+    log,
+    securityGroupRules: (groupIds) => controllerRules(groupIds),
+    ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }),
+  });
   const stop = async () => {
     await gateway.stop();
     s3.destroy();
@@ -111,12 +122,25 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
       const physical = resources.get(logicalId)?.PhysicalResourceId;
       if (substitutions && physical) definitionSubstitutions.set(physical, Object.fromEntries(Object.entries(substitutions).map(([key, value]) => [key, resolveValue(value, template, resources)])));
     }
+    controllerRules = (groupIds) => controllerSecurityGroupRules(template, resources, groupIds);
     const env = { AWS_ENDPOINT_URL: endpoint, AWS_REGION: TWIN_REGION, AWS_DEFAULT_REGION: TWIN_REGION, AWS_ACCESS_KEY_ID: ADMIN_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: 'twin' };
     return { gateway, moto, env, stackName, resources, clientConfig: { endpoint, region: TWIN_REGION, credentials: { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: 'twin' } }, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/**
+ * The rules of the controller stack's security groups among `groupIds` (a function's VpcConfig), evaluated with the
+ * physical ids moto gave the stack's resources. Only those groups and the stand-alone rules of them are evaluated.
+ */
+function controllerSecurityGroupRules(template: Template, resources: ReadonlyMap<string, StackResourceSummary>, groupIds: readonly string[]): SecurityGroupRule[] {
+  const physical = new Map([...resources].map(([logicalId, summary]) => [logicalId, { ref: summary.PhysicalResourceId!, attributes: { GroupId: summary.PhysicalResourceId! } }]));
+  const mine = Object.entries(template.Resources).filter(([logicalId, resource]) => resource.Type === 'AWS::EC2::SecurityGroup' && groupIds.includes(resources.get(logicalId)?.PhysicalResourceId ?? ''));
+  const sub: StackTemplate = { Resources: Object.fromEntries(mine) };
+  const evaluator = new TemplateEvaluator({ ...sub, Resources: template.Resources as StackTemplate['Resources'] }, { stackName: 'RmqbenchController', stackId: 'controller', parameters: {}, physical });
+  return securityGroupRules(sub, evaluator);
 }
 
 const PSEUDO_PARAMETERS: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': TWIN_REGION, 'AWS::AccountId': TWIN_ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };

@@ -147,8 +147,12 @@ export class ClusterStack {
   readonly instances: SimulatedInstance[] = [];
   readonly physical = new Map<string, PhysicalResource>();
   rules: SecurityGroupRule[] = [];
-  /** The simulated load balancer's address in the hub and its security groups. */
-  private loadBalancer?: { address: string; groupIds: readonly string[] };
+  /** The simulated load balancer's address in the hub, its DNS name and its security groups. */
+  private loadBalancer?: { address: string; dnsName: string; groupIds: readonly string[] };
+  /** Other interfaces in the hub (functions attached to the VPC) and their security groups. */
+  private readonly interfaces = new Map<string, readonly string[]>();
+  /** CIDRs of the subnets the stack's instances are launched in (PrivateSubnetIds), from the twin's EC2. */
+  private vpcCidrs: string[] = [];
   private hub?: SimulatedHub;
   private evaluator!: TemplateEvaluator;
   private done?: Promise<void>;
@@ -203,7 +207,8 @@ export class ClusterStack {
     this.evaluator = new TemplateEvaluator(template, { stackName, stackId: this.request.stackId, parameters: this.request.parameters, ssmParameters: await this.ssmParameters(), physical: this.physical });
     for (const logicalId of Object.keys(template.Resources)) this.physical.set(logicalId, this.namesOf(logicalId));
     await this.createInMoto();
-    this.rules = securityGroupRules(template, this.evaluator);
+    await this.readVpcCidrs();
+    this.rules = securityGroupRules(template, this.evaluator).map((rule) => this.mapRuleCidr(rule));
     const unsimulated = Object.entries(template.Resources).find(([, resource]) => !SIMULATED_TYPES.has(resource.Type));
     if (unsimulated) {
       this.event(unsimulated[0], unsimulated[1].Type, 'CREATE_FAILED', `TwinCannotProvision: the twin does not simulate ${unsimulated[1].Type} yet`);
@@ -281,7 +286,7 @@ export class ClusterStack {
         const targets = this.instances.filter((instance) => instance.targetGroups?.includes(targetGroupArn)).map((instance) => instance.vm.ip);
         return { port: Number(listener.Port), targetPort, targets };
       });
-    this.loadBalancer = { address, groupIds };
+    this.loadBalancer = { address, dnsName: physical.attributes!['DNSName']!, groupIds };
     this.applyFilters();
     const config = `${this.hub!.dir}/nlb-${logicalId}.json`;
     writeFileSync(config, JSON.stringify({ address, listeners }));
@@ -408,7 +413,9 @@ export class ClusterStack {
     const desired = Number(group.DesiredCapacity ?? group.MinSize);
     const launchTemplateId = Object.keys(this.request.template.Resources).find((id) => this.physical.get(id)?.ref === group.LaunchTemplate.LaunchTemplateId);
     if (!launchTemplateId) throw new Error(`${logicalId}: its launch template is not one of the stack's`);
-    const data = this.evaluator.resolve(this.request.template.Resources[launchTemplateId]!.Properties?.['LaunchTemplateData']) as { UserData: string; SecurityGroupIds?: string[]; IamInstanceProfile?: { Arn?: string; Name?: string } };
+    const data = this.evaluator.resolve(this.request.template.Resources[launchTemplateId]!.Properties?.['LaunchTemplateData']) as { UserData: string; SecurityGroupIds?: string[]; IamInstanceProfile?: { Arn?: string; Name?: string }; BlockDeviceMappings?: { DeviceName: string; Ebs?: { VolumeSize?: number } }[] };
+    // The data volume at its template size (a sparse file): RabbitMQ's disk_free_limit is judged against it.
+    const dataVolumeGiB = Number(data.BlockDeviceMappings?.find((mapping) => mapping.DeviceName === '/dev/sdf')?.Ebs?.VolumeSize ?? 1);
     const roleArn = this.profileRole(data.IamInstanceProfile?.Arn ?? data.IamInstanceProfile?.Name ?? '');
     const groupName = this.physical.get(logicalId)!.ref;
     const targetGroups = (this.evaluator.resolve(resource.Properties?.['TargetGroupARNs'] ?? []) as string[]) ?? [];
@@ -428,6 +435,7 @@ export class ClusterStack {
         { '/var/lib/cloud/instance/user-data.txt': { content: data.UserData, mode: 0o700 }, [INSTALL_OVERRIDE_FILE]: { content: RABBITMQ_STAND_IN, mode: 0o644 } },
         {
           blockDevice: '/dev/sdf',
+          blockDeviceGiB: dataVolumeGiB,
           sharedPaths: ['/var/lib/rabbitmq'],
           hostNumber: 10 + index,
           state: { instanceId, ...credentials },
@@ -444,9 +452,53 @@ export class ClusterStack {
   applyFilters(): void {
     const members = new Map<string, string[]>();
     const interfaces = [...this.instances.map((instance) => ({ groupIds: instance.groupIds, ip: instance.vm.ip })), ...(this.loadBalancer ? [{ groupIds: this.loadBalancer.groupIds, ip: this.loadBalancer.address }] : [])];
+    interfaces.push(...[...this.interfaces].map(([ip, groupIds]) => ({ ip, groupIds })));
     for (const { groupIds, ip } of interfaces) for (const groupId of groupIds) members.set(groupId, [...(members.get(groupId) ?? []), ip]);
+    this.members = members;
     for (const instance of this.instances) applyRuleset(instance.vm.pid, nftRuleset(instance.groupIds, this.rules, members));
     if (this.loadBalancer) applyRuleset(this.hub!.hubNetns, nftRuleset(this.loadBalancer.groupIds, this.rules, members, this.loadBalancer.address));
+  }
+
+  private members: Map<string, string[]> = new Map();
+
+  get subnet(): number {
+    return this.options.subnet;
+  }
+
+  /** /etc/hosts lines a VPC resolver would answer for the stack's names (the load balancer's). */
+  hostEntries(): string[] {
+    return this.loadBalancer ? [`${this.loadBalancer.address} ${this.loadBalancer.dnsName}`] : [];
+  }
+
+  /** Adds an interface (a function attached to the VPC) to its groups' members; the filters are applied again. */
+  addInterface(entry: { ip: string; groupIds: readonly string[] }): ReadonlyMap<string, readonly string[]> {
+    this.interfaces.set(entry.ip, entry.groupIds);
+    this.applyFilters();
+    return this.members;
+  }
+
+  removeInterface(ip: string): void {
+    this.interfaces.delete(ip);
+    if (!this.deleted) this.applyFilters();
+  }
+
+  /**
+   * A rule's CIDR in the hub's addressing: the hub's 10.91.X.0/24 stands for the private subnets the stack's
+   * instances are launched in, so a CIDR that holds one of them (a subnet's, the VPC's) names the hub's /24; 0.0.0.0/0
+   * stays; any other CIDR matches no address of the hub, as it would match none of the subnets'.
+   */
+  mapRuleCidr(rule: SecurityGroupRule): SecurityGroupRule {
+    if (!('cidr' in rule.peer) || rule.peer.cidr === '0.0.0.0/0') return rule;
+    const peer = rule.peer.cidr;
+    return this.vpcCidrs.some((cidr) => cidrContains(peer, cidr)) ? { ...rule, peer: { cidr: `10.91.${this.options.subnet}.0/24` } } : rule;
+  }
+
+  /** The CIDRs of the stack's PrivateSubnetIds parameter, as the twin's EC2 (moto, from the controller template) holds them. */
+  private async readVpcCidrs(): Promise<void> {
+    const subnets = (this.request.parameters['PrivateSubnetIds'] ?? '').split(',').filter(Boolean);
+    if (subnets.length === 0) return;
+    const xml = await this.options.admin.query('ec2', 'DescribeSubnets', Object.fromEntries(subnets.map((id, index) => [`SubnetId.${index + 1}`, id])), '2016-11-15');
+    this.vpcCidrs.push(...[...xml.matchAll(/<cidrBlock>([^<]+)<\/cidrBlock>/g)].map((match) => match[1]!));
   }
 
   /**
@@ -507,6 +559,8 @@ export class ClusterStack {
       const tail = (await this.hub!.exec(instance.vm, 'tail -n 5 /var/log/rmqbench-boot.log')).stdout.trim();
       lines.push(`${instance.instanceId} boot exited ${instance.result!.status}: ${tail.split('\n').join(' | ')}`);
     }
+    const forwarded = this.loadBalancer ? this.hub!.fileTail('nlb', 5) : [];
+    if (forwarded.length > 0) lines.push(`the load balancer's last connections: ${forwarded.join(' | ')}`);
     return lines.length > 0 ? `The twin saw: ${[...new Set(lines)].join('; ')}` : 'The twin saw no dropped packet.';
   }
 
@@ -525,6 +579,20 @@ export class ClusterStack {
   get simulatedHub(): SimulatedHub | undefined {
     return this.hub;
   }
+}
+
+/** Whether IPv4 CIDR `outer` holds all of `inner`. */
+export function cidrContains(outer: string, inner: string): boolean {
+  const parse = (cidr: string) => {
+    const [address, bits] = cidr.split('/');
+    const value = address!.split('.').reduce((sum, octet) => sum * 256 + Number(octet), 0);
+    return { value, bits: Number(bits ?? 32) };
+  };
+  const a = parse(outer);
+  const b = parse(inner);
+  if (a.bits > b.bits) return false;
+  const size = 2 ** (32 - a.bits);
+  return Math.floor(a.value / size) === Math.floor(b.value / size);
 }
 
 /** The environment cloud-init runs user data with on Amazon Linux 2023: root's, the AWS CLI on PATH; the hub's CA for the CLI. */

@@ -84,7 +84,8 @@ export class LambdaRuntime {
     return dir;
   }
 
-  async invoke(config: FunctionConfiguration, event: unknown, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string }, endpoint: string): Promise<Invocation> {
+  /** `prefix`: a command that runs the function's process elsewhere (e.g. in a VPC-attached function's network namespace). */
+  async invoke(config: FunctionConfiguration, event: unknown, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string }, endpoint: string, prefix: readonly string[] = []): Promise<Invocation> {
     const dir = await this.codeDir(config);
     const id = `${++this.invocations}`;
     const scratch = mkdtempSync(join(this.workDir, `invoke-${id}-`));
@@ -107,7 +108,8 @@ export class LambdaRuntime {
       TWIN_REQUEST_ID: id,
       TZ: ':UTC',
     };
-    const child = spawn(this.nodeBinary, ['-e', BOOTSTRAP, dir, config.handler, eventFile, resultFile], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const command = [...prefix, this.nodeBinary, '-e', BOOTSTRAP, dir, config.handler, eventFile, resultFile];
+    const child = spawn(command[0]!, command.slice(1), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let logs = '';
     child.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()));
