@@ -23,6 +23,8 @@ command -v aws >/dev/null || need_apt+=(awscli)
 # The cloud twin (test/twin) publishes zip assets as cdk-assets does and unpacks a function's bundle as Lambda does.
 command -v zip >/dev/null || need_apt+=(zip)
 command -v unzip >/dev/null || need_apt+=(unzip)
+# socat relays a VPC-attached function's AWS API calls from its network namespace to the twin's gateway (test/twin/vpc-function.ts).
+command -v socat >/dev/null || need_apt+=(socat)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
