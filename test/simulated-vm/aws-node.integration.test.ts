@@ -17,7 +17,7 @@ import { generateBrokerConfig } from '../../core/broker/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
 import { faultScript, healScript, PARTITION_TABLE, queueLeader, queueLeadersScript } from '../../core/failover/cloud-fault';
-import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
+import { ec2UserDataEnvironment as userDataEnvironment, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
 
@@ -104,19 +104,6 @@ describe('AWS node boot script on a simulated EC2 instance, from start to signal
   });
 });
 
-/**
- * The environment cloud-init gives the user data here: nothing of the test's, the AWS CLI on PATH, and the test CA
- * (the AWS CLI keeps its own CA bundle, so AWS_CA_BUNDLE points it at the test CA that curl finds in the system bundle).
- */
-function userDataEnvironment(): Record<string, string> {
-  return {
-    PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-    HOME: '/root',
-    AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
-    AWS_CONFIG_FILE: '/nonexistent',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-  };
-}
 
 describe('AWS node boot script on three simulated EC2 instances of one group', () => {
   const hub = new SimulatedHub({

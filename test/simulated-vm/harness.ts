@@ -36,6 +36,21 @@ export function awsCliDirectory(): string {
   throw new Error('the AWS CLI is needed on this machine (scripts/setup.sh installs the awscli package)');
 }
 
+/**
+ * The environment cloud-init gives an EC2 instance's user data (and SSM its documents) on Amazon Linux 2023: root's,
+ * nothing of the test's, the AWS CLI on PATH, and the test CA (the AWS CLI keeps its own CA bundle, so AWS_CA_BUNDLE
+ * points it at the test CA that curl finds in the system bundle).
+ */
+export function ec2UserDataEnvironment(): Record<string, string> {
+  return {
+    PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+    HOME: '/root',
+    AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+  };
+}
+
 /** Private paths that a Debian machine with the rabbitmq-server package does not have; createVm makes them. */
 const HOST_MOUNTPOINTS_WE_MAY_CREATE = ['/etc/rmqbench', '/var/lib/rmqbench', '/var/lib/cloud'];
 const RABBITMQ_OWNED = new Set(['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log/rabbitmq']);

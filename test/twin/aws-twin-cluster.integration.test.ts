@@ -1,10 +1,4 @@
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildControllerApp } from '../../examples/controller/controller-app';
-import { rmqbenchAsync } from '../cloud/cli-child';
-import { startAwsTwin, type AwsTwin } from './aws-twin';
-import { TWIN_PLAN_YAML } from './twin-cli';
+import { twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(600_000);
 
@@ -16,56 +10,13 @@ type ClusterTemplate = { Resources: Record<string, { Type: string; Properties?: 
  * user data through the gateway with their instance profile's role, behind their security groups' rules.
  */
 describe('the AWS twin creates the cluster stack the launch function asks for', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cluster-test-'));
-  const cdkOut = join(scratch, 'cdk.out');
-  const planFile = join(scratch, 'twin.yaml');
-  const twins: AwsTwin[] = [];
-
-  beforeAll(() => {
-    buildControllerApp({ outdir: cdkOut }).synth();
-    writeFileSync(planFile, TWIN_PLAN_YAML);
-  }, 120_000);
-  afterEach(async () => {
-    for (const twin of twins.splice(0)) await twin.stop();
-  });
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
+  const { cdkOut, changedAssembly, runOnTwin: run } = twinTestSetup();
+  const runOnTwin = (assembly: string, subnet: number) => run(assembly, { clusterSubnets: subnet });
   /** A copy of the assembly with `change` applied to every RabbitMQ cluster template it uploads (the file assets with a NodeCount parameter). */
-  const changedClusterTemplates = (name: string, change: (template: ClusterTemplate) => void): string => {
-    const dir = join(scratch, name);
-    cpSync(cdkOut, dir, { recursive: true });
-    let changed = 0;
-    for (const file of readdirSync(dir).filter((entry) => /^asset\.[0-9a-f]+\.json$/.test(entry))) {
-      const template = JSON.parse(readFileSync(join(dir, file), 'utf8')) as ClusterTemplate & { Parameters?: Record<string, unknown> };
-      if (!template.Parameters?.['NodeCount']) continue;
-      change(template);
-      writeFileSync(join(dir, file), JSON.stringify(template));
-      changed++;
-    }
-    expect(changed).toBeGreaterThan(0);
-    return dir;
-  };
-
+  const changedClusterTemplates = (name: string, change: (template: ClusterTemplate) => void) =>
+    changedAssembly(name, (file, json) => /^asset\.[0-9a-f]+\.json$/.test(file) && Boolean((json['Parameters'] as Record<string, unknown> | undefined)?.['NodeCount']), change);
   /** A copy of the assembly with `change` applied to the controller stack's template. */
-  const changedController = (name: string, change: (template: ClusterTemplate) => void): string => {
-    const dir = join(scratch, name);
-    cpSync(cdkOut, dir, { recursive: true });
-    const file = join(dir, 'RmqbenchController.template.json');
-    const template = JSON.parse(readFileSync(file, 'utf8')) as ClusterTemplate;
-    change(template);
-    writeFileSync(file, JSON.stringify(template));
-    return dir;
-  };
-
-  const runOnTwin = async (assembly: string, subnet: number) => {
-    const log: string[] = [];
-    const twin = await startAwsTwin({ cdkOut: assembly, clusterSubnets: subnet, log: (line) => log.push(line) });
-    twins.push(twin);
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')), ...twin.env };
-    const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
-    const code = await run.exited;
-    return { twin, code, stderr: run.stderr, log: log.join('\n') };
-  };
+  const changedController = (name: string, change: (template: ClusterTemplate) => void) => changedAssembly(name, (file) => file === 'RmqbenchController.template.json', change);
 
   test('unchanged: three nodes boot the user data, form one cluster and signal, the load generator boots, the stack completes; the smoke test passes from the VPC through the load balancer; every call is allowed; the run stops by name at the first SSM command and the teardown removes everything', async () => {
     const { twin, code, stderr, log } = await runOnTwin(cdkOut, 41);

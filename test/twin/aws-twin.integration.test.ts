@@ -1,11 +1,6 @@
 import { DescribeStacksCommand, CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildControllerApp } from '../../examples/controller/controller-app';
 import { rmqbenchAsync } from '../cloud/cli-child';
-import { startAwsTwin, type AwsTwin } from './aws-twin';
-import { TWIN_PLAN_YAML } from './twin-cli';
+import { twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(300_000);
 
@@ -17,30 +12,9 @@ type Template = { Resources: Record<string, { Type: string; Properties: { Policy
  * permission in the synthesized assembly makes the run fail where AWS would fail it, naming the permission.
  */
 describe('the AWS twin runs rmqbench run --target aws on the synthesized example controller', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-test-'));
-  const cdkOut = join(scratch, 'cdk.out');
-  const planFile = join(scratch, 'twin.yaml');
-  const twins: AwsTwin[] = [];
-
-  beforeAll(() => {
-    buildControllerApp({ outdir: cdkOut }).synth();
-    writeFileSync(planFile, TWIN_PLAN_YAML);
-  }, 120_000);
-  afterEach(async () => {
-    for (const twin of twins.splice(0)) await twin.stop();
-  });
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
+  const { cdkOut, changedAssembly: changed, runOnTwin } = twinTestSetup();
   /** A copy of the assembly with `change` applied to the controller stack's template. */
-  const changedAssembly = (name: string, change: (template: Template) => void): string => {
-    const dir = join(scratch, name);
-    cpSync(cdkOut, dir, { recursive: true });
-    const file = join(dir, 'RmqbenchController.template.json');
-    const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
-    change(template);
-    writeFileSync(file, JSON.stringify(template));
-    return dir;
-  };
+  const changedAssembly = (name: string, change: (template: Template) => void) => changed(name, (file) => file === 'RmqbenchController.template.json', change);
 
   /** Removes `action` from every statement of the IAM::Policy whose logical id starts with `policyPrefix`. */
   const withoutAction = (policyPrefix: string, action: string) => (template: Template) => {
@@ -53,16 +27,6 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
     }
     policy.Properties.PolicyDocument.Statement = policy.Properties.PolicyDocument.Statement.filter((statement) => ([] as string[]).concat(statement.Action).length > 0);
     expect(removed).toBeGreaterThan(0);
-  };
-
-  const runOnTwin = async (assembly: string) => {
-    const log: string[] = [];
-    const twin = await startAwsTwin({ cdkOut: assembly, log: (line) => log.push(line) });
-    twins.push(twin);
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')), ...twin.env };
-    const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
-    const code = await run.exited;
-    return { twin, env, code, stderr: run.stderr, stdout: run.stdout, log: log.join('\n') };
   };
 
   test('unchanged: every call of every function is allowed by its own role, the service role may create every cluster resource, and the run stops where the twin stops (provisioning) with the run recorded', async () => {

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
-import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from '../simulated-vm/harness';
+import { ec2UserDataEnvironment as cloudInitEnvironment, SimulatedHub, type CommandResult, type SimulatedVm } from '../simulated-vm/harness';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
 import { generatedName } from './cloudformation-role';
 import { TemplateEvaluator, type PhysicalResource, type StackTemplate } from './cfn-template';
@@ -595,14 +595,4 @@ export function cidrContains(outer: string, inner: string): boolean {
   return Math.floor(a.value / size) === Math.floor(b.value / size);
 }
 
-/** The environment cloud-init runs user data with on Amazon Linux 2023: root's, the AWS CLI on PATH; the hub's CA for the CLI. */
-export function cloudInitEnvironment(): Record<string, string> {
-  return {
-    PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-    HOME: '/root',
-    AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
-    AWS_CONFIG_FILE: '/nonexistent',
-    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-  };
-}
 

@@ -1,0 +1,77 @@
+/**
+ * What the twin's integration tests share: the example controller synthesized once per file, the acceptance plan, a
+ * copy of the assembly with one file changed, and `rmqbench run --target aws` against a twin started for it (stopped
+ * after each test). Call inside a describe block: it registers the hooks.
+ */
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildControllerApp } from '../../examples/controller/controller-app';
+import { rmqbenchAsync } from '../cloud/cli-child';
+import { startAwsTwin, type AwsTwin } from './aws-twin';
+import { TWIN_PLAN_YAML } from './twin-cli';
+
+export interface TwinRun {
+  readonly twin: AwsTwin;
+  readonly env: Record<string, string>;
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The twin's own [twin] lines. */
+  readonly log: string;
+}
+
+export interface TwinTestSetup {
+  /** The synthesized example controller (cdk.out). */
+  readonly cdkOut: string;
+  readonly scratch: string;
+  /** A copy of the assembly named `name` in which each file `select` picks is rewritten by `change` (its JSON). */
+  changedAssembly<T>(name: string, select: (file: string, json: Record<string, unknown>) => boolean, change: (json: T) => void): string;
+  /** `rmqbench run <acceptance plan> --target aws` against a twin of `assembly`. */
+  runOnTwin(assembly: string, options?: { clusterSubnets?: number }): Promise<TwinRun>;
+}
+
+export function twinTestSetup(): TwinTestSetup {
+  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-test-'));
+  const cdkOut = join(scratch, 'cdk.out');
+  const planFile = join(scratch, 'twin.yaml');
+  const twins: AwsTwin[] = [];
+
+  beforeAll(() => {
+    buildControllerApp({ outdir: cdkOut }).synth();
+    writeFileSync(planFile, TWIN_PLAN_YAML);
+  }, 120_000);
+  afterEach(async () => {
+    for (const twin of twins.splice(0)) await twin.stop();
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  return {
+    cdkOut,
+    scratch,
+    changedAssembly: <T>(name: string, select: (file: string, json: Record<string, unknown>) => boolean, change: (json: T) => void) => {
+      const dir = join(scratch, name);
+      cpSync(cdkOut, dir, { recursive: true });
+      let changed = 0;
+      for (const file of readdirSync(dir)) {
+        if (!file.endsWith('.json')) continue;
+        const json = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, unknown>;
+        if (!select(file, json)) continue;
+        change(json as T);
+        writeFileSync(join(dir, file), JSON.stringify(json));
+        changed++;
+      }
+      if (changed === 0) throw new Error(`changedAssembly ${name}: no file of the assembly was selected`);
+      return dir;
+    },
+    runOnTwin: async (assembly, options = {}) => {
+      const log: string[] = [];
+      const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: (line) => log.push(line) });
+      twins.push(twin);
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')), ...twin.env };
+      const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
+      const code = await run.exited;
+      return { twin, env, code, stdout: run.stdout, stderr: run.stderr, log: log.join('\n') };
+    },
+  };
+}
