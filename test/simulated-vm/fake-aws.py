@@ -61,12 +61,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def caller(self, current):
         return next((vm for vm in current["vms"] if vm["ip"] == self.client_address[0] and not vm.get("deleted")), None)
 
+    def raw_body(self):
+        """The request body as bytes, also when sent with Transfer-Encoding: chunked (the AWS CLI's S3 uploads with a
+        trailing checksum: Content-Encoding aws-chunked inside HTTP chunked transfer, no Content-Length)."""
+        if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+            length = int(self.headers.get("Content-Length") or 0)
+            return self.rfile.read(length) if length else b""
+        data = b""
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return data
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
     def body(self):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length).decode() if length else ""
 
     # IMDSv2: a PUT opens a session, every GET must carry its token (IMDSv1 requests are refused, as HttpTokens=required).
     def do_PUT(self):  # noqa: N802
+        host = (self.headers.get("Host") or "").split(":")[0].lower()
+        if host.endswith(".amazonaws.com"):
+            return self.api(host, "", self.raw_body())
         self.body()
         if self.path != "/latest/api/token" or "X-aws-ec2-metadata-token-ttl-seconds" not in self.headers:
             return self.reply(400, "", "text/plain")
@@ -138,9 +157,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 self.sock.connect(socket_path)
         connection = UnixConnection("twin", timeout=900)
-        headers = {key: value for key, value in self.headers.items() if key.lower() not in ("content-length", "connection")}
+        # The body is read already: an Expect: 100-continue (the AWS CLI sends it with S3 uploads) is not passed on.
+        headers = {key: value for key, value in self.headers.items() if key.lower() not in ("content-length", "connection", "expect", "transfer-encoding")}
         headers["x-twin-caller-ip"] = self.client_address[0]
-        connection.request(self.command, self.path, body=body.encode(), headers=headers)
+        connection.request(self.command, self.path, body=body if isinstance(body, bytes) else body.encode(), headers=headers)
         response = connection.getresponse()
         data = response.read()
         if response.getheader("x-twin-answer") == "local":

@@ -39,10 +39,13 @@ export function awsCliDirectory(): string {
 /**
  * The environment cloud-init gives an EC2 instance's user data (and SSM its documents) on Amazon Linux 2023: root's,
  * nothing of the test's, the AWS CLI on PATH, and the test CA (the AWS CLI keeps its own CA bundle, so AWS_CA_BUNDLE
- * points it at the test CA that curl finds in the system bundle).
+ * points it at the test CA that curl finds in the system bundle). AWS_DEFAULT_REGION stands for what the AMI's AWS CLI
+ * v2 does without a configured region and the pinned v1 here does not: it takes the instance's region from IMDS
+ * (aws/aws-cli v2 awscli/utils.py IMDSRegionProvider, placement/availability-zone without its letter).
  */
-export function ec2UserDataEnvironment(): Record<string, string> {
+export function ec2UserDataEnvironment(region = 'us-east-1'): Record<string, string> {
   return {
+    AWS_DEFAULT_REGION: region,
     PATH: `${awsCliDirectory()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
     HOME: '/root',
     AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',

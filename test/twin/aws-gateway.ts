@@ -16,6 +16,7 @@ import { firstCreateFailure, type ClusterTemplate, type CreateFailure } from './
 import { ClusterStack } from './cluster-stack';
 import type { SecurityGroupRule } from './security-groups';
 import { attachToVpc, type VpcAttachment } from './vpc-function';
+import { SsmCommands } from './ssm-commands';
 import type { StackTemplate } from './cfn-template';
 import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
 import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
@@ -85,6 +86,7 @@ export class AwsGateway {
   private readonly stackOverlays = new Map<string, StackOverlay>();
   /** Cluster stacks the twin's CloudFormation created, by stack name. */
   readonly clusterStacks = new Map<string, ClusterStack>();
+  private readonly ssmCommands = new SsmCommands();
   private unixServer?: Server;
   private unixPath?: string;
   private readonly admin: MotoAdmin;
@@ -97,7 +99,7 @@ export class AwsGateway {
   }
 
   async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server = createServer((req, res) => void this.handle(req, res).catch((error: Error) => this.options.log?.(`[twin] request abandoned: ${error.message}`)));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.endpoint;
@@ -105,7 +107,7 @@ export class AwsGateway {
 
   /** Also listens on a Unix socket (the hubs' endpoints reach the gateway there from their network namespaces). */
   async listenUnix(path: string): Promise<void> {
-    this.unixServer = createServer((req, res) => void this.handle(req, res));
+    this.unixServer = createServer((req, res) => void this.handle(req, res).catch((error: Error) => this.options.log?.(`[twin] request abandoned: ${error.message}`)));
     await new Promise<void>((resolve) => this.unixServer!.listen(path, resolve));
     this.unixPath = path;
   }
@@ -185,7 +187,11 @@ export class AwsGateway {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://twin');
-    const raw: RawRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) };
+    let raw: RawRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) };
+    // A virtual-hosted–style S3 request (bucket.s3.amazonaws.com/key, as the AWS CLI on an instance sends it) in the
+    // path style the twin reads and moto answers (/bucket/key).
+    const virtualBucket = /^([a-z0-9][a-z0-9.-]*)\.s3(?:\.[a-z0-9-]+)?\.amazonaws\.com(?::\d+)?$/.exec(req.headers.host ?? '')?.[1];
+    if (virtualBucket) raw = { ...raw, path: `/${virtualBucket}${raw.path}`, headers: { ...raw.headers, host: 's3.amazonaws.com' } };
     try {
       const described = describeRequest(raw);
       if (!described || described.accessKeyId === ADMIN_ACCESS_KEY) return await this.admitted(described, raw, res, undefined);
@@ -229,10 +235,22 @@ export class AwsGateway {
     }
     if (described?.service === 'ssm' && described.operation === 'SendCommand') {
       const ids = (described.params['InstanceIds'] as string[] | undefined) ?? [];
-      const simulated = [...this.clusterStacks.values()].flatMap((stack) => stack.instances).filter((instance) => ids.includes(instance.instanceId));
-      // moto answers SendCommand to an instance it does not know with a command that "succeeds" with no output: a
-      // run must not pass the twin on a command that never ran, so it is refused by name until the twin runs them.
-      if (simulated.length > 0) return this.refuse(res, described, TWIN_CANNOT_PROVISION, `the twin does not run SSM commands on its simulated instances yet (${simulated.map((instance) => instance.instanceId).join(', ')})`, 400);
+      const targets = [...this.clusterStacks.values()].filter((stack) => !stack.deleted).flatMap((stack) => stack.instances.filter((instance) => ids.includes(instance.instanceId)).map((instance) => ({ stack, instance })));
+      // Commands to the simulated instances run on them (moto would answer a command to an instance it does not know
+      // with a "success" that ran nothing); an id that is none of them is SSM's InvalidInstanceId.
+      if (targets.length > 0) {
+        if (targets.length < ids.length) return this.refuse(res, described, 'InvalidInstanceId', `Instances [${ids.filter((id) => !targets.some((target) => target.instance.instanceId === id)).join(', ')}] not in a valid state for account ${TWIN_ACCOUNT}`, 400);
+        this.options.log?.(`[twin] SSM ${String(described.params['DocumentName'])} on ${ids.join(', ')}`);
+        return this.sendJson(res, 200, { Command: this.ssmCommands.send(described.params, targets) });
+      }
+    }
+    if (described?.service === 'ec2' && described.operation === 'DescribeInstances') {
+      const answer = this.describeSimulatedInstances(described.params);
+      if (answer) return this.xml(res, answer);
+    }
+    if (described?.service === 'ssm' && described.operation === 'GetCommandInvocation') {
+      const answer = this.ssmCommands.invocation(String(described.params['CommandId']), String(described.params['InstanceId']));
+      if (answer) return this.sendJson(res, 200, answer);
     }
     if (described?.service === 'ssm' && described.operation === 'DescribeInstanceInformation') {
       const simulated = await this.simulatedInstanceInformation(described);
@@ -280,6 +298,36 @@ export class AwsGateway {
     this.clusterStacks.set(stackName, stack);
     stack.start();
     return this.relay(answer, res);
+  }
+
+  /**
+   * DescribeInstances filtered by a cluster stack's aws:cloudformation:stack-name tag (the fault step's and the ingest's
+   * node lookup): the stack's simulated instances that match every filter (tag:KEY, instance-state-name, instance-id),
+   * in EC2's query-protocol shape (EC2 API Reference, DescribeInstances). Undefined for any other question (moto's).
+   */
+  private describeSimulatedInstances(params: Record<string, unknown>): string | undefined {
+    const filters = new Map<string, string[]>();
+    for (const key of Object.keys(params).filter((name) => /^Filter\.\d+\.Name$/.test(name))) {
+      const prefix = key.replace(/Name$/, 'Value.');
+      filters.set(String(params[key]), Object.keys(params).filter((name) => name.startsWith(prefix)).map((name) => String(params[name])));
+    }
+    const stack = this.clusterStacks.get(filters.get('tag:aws:cloudformation:stack-name')?.[0] ?? '');
+    if (!stack) return undefined;
+    const matches = stack.instances.filter((instance) =>
+      [...filters].every(([name, values]) => {
+        if (name.startsWith('tag:')) return values.includes(instance.tags[name.slice(4)] ?? '');
+        if (name === 'instance-state-name') return values.includes(stack.deleted ? 'terminated' : 'running');
+        if (name === 'instance-id') return values.includes(instance.instanceId);
+        throw new Error(`the twin does not filter simulated instances by ${name}`);
+      }),
+    );
+    const items = matches
+      .map((instance) => {
+        const tags = Object.entries(instance.tags).map(([key, value]) => `<item><key>${escapeXml(key)}</key><value>${escapeXml(value)}</value></item>`).join('');
+        return `<item><reservationId>r-${instance.instanceId.slice(2)}</reservationId><ownerId>${TWIN_ACCOUNT}</ownerId><instancesSet><item><instanceId>${instance.instanceId}</instanceId><instanceState><code>16</code><name>running</name></instanceState><privateIpAddress>${instance.vm.ip}</privateIpAddress><launchTime>${instance.launchedAt.toISOString()}</launchTime><tagSet>${tags}</tagSet></item></instancesSet></item>`;
+      })
+      .join('');
+    return `<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>${randomUUID()}</requestId><reservationSet>${items}</reservationSet></DescribeInstancesResponse>`;
   }
 
   /**
@@ -484,7 +532,9 @@ export class AwsGateway {
   private upstream(raw: RawRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const url = `${this.options.moto}${raw.path}${raw.query.size > 0 ? `?${raw.query.toString()}` : ''}`;
-      const upstream = httpRequest(url, { method: raw.method, headers: { ...raw.headers, 'content-length': String(raw.body.length) } }, (response) => {
+      // The whole body is here already: no Expect: 100-continue handshake with moto.
+      const { expect: _expect, ...headers } = raw.headers;
+      const upstream = httpRequest(url, { method: raw.method, headers: { ...headers, 'content-length': String(raw.body.length) } }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => resolve({ status: response.statusCode ?? 500, headers: response.headers, body: Buffer.concat(chunks) }));

@@ -1,3 +1,4 @@
+import { rmqbenchAsync } from '../cloud/cli-child';
 import { twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(600_000);
@@ -18,9 +19,9 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
   /** A copy of the assembly with `change` applied to the controller stack's template. */
   const changedController = (name: string, change: (template: ClusterTemplate) => void) => changedAssembly(name, (file) => file === 'RmqbenchController.template.json', change);
 
-  test('unchanged: three nodes boot the user data, form one cluster and signal, the load generator boots, the stack completes; the smoke test passes from the VPC through the load balancer; every call is allowed; the run stops by name at the first SSM command and the teardown removes everything', async () => {
-    const { twin, code, stderr, log } = await runOnTwin(cdkOut, 41);
-    expect(code).toBe(1);
+  test('unchanged: the acceptance plan runs to SUCCEEDED: three nodes boot the user data and form one cluster, the load generator boots, the smoke test passes from the VPC through the load balancer, PerfTest runs over SSM and uploads to S3, the leader is killed and healed, results are ingested; no call is denied and the teardown leaves nothing', async () => {
+    const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41);
+    expect({ code, stderr: code === 0 ? '' : `${stderr}\n${log}` }).toEqual({ code: 0, stderr: '' });
     expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
     expect(log).toMatch(/rmqbench-twin-\S+ CREATE_COMPLETE/);
     const [stack] = [...twin.gateway.clusterStacks.values()];
@@ -31,8 +32,10 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     // The smoke test ran in the VPC, reached the load balancer and through it a node (AMQP publish confirmed and consumed).
     expect(log).toMatch(/SmokeTestFunction\S+ runs in the VPC at 10\.91\.41\.\d+/);
     const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
-    expect(tasks).toEqual(expect.arrayContaining(['SmokeTest', 'StartRepetition']));
-    expect(tasks.indexOf('StartRepetition')).toBeGreaterThan(tasks.indexOf('SmokeTest'));
+    expect(tasks).toEqual(expect.arrayContaining(['SmokeTest', 'StartRepetition', 'InjectFault', 'HealFault', 'IngestRepetition', 'TeardownCluster', 'FinishRun']));
+    // Both workloads measured through the load balancer, the failover with the verifier's counts.
+    expect(stdout).toMatch(/\| three\/steady \| 1\/1 \|/);
+    expect(stdout).toMatch(/\| three\/failover #1 \| kill rabbit@10\.91\.41\.\d+ \(leader\)/);
     // The instances called AWS as the node role (sessions named by instance id), through the gateway: secrets, boot
     // log, Auto Scaling, signal.
     const instanceIds = stack!.instances.filter((instance) => !instance.logicalId).map((instance) => instance.instanceId);
@@ -42,9 +45,15 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     expect(new Set(nodeCalls.map((decision) => decision.action))).toEqual(
       new Set(['secretsmanager:GetSecretValue', 'autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances', 'logs:CreateLogStream', 'logs:PutLogEvents', 'cloudformation:SignalResource']),
     );
+    // The load generator read the admin secret and uploaded the raw files as its own role.
+    const loadGeneratorCalls = twin.gateway.decisions.filter((decision) => decision.principal.endsWith(`/${loadGenerator!.instanceId}`));
+    expect(loadGeneratorCalls.map((decision) => decision.action)).toEqual(expect.arrayContaining(['secretsmanager:GetSecretValue', 's3:PutObject']));
     expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
-    expect(stderr).toMatch(/the twin does not run SSM commands on its simulated instances yet/);
-    // The failure path's DeleteStack removed every instance, namespace and folder.
+    // The run is in the twin's DynamoDB.
+    const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
+    expect(await runs.exited).toBe(0);
+    expect(JSON.parse(runs.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'SUCCEEDED' })]));
+    // The teardown's DeleteStack removed every instance, namespace and folder.
     expect(stack!.deleted).toBe(true);
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
   });

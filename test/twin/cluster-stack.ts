@@ -75,6 +75,7 @@ export interface SimulatedInstance {
   readonly accessKeyId: string;
   /** Its tags, as DescribeInstances would show them (the stack's, CloudFormation's, its group's or its own). */
   readonly tags: Readonly<Record<string, string>>;
+  readonly launchedAt: Date;
   boot?: Promise<CommandResult>;
   result?: CommandResult;
 }
@@ -243,7 +244,7 @@ export class ClusterStack {
       { '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 }, '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 } },
       { hostNumber, overlays: ['/opt', '/usr/local/bin'], privateProc: true, state: { instanceId, inGroup: false, ...credentials } },
     );
-    const instance: SimulatedInstance = { instanceId, vm, groupIds: properties.SecurityGroupIds ?? [], logicalId, accessKeyId: credentials.credentials['AccessKeyId']!, tags };
+    const instance: SimulatedInstance = { instanceId, vm, groupIds: properties.SecurityGroupIds ?? [], logicalId, accessKeyId: credentials.credentials['AccessKeyId']!, tags, launchedAt: new Date() };
     this.instances.push(instance);
     this.boot(instance);
     this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_COMPLETE');
@@ -256,7 +257,7 @@ export class ClusterStack {
 
   private boot(instance: SimulatedInstance): void {
     this.applyFilters();
-    instance.boot = this.hub!.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: cloudInitEnvironment(), timeoutMs: 20 * 60_000 });
+    instance.boot = this.hub!.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: cloudInitEnvironment(TWIN_REGION), timeoutMs: 20 * 60_000 });
     void instance.boot.then((result) => {
       instance.result = result;
       this.options.log?.(`[twin] ${instance.instanceId}: user data exited ${result.status}`);
@@ -391,11 +392,17 @@ export class ClusterStack {
     const hub = new SimulatedHub({
       subnet: this.options.subnet,
       fakeScript: 'fake-aws.py',
-      httpsNames: [...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`), 'repo1.maven.org'],
+      // The results bucket by its virtual-hosted names (global and regional), as the AWS CLI addresses it.
+      httpsNames: [...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`), 'repo1.maven.org', ...this.bucketHosts()],
       state: { region: TWIN_REGION, gatewaySocket: this.options.gatewaySocket, secrets: {}, mavenDirectory: cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT) ?? null },
     });
     await hub.start();
     return hub;
+  }
+
+  private bucketHosts(): string[] {
+    const bucket = this.request.parameters['ResultsBucketName'];
+    return bucket ? [`${bucket}.s3.amazonaws.com`, `${bucket}.s3.${TWIN_REGION}.amazonaws.com`, 's3.amazonaws.com'] : [];
   }
 
   /** The role ARN an instance profile (a launch template's IamInstanceProfile Arn or name) holds. */
@@ -441,7 +448,7 @@ export class ClusterStack {
           state: { instanceId, ...credentials },
         },
       );
-      members.push({ instanceId, vm, groupIds: data.SecurityGroupIds ?? [], targetGroups, accessKeyId: credentials.credentials['AccessKeyId']!, tags });
+      members.push({ instanceId, vm, groupIds: data.SecurityGroupIds ?? [], targetGroups, accessKeyId: credentials.credentials['AccessKeyId']!, tags, launchedAt: new Date() });
     }
     this.instances.push(...members);
     for (const instance of members) this.boot(instance);
