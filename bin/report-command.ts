@@ -117,9 +117,9 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
 
   if (options.format === 'markdown') {
     if (options.json || options.out === undefined || options.out === '-') {
-      return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions), warnings, files: [] };
+      return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions, pricePerformance), warnings, files: [] };
     }
-    writeFileSync(options.out, renderMarkdownReport(run, repetitions));
+    writeFileSync(options.out, renderMarkdownReport(run, repetitions, pricePerformance));
     return { stdout: `wrote ${resolve(options.out)}\n`, warnings, files: [resolve(options.out)] };
   }
 

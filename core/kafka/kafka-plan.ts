@@ -81,6 +81,8 @@ export interface KafkaRelevantWorkload {
   readonly queueMode?: string | undefined;
   readonly maxLength?: number | undefined;
   readonly overflow?: string | undefined;
+  readonly warmUpSeconds?: number | undefined;
+  readonly capacity?: unknown;
 }
 
 export interface KafkaRelevantCluster {
@@ -130,6 +132,11 @@ function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string;
   if (workload.queueMode !== undefined) found.push({ field: 'queueMode', value: workload.queueMode, why: 'Kafka has no queue modes; it always writes to its log' });
   if (workload.maxLength !== undefined) found.push({ field: 'maxLength', value: workload.maxLength, why: 'Kafka retains by size or time (topic retention), not by a message count' });
   if (workload.overflow !== undefined) found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
+  // Kafka's ProducerPerformance reports latency percentiles for the whole run only, and takes one --throughput per run.
+  if (workload.warmUpSeconds !== undefined) {
+    found.push({ field: 'warmUpSeconds', value: workload.warmUpSeconds, why: "ProducerPerformance reports latency percentiles only over the whole run, so seconds cannot be left out of them (not yet: its --warmup-records, KIP-1052)" });
+  }
+  if (workload.capacity !== undefined) found.push({ field: 'capacity', value: workload.capacity, why: 'ProducerPerformance takes one --throughput per run, so a rate ladder needs a run per step (not yet)' });
   return found;
 }
 

@@ -1,6 +1,7 @@
 import { workloadQueueArguments } from '../broker/broker-config';
 import { perfTestMessageLimits } from '../plan/fixed-work';
 import type { QueueTopology, Workload } from '../plan/plan-schema';
+import { variableRateArgs } from '../capacity/capacity-plan';
 
 /** The version of com.rabbitmq:perf-test every target runs. */
 export const PERFTEST_VERSION = '2.22.1';
@@ -75,6 +76,8 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   if (workload.prefetch !== undefined) args.push('--qos', String(workload.prefetch));
   if (workload.multiAckEvery !== undefined) args.push('--multi-ack-every', String(workload.multiAckEvery));
   if (workload.publishRateLimit !== undefined) args.push('--rate', String(workload.publishRateLimit));
+  // Capacity mode: the ladder's rates per producer, each for stepSeconds (core/capacity/capacity-plan.ts).
+  if (workload.capacity !== undefined) args.push(...variableRateArgs(workload.capacity, workload.producers));
   if (workload.consumerRateLimit !== undefined) args.push('--consumer-rate', String(workload.consumerRateLimit));
   return args;
 }

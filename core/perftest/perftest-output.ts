@@ -3,6 +3,9 @@ import type { LatencyPercentiles, PerSecondSample, PerfTestResult, PerfTestSumma
 import { fixedMessageCount } from '../plan/fixed-work';
 import type { Workload } from '../plan/plan-schema';
 import { describe } from '../results/statistics';
+import { samplesAfterWarmUp, summaryAfterWarmUp } from '../results/warm-up';
+import { capacityLadder, type CapacitySpec } from '../capacity/capacity-plan';
+import type { CapacityExpectations } from '../capacity/capacity-verdict';
 
 /** What the parser must find, given what the workload asked PerfTest to do. */
 export interface PerfTestExpectations {
@@ -13,6 +16,10 @@ export interface PerfTestExpectations {
   readonly confirms: boolean;
   /** Messages in total when the workload is a fixed amount of work (PerfTest --pmessages/--cmessages): the run ends when it is done, before durationSeconds. */
   readonly fixedMessages?: number;
+  /** Seconds left out of the summary (core/results/warm-up.ts); absent or 0: PerfTest's own summary. */
+  readonly warmUpSeconds?: number;
+  /** Capacity mode: the ladder the verdict judges (core/capacity/capacity-verdict.ts). */
+  readonly capacity?: CapacityExpectations;
 }
 
 /** What the parser expects of a workload's PerfTest output: one rule for every target. */
@@ -24,6 +31,20 @@ export function perfTestExpectations(workload: Workload): PerfTestExpectations {
     consumers: workload.consumers,
     confirms: workload.confirmWindow !== undefined,
     ...(fixedMessages === undefined ? {} : { fixedMessages }),
+    ...(workload.warmUpSeconds ? { warmUpSeconds: workload.warmUpSeconds } : {}),
+    ...(workload.capacity ? { capacity: capacityExpectations(workload.capacity, workload) } : {}),
+  };
+}
+
+/** What the capacity verdict needs of a capacity workload: its bound, its ladder, the deliveries of one message. */
+export function capacityExpectations(capacity: CapacitySpec, workload: Pick<Workload, 'producers' | 'queues' | 'exchange'>): CapacityExpectations {
+  return {
+    p99LatencyMs: capacity.p99LatencyMs,
+    stepFactor: capacity.stepFactor,
+    warmUpSeconds: capacity.warmUpSeconds,
+    steps: capacityLadder(capacity, workload.producers),
+    // A fanout exchange delivers every message to every queue (PerfTest counts each delivery as received).
+    deliveriesPerMessage: workload.exchange.type === 'fanout' ? workload.queues : 1,
   };
 }
 
@@ -63,11 +84,19 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
     const cause = crash ? ` PerfTest reported: ${crash}.` : '';
     throw new PerfTestOutputError(`PerfTest output is incomplete: missing ${missing.join('; ')}.${cause}`, missing);
   }
+  // With a warm-up, the summary and the rate statistics start after it; PerfTest's own summary is kept beside them.
+  const warmUp = expected.warmUpSeconds ?? 0;
+  const trimmed = warmUp > 0 ? summaryAfterWarmUp(samples, warmUp) : undefined;
+  if (warmUp > 0 && trimmed === undefined) {
+    throw new PerfTestOutputError(`PerfTest output is incomplete: missing per-second samples after the ${warmUp} s warm-up.`, [`per-second samples after the ${warmUp} s warm-up`]);
+  }
+  const measured = trimmed ? samplesAfterWarmUp(samples, warmUp) : samples;
   return {
-    summary,
+    summary: trimmed ?? summary,
+    ...(trimmed ? { warmUpSeconds: warmUp, perfTestSummary: summary } : {}),
     samples,
-    sendRate: describe(samples.map((sample) => sample.published)),
-    receiveRate: describe(samples.map((sample) => sample.received)),
+    sendRate: describe(measured.map((sample) => sample.published)),
+    receiveRate: describe(measured.map((sample) => sample.received)),
     ...(expected.fixedMessages === undefined ? {} : { completedInSeconds: Math.round(lastTime * 10) / 10 }),
   };
 }

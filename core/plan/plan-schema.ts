@@ -1,5 +1,6 @@
 // A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
 import * as z from 'zod';
+import { capacitySchema } from '../capacity/capacity-plan';
 import { brokerSchema, kafkaWorkloadFieldsShape } from '../kafka/kafka-plan';
 
 /**
@@ -112,6 +113,18 @@ export const workloadFieldsShape = {
   messageCount: positiveInt(1_000_000_000).optional(),
   /** The fixed work as bytes of message body in total (seed 004 sends 7 GB per test): messageCount = totalBytes ÷ messageSizeBytes, rounded up to a multiple of producers. */
   totalBytes: z.number().int().min(1).max(10 ** 13).optional(),
+  /**
+   * Seconds at the start of each repetition left out of its summary rates and latency percentiles, which are then
+   * computed from PerfTest's per-second samples (core/results/warm-up.ts): JIT, connection set-up and the first queue
+   * declarations stop colouring short runs. @default 0 (PerfTest's own summary of the whole run)
+   */
+  warmUpSeconds: z.number().int().min(0).max(3600).optional(),
+  /**
+   * Capacity mode: the highest publish rate this workload sustains with consumer latency p99 within a bound, searched
+   * over a ladder of rates in one PerfTest run (core/capacity/capacity-plan.ts). The repetition's duration is the
+   * ladder's (steps × stepSeconds), so durationSeconds is not given. @default - publishers run flat out
+   */
+  capacity: capacitySchema.optional(),
 } as const;
 
 export type WorkloadField = keyof typeof workloadFieldsShape;

@@ -18,6 +18,7 @@ import {
 import type { Broker } from '../kafka/kafka-plan';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
+import { capacityDurationSeconds, capacityStepCount, MAX_CAPACITY_STEPS, MIN_MEASURED_STEP_SECONDS } from '../capacity/capacity-plan';
 
 /** One cell of the plan's matrix: a cluster configuration and a fully expanded workload. */
 export interface Scenario {
@@ -55,7 +56,8 @@ export function validatePlan(data: unknown, source: string): Plan {
   }
   const plan = parsed.data;
   const issues = [...checkClusters(plan.clusters), ...checkNamesUnique(plan), ...checkWorkloadClusters(plan)];
-  const workloads = plan.workloads.map((workload, index) => expandSweep(workload, index, issues));
+  const rawWorkloads = (data as { workloads?: unknown[] }).workloads ?? [];
+  const workloads = plan.workloads.map((workload, index) => expandSweep(workload, index, issues, rawWorkloads[index]));
   if (issues.length > 0) throw new PlanValidationError(source, issues);
 
   const scenarios: Scenario[] = [];
@@ -230,7 +232,7 @@ interface ExpandedWorkload {
 }
 
 /** Expands `sweep` into the cartesian product of its values, validating each value as the field it replaces. */
-function expandSweep(input: WorkloadInPlan, index: number, issues: PlanIssue[]): ExpandedWorkload[] {
+function expandSweep(input: WorkloadInPlan, index: number, issues: PlanIssue[], raw?: unknown): ExpandedWorkload[] {
   const path = `workloads[${index}]`;
   const { sweep, clusters: _clusters, ...base } = input;
   const fields = Object.entries(sweep ?? {}) as [WorkloadField, unknown[]][];
@@ -255,8 +257,12 @@ function expandSweep(input: WorkloadInPlan, index: number, issues: PlanIssue[]):
       }
       continue;
     }
-    expanded.push({ workload: result.data, sweep: combination, path, index });
-    issues.push(...checkWorkload(result.data, path));
+    const capacityIssues = checkCapacity(result.data, path, givesDuration(raw, combination));
+    issues.push(...capacityIssues);
+    // Capacity mode: the repetition lasts as long as its ladder.
+    const workload = result.data.capacity && capacityIssues.length === 0 ? { ...result.data, durationSeconds: capacityDurationSeconds(result.data.capacity, result.data.producers) } : result.data;
+    expanded.push({ workload, sweep: combination, path, index });
+    issues.push(...checkWorkload(workload, path), ...checkWarmUp(workload, path));
   }
   return expanded;
 }
@@ -293,6 +299,53 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
   }
   issues.push(...checkFault(workload, path));
   return issues;
+}
+
+/** Whether the plan's own text sets durationSeconds for this workload (directly or by a sweep), as opposed to the default. */
+function givesDuration(raw: unknown, combination: Partial<Record<WorkloadField, unknown>>): boolean {
+  return 'durationSeconds' in combination || (typeof raw === 'object' && raw !== null && 'durationSeconds' in raw);
+}
+
+/** A capacity workload: a ladder within the bound, the rate left to the ladder, nothing that disturbs the latency verdict. */
+function checkCapacity(workload: Workload, path: string, durationGiven: boolean): PlanIssue[] {
+  const capacity = workload.capacity;
+  if (!capacity) return [];
+  const issues: PlanIssue[] = [];
+  const add = (field: string, message: string, value: unknown) => issues.push({ path: `${path}.${field}`, message, value });
+  const why = 'capacity mode sets the publish rate itself, step by step';
+  if (workload.producers === 0 || workload.consumers === 0) {
+    add(workload.producers === 0 ? 'producers' : 'consumers', 'capacity mode needs producers and consumers: it measures how fast messages get through within a latency bound', 0);
+  }
+  if (workload.publishRateLimit !== undefined) add('publishRateLimit', `remove it: ${why}`, workload.publishRateLimit);
+  if (workload.messageCount !== undefined) add('messageCount', `remove it: ${why}, for as long as its ladder lasts`, workload.messageCount);
+  if (workload.totalBytes !== undefined) add('totalBytes', `remove it: ${why}, for as long as its ladder lasts`, workload.totalBytes);
+  if (workload.fault !== undefined) add('fault', 'a fault in a capacity search would fail the step it hits for reasons that are not the rate; measure failover in a workload of its own', workload.fault.action);
+  if (workload.warmUpSeconds !== undefined) add('warmUpSeconds', 'capacity steps have their own warm-up: use capacity.warmUpSeconds', workload.warmUpSeconds);
+  if (capacity.minRate > capacity.maxRate) add('capacity.maxRate', `must be at least minRate (${capacity.minRate})`, capacity.maxRate);
+  else if (capacityStepCount(capacity, workload.producers) === undefined) {
+    add('capacity.stepFactor', `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s would have more than ${MAX_CAPACITY_STEPS} steps; raise stepFactor or narrow the rates`, capacity.stepFactor);
+  }
+  if (capacity.warmUpSeconds > capacity.stepSeconds - MIN_MEASURED_STEP_SECONDS) {
+    add('capacity.warmUpSeconds', `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of each ${capacity.stepSeconds} s step`, capacity.warmUpSeconds);
+  }
+  if (durationGiven && issues.length === 0) {
+    const seconds = capacityDurationSeconds(capacity, workload.producers);
+    add('durationSeconds', `remove it: a capacity workload lasts as long as its ladder (${seconds / capacity.stepSeconds} steps × ${capacity.stepSeconds} s = ${seconds} s)`, workload.durationSeconds);
+  }
+  return issues;
+}
+
+/** Warm-up must leave measured seconds, and has no meaning for a fixed amount of work (measured by its completion time). */
+function checkWarmUp(workload: Workload, path: string): PlanIssue[] {
+  const warmUp = workload.warmUpSeconds;
+  if (warmUp === undefined || warmUp === 0) return [];
+  if (workload.messageCount !== undefined || workload.totalBytes !== undefined) {
+    return [{ path: `${path}.warmUpSeconds`, message: 'a fixed amount of work is measured by the time it takes in full; remove warmUpSeconds or messageCount/totalBytes', value: warmUp }];
+  }
+  if (warmUp > workload.durationSeconds - MIN_MEASURED_STEP_SECONDS) {
+    return [{ path: `${path}.warmUpSeconds`, message: `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of the ${workload.durationSeconds} s duration`, value: warmUp }];
+  }
+  return [];
 }
 
 /** The fault's times must fall inside the repetition, in order; a restart heals itself. */

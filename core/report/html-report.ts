@@ -1,7 +1,8 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from '../results/comparison';
 import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows, formatUncountedFaultLine } from '../failover/failover-report';
-import { formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
+import { capacityRows, formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
+import { capacityStrategyLine, formatCapacity } from '../capacity/capacity-report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from '../results/result-model';
 import type { Stats } from '../results/statistics';
 
@@ -172,6 +173,8 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     });
   }
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));
+  const capacity = capacitySection(input.aggregates, input.pricePerformance);
+  if (capacity) sections.push(capacity);
   const failover = failoverSection(input);
   if (failover) sections.push(failover);
   // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.
@@ -274,6 +277,36 @@ function failoverSection(input: RunReportInput): ReportSection | undefined {
         },
       ],
     };
+}
+
+/** Capacity at a latency target: the strategy, then per scenario its capacity, its price per million messages and each repetition's verdict. */
+function capacitySection(aggregates: readonly ScenarioAggregate[], pricePerformance: RunPricePerformance): ReportSection | undefined {
+  const rows = capacityRows(aggregates);
+  if (rows.length === 0) return undefined;
+  const costs = new Map((pricePerformance.available ? pricePerformance.capacity : []).map((cost) => [cost.scenarioId, cost]));
+  return {
+    id: 'capacity',
+    title: 'Capacity at a latency target',
+    blocks: [
+      { kind: 'paragraph', text: capacityStrategyLine(rows[0]!.capacity) },
+      {
+        kind: 'table',
+        caption: 'The highest publish rate every repetition held within its p99 bound',
+        header: ['scenario', 'p99 bound (ms)', 'capacity', 'USD per million messages', 'repetitions'],
+        numeric: [1, 2, 3],
+        rows: rows.map(({ scenarioId, capacity }) => {
+          const cost = costs.get(scenarioId);
+          return [
+            scenarioId,
+            String(capacity.p99LatencyMs),
+            formatCapacity(capacity),
+            cost ? `${cost.atLeast ? '≤ ' : ''}${cost.usdPerMillionMessages.toPrecision(3)}` : '—',
+            capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join(' · '),
+          ];
+        }),
+      },
+    ],
+  };
 }
 
 function pricePerformanceSection(pricePerformance: RunPricePerformance): ReportSection {

@@ -1,4 +1,5 @@
 import type { QueueThroughputPoint } from './charts';
+import { aggregateCapacity, renderCapacityMarkdown, usdPerMillionMessages, type CapacityCost, type ScenarioCapacity } from '../capacity/capacity-report';
 import { aggregateFailover, renderFailoverMarkdown } from '../failover/failover-report';
 import { loadGeneratorBoundLine } from '../metrics/host-metrics';
 import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from '../results/comparison';
@@ -32,6 +33,7 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
   const confirmLatency = latency((s) => s.confirmLatency);
   const failover = aggregateFailover(mine);
   const judged = ok.filter((rep) => rep.loadGenerator !== undefined);
+  const capacity = aggregateCapacity(ok);
   return {
     scenarioId,
     repetitionsSucceeded: ok.length,
@@ -53,6 +55,7 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
     ...(confirmLatency ? { confirmLatency } : {}),
     ...(failover ? { failover } : {}),
     ...(judged.length > 0 ? { loadGeneratorBound: { bound: judged.filter((rep) => rep.loadGenerator!.bound).length, of: judged.length } } : {}),
+    ...(capacity ? { capacity } : {}),
   };
 }
 
@@ -107,7 +110,7 @@ export const formatMBps = (stats: Stats | undefined) => (stats ? stats.mean.toLo
 const ms = (micros: number) => (micros / 1000).toFixed(micros < 10_000 ? 2 : 1);
 
 /** The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then load balancer vs direct deltas. */
-export function renderMarkdownReport(run: RunRecord, repetitions: readonly StoredRepetition[]): string {
+export function renderMarkdownReport(run: RunRecord, repetitions: readonly StoredRepetition[], pricePerformance?: RunPricePerformance): string {
   const aggregates = aggregateRun(run, repetitions);
   const lines = [
     `# rmqbench report: ${run.planName}`,
@@ -143,6 +146,8 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   if (deltas.length > 0) {
     lines.push('', ...renderDeltasMarkdown(deltas, 'load balancer vs direct (direct is the baseline)'));
   }
+  const capacity = renderCapacityMarkdown(capacityRows(aggregates), pricePerformance?.available ? pricePerformance.capacity : []);
+  if (capacity.length > 0) lines.push('', ...capacity);
   const failover = renderFailoverMarkdown(aggregates, repetitions);
   if (failover.length > 0) lines.push('', ...failover);
   const bound = loadGeneratorBoundLines(aggregates);
@@ -281,8 +286,32 @@ export interface ClusterCostView {
 }
 
 export type RunPricePerformance =
-  | { readonly available: true; readonly provider: CloudProvider; readonly instanceType: string; readonly costs: readonly ClusterCostView[]; readonly tables: readonly PricePerformanceTableView[] }
+  | {
+      readonly available: true;
+      readonly provider: CloudProvider;
+      readonly instanceType: string;
+      readonly costs: readonly ClusterCostView[];
+      readonly tables: readonly PricePerformanceTableView[];
+      /** Each capacity scenario priced by its cluster: USD per million messages at the capacity. */
+      readonly capacity: readonly CapacityCost[];
+    }
   | { readonly available: false; readonly reason: string };
+
+/** The scenarios with a capacity result. */
+export function capacityRows(aggregates: readonly ScenarioAggregate[]): { scenarioId: string; capacity: ScenarioCapacity }[] {
+  return aggregates.flatMap((aggregate) => (aggregate.capacity ? [{ scenarioId: aggregate.scenarioId, capacity: aggregate.capacity }] : []));
+}
+
+/** Each capacity priced by its scenario's cluster (its hourly price over the messages an hour carries at the capacity). */
+function capacityCosts(run: RunRecord, aggregates: readonly ScenarioAggregate[], costs: readonly ClusterCostView[]): CapacityCost[] {
+  const facts = scenarioFacts(run);
+  const byCluster = new Map(costs.map((cost) => [cost.clusterName, cost]));
+  return capacityRows(aggregates).flatMap(({ scenarioId, capacity }) => {
+    const cost = byCluster.get(facts.get(scenarioId)?.clusterName ?? '');
+    if (cost === undefined || capacity.rate === undefined) return [];
+    return [{ scenarioId, clusterName: cost.clusterName, rate: capacity.rate, atLeast: capacity.atLeast, hourlyUsd: cost.hourlyUsd, usdPerMillionMessages: usdPerMillionMessages(cost.hourlyUsd, capacity.rate) }];
+  });
+}
 
 /**
  * Cluster costs and the chapter-7 table for one run: each cluster of the run is a candidate priced as
@@ -293,7 +322,7 @@ export function runPricePerformance(run: RunRecord, aggregates: readonly Scenari
   const priced = pricedRun(run, aggregates, catalog);
   if (!priced.available) return priced;
   const { provider, instanceType, costs, measurements } = priced;
-  return { available: true, provider, instanceType, costs, tables: pricePerformanceTables(costs, measurements) };
+  return { available: true, provider, instanceType, costs, tables: pricePerformanceTables(costs, measurements), capacity: capacityCosts(run, aggregates, costs) };
 }
 
 /** A run's clusters priced and its measurements labelled by cluster description: what price-performance tables are made of. */

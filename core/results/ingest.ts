@@ -5,6 +5,7 @@ import { parsePerfTestOutput } from '../perftest/perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
 import { loadGeneratorVerdict, type LoadGeneratorVerdict, type RepetitionMetrics, validateRepetitionMetrics } from '../metrics/host-metrics';
 import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-model';
+import { capacityVerdict, summedQueueDepth, type CapacityResult } from '../capacity/capacity-verdict';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
 export interface RawRepetition {
@@ -62,7 +63,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
-    const verdict = measuredLoadGenerator(base.metrics, result);
+    const verdict = { ...measuredLoadGenerator(base.metrics, result), ...measuredCapacity(base.metrics, result, raw.expectations) };
     if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
     let failover;
     try {
@@ -91,6 +92,13 @@ function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | '
     const message = `metrics dropped: ${error instanceof Error ? error.message : String(error)}`;
     return { metricsError: raw.metricsError ? `${raw.metricsError}; ${message}` : message };
   }
+}
+
+/** A capacity workload's verdict over its ladder, with the queue depth the broker samples give (where there are any). */
+function measuredCapacity(metrics: RepetitionMetrics | undefined, result: PerfTestResult, expected: PerfTestExpectations): { capacity?: CapacityResult } {
+  if (!expected.capacity) return {};
+  const depth = metrics ? summedQueueDepth(metrics.series) : [];
+  return { capacity: capacityVerdict(result.samples, expected.capacity, depth.length > 0 ? depth : undefined) };
 }
 
 /**

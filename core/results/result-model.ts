@@ -1,5 +1,7 @@
 import type { LoadGeneratorVerdict, RepetitionMetrics } from '../metrics/host-metrics';
 import type { Stats } from './statistics';
+import type { CapacityResult } from '../capacity/capacity-verdict';
+import type { ScenarioCapacity } from '../capacity/capacity-report';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
 export interface LatencyPercentiles {
@@ -26,10 +28,6 @@ export interface PerSecondSample {
   readonly received: number;
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;
-  /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
-  readonly failover?: Partial<Record<FailoverMetric, Stats>>;
-  /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
-  readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
 }
 
 /** PerfTest's own end-of-run summary (stdout). */
@@ -38,15 +36,16 @@ export interface PerfTestSummary {
   readonly receiveRateAvg: number;
   readonly consumerLatency?: LatencyPercentiles;
   readonly confirmLatency?: LatencyPercentiles;
-  /** Over the repetitions that carry verifier counts (recoverySeconds over those that recovered). */
-  readonly failover?: Partial<Record<FailoverMetric, Stats>>;
-  /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
-  readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
 }
 
 /** The parsed, normalized outcome of one PerfTest execution. */
 export interface PerfTestResult {
+  /** The repetition's summary: PerfTest's own, or with a warm-up the one computed after it (core/results/warm-up.ts). */
   readonly summary: PerfTestSummary;
+  /** Seconds left out of `summary`, `sendRate` and `receiveRate`; absent when none were. */
+  readonly warmUpSeconds?: number;
+  /** With a warm-up: PerfTest's own summary of the whole run, for the record. */
+  readonly perfTestSummary?: PerfTestSummary;
   readonly samples: readonly PerSecondSample[];
   /** Statistics over the per-second samples (published and received msg/s). */
   readonly sendRate: Stats;
@@ -135,6 +134,8 @@ export interface RepetitionRecord {
   readonly loadGenerator?: LoadGeneratorVerdict;
   /** Present when the scenario has a fault that a cloud target applied but could not count (no usable verifier output): nothing was counted. */
   readonly uncountedFault?: UncountedFault;
+  /** A capacity workload: every step of its ladder as measured and the highest rate that held (core/capacity/capacity-verdict.ts). */
+  readonly capacity?: CapacityResult;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';
@@ -177,4 +178,6 @@ export interface ScenarioAggregate {
   readonly failover?: Partial<Record<FailoverMetric, Stats>>;
   /** Of the repetitions with a load-generator CPU verdict (`of`), how many were load-generator bound. */
   readonly loadGeneratorBound?: { readonly bound: number; readonly of: number };
+  /** A capacity workload: the rate every repetition held within its p99 bound (core/capacity/capacity-report.ts). */
+  readonly capacity?: ScenarioCapacity;
 }

@@ -126,3 +126,21 @@ describe('PerfTest output of a fixed amount of work (--pmessages/--cmessages)', 
     expect((error as Error).message).not.toContain('empty file');
   });
 });
+
+describe('warm-up (warmUpSeconds)', () => {
+  test('the summary and rate statistics leave the first seconds out; PerfTest\'s own summary is kept beside them', () => {
+    const result = parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), { ...basic, warmUpSeconds: 2 });
+    // Seconds 3..5 of the captured run (CSV rows at 3.001, 4.001, 5.000).
+    expect(result.summary.sendRateAvg).toBe(Math.round((5621 + 5611 + 8677) / 3));
+    expect(result.summary.receiveRateAvg).toBe(Math.round((4836 + 5162 + 9822) / 3));
+    // Each percentile is the median of the seconds' values, each weighted by the messages it received.
+    expect(result.summary.consumerLatency?.p99).toBe(449660);
+    expect(result.sendRate.n).toBe(3);
+    expect(result.warmUpSeconds).toBe(2);
+    expect(result.perfTestSummary?.sendRateAvg).toBe(6068);
+  });
+
+  test('a run cut short before the warm-up ended is incomplete, not a result', () => {
+    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), { ...basic, warmUpSeconds: 5 })).toThrow(/after the 5 s warm-up/);
+  });
+});

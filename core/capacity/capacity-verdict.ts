@@ -1,0 +1,157 @@
+import type { MetricPoint } from '../metrics/host-metrics';
+import type { PerSecondSample } from '../results/result-model';
+import type { CapacityStep } from './capacity-plan';
+
+/** A step holds its rate when the producers achieved at least this share of it (below: they fell behind their schedule). */
+export const ACHIEVED_RATE_SHARE = 0.98;
+/** A step holds when the consumers received at least this share of what was published (times the deliveries per message). */
+export const CONSUMED_SHARE = 0.98;
+
+/** What the capacity verdict needs to know of the ladder and the workload. */
+export interface CapacityExpectations {
+  readonly p99LatencyMs: number;
+  readonly stepFactor: number;
+  readonly warmUpSeconds: number;
+  readonly steps: readonly CapacityStep[];
+  /** Deliveries per published message: the queue count for a fanout exchange, else 1. */
+  readonly deliveriesPerMessage: number;
+}
+
+/** One step of the ladder as measured. */
+export interface CapacityStepResult {
+  readonly targetRate: number;
+  readonly fromSeconds: number;
+  readonly toSeconds: number;
+  /** Per-second samples inside the step after its warm-up. */
+  readonly measuredSeconds: number;
+  /** Mean published and received msg/s over the measured seconds. */
+  readonly publishRate: number;
+  readonly receiveRate: number;
+  /**
+   * The largest per-second consumer latency p99 in the measured seconds, µs: an upper bound of the step's p99 (if
+   * every second has at most 1 % of its messages above a value, so has the step). PerfTest computes each second's
+   * percentiles on a fresh reservoir (v2.22.1 DefaultPerformanceMetrics.metrics() replaces the histogram every interval).
+   */
+  readonly p99UpperBoundUs?: number;
+  /** Messages the benchmark queues gained over the measured seconds (broker samples); absent where none were sampled. */
+  readonly queueGrowth?: number;
+  readonly held: boolean;
+  /** Why it did not hold (empty when it held). */
+  readonly reasons: readonly string[];
+}
+
+/** A repetition's capacity: the highest ladder rate that held, with every step as measured. */
+export interface CapacityResult {
+  readonly p99LatencyMs: number;
+  readonly stepFactor: number;
+  readonly warmUpSeconds: number;
+  readonly steps: readonly CapacityStepResult[];
+  /** The highest rate held before the first step that did not; absent when the first step did not hold. */
+  readonly capacityRate?: number;
+  /** Every step held: the capacity is at least the ladder's top (raise maxRate to find it). */
+  readonly atLeast: boolean;
+  /** The first step that did not hold: the capacity is below it. */
+  readonly firstFailedRate?: number;
+  /** The verdict in one sentence. */
+  readonly verdict: string;
+}
+
+const round = (value: number) => Math.round(value * 10) / 10;
+const formatRate = (rate: number) => Math.round(rate).toLocaleString('en-US');
+
+/** Per-second samples whose second lies inside [from, to): a sample at `time` counts the second before it. */
+function samplesWithin(samples: readonly PerSecondSample[], from: number, to: number): PerSecondSample[] {
+  return samples.filter((sample) => {
+    const second = Math.round(sample.time);
+    return second - 1 >= from && second <= to;
+  });
+}
+
+/** The summed queue depth at the point nearest `t` (within 1.5 s), or undefined. */
+function depthAt(points: readonly MetricPoint[], t: number): number | undefined {
+  let best: MetricPoint | undefined;
+  for (const point of points) if (Math.abs(point[0] - t) <= 1.5 && (best === undefined || Math.abs(point[0] - t) < Math.abs(best[0] - t))) best = point;
+  return best?.[1];
+}
+
+/** Judges one step: rate achieved, consumption kept up, the queue did not grow, p99 within the bound. */
+export function judgeStep(step: CapacityStep, samples: readonly PerSecondSample[], expected: CapacityExpectations, queueDepth?: readonly MetricPoint[]): CapacityStepResult {
+  const from = step.fromSeconds + expected.warmUpSeconds;
+  const measured = samplesWithin(samples, from, step.toSeconds);
+  const base = { targetRate: step.targetRate, fromSeconds: step.fromSeconds, toSeconds: step.toSeconds, measuredSeconds: measured.length };
+  if (measured.length === 0) {
+    return { ...base, publishRate: 0, receiveRate: 0, held: false, reasons: [`no per-second sample between ${from} s and ${step.toSeconds} s (PerfTest's output ended before the step)`] };
+  }
+  const mean = (pick: (sample: PerSecondSample) => number) => measured.reduce((sum, sample) => sum + pick(sample), 0) / measured.length;
+  const publishRate = mean((sample) => sample.published);
+  const receiveRate = mean((sample) => sample.received);
+  const latencies = measured.flatMap((sample) => (sample.consumerLatency ? [sample.consumerLatency.p99] : []));
+  const p99UpperBoundUs = latencies.length > 0 ? Math.max(...latencies) : undefined;
+  const reasons: string[] = [];
+  if (publishRate < ACHIEVED_RATE_SHARE * step.targetRate) {
+    reasons.push(`published ${formatRate(publishRate)} msg/s, under ${ACHIEVED_RATE_SHARE * 100} % of ${formatRate(step.targetRate)}: the producers fell behind their schedule`);
+  }
+  const expectedReceive = publishRate * expected.deliveriesPerMessage;
+  if (receiveRate < CONSUMED_SHARE * expectedReceive) {
+    reasons.push(`received ${formatRate(receiveRate)} msg/s, under ${CONSUMED_SHARE * 100} % of the ${formatRate(expectedReceive)} msg/s delivered: the consumers fell behind`);
+  }
+  let queueGrowth: number | undefined;
+  if (queueDepth && queueDepth.length > 0) {
+    const start = depthAt(queueDepth, from);
+    const end = depthAt(queueDepth, step.toSeconds);
+    if (start !== undefined && end !== undefined) {
+      queueGrowth = end - start;
+      const allowed = (1 - CONSUMED_SHARE) * expectedReceive * measured.length;
+      if (queueGrowth > Math.max(allowed, 1)) reasons.push(`the queues grew by ${formatRate(queueGrowth)} messages over the step (more than ${formatRate(allowed)})`);
+    }
+  }
+  if (p99UpperBoundUs === undefined) reasons.push('no consumer latency was measured (nothing received)');
+  else if (p99UpperBoundUs > expected.p99LatencyMs * 1000) reasons.push(`consumer latency p99 reached ${round(p99UpperBoundUs / 1000)} ms in a second, over the ${expected.p99LatencyMs} ms bound`);
+  return {
+    ...base,
+    publishRate: round(publishRate),
+    receiveRate: round(receiveRate),
+    ...(p99UpperBoundUs === undefined ? {} : { p99UpperBoundUs }),
+    ...(queueGrowth === undefined ? {} : { queueGrowth }),
+    held: reasons.length === 0,
+    reasons,
+  };
+}
+
+/**
+ * The repetition's capacity: every step judged; the capacity is the rate of the last step before the first one that
+ * did not hold (a higher step that holds after a failure is not trusted: the backlog of the failure went into it).
+ */
+export function capacityVerdict(samples: readonly PerSecondSample[], expected: CapacityExpectations, queueDepth?: readonly MetricPoint[]): CapacityResult {
+  const steps = expected.steps.map((step) => judgeStep(step, samples, expected, queueDepth));
+  const firstFailed = steps.findIndex((step) => !step.held);
+  const base = { p99LatencyMs: expected.p99LatencyMs, stepFactor: expected.stepFactor, warmUpSeconds: expected.warmUpSeconds, steps };
+  const bound = `p99 ≤ ${expected.p99LatencyMs} ms`;
+  if (firstFailed === 0) {
+    const first = steps[0]!;
+    return { ...base, atLeast: false, firstFailedRate: first.targetRate, verdict: `no rate held ${bound}: the first step (${formatRate(first.targetRate)} msg/s) did not (${first.reasons.join('; ')}); lower capacity.minRate` };
+  }
+  if (firstFailed < 0) {
+    const top = steps.at(-1)!;
+    return { ...base, capacityRate: top.targetRate, atLeast: true, verdict: `every step held ${bound}, up to ${formatRate(top.targetRate)} msg/s, the ladder's top: the capacity is at least that; raise capacity.maxRate to find it` };
+  }
+  const held = steps[firstFailed - 1]!;
+  const failed = steps[firstFailed]!;
+  return {
+    ...base,
+    capacityRate: held.targetRate,
+    atLeast: false,
+    firstFailedRate: failed.targetRate,
+    verdict: `${formatRate(held.targetRate)} msg/s held ${bound}; ${formatRate(failed.targetRate)} msg/s did not (${failed.reasons.join('; ')})`,
+  };
+}
+
+/** The queue depth over time summed over the nodes' queueDepth series (the benchmark queues, each on its leader's node). */
+export function summedQueueDepth(series: readonly { readonly metric: string; readonly points: readonly MetricPoint[] }[]): MetricPoint[] {
+  const byTime = new Map<number, number>();
+  for (const one of series) {
+    if (one.metric !== 'queueDepth') continue;
+    for (const [t, value] of one.points) byTime.set(Math.round(t), (byTime.get(Math.round(t)) ?? 0) + value);
+  }
+  return [...byTime.entries()].sort((a, b) => a[0] - b[0]);
+}

@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { capacityLadder, capacitySchema, variableRateArgs } from '../../core/capacity/capacity-plan';
+import { capacityVerdict, summedQueueDepth, type CapacityExpectations } from '../../core/capacity/capacity-verdict';
+import { PlanValidationError } from '../../core/plan/errors';
+import { parsePlanText } from '../../core/plan/plan';
+import { perfTestExpectations } from '../../core/perftest/perftest-output';
+import { ingestRepetition } from '../../core/results/ingest';
+import { repetitionItems } from '../../core/results/result-items';
+import type { PerSecondSample } from '../../core/results/result-model';
+import { describe as describeStats } from '../../core/results/statistics';
+import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { aggregateRun, renderMarkdownReport, runPricePerformance } from '../../core/report/report';
+import { renderHtmlReport, runReportDocument } from '../../core/report/html-report';
+
+const spec = (fields: Record<string, unknown>) => capacitySchema.parse({ p99LatencyMs: 50, ...fields });
+
+const plan = (workload: string, cluster = 'topology: { type: quorum }') => `
+name: capacity
+clusters:
+  - name: three
+    nodes: 3
+    ${cluster}
+workloads:
+  - name: at-50ms
+${workload}
+`;
+
+function issuesOf(text: string) {
+  try {
+    parsePlanText(text, 'test.yaml');
+  } catch (error) {
+    if (error instanceof PlanValidationError) return error.issues;
+    throw error;
+  }
+  throw new Error('expected the plan to be rejected');
+}
+
+describe('the capacity ladder', () => {
+  test('is geometric from minRate, ends at maxRate, and holds each step for stepSeconds', () => {
+    const steps = capacityLadder(spec({ minRate: 1000, maxRate: 10_000, stepFactor: 2, stepSeconds: 10 }), 1);
+    expect(steps.map((step) => step.targetRate)).toEqual([1000, 2000, 4000, 8000, 10_000]);
+    expect(steps.map((step) => [step.fromSeconds, step.toSeconds])).toEqual([[0, 10], [10, 20], [20, 30], [30, 40], [40, 50]]);
+  });
+
+  test('rates are whole per producer (PerfTest limits each producer), and equal rates merge into one step', () => {
+    const steps = capacityLadder(spec({ minRate: 3, maxRate: 9, stepFactor: 1.1 }), 4);
+    expect(steps.map((step) => step.perProducerRate)).toEqual([1, 2]);
+    expect(steps.map((step) => step.targetRate)).toEqual([4, 8]);
+  });
+
+  test('becomes one --variable-rate per step, per producer', () => {
+    expect(variableRateArgs(spec({ minRate: 2000, maxRate: 8000, stepFactor: 2, stepSeconds: 15 }), 2)).toEqual([
+      '--variable-rate', '1000:15', '--variable-rate', '2000:15', '--variable-rate', '4000:15',
+    ]);
+  });
+
+  test('a ladder past 40 steps is refused', () => {
+    expect(() => capacityLadder(spec({ minRate: 1, maxRate: 10_000_000, stepFactor: 1.05 }), 1)).toThrow(/more than 40/);
+  });
+});
+
+describe('capacity workloads in a plan', () => {
+  test('the repetition lasts as long as the ladder, and PerfTest gets the ladder', () => {
+    const parsed = parsePlanText(plan('    capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10, warmUpSeconds: 3 }'), 'test.yaml');
+    const workload = parsed.scenarios[0]!.workload;
+    expect(workload.durationSeconds).toBe(40);
+    expect(perfTestExpectations(workload).capacity?.steps.map((step) => step.targetRate)).toEqual([1000, 2000, 4000, 8000]);
+  });
+
+  test('each field that cannot go with a capacity search is refused by name', () => {
+    const issues = issuesOf(plan(`    durationSeconds: 60
+    publishRateLimit: 100
+    warmUpSeconds: 5
+    fault: { action: kill, node: leader, atSeconds: 10 }
+    capacity: { p99LatencyMs: 50 }`));
+    const paths = issues.map((issue) => issue.path);
+    expect(paths).toEqual(expect.arrayContaining(['workloads[0].publishRateLimit', 'workloads[0].warmUpSeconds', 'workloads[0].fault']));
+    // durationSeconds is only reported once the rest is right (its message states the ladder's length).
+    const alone = issuesOf(plan('    durationSeconds: 60\n    capacity: { p99LatencyMs: 50, minRate: 100, maxRate: 400, stepFactor: 2, stepSeconds: 10 }'));
+    expect(alone).toEqual([expect.objectContaining({ path: 'workloads[0].durationSeconds', message: expect.stringContaining('3 steps × 10 s = 30 s') })]);
+  });
+
+  test('a ladder that is upside down, too long, or all warm-up is refused at its field', () => {
+    expect(issuesOf(plan('    capacity: { p99LatencyMs: 50, minRate: 5000, maxRate: 100 }'))).toEqual([expect.objectContaining({ path: 'workloads[0].capacity.maxRate' })]);
+    expect(issuesOf(plan('    capacity: { p99LatencyMs: 50, minRate: 1, maxRate: 1000000, stepFactor: 1.1 }'))).toEqual([expect.objectContaining({ path: 'workloads[0].capacity.stepFactor' })]);
+    expect(issuesOf(plan('    capacity: { p99LatencyMs: 50, stepSeconds: 10, warmUpSeconds: 8 }'))).toEqual([expect.objectContaining({ path: 'workloads[0].capacity.warmUpSeconds' })]);
+    expect(issuesOf(plan('    consumers: 0\n    capacity: { p99LatencyMs: 50 }'))).toEqual([expect.objectContaining({ path: 'workloads[0].consumers' })]);
+  });
+
+  test('a Kafka cluster refuses capacity and warmUpSeconds, naming the field and why', () => {
+    const issues = issuesOf(plan('    publishRateLimit: 100\n    warmUpSeconds: 5', 'broker: kafka'));
+    expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].warmUpSeconds', message: expect.stringContaining('runs Kafka') })]);
+  });
+
+  test('warmUpSeconds must leave measured seconds, and has no meaning for a fixed amount of work', () => {
+    expect(issuesOf(plan('    durationSeconds: 10\n    warmUpSeconds: 8'))).toEqual([expect.objectContaining({ path: 'workloads[0].warmUpSeconds' })]);
+    expect(issuesOf(plan('    messageCount: 1000\n    warmUpSeconds: 2'))).toEqual([expect.objectContaining({ path: 'workloads[0].warmUpSeconds', message: expect.stringContaining('fixed amount of work') })]);
+  });
+});
+
+/** Per-second samples for a ladder: each second's published, received and p99 (µs) given by `at(second)`. */
+function samples(seconds: number, at: (second: number) => { published: number; received: number; p99: number }): PerSecondSample[] {
+  return Array.from({ length: seconds }, (_, index) => {
+    const second = index + 1;
+    const { published, received, p99 } = at(second);
+    return { time: second + 0.001, published, returned: 0, confirmed: 0, nacked: 0, received, consumerLatency: { min: 100, median: p99 / 4, p75: p99 / 3, p95: p99 / 2, p99 } };
+  });
+}
+
+const ladder: CapacityExpectations = {
+  p99LatencyMs: 50,
+  stepFactor: 2,
+  warmUpSeconds: 2,
+  steps: capacityLadder(spec({ minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10 }), 1),
+  deliveriesPerMessage: 1,
+};
+const rateAt = (second: number) => ladder.steps.find((step) => second - 1 >= step.fromSeconds && second <= step.toSeconds)!.targetRate;
+
+describe('the capacity verdict', () => {
+  test('the capacity is the last step before the first one over the p99 bound; warm-up seconds do not count', () => {
+    const run = samples(40, (second) => {
+      const rate = rateAt(second);
+      // A slow first second of every step (the warm-up) and a p99 over the bound from 4000 msg/s on.
+      const warm = (second - 1) % 10 === 0;
+      return { published: rate, received: rate, p99: warm ? 400_000 : rate >= 4000 ? 80_000 : 20_000 };
+    });
+    const verdict = capacityVerdict(run, ladder);
+    expect(verdict.capacityRate).toBe(2000);
+    expect(verdict.firstFailedRate).toBe(4000);
+    expect(verdict.steps.map((step) => step.held)).toEqual([true, true, false, false]);
+    expect(verdict.steps[0]!.measuredSeconds).toBe(8);
+    expect(verdict.steps[2]!.reasons).toEqual([expect.stringContaining('p99 reached 80 ms in a second, over the 50 ms bound')]);
+    expect(verdict.verdict).toMatch(/^2,000 msg\/s held p99 ≤ 50 ms; 4,000 msg\/s did not/);
+  });
+
+  test('producers behind their schedule, consumers behind the producers, or a growing queue fail a step', () => {
+    const behind = capacityVerdict(samples(40, (second) => ({ published: Math.min(rateAt(second), 3000), received: Math.min(rateAt(second), 3000), p99: 1000 })), ladder);
+    expect(behind.capacityRate).toBe(2000);
+    expect(behind.steps[2]!.reasons).toEqual([expect.stringContaining('the producers fell behind their schedule')]);
+
+    const slowConsumers = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: Math.min(rateAt(second), 1500), p99: 1000 })), ladder);
+    expect(slowConsumers.capacityRate).toBe(1000);
+    expect(slowConsumers.steps[1]!.reasons).toEqual([expect.stringContaining('the consumers fell behind')]);
+
+    // The broker's view: the queue gains 5,000 messages during the third step although PerfTest's counts look fine.
+    const depth = Array.from({ length: 41 }, (_, t) => [t, t > 22 ? (t - 22) * 300 : 0] as const);
+    const growing = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder, depth);
+    expect(growing.capacityRate).toBe(2000);
+    expect(growing.steps[2]!.reasons).toEqual([expect.stringContaining('the queues grew by')]);
+  });
+
+  test('every step held: the capacity is at least the top; none held: no capacity; output cut short: the step says so', () => {
+    const all = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder);
+    expect(all).toMatchObject({ capacityRate: 8000, atLeast: true });
+    const none = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 900_000 })), ladder);
+    expect(none.capacityRate).toBeUndefined();
+    expect(none.verdict).toMatch(/lower capacity.minRate/);
+    const cut = capacityVerdict(samples(15, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder);
+    expect(cut.capacityRate).toBe(2000);
+    expect(cut.steps[2]!.reasons).toEqual([expect.stringContaining('no per-second sample')]);
+  });
+
+  test('queue depth is summed over the nodes at each second', () => {
+    expect(summedQueueDepth([
+      { metric: 'queueDepth', points: [[1, 5], [2, 7]] },
+      { metric: 'queueDepth', points: [[1.2, 1], [2.1, 2]] },
+      { metric: 'cpuPercent', points: [[1, 99]] },
+    ])).toEqual([[1, 6], [2, 9]]);
+  });
+});
+
+describe('a capacity repetition ingested', () => {
+  test('carries its verdict into the stored repetition item', () => {
+    const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
+    // The captured 5 s flat-out run judged as a 1-step ladder at 5,000 msg/s with a 1 s bound: its p99 stayed under
+    // 0.53 s and it published 6,541 msg/s, but received only 6,205 msg/s (95 %) after the first second.
+    const expectations = { durationSeconds: 5, producers: 1, consumers: 1, confirms: false, capacity: { ...ladder, p99LatencyMs: 1000, warmUpSeconds: 1, steps: [{ targetRate: 5000, perProducerRate: 5000, fromSeconds: 0, toSeconds: 5 }] } };
+    const record = ingestRepetition({ runId: 'r', scenarioId: 's', repetition: 1, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], expectations, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv') });
+    expect(record.status).toBe('SUCCEEDED');
+    expect(record.capacity).toMatchObject({ atLeast: false, firstFailedRate: 5000, steps: [{ measuredSeconds: 4, publishRate: 6540.8, receiveRate: 6204.5, p99UpperBoundUs: 527659, held: false }] });
+    expect(record.capacity!.steps[0]!.reasons).toEqual([expect.stringContaining('the consumers fell behind')]);
+    expect(record.capacity!.capacityRate).toBeUndefined();
+    expect(repetitionItems(record)[0]).toMatchObject({ capacity: { firstFailedRate: 5000 } });
+  });
+});
+
+describe('capacity in the report', () => {
+  const planData = {
+    name: 'capacity',
+    repetitions: 2,
+    clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'c5.xlarge' }],
+    workloads: [{ name: 'at-50ms', capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10, warmUpSeconds: 2 } }],
+  };
+  const scenarioId = parsePlanText(JSON.stringify(planData), 'plan.json').scenarios[0]!.id;
+  // Repetition 1 held up to 4,000 msg/s, repetition 2 up to 2,000: the scenario's capacity is the lower.
+  const repetition = (n: number, heldUpTo: number) => {
+    const capacity = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: rateAt(second) > heldUpTo ? 90_000 : 5_000 })), ladder);
+    const result = { summary: { sendRateAvg: 1, receiveRateAvg: 1 }, sendRate: describeStats([1]), receiveRate: describeStats([1]) };
+    return { runId: 'run-c', scenarioId, repetition: n, status: 'SUCCEEDED' as const, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], result, capacity };
+  };
+  const run = { runId: 'run-c', planName: 'capacity', plan: planData, target: 'aws' as const, status: 'SUCCEEDED' as const, startedAt: '2026-11-25T10:00:00Z', finishedAt: '2026-11-25T10:10:00Z', environment: { region: 'eu-west-1' }, scenarioIds: [scenarioId] };
+  const repetitions = [repetition(1, 4000), repetition(2, 2000)];
+
+  test('the scenario capacity is the lowest over the repetitions, priced per million messages by its cluster', () => {
+    const aggregates = aggregateRun(run, repetitions);
+    expect(aggregates[0]!.capacity).toMatchObject({ rate: 2000, atLeast: false, p99LatencyMs: 50 });
+    const priced = runPricePerformance(run, aggregates, defaultPriceCatalog);
+    if (!priced.available) throw new Error(priced.reason);
+    const hourly = priced.costs[0]!.hourlyUsd;
+    expect(priced.capacity).toEqual([expect.objectContaining({ scenarioId, rate: 2000, usdPerMillionMessages: (hourly / (2000 * 3600)) * 1e6 })]);
+    const markdown = renderMarkdownReport(run, repetitions, priced);
+    expect(markdown).toContain('## Capacity at a latency target');
+    expect(markdown).toContain(`| ${scenarioId} | 50 | 2,000 msg/s | ${((hourly / (2000 * 3600)) * 1e6).toPrecision(3)} |`);
+    expect(markdown).toMatch(/#1: 4,000 msg\/s held p99 ≤ 50 ms; 8,000 msg\/s did not/);
+    expect(markdown).toContain('each step × 2 the one before');
+  });
+
+  test('the HTML report has a capacity section; a local run has no price for it', () => {
+    const local = { ...run, target: 'local' as const };
+    const aggregates = aggregateRun(local, repetitions);
+    const html = renderHtmlReport(runReportDocument({ run: local, aggregates, failedRepetitions: [], charts: [], loadBalancerDeltas: [], pricePerformance: runPricePerformance(local, aggregates, defaultPriceCatalog), generatedAt: 'now' }));
+    expect(html).toContain('Capacity at a latency target');
+    expect(html).toMatch(/<td class="num">2,000 msg\/s<\/td><td class="num">—<\/td>/);
+  });
+});
