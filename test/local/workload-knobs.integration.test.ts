@@ -32,6 +32,12 @@ workloads:
   - { name: fixed-work, producers: 2, consumers: 2, queues: 2, messageSizeBytes: 100, durationSeconds: 60, messageCount: 30000, publishRateLimit: 5000 }
   - { name: fixed-work-too-slow, producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 3, messageCount: 100000000 }
   - { name: limited, producers: 1, consumers: 0, messageSizeBytes: 100, durationSeconds: 8, maxLength: 50, overflow: reject-publish, queueMode: lazy }
+  - { name: warm-up, producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 6, warmUpSeconds: 2 }
+  - name: capacity
+    producers: 1
+    consumers: 1
+    messageSizeBytes: 150
+    capacity: { p99LatencyMs: 100, minRate: 2000, maxRate: 128000, stepFactor: 4, stepSeconds: 6, warmUpSeconds: 2 }
 `,
   'knobs.yaml',
 );
@@ -131,6 +137,38 @@ describe('workload knobs on a real RabbitMQ node', () => {
     expect(raw.stdout).toMatch(/test stopped \((?=[^)]*Producer reached message limit)(?=[^)]*Consumer reached message limit)[^)]*\)/);
     expect(record.result!.completedInSeconds).toBeGreaterThanOrEqual(2);
     expect(record.result!.completedInSeconds).toBeLessThan(60);
+  });
+
+  test('warm-up: the summary leaves the first seconds out and is computed from the per-second samples; PerfTest\'s own is kept', async () => {
+    const { record } = await runWatching('warm-up', []);
+    expect(record.status).toBe('SUCCEEDED');
+    const result = record.result!;
+    const after = result.samples.filter((sample) => Math.round(sample.time) - 1 >= 2);
+    expect(after.length).toBeGreaterThanOrEqual(3);
+    expect(after.length).toBeLessThan(result.samples.length);
+    expect(result.warmUpSeconds).toBe(2);
+    expect(result.sendRate.n).toBe(after.length);
+    expect(result.summary.sendRateAvg).toBe(Math.round(after.reduce((sum, sample) => sum + sample.published, 0) / after.length));
+    expect(result.perfTestSummary!.sendRateAvg).toBeGreaterThan(0);
+  });
+
+  // A ladder of 2,000, 8,000, 32,000 and 128,000 msg/s for 6 s each: one producer on this 2-core machine publishes
+  // ~20-24k msg/s flat out (../shared/ENVIRONMENT.md), so the first step holds and the last cannot.
+  test('capacity: PerfTest follows the ladder (--variable-rate), and the verdict names the highest step that held and why the next did not', async () => {
+    const { record, raw } = await runWatching('capacity', []);
+    expect(raw.perfTestArgs).toEqual(expect.arrayContaining(['--variable-rate', '2000:6', '--variable-rate', '128000:6', '--time', '24']));
+    expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+    const capacity = record.capacity!;
+    expect(capacity.steps.map((step) => step.targetRate)).toEqual([2000, 8000, 32000, 128000]);
+    // The first step was published at its rate, not flat out: PerfTest's rate control followed the ladder.
+    expect(capacity.steps[0]!.publishRate).toBeGreaterThan(1900);
+    expect(capacity.steps[0]!.publishRate).toBeLessThan(2100);
+    expect(capacity.steps[0]!.held).toBe(true);
+    expect(capacity.steps[3]!.held).toBe(false);
+    expect(capacity.steps[3]!.reasons.join('; ')).toMatch(/fell behind|p99 reached/);
+    expect([2000, 8000, 32000]).toContain(capacity.capacityRate);
+    expect(capacity.firstFailedRate).toBe(capacity.capacityRate! * 4);
+    expect(capacity.verdict).toContain(`${capacity.capacityRate!.toLocaleString('en-US')} msg/s held p99 ≤ 100 ms`);
   });
 
   test('fixed work that the duration limit cuts short is a failed repetition that says so', async () => {
