@@ -85,10 +85,18 @@ export function executionInput(plan: Plan, target: 'aws' | 'azure', runId?: stri
   return { plan: planData(plan), target, ...(runId ? { runId } : {}) };
 }
 
-/** Removes the expanded scenarios, which the plan schema does not accept back. */
+/**
+ * The plan as the schema accepts it back: without the expanded scenarios, and without the durationSeconds a capacity
+ * workload was given by default (its duration is its ladder's, and a durationSeconds beside `capacity` is refused).
+ */
 export function planData(plan: Plan): unknown {
   const { scenarios: _scenarios, ...rest } = plan;
-  return rest;
+  const workloads = rest.workloads.map((workload) => {
+    if (workload.capacity === undefined) return workload;
+    const { durationSeconds: _derived, ...withoutDuration } = workload;
+    return withoutDuration;
+  });
+  return { ...rest, workloads };
 }
 
 export function checkTarget(target: unknown): WorkflowTarget {

@@ -1,6 +1,7 @@
 import type { MetricPoint } from '../metrics/host-metrics';
 import type { PerSecondSample } from '../results/result-model';
 import type { CapacityStep } from './capacity-plan';
+import { weightedMedian } from '../results/warm-up';
 
 /** A step holds its rate when the producers achieved at least this share of it (below: they fell behind their schedule). */
 export const ACHIEVED_RATE_SHARE = 0.98;
@@ -9,6 +10,7 @@ export const CONSUMED_SHARE = 0.98;
 
 /** What the capacity verdict needs to know of the ladder and the workload. */
 export interface CapacityExpectations {
+  /** The plan's bound (capacity.p99LatencyMs). */
   readonly p99LatencyMs: number;
   readonly stepFactor: number;
   readonly warmUpSeconds: number;
@@ -16,6 +18,9 @@ export interface CapacityExpectations {
   /** Deliveries per published message: the queue count for a fanout exchange, else 1. */
   readonly deliveriesPerMessage: number;
 }
+
+/** Why a step did not pass. */
+export type CapacityFailure = 'latency' | 'publisher-behind' | 'consumers-behind' | 'queue-growing' | 'no-samples';
 
 /** One step of the ladder as measured. */
 export interface CapacityStepResult {
@@ -26,28 +31,35 @@ export interface CapacityStepResult {
   readonly measuredSeconds: number;
   /** Mean published and received msg/s over the measured seconds. */
   readonly publishRate: number;
-  readonly receiveRate: number;
+  readonly consumeRate: number;
   /**
-   * The largest per-second consumer latency p99 in the measured seconds, µs: an upper bound of the step's p99 (if
+   * The largest per-second consumer latency p99 in the measured seconds, ms: an upper bound of the step's p99 (if
    * every second has at most 1 % of its messages above a value, so has the step). PerfTest computes each second's
    * percentiles on a fresh reservoir (v2.22.1 DefaultPerformanceMetrics.metrics() replaces the histogram every interval).
    */
-  readonly p99UpperBoundUs?: number;
+  readonly p99LatencyMs?: number;
+  /** The step's consumer latency median, ms: the per-second medians' median weighted by the messages each second received. */
+  readonly p50LatencyMs?: number;
   /** Messages the benchmark queues gained over the measured seconds (broker samples); absent where none were sampled. */
   readonly queueGrowth?: number;
-  readonly held: boolean;
-  /** Why it did not hold (empty when it held). */
+  readonly passed: boolean;
+  /** Why it did not pass (empty when it passed), as causes and as sentences. */
+  readonly failedBy: readonly CapacityFailure[];
   readonly reasons: readonly string[];
 }
 
 /** A repetition's capacity: the highest ladder rate that held, with every step as measured. */
 export interface CapacityResult {
-  readonly p99LatencyMs: number;
+  /** The plan's bound. */
+  readonly p99BoundMs: number;
   readonly stepFactor: number;
   readonly warmUpSeconds: number;
   readonly steps: readonly CapacityStepResult[];
   /** The highest rate held before the first step that did not; absent when the first step did not hold. */
-  readonly capacityRate?: number;
+  readonly rateMsgPerSecond?: number;
+  /** Consumer latency p50 and p99 (upper bound) at that rate, ms. */
+  readonly p50LatencyMs?: number;
+  readonly p99LatencyMs?: number;
   /** Every step held: the capacity is at least the ladder's top (raise maxRate to find it). */
   readonly atLeast: boolean;
   /** The first step that did not hold: the capacity is below it. */
@@ -80,70 +92,71 @@ export function judgeStep(step: CapacityStep, samples: readonly PerSecondSample[
   const measured = samplesWithin(samples, from, step.toSeconds);
   const base = { targetRate: step.targetRate, fromSeconds: step.fromSeconds, toSeconds: step.toSeconds, measuredSeconds: measured.length };
   if (measured.length === 0) {
-    return { ...base, publishRate: 0, receiveRate: 0, held: false, reasons: [`no per-second sample between ${from} s and ${step.toSeconds} s (PerfTest's output ended before the step)`] };
+    const reason = `no per-second sample between ${from} s and ${step.toSeconds} s (PerfTest's output ended before the step)`;
+    return { ...base, publishRate: 0, consumeRate: 0, passed: false, failedBy: ['no-samples'], reasons: [reason] };
   }
   const mean = (pick: (sample: PerSecondSample) => number) => measured.reduce((sum, sample) => sum + pick(sample), 0) / measured.length;
   const publishRate = mean((sample) => sample.published);
-  const receiveRate = mean((sample) => sample.received);
-  const latencies = measured.flatMap((sample) => (sample.consumerLatency ? [sample.consumerLatency.p99] : []));
-  const p99UpperBoundUs = latencies.length > 0 ? Math.max(...latencies) : undefined;
-  const reasons: string[] = [];
+  const consumeRate = mean((sample) => sample.received);
+  const latencies = measured.flatMap((sample) => (sample.consumerLatency ? [{ weight: sample.received, p50: sample.consumerLatency.median, p99: sample.consumerLatency.p99 }] : []));
+  const p99LatencyMs = latencies.length > 0 ? Math.max(...latencies.map((latency) => latency.p99)) / 1000 : undefined;
+  const p50LatencyMs = latencies.length > 0 ? weightedMedian(latencies.map((latency) => ({ weight: latency.weight, value: latency.p50 }))) / 1000 : undefined;
+  const failures: [CapacityFailure, string][] = [];
   if (publishRate < ACHIEVED_RATE_SHARE * step.targetRate) {
-    reasons.push(`published ${formatRate(publishRate)} msg/s, under ${ACHIEVED_RATE_SHARE * 100} % of ${formatRate(step.targetRate)}: the producers fell behind their schedule`);
+    failures.push(['publisher-behind', `published ${formatRate(publishRate)} msg/s, under ${ACHIEVED_RATE_SHARE * 100} % of ${formatRate(step.targetRate)}: the producers fell behind their schedule`]);
   }
-  const expectedReceive = publishRate * expected.deliveriesPerMessage;
-  if (receiveRate < CONSUMED_SHARE * expectedReceive) {
-    reasons.push(`received ${formatRate(receiveRate)} msg/s, under ${CONSUMED_SHARE * 100} % of the ${formatRate(expectedReceive)} msg/s delivered: the consumers fell behind`);
+  const expectedConsume = publishRate * expected.deliveriesPerMessage;
+  if (consumeRate < CONSUMED_SHARE * expectedConsume) {
+    failures.push(['consumers-behind', `received ${formatRate(consumeRate)} msg/s, under ${CONSUMED_SHARE * 100} % of the ${formatRate(expectedConsume)} msg/s delivered: the consumers fell behind`]);
   }
-  let queueGrowth: number | undefined;
-  if (queueDepth && queueDepth.length > 0) {
-    const start = depthAt(queueDepth, from);
-    const end = depthAt(queueDepth, step.toSeconds);
-    if (start !== undefined && end !== undefined) {
-      queueGrowth = end - start;
-      const allowed = (1 - CONSUMED_SHARE) * expectedReceive * measured.length;
-      if (queueGrowth > Math.max(allowed, 1)) reasons.push(`the queues grew by ${formatRate(queueGrowth)} messages over the step (more than ${formatRate(allowed)})`);
-    }
+  const queueGrowth = growthOver(queueDepth, from, step.toSeconds);
+  const allowedGrowth = Math.max((1 - CONSUMED_SHARE) * expectedConsume * measured.length, 1);
+  if (queueGrowth !== undefined && queueGrowth > allowedGrowth) {
+    failures.push(['queue-growing', `the queues grew by ${formatRate(queueGrowth)} messages over the step (more than ${formatRate(allowedGrowth)})`]);
   }
-  if (p99UpperBoundUs === undefined) reasons.push('no consumer latency was measured (nothing received)');
-  else if (p99UpperBoundUs > expected.p99LatencyMs * 1000) reasons.push(`consumer latency p99 reached ${round(p99UpperBoundUs / 1000)} ms in a second, over the ${expected.p99LatencyMs} ms bound`);
+  if (p99LatencyMs === undefined) failures.push(['latency', 'no consumer latency was measured (nothing received)']);
+  else if (p99LatencyMs > expected.p99LatencyMs) failures.push(['latency', `consumer latency p99 reached ${round(p99LatencyMs)} ms in a second, over the ${expected.p99LatencyMs} ms bound`]);
   return {
     ...base,
     publishRate: round(publishRate),
-    receiveRate: round(receiveRate),
-    ...(p99UpperBoundUs === undefined ? {} : { p99UpperBoundUs }),
+    consumeRate: round(consumeRate),
+    ...(p99LatencyMs === undefined ? {} : { p99LatencyMs: round(p99LatencyMs) }),
+    ...(p50LatencyMs === undefined ? {} : { p50LatencyMs: round(p50LatencyMs) }),
     ...(queueGrowth === undefined ? {} : { queueGrowth }),
-    held: reasons.length === 0,
-    reasons,
+    passed: failures.length === 0,
+    failedBy: failures.map(([cause]) => cause),
+    reasons: failures.map(([, reason]) => reason),
   };
+}
+
+/** Messages the queues gained between `from` and `to` by the broker's samples; undefined without samples near both. */
+function growthOver(queueDepth: readonly MetricPoint[] | undefined, from: number, to: number): number | undefined {
+  if (!queueDepth || queueDepth.length === 0) return undefined;
+  const start = depthAt(queueDepth, from);
+  const end = depthAt(queueDepth, to);
+  return start === undefined || end === undefined ? undefined : end - start;
 }
 
 /**
  * The repetition's capacity: every step judged; the capacity is the rate of the last step before the first one that
- * did not hold (a higher step that holds after a failure is not trusted: the backlog of the failure went into it).
+ * did not pass (a higher step that passes after a failure is not trusted: the backlog of the failure went into it).
  */
 export function capacityVerdict(samples: readonly PerSecondSample[], expected: CapacityExpectations, queueDepth?: readonly MetricPoint[]): CapacityResult {
   const steps = expected.steps.map((step) => judgeStep(step, samples, expected, queueDepth));
-  const firstFailed = steps.findIndex((step) => !step.held);
-  const base = { p99LatencyMs: expected.p99LatencyMs, stepFactor: expected.stepFactor, warmUpSeconds: expected.warmUpSeconds, steps };
+  const firstFailed = steps.findIndex((step) => !step.passed);
+  const base = { p99BoundMs: expected.p99LatencyMs, stepFactor: expected.stepFactor, warmUpSeconds: expected.warmUpSeconds, steps };
   const bound = `p99 ≤ ${expected.p99LatencyMs} ms`;
   if (firstFailed === 0) {
     const first = steps[0]!;
     return { ...base, atLeast: false, firstFailedRate: first.targetRate, verdict: `no rate held ${bound}: the first step (${formatRate(first.targetRate)} msg/s) did not (${first.reasons.join('; ')}); lower capacity.minRate` };
   }
+  const held = steps[(firstFailed < 0 ? steps.length : firstFailed) - 1]!;
+  const atRate = { rateMsgPerSecond: held.targetRate, ...(held.p50LatencyMs === undefined ? {} : { p50LatencyMs: held.p50LatencyMs }), ...(held.p99LatencyMs === undefined ? {} : { p99LatencyMs: held.p99LatencyMs }) };
   if (firstFailed < 0) {
-    const top = steps.at(-1)!;
-    return { ...base, capacityRate: top.targetRate, atLeast: true, verdict: `every step held ${bound}, up to ${formatRate(top.targetRate)} msg/s, the ladder's top: the capacity is at least that; raise capacity.maxRate to find it` };
+    return { ...base, ...atRate, atLeast: true, verdict: `every step held ${bound}, up to ${formatRate(held.targetRate)} msg/s, the ladder's top: the capacity is at least that; raise capacity.maxRate to find it` };
   }
-  const held = steps[firstFailed - 1]!;
   const failed = steps[firstFailed]!;
-  return {
-    ...base,
-    capacityRate: held.targetRate,
-    atLeast: false,
-    firstFailedRate: failed.targetRate,
-    verdict: `${formatRate(held.targetRate)} msg/s held ${bound}; ${formatRate(failed.targetRate)} msg/s did not (${failed.reasons.join('; ')})`,
-  };
+  return { ...base, ...atRate, atLeast: false, firstFailedRate: failed.targetRate, verdict: `${formatRate(held.targetRate)} msg/s held ${bound}; ${formatRate(failed.targetRate)} msg/s did not (${failed.reasons.join('; ')})` };
 }
 
 /** The queue depth over time summed over the nodes' queueDepth series (the benchmark queues, each on its leader's node). */

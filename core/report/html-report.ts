@@ -2,7 +2,7 @@ import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from '../results/comparison';
 import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows, formatUncountedFaultLine } from '../failover/failover-report';
 import { capacityRows, formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
-import { capacityStrategyLine, formatCapacity } from '../capacity/capacity-report';
+import { capacityCells, capacityStrategyLine } from '../capacity/capacity-report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from '../results/result-model';
 import type { Stats } from '../results/statistics';
 
@@ -292,18 +292,13 @@ function capacitySection(aggregates: readonly ScenarioAggregate[], pricePerforma
       {
         kind: 'table',
         caption: 'The highest publish rate every repetition held within its p99 bound',
-        header: ['scenario', 'p99 bound (ms)', 'capacity', 'USD per million messages', 'repetitions'],
-        numeric: [1, 2, 3],
-        rows: rows.map(({ scenarioId, capacity }) => {
-          const cost = costs.get(scenarioId);
-          return [
-            scenarioId,
-            String(capacity.p99LatencyMs),
-            formatCapacity(capacity),
-            cost ? `${cost.atLeast ? '≤ ' : ''}${cost.usdPerMillionMessages.toPrecision(3)}` : '—',
-            capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join(' · '),
-          ];
-        }),
+        header: ['scenario', 'p99 bound (ms)', 'capacity (mean ± 95% CI)', 'p50 / p99 at it (ms)', 'USD per million messages', 'msg/s per USD-hour', 'repetitions'],
+        numeric: [1, 2, 3, 4, 5],
+        rows: rows.map(({ scenarioId, capacity }) => [
+          scenarioId,
+          ...capacityCells(capacity, costs.get(scenarioId)),
+          capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join(' · '),
+        ]),
       },
     ],
   };

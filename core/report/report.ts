@@ -308,8 +308,17 @@ function capacityCosts(run: RunRecord, aggregates: readonly ScenarioAggregate[],
   const byCluster = new Map(costs.map((cost) => [cost.clusterName, cost]));
   return capacityRows(aggregates).flatMap(({ scenarioId, capacity }) => {
     const cost = byCluster.get(facts.get(scenarioId)?.clusterName ?? '');
-    if (cost === undefined || capacity.rate === undefined) return [];
-    return [{ scenarioId, clusterName: cost.clusterName, rate: capacity.rate, atLeast: capacity.atLeast, hourlyUsd: cost.hourlyUsd, usdPerMillionMessages: usdPerMillionMessages(cost.hourlyUsd, capacity.rate) }];
+    const rate = capacity.rateMsgPerSecond?.mean;
+    if (cost === undefined || rate === undefined) return [];
+    return [{
+      scenarioId,
+      clusterName: cost.clusterName,
+      rateMsgPerSecond: rate,
+      atLeast: capacity.atLeast,
+      hourlyUsd: cost.hourlyUsd,
+      usdPerMillionMessages: usdPerMillionMessages(cost.hourlyUsd, rate),
+      msgPerSecondPerUsdHour: rate / cost.hourlyUsd,
+    }];
   });
 }
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { capacityLadder, capacitySchema, variableRateArgs } from '../../core/capacity/capacity-plan';
 import { capacityVerdict, summedQueueDepth, type CapacityExpectations } from '../../core/capacity/capacity-verdict';
 import { PlanValidationError } from '../../core/plan/errors';
-import { parsePlanText } from '../../core/plan/plan';
+import { parsePlanText, validatePlan } from '../../core/plan/plan';
+import { planData } from '../../state-machines/schedule';
 import { perfTestExpectations } from '../../core/perftest/perftest-output';
 import { ingestRepetition } from '../../core/results/ingest';
 import { repetitionItems } from '../../core/results/result-items';
@@ -126,39 +127,43 @@ describe('the capacity verdict', () => {
       return { published: rate, received: rate, p99: warm ? 400_000 : rate >= 4000 ? 80_000 : 20_000 };
     });
     const verdict = capacityVerdict(run, ladder);
-    expect(verdict.capacityRate).toBe(2000);
+    expect(verdict.rateMsgPerSecond).toBe(2000);
     expect(verdict.firstFailedRate).toBe(4000);
-    expect(verdict.steps.map((step) => step.held)).toEqual([true, true, false, false]);
+    expect(verdict.steps.map((step) => step.passed)).toEqual([true, true, false, false]);
     expect(verdict.steps[0]!.measuredSeconds).toBe(8);
     expect(verdict.steps[2]!.reasons).toEqual([expect.stringContaining('p99 reached 80 ms in a second, over the 50 ms bound')]);
+    expect(verdict.steps[2]).toMatchObject({ failedBy: ['latency'], p99LatencyMs: 80, targetRate: 4000, publishRate: 4000, consumeRate: 4000 });
+    expect(verdict).toMatchObject({ p99BoundMs: 50, p99LatencyMs: 20, p50LatencyMs: 5 });
     expect(verdict.verdict).toMatch(/^2,000 msg\/s held p99 ≤ 50 ms; 4,000 msg\/s did not/);
   });
 
   test('producers behind their schedule, consumers behind the producers, or a growing queue fail a step', () => {
     const behind = capacityVerdict(samples(40, (second) => ({ published: Math.min(rateAt(second), 3000), received: Math.min(rateAt(second), 3000), p99: 1000 })), ladder);
-    expect(behind.capacityRate).toBe(2000);
+    expect(behind.rateMsgPerSecond).toBe(2000);
     expect(behind.steps[2]!.reasons).toEqual([expect.stringContaining('the producers fell behind their schedule')]);
+    expect(behind.steps[2]!.failedBy).toEqual(['publisher-behind']);
 
     const slowConsumers = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: Math.min(rateAt(second), 1500), p99: 1000 })), ladder);
-    expect(slowConsumers.capacityRate).toBe(1000);
-    expect(slowConsumers.steps[1]!.reasons).toEqual([expect.stringContaining('the consumers fell behind')]);
+    expect(slowConsumers.rateMsgPerSecond).toBe(1000);
+    expect(slowConsumers.steps[1]!.failedBy).toEqual(['consumers-behind']);
 
     // The broker's view: the queue gains 5,000 messages during the third step although PerfTest's counts look fine.
     const depth = Array.from({ length: 41 }, (_, t) => [t, t > 22 ? (t - 22) * 300 : 0] as const);
     const growing = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder, depth);
-    expect(growing.capacityRate).toBe(2000);
+    expect(growing.rateMsgPerSecond).toBe(2000);
     expect(growing.steps[2]!.reasons).toEqual([expect.stringContaining('the queues grew by')]);
+    expect(growing.steps[2]!.failedBy).toEqual(['queue-growing']);
   });
 
   test('every step held: the capacity is at least the top; none held: no capacity; output cut short: the step says so', () => {
     const all = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder);
-    expect(all).toMatchObject({ capacityRate: 8000, atLeast: true });
+    expect(all).toMatchObject({ rateMsgPerSecond: 8000, atLeast: true });
     const none = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 900_000 })), ladder);
-    expect(none.capacityRate).toBeUndefined();
+    expect(none.rateMsgPerSecond).toBeUndefined();
     expect(none.verdict).toMatch(/lower capacity.minRate/);
     const cut = capacityVerdict(samples(15, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })), ladder);
-    expect(cut.capacityRate).toBe(2000);
-    expect(cut.steps[2]!.reasons).toEqual([expect.stringContaining('no per-second sample')]);
+    expect(cut.rateMsgPerSecond).toBe(2000);
+    expect(cut.steps[2]!.failedBy).toEqual(['no-samples']);
   });
 
   test('queue depth is summed over the nodes at each second', () => {
@@ -178,9 +183,9 @@ describe('a capacity repetition ingested', () => {
     const expectations = { durationSeconds: 5, producers: 1, consumers: 1, confirms: false, capacity: { ...ladder, p99LatencyMs: 1000, warmUpSeconds: 1, steps: [{ targetRate: 5000, perProducerRate: 5000, fromSeconds: 0, toSeconds: 5 }] } };
     const record = ingestRepetition({ runId: 'r', scenarioId: 's', repetition: 1, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], expectations, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv') });
     expect(record.status).toBe('SUCCEEDED');
-    expect(record.capacity).toMatchObject({ atLeast: false, firstFailedRate: 5000, steps: [{ measuredSeconds: 4, publishRate: 6540.8, receiveRate: 6204.5, p99UpperBoundUs: 527659, held: false }] });
+    expect(record.capacity).toMatchObject({ atLeast: false, firstFailedRate: 5000, steps: [{ measuredSeconds: 4, publishRate: 6540.8, consumeRate: 6204.5, p99LatencyMs: 527.7, passed: false }] });
     expect(record.capacity!.steps[0]!.reasons).toEqual([expect.stringContaining('the consumers fell behind')]);
-    expect(record.capacity!.capacityRate).toBeUndefined();
+    expect(record.capacity!.rateMsgPerSecond).toBeUndefined();
     expect(repetitionItems(record)[0]).toMatchObject({ capacity: { firstFailedRate: 5000 } });
   });
 });
@@ -204,14 +209,15 @@ describe('capacity in the report', () => {
 
   test('the scenario capacity is the lowest over the repetitions, priced per million messages by its cluster', () => {
     const aggregates = aggregateRun(run, repetitions);
-    expect(aggregates[0]!.capacity).toMatchObject({ rate: 2000, atLeast: false, p99LatencyMs: 50 });
+    expect(aggregates[0]!.capacity).toMatchObject({ rateMsgPerSecond: { mean: 3000, n: 2 }, atLeast: false, p99BoundMs: 50, p50LatencyMs: 1.3, p99LatencyMs: 5, noneHeld: 0 });
     const priced = runPricePerformance(run, aggregates, defaultPriceCatalog);
     if (!priced.available) throw new Error(priced.reason);
     const hourly = priced.costs[0]!.hourlyUsd;
-    expect(priced.capacity).toEqual([expect.objectContaining({ scenarioId, rate: 2000, usdPerMillionMessages: (hourly / (2000 * 3600)) * 1e6 })]);
+    expect(priced.capacity).toEqual([expect.objectContaining({ scenarioId, rateMsgPerSecond: 3000, usdPerMillionMessages: (hourly / (3000 * 3600)) * 1e6, msgPerSecondPerUsdHour: 3000 / hourly })]);
     const markdown = renderMarkdownReport(run, repetitions, priced);
     expect(markdown).toContain('## Capacity at a latency target');
-    expect(markdown).toContain(`| ${scenarioId} | 50 | 2,000 msg/s | ${((hourly / (2000 * 3600)) * 1e6).toPrecision(3)} |`);
+    const ci = Math.round(aggregates[0]!.capacity!.rateMsgPerSecond!.ci95).toLocaleString('en-US');
+    expect(markdown).toContain(`| ${scenarioId} | 50 | 3,000 ± ${ci} msg/s | 1.3 / 5 | ${((hourly / (3000 * 3600)) * 1e6).toPrecision(3)} | ${Math.round(3000 / hourly).toLocaleString('en-US')} |`);
     expect(markdown).toMatch(/#1: 4,000 msg\/s held p99 ≤ 50 ms; 8,000 msg\/s did not/);
     expect(markdown).toContain('each step × 2 the one before');
   });
@@ -221,6 +227,15 @@ describe('capacity in the report', () => {
     const aggregates = aggregateRun(local, repetitions);
     const html = renderHtmlReport(runReportDocument({ run: local, aggregates, failedRepetitions: [], charts: [], loadBalancerDeltas: [], pricePerformance: runPricePerformance(local, aggregates, defaultPriceCatalog), generatedAt: 'now' }));
     expect(html).toContain('Capacity at a latency target');
-    expect(html).toMatch(/<td class="num">2,000 msg\/s<\/td><td class="num">—<\/td>/);
+    expect(html).toMatch(/<td class="num">3,000 ± [\d,]+ msg\/s<\/td><td class="num">1.3 \/ 5<\/td><td class="num">—<\/td>/);
+  });
+});
+
+describe('a capacity plan round trip', () => {
+  test('the plan a workflow carries (execution input, run record) validates again with the same ladder', () => {
+    const first = parsePlanText(plan('    capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10 }'), 'test.yaml');
+    const again = validatePlan(JSON.parse(JSON.stringify(planData(first))), 'the execution input');
+    expect(again.scenarios[0]!.workload.durationSeconds).toBe(40);
+    expect(again.scenarios[0]!.workload.capacity).toEqual(first.scenarios[0]!.workload.capacity);
   });
 });
