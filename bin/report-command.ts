@@ -16,7 +16,7 @@ import {
 import type { RepetitionMetrics } from '../core/metrics/host-metrics';
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/report/html-report';
-import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
+import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueingLines, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
 import type { PerSecondSample, ScenarioAggregate } from '../core/results/result-model';
 import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/report/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
@@ -153,6 +153,7 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
       failoverRepetitions: repetitions.filter((rep) => rep.failover !== undefined),
       uncountedFaults: uncountedFaultsOf(repetitions),
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
+      queueingNotes: queueingLines(repetitions),
       charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
       omittedCharts: omitted,
       loadBalancerDeltas: deltas,

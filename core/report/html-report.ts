@@ -145,6 +145,8 @@ export interface RunReportInput {
   /** Repetitions whose fault a cloud target applied without the verifier (lost messages not counted). @default - none */
   readonly uncountedFaults?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'uncountedFault'>[];
   readonly failedRepetitions: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'error'>[];
+  /** Repetitions run flat out whose queues grew (report.ts queueingLines): their latencies are queueing time. @default - none */
+  readonly queueingNotes?: readonly string[];
   readonly charts: readonly RenderedChart[];
   /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
   readonly omittedCharts?: readonly { readonly id: string; readonly reason: string }[];
@@ -175,6 +177,7 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));
   const capacity = capacitySection(input.aggregates, input.pricePerformance);
   if (capacity) sections.push(capacity);
+  if ((input.queueingNotes ?? []).length > 0) sections.push({ id: 'queueing', title: 'Latency is queueing time', blocks: [{ kind: 'list', items: [...input.queueingNotes!] }] });
   const failover = failoverSection(input);
   if (failover) sections.push(failover);
   // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.

@@ -59,6 +59,11 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
   };
 }
 
+/** One line per repetition whose queues grew while it ran flat out (its latencies are queueing time). */
+export function queueingLines(repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'queueingNote'>[]): string[] {
+  return repetitions.flatMap((rep) => (rep.queueingNote ? [`${rep.scenarioId} #${rep.repetition}: ${rep.queueingNote}`] : []));
+}
+
 /** Per scenario whose load generator was the bottleneck in at least one repetition, the report's verdict line. */
 export function loadGeneratorBoundLines(aggregates: readonly ScenarioAggregate[]): { scenarioId: string; line: string }[] {
   return aggregates.flatMap((aggregate) =>
@@ -155,6 +160,8 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
     lines.push('', '## Load generator', '');
     for (const { scenarioId, line } of bound) lines.push(`- ${scenarioId}: ${line}`);
   }
+  const queueing = queueingLines(repetitions);
+  if (queueing.length > 0) lines.push('', '## Latency is queueing time', '', ...queueing.map((line) => `- ${line}`));
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '## Failed repetitions', '');

@@ -63,7 +63,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
   try {
     const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
-    const verdict = { ...measuredLoadGenerator(base.metrics, result), ...measuredCapacity(base.metrics, result, raw.expectations) };
+    const verdict = { ...measuredLoadGenerator(base.metrics, result), ...measuredCapacity(base.metrics, result, raw.expectations), ...queueingNote(base.metrics, result, raw.expectations) };
     if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
     let failover;
     try {
@@ -92,6 +92,29 @@ function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | '
     const message = `metrics dropped: ${error instanceof Error ? error.message : String(error)}`;
     return { metricsError: raw.metricsError ? `${raw.metricsError}; ${message}` : message };
   }
+}
+
+/** A saturated run's queues may grow by this share of what was received before its latencies are called queueing time. */
+const QUEUEING_SHARE = 0.02;
+
+/**
+ * A run without capacity mode whose benchmark queues grew while it ran (broker samples): its latencies are mostly the
+ * time messages waited in the growing queue, not the broker's latency. One line for the report, or nothing.
+ */
+export function queueingNote(metrics: RepetitionMetrics | undefined, result: PerfTestResult, expected: PerfTestExpectations): { queueingNote?: string } {
+  if (expected.capacity || expected.fixedMessages !== undefined || !metrics) return {};
+  const depth = summedQueueDepth(metrics.series);
+  const first = result.samples[0];
+  const last = result.samples.at(-1);
+  if (depth.length < 2 || !first || !last) return {};
+  const inRun = depth.filter(([t]) => t >= first.time - 1.5 && t <= last.time + 0.5);
+  if (inRun.length < 2) return {};
+  const growth = inRun.at(-1)![1] - inRun[0]![1];
+  const received = result.samples.reduce((sum, sample) => sum + sample.received, 0);
+  if (!(growth > Math.max(QUEUEING_SHARE * received, 1000))) return {};
+  return {
+    queueingNote: `the queues grew by ${Math.round(growth).toLocaleString('en-US')} messages during the run: publishers outran consumers, so its latencies are mostly queueing time, not broker latency (capacity mode measures latency at a rate the cluster sustains)`,
+  };
 }
 
 /** A capacity workload's verdict over its ladder, with the queue depth the broker samples give (where there are any). */

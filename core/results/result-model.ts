@@ -136,6 +136,8 @@ export interface RepetitionRecord {
   readonly uncountedFault?: UncountedFault;
   /** A capacity workload: every step of its ladder as measured and the highest rate that held (core/capacity/capacity-verdict.ts). */
   readonly capacity?: CapacityResult;
+  /** A saturated run whose queues grew while it ran: why its latencies are queueing time (core/results/ingest.ts queueingNote). */
+  readonly queueingNote?: string;
 }
 
 export type RunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'PARTIAL';

@@ -239,3 +239,22 @@ describe('a capacity plan round trip', () => {
     expect(again.scenarios[0]!.workload.capacity).toEqual(first.scenarios[0]!.workload.capacity);
   });
 });
+
+describe('a saturated run whose queue grew', () => {
+  const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
+  const raw = { runId: 'r', scenarioId: 's', repetition: 1, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false }, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv') };
+  const depth = (values: number[]) => ({ source: 'local-proc', series: [{ node: 'rmqbench1@localhost', metric: 'queueDepth' as const, unit: 'messages' as const, points: values.map((value, t) => [t + 1, value] as const) }] });
+
+  test('carries a note that its latencies are queueing time, in the stored item and the report', () => {
+    // The captured run received 28,886 messages; its queue grew by 3,000 (over 2 % and over 1,000).
+    const record = ingestRepetition({ ...raw, metrics: depth([0, 500, 1500, 2200, 3000]) });
+    expect(record.queueingNote).toMatch(/^the queues grew by 3,000 messages during the run: publishers outran consumers, so its latencies are mostly queueing time/);
+    const run = { runId: 'r', planName: 'p', plan: {}, target: 'local' as const, status: 'SUCCEEDED' as const, startedAt: 'a', environment: {}, scenarioIds: ['s'] };
+    expect(renderMarkdownReport(run, [record])).toContain(`## Latency is queueing time\n\n- s #1: ${record.queueingNote}`);
+  });
+
+  test('a queue that stayed level, or no broker samples, carries no note', () => {
+    expect(ingestRepetition({ ...raw, metrics: depth([10, 40, 0, 20, 30]) }).queueingNote).toBeUndefined();
+    expect(ingestRepetition(raw).queueingNote).toBeUndefined();
+  });
+});
