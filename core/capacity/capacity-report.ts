@@ -58,7 +58,7 @@ export function capacityStrategyLine(capacity: Pick<ScenarioCapacity, 'stepFacto
     `Searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the one before) in one PerfTest run per repetition, ` +
     `through PerfTest's --variable-rate, each step's first ${capacity.warmUpSeconds} s left out. A step holds when the producers achieved ` +
     `${ACHIEVED_RATE_SHARE * 100} % of its rate, the consumers received ${CONSUMED_SHARE * 100} % of what was delivered, the queues did not grow ` +
-    `(where the broker was sampled) and no second's consumer latency p99 passed ${capacity.p99BoundMs} ms (so neither did the step's). ` +
+    `(where the broker was sampled) and the step's consumer latency p99 was within ${capacity.p99BoundMs} ms (estimated from its seconds' percentiles, weighted by the messages each received). ` +
     `The capacity is the last step before the first that did not hold (mean ± 95 % CI over the repetitions): the true one lies below the next step (× ${capacity.stepFactor}).`
   );
 }

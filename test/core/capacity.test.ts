@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capacityLadder, capacitySchema, variableRateArgs } from '../../core/capacity/capacity-plan';
-import { capacityVerdict, summedQueueDepth, type CapacityExpectations } from '../../core/capacity/capacity-verdict';
+import { capacityVerdict, shareSlowerThan, stepP99Micros, summedQueueDepth, type CapacityExpectations } from '../../core/capacity/capacity-verdict';
 import { PlanValidationError } from '../../core/plan/errors';
 import { parsePlanText, validatePlan } from '../../core/plan/plan';
 import { planData } from '../../state-machines/schedule';
@@ -131,7 +131,7 @@ describe('the capacity verdict', () => {
     expect(verdict.firstFailedRate).toBe(4000);
     expect(verdict.steps.map((step) => step.passed)).toEqual([true, true, false, false]);
     expect(verdict.steps[0]!.measuredSeconds).toBe(8);
-    expect(verdict.steps[2]!.reasons).toEqual([expect.stringContaining('p99 reached 80 ms in a second, over the 50 ms bound')]);
+    expect(verdict.steps[2]!.reasons).toEqual(['consumer latency p99 was 80 ms, over the 50 ms bound']);
     expect(verdict.steps[2]).toMatchObject({ failedBy: ['latency'], p99LatencyMs: 80, targetRate: 4000, publishRate: 4000, consumeRate: 4000 });
     expect(verdict).toMatchObject({ p99BoundMs: 50, p99LatencyMs: 20, p50LatencyMs: 5 });
     expect(verdict.verdict).toMatch(/^2,000 msg\/s held p99 ≤ 50 ms; 4,000 msg\/s did not/);
@@ -166,6 +166,20 @@ describe('the capacity verdict', () => {
     expect(cut.steps[2]!.failedBy).toEqual(['no-samples']);
   });
 
+  test("a step's p99 comes from its seconds' percentiles weighted by their messages: one slow second among quiet ones does not fail it, a slow step does", () => {
+    const quiet = { min: 500, median: 1000, p75: 1500, p95: 2000, p99: 3000 };
+    const slow = { min: 500, median: 2000, p75: 10_000, p95: 30_000, p99: 112_000 };
+    const second = (time: number, latency: typeof quiet) => ({ time, published: 1000, returned: 0, confirmed: 0, nacked: 0, received: 1000, consumerLatency: latency });
+    const oneSlow = [...Array.from({ length: 9 }, (_, index) => second(index + 1, quiet)), second(10, slow)];
+    // 1 % of the step is slower than ~2x ms: the slow second's 1 % above 112 ms is 0.1 % of the step.
+    expect(stepP99Micros(oneSlow)).toBeLessThan(50_000);
+    expect(stepP99Micros(oneSlow)).toBeGreaterThan(3000);
+    expect(stepP99Micros(Array.from({ length: 10 }, (_, index) => second(index + 1, slow)))).toBeCloseTo(112_000, -3);
+    expect(shareSlowerThan(quiet, 1250)).toBeCloseTo(0.375, 6);
+    expect(shareSlowerThan(quiet, 6000)).toBeCloseTo(0.005, 6);
+    expect(shareSlowerThan(quiet, 100)).toBe(1);
+  });
+
   test('queue depth is summed over the nodes at each second', () => {
     expect(summedQueueDepth([
       { metric: 'queueDepth', points: [[1, 5], [2, 7]] },
@@ -183,9 +197,12 @@ describe('a capacity repetition ingested', () => {
     const expectations = { durationSeconds: 5, producers: 1, consumers: 1, confirms: false, capacity: { ...ladder, p99LatencyMs: 1000, warmUpSeconds: 1, steps: [{ targetRate: 5000, perProducerRate: 5000, fromSeconds: 0, toSeconds: 5 }] } };
     const record = ingestRepetition({ runId: 'r', scenarioId: 's', repetition: 1, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], expectations, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv') });
     expect(record.status).toBe('SUCCEEDED');
-    expect(record.capacity).toMatchObject({ atLeast: false, firstFailedRate: 5000, steps: [{ measuredSeconds: 4, publishRate: 6540.8, consumeRate: 6204.5, p99LatencyMs: 527.7, passed: false }] });
+    expect(record.capacity).toMatchObject({ atLeast: false, firstFailedRate: 5000, steps: [{ measuredSeconds: 4, publishRate: 6540.8, consumeRate: 6204.5, worstSecondP99LatencyMs: 527.7, passed: false }] });
     expect(record.capacity!.steps[0]!.reasons).toEqual([expect.stringContaining('the consumers fell behind')]);
     expect(record.capacity!.rateMsgPerSecond).toBeUndefined();
+    // The step's p99 lies between its seconds' smallest (414.7 ms) and largest (527.7 ms) p99.
+    expect(record.capacity!.steps[0]!.p99LatencyMs).toBeGreaterThan(414.6);
+    expect(record.capacity!.steps[0]!.p99LatencyMs).toBeLessThanOrEqual(527.7);
     expect(repetitionItems(record)[0]).toMatchObject({ capacity: { firstFailedRate: 5000 } });
   });
 });

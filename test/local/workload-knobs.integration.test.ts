@@ -165,7 +165,7 @@ describe('workload knobs on a real RabbitMQ node', () => {
     expect(capacity.steps[0]!.publishRate).toBeLessThan(2100);
     expect(capacity.steps[0]!.passed).toBe(true);
     expect(capacity.steps[3]!.passed).toBe(false);
-    expect(capacity.steps[3]!.reasons.join('; ')).toMatch(/fell behind|p99 reached/);
+    expect(capacity.steps[3]!.reasons.join('; ')).toMatch(/fell behind|p99 was|queues grew/);
     expect([2000, 8000, 32000]).toContain(capacity.rateMsgPerSecond);
     expect(capacity.firstFailedRate).toBe(capacity.rateMsgPerSecond! * 4);
     expect(capacity.verdict).toContain(`${capacity.rateMsgPerSecond!.toLocaleString('en-US')} msg/s held p99 ≤ 100 ms`);
