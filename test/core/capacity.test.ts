@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capacityLadder, capacitySchema, variableRateArgs } from '../../core/capacity/capacity-plan';
 import { capacityVerdict, shareSlowerThan, stepP99Micros, summedQueueDepth, type CapacityExpectations } from '../../core/capacity/capacity-verdict';
-import { PlanValidationError } from '../../core/plan/errors';
 import { parsePlanText, validatePlan } from '../../core/plan/plan';
 import { planData } from '../../state-machines/schedule';
 import { perfTestExpectations } from '../../core/perftest/perftest-output';
@@ -13,6 +12,7 @@ import { describe as describeStats } from '../../core/results/statistics';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { aggregateRun, renderMarkdownReport, runPricePerformance } from '../../core/report/report';
 import { renderHtmlReport, runReportDocument } from '../../core/report/html-report';
+import { issuesOf } from './plan-issues';
 
 const spec = (fields: Record<string, unknown>) => capacitySchema.parse({ p99LatencyMs: 50, ...fields });
 
@@ -27,15 +27,6 @@ workloads:
 ${workload}
 `;
 
-function issuesOf(text: string) {
-  try {
-    parsePlanText(text, 'test.yaml');
-  } catch (error) {
-    if (error instanceof PlanValidationError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected the plan to be rejected');
-}
 
 describe('the capacity ladder', () => {
   test('is geometric from minRate, ends at maxRate, and holds each step for stepSeconds', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PlanValidationError } from '../../core/plan/errors';
 import { fixedMessageCount } from '../../core/plan/fixed-work';
 import { parsePlanText } from '../../core/plan/plan';
+import { issuesOf } from './plan-issues';
 
 const minimal = `
 name: demo
@@ -16,15 +17,6 @@ workloads:
     durationSeconds: 10
 `;
 
-function issuesOf(text: string) {
-  try {
-    parsePlanText(text, 'test.yaml');
-  } catch (error) {
-    if (error instanceof PlanValidationError) return error.issues;
-    throw error;
-  }
-  throw new Error('expected the plan to be rejected');
-}
 
 describe('plan parsing', () => {
   test('applies documented defaults and builds one scenario per cluster x workload', () => {
