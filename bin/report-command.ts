@@ -4,6 +4,7 @@ import {
   CHART_IDS,
   cpuOverTimeChart,
   latencyPercentilesChart,
+  latencyVsRateChart,
   throughputOverTimeChart,
   throughputPerRepetitionChart,
   throughputVsQueuesChart,
@@ -16,7 +17,7 @@ import {
 import type { RepetitionMetrics } from '../core/metrics/host-metrics';
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/report/html-report';
-import { aggregateRun, loadBalancerDeltas, pricePerformanceAcrossRuns, queueingLines, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
+import { aggregateRun, capacityRows, loadBalancerDeltas, pricePerformanceAcrossRuns, queueingLines, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
 import type { PerSecondSample, ScenarioAggregate } from '../core/results/result-model';
 import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/report/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
@@ -198,6 +199,10 @@ export async function chartsFor(
     { chart: throughputVsQueuesChart(queuePoints), emptyBecause: 'no scenario has a throughput to plot', comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
     { chart: latencyPercentilesChart(aggregates), emptyBecause: 'no consumer latency was measured' },
     { chart: cpuOverTimeChart(metrics), emptyBecause: 'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)' },
+    // Only a run with capacity workloads has a latency-against-rate curve (others are not told it is missing).
+    ...(repetitions.some((rep) => rep.capacity !== undefined)
+      ? [{ chart: latencyVsRateChart(repetitions, capacityRows(aggregates).map(({ scenarioId, capacity }) => ({ scenarioId, ...(capacity.rateMsgPerSecond ? { rate: capacity.rateMsgPerSecond.mean } : {}) }))), emptyBecause: 'no capacity step measured a consumer latency' }]
+      : []),
   ];
   const charts: ChartDefinition[] = [];
   const omitted: OmittedChart[] = [];

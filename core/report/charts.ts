@@ -1,5 +1,6 @@
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../metrics/host-metrics';
 import type { StoredRepetition } from '../results/result-items';
+import type { CapacityResult } from '../capacity/capacity-verdict';
 import { megabytesPerSecond, type LatencyPercentiles, type PerSecondSample, type ScenarioAggregate } from '../results/result-model';
 
 /**
@@ -15,9 +16,9 @@ export const VEGA_LITE_SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json
 /** A Vega-Lite top-level specification (kept loose: the renderer validates it). */
 export type VegaLiteSpec = { readonly $schema: string } & Readonly<Record<string, unknown>>;
 
-export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles' | 'cpu-over-time';
+export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles' | 'cpu-over-time' | 'latency-vs-rate';
 
-export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles', 'cpu-over-time'];
+export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles', 'cpu-over-time', 'latency-vs-rate'];
 
 /** The data marks a chart draws: vega renders each as a `<path>` inside `<g class="mark-<kind> role-mark">`. */
 export interface ExpectedMarks {
@@ -301,5 +302,62 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
         },
       },
     },
+  };
+}
+
+/** A capacity repetition as the store returns it. */
+export interface CapacityRepetition {
+  readonly scenarioId: string;
+  readonly repetition: number;
+  readonly capacity?: CapacityResult;
+}
+
+/**
+ * The "hockey stick" of capacity workloads: consumer latency p50 and p99 of every step against its offered rate (both
+ * log scales), one line per scenario, repetition and percentile; the p99 bound as a horizontal rule and each
+ * scenario's capacity (its repetitions' mean) as a vertical one. One point per step and percentile.
+ */
+export function latencyVsRateChart(repetitions: readonly CapacityRepetition[], capacities: readonly { readonly scenarioId: string; readonly rate?: number }[] = []): ChartDefinition {
+  const judged = repetitions.filter((rep): rep is CapacityRepetition & { capacity: CapacityResult } => rep.capacity !== undefined);
+  const values = judged.flatMap((rep) =>
+    rep.capacity.steps.flatMap((step) =>
+      (['p50', 'p99'] as const).flatMap((percentile) => {
+        const latencyMs = percentile === 'p50' ? step.p50LatencyMs : step.p99LatencyMs;
+        if (latencyMs === undefined) return [];
+        return [{ scenario: rep.scenarioId, percentile, series: `${rep.scenarioId} #${rep.repetition} ${percentile}`, rate: step.targetRate, latencyMs: Math.max(latencyMs, LOG_AXIS_FLOOR_MS), passed: step.passed ? 'held' : 'did not hold' }];
+      }),
+    ),
+  );
+  const bounds = [...new Set(judged.map((rep) => rep.capacity.p99BoundMs))].map((bound) => ({ bound }));
+  const chosen = capacities.flatMap((capacity) => (capacity.rate === undefined ? [] : [{ scenario: capacity.scenarioId, rate: capacity.rate }]));
+  const color = { field: 'scenario', type: 'nominal', title: 'scenario', scale: { scheme: 'tableau10' } };
+  const x = { field: 'rate', type: 'quantitative', title: 'offered rate (msg/s, log scale)', scale: { type: 'log' } };
+  return {
+    id: 'latency-vs-rate',
+    title: 'Latency against offered rate',
+    caption: 'Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario\'s capacity. Hollow points did not hold.',
+    marks: { kind: 'symbol', count: values.length },
+    spec: spec({
+      layer: [
+        {
+          data: { values },
+          mark: { type: 'line', interpolate: 'linear' },
+          encoding: { x, y: { field: 'latencyMs', type: 'quantitative', title: 'consumer latency (ms, log scale)', scale: { type: 'log' } }, color, detail: { field: 'series', type: 'nominal' }, strokeDash: { field: 'percentile', type: 'nominal', title: 'percentile' } },
+        },
+        {
+          data: { values },
+          mark: { type: 'point', size: 40, tooltip: true },
+          encoding: {
+            x,
+            y: { field: 'latencyMs', type: 'quantitative' },
+            color,
+            fill: { condition: { test: "datum.passed === 'held'", field: 'scenario', type: 'nominal', legend: null, scale: { scheme: 'tableau10' } }, value: 'white' },
+            tooltip: [{ field: 'series', type: 'nominal' }, { field: 'rate', type: 'quantitative', title: 'msg/s' }, { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.1f' }, { field: 'passed', type: 'nominal', title: 'step' }],
+          },
+        },
+        ...(bounds.length === 0 ? [] : [{ data: { values: bounds }, mark: { type: 'rule', strokeDash: [2, 3], color: 'black' }, encoding: { y: { field: 'bound', type: 'quantitative' } } }]),
+        ...(chosen.length === 0 ? [] : [{ data: { values: chosen }, mark: { type: 'rule', strokeWidth: 1.5 }, encoding: { x: { field: 'rate', type: 'quantitative' }, color } }]),
+      ],
+    }),
   };
 }

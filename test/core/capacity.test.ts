@@ -12,6 +12,8 @@ import { describe as describeStats } from '../../core/results/statistics';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { aggregateRun, renderMarkdownReport, runPricePerformance } from '../../core/report/report';
 import { renderHtmlReport, runReportDocument } from '../../core/report/html-report';
+import { latencyVsRateChart } from '../../core/report/charts';
+import { renderVegaLiteToSvg } from '../../bin/render-charts';
 import { issuesOf } from './plan-issues';
 
 const spec = (fields: Record<string, unknown>) => capacitySchema.parse({ p99LatencyMs: 50, ...fields });
@@ -264,5 +266,18 @@ describe('a saturated run whose queue grew', () => {
   test('a queue that stayed level, or no broker samples, carries no note', () => {
     expect(ingestRepetition({ ...raw, metrics: depth([10, 40, 0, 20, 30]) }).queueingNote).toBeUndefined();
     expect(ingestRepetition(raw).queueingNote).toBeUndefined();
+  });
+});
+
+describe('the latency-against-rate chart', () => {
+  test('draws one point per step and percentile, the bound and the chosen rate, rendered by vega', async () => {
+    const verdict = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: rateAt(second) >= 4000 ? 80_000 : 20_000 })), ladder);
+    const chart = latencyVsRateChart([{ scenarioId: 'c/w', repetition: 1, capacity: verdict }, { scenarioId: 'c/w', repetition: 2, capacity: verdict }, { scenarioId: 'c/x', repetition: 1 }], [{ scenarioId: 'c/w', rate: 2000 }]);
+    expect(chart.marks).toEqual({ kind: 'symbol', count: 2 * 4 * 2 });
+    const [svg] = await renderVegaLiteToSvg([chart.spec]);
+    const points = svg!.match(/<g class="mark-symbol role-mark[^"]*"[^>]*>(.*?)<\/g>/s)?.[1] ?? '';
+    expect(points.match(/<path /g)).toHaveLength(16);
+    // Two rules: the 50 ms bound and the chosen 2,000 msg/s.
+    expect(svg!.match(/<g class="mark-rule role-mark[^"]*"/g)).toHaveLength(2);
   });
 });

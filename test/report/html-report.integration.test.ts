@@ -187,6 +187,30 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     expect(html).toMatch(/Best price-performance, 1 queue</);
   });
 
+  test('a priced capacity run: the hockey-stick chart draws one point per step and percentile in Chromium, and the capacity is priced per million messages', async () => {
+    // The real run's repetitions, each given the same measured ladder: 1,000 and 2,000 msg/s held, 4,000 did not.
+    const step = (targetRate: number, p50: number, p99: number, passed: boolean) => ({
+      targetRate, fromSeconds: 0, toSeconds: 10, measuredSeconds: 8, publishRate: targetRate, consumeRate: targetRate, p50LatencyMs: p50, p99LatencyMs: p99, passed, failedBy: passed ? [] : ['latency' as const], reasons: passed ? [] : ['p99 over the bound'],
+    });
+    const capacity = {
+      p99BoundMs: 50, stepFactor: 2, warmUpSeconds: 2, steps: [step(1000, 1, 5, true), step(2000, 2, 20, true), step(4000, 40, 300, false)],
+      rateMsgPerSecond: 2000, p50LatencyMs: 2, p99LatencyMs: 20, atLeast: false, firstFailedRate: 4000, verdict: '2,000 msg/s held p99 ≤ 50 ms; 4,000 msg/s did not (p99 over the bound)',
+    };
+    await storeVariant('capacity-run', { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } }, (record) => ({ ...record, capacity }));
+    const { code, stdout } = rmqbench('report', 'capacity-run', '--format', 'html', '--out', 'capacity.html');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\(6 charts: .*latency-vs-rate/);
+    const file = join(work.path, 'capacity.html');
+    const page = await browser!.newPage();
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+    const points = await page.$$eval('figure.chart[data-chart="latency-vs-rate"] svg g.mark-symbol.role-mark path', (paths) => paths.length);
+    expect(points).toBe(outcome.records.length * 3 * 2);
+    expect(await page.locator('#capacity').innerText()).toMatch(/2,000 ± 0 msg\/s/);
+    await page.close();
+    const markdown = rmqbench('report', 'capacity-run');
+    expect(markdown.stdout).toMatch(/\| one-lb\/small@queues=1 \| 50 \| 2,000 ± 0 msg\/s \| 2 \/ 20 \| [0-9.]+ \| [0-9,]+ \|/);
+  });
+
   test('an instance type missing from the catalog is a clear note in the report, not a crash', async () => {
     await storeVariant('unpriced-aws-run', { target: 'aws', environment: { instanceType: 'c9.galactic' } });
     const { code, stderr } = rmqbench('report', 'unpriced-aws-run', '--format', 'html', '--out', 'unpriced.html');
