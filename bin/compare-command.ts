@@ -1,4 +1,6 @@
 import {
+  capacityIn,
+  type ComparedMetric,
   baselineMarkFor,
   chooseBaseline,
   compareLoadBalancerToDirect,
@@ -43,6 +45,11 @@ export async function compareCommand(store: ComparisonStore, runIds: readonly st
   return `${lines.join('\n')}\n`;
 }
 
+/** What runs are compared on beside the receive rate: the capacity at a latency bound, then the verifier's numbers. */
+function extraMetricsIn(runs: readonly RunResults[]): ComparedMetric[] {
+  return [...(capacityIn(runs) ? ['capacityRate' as const] : []), ...failoverMetricsIn(runs)];
+}
+
 export async function compareStoredRuns(store: ComparisonStore, runIds: readonly string[]): Promise<CompareOutcome> {
   if (runIds.length === 0) throw new ComparisonError('no run ids given: rmqbench compare <runId> [<runId>...]');
   const runs: RunResults[] = [];
@@ -53,7 +60,7 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
 
   if (runs.length > 1) {
     const { baseline, candidates, note } = chooseBaseline(runs, mark);
-    return { note, comparisons: [compareRuns(baseline, candidates), ...failoverMetricsIn(runs).map((metric) => compareRuns(baseline, candidates, metric))], loadBalancerDeltas: [] };
+    return { note, comparisons: [compareRuns(baseline, candidates), ...extraMetricsIn(runs).map((metric) => compareRuns(baseline, candidates, metric))], loadBalancerDeltas: [] };
   }
 
   const comparisons: RunComparison[] = [];
@@ -62,7 +69,7 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
     const baseline = await loadResults(store, mark.runId).catch((error: unknown) => {
       throw new ComparisonError(`the marked baseline of plan "${mark.planName}" cannot be read: ${(error as Error).message}`);
     });
-    comparisons.push(compareRuns(baseline, [first]), ...failoverMetricsIn([baseline, first]).map((metric) => compareRuns(baseline, [first], metric)));
+    comparisons.push(compareRuns(baseline, [first]), ...extraMetricsIn([baseline, first]).map((metric) => compareRuns(baseline, [first], metric)));
     note = `baseline: run ${mark.runId} (marked baseline of plan "${mark.planName}")`;
   } else {
     note =

@@ -247,11 +247,11 @@ function loadBalancerSection(deltas: RunReportInput['loadBalancerDeltas']): Repo
       { kind: 'paragraph', text: 'Direct connection is the baseline. A difference counts only when the 95% confidence interval of the delta (Welch) excludes zero.' },
       {
         kind: 'table',
-        header: ['comparison', 'receive rate change (delta ± 95% CI)', 'verdict'],
+        header: ['comparison', `${deltas.some((delta) => delta.metric === 'capacityRate') ? 'rate' : 'receive rate'} change (delta ± 95% CI)`, 'verdict'],
         numeric: [1],
         rows: deltas.map((delta) => {
           const { change, verdict } = formatDelta(delta);
-          return [delta.label, change, verdict];
+          return [delta.metric === 'capacityRate' ? `${delta.label}: capacity at the p99 bound` : delta.label, change, verdict];
         }),
       },
     ],

@@ -2,7 +2,7 @@ import type { QueueThroughputPoint } from './charts';
 import { aggregateCapacity, renderCapacityMarkdown, usdPerMillionMessages, type CapacityCost, type ScenarioCapacity } from '../capacity/capacity-report';
 import { aggregateFailover, renderFailoverMarkdown } from '../failover/failover-report';
 import { loadGeneratorBoundLine } from '../metrics/host-metrics';
-import { ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from '../results/comparison';
+import { capacityIn, ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from '../results/comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from '../cost/cost-catalog';
 import { validatePlan, type Scenario } from '../plan/plan';
 import { candidatesForQueues, formatRangeRow, pricePerformanceTable, type ThroughputMeasurement } from '../cost/price-performance';
@@ -149,7 +149,10 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   }
   const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {
-    lines.push('', ...renderDeltasMarkdown(deltas, 'load balancer vs direct (direct is the baseline)'));
+    // One table per compared metric (the receive rate; the capacity at the p99 bound for capacity workloads).
+    for (const metric of [...new Set(deltas.map((delta) => delta.metric))]) {
+      lines.push('', ...renderDeltasMarkdown(deltas.filter((delta) => delta.metric === metric), 'load balancer vs direct (direct is the baseline)'));
+    }
   }
   const capacity = renderCapacityMarkdown(capacityRows(aggregates), pricePerformance?.available ? pricePerformance.capacity : []);
   if (capacity.length > 0) lines.push('', ...capacity);
@@ -176,7 +179,8 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
  */
 export function loadBalancerDeltas(run: RunRecord, aggregates: readonly ScenarioAggregate[]): ScenarioDelta[] {
   try {
-    return compareLoadBalancerToDirect({ run, aggregates });
+    const withCapacity = capacityIn([{ run, aggregates }]) ? compareLoadBalancerToDirect({ run, aggregates }, 'capacityRate') : [];
+    return [...compareLoadBalancerToDirect({ run, aggregates }), ...withCapacity];
   } catch (error) {
     if (error instanceof ComparisonError) return [];
     throw error;
@@ -197,7 +201,7 @@ export function formatDelta(delta: ScenarioDelta): { change: string; verdict: st
   let change = '—';
   if (delta.delta !== undefined) {
     const percent = delta.deltaPercent === undefined ? '' : `${signed(delta.deltaPercent, 1)}% `;
-    const rate = delta.metric === 'receiveRate' || delta.metric === 'sendRate';
+    const rate = delta.metric === 'receiveRate' || delta.metric === 'sendRate' || delta.metric === 'capacityRate';
     // The verifier's numbers are small (messages, seconds): two decimals instead of whole msg/s.
     const digits = rate ? 0 : 2;
     const interval = delta.welch === undefined ? '' : ` ± ${delta.welch.ci95.toLocaleString('en-US', { maximumFractionDigits: digits })}`;
@@ -211,7 +215,7 @@ export function formatDelta(delta: ScenarioDelta): { change: string; verdict: st
 /** Markdown table of deltas, e.g. for `rmqbench compare` and the report's load balancer section. */
 export function renderDeltasMarkdown(deltas: readonly ScenarioDelta[], heading: string): string[] {
   const compared = deltas[0]?.metric ?? 'receiveRate';
-  const metric = compared === 'sendRate' ? 'send rate' : compared === 'receiveRate' ? 'receive rate' : compared;
+  const metric = compared === 'sendRate' ? 'send rate' : compared === 'receiveRate' ? 'receive rate' : compared === 'capacityRate' ? 'capacity at the p99 bound' : compared;
   const lines = [`| ${heading} | ${metric} change (delta ± 95% CI) | verdict |`, '|---|---:|---|'];
   for (const delta of deltas) {
     const { change, verdict } = formatDelta(delta);

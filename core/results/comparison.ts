@@ -19,8 +19,16 @@ export interface RunResults {
   readonly aggregates: readonly ScenarioAggregate[];
 }
 
-/** Throughput, or one of the lost-message verifier's numbers (fault scenarios: a higher value is worse for all of them). */
-export type ComparedMetric = 'receiveRate' | 'sendRate' | FailoverMetric;
+/**
+ * Throughput, the capacity at a latency bound (capacity workloads: the rate each repetition held), or one of the
+ * lost-message verifier's numbers (fault scenarios: a higher value is worse for all of them).
+ */
+export type ComparedMetric = 'receiveRate' | 'sendRate' | 'capacityRate' | FailoverMetric;
+
+/** Whether any scenario of these runs has a capacity result: then comparisons add the capacity rate. */
+export function capacityIn(runs: readonly RunResults[]): boolean {
+  return runs.some((results) => results.aggregates.some((aggregate) => aggregate.capacity?.rateMsgPerSecond !== undefined));
+}
 
 /** The verifier metrics any scenario of these runs has, in report order: the comparisons made beside receiveRate. */
 export function failoverMetricsIn(runs: readonly RunResults[]): FailoverMetric[] {
@@ -292,7 +300,7 @@ function requireSomeSuccess(results: RunResults): void {
 
 function side(results: RunResults, scenarioId: string, metric: ComparedMetric): ComparedSide {
   const aggregate = results.aggregates.find((candidate) => candidate.scenarioId === scenarioId);
-  const picked = metric === 'receiveRate' || metric === 'sendRate' ? aggregate?.[metric] : aggregate?.failover?.[metric];
+  const picked = metric === 'receiveRate' || metric === 'sendRate' ? aggregate?.[metric] : metric === 'capacityRate' ? aggregate?.capacity?.rateMsgPerSecond : aggregate?.failover?.[metric];
   const stats = aggregate !== undefined && aggregate.repetitionsSucceeded > 0 ? picked : undefined;
   return {
     runId: results.run.runId,

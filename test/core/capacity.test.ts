@@ -10,7 +10,7 @@ import { repetitionItems } from '../../core/results/result-items';
 import type { PerSecondSample } from '../../core/results/result-model';
 import { describe as describeStats } from '../../core/results/statistics';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
-import { aggregateRun, renderMarkdownReport, runPricePerformance } from '../../core/report/report';
+import { aggregateRun, loadBalancerDeltas, renderMarkdownReport, runPricePerformance } from '../../core/report/report';
 import { renderHtmlReport, runReportDocument } from '../../core/report/html-report';
 import { latencyVsRateChart } from '../../core/report/charts';
 import { renderVegaLiteToSvg } from '../../bin/render-charts';
@@ -279,5 +279,47 @@ describe('the latency-against-rate chart', () => {
     expect(points.match(/<path /g)).toHaveLength(16);
     // Two rules: the 50 ms bound and the chosen 2,000 msg/s.
     expect(svg!.match(/<g class="mark-rule role-mark[^"]*"/g)).toHaveLength(2);
+  });
+});
+
+describe('capacity compared (Welch)', () => {
+  const planData = {
+    name: 'capacity-lb',
+    repetitions: 3,
+    clusters: [
+      { name: 'lb', nodes: 3, topology: { type: 'quorum' }, connection: 'lb' },
+      { name: 'direct', nodes: 3, topology: { type: 'quorum' }, connection: 'direct' },
+    ],
+    workloads: [{ name: 'at-50ms', capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10, warmUpSeconds: 2 } }],
+  };
+  const ids = parsePlanText(JSON.stringify(planData), 'plan.json').scenarios.map((scenario) => scenario.id);
+  const [lbId, directId] = [ids.find((id) => id.startsWith('lb'))!, ids.find((id) => id.startsWith('direct'))!];
+  // Every repetition of the direct scenario held 4,000 msg/s; the load-balanced one held 2,000 twice and 4,000 once.
+  const repetition = (scenarioId: string, n: number, heldUpTo: number) => {
+    const capacity = capacityVerdict(samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: rateAt(second) > heldUpTo ? 90_000 : 5_000 })), ladder);
+    const result = { summary: { sendRateAvg: 5000, receiveRateAvg: 5000 }, sendRate: describeStats([5000]), receiveRate: describeStats([5000]) };
+    return { runId: 'run-w', scenarioId, repetition: n, status: 'SUCCEEDED' as const, startedAt: 'a', finishedAt: 'b', perfTestArgs: [], result, capacity };
+  };
+  const run = { runId: 'run-w', planName: 'capacity-lb', plan: planData, target: 'local' as const, status: 'SUCCEEDED' as const, startedAt: 'a', environment: {}, scenarioIds: ids };
+  const repetitions = [
+    ...[1, 2, 3].map((n) => repetition(directId, n, 4000)),
+    ...[[1, 2000], [2, 2000], [3, 4000]].map(([n, held]) => repetition(lbId, n!, held!)),
+  ];
+
+  test('the load balancer is compared with direct on the capacity rate beside the receive rate', () => {
+    const deltas = loadBalancerDeltas(run, aggregateRun(run, repetitions));
+    expect(deltas.map((delta) => delta.metric)).toEqual(['receiveRate', 'capacityRate']);
+    const capacity = deltas.find((delta) => delta.metric === 'capacityRate')!;
+    // lb mean 2,666.7 against direct 4,000: a drop of a third.
+    expect(capacity.delta).toBeCloseTo(-4000 / 3, 3);
+    expect(capacity.deltaPercent).toBeCloseTo(-100 / 3, 3);
+    const markdown = renderMarkdownReport(run, repetitions);
+    expect(markdown).toContain('| load balancer vs direct (direct is the baseline) | capacity at the p99 bound change (delta ± 95% CI) | verdict |');
+    expect(markdown).toContain('| load balancer vs direct (direct is the baseline) | receive rate change (delta ± 95% CI) | verdict |');
+  });
+
+  test('a run without capacity workloads is compared on the receive rate alone', () => {
+    const flat = repetitions.map(({ capacity: _capacity, ...rest }) => rest);
+    expect(loadBalancerDeltas(run, aggregateRun(run, flat)).map((delta) => delta.metric)).toEqual(['receiveRate']);
   });
 });
