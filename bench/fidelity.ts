@@ -56,7 +56,11 @@ workloads: [{ name: w150b, producers: 1, consumers: 1, queues: 1, messageSizeByt
         uris: [handle.cluster.amqpUri(handle.cluster.nodes[0]!)],
         csvPath,
       });
-      const result = spawnSync('java', ['-XX:+UseParallelGC', '-cp', `${jars}/*`, 'com.rabbitmq.perf.PerfTest', ...args], { encoding: 'utf8' });
+      const result = spawnSync(
+        'java',
+        ['-XX:+UseParallelGC', '-cp', `${jars}/*`, 'com.rabbitmq.perf.PerfTest', ...args],
+        { encoding: 'utf8' },
+      );
       const parsed = parsePerfTestOutput(result.stdout, readFileSync(csvPath, 'utf8'), {
         durationSeconds: DURATION,
         producers: 1,

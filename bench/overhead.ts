@@ -10,7 +10,8 @@ import { parsePlanText } from '../core/plan/plan';
 
 const planPath = join(__dirname, '..', '..', 'plans', 'quickstart.yaml');
 const plan = parsePlanText(readFileSync(planPath, 'utf8'), planPath);
-const perfTestSeconds = plan.scenarios.reduce((sum, scenario) => sum + scenario.workload.durationSeconds, 0) * plan.repetitions;
+const perfTestSeconds =
+  plan.scenarios.reduce((sum, scenario) => sum + scenario.workload.durationSeconds, 0) * plan.repetitions;
 const home = mkdtempSync(join(tmpdir(), 'rmqbench-overhead-'));
 const started = process.hrtime.bigint();
 const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
@@ -47,7 +48,10 @@ async function main(): Promise<void> {
     console.error(`bench:overhead: rmqbench run exited with ${result.status}`);
     process.exit(1);
   }
-  const outcome = JSON.parse(result.stdout) as { status: string; records: { startedAt: string; finishedAt: string; scenarioId: string }[] };
+  const outcome = JSON.parse(result.stdout) as {
+    status: string;
+    records: { startedAt: string; finishedAt: string; scenarioId: string }[];
+  };
   console.log(`quickstart status: ${outcome.status}`);
   // Where the time outside PerfTest went, from the run's own timestamps.
   const startMs = Date.now() - wallSeconds * 1000;
@@ -55,7 +59,10 @@ async function main(): Promise<void> {
   const durationOf = new Map(plan.scenarios.map((s) => [s.id, s.workload.durationSeconds]));
   const first = Math.min(...times.map((t) => t.start));
   const last = Math.max(...times.map((t) => t.end));
-  const inRepetitions = outcome.records.reduce((sum, r) => sum + (Date.parse(r.finishedAt) - Date.parse(r.startedAt)) / 1000 - durationOf.get(r.scenarioId)!, 0);
+  const inRepetitions = outcome.records.reduce(
+    (sum, r) => sum + (Date.parse(r.finishedAt) - Date.parse(r.startedAt)) / 1000 - durationOf.get(r.scenarioId)!,
+    0,
+  );
   const between = (last - first) / 1000 - times.reduce((sum, t) => sum + (t.end - t.start) / 1000, 0);
   console.log(
     `outside PerfTest: start-up until the first repetition ${((first - startMs) / 1000).toFixed(1)} s, ` +
@@ -68,7 +75,9 @@ async function main(): Promise<void> {
         `(booting ${marks.clusterBoot?.toFixed(1)} s, in parallel with the store)`,
     );
   }
-  console.log(`wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s (${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`);
+  console.log(
+    `wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s (${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`,
+  );
   console.log(`overhead ratio (wall / PerfTest): ${(wallSeconds / perfTestSeconds).toFixed(3)}  (target <= 1.25)`);
 }
 

@@ -23,7 +23,14 @@ const MS_PER_MINUTE = 100;
 const scaledMs = (seconds: number) => (seconds / 60) * MS_PER_MINUTE;
 
 /** Latencies recorded on AWS (rounded): stack creation 6-9 min by node count, PerfTest 60 s, stack deletion 3 min. */
-const RECORDED = { provisioningMinutes: { min: 6, max: 9 }, perfTestSeconds: 60, repetitions: 3, pauseSeconds: 10, teardownMinutes: 3, smokeTestSeconds: 2 };
+const RECORDED = {
+  provisioningMinutes: { min: 6, max: 9 },
+  perfTestSeconds: 60,
+  repetitions: 3,
+  pauseSeconds: 10,
+  teardownMinutes: 3,
+  smokeTestSeconds: 2,
+};
 /** The definition's polling intervals (its defaults). */
 const POLL = { clusterSeconds: 30, repetitionSeconds: 15 };
 /** Node counts the controller ships templates for × three queue types: up to 9 distinct configurations. */
@@ -46,7 +53,16 @@ function benchPlan(k: number): unknown {
     repetitions: RECORDED.repetitions,
     pauseSecondsBetweenRepetitions: RECORDED.pauseSeconds,
     clusters,
-    workloads: [{ name: 'w', producers: 1, consumers: 1, queues: 1, messageSizeBytes: 1000, durationSeconds: RECORDED.perfTestSeconds }],
+    workloads: [
+      {
+        name: 'w',
+        producers: 1,
+        consumers: 1,
+        queues: 1,
+        messageSizeBytes: 1000,
+        durationSeconds: RECORDED.perfTestSeconds,
+      },
+    ],
   };
 }
 
@@ -56,36 +72,50 @@ function provisioningMinutes(index: number, k: number): number {
   return k === 1 ? max : min + ((max - min) * index) / (k - 1);
 }
 
-/** What a configuration cannot avoid: provisioning, smoke test, its repetitions and pauses, teardown (simulated minutes). */
+/**
+ * What a configuration cannot avoid: provisioning, smoke test, its repetitions and pauses, teardown (simulated
+ * minutes).
+ */
 function minimumMinutes(cluster: ScheduledCluster, k: number): number {
   const repetitions = cluster.repetitions.reduce((sum, item) => sum + item.durationSeconds + item.pauseSeconds, 0);
-  return provisioningMinutes(cluster.index, k) + (RECORDED.smokeTestSeconds + repetitions) / 60 + RECORDED.teardownMinutes;
+  return (
+    provisioningMinutes(cluster.index, k) + (RECORDED.smokeTestSeconds + repetitions) / 60 + RECORDED.teardownMinutes
+  );
 }
 
 async function main(): Promise<void> {
   const k = Number(process.argv[2] ?? 4);
-  if (!Number.isInteger(k) || k < 1 || k > MAX_CONFIGS) throw new Error(`K (the number of cluster configurations) must be an integer from 1 to ${MAX_CONFIGS} (got ${process.argv[2]})`);
+  if (!Number.isInteger(k) || k < 1 || k > MAX_CONFIGS)
+    throw new Error(
+      `K (the number of cluster configurations) must be an integer from 1 to ${MAX_CONFIGS} (got ${process.argv[2]})`,
+    );
   const input: WorkflowInput = { plan: benchPlan(k), target: 'aws', runId: 'bench-workflow' };
   const clusters = buildSchedule(input, 'bench').clusters;
-  if (clusters.length !== k) throw new Error(`the bench plan has ${clusters.length} cluster configurations instead of ${k}`);
+  if (clusters.length !== k)
+    throw new Error(`the bench plan has ${clusters.length} cluster configurations instead of ${k}`);
 
   const launchedAt = new Map<string, number>();
   const tornDownAt = new Map<string, number>();
   const repetitionDoneAt = new Map<string, number>();
   const handlers: Record<TaskStateName, (input: never) => Promise<unknown>> = {
-    [STATE.validatePlan]: async (event: { input: WorkflowInput; executionName: string }) => buildSchedule(event.input, event.executionName),
+    [STATE.validatePlan]: async (event: { input: WorkflowInput; executionName: string }) =>
+      buildSchedule(event.input, event.executionName),
     [STATE.recordRunStart]: async () => ({}),
     [STATE.launchCluster]: async (event: { cluster: ScheduledCluster }) => {
       launchedAt.set(event.cluster.clusterId, Date.now());
       return { clusterId: event.cluster.clusterId, readyBy: new Date(Date.now() + 3_600_000).toISOString() };
     },
     [STATE.checkClusterReady]: async (event: { cluster: ScheduledCluster }) => {
-      const readyAt = launchedAt.get(event.cluster.clusterId)! + provisioningMinutes(event.cluster.index, k) * MS_PER_MINUTE;
+      const readyAt =
+        launchedAt.get(event.cluster.clusterId)! + provisioningMinutes(event.cluster.index, k) * MS_PER_MINUTE;
       return { ready: Date.now() >= readyAt, outputs: {} };
     },
     [STATE.smokeTest]: async () => sleep(scaledMs(RECORDED.smokeTestSeconds)).then(() => ({ roundTripMs: 1 })),
     [STATE.startRepetition]: async (event: { launch: { clusterId: string }; item: ScheduledRepetition }) => {
-      repetitionDoneAt.set(`${event.launch.clusterId}/${event.item.rawKey}`, Date.now() + scaledMs(event.item.durationSeconds));
+      repetitionDoneAt.set(
+        `${event.launch.clusterId}/${event.item.rawKey}`,
+        Date.now() + scaledMs(event.item.durationSeconds),
+      );
       return { startedAt: new Date().toISOString() };
     },
     // The plan has no fault, so the fault states are never entered.
@@ -99,7 +129,11 @@ async function main(): Promise<void> {
       done: Date.now() >= repetitionDoneAt.get(`${event.launch.clusterId}/${event.item.rawKey}`)!,
       rawKey: event.item.rawKey,
     }),
-    [STATE.ingestRepetition]: async (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
+    [STATE.ingestRepetition]: async (event: { item: ScheduledRepetition }) => ({
+      scenarioId: event.item.scenarioId,
+      repetition: event.item.repetition,
+      status: 'SUCCEEDED',
+    }),
     [STATE.teardownCluster]: async (event: { cluster: ScheduledCluster }) => {
       await sleep(RECORDED.teardownMinutes * MS_PER_MINUTE);
       tornDownAt.set(event.cluster.clusterId, Date.now());
@@ -118,11 +152,20 @@ async function main(): Promise<void> {
     },
   };
 
-  const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: k, clusterPollSeconds: POLL.clusterSeconds }));
+  const definition = resolveResources(
+    buildBenchmarkDefinition({ maxConcurrency: k, clusterPollSeconds: POLL.clusterSeconds }),
+  );
   const machine = new StateMachine(definition as unknown as StateMachineDefinition);
   const started = Date.now();
   await machine.run(input as unknown as Json, {
-    context: { Execution: { Input: input as unknown as Json, Name: 'bench', Id: 'local:bench', StartTime: new Date().toISOString() } },
+    context: {
+      Execution: {
+        Input: input as unknown as Json,
+        Name: 'bench',
+        Id: 'local:bench',
+        StartTime: new Date().toISOString(),
+      },
+    },
     overrides: {
       taskResourceLocalHandlers: handlers as unknown as Record<string, (input: Json) => Promise<Json>>,
       waitTimeOverrides: {
@@ -138,19 +181,28 @@ async function main(): Promise<void> {
   const billed = clusters.map((cluster) => {
     const from = launchedAt.get(cluster.clusterId);
     const to = tornDownAt.get(cluster.clusterId);
-    if (from === undefined || to === undefined) throw new Error(`configuration ${cluster.clusterId} was not launched and torn down`);
+    if (from === undefined || to === undefined)
+      throw new Error(`configuration ${cluster.clusterId} was not launched and torn down`);
     return (to - from) / MS_PER_MINUTE;
   });
   const slowest = Math.max(...minimum);
   const billedTotal = billed.reduce((sum, minutes) => sum + minutes, 0);
   const minimumTotal = minimum.reduce((sum, minutes) => sum + minutes, 0);
   const f = (value: number) => value.toFixed(1);
-  console.log(`bench:workflow: K = ${k} cluster configurations, maxConcurrency ${k}, ${RECORDED.repetitions} × ${RECORDED.perfTestSeconds} s PerfTest each, 1 min simulated as ${MS_PER_MINUTE} ms`);
+  console.log(
+    `bench:workflow: K = ${k} cluster configurations, maxConcurrency ${k}, ${RECORDED.repetitions} × ${RECORDED.perfTestSeconds} s PerfTest each, 1 min simulated as ${MS_PER_MINUTE} ms`,
+  );
   for (const [index, cluster] of clusters.entries()) {
-    console.log(`  ${cluster.clusterId} (${cluster.nodes} nodes, ${cluster.topology}): minimum ${f(minimum[index]!)} min, billed ${f(billed[index]!)} min`);
+    console.log(
+      `  ${cluster.clusterId} (${cluster.nodes} nodes, ${cluster.topology}): minimum ${f(minimum[index]!)} min, billed ${f(billed[index]!)} min`,
+    );
   }
-  console.log(`total time ÷ slowest configuration's time: ${f(totalMinutes)} / ${f(slowest)} min = ${(totalMinutes / slowest).toFixed(3)} (target ≤ 1.2)`);
-  console.log(`billed cluster-minutes ÷ minimum: ${f(billedTotal)} / ${f(minimumTotal)} min = ${(billedTotal / minimumTotal).toFixed(3)} (target ≤ 1.1)`);
+  console.log(
+    `total time ÷ slowest configuration's time: ${f(totalMinutes)} / ${f(slowest)} min = ${(totalMinutes / slowest).toFixed(3)} (target ≤ 1.2)`,
+  );
+  console.log(
+    `billed cluster-minutes ÷ minimum: ${f(billedTotal)} / ${f(minimumTotal)} min = ${(billedTotal / minimumTotal).toFixed(3)} (target ≤ 1.1)`,
+  );
 }
 
 main().catch((error: unknown) => {

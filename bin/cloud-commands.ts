@@ -1,8 +1,21 @@
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import type { Plan } from '../core/plan/plan';
 import { newRunId } from '../local/run-plan';
-import { awsClients, cloudStore, ControllerLookupError, resolveController, type ControllerSelection } from './cloud-controller';
-import { askOnTerminal, checkBudget, findExecution, followCloudRun, startCloudRun, type CloudCommandResult } from './cloud-run-command';
+import {
+  awsClients,
+  cloudStore,
+  ControllerLookupError,
+  resolveController,
+  type ControllerSelection,
+} from './cloud-controller';
+import {
+  askOnTerminal,
+  checkBudget,
+  findExecution,
+  followCloudRun,
+  startCloudRun,
+  type CloudCommandResult,
+} from './cloud-run-command';
 
 /** The flags of `run --target aws|azure` and `watch`. */
 export interface CloudCommandOptions extends ControllerSelection {
@@ -20,7 +33,10 @@ export class CloudCommandError extends Error {}
  * `rmqbench run <plan> --target aws|azure [--stack NAME | --state-machine-arn ARN] [--max-cost USD] [--detach]`:
  * the estimate first (refused over budget), then StartExecution, then the run followed to its end.
  */
-export async function runInCloud(plan: Plan, options: CloudCommandOptions & { catalog: PriceCatalog; maxCost?: string; runId?: string }): Promise<CloudCommandResult> {
+export async function runInCloud(
+  plan: Plan,
+  options: CloudCommandOptions & { catalog: PriceCatalog; maxCost?: string; runId?: string },
+): Promise<CloudCommandResult> {
   const clients = awsClients(options.region);
   const region = options.region ?? (await clients.sfn.config.region().catch(() => undefined));
   const budget = checkBudget(plan, options.target, options.catalog, options.maxCost, region);
@@ -28,14 +44,31 @@ export async function runInCloud(plan: Plan, options: CloudCommandOptions & { ca
   if (budget.exitCode !== 0) throw new CloudCommandError(`${budget.error ?? 'over budget'}; nothing was started`);
   const controller = await lookup(() => resolveController(clients.cfn, options, { stateMachine: true }));
   const runId = options.runId ?? newRunId(plan.name);
-  const { executionArn, schedule } = await startCloudRun(clients.sfn, controller.stateMachineArn, plan, options.target, runId);
+  const { executionArn, schedule } = await startCloudRun(
+    clients.sfn,
+    controller.stateMachineArn,
+    plan,
+    options.target,
+    runId,
+  );
   if (options.detach) {
-    const stdout = options.json ? `${JSON.stringify({ runId, executionArn }, null, 2)}\n` : `started run ${runId}\nexecution ${executionArn}\nfollow it with: rmqbench watch ${runId}\n`;
+    const stdout = options.json
+      ? `${JSON.stringify({ runId, executionArn }, null, 2)}\n`
+      : `started run ${runId}\nexecution ${executionArn}\nfollow it with: rmqbench watch ${runId}\n`;
     return { exitCode: 0, stdout };
   }
   return following((interrupted) =>
     followCloudRun(
-      { ...clients, store: cloudStore(clients.dynamodb, controller.tableName), controller, json: options.json, progress: process.stderr, interrupted, ...askIfTerminal(), ...poll(options) },
+      {
+        ...clients,
+        store: cloudStore(clients.dynamodb, controller.tableName),
+        controller,
+        json: options.json,
+        progress: process.stderr,
+        interrupted,
+        ...askIfTerminal(),
+        ...poll(options),
+      },
       executionArn,
       schedule,
       options.target,
@@ -44,13 +77,25 @@ export async function runInCloud(plan: Plan, options: CloudCommandOptions & { ca
 }
 
 /** `rmqbench watch <runId>`: follows a run started earlier (by `run --detach`, the console or a schedule). */
-export async function watchInCloud(runId: string, options: Omit<CloudCommandOptions, 'target'>): Promise<CloudCommandResult> {
+export async function watchInCloud(
+  runId: string,
+  options: Omit<CloudCommandOptions, 'target'>,
+): Promise<CloudCommandResult> {
   const clients = awsClients(options.region);
   const controller = await lookup(() => resolveController(clients.cfn, options, { stateMachine: true }));
   const { executionArn, schedule } = await findExecution(clients.sfn, controller.stateMachineArn, runId);
   return following((interrupted) =>
     followCloudRun(
-      { ...clients, store: cloudStore(clients.dynamodb, controller.tableName), controller, json: options.json, progress: process.stderr, interrupted, ...askIfTerminal(), ...poll(options) },
+      {
+        ...clients,
+        store: cloudStore(clients.dynamodb, controller.tableName),
+        controller,
+        json: options.json,
+        progress: process.stderr,
+        interrupted,
+        ...askIfTerminal(),
+        ...poll(options),
+      },
       executionArn,
       schedule,
       schedule.target,
@@ -68,7 +113,9 @@ async function lookup<T>(resolve: () => Promise<T>): Promise<T> {
 }
 
 /** Ctrl-C (or SIGTERM) stops following instead of killing the CLI, so that it can ask about the execution. */
-async function following(follow: (interrupted: AbortSignal) => Promise<CloudCommandResult>): Promise<CloudCommandResult> {
+async function following(
+  follow: (interrupted: AbortSignal) => Promise<CloudCommandResult>,
+): Promise<CloudCommandResult> {
   const controller = new AbortController();
   const onSignal = () => {
     process.stderr.write('\n');
@@ -84,9 +131,13 @@ async function following(follow: (interrupted: AbortSignal) => Promise<CloudComm
   }
 }
 
-/** Only a person at a terminal is asked; a CI job interrupted leaves the execution running (and says how to stop it). */
+/**
+ * Only a person at a terminal is asked; a CI job interrupted leaves the execution running (and says how to stop it).
+ */
 function askIfTerminal(): { askToStop?: () => Promise<boolean> } {
-  return process.stdin.isTTY && process.stderr.isTTY ? { askToStop: () => askOnTerminal('stop the execution? [y/N] ') } : {};
+  return process.stdin.isTTY && process.stderr.isTTY
+    ? { askToStop: () => askOnTerminal('stop the execution? [y/N] ') }
+    : {};
 }
 
 function poll(options: { pollSeconds?: number }): { pollMs?: number } {

@@ -47,10 +47,16 @@ export function awsClients(region?: string): AwsClients {
 
 /**
  * The state machine, results table and bucket: from the flags when they name them, else from the controller
- * stack's outputs (DescribeStacks: https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStacks.html,
- * Outputs[].OutputKey/OutputValue). `need` says which the command uses, so that e.g. `--store aws --table T` reads no stack.
+ * stack's outputs (DescribeStacks:
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStacks.html,
+ * Outputs[].OutputKey/OutputValue). `need` says which the command uses, so that e.g. `--store aws --table T` reads no
+ * stack.
  */
-export async function resolveController(cfn: CloudFormationClient, selection: ControllerSelection, need: { stateMachine: boolean }): Promise<ControllerEndpoints> {
+export async function resolveController(
+  cfn: CloudFormationClient,
+  selection: ControllerSelection,
+  need: { stateMachine: boolean },
+): Promise<ControllerEndpoints> {
   if (selection.table !== undefined && (!need.stateMachine || selection.stateMachineArn !== undefined)) {
     return { stateMachineArn: selection.stateMachineArn ?? '', tableName: selection.table };
   }
@@ -58,7 +64,11 @@ export async function resolveController(cfn: CloudFormationClient, selection: Co
   let outputs: Record<string, string>;
   try {
     const stack = (await cfn.send(new DescribeStacksCommand({ StackName: stackName }))).Stacks?.[0];
-    outputs = Object.fromEntries((stack?.Outputs ?? []).filter((output) => output.OutputKey && output.OutputValue).map((output) => [output.OutputKey!, output.OutputValue!]));
+    outputs = Object.fromEntries(
+      (stack?.Outputs ?? [])
+        .filter((output) => output.OutputKey && output.OutputValue)
+        .map((output) => [output.OutputKey!, output.OutputValue!]),
+    );
   } catch (error) {
     const region = await cfn.config.region().catch(() => 'the default region');
     if (/does not exist/.test((error as Error).message)) {
@@ -70,10 +80,17 @@ export async function resolveController(cfn: CloudFormationClient, selection: Co
   }
   const output = (key: string) => {
     const value = outputs[key];
-    if (value === undefined) throw new ControllerLookupError(`stack "${stackName}" has no output ${key} (outputs: ${Object.keys(outputs).join(', ') || 'none'}): is it an rmqbench controller stack (examples/controller)?`);
+    if (value === undefined)
+      throw new ControllerLookupError(
+        `stack "${stackName}" has no output ${key} (outputs: ${Object.keys(outputs).join(', ') || 'none'}): is it an rmqbench controller stack (examples/controller)?`,
+      );
     return value;
   };
-  const stateMachineArn = selection.stateMachineArn ?? (need.stateMachine ? output(CONTROLLER_OUTPUTS.stateMachineArn) : outputs[CONTROLLER_OUTPUTS.stateMachineArn] ?? '');
+  const stateMachineArn =
+    selection.stateMachineArn ??
+    (need.stateMachine
+      ? output(CONTROLLER_OUTPUTS.stateMachineArn)
+      : (outputs[CONTROLLER_OUTPUTS.stateMachineArn] ?? ''));
   const tableName = selection.table ?? output(CONTROLLER_OUTPUTS.resultsTableName);
   const bucketName = outputs[CONTROLLER_OUTPUTS.rawOutputBucketName];
   return { stateMachineArn, tableName, ...(bucketName ? { bucketName } : {}) };

@@ -65,8 +65,25 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
     const key = repetitionKey(repetition.scenarioId, repetition.repetition);
     if (started.has(key)) return;
     started.set(key, now());
-    const { scenarioId, repetition: number, repetitions, index, total, durationSeconds, remainingPlannedSeconds } = repetition;
-    onEvent({ type: 'repetition-started', scenarioId, repetition: number, repetitions, index, total, durationSeconds, remainingPlannedSeconds });
+    const {
+      scenarioId,
+      repetition: number,
+      repetitions,
+      index,
+      total,
+      durationSeconds,
+      remainingPlannedSeconds,
+    } = repetition;
+    onEvent({
+      type: 'repetition-started',
+      scenarioId,
+      repetition: number,
+      repetitions,
+      index,
+      total,
+      durationSeconds,
+      remainingPlannedSeconds,
+    });
   };
   const clusterStarting = (index: number) => {
     if (clustersStarted.has(index)) return;
@@ -86,7 +103,9 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
     const execution = await options.sfn.send(new DescribeExecutionCommand({ executionArn: options.executionArn }));
     const status = execution.status ?? 'RUNNING';
     const stored = await options.store.getRun(schedule.runId);
-    const byKey = new Map<string, StoredRepetition>((stored?.repetitions ?? []).map((rep) => [repetitionKey(rep.scenarioId, rep.repetition), rep]));
+    const byKey = new Map<string, StoredRepetition>(
+      (stored?.repetitions ?? []).map((rep) => [repetitionKey(rep.scenarioId, rep.repetition), rep]),
+    );
 
     // Clusters run in parallel up to the definition's maxConcurrency, so each is looked at on every poll.
     for (const [position, cluster] of schedule.clusters.entries()) {
@@ -107,7 +126,10 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
       if (!next || status !== 'RUNNING' || clustersReady.has(cluster.index)) {
         if (next && status === 'RUNNING') {
           announce(next);
-          onEvent({ type: 'running', elapsedSeconds: (now() - started.get(repetitionKey(next.scenarioId, next.repetition))!) / 1000 });
+          onEvent({
+            type: 'running',
+            elapsedSeconds: (now() - started.get(repetitionKey(next.scenarioId, next.repetition))!) / 1000,
+          });
         }
         continue;
       }

@@ -1,10 +1,22 @@
 import { createInterface } from 'node:readline/promises';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { DescribeExecutionCommand, ListExecutionsCommand, StartExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import {
+  DescribeExecutionCommand,
+  ListExecutionsCommand,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  type SFNClient,
+} from '@aws-sdk/client-sfn';
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import type { Plan } from '../core/plan/plan';
 import { aggregateRun, renderMarkdownReport } from '../core/report/report';
-import { buildSchedule, executionInput, runIdFor, type WorkflowInput, type WorkflowSchedule } from '../state-machines/schedule';
+import {
+  buildSchedule,
+  executionInput,
+  runIdFor,
+  type WorkflowInput,
+  type WorkflowSchedule,
+} from '../state-machines/schedule';
 import type { ResultsStore } from '../store/results-store';
 import { followExecution, type ClusterReadiness, type FollowResult } from './cloud-follow';
 import type { ControllerEndpoints } from './cloud-controller';
@@ -51,12 +63,30 @@ export function executionNameFor(runId: string): string {
  * The estimate, printed before anything is started, and the budget check (`--max-cost`, the plan's `maxCostUsd`):
  * the same code as `rmqbench estimate`.
  */
-export function checkBudget(plan: Plan, target: 'aws' | 'azure', catalog: PriceCatalog, maxCost: string | undefined, region: string | undefined) {
-  return estimateCommand(plan, { target, json: false, catalog, ...(maxCost === undefined ? {} : { maxCost }), ...(region ? { region } : {}) });
+export function checkBudget(
+  plan: Plan,
+  target: 'aws' | 'azure',
+  catalog: PriceCatalog,
+  maxCost: string | undefined,
+  region: string | undefined,
+) {
+  return estimateCommand(plan, {
+    target,
+    json: false,
+    catalog,
+    ...(maxCost === undefined ? {} : { maxCost }),
+    ...(region ? { region } : {}),
+  });
 }
 
 /** StartExecution with the same input `execution-input` prints, named after the run id. */
-export async function startCloudRun(sfn: SFNClient, stateMachineArn: string, plan: Plan, target: 'aws' | 'azure', runId: string) {
+export async function startCloudRun(
+  sfn: SFNClient,
+  stateMachineArn: string,
+  plan: Plan,
+  target: 'aws' | 'azure',
+  runId: string,
+) {
   const input = executionInput(plan, target, runId);
   const name = executionNameFor(runId);
   // Validates and lays the run out as ValidatePlan will, before anything is started.
@@ -68,9 +98,14 @@ export async function startCloudRun(sfn: SFNClient, stateMachineArn: string, pla
 /**
  * The execution of a run: first the execution named after the run id (an execution ARN is the state machine's with
  * `execution:<name>`: https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsstepfunctions.html,
- * resource type execution), else one whose run id is `<plan>-<execution name>` (scheduled runs, started without a runId).
+ * resource type execution), else one whose run id is `<plan>-<execution name>` (scheduled runs, started without a
+ * runId).
  */
-export async function findExecution(sfn: SFNClient, stateMachineArn: string, runId: string): Promise<{ executionArn: string; schedule: WorkflowSchedule }> {
+export async function findExecution(
+  sfn: SFNClient,
+  stateMachineArn: string,
+  runId: string,
+): Promise<{ executionArn: string; schedule: WorkflowSchedule }> {
   const describe = async (executionArn: string) => {
     const execution = await sfn.send(new DescribeExecutionCommand({ executionArn }));
     const input = JSON.parse(execution.input ?? '{}') as WorkflowInput;
@@ -83,7 +118,8 @@ export async function findExecution(sfn: SFNClient, stateMachineArn: string, run
   do {
     const page = await sfn.send(new ListExecutionsCommand({ stateMachineArn, nextToken: token }));
     for (const execution of page.executions ?? []) {
-      if (execution.name && execution.executionArn !== byName && runId.endsWith(`-${execution.name}`)) candidates.push(execution.executionArn!);
+      if (execution.name && execution.executionArn !== byName && runId.endsWith(`-${execution.name}`))
+        candidates.push(execution.executionArn!);
     }
     token = page.nextToken;
   } while (token);
@@ -95,9 +131,12 @@ export async function findExecution(sfn: SFNClient, stateMachineArn: string, run
       if ((error as Error).name === 'ExecutionDoesNotExist') continue;
       throw error;
     }
-    if (runIdFor(found.input, found.name) === runId) return { executionArn, schedule: buildSchedule(found.input, found.name) };
+    if (runIdFor(found.input, found.name) === runId)
+      return { executionArn, schedule: buildSchedule(found.input, found.name) };
   }
-  throw new Error(`no execution of ${stateMachineArn} has run id "${runId}" (rmqbench run names executions after their run id; see rmqbench runs --store aws)`);
+  throw new Error(
+    `no execution of ${stateMachineArn} has run id "${runId}" (rmqbench run names executions after their run id; see rmqbench runs --store aws)`,
+  );
 }
 
 /** The AWS clusters' readiness from their stacks (CREATE_COMPLETE: every node signalled its boot). */
@@ -116,15 +155,24 @@ export function awsClusterReadiness(cfn: CloudFormationClient): ClusterReadiness
   };
 }
 
-/** What happens to a stopped execution's clusters, as the BenchmarkController deploys it (cdk/BenchmarkController.ts). */
+/**
+ * What happens to a stopped execution's clusters, as the BenchmarkController deploys it (cdk/BenchmarkController.ts).
+ */
 export const STOPPED_TEARDOWN =
   "the controller's failure rule (EventBridge, Step Functions status ABORTED) runs its failure handler, which deletes the run's stacks (and Azure resource groups) and records the run FAILED; " +
   'whatever outlives its expiry tag is deleted by the hourly sweeper';
 
 /** Follows a started (or found) execution, printing progress, and turns its end into the CLI's output and exit code. */
-export async function followCloudRun(context: CloudRunContext, executionArn: string, schedule: WorkflowSchedule, target: string): Promise<CloudCommandResult> {
+export async function followCloudRun(
+  context: CloudRunContext,
+  executionArn: string,
+  schedule: WorkflowSchedule,
+  target: string,
+): Promise<CloudCommandResult> {
   const display = new ProgressDisplay(context.progress);
-  const raw = context.controller.bucketName ? `s3://${context.controller.bucketName}/runs/${schedule.runId}/` : `the controller's bucket under runs/${schedule.runId}/`;
+  const raw = context.controller.bucketName
+    ? `s3://${context.controller.bucketName}/runs/${schedule.runId}/`
+    : `the controller's bucket under runs/${schedule.runId}/`;
   display.handle({ type: 'run-started', runId: schedule.runId, runDir: raw, plannedSeconds: schedule.plannedSeconds });
   const result = await followExecution({
     sfn: context.sfn,
@@ -150,12 +198,19 @@ async function interrupted(context: CloudRunContext, executionArn: string, runId
       error: `stopped following; execution ${executionArn} keeps running: rmqbench watch ${runId} follows it again, aws stepfunctions stop-execution --execution-arn ${executionArn} stops it`,
     };
   }
-  await context.sfn.send(new StopExecutionCommand({ executionArn, error: 'Interrupted', cause: 'stopped from rmqbench (Ctrl-C)' }));
+  await context.sfn.send(
+    new StopExecutionCommand({ executionArn, error: 'Interrupted', cause: 'stopped from rmqbench (Ctrl-C)' }),
+  );
   return { exitCode: 130, stdout: '', error: `stopped execution ${executionArn}: ${STOPPED_TEARDOWN}` };
 }
 
 /** Exit codes as for local runs: 0 succeeded, 3 some repetitions failed, 1 the run or the execution failed. */
-export function cloudOutcome(context: Pick<CloudRunContext, 'json' | 'store'>, executionArn: string, runId: string, result: FollowResult): CloudCommandResult {
+export function cloudOutcome(
+  context: Pick<CloudRunContext, 'json' | 'store'>,
+  executionArn: string,
+  runId: string,
+  result: FollowResult,
+): CloudCommandResult {
   const stored = result.stored;
   const runStatus = stored?.run.status;
   const stdout = context.json
@@ -167,12 +222,26 @@ export function cloudOutcome(context: Pick<CloudRunContext, 'json' | 'store'>, e
     const why = stored?.run.error ?? result.error ?? 'no error recorded';
     return { exitCode: 1, stdout, error: `run ${runId} failed: execution ${result.status}: ${why}` };
   }
-  if (!stored) return { exitCode: 1, stdout, error: `execution ${executionArn} succeeded but run ${runId} is not in table ${context.store.tableName}` };
+  if (!stored)
+    return {
+      exitCode: 1,
+      stdout,
+      error: `execution ${executionArn} succeeded but run ${runId} is not in table ${context.store.tableName}`,
+    };
   if (runStatus === 'PARTIAL') {
     const failed = stored.repetitions.filter((rep) => rep.status === 'FAILED').length;
-    return { exitCode: 3, stdout, error: `run ${runId} finished with ${failed} failed repetition(s) of ${stored.repetitions.length}; see the report above` };
+    return {
+      exitCode: 3,
+      stdout,
+      error: `run ${runId} finished with ${failed} failed repetition(s) of ${stored.repetitions.length}; see the report above`,
+    };
   }
-  if (runStatus !== 'SUCCEEDED') return { exitCode: 1, stdout, error: `run ${runId} ended ${runStatus}: ${stored.run.error ?? 'no repetition succeeded'}` };
+  if (runStatus !== 'SUCCEEDED')
+    return {
+      exitCode: 1,
+      stdout,
+      error: `run ${runId} ended ${runStatus}: ${stored.run.error ?? 'no repetition succeeded'}`,
+    };
   return { exitCode: 0, stdout };
 }
 

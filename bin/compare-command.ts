@@ -30,18 +30,35 @@ export interface CompareOutcome {
  * Several runs: each against the baseline (the plan's marked baseline when it is among them, else the first).
  * One run: against its plan's marked baseline, and load balancer vs direct within the run.
  */
-export async function compareCommand(store: ComparisonStore, runIds: readonly string[], options: { json: boolean }): Promise<string> {
+export async function compareCommand(
+  store: ComparisonStore,
+  runIds: readonly string[],
+  options: { json: boolean },
+): Promise<string> {
   const outcome = await compareStoredRuns(store, runIds);
   if (options.json) return `${JSON.stringify(outcome, null, 2)}\n`;
   const lines = [outcome.note];
   for (const comparison of outcome.comparisons) {
     const metric = comparison.rows[0]?.metric ?? 'receiveRate';
-    lines.push('', `## plan ${comparison.planName}, ${metric}: against baseline run ${comparison.baselineRunId}`, '', ...renderDeltasMarkdown(comparison.rows, 'scenario'));
+    lines.push(
+      '',
+      `## plan ${comparison.planName}, ${metric}: against baseline run ${comparison.baselineRunId}`,
+      '',
+      ...renderDeltasMarkdown(comparison.rows, 'scenario'),
+    );
   }
   if (outcome.loadBalancerDeltas.length > 0) {
-    lines.push('', '## load balancer vs direct (direct is the baseline)', '', ...renderDeltasMarkdown(outcome.loadBalancerDeltas, 'scenarios'));
+    lines.push(
+      '',
+      '## load balancer vs direct (direct is the baseline)',
+      '',
+      ...renderDeltasMarkdown(outcome.loadBalancerDeltas, 'scenarios'),
+    );
   }
-  lines.push('', 'A delta counts only when its 95% confidence interval (Welch) excludes 0; otherwise it is inside the noise.');
+  lines.push(
+    '',
+    'A delta counts only when its 95% confidence interval (Welch) excludes 0; otherwise it is inside the noise.',
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -60,16 +77,28 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
 
   if (runs.length > 1) {
     const { baseline, candidates, note } = chooseBaseline(runs, mark);
-    return { note, comparisons: [compareRuns(baseline, candidates), ...extraMetricsIn(runs).map((metric) => compareRuns(baseline, candidates, metric))], loadBalancerDeltas: [] };
+    return {
+      note,
+      comparisons: [
+        compareRuns(baseline, candidates),
+        ...extraMetricsIn(runs).map((metric) => compareRuns(baseline, candidates, metric)),
+      ],
+      loadBalancerDeltas: [],
+    };
   }
 
   const comparisons: RunComparison[] = [];
   let note: string;
   if (mark !== undefined && mark.runId !== first.run.runId) {
     const baseline = await loadResults(store, mark.runId).catch((error: unknown) => {
-      throw new ComparisonError(`the marked baseline of plan "${mark.planName}" cannot be read: ${(error as Error).message}`);
+      throw new ComparisonError(
+        `the marked baseline of plan "${mark.planName}" cannot be read: ${(error as Error).message}`,
+      );
     });
-    comparisons.push(compareRuns(baseline, [first]), ...extraMetricsIn([baseline, first]).map((metric) => compareRuns(baseline, [first], metric)));
+    comparisons.push(
+      compareRuns(baseline, [first]),
+      ...extraMetricsIn([baseline, first]).map((metric) => compareRuns(baseline, [first], metric)),
+    );
     note = `baseline: run ${mark.runId} (marked baseline of plan "${mark.planName}")`;
   } else {
     note =
@@ -85,13 +114,18 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
   } catch (error) {
     if (!(error instanceof ComparisonError)) throw error;
     // No lb/direct pair in the plan: only a problem when there is no baseline comparison either.
-    if (comparisons.length === 0) throw new ComparisonError(`nothing to compare: ${note}, and ${error.message}; or give two or more run ids`);
+    if (comparisons.length === 0)
+      throw new ComparisonError(`nothing to compare: ${note}, and ${error.message}; or give two or more run ids`);
   }
   return { note, comparisons, loadBalancerDeltas };
 }
 
 /** `rmqbench baseline <runId>`: marks the run as its plan's baseline; it needs a successful repetition. */
-export async function baselineCommand(store: ComparisonStore, runId: string, options: { json: boolean }): Promise<string> {
+export async function baselineCommand(
+  store: ComparisonStore,
+  runId: string,
+  options: { json: boolean },
+): Promise<string> {
   const results = await loadResults(store, runId);
   const mark = baselineMarkFor(results);
   const previous = await store.getBaseline(mark.planName);
@@ -103,6 +137,7 @@ export async function baselineCommand(store: ComparisonStore, runId: string, opt
 
 async function loadResults(store: ComparisonStore, runId: string): Promise<RunResults> {
   const stored = await store.getRun(runId);
-  if (stored === undefined) throw new ComparisonError(`no run "${runId}" in table ${store.tableName} (see rmqbench runs)`);
+  if (stored === undefined)
+    throw new ComparisonError(`no run "${runId}" in table ${store.tableName} (see rmqbench runs)`);
   return { run: stored.run, aggregates: aggregateRun(stored.run, stored.repetitions) };
 }

@@ -28,7 +28,9 @@ export function loadEffectiveCatalog(path: string): EffectiveCatalog {
   try {
     data = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new PriceCatalogError(`${path} is not valid JSON (${(error as Error).message}); fix it, or delete it to use ${SHIPPED_CATALOG}`);
+    throw new PriceCatalogError(
+      `${path} is not valid JSON (${(error as Error).message}); fix it, or delete it to use ${SHIPPED_CATALOG}`,
+    );
   }
   try {
     return { catalog: loadPriceCatalog(data), source: path };
@@ -43,19 +45,62 @@ export function showPrices(effective: EffectiveCatalog, json: boolean): string {
   if (json) return `${JSON.stringify({ source, ...catalog }, null, 2)}\n`;
   const money = (value: number, digits: number) => `$${value.toFixed(digits)}`;
   const rows = [...catalog.instances]
-    .sort((a, b) => a.provider.localeCompare(b.provider) || a.instanceType.localeCompare(b.instanceType, 'en', { numeric: true }) || a.asOf.localeCompare(b.asOf))
+    .sort(
+      (a, b) =>
+        a.provider.localeCompare(b.provider) ||
+        a.instanceType.localeCompare(b.instanceType, 'en', { numeric: true }) ||
+        a.asOf.localeCompare(b.asOf),
+    )
     .map((entry) =>
-      [entry.provider.padEnd(5), entry.region.padEnd(13), entry.instanceType.padEnd(12), money(entry.hourlyUsd, 4).padStart(9), money(entry.monthlyUsd, 2).padStart(10), entry.asOf.padEnd(10), shortSource(entry.source)].join('  '),
+      [
+        entry.provider.padEnd(5),
+        entry.region.padEnd(13),
+        entry.instanceType.padEnd(12),
+        money(entry.hourlyUsd, 4).padStart(9),
+        money(entry.monthlyUsd, 2).padStart(10),
+        entry.asOf.padEnd(10),
+        shortSource(entry.source),
+      ].join('  '),
     );
   const loadBalancers = catalog.loadBalancers.map((entry) =>
-    [entry.provider.padEnd(5), entry.region.padEnd(13), entry.kind.padEnd(24), money(entry.hourlyUsd, 4).padStart(9), money(entry.monthlyUsd, 2).padStart(10), entry.asOf.padEnd(10), shortSource(entry.source)].join('  '),
+    [
+      entry.provider.padEnd(5),
+      entry.region.padEnd(13),
+      entry.kind.padEnd(24),
+      money(entry.hourlyUsd, 4).padStart(9),
+      money(entry.monthlyUsd, 2).padStart(10),
+      entry.asOf.padEnd(10),
+      shortSource(entry.source),
+    ].join('  '),
   );
-  const header = ['cloud', 'region'.padEnd(13), 'instance'.padEnd(12), 'USD/hour'.padStart(9), 'USD/month'.padStart(10), 'as of'.padEnd(10), 'source'].join('  ');
+  const header = [
+    'cloud',
+    'region'.padEnd(13),
+    'instance'.padEnd(12),
+    'USD/hour'.padStart(9),
+    'USD/month'.padStart(10),
+    'as of'.padEnd(10),
+    'source',
+  ].join('  ');
   return [
     `price catalog: ${source} (USD, on demand, ${catalog.hoursPerMonth} h per month)`,
     header,
     ...rows,
-    ...(loadBalancers.length > 0 ? ['', ['cloud', 'region'.padEnd(13), 'load balancer'.padEnd(24), 'USD/hour'.padStart(9), 'USD/month'.padStart(10), 'as of'.padEnd(10), 'source'].join('  '), ...loadBalancers] : []),
+    ...(loadBalancers.length > 0
+      ? [
+          '',
+          [
+            'cloud',
+            'region'.padEnd(13),
+            'load balancer'.padEnd(24),
+            'USD/hour'.padStart(9),
+            'USD/month'.padStart(10),
+            'as of'.padEnd(10),
+            'source',
+          ].join('  '),
+          ...loadBalancers,
+        ]
+      : []),
     '',
   ].join('\n');
 }

@@ -6,7 +6,8 @@ import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
 /**
  * The network half of `rmqbench prices update`: refreshes the on-demand Linux prices of every
  * (provider, region, instance type) the catalog knows, and adds those of what the cloud targets deploy that it does
- * not know yet (every Azure size the templates allow, each provider's default load generator) in each of its regions, from
+ * not know yet (every Azure size the templates allow, each provider's default load generator) in each of its regions,
+ * from
  *  - Azure: the public Retail Prices API (no credentials), following NextPageLink;
  *  - AWS: the Price List Query API (GetProducts), which needs credentials, so the caller passes a
  *    client function when it has them. The public bulk offer file of a region is hundreds of MB,
@@ -85,7 +86,9 @@ export async function updatePriceCatalog(
       const missing = wanted.filter((target) => !found.some((price) => sameKey(price, target)));
       messages.push(
         `${label(provider)} prices refreshed for ${found.length} of ${wanted.length} instance type/region pairs (as of ${asOf})` +
-          (missing.length === 0 ? '' : `; not offered any more or not found, kept as they were: ${missing.map(show).join(', ')}`),
+          (missing.length === 0
+            ? ''
+            : `; not offered any more or not found, kept as they were: ${missing.map(show).join(', ')}`),
       );
     } catch (error) {
       messages.push(`${label(provider)} prices not refreshed (${reason(error)}); ${kept}`);
@@ -122,7 +125,10 @@ interface AzureRetailItem {
   effectiveStartDate?: string;
 }
 
-async function fetchAzurePrices(targets: readonly Target[], options: UpdatePriceCatalogOptions): Promise<Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[]> {
+async function fetchAzurePrices(
+  targets: readonly Target[],
+  options: UpdatePriceCatalogOptions,
+): Promise<Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[]> {
   const fetchImpl = options.fetchImpl ?? (globalThis.fetch as unknown as FetchLike);
   const prices: Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[] = [];
   for (const region of [...new Set(targets.map((target) => target.region))]) {
@@ -132,9 +138,11 @@ async function fetchAzurePrices(targets: readonly Target[], options: UpdatePrice
     let url: string | undefined = `${AZURE_RETAIL_PRICES_URL}?$filter=${encodeURIComponent(filter)}`;
     const items: AzureRetailItem[] = [];
     for (let page = 0; url !== undefined; page++) {
-      if (page >= (options.maxPages ?? 20)) throw new Error(`more than ${options.maxPages ?? 20} result pages for ${region}`);
+      if (page >= (options.maxPages ?? 20))
+        throw new Error(`more than ${options.maxPages ?? 20} result pages for ${region}`);
       const response = await fetchImpl(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 20_000) });
-      if (!response.ok) throw new Error(`Azure Retail Prices API answered HTTP ${response.status} ${response.statusText}`);
+      if (!response.ok)
+        throw new Error(`Azure Retail Prices API answered HTTP ${response.status} ${response.statusText}`);
       const body = (await response.json()) as AzureRetailPage;
       if (body === null || typeof body !== 'object' || !Array.isArray(body.Items)) {
         throw new Error('Azure Retail Prices API answered without an Items list');
@@ -177,7 +185,10 @@ async function fetchAzurePrices(targets: readonly Target[], options: UpdatePrice
   return prices;
 }
 
-async function fetchAwsPrices(targets: readonly Target[], getProducts: AwsGetProducts): Promise<Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[]> {
+async function fetchAwsPrices(
+  targets: readonly Target[],
+  getProducts: AwsGetProducts,
+): Promise<Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[]> {
   const prices: Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[] = [];
   for (const target of targets) {
     const filters: { Type: 'TERM_MATCH'; Field: string; Value: string }[] = [
@@ -192,7 +203,11 @@ async function fetchAwsPrices(targets: readonly Target[], getProducts: AwsGetPro
     let nextToken: string | undefined;
     let hourly: number | undefined;
     do {
-      const page = await getProducts({ ServiceCode: 'AmazonEC2', Filters: filters, ...(nextToken === undefined ? {} : { NextToken: nextToken }) });
+      const page = await getProducts({
+        ServiceCode: 'AmazonEC2',
+        Filters: filters,
+        ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+      });
       for (const entry of page.PriceList ?? []) {
         hourly ??= onDemandHourlyUsd(typeof entry === 'string' ? (JSON.parse(entry) as unknown) : entry);
       }
@@ -213,8 +228,16 @@ async function fetchAwsPrices(targets: readonly Target[], getProducts: AwsGetPro
 
 /** The USD per hour of the first on-demand price dimension of a Price List product, if any. */
 function onDemandHourlyUsd(product: unknown): number | undefined {
-  const onDemand = (product as { terms?: { OnDemand?: Record<string, { priceDimensions?: Record<string, { unit?: string; pricePerUnit?: { USD?: string } }> }> } })
-    ?.terms?.OnDemand;
+  const onDemand = (
+    product as {
+      terms?: {
+        OnDemand?: Record<
+          string,
+          { priceDimensions?: Record<string, { unit?: string; pricePerUnit?: { USD?: string } }> }
+        >;
+      };
+    }
+  )?.terms?.OnDemand;
   for (const term of Object.values(onDemand ?? {})) {
     for (const dimension of Object.values(term.priceDimensions ?? {})) {
       const usd = Number(dimension.pricePerUnit?.USD);
@@ -237,16 +260,23 @@ function deployedTypes(provider: CloudProvider): string[] {
 
 function uniqueTargets(entries: readonly InstancePrice[]): Target[] {
   const targets: Target[] = [];
-  const regions = [...new Set(entries.map(({ provider, region }) => `${provider} ${region}`))].map((key) => key.split(' ') as [CloudProvider, string]);
-  const deployed = regions.flatMap(([provider, region]) => deployedTypes(provider).map((instanceType) => ({ provider, region, instanceType })));
+  const regions = [...new Set(entries.map(({ provider, region }) => `${provider} ${region}`))].map(
+    (key) => key.split(' ') as [CloudProvider, string],
+  );
+  const deployed = regions.flatMap(([provider, region]) =>
+    deployedTypes(provider).map((instanceType) => ({ provider, region, instanceType })),
+  );
   for (const { provider, region, instanceType } of [...entries, ...deployed]) {
-    if (!targets.some((target) => sameKey(target, { provider, region, instanceType }))) targets.push({ provider, region, instanceType });
+    if (!targets.some((target) => sameKey(target, { provider, region, instanceType })))
+      targets.push({ provider, region, instanceType });
   }
   return targets;
 }
 
 function sameKey(a: Target, b: Target): boolean {
-  return a.provider === b.provider && a.region === b.region && a.instanceType.toLowerCase() === b.instanceType.toLowerCase();
+  return (
+    a.provider === b.provider && a.region === b.region && a.instanceType.toLowerCase() === b.instanceType.toLowerCase()
+  );
 }
 
 function describeOld(catalog: PriceCatalog, provider: CloudProvider): string {

@@ -22,7 +22,9 @@ export class ProgressDisplay {
   handle(event: RunEvent): void {
     switch (event.type) {
       case 'run-started':
-        this.line(`run ${event.runId}: about ${formatSeconds(event.plannedSeconds)} of PerfTest time; raw output in ${event.runDir}`);
+        this.line(
+          `run ${event.runId}: about ${formatSeconds(event.plannedSeconds)} of PerfTest time; raw output in ${event.runDir}`,
+        );
         break;
       case 'cluster-starting':
         this.line(
@@ -37,7 +39,9 @@ export class ProgressDisplay {
       case 'repetition-started':
         this.current = event;
         this.lastPrinted = -Infinity;
-        this.line(`[${event.index}/${event.total}] ${event.scenarioId} repetition ${event.repetition}/${event.repetitions} (${event.durationSeconds} s)`);
+        this.line(
+          `[${event.index}/${event.total}] ${event.scenarioId} repetition ${event.repetition}/${event.repetitions} (${event.durationSeconds} s)`,
+        );
         break;
       case 'progress': {
         const current = this.current;

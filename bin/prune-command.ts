@@ -1,17 +1,25 @@
 import type { PruneDecision, PruneSelection } from '../local/prune-runs';
 
-/** `--keep N` and `--older-than DAYS` exclude each other; both must be numbers of 0 or more. Throws with what is wrong. */
-export function parsePruneSelection(values: { readonly keep?: string | undefined; readonly olderThan?: string | undefined }): PruneSelection {
+/**
+ * `--keep N` and `--older-than DAYS` exclude each other; both must be numbers of 0 or more. Throws with what is wrong.
+ */
+export function parsePruneSelection(values: {
+  readonly keep?: string | undefined;
+  readonly olderThan?: string | undefined;
+}): PruneSelection {
   const { keep, olderThan } = values;
   if (keep !== undefined && olderThan !== undefined) {
-    throw new Error(`use either --keep N or --older-than DAYS, not both (got --keep ${keep} --older-than ${olderThan})`);
+    throw new Error(
+      `use either --keep N or --older-than DAYS, not both (got --keep ${keep} --older-than ${olderThan})`,
+    );
   }
   if (keep !== undefined) {
     if (!/^\d+$/.test(keep)) throw new Error(`--keep must be a whole number of run folders, 0 or more (got "${keep}")`);
     return { keep: Number(keep) };
   }
   if (olderThan !== undefined) {
-    if (!/^\d+(\.\d+)?$/.test(olderThan)) throw new Error(`--older-than must be a number of days, 0 or more, e.g. 7 or 0.5 (got "${olderThan}")`);
+    if (!/^\d+(\.\d+)?$/.test(olderThan))
+      throw new Error(`--older-than must be a number of days, 0 or more, e.g. 7 or 0.5 (got "${olderThan}")`);
     return { olderThanDays: Number(olderThan) };
   }
   return {};

@@ -44,10 +44,16 @@ process.stdout.write(JSON.stringify(svgs));
 `;
 
 /** One SVG document per spec, in order. */
-export async function renderVegaLiteToSvg(specs: readonly VegaLiteSpec[], options: { timeoutMs?: number } = {}): Promise<string[]> {
+export async function renderVegaLiteToSvg(
+  specs: readonly VegaLiteSpec[],
+  options: { timeoutMs?: number } = {},
+): Promise<string[]> {
   if (specs.length === 0) return [];
   const args = ['--input-type=module', '--eval', RENDERER, '--', moduleEntry('vega'), moduleEntry('vega-lite')];
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], timeout: options.timeoutMs ?? 120_000 });
+  const child = spawn(process.execPath, args, {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    timeout: options.timeoutMs ?? 120_000,
+  });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -67,7 +73,11 @@ export async function renderVegaLiteToSvg(specs: readonly VegaLiteSpec[], option
     );
   }
   const svgs = JSON.parse(Buffer.concat(stdout).toString('utf8')) as unknown;
-  if (!Array.isArray(svgs) || svgs.length !== specs.length || !svgs.every((svg) => typeof svg === 'string' && svg.startsWith('<svg'))) {
+  if (
+    !Array.isArray(svgs) ||
+    svgs.length !== specs.length ||
+    !svgs.every((svg) => typeof svg === 'string' && svg.startsWith('<svg'))
+  ) {
     throw new ChartRenderError(`the chart renderer returned something other than ${specs.length} SVG document(s)`);
   }
   return svgs as string[];
@@ -84,11 +94,16 @@ export function svgToPng(svg: string, options: { scale?: number } = {}): Buffer 
   return resvg.render().asPng();
 }
 
-/** The file an ES-module-only package resolves to: its exports map has a `default` condition, which CommonJS resolution accepts. */
+/**
+ * The file an ES-module-only package resolves to: its exports map has a `default` condition, which CommonJS resolution
+ * accepts.
+ */
 function moduleEntry(name: 'vega' | 'vega-lite'): string {
   try {
     return require.resolve(name);
   } catch {
-    throw new ChartRenderError(`the ${name} package is not installed: run npm install (rmqbench needs vega and vega-lite to draw charts)`);
+    throw new ChartRenderError(
+      `the ${name} package is not installed: run npm install (rmqbench needs vega and vega-lite to draw charts)`,
+    );
   }
 }

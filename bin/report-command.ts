@@ -17,7 +17,16 @@ import {
 import type { RepetitionMetrics } from '../core/metrics/host-metrics';
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/report/html-report';
-import { aggregateRun, capacityRows, loadBalancerDeltas, pricePerformanceAcrossRuns, queueingLines, queueThroughputPoints, renderMarkdownReport, runPricePerformance } from '../core/report/report';
+import {
+  aggregateRun,
+  capacityRows,
+  loadBalancerDeltas,
+  pricePerformanceAcrossRuns,
+  queueingLines,
+  queueThroughputPoints,
+  renderMarkdownReport,
+  runPricePerformance,
+} from '../core/report/report';
 import type { PerSecondSample, ScenarioAggregate } from '../core/results/result-model';
 import { THESIS_MAXIMA, THESIS_TABLES, thesisChapter7Tables } from '../core/report/thesis-ch7';
 import type { StoredRun } from '../store/results-store';
@@ -29,7 +38,10 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 export interface ReportCommandOptions {
   readonly format: ReportFormat;
   readonly json: boolean;
-  /** File to write (html, png); `-` writes to stdout. @default - `<runId>.html` / `<runId>-<chart>.png` in the working directory */
+  /**
+   * File to write (html, png); `-` writes to stdout. @default - `<runId>.html` / `<runId>-<chart>.png` in the working
+   * directory
+   */
   readonly out?: string;
   /** The chart a png shows. @default 'throughput-per-repetition' */
   readonly chart?: ChartId;
@@ -60,7 +72,11 @@ export function isChartId(value: string): value is ChartId {
 
 type SamplesSource = (runId: string, scenarioId: string, repetition: number) => Promise<PerSecondSample[]>;
 /** A repetition's broker and host metrics (ResultsStore.getMetrics); undefined when none were stored. */
-export type MetricsSource = (runId: string, scenarioId: string, repetition: number) => Promise<RepetitionMetrics | undefined>;
+export type MetricsSource = (
+  runId: string,
+  scenarioId: string,
+  repetition: number,
+) => Promise<RepetitionMetrics | undefined>;
 
 const NO_METRICS: MetricsSource = async () => undefined;
 
@@ -76,7 +92,9 @@ export async function metricsOfRun(stored: StoredRun, getMetrics: MetricsSource)
 
 /** The faults a cloud target applied without the verifier, per repetition. */
 function uncountedFaultsOf(repetitions: StoredRun['repetitions']) {
-  return repetitions.filter((rep) => rep.uncountedFault !== undefined).map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
+  return repetitions
+    .filter((rep) => rep.uncountedFault !== undefined)
+    .map(({ scenarioId, repetition, uncountedFault }) => ({ scenarioId, repetition, uncountedFault: uncountedFault! }));
 }
 
 /**
@@ -87,22 +105,40 @@ function uncountedFaultsOf(repetitions: StoredRun['repetitions']) {
  */
 async function runJson(stored: StoredRun, aggregates: ReturnType<typeof aggregateRun>, getMetrics: MetricsSource) {
   const { run, repetitions } = stored;
-  const failoverRepetitions = repetitions.filter((rep) => rep.failover !== undefined).map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
+  const failoverRepetitions = repetitions
+    .filter((rep) => rep.failover !== undefined)
+    .map(({ scenarioId, repetition, failover }) => ({ scenarioId, repetition, failover: failover! }));
   const uncountedFaults = uncountedFaultsOf(repetitions);
   const metrics = await metricsOfRun(stored, getMetrics);
-  const metricsErrors = repetitions.filter((rep) => rep.metricsError !== undefined).map(({ scenarioId, repetition, metricsError }) => ({ scenarioId, repetition, metricsError: metricsError! }));
+  const metricsErrors = repetitions
+    .filter((rep) => rep.metricsError !== undefined)
+    .map(({ scenarioId, repetition, metricsError }) => ({ scenarioId, repetition, metricsError: metricsError! }));
   return {
     run,
     scenarios: aggregatesForJson(aggregates),
     ...(failoverRepetitions.length > 0 ? { failoverRepetitions } : {}),
     ...(uncountedFaults.length > 0 ? { uncountedFaults } : {}),
-    ...(metrics.length > 0 ? { repetitionMetrics: metrics.map(({ scenarioId, repetition, metrics: { source, series } }) => ({ scenarioId, repetition, source, series })) } : {}),
+    ...(metrics.length > 0
+      ? {
+          repetitionMetrics: metrics.map(({ scenarioId, repetition, metrics: { source, series } }) => ({
+            scenarioId,
+            repetition,
+            source,
+            series,
+          })),
+        }
+      : {}),
     ...(metricsErrors.length > 0 ? { metricsErrors } : {}),
   };
 }
 
 /** `rmqbench report <runId> [--format markdown|html|png] [--out FILE] [--chart ID] [--json]`. */
-export async function reportCommand(stored: StoredRun, getSamples: SamplesSource, options: ReportCommandOptions, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
+export async function reportCommand(
+  stored: StoredRun,
+  getSamples: SamplesSource,
+  options: ReportCommandOptions,
+  getMetrics: MetricsSource = NO_METRICS,
+): Promise<ReportCommandResult> {
   const { run, repetitions } = stored;
   const aggregates = aggregateRun(run, repetitions);
   const deltas = loadBalancerDeltas(run, aggregates);
@@ -118,7 +154,11 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
 
   if (options.format === 'markdown') {
     if (options.json || options.out === undefined || options.out === '-') {
-      return { stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions, pricePerformance), warnings, files: [] };
+      return {
+        stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions, pricePerformance),
+        warnings,
+        files: [],
+      };
     }
     writeFileSync(options.out, renderMarkdownReport(run, repetitions, pricePerformance));
     return { stdout: `wrote ${resolve(options.out)}\n`, warnings, files: [resolve(options.out)] };
@@ -126,12 +166,15 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
 
   if (options.format === 'png') {
     const chartId = options.chart ?? 'throughput-per-repetition';
-    if (succeeded.length === 0) throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
+    if (succeeded.length === 0)
+      throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
     const { charts, omitted } = await chartsFor(stored, aggregates, getSamples, getMetrics);
     const chart = charts.find((candidate) => candidate.id === chartId);
     if (chart === undefined) {
       const why = omitted.find((candidate) => candidate.id === chartId)?.reason ?? 'no data';
-      throw new ReportError(`run ${run.runId} has no chart "${chartId}": ${why}; try --chart throughput-per-repetition`);
+      throw new ReportError(
+        `run ${run.runId} has no chart "${chartId}": ${why}; try --chart throughput-per-repetition`,
+      );
     }
     const [svg] = await renderVegaLiteToSvg([chart.spec]);
     const png = svgToPng(svg!);
@@ -139,13 +182,19 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
     if (out === '-') return { stdout: png, warnings, files: [] };
     writeFileSync(out, png);
     const file = resolve(out);
-    return { stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`, warnings, files: [file] };
+    return {
+      stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`,
+      warnings,
+      files: [file],
+    };
   }
 
-  const { charts, omitted } = succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples, getMetrics);
+  const { charts, omitted } =
+    succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples, getMetrics);
   if (succeeded.length === 0) warnings.push(`${nothingToChart}: the report has no charts`);
   for (const { id, reason } of omitted) warnings.push(`chart ${id} left out: ${reason}`);
-  if (!pricePerformance.available && run.target !== 'local') warnings.push(`no price-performance section: ${pricePerformance.reason}`);
+  if (!pricePerformance.available && run.target !== 'local')
+    warnings.push(`no price-performance section: ${pricePerformance.reason}`);
   const svgs = await renderVegaLiteToSvg(charts.map((chart) => chart.spec));
   const html = renderHtmlReport(
     runReportDocument({
@@ -155,7 +204,10 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
       uncountedFaults: uncountedFaultsOf(repetitions),
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       queueingNotes: queueingLines(repetitions),
-      charts: charts.map((chart, index) => ({ chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks }, svg: svgs[index]! })),
+      charts: charts.map((chart, index) => ({
+        chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks },
+        svg: svgs[index]!,
+      })),
       omittedCharts: omitted,
       loadBalancerDeltas: deltas,
       pricePerformance,
@@ -167,7 +219,13 @@ export async function reportCommand(stored: StoredRun, getSamples: SamplesSource
   writeFileSync(out, html);
   const file = resolve(out);
   const summary = `wrote ${file} (${charts.length} chart${charts.length === 1 ? '' : 's'}: ${charts.map((chart) => chart.id).join(', ') || 'none'})\n`;
-  return { stdout: options.json ? json({ ...data, files: [file], charts: charts.map(({ id, marks }) => ({ id, marks })) }) : summary, warnings, files: [file] };
+  return {
+    stdout: options.json
+      ? json({ ...data, files: [file], charts: charts.map(({ id, marks }) => ({ id, marks })) })
+      : summary,
+    warnings,
+    files: [file],
+  };
 }
 
 /** A chart the report leaves out, with the one-line reason. */
@@ -187,21 +245,58 @@ export async function chartsFor(
   const series: RepetitionSamples[] = [];
   const metrics: RepetitionMetricsOf[] = [];
   for (const rep of repetitions.filter((candidate) => candidate.status === 'SUCCEEDED')) {
-    series.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, samples: await getSamples(run.runId, rep.scenarioId, rep.repetition) });
+    series.push({
+      scenarioId: rep.scenarioId,
+      repetition: rep.repetition,
+      samples: await getSamples(run.runId, rep.scenarioId, rep.repetition),
+    });
     const stored = await getMetrics(run.runId, rep.scenarioId, rep.repetition);
     if (stored) metrics.push({ scenarioId: rep.scenarioId, repetition: rep.repetition, metrics: stored });
   }
   const queuePoints = queueThroughputPoints([{ run, aggregates }]);
-  // Each chart with why it would be empty, and (throughput vs queues) why it would compare nothing although it has points.
+  // Each chart with why it would be empty, and (throughput vs queues) why it would compare nothing although it has
+  // points.
   const candidates: { chart: ChartDefinition; emptyBecause: string; comparesNothingBecause?: string }[] = [
-    { chart: throughputPerRepetitionChart(run.scenarioIds, repetitions, new Map(aggregates.flatMap((aggregate) => (aggregate.messageSizeBytes === undefined ? [] : [[aggregate.scenarioId, aggregate.messageSizeBytes] as const])))), emptyBecause: 'no data' },
+    {
+      chart: throughputPerRepetitionChart(
+        run.scenarioIds,
+        repetitions,
+        new Map(
+          aggregates.flatMap((aggregate) =>
+            aggregate.messageSizeBytes === undefined
+              ? []
+              : [[aggregate.scenarioId, aggregate.messageSizeBytes] as const],
+          ),
+        ),
+      ),
+      emptyBecause: 'no data',
+    },
     { chart: throughputOverTimeChart(series), emptyBecause: 'no per-second samples were stored' },
-    { chart: throughputVsQueuesChart(queuePoints), emptyBecause: 'no scenario has a throughput to plot', comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints) },
+    {
+      chart: throughputVsQueuesChart(queuePoints),
+      emptyBecause: 'no scenario has a throughput to plot',
+      comparesNothingBecause: nothingToCompareAcrossQueueCounts(queuePoints),
+    },
     { chart: latencyPercentilesChart(aggregates), emptyBecause: 'no consumer latency was measured' },
-    { chart: cpuOverTimeChart(metrics), emptyBecause: 'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)' },
+    {
+      chart: cpuOverTimeChart(metrics),
+      emptyBecause:
+        'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)',
+    },
     // Only a run with capacity workloads has a latency-against-rate curve (others are not told it is missing).
     ...(repetitions.some((rep) => rep.capacity !== undefined)
-      ? [{ chart: latencyVsRateChart(repetitions, capacityRows(aggregates).map(({ scenarioId, capacity }) => ({ scenarioId, ...(capacity.rateMsgPerSecond ? { rate: capacity.rateMsgPerSecond.mean } : {}) }))), emptyBecause: 'no capacity step measured a consumer latency' }]
+      ? [
+          {
+            chart: latencyVsRateChart(
+              repetitions,
+              capacityRows(aggregates).map(({ scenarioId, capacity }) => ({
+                scenarioId,
+                ...(capacity.rateMsgPerSecond ? { rate: capacity.rateMsgPerSecond.mean } : {}),
+              })),
+            ),
+            emptyBecause: 'no capacity step measured a consumer latency',
+          },
+        ]
       : []),
   ];
   const charts: ChartDefinition[] = [];
@@ -214,11 +309,15 @@ export async function chartsFor(
   return { charts, omitted };
 }
 
-/** Why a throughput-vs-queues chart would compare nothing (no line has two queue counts), or undefined when it compares something. */
+/**
+ * Why a throughput-vs-queues chart would compare nothing (no line has two queue counts), or undefined when it compares
+ * something.
+ */
 function nothingToCompareAcrossQueueCounts(points: readonly QueueThroughputPoint[]): string | undefined {
   if (points.length === 0) return 'no scenario has a throughput to plot';
   const countsPerSeries = new Map<string, Set<number>>();
-  for (const point of points) countsPerSeries.set(point.series, (countsPerSeries.get(point.series) ?? new Set()).add(point.queues));
+  for (const point of points)
+    countsPerSeries.set(point.series, (countsPerSeries.get(point.series) ?? new Set()).add(point.queues));
   if ([...countsPerSeries.values()].some((counts) => counts.size > 1)) return undefined;
   const counts = [...new Set(points.map((point) => point.queues))].sort((a, b) => a - b);
   return `every scenario of a cluster uses the same queue count (${counts.join(', ')}), so there is no line to draw`;
@@ -236,14 +335,21 @@ export function aggregatesForJson(aggregates: readonly ScenarioAggregate[]) {
   }));
 }
 
-/** `rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]`: no run needed, no store opened. */
+/**
+ * `rmqbench report --thesis-ch7 [--format markdown|html|png] [--out FILE] [--json]`: no run needed, no store opened.
+ */
 export async function thesisChapter7Report(options: Omit<ReportCommandOptions, 'chart'>): Promise<ReportCommandResult> {
   const tables = thesisChapter7Tables(options.catalog);
   if (options.json) return { stdout: json({ tables }), warnings: [], files: [] };
   if (options.format === 'markdown') {
     const lines = ['# Price-performance: thesis chapter 7 reproduced', ''];
     for (const table of tables) {
-      lines.push(`## Table ${table.table}: ${table.queues} queue${table.queues === 1 ? '' : 's'}`, '', '| throughput | first choice (capacity) | second | third |', '|---|---|---|---|');
+      lines.push(
+        `## Table ${table.table}: ${table.queues} queue${table.queues === 1 ? '' : 's'}`,
+        '',
+        '| throughput | first choice (capacity) | second | third |',
+        '|---|---|---|---|',
+      );
       for (const row of table.rows) lines.push(`| ${row.join(' | ')} |`);
       lines.push('');
     }
@@ -251,7 +357,12 @@ export async function thesisChapter7Report(options: Omit<ReportCommandOptions, '
   }
   const chart = throughputVsQueuesChart(
     THESIS_TABLES.flatMap(({ queues }) =>
-      Object.entries(THESIS_MAXIMA[queues]).map(([instanceType, throughput]) => ({ series: instanceType, queues, throughput, scenarioId: `thesis ${instanceType} ${queues} queues` })),
+      Object.entries(THESIS_MAXIMA[queues]).map(([instanceType, throughput]) => ({
+        series: instanceType,
+        queues,
+        throughput,
+        scenarioId: `thesis ${instanceType} ${queues} queues`,
+      })),
     ),
   );
   const [svg] = await renderVegaLiteToSvg([chart.spec]);
@@ -262,7 +373,15 @@ export async function thesisChapter7Report(options: Omit<ReportCommandOptions, '
       : renderHtmlReport(
           thesisChapter7Document({
             tables,
-            chart: { chart: { id: chart.id, title: chart.title, caption: 'Maximum throughput per instance type at 1, 2, 10 and 200 queues, as used for Tables 7.4–7.7.', marks: chart.marks }, svg: svg! },
+            chart: {
+              chart: {
+                id: chart.id,
+                title: chart.title,
+                caption: 'Maximum throughput per instance type at 1, 2, 10 and 200 queues, as used for Tables 7.4–7.7.',
+                marks: chart.marks,
+              },
+              svg: svg!,
+            },
             generatedAt: (options.now ?? new Date()).toISOString(),
           }),
         );
@@ -280,15 +399,26 @@ function json(value: unknown): string {
  * instance types measured in different runs, as the thesis's chapter 7 compares them). Markdown or --json: the HTML
  * and PNG reports draw one run's charts.
  */
-export async function reportOverRuns(stored: readonly StoredRun[], options: Pick<ReportCommandOptions, 'format' | 'json' | 'catalog' | 'out'>, getMetrics: MetricsSource = NO_METRICS): Promise<ReportCommandResult> {
-  if (options.format !== 'markdown') throw new ReportError(`a report over ${stored.length} runs is Markdown or --json; --format ${options.format} takes one run id`);
+export async function reportOverRuns(
+  stored: readonly StoredRun[],
+  options: Pick<ReportCommandOptions, 'format' | 'json' | 'catalog' | 'out'>,
+  getMetrics: MetricsSource = NO_METRICS,
+): Promise<ReportCommandResult> {
+  if (options.format !== 'markdown')
+    throw new ReportError(
+      `a report over ${stored.length} runs is Markdown or --json; --format ${options.format} takes one run id`,
+    );
   const runs = stored.map(({ run, repetitions }) => ({ run, aggregates: aggregateRun(run, repetitions) }));
   const pricePerformance = pricePerformanceAcrossRuns(runs, options.catalog);
-  const warnings = pricePerformance.available ? pricePerformance.leftOut.map((reason) => `left out of price-performance: ${reason}`) : [`no price-performance section: ${pricePerformance.reason}`];
+  const warnings = pricePerformance.available
+    ? pricePerformance.leftOut.map((reason) => `left out of price-performance: ${reason}`)
+    : [`no price-performance section: ${pricePerformance.reason}`];
   if (options.json) {
-    // Each run as `report <runId> --json` shows it (fault counts, metrics and their errors), then price-performance across them.
+    // Each run as `report <runId> --json` shows it (fault counts, metrics and their errors), then price-performance
+    // across them.
     const runsJson = [];
-    for (const [index, { aggregates }] of runs.entries()) runsJson.push(await runJson(stored[index]!, aggregates, getMetrics));
+    for (const [index, { aggregates }] of runs.entries())
+      runsJson.push(await runJson(stored[index]!, aggregates, getMetrics));
     return { stdout: json({ runs: runsJson, pricePerformance }), warnings, files: [] };
   }
   const lines = stored.map(({ run, repetitions }) => renderMarkdownReport(run, repetitions).trimEnd());
@@ -296,9 +426,18 @@ export async function reportOverRuns(stored: readonly StoredRun[], options: Pick
   if (!pricePerformance.available) lines.push(`Not available: ${pricePerformance.reason}.`);
   else {
     lines.push('| cluster | run | per hour | per month (730 h) |', '|---|---|---|---|');
-    for (const cost of pricePerformance.costs) lines.push(`| ${cost.description} | ${cost.runId} | $${cost.hourlyUsd.toFixed(3)} | $${cost.monthlyUsd.toFixed(0)} |`);
+    for (const cost of pricePerformance.costs)
+      lines.push(
+        `| ${cost.description} | ${cost.runId} | $${cost.hourlyUsd.toFixed(3)} | $${cost.monthlyUsd.toFixed(0)} |`,
+      );
     for (const table of pricePerformance.tables) {
-      lines.push('', `## ${table.queues} queue${table.queues === 1 ? '' : 's'}`, '', '| throughput | first choice (capacity) | second | third |', '|---|---|---|---|');
+      lines.push(
+        '',
+        `## ${table.queues} queue${table.queues === 1 ? '' : 's'}`,
+        '',
+        '| throughput | first choice (capacity) | second | third |',
+        '|---|---|---|---|',
+      );
       for (const row of table.rows) lines.push(`| ${row.join(' | ')} |`);
     }
   }

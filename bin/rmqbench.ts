@@ -32,7 +32,16 @@ import { applyPrune, planPrune } from '../local/prune-runs';
 import { baselineCommand, compareCommand } from './compare-command';
 import { loadEffectiveCatalog, showPrices, updatePrices, userCatalogPath } from './prices-command';
 import { commandHelp, COMMAND_NAMES, KNOWN_OPTIONS, OPTIONS, suggestion } from './command-help';
-import { isChartId, metricsOfRun, REPORT_FORMATS, reportCommand, reportOverRuns, ReportError, thesisChapter7Report, type ReportFormat } from './report-command';
+import {
+  isChartId,
+  metricsOfRun,
+  REPORT_FORMATS,
+  reportCommand,
+  reportOverRuns,
+  ReportError,
+  thesisChapter7Report,
+  type ReportFormat,
+} from './report-command';
 
 /** A failure the user can act on: printed as one line, exit code as given. */
 class CliError extends Error {
@@ -119,7 +128,6 @@ interface GlobalOptions {
   readonly fix: boolean;
 }
 
-
 function parseCli(argv: string[]) {
   return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
 }
@@ -135,7 +143,10 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = parsed.positionals;
   if (command && !COMMAND_NAMES.includes(command)) {
     const closest = suggestion(command, COMMAND_NAMES);
-    throw new CliError(`unknown command "${command}"${closest ? `; did you mean "${closest}"?` : ''} (see rmqbench --help)`, 2);
+    throw new CliError(
+      `unknown command "${command}"${closest ? `; did you mean "${closest}"?` : ''} (see rmqbench --help)`,
+      2,
+    );
   }
   if (parsed.values.help && command) {
     console.log(commandHelp(command));
@@ -169,23 +180,23 @@ async function main(argv: string[]): Promise<number> {
 type CommandHandler = (rest: string[], values: CliValues, options: GlobalOptions) => Promise<number>;
 
 const HANDLERS: Record<string, CommandHandler> = {
-  'run': handleRun,
-  'watch': handleWatch,
-  'validate': handleValidate,
-  'estimate': handleEstimate,
+  run: handleRun,
+  watch: handleWatch,
+  validate: handleValidate,
+  estimate: handleEstimate,
   'execution-input': handleExecutionInput,
-  'runs': handleRuns,
-  'show': handleShow,
-  'report': handleReport,
-  'compare': handleCompare,
-  'baseline': handleBaseline,
-  'prices': handlePrices,
-  'plans': handlePlans,
-  'ingest': handleIngest,
-  'prune': handlePrune,
-  'cleanup': handleCleanup,
+  runs: handleRuns,
+  show: handleShow,
+  report: handleReport,
+  compare: handleCompare,
+  baseline: handleBaseline,
+  prices: handlePrices,
+  plans: handlePlans,
+  ingest: handleIngest,
+  prune: handlePrune,
+  cleanup: handleCleanup,
   'broker-config': handleBrokerConfig,
-  'doctor': handleDoctor,
+  doctor: handleDoctor,
 };
 
 async function handleRun(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
@@ -218,7 +229,13 @@ async function handleEstimate(rest: string[], values: CliValues, options: Global
   const plan = loadPlan(requireArg(rest, 'estimate <plan>'));
   let result;
   try {
-    result = estimateCommand(plan, { target: options.target, json: options.json, catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog, ...(values.region ? { region: values.region } : {}), ...(values['max-cost'] ? { maxCost: values['max-cost'] } : {}) });
+    result = estimateCommand(plan, {
+      target: options.target,
+      json: options.json,
+      catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
+      ...(values.region ? { region: values.region } : {}),
+      ...(values['max-cost'] ? { maxCost: values['max-cost'] } : {}),
+    });
   } catch (error) {
     if (error instanceof EstimateUsageError) throw new CliError(error.message, 2);
     throw error;
@@ -237,7 +254,9 @@ async function handleRuns(_rest: string[], _values: CliValues, options: GlobalOp
     const runs = await store.listRuns();
     if (options.json) console.log(JSON.stringify(runs, null, 2));
     else if (runs.length === 0) console.log('no runs stored yet; try: rmqbench run quickstart');
-    else for (const run of runs) console.log(`${run.runId}  ${run.status.padEnd(9)}  ${run.target}  ${run.startedAt}  ${run.planName}`);
+    else
+      for (const run of runs)
+        console.log(`${run.runId}  ${run.status.padEnd(9)}  ${run.target}  ${run.startedAt}  ${run.planName}`);
     return 0;
   });
 }
@@ -246,7 +265,11 @@ async function handleShow(rest: string[], _values: CliValues, options: GlobalOpt
   return withStore(options, async (store, location) => {
     const stored = await readRun(store, requireArg(rest, 'show <runId>'));
     // Each repetition with its broker and host metrics (every series names its node and metric), where stored.
-    const metrics = new Map((await metricsOfRun(stored, (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition))).map((found) => [`${found.scenarioId}#${found.repetition}`, found.metrics]));
+    const metrics = new Map(
+      (await metricsOfRun(stored, (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition))).map(
+        (found) => [`${found.scenarioId}#${found.repetition}`, found.metrics],
+      ),
+    );
     if (options.json) {
       const repetitions = stored.repetitions.map((rep) => {
         const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
@@ -255,11 +278,16 @@ async function handleShow(rest: string[], _values: CliValues, options: GlobalOpt
       console.log(JSON.stringify({ ...stored, repetitions }, null, 2));
     } else {
       const { run } = stored;
-      console.log(`${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`);
+      console.log(
+        `${run.runId}: plan ${run.planName}, target ${run.target}, ${run.status}, ${run.startedAt} → ${run.finishedAt ?? '…'}`,
+      );
       if (run.error) console.log(`error: ${run.error}`);
-      if (location.bucketName && run.target !== 'local') console.log(`raw output: s3://${location.bucketName}/runs/${run.runId}/`);
+      if (location.bucketName && run.target !== 'local')
+        console.log(`raw output: s3://${location.bucketName}/runs/${run.runId}/`);
       for (const rep of stored.repetitions) {
-        const rates = rep.result ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s` : rep.error;
+        const rates = rep.result
+          ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s`
+          : rep.error;
         console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
         if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
         if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
@@ -275,7 +303,8 @@ async function handleShow(rest: string[], _values: CliValues, options: GlobalOpt
 
 async function handleReport(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
   const format = values.format;
-  if (!(REPORT_FORMATS as readonly string[]).includes(format)) throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
+  if (!(REPORT_FORMATS as readonly string[]).includes(format))
+    throw new CliError(`unknown report format "${format}": use ${REPORT_FORMATS.join(', ')}`, 2);
   if (values['thesis-ch7']) {
     const result = await thesisChapter7Report({
       format: format as ReportFormat,
@@ -297,7 +326,12 @@ async function handleReport(rest: string[], values: CliValues, options: GlobalOp
       try {
         result = await reportOverRuns(
           stored,
-          { format: format as ReportFormat, json: options.json, catalog, ...(values.out === undefined ? {} : { out: values.out }) },
+          {
+            format: format as ReportFormat,
+            json: options.json,
+            catalog,
+            ...(values.out === undefined ? {} : { out: values.out }),
+          },
           (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
         );
       } catch (error) {
@@ -309,7 +343,11 @@ async function handleReport(rest: string[], values: CliValues, options: GlobalOp
       return 0;
     });
   }
-  if (chart !== undefined && !isChartId(chart)) throw new CliError(`unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles or cpu-over-time`, 2);
+  if (chart !== undefined && !isChartId(chart))
+    throw new CliError(
+      `unknown chart "${chart}": use throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles or cpu-over-time`,
+      2,
+    );
   const { catalog } = loadEffectiveCatalog(userCatalogPath(dataDir()));
   return withStore(options, async (store) => {
     const stored = await readRun(store, runId);
@@ -352,8 +390,12 @@ async function handlePrices(rest: string[], values: CliValues, options: GlobalOp
     process.stdout.write(showPrices(loadEffectiveCatalog(path), options.json));
     return 0;
   }
-  if (rest[0] !== 'update') throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
-  const update = await updatePrices(loadEffectiveCatalog(path), values.out ?? path, { json: options.json, awsGetProducts: awsPriceList() });
+  if (rest[0] !== 'update')
+    throw new CliError(`unknown prices subcommand "${rest[0]}": use rmqbench prices, or rmqbench prices update`, 2);
+  const update = await updatePrices(loadEffectiveCatalog(path), values.out ?? path, {
+    json: options.json,
+    awsGetProducts: awsPriceList(),
+  });
   process.stdout.write(update.stdout);
   return update.refreshed ? 0 : 1;
 }
@@ -408,7 +450,9 @@ async function handleBrokerConfig(_rest: string[], values: CliValues, options: G
 async function handleDoctor(_rest: string[], _values: CliValues, options: GlobalOptions): Promise<number> {
   const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });
   if (options.json) console.log(JSON.stringify(report, null, 2));
-  else for (const check of report.checks) console.log(`${check.ok ? 'ok     ' : 'MISSING'}  ${check.name}: ${check.detail}`);
+  else
+    for (const check of report.checks)
+      console.log(`${check.ok ? 'ok     ' : 'MISSING'}  ${check.name}: ${check.detail}`);
   return report.checks.every((check) => check.ok) ? 0 : 1;
 }
 
@@ -424,15 +468,24 @@ function unknownOptionHint(message: string, argv: readonly string[]): string {
  * `cleanup --target aws|azure [--dry-run]`: run states come from the controller's results table (stack outputs or
  * --table); without one, expiry alone decides, as in the hourly sweeper.
  */
-async function commandCleanup(options: GlobalOptions, dryRun: boolean, subscription: string | undefined): Promise<number> {
-  if (options.target !== 'aws' && options.target !== 'azure') throw new CliError(`cleanup needs --target aws or --target azure (got "${options.target}")`, 2);
-  if (options.target === 'azure' && !subscription) throw new CliError('cleanup --target azure needs --subscription ID (or AZURE_SUBSCRIPTION_ID)', 2);
+async function commandCleanup(
+  options: GlobalOptions,
+  dryRun: boolean,
+  subscription: string | undefined,
+): Promise<number> {
+  if (options.target !== 'aws' && options.target !== 'azure')
+    throw new CliError(`cleanup needs --target aws or --target azure (got "${options.target}")`, 2);
+  if (options.target === 'azure' && !subscription)
+    throw new CliError('cleanup --target azure needs --subscription ID (or AZURE_SUBSCRIPTION_ID)', 2);
   const clients = awsClients(options.cloud.region);
   try {
     let store: ResultsStore | undefined;
     let note: string | undefined;
     try {
-      store = cloudStore(clients.dynamodb, (await resolveController(clients.cfn, options.cloud, { stateMachine: false })).tableName);
+      store = cloudStore(
+        clients.dynamodb,
+        (await resolveController(clients.cfn, options.cloud, { stateMachine: false })).tableName,
+      );
     } catch (error) {
       if (!(error instanceof ControllerLookupError)) throw error;
       note = `run states unknown (${error.message}): only expiry tags decide`;
@@ -448,19 +501,33 @@ async function commandCleanup(options: GlobalOptions, dryRun: boolean, subscript
   }
 }
 
-/** ARM clients with the user's Azure sign-in (DefaultAzureCredential: environment, workload identity, managed identity, Azure CLI). */
+/**
+ * ARM clients with the user's Azure sign-in (DefaultAzureCredential: environment, workload identity, managed identity,
+ * Azure CLI).
+ */
 async function azureCliClients(subscription: string) {
-  const [{ DefaultAzureCredential }, { azureClients }] = await Promise.all([import('@azure/identity'), import('../lambdas/shared/azure-cluster')]);
+  const [{ DefaultAzureCredential }, { azureClients }] = await Promise.all([
+    import('@azure/identity'),
+    import('../lambdas/shared/azure-cluster'),
+  ]);
   return azureClients(new DefaultAzureCredential(), subscription);
 }
 
 /** The controller and polling flags the cloud commands share. */
 function cloudOptions(
-  values: { stack?: string; 'state-machine-arn'?: string; region?: string; detach?: boolean; 'poll-seconds'?: string; table?: string },
+  values: {
+    stack?: string;
+    'state-machine-arn'?: string;
+    region?: string;
+    detach?: boolean;
+    'poll-seconds'?: string;
+    table?: string;
+  },
   options: GlobalOptions,
 ) {
   const pollSeconds = values['poll-seconds'] === undefined ? undefined : Number(values['poll-seconds']);
-  if (pollSeconds !== undefined && !(Number.isFinite(pollSeconds) && pollSeconds > 0)) throw new CliError(`--poll-seconds must be a positive number, got "${values['poll-seconds']}"`, 2);
+  if (pollSeconds !== undefined && !(Number.isFinite(pollSeconds) && pollSeconds > 0))
+    throw new CliError(`--poll-seconds must be a positive number, got "${values['poll-seconds']}"`, 2);
   return {
     json: options.json,
     ...(values.stack === undefined ? {} : { stack: values.stack }),
@@ -494,19 +561,26 @@ function requireArg(rest: string[], usage: string): string {
 function loadPlan(reference: string): Plan {
   const builtIn = join(BUILT_IN_PLANS, `${reference}.yaml`);
   const path = existsSync(reference) ? reference : existsSync(builtIn) ? builtIn : undefined;
-  if (!path) throw new CliError(`no plan file "${reference}" and no built-in plan of that name (see rmqbench plans)`, 2);
+  if (!path)
+    throw new CliError(`no plan file "${reference}" and no built-in plan of that name (see rmqbench plans)`, 2);
   try {
     return parsePlanText(readFileSync(path, 'utf8'), path);
   } catch (error) {
     if (error instanceof PlanValidationError) {
       const details = error.issues.map((issue) => `  - ${formatPlanIssue(issue)}`).join('\n');
-      throw new CliError(`invalid plan ${path} (${error.issues.length} problem${error.issues.length > 1 ? 's' : ''}):\n${details}`, 2);
+      throw new CliError(
+        `invalid plan ${path} (${error.issues.length} problem${error.issues.length > 1 ? 's' : ''}):\n${details}`,
+        2,
+      );
     }
     throw error;
   }
 }
 
-/** `validate <plan> [--target local|aws|azure]`: the plan schema, then what the target needs (the workflow's ValidatePlan applies the same rules). */
+/**
+ * `validate <plan> [--target local|aws|azure]`: the plan schema, then what the target needs (the workflow's
+ * ValidatePlan applies the same rules).
+ */
 function commandValidate(reference: string, options: GlobalOptions, { quiet = false } = {}): number {
   if (!(WORKFLOW_TARGETS as readonly string[]).includes(options.target)) {
     throw new CliError(`--target must be one of ${WORKFLOW_TARGETS.join(', ')} (got "${options.target}")`, 2);
@@ -515,11 +589,17 @@ function commandValidate(reference: string, options: GlobalOptions, { quiet = fa
   const issues = targetProblems(plan, options.target, defaultPriceCatalog);
   if (issues.length > 0) {
     const details = issues.map((issue) => `  - ${formatPlanIssue(issue)}`).join('\n');
-    throw new CliError(`plan ${plan.name} cannot run on target ${options.target} (${issues.length} problem${issues.length > 1 ? 's' : ''}):\n${details}`, 2);
+    throw new CliError(
+      `plan ${plan.name} cannot run on target ${options.target} (${issues.length} problem${issues.length > 1 ? 's' : ''}):\n${details}`,
+      2,
+    );
   }
   if (quiet) return 0;
   if (options.json) console.log(JSON.stringify(plan, null, 2));
-  else console.log(`plan ${plan.name} is valid for target ${options.target}: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`);
+  else
+    console.log(
+      `plan ${plan.name} is valid for target ${options.target}: ${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`,
+    );
   return 0;
 }
 
@@ -529,7 +609,10 @@ function commandValidate(reference: string, options: GlobalOptions, { quiet = fa
  */
 function commandExecutionInput(reference: string, options: GlobalOptions, runId: string | undefined): number {
   if (options.target !== 'aws' && options.target !== 'azure') {
-    throw new CliError(`execution-input is for the cloud controller: give --target aws or --target azure (got "${options.target}")`, 2);
+    throw new CliError(
+      `execution-input is for the cloud controller: give --target aws or --target azure (got "${options.target}")`,
+      2,
+    );
   }
   commandValidate(reference, { ...options, json: false }, { quiet: true });
   const input: WorkflowInput = executionInput(loadPlan(reference), options.target, runId);
@@ -543,16 +626,28 @@ function commandPlans(options: GlobalOptions): number {
     .sort()
     .map((file) => {
       const plan = parsePlanText(readFileSync(join(BUILT_IN_PLANS, file), 'utf8'), file);
-      return { name: plan.name, description: plan.description ?? '', reproduces: plan.reproduces ?? '', scenarios: plan.scenarios.length, repetitions: plan.repetitions };
+      return {
+        name: plan.name,
+        description: plan.description ?? '',
+        reproduces: plan.reproduces ?? '',
+        scenarios: plan.scenarios.length,
+        repetitions: plan.repetitions,
+      };
     });
   if (options.json) console.log(JSON.stringify(plans, null, 2));
-  else for (const plan of plans) console.log(`${plan.name.padEnd(26)} ${plan.scenarios} scenario(s) × ${plan.repetitions}  ${plan.description}`);
+  else
+    for (const plan of plans)
+      console.log(`${plan.name.padEnd(26)} ${plan.scenarios} scenario(s) × ${plan.repetitions}  ${plan.description}`);
   return 0;
 }
 
-/** Runs the plan through the workflow definition the BenchmarkController deploys; `failAt` injects a fault (--fail-at <State>[:N]). */
+/**
+ * Runs the plan through the workflow definition the BenchmarkController deploys; `failAt` injects a fault (--fail-at
+ * <State>[:N]).
+ */
 async function commandRun(reference: string, options: GlobalOptions, failAt?: string): Promise<number> {
-  if (options.target !== 'local') throw new CliError(`--target must be local, aws or azure (got "${options.target}")`, 2);
+  if (options.target !== 'local')
+    throw new CliError(`--target must be local, aws or azure (got "${options.target}")`, 2);
   const plan = loadPlan(reference);
   try {
     parseFailAt(failAt);
@@ -568,22 +663,43 @@ async function commandRun(reference: string, options: GlobalOptions, failAt?: st
   opening.catch(() => undefined); // awaited by the run; this only keeps an early failure from being unhandled
   const uninstall = stopOnSignals(async () => {
     // Record the interruption while the store still runs (at most 5 s), then stop everything.
-    const recorded = opening.then((store) => store.finishRun(runId, 'FAILED', new Date().toISOString(), 'interrupted by a signal (Ctrl-C)'));
+    const recorded = opening.then((store) =>
+      store.finishRun(runId, 'FAILED', new Date().toISOString(), 'interrupted by a signal (Ctrl-C)'),
+    );
     await Promise.race([recorded.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000))]);
     await processes.stopAll();
   });
   try {
     const display = new ProgressDisplay(process.stderr);
-    const outcome = await runPlanWorkflow({ plan, target, store: opening, runDir, runId, onEvent: (event) => display.handle(event), ...(failAt ? { failAt } : {}) });
+    const outcome = await runPlanWorkflow({
+      plan,
+      target,
+      store: opening,
+      runDir,
+      runId,
+      onEvent: (event) => display.handle(event),
+      ...(failAt ? { failAt } : {}),
+    });
     display.finish();
     const store = await opening;
     const stored = await store.getRun(runId).catch(() => undefined);
-    if (options.json) console.log(JSON.stringify({ ...outcome, report: stored ? aggregateRun(stored.run, stored.repetitions) : undefined }, null, 2));
+    if (options.json)
+      console.log(
+        JSON.stringify(
+          { ...outcome, report: stored ? aggregateRun(stored.run, stored.repetitions) : undefined },
+          null,
+          2,
+        ),
+      );
     else if (stored) process.stdout.write(renderMarkdownReport(stored.run, stored.repetitions));
-    if (outcome.status === 'FAILED') throw new CliError(`run ${runId} failed: ${outcome.error ?? 'no repetition succeeded'}`);
+    if (outcome.status === 'FAILED')
+      throw new CliError(`run ${runId} failed: ${outcome.error ?? 'no repetition succeeded'}`);
     if (outcome.status === 'PARTIAL') {
       const failed = outcome.records.filter((record) => record.status === 'FAILED').length;
-      throw new CliError(`run ${runId} finished with ${failed} failed repetition(s) of ${outcome.records.length}; see the report above`, 3);
+      throw new CliError(
+        `run ${runId} finished with ${failed} failed repetition(s) of ${outcome.records.length}; see the report above`,
+        3,
+      );
     }
     return 0;
   } finally {
@@ -602,7 +718,11 @@ function warnIfLeft(left: readonly { pid: number; comm: string; state: string; p
 async function commandIngest(runDir: string, options: GlobalOptions): Promise<number> {
   return withStore(options, async (store) => {
     const result = await ingestRunDir(store, runDir);
-    console.log(options.json ? JSON.stringify(result) : `stored ${result.stored} repetition(s) of ${result.runId}: ${result.status}`);
+    console.log(
+      options.json
+        ? JSON.stringify(result)
+        : `stored ${result.stored} repetition(s) of ${result.runId}: ${result.status}`,
+    );
     return 0;
   });
 }
@@ -629,7 +749,9 @@ async function openStore(options: GlobalOptions, processes: ProcessRegistry): Pr
   try {
     await store.ensureTable();
   } catch (error) {
-    const hint = options.endpoint ? '; start DynamoDB Local there, or omit --dynamodb-endpoint and rmqbench starts one' : '';
+    const hint = options.endpoint
+      ? '; start DynamoDB Local there, or omit --dynamodb-endpoint and rmqbench starts one'
+      : '';
     throw new CliError(`${(error as Error).message}${hint}`);
   }
   return store;
@@ -641,7 +763,8 @@ const CLOUD_STORE_COMMANDS = ['runs', 'show', 'report', 'compare', 'baseline'];
 function parseStore(value: string | undefined, command: string | undefined): 'local' | 'aws' {
   if (value === undefined || value === 'local') return 'local';
   if (value !== 'aws') throw new CliError(`--store must be local or aws (got "${value}")`, 2);
-  if (!CLOUD_STORE_COMMANDS.includes(command ?? '')) throw new CliError(`--store aws is for ${CLOUD_STORE_COMMANDS.join(', ')} (not ${command})`, 2);
+  if (!CLOUD_STORE_COMMANDS.includes(command ?? ''))
+    throw new CliError(`--store aws is for ${CLOUD_STORE_COMMANDS.join(', ')} (not ${command})`, 2);
   return 'aws';
 }
 
@@ -650,7 +773,10 @@ interface StoreLocation {
   readonly bucketName?: string;
 }
 
-async function withStore(options: GlobalOptions, action: (store: ResultsStore, location: StoreLocation) => Promise<number>): Promise<number> {
+async function withStore(
+  options: GlobalOptions,
+  action: (store: ResultsStore, location: StoreLocation) => Promise<number>,
+): Promise<number> {
   if (options.store === 'aws') {
     const clients = awsClients(options.cloud.region);
     let controller;
@@ -661,7 +787,10 @@ async function withStore(options: GlobalOptions, action: (store: ResultsStore, l
       throw error;
     }
     try {
-      return await action(cloudStore(clients.dynamodb, controller.tableName), controller.bucketName ? { bucketName: controller.bucketName } : {});
+      return await action(
+        cloudStore(clients.dynamodb, controller.tableName),
+        controller.bucketName ? { bucketName: controller.bucketName } : {},
+      );
     } finally {
       for (const client of Object.values(clients)) client.destroy();
     }

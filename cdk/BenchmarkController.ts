@@ -1,7 +1,20 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Annotations, App, ArnFormat, Aws, CfnParameter, Duration, Fn, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import {
+  Annotations,
+  App,
+  ArnFormat,
+  Aws,
+  CfnParameter,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  Tags,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import * as autoscaling from 'aws-cdk-lib/aws-autoscaling';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -32,11 +45,17 @@ import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { KafkaCluster } from './KafkaCluster';
 import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 
-/** The ports an Azure cluster's public load balancer forwards (bicep/modules/cluster.bicep: amqpsPort, managementTlsPort). */
+/**
+ * The ports an Azure cluster's public load balancer forwards (bicep/modules/cluster.bicep: amqpsPort,
+ * managementTlsPort).
+ */
 export const AZURE_AMQPS_PORT = 5671;
 export const AZURE_MANAGEMENT_HTTPS_PORT = 15671;
 
-/** Releases the controller ships cluster templates for (one template per release; node count and policies are its parameters). */
+/**
+ * Releases the controller ships cluster templates for (one template per release; node count and policies are its
+ * parameters).
+ */
 export const CONTROLLER_RELEASES: readonly RabbitMqRelease[] = [RabbitMqRelease.V3_13, RabbitMqRelease.V4_1];
 /** The release a plan cluster without `rabbitmqVersion` runs (RabbitMqCluster's default). */
 export const CONTROLLER_DEFAULT_RELEASE = RabbitMqRelease.V4_1;
@@ -47,9 +66,11 @@ export const CLUSTER_POLICIES_MAX_LENGTH = 4096;
 /** Here-document delimiter of the policies file the nodes' user data writes. */
 const POLICIES_DELIMITER = 'RMQBENCH_BROKER_POLICIES';
 /** The file name of a release's cluster template in synthesizeClusterTemplates' folder. */
-export const clusterTemplateFileName = (release: RabbitMqRelease) => `cluster-rabbitmq-${release.rabbitmqVersion}.template.json`;
+export const clusterTemplateFileName = (release: RabbitMqRelease) =>
+  `cluster-rabbitmq-${release.rabbitmqVersion}.template.json`;
 /** CLUSTER_TEMPLATE_URL_<version with _ for .> (the launch function reads the version back from the name). */
-export const clusterTemplateUrlVariable = (release: RabbitMqRelease) => `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
+export const clusterTemplateUrlVariable = (release: RabbitMqRelease) =>
+  `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
 /**
  * Broker counts the controller ships Kafka cluster templates for: one template per count, because each KafkaCluster
  * broker is an instance with its own name, interface and place in the static quorum (controller.quorum.voters), which
@@ -57,14 +78,17 @@ export const clusterTemplateUrlVariable = (release: RabbitMqRelease) => `CLUSTER
  */
 export const KAFKA_CONTROLLER_BROKER_COUNTS: readonly number[] = [1, 3, 5];
 /** The file name of a broker count's Kafka cluster template in synthesizeClusterTemplates' folder. */
-export const kafkaClusterTemplateFileName = (brokers: number) => `cluster-kafka-${KAFKA_VERSION_ON_AWS}-${brokers}-brokers.template.json`;
+export const kafkaClusterTemplateFileName = (brokers: number) =>
+  `cluster-kafka-${KAFKA_VERSION_ON_AWS}-${brokers}-brokers.template.json`;
 /** KAFKA_CLUSTER_TEMPLATE_URL_<broker count> (the launch function reads the count back from the name). */
 export const kafkaClusterTemplateUrlVariable = (brokers: number) => `KAFKA_CLUSTER_TEMPLATE_URL_${brokers}`;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
 /**
- * Availability Zones (one private subnet each) of the controller VPC that every cluster stack is spread over: 3, so that
- * losing one zone leaves a majority of a 3-node cluster running (with 2 zones, losing the one holding 2 of 3 nodes leaves
+ * Availability Zones (one private subnet each) of the controller VPC that every cluster stack is spread over: 3, so
+ * that
+ * losing one zone leaves a majority of a 3-node cluster running (with 2 zones, losing the one holding 2 of 3 nodes
+ * leaves
  * 1, which pause_minority pauses). A VPC with only 2 zones is accepted (CLUSTER_MIN_AVAILABILITY_ZONES) and used as is.
  */
 export const CLUSTER_AVAILABILITY_ZONE_COUNT = 3;
@@ -87,13 +111,19 @@ export interface BenchmarkAzureProps {
   readonly credentialsSecret: secretsmanager.ISecret;
   /** Azure region of the run's resource groups, e.g. `westeurope`. */
   readonly location: string;
-  /** Path of the compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`), deployed as an asset. */
+  /**
+   * Path of the compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`), deployed as
+   * an asset.
+   */
   readonly templateFile: string;
-  /** Non-secret template parameter values every cluster shares (they become a Lambda environment variable). @default {} */
+  /**
+   * Non-secret template parameter values every cluster shares (they become a Lambda environment variable). @default {}
+   */
   readonly parameters?: Record<string, unknown>;
   /**
    * A second, fault-only service principal as JSON `{ tenantId, clientId, clientSecret, subscriptionId }` (the same
-   * subscription as credentialsSecret). Only the fault function may read it, and it builds its ARM clients from it alone;
+   * subscription as credentialsSecret). Only the fault function may read it, and it builds its ARM clients from it
+   * alone;
    * each run's deployment gives this principal Virtual Machine Contributor on that run's resource group only
    * (bicep/main.bicep `faultPrincipalId`), so a fault step reaches no VM of another run. Give faultPrincipalId with it.
    * @default - the fault step runs as the credentialsSecret principal, with whatever scope that one was granted
@@ -114,8 +144,10 @@ export interface BenchmarkControllerProps {
    * spread over the first 3 (or 2, when it has only 2: then losing the zone holding most nodes stops a 3-node cluster).
    * It needs DNS support and DNS host names (Kafka brokers are found in a private hosted zone: checked where the VPC is
    * defined in this app); imported, give its subnets' CIDR blocks so that the smoke test's egress covers them.
-   * @default - a new VPC over 3 Availability Zones with one NAT gateway and flow logs (in an environment-agnostic stack the
-   *   zones are `Fn::GetAZs` 0-2, which fails to deploy in a region with fewer than 3 zones: give the stack an env or a vpc)
+   * @default - a new VPC over 3 Availability Zones with one NAT gateway and flow logs (in an environment-agnostic stack
+   * the
+   *   zones are `Fn::GetAZs` 0-2, which fails to deploy in a region with fewer than 3 zones: give the stack an env or a
+   * vpc)
    */
   readonly vpc?: ec2.IVpc;
   /**
@@ -142,16 +174,33 @@ export interface BenchmarkControllerProps {
   readonly rawOutputRetentionDays?: number;
   /** Runs a plan on a schedule (EventBridge Scheduler). @default - no schedule: start executions yourself */
   readonly schedule?: BenchmarkScheduleProps;
-  /** Folder holding the bundled handlers (`<name>/index.mjs` and its chunks, from `npm run build`). @default - dist/lambda-bundles of this package */
+  /**
+   * Folder holding the bundled handlers (`<name>/index.mjs` and its chunks, from `npm run build`). @default -
+   * dist/lambda-bundles of this package
+   */
   readonly lambdaBundleDir?: string;
   /** What happens to the table and bucket when the stack is deleted. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
-  /** Lets executions with `target: azure` launch clusters on Azure (ARM deployments of bicep/main.bicep). @default - AWS only: `target: azure` fails in LaunchCluster */
+  /**
+   * Lets executions with `target: azure` launch clusters on Azure (ARM deployments of bicep/main.bicep). @default - AWS
+   * only: `target: azure` fails in LaunchCluster
+   */
   readonly azure?: BenchmarkAzureProps;
 }
 
 /** The functions that call Azure Resource Manager when Azure is configured. */
-const AZURE_FUNCTIONS = ['launch-cluster', 'check-cluster', 'smoke-test', 'start-repetition', 'fault', 'check-repetition', 'ingest-repetition', 'teardown-cluster', 'failure-handler', 'sweeper'];
+const AZURE_FUNCTIONS = [
+  'launch-cluster',
+  'check-cluster',
+  'smoke-test',
+  'start-repetition',
+  'fault',
+  'check-repetition',
+  'ingest-repetition',
+  'teardown-cluster',
+  'failure-handler',
+  'sweeper',
+];
 
 const FUNCTIONS: Record<FunctionPlaceholder, string> = {
   ValidatePlanFunctionArn: 'validate-plan',
@@ -180,20 +229,29 @@ function controllerSettings(props: BenchmarkControllerProps) {
   const retentionDays = props.rawOutputRetentionDays ?? 90;
   const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
   // From the sources (cdk/) or the compiled package (dist/cdk/): the package root holds package.json.
-  const packageRoot = existsSync(join(__dirname, '..', 'package.json')) ? join(__dirname, '..') : join(__dirname, '..', '..');
+  const packageRoot = existsSync(join(__dirname, '..', 'package.json'))
+    ? join(__dirname, '..')
+    : join(__dirname, '..', '..');
   const bundleDir = props.lambdaBundleDir ?? join(packageRoot, 'dist', 'lambda-bundles');
-  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40) throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
-  if (!(expiryHours > 0 && expiryHours <= 168)) throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 40)
+    throw new Error(`maxConcurrency must be an integer from 1 to 40 (got ${maxConcurrency})`);
+  if (!(expiryHours > 0 && expiryHours <= 168))
+    throw new Error(`expiryHours must be more than 0 and at most 168 (got ${expiryHours})`);
   if (props.schedule && !/^(rate|cron|at)\(.+\)$/.test(props.schedule.expression)) {
     throw new Error(`schedule.expression must be rate(...), cron(...) or at(...) (got "${props.schedule.expression}")`);
   }
-  if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location)) throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
+  if (props.azure && !/^[a-z0-9]+$/.test(props.azure.location))
+    throw new Error(`azure.location must be an Azure region name such as westeurope (got "${props.azure.location}")`);
   if (props.azure) validateFaultPrincipal(props.azure);
-  if (props.azure && !existsSync(props.azure.templateFile)) throw new Error(`azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`);
+  if (props.azure && !existsSync(props.azure.templateFile))
+    throw new Error(
+      `azure.templateFile must be the compiled ARM JSON of bicep/main.bicep (no file at ${props.azure.templateFile})`,
+    );
   if (props.azure && props.vpc) checkGivenVpcEgress(props.vpc, props.controllerEgressAddresses);
   if (props.vpc) checkGivenVpcDns(props.vpc);
   for (const address of props.controllerEgressAddresses ?? []) {
-    if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address)) throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
+    if (!Token.isUnresolved(address) && !/^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(address))
+      throw new Error(`controllerEgressAddresses must be IPv4 addresses such as 203.0.113.10 (got "${address}")`);
   }
   return { maxConcurrency, expiryHours, launchTimeoutMinutes, retentionDays, removalPolicy, bundleDir };
 }
@@ -201,13 +259,24 @@ type ControllerSettings = ReturnType<typeof controllerSettings>;
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** faultCredentialsSecret and faultPrincipalId go together; the id is the principal's object id (a GUID); parameters may not set it apart. */
+/**
+ * faultCredentialsSecret and faultPrincipalId go together; the id is the principal's object id (a GUID); parameters may
+ * not set it apart.
+ */
 function validateFaultPrincipal(azure: BenchmarkAzureProps): void {
   if (Boolean(azure.faultCredentialsSecret) !== Boolean(azure.faultPrincipalId)) {
-    throw new Error('azure.faultCredentialsSecret and azure.faultPrincipalId go together: give the fault-only service principal\'s secret and its object id, or neither');
+    throw new Error(
+      "azure.faultCredentialsSecret and azure.faultPrincipalId go together: give the fault-only service principal's secret and its object id, or neither",
+    );
   }
-  if (azure.faultPrincipalId !== undefined && !GUID.test(azure.faultPrincipalId)) throw new Error(`azure.faultPrincipalId must be the service principal's object id, a GUID (got "${azure.faultPrincipalId}")`);
-  if (azure.parameters && 'faultPrincipalId' in azure.parameters) throw new Error('azure.parameters must not hold faultPrincipalId: give it as azure.faultPrincipalId, together with azure.faultCredentialsSecret');
+  if (azure.faultPrincipalId !== undefined && !GUID.test(azure.faultPrincipalId))
+    throw new Error(
+      `azure.faultPrincipalId must be the service principal's object id, a GUID (got "${azure.faultPrincipalId}")`,
+    );
+  if (azure.parameters && 'faultPrincipalId' in azure.parameters)
+    throw new Error(
+      'azure.parameters must not hold faultPrincipalId: give it as azure.faultPrincipalId, together with azure.faultCredentialsSecret',
+    );
 }
 
 export class BenchmarkController extends Construct {
@@ -215,13 +284,18 @@ export class BenchmarkController extends Construct {
   public readonly resultsTable: dynamodb.ITable;
   public readonly rawOutputBucket: s3.Bucket;
   public readonly functions: Readonly<Record<string, lambda.Function>>;
-  /** The role the fault function assumes per cluster (session tag rmqbench:cluster-stack) to run SSM commands on that cluster's nodes only. */
+  /**
+   * The role the fault function assumes per cluster (session tag rmqbench:cluster-stack) to run SSM commands on that
+   * cluster's nodes only.
+   */
   public readonly faultNodeRole: iam.Role;
   /** The role CloudFormation assumes to create and delete cluster stacks. */
   public readonly cloudFormationRole: iam.Role;
   /** The cluster + load generator template for each shipped release, by its exact RabbitMQ version (e.g. "4.1.4"). */
   public readonly clusterTemplates: Readonly<Record<string, s3assets.Asset>>;
-  /** The Kafka cluster + load generator template for each broker count of KAFKA_CONTROLLER_BROKER_COUNTS, by that count. */
+  /**
+   * The Kafka cluster + load generator template for each broker count of KAFKA_CONTROLLER_BROKER_COUNTS, by that count.
+   */
   public readonly kafkaClusterTemplates: Readonly<Record<number, s3assets.Asset>>;
   public readonly failureRule: events.Rule;
   public readonly sweeperRule: events.Rule;
@@ -245,9 +319,15 @@ export class BenchmarkController extends Construct {
     this.resultsTable = props.resultsTable ?? this.createTable(settings.removalPolicy);
     this.rawOutputBucket = this.createRawOutputBucket(settings.retentionDays, settings.removalPolicy);
     this.vpc = props.vpc ?? this.createVpc();
-    this.clusterSubnets = this.vpc.privateSubnets.length ? this.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true }).subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT) : [];
+    this.clusterSubnets = this.vpc.privateSubnets.length
+      ? this.vpc
+          .selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, onePerAz: true })
+          .subnets.slice(0, CLUSTER_AVAILABILITY_ZONE_COUNT)
+      : [];
     if (this.clusterSubnets.length < CLUSTER_MIN_AVAILABILITY_ZONES) {
-      throw new Error(`vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`);
+      throw new Error(
+        `vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`,
+      );
     }
     this.smokeTestSecurityGroup = this.createClusterClientSecurityGroup(props);
     const templates = this.createClusterTemplates(stack);
@@ -259,18 +339,27 @@ export class BenchmarkController extends Construct {
 
     const functions = this.createFunctions(props, settings);
     this.functions = functions;
-    const stackArns = stack.formatArn({ service: 'cloudformation', resource: 'stack', resourceName: `${CLUSTER_STACK_PREFIX}*/*` });
+    const stackArns = stack.formatArn({
+      service: 'cloudformation',
+      resource: 'stack',
+      resourceName: `${CLUSTER_STACK_PREFIX}*/*`,
+    });
     this.grantResultsAccess(functions, stack);
     this.grantStackAccess(functions, stack, stackArns, props);
     this.grantCommandAccess(functions, stack);
     this.faultNodeRole = this.createFaultNodeRole(functions, stack);
     this.grantClusterSecrets(functions, stack);
-    if (props.azure) this.grantAzure(props.azure.credentialsSecret, functions, (name, sid, action, part) => this.grantRawObjects(functions[name]!, sid, action, part));
-    if (props.azure?.faultCredentialsSecret) this.grantFaultCredentials(props.azure.faultCredentialsSecret, functions.fault!);
+    if (props.azure)
+      this.grantAzure(props.azure.credentialsSecret, functions, (name, sid, action, part) =>
+        this.grantRawObjects(functions[name]!, sid, action, part),
+      );
+    if (props.azure?.faultCredentialsSecret)
+      this.grantFaultCredentials(props.azure.faultCredentialsSecret, functions.fault!);
 
     this.stateMachine = this.createStateMachine(settings.maxConcurrency, functions);
     this.failureRule = new events.Rule(this, 'FailureRule', {
-      description: 'Tears down the clusters of a failed, timed-out or aborted benchmark execution and records the run FAILED',
+      description:
+        'Tears down the clusters of a failed, timed-out or aborted benchmark execution and records the run FAILED',
       eventPattern: {
         source: ['aws.states'],
         detailType: ['Step Functions Execution Status Change'],
@@ -285,12 +374,18 @@ export class BenchmarkController extends Construct {
     });
 
     if (props.schedule) {
-      const role = new iam.Role(this, 'SchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
+      const role = new iam.Role(this, 'SchedulerRole', {
+        assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com'),
+      });
       this.stateMachine.grantStartExecution(role);
       this.schedule = new scheduler.CfnSchedule(this, 'Schedule', {
         scheduleExpression: props.schedule.expression,
         flexibleTimeWindow: { mode: 'OFF' },
-        target: { arn: this.stateMachine.stateMachineArn, roleArn: role.roleArn, input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }) },
+        target: {
+          arn: this.stateMachine.stateMachineArn,
+          roleArn: role.roleArn,
+          input: JSON.stringify({ plan: props.schedule.plan, target: 'aws' }),
+        },
       });
     }
   }
@@ -301,21 +396,35 @@ export class BenchmarkController extends Construct {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      lifecycleRules: [{ expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { expiration: Duration.days(retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
       removalPolicy,
     });
     Validations.of(bucket).acknowledge({
       id: 'AwsSolutions-S1',
-      reason: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
+      reason:
+        'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
     });
     skipCheckov(bucket, [
-      { id: 'CKV_AWS_18', comment: 'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.' },
-      { id: 'CKV_AWS_21', comment: 'Each object is written once per repetition under a key of its own and expires by lifecycle rule; versions would only keep copies of benchmark output.' },
+      {
+        id: 'CKV_AWS_18',
+        comment:
+          'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
+      },
+      {
+        id: 'CKV_AWS_21',
+        comment:
+          'Each object is written once per repetition under a key of its own and expires by lifecycle rule; versions would only keep copies of benchmark output.',
+      },
     ]);
     return bucket;
   }
 
-  /** The security group of the functions that connect to clusters (smoke test; readiness with Azure), which every cluster admits. */
+  /**
+   * The security group of the functions that connect to clusters (smoke test; readiness with Azure), which every
+   * cluster admits.
+   */
   private createClusterClientSecurityGroup(props: BenchmarkControllerProps): ec2.SecurityGroup {
     const group = new ec2.SecurityGroup(this, 'SmokeTestSecurityGroup', {
       vpc: this.vpc,
@@ -323,13 +432,21 @@ export class BenchmarkController extends Construct {
       allowAllOutbound: false,
     });
     // AWS clusters' load balancers are internal to this VPC, in the cluster subnets, and listen on AMQP 5672.
-    for (const peer of this.clusterSubnetPeers()) group.addEgressRule(peer, ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in the cluster subnets');
+    for (const peer of this.clusterSubnetPeers())
+      group.addEgressRule(peer, ec2.Port.tcp(AMQP_PORT), 'AMQP to the cluster load balancers in the cluster subnets');
     group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs and Secrets Manager through the NAT gateway');
     // An Azure cluster's load balancer is public and forwards only AMQPS 5671 and management HTTPS 15671
     // (bicep/modules/cluster.bicep amqpsPort, managementTlsPort), from the NAT gateway's addresses its NSG admits.
     if (props.azure) {
-      for (const [port, what] of [[AZURE_AMQPS_PORT, 'AMQPS'], [AZURE_MANAGEMENT_HTTPS_PORT, 'management HTTPS']] as const) {
-        group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(port), `${what} to Azure cluster load balancers (public endpoints)`);
+      for (const [port, what] of [
+        [AZURE_AMQPS_PORT, 'AMQPS'],
+        [AZURE_MANAGEMENT_HTTPS_PORT, 'management HTTPS'],
+      ] as const) {
+        group.addEgressRule(
+          ec2.Peer.anyIpv4(),
+          ec2.Port.tcp(port),
+          `${what} to Azure cluster load balancers (public endpoints)`,
+        );
       }
     }
     return group;
@@ -337,23 +454,40 @@ export class BenchmarkController extends Construct {
 
   /** The pinned node image parameter and the cluster templates every launch uses (S3 assets). */
   private createClusterTemplates(stack: Stack) {
-    // The nodes' AMI is pinned per controller deployment: this parameter takes the latest Amazon Linux 2023 x86-64 image
-    // when the controller is deployed (its SSM-typed template parameter is resolved then), and every cluster template reads
+    // The nodes' AMI is pinned per controller deployment: this parameter takes the latest Amazon Linux 2023 x86-64
+    // image
+    // when the controller is deployed (its SSM-typed template parameter is resolved then), and every cluster template
+    // reads
     // it by name, so all runs between two controller deployments use the same image (the cluster stack outputs its id).
-    if (Token.isUnresolved(stack.stackName)) throw new Error('the stack of a BenchmarkController needs a literal stackName: it names the pinned node image parameter');
+    if (Token.isUnresolved(stack.stackName))
+      throw new Error(
+        'the stack of a BenchmarkController needs a literal stackName: it names the pinned node image parameter',
+      );
     const nodeImageParameterName = clusterNodeImageParameterName(stack.stackName);
     const clusterNodeImage = new ssm.StringParameter(this, 'ClusterNodeImage', {
       parameterName: nodeImageParameterName,
-      stringValue: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 }).getImage(this).imageId,
+      stringValue: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 }).getImage(this)
+        .imageId,
       dataType: ssm.ParameterDataType.AWS_EC2_IMAGE,
-      description: 'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 x86-64 then)',
+      description:
+        'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 x86-64 then)',
     });
     const templatesDir = synthesizeClusterTemplates(nodeImageParameterName);
     const clusterTemplates = Object.fromEntries(
-      CONTROLLER_RELEASES.map((release) => [release.rabbitmqVersion, new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, { path: join(templatesDir, clusterTemplateFileName(release)) })]),
+      CONTROLLER_RELEASES.map((release) => [
+        release.rabbitmqVersion,
+        new s3assets.Asset(this, `ClusterTemplateRabbitMq${release.rabbitmqVersion.replace(/\./g, '')}`, {
+          path: join(templatesDir, clusterTemplateFileName(release)),
+        }),
+      ]),
     );
     const kafkaClusterTemplates = Object.fromEntries(
-      KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [brokers, new s3assets.Asset(this, `ClusterTemplateKafka${brokers}Brokers`, { path: join(templatesDir, kafkaClusterTemplateFileName(brokers)) })]),
+      KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [
+        brokers,
+        new s3assets.Asset(this, `ClusterTemplateKafka${brokers}Brokers`, {
+          path: join(templatesDir, kafkaClusterTemplateFileName(brokers)),
+        }),
+      ]),
     );
     return { clusterNodeImage, clusterTemplates, kafkaClusterTemplates };
   }
@@ -362,20 +496,32 @@ export class BenchmarkController extends Construct {
   private createCloudFormationRole(stack: Stack): iam.Role {
     const role = new iam.Role(this, 'CloudFormationRole', {
       assumedBy: new iam.ServicePrincipal('cloudformation.amazonaws.com'),
-      description: 'Creates and deletes rmqbench cluster stacks (security groups, EC2, load balancer, IAM roles of the nodes)',
+      description:
+        'Creates and deletes rmqbench cluster stacks (security groups, EC2, load balancer, IAM roles of the nodes)',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('PowerUserAccess')],
     });
     role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'NodeRolesOfClusterStacks',
-        // The IAM handler permissions of the cluster templates' resource types (a test derives them from the registry schemas).
+        // The IAM handler permissions of the cluster templates' resource types (a test derives them from the registry
+        // schemas).
         actions: [...CLUSTER_STACK_IAM_ACTIONS],
-        resources: [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${CLUSTER_STACK_PREFIX}*` }), stack.formatArn({ service: 'iam', region: '', resource: 'instance-profile', resourceName: `${CLUSTER_STACK_PREFIX}*` })],
+        resources: [
+          stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: `${CLUSTER_STACK_PREFIX}*` }),
+          stack.formatArn({
+            service: 'iam',
+            region: '',
+            resource: 'instance-profile',
+            resourceName: `${CLUSTER_STACK_PREFIX}*`,
+          }),
+        ],
       }),
     );
-    Validations.of(role).acknowledge(
-      { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]', reason: 'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, Secrets Manager); callers can only pass it.' },
-    );
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]',
+      reason:
+        'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, Secrets Manager); callers can only pass it.',
+    });
     for (const resource of ['role', 'instance-profile']) {
       Validations.of(role).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, stack.formatArn({ service: 'iam', region: '', resource, resourceName: `${CLUSTER_STACK_PREFIX}*` }))}]`,
@@ -390,8 +536,18 @@ export class BenchmarkController extends Construct {
     const environment: Record<string, string> = {
       RESULTS_TABLE: this.resultsTable.tableName,
       RAW_OUTPUT_BUCKET: this.rawOutputBucket.bucketName,
-      ...Object.fromEntries(CONTROLLER_RELEASES.map((release) => [clusterTemplateUrlVariable(release), this.clusterTemplates[release.rabbitmqVersion]!.httpUrl])),
-      ...Object.fromEntries(KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [kafkaClusterTemplateUrlVariable(brokers), this.kafkaClusterTemplates[brokers]!.httpUrl])),
+      ...Object.fromEntries(
+        CONTROLLER_RELEASES.map((release) => [
+          clusterTemplateUrlVariable(release),
+          this.clusterTemplates[release.rabbitmqVersion]!.httpUrl,
+        ]),
+      ),
+      ...Object.fromEntries(
+        KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [
+          kafkaClusterTemplateUrlVariable(brokers),
+          this.kafkaClusterTemplates[brokers]!.httpUrl,
+        ]),
+      ),
       CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
       EXPIRY_HOURS: String(settings.expiryHours),
       LAUNCH_TIMEOUT_MINUTES: String(settings.launchTimeoutMinutes),
@@ -401,15 +557,25 @@ export class BenchmarkController extends Construct {
         AZURE_CREDENTIALS_SECRET_ARN: props.azure.credentialsSecret.secretArn,
         AZURE_TEMPLATE_S3_URI: this.azureTemplate!.s3ObjectUrl,
         AZURE_LOCATION: props.azure.location,
-        // faultPrincipalId is an object id, not a secret: every deployment gets it, and only the fault function the secret.
-        AZURE_PARAMETERS_JSON: JSON.stringify({ ...(props.azure.parameters ?? {}), ...(props.azure.faultPrincipalId ? { faultPrincipalId: props.azure.faultPrincipalId } : {}) }),
+        // faultPrincipalId is an object id, not a secret: every deployment gets it, and only the fault function the
+        // secret.
+        AZURE_PARAMETERS_JSON: JSON.stringify({
+          ...(props.azure.parameters ?? {}),
+          ...(props.azure.faultPrincipalId ? { faultPrincipalId: props.azure.faultPrincipalId } : {}),
+        }),
       });
     }
     return environment;
   }
 
   /** One workflow function from its bundle, with the checkov and cdk-nag findings every function shares answered. */
-  private makeFunction(name: string, environment: Record<string, string>, bundleDir: string, timeout = Duration.minutes(1), network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {}): lambda.Function {
+  private makeFunction(
+    name: string,
+    environment: Record<string, string>,
+    bundleDir: string,
+    timeout = Duration.minutes(1),
+    network: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'> = {},
+  ): lambda.Function {
     const fn = new lambda.Function(this, `${pascal(name)}Function`, {
       ...network,
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -422,10 +588,30 @@ export class BenchmarkController extends Construct {
       description: `rmqbench ${name}`,
     });
     skipCheckov(fn, [
-      { id: 'CKV_AWS_115', comment: 'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.' },
-      { id: 'CKV_AWS_116', comment: 'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.' },
-      ...(network.vpc ? [] : [{ id: 'CKV_AWS_117', comment: 'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.' }]),
-      { id: 'CKV_AWS_173', comment: 'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.' },
+      {
+        id: 'CKV_AWS_115',
+        comment:
+          'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.',
+      },
+      {
+        id: 'CKV_AWS_116',
+        comment:
+          'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.',
+      },
+      ...(network.vpc
+        ? []
+        : [
+            {
+              id: 'CKV_AWS_117',
+              comment:
+                'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.',
+            },
+          ]),
+      {
+        id: 'CKV_AWS_173',
+        comment:
+          'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.',
+      },
     ]);
     Validations.of(fn).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
@@ -433,79 +619,132 @@ export class BenchmarkController extends Construct {
     });
     // Active tracing grants xray:PutTraceSegments / PutTelemetryRecords on "*" (the only "*" grant besides the two
     // listing actions below; the construct test pins the complete list of actions on "*").
-    Validations.of(fn.role!).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.' });
+    Validations.of(fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.',
+    });
     return fn;
   }
 
   /** The workflow's functions, with their timeouts and, for those that connect to a cluster, their network. */
-  private createFunctions(props: BenchmarkControllerProps, settings: ControllerSettings): Record<string, lambda.Function> {
+  private createFunctions(
+    props: BenchmarkControllerProps,
+    settings: ControllerSettings,
+  ): Record<string, lambda.Function> {
     const environment = this.functionEnvironment(props, settings);
-    const makeFunction = (name: string, timeout?: Duration, network?: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>) => this.makeFunction(name, environment, settings.bundleDir, timeout, network);
+    const makeFunction = (
+      name: string,
+      timeout?: Duration,
+      network?: Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>,
+    ) => this.makeFunction(name, environment, settings.bundleDir, timeout, network);
     const acknowledgeVpcAccessRole = (fn: lambda.Function) =>
       Validations.of(fn).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
         reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
       });
     const functions: Record<string, lambda.Function> = {};
-    for (const name of new Set(Object.values(FUNCTIONS))) if (!['smoke-test', 'start-repetition', 'fault', 'ingest-repetition', 'check-cluster'].includes(name)) functions[name] = makeFunction(name);
+    for (const name of new Set(Object.values(FUNCTIONS)))
+      if (!['smoke-test', 'start-repetition', 'fault', 'ingest-repetition', 'check-cluster'].includes(name))
+        functions[name] = makeFunction(name);
     // Functions that connect to a cluster run in the clusters' subnets with the cluster clients' security group: an AWS
-    // cluster's load balancer is internal to the VPC, and an Azure cluster's NSG admits only the NAT gateway's addresses.
+    // cluster's load balancer is internal to the VPC, and an Azure cluster's NSG admits only the NAT gateway's
+    // addresses.
     // A function reaches the internet through the NAT gateway only when it is attached to the VPC; outside it, its
-    // requests leave from AWS-owned addresses (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc-internet.html).
-    const clusterClient = { vpc: this.vpc, vpcSubnets: { subnets: [...this.clusterSubnets] }, securityGroups: [this.smokeTestSecurityGroup] };
-    // CheckClusterReady: on Azure it GETs the management API on the public load balancer (lambdas/check-cluster/azure.ts).
+    // requests leave from AWS-owned addresses
+    // (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc-internet.html).
+    const clusterClient = {
+      vpc: this.vpc,
+      vpcSubnets: { subnets: [...this.clusterSubnets] },
+      securityGroups: [this.smokeTestSecurityGroup],
+    };
+    // CheckClusterReady: on Azure it GETs the management API on the public load balancer
+    // (lambdas/check-cluster/azure.ts).
     functions['check-cluster'] = makeFunction('check-cluster', Duration.minutes(1), props.azure ? clusterClient : {});
     if (props.azure) acknowledgeVpcAccessRole(functions['check-cluster']);
-    // IngestRepetition's metricsOnly mode (before an azure teardown) reads every late repetition of a cluster again, one after another.
+    // IngestRepetition's metricsOnly mode (before an azure teardown) reads every late repetition of a cluster again,
+    // one after another.
     functions['ingest-repetition'] = makeFunction('ingest-repetition', Duration.minutes(5));
-    // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within its own time.
+    // StartRepetition retries SendCommand while the load generator's SSM agent registers (InvalidInstanceId), within
+    // its own time.
     functions['start-repetition'] = makeFunction('start-repetition', Duration.minutes(5));
-    // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets. A Kafka cluster's
+    // The smoke test connects to a cluster's internal load balancer: it runs in the clusters' subnets. A Kafka
+    // cluster's
     // smoke test is a script on the load generator (SSM Run Command), which may first wait for the generator's boot.
     functions['smoke-test'] = makeFunction('smoke-test', Duration.minutes(5), clusterClient);
     acknowledgeVpcAccessRole(functions['smoke-test']);
     // The fault step waits for its command on the node within the invocation (a heal waits for the broker's boot).
     functions.fault = makeFunction('fault', Duration.minutes(5));
     functions['failure-handler'] = makeFunction('failure-handler', Duration.minutes(5));
-    // A launch under way when an execution is stopped still runs to its end (stopping an execution does not stop the Lambda
+    // A launch under way when an execution is stopped still runs to its end (stopping an execution does not stop the
+    // Lambda
     // invocations it started): the failure handler lists the run's stacks again once the launch function's timeout has
     // passed since the execution ended (well inside its own 5 minutes).
-    functions['failure-handler'].addEnvironment('LAUNCH_FUNCTION_TIMEOUT_SECONDS', String(functions['launch-cluster']!.timeout!.toSeconds()));
+    functions['failure-handler'].addEnvironment(
+      'LAUNCH_FUNCTION_TIMEOUT_SECONDS',
+      String(functions['launch-cluster']!.timeout!.toSeconds()),
+    );
     functions.sweeper = makeFunction('sweeper', Duration.minutes(5));
     return functions;
   }
 
-  /** The results table items and raw-output objects each function reads or writes, and the launcher's template objects. */
+  /**
+   * The results table items and raw-output objects each function reads or writes, and the launcher's template objects.
+   */
   private grantResultsAccess(functions: Record<string, lambda.Function>, stack: Stack): void {
-    // Exactly the item operations ResultsStore performs for each function, on the table only (none of them queries the index).
+    // Exactly the item operations ResultsStore performs for each function, on the table only (none of them queries the
+    // index).
     const grantTable = (name: string, actions: string[]) => {
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ResultsTableItems', actions: actions.map((action) => `dynamodb:${action}`), resources: [this.resultsTable.tableArn] }));
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'ResultsTableItems',
+          actions: actions.map((action) => `dynamodb:${action}`),
+          resources: [this.resultsTable.tableArn],
+        }),
+      );
       this.resultsTable.encryptionKey?.grantEncryptDecrypt(functions[name]!);
     };
     grantTable('run-record', ['PutItem', 'UpdateItem', 'Query']);
-    // Query: the metrics re-read before an azure teardown (IngestRepetition "metricsOnly") reads the run's repetitions and their metrics first.
+    // Query: the metrics re-read before an azure teardown (IngestRepetition "metricsOnly") reads the run's repetitions
+    // and their metrics first.
     grantTable('ingest-repetition', ['BatchWriteItem', 'Query']);
     grantTable('failure-handler', ['UpdateItem', 'Query']);
-    // The sweeper reads a run's state before deleting its expired cluster: a RUNNING run keeps it (core/cloud/cleanup.ts).
+    // The sweeper reads a run's state before deleting its expired cluster: a RUNNING run keeps it
+    // (core/cloud/cleanup.ts).
     grantTable('sweeper', ['Query']);
 
-    // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that.
-    const rawObjectGrant = (name: string, sid: string, action: string, part: string) => this.grantRawObjects(functions[name]!, sid, action, part);
+    // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…,
+    // ingest-repetition reads that.
+    const rawObjectGrant = (name: string, sid: string, action: string, part: string) =>
+      this.grantRawObjects(functions[name]!, sid, action, part);
     rawObjectGrant('check-repetition', 'ReadRawPerfTestOutput', 's3:GetObject', 'raw');
     rawObjectGrant('check-repetition', 'WriteIngestObjects', 's3:PutObject', 'ingest');
     rawObjectGrant('ingest-repetition', 'ReadIngestObjects', 's3:GetObject', 'ingest');
 
-    // CloudFormation reads a TemplateURL with the caller's permissions: the launcher may read exactly the template objects.
+    // CloudFormation reads a TemplateURL with the caller's permissions: the launcher may read exactly the template
+    // objects.
     functions['launch-cluster']!.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'ReadClusterTemplates',
         actions: ['s3:GetObject'],
-        resources: [...Object.values(this.clusterTemplates), ...Object.values(this.kafkaClusterTemplates)].map((asset) => stack.formatArn({ service: 's3', region: '', account: '', resource: asset.s3BucketName, resourceName: asset.s3ObjectKey })),
+        resources: [...Object.values(this.clusterTemplates), ...Object.values(this.kafkaClusterTemplates)].map(
+          (asset) =>
+            stack.formatArn({
+              service: 's3',
+              region: '',
+              account: '',
+              resource: asset.s3BucketName,
+              resourceName: asset.s3ObjectKey,
+            }),
+        ),
       }),
     );
   }
 
-  /** The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…, ingest-repetition reads that. */
+  /**
+   * The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…,
+   * ingest-repetition reads that.
+   */
   private grantRawObjects(fn: lambda.Function, sid: string, action: string, part: string): void {
     const objects = this.rawOutputBucket.arnForObjects(`runs/*/${part}/*`);
     fn.addToRolePolicy(new iam.PolicyStatement({ sid, actions: [action], resources: [objects] }));
@@ -516,59 +755,159 @@ export class BenchmarkController extends Construct {
   }
 
   /** Creating, following and deleting the run's cluster stacks, and their boot logs. */
-  private grantStackAccess(functions: Record<string, lambda.Function>, stack: Stack, stackArns: string, props: BenchmarkControllerProps): void {
-    const passRole = new iam.PolicyStatement({ sid: 'PassCloudFormationRole', actions: ['iam:PassRole'], resources: [this.cloudFormationRole.roleArn] });
+  private grantStackAccess(
+    functions: Record<string, lambda.Function>,
+    stack: Stack,
+    stackArns: string,
+    props: BenchmarkControllerProps,
+  ): void {
+    const passRole = new iam.PolicyStatement({
+      sid: 'PassCloudFormationRole',
+      actions: ['iam:PassRole'],
+      resources: [this.cloudFormationRole.roleArn],
+    });
     const acknowledgeRunStacks = (name: string) =>
       Validations.of(functions[name]!.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, stackArns)}]`,
-        reason: 'Cluster stacks are named rmqbench-<runId>-c<n> at run time and their ARN ends with a stack id CloudFormation generates; the grant stops at the rmqbench- prefix.',
+        reason:
+          'Cluster stacks are named rmqbench-<runId>-c<n> at run time and their ARN ends with a stack id CloudFormation generates; the grant stops at the rmqbench- prefix.',
       });
-    functions['launch-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'CreateRunStacks', actions: ['cloudformation:CreateStack', 'cloudformation:TagResource'], resources: [stackArns] }));
+    functions['launch-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'CreateRunStacks',
+        actions: ['cloudformation:CreateStack', 'cloudformation:TagResource'],
+        resources: [stackArns],
+      }),
+    );
     functions['launch-cluster']!.addToRolePolicy(passRole);
     acknowledgeRunStacks('launch-cluster');
-    // The cluster template's network parameters (see synthesizeClusterTemplates) and the release of plan clusters without rabbitmqVersion.
-    functions['launch-cluster']!.addEnvironment('CLUSTER_DEFAULT_RABBITMQ_VERSION', CONTROLLER_DEFAULT_RELEASE.rabbitmqVersion);
+    // The cluster template's network parameters (see synthesizeClusterTemplates) and the release of plan clusters
+    // without rabbitmqVersion.
+    functions['launch-cluster']!.addEnvironment(
+      'CLUSTER_DEFAULT_RABBITMQ_VERSION',
+      CONTROLLER_DEFAULT_RELEASE.rabbitmqVersion,
+    );
     functions['launch-cluster']!.addEnvironment('CLUSTER_VPC_ID', this.vpc.vpcId);
-    functions['launch-cluster']!.addEnvironment('CLUSTER_SUBNET_IDS', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.subnetId)));
-    functions['launch-cluster']!.addEnvironment('CLUSTER_AVAILABILITY_ZONES', Fn.join(',', this.clusterSubnets.map((subnet) => subnet.availabilityZone)));
-    functions['launch-cluster']!.addEnvironment('CLUSTER_CLIENT_SECURITY_GROUP_ID', this.smokeTestSecurityGroup.securityGroupId);
-    // Azure load balancers are public, their NSG admitting the smoke test's egress addresses (the controller VPC's NAT gateway).
-    if (props.azure) functions['launch-cluster']!.addEnvironment('CONTROLLER_EGRESS_ADDRESSES', Fn.join(',', props.controllerEgressAddresses ?? this.natGatewayAddresses()));
+    functions['launch-cluster']!.addEnvironment(
+      'CLUSTER_SUBNET_IDS',
+      Fn.join(
+        ',',
+        this.clusterSubnets.map((subnet) => subnet.subnetId),
+      ),
+    );
+    functions['launch-cluster']!.addEnvironment(
+      'CLUSTER_AVAILABILITY_ZONES',
+      Fn.join(
+        ',',
+        this.clusterSubnets.map((subnet) => subnet.availabilityZone),
+      ),
+    );
+    functions['launch-cluster']!.addEnvironment(
+      'CLUSTER_CLIENT_SECURITY_GROUP_ID',
+      this.smokeTestSecurityGroup.securityGroupId,
+    );
+    // Azure load balancers are public, their NSG admitting the smoke test's egress addresses (the controller VPC's NAT
+    // gateway).
+    if (props.azure)
+      functions['launch-cluster']!.addEnvironment(
+        'CONTROLLER_EGRESS_ADDRESSES',
+        Fn.join(',', props.controllerEgressAddresses ?? this.natGatewayAddresses()),
+      );
     // DescribeStackEvents: the reason a cluster stack failed goes into the run's error.
-    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeRunStacks', actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'], resources: [stackArns] }));
+    functions['check-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'DescribeRunStacks',
+        actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'],
+        resources: [stackArns],
+      }),
+    );
     // Readiness includes the load generator being an online SSM managed instance; DescribeInstanceInformation has no
-    // resource-level permission (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
-    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'LoadGeneratorRegistration', actions: ['ssm:DescribeInstanceInformation'], resources: ['*'] }));
+    // resource-level permission
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
+    functions['check-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'LoadGeneratorRegistration',
+        actions: ['ssm:DescribeInstanceInformation'],
+        resources: ['*'],
+      }),
+    );
     acknowledgeRunStacks('check-cluster');
-    // A failed node's boot log tail goes into the run's error: its stream in the cluster stack's boot log group, whose name
+    // A failed node's boot log tail goes into the run's error: its stream in the cluster stack's boot log group, whose
+    // name
     // CloudFormation generates from the stack name (rmqbench-...). GetLogEvents is authorized on the log stream
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html).
-    const bootLogStreams = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: 'rmqbench-*:log-stream:*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    functions['check-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadClusterBootLogs', actions: ['logs:GetLogEvents'], resources: [bootLogStreams] }));
+    const bootLogStreams = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: 'rmqbench-*:log-stream:*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    functions['check-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadClusterBootLogs',
+        actions: ['logs:GetLogEvents'],
+        resources: [bootLogStreams],
+      }),
+    );
     Validations.of(functions['check-cluster']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogStreams)}]`,
-      reason: 'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
+      reason:
+        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
     });
     // CheckTeardown follows the deletion and names the resource a DELETE_FAILED stack could not delete.
-    functions['teardown-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FollowRunStackDeletion', actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'], resources: [stackArns] }));
+    functions['teardown-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'FollowRunStackDeletion',
+        actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'],
+        resources: [stackArns],
+      }),
+    );
     // The boot log group a cluster stack retains (cdk/boot-log.ts) goes with the stack unless the cluster failed.
-    // DeleteLogGroup is authorized on the log group (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html).
-    const bootLogGroups = stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: 'rmqbench-*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-    functions['teardown-cluster']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteClusterBootLogs', actions: ['logs:DeleteLogGroup'], resources: [bootLogGroups] }));
+    // DeleteLogGroup is authorized on the log group
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatchlogs.html).
+    const bootLogGroups = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      resourceName: 'rmqbench-*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    functions['teardown-cluster']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'DeleteClusterBootLogs',
+        actions: ['logs:DeleteLogGroup'],
+        resources: [bootLogGroups],
+      }),
+    );
     Validations.of(functions['teardown-cluster']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogGroups)}]`,
-      reason: 'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-...BootLogs-<suffix>) at run time; the grant stops at the rmqbench- prefix.',
+      reason:
+        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-...BootLogs-<suffix>) at run time; the grant stops at the rmqbench- prefix.',
     });
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DeleteRunStacks', actions: ['cloudformation:DeleteStack'], resources: [stackArns] }));
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'DeleteRunStacks',
+          actions: ['cloudformation:DeleteStack'],
+          resources: [stackArns],
+        }),
+      );
       functions[name]!.addToRolePolicy(passRole);
       acknowledgeRunStacks(name);
     }
     for (const name of ['failure-handler', 'sweeper']) {
       // Finding a run's stacks means listing stacks, which has no resource-level permission
-      // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awscloudformation.html); only rmqbench- stacks are then described by name.
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:ListStacks'], resources: ['*'] }));
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'DescribeControllerStacks', actions: ['cloudformation:DescribeStacks'], resources: [stackArns] }));
+      // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awscloudformation.html); only
+      // rmqbench- stacks are then described by name.
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({ sid: 'ListStacks', actions: ['cloudformation:ListStacks'], resources: ['*'] }),
+      );
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'DescribeControllerStacks',
+          actions: ['cloudformation:DescribeStacks'],
+          resources: [stackArns],
+        }),
+      );
     }
   }
 
@@ -587,22 +926,41 @@ export class BenchmarkController extends Construct {
       );
       Validations.of(functions[name]!.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, loadGeneratorInstances)}]`,
-        reason: 'Load generator instance ids are known only at run time; the statement requires the rmqbench:component=load-generator tag.',
+        reason:
+          'Load generator instance ids are known only at run time; the statement requires the rmqbench:component=load-generator tag.',
       });
       functions[name]!.addToRolePolicy(
-        new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
+        new iam.PolicyStatement({
+          sid: 'RunShellScriptDocument',
+          actions: ['ssm:SendCommand'],
+          resources: [
+            stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' }),
+          ],
+        }),
       );
     }
-    // GetCommandInvocation has no resource-level permission (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
-    for (const name of ['check-repetition', 'smoke-test']) functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    // GetCommandInvocation has no resource-level permission
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
+    for (const name of ['check-repetition', 'smoke-test'])
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }),
+      );
     // Host metrics of an AWS repetition: the cluster's agent metrics (namespace rmqbench) are listed and read from
     // CloudWatch. Neither action supports resource-level permissions or a namespace condition key
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazoncloudwatch.html); both only read.
-    functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadHostMetrics', actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'], resources: ['*'] }));
+    functions['ingest-repetition']!.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadHostMetrics',
+        actions: ['cloudwatch:ListMetrics', 'cloudwatch:GetMetricData'],
+        resources: ['*'],
+      }),
+    );
     // Broker metrics of an AWS repetition are named like its host metrics (the instance id): IngestRepetition lists the
     // cluster stack's nodes as the fault step does. DescribeInstances has no resource-level permission
     // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html) and only reads.
-    functions['ingest-repetition']!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindBrokerNodeInstances', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
+    functions['ingest-repetition']!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'FindBrokerNodeInstances', actions: ['ec2:DescribeInstances'], resources: ['*'] }),
+    );
   }
 
   /** FaultNodeRole, which the fault function assumes for one cluster's nodes, and the fault function's grants. */
@@ -610,17 +968,20 @@ export class BenchmarkController extends Construct {
     // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which
     // has no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role
     // scoped to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's
-    // stack name> (sts:TagSession in the trust policy, https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html,
+    // stack name> (sts:TagSession in the trust policy,
+    // https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html,
     // "Permissions required to add session tags"), and the role may SendCommand only to instances whose
     // aws:cloudformation:stack-name tag equals that session tag (aws:PrincipalTag in a condition, same page), which
     // CloudFormation puts on every Auto Scaling group and the instances it launches
     // (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html).
     // SendCommand is authorized on the instance and on the document, and the instance resource takes the
-    // ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
+    // ssm:resourceTag/<key> condition
+    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
     // SendCommand); GetCommandInvocation has no resource-level permission (same page).
     const faultFunctionRole = functions.fault!.role!;
     const faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
-      description: 'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session tag rmqbench:cluster-stack',
+      description:
+        'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session tag rmqbench:cluster-stack',
       assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(faultFunctionRole.roleArn)).withConditions({
         StringLike: { [`aws:RequestTag/${CLUSTER_STACK_SESSION_TAG}`]: `${CLUSTER_STACK_PREFIX}*` },
       }),
@@ -641,27 +1002,51 @@ export class BenchmarkController extends Construct {
       }),
     );
     faultNodeRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({ sid: 'RunShellScriptDocument', actions: ['ssm:SendCommand'], resources: [stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' })] }),
+      new iam.PolicyStatement({
+        sid: 'RunShellScriptDocument',
+        actions: ['ssm:SendCommand'],
+        resources: [
+          stack.formatArn({ service: 'ssm', account: '', resource: 'document', resourceName: 'AWS-RunShellScript' }),
+        ],
+      }),
     );
-    faultNodeRole.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    faultNodeRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'ReadCommandResults', actions: ['ssm:GetCommandInvocation'], resources: ['*'] }),
+    );
     Validations.of(faultNodeRole).acknowledge(
       {
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
-        reason: "Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
+        reason:
+          "Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
       },
-      { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only reads command results.' },
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only reads command results.',
+      },
     );
     functions.fault!.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'AssumeFaultNodeRoleWithClusterTag', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [faultNodeRole.roleArn] }),
+      new iam.PolicyStatement({
+        sid: 'AssumeFaultNodeRoleWithClusterTag',
+        actions: ['sts:AssumeRole', 'sts:TagSession'],
+        resources: [faultNodeRole.roleArn],
+      }),
     );
     functions.fault!.addEnvironment('FAULT_NODE_ROLE_ARN', faultNodeRole.roleArn);
-    functions.fault!.addToRolePolicy(new iam.PolicyStatement({ sid: 'FindClusterNodes', actions: ['ec2:DescribeInstances'], resources: ['*'] }));
+    functions.fault!.addToRolePolicy(
+      new iam.PolicyStatement({ sid: 'FindClusterNodes', actions: ['ec2:DescribeInstances'], resources: ['*'] }),
+    );
     return faultNodeRole;
   }
 
   /** The smoke test reads the admin secret of the run's cluster stacks. */
   private grantClusterSecrets(functions: Record<string, lambda.Function>, stack: Stack): void {
-    const clusterSecrets = stack.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const clusterSecrets = stack.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: '*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     functions['smoke-test']!.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'ReadClusterAdminSecrets',
@@ -672,50 +1057,100 @@ export class BenchmarkController extends Construct {
     );
     Validations.of(functions['smoke-test']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterSecrets)}]`,
-      reason: 'The admin secret of a cluster stack gets a generated name at run time; the statement requires the rmqbench:run-id tag the stack puts on it.',
+      reason:
+        'The admin secret of a cluster stack gets a generated name at run time; the statement requires the rmqbench:run-id tag the stack puts on it.',
     });
   }
 
-  /** The workflow's state machine, logging transitions without execution data, allowed to invoke exactly its functions. */
+  /**
+   * The workflow's state machine, logging transitions without execution data, allowed to invoke exactly its functions.
+   */
   private createStateMachine(maxConcurrency: number, functions: Record<string, lambda.Function>): sfn.StateMachine {
-    const logGroup = new logs.LogGroup(this, 'StateMachineLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    const logGroup = new logs.LogGroup(this, 'StateMachineLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     // Execution data (inputs and outputs) is not logged, only state transitions.
     skipCheckov(logGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
     const definition = buildBenchmarkDefinition({ maxConcurrency });
     const stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       definitionBody: sfn.DefinitionBody.fromString(JSON.stringify(definition)),
-      definitionSubstitutions: Object.fromEntries(FUNCTION_PLACEHOLDERS.map((placeholder) => [placeholder, functions[FUNCTIONS[placeholder]]!.functionArn])),
+      definitionSubstitutions: Object.fromEntries(
+        FUNCTION_PLACEHOLDERS.map((placeholder) => [placeholder, functions[FUNCTIONS[placeholder]]!.functionArn]),
+      ),
       tracingEnabled: true,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
       timeout: Duration.seconds(definition.TimeoutSeconds),
     });
     // The definition invokes unqualified ARNs: no grant on versions (grantInvoke would add <arn>:*).
     stateMachine.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'InvokeWorkflowFunctions', actions: ['lambda:InvokeFunction'], resources: [...new Set(Object.values(FUNCTIONS))].map((name) => functions[name]!.functionArn) }),
+      new iam.PolicyStatement({
+        sid: 'InvokeWorkflowFunctions',
+        actions: ['lambda:InvokeFunction'],
+        resources: [...new Set(Object.values(FUNCTIONS))].map((name) => functions[name]!.functionArn),
+      }),
     );
-    Validations.of(stateMachine.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no resource-level permissions.' });
+    Validations.of(stateMachine.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no resource-level permissions.',
+    });
     return stateMachine;
   }
 
-  /** Exactly the credentials secret for the functions that call ARM, the template for the launcher, and the raw-output uploads the start function pre-signs. */
-  /** The fault-only principal's secret: read by the fault function alone, which then runs its Run Commands as that principal. */
+  /**
+   * Exactly the credentials secret for the functions that call ARM, the template for the launcher, and the raw-output
+   * uploads the start function pre-signs.
+   */
+  /**
+   * The fault-only principal's secret: read by the fault function alone, which then runs its Run Commands as that
+   * principal.
+   */
   private grantFaultCredentials(secret: secretsmanager.ISecret, fault: lambda.Function): void {
     fault.addEnvironment('FAULT_AZURE_CREDENTIALS_SECRET_ARN', secret.secretArn);
     // An imported secret known only by its partial ARN: Secrets Manager appends -<6 characters>.
-    fault.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadAzureFaultCredentials', actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`] }));
+    fault.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadAzureFaultCredentials',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secret.secretFullArn ?? `${secret.secretArn}-??????`],
+      }),
+    );
     secret.encryptionKey?.grantDecrypt(fault);
   }
 
-  private grantAzure(secret: secretsmanager.ISecret, functions: Record<string, lambda.Function>, rawObjectGrant: (name: string, sid: string, action: string, part: string) => void): void {
+  private grantAzure(
+    secret: secretsmanager.ISecret,
+    functions: Record<string, lambda.Function>,
+    rawObjectGrant: (name: string, sid: string, action: string, part: string) => void,
+  ): void {
     // An imported secret known only by its partial ARN: Secrets Manager appends -<6 characters>.
     const secretArn = secret.secretFullArn ?? `${secret.secretArn}-??????`;
     for (const name of AZURE_FUNCTIONS) {
-      functions[name]!.addToRolePolicy(new iam.PolicyStatement({ sid: 'ReadAzureCredentials', actions: ['secretsmanager:GetSecretValue'], resources: [secretArn] }));
+      functions[name]!.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadAzureCredentials',
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [secretArn],
+        }),
+      );
       secret.encryptionKey?.grantDecrypt(functions[name]!);
     }
     const template = this.azureTemplate!;
     functions['launch-cluster']!.addToRolePolicy(
-      new iam.PolicyStatement({ sid: 'ReadAzureTemplate', actions: ['s3:GetObject'], resources: [Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: template.s3BucketName, resourceName: template.s3ObjectKey })] }),
+      new iam.PolicyStatement({
+        sid: 'ReadAzureTemplate',
+        actions: ['s3:GetObject'],
+        resources: [
+          Stack.of(this).formatArn({
+            service: 's3',
+            region: '',
+            account: '',
+            resource: template.s3BucketName,
+            resourceName: template.s3ObjectKey,
+          }),
+        ],
+      }),
     );
     // A pre-signed URL carries the signer's permissions: the Azure load generator uploads with start-repetition's.
     rawObjectGrant('start-repetition', 'PresignRawOutputUploads', 's3:PutObject', 'raw');
@@ -724,13 +1159,15 @@ export class BenchmarkController extends Construct {
   /** The public IPs of the Elastic IPs of the NAT gateways of the VPC this controller created (one NAT gateway). */
   private natGatewayAddresses(): string[] {
     const eips = natGatewayEips(this.vpc);
-    if (eips.length === 0) throw new Error('the controller VPC has no NAT gateway Elastic IP: give controllerEgressAddresses');
+    if (eips.length === 0)
+      throw new Error('the controller VPC has no NAT gateway Elastic IP: give controllerEgressAddresses');
     return eips.map((eip) => eip.attrPublicIp);
   }
 
   /**
    * Where the cluster clients' AMQP may go: the cluster subnets, where the clusters' internal load balancers and nodes
-   * are (so a subnet from a secondary CIDR block is covered, which the VPC's primary CIDR is not); the VPC's primary CIDR
+   * are (so a subnet from a secondary CIDR block is covered, which the VPC's primary CIDR is not); the VPC's primary
+   * CIDR
    * when a given VPC's subnets do not say their blocks (then the construct warns).
    */
   private clusterSubnetPeers(): ec2.IPeer[] {
@@ -755,7 +1192,9 @@ export class BenchmarkController extends Construct {
     const agnostic = Stack.of(this).availabilityZones.some((zone) => Token.isUnresolved(zone));
     const zoneIndexes = Array.from({ length: CLUSTER_AVAILABILITY_ZONE_COUNT }, (_, index) => index);
     const vpc = new ec2.Vpc(this, 'Vpc', {
-      ...(agnostic ? { availabilityZones: zoneIndexes.map((index) => Fn.select(index, Fn.getAzs())) } : { maxAzs: CLUSTER_AVAILABILITY_ZONE_COUNT }),
+      ...(agnostic
+        ? { availabilityZones: zoneIndexes.map((index) => Fn.select(index, Fn.getAzs())) }
+        : { maxAzs: CLUSTER_AVAILABILITY_ZONE_COUNT }),
       natGateways: 1,
       subnetConfiguration: [
         { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
@@ -763,7 +1202,8 @@ export class BenchmarkController extends Construct {
       ],
     });
     const flowLog = vpc.addFlowLog('FlowLog');
-    // Load-generator uploads and Amazon Linux 2023's package repositories (S3 buckets in the region) go through this free
+    // Load-generator uploads and Amazon Linux 2023's package repositories (S3 buckets in the region) go through this
+    // free
     // gateway endpoint instead of the NAT gateway, which bills per GB processed
     // (https://docs.aws.amazon.com/vpc/latest/privatelink/gateway-endpoints.html: "no additional charge";
     // https://docs.aws.amazon.com/linux/al2023/ug/managing-repos-os-updates.html: the repositories are served from S3).
@@ -795,13 +1235,17 @@ export class BenchmarkController extends Construct {
 /** Synthesized template folders, by node image parameter name. */
 const templatesDirs = new Map<string, string>();
 
-/** The rmqbench:component tag of cluster nodes (lambdas/fault/aws.ts finds them by it; the fault function's SendCommand requires it). */
+/**
+ * The rmqbench:component tag of cluster nodes (lambdas/fault/aws.ts finds them by it; the fault function's SendCommand
+ * requires it).
+ */
 export const CLUSTER_NODE_COMPONENT = 'rabbitmq-node';
 
 export { CLUSTER_STACK_SESSION_TAG };
 
 /** The SSM parameter a controller stack pins its cluster nodes' AMI in (one per controller stack). */
-export const clusterNodeImageParameterName = (controllerStackName: string) => `/rmqbench/${controllerStackName}/cluster-node-image-id`;
+export const clusterNodeImageParameterName = (controllerStackName: string) =>
+  `/rmqbench/${controllerStackName}/cluster-node-image-id`;
 /** The node image parameter the cluster templates read when built on their own (tests, tools). */
 export const DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER = clusterNodeImageParameterName('rmqbench');
 
@@ -809,18 +1253,26 @@ export const DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER = clusterNodeImageParameterNam
  * The app of the cluster + load generator templates, one stack per shipped release (`Cluster<version without dots>`).
  * A cluster stack creates no VPC: it is placed in the controller's (parameters VpcId, PrivateSubnetIds and
  * AvailabilityZones, 2 or 3 of each; the nodes and the load balancer use every subnet given) and admits AMQP and
- * management from the smoke-test function's security group. Its node group's creation policy waits for NodeCount signals.
+ * management from the smoke-test function's security group. Its node group's creation policy waits for NodeCount
+ * signals.
  * Everything that differs between plan clusters of one release is a parameter: `NodeCount` (1–7, the pinned size of
- * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors core/broker/broker-config.ts
+ * the node group) and `BrokerPolicies` (the JSON array of `rabbitmqctl set_policy` argument vectors
+ * core/broker/broker-config.ts
  * generates for the plan cluster, which every node applies once it has started). rabbitmq.conf and enabled_plugins are
  * the generator's output, which for the AWS peer discovery backend depends on neither node count nor topology.
  */
-export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER): App {
+export function buildClusterTemplateApp(
+  outdir?: string,
+  nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER,
+): App {
   const app = new App(outdir ? { outdir } : {});
   for (const release of CONTROLLER_RELEASES) {
     const stack = new Stack(app, clusterTemplateStackName(release));
     const { bucketName, subnetIds, vpc } = controllerPlacement(stack, '');
-    const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', { type: 'AWS::EC2::SecurityGroup::Id', description: 'Security group of the smoke-test function, allowed to AMQP and management' });
+    const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', {
+      type: 'AWS::EC2::SecurityGroup::Id',
+      description: 'Security group of the smoke-test function, allowed to AMQP and management',
+    });
     const nodeCount = new CfnParameter(stack, 'NodeCount', {
       type: 'Number',
       minValue: CLUSTER_NODE_COUNT_RANGE.min,
@@ -831,10 +1283,12 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       type: 'String',
       default: RabbitMqInstanceTiers.LOW.toString(),
       // x86-64 only: an attribute letter g after the generation digit means Graviton (Arm), and a1 is Arm too
-      // (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); Team RabbitMQ's RPMs are x86-64 only.
+      // (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); Team RabbitMQ's RPMs are
+      // x86-64 only.
       allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-      constraintDescription: 'must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ\'s RPM repositories)',
-      description: 'EC2 instance type of the RabbitMQ nodes (the plan cluster\'s instanceType)',
+      constraintDescription:
+        "must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ's RPM repositories)",
+      description: "EC2 instance type of the RabbitMQ nodes (the plan cluster's instanceType)",
     });
     const policies = new CfnParameter(stack, 'BrokerPolicies', {
       type: 'String',
@@ -842,7 +1296,8 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       // One line (no here-document delimiter can appear on its own line) holding a JSON array.
       allowedPattern: '^\\[.*\\]$',
       maxLength: CLUSTER_POLICIES_MAX_LENGTH,
-      description: 'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
+      description:
+        'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
     });
     // The node group and the load balancer are given the whole subnet list (below), the constructs only the first 2.
     // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and
@@ -856,9 +1311,16 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
       pinCapacity: true,
       allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
     });
-    if (cluster.brokerConfig.policies.length > 0) throw new Error('the cluster template must be built without policies: they come from its BrokerPolicies parameter');
-    // Built with the default type (its x86-64 check passes); the plan cluster's type comes from the InstanceType parameter.
-    (cluster.launchTemplate.node.defaultChild as ec2.CfnLaunchTemplate).addPropertyOverride('LaunchTemplateData.InstanceType', instanceType.valueAsString);
+    if (cluster.brokerConfig.policies.length > 0)
+      throw new Error(
+        'the cluster template must be built without policies: they come from its BrokerPolicies parameter',
+      );
+    // Built with the default type (its x86-64 check passes); the plan cluster's type comes from the InstanceType
+    // parameter.
+    (cluster.launchTemplate.node.defaultChild as ec2.CfnLaunchTemplate).addPropertyOverride(
+      'LaunchTemplateData.InstanceType',
+      instanceType.valueAsString,
+    );
     const nodeGroup = cluster.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup;
     nodeGroup.minSize = nodeCount.valueAsString;
     nodeGroup.maxSize = nodeCount.valueAsString;
@@ -866,13 +1328,20 @@ export function buildClusterTemplateApp(outdir?: string, nodeImageParameterName:
     nodeGroup.vpcZoneIdentifier = subnetIds.valueAsList;
     (cluster.loadBalancer.node.defaultChild as elbv2.CfnLoadBalancer).subnets = subnetIds.valueAsList;
     // CREATE_COMPLETE waits for a signal from each of the NodeCount nodes. A Ref in ResourceSignal.Count is a common
-    // pattern (e.g. `Count: !Ref DesiredCapacity`) that cfn-lint accepts; AWS's reference does not say so explicitly and it
+    // pattern (e.g. `Count: !Ref DesiredCapacity`) that cfn-lint accepts; AWS's reference does not say so explicitly
+    // and it
     // has not been deployed from here. These stacks are created and deleted, never updated; the
     // rolling update policy still has to be valid for any NodeCount, so it keeps no minimum in service.
-    nodeGroup.cfnOptions.creationPolicy = { ...nodeGroup.cfnOptions.creationPolicy, resourceSignal: { ...nodeGroup.cfnOptions.creationPolicy?.resourceSignal, count: nodeCount.valueAsNumber } };
+    nodeGroup.cfnOptions.creationPolicy = {
+      ...nodeGroup.cfnOptions.creationPolicy,
+      resourceSignal: { ...nodeGroup.cfnOptions.creationPolicy?.resourceSignal, count: nodeCount.valueAsNumber },
+    };
     nodeGroup.cfnOptions.updatePolicy = {
       ...nodeGroup.cfnOptions.updatePolicy,
-      autoScalingRollingUpdate: { ...nodeGroup.cfnOptions.updatePolicy?.autoScalingRollingUpdate, minInstancesInService: 0 },
+      autoScalingRollingUpdate: {
+        ...nodeGroup.cfnOptions.updatePolicy?.autoScalingRollingUpdate,
+        minInstancesInService: 0,
+      },
     };
     cluster.launchTemplate.userData!.addCommands(
       '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
@@ -882,7 +1351,12 @@ for args in json.load(open(sys.argv[1])):
     if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
     subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
     );
-    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', cluster });
+    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
+      vpc,
+      resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
+      resultsPrefix: 'runs/',
+      cluster,
+    });
     Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
     // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
     Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);
@@ -893,11 +1367,14 @@ for args in json.load(open(sys.argv[1])):
 
 /**
  * One Kafka cluster + load generator template (`Kafka<brokers>Brokers`): a KafkaCluster of `brokers` brokers and a
- * LoadGenerator with the Kafka tools, in the controller's VPC like the RabbitMQ templates (parameters ResultsBucketName,
- * VpcId, PrivateSubnetIds, AvailabilityZones and InstanceType; no smoke-test security group: the Kafka smoke test runs on
+ * LoadGenerator with the Kafka tools, in the controller's VPC like the RabbitMQ templates (parameters
+ * ResultsBucketName,
+ * VpcId, PrivateSubnetIds, AvailabilityZones and InstanceType; no smoke-test security group: the Kafka smoke test runs
+ * on
  * the load generator). The brokers are spread over the first 2 subnets (broker i in subnet (i - 1) mod 2): the list
  * may hold only 2, and a CloudFormation template cannot select a third conditionally. Each stack's private hosted zone
- * is named after its stack id (`<stack uuid>.rmqbench.internal`), so the zones of the clusters a run launches at once in
+ * is named after its stack id (`<stack uuid>.rmqbench.internal`), so the zones of the clusters a run launches at once
+ * in
  * the one VPC never share a name. Every broker signals its own instance's creation policy once it has seen the whole
  * quorum, so CREATE_COMPLETE means a formed cluster.
  */
@@ -909,19 +1386,27 @@ function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterNam
     default: RabbitMqInstanceTiers.LOW.toString(),
     // x86-64 only, as for RabbitMQ: the controller pins one x86-64 Amazon Linux 2023 image for every cluster node.
     allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-    constraintDescription: 'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
-    description: 'EC2 instance type of the Kafka brokers (the plan cluster\'s instanceType)',
+    constraintDescription:
+      'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
+    description: "EC2 instance type of the Kafka brokers (the plan cluster's instanceType)",
   });
   const kafka = new KafkaCluster(stack, 'Kafka', {
     vpc,
     brokers,
     machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
-    // The stack id's last part, a UUID: a DNS label unique to this stack (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
+    // The stack id's last part, a UUID: a DNS label unique to this stack
+    // (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
     zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
   });
   // Built with the default type; the plan cluster's type comes from the InstanceType parameter.
-  for (const instance of kafka.instances) (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
-  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString), resultsPrefix: 'runs/', kafkaTools: true });
+  for (const instance of kafka.instances)
+    (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
+  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
+    vpc,
+    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
+    resultsPrefix: 'runs/',
+    kafkaTools: true,
+  });
   kafka.allowClientsFrom(loadGenerator.securityGroup);
   Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
 }
@@ -929,16 +1414,26 @@ function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterNam
 /**
  * The parameters every cluster template takes to sit in the controller's VPC (ResultsBucketName, VpcId,
  * PrivateSubnetIds, AvailabilityZones) and the VPC they describe. The constructs need per-subnet values, so the VPC
- * holds the first 2 subnets (present in every accepted list); a template that spreads over all of them uses `subnetIds`.
+ * holds the first 2 subnets (present in every accepted list); a template that spreads over all of them uses
+ * `subnetIds`.
  */
 function controllerPlacement(stack: Stack, subnetsNote: string) {
-  const bucketName = new CfnParameter(stack, 'ResultsBucketName', { type: 'String', description: 'Raw output bucket of the BenchmarkController' });
-  const vpcId = new CfnParameter(stack, 'VpcId', { type: 'AWS::EC2::VPC::Id', description: 'VPC of the BenchmarkController' });
+  const bucketName = new CfnParameter(stack, 'ResultsBucketName', {
+    type: 'String',
+    description: 'Raw output bucket of the BenchmarkController',
+  });
+  const vpcId = new CfnParameter(stack, 'VpcId', {
+    type: 'AWS::EC2::VPC::Id',
+    description: 'VPC of the BenchmarkController',
+  });
   const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', {
     type: 'List<AWS::EC2::Subnet::Id>',
     description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone${subnetsNote}`,
   });
-  const zones = new CfnParameter(stack, 'AvailabilityZones', { type: 'List<AWS::EC2::AvailabilityZone::Name>', description: 'The Availability Zones of those subnets, in the same order' });
+  const zones = new CfnParameter(stack, 'AvailabilityZones', {
+    type: 'List<AWS::EC2::AvailabilityZone::Name>',
+    description: 'The Availability Zones of those subnets, in the same order',
+  });
   const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
   const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
     vpcId: vpcId.valueAsString,
@@ -951,7 +1446,8 @@ function controllerPlacement(stack: Stack, subnetsNote: string) {
 const kafkaClusterTemplateStackName = (brokers: number) => `Kafka${brokers}Brokers`;
 
 /**
- * EC2 instance types the cluster template accepts: family letters, generation digit, attribute letters without g (Graviton),
+ * EC2 instance types the cluster template accepts: family letters, generation digit, attribute letters without g
+ * (Graviton),
  * a size. A family of the single letter a (a1, the first Arm family) is excluded; no lookahead, whose support in
  * CloudFormation's AllowedPattern is not documented.
  */
@@ -959,8 +1455,13 @@ export const CLUSTER_INSTANCE_TYPE_PATTERN = '^([b-z][a-z]*|a[a-z]+)[0-9]+[a-fh-
 
 const clusterTemplateStackName = (release: RabbitMqRelease) => `Cluster${release.rabbitmqVersion.replace(/\./g, '')}`;
 
-/** Synthesizes buildClusterTemplateApp once (no assets inside: plain templates) and returns the folder of clusterTemplateFileName files. */
-export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER): string {
+/**
+ * Synthesizes buildClusterTemplateApp once (no assets inside: plain templates) and returns the folder of
+ * clusterTemplateFileName files.
+ */
+export function synthesizeClusterTemplates(
+  nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER,
+): string {
   const cached = templatesDirs.get(nodeImageParameterName);
   if (cached) return cached;
   const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-templates-'));
@@ -977,7 +1478,10 @@ export function synthesizeClusterTemplates(nodeImageParameterName: string = DEFA
   // The cloud assembly was only a means to the template files; the files are an asset's source, which the app's synth
   // copies into its own cdk.out, so they are removed when the process exits (a `cdk synth` leaves nothing in /tmp).
   rmSync(outdir, { recursive: true, force: true });
-  if (templatesDirs.size === 0) process.once('exit', () => { for (const made of templatesDirs.values()) rmSync(made, { recursive: true, force: true }); });
+  if (templatesDirs.size === 0)
+    process.once('exit', () => {
+      for (const made of templatesDirs.values()) rmSync(made, { recursive: true, force: true });
+    });
   templatesDirs.set(nodeImageParameterName, dir);
   return dir;
 }
@@ -986,25 +1490,35 @@ function pascal(name: string): string {
   return name.replace(/(^|-)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
 }
 
-/** The Elastic IPs of a VPC's NAT gateways, where the VPC is defined in this app (ec2.Vpc puts one under each public subnet with a NAT). */
+/**
+ * The Elastic IPs of a VPC's NAT gateways, where the VPC is defined in this app (ec2.Vpc puts one under each public
+ * subnet with a NAT).
+ */
 function natGatewayEips(vpc: ec2.IVpc): ec2.CfnEIP[] {
-  return vpc.publicSubnets.map((subnet) => subnet.node.tryFindChild('EIP')).filter((child): child is ec2.CfnEIP => child instanceof ec2.CfnEIP);
+  return vpc.publicSubnets
+    .map((subnet) => subnet.node.tryFindChild('EIP'))
+    .filter((child): child is ec2.CfnEIP => child instanceof ec2.CfnEIP);
 }
 
 /**
  * A given VPC with azure: the functions that reach Azure clusters leave through the NAT gateway of whichever cluster
  * subnet they run in (one NAT per zone is common), and an Azure NSG admits only the addresses it is told. Where the VPC
- * is defined in this app, its NAT gateways' Elastic IPs are used, or checked against controllerEgressAddresses by count;
+ * is defined in this app, its NAT gateways' Elastic IPs are used, or checked against controllerEgressAddresses by
+ * count;
  * an imported VPC's gateways cannot be seen at synthesis (the README says what to give).
  */
 function checkGivenVpcEgress(vpc: ec2.IVpc, addresses: readonly string[] | undefined): void {
   const eips = natGatewayEips(vpc);
   if (!addresses?.length) {
     if (eips.length > 0) return;
-    throw new Error('controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app: the public IPv4 addresses (the Elastic IP of the NAT gateway of every subnet the controller\'s in-VPC functions run in) Azure clusters admit');
+    throw new Error(
+      "controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app: the public IPv4 addresses (the Elastic IP of the NAT gateway of every subnet the controller's in-VPC functions run in) Azure clusters admit",
+    );
   }
   if (eips.length > addresses.length) {
-    throw new Error(`controllerEgressAddresses has ${addresses.length} address(es) but the vpc has ${eips.length} NAT gateways: the in-VPC functions leave through the NAT gateway of their subnet's zone, so give the Elastic IP of each (or leave controllerEgressAddresses out to use them)`);
+    throw new Error(
+      `controllerEgressAddresses has ${addresses.length} address(es) but the vpc has ${eips.length} NAT gateways: the in-VPC functions leave through the NAT gateway of their subnet's zone, so give the Elastic IP of each (or leave controllerEgressAddresses out to use them)`,
+    );
   }
 }
 
@@ -1017,5 +1531,8 @@ function checkGivenVpcDns(vpc: ec2.IVpc): void {
   const cfnVpc = vpc.node.defaultChild;
   if (!(cfnVpc instanceof ec2.CfnVPC)) return;
   const off = (['enableDnsSupport', 'enableDnsHostnames'] as const).filter((setting) => cfnVpc[setting] === false);
-  if (off.length > 0) throw new Error(`vpc must have ${off.join(' and ')} on: Kafka clusters' brokers are found by name in a private hosted zone, which resolves only with DNS support and DNS host names`);
+  if (off.length > 0)
+    throw new Error(
+      `vpc must have ${off.join(' and ')} on: Kafka clusters' brokers are found by name in a private hosted zone, which resolves only with DNS support and DNS host names`,
+    );
 }

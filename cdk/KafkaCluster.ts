@@ -45,7 +45,8 @@ export interface KafkaClusterProps {
   readonly brokers?: number;
   /**
    * Instance type of the brokers (x86-64 or Graviton: Corretto and the jars run on both).
-   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for like
+   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for
+   * like
    */
   readonly instanceType?: ec2.InstanceType;
   /**
@@ -65,9 +66,11 @@ export interface KafkaClusterProps {
    */
   readonly allowedPeers?: ec2.IPeer[];
   /**
-   * Name of the private hosted zone that names the brokers (`kafka-<i>.<zoneName>`), associated with the VPC only. It must
+   * Name of the private hosted zone that names the brokers (`kafka-<i>.<zoneName>`), associated with the VPC only. It
+   * must
    * be unique among the zones associated with that VPC (Route 53 refuses a second private zone of the same name there,
-   * ConflictingDomainExists: https://docs.aws.amazon.com/Route53/latest/APIReference/API_CreateHostedZone.html); a token
+   * ConflictingDomainExists: https://docs.aws.amazon.com/Route53/latest/APIReference/API_CreateHostedZone.html); a
+   * token
    * (e.g. built from the stack id) is accepted unchecked.
    * @default - `kafka-<8 hex characters of the construct's address>.rmqbench.internal`, unique per construct
    */
@@ -110,7 +113,10 @@ export class KafkaCluster extends Construct {
   public readonly brokerCount: number;
   public readonly kafkaVersion: KafkaVersionOnAws;
   public readonly role: iam.Role;
-  /** Where every broker copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on failure. */
+  /**
+   * Where every broker copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on
+   * failure.
+   */
   public readonly bootLogGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: KafkaClusterProps) {
@@ -126,10 +132,22 @@ export class KafkaCluster extends Construct {
       allowAllOutbound: true,
     });
     // Replication between brokers uses the client listener; the metadata quorum uses the controller listener.
-    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(KAFKA_CLIENT_PORT), 'Kafka replication between brokers');
-    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(KAFKA_CONTROLLER_PORT), 'KRaft controller quorum between brokers');
+    this.securityGroup.addIngressRule(
+      this.securityGroup,
+      ec2.Port.tcp(KAFKA_CLIENT_PORT),
+      'Kafka replication between brokers',
+    );
+    this.securityGroup.addIngressRule(
+      this.securityGroup,
+      ec2.Port.tcp(KAFKA_CONTROLLER_PORT),
+      'KRaft controller quorum between brokers',
+    );
 
-    this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', { zoneName: settings.zoneName, vpc: props.vpc, comment: 'rmqbench Kafka broker names' });
+    this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
+      zoneName: settings.zoneName,
+      vpc: props.vpc,
+      comment: 'rmqbench Kafka broker names',
+    });
     const identities: KafkaBrokerIdentity[] = Array.from({ length: settings.brokers }, (_, index) => ({
       nodeId: index + 1,
       hostName: `kafka-${index + 1}.${settings.zoneName}`,
@@ -144,7 +162,8 @@ export class KafkaCluster extends Construct {
 
     const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
     if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');
-    const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: cpuTypeOf(settings.instanceType) });
+    const machineImage =
+      props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: cpuTypeOf(settings.instanceType) });
 
     this.networkInterfaces = [];
     this.instances = [];
@@ -158,10 +177,22 @@ export class KafkaCluster extends Construct {
 
     for (const peer of props.allowedPeers ?? []) this.allowClientsFrom(peer);
 
-    new CfnOutput(this, 'BootstrapServers', { value: this.bootstrapServers, description: 'Kafka bootstrap.servers (names resolve inside the VPC only)' });
-    new CfnOutput(this, 'KafkaClusterId', { value: this.clusterId, description: 'KRaft cluster id the brokers were formatted with' });
-    new CfnOutput(this, 'BrokerImageId', { value: machineImage.getImage(this).imageId, description: 'AMI the brokers run (record it with the results to reproduce a run)' });
-    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every broker boot log (stream <instance id>/boot)' });
+    new CfnOutput(this, 'BootstrapServers', {
+      value: this.bootstrapServers,
+      description: 'Kafka bootstrap.servers (names resolve inside the VPC only)',
+    });
+    new CfnOutput(this, 'KafkaClusterId', {
+      value: this.clusterId,
+      description: 'KRaft cluster id the brokers were formatted with',
+    });
+    new CfnOutput(this, 'BrokerImageId', {
+      value: machineImage.getImage(this).imageId,
+      description: 'AMI the brokers run (record it with the results to reproduce a run)',
+    });
+    new CfnOutput(this, 'BootLogGroupName', {
+      value: this.bootLogGroup.logGroupName,
+      description: 'CloudWatch Logs group with the tail of every broker boot log (stream <instance id>/boot)',
+    });
   }
 
   /** The broker role: SSM management, boot log and signal. */
@@ -185,12 +216,22 @@ export class KafkaCluster extends Construct {
     allowHostMetrics(this.role);
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+      reason:
+        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
     });
   }
 
-  /** One broker: its network interface and DNS name, created first, and its instance on that interface (signalling its creation policy). */
-  private addBroker(props: KafkaClusterProps, settings: KafkaClusterSettings, identity: KafkaBrokerIdentity, subnet: ec2.ISubnet, machineImage: ec2.IMachineImage) {
+  /**
+   * One broker: its network interface and DNS name, created first, and its instance on that interface (signalling its
+   * creation policy).
+   */
+  private addBroker(
+    props: KafkaClusterProps,
+    settings: KafkaClusterSettings,
+    identity: KafkaBrokerIdentity,
+    subnet: ec2.ISubnet,
+    machineImage: ec2.IMachineImage,
+  ) {
     // The interface, its address and its name exist before the instance boots (the boot waits for the whole quorum,
     // which needs every name), and stay the broker's for the life of the stack.
     const networkInterface = new ec2.CfnNetworkInterface(this, `Broker${identity.nodeId}Interface`, {
@@ -224,35 +265,54 @@ export class KafkaCluster extends Construct {
       detailedMonitoring: true,
       propagateTagsToVolumeOnCreation: true,
       blockDevices: [
-        { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) },
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
+        },
         {
           deviceName: DATA_VOLUME_DEVICE,
-          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true, deleteOnTermination: true }),
+          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, {
+            volumeType: ec2.EbsDeviceVolumeType.GP3,
+            encrypted: true,
+            deleteOnTermination: true,
+          }),
         },
       ],
     });
     skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
     // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
     // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
-    // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the instance.
+    // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the
+    // instance.
     const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
     cfnInstance.addPropertyDeletionOverride('SubnetId');
     cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
     cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
-    cfnInstance.addPropertyOverride('NetworkInterfaces', [{ DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref }]);
+    cfnInstance.addPropertyOverride('NetworkInterfaces', [
+      { DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref },
+    ]);
     instance.node.addDependency(record);
     // CREATE_COMPLETE means this broker booted and saw the whole quorum: user-data/kafka-node.ts signals SUCCESS, or
     // FAILURE on any error, which fails the stack at once.
-    cfnInstance.cfnOptions.creationPolicy = { resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` } };
+    cfnInstance.cfnOptions.creationPolicy = {
+      resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` },
+    };
     Validations.of(instance).acknowledge({
       id: 'AwsSolutions-EC29',
-      reason: 'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
+      reason:
+        'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
     });
     return { networkInterface, instance, userData };
   }
 
   /** The broker's boot script (user-data/kafka-node.ts), which signals its instance's creation policy. */
-  private addBrokerBoot(userData: ec2.UserData, instance: ec2.Instance, settings: KafkaClusterSettings, identity: KafkaBrokerIdentity, identities: KafkaBrokerIdentity[]): void {
+  private addBrokerBoot(
+    userData: ec2.UserData,
+    instance: ec2.Instance,
+    settings: KafkaClusterSettings,
+    identity: KafkaBrokerIdentity,
+    identities: KafkaBrokerIdentity[],
+  ): void {
     const stack = Stack.of(this);
     const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
     userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
@@ -288,7 +348,10 @@ export class KafkaCluster extends Construct {
  */
 export function kafkaClusterId(seed: string): string {
   for (let attempt = 0; ; attempt++) {
-    const bytes = createHash('sha256').update(attempt === 0 ? seed : `${seed}#${attempt}`).digest().subarray(0, 16);
+    const bytes = createHash('sha256')
+      .update(attempt === 0 ? seed : `${seed}#${attempt}`)
+      .digest()
+      .subarray(0, 16);
     const id = bytes.toString('base64url');
     const reserved = bytes.subarray(0, 15).every((byte) => byte === 0) && bytes[15]! <= 1;
     if (!id.startsWith('-') && !reserved) return id;
@@ -296,7 +359,9 @@ export function kafkaClusterId(seed: string): string {
 }
 
 function cpuTypeOf(instanceType: ec2.InstanceType): ec2.AmazonLinuxCpuType {
-  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64 ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64;
+  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64
+    ? ec2.AmazonLinuxCpuType.ARM_64
+    : ec2.AmazonLinuxCpuType.X86_64;
 }
 
 interface KafkaClusterSettings {
@@ -316,18 +381,27 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
   requireInteger('brokers', brokers, 1, MAX_BROKERS);
   const kafkaVersion = props.kafkaVersion ?? KAFKA_VERSION_ON_AWS;
   if (!(KAFKA_VERSIONS_ON_AWS as readonly string[]).includes(kafkaVersion)) {
-    throw new Error(`kafkaVersion ${JSON.stringify(kafkaVersion)} is not supported: allowed values are ${KAFKA_VERSIONS_ON_AWS.map((v) => `'${v}'`).join(', ')} (the versions whose jars are pinned by checksum)`);
+    throw new Error(
+      `kafkaVersion ${JSON.stringify(kafkaVersion)} is not supported: allowed values are ${KAFKA_VERSIONS_ON_AWS.map((v) => `'${v}'`).join(', ')} (the versions whose jars are pinned by checksum)`,
+    );
   }
   const zoneName = props.zoneName ?? `kafka-${address.slice(0, 8)}.rmqbench.internal`;
   // RFC 1035 host names: labels of letters, digits and hyphens, 1-63 characters, not starting or ending with a hyphen.
-  if (!Token.isUnresolved(zoneName) && (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)) {
-    throw new Error(`zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, digits, hyphens), e.g. 'kafka.bench.internal'`);
+  if (
+    !Token.isUnresolved(zoneName) &&
+    (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)
+  ) {
+    throw new Error(
+      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, digits, hyphens), e.g. 'kafka.bench.internal'`,
+    );
   }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
   requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
   const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
   if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
-    throw new Error(`bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes minutes), got ${bootTimeout.toHumanString()}`);
+    throw new Error(
+      `bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes minutes), got ${bootTimeout.toHumanString()}`,
+    );
   }
   return {
     brokers,

@@ -63,7 +63,9 @@ export class LoadGenerator extends Construct {
     super(scope, id);
     const resultsPrefix = props.resultsPrefix ?? 'results/';
     if (!/^[A-Za-z0-9!_.*'()\-/]+\/$/.test(resultsPrefix) || resultsPrefix.startsWith('/')) {
-      throw new Error(`resultsPrefix must be a relative S3 key prefix ending with "/", such as "results/", got "${resultsPrefix}"`);
+      throw new Error(
+        `resultsPrefix must be a relative S3 key prefix ending with "/", such as "results/", got "${resultsPrefix}"`,
+      );
     }
     this.resultsPrefix = resultsPrefix;
 
@@ -79,9 +81,16 @@ export class LoadGenerator extends Construct {
     addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE });
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+      reason:
+        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
     });
-    userData.addCommands(...loadGeneratorBootCommands({ resultsBucketName: props.resultsBucket.bucketName, resultsPrefix, kafkaTools: props.kafkaTools ?? false }));
+    userData.addCommands(
+      ...loadGeneratorBootCommands({
+        resultsBucketName: props.resultsBucket.bucketName,
+        resultsPrefix,
+        kafkaTools: props.kafkaTools ?? false,
+      }),
+    );
 
     const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;
     this.instance = new ec2.Instance(this, 'Instance', {
@@ -92,7 +101,10 @@ export class LoadGenerator extends Construct {
       },
       instanceType,
       machineImage: ec2.MachineImage.latestAmazonLinux2023({
-        cpuType: instanceType.architecture === ec2.InstanceArchitecture.ARM_64 ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
+        cpuType:
+          instanceType.architecture === ec2.InstanceArchitecture.ARM_64
+            ? ec2.AmazonLinuxCpuType.ARM_64
+            : ec2.AmazonLinuxCpuType.X86_64,
       }),
       role: this.role,
       securityGroup: this.securityGroup,
@@ -102,7 +114,12 @@ export class LoadGenerator extends Construct {
       httpTokens: ec2.HttpTokens.REQUIRED,
       httpPutResponseHopLimit: 1,
       detailedMonitoring: true,
-      blockDevices: [{ deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(30, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) }],
+      blockDevices: [
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs(30, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
+        },
+      ],
     });
     skipCheckov(this.instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
     Validations.of(this.instance).acknowledge({
@@ -116,23 +133,32 @@ export class LoadGenerator extends Construct {
     });
 
     props.cluster?.allowClientsFrom(this.securityGroup);
-    // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets Manager.
+    // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets
+    // Manager.
     props.cluster?.adminSecret.grantRead(this.role);
 
-    new CfnOutput(this, 'InstanceId', { value: this.instance.instanceId, description: 'Load generator instance (connect with SSM Session Manager)' });
+    new CfnOutput(this, 'InstanceId', {
+      value: this.instance.instanceId,
+      description: 'Load generator instance (connect with SSM Session Manager)',
+    });
   }
 
   /** The instance role: SSM management and writing (only) under the results prefix. */
   private createRole(resultsBucket: s3.IBucket, resultsPrefix: string): iam.Role {
     const role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'rmqbench load generator: SSM management, writing results under one S3 prefix, host metrics to CloudWatch',
+      description:
+        'rmqbench load generator: SSM management, writing results under one S3 prefix, host metrics to CloudWatch',
       managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
     });
     const resultObjects = resultsBucket.arnForObjects(`${resultsPrefix}*`);
     // Write-only, under the prefix: no read, list or delete anywhere in the bucket.
     role.addToPolicy(
-      new iam.PolicyStatement({ sid: 'WriteResultsUnderPrefix', actions: ['s3:PutObject', 's3:AbortMultipartUpload'], resources: [resultObjects] }),
+      new iam.PolicyStatement({
+        sid: 'WriteResultsUnderPrefix',
+        actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+        resources: [resultObjects],
+      }),
     );
     if (resultsBucket.encryptionKey) {
       resultsBucket.encryptionKey.grant(role, 'kms:GenerateDataKey', 'kms:Encrypt');
@@ -143,7 +169,8 @@ export class LoadGenerator extends Construct {
     });
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, resultObjects)}]`,
-      reason: 'The wildcard is the object keys under the results prefix of the one results bucket: writing new results is the purpose.',
+      reason:
+        'The wildcard is the object keys under the results prefix of the one results bucket: writing new results is the purpose.',
     });
     return role;
   }

@@ -38,9 +38,11 @@ export interface RabbitMqClusterProps {
   /**
    * VPC to deploy into. Give it 3 Availability Zones: with 3 nodes in 2 zones, losing the zone holding 2 of them
    * leaves 1 of 3, which `pause_minority` pauses (the whole cluster stops serving).
-   * @default - a new VPC over 3 Availability Zones (one NAT gateway, flow logs): the first 3 zones of the stack's region
+   * @default - a new VPC over 3 Availability Zones (one NAT gateway, flow logs): the first 3 zones of the stack's
+   * region
    *   when the stack has an account and region (fewer if the region has fewer), or `Fn::GetAZs` zones 0-2 in an
-   *   environment-agnostic stack (which then fails to deploy in a region with fewer than 3 zones: give the stack an env)
+   *   environment-agnostic stack (which then fails to deploy in a region with fewer than 3 zones: give the stack an
+   * env)
    */
   readonly vpc?: ec2.IVpc;
   /**
@@ -173,7 +175,10 @@ export class RabbitMqCluster extends Construct {
   public readonly topology: QueueTopology;
   /** The broker configuration the nodes run, as core/broker/broker-config.ts generated it. */
   public readonly brokerConfig: BrokerConfig;
-  /** Where every node copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on failure. */
+  /**
+   * Where every node copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends, also on
+   * failure.
+   */
   public readonly bootLogGroup: logs.LogGroup;
   /** The AMI id the nodes run (resolved at deployment when the image is looked up). */
   public readonly imageId: string;
@@ -209,7 +214,8 @@ export class RabbitMqCluster extends Construct {
       peerDiscovery: { backend: 'aws', region: Stack.of(this).region },
       nodeCount: settings.nodeCount,
     });
-    // Filled in below, once the group's logical id (which the boot script signals) exists; the metrics agent starts first.
+    // Filled in below, once the group's logical id (which the boot script signals) exists; the metrics agent starts
+    // first.
     const userData = ec2.UserData.forLinux();
     addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: NODE_ROLE });
 
@@ -229,22 +235,45 @@ export class RabbitMqCluster extends Construct {
     this.amqpEndpoint = `amqp://${this.loadBalancer.loadBalancerDnsName}:${AMQP_PORT}`;
     this.managementUrl = `http://${this.loadBalancer.loadBalancerDnsName}:${MANAGEMENT_PORT}`;
     new CfnOutput(this, 'AmqpEndpoint', { value: this.amqpEndpoint, description: 'AMQP endpoint (load balancer)' });
-    if (this.amqpsEndpoint) new CfnOutput(this, 'AmqpsEndpoint', { value: this.amqpsEndpoint, description: 'AMQPS endpoint (load balancer)' });
+    if (this.amqpsEndpoint)
+      new CfnOutput(this, 'AmqpsEndpoint', {
+        value: this.amqpsEndpoint,
+        description: 'AMQPS endpoint (load balancer)',
+      });
     new CfnOutput(this, 'ManagementUrl', { value: this.managementUrl, description: 'RabbitMQ management UI' });
-    new CfnOutput(this, 'AdminSecretArn', { value: this.adminSecret.secretArn, description: 'Secret holding the administrator user name and password' });
-    new CfnOutput(this, 'AutoScalingGroupName', { value: this.autoScalingGroup.autoScalingGroupName, description: 'Auto Scaling group of the nodes' });
-    new CfnOutput(this, 'NodeImageId', { value: this.imageId, description: 'AMI the nodes run (record it with the results to reproduce a run)' });
-    new CfnOutput(this, 'BootLogGroupName', { value: this.bootLogGroup.logGroupName, description: 'CloudWatch Logs group with the tail of every node boot log (stream <instance id>/boot)' });
+    new CfnOutput(this, 'AdminSecretArn', {
+      value: this.adminSecret.secretArn,
+      description: 'Secret holding the administrator user name and password',
+    });
+    new CfnOutput(this, 'AutoScalingGroupName', {
+      value: this.autoScalingGroup.autoScalingGroupName,
+      description: 'Auto Scaling group of the nodes',
+    });
+    new CfnOutput(this, 'NodeImageId', {
+      value: this.imageId,
+      description: 'AMI the nodes run (record it with the results to reproduce a run)',
+    });
+    new CfnOutput(this, 'BootLogGroupName', {
+      value: this.bootLogGroup.logGroupName,
+      description: 'CloudWatch Logs group with the tail of every node boot log (stream <instance id>/boot)',
+    });
   }
 
-  /** The nodes' group (Erlang distribution only between members) and the load balancer's (AMQP and management to the nodes). */
+  /**
+   * The nodes' group (Erlang distribution only between members) and the load balancer's (AMQP and management to the
+   * nodes).
+   */
   private createSecurityGroups() {
     const securityGroup = new ec2.SecurityGroup(this, 'NodeSecurityGroup', {
       vpc: this.vpc,
       description: 'RabbitMQ nodes: clients on AMQP/management, Erlang distribution only between members',
       allowAllOutbound: true,
     });
-    for (const port of [ec2.Port.tcp(EPMD_PORT), ec2.Port.tcp(DISTRIBUTION_PORT), ec2.Port.tcpRange(CLI_PORT_RANGE.start, CLI_PORT_RANGE.end)]) {
+    for (const port of [
+      ec2.Port.tcp(EPMD_PORT),
+      ec2.Port.tcp(DISTRIBUTION_PORT),
+      ec2.Port.tcpRange(CLI_PORT_RANGE.start, CLI_PORT_RANGE.end),
+    ]) {
       securityGroup.addIngressRule(securityGroup, port, 'Erlang distribution between cluster members');
     }
     const loadBalancerSecurityGroup = new ec2.SecurityGroup(this, 'LoadBalancerSecurityGroup', {
@@ -255,7 +284,11 @@ export class RabbitMqCluster extends Construct {
     const nodePorts = [ec2.Port.tcp(AMQP_PORT), ec2.Port.tcp(MANAGEMENT_PORT)];
     for (const port of nodePorts) {
       loadBalancerSecurityGroup.addEgressRule(securityGroup, port, 'To the nodes');
-      securityGroup.addIngressRule(loadBalancerSecurityGroup, port, 'From the load balancer (traffic and health checks)');
+      securityGroup.addIngressRule(
+        loadBalancerSecurityGroup,
+        port,
+        'From the load balancer (traffic and health checks)',
+      );
     }
     return { securityGroup, loadBalancerSecurityGroup };
   }
@@ -279,7 +312,8 @@ export class RabbitMqCluster extends Construct {
     for (const secret of [erlangCookieSecret, adminSecret]) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
-        reason: 'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
+        reason:
+          'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
       });
       skipCheckov(secret, [{ id: 'CKV_AWS_149', comment: CHECKOV_REASON.awsManagedEncryption }]);
     }
@@ -298,7 +332,11 @@ export class RabbitMqCluster extends Construct {
     role.addToPolicy(
       new iam.PolicyStatement({
         sid: 'RabbitMqAwsPeerDiscovery',
-        actions: ['autoscaling:DescribeAutoScalingInstances', 'autoscaling:DescribeAutoScalingGroups', 'ec2:DescribeInstances'],
+        actions: [
+          'autoscaling:DescribeAutoScalingInstances',
+          'autoscaling:DescribeAutoScalingGroups',
+          'ec2:DescribeInstances',
+        ],
         resources: ['*'],
       }),
     );
@@ -318,7 +356,8 @@ export class RabbitMqCluster extends Construct {
 
   /** The nodes' launch template (IMDSv2, encrypted root and data volumes) and the image it runs. */
   private createLaunchTemplate(props: RabbitMqClusterProps, settings: ClusterSettings, userData: ec2.UserData) {
-    const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 });
+    const machineImage =
+      props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.X86_64 });
     const launchTemplate = new ec2.LaunchTemplate(this, 'LaunchTemplate', {
       instanceType: settings.instanceType,
       machineImage,
@@ -329,7 +368,10 @@ export class RabbitMqCluster extends Construct {
       httpPutResponseHopLimit: 1,
       detailedMonitoring: true,
       blockDevices: [
-        { deviceName: '/dev/xvda', volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }) },
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
+        },
         {
           deviceName: DATA_VOLUME_DEVICE,
           // A replaced node starts blank and rejoins; its predecessor's state is cleaned up by peer discovery.
@@ -363,9 +405,13 @@ export class RabbitMqCluster extends Construct {
       // each node signals once its script has ended, FAILURE on any error (see user-data/rabbitmq-node.ts).
       signals: autoscaling.Signals.waitForCount(settings.nodeCount, { timeout: settings.bootTimeout }),
       // One node at a time, so that quorum queues keep their majority while nodes are replaced.
-      updatePolicy: autoscaling.UpdatePolicy.rollingUpdate({ maxBatchSize: 1, minInstancesInService: Math.min(settings.nodeCount, settings.maxCapacity - 1) }),
+      updatePolicy: autoscaling.UpdatePolicy.rollingUpdate({
+        maxBatchSize: 1,
+        minInstancesInService: Math.min(settings.nodeCount, settings.maxCapacity - 1),
+      }),
     });
-    // Scale-in and replacement wait for the node to drain (its watcher completes the hook; CONTINUE after the heartbeat anyway).
+    // Scale-in and replacement wait for the node to drain (its watcher completes the hook; CONTINUE after the heartbeat
+    // anyway).
     group.addLifecycleHook('DrainBeforeTermination', {
       lifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,
       lifecycleTransition: autoscaling.LifecycleTransition.INSTANCE_TERMINATING,
@@ -375,11 +421,18 @@ export class RabbitMqCluster extends Construct {
     // A policy of its own: the role's default policy must not wait for the group, whose creation waits for the nodes.
     new iam.Policy(this, 'DrainPolicy', {
       roles: [this.role],
-      statements: [new iam.PolicyStatement({ sid: 'CompleteDrainHook', actions: ['autoscaling:CompleteLifecycleAction'], resources: [group.autoScalingGroupArn] })],
+      statements: [
+        new iam.PolicyStatement({
+          sid: 'CompleteDrainHook',
+          actions: ['autoscaling:CompleteLifecycleAction'],
+          resources: [group.autoScalingGroupArn],
+        }),
+      ],
     });
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, group.autoScalingGroupArn)}]`,
-      reason: 'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant names the group.',
+      reason:
+        'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant names the group.',
     });
     return group;
   }
@@ -397,7 +450,9 @@ export class RabbitMqCluster extends Construct {
         // The deployed stack's own name: the controller deploys the synthesized cluster template under a name of its
         // own (rmqbench-<runId>-c<n>, lambdas/shared/aws-launch.ts), not the name the template was synthesized with.
         stackName: Aws.STACK_NAME,
-        autoScalingGroupLogicalId: Stack.of(this).getLogicalId(this.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup),
+        autoScalingGroupLogicalId: Stack.of(this).getLogicalId(
+          this.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup,
+        ),
         bootLogGroupName: this.bootLogGroup.logGroupName,
         drainLifecycleHookName: DRAIN_LIFECYCLE_HOOK_NAME,
         clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 300),
@@ -406,7 +461,8 @@ export class RabbitMqCluster extends Construct {
     );
     Validations.of(this.autoScalingGroup).acknowledge({
       id: 'AwsSolutions-AS3',
-      reason: 'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when a topic should receive them.',
+      reason:
+        'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when a topic should receive them.',
     });
   }
 
@@ -422,9 +478,16 @@ export class RabbitMqCluster extends Construct {
     });
     Validations.of(loadBalancer).acknowledge({
       id: 'AwsSolutions-ELB2',
-      reason: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
+      reason:
+        'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
     });
-    skipCheckov(loadBalancer, [{ id: 'CKV_AWS_91', comment: 'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.' }]);
+    skipCheckov(loadBalancer, [
+      {
+        id: 'CKV_AWS_91',
+        comment:
+          'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
+      },
+    ]);
 
     // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted and joined.
     const healthCheck: elbv2.HealthCheck = {
@@ -465,8 +528,16 @@ export class RabbitMqCluster extends Construct {
     });
     amqpTargets.addTarget(this.autoScalingGroup);
     managementTargets.addTarget(this.autoScalingGroup);
-    loadBalancer.addListener('Amqp', { port: AMQP_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [amqpTargets] });
-    loadBalancer.addListener('Management', { port: MANAGEMENT_PORT, protocol: elbv2.Protocol.TCP, defaultTargetGroups: [managementTargets] });
+    loadBalancer.addListener('Amqp', {
+      port: AMQP_PORT,
+      protocol: elbv2.Protocol.TCP,
+      defaultTargetGroups: [amqpTargets],
+    });
+    loadBalancer.addListener('Management', {
+      port: MANAGEMENT_PORT,
+      protocol: elbv2.Protocol.TCP,
+      defaultTargetGroups: [managementTargets],
+    });
     if (settings.tlsPort !== undefined && props.tlsCertificate) {
       loadBalancer.addListener('Amqps', {
         port: settings.tlsPort,
@@ -516,11 +587,35 @@ export class RabbitMqCluster extends Construct {
       action.addAdjustment(adjustment);
       return action;
     };
-    const alarm = (id: string, description: string, threshold: number, comparisonOperator: cloudwatch.ComparisonOperator, action: autoscaling.StepScalingAction) =>
-      new cloudwatch.Alarm(scaling, id, { metric: cpu, alarmDescription: description, comparisonOperator, evaluationPeriods: 2, threshold }).addAlarmAction(new cloudwatchActions.AutoScalingAction(action));
+    const alarm = (
+      id: string,
+      description: string,
+      threshold: number,
+      comparisonOperator: cloudwatch.ComparisonOperator,
+      action: autoscaling.StepScalingAction,
+    ) =>
+      new cloudwatch.Alarm(scaling, id, {
+        metric: cpu,
+        alarmDescription: description,
+        comparisonOperator,
+        evaluationPeriods: 2,
+        threshold,
+      }).addAlarmAction(new cloudwatchActions.AutoScalingAction(action));
     // At or below scale-in CPU for two periods: one node fewer; at or above scale-out CPU: one more.
-    alarm('LowerAlarm', 'Lower threshold scaling alarm', scaleInCpuPercent, cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD, stepAction('LowerPolicy', { adjustment: -1, upperBound: 0 }));
-    alarm('UpperAlarm', 'Upper threshold scaling alarm', scaleOutCpuPercent, cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, stepAction('UpperPolicy', { adjustment: 1, lowerBound: 0 }));
+    alarm(
+      'LowerAlarm',
+      'Lower threshold scaling alarm',
+      scaleInCpuPercent,
+      cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+      stepAction('LowerPolicy', { adjustment: -1, upperBound: 0 }),
+    );
+    alarm(
+      'UpperAlarm',
+      'Upper threshold scaling alarm',
+      scaleOutCpuPercent,
+      cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      stepAction('UpperPolicy', { adjustment: 1, lowerBound: 0 }),
+    );
   }
 
   private createVpc(): ec2.IVpc {
@@ -563,7 +658,11 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
   const nodeCount = props.nodeCount ?? 3;
   requireInteger('nodeCount', nodeCount, 1, MAX_NODES);
   const pinCapacity = props.pinCapacity ?? false;
-  if (pinCapacity && ((props.minCapacity !== undefined && props.minCapacity !== nodeCount) || (props.maxCapacity !== undefined && props.maxCapacity !== nodeCount))) {
+  if (
+    pinCapacity &&
+    ((props.minCapacity !== undefined && props.minCapacity !== nodeCount) ||
+      (props.maxCapacity !== undefined && props.maxCapacity !== nodeCount))
+  ) {
     throw new Error(
       `pinCapacity fixes the cluster at nodeCount (${nodeCount}) nodes, but minCapacity is ${props.minCapacity} and maxCapacity is ${props.maxCapacity}: remove them or set them to ${nodeCount}`,
     );
@@ -576,14 +675,18 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
     throw new Error(`minCapacity (${minCapacity}) must not exceed maxCapacity (${maxCapacity})`);
   }
   if (nodeCount < minCapacity || nodeCount > maxCapacity) {
-    throw new Error(`nodeCount (${nodeCount}) must lie between minCapacity (${minCapacity}) and maxCapacity (${maxCapacity})`);
+    throw new Error(
+      `nodeCount (${nodeCount}) must lie between minCapacity (${minCapacity}) and maxCapacity (${maxCapacity})`,
+    );
   }
   const scaleOutCpuPercent = props.scaleOutCpuPercent ?? 60;
   const scaleInCpuPercent = props.scaleInCpuPercent ?? 30;
   requireInteger('scaleOutCpuPercent', scaleOutCpuPercent, 1, 100);
   requireInteger('scaleInCpuPercent', scaleInCpuPercent, 0, 99);
   if (scaleInCpuPercent >= scaleOutCpuPercent) {
-    throw new Error(`scaleInCpuPercent (${scaleInCpuPercent}) must be lower than scaleOutCpuPercent (${scaleOutCpuPercent})`);
+    throw new Error(
+      `scaleInCpuPercent (${scaleInCpuPercent}) must be lower than scaleOutCpuPercent (${scaleOutCpuPercent})`,
+    );
   }
   const instanceType = props.instanceType ?? RabbitMqInstanceTiers.LOW;
   if (instanceType.architecture === ec2.InstanceArchitecture.ARM_64) {
@@ -596,7 +699,9 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
   }
   const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
   if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
-    throw new Error(`bootTimeout must be from 5 to 60 minutes (installing and joining takes minutes), got ${bootTimeout.toHumanString()}`);
+    throw new Error(
+      `bootTimeout must be from 5 to 60 minutes (installing and joining takes minutes), got ${bootTimeout.toHumanString()}`,
+    );
   }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
   requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
@@ -608,13 +713,17 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
     );
   }
   if (props.tlsPort !== undefined && !props.tlsCertificate) {
-    throw new Error(`tlsPort (${props.tlsPort}) needs tlsCertificate: set tlsCertificate to an ACM certificate, or remove tlsPort`);
+    throw new Error(
+      `tlsPort (${props.tlsPort}) needs tlsCertificate: set tlsCertificate to an ACM certificate, or remove tlsPort`,
+    );
   }
   const tlsPort = props.tlsCertificate ? (props.tlsPort ?? 5671) : undefined;
   if (tlsPort !== undefined) {
     requireInteger('tlsPort', tlsPort, 1, 65_535);
     if (tlsPort === AMQP_PORT || tlsPort === MANAGEMENT_PORT) {
-      throw new Error(`tlsPort (${tlsPort}) must differ from the AMQP (${AMQP_PORT}) and management (${MANAGEMENT_PORT}) ports`);
+      throw new Error(
+        `tlsPort (${tlsPort}) must differ from the AMQP (${AMQP_PORT}) and management (${MANAGEMENT_PORT}) ports`,
+      );
     }
   }
   return {

@@ -16,9 +16,18 @@ import { CHECKOV_REASON, skipCheckov } from './checkov';
  * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html, retentionInDays).
  */
 export function bootLogWithSignal(scope: Construct, role: iam.IRole): logs.LogGroup {
-  const logGroup = new logs.LogGroup(scope, 'BootLogs', { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.RETAIN });
+  const logGroup = new logs.LogGroup(scope, 'BootLogs', {
+    retention: logs.RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.RETAIN,
+  });
   skipCheckov(logGroup, [{ id: 'CKV_AWS_158', comment: CHECKOV_REASON.logGroupKms }]);
   logGroup.grantWrite(role);
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'SignalBootResult', actions: ['cloudformation:SignalResource'], resources: [Stack.of(scope).stackId] }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      sid: 'SignalBootResult',
+      actions: ['cloudformation:SignalResource'],
+      resources: [Stack.of(scope).stackId],
+    }),
+  );
   return logGroup;
 }

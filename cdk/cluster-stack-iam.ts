@@ -42,10 +42,14 @@ export const CLUSTER_STACK_IAM_ACTIONS: readonly string[] = [
  * group variants of its actions, but the cluster templates attach policies to roles only.
  */
 export const CLUSTER_STACK_IAM_ACTIONS_NOT_NEEDED: Readonly<Record<string, string>> = Object.fromEntries(
-  ['iam:PutUserPolicy', 'iam:GetUserPolicy', 'iam:DeleteUserPolicy', 'iam:PutGroupPolicy', 'iam:GetGroupPolicy', 'iam:DeleteGroupPolicy'].map((action) => [
-    action,
-    'the cluster templates attach AWS::IAM::Policy to roles only, never to users or groups',
-  ]),
+  [
+    'iam:PutUserPolicy',
+    'iam:GetUserPolicy',
+    'iam:DeleteUserPolicy',
+    'iam:PutGroupPolicy',
+    'iam:GetGroupPolicy',
+    'iam:DeleteGroupPolicy',
+  ].map((action) => [action, 'the cluster templates attach AWS::IAM::Policy to roles only, never to users or groups']),
 );
 
 /**
@@ -68,13 +72,18 @@ export const POWER_USER_ACCESS = {
   ],
 } as const;
 
-/** The handler permissions in `required` that neither PowerUserAccess, nor `granted`, nor the reasoned exceptions cover. */
+/**
+ * The handler permissions in `required` that neither PowerUserAccess, nor `granted`, nor the reasoned exceptions cover.
+ */
 export function uncoveredActions(required: Iterable<string>, granted: readonly string[]): string[] {
   const missing = new Set<string>();
   for (const action of required) {
     const service = action.split(':')[0]!;
-    const coveredByPowerUser = !(POWER_USER_ACCESS.excludedServices as readonly string[]).includes(service) || (POWER_USER_ACCESS.alsoAllowed as readonly string[]).includes(action);
-    if (!coveredByPowerUser && !granted.includes(action) && !(action in CLUSTER_STACK_IAM_ACTIONS_NOT_NEEDED)) missing.add(action);
+    const coveredByPowerUser =
+      !(POWER_USER_ACCESS.excludedServices as readonly string[]).includes(service) ||
+      (POWER_USER_ACCESS.alsoAllowed as readonly string[]).includes(action);
+    if (!coveredByPowerUser && !granted.includes(action) && !(action in CLUSTER_STACK_IAM_ACTIONS_NOT_NEEDED))
+      missing.add(action);
   }
   return [...missing].sort();
 }

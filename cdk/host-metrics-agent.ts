@@ -18,7 +18,8 @@ export function addHostMetricsAgent(userData: ec2.UserData, role: iam.IRole, inp
  * Lets `role` put metrics into the rmqbench namespace only. PutMetricData supports no resource-level permissions; the
  * condition key cloudwatch:namespace limits it to one namespace, as "Using condition keys to limit access to CloudWatch
  * namespaces" shows (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html). This
- * replaces the AWS managed CloudWatchAgentServerPolicy, whose logs and SSM parameter rights the agent does not need here.
+ * replaces the AWS managed CloudWatchAgentServerPolicy, whose logs and SSM parameter rights the agent does not need
+ * here.
  */
 export function allowHostMetrics(role: iam.IRole): void {
   role.addToPrincipalPolicy(

@@ -8,7 +8,9 @@ export function shellQuote(value: string): string {
  * shell from expanding anything inside, so what lands on disk is exactly what was generated.
  */
 export function writeFileCommand(path: string, content: string, delimiter: string): string {
-  if (!content.endsWith('\n')) throw new Error(`content for ${path} must end with a newline to be written by a here-document`);
-  if (content.split('\n').includes(delimiter)) throw new Error(`content for ${path} contains the here-document delimiter ${delimiter}`);
+  if (!content.endsWith('\n'))
+    throw new Error(`content for ${path} must end with a newline to be written by a here-document`);
+  if (content.split('\n').includes(delimiter))
+    throw new Error(`content for ${path} contains the here-document delimiter ${delimiter}`);
   return `cat > ${path} <<'${delimiter}'\n${content}${delimiter}`;
 }

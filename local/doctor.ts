@@ -1,6 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT, MavenArtifact, PERFTEST_ARTIFACT, cachedArtifactDir, ensureArtifact } from './maven-artifacts';
+import {
+  DYNAMODB_LOCAL_ARTIFACT,
+  KAFKA_ARTIFACT,
+  MavenArtifact,
+  PERFTEST_ARTIFACT,
+  cachedArtifactDir,
+  ensureArtifact,
+} from './maven-artifacts';
 import { RABBITMQ_SERVER, installedRabbitmqVersion } from './rabbitmq-cluster';
 
 export interface DoctorCheck {
@@ -11,26 +18,48 @@ export interface DoctorCheck {
 }
 
 function commandOutput(command: string, args: string[]): string | undefined {
-  const result = spawnSync(command, args, { encoding: 'utf8', env: { ...process.env, MAVEN_OPTS: '-Djansi.passthrough=false', TERM: 'dumb' } });
+  const result = spawnSync(command, args, {
+    encoding: 'utf8',
+    env: { ...process.env, MAVEN_OPTS: '-Djansi.passthrough=false', TERM: 'dumb' },
+  });
   if (result.error) return undefined;
   // java -version and haproxy -v write to different streams; take the first line of whichever has one.
   const text = `${result.stdout ?? ''}\n${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*m/g, '');
-  return text.split('\n').map((line) => line.trim()).find((line) => line.length > 0) ?? 'found';
+  return (
+    text
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line.length > 0) ?? 'found'
+  );
 }
 
 /** What the local target needs, whether it is here, and how to get it; `fix` fetches the Maven jars. */
-export async function doctor(options: { readonly cacheDir: string; readonly fix: boolean }): Promise<{ checks: DoctorCheck[] }> {
+export async function doctor(options: {
+  readonly cacheDir: string;
+  readonly fix: boolean;
+}): Promise<{ checks: DoctorCheck[] }> {
   const checks: DoctorCheck[] = [];
   const nodeMajor = Number(process.versions.node.split('.')[0]);
   checks.push({
     name: 'node',
     ok: nodeMajor >= 22,
-    detail: nodeMajor >= 22 ? process.version : `${process.version} is too old; run through npm scripts (they use the node@22 devDependency) or install Node 22+`,
+    detail:
+      nodeMajor >= 22
+        ? process.version
+        : `${process.version} is too old; run through npm scripts (they use the node@22 devDependency) or install Node 22+`,
   });
   const java = commandOutput('java', ['-version']);
-  checks.push({ name: 'java', ok: java !== undefined, detail: java ?? 'not found; sudo apt-get install -y openjdk-17-jre-headless' });
+  checks.push({
+    name: 'java',
+    ok: java !== undefined,
+    detail: java ?? 'not found; sudo apt-get install -y openjdk-17-jre-headless',
+  });
   const mvn = commandOutput('mvn', ['-v']);
-  checks.push({ name: 'maven', ok: mvn !== undefined, detail: mvn ?? 'not found (needed once, to fetch the jars); sudo apt-get install -y maven' });
+  checks.push({
+    name: 'maven',
+    ok: mvn !== undefined,
+    detail: mvn ?? 'not found (needed once, to fetch the jars); sudo apt-get install -y maven',
+  });
   const rabbit = installedRabbitmqVersion();
   checks.push({
     name: 'rabbitmq-server',
@@ -38,15 +67,28 @@ export async function doctor(options: { readonly cacheDir: string; readonly fix:
     detail: rabbit ? `${rabbit} (${RABBITMQ_SERVER})` : 'not found; sudo apt-get install -y rabbitmq-server',
   });
   const epmd = commandOutput('epmd', ['-names', '-port', '1']);
-  checks.push({ name: 'epmd', ok: epmd !== undefined, detail: epmd !== undefined ? 'found' : 'not found; it comes with rabbitmq-server (erlang-base)' });
+  checks.push({
+    name: 'epmd',
+    ok: epmd !== undefined,
+    detail: epmd !== undefined ? 'found' : 'not found; it comes with rabbitmq-server (erlang-base)',
+  });
   const haproxy = commandOutput('haproxy', ['-v']);
-  checks.push({ name: 'haproxy', ok: haproxy !== undefined, detail: haproxy ?? 'not found (needed for connection: lb); sudo apt-get install -y haproxy' });
-  // Kafka (broker and tools) is needed only by plans with broker: kafka; --fix fetches it with the others (setup.sh runs it).
-  for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT]) checks.push(await artifactCheck(options, artifact));
+  checks.push({
+    name: 'haproxy',
+    ok: haproxy !== undefined,
+    detail: haproxy ?? 'not found (needed for connection: lb); sudo apt-get install -y haproxy',
+  });
+  // Kafka (broker and tools) is needed only by plans with broker: kafka; --fix fetches it with the others (setup.sh
+  // runs it).
+  for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT])
+    checks.push(await artifactCheck(options, artifact));
   return { checks };
 }
 
-async function artifactCheck(options: { cacheDir: string; fix: boolean }, artifact: MavenArtifact): Promise<DoctorCheck> {
+async function artifactCheck(
+  options: { cacheDir: string; fix: boolean },
+  artifact: MavenArtifact,
+): Promise<DoctorCheck> {
   const name = `${artifact.groupId}:${artifact.artifactId}:${artifact.version}`;
   let dir = cachedArtifactDir(options.cacheDir, artifact);
   if (!dir && options.fix) {
@@ -56,5 +98,7 @@ async function artifactCheck(options: { cacheDir: string; fix: boolean }, artifa
       return { name, ok: false, detail: (error as Error).message };
     }
   }
-  return dir ? { name, ok: true, detail: dir } : { name, ok: false, detail: 'not cached; run: rmqbench doctor --fix (fetches it from Maven Central)' };
+  return dir
+    ? { name, ok: true, detail: dir }
+    : { name, ok: false, detail: 'not cached; run: rmqbench doctor --fix (fetches it from Maven Central)' };
 }

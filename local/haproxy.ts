@@ -19,7 +19,9 @@ export class LocalLoadBalancer {
   ): Promise<LocalLoadBalancer> {
     const [amqpPort, managementPort] = (await freePorts(2)) as [number, number];
     const server = (port: (b: (typeof backends)[number]) => number) =>
-      backends.map((backend, index) => `  server node${index + 1} 127.0.0.1:${port(backend)} check inter 2s`).join('\n');
+      backends
+        .map((backend, index) => `  server node${index + 1} 127.0.0.1:${port(backend)} check inter 2s`)
+        .join('\n');
     const config = `global
   maxconn 4096
 defaults
@@ -42,7 +44,9 @@ ${server((b) => b.managementPort)}
 `;
     const configPath = join(workDir, 'haproxy.cfg');
     writeFileSync(configPath, config);
-    const process = processes.start('haproxy', haproxyCommand, ['-db', '-f', configPath], { logPath: join(workDir, 'haproxy.log') });
+    const process = processes.start('haproxy', haproxyCommand, ['-db', '-f', configPath], {
+      logPath: join(workDir, 'haproxy.log'),
+    });
     await waitFor(
       async () => {
         if (process.hasExited) throw new Error(`HAProxy exited at start; see ${join(workDir, 'haproxy.log')}`);

@@ -79,7 +79,9 @@ export class HostMetricsSampler {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.brokerPoll;
-    const error = [...this.failures.entries()].map(([source, { count, first }]) => `${source} failed in ${count} of ${this.ticks} second(s) (first: ${first})`).join('; ');
+    const error = [...this.failures.entries()]
+      .map(([source, { count, first }]) => `${source} failed in ${count} of ${this.ticks} second(s) (first: ${first})`)
+      .join('; ');
     return { metrics: this.metrics(), ...(error ? { error } : {}) };
   }
 
@@ -97,7 +99,9 @@ export class HostMetricsSampler {
         .finally(() => (this.brokerPoll = undefined));
     }
     // Scheduled against the start, not the previous tick, so that ticks do not drift behind whole seconds.
-    const next = this.options.startedAtMs + (Math.floor((Date.now() - this.options.startedAtMs) / this.intervalMs) + 1) * this.intervalMs;
+    const next =
+      this.options.startedAtMs +
+      (Math.floor((Date.now() - this.options.startedAtMs) / this.intervalMs) + 1) * this.intervalMs;
     // Never what keeps the CLI alive: every path stops the sampler, and a crash should not wait for it.
     this.timer = setTimeout(() => this.tick(), Math.max(0, next - Date.now())).unref();
   }
@@ -109,7 +113,13 @@ export class HostMetricsSampler {
     // A process that is gone (killed by a fault, exited) makes this second unknown for the node, not a zero.
     if (readings.some((reading) => reading === undefined)) return;
     const sum = (key: keyof ProcessReading) => readings.reduce((total, reading) => total + reading![key], 0);
-    this.samples.get(node.node)!.push({ tSeconds, identity: pids.join(','), cpuTicks: sum('cpuTicks'), rssBytes: sum('rssBytes'), writeBytes: sum('writeBytes') });
+    this.samples.get(node.node)!.push({
+      tSeconds,
+      identity: pids.join(','),
+      cpuTicks: sum('cpuTicks'),
+      rssBytes: sum('rssBytes'),
+      writeBytes: sum('writeBytes'),
+    });
   }
 
   private guard(source: string, read: () => void): void {
@@ -130,24 +140,70 @@ export class HostMetricsSampler {
     const ticksPerSecond = this.options.ticksPerSecond ?? clockTicksPerSecond();
     const cpuCount = this.options.cpuCount ?? hostCpuCount();
     const series: MetricSeries[] = [];
-    const add = (node: string, metric: MetricName, points: readonly MetricPoint[]) => series.push({ node, metric, unit: UNIT_OF[metric], points });
+    const add = (node: string, metric: MetricName, points: readonly MetricPoint[]) =>
+      series.push({ node, metric, unit: UNIT_OF[metric], points });
     for (const [node, samples] of this.samples) {
       if (samples.length === 0) continue;
       const segments = bySameProcesses(samples);
-      add(node, 'cpuPercent', segments.flatMap((segment) => cpuPercentFromTicks(segment.map((s) => ({ tSeconds: s.tSeconds, value: s.cpuTicks })), ticksPerSecond, cpuCount)));
-      add(node, 'memoryBytes', samples.map((s) => [s.tSeconds, s.rssBytes] as const));
-      add(node, 'diskWriteBytesPerSecond', segments.flatMap((segment) => ratesFromCounters(segment.map((s) => ({ tSeconds: s.tSeconds, value: s.writeBytes })))));
+      add(
+        node,
+        'cpuPercent',
+        segments.flatMap((segment) =>
+          cpuPercentFromTicks(
+            segment.map((s) => ({ tSeconds: s.tSeconds, value: s.cpuTicks })),
+            ticksPerSecond,
+            cpuCount,
+          ),
+        ),
+      );
+      add(
+        node,
+        'memoryBytes',
+        samples.map((s) => [s.tSeconds, s.rssBytes] as const),
+      );
+      add(
+        node,
+        'diskWriteBytesPerSecond',
+        segments.flatMap((segment) =>
+          ratesFromCounters(segment.map((s) => ({ tSeconds: s.tSeconds, value: s.writeBytes }))),
+        ),
+      );
     }
-    const brokerNodes = [...new Set(this.brokerReadings.flatMap((reading) => [...reading.queueDepth.keys(), ...reading.memoryAlarm.keys(), ...reading.networkCounters.keys()]))].sort();
+    const brokerNodes = [
+      ...new Set(
+        this.brokerReadings.flatMap((reading) => [
+          ...reading.queueDepth.keys(),
+          ...reading.memoryAlarm.keys(),
+          ...reading.networkCounters.keys(),
+        ]),
+      ),
+    ].sort();
     for (const node of brokerNodes) {
       const present = <T>(pick: (reading: BrokerReading) => T | undefined) =>
         this.brokerReadings.flatMap((reading) => {
           const value = pick(reading);
           return value === undefined ? [] : [{ tSeconds: reading.tSeconds, value }];
         });
-      add(node, 'memoryAlarm', present((reading) => reading.memoryAlarm.get(node)).map(({ tSeconds, value }) => [tSeconds, value] as const));
-      add(node, 'queueDepth', present((reading) => reading.queueDepth.get(node)).map(({ tSeconds, value }) => [tSeconds, value] as const));
-      add(node, 'networkBytesPerSecond', ratesFromKeyedCounters(present((reading) => reading.networkCounters.get(node)).map(({ tSeconds, value }) => ({ tSeconds, counters: value }))));
+      add(
+        node,
+        'memoryAlarm',
+        present((reading) => reading.memoryAlarm.get(node)).map(({ tSeconds, value }) => [tSeconds, value] as const),
+      );
+      add(
+        node,
+        'queueDepth',
+        present((reading) => reading.queueDepth.get(node)).map(({ tSeconds, value }) => [tSeconds, value] as const),
+      );
+      add(
+        node,
+        'networkBytesPerSecond',
+        ratesFromKeyedCounters(
+          present((reading) => reading.networkCounters.get(node)).map(({ tSeconds, value }) => ({
+            tSeconds,
+            counters: value,
+          })),
+        ),
+      );
     }
     return { source: this.options.source ?? 'local-proc', series };
   }

@@ -8,10 +8,14 @@ import type { ResultsStore } from '../store/results-store';
  * Stores a run folder's raw PerfTest output (again): the way back after the store was unreachable
  * during a run. Idempotent, because every item key is derived from what it stores.
  */
-export async function ingestRunDir(store: ResultsStore, runDir: string): Promise<{ runId: string; stored: number; status: RunStatus }> {
+export async function ingestRunDir(
+  store: ResultsStore,
+  runDir: string,
+): Promise<{ runId: string; stored: number; status: RunStatus }> {
   const runFile = join(runDir, 'run.json');
   const ingestDir = join(runDir, 'ingest');
-  if (!existsSync(runFile) || !existsSync(ingestDir)) throw new Error(`${runDir} is not a run folder (it needs run.json and ingest/)`);
+  if (!existsSync(runFile) || !existsSync(ingestDir))
+    throw new Error(`${runDir} is not a run folder (it needs run.json and ingest/)`);
   const run = JSON.parse(readFileSync(runFile, 'utf8')) as RunRecord;
   const records = readdirSync(ingestDir)
     .filter((file) => file.endsWith('.json'))
@@ -22,6 +26,11 @@ export async function ingestRunDir(store: ResultsStore, runDir: string): Promise
   const expected = run.scenarioIds.length * repetitions;
   const succeeded = records.filter((record) => record.status === 'SUCCEEDED').length;
   const status: RunStatus = succeeded === 0 ? 'FAILED' : succeeded === expected ? 'SUCCEEDED' : 'PARTIAL';
-  await store.finishRun(run.runId, status, new Date().toISOString(), status === 'SUCCEEDED' ? undefined : `${succeeded} of ${expected} repetitions succeeded`);
+  await store.finishRun(
+    run.runId,
+    status,
+    new Date().toISOString(),
+    status === 'SUCCEEDED' ? undefined : `${succeeded} of ${expected} repetitions succeeded`,
+  );
   return { runId: run.runId, stored: records.length, status };
 }

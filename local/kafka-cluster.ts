@@ -66,7 +66,8 @@ export class LocalKafkaCluster {
         stdoutFile: join(dir, 'stdout.log'),
       };
     });
-    // A Kafka cluster id is a UUID in URL-safe base64 without padding (org.apache.kafka.common.Uuid: 16 bytes, 22 characters).
+    // A Kafka cluster id is a UUID in URL-safe base64 without padding (org.apache.kafka.common.Uuid: 16 bytes, 22
+    // characters).
     // kafka-storage's argument parser takes an id that starts with "-" for an option ("--cluster-id: expected one
     // argument"); Kafka's own Uuid.randomUuid() draws again in that case too.
     let clusterId = randomBytes(16).toString('base64url');
@@ -123,7 +124,9 @@ export class LocalKafkaCluster {
     const failed = results.findIndex((result) => result.exitCode !== 0);
     if (failed >= 0) {
       const result = results[failed]!;
-      throw new Error(`kafka-storage format of node ${failed + 1} ${result.timedOut ? 'timed out' : `exited with code ${result.exitCode}`}:\n${indent(tail(result.output, 15))}`);
+      throw new Error(
+        `kafka-storage format of node ${failed + 1} ${result.timedOut ? 'timed out' : `exited with code ${result.exitCode}`}:\n${indent(tail(result.output, 15))}`,
+      );
     }
   }
 
@@ -138,14 +141,22 @@ export class LocalKafkaCluster {
       async () => {
         const crashed = this.nodes.find((node) => node.process?.hasExited);
         if (crashed) throw new Error(`Kafka broker ${crashed.nodeId} exited while starting.\n${this.logTail(crashed)}`);
-        const views = await Promise.all(this.nodes.map((node) => fetchRegisteredBrokers(node.brokerPort).catch(() => undefined)));
-        const complete = views.every((brokers) => brokers && JSON.stringify(brokers.map((b) => b.nodeId).sort()) === JSON.stringify(expected));
+        const views = await Promise.all(
+          this.nodes.map((node) => fetchRegisteredBrokers(node.brokerPort).catch(() => undefined)),
+        );
+        const complete = views.every(
+          (brokers) => brokers && JSON.stringify(brokers.map((b) => b.nodeId).sort()) === JSON.stringify(expected),
+        );
         return complete ? true : undefined;
       },
       timeoutMs,
       async () => {
-        const views = await Promise.all(this.nodes.map((node) => fetchRegisteredBrokers(node.brokerPort).catch(() => undefined)));
-        const laggard = this.nodes[views.findIndex((brokers) => brokers === undefined || brokers.length < this.nodes.length)] ?? this.nodes[0]!;
+        const views = await Promise.all(
+          this.nodes.map((node) => fetchRegisteredBrokers(node.brokerPort).catch(() => undefined)),
+        );
+        const laggard =
+          this.nodes[views.findIndex((brokers) => brokers === undefined || brokers.length < this.nodes.length)] ??
+          this.nodes[0]!;
         const registered = Math.max(0, ...views.map((brokers) => brokers?.length ?? 0));
         return `Kafka cluster of ${this.nodes.length} broker(s) did not form within ${Math.round(timeoutMs / 1000)} s (${registered} registered); broker ${laggard.nodeId} log tail:\n${this.logTail(laggard)}`;
       },
@@ -153,7 +164,9 @@ export class LocalKafkaCluster {
     );
     const quorum = await this.describeQuorum();
     if (quorum.leaderId < 0 || quorum.voters.length !== this.nodes.length) {
-      throw new Error(`the Kafka metadata quorum is not complete: leader ${quorum.leaderId}, voters [${quorum.voters.join(', ')}] of ${this.nodes.length}`);
+      throw new Error(
+        `the Kafka metadata quorum is not complete: leader ${quorum.leaderId}, voters [${quorum.voters.join(', ')}] of ${this.nodes.length}`,
+      );
     }
   }
 
@@ -172,7 +185,9 @@ export class LocalKafkaCluster {
     const leader = /^LeaderId:\s+(-?\d+)/m.exec(result.output);
     const voters = /^CurrentVoters:\s+(.*)$/m.exec(result.output);
     if (result.exitCode !== 0 || !leader || !voters) {
-      throw new Error(`kafka-metadata-quorum describe --status failed (exit ${result.exitCode}):\n${indent(tail(result.output, 10))}`);
+      throw new Error(
+        `kafka-metadata-quorum describe --status failed (exit ${result.exitCode}):\n${indent(tail(result.output, 10))}`,
+      );
     }
     const ids = [...voters[1]!.matchAll(/"id":\s*(\d+)/g)].map((match) => Number(match[1]));
     return { leaderId: Number(leader[1]), voters: ids.sort((a, b) => a - b) };
@@ -190,7 +205,10 @@ export class LocalKafkaCluster {
       logPath: join(this.workDir, logName),
       timeoutMs: 60_000,
     });
-    if (result.exitCode !== 0) throw new Error(`kafka-topics ${args.join(' ')} failed (exit ${result.exitCode}):\n${indent(tail(result.output, 10))}`);
+    if (result.exitCode !== 0)
+      throw new Error(
+        `kafka-topics ${args.join(' ')} failed (exit ${result.exitCode}):\n${indent(tail(result.output, 10))}`,
+      );
   }
 
   /** The last lines of a broker's log, for error messages. */

@@ -34,14 +34,36 @@ export function writeLog4jConfigs(dir: string): { broker: string; tool: string }
 }
 
 /** Starts a Kafka JVM through the registry, which refuses once the run is being stopped (ProcessRegistry.start). */
-export function startKafkaProcess(processes: ProcessRegistry, name: string, command: string, args: readonly string[], options: StartOptions): ManagedProcess {
+export function startKafkaProcess(
+  processes: ProcessRegistry,
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: StartOptions,
+): ManagedProcess {
   return processes.start(name, command, args, options);
 }
 
 /** `java` arguments for a main class from the Kafka jars folder. */
-export function javaArgs(jarsDir: string, log4jConfig: string, heap: readonly string[], mainClass: string, args: readonly string[]): string[] {
+export function javaArgs(
+  jarsDir: string,
+  log4jConfig: string,
+  heap: readonly string[],
+  mainClass: string,
+  args: readonly string[],
+): string[] {
   // An English locale: the tools print rates with printf, whose decimal separator follows the JVM's locale.
-  return [...heap, '-XX:+UseParallelGC', '-Duser.language=en', '-Duser.country=US', `-Dlog4j2.configurationFile=${log4jConfig}`, '-cp', `${jarsDir}/*`, mainClass, ...args];
+  return [
+    ...heap,
+    '-XX:+UseParallelGC',
+    '-Duser.language=en',
+    '-Duser.country=US',
+    `-Dlog4j2.configurationFile=${log4jConfig}`,
+    '-cp',
+    `${jarsDir}/*`,
+    mainClass,
+    ...args,
+  ];
 }
 
 export interface JavaToolResult {
@@ -67,10 +89,16 @@ export async function runJavaTool(options: {
   readonly javaCommand?: string;
   readonly onLine?: StartOptions['onLine'];
 }): Promise<JavaToolResult> {
-  const child = startKafkaProcess(options.processes, options.name, options.javaCommand ?? 'java', javaArgs(options.jarsDir, options.log4jConfig, KAFKA_TOOL_HEAP, options.mainClass, options.args), {
-    logPath: options.logPath,
-    ...(options.onLine ? { onLine: options.onLine } : {}),
-  });
+  const child = startKafkaProcess(
+    options.processes,
+    options.name,
+    options.javaCommand ?? 'java',
+    javaArgs(options.jarsDir, options.log4jConfig, KAFKA_TOOL_HEAP, options.mainClass, options.args),
+    {
+      logPath: options.logPath,
+      ...(options.onLine ? { onLine: options.onLine } : {}),
+    },
+  );
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -79,5 +107,9 @@ export async function runJavaTool(options: {
   const status = await child.exited;
   clearTimeout(timer);
   await child.stop(0);
-  return { exitCode: status.code, output: existsSync(options.logPath) ? readFileSync(options.logPath, 'utf8') : '', timedOut };
+  return {
+    exitCode: status.code,
+    output: existsSync(options.logPath) ? readFileSync(options.logPath, 'utf8') : '',
+    timedOut,
+  };
 }

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseKafkaProgressLine, type KafkaPerfExpectations, type KafkaPerfOutput } from '../core/kafka/kafka-perf-output';
+import {
+  parseKafkaProgressLine,
+  type KafkaPerfExpectations,
+  type KafkaPerfOutput,
+} from '../core/kafka/kafka-perf-output';
 import {
   consumerPerformanceArgs,
   createTopicArgs,
@@ -35,7 +39,10 @@ export interface KafkaLoadOptions {
   readonly javaCommand?: string;
   /** Live progress from the first producer's and first consumer's 1 s reports (for the CLI's progress line). */
   readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
-  /** Called with each producer's and consumer's JVM once spawned: together they are the load generator the metrics sampler reads. */
+  /**
+   * Called with each producer's and consumer's JVM once spawned: together they are the load generator the metrics
+   * sampler reads.
+   */
   readonly onToolStarted?: (process: ManagedProcess) => void;
 }
 
@@ -54,15 +61,25 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   const suffix = randomBytes(3).toString('hex');
   // Topic names allow [a-zA-Z0-9._-] (kafka.common.Topic / org.apache.kafka.common.internals.Topic).
   const topic = `rmqbench-${workload.name}-${suffix}`;
-  const expectations: KafkaPerfExpectations = { producers: workload.producers, consumers: workload.consumers, recordsPerProducer: settings.recordsPerProducer };
+  const expectations: KafkaPerfExpectations = {
+    producers: workload.producers,
+    consumers: workload.consumers,
+    recordsPerProducer: settings.recordsPerProducer,
+  };
   const topicArgs = createTopicArgs(topic, settings);
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 
   const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) => {
-    const tool = startKafkaProcess(options.processes, name, options.javaCommand ?? 'java', javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args), {
-      logPath: join(options.outputDir, `${name}.txt`),
-      ...(onLine ? { onLine } : {}),
-    });
+    const tool = startKafkaProcess(
+      options.processes,
+      name,
+      options.javaCommand ?? 'java',
+      javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args),
+      {
+        logPath: join(options.outputDir, `${name}.txt`),
+        ...(onLine ? { onLine } : {}),
+      },
+    );
     options.onToolStarted?.(tool);
     return tool;
   };
@@ -89,20 +106,46 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   };
   if (workload.consumers === 0) allJoined();
   const consumers = Array.from({ length: workload.consumers }, (_, index) =>
-    start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs, index === 0 ? onConsumerLine : (line) => {
-      if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
-    }),
+    start(
+      `consumer-${index + 1}`,
+      'org.apache.kafka.tools.ConsumerPerformance',
+      consumerArgs,
+      index === 0
+        ? onConsumerLine
+        : (line) => {
+            if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
+          },
+    ),
   );
   const joinError = await consumersJoined(joinedPromise, consumers);
   if (joinError) {
     await Promise.all(consumers.map((consumer) => consumer.stop(1000)));
     await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
-    return { output: { producers: [], consumers: consumers.map((_, index) => readOutput(options.outputDir, `consumer-${index + 1}`)) }, expectations, args: [], error: joinError };
+    return {
+      output: {
+        producers: [],
+        consumers: consumers.map((_, index) => readOutput(options.outputDir, `consumer-${index + 1}`)),
+      },
+      expectations,
+      args: [],
+      error: joinError,
+    };
   }
   const producerArgs = (index: number) =>
-    producerPerformanceArgs({ bootstrapServers: cluster.bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
+    producerPerformanceArgs({
+      bootstrapServers: cluster.bootstrapServers,
+      topic,
+      settings,
+      messageSizeBytes: workload.messageSizeBytes,
+      clientId: `rmqbench-producer-${index + 1}`,
+    });
   const producers = Array.from({ length: workload.producers }, (_, index) =>
-    start(`producer-${index + 1}`, 'org.apache.kafka.tools.ProducerPerformance', producerArgs(index), index === 0 ? onProducerLine : undefined),
+    start(
+      `producer-${index + 1}`,
+      'org.apache.kafka.tools.ProducerPerformance',
+      producerArgs(index),
+      index === 0 ? onProducerLine : undefined,
+    ),
   );
 
   const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
@@ -116,16 +159,35 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     : consumersLate
       ? 'Kafka consumers did not finish draining the topic and were stopped'
       : undefined;
-  const args = [`TopicCommand ${topicArgs.join(' ')}`, `ProducerPerformance ${producerArgs(0).join(' ')}`, ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : [])];
-  return { output: collectedOutput(options.outputDir, producers.length, consumers.length), expectations, args, ...(error ? { error } : {}) };
+  const args = [
+    `TopicCommand ${topicArgs.join(' ')}`,
+    `ProducerPerformance ${producerArgs(0).join(' ')}`,
+    ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
+  ];
+  return {
+    output: collectedOutput(options.outputDir, producers.length, consumers.length),
+    expectations,
+    args,
+    ...(error ? { error } : {}),
+  };
 }
 
-/** Undefined once every consumer joined its group; why not, when they exit first or take longer than CONSUMER_JOIN_TIMEOUT_MS. */
+/**
+ * Undefined once every consumer joined its group; why not, when they exit first or take longer than
+ * CONSUMER_JOIN_TIMEOUT_MS.
+ */
 function consumersJoined(joined: Promise<void>, consumers: readonly ManagedProcess[]): Promise<string | undefined> {
   return Promise.race([
     joined.then(() => undefined),
-    Promise.all(consumers.map((consumer) => consumer.exited)).then(() => 'Kafka consumers exited before they joined their group'),
-    new Promise<string>((resolve) => setTimeout(() => resolve(`Kafka consumers did not join their group within ${CONSUMER_JOIN_TIMEOUT_MS / 1000} s`), CONSUMER_JOIN_TIMEOUT_MS).unref()),
+    Promise.all(consumers.map((consumer) => consumer.exited)).then(
+      () => 'Kafka consumers exited before they joined their group',
+    ),
+    new Promise<string>((resolve) =>
+      setTimeout(
+        () => resolve(`Kafka consumers did not join their group within ${CONSUMER_JOIN_TIMEOUT_MS / 1000} s`),
+        CONSUMER_JOIN_TIMEOUT_MS,
+      ).unref(),
+    ),
   ]);
 }
 
@@ -138,7 +200,10 @@ function collectedOutput(outputDir: string, producers: number, consumers: number
   };
 }
 
-/** How long the consumers get to join their group before the producers start without them being ready counts as a failure. */
+/**
+ * How long the consumers get to join their group before the producers start without them being ready counts as a
+ * failure.
+ */
 const CONSUMER_JOIN_TIMEOUT_MS = 60_000;
 
 function readOutput(dir: string, name: string): string {

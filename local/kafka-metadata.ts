@@ -16,7 +16,11 @@ export interface KafkaBrokerAddress {
  * MetadataResponse.json in apache/kafka; framing (int32 size, request header v1) in the protocol guide,
  * https://kafka.apache.org/protocol#protocol_messages.
  */
-export function fetchRegisteredBrokers(port: number, host = '127.0.0.1', timeoutMs = 2000): Promise<KafkaBrokerAddress[]> {
+export function fetchRegisteredBrokers(
+  port: number,
+  host = '127.0.0.1',
+  timeoutMs = 2000,
+): Promise<KafkaBrokerAddress[]> {
   const clientId = Buffer.from('rmqbench');
   const body = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length + 4 + 1);
   let at = 0;
@@ -38,7 +42,9 @@ export function fetchRegisteredBrokers(port: number, host = '127.0.0.1', timeout
       socket.destroy();
       reject(error);
     };
-    socket.setTimeout(timeoutMs, () => fail(new Error(`no Metadata answer from ${host}:${port} within ${timeoutMs} ms`)));
+    socket.setTimeout(timeoutMs, () =>
+      fail(new Error(`no Metadata answer from ${host}:${port} within ${timeoutMs} ms`)),
+    );
     socket.once('error', fail);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);

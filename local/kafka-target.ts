@@ -27,7 +27,11 @@ export interface KafkaTargetOptions {
 }
 
 /** LaunchCluster for `broker: kafka`: the jars (fetched once), then an N-broker KRaft cluster. */
-export async function launchKafka(group: ClusterGroup, workDir: string, options: KafkaTargetOptions): Promise<KafkaClusterHandle> {
+export async function launchKafka(
+  group: ClusterGroup,
+  workDir: string,
+  options: KafkaTargetOptions,
+): Promise<KafkaClusterHandle> {
   mkdirSync(workDir, { recursive: true });
   const jarsDir = await ensureArtifact(options.cacheDir, KAFKA_ARTIFACT);
   const kafka = await LocalKafkaCluster.start({
@@ -47,7 +51,9 @@ export async function smokeTestKafka(handle: KafkaClusterHandle): Promise<{ roun
   for (const node of handle.kafka.nodes) {
     const brokers = await fetchRegisteredBrokers(node.brokerPort);
     if (brokers.length !== handle.kafka.nodes.length) {
-      throw new Error(`smoke test: Kafka broker ${node.nodeId} lists ${brokers.length} of ${handle.kafka.nodes.length} brokers as registered`);
+      throw new Error(
+        `smoke test: Kafka broker ${node.nodeId} lists ${brokers.length} of ${handle.kafka.nodes.length} brokers as registered`,
+      );
     }
   }
   return { roundTripMs: Date.now() - started };
@@ -70,7 +76,10 @@ export async function runKafkaRepetition(options: {
   // Kafka has no management API here: CPU, RSS and disk writes of the broker JVMs and the tools (no queue depth).
   const sampler = HostMetricsSampler.start({
     nodes: [
-      ...options.handle.kafka.nodes.map((node) => ({ node: `kafka${node.nodeId}`, pids: () => livePids(node.process) })),
+      ...options.handle.kafka.nodes.map((node) => ({
+        node: `kafka${node.nodeId}`,
+        pids: () => livePids(node.process),
+      })),
       { node: LOAD_GENERATOR_NODE, pids: () => livePids(...tools) },
     ],
     startedAtMs,
@@ -97,7 +106,12 @@ export async function runKafkaRepetition(options: {
     startedAt,
     finishedAt: new Date().toISOString(),
     perfTestArgs: run.args,
-    expectations: { durationSeconds: scenario.workload.durationSeconds, producers: scenario.workload.producers, consumers: scenario.workload.consumers, confirms: false },
+    expectations: {
+      durationSeconds: scenario.workload.durationSeconds,
+      producers: scenario.workload.producers,
+      consumers: scenario.workload.consumers,
+      confirms: false,
+    },
     stdout: '',
     csv: '',
     kafka: { output: run.output, expectations: run.expectations },

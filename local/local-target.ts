@@ -9,7 +9,12 @@ import { VERIFIER_QUEUE, type FaultOutcome } from '../core/failover/failover';
 import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan/plan';
 import type { FaultSpec } from '../core/plan/plan-schema';
-import { PERFTEST_VERSION, benchmarkQueueNames, buildPerfTestArgs, redactPerfTestArgs } from '../core/perftest/perftest-args';
+import {
+  PERFTEST_VERSION,
+  benchmarkQueueNames,
+  buildPerfTestArgs,
+  redactPerfTestArgs,
+} from '../core/perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/broker/rabbitmq-version';
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
@@ -75,7 +80,10 @@ export class LocalTarget {
     // A plan of Kafka clusters only needs no RabbitMQ (its jars are fetched at launch, like PerfTest's).
     if (plan.clusters.every((cluster) => cluster.broker === 'kafka')) return;
     const installed = installedRabbitmqVersion();
-    if (!installed) throw new Error('rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or rmqbench doctor)');
+    if (!installed)
+      throw new Error(
+        'rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or rmqbench doctor)',
+      );
     plan.clusters.forEach((cluster, index) => {
       if (cluster.rabbitmqVersion && !versionMatches(cluster.rabbitmqVersion, installed)) {
         throw new Error(
@@ -83,15 +91,20 @@ export class LocalTarget {
         );
       }
       if (cluster.topology.type === 'mirrored' && !supportsClassicMirroring(installed)) {
-        throw new Error(`clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ${installed} no longer has`);
+        throw new Error(
+          `clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ${installed} no longer has`,
+        );
       }
     });
     const lazy = plan.scenarios.find((scenario) => scenario.workload.queueMode === 'lazy');
     if (lazy && !honoursLazyQueueMode(installed)) {
-      throw new Error(`scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ignores (3.12 and later)`);
+      throw new Error(
+        `scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ignores (3.12 and later)`,
+      );
     }
     plan.workloads.forEach((workload, index) => {
-      if (workload.fault?.action === 'partition') throw new Error(`workloads[${index}].fault.action: ${LOCAL_PARTITION_REFUSAL}`);
+      if (workload.fault?.action === 'partition')
+        throw new Error(`workloads[${index}].fault.action: ${LOCAL_PARTITION_REFUSAL}`);
     });
   }
 
@@ -169,17 +182,36 @@ export class LocalTarget {
     const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
     mkdirSync(outputDir, { recursive: true });
     if (handle.broker === 'kafka') {
-      return { raw: runKafkaRepetition({ handle, runId, scenario, repetition, outputDir, processes: this.options.processes, ...(onProgress ? { onProgress } : {}) }) };
+      return {
+        raw: runKafkaRepetition({
+          handle,
+          runId,
+          scenario,
+          repetition,
+          outputDir,
+          processes: this.options.processes,
+          ...(onProgress ? { onProgress } : {}),
+        }),
+      };
     }
     const csvPath = join(outputDir, 'perftest.csv');
     const { cluster } = handle;
     const { workload } = scenario;
     await cluster.deleteBenchmarkQueues();
     const { uris, predeclared, home } = await this.connectionFor(handle, scenario);
-    const args = buildPerfTestArgs({ workload, topology: scenario.cluster.topology, queueArguments: cluster.queueArguments, uris, csvPath, predeclared });
+    const args = buildPerfTestArgs({
+      workload,
+      topology: scenario.cluster.topology,
+      queueArguments: cluster.queueArguments,
+      uris,
+      csvPath,
+      predeclared,
+    });
     const jarsDir = this.options.perfTestJarsDir ?? (await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT));
     const verifier = workload.fault ? await startVerifier(cluster, uris, home) : undefined;
-    const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault ? { spec: workload.fault } : undefined;
+    const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault
+      ? { spec: workload.fault }
+      : undefined;
     const startedAtMs = Date.now();
     const startedAt = new Date(startedAtMs).toISOString();
     let perfTest: ManagedProcess | undefined;
@@ -237,8 +269,14 @@ export class LocalTarget {
     return { raw, ...(verifier ? { verifier } : {}), ...(fault ? { fault } : {}) };
   }
 
-  /** InjectFault: finds the node (`leader`: the one leading the verifier's queue now), applies the action, tells the verifier when. */
-  async applyFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; appliedAtSeconds: number }> {
+  /**
+   * InjectFault: finds the node (`leader`: the one leading the verifier's queue now), applies the action, tells the
+   * verifier when.
+   */
+  async applyFault(
+    handle: LocalClusterHandle,
+    started: StartedRepetition,
+  ): Promise<{ nodeName: string; appliedAtSeconds: number }> {
     const { fault, verifier } = started;
     if (!fault || !verifier) throw new Error('this repetition has no fault to apply');
     // Validation refuses fault on a Kafka cluster; this keeps the type narrow.
@@ -263,7 +301,10 @@ export class LocalTarget {
   }
 
   /** HealFault: starts the killed or stopped node again with its data and waits until it has rejoined. */
-  async healFault(handle: LocalClusterHandle, started: StartedRepetition): Promise<{ nodeName: string; healedAtSeconds: number }> {
+  async healFault(
+    handle: LocalClusterHandle,
+    started: StartedRepetition,
+  ): Promise<{ nodeName: string; healedAtSeconds: number }> {
     const { fault, verifier } = started;
     if (!fault?.nodeName || !verifier) throw new Error('this repetition has no applied fault to heal');
     if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ clusters only');
@@ -279,11 +320,17 @@ export class LocalTarget {
     const leader = await cluster.queueNode(VERIFIER_QUEUE);
     if (which === 'leader') return cluster.nodeByName(leader);
     const follower = cluster.nodes.find((node) => node.name !== leader && !node.process?.hasExited);
-    if (!follower) throw new Error(`queue ${VERIFIER_QUEUE} is led by ${leader} and no other node runs, so there is no follower to fault`);
+    if (!follower)
+      throw new Error(
+        `queue ${VERIFIER_QUEUE} is led by ${leader} and no other node runs, so there is no follower to fault`,
+      );
     return follower;
   }
 
-  private async connectionFor(handle: RabbitClusterHandle, scenario: Scenario): Promise<{ uris: string[]; predeclared: boolean; home?: LocalNode }> {
+  private async connectionFor(
+    handle: RabbitClusterHandle,
+    scenario: Scenario,
+  ): Promise<{ uris: string[]; predeclared: boolean; home?: LocalNode }> {
     const { cluster } = handle;
     const first = cluster.nodes[0]!;
     if (scenario.workload.fault && (scenario.cluster.connection === 'lb' || scenario.cluster.connection === 'direct')) {
@@ -304,20 +351,32 @@ export class LocalTarget {
       case 'leader':
       case 'follower': {
         const leader = await this.declareQueuesOnOneLeader(handle, scenario, first);
-        const node = scenario.cluster.connection === 'leader' ? leader : cluster.nodes.find((candidate) => candidate !== leader)!;
+        const node =
+          scenario.cluster.connection === 'leader' ? leader : cluster.nodes.find((candidate) => candidate !== leader)!;
         return { uris: [cluster.amqpUri(node)], predeclared: true, home: leader };
       }
     }
   }
 
   /** Declares the scenario's queues through one node and returns the node that leads all of them. */
-  private async declareQueuesOnOneLeader(handle: RabbitClusterHandle, scenario: Scenario, through: LocalNode): Promise<LocalNode> {
+  private async declareQueuesOnOneLeader(
+    handle: RabbitClusterHandle,
+    scenario: Scenario,
+    through: LocalNode,
+  ): Promise<LocalNode> {
     const { workload, cluster: spec } = scenario;
     const durable = workload.persistent || spec.topology.type === 'quorum' || spec.topology.type === 'stream';
-    const leaders = await handle.cluster.declareQueues(benchmarkQueueNames(workload.queues), durable, through, workloadQueueArguments(workload));
+    const leaders = await handle.cluster.declareQueues(
+      benchmarkQueueNames(workload.queues),
+      durable,
+      through,
+      workloadQueueArguments(workload),
+    );
     const distinct = new Set(leaders.values());
     if (distinct.size !== 1) {
-      throw new Error(`the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so "${spec.connection}" is ambiguous`);
+      throw new Error(
+        `the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so "${spec.connection}" is ambiguous`,
+      );
     }
     return handle.cluster.nodeByName([...distinct][0]!);
   }
@@ -340,11 +399,21 @@ function safeFileName(id: string): string {
   return id.replace(/[^A-Za-z0-9._=-]+/g, '_');
 }
 
-/** The lost-message verifier of a scenario with a fault, its queue where the benchmark queues live (so that "leader" is the same node for both). */
-async function startVerifier(cluster: LocalRabbitCluster, uris: readonly string[], home: LocalNode | undefined): Promise<LostMessageVerifier> {
+/**
+ * The lost-message verifier of a scenario with a fault, its queue where the benchmark queues live (so that "leader" is
+ * the same node for both).
+ */
+async function startVerifier(
+  cluster: LocalRabbitCluster,
+  uris: readonly string[],
+  home: LocalNode | undefined,
+): Promise<LostMessageVerifier> {
   await cluster.declareQueues([VERIFIER_QUEUE], true, home ?? cluster.nodes[0]!);
   // The scenario's own way in first; every node after it, as a client with a list of hosts would reconnect.
-  return LostMessageVerifier.start({ uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))], queue: VERIFIER_QUEUE });
+  return LostMessageVerifier.start({
+    uris: [...uris, ...cluster.nodes.map((node) => cluster.amqpUri(node))],
+    queue: VERIFIER_QUEUE,
+  });
 }
 
 /** Why a PerfTest run counts as failed (overran its time, or exited non-zero before its final summary), if it does. */

@@ -19,7 +19,10 @@ export type { VerifierCounts };
  * (a producer that republishes them turns the same loss into duplicates); they count as unconfirmed.
  */
 export interface VerifierOptions {
-  /** The first is where both clients connect (the scenario's own way in); each reconnect tries the next, wrapping around. */
+  /**
+   * The first is where both clients connect (the scenario's own way in); each reconnect tries the next, wrapping
+   * around.
+   */
   readonly uris: readonly string[];
   readonly queue: string;
   /** Messages published per second. @default 200 */
@@ -29,7 +32,6 @@ export interface VerifierOptions {
   /** Wait between two connection attempts. @default 500 */
   readonly reconnectDelayMs?: number;
 }
-
 
 const TICK_MS = 50;
 
@@ -76,7 +78,10 @@ export class LostMessageVerifier {
     this.delayMs = options.reconnectDelayMs ?? 500;
   }
 
-  /** Connects its consumer, then its publisher (so that nothing is published before it can be consumed), and starts publishing. */
+  /**
+   * Connects its consumer, then its publisher (so that nothing is published before it can be consumed), and starts
+   * publishing.
+   */
   static async start(options: VerifierOptions): Promise<LostMessageVerifier> {
     const verifier = new LostMessageVerifier(options);
     await verifier.connectConsumer();
@@ -141,8 +146,11 @@ export class LostMessageVerifier {
       await channel.prefetch(200);
       // A null delivery is the broker's basic.cancel (the queue's node went down, or the queue was deleted): nothing
       // more will arrive on this channel, and no close follows, so the consumer reconnects and subscribes again
-      // (https://www.rabbitmq.com/docs/consumer-cancel; amqplib 2.3.1 lib/channel.js handleCancel: dispatchMessage(fields, null)).
-      await channel.consume(this.options.queue, (message) => (message ? this.onDelivery(channel, message) : lost()), { noAck: false });
+      // (https://www.rabbitmq.com/docs/consumer-cancel; amqplib 2.3.1 lib/channel.js handleCancel:
+      // dispatchMessage(fields, null)).
+      await channel.consume(this.options.queue, (message) => (message ? this.onDelivery(channel, message) : lost()), {
+        noAck: false,
+      });
       this.consumer = { connection, channel };
     } catch (error) {
       // The queue may be unavailable (its node is down): the connection goes, the reconnect loop tries again.
@@ -210,14 +218,19 @@ export class LostMessageVerifier {
       this.credit--;
       this.outstanding.set(seq, epoch);
       try {
-        channel.sendToQueue(this.options.queue, Buffer.from(String(seq)), { persistent: true, messageId: String(seq) }, (error: unknown) => {
-          if (this.outstanding.get(seq) !== epoch) return;
-          this.outstanding.delete(seq);
-          if (error === null || error === undefined) {
-            this.confirmed.add(seq);
-            this.recovered('publisher');
-          }
-        });
+        channel.sendToQueue(
+          this.options.queue,
+          Buffer.from(String(seq)),
+          { persistent: true, messageId: String(seq) },
+          (error: unknown) => {
+            if (this.outstanding.get(seq) !== epoch) return;
+            this.outstanding.delete(seq);
+            if (error === null || error === undefined) {
+              this.confirmed.add(seq);
+              this.recovered('publisher');
+            }
+          },
+        );
       } catch {
         // The channel is closing: the close handler reconnects.
         this.outstanding.delete(seq);
@@ -261,7 +274,9 @@ export class LostMessageVerifier {
       consumed: this.consumed.size,
       lostMessages,
       duplicatedMessages: this.duplicates,
-      ...(this.faultAt ? { unconfirmedAtFault: this.faultAt.unconfirmed, faultAtSeconds: round3(this.faultAt.seconds) } : {}),
+      ...(this.faultAt
+        ? { unconfirmedAtFault: this.faultAt.unconfirmed, faultAtSeconds: round3(this.faultAt.seconds) }
+        : {}),
       ...(this.healAtSeconds === undefined ? {} : { healAtSeconds: round3(this.healAtSeconds) }),
       reconnects: this.reconnects,
       receivedPerSecond: [...this.buckets],

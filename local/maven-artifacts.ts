@@ -14,10 +14,20 @@ export interface MavenArtifact {
   readonly with?: readonly Omit<MavenArtifact, 'with'>[];
 }
 
-export const PERFTEST_ARTIFACT: MavenArtifact = { groupId: 'com.rabbitmq', artifactId: 'perf-test', version: PERFTEST_VERSION };
-export const DYNAMODB_LOCAL_ARTIFACT: MavenArtifact = { groupId: 'com.amazonaws', artifactId: 'DynamoDBLocal', version: '2.6.1' };
+export const PERFTEST_ARTIFACT: MavenArtifact = {
+  groupId: 'com.rabbitmq',
+  artifactId: 'perf-test',
+  version: PERFTEST_VERSION,
+};
+export const DYNAMODB_LOCAL_ARTIFACT: MavenArtifact = {
+  groupId: 'com.amazonaws',
+  artifactId: 'DynamoDBLocal',
+  version: '2.6.1',
+};
 
-/** The Kafka version the local target runs (broker and tools); Maven Central serves kafka_2.13 and kafka-tools at 4.3.1. */
+/**
+ * The Kafka version the local target runs (broker and tools); Maven Central serves kafka_2.13 and kafka-tools at 4.3.1.
+ */
 export const KAFKA_VERSION = '4.3.1';
 /**
  * The Kafka broker (kafka.Kafka, kafka.tools.StorageTool) with the performance tools of kafka-tools
@@ -40,7 +50,10 @@ export const KAFKA_ARTIFACT: MavenArtifact = {
 /** The artifact and its companions as pom `<dependency>` elements. */
 export function pomDependencies(artifact: MavenArtifact): string {
   return [artifact, ...(artifact.with ?? [])]
-    .map((one) => `<dependency><groupId>${one.groupId}</groupId><artifactId>${one.artifactId}</artifactId><version>${one.version}</version></dependency>`)
+    .map(
+      (one) =>
+        `<dependency><groupId>${one.groupId}</groupId><artifactId>${one.artifactId}</artifactId><version>${one.version}</version></dependency>`,
+    )
     .join('\n');
 }
 
@@ -71,9 +84,20 @@ export async function ensureArtifact(cache: string, artifact: MavenArtifact): Pr
 </project>\n`;
   writeFileSync(join(staging, 'pom.xml'), pom);
   try {
-    await execFileAsync('mvn', ['-q', '-B', '-f', join(staging, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${join(staging, 'lib')}`], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    await execFileAsync(
+      'mvn',
+      [
+        '-q',
+        '-B',
+        '-f',
+        join(staging, 'pom.xml'),
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${join(staging, 'lib')}`,
+      ],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     const detail = error instanceof Error ? error.message.split('\n').slice(0, 3).join(' ') : String(error);

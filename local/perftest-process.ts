@@ -63,10 +63,13 @@ export async function runPerfTestProcess(options: {
   );
   options.onStarted?.(child);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void child.stop(2000);
-  }, (options.durationSeconds + (options.graceSeconds ?? 60)) * 1000);
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      void child.stop(2000);
+    },
+    (options.durationSeconds + (options.graceSeconds ?? 60)) * 1000,
+  );
   const status = await child.exited;
   clearTimeout(timer);
   await child.stop(0);

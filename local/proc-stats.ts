@@ -20,11 +20,15 @@ export interface ProcessReading {
  * hold spaces or parentheses, so the fields are counted from after its LAST ')' (proc_pid_stat(5)).
  */
 export function parseCpuTicks(stat: string): number {
-  const afterComm = stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/);
+  const afterComm = stat
+    .slice(stat.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/);
   // afterComm[0] is field 3 (state): field n is afterComm[n - 3].
   const utime = Number(afterComm[14 - 3]);
   const stime = Number(afterComm[15 - 3]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`/proc/<pid>/stat has no utime/stime: ${stat.slice(0, 80)}`);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime))
+    throw new Error(`/proc/<pid>/stat has no utime/stime: ${stat.slice(0, 80)}`);
   return utime + stime;
 }
 
@@ -44,7 +48,10 @@ export function parseWriteBytes(io: string): number {
 
 /** The state letter of /proc/<pid>/stat (field 3): `Z` zombie and `X` dead have exited already. */
 export function parseState(stat: string): string {
-  return stat.slice(stat.lastIndexOf(')') + 1).trim().charAt(0);
+  return stat
+    .slice(stat.lastIndexOf(')') + 1)
+    .trim()
+    .charAt(0);
 }
 
 /** Reads one process; undefined when it is gone (a node killed by a fault, a tool that exited and awaits reaping). */
@@ -59,7 +66,8 @@ export function readProcess(pid: number, procDir = '/proc'): ProcessReading | un
       writeBytes: parseWriteBytes(readFileSync(`${procDir}/${pid}/io`, 'utf8')),
     };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ESRCH')
+      return undefined;
     throw error;
   }
 }

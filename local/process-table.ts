@@ -15,18 +15,29 @@ export interface ProcessEntry {
 /**
  * Parses /proc/<pid>/stat. The command name is in parentheses and may itself contain spaces and
  * parentheses, so the fields after it are found from the last ')'. Field order: proc(5)
- * https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html (pid, comm, state, ppid, pgrp, ..., starttime is field 22).
+ * https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html (pid, comm, state, ppid, pgrp, ..., starttime is field
+ * 22).
  */
 export function parseStat(text: string): ProcessEntry | undefined {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
-  const rest = text.slice(close + 2).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state), so field N is rest[N - 3].
   const [state, ppid, pgid] = [rest[0], rest[1], rest[2]];
   const startTime = rest[22 - 3];
   if (!state || !ppid || !pgid || !startTime) return undefined;
-  return { pid: Number(text.slice(0, open).trim()), ppid: Number(ppid), pgid: Number(pgid), state, comm: text.slice(open + 1, close), startTime };
+  return {
+    pid: Number(text.slice(0, open).trim()),
+    ppid: Number(ppid),
+    pgid: Number(pgid),
+    state,
+    comm: text.slice(open + 1, close),
+    startTime,
+  };
 }
 
 export function readProcess(pid: number): ProcessEntry | undefined {
@@ -58,7 +69,7 @@ export function processTree(rootPid: number, table = readProcessTable()): Proces
   const root = table.find((entry) => entry.pid === rootPid);
   if (!root) return [];
   found.set(root.pid, root);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     const pgids = new Set([...found.values()].map((entry) => entry.pgid));
     for (const entry of table) {

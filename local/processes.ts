@@ -47,7 +47,8 @@ export class ManagedProcess {
   }
 
   /**
-   * SIGTERM (or `firstSignal`: SIGKILL for a fault that kills) to the whole group, SIGKILL after `graceMs`; resolves once the process has exited, and
+   * SIGTERM (or `firstSignal`: SIGKILL for a fault that kills) to the whole group, SIGKILL after `graceMs`; resolves
+   * once the process has exited, and
    * kills what it started. `untilGone` then tells when all of that has left the process table.
    */
   async stop(graceMs = 5000, firstSignal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
@@ -87,7 +88,9 @@ export class ManagedProcess {
 
 /** The pids of those processes that have not exited: what a metrics sampler reads. */
 export function livePids(...processes: readonly (ManagedProcess | undefined)[]): number[] {
-  return processes.flatMap((process) => (process && !process.hasExited && process.pid !== undefined ? [process.pid] : []));
+  return processes.flatMap((process) =>
+    process && !process.hasExited && process.pid !== undefined ? [process.pid] : [],
+  );
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

@@ -34,15 +34,26 @@ const DAY_MS = 86_400_000;
  * Decides, for each folder under `runsDir`, whether it may go: only when the store has the run and
  * every repetition whose raw output the folder holds (ingest/*.json). Deletes nothing.
  */
-export async function planPrune(runsDir: string, store: ResultsStore, selection: PruneSelection, now = new Date()): Promise<PruneDecision[]> {
+export async function planPrune(
+  runsDir: string,
+  store: ResultsStore,
+  selection: PruneSelection,
+  now = new Date(),
+): Promise<PruneDecision[]> {
   const folders = listRunFolders(runsDir).sort((a, b) => b.startedAt.getTime() - a.startedAt.getTime());
   const decisions: PruneDecision[] = [];
   for (const [index, folder] of folders.entries()) {
-    const base = { runId: folder.runId, dir: folder.dir, startedAt: folder.startedAt.toISOString(), bytes: folderBytes(folder.dir) };
+    const base = {
+      runId: folder.runId,
+      dir: folder.dir,
+      startedAt: folder.startedAt.toISOString(),
+      bytes: folderBytes(folder.dir),
+    };
     const reason =
       selection.keep !== undefined && index < selection.keep
         ? `one of the ${selection.keep} newest (--keep ${selection.keep})`
-        : selection.olderThanDays !== undefined && now.getTime() - folder.startedAt.getTime() <= selection.olderThanDays * DAY_MS
+        : selection.olderThanDays !== undefined &&
+            now.getTime() - folder.startedAt.getTime() <= selection.olderThanDays * DAY_MS
           ? `started ${((now.getTime() - folder.startedAt.getTime()) / DAY_MS).toFixed(1)} days ago, not more than ${selection.olderThanDays} (--older-than)`
           : await unstoredReason(folder, store);
     decisions.push(reason === undefined ? { ...base, delete: true } : { ...base, delete: false, reason });
@@ -62,10 +73,12 @@ export function applyPrune(decisions: readonly PruneDecision[]): number {
 
 /** Why the store cannot stand in for this folder, or undefined when it has everything the folder measured. */
 async function unstoredReason(folder: RunFolder, store: ResultsStore): Promise<string | undefined> {
-  const storeAgain = existsSync(join(folder.dir, 'ingest')) && folder.hasRunFile ? `; store it with: rmqbench ingest ${folder.dir}` : '';
+  const storeAgain =
+    existsSync(join(folder.dir, 'ingest')) && folder.hasRunFile ? `; store it with: rmqbench ingest ${folder.dir}` : '';
   const stored = await store.getRun(folder.runId);
   if (!stored) return `run ${folder.runId} is not in table ${store.tableName}${storeAgain}`;
-  if (stored.run.status === 'RUNNING') return `run ${folder.runId} is recorded as RUNNING (still running, or stopped before its end was recorded)${storeAgain}`;
+  if (stored.run.status === 'RUNNING')
+    return `run ${folder.runId} is recorded as RUNNING (still running, or stopped before its end was recorded)${storeAgain}`;
   const have = new Set(stored.repetitions.map((rep) => `${rep.scenarioId}#${rep.repetition}`));
   const missing = measuredRepetitions(folder.dir).filter((rep) => !have.has(`${rep.scenarioId}#${rep.repetition}`));
   if (missing.length > 0) {
@@ -94,7 +107,12 @@ function listRunFolders(runsDir: string): RunFolder[] {
       if (!existsSync(runFile)) return { runId: entry.name, dir, startedAt: statSync(dir).mtime, hasRunFile: false };
       const run = JSON.parse(readFileSync(runFile, 'utf8')) as Partial<RunRecord>;
       const started = run.startedAt ? new Date(run.startedAt) : statSync(dir).mtime;
-      return { runId: run.runId ?? entry.name, dir, startedAt: Number.isNaN(started.getTime()) ? statSync(dir).mtime : started, hasRunFile: true };
+      return {
+        runId: run.runId ?? entry.name,
+        dir,
+        startedAt: Number.isNaN(started.getTime()) ? statSync(dir).mtime : started,
+        hasRunFile: true,
+      };
     });
 }
 

@@ -49,7 +49,8 @@ export interface LocalNode {
  * Keys and defaults: https://www.rabbitmq.com/docs/3.13/cluster-formation ("discovery_retry_limit",
  * "discovery_retry_interval"), present in 3.10.8's schema (plugins/rabbit-3.10.8/priv/schema/rabbit.schema).
  */
-const LOCAL_FORMATION = '\n# rmqbench local target: the seed node stops retrying its peers sooner\ncluster_formation.discovery_retry_interval = 100\n';
+const LOCAL_FORMATION =
+  '\n# rmqbench local target: the seed node stops retrying its peers sooner\ncluster_formation.discovery_retry_interval = 100\n';
 
 /**
  * Local only: the management API's queue depths and connection byte counters are refreshed every statistics
@@ -57,7 +58,8 @@ const LOCAL_FORMATION = '\n# rmqbench local target: the seed node stops retrying
  * https://www.rabbitmq.com/docs/management#statistics-interval and the installed schema
  * (plugins/rabbit-3.10.8/priv/schema/rabbit.schema: "{collect_statistics_interval, 5000}").
  */
-const LOCAL_STATISTICS = '# rmqbench local target: statistics every second, for the per-second broker metrics\ncollect_statistics_interval = 1000\n';
+const LOCAL_STATISTICS =
+  '# rmqbench local target: statistics every second, for the per-second broker metrics\ncollect_statistics_interval = 1000\n';
 
 const CREDENTIALS = 'guest:guest'; // the default user, accepted only on loopback
 const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
@@ -83,7 +85,9 @@ export class LocalRabbitCluster {
     const version = installedRabbitmqVersion();
     const serverCommand = options.serverCommand ?? RABBITMQ_SERVER;
     if (!version || !existsSync(serverCommand)) {
-      throw new Error(`rabbitmq-server is not installed (${serverCommand} missing); install it with: sudo apt-get install -y rabbitmq-server`);
+      throw new Error(
+        `rabbitmq-server is not installed (${serverCommand} missing); install it with: sudo apt-get install -y rabbitmq-server`,
+      );
     }
     const ports = await freePorts(1 + options.nodes * 3);
     const epmdPort = ports[0]!;
@@ -112,12 +116,28 @@ export class LocalRabbitCluster {
         bindAddress: '127.0.0.1',
       }),
     );
-    nodes.forEach((node, index) => writeNodeFiles(node, `${configs[index]!.rabbitmqConf}${LOCAL_FORMATION}${LOCAL_STATISTICS}`, configs[index]!.enabledPluginsFile, cookie));
+    nodes.forEach((node, index) =>
+      writeNodeFiles(
+        node,
+        `${configs[index]!.rabbitmqConf}${LOCAL_FORMATION}${LOCAL_STATISTICS}`,
+        configs[index]!.enabledPluginsFile,
+        cookie,
+      ),
+    );
 
     const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
       logPath: join(options.workDir, 'epmd.log'),
     });
-    const cluster = new LocalRabbitCluster(nodes, epmdPort, version, configs[0]!.queueArguments, configs[0]!.policies, epmd, options.processes, serverCommand);
+    const cluster = new LocalRabbitCluster(
+      nodes,
+      epmdPort,
+      version,
+      configs[0]!.queueArguments,
+      configs[0]!.policies,
+      epmd,
+      options.processes,
+      serverCommand,
+    );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
     for (const node of nodes) cluster.startNodeProcess(node);
@@ -133,7 +153,10 @@ export class LocalRabbitCluster {
   }
 
   private startNodeProcess(node: LocalNode): void {
-    node.process = this.processes.start(node.name, this.serverCommand, [], { env: this.nodeEnv(node), logPath: node.stdoutFile });
+    node.process = this.processes.start(node.name, this.serverCommand, [], {
+      env: this.nodeEnv(node),
+      logPath: node.stdoutFile,
+    });
   }
 
   /** The first node whose broker process is running: where management calls go while another node is down. */
@@ -150,23 +173,30 @@ export class LocalRabbitCluster {
 
   /**
    * Fault `stop`: SIGTERM, which the Erlang VM (since OTP 19.3) turns into init:stop(), an orderly shutdown of every
-   * application, RabbitMQ's included (https://github.com/erlang/otp/pull/1315: "SIGTERM (from 19.3) will halt Erlang via
+   * application, RabbitMQ's included (https://github.com/erlang/otp/pull/1315: "SIGTERM (from 19.3) will halt Erlang
+   * via
    * init:stop/0"; the default handler lib/kernel/src/erl_signal_handler.erl; RabbitMQ leaves SIGTERM to it:
-   * deps/rabbitmq_prelaunch/src/rabbit_prelaunch_sighandler.erl, https://www.erlang.org/doc/apps/kernel/kernel_app.html#os-signal-event-handler).
+   * deps/rabbitmq_prelaunch/src/rabbit_prelaunch_sighandler.erl,
+   * https://www.erlang.org/doc/apps/kernel/kernel_app.html#os-signal-event-handler).
    * SIGKILL only if it has not exited after 60 s.
    */
   async stopNode(node: LocalNode): Promise<void> {
     await node.process?.stop(60_000);
   }
 
-  /** Starts a stopped or killed node again with its own data and waits until the whole cluster runs and answers again. */
+  /**
+   * Starts a stopped or killed node again with its own data and waits until the whole cluster runs and answers again.
+   */
   async startNode(node: LocalNode, timeoutMs = 120_000): Promise<void> {
     if (node.process && !node.process.hasExited) throw new Error(`node ${node.name} is still running`);
     this.startNodeProcess(node);
     await this.waitUntilFormed(timeoutMs);
   }
 
-  /** Starts every node that is not running (after a fault that was not healed), so that the next repetition has the whole cluster. */
+  /**
+   * Starts every node that is not running (after a fault that was not healed), so that the next repetition has the
+   * whole cluster.
+   */
   async restartStoppedNodes(): Promise<string[]> {
     const stopped = this.nodes.filter((node) => node.process?.hasExited);
     for (const node of stopped) this.startNodeProcess(node);
@@ -227,7 +257,8 @@ export class LocalRabbitCluster {
 
   nodeByName(name: string): LocalNode {
     const node = this.nodes.find((candidate) => candidate.name === name);
-    if (!node) throw new Error(`node ${name} is not part of this cluster (${this.nodes.map((n) => n.name).join(', ')})`);
+    if (!node)
+      throw new Error(`node ${name} is not part of this cluster (${this.nodes.map((n) => n.name).join(', ')})`);
     return node;
   }
 
@@ -237,16 +268,35 @@ export class LocalRabbitCluster {
       async () => {
         const crashed = this.nodes.find((node) => node.process?.hasExited);
         if (crashed) throw new Error(`RabbitMQ node ${crashed.name} exited while starting.\n${this.logTail(crashed)}`);
-        const running = await this.api<{ name: string; running: boolean }[]>('GET', '/api/nodes').catch(() => undefined);
-        const names = running?.filter((node) => node.running).map((node) => node.name).sort();
+        const running = await this.api<{ name: string; running: boolean }[]>('GET', '/api/nodes').catch(
+          () => undefined,
+        );
+        const names = running
+          ?.filter((node) => node.running)
+          .map((node) => node.name)
+          .sort();
         if (!names || JSON.stringify(names) !== JSON.stringify(expected)) return undefined;
         // A node counts as running before its own management listener is up; wait for every node's API.
-        const answering = await Promise.all(this.nodes.map((node) => this.api('GET', '/api/overview', undefined, node).then(() => true, () => false)));
+        const answering = await Promise.all(
+          this.nodes.map((node) =>
+            this.api('GET', '/api/overview', undefined, node).then(
+              () => true,
+              () => false,
+            ),
+          ),
+        );
         return answering.every(Boolean) ? true : undefined;
       },
       timeoutMs,
       async () => {
-        const ready = await Promise.all(this.nodes.map((node) => this.api('GET', '/api/overview', undefined, node).then(() => true, () => false)));
+        const ready = await Promise.all(
+          this.nodes.map((node) =>
+            this.api('GET', '/api/overview', undefined, node).then(
+              () => true,
+              () => false,
+            ),
+          ),
+        );
         const laggard = this.nodes[ready.indexOf(false)] ?? this.nodes[0]!;
         return `RabbitMQ cluster of ${this.nodes.length} node(s) did not form within ${Math.round(timeoutMs / 1000)} s (${ready.filter(Boolean).length} answering); node ${laggard.name} log tail:\n${this.logTail(laggard)}`;
       },
@@ -258,7 +308,14 @@ export class LocalRabbitCluster {
   /** The last lines of a node's log and of its console output, for error messages. */
   logTail(node: LocalNode, lines = 15): string {
     const tail = (file: string) =>
-      existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((line) => `  ${line}`).join('\n') : '  (no file)';
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .trimEnd()
+            .split('\n')
+            .slice(-lines)
+            .map((line) => `  ${line}`)
+            .join('\n')
+        : '  (no file)';
     return `--- ${node.logFile}\n${tail(node.logFile)}\n--- ${node.stdoutFile}\n${tail(node.stdoutFile)}`;
   }
 
@@ -269,14 +326,23 @@ export class LocalRabbitCluster {
   }
 
   /** Calls the management HTTP API of a node (the first running one by default). */
-  async api<T = unknown>(method: string, path: string, body?: unknown, node: LocalNode = this.defaultApiNode(), alsoAccepted: readonly number[] = []): Promise<T> {
+  async api<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    node: LocalNode = this.defaultApiNode(),
+    alsoAccepted: readonly number[] = [],
+  ): Promise<T> {
     const response = await fetch(`${this.managementUrl(node)}${path}`, {
       method,
       headers: { authorization: AUTH_HEADER, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
     });
-    if (!response.ok && !alsoAccepted.includes(response.status)) throw new Error(`${method} ${path} on ${node.name} answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+    if (!response.ok && !alsoAccepted.includes(response.status))
+      throw new Error(
+        `${method} ${path} on ${node.name} answered ${response.status}: ${(await response.text()).slice(0, 200)}`,
+      );
     const text = await response.text();
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -297,8 +363,16 @@ export class LocalRabbitCluster {
     return this.api('GET', '/api/policies/%2F');
   }
 
-  /** Declares queues through `node` (so it leads them), with the topology's arguments plus `extraArguments`, and returns the node that leads each one. */
-  async declareQueues(names: readonly string[], durable: boolean, node: LocalNode, extraArguments: Readonly<Record<string, string | number>> = {}): Promise<Map<string, string>> {
+  /**
+   * Declares queues through `node` (so it leads them), with the topology's arguments plus `extraArguments`, and returns
+   * the node that leads each one.
+   */
+  async declareQueues(
+    names: readonly string[],
+    durable: boolean,
+    node: LocalNode,
+    extraArguments: Readonly<Record<string, string | number>> = {},
+  ): Promise<Map<string, string>> {
     const leaders = new Map<string, string>();
     for (const name of names) {
       await this.api(
@@ -310,7 +384,9 @@ export class LocalRabbitCluster {
     }
     for (const name of names) {
       const leader = await waitFor(
-        async () => (await this.api<{ node?: string; leader?: string }>('GET', `/api/queues/%2F/${encodeURIComponent(name)}`)).node,
+        async () =>
+          (await this.api<{ node?: string; leader?: string }>('GET', `/api/queues/%2F/${encodeURIComponent(name)}`))
+            .node,
         15_000,
         () => `queue ${name} has no leader after 15 s`,
         200,
@@ -322,7 +398,12 @@ export class LocalRabbitCluster {
 
   /** The node a queue lives on (a quorum queue's leader, a mirrored queue's master), asked of a running node. */
   async queueNode(name: string): Promise<string> {
-    const queue = await this.api<{ node?: string }>('GET', `/api/queues/%2F/${encodeURIComponent(name)}`, undefined, this.liveNode());
+    const queue = await this.api<{ node?: string }>(
+      'GET',
+      `/api/queues/%2F/${encodeURIComponent(name)}`,
+      undefined,
+      this.liveNode(),
+    );
     if (!queue.node) throw new Error(`queue ${name} has no leader now`);
     return queue.node;
   }

@@ -5,10 +5,18 @@ import type { ResultsStore } from '../store/results-store';
 import type { LocalTarget } from './local-target';
 import type { PerfTestProgress } from './perftest-process';
 
-/** What a run reports while it goes (the CLI's progress display listens): a local run, or a cloud run followed by bin/cloud-follow.ts. */
+/**
+ * What a run reports while it goes (the CLI's progress display listens): a local run, or a cloud run followed by
+ * bin/cloud-follow.ts.
+ */
 export type RunEvent =
   | { readonly type: 'run-started'; readonly runId: string; readonly runDir: string; readonly plannedSeconds: number }
-  | { readonly type: 'cluster-starting'; readonly nodes: number; readonly topology: string; readonly broker?: 'rabbitmq' | 'kafka' }
+  | {
+      readonly type: 'cluster-starting';
+      readonly nodes: number;
+      readonly topology: string;
+      readonly broker?: 'rabbitmq' | 'kafka';
+    }
   | { readonly type: 'cluster-ready'; readonly seconds: number }
   | ({ readonly type: 'repetition-started' } & Pick<
       ScheduledRepetition,
@@ -16,8 +24,15 @@ export type RunEvent =
     >)
   | { readonly type: 'progress'; readonly progress: PerfTestProgress }
   /** A fault applied to (or healed on) a node while the repetition runs. */
-  | { readonly type: 'fault'; readonly scenarioId: string; readonly action: 'kill' | 'stop' | 'restart' | 'partition' | 'heal'; readonly nodeName: string }
-  /** A cloud run's repetition is running; its samples reach the table only when it is ingested, so only time is known. */
+  | {
+      readonly type: 'fault';
+      readonly scenarioId: string;
+      readonly action: 'kill' | 'stop' | 'restart' | 'partition' | 'heal';
+      readonly nodeName: string;
+    }
+  /**
+   * A cloud run's repetition is running; its samples reach the table only when it is ingested, so only time is known.
+   */
   | { readonly type: 'running'; readonly elapsedSeconds: number }
   | { readonly type: 'repetition-finished'; readonly record: RepetitionRecord }
   | { readonly type: 'pause'; readonly seconds: number };

@@ -41,7 +41,9 @@ export function parseFailAt(failAt: string | undefined): { state: string; occurr
   if (failAt === undefined) return undefined;
   const match = /^([A-Za-z]+)(?::([1-9]\d*))?$/.exec(failAt);
   if (!match || !(FAULT_INJECTABLE_STATES as readonly string[]).includes(match[1]!)) {
-    throw new Error(`--fail-at must name a Task state of the workflow, optionally with :N for its N-th run: ${FAULT_INJECTABLE_STATES.join(', ')} (got "${failAt}")`);
+    throw new Error(
+      `--fail-at must name a Task state of the workflow, optionally with :N for its N-th run: ${FAULT_INJECTABLE_STATES.join(', ')} (got "${failAt}")`,
+    );
   }
   return match[2] ? { state: match[1]!, occurrence: Number(match[2]) } : { state: match[1]! };
 }
@@ -77,7 +79,8 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
       async (payload: unknown) => {
         const entry = (entries.get(state) ?? 0) + 1;
         entries.set(state, entry);
-        if (failAt?.state === state && (failAt.occurrence === undefined || failAt.occurrence === entry)) throw new FaultInjectedError(state);
+        if (failAt?.state === state && (failAt.occurrence === undefined || failAt.occurrence === entry))
+          throw new FaultInjectedError(state);
         return (await handler(payload as never)) as Json;
       },
     ]),
@@ -89,11 +92,19 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
   let executionError: string | undefined;
   try {
     await machine.run(input as unknown as Json, {
-      context: { Execution: { Input: input as unknown as Json, Name: runId, Id: `local:${runId}`, StartTime: new Date().toISOString() } },
+      context: {
+        Execution: {
+          Input: input as unknown as Json,
+          Name: runId,
+          Id: `local:${runId}`,
+          StartTime: new Date().toISOString(),
+        },
+      },
       overrides: {
         taskResourceLocalHandlers,
         waitTimeOverrides: { [STATE.waitForRepetition]: pollMs, [STATE.waitForCluster]: pollMs },
-        // A local cluster is ready when its nodes answer: SmokeTest's retries (for a cloud load balancer still registering targets) need no wait here.
+        // A local cluster is ready when its nodes answer: SmokeTest's retries (for a cloud load balancer still
+        // registering targets) need no wait here.
         retryIntervalOverrides: { [STATE.teardownCluster]: 100, [STATE.smokeTest]: 100 },
       },
     }).result;
@@ -116,10 +127,16 @@ async function outcome(run: LocalRun, executionError: string | undefined): Promi
       await run.recordFailure(error);
     } catch (storeError) {
       const message = storeError instanceof Error ? storeError.message : String(storeError);
-      return { runId, status: 'FAILED', records, error: `${error}; also ${message} (raw output kept in ${runDir}; store it later with: rmqbench ingest ${runDir})` };
+      return {
+        runId,
+        status: 'FAILED',
+        records,
+        error: `${error}; also ${message} (raw output kept in ${runDir}; store it later with: rmqbench ingest ${runDir})`,
+      };
     }
   }
-  if (!finish) return { runId, status: 'FAILED', records, error: executionError ?? 'the workflow ended without a run status' };
+  if (!finish)
+    return { runId, status: 'FAILED', records, error: executionError ?? 'the workflow ended without a run status' };
   return { runId, status: finish.status, records, ...(finish.error ? { error: finish.error } : {}) };
 }
 

@@ -1,4 +1,5 @@
-// Bundles every lambdas/<name>/index.ts into dist/lambda-bundles/<name>/ (esbuild, Node 22, ES modules with code splitting),
+// Bundles every lambdas/<name>/index.ts into dist/lambda-bundles/<name>/ (esbuild, Node 22, ES modules with code
+// splitting),
 // so that `cdk synth` of an app using BenchmarkController needs neither esbuild nor Docker.
 //
 // Everything a function imports is bundled, the AWS SDK included: the SDK copy in the Lambda Node.js runtime is a
@@ -8,7 +9,8 @@
 // @aws-sdk/s3-request-presigner in particular are packages the runtime's SDK copy is not documented to contain.
 //
 // ES module output (index.mjs: Lambda loads a handler from an .mjs file as an ES module,
-// https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html#nodejs-commonjs-es-modules) lets esbuild split what a handler imports with
+// https://docs.aws.amazon.com/lambda/latest/dg/nodejs-handler.html#nodejs-commonjs-es-modules) lets esbuild split what
+// a handler imports with
 // import() into chunks of their own (https://esbuild.github.io/api/#splitting): the Azure SDK, imported only where
 // the target is azure, is a chunk that an AWS invocation never loads. The sizes printed are the bytes a cold start
 // loads (the entry and the chunks it imports statically) and the whole folder.
@@ -16,7 +18,8 @@
 // The bundles get a folder of their own, which is the Lambda asset: tsc writes dist/lambdas/<name>/index.js (CommonJS,
 // requiring files outside the folder, which the local target runs), and Lambda would load an index.js before index.mjs.
 //
-// node scripts/bundle-lambdas.mjs [--out DIR]   (default dist/lambda-bundles; DIR/bundle-report.json records sizes and inputs)
+// node scripts/bundle-lambdas.mjs [--out DIR]   (default dist/lambda-bundles; DIR/bundle-report.json records sizes and
+// inputs)
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -50,7 +53,12 @@ const sideEffectFree = {
     const filter = new RegExp(`^(${SIDE_EFFECT_FREE.join('|')})$`);
     pluginBuild.onResolve({ filter }, async (args) => {
       if (args.pluginData?.sideEffectFree) return undefined;
-      const resolved = await pluginBuild.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { sideEffectFree: true } });
+      const resolved = await pluginBuild.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { sideEffectFree: true },
+      });
       return resolved.errors.length > 0 ? { errors: resolved.errors } : { path: resolved.path, sideEffects: false };
     });
   },
@@ -85,16 +93,31 @@ async function bundle(name) {
     metafile: true,
     logLevel: 'warning',
   });
-  const outputs = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, output]) => [relative(outdir, join(root, file)).replace(/\\/g, '/'), output]));
+  const outputs = Object.fromEntries(
+    Object.entries(result.metafile.outputs).map(([file, output]) => [
+      relative(outdir, join(root, file)).replace(/\\/g, '/'),
+      output,
+    ]),
+  );
   // What a cold start loads: the entry and, transitively, what it imports statically.
   const loaded = new Set();
   const visit = (file) => {
     if (loaded.has(file) || !outputs[file]) return;
     loaded.add(file);
-    for (const imported of outputs[file].imports) if (imported.kind === 'import-statement' && !imported.external) visit(relative(outdir, join(root, imported.path)).replace(/\\/g, '/'));
+    for (const imported of outputs[file].imports)
+      if (imported.kind === 'import-statement' && !imported.external)
+        visit(relative(outdir, join(root, imported.path)).replace(/\\/g, '/'));
   };
   visit('index.mjs');
-  const packagesOf = (files) => [...new Set(files.flatMap((file) => Object.keys(outputs[file].inputs)).map(packageOf).filter(Boolean))].sort();
+  const packagesOf = (files) =>
+    [
+      ...new Set(
+        files
+          .flatMap((file) => Object.keys(outputs[file].inputs))
+          .map(packageOf)
+          .filter(Boolean),
+      ),
+    ].sort();
   const files = Object.keys(outputs);
   return {
     name,
@@ -111,4 +134,5 @@ for (const name of names) report.push(await bundle(name));
 writeFileSync(join(outRoot, 'bundle-report.json'), `${JSON.stringify(report, null, 2)}\n`);
 const kb = (bytes) => `${(bytes / 1024).toFixed(0).padStart(5)} KB`;
 console.log(`bundled ${names.length} Lambda handlers into ${relative(root, outRoot) || outRoot}:`);
-for (const entry of report) console.log(`  ${entry.name.padEnd(18)} cold start ${kb(entry.coldStartBytes)}   all chunks ${kb(entry.totalBytes)}`);
+for (const entry of report)
+  console.log(`  ${entry.name.padEnd(18)} cold start ${kb(entry.coldStartBytes)}   all chunks ${kb(entry.totalBytes)}`);

@@ -10,8 +10,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const README_MAX_LINES = 300;
 const files = [
   'README.md',
-  ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`),
-  ...['cdk', 'bicep', 'state-machines', 'test/simulated-vm'].map((dir) => `${dir}/README.md`).filter((file) => existsSync(join(root, file))),
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+  ...['cdk', 'bicep', 'state-machines', 'test/simulated-vm']
+    .map((dir) => `${dir}/README.md`)
+    .filter((file) => existsSync(join(root, file))),
 ];
 
 export function anchorOf(heading) {
@@ -37,10 +41,13 @@ function anchorsOf(file) {
 
 const problems = [];
 const readmeLines = readFileSync(join(root, 'README.md'), 'utf8').split('\n').length - 1;
-if (readmeLines > README_MAX_LINES) problems.push(`README.md has ${readmeLines} lines (at most ${README_MAX_LINES}: move detail to docs/)`);
+if (readmeLines > README_MAX_LINES)
+  problems.push(`README.md has ${readmeLines} lines (at most ${README_MAX_LINES}: move detail to docs/)`);
 for (const file of files) {
   const path = join(root, file);
-  const text = readFileSync(path, 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const text = readFileSync(path, 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
   for (const match of text.matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)) {
     const target = match[1];
     if (/^[a-z]+:/i.test(target)) continue;
@@ -50,7 +57,12 @@ for (const file of files) {
       problems.push(`${file}: link ${target} names no file of the repository`);
       continue;
     }
-    if (anchor !== undefined && !statSync(resolved).isDirectory() && resolved.endsWith('.md') && !anchorsOf(resolved).has(anchor)) {
+    if (
+      anchor !== undefined &&
+      !statSync(resolved).isDirectory() &&
+      resolved.endsWith('.md') &&
+      !anchorsOf(resolved).has(anchor)
+    ) {
       problems.push(`${file}: link ${target} names no heading of ${relative(root, resolved)}`);
     }
   }

@@ -35,7 +35,8 @@ for (const dir of DIRS) {
         const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
         const lines = end - start + 1;
         if (lines > max) {
-          const name = node.name?.getText(source) ?? (ts.isConstructorDeclaration(node) ? 'constructor' : '(anonymous)');
+          const name =
+            node.name?.getText(source) ?? (ts.isConstructorDeclaration(node) ? 'constructor' : '(anonymous)');
           offenders.push({ where: `${relative(root, file)}:${start + 1}`, name, lines });
         }
       }
@@ -48,14 +49,27 @@ offenders.sort((a, b) => b.lines - a.lines);
 // A function is known by file and name (its line moves as the file is edited).
 const keyOf = (offender) => `${offender.where.split(':')[0]} ${offender.name}`;
 if (process.argv.includes('--write-baseline')) {
-  writeFileSync(BASELINE, `${JSON.stringify(Object.fromEntries(offenders.map((offender) => [keyOf(offender), offender.lines])), null, 2)}\n`);
+  writeFileSync(
+    BASELINE,
+    `${JSON.stringify(Object.fromEntries(offenders.map((offender) => [keyOf(offender), offender.lines])), null, 2)}\n`,
+  );
 }
 const baseline = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, 'utf8')) : {};
-const failing = offenders.filter((offender) => !(keyOf(offender) in baseline) || offender.lines > baseline[keyOf(offender)]);
+const failing = offenders.filter(
+  (offender) => !(keyOf(offender) in baseline) || offender.lines > baseline[keyOf(offender)],
+);
 for (const offender of offenders) {
   const known = baseline[keyOf(offender)];
-  const note = known === undefined ? 'new: split it' : offender.lines > known ? `grew from ${known}: split it` : `known (${known})`;
-  if (report || known === undefined || offender.lines > known) console.log(`${offender.where} ${offender.name}: ${offender.lines} lines, ${note}`);
+  const note =
+    known === undefined
+      ? 'new: split it'
+      : offender.lines > known
+        ? `grew from ${known}: split it`
+        : `known (${known})`;
+  if (report || known === undefined || offender.lines > known)
+    console.log(`${offender.where} ${offender.name}: ${offender.lines} lines, ${note}`);
 }
-console.log(`check-function-length: ${offenders.length} function(s) over ${max} lines in ${DIRS.join(', ')}, ${failing.length} not allowed`);
+console.log(
+  `check-function-length: ${offenders.length} function(s) over ${max} lines in ${DIRS.join(', ')}, ${failing.length} not allowed`,
+);
 if (failing.length > 0 && !report) process.exit(1);

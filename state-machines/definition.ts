@@ -1,4 +1,11 @@
-import { AslStates, buildClustersPhase, buildFinishPhase, buildRecordStartPhase, buildValidatePhase, WorkflowTimings } from './phases';
+import {
+  AslStates,
+  buildClustersPhase,
+  buildFinishPhase,
+  buildRecordStartPhase,
+  buildValidatePhase,
+  WorkflowTimings,
+} from './phases';
 import { CLUSTER_POLL_SECONDS, EXECUTION_TIMEOUT_SECONDS } from '../core/cloud/workflow-shape';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder, STATE } from './states';
 
@@ -32,7 +39,8 @@ export function buildBenchmarkDefinition(options: BenchmarkDefinitionOptions = {
     clusterPollSeconds: options.clusterPollSeconds ?? CLUSTER_POLL_SECONDS,
   };
   return {
-    Comment: 'rmqbench: validate a plan, then per cluster configuration launch, smoke-test, run PerfTest, ingest and always tear down',
+    Comment:
+      'rmqbench: validate a plan, then per cluster configuration launch, smoke-test, run PerfTest, ingest and always tear down',
     StartAt: STATE.validatePlan,
     TimeoutSeconds: options.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS,
     States: {
@@ -45,10 +53,16 @@ export function buildBenchmarkDefinition(options: BenchmarkDefinitionOptions = {
 }
 
 /** Fills the function placeholders (for asl-validator and the local runner, which only need well-formed ARNs). */
-export function resolveResources(definition: BenchmarkDefinition, arns: Partial<Record<FunctionPlaceholder, string>> = {}): BenchmarkDefinition {
+export function resolveResources(
+  definition: BenchmarkDefinition,
+  arns: Partial<Record<FunctionPlaceholder, string>> = {},
+): BenchmarkDefinition {
   const text = JSON.stringify(definition).replace(/\$\{([A-Za-z]+)\}/g, (match, name: string) => {
     if (!(FUNCTION_PLACEHOLDERS as string[]).includes(name)) return match;
-    return arns[name as FunctionPlaceholder] ?? `arn:aws:lambda:us-east-1:123456789012:function:rmqbench-${name.replace(/FunctionArn$/, '')}`;
+    return (
+      arns[name as FunctionPlaceholder] ??
+      `arn:aws:lambda:us-east-1:123456789012:function:rmqbench-${name.replace(/FunctionArn$/, '')}`
+    );
   });
   return JSON.parse(text) as BenchmarkDefinition;
 }

@@ -14,7 +14,8 @@ export interface WorkflowTimings {
 
 /**
  * Errors worth trying again, retried with back-off on every task: the Lambda service's own (the set aws-cdk-lib's
- * LambdaInvoke retries, 6 attempts from 2 s doubling: https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html),
+ * LambdaInvoke retries, 6 attempts from 2 s doubling:
+ * https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html),
  * Lambda.Unknown and Lambda.ClientExecutionTimeoutException (an invocation cut short: every task is safe to run again:
  * reads and polls, idempotent writes, CreateStack with its ClientRequestToken, deterministic Azure deployment names),
  * and TRANSIENT_ERROR, the name a function gives a throttled call, a 5xx or a reset connection that outlived the SDK's
@@ -48,7 +49,10 @@ export const TRANSIENT_RETRY = {
  */
 export const SMOKE_TEST_RETRY = { ErrorEquals: ['Error'], IntervalSeconds: 20, MaxAttempts: 3, BackoffRate: 2 };
 
-/** A Lambda Task whose output is the function's own result (no Payload wrapper), so the local handlers return the same shape. */
+/**
+ * A Lambda Task whose output is the function's own result (no Payload wrapper), so the local handlers return the same
+ * shape.
+ */
 export function task(name: TaskStateName, parameters: Record<string, unknown>, fields: AslState): AslState {
   return {
     Type: 'Task',
@@ -61,7 +65,9 @@ export function task(name: TaskStateName, parameters: Record<string, unknown>, f
   };
 }
 
-const catchAll = (next: string, resultPath = '$.error') => [{ ErrorEquals: ['States.ALL'], ResultPath: resultPath, Next: next }];
+const catchAll = (next: string, resultPath = '$.error') => [
+  { ErrorEquals: ['States.ALL'], ResultPath: resultPath, Next: next },
+];
 
 /** Validates the plan and lays the run out; an invalid plan goes to RecordRunFailure and launches nothing. */
 export function buildValidatePhase(next: string, onFailure: string): AslStates {
@@ -90,7 +96,11 @@ export function buildRecordStartPhase(next: string, onFailure: string): AslState
 export function buildLaunchPhase(next: string, onFailure: string, timings: WorkflowTimings): AslStates {
   const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'cluster.$': '$.cluster' };
   return {
-    [STATE.launchCluster]: task(STATE.launchCluster, common, { ResultPath: '$.launch', Next: STATE.checkClusterReady, Catch: catchAll(onFailure) }),
+    [STATE.launchCluster]: task(STATE.launchCluster, common, {
+      ResultPath: '$.launch',
+      Next: STATE.checkClusterReady,
+      Catch: catchAll(onFailure),
+    }),
     [STATE.checkClusterReady]: task(
       STATE.checkClusterReady,
       { ...common, 'launch.$': '$.launch' },
@@ -116,7 +126,15 @@ export function buildLaunchPhase(next: string, onFailure: string, timings: Workf
  * until then, applies it, waits, heals it, and goes on polling the repetition. Without a fault it goes straight on.
  */
 export function buildFaultPhase(next: string): AslStates {
-  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item', 'started.$': '$.started' };
+  const common = {
+    'runId.$': '$.runId',
+    'target.$': '$.target',
+    'plan.$': '$.plan',
+    'launch.$': '$.launch',
+    'readiness.$': '$.readiness',
+    'item.$': '$.item',
+    'started.$': '$.started',
+  };
   return {
     [STATE.isFaultPlanned]: {
       Type: 'Choice',
@@ -124,27 +142,54 @@ export function buildFaultPhase(next: string): AslStates {
       Default: next,
     },
     [STATE.waitForFault]: { Type: 'Wait', TimestampPath: '$.started.fault.at', Next: STATE.injectFault },
-    // The outcome goes into `started`, which CheckRepetition receives: a cloud repetition records the fault it applied from there.
-    [STATE.injectFault]: task(STATE.injectFault, { action: 'inject', ...common }, { ResultPath: '$.started.faultApplied', Next: STATE.isHealPlanned }),
+    // The outcome goes into `started`, which CheckRepetition receives: a cloud repetition records the fault it applied
+    // from there.
+    [STATE.injectFault]: task(
+      STATE.injectFault,
+      { action: 'inject', ...common },
+      { ResultPath: '$.started.faultApplied', Next: STATE.isHealPlanned },
+    ),
     [STATE.isHealPlanned]: {
       Type: 'Choice',
       Choices: [{ Variable: '$.started.fault.healAt', IsPresent: true, Next: STATE.waitForHeal }],
       Default: next,
     },
     [STATE.waitForHeal]: { Type: 'Wait', TimestampPath: '$.started.fault.healAt', Next: STATE.healFault },
-    [STATE.healFault]: task(STATE.healFault, { action: 'heal', ...common, 'applied.$': '$.started.faultApplied' }, { ResultPath: '$.started.faultHealed', Next: next }),
+    [STATE.healFault]: task(
+      STATE.healFault,
+      { action: 'heal', ...common, 'applied.$': '$.started.faultApplied' },
+      { ResultPath: '$.started.faultHealed', Next: next },
+    ),
   };
 }
 
-/** One repetition: start PerfTest, apply its fault if it has one, poll until its output is complete (or the task's deadline passed), ingest, pause. */
+/**
+ * One repetition: start PerfTest, apply its fault if it has one, poll until its output is complete (or the task's
+ * deadline passed), ingest, pause.
+ */
 export function buildRepetitionPhase(): AslStates {
-  const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item' };
+  const common = {
+    'runId.$': '$.runId',
+    'target.$': '$.target',
+    'plan.$': '$.plan',
+    'launch.$': '$.launch',
+    'readiness.$': '$.readiness',
+    'item.$': '$.item',
+  };
   return {
-    [STATE.startRepetition]: task(STATE.startRepetition, common, { ResultPath: '$.started', Next: STATE.isFaultPlanned }),
+    [STATE.startRepetition]: task(STATE.startRepetition, common, {
+      ResultPath: '$.started',
+      Next: STATE.isFaultPlanned,
+    }),
     ...buildFaultPhase(STATE.waitForRepetition),
-    // Each repetition's own interval (state-machines/schedule.ts pollSeconds): an hour-long repetition is checked ~30 times, not 240.
+    // Each repetition's own interval (state-machines/schedule.ts pollSeconds): an hour-long repetition is checked ~30
+    // times, not 240.
     [STATE.waitForRepetition]: { Type: 'Wait', SecondsPath: '$.item.pollSeconds', Next: STATE.checkRepetition },
-    [STATE.checkRepetition]: task(STATE.checkRepetition, { ...common, 'started.$': '$.started' }, { ResultPath: '$.check', Next: STATE.isRepetitionDone }),
+    [STATE.checkRepetition]: task(
+      STATE.checkRepetition,
+      { ...common, 'started.$': '$.started' },
+      { ResultPath: '$.check', Next: STATE.isRepetitionDone },
+    ),
     [STATE.isRepetitionDone]: {
       Type: 'Choice',
       Choices: [{ Variable: '$.check.done', BooleanEquals: true, Next: STATE.ingestRepetition }],
@@ -154,7 +199,14 @@ export function buildRepetitionPhase(): AslStates {
       STATE.ingestRepetition,
       // launch and readiness: the host metrics are read from CloudWatch by the cluster stack's name (launch.clusterId),
       // from Azure Monitor by the deployment's resource ids (readiness.outputs).
-      { 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'item.$': '$.item', 'check.$': '$.check' },
+      {
+        'runId.$': '$.runId',
+        'target.$': '$.target',
+        'launch.$': '$.launch',
+        'readiness.$': '$.readiness',
+        'item.$': '$.item',
+        'check.$': '$.check',
+      },
       { ResultPath: '$.ingested', Next: STATE.isPauseNeeded },
     ),
     [STATE.isPauseNeeded]: {
@@ -182,7 +234,11 @@ export function buildRunPhase(next: string, onFailure: string): AslStates {
         'readiness.$': '$.readiness',
         'item.$': '$$.Map.Item.Value',
       },
-      ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' }, StartAt: STATE.startRepetition, States: buildRepetitionPhase() },
+      ItemProcessor: {
+        ProcessorConfig: { Mode: 'INLINE' },
+        StartAt: STATE.startRepetition,
+        States: buildRepetitionPhase(),
+      },
       ResultPath: '$.repetitionResults',
       Next: next,
       Catch: catchAll(onFailure),
@@ -191,11 +247,14 @@ export function buildRunPhase(next: string, onFailure: string): AslStates {
 }
 
 /**
- * Azure only, after the cluster's last repetition and before its teardown: Azure Monitor has a repetition's last minutes
- * only a while after it ended (core/metrics/azure-monitor-metrics.ts, AZURE_METRICS_SETTLE_SECONDS), and the metrics of a deleted VM
+ * Azure only, after the cluster's last repetition and before its teardown: Azure Monitor has a repetition's last
+ * minutes
+ * only a while after it ended (core/metrics/azure-monitor-metrics.ts, AZURE_METRICS_SETTLE_SECONDS), and the metrics of
+ * a deleted VM
  * cannot be relied on. The workflow waits that long (the Wait costs nothing; the VMs bill those minutes more) and has
  * IngestRepetition read the host metrics of the cluster's repetitions recorded as read too early again ("metricsOnly").
- * Its failure is recorded in `$.metricsRereadError` and goes on to teardown: the stored results stay as they were, and the
+ * Its failure is recorded in `$.metricsRereadError` and goes on to teardown: the stored results stay as they were, and
+ * the
  * cluster does not count as failed. Other targets (AWS's agent flushes every 10 s) go straight to teardown.
  */
 export function buildMetricsRereadPhase(next: string): AslStates {
@@ -208,7 +267,14 @@ export function buildMetricsRereadPhase(next: string): AslStates {
     [STATE.waitForLateMetrics]: { Type: 'Wait', Seconds: AZURE_METRICS_SETTLE_SECONDS, Next: STATE.rereadHostMetrics },
     [STATE.rereadHostMetrics]: task(
       STATE.rereadHostMetrics,
-      { action: 'metricsOnly', 'runId.$': '$.runId', 'target.$': '$.target', 'launch.$': '$.launch', 'readiness.$': '$.readiness', 'cluster.$': '$.cluster' },
+      {
+        action: 'metricsOnly',
+        'runId.$': '$.runId',
+        'target.$': '$.target',
+        'launch.$': '$.launch',
+        'readiness.$': '$.readiness',
+        'cluster.$': '$.cluster',
+      },
       { ResultPath: '$.metricsReread', Next: next, Catch: catchAll(next, '$.metricsRereadError') },
     ),
   };
@@ -225,19 +291,34 @@ export function buildMetricsRereadPhase(next: string): AslStates {
 export function buildTeardownPhase(): AslStates {
   const common = { 'runId.$': '$.runId', 'target.$': '$.target', 'cluster.$': '$.cluster' };
   // A failed cluster's boot log group outlives its stack, for the failure's reason; a cluster that ran has it deleted
-  // with the stack (TeardownCluster reads `bootLogs.keep`; a Parameters path must exist, so both ways set it). An object,
+  // with the stack (TeardownCluster reads `bootLogs.keep`; a Parameters path must exist, so both ways set it). An
+  // object,
   // not a bare boolean: aws-local-stepfunctions 3.0 takes a Pass state's `Result: false` for no Result at all.
-  const bootLogs = (keep: boolean): AslState => ({ Type: 'Pass', Result: { keep }, ResultPath: '$.bootLogs', Next: STATE.teardownCluster });
-  const done = (path: string) => ({ And: [{ Variable: path, IsPresent: true }, { Variable: path, BooleanEquals: true }] });
+  const bootLogs = (keep: boolean): AslState => ({
+    Type: 'Pass',
+    Result: { keep },
+    ResultPath: '$.bootLogs',
+    Next: STATE.teardownCluster,
+  });
+  const done = (path: string) => ({
+    And: [
+      { Variable: path, IsPresent: true },
+      { Variable: path, BooleanEquals: true },
+    ],
+  });
   return {
     [STATE.keepBootLogs]: bootLogs(true),
     [STATE.dropBootLogs]: bootLogs(false),
-    [STATE.teardownCluster]: task(STATE.teardownCluster, { ...common, 'keepBootLogs.$': '$.bootLogs.keep' }, {
-      ResultPath: '$.teardown',
-      Next: STATE.isTeardownDone,
-      Retry: [TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
-      Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
-    }),
+    [STATE.teardownCluster]: task(
+      STATE.teardownCluster,
+      { ...common, 'keepBootLogs.$': '$.bootLogs.keep' },
+      {
+        ResultPath: '$.teardown',
+        Next: STATE.isTeardownDone,
+        Retry: [TRANSIENT_RETRY, { ErrorEquals: ['States.ALL'], IntervalSeconds: 10, MaxAttempts: 3, BackoffRate: 2 }],
+        Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
+      },
+    ),
     [STATE.isTeardownDone]: {
       Type: 'Choice',
       Choices: [{ Or: [done('$.teardown.done'), done('$.teardownCheck.done')], Next: STATE.clusterOutcome }],
@@ -247,7 +328,11 @@ export function buildTeardownPhase(): AslStates {
     [STATE.checkTeardown]: task(
       STATE.checkTeardown,
       { action: 'check', ...common, 'teardown.$': '$.teardown' },
-      { ResultPath: '$.teardownCheck', Next: STATE.isTeardownDone, Catch: catchAll(STATE.clusterOutcome, '$.teardownError') },
+      {
+        ResultPath: '$.teardownCheck',
+        Next: STATE.isTeardownDone,
+        Catch: catchAll(STATE.clusterOutcome, '$.teardownError'),
+      },
     ),
     [STATE.clusterOutcome]: {
       Type: 'Choice',
@@ -262,18 +347,35 @@ export function buildTeardownPhase(): AslStates {
       Parameters: { 'clusterId.$': '$.cluster.clusterId', failed: true, 'state.$': '$' },
       End: true,
     },
-    [STATE.clusterSucceeded]: { Type: 'Pass', Parameters: { 'clusterId.$': '$.cluster.clusterId', failed: false }, End: true },
+    [STATE.clusterSucceeded]: {
+      Type: 'Pass',
+      Parameters: { 'clusterId.$': '$.cluster.clusterId', failed: false },
+      End: true,
+    },
   };
 }
 
-/** The cluster configurations, in parallel up to `maxConcurrency`; each iteration launches, runs and tears down its own cluster. */
-export function buildClustersPhase(next: string, onFailure: string, maxConcurrency: number, timings: WorkflowTimings): AslStates {
+/**
+ * The cluster configurations, in parallel up to `maxConcurrency`; each iteration launches, runs and tears down its own
+ * cluster.
+ */
+export function buildClustersPhase(
+  next: string,
+  onFailure: string,
+  maxConcurrency: number,
+  timings: WorkflowTimings,
+): AslStates {
   return {
     [STATE.forEachCluster]: {
       Type: 'Map',
       ItemsPath: '$.clusters',
       MaxConcurrency: maxConcurrency,
-      ItemSelector: { 'runId.$': '$.runId', 'target.$': '$.target', 'plan.$': '$.plan', 'cluster.$': '$$.Map.Item.Value' },
+      ItemSelector: {
+        'runId.$': '$.runId',
+        'target.$': '$.target',
+        'plan.$': '$.plan',
+        'cluster.$': '$$.Map.Item.Value',
+      },
       ItemProcessor: {
         ProcessorConfig: { Mode: 'INLINE' },
         StartAt: STATE.launchCluster,
@@ -296,7 +398,11 @@ export function buildClustersPhase(next: string, onFailure: string, maxConcurren
 export function buildFinishPhase(): AslStates {
   const record = { 'state.$': '$', 'executionName.$': '$$.Execution.Name' };
   return {
-    [STATE.finishRun]: task(STATE.finishRun, { action: 'finish', ...record }, { ResultPath: '$.finish', Next: STATE.isRunFailed, Catch: catchAll(STATE.recordRunFailure) }),
+    [STATE.finishRun]: task(
+      STATE.finishRun,
+      { action: 'finish', ...record },
+      { ResultPath: '$.finish', Next: STATE.isRunFailed, Catch: catchAll(STATE.recordRunFailure) },
+    ),
     [STATE.isRunFailed]: {
       Type: 'Choice',
       Choices: [{ Variable: '$.finish.status', StringEquals: 'FAILED', Next: STATE.runFailed }],

@@ -13,7 +13,10 @@ export interface ClusterResult {
   readonly state?: { readonly error?: CaughtError; readonly teardownError?: CaughtError };
 }
 
-/** The error message a caught error stands for: Lambda's errorMessage when the cause is its JSON, the cause text otherwise. */
+/**
+ * The error message a caught error stands for: Lambda's errorMessage when the cause is its JSON, the cause text
+ * otherwise.
+ */
 export function describeCaught(caught: CaughtError | undefined): string {
   if (!caught) return 'unknown error';
   const cause = caught.Cause;
@@ -34,16 +37,25 @@ export function firstClusterFailure(results: readonly ClusterResult[] | undefine
   for (const result of results ?? []) {
     if (!result.failed) continue;
     if (result.state?.error) return describeCaught(result.state.error);
-    if (result.state?.teardownError) return `teardown of ${result.clusterId} failed: ${describeCaught(result.state.teardownError)}`;
+    if (result.state?.teardownError)
+      return `teardown of ${result.clusterId} failed: ${describeCaught(result.state.teardownError)}`;
     return `cluster ${result.clusterId} failed`;
   }
   return undefined;
 }
 
-/** The run's status: the same rule as the in-process loop (any failure or no success → FAILED, all → SUCCEEDED, else PARTIAL). */
-export function runStatus(failure: string | undefined, repetitions: readonly { status: RepetitionStatus }[], total: number): { status: RunStatus; error?: string } {
+/**
+ * The run's status: the same rule as the in-process loop (any failure or no success → FAILED, all → SUCCEEDED, else
+ * PARTIAL).
+ */
+export function runStatus(
+  failure: string | undefined,
+  repetitions: readonly { status: RepetitionStatus }[],
+  total: number,
+): { status: RunStatus; error?: string } {
   const succeeded = repetitions.filter((repetition) => repetition.status === 'SUCCEEDED').length;
-  const status: RunStatus = failure !== undefined || succeeded === 0 ? 'FAILED' : succeeded === total ? 'SUCCEEDED' : 'PARTIAL';
+  const status: RunStatus =
+    failure !== undefined || succeeded === 0 ? 'FAILED' : succeeded === total ? 'SUCCEEDED' : 'PARTIAL';
   const error = failure ?? (status === 'FAILED' ? 'no repetition succeeded' : undefined);
   return error === undefined ? { status } : { status, error };
 }

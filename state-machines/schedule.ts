@@ -67,7 +67,10 @@ export function rawKeyFor(scenarioId: string, repetition: number): string {
   return `${scenarioId.replace(/[^A-Za-z0-9._=-]+/g, '_')}.rep-${repetition}.json`;
 }
 
-/** A name CloudFormation and Azure both accept: letters, digits and dashes, starting with a letter, at most 128 characters. */
+/**
+ * A name CloudFormation and Azure both accept: letters, digits and dashes, starting with a letter, at most 128
+ * characters.
+ */
 export function clusterIdFor(runId: string, index: number): string {
   const safe = runId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^[^A-Za-z]+/, '');
   return `rmqbench-${safe}`.slice(0, 118).replace(/-+$/, '') + `-c${index + 1}`;
@@ -76,11 +79,17 @@ export function clusterIdFor(runId: string, index: number): string {
 /** A run id for an execution started without one (e.g. by the scheduler): the plan name and the execution name. */
 export function runIdFor(input: WorkflowInput, executionName: string): string {
   if (typeof input.runId === 'string' && input.runId.length > 0) return input.runId;
-  const name = typeof (input.plan as { name?: unknown } | null)?.name === 'string' ? (input.plan as { name: string }).name : 'plan';
+  const name =
+    typeof (input.plan as { name?: unknown } | null)?.name === 'string'
+      ? (input.plan as { name: string }).name
+      : 'plan';
   return `${name}-${executionName}`;
 }
 
-/** The input of a BenchmarkController execution for a plan: what `execution-input` prints and `run --target aws|azure` starts. */
+/**
+ * The input of a BenchmarkController execution for a plan: what `execution-input` prints and `run --target aws|azure`
+ * starts.
+ */
 export function executionInput(plan: Plan, target: 'aws' | 'azure', runId?: string): WorkflowInput {
   return { plan: planData(plan), target, ...(runId ? { runId } : {}) };
 }
@@ -100,7 +109,8 @@ export function planData(plan: Plan): unknown {
 }
 
 export function checkTarget(target: unknown): WorkflowTarget {
-  if (typeof target === 'string' && (WORKFLOW_TARGETS as readonly string[]).includes(target)) return target as WorkflowTarget;
+  if (typeof target === 'string' && (WORKFLOW_TARGETS as readonly string[]).includes(target))
+    return target as WorkflowTarget;
   throw new Error(`target must be one of ${WORKFLOW_TARGETS.join(', ')} (got ${JSON.stringify(target)})`);
 }
 
@@ -111,7 +121,8 @@ export function checkTarget(target: unknown): WorkflowTarget {
 export function buildSchedule(input: WorkflowInput, executionName: string): WorkflowSchedule {
   const target = checkTarget(input.target ?? 'aws');
   const plan = validatePlan(input.plan, 'the execution input');
-  // A cloud run must be priceable: the instance types are checked against the shipped catalog before anything is created.
+  // A cloud run must be priceable: the instance types are checked against the shipped catalog before anything is
+  // created.
   assertPlanRunsOnTarget(plan, target, defaultPriceCatalog, 'the execution input');
   const runId = runIdFor(input, executionName);
   const total = plan.scenarios.length * plan.repetitions;
@@ -146,5 +157,14 @@ export function buildSchedule(input: WorkflowInput, executionName: string): Work
       repetitions,
     };
   });
-  return { runId, target, planName: plan.name, plan: planData(plan), plannedSeconds: plannedSeconds(plan), totalRepetitions: total, scenarioIds: plan.scenarios.map((scenario) => scenario.id), clusters };
+  return {
+    runId,
+    target,
+    planName: plan.name,
+    plan: planData(plan),
+    plannedSeconds: plannedSeconds(plan),
+    totalRepetitions: total,
+    scenarioIds: plan.scenarios.map((scenario) => scenario.id),
+    clusters,
+  };
 }

@@ -71,7 +71,11 @@ export const FAULT_INJECTABLE_STATES = [
 
 // RereadHostMetrics runs on azure only, CheckTeardown on the cloud targets only (the local target never enters them, so
 // --fail-at does not offer them).
-export type TaskStateName = (typeof FAULT_INJECTABLE_STATES)[number] | typeof STATE.recordRunFailure | typeof STATE.rereadHostMetrics | typeof STATE.checkTeardown;
+export type TaskStateName =
+  | (typeof FAULT_INJECTABLE_STATES)[number]
+  | typeof STATE.recordRunFailure
+  | typeof STATE.rereadHostMetrics
+  | typeof STATE.checkTeardown;
 
 /**
  * The function each Task state invokes, as a `${...}` placeholder: CloudFormation's

@@ -5,7 +5,14 @@ import {
   ResourceNotFoundException,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import {
   TABLE_KEYS,
   baselineKey,
@@ -62,7 +69,9 @@ export class ResultsStore {
   /** Creates the table when it does not exist (DynamoDB Local; in the cloud the construct creates it). */
   async ensureTable(): Promise<void> {
     try {
-      await this.call('describe the table', () => this.client.send(new DescribeTableCommand({ TableName: this.tableName })));
+      await this.call('describe the table', () =>
+        this.client.send(new DescribeTableCommand({ TableName: this.tableName })),
+      );
       return;
     } catch (error) {
       if (!(error instanceof StoreError && error.cause instanceof ResourceNotFoundException)) throw error;
@@ -99,7 +108,9 @@ export class ResultsStore {
   }
 
   async putRun(run: RunRecord): Promise<void> {
-    await this.call(`store run ${run.runId}`, () => this.documents.send(new PutCommand({ TableName: this.tableName, Item: runItem(run) })));
+    await this.call(`store run ${run.runId}`, () =>
+      this.documents.send(new PutCommand({ TableName: this.tableName, Item: runItem(run) })),
+    );
   }
 
   async finishRun(runId: string, status: RunStatus, finishedAt: string, error?: string): Promise<void> {
@@ -109,9 +120,14 @@ export class ResultsStore {
           TableName: this.tableName,
           Key: runKey(runId),
           ConditionExpression: 'attribute_exists(PK)',
-          UpdateExpression: error === undefined ? 'SET #s = :s, finishedAt = :f REMOVE #e' : 'SET #s = :s, finishedAt = :f, #e = :e',
+          UpdateExpression:
+            error === undefined ? 'SET #s = :s, finishedAt = :f REMOVE #e' : 'SET #s = :s, finishedAt = :f, #e = :e',
           ExpressionAttributeNames: { '#s': 'status', '#e': 'error' },
-          ExpressionAttributeValues: { ':s': status, ':f': finishedAt, ...(error === undefined ? {} : { ':e': error }) },
+          ExpressionAttributeValues: {
+            ':s': status,
+            ':f': finishedAt,
+            ...(error === undefined ? {} : { ':e': error }),
+          },
         }),
       ),
     );
@@ -123,7 +139,10 @@ export class ResultsStore {
     for (let start = 0; start < items.length; start += 25) {
       let requests = items.slice(start, start + 25).map((Item) => ({ PutRequest: { Item } }));
       for (let attempt = 0; requests.length > 0; attempt++) {
-        if (attempt > 5) throw new StoreError(`${this.describeEndpoint}: could not write ${requests.length} item(s) of ${record.scenarioId} #${record.repetition} after retries`);
+        if (attempt > 5)
+          throw new StoreError(
+            `${this.describeEndpoint}: could not write ${requests.length} item(s) of ${record.scenarioId} #${record.repetition} after retries`,
+          );
         const response = await this.call(`store ${record.scenarioId} repetition ${record.repetition}`, () =>
           this.documents.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } })),
         );
@@ -144,14 +163,19 @@ export class ResultsStore {
     if (!runItemFound) return undefined;
     return {
       run: withoutKeys<RunRecord>(runItemFound),
-      repetitions: items.filter((item) => item.type === 'repetition').map((item) => withoutKeys<StoredRepetition>(item)),
+      repetitions: items
+        .filter((item) => item.type === 'repetition')
+        .map((item) => withoutKeys<StoredRepetition>(item)),
     };
   }
 
   async getSamples(runId: string, scenarioId: string, repetition: number): Promise<PerSecondSample[]> {
     const items = await this.queryAll(`read samples of ${scenarioId}`, {
       KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': `RUN#${runId}`, ':prefix': `SAMPLES#${scenarioId}#${String(repetition).padStart(3, '0')}#` },
+      ExpressionAttributeValues: {
+        ':pk': `RUN#${runId}`,
+        ':prefix': `SAMPLES#${scenarioId}#${String(repetition).padStart(3, '0')}#`,
+      },
     });
     return items.flatMap((item) => item.samples as PerSecondSample[]);
   }
@@ -167,13 +191,17 @@ export class ResultsStore {
 
   /** Runs, newest first. */
   async listRuns(limit = 50): Promise<RunRecord[]> {
-    const keys = await this.queryAll('list runs', {
-      IndexName: TABLE_KEYS.gsi1Name,
-      KeyConditionExpression: 'GSI1PK = :runs',
-      ExpressionAttributeValues: { ':runs': 'RUNS' },
-      ScanIndexForward: false,
-      Limit: limit,
-    }, limit);
+    const keys = await this.queryAll(
+      'list runs',
+      {
+        IndexName: TABLE_KEYS.gsi1Name,
+        KeyConditionExpression: 'GSI1PK = :runs',
+        ExpressionAttributeValues: { ':runs': 'RUNS' },
+        ScanIndexForward: false,
+        Limit: limit,
+      },
+      limit,
+    );
     const runs: RunRecord[] = [];
     for (const key of keys) {
       const response = await this.call('read a run', () =>
@@ -186,7 +214,12 @@ export class ResultsStore {
 
   async setBaseline(planName: string, runId: string): Promise<void> {
     await this.call(`mark baseline of ${planName}`, () =>
-      this.documents.send(new PutCommand({ TableName: this.tableName, Item: { ...baselineKey(planName), type: 'baseline', planName, runId } })),
+      this.documents.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...baselineKey(planName), type: 'baseline', planName, runId },
+        }),
+      ),
     );
   }
 
@@ -219,7 +252,9 @@ export class ResultsStore {
       return await send();
     } catch (error) {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      throw new StoreError(`${this.describeEndpoint}: could not ${operation} in table ${this.tableName} (${reason})`, { cause: error });
+      throw new StoreError(`${this.describeEndpoint}: could not ${operation} in table ${this.tableName} (${reason})`, {
+        cause: error,
+      });
     }
   }
 }

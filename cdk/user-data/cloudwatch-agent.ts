@@ -1,4 +1,11 @@
-import { AGENT_INTERVAL_SECONDS, AGENT_METRICS, CLOUDWATCH_NAMESPACE, CLUSTER_DIMENSION, INSTANCE_DIMENSION, ROLE_DIMENSION } from '../../core/metrics/cloudwatch-host-metrics';
+import {
+  AGENT_INTERVAL_SECONDS,
+  AGENT_METRICS,
+  CLOUDWATCH_NAMESPACE,
+  CLUSTER_DIMENSION,
+  INSTANCE_DIMENSION,
+  ROLE_DIMENSION,
+} from '../../core/metrics/cloudwatch-host-metrics';
 import { Token } from 'aws-cdk-lib';
 import { shellQuote } from '../shell';
 
@@ -39,9 +46,11 @@ const SHELL_VARIABLE = /^\$([A-Za-z_][A-Za-z0-9_]*)$/;
  * - diskio and net per device and interface (IngestRepetition adds whole disks and non-loopback interfaces).
  */
 export function cloudWatchAgentConfig(input: CloudWatchAgentInput): object {
-  if (!input.role || !/^[a-z][a-z0-9-]*$/.test(input.role)) throw new Error(`role ${JSON.stringify(input.role)} must be lower-case letters, digits and hyphens`);
+  if (!input.role || !/^[a-z][a-z0-9-]*$/.test(input.role))
+    throw new Error(`role ${JSON.stringify(input.role)} must be lower-case letters, digits and hyphens`);
   const dimensions = { [CLUSTER_DIMENSION]: input.clusterId, [ROLE_DIMENSION]: input.role };
-  const plugin = (name: string) => AGENT_METRICS.filter((metric) => metric.plugin === name).map((metric) => metric.measurement);
+  const plugin = (name: string) =>
+    AGENT_METRICS.filter((metric) => metric.plugin === name).map((metric) => metric.measurement);
   return {
     agent: { metrics_collection_interval: AGENT_INTERVAL_SECONDS, run_as_user: 'cwagent', omit_hostname: true },
     metrics: {
@@ -71,18 +80,28 @@ export function cloudWatchAgentConfig(input: CloudWatchAgentInput): object {
  * the script (as a token, or as a shell variable the script already set) instead of once per plugin. The here-document
  * is therefore unquoted, for `$1` to expand; every other `$`, `\` and backquote of the JSON (the agent's own
  * `${aws:InstanceId}` placeholder) is escaped, so the agent receives it unchanged (bash(1), "Here Documents": with an
- * unquoted word, "the character sequence \<newline> is ignored, and \ must be used to quote the characters \, $, and `").
+ * unquoted word, "the character sequence \<newline> is ignored, and \ must be used to quote the characters \, $, and
+ * `").
  */
 export function cloudWatchAgentBootCommands(input: CloudWatchAgentInput): string[] {
   const placeholder = 'RMQBENCH_CLUSTER_ID_ARGUMENT';
   const json = JSON.stringify(cloudWatchAgentConfig({ ...input, clusterId: placeholder }));
-  if (json.split(placeholder).length !== new Set(AGENT_METRICS.map((metric) => metric.plugin)).size + 1) throw new Error('the agent configuration must name the cluster id once per plugin');
-  const escaped = json.replace(/[\\$`]/g, (character) => `\\${character}`).split(placeholder).join('$1');
+  if (json.split(placeholder).length !== new Set(AGENT_METRICS.map((metric) => metric.plugin)).size + 1)
+    throw new Error('the agent configuration must name the cluster id once per plugin');
+  const escaped = json
+    .replace(/[\\$`]/g, (character) => `\\${character}`)
+    .split(placeholder)
+    .join('$1');
   const variable = SHELL_VARIABLE.exec(input.clusterId);
-  if (!variable && !Token.isUnresolved(input.clusterId) && !/^[A-Za-z][A-Za-z0-9-]*$/.test(input.clusterId)) throw new Error(`clusterId ${JSON.stringify(input.clusterId)} must be a stack name (letters, digits, hyphens), a token, or a shell variable ($NAME)`);
+  if (!variable && !Token.isUnresolved(input.clusterId) && !/^[A-Za-z][A-Za-z0-9-]*$/.test(input.clusterId))
+    throw new Error(
+      `clusterId ${JSON.stringify(input.clusterId)} must be a stack name (letters, digits, hyphens), a token, or a shell variable ($NAME)`,
+    );
   const argument = variable ? `"$${variable[1]}"` : shellQuote(input.clusterId);
   return [
-    '# Host metrics (CPU, memory, disk writes, network) every second to CloudWatch, namespace ' + CLOUDWATCH_NAMESPACE + '; $1 is the cluster id.',
+    '# Host metrics (CPU, memory, disk writes, network) every second to CloudWatch, namespace ' +
+      CLOUDWATCH_NAMESPACE +
+      '; $1 is the cluster id.',
     'rmqbench_start_cloudwatch_agent() {',
     '  dnf install -y amazon-cloudwatch-agent || return 1',
     `  cat > ${CLOUDWATCH_AGENT_CONFIG_PATH} <<${CLOUDWATCH_AGENT_CONFIG_DELIMITER}`,

@@ -18,7 +18,10 @@ export const KAFKA_UNIT_PATH = '/etc/systemd/system/kafka.service';
 /** Mount point of the data volume; the broker's log.dirs is a folder below it. */
 export const KAFKA_DATA_MOUNT = '/var/lib/kafka';
 export const KAFKA_LOG_DIR = `${KAFKA_DATA_MOUNT}/data`;
-/** The broker's heap: Kafka's own default (bin/kafka-server-start.sh sets KAFKA_HEAP_OPTS="-Xmx1G -Xms1G"); the log lives in the page cache. */
+/**
+ * The broker's heap: Kafka's own default (bin/kafka-server-start.sh sets KAFKA_HEAP_OPTS="-Xmx1G -Xms1G"); the log
+ * lives in the page cache.
+ */
 export const KAFKA_HEAP = '-Xmx1G -Xms1G';
 
 export interface KafkaBrokerIdentity {
@@ -69,10 +72,15 @@ export function kafkaServerProperties(input: KafkaServerPropertiesInput): string
   ].join('\n');
 }
 
-/** log4j2 (properties format): the broker's configuration shared with the local target (core/kafka/kafka-broker-log4j.ts). */
+/**
+ * log4j2 (properties format): the broker's configuration shared with the local target
+ * (core/kafka/kafka-broker-log4j.ts).
+ */
 export const KAFKA_LOG4J = KAFKA_BROKER_LOG4J;
 
-/** `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob). */
+/**
+ * `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob).
+ */
 function javaCommand(jvmOptions = ''): string {
   return `/usr/bin/java ${jvmOptions ? `${jvmOptions} ` : ''}-Dlog4j2.configurationFile=${KAFKA_CONFIG_DIR}/log4j2.properties -cp '${KAFKA_HOME}/libs/*'`;
 }
@@ -122,7 +130,8 @@ export interface KafkaNodeBootInput {
  * Central (a checksum mismatch removes them and fails the boot), the data volume, server.properties, storage formatted
  * with the shared cluster id, a systemd unit, and success only once the metadata quorum holds every broker with an
  * elected leader. The CloudWatch agent starts first (host metrics under Role kafka-broker and the stack name as
- * ClusterId, cloudwatch-agent.ts); a broker whose agent cannot be installed boots all the same. KafkaCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
+ * ClusterId, cloudwatch-agent.ts); a broker whose agent cannot be installed boots all the same. KafkaCluster registers
+ * `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
  * log's tail to CloudWatch Logs and signals SUCCESS or FAILURE to this instance's creation policy.
  * No secret is involved: the listeners are PLAINTEXT inside the VPC, reachable only as the security group allows.
  */
@@ -181,8 +190,15 @@ function brokerInstallCommands(): string[] {
     `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages and rmqbench_fetch_jar (<Maven path> <file>).`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
-    // Within EC2's 16 KB of user data: coordinates and one digest instead of a line and a checksum per jar (pinned-jars.ts).
-    ...pinnedJarCommands({ artifacts: KAFKA_ARTIFACTS, home: KAFKA_HOME, libDir: `${KAFKA_HOME}/libs`, label: `Kafka ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`, delimiter: KAFKA_JARS_DELIMITER }),
+    // Within EC2's 16 KB of user data: coordinates and one digest instead of a line and a checksum per jar
+    // (pinned-jars.ts).
+    ...pinnedJarCommands({
+      artifacts: KAFKA_ARTIFACTS,
+      home: KAFKA_HOME,
+      libDir: `${KAFKA_HOME}/libs`,
+      label: `Kafka ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`,
+      delimiter: KAFKA_JARS_DELIMITER,
+    }),
     'cd /',
   ];
 }
@@ -193,14 +209,19 @@ function brokerConfigurationCommands(input: KafkaNodeBootInput): string[] {
     '# Configuration: node id and quorum from the construct, log4j2 to the journal.',
     writeFileCommand(
       KAFKA_SERVER_PROPERTIES,
-      kafkaServerProperties({ self: input.self, all: input.all, clientPort: input.clientPort, controllerPort: input.controllerPort }),
+      kafkaServerProperties({
+        self: input.self,
+        all: input.all,
+        clientPort: input.clientPort,
+        controllerPort: input.controllerPort,
+      }),
       SERVER_PROPERTIES_DELIMITER,
     ),
     writeFileCommand(`${KAFKA_CONFIG_DIR}/log4j2.properties`, KAFKA_LOG4J, KAFKA_LOG4J_DELIMITER),
     `install -d -o kafka -g kafka ${KAFKA_LOG_DIR}`,
     // Read back from server.properties rather than written out again: the zone name in every broker's name is a token
     // in a controller's template, and each repetition of it counts against EC2's 16 KB of user data.
-    '# The brokers\' names and this broker\'s listener, as server.properties names them.',
+    "# The brokers' names and this broker's listener, as server.properties names them.",
     `voter_hosts=$(sed -n 's/^controller\\.quorum\\.voters=//p' ${KAFKA_SERVER_PROPERTIES} | tr ',' '\\n' | sed 's/^[0-9]*@//; s/:[0-9]*$//')`,
     `self_listener=$(sed -n 's|^advertised\\.listeners=PLAINTEXT://||p' ${KAFKA_SERVER_PROPERTIES})`,
     `echo "broker ${input.self.nodeId} is $self_listener; voters:" $voter_hosts`,
@@ -246,5 +267,7 @@ function brokerStartCommands(input: KafkaNodeBootInput): string[] {
 export const KAFKA_JARS_MANIFEST = jarsManifest(KAFKA_ARTIFACTS);
 export const KAFKA_JARS_MANIFEST_PATH = `${KAFKA_HOME}/jars.txt`;
 export const KAFKA_JARS_DELIMITER = 'RMQBENCH_KAFKA_JARS';
-/** One digest over the pinned jars' SHA-256 sums (pinned-jars.ts jarsDigest): the user data need not carry 92 checksums. */
+/**
+ * One digest over the pinned jars' SHA-256 sums (pinned-jars.ts jarsDigest): the user data need not carry 92 checksums.
+ */
 export const KAFKA_JARS_DIGEST = jarsDigest(KAFKA_ARTIFACTS);

@@ -1,5 +1,11 @@
 import { KAFKA_TOOL_LOG4J } from '../../core/kafka/kafka-broker-log4j';
-import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME } from '../../core/perftest/load-generator-paths';
+import {
+  KAFKA_TOOL_COMMAND,
+  KAFKA_TOOLS_HOME,
+  KAFKA_TOOLS_READY_FILE,
+  PERF_TEST_COMMAND,
+  PERF_TEST_HOME,
+} from '../../core/perftest/load-generator-paths';
 import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
@@ -20,10 +26,10 @@ export interface LoadGeneratorBootInput {
   readonly kafkaTools?: boolean;
 }
 
-
 /**
  * The wrapper around java for the Kafka tools: the same JVM options as the local target's tools (local/kafka-java.ts
- * javaArgs: an English locale, because the tools print rates with the JVM locale's decimal separator), the tools' log4j2
+ * javaArgs: an English locale, because the tools print rates with the JVM locale's decimal separator), the tools'
+ * log4j2
  * configuration (errors and the consumer's partition assignment on stderr), and the classpath of the pinned jars, which
  * the JVM expands itself (no shell glob).
  */
@@ -33,14 +39,21 @@ export function kafkaToolWrapper(home: string): string {
 
 /**
  * Boot lines that install the Kafka tools beside PerfTest: the same 92 jars as the brokers (cdk/kafka-artifacts.ts, one
- * classpath for broker and tools), downloaded from Maven Central and checked against their pinned SHA-256 before anything
+ * classpath for broker and tools), downloaded from Maven Central and checked against their pinned SHA-256 before
+ * anything
  * runs; a mismatch removes them and fails the boot.
  */
 export function kafkaToolsBootCommands(home = KAFKA_TOOLS_HOME, command = KAFKA_TOOL_COMMAND): string[] {
   return [
     `install -d ${home}/lib`,
     `cd ${home}/lib`,
-    ...pinnedJarCommands({ artifacts: KAFKA_ARTIFACTS, home, libDir: `${home}/lib`, label: `Kafka tools ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`, delimiter: KAFKA_TOOLS_JARS_DELIMITER }),
+    ...pinnedJarCommands({
+      artifacts: KAFKA_ARTIFACTS,
+      home,
+      libDir: `${home}/lib`,
+      label: `Kafka tools ${KAFKA_VERSION_ON_AWS} (pinned in cdk/kafka-artifacts.ts)`,
+      delimiter: KAFKA_TOOLS_JARS_DELIMITER,
+    }),
     writeFileCommand(`${home}/log4j2-tool.properties`, KAFKA_TOOL_LOG4J, 'RMQBENCH_KAFKA_TOOL_LOG4J'),
     writeFileCommand(command, kafkaToolWrapper(home), 'RMQBENCH_KAFKA_TOOL_WRAPPER'),
     `chmod 755 ${command}`,
@@ -56,20 +69,28 @@ export function kafkaToolsBootCommands(home = KAFKA_TOOLS_HOME, command = KAFKA_
 export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string[] {
   return [
     'set -euo pipefail',
-    // Within EC2's 16 KB of user data (with the Kafka tools a line and a checksum per jar came to ~36 KB): each jar set as
+    // Within EC2's 16 KB of user data (with the Kafka tools a line and a checksum per jar came to ~36 KB): each jar set
+    // as
     // coordinates and one digest (pinned-jars.ts), downloaded by this one function.
     FETCH_JAR_FUNCTION,
     'dnf install -y java-21-amazon-corretto-headless',
     `install -d ${PERF_TEST_HOME}/lib`,
     `cd ${PERF_TEST_HOME}/lib`,
-    ...pinnedJarCommands({ artifacts: PERF_TEST_ARTIFACTS, home: PERF_TEST_HOME, libDir: `${PERF_TEST_HOME}/lib`, label: `PerfTest ${PERF_TEST_VERSION} (pinned in cdk/perf-test-artifacts.ts)`, delimiter: PERF_TEST_JARS_DELIMITER }),
+    ...pinnedJarCommands({
+      artifacts: PERF_TEST_ARTIFACTS,
+      home: PERF_TEST_HOME,
+      libDir: `${PERF_TEST_HOME}/lib`,
+      label: `PerfTest ${PERF_TEST_VERSION} (pinned in cdk/perf-test-artifacts.ts)`,
+      delimiter: PERF_TEST_JARS_DELIMITER,
+    }),
     writeFileCommand(
       PERF_TEST_COMMAND,
       `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
       'RMQBENCH_WRAPPER',
     ),
     `chmod 755 ${PERF_TEST_COMMAND}`,
-    // PerfTest takes credentials only in its --uri arguments: with hidepid=2 no other user can read another's /proc/<pid>
+    // PerfTest takes credentials only in its --uri arguments: with hidepid=2 no other user can read another's
+    // /proc/<pid>
     // (cmdline included), https://man7.org/linux/man-pages/man5/proc.5.html ("hidepid=2"). Persisted for reboots.
     'mount -o remount,hidepid=2 /proc',
     "grep -q '^proc /proc proc' /etc/fstab || echo 'proc /proc proc defaults,hidepid=2 0 0' >> /etc/fstab",

@@ -3,7 +3,8 @@ import { MAVEN_CENTRAL_URL, type MavenArtifact } from '../perf-test-artifacts';
 import { writeFileCommand } from '../shell';
 
 /**
- * Boot lines that download pinned jars from Maven Central and check them, small enough for EC2's user data. EC2 takes at
+ * Boot lines that download pinned jars from Maven Central and check them, small enough for EC2's user data. EC2 takes
+ * at
  * most 16 KB of user data "in raw form, before it is base64-encoded"
  * (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html; RunInstances refuses more). A
  * curl line and a checksum line per jar made a Kafka broker's user data ~31 KB and the load generator's with the Kafka
@@ -11,18 +12,23 @@ import { writeFileCommand } from '../shell';
  * SHA-256 digest over the jars' pinned sums instead.
  */
 
-/** Downloads one jar: `rmqbench_fetch_jar <path under Maven Central's maven2/> <file>`. A boot's test seam may redefine it. */
+/**
+ * Downloads one jar: `rmqbench_fetch_jar <path under Maven Central's maven2/> <file>`. A boot's test seam may redefine
+ * it.
+ */
 export const FETCH_JAR_FUNCTION = `rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "${MAVEN_CENTRAL_URL}/$1"; }`;
 
 /**
  * A jar's Maven coordinates `group:artifact:version` from its path in Maven's repository layout
- * (https://maven.apache.org/repositories/layout.html: the group with "/" for ".", the artifact, the version, and the file
+ * (https://maven.apache.org/repositories/layout.html: the group with "/" for ".", the artifact, the version, and the
+ * file
  * `<artifact>-<version>.jar` for a jar without classifier); a path of another shape is refused.
  */
 export function mavenCoordinates(path: string): string {
   const parts = path.split('/');
   const [artifact, version, file] = parts.slice(-3);
-  if (parts.length < 4 || file !== `${artifact}-${version}.jar`) throw new Error(`${path} is not <group path>/<artifact>/<version>/<artifact>-<version>.jar`);
+  if (parts.length < 4 || file !== `${artifact}-${version}.jar`)
+    throw new Error(`${path} is not <group path>/<artifact>/<version>/<artifact>-<version>.jar`);
   return `${parts.slice(0, -3).join('.')}:${artifact}:${version}`;
 }
 
@@ -37,7 +43,11 @@ export function jarsManifest(artifacts: readonly MavenArtifact[]): string {
  */
 export function jarsDigest(artifacts: readonly MavenArtifact[]): string {
   return createHash('sha256')
-    .update(artifacts.map((artifact) => `${artifact.sha256}  ${artifact.path.slice(artifact.path.lastIndexOf('/') + 1)}\n`).join(''))
+    .update(
+      artifacts
+        .map((artifact) => `${artifact.sha256}  ${artifact.path.slice(artifact.path.lastIndexOf('/') + 1)}\n`)
+        .join(''),
+    )
     .digest('hex');
 }
 

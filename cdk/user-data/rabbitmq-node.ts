@@ -11,7 +11,8 @@ export const DRAIN_UNIT_DELIMITER = 'RMQBENCH_DRAIN_UNIT';
 /**
  * The device name the data volume is attached as. On Nitro instances EBS volumes are NVMe devices; Amazon Linux's
  * amazon-ec2-utils udev rule links each to its block device mapping name (amazonlinux/amazon-ec2-utils
- * 70-ec2-nvme-devices.rules: `PROGRAM="/usr/sbin/ebsnvme-id -u /dev/%k", SYMLINK+="%c"`), so /dev/sdf exists either way.
+ * 70-ec2-nvme-devices.rules: `PROGRAM="/usr/sbin/ebsnvme-id -u /dev/%k", SYMLINK+="%c"`), so /dev/sdf exists either
+ * way.
  */
 export const DATA_VOLUME_DEVICE = '/dev/sdf';
 /** Everything the boot script prints is also appended here (the tail is copied to CloudWatch Logs when it ends). */
@@ -23,7 +24,8 @@ export const DRAIN_SCRIPT_PATH = '/usr/local/sbin/rmqbench-drain-before-terminat
 export const DRAIN_UNIT_PATH = '/etc/systemd/system/rmqbench-drain-before-termination.service';
 /**
  * The one test seam of the script: when this file exists, it is sourced right before the package installation and may
- * redefine `rmqbench_install_packages` (the simulated-VM harness installs Debian's rabbitmq-server instead of the RPMs).
+ * redefine `rmqbench_install_packages` (the simulated-VM harness installs Debian's rabbitmq-server instead of the
+ * RPMs).
  * Nothing creates it on EC2.
  */
 export const INSTALL_OVERRIDE_FILE = '/etc/rmqbench/install-override.sh';
@@ -53,13 +55,16 @@ export interface RabbitMqNodeBootInput {
 }
 
 // Team RabbitMQ's repositories and signing keys, exactly as RabbitMQ's "Installing on RPM-based Linux" guide gives them
-// for the el9 family, which lists Amazon Linux 2023 (rabbitmq/rabbitmq-website versioned_docs/version-4.1/install-rpm.md,
+// for the el9 family, which lists Amazon Linux 2023 (rabbitmq/rabbitmq-website
+// versioned_docs/version-4.1/install-rpm.md,
 // "Import the Signing Keys" and "Add Yum Repositories for RabbitMQ and Modern Erlang"). The guide also says these
 // mirrors carry x86-64 Erlang only, which is why RabbitMqCluster refuses ARM instance types.
 const SIGNING_KEYS = {
   release: 'https://github.com/rabbitmq/signing-keys/releases/download/3.0/rabbitmq-release-signing-key.asc',
-  erlang: 'https://github.com/rabbitmq/signing-keys/releases/download/3.0/cloudsmith.rabbitmq-erlang.E495BB49CC4BBE5B.key',
-  server: 'https://github.com/rabbitmq/signing-keys/releases/download/3.0/cloudsmith.rabbitmq-server.9F4587F226208342.key',
+  erlang:
+    'https://github.com/rabbitmq/signing-keys/releases/download/3.0/cloudsmith.rabbitmq-erlang.E495BB49CC4BBE5B.key',
+  server:
+    'https://github.com/rabbitmq/signing-keys/releases/download/3.0/cloudsmith.rabbitmq-server.9F4587F226208342.key',
 } as const;
 
 function repoSection(id: string, name: string, baseUrls: readonly string[], gpgKeys: readonly string[]): string {
@@ -85,10 +90,30 @@ function repoSection(id: string, name: string, baseUrls: readonly string[], gpgK
 
 /** /etc/yum.repos.d/rabbitmq.repo: both mirrors of every repository, as the guide lists them. */
 export const RABBITMQ_REPO_FILE = [
-  repoSection('modern-erlang', 'modern-erlang-el9', ['https://yum1.rabbitmq.com/erlang/el/9/$basearch', 'https://yum2.rabbitmq.com/erlang/el/9/$basearch'], [SIGNING_KEYS.erlang]),
-  repoSection('modern-erlang-noarch', 'modern-erlang-el9-noarch', ['https://yum1.rabbitmq.com/erlang/el/9/noarch', 'https://yum2.rabbitmq.com/erlang/el/9/noarch'], [SIGNING_KEYS.erlang, SIGNING_KEYS.release]),
-  repoSection('rabbitmq-el9', 'rabbitmq-el9', ['https://yum2.rabbitmq.com/rabbitmq/el/9/$basearch', 'https://yum1.rabbitmq.com/rabbitmq/el/9/$basearch'], [SIGNING_KEYS.server, SIGNING_KEYS.release]),
-  repoSection('rabbitmq-el9-noarch', 'rabbitmq-el9-noarch', ['https://yum2.rabbitmq.com/rabbitmq/el/9/noarch', 'https://yum1.rabbitmq.com/rabbitmq/el/9/noarch'], [SIGNING_KEYS.server, SIGNING_KEYS.release]),
+  repoSection(
+    'modern-erlang',
+    'modern-erlang-el9',
+    ['https://yum1.rabbitmq.com/erlang/el/9/$basearch', 'https://yum2.rabbitmq.com/erlang/el/9/$basearch'],
+    [SIGNING_KEYS.erlang],
+  ),
+  repoSection(
+    'modern-erlang-noarch',
+    'modern-erlang-el9-noarch',
+    ['https://yum1.rabbitmq.com/erlang/el/9/noarch', 'https://yum2.rabbitmq.com/erlang/el/9/noarch'],
+    [SIGNING_KEYS.erlang, SIGNING_KEYS.release],
+  ),
+  repoSection(
+    'rabbitmq-el9',
+    'rabbitmq-el9',
+    ['https://yum2.rabbitmq.com/rabbitmq/el/9/$basearch', 'https://yum1.rabbitmq.com/rabbitmq/el/9/$basearch'],
+    [SIGNING_KEYS.server, SIGNING_KEYS.release],
+  ),
+  repoSection(
+    'rabbitmq-el9-noarch',
+    'rabbitmq-el9-noarch',
+    ['https://yum2.rabbitmq.com/rabbitmq/el/9/noarch', 'https://yum1.rabbitmq.com/rabbitmq/el/9/noarch'],
+    [SIGNING_KEYS.server, SIGNING_KEYS.release],
+  ),
 ].join('\n');
 
 /** `imds <path>`: one IMDSv2 metadata read (token first); shared with the Kafka brokers' boot script. */
@@ -140,7 +165,8 @@ WantedBy=multi-user.target
  * (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_SignalResource.html: for Auto Scaling groups
  * the unique id is the instance id) through the AWS CLI v2 that Amazon Linux 2023 ships
  * (https://docs.aws.amazon.com/linux/al2023/ug/awscli2.html), so no cfn-bootstrap package is needed.
- * Shared with the Kafka brokers' boot script (user-data/kafka-node.ts), which signals its own instance's creation policy.
+ * Shared with the Kafka brokers' boot script (user-data/kafka-node.ts), which signals its own instance's creation
+ * policy.
  */
 export const BOOT_FINISHED_FUNCTION = [
   'rmqbench_boot_finished() {',
@@ -192,10 +218,12 @@ function bootPrelude(input: RabbitMqNodeBootInput): string[] {
     `ADMIN_SECRET_ARN=${input.adminSecretArn}`,
     `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
     'BOOT_LOG_TEE_PID=$!',
-    // Every aws call retries throttling and transient errors (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-retries.html).
+    // Every aws call retries throttling and transient errors
+    // (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-retries.html).
     'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
     // The first secret read also waits out a new instance role whose credentials are not usable yet (IAM is eventually
-    // consistent: https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
+    // consistent:
+    // https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
     'read_secret() { local attempt; for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do aws secretsmanager get-secret-value --region "$REGION" --secret-id "$1" --query SecretString --output text && return 0; echo "secret $1 not readable yet (attempt $attempt of 12)" >&2; sleep 10; done; return 1; }',
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
@@ -230,7 +258,8 @@ function installCommands(release: RabbitMqRelease): string[] {
     `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages.`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
-    // nft for a partition fault (core/failover/cloud-fault.ts faultScript): the AL2023 core repository has nftables, the default
+    // nft for a partition fault (core/failover/cloud-fault.ts faultScript): the AL2023 core repository has nftables,
+    // the default
     // AMI does not list it. Not fatal: a partition installs it itself when this failed.
     'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
     'systemctl stop rabbitmq-server || true',

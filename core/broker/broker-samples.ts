@@ -5,7 +5,8 @@ import { UNIT_OF, type MetricPoint, type MetricSeries, type RepetitionMetrics } 
  * The broker side of a cloud repetition's metrics: what the sampler beside PerfTest on the load generator
  * (lambdas/start-repetition/broker-sampler.ts) read from the RabbitMQ management API once per second, turned into the
  * `memoryAlarm` and `queueDepth` series of core/metrics/host-metrics.ts. The same definitions as the local target's
- * (local/management-metrics.ts brokerReading): memoryAlarm 1 while the node is in the cluster's alarm list with resource
+ * (local/management-metrics.ts brokerReading): memoryAlarm 1 while the node is in the cluster's alarm list with
+ * resource
  * "memory"; queueDepth the messages (ready + unacknowledged) of the benchmark queues whose leader is on the node.
  * Kafka clusters have no management API: no sampler runs there. Pure: the text in, the series out.
  */
@@ -16,7 +17,8 @@ export const BROKER_SAMPLES_FILE = 'broker-metrics.jsonl';
 /**
  * The management API paths the sampler reads, with what each needs of the user (RabbitMQ 3.13.7 and 4.1.4,
  * https://github.com/rabbitmq/rabbitmq-server deps/rabbitmq_management/src/rabbit_mgmt_wm_*.erl is_authorized/2 and
- * deps/rabbitmq_web_dispatch/src/rabbit_web_dispatch_access_control.erl; https://www.rabbitmq.com/docs/management#permissions):
+ * deps/rabbitmq_web_dispatch/src/rabbit_web_dispatch_access_control.erl;
+ * https://www.rabbitmq.com/docs/management#permissions):
  * every call needs a management tag (a user without one is refused "Not management user").
  */
 export const BROKER_SAMPLE_PATHS = {
@@ -25,7 +27,8 @@ export const BROKER_SAMPLE_PATHS = {
   /**
    * is_authorized: any management tag. 200 {"status":"ok"}, or 503 {"status":"failed","alarms":[{"resource":"memory",
    * "node":...}]} (rabbit_mgmt_wm_health_check_alarms.erl, rabbit_alarm:format_as_map/1): the sampler keeps the body of
-   * either. Every node's alarms, unlike /api/nodes' mem_alarm, which a node reports only after its first statistics emission.
+   * either. Every node's alarms, unlike /api/nodes' mem_alarm, which a node reports only after its first statistics
+   * emission.
    */
   alarms: '/api/health/checks/alarms',
   /**
@@ -38,7 +41,10 @@ export const BROKER_SAMPLE_PATHS = {
 
 export type BrokerSampleAnswer = keyof typeof BROKER_SAMPLE_PATHS;
 
-/** One line of the sampler's output: the load generator's clock (epoch seconds) and the three answers (null where curl got none). */
+/**
+ * One line of the sampler's output: the load generator's clock (epoch seconds) and the three answers (null where curl
+ * got none).
+ */
 interface SampleLine {
   readonly t: number;
   readonly nodes: unknown;
@@ -46,7 +52,9 @@ interface SampleLine {
   readonly queues: unknown;
 }
 
-/** What the sampler's output gave: the series, and how many complete lines could not be used (with the first reason). */
+/**
+ * What the sampler's output gave: the series, and how many complete lines could not be used (with the first reason).
+ */
 export interface BrokerSamplesResult {
   readonly metrics: RepetitionMetrics;
   readonly samples: number;
@@ -100,14 +108,22 @@ export function brokerMetricsFromSamples(text: string, startedAt: Date): BrokerS
     }
   }
   if (samples === 0) {
-    const held = lines.length === 0 ? 'no complete line' : `${unusable} unusable line${unusable === 1 ? '' : 's'} (first: ${firstProblem})`;
+    const held =
+      lines.length === 0
+        ? 'no complete line'
+        : `${unusable} unusable line${unusable === 1 ? '' : 's'} (first: ${firstProblem})`;
     throw new BrokerSamplesError(`the management API sampler's ${BROKER_SAMPLES_FILE} holds ${held}`);
   }
   const series: MetricSeries[] = [...byNode.entries()].flatMap(([node, points]) => [
     { node, metric: 'memoryAlarm', unit: UNIT_OF.memoryAlarm, points: points.memoryAlarm },
     { node, metric: 'queueDepth', unit: UNIT_OF.queueDepth, points: points.queueDepth },
   ]);
-  return { metrics: { source: 'management-api', series }, samples, unusable, ...(firstProblem === undefined ? {} : { firstProblem }) };
+  return {
+    metrics: { source: 'management-api', series },
+    samples,
+    unusable,
+    ...(firstProblem === undefined ? {} : { firstProblem }),
+  };
 }
 
 function parseLine(line: string): SampleLine {
@@ -117,7 +133,8 @@ function parseLine(line: string): SampleLine {
   } catch {
     throw new Error(`not JSON (${truncate(line)})`);
   }
-  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { t?: unknown }).t !== 'number') throw new Error(`no numeric "t" (${truncate(line)})`);
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { t?: unknown }).t !== 'number')
+    throw new Error(`no numeric "t" (${truncate(line)})`);
   return parsed as SampleLine;
 }
 
@@ -131,9 +148,14 @@ function reduceSample(sample: SampleLine, startedAt: Date): Reading {
   const nodes = answerList<{ name?: unknown; running?: unknown }>(sample.nodes, 'nodes');
   const alarms = sample.alarms as { status?: unknown; alarms?: unknown } | null;
   if (alarms === null || alarms === undefined) throw new Error(`no answer from ${BROKER_SAMPLE_PATHS.alarms}`);
-  if (alarms.status !== 'ok' && !Array.isArray(alarms.alarms)) throw new Error(`${BROKER_SAMPLE_PATHS.alarms} answered ${truncate(JSON.stringify(alarms))}`);
+  if (alarms.status !== 'ok' && !Array.isArray(alarms.alarms))
+    throw new Error(`${BROKER_SAMPLE_PATHS.alarms} answered ${truncate(JSON.stringify(alarms))}`);
   const queues = answerList<{ name?: unknown; node?: unknown; messages?: unknown }>(sample.queues, 'queues');
-  const inMemoryAlarm = new Set(((alarms.alarms ?? []) as { resource?: unknown; node?: unknown }[]).filter((alarm) => alarm.resource === 'memory').map((alarm) => alarm.node));
+  const inMemoryAlarm = new Set(
+    ((alarms.alarms ?? []) as { resource?: unknown; node?: unknown }[])
+      .filter((alarm) => alarm.resource === 'memory')
+      .map((alarm) => alarm.node),
+  );
   const memoryAlarm = new Map<string, 0 | 1>();
   const queueDepth = new Map<string, number>();
   for (const node of nodes) {
@@ -143,7 +165,13 @@ function reduceSample(sample: SampleLine, startedAt: Date): Reading {
   const benchmarkQueue = new RegExp(BENCHMARK_QUEUE_PATTERN);
   for (const queue of queues) {
     // A queue whose leader is down has no message count: it adds nothing.
-    if (typeof queue.name !== 'string' || !benchmarkQueue.test(queue.name) || typeof queue.node !== 'string' || typeof queue.messages !== 'number') continue;
+    if (
+      typeof queue.name !== 'string' ||
+      !benchmarkQueue.test(queue.name) ||
+      typeof queue.node !== 'string' ||
+      typeof queue.messages !== 'number'
+    )
+      continue;
     queueDepth.set(queue.node, (queueDepth.get(queue.node) ?? 0) + queue.messages);
   }
   return { tSeconds: Math.round((sample.t * 1000 - startedAt.getTime()) / 10) / 100, memoryAlarm, queueDepth };
@@ -151,7 +179,8 @@ function reduceSample(sample: SampleLine, startedAt: Date): Reading {
 
 function answerList<T>(answer: unknown, name: BrokerSampleAnswer): T[] {
   if (answer === null || answer === undefined) throw new Error(`no answer from ${BROKER_SAMPLE_PATHS[name]}`);
-  if (!Array.isArray(answer)) throw new Error(`${BROKER_SAMPLE_PATHS[name]} answered ${truncate(JSON.stringify(answer))}`);
+  if (!Array.isArray(answer))
+    throw new Error(`${BROKER_SAMPLE_PATHS[name]} answered ${truncate(JSON.stringify(answer))}`);
   return answer as T[];
 }
 
@@ -162,14 +191,18 @@ function truncate(text: string | undefined): string {
 
 /**
  * One RepetitionMetrics from the parts different sources gave for the same repetition (the cloud's host metrics and
- * the management API's broker metrics): their series side by side, the sources named together (`cloudwatch+management-api`).
+ * the management API's broker metrics): their series side by side, the sources named together
+ * (`cloudwatch+management-api`).
  */
 export function combineRepetitionMetrics(parts: readonly RepetitionMetrics[]): RepetitionMetrics {
   if (parts.length === 0) throw new Error('combineRepetitionMetrics needs at least one part');
   return { source: parts.map((part) => part.source).join('+'), series: parts.flatMap((part) => part.series) };
 }
 
-/** A broker node of a cloud cluster: its host's id as the host metrics name it (instance id, VM name) and its RabbitMQ node name. */
+/**
+ * A broker node of a cloud cluster: its host's id as the host metrics name it (instance id, VM name) and its RabbitMQ
+ * node name.
+ */
 export interface BrokerHost {
   readonly id: string;
   readonly nodeName: string;
@@ -181,8 +214,17 @@ export interface BrokerHost {
  * host's id (the instance id, the VM name). A node no host matches (an instance replaced before the ingest) keeps
  * RabbitMQ's name and is listed in `unmatched`.
  */
-export function brokerSeriesOnHosts(metrics: RepetitionMetrics, hosts: readonly BrokerHost[]): { metrics: RepetitionMetrics; unmatched: string[] } {
+export function brokerSeriesOnHosts(
+  metrics: RepetitionMetrics,
+  hosts: readonly BrokerHost[],
+): { metrics: RepetitionMetrics; unmatched: string[] } {
   const idOf = new Map(hosts.map((host) => [host.nodeName, host.id]));
   const unmatched = [...new Set(metrics.series.map((series) => series.node).filter((node) => !idOf.has(node)))];
-  return { metrics: { ...metrics, series: metrics.series.map((series) => ({ ...series, node: idOf.get(series.node) ?? series.node })) }, unmatched };
+  return {
+    metrics: {
+      ...metrics,
+      series: metrics.series.map((series) => ({ ...series, node: idOf.get(series.node) ?? series.node })),
+    },
+    unmatched,
+  };
 }

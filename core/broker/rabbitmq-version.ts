@@ -10,7 +10,10 @@ export function supportsClassicMirroring(version: string): boolean {
   return parseRabbitmqVersion(version).major < 4;
 }
 
-/** Classic queues honour `x-queue-mode: lazy` up to 3.11; "from RabbitMQ 3.12 and onwards, this lazy queue mode is ignored" (rabbitmq-website docs/lazy-queues.md). */
+/**
+ * Classic queues honour `x-queue-mode: lazy` up to 3.11; "from RabbitMQ 3.12 and onwards, this lazy queue mode is
+ * ignored" (rabbitmq-website docs/lazy-queues.md).
+ */
 export function honoursLazyQueueMode(version: string): boolean {
   const { major, minor } = parseRabbitmqVersion(version);
   return major < 3 || (major === 3 && minor < 12);

@@ -1,33 +1,8 @@
-import { z } from 'zod';
+// The ladder of a capacity workload (core/capacity/capacity-schema.ts), kept apart from its schema so that the
+// functions that parse PerfTest output (ingest) do not bundle zod.
+import type { CapacitySpec } from './capacity-schema';
 
-/**
- * Capacity mode of a workload: instead of publishing flat out, the producers step through a ladder of publish rates
- * and the repetition reports the highest rate that held the latency bound (core/capacity/capacity-verdict.ts).
- *
- * The search is a geometric ladder run in ONE PerfTest execution: `minRate`, `minRate × stepFactor`, … up to
- * `maxRate` (its last step), each held for `stepSeconds` through PerfTest's own rate control (`--variable-rate
- * RATE:DURATION`, repeated; v2.22.1 PerfTest.java "variable publishing rate with [RATE]:[DURATION] syntax").
- * One execution per repetition keeps the workflow's schedule fixed (every target runs the same definition, whose
- * repetitions have known durations), costs no restart between steps, and bounds the search in steps and time before
- * it starts: the estimate and the execution history count it exactly. The price is resolution: the answer is within
- * one `stepFactor` of the true capacity, which the report states.
- */
-export const capacitySchema = z.strictObject({
-  /** The latency target: consumer latency p99 over a step, milliseconds. */
-  p99LatencyMs: z.number().positive().max(60_000),
-  /** The first step's publish rate, msg/s over all producers. @default 100 */
-  minRate: z.number().int().min(1).max(10_000_000).default(100),
-  /** The highest step's publish rate, msg/s over all producers (the ladder ends at it). @default 100000 */
-  maxRate: z.number().int().min(1).max(10_000_000).default(100_000),
-  /** Each step's rate over the previous one's (the search's resolution). @default 1.5 */
-  stepFactor: z.number().min(1.05).max(10).default(1.5),
-  /** How long each step publishes at its rate, seconds. @default 20 */
-  stepSeconds: z.number().int().min(5).max(3600).default(20),
-  /** The first seconds of each step left out of its figures (the backlog of the step before drains, rates settle). @default 5 */
-  warmUpSeconds: z.number().int().min(0).max(3600).default(5),
-});
-
-export type CapacitySpec = z.infer<typeof capacitySchema>;
+export type { CapacitySpec } from './capacity-schema';
 
 /** The search's bound in steps: 40 steps of the shortest length is under 4 minutes, of the default under 14. */
 export const MAX_CAPACITY_STEPS = 40;
@@ -60,7 +35,9 @@ export function capacityLadder(capacity: CapacitySpec, producers: number): Capac
   for (let total = capacity.minRate; total < capacity.maxRate; total *= capacity.stepFactor) add(total);
   add(capacity.maxRate);
   if (perProducer.length > MAX_CAPACITY_STEPS) {
-    throw new Error(`the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s by × ${capacity.stepFactor} has ${perProducer.length} steps, more than ${MAX_CAPACITY_STEPS}`);
+    throw new Error(
+      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s by × ${capacity.stepFactor} has ${perProducer.length} steps, more than ${MAX_CAPACITY_STEPS}`,
+    );
   }
   return perProducer.map((rate, index) => ({
     targetRate: rate * producers,
@@ -86,5 +63,8 @@ export function capacityDurationSeconds(capacity: CapacitySpec, producers: numbe
 
 /** PerfTest's arguments for the ladder: one `--variable-rate RATE:DURATION` per step, in order. */
 export function variableRateArgs(capacity: CapacitySpec, producers: number): string[] {
-  return capacityLadder(capacity, producers).flatMap((step) => ['--variable-rate', `${step.perProducerRate}:${capacity.stepSeconds}`]);
+  return capacityLadder(capacity, producers).flatMap((step) => [
+    '--variable-rate',
+    `${step.perProducerRate}:${capacity.stepSeconds}`,
+  ]);
 }

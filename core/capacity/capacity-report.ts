@@ -19,12 +19,21 @@ export interface ScenarioCapacity {
   /** Repetitions in which not even the first step held. */
   readonly noneHeld: number;
   /** Each repetition's verdict and steps, in order. */
-  readonly repetitions: readonly { readonly repetition: number; readonly rateMsgPerSecond?: number; readonly verdict: string; readonly steps: CapacityResult['steps'] }[];
+  readonly repetitions: readonly {
+    readonly repetition: number;
+    readonly rateMsgPerSecond?: number;
+    readonly verdict: string;
+    readonly steps: CapacityResult['steps'];
+  }[];
 }
 
 /** The capacity of a scenario's successful capacity repetitions; undefined when it has none. */
-export function aggregateCapacity(repetitions: readonly Pick<RepetitionRecord, 'repetition' | 'capacity'>[]): ScenarioCapacity | undefined {
-  const judged = repetitions.filter((rep): rep is typeof rep & { capacity: CapacityResult } => rep.capacity !== undefined);
+export function aggregateCapacity(
+  repetitions: readonly Pick<RepetitionRecord, 'repetition' | 'capacity'>[],
+): ScenarioCapacity | undefined {
+  const judged = repetitions.filter(
+    (rep): rep is typeof rep & { capacity: CapacityResult } => rep.capacity !== undefined,
+  );
   if (judged.length === 0) return undefined;
   const first = judged[0]!.capacity;
   const found = judged.map((rep) => rep.capacity).filter((capacity) => capacity.rateMsgPerSecond !== undefined);
@@ -53,7 +62,9 @@ export function aggregateCapacity(repetitions: readonly Pick<RepetitionRecord, '
 }
 
 /** How the capacity was searched, in the words a report uses. */
-export function capacityStrategyLine(capacity: Pick<ScenarioCapacity, 'stepFactor' | 'warmUpSeconds' | 'p99BoundMs'>): string {
+export function capacityStrategyLine(
+  capacity: Pick<ScenarioCapacity, 'stepFactor' | 'warmUpSeconds' | 'p99BoundMs'>,
+): string {
   return (
     `Searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the one before) in one PerfTest run per repetition, ` +
     `through PerfTest's --variable-rate, each step's first ${capacity.warmUpSeconds} s left out. A step holds when the producers achieved ` +
@@ -63,11 +74,16 @@ export function capacityStrategyLine(capacity: Pick<ScenarioCapacity, 'stepFacto
   );
 }
 
-/** The capacity cell: `12,000 ± 0 msg/s`, `≥ 100,000 msg/s` (the ladder's top held) or `none held`; repetitions that held nothing are counted. */
+/**
+ * The capacity cell: `12,000 ± 0 msg/s`, `≥ 100,000 msg/s` (the ladder's top held) or `none held`; repetitions that
+ * held nothing are counted.
+ */
 export function formatCapacity(capacity: ScenarioCapacity): string {
   const rate = capacity.rateMsgPerSecond;
   if (rate === undefined) return 'none held';
-  const value = capacity.atLeast ? `≥ ${Math.round(rate.mean).toLocaleString('en-US')}` : `${Math.round(rate.mean).toLocaleString('en-US')} ± ${Math.round(rate.ci95).toLocaleString('en-US')}`;
+  const value = capacity.atLeast
+    ? `≥ ${Math.round(rate.mean).toLocaleString('en-US')}`
+    : `${Math.round(rate.mean).toLocaleString('en-US')} ± ${Math.round(rate.ci95).toLocaleString('en-US')}`;
   return `${value} msg/s${capacity.noneHeld > 0 ? ` (${capacity.noneHeld} repetition(s) held none)` : ''}`;
 }
 
@@ -91,7 +107,10 @@ export interface CapacityCost {
 }
 
 /** The Markdown section of capacity results (with their prices when the run was priced). */
-export function renderCapacityMarkdown(rows: readonly { readonly scenarioId: string; readonly capacity: ScenarioCapacity }[], costs: readonly CapacityCost[] = []): string[] {
+export function renderCapacityMarkdown(
+  rows: readonly { readonly scenarioId: string; readonly capacity: ScenarioCapacity }[],
+  costs: readonly CapacityCost[] = [],
+): string[] {
   if (rows.length === 0) return [];
   const byScenario = new Map(costs.map((cost) => [cost.scenarioId, cost]));
   const lines = [
@@ -104,14 +123,21 @@ export function renderCapacityMarkdown(rows: readonly { readonly scenarioId: str
   ];
   for (const { scenarioId, capacity } of rows) {
     const cells = capacityCells(capacity, byScenario.get(scenarioId));
-    lines.push(`| ${scenarioId} | ${cells.join(' | ')} | ${capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join('<br>')} |`);
+    lines.push(
+      `| ${scenarioId} | ${cells.join(' | ')} | ${capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join('<br>')} |`,
+    );
   }
   return lines;
 }
 
-/** The cells every capacity table shows: bound, capacity, p50 / p99 at it, USD per million messages, msg/s per USD-hour. */
+/**
+ * The cells every capacity table shows: bound, capacity, p50 / p99 at it, USD per million messages, msg/s per USD-hour.
+ */
 export function capacityCells(capacity: ScenarioCapacity, cost: CapacityCost | undefined): string[] {
-  const latency = capacity.p50LatencyMs === undefined || capacity.p99LatencyMs === undefined ? '—' : `${capacity.p50LatencyMs} / ${capacity.p99LatencyMs}`;
+  const latency =
+    capacity.p50LatencyMs === undefined || capacity.p99LatencyMs === undefined
+      ? '—'
+      : `${capacity.p50LatencyMs} / ${capacity.p99LatencyMs}`;
   const bound = cost?.atLeast ? '≤ ' : '';
   return [
     String(capacity.p99BoundMs),

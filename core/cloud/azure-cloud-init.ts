@@ -83,10 +83,17 @@ export function azureBrokerEnvironment(parameters: AzureBrokerParameters): Recor
  *
  * @throws Error naming the supported versions, or why the topology cannot run on the version.
  */
-export function azurePlanClusterParameters(spec: { readonly nodes: number; readonly topology: QueueTopology; readonly rabbitmqVersion?: string }): AzureBrokerParameters & { readonly rabbitmqVersion: string } {
+export function azurePlanClusterParameters(spec: {
+  readonly nodes: number;
+  readonly topology: QueueTopology;
+  readonly rabbitmqVersion?: string;
+}): AzureBrokerParameters & { readonly rabbitmqVersion: string } {
   const release = cloudRabbitmqVersion('azure', spec.rabbitmqVersion);
   if ('error' in release) throw new Error(release.error);
   const problem = topologyVersionProblem(spec.topology, release.version, spec.rabbitmqVersion === undefined);
   if (problem) throw new Error(problem);
-  return { rabbitmqVersion: release.version, ...azureBrokerParameters({ topology: spec.topology, rabbitmqVersion: release.version, nodeCount: spec.nodes }) };
+  return {
+    rabbitmqVersion: release.version,
+    ...azureBrokerParameters({ topology: spec.topology, rabbitmqVersion: release.version, nodeCount: spec.nodes }),
+  };
 }

@@ -19,9 +19,14 @@ export interface SelfSignedCertificate {
 }
 
 export interface SelfSignedCertificateOptions {
-  /** The subject and issuer common name, e.g. `rmqbench <cluster id>` (at most 64 characters, RFC 5280 ub-common-name). */
+  /**
+   * The subject and issuer common name, e.g. `rmqbench <cluster id>` (at most 64 characters, RFC 5280 ub-common-name).
+   */
   readonly commonName: string;
-  /** First instant of validity. @default one hour before `now` (clock skew between the controller and the nodes' clients) */
+  /**
+   * First instant of validity. @default one hour before `now` (clock skew between the controller and the nodes'
+   * clients)
+   */
   readonly notBefore?: Date;
   /** Last instant of validity. */
   readonly notAfter: Date;
@@ -99,10 +104,14 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
   const now = options.now ?? new Date();
   const notBefore = options.notBefore ?? new Date(now.getTime() - 3_600_000);
   if (!(options.notAfter.getTime() > notBefore.getTime())) {
-    throw new Error(`certificate notAfter (${options.notAfter.toISOString()}) must be after notBefore (${notBefore.toISOString()})`);
+    throw new Error(
+      `certificate notAfter (${options.notAfter.toISOString()}) must be after notBefore (${notBefore.toISOString()})`,
+    );
   }
   if (options.commonName.length < 1 || options.commonName.length > 64) {
-    throw new Error(`certificate commonName must have 1 to 64 characters (RFC 5280 ub-common-name), got ${options.commonName.length}`);
+    throw new Error(
+      `certificate commonName must have 1 to 64 characters (RFC 5280 ub-common-name), got ${options.commonName.length}`,
+    );
   }
   const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const name = sequence(set(sequence(objectIdentifier(OID.commonName), utf8String(options.commonName))));
@@ -116,7 +125,9 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
     // digitalSignature is bit 0: one byte 0x80 with 7 unused bits.
     extension(OID.keyUsage, true, Buffer.from([0x03, 0x02, 0x07, 0x80])),
     extension(OID.extendedKeyUsage, false, sequence(objectIdentifier(OID.serverAuth))),
-    ...(dnsNames.length > 0 ? [extension(OID.subjectAltName, false, sequence(...dnsNames.map((dns) => tlv(0x82, Buffer.from(dns, 'ascii')))))] : []),
+    ...(dnsNames.length > 0
+      ? [extension(OID.subjectAltName, false, sequence(...dnsNames.map((dns) => tlv(0x82, Buffer.from(dns, 'ascii')))))]
+      : []),
   ];
   const tbsCertificate = sequence(
     explicit(0, tlv(0x02, Buffer.from([2]))), // version v3
@@ -131,7 +142,10 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
   // node:crypto signs EC keys with a DER-encoded ECDSA-Sig-Value, the form X.509 carries.
   const signature = sign('sha256', tbsCertificate, privateKey);
   const der = sequence(tbsCertificate, signatureAlgorithm, bitString(signature));
-  const certificatePem = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const certificatePem = `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
   return {
     certificatePem,
     privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
@@ -139,7 +153,10 @@ export function selfSignedCertificate(options: SelfSignedCertificateOptions): Se
   };
 }
 
-/** SHA-256 of a PEM certificate's DER in node's `fingerprint256` form (AA:BB:...); throws on anything that is not one certificate. */
+/**
+ * SHA-256 of a PEM certificate's DER in node's `fingerprint256` form (AA:BB:...); throws on anything that is not one
+ * certificate.
+ */
 export function certificateFingerprint256(certificatePem: string): string {
   const certificate = new X509Certificate(certificatePem);
   const digest = createHash('sha256').update(certificate.raw).digest('hex').toUpperCase();

@@ -25,14 +25,18 @@ export const MINIMUM_SOURCE_PREFIX_LENGTH = 8;
 export function worldOpenReason(prefix: string): string | undefined {
   const name = prefix.trim().toLowerCase();
   if (WORLD_OPEN_SOURCE_NAMES.includes(name)) {
-    return name === 'azurecloud' ? 'the AzureCloud service tag admits every Azure customer' : `"${prefix}" admits every address`;
+    return name === 'azurecloud'
+      ? 'the AzureCloud service tag admits every Azure customer'
+      : `"${prefix}" admits every address`;
   }
   if (name.startsWith('azurecloud.')) return `the ${prefix} service tag admits every Azure customer in that region`;
   const slash = name.lastIndexOf('/');
   if (slash >= 0) {
     const length = Number(name.slice(slash + 1));
     if (Number.isInteger(length) && length < MINIMUM_SOURCE_PREFIX_LENGTH) {
-      return length === 0 ? `"${prefix}" admits every address` : `a /${length} holds at least 1/128 of its address family`;
+      return length === 0
+        ? `"${prefix}" admits every address`
+        : `a /${length} holds at least 1/128 of its address family`;
     }
   }
   return undefined;
@@ -42,7 +46,10 @@ export function worldOpenReason(prefix: string): string | undefined {
  * Refuses prefixes that open the cluster to the world, naming each one; `parameter` is the template
  * parameter they were given in.
  */
-export function assertNoWorldOpenSourcePrefixes(prefixes: readonly string[], parameter = 'allowedSourceAddressPrefixes'): void {
+export function assertNoWorldOpenSourcePrefixes(
+  prefixes: readonly string[],
+  parameter = 'allowedSourceAddressPrefixes',
+): void {
   const refused = prefixes.flatMap((prefix) => {
     const reason = worldOpenReason(prefix);
     return reason ? [`${prefix} (${reason})`] : [];

@@ -1,7 +1,8 @@
 /**
  * The shape of one execution of the deployed workflow (state-machines/): how often it polls, how many states it enters,
  * how many history events it records and how long each cluster lives. Pure: the estimate, the plan's target rules, the
- * schedule and the launch functions all read these numbers from here, so that what is refused, priced and deployed agrees.
+ * schedule and the launch functions all read these numbers from here, so that what is refused, priced and deployed
+ * agrees.
  */
 
 /** Seconds each repetition takes beyond PerfTest's duration (starting it remotely, uploading, ingesting). */
@@ -38,7 +39,10 @@ export function repetitionPollSeconds(durationSeconds: number): number {
 
 /** Checks of a repetition that runs as planned (its duration and the overhead). */
 export function repetitionPolls(durationSeconds: number): number {
-  return Math.max(1, Math.ceil((durationSeconds + REPETITION_OVERHEAD_SECONDS) / repetitionPollSeconds(durationSeconds)));
+  return Math.max(
+    1,
+    Math.ceil((durationSeconds + REPETITION_OVERHEAD_SECONDS) / repetitionPollSeconds(durationSeconds)),
+  );
 }
 
 export interface RepetitionShape {
@@ -69,11 +73,13 @@ interface StateVisits {
  * The states an execution of the deployed definition enters when all goes well:
  * run: ValidatePlan, RecordRunStart, ForEachCluster, FinishRun, IsRunFailed, RunSucceeded;
  * per cluster: LaunchCluster, (CheckClusterReady, IsClusterReady) × polls, WaitForCluster × (polls − 1), SmokeTest,
- * ForEachRepetition, IsMetricsRereadNeeded, on azure WaitForLateMetrics and RereadHostMetrics, DropBootLogs (KeepBootLogs
+ * ForEachRepetition, IsMetricsRereadNeeded, on azure WaitForLateMetrics and RereadHostMetrics, DropBootLogs
+ * (KeepBootLogs
  * after a failure), TeardownCluster,
  * IsTeardownDone, (WaitForTeardown, CheckTeardown, IsTeardownDone) × teardown polls, ClusterOutcome, ClusterSucceeded;
  * per repetition: StartRepetition, IsFaultPlanned, (WaitForRepetition, CheckRepetition, IsRepetitionDone) × polls,
- * IngestRepetition, IsPauseNeeded, PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not counted).
+ * IngestRepetition, IsPauseNeeded, PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not
+ * counted).
  */
 function executionVisits(clusters: readonly ClusterShape[]): StateVisits {
   const visits: StateVisits = { tasks: 3, maps: 1, mapIterations: 0, others: 2 };
@@ -91,7 +97,9 @@ function executionVisits(clusters: readonly ClusterShape[]): StateVisits {
   return visits;
 }
 
-/** State transitions (what Step Functions bills): every state entered. test/state-machines checks it against executions. */
+/**
+ * State transitions (what Step Functions bills): every state entered. test/state-machines checks it against executions.
+ */
 export function stateTransitions(clusters: readonly ClusterShape[]): number {
   const visits = executionVisits(clusters);
   return visits.tasks + visits.maps + visits.others;
@@ -103,10 +111,13 @@ export function lambdaInvocations(clusters: readonly ClusterShape[]): number {
 }
 
 /**
- * History events of the same execution (https://docs.aws.amazon.com/step-functions/latest/apireference/API_HistoryEvent.html):
- * ExecutionStarted and ExecutionSucceeded; a Lambda Task TaskStateEntered, LambdaFunctionScheduled, LambdaFunctionStarted,
+ * History events of the same execution
+ * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_HistoryEvent.html):
+ * ExecutionStarted and ExecutionSucceeded; a Lambda Task TaskStateEntered, LambdaFunctionScheduled,
+ * LambdaFunctionStarted,
  * LambdaFunctionSucceeded and TaskStateExited; a Map state MapStateEntered, MapStateStarted, MapStateSucceeded and
- * MapStateExited, and each iteration MapIterationStarted and MapIterationSucceeded; a Choice, Wait, Pass or Succeed state
+ * MapStateExited, and each iteration MapIterationStarted and MapIterationSucceeded; a Choice, Wait, Pass or Succeed
+ * state
  * its Entered and Exited events. An inline Map's iterations record into the one execution's history.
  */
 export function historyEvents(clusters: readonly ClusterShape[]): number {
@@ -126,13 +137,17 @@ export interface ClusterLifetimeInput {
 
 /** The margin a cluster's expiry keeps beyond its planned life: a quarter more, and at least an hour. */
 export function clusterLifetimeHours(input: ClusterLifetimeInput): number {
-  const plannedSeconds = input.launchTimeoutMinutes * 60 + input.repetitionSeconds + (input.extraSeconds ?? 0) + 30 * 60;
+  const plannedSeconds =
+    input.launchTimeoutMinutes * 60 + input.repetitionSeconds + (input.extraSeconds ?? 0) + 30 * 60;
   return Math.max(plannedSeconds * 1.25, plannedSeconds + 3600) / 3600;
 }
 
 /** Seconds one cluster's repetitions take as planned: PerfTest's duration, the overhead and the pauses. */
 export function repetitionSeconds(repetitions: readonly { durationSeconds: number; pauseSeconds: number }[]): number {
-  return repetitions.reduce((sum, repetition) => sum + repetition.durationSeconds + REPETITION_OVERHEAD_SECONDS + repetition.pauseSeconds, 0);
+  return repetitions.reduce(
+    (sum, repetition) => sum + repetition.durationSeconds + REPETITION_OVERHEAD_SECONDS + repetition.pauseSeconds,
+    0,
+  );
 }
 
 /**
@@ -146,5 +161,12 @@ export function clusterExpiryHours(
   launchTimeoutMinutes: number,
   extraSeconds = 0,
 ): number {
-  return Math.max(expiryHours, clusterLifetimeHours({ repetitionSeconds: repetitionSeconds(cluster.repetitions), launchTimeoutMinutes, extraSeconds }));
+  return Math.max(
+    expiryHours,
+    clusterLifetimeHours({
+      repetitionSeconds: repetitionSeconds(cluster.repetitions),
+      launchTimeoutMinutes,
+      extraSeconds,
+    }),
+  );
 }

@@ -1,12 +1,14 @@
 /**
  * The VM sizes the Azure target deploys: the `@allowed` list of bicep/main.bicep clusterVmSize and loadGeneratorVmSize
- * (and of modules/cluster.bicep, kafka-cluster.bicep, loadgen.bicep vmSize; test/bicep/structure.test.ts keeps every list
+ * (and of modules/cluster.bicep, kafka-cluster.bicep, loadgen.bicep vmSize; test/bicep/structure.test.ts keeps every
+ * list
  * equal to this one). A size outside it would pass plan validation and then fail the ARM deployment, after the
  * resource group was created.
  *
  * Why these: every size supports accelerated networking, which the templates turn on by default. Dsv5 requires it
  * (https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series, "Accelerated Networking: Required"); Fsv2
- * supports it, except that it is restricted on the 2-vCPU F2s_v2 (https://learn.microsoft.com/azure/virtual-machines/fsv2-series,
+ * supports it, except that it is restricted on the 2-vCPU F2s_v2
+ * (https://learn.microsoft.com/azure/virtual-machines/fsv2-series,
  * footnote 4), which is therefore not offered. The thesis's F4s/F8s/F16s (Fs series, v1) are retired-generation sizes
  * that the templates do not offer; their 2019 prices stay in the catalog as reference data only.
  * No imports: handlers that only name a size stay free of the plan model and zod.
@@ -26,7 +28,8 @@ export const AZURE_VM_SIZES: readonly string[] = [
  * Memory of each deployable size in GiB, as the size tables give it: Dsv5 "Memory: GiB" 8/16/32/64
  * (https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series, Dsv5-series table) and Fsv2 8/16/32/64
  * (https://learn.microsoft.com/azure/virtual-machines/fsv2-series). Azure Monitor gives a VM's available memory only;
- * used memory is this minus that (core/metrics/azure-monitor-metrics.ts). test/core/azure-vm-sizes.test.ts keeps every size
+ * used memory is this minus that (core/metrics/azure-monitor-metrics.ts). test/core/azure-vm-sizes.test.ts keeps every
+ * size
  * of AZURE_VM_SIZES in this table.
  */
 export const AZURE_VM_MEMORY_GIB: Readonly<Record<string, number>> = {
@@ -47,7 +50,10 @@ export function azureVmMemoryBytes(size: string): number | undefined {
   return gib === undefined ? undefined : gib * 2 ** 30;
 }
 
-/** The size as the templates spell it, or undefined when the Azure target does not deploy it (either spelling, any case). */
+/**
+ * The size as the templates spell it, or undefined when the Azure target does not deploy it (either spelling, any
+ * case).
+ */
 export function deployableAzureVmSize(instanceType: string): string | undefined {
   const prefixed = /^standard_/i.test(instanceType) ? instanceType : `Standard_${instanceType}`;
   return AZURE_VM_SIZES.find((size) => size.toLowerCase() === prefixed.toLowerCase());

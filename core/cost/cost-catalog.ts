@@ -1,4 +1,5 @@
-// A namespace import lets esbuild drop what the schemas do not use (ValidatePlan's Lambda bundle validates instance types with this catalog).
+// A namespace import lets esbuild drop what the schemas do not use (ValidatePlan's Lambda bundle validates instance
+// types with this catalog).
 import * as z from 'zod';
 import pricesJson from '../data/prices.json';
 import { catalogInstanceType } from './instance-type-names';
@@ -116,7 +117,9 @@ export interface PriceQuery {
 export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): InstancePrice {
   // Either Azure spelling (`Standard_F4s_v2` or `F4s_v2`) finds the catalog's entry.
   const wanted = catalogInstanceType(query.provider, query.instanceType).toLowerCase();
-  const sameType = catalog.instances.filter((entry) => entry.provider === query.provider && entry.instanceType.toLowerCase() === wanted);
+  const sameType = catalog.instances.filter(
+    (entry) => entry.provider === query.provider && entry.instanceType.toLowerCase() === wanted,
+  );
   const matches = sameType.filter(
     (entry) =>
       (query.region === undefined || entry.region === query.region) &&
@@ -125,7 +128,9 @@ export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): Ins
   const newest = newestFirst(matches)[0];
   if (newest !== undefined) return newest;
   if (sameType.length === 0) {
-    const known = [...new Set(catalog.instances.filter((e) => e.provider === query.provider).map((e) => e.instanceType))];
+    const known = [
+      ...new Set(catalog.instances.filter((e) => e.provider === query.provider).map((e) => e.instanceType)),
+    ];
     throw new PriceCatalogError(
       `unknown ${query.provider} instance type "${query.instanceType}" in the price catalog; known: ${known.sort().join(', ') || 'none'} ` +
         `(run "rmqbench prices update" or add it to core/data/prices.json)`,
@@ -141,8 +146,14 @@ export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): Ins
 }
 
 /** The newest load balancer price for a provider in a region (or region `*`); undefined when the catalog has none. */
-export function findLoadBalancerPrice(catalog: PriceCatalog, provider: CloudProvider, region: string): LoadBalancerPrice | undefined {
-  const matches = catalog.loadBalancers.filter((entry) => entry.provider === provider && (entry.region === region || entry.region === '*'));
+export function findLoadBalancerPrice(
+  catalog: PriceCatalog,
+  provider: CloudProvider,
+  region: string,
+): LoadBalancerPrice | undefined {
+  const matches = catalog.loadBalancers.filter(
+    (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
+  );
   // A region-specific price wins over the provider-wide one.
   return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
 }

@@ -1,5 +1,11 @@
 import { AZURE_METRICS_SETTLE_SECONDS } from '../metrics/azure-monitor-metrics';
-import { catalogInstanceType, findInstancePrice, findLoadBalancerPrice, PriceCatalogError, type PriceCatalog } from './cost-catalog';
+import {
+  catalogInstanceType,
+  findInstancePrice,
+  findLoadBalancerPrice,
+  PriceCatalogError,
+  type PriceCatalog,
+} from './cost-catalog';
 import { groupScenariosByCluster, type Plan } from '../plan/plan';
 import {
   CLUSTER_POLL_SECONDS,
@@ -21,29 +27,49 @@ import {
  * cross-zone data transfer where the plan bounds the rate. Pure: the catalog is passed in.
  */
 
-/** Step Functions Standard workflows: $0.025 per 1,000 state transitions (https://aws.amazon.com/step-functions/pricing/, US East). */
+/**
+ * Step Functions Standard workflows: $0.025 per 1,000 state transitions
+ * (https://aws.amazon.com/step-functions/pricing/, US East).
+ */
 export const STEP_FUNCTIONS_USD_PER_TRANSITION = 0.025 / 1000;
-/** Lambda (x86): $0.20 per million requests and $0.0000166667 per GB-second (https://aws.amazon.com/lambda/pricing/, US East). */
+/**
+ * Lambda (x86): $0.20 per million requests and $0.0000166667 per GB-second (https://aws.amazon.com/lambda/pricing/, US
+ * East).
+ */
 export const LAMBDA_USD_PER_REQUEST = 0.2 / 1_000_000;
 export const LAMBDA_USD_PER_GB_SECOND = 0.0000166667;
 /** The controller's functions have 512 MB (cdk/BenchmarkController.ts); one second per invocation is assumed. */
 const LAMBDA_GB_SECONDS_PER_INVOCATION = 0.5;
-/** Data transfer between Availability Zones in one region: $0.01/GB in each direction (https://aws.amazon.com/ec2/pricing/on-demand/, "Data Transfer within the same AWS Region"). */
+/**
+ * Data transfer between Availability Zones in one region: $0.01/GB in each direction
+ * (https://aws.amazon.com/ec2/pricing/on-demand/, "Data Transfer within the same AWS Region").
+ */
 export const AWS_CROSS_ZONE_USD_PER_GB = 0.01;
 
-/** The load generator the controller launches with each cluster (cdk/LoadGenerator.ts default; bicep/main.bicep loadGeneratorVmSize default). */
-export const DEFAULT_LOAD_GENERATOR_TYPE: Readonly<Record<'aws' | 'azure', string>> = { aws: 'c5n.4xlarge', azure: 'F16s_v2' };
+/**
+ * The load generator the controller launches with each cluster (cdk/LoadGenerator.ts default; bicep/main.bicep
+ * loadGeneratorVmSize default).
+ */
+export const DEFAULT_LOAD_GENERATOR_TYPE: Readonly<Record<'aws' | 'azure', string>> = {
+  aws: 'c5n.4xlarge',
+  azure: 'F16s_v2',
+};
 
 export interface EstimateOptions {
   readonly target: 'aws' | 'azure';
   readonly catalog: PriceCatalog;
   /** Region whose prices to use. @default - the newest price of each type in any region */
   readonly region?: string;
-  /** Minutes from launch to a ready cluster (stack or deployment, boot, join, smoke test). @default 15 on aws, 20 on azure */
+  /**
+   * Minutes from launch to a ready cluster (stack or deployment, boot, join, smoke test). @default 15 on aws, 20 on
+   * azure
+   */
   readonly provisioningMinutes?: number;
   /** Minutes from the last repetition until the cluster is deleted. @default 5 */
   readonly teardownMinutes?: number;
-  /** Seconds each repetition takes beyond PerfTest's duration (starting it remotely, uploading, ingesting). @default 45 */
+  /**
+   * Seconds each repetition takes beyond PerfTest's duration (starting it remotely, uploading, ingesting). @default 45
+   */
   readonly repetitionOverheadSeconds?: number;
   /** @default DEFAULT_LOAD_GENERATOR_TYPE of the target */
   readonly loadGeneratorInstanceType?: string;
@@ -75,7 +101,8 @@ export interface RunEstimate {
   readonly clusters: readonly ClusterMinutes[];
   readonly stateTransitions: number;
   /**
-   * History events of the run's execution (core/cloud/workflow-shape.ts): Step Functions fails an execution past 25,000, and
+   * History events of the run's execution (core/cloud/workflow-shape.ts): Step Functions fails an execution past
+   * 25,000, and
    * the target rules refuse a plan over HISTORY_EVENTS_BUDGET.
    */
   readonly historyEvents: number;
@@ -97,14 +124,19 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   const parts: CostPart[] = [];
   const clusters: ClusterMinutes[] = [];
   const workflow: ClusterShape[] = [];
-  // On azure the workflow waits for Azure Monitor's late minutes before teardown (state-machines/phases.ts): the VMs run that much longer.
+  // On azure the workflow waits for Azure Monitor's late minutes before teardown (state-machines/phases.ts): the VMs
+  // run that much longer.
   const metricsWaitMinutes = target === 'azure' ? AZURE_METRICS_SETTLE_SECONDS / 60 : 0;
   let crossZoneGb = 0;
   let unboundedScenarios = 0;
 
   const hourly = (instanceType: string): { usd: number; source: string } | { error: string } => {
     try {
-      const price = findInstancePrice(catalog, { provider: target, instanceType: catalogInstanceType(target, instanceType), ...(region ? { region } : {}) });
+      const price = findInstancePrice(catalog, {
+        provider: target,
+        instanceType: catalogInstanceType(target, instanceType),
+        ...(region ? { region } : {}),
+      });
       return { usd: price.hourlyUsd, source: `${price.region}, ${price.asOf}` };
     } catch (error) {
       if (error instanceof PriceCatalogError) return { error: error.message };
@@ -128,10 +160,24 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
       if (workload.publishRateLimit === undefined) {
         unboundedScenarios++;
       } else {
-        // Published bytes cross zones on the way in and, to the consumers, on the way out (2 of 3 zones are another zone);
+        // Published bytes cross zones on the way in and, to the consumers, on the way out (2 of 3 zones are another
+        // zone);
         // a replicated queue copies each message to its followers, 2 of 3 of them in another zone too.
-        const gb = (workload.producers * workload.publishRateLimit * workload.messageSizeBytes * workload.durationSeconds * plan.repetitions) / 1e9;
-        const replicas = group.topology.type === 'quorum' || group.topology.type === 'stream' ? (group.topology.replicationFactor ?? group.nodes) : group.topology.type === 'mirrored' ? (group.topology.mirrorTo === 'all' ? group.nodes : group.topology.mirrorTo) : 1;
+        const gb =
+          (workload.producers *
+            workload.publishRateLimit *
+            workload.messageSizeBytes *
+            workload.durationSeconds *
+            plan.repetitions) /
+          1e9;
+        const replicas =
+          group.topology.type === 'quorum' || group.topology.type === 'stream'
+            ? (group.topology.replicationFactor ?? group.nodes)
+            : group.topology.type === 'mirrored'
+              ? group.topology.mirrorTo === 'all'
+                ? group.nodes
+                : group.topology.mirrorTo
+              : 1;
         crossZoneGb += gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
       }
     }
@@ -150,43 +196,93 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   const { transitions, events, workflowParts } = workflowCostParts(workflow, target, crossZoneGb, unboundedScenarios);
   parts.push(...workflowParts);
   const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
-  return { target, totalUsd, complete: parts.every((part) => part.priced), clusters, stateTransitions: transitions, historyEvents: events, parts };
+  return {
+    target,
+    totalUsd,
+    complete: parts.every((part) => part.priced),
+    clusters,
+    stateTransitions: transitions,
+    historyEvents: events,
+    parts,
+  };
 }
 
 type Hourly = (instanceType: string) => { usd: number; source: string } | { error: string };
 
 /** A launched cluster's parts: its nodes, its load balancer (RabbitMQ only) and its load generator for `minutes`. */
-function clusterCostParts(input: { name: string; group: ReturnType<typeof groupScenariosByCluster>[number]; minutes: number; hourly: Hourly; catalog: PriceCatalog; target: EstimateOptions['target']; region: string | undefined; loadGeneratorType: string }): CostPart[] {
+function clusterCostParts(input: {
+  name: string;
+  group: ReturnType<typeof groupScenariosByCluster>[number];
+  minutes: number;
+  hourly: Hourly;
+  catalog: PriceCatalog;
+  target: EstimateOptions['target'];
+  region: string | undefined;
+  loadGeneratorType: string;
+}): CostPart[] {
   const { name, group, minutes, hourly, catalog, target, region, loadGeneratorType } = input;
   const instanceType = group.instanceType ?? '(none)';
   const hours = minutes / 60;
   const parts: CostPart[] = [];
-  const node = group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);
+  const node =
+    group.instanceType === undefined ? { error: 'the plan cluster names no instanceType' } : hourly(group.instanceType);
   parts.push(
     'error' in node
       ? { name: `${name}: nodes`, usd: 0, priced: false, detail: node.error }
-      : { name: `${name}: nodes`, usd: group.nodes * node.usd * hours, priced: true, detail: `${group.nodes} × ${instanceType} × ${minutes.toFixed(1)} min at ${usd(node.usd)}/h (${node.source})` },
+      : {
+          name: `${name}: nodes`,
+          usd: group.nodes * node.usd * hours,
+          priced: true,
+          detail: `${group.nodes} × ${instanceType} × ${minutes.toFixed(1)} min at ${usd(node.usd)}/h (${node.source})`,
+        },
   );
   // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
-  // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker at
+  // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker
+  // at
   // its advertised private address).
   const loadBalancer = group.broker === 'kafka' ? undefined : findLoadBalancerPrice(catalog, target, region ?? '*');
-  if (group.broker !== 'kafka') parts.push(
-    loadBalancer === undefined
-      ? { name: `${name}: load balancer`, usd: 0, priced: false, detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}` }
-      : { name: `${name}: load balancer`, usd: loadBalancer.hourlyUsd * hours, priced: true, detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})` },
-  );
+  if (group.broker !== 'kafka')
+    parts.push(
+      loadBalancer === undefined
+        ? {
+            name: `${name}: load balancer`,
+            usd: 0,
+            priced: false,
+            detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}`,
+          }
+        : {
+            name: `${name}: load balancer`,
+            usd: loadBalancer.hourlyUsd * hours,
+            priced: true,
+            detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})`,
+          },
+    );
   const generator = hourly(loadGeneratorType);
   parts.push(
     'error' in generator
-      ? { name: `${name}: load generator`, usd: 0, priced: false, detail: `${loadGeneratorType} is not priced: ${generator.error}` }
-      : { name: `${name}: load generator`, usd: generator.usd * hours, priced: true, detail: `1 × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})` },
+      ? {
+          name: `${name}: load generator`,
+          usd: 0,
+          priced: false,
+          detail: `${loadGeneratorType} is not priced: ${generator.error}`,
+        }
+      : {
+          name: `${name}: load generator`,
+          usd: generator.usd * hours,
+          priced: true,
+          detail: `1 × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})`,
+        },
   );
   return parts;
 }
 
 /** Step Functions' transitions, Lambda's invocations and (AWS) the rate-limited traffic between zones. */
-function workflowCostParts(workflow: ClusterShape[], target: EstimateOptions['target'], crossZoneGb: number, unboundedScenarios: number) {
+function workflowCostParts(
+  workflow: ClusterShape[],
+  target: EstimateOptions['target'],
+  crossZoneGb: number,
+  unboundedScenarios: number,
+) {
   const workflowParts: CostPart[] = [];
   const transitions = stateTransitions(workflow);
   const events = historyEvents(workflow);
@@ -204,16 +300,33 @@ function workflowCostParts(workflow: ClusterShape[], target: EstimateOptions['ta
     detail: `${invocations} invocations of 512 MB for about 1 s each`,
   });
   if (target === 'aws') {
-    const note = unboundedScenarios > 0 ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)` : '';
-    workflowParts.push({ name: 'data transfer between zones', usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB, priced: unboundedScenarios === 0, detail: `${crossZoneGb.toFixed(2)} GB of rate-limited traffic at $0.01/GB${note}` });
+    const note =
+      unboundedScenarios > 0
+        ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
+        : '';
+    workflowParts.push({
+      name: 'data transfer between zones',
+      usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB,
+      priced: unboundedScenarios === 0,
+      detail: `${crossZoneGb.toFixed(2)} GB of rate-limited traffic at $0.01/GB${note}`,
+    });
   } else {
-    workflowParts.push({ name: 'data transfer between zones', usd: 0, priced: true, detail: 'not modelled for Azure (traffic stays inside one virtual network)' });
+    workflowParts.push({
+      name: 'data transfer between zones',
+      usd: 0,
+      priced: true,
+      detail: 'not modelled for Azure (traffic stays inside one virtual network)',
+    });
   }
   return { transitions, events, workflowParts };
 }
 
 /** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */
-export function budgetProblem(estimate: RunEstimate, maxCostUsd: number | undefined, source: string): string | undefined {
+export function budgetProblem(
+  estimate: RunEstimate,
+  maxCostUsd: number | undefined,
+  source: string,
+): string | undefined {
   if (maxCostUsd === undefined || estimate.totalUsd <= maxCostUsd) return undefined;
   return `the estimated cost ${usd(estimate.totalUsd)} on ${estimate.target} exceeds ${source} ${usd(maxCostUsd)}${estimate.complete ? '' : ' (and the estimate leaves out parts the catalog cannot price)'}`;
 }

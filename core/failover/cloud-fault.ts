@@ -7,7 +7,8 @@ import type { FaultAction, FaultSpec } from '../plan/plan-schema';
  *
  * The node's broker is the `rabbitmq-server` systemd unit of Team RabbitMQ's RPM (cdk/user-data/rabbitmq-node.ts
  * starts it with `systemctl enable --now rabbitmq-server`). That unit has no `Restart=` (it is left commented out in
- * rabbitmq-server packaging/RPMS/Fedora/rabbitmq-server.service), so a killed broker stays down until the heal starts it.
+ * rabbitmq-server packaging/RPMS/Fedora/rabbitmq-server.service), so a killed broker stays down until the heal starts
+ * it.
  * The node name is `rabbit@<private IPv4>` (NODENAME in /etc/rabbitmq/rabbitmq-env.conf, written by the same script),
  * which is how a node name is matched to its instance.
  */
@@ -21,7 +22,10 @@ import type { FaultAction, FaultSpec } from '../plan/plan-schema';
  * (bicep/modules/network.bicep), whose rule changes leave open flows alone unless flushConnection re-evaluates them
  * (https://learn.microsoft.com/javascript/api/@azure-rest/arm-network/networksecuritygrouppropertiesformat).
  */
-export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = { aws: ['kill', 'stop', 'restart', 'partition'], azure: ['kill', 'stop', 'restart', 'partition'] };
+export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly FaultAction[]>> = {
+  aws: ['kill', 'stop', 'restart', 'partition'],
+  azure: ['kill', 'stop', 'restart', 'partition'],
+};
 
 /** The nftables table of rmqbench's own that holds the partition (one name, so the heal deletes exactly it). */
 export const PARTITION_TABLE = 'rmqbench_partition';
@@ -44,7 +48,8 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 const NODE_NAME = /^rabbit@[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/;
 
 function checkedNodeName(nodeName: string): string {
-  if (!NODE_NAME.test(nodeName)) throw new Error(`expected a node name rabbit@<private IPv4 address or host name>, got "${nodeName}"`);
+  if (!NODE_NAME.test(nodeName))
+    throw new Error(`expected a node name rabbit@<private IPv4 address or host name>, got "${nodeName}"`);
   return nodeName;
 }
 
@@ -93,7 +98,9 @@ export function queueLeadersScript(): string {
   ].join('\n');
 }
 
-/** The node leading `queue`, from queueLeadersScript's output: its `leader`, else the one node that hosts it locally. */
+/**
+ * The node leading `queue`, from queueLeadersScript's output: its `leader`, else the one node that hosts it locally.
+ */
 export function queueLeader(output: string, queue: string): string {
   let parsed: unknown;
   try {
@@ -109,12 +116,18 @@ export function queueLeader(output: string, queue: string): string {
   const entry = queues.find((candidate) => candidate.name === queue);
   if (!entry) {
     const names = queues.map((candidate) => String(candidate.name)).join(', ');
-    throw new Error(`queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`);
+    throw new Error(
+      `queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`,
+    );
   }
   if (typeof entry.leader === 'string' && entry.leader !== '') return entry.leader;
-  const hosts = Object.entries(found.local as Record<string, unknown>).filter(([, names]) => Array.isArray(names) && names.includes(queue)).map(([node]) => node);
+  const hosts = Object.entries(found.local as Record<string, unknown>)
+    .filter(([, names]) => Array.isArray(names) && names.includes(queue))
+    .map(([node]) => node);
   if (hosts.length === 1) return hosts[0]!;
-  throw new Error(`queue ${queue} has no leader column and ${hosts.length === 0 ? 'no running node' : `several nodes (${hosts.join(', ')})`} hosts it locally, so its leader is unknown`);
+  throw new Error(
+    `queue ${queue} has no leader column and ${hosts.length === 0 ? 'no running node' : `several nodes (${hosts.join(', ')})`} hosts it locally, so its leader is unknown`,
+  );
 }
 
 /** A cluster node as the cloud fault step sees it. */
@@ -125,22 +138,34 @@ export interface CloudNode {
   readonly nodeName: string;
 }
 
-/** The node the fault hits: by index (in the order the nodes were listed, by launch time), or the leader of the verifier's queue (rmqbench-verifier, where the lost messages are counted), or the first other node. */
+/**
+ * The node the fault hits: by index (in the order the nodes were listed, by launch time), or the leader of the
+ * verifier's queue (rmqbench-verifier, where the lost messages are counted), or the first other node.
+ */
 export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['node'], leader?: string): CloudNode {
   if (nodes.length === 0) throw new Error('the cluster has no running node to fault');
   if (typeof which === 'number') {
     const node = nodes[which];
-    if (!node) throw new Error(`fault.node ${which} is not a node of this cluster, which runs ${nodes.length} (0 to ${nodes.length - 1})`);
+    if (!node)
+      throw new Error(
+        `fault.node ${which} is not a node of this cluster, which runs ${nodes.length} (0 to ${nodes.length - 1})`,
+      );
     return node;
   }
   if (leader === undefined) throw new Error(`fault.node "${which}" needs the leader of the verifier's queue`);
   const leading = nodes.find((node) => node.nodeName === leader);
   if (which === 'leader') {
-    if (!leading) throw new Error(`the verifier's queue is led by ${leader}, which is none of the cluster's running instances (${nodes.map((node) => node.nodeName).join(', ')})`);
+    if (!leading)
+      throw new Error(
+        `the verifier's queue is led by ${leader}, which is none of the cluster's running instances (${nodes.map((node) => node.nodeName).join(', ')})`,
+      );
     return leading;
   }
   const follower = nodes.find((node) => node.nodeName !== leader);
-  if (!follower) throw new Error(`the verifier's queue is led by ${leader} and no other node runs, so there is no follower to fault`);
+  if (!follower)
+    throw new Error(
+      `the verifier's queue is led by ${leader} and no other node runs, so there is no follower to fault`,
+    );
   return follower;
 }
 
@@ -176,7 +201,8 @@ export const PARTITION_DETECTION_SECONDS = 75;
  * distribution connections already open, which a security-group or NSG change does not. The other nodes then see
  * this node's ticks stop, and after net_ticktime (60 s by default, so 45 to 75 s:
  * https://www.rabbitmq.com/docs/nettick) each side declares the other down; with `cluster_partition_handling =
- * pause_minority` (core/broker/broker-config.ts; https://www.rabbitmq.com/docs/partitions) this node, alone, pauses (its
+ * pause_minority` (core/broker/broker-config.ts; https://www.rabbitmq.com/docs/partitions) this node, alone, pauses
+ * (its
  * listeners stop) and the majority keeps serving.
  * Deleting the table first makes the script idempotent (a retried step does not stack rules); `delete table` of a
  * table just declared is the form nftables 1.0.4 (AL2023) parses, which lacks the newer `destroy`.
@@ -234,7 +260,11 @@ export function faultScript(action: FaultAction, nodeName: string): string {
       lines.push('systemctl stop rabbitmq-server');
       break;
     case 'restart':
-      lines.push('systemctl stop rabbitmq-server', 'systemctl start rabbitmq-server', 'rabbitmqctl -q await_startup --timeout 300');
+      lines.push(
+        'systemctl stop rabbitmq-server',
+        'systemctl start rabbitmq-server',
+        'rabbitmqctl -q await_startup --timeout 300',
+      );
       break;
     case 'partition':
       lines.push(...partitionLines());
@@ -259,7 +289,11 @@ export function healScript(nodeName: string, action: FaultAction): string {
       'echo "rmqbench: partition of $EXPECTED healed"',
     );
   } else {
-    lines.push('systemctl start rabbitmq-server', 'rabbitmqctl -q await_startup --timeout 300', 'echo "rmqbench: started $EXPECTED again"');
+    lines.push(
+      'systemctl start rabbitmq-server',
+      'rabbitmqctl -q await_startup --timeout 300',
+      'echo "rmqbench: started $EXPECTED again"',
+    );
   }
   return lines.join('\n');
 }
@@ -274,6 +308,7 @@ export const notCountedReason = (target: string, why: string) =>
 
 /**
  * The STS session tag the AWS fault step assumes its node role with: the cluster stack's name. The role's SendCommand
- * grant requires the instance's aws:cloudformation:stack-name tag to equal it (cdk/BenchmarkController.ts FaultNodeRole).
+ * grant requires the instance's aws:cloudformation:stack-name tag to equal it (cdk/BenchmarkController.ts
+ * FaultNodeRole).
  */
 export const CLUSTER_STACK_SESSION_TAG = 'rmqbench:cluster-stack';

@@ -10,7 +10,10 @@ import type { FailoverResult } from '../results/result-model';
 /** The file the load generator's run script leaves the verifier's output in (uploaded beside PerfTest's). */
 export const VERIFIER_OUTPUT_FILE = 'verifier.txt';
 
-export interface CloudVerifierOutput extends Pick<VerifierCounts, 'published' | 'confirmed' | 'consumed' | 'lostMessages' | 'duplicatedMessages' | 'reconnects'> {
+export interface CloudVerifierOutput extends Pick<
+  VerifierCounts,
+  'published' | 'confirmed' | 'consumed' | 'lostMessages' | 'duplicatedMessages' | 'reconnects'
+> {
   readonly startedAtMs: number;
   /** Deliveries in whole second i after startedAtMs (no partial last second, no drain). */
   readonly receivedPerSecond: readonly number[];
@@ -18,46 +21,81 @@ export interface CloudVerifierOutput extends Pick<VerifierCounts, 'published' | 
   readonly unconfirmedPerSecond: readonly number[];
 }
 
-/** The fault as the cloud fault step applied it, with its wall-clock times (ISO 8601, as lambdas/fault/aws.ts records them). */
+/**
+ * The fault as the cloud fault step applied it, with its wall-clock times (ISO 8601, as lambdas/fault/aws.ts records
+ * them).
+ */
 export interface CloudFaultTimes extends FaultOutcome {
   readonly appliedAt?: string;
   readonly healedAt?: string;
 }
 
-const COUNT_FIELDS = ['published', 'confirmed', 'consumed', 'lostMessages', 'duplicatedMessages', 'reconnects'] as const;
+const COUNT_FIELDS = [
+  'published',
+  'confirmed',
+  'consumed',
+  'lostMessages',
+  'duplicatedMessages',
+  'reconnects',
+] as const;
 const SERIES_FIELDS = ['receivedPerSecond', 'unconfirmedPerSecond'] as const;
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
-/** Reads the verifier's result line from its whole stdout; throws naming what is missing or wrong (a run cut short prints none). */
+/**
+ * Reads the verifier's result line from its whole stdout; throws naming what is missing or wrong (a run cut short
+ * prints none).
+ */
 export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
-  const lines = stdout.split('\n').map((line) => line.trim()).filter((line) => line.length > 0);
+  const lines = stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
   const line = [...lines].reverse().find((candidate) => candidate.startsWith('{'));
   if (line === undefined) {
     const tail = lines.slice(-2).join(' | ').slice(0, 300);
-    throw new Error(`the verifier printed no result line (it was cut short or failed before its drain)${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`);
+    throw new Error(
+      `the verifier printed no result line (it was cut short or failed before its drain)${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (error) {
-    throw new Error(`the verifier's result line is not valid JSON (${error instanceof Error ? error.message : String(error)}): ${line.slice(0, 200)}`);
+    throw new Error(
+      `the verifier's result line is not valid JSON (${error instanceof Error ? error.message : String(error)}): ${line.slice(0, 200)}`,
+    );
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`the verifier's result line is not a JSON object: ${line.slice(0, 200)}`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`the verifier's result line is not a JSON object: ${line.slice(0, 200)}`);
   const record = parsed as Record<string, unknown>;
   if (!(typeof record.startedAtMs === 'number' && Number.isInteger(record.startedAtMs) && record.startedAtMs > 0)) {
-    throw new Error(`the verifier's result has no startedAtMs (epoch milliseconds), got ${JSON.stringify(record.startedAtMs)}`);
+    throw new Error(
+      `the verifier's result has no startedAtMs (epoch milliseconds), got ${JSON.stringify(record.startedAtMs)}`,
+    );
   }
   for (const field of COUNT_FIELDS) {
-    if (!isCount(record[field])) throw new Error(`the verifier's result has no ${field} (a non-negative integer), got ${JSON.stringify(record[field])}`);
+    if (!isCount(record[field]))
+      throw new Error(
+        `the verifier's result has no ${field} (a non-negative integer), got ${JSON.stringify(record[field])}`,
+      );
   }
   for (const field of SERIES_FIELDS) {
     const series = record[field];
-    if (!Array.isArray(series) || !series.every(isCount)) throw new Error(`the verifier's result has no ${field} (a list of non-negative integers), got ${JSON.stringify(series)?.slice(0, 100)}`);
+    if (!Array.isArray(series) || !series.every(isCount))
+      throw new Error(
+        `the verifier's result has no ${field} (a list of non-negative integers), got ${JSON.stringify(series)?.slice(0, 100)}`,
+      );
   }
   const output = record as unknown as CloudVerifierOutput;
-  if (output.confirmed > output.published) throw new Error(`the verifier's result is inconsistent: confirmed ${output.confirmed} > published ${output.published}`);
-  if (output.lostMessages > output.confirmed) throw new Error(`the verifier's result is inconsistent: lostMessages ${output.lostMessages} > confirmed ${output.confirmed}`);
+  if (output.confirmed > output.published)
+    throw new Error(
+      `the verifier's result is inconsistent: confirmed ${output.confirmed} > published ${output.published}`,
+    );
+  if (output.lostMessages > output.confirmed)
+    throw new Error(
+      `the verifier's result is inconsistent: lostMessages ${output.lostMessages} > confirmed ${output.confirmed}`,
+    );
   return {
     startedAtMs: output.startedAtMs,
     ...Object.fromEntries(COUNT_FIELDS.map((field) => [field, output[field]])),
@@ -70,7 +108,10 @@ function secondsAfterStart(output: CloudVerifierOutput, iso: string, what: strin
   const at = Date.parse(iso);
   if (Number.isNaN(at)) throw new Error(`the fault step's ${what} time is not an ISO 8601 date: "${iso}"`);
   const seconds = (at - output.startedAtMs) / 1000;
-  if (seconds < 0) throw new Error(`the fault was ${what} ${-seconds} s before the verifier started (${new Date(output.startedAtMs).toISOString()}), so the verifier did not see it`);
+  if (seconds < 0)
+    throw new Error(
+      `the fault was ${what} ${-seconds} s before the verifier started (${new Date(output.startedAtMs).toISOString()}), so the verifier did not see it`,
+    );
   return Math.round(seconds * 1000) / 1000;
 }
 
@@ -87,9 +128,11 @@ export function cloudVerifierCounts(output: CloudVerifierOutput, fault: CloudFau
   };
   if (fault.appliedAt === undefined) return counts;
   const faultAtSeconds = secondsAfterStart(output, fault.appliedAt, 'applied');
-  if (output.unconfirmedPerSecond.length === 0) throw new Error('the verifier recorded no unconfirmed count, so what was in flight at the fault is unknown');
+  if (output.unconfirmedPerSecond.length === 0)
+    throw new Error('the verifier recorded no unconfirmed count, so what was in flight at the fault is unknown');
   // The last whole-second sample at or before the fault (a fault after the last sample takes the last one).
-  const unconfirmedAtFault = output.unconfirmedPerSecond[Math.min(Math.floor(faultAtSeconds), output.unconfirmedPerSecond.length - 1)]!;
+  const unconfirmedAtFault =
+    output.unconfirmedPerSecond[Math.min(Math.floor(faultAtSeconds), output.unconfirmedPerSecond.length - 1)]!;
   return {
     ...counts,
     faultAtSeconds,
@@ -98,7 +141,10 @@ export function cloudVerifierCounts(output: CloudVerifierOutput, fault: CloudFau
   };
 }
 
-/** The stored failover result of a cloud repetition, from the verifier's stdout and the fault step's record; throws with the reason it cannot be measured. */
+/**
+ * The stored failover result of a cloud repetition, from the verifier's stdout and the fault step's record; throws with
+ * the reason it cannot be measured.
+ */
 export function cloudFailoverResult(stdout: string, fault: CloudFaultTimes): FailoverResult {
   return failoverResult(cloudVerifierCounts(parseVerifierOutput(stdout), fault), fault);
 }

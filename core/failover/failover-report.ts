@@ -1,5 +1,11 @@
 import type { StoredRepetition } from '../results/result-items';
-import { FAILOVER_METRICS, type FailoverMetric, type FailoverResult, type ScenarioAggregate, type UncountedFault } from '../results/result-model';
+import {
+  FAILOVER_METRICS,
+  type FailoverMetric,
+  type FailoverResult,
+  type ScenarioAggregate,
+  type UncountedFault,
+} from '../results/result-model';
 import { describe, type Stats } from '../results/statistics';
 
 /**
@@ -8,8 +14,13 @@ import { describe, type Stats } from '../results/statistics';
  * `unconfirmedAtFault`, `recoverySeconds`, `unavailableSeconds`, `reconnects`.
  */
 
-/** Over the successful repetitions that carry verifier counts; recoverySeconds over those that recovered. Undefined without any. */
-export function aggregateFailover(repetitions: readonly Pick<StoredRepetition, 'status' | 'failover'>[]): Partial<Record<FailoverMetric, Stats>> | undefined {
+/**
+ * Over the successful repetitions that carry verifier counts; recoverySeconds over those that recovered. Undefined
+ * without any.
+ */
+export function aggregateFailover(
+  repetitions: readonly Pick<StoredRepetition, 'status' | 'failover'>[],
+): Partial<Record<FailoverMetric, Stats>> | undefined {
   const results = repetitions.filter((rep) => rep.status === 'SUCCEEDED' && rep.failover).map((rep) => rep.failover!);
   if (results.length === 0) return undefined;
   const aggregate: Partial<Record<FailoverMetric, Stats>> = {};
@@ -23,19 +34,29 @@ export function aggregateFailover(repetitions: readonly Pick<StoredRepetition, '
 const number = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 const meanCi = (stats: Stats | undefined) => (stats ? `${number(stats.mean)} ± ${number(stats.ci95)}` : '—');
 
-export const FAILOVER_SCENARIO_HEADER = ['scenario', 'repetitions', ...FAILOVER_METRICS.map((metric) => `${metric} (mean ± 95% CI)`)];
+export const FAILOVER_SCENARIO_HEADER = [
+  'scenario',
+  'repetitions',
+  ...FAILOVER_METRICS.map((metric) => `${metric} (mean ± 95% CI)`),
+];
 
 /** One row per scenario that has verifier counts. */
 export function failoverScenarioRows(aggregates: readonly ScenarioAggregate[]): string[][] {
   return aggregates
     .filter((aggregate) => aggregate.failover !== undefined)
-    .map((aggregate) => [aggregate.scenarioId, String(aggregate.failover!.lostMessages?.n ?? 0), ...FAILOVER_METRICS.map((metric) => meanCi(aggregate.failover![metric]))]);
+    .map((aggregate) => [
+      aggregate.scenarioId,
+      String(aggregate.failover!.lostMessages?.n ?? 0),
+      ...FAILOVER_METRICS.map((metric) => meanCi(aggregate.failover![metric])),
+    ]);
 }
 
 export const FAILOVER_REPETITION_HEADER = ['repetition', 'fault', 'confirmed', 'consumed', ...FAILOVER_METRICS];
 
 /** One row per repetition with verifier counts; a missing recoverySeconds reads "not recovered". */
-export function failoverRepetitionRows(repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'failover'>[]): string[][] {
+export function failoverRepetitionRows(
+  repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'failover'>[],
+): string[][] {
   return repetitions
     .filter((rep) => rep.failover !== undefined)
     .map((rep) => {
@@ -47,12 +68,17 @@ export function failoverRepetitionRows(repetitions: readonly Pick<StoredRepetiti
         `${fault.action} ${fault.nodeName} (${String(fault.node)}) at ${number(fault.appliedAtSeconds)} s${healed}`,
         number(failover.confirmed),
         number(failover.consumed),
-        ...FAILOVER_METRICS.map((metric) => (failover[metric] === undefined ? 'not recovered' : number(failover[metric]))),
+        ...FAILOVER_METRICS.map((metric) =>
+          failover[metric] === undefined ? 'not recovered' : number(failover[metric]),
+        ),
       ];
     });
 }
 
-/** One line per repetition whose fault a cloud target applied without the verifier: what was done, and "not counted" (never a 0). */
+/**
+ * One line per repetition whose fault a cloud target applied without the verifier: what was done, and "not counted"
+ * (never a 0).
+ */
 export function formatUncountedFaultLine(uncounted: UncountedFault): string {
   const { fault } = uncounted;
   const healed = fault.healedAtSeconds === undefined ? '' : `, healed at ${number(fault.healedAtSeconds)} s`;
@@ -60,14 +86,25 @@ export function formatUncountedFaultLine(uncounted: UncountedFault): string {
 }
 
 /** The Markdown lines for faults applied without a lost-message count; empty when there are none. */
-function renderUncountedFaults(repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'uncountedFault'>[]): string[] {
+function renderUncountedFaults(
+  repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'uncountedFault'>[],
+): string[] {
   const uncounted = repetitions.filter((rep) => rep.uncountedFault !== undefined);
   if (uncounted.length === 0) return [];
-  return ['## Faults applied, lost messages not counted', '', ...uncounted.map((rep) => `- ${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`)];
+  return [
+    '## Faults applied, lost messages not counted',
+    '',
+    ...uncounted.map(
+      (rep) => `- ${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`,
+    ),
+  ];
 }
 
 /** The Markdown section; empty when no repetition ran a fault. */
-export function renderFailoverMarkdown(aggregates: readonly ScenarioAggregate[], repetitions: readonly StoredRepetition[]): string[] {
+export function renderFailoverMarkdown(
+  aggregates: readonly ScenarioAggregate[],
+  repetitions: readonly StoredRepetition[],
+): string[] {
   const scenarioRows = failoverScenarioRows(aggregates);
   const uncounted = renderUncountedFaults(repetitions);
   if (scenarioRows.length === 0) return uncounted;
@@ -91,7 +128,10 @@ export function renderFailoverMarkdown(aggregates: readonly ScenarioAggregate[],
 /** One line for `show` and the run's progress display. */
 export function formatFailoverLine(failover: FailoverResult): string {
   const { fault } = failover;
-  const recovery = failover.recoverySeconds === undefined ? 'recoverySeconds: not recovered' : `recoverySeconds ${number(failover.recoverySeconds)}`;
+  const recovery =
+    failover.recoverySeconds === undefined
+      ? 'recoverySeconds: not recovered'
+      : `recoverySeconds ${number(failover.recoverySeconds)}`;
   return (
     `${fault.action} ${fault.nodeName} at ${number(fault.appliedAtSeconds)} s: confirmed ${failover.confirmed}, consumed ${failover.consumed}, ` +
     `lostMessages ${failover.lostMessages}, duplicatedMessages ${failover.duplicatedMessages}, unconfirmedAtFault ${failover.unconfirmedAtFault}, ` +

@@ -13,7 +13,8 @@ rootLogger.appenderRef.stdout.ref = STDOUT
 `;
 
 /**
- * The tools' log4j2 configuration (ProducerPerformance, ConsumerPerformance, TopicCommand), one for every target: errors
+ * The tools' log4j2 configuration (ProducerPerformance, ConsumerPerformance, TopicCommand), one for every target:
+ * errors
  * only, on stderr, so that their measurements stay readable, and the consumer's partition assignment ("Adding newly
  * assigned partitions", logged at INFO by ConsumerRebalanceListenerInvoker), which tells that a consumer has joined its
  * group (CONSUMER_JOINED). The local target and the AWS load generator's run script both wait for that line.
@@ -30,6 +31,9 @@ logger.assignment.name = org.apache.kafka.clients.consumer.internals.ConsumerReb
 logger.assignment.level = INFO
 `;
 
-/** The text a consumer logs once the group gave it its partitions (possibly none); grep -F finds it on the load generator. */
+/**
+ * The text a consumer logs once the group gave it its partitions (possibly none); grep -F finds it on the load
+ * generator.
+ */
 export const CONSUMER_JOINED_TEXT = 'Adding newly assigned partitions';
 export const CONSUMER_JOINED = new RegExp(CONSUMER_JOINED_TEXT);

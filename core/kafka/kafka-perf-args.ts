@@ -41,11 +41,15 @@ export interface KafkaRunSettings {
 
 export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunSettings {
   const producers = Math.max(workload.producers, 1);
-  // The same fixed work as on RabbitMQ (messageCount, or totalBytes ÷ messageSizeBytes); else a rate for durationSeconds.
+  // The same fixed work as on RabbitMQ (messageCount, or totalBytes ÷ messageSizeBytes); else a rate for
+  // durationSeconds.
   const total = fixedMessageCount(workload);
-  const recordsPerProducer = total !== undefined ? total / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
+  const recordsPerProducer =
+    total !== undefined ? total / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
   if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
-    throw new Error(`workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`);
+    throw new Error(
+      `workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`,
+    );
   }
   return {
     partitions: workload.partitions ?? KAFKA_DEFAULTS.partitions,
@@ -61,7 +65,15 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
 
 /** TopicCommand arguments that create the benchmark topic. */
 export function createTopicArgs(topic: string, settings: KafkaRunSettings): string[] {
-  return ['--create', '--topic', topic, '--partitions', String(settings.partitions), '--replication-factor', String(settings.replicationFactor)];
+  return [
+    '--create',
+    '--topic',
+    topic,
+    '--partitions',
+    String(settings.partitions),
+    '--replication-factor',
+    String(settings.replicationFactor),
+  ];
 }
 
 /** ProducerPerformance arguments for one producer. */
@@ -74,12 +86,18 @@ export function producerPerformanceArgs(options: {
 }): string[] {
   const { settings } = options;
   return [
-    '--bootstrap-server', options.bootstrapServers,
-    '--topic', options.topic,
-    '--num-records', String(settings.recordsPerProducer),
-    '--record-size', String(options.messageSizeBytes),
-    '--throughput', String(settings.throughput),
-    '--reporting-interval', String(KAFKA_REPORTING_INTERVAL_MS),
+    '--bootstrap-server',
+    options.bootstrapServers,
+    '--topic',
+    options.topic,
+    '--num-records',
+    String(settings.recordsPerProducer),
+    '--record-size',
+    String(options.messageSizeBytes),
+    '--throughput',
+    String(settings.throughput),
+    '--reporting-interval',
+    String(KAFKA_REPORTING_INTERVAL_MS),
     // --command-property replaces --producer-props in 4.x (the tool warns that --producer-props is deprecated).
     '--command-property',
     `acks=${settings.acks}`,
@@ -101,13 +119,20 @@ export function consumerPerformanceArgs(options: {
   readonly consumers: number;
 }): string[] {
   return [
-    '--bootstrap-server', options.bootstrapServers,
-    '--topic', options.topic,
-    '--group', options.group,
-    '--num-records', String(options.totalRecords),
-    '--timeout', String(consumerIdleTimeoutMs(options.consumers)),
-    // Per-interval rows instead of the one summary line: the tool prints one or the other, and the rows give per-second samples.
+    '--bootstrap-server',
+    options.bootstrapServers,
+    '--topic',
+    options.topic,
+    '--group',
+    options.group,
+    '--num-records',
+    String(options.totalRecords),
+    '--timeout',
+    String(consumerIdleTimeoutMs(options.consumers)),
+    // Per-interval rows instead of the one summary line: the tool prints one or the other, and the rows give per-second
+    // samples.
     '--show-detailed-stats',
-    '--reporting-interval', String(KAFKA_REPORTING_INTERVAL_MS),
+    '--reporting-interval',
+    String(KAFKA_REPORTING_INTERVAL_MS),
   ];
 }

@@ -18,18 +18,22 @@ export interface KafkaPerfOutput {
 /**
  * ProducerPerformance's lines (Stats.printWindow / printTotal in tools/.../ProducerPerformance.java):
  *   "%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency."
- *   "%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th."
+ *   "%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %d ms 50th, %d ms 95th,
+ * %d ms 99th, %d ms 99.9th."
  * Latency there is the time from send() to the broker's acknowledgement (per acks).
  */
 const NUMBER = '(\\d+(?:\\.\\d+)?)';
-const WINDOW_LINE = new RegExp(`^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`);
+const WINDOW_LINE = new RegExp(
+  `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`,
+);
 const TOTAL_LINE = new RegExp(
   `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$`,
 );
 /** ConsumerPerformance --show-detailed-stats (printHeader / printConsumerProgress in ConsumerPerformance.java). */
 const CONSUMER_HEADER = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec';
 /** Its default --date-format is "yyyy-MM-dd HH:mm:ss:SSS". */
-const CONSUMER_ROW = /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2}):(\d{3}), \d+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+)(?:, .*)?$/;
+const CONSUMER_ROW =
+  /^(\d{4}-\d{2}-\d{2}) (\d{2}):(\d{2}):(\d{2}):(\d{3}), \d+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+)(?:, .*)?$/;
 const CONSUMER_TIMEOUT = /^WARNING: Exiting before consuming the expected number of (?:records|messages): timeout/;
 
 /** A producer's or consumer's per-second line as live progress: records/s, or undefined for any other line. */
@@ -63,9 +67,13 @@ interface ConsumerRow {
  */
 export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPerfExpectations): PerfTestResult {
   const missing: string[] = [];
-  if (output.producers.length !== expected.producers) missing.push(`the output of ${expected.producers} producer(s) (found ${output.producers.length})`);
-  if (output.consumers.length !== expected.consumers) missing.push(`the output of ${expected.consumers} consumer(s) (found ${output.consumers.length})`);
-  const producers = output.producers.map((text, index) => parseProducer(text, index + 1, expected.recordsPerProducer, missing));
+  if (output.producers.length !== expected.producers)
+    missing.push(`the output of ${expected.producers} producer(s) (found ${output.producers.length})`);
+  if (output.consumers.length !== expected.consumers)
+    missing.push(`the output of ${expected.consumers} consumer(s) (found ${output.consumers.length})`);
+  const producers = output.producers.map((text, index) =>
+    parseProducer(text, index + 1, expected.recordsPerProducer, missing),
+  );
   const consumers = output.consumers.map((text, index) => parseConsumer(text, index + 1, expected.consumers, missing));
   if (expected.consumers > 0 && consumers.every((rows) => rows !== undefined && rows.length === 0)) {
     missing.push(`per-second rows from any of the ${expected.consumers} consumer(s) (found none)`);
@@ -92,7 +100,12 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   };
 }
 
-function parseProducer(text: string, number: number, expectedRecords: number, missing: string[]): ProducerOutcome | undefined {
+function parseProducer(
+  text: string,
+  number: number,
+  expectedRecords: number,
+  missing: string[],
+): ProducerOutcome | undefined {
   const windows: number[] = [];
   let total: RegExpExecArray | undefined;
   for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
@@ -101,12 +114,16 @@ function parseProducer(text: string, number: number, expectedRecords: number, mi
     total ??= TOTAL_LINE.exec(line) ?? undefined;
   }
   if (!total) {
-    missing.push(`producer ${number}: the final "records sent ... ms 99.9th" line (the run was cut short after ${windows.length} per-second line(s))`);
+    missing.push(
+      `producer ${number}: the final "records sent ... ms 99.9th" line (the run was cut short after ${windows.length} per-second line(s))`,
+    );
     return undefined;
   }
   const sent = Number(total[1]);
   if (sent !== expectedRecords) {
-    missing.push(`producer ${number}: ${expectedRecords} acknowledged records (it reports ${sent}; failed sends are not counted)`);
+    missing.push(
+      `producer ${number}: ${expectedRecords} acknowledged records (it reports ${sent}; failed sends are not counted)`,
+    );
     return undefined;
   }
   const ms = (group: number) => Number(total[group]) * 1000;
@@ -128,7 +145,9 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
   }
   // A lone consumer asks for exactly what the producers send, so its timeout means records never arrived.
   if (consumers === 1 && lines.some((line) => CONSUMER_TIMEOUT.test(line))) {
-    missing.push(`consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`);
+    missing.push(
+      `consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`,
+    );
     return undefined;
   }
   // The rate is measured from the first row on; a consumer whose rows never move after it got everything before that
@@ -155,7 +174,11 @@ function consumerRate(rows: readonly ConsumerRow[]): number {
 
 /** Per-second samples: the n-th report of every producer and consumer added up as second n. */
 function mergeSamples(producers: readonly ProducerOutcome[], consumers: readonly ConsumerRow[][]): PerSecondSample[] {
-  const length = Math.max(...producers.map((producer) => producer.windows.length), ...consumers.map((rows) => rows.length), 0);
+  const length = Math.max(
+    ...producers.map((producer) => producer.windows.length),
+    ...consumers.map((rows) => rows.length),
+    0,
+  );
   return Array.from({ length }, (_, index) => {
     const published = producers.reduce((sum, producer) => sum + (producer.windows[index] ?? 0), 0);
     return {

@@ -13,7 +13,10 @@ export type Broker = z.infer<typeof brokerSchema>;
 
 /** Producer `acks`: https://kafka.apache.org/documentation/#producerconfigs_acks ("0", "1", "all"; -1 is "all"). */
 export const KAFKA_ACKS = ['0', '1', 'all'] as const;
-/** Producer `compression.type`: https://kafka.apache.org/documentation/#producerconfigs_compression.type (gzip left out: the seeds do not vary it). */
+/**
+ * Producer `compression.type`: https://kafka.apache.org/documentation/#producerconfigs_compression.type (gzip left out:
+ * the seeds do not vary it).
+ */
 export const KAFKA_COMPRESSION = ['none', 'snappy', 'lz4', 'zstd'] as const;
 
 /** What a Kafka workload uses when it leaves a Kafka field out. */
@@ -46,7 +49,12 @@ export const kafkaWorkloadFieldsShape = {
   /** Producer acks: "0", "1" or "all" (YAML numbers 0 and 1 are read as "0" and "1"). @default "all" */
   acks: z.preprocess((value) => (typeof value === 'number' ? String(value) : value), z.enum(KAFKA_ACKS)).optional(),
   /** Producer batch.size in bytes (0 turns batching off). @default 16384 */
-  batchSizeBytes: z.number().int().min(0).max(64 * 1024 * 1024).optional(),
+  batchSizeBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(64 * 1024 * 1024)
+    .optional(),
   /** Producer linger.ms. @default 5 */
   lingerMs: z.number().int().min(0).max(60_000).optional(),
   /** Producer compression.type. @default "none" */
@@ -99,19 +107,25 @@ export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): Pl
   if (cluster.broker !== 'kafka') return [];
   const issues: PlanIssue[] = [];
   if (cluster.rabbitmqVersion !== undefined) {
-    issues.push({ path: `${at}.rabbitmqVersion`, message: 'a Kafka cluster has no RabbitMQ version; remove it or use broker: rabbitmq', value: cluster.rabbitmqVersion });
+    issues.push({
+      path: `${at}.rabbitmqVersion`,
+      message: 'a Kafka cluster has no RabbitMQ version; remove it or use broker: rabbitmq',
+      value: cluster.rabbitmqVersion,
+    });
   }
   if (cluster.topology.type !== 'classic') {
     issues.push({
       path: `${at}.topology.type`,
-      message: "queue topologies are RabbitMQ's; a Kafka cluster replicates partitions with the workload's replicationFactor",
+      message:
+        "queue topologies are RabbitMQ's; a Kafka cluster replicates partitions with the workload's replicationFactor",
       value: cluster.topology.type,
     });
   }
   if (cluster.connection === 'leader' || cluster.connection === 'follower') {
     issues.push({
       path: `${at}.connection`,
-      message: 'Kafka clients bootstrap from every broker and then talk to each partition leader; use "lb" or "direct" (both mean: bootstrap from all brokers)',
+      message:
+        'Kafka clients bootstrap from every broker and then talk to each partition leader; use "lb" or "direct" (both mean: bootstrap from all brokers)',
       value: cluster.connection,
     });
   }
@@ -121,31 +135,87 @@ export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): Pl
 /** RabbitMQ-only settings with a non-default value, and the reason each means nothing to Kafka. */
 function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string; value: unknown; why: string }[] {
   const found: { field: string; value: unknown; why: string }[] = [];
-  if (workload.queues !== 1) found.push({ field: 'queues', value: workload.queues, why: 'a Kafka workload uses one topic; use partitions' });
-  if (workload.persistent) found.push({ field: 'persistent', value: true, why: 'Kafka always writes to its log; use acks and replicationFactor' });
-  if (workload.confirmWindow !== undefined) found.push({ field: 'confirmWindow', value: workload.confirmWindow, why: 'Kafka acknowledges per acks; use acks' });
-  if (!workload.autoAck) found.push({ field: 'autoAck', value: false, why: 'Kafka consumers commit offsets, they do not acknowledge messages' });
-  if (workload.prefetch !== undefined) found.push({ field: 'prefetch', value: workload.prefetch, why: 'Kafka consumers fetch, they have no prefetch' });
-  if (workload.multiAckEvery !== undefined) found.push({ field: 'multiAckEvery', value: workload.multiAckEvery, why: 'Kafka consumers do not acknowledge messages' });
-  if (workload.consumerRateLimit !== undefined) found.push({ field: 'consumerRateLimit', value: workload.consumerRateLimit, why: "Kafka's ConsumerPerformance has no rate limit" });
-  if (workload.exchange !== undefined && workload.exchange.type !== 'direct') found.push({ field: 'exchange', value: workload.exchange, why: 'Kafka has no exchanges; consumer groups decide who reads what' });
-  if (workload.queueMode !== undefined) found.push({ field: 'queueMode', value: workload.queueMode, why: 'Kafka has no queue modes; it always writes to its log' });
-  if (workload.maxLength !== undefined) found.push({ field: 'maxLength', value: workload.maxLength, why: 'Kafka retains by size or time (topic retention), not by a message count' });
-  if (workload.overflow !== undefined) found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
+  if (workload.queues !== 1)
+    found.push({ field: 'queues', value: workload.queues, why: 'a Kafka workload uses one topic; use partitions' });
+  if (workload.persistent)
+    found.push({
+      field: 'persistent',
+      value: true,
+      why: 'Kafka always writes to its log; use acks and replicationFactor',
+    });
+  if (workload.confirmWindow !== undefined)
+    found.push({ field: 'confirmWindow', value: workload.confirmWindow, why: 'Kafka acknowledges per acks; use acks' });
+  if (!workload.autoAck)
+    found.push({
+      field: 'autoAck',
+      value: false,
+      why: 'Kafka consumers commit offsets, they do not acknowledge messages',
+    });
+  if (workload.prefetch !== undefined)
+    found.push({ field: 'prefetch', value: workload.prefetch, why: 'Kafka consumers fetch, they have no prefetch' });
+  if (workload.multiAckEvery !== undefined)
+    found.push({
+      field: 'multiAckEvery',
+      value: workload.multiAckEvery,
+      why: 'Kafka consumers do not acknowledge messages',
+    });
+  if (workload.consumerRateLimit !== undefined)
+    found.push({
+      field: 'consumerRateLimit',
+      value: workload.consumerRateLimit,
+      why: "Kafka's ConsumerPerformance has no rate limit",
+    });
+  if (workload.exchange !== undefined && workload.exchange.type !== 'direct')
+    found.push({
+      field: 'exchange',
+      value: workload.exchange,
+      why: 'Kafka has no exchanges; consumer groups decide who reads what',
+    });
+  if (workload.queueMode !== undefined)
+    found.push({
+      field: 'queueMode',
+      value: workload.queueMode,
+      why: 'Kafka has no queue modes; it always writes to its log',
+    });
+  if (workload.maxLength !== undefined)
+    found.push({
+      field: 'maxLength',
+      value: workload.maxLength,
+      why: 'Kafka retains by size or time (topic retention), not by a message count',
+    });
+  if (workload.overflow !== undefined)
+    found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
   // Kafka's ProducerPerformance reports latency percentiles for the whole run only, and takes one --throughput per run.
   if (workload.warmUpSeconds !== undefined) {
-    found.push({ field: 'warmUpSeconds', value: workload.warmUpSeconds, why: "ProducerPerformance reports latency percentiles only over the whole run, so seconds cannot be left out of them (not yet: its --warmup-records, KIP-1052)" });
+    found.push({
+      field: 'warmUpSeconds',
+      value: workload.warmUpSeconds,
+      why: 'ProducerPerformance reports latency percentiles only over the whole run, so seconds cannot be left out of them (not yet: its --warmup-records, KIP-1052)',
+    });
   }
-  if (workload.capacity !== undefined) found.push({ field: 'capacity', value: workload.capacity, why: 'ProducerPerformance takes one --throughput per run, so a rate ladder needs a run per step (not yet)' });
+  if (workload.capacity !== undefined)
+    found.push({
+      field: 'capacity',
+      value: workload.capacity,
+      why: 'ProducerPerformance takes one --throughput per run, so a rate ladder needs a run per step (not yet)',
+    });
   return found;
 }
 
 /** The workload × cluster combinations that cannot run: fields of the other broker, or more replicas than brokers. */
-export function checkWorkloadBroker(cluster: KafkaRelevantCluster, workload: KafkaRelevantWorkload, path: string): PlanIssue[] {
+export function checkWorkloadBroker(
+  cluster: KafkaRelevantCluster,
+  workload: KafkaRelevantWorkload,
+  path: string,
+): PlanIssue[] {
   const issues: PlanIssue[] = [];
   if (cluster.broker === 'kafka') {
     for (const setting of rabbitmqOnlySettings(workload)) {
-      issues.push({ path: `${path}.${setting.field}`, message: `is RabbitMQ-only and cluster "${cluster.name}" runs Kafka: ${setting.why}`, value: setting.value });
+      issues.push({
+        path: `${path}.${setting.field}`,
+        message: `is RabbitMQ-only and cluster "${cluster.name}" runs Kafka: ${setting.why}`,
+        value: setting.value,
+      });
     }
     if (workload.replicationFactor !== undefined && workload.replicationFactor > cluster.nodes) {
       issues.push({
@@ -155,27 +225,51 @@ export function checkWorkloadBroker(cluster: KafkaRelevantCluster, workload: Kaf
       });
     }
     // Kafka's ProducerPerformance sends a fixed number of records and has no time limit.
-    if (workload.messageCount === undefined && workload.totalBytes === undefined && workload.publishRateLimit === undefined) {
+    if (
+      workload.messageCount === undefined &&
+      workload.totalBytes === undefined &&
+      workload.publishRateLimit === undefined
+    ) {
       issues.push({
         path: `${path}.messageCount`,
         message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
       });
     }
-    if (workload.messageCount !== undefined && workload.producers > 0 && workload.messageCount % workload.producers !== 0) {
-      issues.push({ path: `${path}.messageCount`, message: `must be a multiple of producers (${workload.producers}): each producer sends the same share`, value: workload.messageCount });
+    if (
+      workload.messageCount !== undefined &&
+      workload.producers > 0 &&
+      workload.messageCount % workload.producers !== 0
+    ) {
+      issues.push({
+        path: `${path}.messageCount`,
+        message: `must be a multiple of producers (${workload.producers}): each producer sends the same share`,
+        value: workload.messageCount,
+      });
     }
     if (workload.messageSizeBytes === 0) {
-      issues.push({ path: `${path}.messageSizeBytes`, message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance needs a record size of at least 1 byte`, value: 0 });
+      issues.push({
+        path: `${path}.messageSizeBytes`,
+        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance needs a record size of at least 1 byte`,
+        value: 0,
+      });
     }
     if (workload.producers === 0) {
-      issues.push({ path: `${path}.producers`, message: `cluster "${cluster.name}" runs Kafka: a workload needs at least one producer (consumers read what it sends)`, value: 0 });
+      issues.push({
+        path: `${path}.producers`,
+        message: `cluster "${cluster.name}" runs Kafka: a workload needs at least one producer (consumers read what it sends)`,
+        value: 0,
+      });
     }
     return issues;
   }
   for (const field of kafkaWorkloadFieldNames) {
     const value = workload[field];
     if (value !== undefined) {
-      issues.push({ path: `${path}.${field}`, message: `is Kafka-only and cluster "${cluster.name}" runs RabbitMQ (broker: rabbitmq)`, value });
+      issues.push({
+        path: `${path}.${field}`,
+        message: `is Kafka-only and cluster "${cluster.name}" runs RabbitMQ (broker: rabbitmq)`,
+        value,
+      });
     }
   }
   return issues;

@@ -1,4 +1,11 @@
-import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type MetricSeries, type RepetitionMetrics } from './host-metrics';
+import {
+  LOAD_GENERATOR_NODE,
+  UNIT_OF,
+  type MetricName,
+  type MetricPoint,
+  type MetricSeries,
+  type RepetitionMetrics,
+} from './host-metrics';
 
 /**
  * Host metrics of an Azure repetition from Azure Monitor's platform metrics, which Azure collects for every VM and
@@ -13,11 +20,15 @@ import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type M
  * (drivers/hv/hv_balloon.c post_status: num_avail = si_mem_available()), which we take that metric to be. The metrics
  * API does not return the VM's total, so `memoryBytes` (used) = the VM size's memory (core/cost/azure-vm-sizes.ts) −
  * available, given per response as `memoryTotalBytes`; without it the response's memory is not mapped. The size tables'
- * memory is more than the guest's MemTotal (firmware and kernel reservations), so this reads higher than the guest's own
+ * memory is more than the guest's MemTotal (firmware and kernel reservations), so this reads higher than the guest's
+ * own
  * MemTotal − MemAvailable by that constant difference (docs/metrics.md, "Host metrics on AWS and Azure").
  */
 
-/** Microsoft.Insights/metrics API version (azure-rest-api-specs specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json). */
+/**
+ * Microsoft.Insights/metrics API version (azure-rest-api-specs
+ * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json).
+ */
 export const AZURE_MONITOR_API_VERSION = '2023-10-01';
 /** The finest time grain of the VM platform metrics. */
 export const AZURE_INTERVAL_SECONDS = 60;
@@ -33,9 +44,17 @@ export const AZURE_METRICS = [
   { name: 'Network Out Total', aggregation: 'total', metric: 'networkBytesPerSecond' },
   // Average over the minute of the memory available to the guest: used = the response's memoryTotalBytes − it.
   { name: 'Available Memory Bytes', aggregation: 'average', metric: 'memoryBytes', usedFromAvailable: true },
-] as const satisfies readonly { name: string; aggregation: 'average' | 'total'; metric: MetricName; usedFromAvailable?: true }[];
+] as const satisfies readonly {
+  name: string;
+  aggregation: 'average' | 'total';
+  metric: MetricName;
+  usedFromAvailable?: true;
+}[];
 
-/** The response body of GET {resourceUri}/providers/Microsoft.Insights/metrics (the "Response" definition of metrics_API.json), the parts read. */
+/**
+ * The response body of GET {resourceUri}/providers/Microsoft.Insights/metrics (the "Response" definition of
+ * metrics_API.json), the parts read.
+ */
 export interface AzureMetricsResponse {
   readonly value?: readonly {
     readonly name?: { readonly value?: string };
@@ -46,7 +65,10 @@ export interface AzureMetricsResponse {
   }[];
 }
 
-/** The query of one metrics request: the repetition's window widened to whole minutes, every mapped metric, split by VMName on a scale set. */
+/**
+ * The query of one metrics request: the repetition's window widened to whole minutes, every mapped metric, split by
+ * VMName on a scale set.
+ */
 export function azureMetricsQuery(window: { startedAt: Date; finishedAt: Date }, splitByVmName: boolean): string {
   const minute = AZURE_INTERVAL_SECONDS * 1000;
   const start = new Date(Math.floor(window.startedAt.getTime() / minute) * minute).toISOString();
@@ -62,7 +84,10 @@ export function azureMetricsQuery(window: { startedAt: Date; finishedAt: Date },
   return parameters.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
 }
 
-/** One metrics response and what it is of: `node` for a single VM (absent for a scale set, split by VMName), `memoryTotalBytes` its VMs' memory. */
+/**
+ * One metrics response and what it is of: `node` for a single VM (absent for a scale set, split by VMName),
+ * `memoryTotalBytes` its VMs' memory.
+ */
 export interface AzureMetricsSource {
   readonly body: AzureMetricsResponse;
   readonly node?: string;
@@ -73,18 +98,26 @@ export interface AzureMetricsSource {
  * The model's series from metrics responses: a scale set's series per VM (its VMName), a single VM's under the node it
  * was read for (a Kafka broker's VM name, `load-generator`); values of metrics that map to the same model metric
  * (network in + out) are added per minute, totals divided by the minute; memoryBytes is memoryTotalBytes − "Available
- * Memory Bytes" (not mapped for a response without memoryTotalBytes). A minute that began before the repetition is placed at 0.
+ * Memory Bytes" (not mapped for a response without memoryTotalBytes). A minute that began before the repetition is
+ * placed at 0.
  */
-export function hostMetricsFromAzureMonitor(responses: readonly AzureMetricsSource[], startedAt: Date): RepetitionMetrics {
+export function hostMetricsFromAzureMonitor(
+  responses: readonly AzureMetricsSource[],
+  startedAt: Date,
+): RepetitionMetrics {
   const sums = new Map<string, { node: string; metric: MetricName; byTime: Map<number, number> }>();
   for (const { body, node: fixedNode, memoryTotalBytes } of responses) {
     for (const metricResult of body.value ?? []) {
-      const mapping = AZURE_METRICS.find((candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase());
+      const mapping = AZURE_METRICS.find(
+        (candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase(),
+      );
       if (!mapping) continue;
       const usedFromAvailable = 'usedFromAvailable' in mapping;
       if (usedFromAvailable && memoryTotalBytes === undefined) continue;
       for (const series of metricResult.timeseries ?? []) {
-        const vmName = series.metadatavalues?.find((entry) => (entry.name?.value ?? '').toLowerCase() === VM_NAME_DIMENSION.toLowerCase())?.value;
+        const vmName = series.metadatavalues?.find(
+          (entry) => (entry.name?.value ?? '').toLowerCase() === VM_NAME_DIMENSION.toLowerCase(),
+        )?.value;
         const node = fixedNode ?? vmName;
         if (!node) continue;
         const key = `${node}\u0000${mapping.metric}`;
@@ -95,55 +128,85 @@ export function hostMetricsFromAzureMonitor(responses: readonly AzureMetricsSour
           // A minute without data has no aggregation value: no point rather than a zero.
           if (raw === undefined || !Number.isFinite(raw) || !point.timeStamp) continue;
           const t = Math.max(0, Math.round((Date.parse(point.timeStamp) - startedAt.getTime()) / 1000));
-          const value = usedFromAvailable ? memoryTotalBytes! - raw : mapping.aggregation === 'total' ? raw / AZURE_INTERVAL_SECONDS : raw;
+          const value = usedFromAvailable
+            ? memoryTotalBytes! - raw
+            : mapping.aggregation === 'total'
+              ? raw / AZURE_INTERVAL_SECONDS
+              : raw;
           entry.byTime.set(t, (entry.byTime.get(t) ?? 0) + value);
         }
       }
     }
   }
-  // A metric without a single value in the window (Azure answers its minutes without an aggregation value) is no series.
+  // A metric without a single value in the window (Azure answers its minutes without an aggregation value) is no
+  // series.
   const series: MetricSeries[] = [...sums.values()]
     .filter(({ byTime }) => byTime.size > 0)
-    .map(({ node, metric, byTime }) => ({ node, metric, unit: UNIT_OF[metric], points: [...byTime.entries()].sort(([a], [b]) => a - b).map(([t, value]): MetricPoint => [t, Math.max(0, value)]) }))
-    .sort((a, b) => (a.node === b.node ? a.metric.localeCompare(b.metric) : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node)));
+    .map(({ node, metric, byTime }) => ({
+      node,
+      metric,
+      unit: UNIT_OF[metric],
+      points: [...byTime.entries()].sort(([a], [b]) => a - b).map(([t, value]): MetricPoint => [t, Math.max(0, value)]),
+    }))
+    .sort((a, b) =>
+      a.node === b.node
+        ? a.metric.localeCompare(b.metric)
+        : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) ||
+          a.node.localeCompare(b.node),
+    );
   return { source: 'azure-monitor', series };
 }
 
 /**
  * Seconds the workflow waits on azure after a cluster's last repetition before it reads their host metrics again
- * (state-machines/phases.ts, before teardown): up to 60 s until the minute in which the repetition ended is over (a PT1M
+ * (state-machines/phases.ts, before teardown): up to 60 s until the minute in which the repetition ended is over (a
+ * PT1M
  * point exists only then), the documented "under a minute" until it is in the metrics database
  * (learn.microsoft.com/azure/azure-monitor/logs/data-ingestion-time), and 60 s of margin of our own.
  */
 export const AZURE_METRICS_SETTLE_SECONDS = 180;
 
-/** The words that end azureMetricsLateness's message: how the re-read before teardown finds the repetitions to read again. */
+/**
+ * The words that end azureMetricsLateness's message: how the re-read before teardown finds the repetitions to read
+ * again.
+ */
 export const AZURE_METRICS_LATE = '(platform metrics arrive late)';
 
 /**
  * Azure Monitor's platform metrics become queryable some time after their minute: "Azure platform metrics are available
  * in under a minute in the metrics database" (learn.microsoft.com/azure/azure-monitor/logs/data-ingestion-time, "Azure
- * metrics, resource logs, activity log"; MicrosoftDocs/azure-monitor-docs articles/azure-monitor/logs/data-ingestion-time.md),
+ * metrics, resource logs, activity log"; MicrosoftDocs/azure-monitor-docs
+ * articles/azure-monitor/logs/data-ingestion-time.md),
  * and a PT1M point exists only once its minute is over ("collects platform metrics from Azure resources at a one-minute
- * frequency", articles/azure-monitor/metrics/data-platform-metrics.md). Read right after the repetition, the last minutes
+ * frequency", articles/azure-monitor/metrics/data-platform-metrics.md). Read right after the repetition, the last
+ * minutes
  * are missing. This says so when the last point of any series (with a value) lies before the repetition's last whole
- * minute (the one ending at the last full minute before finishedAt; for a repetition within one or two minutes, its first
+ * minute (the one ending at the last full minute before finishedAt; for a repetition within one or two minutes, its
+ * first
  * minute): "Azure Monitor had data up to <end of that series' last minute> of a repetition that ended at <finishedAt>
  * (platform metrics arrive late)"; undefined when every series reaches it. A metric with no value at all in the window
  * is not judged: it may be one the VM does not report (IngestRepetition stores no series for it either).
  */
-export function azureMetricsLateness(responses: readonly AzureMetricsSource[], window: { startedAt: Date; finishedAt: Date }): string | undefined {
+export function azureMetricsLateness(
+  responses: readonly AzureMetricsSource[],
+  window: { startedAt: Date; finishedAt: Date },
+): string | undefined {
   const minute = AZURE_INTERVAL_SECONDS * 1000;
   const firstMinute = Math.floor(window.startedAt.getTime() / minute) * minute;
   const lastWholeMinute = Math.max(firstMinute, Math.floor(window.finishedAt.getTime() / minute) * minute - minute);
   let earliestLast: number | undefined;
   for (const { body } of responses) {
     for (const metricResult of body.value ?? []) {
-      const mapping = AZURE_METRICS.find((candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase());
+      const mapping = AZURE_METRICS.find(
+        (candidate) => candidate.name.toLowerCase() === (metricResult.name?.value ?? '').toLowerCase(),
+      );
       if (!mapping) continue;
       for (const series of metricResult.timeseries ?? []) {
         const times = (series.data ?? [])
-          .filter((point) => point.timeStamp && Number.isFinite(mapping.aggregation === 'average' ? point.average : point.total))
+          .filter(
+            (point) =>
+              point.timeStamp && Number.isFinite(mapping.aggregation === 'average' ? point.average : point.total),
+          )
           .map((point) => Date.parse(point.timeStamp!));
         if (times.length === 0) continue;
         const last = Math.max(...times);

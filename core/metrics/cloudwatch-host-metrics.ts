@@ -1,4 +1,11 @@
-import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type MetricSeries, type RepetitionMetrics } from './host-metrics';
+import {
+  LOAD_GENERATOR_NODE,
+  UNIT_OF,
+  type MetricName,
+  type MetricPoint,
+  type MetricSeries,
+  type RepetitionMetrics,
+} from './host-metrics';
 
 /**
  * What the CloudWatch agent on the AWS cluster's nodes and load generator publishes (cdk/user-data/cloudwatch-agent.ts
@@ -6,7 +13,9 @@ import { LOAD_GENERATOR_NODE, UNIT_OF, type MetricName, type MetricPoint, type M
  * core/metrics/host-metrics.ts. Shared by the boot script and the reader so that the two cannot drift apart.
  */
 
-/** The agent's namespace; the instance roles may put metrics into this namespace only (cloudwatch:namespace condition). */
+/**
+ * The agent's namespace; the instance roles may put metrics into this namespace only (cloudwatch:namespace condition).
+ */
 export const CLOUDWATCH_NAMESPACE = 'rmqbench';
 /** Dimensions every rmqbench metric carries besides the agent's own (cpu, name, interface). */
 export const CLUSTER_DIMENSION = 'ClusterId';
@@ -14,7 +23,9 @@ export const ROLE_DIMENSION = 'Role';
 export const INSTANCE_DIMENSION = 'InstanceId';
 /** Values of the Role dimension. */
 export const NODE_ROLE = 'rabbitmq-node';
-/** A Kafka broker on AWS (cdk/KafkaCluster.ts): a cluster node like a RabbitMQ node, with series under its instance id. */
+/**
+ * A Kafka broker on AWS (cdk/KafkaCluster.ts): a cluster node like a RabbitMQ node, with series under its instance id.
+ */
 export const KAFKA_BROKER_ROLE = 'kafka-broker';
 export const LOAD_GENERATOR_ROLE = 'load-generator';
 /** The roles of a cluster's broker nodes, each a node of its own in the metrics model. */
@@ -39,10 +50,22 @@ export const AGENT_INTERVAL_SECONDS = 1;
 export const AGENT_METRICS = [
   { plugin: 'cpu', measurement: 'usage_active', name: 'cpu_usage_active', stat: 'Average', metric: 'cpuPercent' },
   { plugin: 'mem', measurement: 'used', name: 'mem_used', stat: 'Average', metric: 'memoryBytes' },
-  { plugin: 'diskio', measurement: 'write_bytes', name: 'diskio_write_bytes', stat: 'Sum', metric: 'diskWriteBytesPerSecond' },
+  {
+    plugin: 'diskio',
+    measurement: 'write_bytes',
+    name: 'diskio_write_bytes',
+    stat: 'Sum',
+    metric: 'diskWriteBytesPerSecond',
+  },
   { plugin: 'net', measurement: 'bytes_sent', name: 'net_bytes_sent', stat: 'Sum', metric: 'networkBytesPerSecond' },
   { plugin: 'net', measurement: 'bytes_recv', name: 'net_bytes_recv', stat: 'Sum', metric: 'networkBytesPerSecond' },
-] as const satisfies readonly { plugin: string; measurement: string; name: string; stat: 'Average' | 'Sum'; metric: MetricName }[];
+] as const satisfies readonly {
+  plugin: string;
+  measurement: string;
+  name: string;
+  stat: 'Average' | 'Sum';
+  metric: MetricName;
+}[];
 
 export type AgentMetricName = (typeof AGENT_METRICS)[number]['name'];
 
@@ -57,8 +80,10 @@ export interface ListedMetric {
  * count twice with nvme0n1), every interface but loopback (traffic between processes of one host is not network).
  */
 export function countsTowardHostMetric(metric: ListedMetric): boolean {
-  if (metric.name === 'diskio_write_bytes') return /^(nvme\d+n\d+|xvd[a-z]+|sd[a-z]+|vd[a-z]+)$/.test(metric.dimensions.name ?? '');
-  if (metric.name === 'net_bytes_sent' || metric.name === 'net_bytes_recv') return (metric.dimensions.interface ?? 'lo') !== 'lo';
+  if (metric.name === 'diskio_write_bytes')
+    return /^(nvme\d+n\d+|xvd[a-z]+|sd[a-z]+|vd[a-z]+)$/.test(metric.dimensions.name ?? '');
+  if (metric.name === 'net_bytes_sent' || metric.name === 'net_bytes_recv')
+    return (metric.dimensions.interface ?? 'lo') !== 'lo';
   return AGENT_METRICS.some((agent) => agent.name === metric.name);
 }
 
@@ -85,7 +110,11 @@ export interface FetchedSeries {
  * counts toward it are added per period (two disks, two interfaces, sent + received), converted to per second where
  * the statistic is a Sum, and placed at seconds since `startedAt` (the period's start; points before it are dropped).
  */
-export function hostMetricsFromCloudWatch(fetched: readonly FetchedSeries[], startedAt: Date, periodSeconds: number): RepetitionMetrics {
+export function hostMetricsFromCloudWatch(
+  fetched: readonly FetchedSeries[],
+  startedAt: Date,
+  periodSeconds: number,
+): RepetitionMetrics {
   const sums = new Map<string, { node: string; metric: MetricName; byTime: Map<number, number> }>();
   for (const one of fetched) {
     const agent = AGENT_METRICS.find((candidate) => candidate.name === one.metric.name);
@@ -109,6 +138,11 @@ export function hostMetricsFromCloudWatch(fetched: readonly FetchedSeries[], sta
       unit: UNIT_OF[metric],
       points: [...byTime.entries()].sort(([a], [b]) => a - b).map(([t, value]): MetricPoint => [t, Math.max(0, value)]),
     }))
-    .sort((a, b) => (a.node === b.node ? a.metric.localeCompare(b.metric) : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node)));
+    .sort((a, b) =>
+      a.node === b.node
+        ? a.metric.localeCompare(b.metric)
+        : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) ||
+          a.node.localeCompare(b.node),
+    );
   return { source: 'cloudwatch', series };
 }

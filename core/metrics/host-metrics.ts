@@ -42,7 +42,10 @@ export const UNIT_OF: Readonly<Record<MetricName, MetricUnit>> = {
 /** The node name of the load generator's series (PerfTest, or Kafka's performance tools). */
 export const LOAD_GENERATOR_NODE = 'load-generator';
 
-/** `[tSeconds, value]`: tSeconds is seconds since the repetition started (PerfTest's start), PerSecondSample.time's axis. */
+/**
+ * `[tSeconds, value]`: tSeconds is seconds since the repetition started (PerfTest's start), PerSecondSample.time's
+ * axis.
+ */
 export type MetricPoint = readonly [number, number];
 
 /** One metric of one node over the repetition. */
@@ -128,7 +131,11 @@ export function ratesFromKeyedCounters(readings: readonly KeyedCounterReading[])
  * ticks / ticksPerSecond is CPU seconds; divided by elapsed seconds and by the host's CPU count it is the share of
  * all CPUs (100 = every core busy).
  */
-export function cpuPercentFromTicks(readings: readonly CounterReading[], ticksPerSecond: number, cpuCount: number): MetricPoint[] {
+export function cpuPercentFromTicks(
+  readings: readonly CounterReading[],
+  ticksPerSecond: number,
+  cpuCount: number,
+): MetricPoint[] {
   if (!(ticksPerSecond > 0)) throw new Error(`ticksPerSecond must be positive, got ${ticksPerSecond}`);
   if (!(cpuCount >= 1)) throw new Error(`cpuCount must be at least 1, got ${cpuCount}`);
   return ratesFromCounters(readings, 100 / (ticksPerSecond * cpuCount));
@@ -149,10 +156,17 @@ export interface LoadGeneratorVerdict {
  * a load generator saturated for most of it does. `window` (PerfTest's first and last sample time) limits it to
  * the measured seconds; undefined when the repetition has no load-generator CPU in that window.
  */
-export function loadGeneratorVerdict(metrics: RepetitionMetrics | undefined, window?: { readonly from: number; readonly to: number }): LoadGeneratorVerdict | undefined {
-  const series = metrics?.series.find((candidate) => candidate.node === LOAD_GENERATOR_NODE && candidate.metric === 'cpuPercent');
+export function loadGeneratorVerdict(
+  metrics: RepetitionMetrics | undefined,
+  window?: { readonly from: number; readonly to: number },
+): LoadGeneratorVerdict | undefined {
+  const series = metrics?.series.find(
+    (candidate) => candidate.node === LOAD_GENERATOR_NODE && candidate.metric === 'cpuPercent',
+  );
   if (!series) return undefined;
-  const values = series.points.filter(([t]) => !window || (t >= window.from && t <= window.to)).map(([, value]) => value);
+  const values = series.points
+    .filter(([t]) => !window || (t >= window.from && t <= window.to))
+    .map(([, value]) => value);
   if (values.length === 0) return undefined;
   const medianCpuPercent = median(values);
   return { medianCpuPercent, bound: medianCpuPercent > LOAD_GENERATOR_BOUND_PERCENT };
@@ -180,7 +194,9 @@ export function summarizeNodes(metrics: RepetitionMetrics): NodeMetricsSummary[]
   );
   return nodes.map((node) => {
     const values = (metric: MetricName) =>
-      metrics.series.filter((series) => series.node === node && series.metric === metric).flatMap((series) => series.points.map(([, value]) => value));
+      metrics.series
+        .filter((series) => series.node === node && series.metric === metric)
+        .flatMap((series) => series.points.map(([, value]) => value));
     const cpu = values('cpuPercent');
     const memory = values('memoryBytes');
     const alarm = metrics.series.some((series) => series.node === node && series.metric === 'memoryAlarm');
@@ -203,7 +219,8 @@ export function validateRepetitionMetrics(input: unknown): RepetitionMetrics {
     throw new MetricsValidationError(`metrics${path}: ${message}${shown}`);
   };
   if (!isObject(input)) return fail('', 'must be an object with source and series', input);
-  if (typeof input.source !== 'string' || input.source === '') fail('.source', 'must be a non-empty string', input.source);
+  if (typeof input.source !== 'string' || input.source === '')
+    fail('.source', 'must be a non-empty string', input.source);
   if (!Array.isArray(input.series)) return fail('.series', 'must be an array', input.series);
   const seen = new Set<string>();
   const series = input.series.map((candidate: unknown, index): MetricSeries => {
@@ -211,7 +228,8 @@ export function validateRepetitionMetrics(input: unknown): RepetitionMetrics {
     if (!isObject(candidate)) return fail(path, 'must be an object with node, metric, unit and points', candidate);
     const { node, metric, unit, points } = candidate;
     if (typeof node !== 'string' || node === '') fail(`${path}.node`, 'must be a non-empty string', node);
-    if (!(METRIC_NAMES as readonly unknown[]).includes(metric)) fail(`${path}.metric`, `must be one of ${METRIC_NAMES.join(', ')}`, metric);
+    if (!(METRIC_NAMES as readonly unknown[]).includes(metric))
+      fail(`${path}.metric`, `must be one of ${METRIC_NAMES.join(', ')}`, metric);
     const name = metric as MetricName;
     if (unit !== UNIT_OF[name]) fail(`${path}.unit`, `${name} is measured in ${UNIT_OF[name]}`, unit);
     const key = `${String(node)}\u0000${name}`;
@@ -220,16 +238,26 @@ export function validateRepetitionMetrics(input: unknown): RepetitionMetrics {
     if (!Array.isArray(points)) return fail(`${path}.points`, 'must be an array of [tSeconds, value]', points);
     let previous = Number.NEGATIVE_INFINITY;
     points.forEach((point: unknown, at) => {
-      if (!Array.isArray(point) || point.length !== 2 || !point.every((part) => typeof part === 'number' && Number.isFinite(part))) {
+      if (
+        !Array.isArray(point) ||
+        point.length !== 2 ||
+        !point.every((part) => typeof part === 'number' && Number.isFinite(part))
+      ) {
         fail(`${path}.points[${at}]`, 'must be [tSeconds, value], two finite numbers', point);
       }
       const [t, value] = point as [number, number];
       if (t < previous) fail(`${path}.points[${at}]`, `tSeconds must not go back in time (after ${previous})`, point);
       if (value < 0) fail(`${path}.points[${at}]`, `${name} cannot be negative`, point);
-      if (name === 'memoryAlarm' && value !== 0 && value !== 1) fail(`${path}.points[${at}]`, 'memoryAlarm is 0 or 1', point);
+      if (name === 'memoryAlarm' && value !== 0 && value !== 1)
+        fail(`${path}.points[${at}]`, 'memoryAlarm is 0 or 1', point);
       previous = t;
     });
-    return { node: node as string, metric: name, unit: UNIT_OF[name], points: (points as [number, number][]).map(([t, value]) => [t, value] as const) };
+    return {
+      node: node as string,
+      metric: name,
+      unit: UNIT_OF[name],
+      points: (points as [number, number][]).map(([t, value]) => [t, value] as const),
+    };
   });
   return { source: input.source as string, series };
 }
@@ -256,7 +284,10 @@ export const METRIC_POINTS_PER_CHUNK = 2000;
  * Splits series into chunks of at most `maxPoints` points in all (a long series is cut into pieces that keep
  * node, metric and unit); `mergeMetricChunks` puts them back together in order.
  */
-export function chunkMetricSeries(series: readonly MetricSeries[], maxPoints = METRIC_POINTS_PER_CHUNK): MetricSeries[][] {
+export function chunkMetricSeries(
+  series: readonly MetricSeries[],
+  maxPoints = METRIC_POINTS_PER_CHUNK,
+): MetricSeries[][] {
   if (!(maxPoints >= 1)) throw new Error(`maxPoints must be at least 1, got ${maxPoints}`);
   const chunks: MetricSeries[][] = [];
   let current: MetricSeries[] = [];
@@ -293,13 +324,16 @@ export function mergeMetricChunks(chunks: readonly (readonly MetricSeries[])[]):
 }
 
 /**
- * One node's line in `rmqbench show`: `rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm no`.
+ * One node's line in `rmqbench show`: `rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm
+ * no`.
  * MB are 10^6 bytes; what a node has no series for is left out.
  */
 export function formatNodeSummary(summary: NodeMetricsSummary): string {
   const parts: string[] = [];
-  if (summary.maxCpuPercent !== undefined) parts.push(`CPU max ${summary.maxCpuPercent.toFixed(1)} %, median ${summary.medianCpuPercent!.toFixed(1)} %`);
-  if (summary.maxMemoryBytes !== undefined) parts.push(`RSS max ${Math.round(summary.maxMemoryBytes / 1_000_000).toLocaleString('en-US')} MB`);
+  if (summary.maxCpuPercent !== undefined)
+    parts.push(`CPU max ${summary.maxCpuPercent.toFixed(1)} %, median ${summary.medianCpuPercent!.toFixed(1)} %`);
+  if (summary.maxMemoryBytes !== undefined)
+    parts.push(`RSS max ${Math.round(summary.maxMemoryBytes / 1_000_000).toLocaleString('en-US')} MB`);
   if (summary.memoryAlarm !== undefined) parts.push(`memory alarm ${summary.memoryAlarm ? 'yes' : 'no'}`);
   return `${summary.node}: ${parts.join('; ') || 'no CPU, memory or alarm series'}`;
 }

@@ -4,12 +4,17 @@
  * (lambdas/start-repetition, lambdas/shared/kafka-load-generator.ts), so that neither side imports the other.
  */
 export const PERF_TEST_HOME = '/opt/perf-test';
-/** The command the boot script installs to run PerfTest from PERF_TEST_HOME/lib; the controller's run script calls it by this path. */
+/**
+ * The command the boot script installs to run PerfTest from PERF_TEST_HOME/lib; the controller's run script calls it by
+ * this path.
+ */
 export const PERF_TEST_COMMAND = '/usr/local/bin/perf-test';
 export const KAFKA_TOOLS_HOME = '/opt/kafka-tools';
 /**
- * The command the boot script installs to run a Kafka tool by its main class (`kafka-tool org.apache.kafka.tools.TopicCommand
- * --bootstrap-server ...`); the controller's Kafka run script (lambdas/start-repetition/kafka-script.ts) calls it by this path.
+ * The command the boot script installs to run a Kafka tool by its main class (`kafka-tool
+ * org.apache.kafka.tools.TopicCommand
+ * --bootstrap-server ...`); the controller's Kafka run script (lambdas/start-repetition/kafka-script.ts) calls it by
+ * this path.
  */
 export const KAFKA_TOOL_COMMAND = '/usr/local/bin/kafka-tool';
 /** Written last by a load generator boot that installed the Kafka tools: the controller's scripts wait for it. */

@@ -19,7 +19,10 @@ export const benchmarkExchangeName = (type: 'fanout' | 'topic') => `rmqbench-${t
 export interface PerfTestInvocation {
   readonly workload: Workload;
   readonly topology: QueueTopology;
-  /** Queue arguments from the broker configuration (core/broker/broker-config.ts), so queues match the cluster's topology; the workload's own (queue mode, length limit) are added. */
+  /**
+   * Queue arguments from the broker configuration (core/broker/broker-config.ts), so queues match the cluster's
+   * topology; the workload's own (queue mode, length limit) are added.
+   */
   readonly queueArguments: Readonly<Record<string, string | number>>;
   /** AMQP URIs; several are spread over connections. May carry credentials: use `redactPerfTestArgs` before logging. */
   readonly uris: readonly string[];
@@ -44,12 +47,20 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   if (workload.queues === 1) {
     args.push('--queue', benchmarkQueueNames(1)[0]!);
   } else {
-    args.push('--queue-pattern', `${QUEUE_PREFIX}-%d`, '--queue-pattern-from', '1', '--queue-pattern-to', String(workload.queues));
+    args.push(
+      '--queue-pattern',
+      `${QUEUE_PREFIX}-%d`,
+      '--queue-pattern-from',
+      '1',
+      '--queue-pattern-to',
+      String(workload.queues),
+    );
   }
   // PerfTest declares the exchange with this type and binds every queue to it with the queue's name as routing key
   // (v2.22.1 MulticastParams: exchangeDeclare, queueBind, also with --predeclared); a fanout exchange ignores the key.
   // The name matches the benchmark user's permissions (rmqbench.*).
-  if (workload.exchange.type !== 'direct') args.push('--exchange', benchmarkExchangeName(workload.exchange.type), '--type', workload.exchange.type);
+  if (workload.exchange.type !== 'direct')
+    args.push('--exchange', benchmarkExchangeName(workload.exchange.type), '--type', workload.exchange.type);
   if (invocation.predeclared) args.push('--predeclared');
 
   args.push('--size', String(workload.messageSizeBytes));
@@ -65,10 +76,13 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   args.push('--output-file', invocation.csvPath);
 
   const replicated = topology.type === 'quorum' || topology.type === 'stream';
-  // Quorum queues and streams are durable and refuse auto-delete; PerfTest only declares durable queues with -f persistent.
+  // Quorum queues and streams are durable and refuse auto-delete; PerfTest only declares durable queues with -f
+  // persistent.
   if (workload.persistent || replicated) args.push('--flag', 'persistent');
   if (replicated) args.push('--auto-delete', 'false');
-  const queueArgs = Object.entries({ ...invocation.queueArguments, ...workloadQueueArguments(workload) }).filter(([key, value]) => !(key === 'x-queue-type' && value === 'classic'));
+  const queueArgs = Object.entries({ ...invocation.queueArguments, ...workloadQueueArguments(workload) }).filter(
+    ([key, value]) => !(key === 'x-queue-type' && value === 'classic'),
+  );
   if (queueArgs.length > 0) args.push('--queue-args', queueArgs.map(([key, value]) => `${key}=${value}`).join(','));
 
   if (workload.confirmWindow !== undefined) args.push('--confirm', String(workload.confirmWindow));

@@ -14,7 +14,10 @@ export interface PerfTestExpectations {
   readonly consumers: number;
   /** True when publisher confirms were on (`-c`). */
   readonly confirms: boolean;
-  /** Messages in total when the workload is a fixed amount of work (PerfTest --pmessages/--cmessages): the run ends when it is done, before durationSeconds. */
+  /**
+   * Messages in total when the workload is a fixed amount of work (PerfTest --pmessages/--cmessages): the run ends when
+   * it is done, before durationSeconds.
+   */
   readonly fixedMessages?: number;
   /** Seconds left out of the summary (core/results/warm-up.ts); absent or 0: PerfTest's own summary. */
   readonly warmUpSeconds?: number;
@@ -37,7 +40,10 @@ export function perfTestExpectations(workload: Workload): PerfTestExpectations {
 }
 
 /** What the capacity verdict needs of a capacity workload: its bound, its ladder, the deliveries of one message. */
-export function capacityExpectations(capacity: CapacitySpec, workload: Pick<Workload, 'producers' | 'queues' | 'exchange'>): CapacityExpectations {
+export function capacityExpectations(
+  capacity: CapacitySpec,
+  workload: Pick<Workload, 'producers' | 'queues' | 'exchange'>,
+): CapacityExpectations {
   return {
     p99LatencyMs: capacity.p99LatencyMs,
     stepFactor: capacity.stepFactor,
@@ -74,11 +80,15 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
     missing.push('the "test stopped (…)" line on stdout');
   } else if (stopped.includes('Reached time limit')) {
     // PerfTest's stop reasons (v2.22.1 Producer/Consumer/MulticastSet): the time limit came before the message limits.
-    missing.push(`the end of the fixed work: ${expected.fixedMessages} messages were not sent and consumed within the ${expected.durationSeconds} s limit (PerfTest stopped: ${stopped})`);
+    missing.push(
+      `the end of the fixed work: ${expected.fixedMessages} messages were not sent and consumed within the ${expected.durationSeconds} s limit (PerfTest stopped: ${stopped})`,
+    );
   } else if (samples.length === 0 && csv.trim() === '') {
     // PerfTest writes its CSV once per second: work done within the first second leaves no sample to measure.
     missing.splice(missing.indexOf('the per-second CSV (empty file)'), 1);
-    missing.push(`a per-second sample: the fixed work (${expected.fixedMessages} messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes`);
+    missing.push(
+      `a per-second sample: the fixed work (${expected.fixedMessages} messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes`,
+    );
   }
   if (missing.length > 0 || summary === undefined) {
     const cause = crash ? ` PerfTest reported: ${crash}.` : '';
@@ -88,7 +98,10 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
   const warmUp = expected.warmUpSeconds ?? 0;
   const trimmed = warmUp > 0 ? summaryAfterWarmUp(samples, warmUp) : undefined;
   if (warmUp > 0 && trimmed === undefined) {
-    throw new PerfTestOutputError(`PerfTest output is incomplete: missing per-second samples after the ${warmUp} s warm-up.`, [`per-second samples after the ${warmUp} s warm-up`]);
+    throw new PerfTestOutputError(
+      `PerfTest output is incomplete: missing per-second samples after the ${warmUp} s warm-up.`,
+      [`per-second samples after the ${warmUp} s warm-up`],
+    );
   }
   const measured = trimmed ? samplesAfterWarmUp(samples, warmUp) : samples;
   return {
@@ -165,9 +178,12 @@ function parseSummary(stdout: string, expected: PerfTestExpectations, missing: s
     return match ? Number(match[1]) : undefined;
   };
   const latency = (label: string): LatencyPercentiles | undefined => {
-    // PerfTest writes "µs" in the JVM's stdout encoding: without a UTF-8 locale (e.g. a script run by the SSM agent) the
+    // PerfTest writes "µs" in the JVM's stdout encoding: without a UTF-8 locale (e.g. a script run by the SSM agent)
+    // the
     // µ comes out as "?", and a UTF-8 µ read as Latin-1 as "Âµ". The unit is microseconds either way.
-    const match = new RegExp(`${label} latency min/median/75th/95th/99th (\\d+)/(\\d+)/(\\d+)/(\\d+)/(\\d+) (?:µ|Âµ|\\?)s`).exec(stdout);
+    const match = new RegExp(
+      `${label} latency min/median/75th/95th/99th (\\d+)/(\\d+)/(\\d+)/(\\d+)/(\\d+) (?:µ|Âµ|\\?)s`,
+    ).exec(stdout);
     if (!match) return undefined;
     const [min, median, p75, p95, p99] = match.slice(1).map(Number) as [number, number, number, number, number];
     return { min, median, p75, p95, p99 };
@@ -182,7 +198,8 @@ function parseSummary(stdout: string, expected: PerfTestExpectations, missing: s
   if (expected.producers > 0 && expected.consumers > 0 && consumerLatency === undefined) {
     missing.push('"consumer latency min/median/75th/95th/99th" summary on stdout');
   }
-  if (expected.confirms && confirmLatency === undefined) missing.push('"confirm latency min/median/75th/95th/99th" summary on stdout');
+  if (expected.confirms && confirmLatency === undefined)
+    missing.push('"confirm latency min/median/75th/95th/99th" summary on stdout');
   if (missing.length > before) return undefined;
   return {
     sendRateAvg: sendRateAvg ?? 0,

@@ -6,7 +6,10 @@ import type { Workload } from './plan-schema';
  */
 export type FixedWorkFields = Pick<Workload, 'messageCount' | 'totalBytes' | 'messageSizeBytes' | 'producers'>;
 
-/** Messages to send in total: `messageCount`, or `totalBytes` ÷ `messageSizeBytes` rounded up to a multiple of the producers; undefined for a timed workload. */
+/**
+ * Messages to send in total: `messageCount`, or `totalBytes` ÷ `messageSizeBytes` rounded up to a multiple of the
+ * producers; undefined for a timed workload.
+ */
 export function fixedMessageCount(workload: FixedWorkFields): number | undefined {
   if (workload.messageCount !== undefined) return workload.messageCount;
   if (workload.totalBytes === undefined || workload.messageSizeBytes === 0) return undefined;
@@ -20,9 +23,15 @@ export function fixedMessageCount(workload: FixedWorkFields): number | undefined
  * queue it is routed to (all queues with a fanout exchange; with direct/topic the producers are spread evenly, so
  * each queue gets its share). Plan validation (core/plan/plan.ts) guarantees the divisions are exact.
  */
-export function perfTestMessageLimits(workload: FixedWorkFields & Pick<Workload, 'consumers' | 'queues' | 'exchange'>): { total: number; perProducer: number; perConsumer?: number } | undefined {
+export function perfTestMessageLimits(
+  workload: FixedWorkFields & Pick<Workload, 'consumers' | 'queues' | 'exchange'>,
+): { total: number; perProducer: number; perConsumer?: number } | undefined {
   const total = fixedMessageCount(workload);
   if (total === undefined || workload.producers === 0) return undefined;
   const perQueue = workload.exchange.type === 'fanout' ? total : total / workload.queues;
-  return { total, perProducer: total / workload.producers, ...(workload.consumers > 0 ? { perConsumer: perQueue } : {}) };
+  return {
+    total,
+    perProducer: total / workload.producers,
+    ...(workload.consumers > 0 ? { perConsumer: perQueue } : {}),
+  };
 }

@@ -34,7 +34,8 @@ export function knownFieldsAt(schema: z.core.$ZodType, path: readonly PropertyKe
         visit(def.right as z.core.$ZodType, rest, depth + 1);
         return;
       case 'array':
-        if (rest.length > 0 && typeof rest[0] === 'number') visit(def.element as z.core.$ZodType, rest.slice(1), depth + 1);
+        if (rest.length > 0 && typeof rest[0] === 'number')
+          visit(def.element as z.core.$ZodType, rest.slice(1), depth + 1);
         return;
       case 'object': {
         const shape = def.shape as Record<string, z.core.$ZodType>;
@@ -58,12 +59,15 @@ export function knownFieldsAt(schema: z.core.$ZodType, path: readonly PropertyKe
 function distance(a: string, b: string): number {
   const s = a.toLowerCase();
   const t = b.toLowerCase();
-  const rows: number[][] = Array.from({ length: s.length + 1 }, (_, i) => Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const rows: number[][] = Array.from({ length: s.length + 1 }, (_, i) =>
+    Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= s.length; i++) {
     for (let j = 1; j <= t.length; j++) {
       const cost = s[i - 1] === t[j - 1] ? 0 : 1;
       let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
       rows[i]![j] = best;
     }
   }
@@ -80,7 +84,10 @@ export function suggestField(unknown: string, known: readonly string[]): string 
     const edits = distance(unknown, field);
     if (best === undefined || edits < best.edits) best = { field, edits };
   }
-  if (best && best.edits <= Math.min(3, Math.max(1, Math.floor(Math.max(unknown.length, best.field.length) / 3)))) return best.field;
-  const prefixed = known.filter((field) => unknown.length >= 4 && field.toLowerCase().startsWith(unknown.toLowerCase()));
+  if (best && best.edits <= Math.min(3, Math.max(1, Math.floor(Math.max(unknown.length, best.field.length) / 3))))
+    return best.field;
+  const prefixed = known.filter(
+    (field) => unknown.length >= 4 && field.toLowerCase().startsWith(unknown.toLowerCase()),
+  );
   return prefixed.length === 1 ? prefixed[0] : undefined;
 }

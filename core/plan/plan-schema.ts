@@ -1,6 +1,7 @@
-// A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
+// A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that
+// validates plans).
 import * as z from 'zod';
-import { capacitySchema } from '../capacity/capacity-plan';
+import { capacitySchema } from '../capacity/capacity-schema';
 import { brokerSchema, kafkaWorkloadFieldsShape } from '../kafka/kafka-plan';
 
 /**
@@ -40,7 +41,9 @@ export const queueTopologySchema = z.discriminatedUnion('type', [
   z.strictObject({
     /** Classic queue mirrored with an `ha-mode` policy (removed in RabbitMQ 4.0). */
     type: z.literal('mirrored'),
-    /** `all` mirrors to every node; a number N keeps exactly N copies (master + N-1 mirrors; 2 is the "N+1" topology). */
+    /**
+     * `all` mirrors to every node; a number N keeps exactly N copies (master + N-1 mirrors; 2 is the "N+1" topology).
+     */
     mirrorTo: z.union([z.literal('all'), positiveInt(7)]).default('all'),
   }),
 ]);
@@ -57,7 +60,10 @@ export const clusterSchema = z.strictObject({
   /** RabbitMQ version the cloud targets install; the local target checks the installed version against it. */
   rabbitmqVersion: rabbitmqVersionSchema.optional(),
   topology: queueTopologySchema.default({ type: 'classic' }),
-  /** lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the queues. */
+  /**
+   * lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the
+   * queues.
+   */
   connection: connectionModeSchema.default('lb'),
   /**
    * Instance type of the nodes on a cloud target: an AWS instance type (`c5.xlarge`) or an Azure VM size
@@ -66,7 +72,10 @@ export const clusterSchema = z.strictObject({
    */
   instanceType: z
     .string()
-    .regex(/^[A-Za-z][A-Za-z0-9._-]{1,63}$/, 'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)')
+    .regex(
+      /^[A-Za-z][A-Za-z0-9._-]{1,63}$/,
+      'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)',
+    )
     .optional(),
 });
 
@@ -76,7 +85,12 @@ export const workloadFieldsShape = {
   /** Total number of consumers (spread evenly over the queues). */
   consumers: z.number().int().min(0).max(10_000).default(1),
   queues: positiveInt(10_000).default(1),
-  messageSizeBytes: z.number().int().min(0).max(128 * 1024 * 1024).default(12),
+  messageSizeBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(128 * 1024 * 1024)
+    .default(12),
   durationSeconds: positiveInt(24 * 3600).default(60),
   persistent: z.boolean().default(false),
   /** Publisher-confirm window (max unconfirmed messages per producer); omitted means no confirms. */
@@ -98,10 +112,20 @@ export const workloadFieldsShape = {
    * @default { type: 'direct' }
    */
   exchange: z.strictObject({ type: z.enum(['direct', 'fanout', 'topic']) }).default({ type: 'direct' }),
-  /** Classic queue mode (`x-queue-mode`): `lazy` moves messages to disk early. RabbitMQ ignores it from 3.12 on, so a plan that would run there is refused. */
+  /**
+   * Classic queue mode (`x-queue-mode`): `lazy` moves messages to disk early. RabbitMQ ignores it from 3.12 on, so a
+   * plan that would run there is refused.
+   */
   queueMode: z.enum(['default', 'lazy']).optional(),
-  /** Queue length limit in messages (`x-max-length`): ready messages beyond it are dropped or refused, see `overflow`. */
-  maxLength: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  /**
+   * Queue length limit in messages (`x-max-length`): ready messages beyond it are dropped or refused, see `overflow`.
+   */
+  maxLength: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .optional(),
   /** What happens at `maxLength` (`x-overflow`). @default 'drop-head' (RabbitMQ's default) */
   overflow: z.enum(['drop-head', 'reject-publish', 'reject-publish-dlx']).optional(),
   /**
@@ -111,8 +135,16 @@ export const workloadFieldsShape = {
    * or a publishRateLimit.
    */
   messageCount: positiveInt(1_000_000_000).optional(),
-  /** The fixed work as bytes of message body in total (seed 004 sends 7 GB per test): messageCount = totalBytes ÷ messageSizeBytes, rounded up to a multiple of producers. */
-  totalBytes: z.number().int().min(1).max(10 ** 13).optional(),
+  /**
+   * The fixed work as bytes of message body in total (seed 004 sends 7 GB per test): messageCount = totalBytes ÷
+   * messageSizeBytes, rounded up to a multiple of producers.
+   */
+  totalBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(10 ** 13)
+    .optional(),
   /**
    * Seconds at the start of each repetition left out of its summary rates and latency percentiles, which are then
    * computed from PerfTest's per-second samples (core/results/warm-up.ts): JIT, connection set-up and the first queue
@@ -130,7 +162,10 @@ export const workloadFieldsShape = {
 export type WorkloadField = keyof typeof workloadFieldsShape;
 export const workloadFieldNames = Object.keys(workloadFieldsShape) as WorkloadField[];
 
-/** What a fault does to its node: SIGKILL the broker, stop it gracefully, restart it (stop, then start), or cut its inter-node traffic. */
+/**
+ * What a fault does to its node: SIGKILL the broker, stop it gracefully, restart it (stop, then start), or cut its
+ * inter-node traffic.
+ */
 export const faultActionSchema = z.enum(['kill', 'stop', 'restart', 'partition']);
 
 /**
@@ -140,7 +175,10 @@ export const faultActionSchema = z.enum(['kill', 'stop', 'restart', 'partition']
  */
 export const faultSchema = z.strictObject({
   action: faultActionSchema,
-  /** `leader`: the node leading the benchmark queue when the fault happens; `follower`: another node; a number: that node (0-based). */
+  /**
+   * `leader`: the node leading the benchmark queue when the fault happens; `follower`: another node; a number: that
+   * node (0-based).
+   */
   node: z.union([z.enum(['leader', 'follower']), z.number().int().min(0).max(6)]),
   atSeconds: z.number().positive(),
   healAtSeconds: z.number().positive().optional(),
@@ -150,7 +188,9 @@ export const faultSchema = z.strictObject({
 export const workloadSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
   ...workloadFieldsShape,
-  /** A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see docs/faults.md). */
+  /**
+   * A fault injected while each repetition runs, with the lost-message verifier beside PerfTest (see docs/faults.md).
+   */
   fault: faultSchema.optional(),
 });
 

@@ -1,5 +1,6 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-// A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that validates plans).
+// A namespace import lets esbuild drop what the schemas do not use (about 360 KB less in each Lambda bundle that
+// validates plans).
 import * as z from 'zod';
 import { PlanIssue, PlanValidationError } from './errors';
 import { checkKafkaCluster, checkWorkloadBroker } from '../kafka/kafka-plan';
@@ -18,7 +19,12 @@ import {
 import type { Broker } from '../kafka/kafka-plan';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
-import { capacityDurationSeconds, capacityStepCount, MAX_CAPACITY_STEPS, MIN_MEASURED_STEP_SECONDS } from '../capacity/capacity-plan';
+import {
+  capacityDurationSeconds,
+  capacityStepCount,
+  MAX_CAPACITY_STEPS,
+  MIN_MEASURED_STEP_SECONDS,
+} from '../capacity/capacity-plan';
 
 /** One cell of the plan's matrix: a cluster configuration and a fully expanded workload. */
 export interface Scenario {
@@ -78,16 +84,22 @@ export function validatePlan(data: unknown, source: string): Plan {
   return { ...plan, scenarios };
 }
 
-/** A sweep value in a scenario id: an object field such as `exchange: { type: fanout }` reads `fanout` (several fields: `key:value+…`). */
+/**
+ * A sweep value in a scenario id: an object field such as `exchange: { type: fanout }` reads `fanout` (several fields:
+ * `key:value+…`).
+ */
 function sweepValueText(value: unknown): string {
   if (typeof value !== 'object' || value === null) return String(value);
   const entries = Object.entries(value);
-  return entries.length === 1 ? String(entries[0]![1]) : entries.map(([key, field]) => `${key}:${String(field)}`).join('+');
+  return entries.length === 1
+    ? String(entries[0]![1])
+    : entries.map(([key, field]) => `${key}:${String(field)}`).join('+');
 }
 
 export function scenarioId(clusterName: string, workloadName: string, sweep: Partial<Record<string, unknown>>): string {
   const entries = Object.entries(sweep);
-  const suffix = entries.length === 0 ? '' : `@${entries.map(([field, value]) => `${field}=${sweepValueText(value)}`).join(',')}`;
+  const suffix =
+    entries.length === 0 ? '' : `@${entries.map(([field, value]) => `${field}=${sweepValueText(value)}`).join(',')}`;
   return `${clusterName}/${workloadName}${suffix}`;
 }
 
@@ -108,14 +120,21 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
   }
   // A required field left out reads as one, not as zod's "Invalid input: expected string, received undefined".
   if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return [{ path, message: `required field missing (expected ${issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`})` }];
+    return [
+      {
+        path,
+        message: `required field missing (expected ${issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`})`,
+      },
+    ];
   }
   return [{ path, message: issue.message, ...(issue.input === undefined ? {} : { value: issue.input }) }];
 }
 
 export function formatPath(path: readonly PropertyKey[]): string {
   return path
-    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`))
+    .map((segment, index) =>
+      typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`,
+    )
     .join('');
 }
 
@@ -188,20 +207,33 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
 }
 
 /** Whether a workload runs on a plan cluster: every cluster unless it names its clusters. */
-const runsOn = (workload: WorkloadInPlan, clusterName: string) => workload.clusters === undefined || workload.clusters.includes(clusterName);
+const runsOn = (workload: WorkloadInPlan, clusterName: string) =>
+  workload.clusters === undefined || workload.clusters.includes(clusterName);
 
-/** Cluster names a workload lists must exist, and every cluster must run some workload (else it would be launched for nothing). */
+/**
+ * Cluster names a workload lists must exist, and every cluster must run some workload (else it would be launched for
+ * nothing).
+ */
 function checkWorkloadClusters(plan: ParsedPlan): PlanIssue[] {
   const names = plan.clusters.map((cluster) => cluster.name);
   const issues: PlanIssue[] = [];
   plan.workloads.forEach((workload, index) =>
     (workload.clusters ?? []).forEach((name, at) => {
-      if (!names.includes(name)) issues.push({ path: `workloads[${index}].clusters[${at}]`, message: `no plan cluster is named "${name}"; clusters: ${names.join(', ')}`, value: name });
+      if (!names.includes(name))
+        issues.push({
+          path: `workloads[${index}].clusters[${at}]`,
+          message: `no plan cluster is named "${name}"; clusters: ${names.join(', ')}`,
+          value: name,
+        });
     }),
   );
   plan.clusters.forEach((cluster, index) => {
     if (!plan.workloads.some((workload) => runsOn(workload, cluster.name))) {
-      issues.push({ path: `clusters[${index}]`, message: `no workload runs on cluster "${cluster.name}": add it to a workload's clusters or remove it`, value: cluster.name });
+      issues.push({
+        path: `clusters[${index}]`,
+        message: `no workload runs on cluster "${cluster.name}": add it to a workload's clusters or remove it`,
+        value: cluster.name,
+      });
     }
   });
   return issues;
@@ -214,12 +246,22 @@ function checkNamesUnique(plan: ParsedPlan): PlanIssue[] {
     names.forEach((name, index) => {
       const earlier = first.get(name);
       if (earlier !== undefined) {
-        issues.push({ path: `${field}[${index}].name`, message: `duplicate name, already used by ${field}[${earlier}]`, value: name });
+        issues.push({
+          path: `${field}[${index}].name`,
+          message: `duplicate name, already used by ${field}[${earlier}]`,
+          value: name,
+        });
       } else first.set(name, index);
     });
   };
-  seen(plan.clusters.map((c) => c.name), 'clusters');
-  seen(plan.workloads.map((w) => w.name), 'workloads');
+  seen(
+    plan.clusters.map((c) => c.name),
+    'clusters',
+  );
+  seen(
+    plan.workloads.map((w) => w.name),
+    'workloads',
+  );
   return issues;
 }
 
@@ -260,7 +302,10 @@ function expandSweep(input: WorkloadInPlan, index: number, issues: PlanIssue[], 
     const capacityIssues = checkCapacity(result.data, path, givesDuration(raw, combination));
     issues.push(...capacityIssues);
     // Capacity mode: the repetition lasts as long as its ladder.
-    const workload = result.data.capacity && capacityIssues.length === 0 ? { ...result.data, durationSeconds: capacityDurationSeconds(result.data.capacity, result.data.producers) } : result.data;
+    const workload =
+      result.data.capacity && capacityIssues.length === 0
+        ? { ...result.data, durationSeconds: capacityDurationSeconds(result.data.capacity, result.data.producers) }
+        : result.data;
     expanded.push({ workload, sweep: combination, path, index });
     issues.push(...checkWorkload(workload, path), ...checkWarmUp(workload, path));
   }
@@ -272,7 +317,8 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
   if (workload.producers === 0 && workload.consumers === 0) {
     issues.push({ path: `${path}.producers`, message: 'a workload needs at least one producer or consumer', value: 0 });
   }
-  // PerfTest spreads producers and consumers over a queue sequence round-robin (core/perftest/perftest-args.ts): with fewer of
+  // PerfTest spreads producers and consumers over a queue sequence round-robin (core/perftest/perftest-args.ts): with
+  // fewer of
   // them than queues, some queues would get no producer (direct, topic: no messages) or no consumer (they only grow).
   if (workload.queues > 1) {
     const fanout = workload.exchange.type === 'fanout';
@@ -292,58 +338,113 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
     }
   }
   if (workload.overflow !== undefined && workload.maxLength === undefined) {
-    issues.push({ path: `${path}.overflow`, message: 'needs maxLength: the overflow behaviour applies when a queue reaches its length limit', value: workload.overflow });
+    issues.push({
+      path: `${path}.overflow`,
+      message: 'needs maxLength: the overflow behaviour applies when a queue reaches its length limit',
+      value: workload.overflow,
+    });
   }
   if (workload.autoAck && workload.multiAckEvery !== undefined) {
-    issues.push({ path: `${path}.multiAckEvery`, message: 'needs autoAck: false (there is nothing to acknowledge with auto-ack)', value: workload.multiAckEvery });
+    issues.push({
+      path: `${path}.multiAckEvery`,
+      message: 'needs autoAck: false (there is nothing to acknowledge with auto-ack)',
+      value: workload.multiAckEvery,
+    });
   }
   issues.push(...checkFault(workload, path));
   return issues;
 }
 
-/** Whether the plan's own text sets durationSeconds for this workload (directly or by a sweep), as opposed to the default. */
+/**
+ * Whether the plan's own text sets durationSeconds for this workload (directly or by a sweep), as opposed to the
+ * default.
+ */
 function givesDuration(raw: unknown, combination: Partial<Record<WorkloadField, unknown>>): boolean {
   return 'durationSeconds' in combination || (typeof raw === 'object' && raw !== null && 'durationSeconds' in raw);
 }
 
-/** A capacity workload: a ladder within the bound, the rate left to the ladder, nothing that disturbs the latency verdict. */
+/**
+ * A capacity workload: a ladder within the bound, the rate left to the ladder, nothing that disturbs the latency
+ * verdict.
+ */
 function checkCapacity(workload: Workload, path: string, durationGiven: boolean): PlanIssue[] {
   const capacity = workload.capacity;
   if (!capacity) return [];
   const issues: PlanIssue[] = [];
-  const add = (field: string, message: string, value: unknown) => issues.push({ path: `${path}.${field}`, message, value });
+  const add = (field: string, message: string, value: unknown) =>
+    issues.push({ path: `${path}.${field}`, message, value });
   const why = 'capacity mode sets the publish rate itself, step by step';
   if (workload.producers === 0 || workload.consumers === 0) {
-    add(workload.producers === 0 ? 'producers' : 'consumers', 'capacity mode needs producers and consumers: it measures how fast messages get through within a latency bound', 0);
+    add(
+      workload.producers === 0 ? 'producers' : 'consumers',
+      'capacity mode needs producers and consumers: it measures how fast messages get through within a latency bound',
+      0,
+    );
   }
   if (workload.publishRateLimit !== undefined) add('publishRateLimit', `remove it: ${why}`, workload.publishRateLimit);
-  if (workload.messageCount !== undefined) add('messageCount', `remove it: ${why}, for as long as its ladder lasts`, workload.messageCount);
-  if (workload.totalBytes !== undefined) add('totalBytes', `remove it: ${why}, for as long as its ladder lasts`, workload.totalBytes);
-  if (workload.fault !== undefined) add('fault', 'a fault in a capacity search would fail the step it hits for reasons that are not the rate; measure failover in a workload of its own', workload.fault.action);
-  if (workload.warmUpSeconds !== undefined) add('warmUpSeconds', 'capacity steps have their own warm-up: use capacity.warmUpSeconds', workload.warmUpSeconds);
-  if (capacity.minRate > capacity.maxRate) add('capacity.maxRate', `must be at least minRate (${capacity.minRate})`, capacity.maxRate);
+  if (workload.messageCount !== undefined)
+    add('messageCount', `remove it: ${why}, for as long as its ladder lasts`, workload.messageCount);
+  if (workload.totalBytes !== undefined)
+    add('totalBytes', `remove it: ${why}, for as long as its ladder lasts`, workload.totalBytes);
+  if (workload.fault !== undefined)
+    add(
+      'fault',
+      'a fault in a capacity search would fail the step it hits for reasons that are not the rate; measure failover in a workload of its own',
+      workload.fault.action,
+    );
+  if (workload.warmUpSeconds !== undefined)
+    add('warmUpSeconds', 'capacity steps have their own warm-up: use capacity.warmUpSeconds', workload.warmUpSeconds);
+  if (capacity.minRate > capacity.maxRate)
+    add('capacity.maxRate', `must be at least minRate (${capacity.minRate})`, capacity.maxRate);
   else if (capacityStepCount(capacity, workload.producers) === undefined) {
-    add('capacity.stepFactor', `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s would have more than ${MAX_CAPACITY_STEPS} steps; raise stepFactor or narrow the rates`, capacity.stepFactor);
+    add(
+      'capacity.stepFactor',
+      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s would have more than ${MAX_CAPACITY_STEPS} steps; raise stepFactor or narrow the rates`,
+      capacity.stepFactor,
+    );
   }
   if (capacity.warmUpSeconds > capacity.stepSeconds - MIN_MEASURED_STEP_SECONDS) {
-    add('capacity.warmUpSeconds', `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of each ${capacity.stepSeconds} s step`, capacity.warmUpSeconds);
+    add(
+      'capacity.warmUpSeconds',
+      `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of each ${capacity.stepSeconds} s step`,
+      capacity.warmUpSeconds,
+    );
   }
   if (durationGiven && issues.length === 0) {
     const seconds = capacityDurationSeconds(capacity, workload.producers);
-    add('durationSeconds', `remove it: a capacity workload lasts as long as its ladder (${seconds / capacity.stepSeconds} steps × ${capacity.stepSeconds} s = ${seconds} s)`, workload.durationSeconds);
+    add(
+      'durationSeconds',
+      `remove it: a capacity workload lasts as long as its ladder (${seconds / capacity.stepSeconds} steps × ${capacity.stepSeconds} s = ${seconds} s)`,
+      workload.durationSeconds,
+    );
   }
   return issues;
 }
 
-/** Warm-up must leave measured seconds, and has no meaning for a fixed amount of work (measured by its completion time). */
+/**
+ * Warm-up must leave measured seconds, and has no meaning for a fixed amount of work (measured by its completion time).
+ */
 function checkWarmUp(workload: Workload, path: string): PlanIssue[] {
   const warmUp = workload.warmUpSeconds;
   if (warmUp === undefined || warmUp === 0) return [];
   if (workload.messageCount !== undefined || workload.totalBytes !== undefined) {
-    return [{ path: `${path}.warmUpSeconds`, message: 'a fixed amount of work is measured by the time it takes in full; remove warmUpSeconds or messageCount/totalBytes', value: warmUp }];
+    return [
+      {
+        path: `${path}.warmUpSeconds`,
+        message:
+          'a fixed amount of work is measured by the time it takes in full; remove warmUpSeconds or messageCount/totalBytes',
+        value: warmUp,
+      },
+    ];
   }
   if (warmUp > workload.durationSeconds - MIN_MEASURED_STEP_SECONDS) {
-    return [{ path: `${path}.warmUpSeconds`, message: `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of the ${workload.durationSeconds} s duration`, value: warmUp }];
+    return [
+      {
+        path: `${path}.warmUpSeconds`,
+        message: `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of the ${workload.durationSeconds} s duration`,
+        value: warmUp,
+      },
+    ];
   }
   return [];
 }
@@ -355,15 +456,32 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
   const issues: PlanIssue[] = [];
   const at = `${path}.fault`;
   if (fault.atSeconds >= workload.durationSeconds) {
-    issues.push({ path: `${at}.atSeconds`, message: `must be less than durationSeconds (${workload.durationSeconds}): the fault has to happen while PerfTest runs`, value: fault.atSeconds });
+    issues.push({
+      path: `${at}.atSeconds`,
+      message: `must be less than durationSeconds (${workload.durationSeconds}): the fault has to happen while PerfTest runs`,
+      value: fault.atSeconds,
+    });
   }
   if (fault.healAtSeconds !== undefined) {
     if (fault.action === 'restart') {
-      issues.push({ path: `${at}.healAtSeconds`, message: 'a restart starts the node again by itself; remove healAtSeconds, or use action "stop" or "kill" to choose when it comes back', value: fault.healAtSeconds });
+      issues.push({
+        path: `${at}.healAtSeconds`,
+        message:
+          'a restart starts the node again by itself; remove healAtSeconds, or use action "stop" or "kill" to choose when it comes back',
+        value: fault.healAtSeconds,
+      });
     } else if (fault.healAtSeconds <= fault.atSeconds) {
-      issues.push({ path: `${at}.healAtSeconds`, message: `must be greater than atSeconds (${fault.atSeconds})`, value: fault.healAtSeconds });
+      issues.push({
+        path: `${at}.healAtSeconds`,
+        message: `must be greater than atSeconds (${fault.atSeconds})`,
+        value: fault.healAtSeconds,
+      });
     } else if (fault.healAtSeconds >= workload.durationSeconds) {
-      issues.push({ path: `${at}.healAtSeconds`, message: `must be less than durationSeconds (${workload.durationSeconds}), so that the recovery is measured`, value: fault.healAtSeconds });
+      issues.push({
+        path: `${at}.healAtSeconds`,
+        message: `must be less than durationSeconds (${workload.durationSeconds}), so that the recovery is measured`,
+        value: fault.healAtSeconds,
+      });
     }
   }
   return issues;
@@ -372,16 +490,40 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
 function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
   const fault = workload.fault;
   if (fault && cluster.broker === 'kafka') {
-    return [{ path: `${path}.fault`, message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`, value: fault.action }];
+    return [
+      {
+        path: `${path}.fault`,
+        message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
+        value: fault.action,
+      },
+    ];
   }
   if (fault && typeof fault.node === 'number' && fault.node >= cluster.nodes) {
-    return [{ path: `${path}.fault.node`, message: `cluster "${cluster.name}" has ${cluster.nodes} node(s), numbered from 0 to ${cluster.nodes - 1}`, value: fault.node }];
+    return [
+      {
+        path: `${path}.fault.node`,
+        message: `cluster "${cluster.name}" has ${cluster.nodes} node(s), numbered from 0 to ${cluster.nodes - 1}`,
+        value: fault.node,
+      },
+    ];
   }
   if (fault && fault.node === 'follower' && cluster.nodes < 2) {
-    return [{ path: `${path}.fault.node`, message: `cluster "${cluster.name}" has one node, so no follower; use "leader" or 0`, value: fault.node }];
+    return [
+      {
+        path: `${path}.fault.node`,
+        message: `cluster "${cluster.name}" has one node, so no follower; use "leader" or 0`,
+        value: fault.node,
+      },
+    ];
   }
   if (fault && cluster.topology.type === 'stream') {
-    return [{ path: `${path}.fault`, message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`, value: fault.action }];
+    return [
+      {
+        path: `${path}.fault`,
+        message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`,
+        value: fault.action,
+      },
+    ];
   }
   const brokerIssues = checkWorkloadBroker(cluster, workload, path);
   if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
@@ -398,19 +540,35 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
     // rabbitmq-website docs/lazy-queues.md: lazy mode is a classic queue mode, ignored from RabbitMQ 3.12 on;
     // docs/quorum-queues/index.md "Lazy Mode": the lazy mode configuration does not apply to quorum queues.
     if (topology === 'quorum' || topology === 'stream') {
-      issues.push({ path: `${path}.queueMode`, message: `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode (quorum queues keep message bodies on disk anyway)`, value: 'lazy' });
+      issues.push({
+        path: `${path}.queueMode`,
+        message: `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode (quorum queues keep message bodies on disk anyway)`,
+        value: 'lazy',
+      });
     } else if (cluster.rabbitmqVersion !== undefined && !honoursLazyQueueMode(cluster.rabbitmqVersion)) {
-      issues.push({ path: `${path}.queueMode`, message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${cluster.rabbitmqVersion}; use a 3.11 or older rabbitmqVersion or drop queueMode`, value: 'lazy' });
+      issues.push({
+        path: `${path}.queueMode`,
+        message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${cluster.rabbitmqVersion}; use a 3.11 or older rabbitmqVersion or drop queueMode`,
+        value: 'lazy',
+      });
     }
   }
   // docs/streams.md: streams are limited by size and age (x-max-length-bytes, x-max-age), not by a message count.
   if (workload.maxLength !== undefined && topology === 'stream') {
-    issues.push({ path: `${path}.maxLength`, message: `cluster "${cluster.name}" uses streams, which have no message-count limit (retention is by size or age)`, value: workload.maxLength });
+    issues.push({
+      path: `${path}.maxLength`,
+      message: `cluster "${cluster.name}" uses streams, which have no message-count limit (retention is by size or age)`,
+      value: workload.maxLength,
+    });
   }
   issues.push(...checkFixedWork(workload, path));
   // docs/quorum-queues/index.md "Length Limit": drop-head and reject-publish, not reject-publish-dlx.
   if (workload.overflow === 'reject-publish-dlx' && topology === 'quorum') {
-    issues.push({ path: `${path}.overflow`, message: `cluster "${cluster.name}" uses quorum queues, which support drop-head and reject-publish but not reject-publish-dlx`, value: workload.overflow });
+    issues.push({
+      path: `${path}.overflow`,
+      message: `cluster "${cluster.name}" uses quorum queues, which support drop-head and reject-publish but not reject-publish-dlx`,
+      value: workload.overflow,
+    });
   }
   return issues;
 }
@@ -422,16 +580,37 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
 function checkFixedWork(workload: Workload, path: string): PlanIssue[] {
   if (workload.messageCount === undefined && workload.totalBytes === undefined) return [];
   const issues: PlanIssue[] = [];
-  const add = (field: string, message: string, value: unknown) => issues.push({ path: `${path}.${field}`, message, value });
-  if (workload.messageCount !== undefined && workload.totalBytes !== undefined) add('totalBytes', 'give either messageCount or totalBytes, not both', workload.totalBytes);
-  if (workload.totalBytes !== undefined && workload.messageSizeBytes === 0) add('totalBytes', 'needs a messageSizeBytes above 0 to become a message count', workload.totalBytes);
+  const add = (field: string, message: string, value: unknown) =>
+    issues.push({ path: `${path}.${field}`, message, value });
+  if (workload.messageCount !== undefined && workload.totalBytes !== undefined)
+    add('totalBytes', 'give either messageCount or totalBytes, not both', workload.totalBytes);
+  if (workload.totalBytes !== undefined && workload.messageSizeBytes === 0)
+    add('totalBytes', 'needs a messageSizeBytes above 0 to become a message count', workload.totalBytes);
   if (workload.producers === 0) add('producers', 'a fixed amount of work needs at least one producer to send it', 0);
-  else if (workload.messageCount !== undefined && workload.messageCount % workload.producers !== 0) add('messageCount', `must be a multiple of producers (${workload.producers}): each producer sends the same share`, workload.messageCount);
+  else if (workload.messageCount !== undefined && workload.messageCount % workload.producers !== 0)
+    add(
+      'messageCount',
+      `must be a multiple of producers (${workload.producers}): each producer sends the same share`,
+      workload.messageCount,
+    );
   if (workload.consumers > 0 && workload.consumers !== workload.queues) {
-    add('consumers', `with a fixed amount of work each queue needs exactly one consumer (consumers = queues = ${workload.queues}): PerfTest counts consumed messages per consumer, and competing consumers share a queue unevenly`, workload.consumers);
+    add(
+      'consumers',
+      `with a fixed amount of work each queue needs exactly one consumer (consumers = queues = ${workload.queues}): PerfTest counts consumed messages per consumer, and competing consumers share a queue unevenly`,
+      workload.consumers,
+    );
   }
-  if (workload.exchange.type !== 'fanout' && workload.queues > 1 && workload.producers > 0 && workload.producers % workload.queues !== 0) {
-    add('producers', `with a fixed amount of work over ${workload.queues} queues, producers must be a multiple of queues so that every queue receives the same count`, workload.producers);
+  if (
+    workload.exchange.type !== 'fanout' &&
+    workload.queues > 1 &&
+    workload.producers > 0 &&
+    workload.producers % workload.queues !== 0
+  ) {
+    add(
+      'producers',
+      `with a fixed amount of work over ${workload.queues} queues, producers must be a multiple of queues so that every queue receives the same count`,
+      workload.producers,
+    );
   }
   return issues;
 }
@@ -459,12 +638,37 @@ export interface ClusterGroup {
 }
 
 export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
-  const groups = new Map<string, { key: string; broker: Broker; nodes: number; topology: ClusterSpec['topology']; rabbitmqVersion?: string; instanceType?: string; scenarios: Scenario[] }>();
+  const groups = new Map<
+    string,
+    {
+      key: string;
+      broker: Broker;
+      nodes: number;
+      topology: ClusterSpec['topology'];
+      rabbitmqVersion?: string;
+      instanceType?: string;
+      scenarios: Scenario[];
+    }
+  >();
   for (const scenario of plan.scenarios) {
     const { broker, nodes, topology, rabbitmqVersion, instanceType } = scenario.cluster;
     // The broker leads the key only for Kafka, so that RabbitMQ groups keep the keys stored runs have.
-    const key = JSON.stringify({ ...(broker === 'kafka' ? { broker } : {}), nodes, topology, rabbitmqVersion: rabbitmqVersion ?? null, instanceType: instanceType ?? null });
-    const group = groups.get(key) ?? { key, broker, nodes, topology, ...(rabbitmqVersion ? { rabbitmqVersion } : {}), ...(instanceType ? { instanceType } : {}), scenarios: [] };
+    const key = JSON.stringify({
+      ...(broker === 'kafka' ? { broker } : {}),
+      nodes,
+      topology,
+      rabbitmqVersion: rabbitmqVersion ?? null,
+      instanceType: instanceType ?? null,
+    });
+    const group = groups.get(key) ?? {
+      key,
+      broker,
+      nodes,
+      topology,
+      ...(rabbitmqVersion ? { rabbitmqVersion } : {}),
+      ...(instanceType ? { instanceType } : {}),
+      scenarios: [],
+    };
     group.scenarios.push(scenario);
     groups.set(key, group);
   }
@@ -473,7 +677,10 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
 
 /** Seconds of PerfTest time plus pauses the plan needs, for progress estimates. */
 export function plannedSeconds(plan: Plan): number {
-  const perfTest = plan.scenarios.reduce((sum, scenario) => sum + scenario.workload.durationSeconds * plan.repetitions, 0);
+  const perfTest = plan.scenarios.reduce(
+    (sum, scenario) => sum + scenario.workload.durationSeconds * plan.repetitions,
+    0,
+  );
   const pauses = plan.scenarios.length * Math.max(0, plan.repetitions - 1) * plan.pauseSecondsBetweenRepetitions;
   return perfTest + pauses;
 }

@@ -7,7 +7,11 @@ import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from '../cost/estimate';
 import type { Plan } from './plan';
 import { honoursLazyQueueMode } from '../broker/rabbitmq-version';
-import { EXECUTION_TIMEOUT_SECONDS, HISTORY_EVENTS_BUDGET, STEP_FUNCTIONS_HISTORY_LIMIT } from '../cloud/workflow-shape';
+import {
+  EXECUTION_TIMEOUT_SECONDS,
+  HISTORY_EVENTS_BUDGET,
+  STEP_FUNCTIONS_HISTORY_LIMIT,
+} from '../cloud/workflow-shape';
 
 /**
  * Broker counts the AWS target launches Kafka clusters of: the controller ships one template per count
@@ -15,22 +19,30 @@ import { EXECUTION_TIMEOUT_SECONDS, HISTORY_EVENTS_BUDGET, STEP_FUNCTIONS_HISTOR
  */
 export const AWS_KAFKA_BROKER_COUNTS: readonly number[] = [1, 3, 5];
 
-/** Broker counts the Azure target launches Kafka clusters of: bicep/main.bicep instanceCount's @minValue / @maxValue (a test keeps them equal). */
+/**
+ * Broker counts the Azure target launches Kafka clusters of: bicep/main.bicep instanceCount's @minValue / @maxValue (a
+ * test keeps them equal).
+ */
 export const AZURE_KAFKA_BROKER_COUNT = { min: 1, max: 7 } as const;
 
-// The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle zod.
+// The naming rules live in a module without dependencies, so that handlers that only name an Azure size do not bundle
+// zod.
 export { azureVmSize, catalogInstanceType, isArmInstanceType };
 
 /**
  * What a cloud target needs from a plan beyond the plan schema: every cluster names its instance type, the
  * price catalog knows that type (so the run can be priced: the point of a cloud run), and on AWS the type is
- * x86-64 and on Azure one the templates deploy (core/cost/azure-vm-sizes.ts); its RabbitMQ version is one the target installs (core/cloud/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate --target` and the workflow's ValidatePlan state, so a plan
+ * x86-64 and on Azure one the templates deploy (core/cost/azure-vm-sizes.ts); its RabbitMQ version is one the target
+ * installs (core/cloud/cloud-releases.ts), and mirrored queues run on 3.x. The same rules serve `rmqbench validate
+ * --target` and the workflow's ValidatePlan state, so a plan
  * is refused before anything is created. Pure: the catalog is passed in.
  */
 
 /** The types the catalog prices for a provider, sorted; on Azure only the sizes the templates deploy. */
 function knownInstanceTypes(catalog: PriceCatalog, provider: CloudProvider): string[] {
-  const priced = new Set(catalog.instances.filter((price) => price.provider === provider).map((price) => price.instanceType));
+  const priced = new Set(
+    catalog.instances.filter((price) => price.provider === provider).map((price) => price.instanceType),
+  );
   if (provider === 'azure') return AZURE_VM_SIZES.filter((size) => priced.has(catalogInstanceType('azure', size)));
   return [...priced].sort();
 }
@@ -49,7 +61,9 @@ function undeployableAzureSize(instanceType: string): string {
   const thesis = THESIS_AZURE_SIZES.exec(instanceType);
   return (
     `is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ${AZURE_VM_SIZES.join(', ')}` +
-    (thesis ? `; the thesis's ${instanceType} is an Fs-series (v1) size, whose current successor is Standard_F${thesis[2]}s_v2` : '')
+    (thesis
+      ? `; the thesis's ${instanceType} is an Fs-series (v1) size, whose current successor is Standard_F${thesis[2]}s_v2`
+      : '')
   );
 }
 
@@ -57,10 +71,15 @@ function undeployableAzureSize(instanceType: string): string {
 export const LOCAL_PARTITION_REFUSAL =
   'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally (aws and azure run partition, on the node\'s own firewall)';
 
-/** What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when a run starts). */
+/**
+ * What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when
+ * a run starts).
+ */
 function localProblems(plan: Plan): PlanIssue[] {
   return plan.workloads.flatMap((workload, index) =>
-    workload.fault?.action === 'partition' ? [{ path: `workloads[${index}].fault.action`, message: LOCAL_PARTITION_REFUSAL, value: workload.fault.action }] : [],
+    workload.fault?.action === 'partition'
+      ? [{ path: `workloads[${index}].fault.action`, message: LOCAL_PARTITION_REFUSAL, value: workload.fault.action }]
+      : [],
   );
 }
 
@@ -71,26 +90,39 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
   const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target)];
-  plan.clusters.forEach((cluster, index) => issues.push(...clusterBrokerProblems(cluster, index, provider), ...instanceTypeProblems(cluster, index, provider, target, catalog, known)));
+  plan.clusters.forEach((cluster, index) =>
+    issues.push(
+      ...clusterBrokerProblems(cluster, index, provider),
+      ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
+    ),
+  );
   issues.push(...lazyQueueProblems(plan, provider, target));
   issues.push(...workflowLimitProblems(plan, provider, catalog));
   // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
   if (issues.length === 0 && plan.maxCostUsd !== undefined) {
     const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
-    if (problem) issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
+    if (problem)
+      issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
   }
   return issues;
 }
 
-/** The fault of each workload: applied on this cloud, and healed (a partition long enough for the cluster to notice). */
+/**
+ * The fault of each workload: applied on this cloud, and healed (a partition long enough for the cluster to notice).
+ */
 function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string): PlanIssue[] {
   const issues: PlanIssue[] = [];
   plan.workloads.forEach((workload, index) => {
     const fault = workload.fault;
     if (!fault) return;
-    // What each cloud target's fault step applies (core/failover/cloud-fault.ts: every action today); anything else is refused by field.
+    // What each cloud target's fault step applies (core/failover/cloud-fault.ts: every action today); anything else is
+    // refused by field.
     if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
-      issues.push({ path: `workloads[${index}].fault.action`, message: `fault action "${fault.action}" is not applied on ${target} (it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`, value: fault.action });
+      issues.push({
+        path: `workloads[${index}].fault.action`,
+        message: `fault action "${fault.action}" is not applied on ${target} (it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`,
+        value: fault.action,
+      });
       return;
     }
     // A node left down (or cut off) would make the next repetition (or scenario) run on a smaller cluster: the local
@@ -102,7 +134,11 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
         message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, and without it the next repetition would run on a cluster missing a node`,
       });
     }
-    if (fault.action === 'partition' && fault.healAtSeconds !== undefined && fault.healAtSeconds - fault.atSeconds < PARTITION_DETECTION_SECONDS) {
+    if (
+      fault.action === 'partition' &&
+      fault.healAtSeconds !== undefined &&
+      fault.healAtSeconds - fault.atSeconds < PARTITION_DETECTION_SECONDS
+    ) {
       issues.push({
         path: `workloads[${index}].fault.healAtSeconds`,
         message: `a partition healed ${fault.healAtSeconds - fault.atSeconds} s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least ${PARTITION_DETECTION_SECONDS} s after atSeconds (healAtSeconds >= ${fault.atSeconds + PARTITION_DETECTION_SECONDS})`,
@@ -118,9 +154,15 @@ function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number,
   const issues: PlanIssue[] = [];
   if (cluster.broker === 'kafka') {
     if (provider === 'azure') {
-      // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1) @maxValue(7);
-      // CheckClusterReady asks the load generator whether all of them registered (lambdas/check-cluster/azure-kafka.ts).
-      if (!Number.isInteger(cluster.nodes) || cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min || cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max) {
+      // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1)
+      // @maxValue(7);
+      // CheckClusterReady asks the load generator whether all of them registered
+      // (lambdas/check-cluster/azure-kafka.ts).
+      if (
+        !Number.isInteger(cluster.nodes) ||
+        cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min ||
+        cluster.nodes > AZURE_KAFKA_BROKER_COUNT.max
+      ) {
         issues.push({
           path: `clusters[${index}].nodes`,
           message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
@@ -137,41 +179,62 @@ function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number,
   } else {
     const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
     if ('error' in release) {
-      issues.push({ path: `clusters[${index}].rabbitmqVersion`, message: release.error, value: cluster.rabbitmqVersion });
+      issues.push({
+        path: `clusters[${index}].rabbitmqVersion`,
+        message: release.error,
+        value: cluster.rabbitmqVersion,
+      });
     } else {
       const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
-      if (problem) issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
+      if (problem)
+        issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
     }
   }
   return issues;
 }
 
 /** A cluster's instance type on this cloud: given, deployable, x86-64 on aws, and priced by the catalog. */
-function instanceTypeProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider, target: string, catalog: PriceCatalog, known: string[]): PlanIssue[] {
+function instanceTypeProblems(
+  cluster: Plan['clusters'][number],
+  index: number,
+  provider: CloudProvider,
+  target: string,
+  catalog: PriceCatalog,
+  known: string[],
+): PlanIssue[] {
   const path = `clusters[${index}].instanceType`;
   const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
   if (cluster.instanceType === undefined) {
-    return [{ path, message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}` }];
+    return [
+      {
+        path,
+        message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}`,
+      },
+    ];
   }
   if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
     return [{ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType }];
   }
   if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
-    return [{
-      path,
-      message:
-        cluster.broker === 'kafka'
-          ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
-          : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
-      value: cluster.instanceType,
-    }];
+    return [
+      {
+        path,
+        message:
+          cluster.broker === 'kafka'
+            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
+            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
+        value: cluster.instanceType,
+      },
+    ];
   }
   if (!isPriced(catalog, provider, cluster.instanceType)) {
-    return [{
-      path,
-      message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
-      value: cluster.instanceType,
-    }];
+    return [
+      {
+        path,
+        message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
+        value: cluster.instanceType,
+      },
+    ];
   }
   return [];
 }
@@ -194,7 +257,8 @@ function lazyQueueProblems(plan: Plan, provider: CloudProvider, target: string):
 }
 
 /**
- * What one execution of the workflow cannot hold: more history events than HISTORY_EVENTS_BUDGET (Step Functions fails an
+ * What one execution of the workflow cannot hold: more history events than HISTORY_EVENTS_BUDGET (Step Functions fails
+ * an
  * execution at 25,000), or a cluster whose planned life outlasts the execution's timeout (the execution would stop
  * mid-run, its clusters left to the sweeper).
  */

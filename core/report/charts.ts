@@ -1,7 +1,12 @@
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../metrics/host-metrics';
 import type { StoredRepetition } from '../results/result-items';
 import type { CapacityResult } from '../capacity/capacity-verdict';
-import { megabytesPerSecond, type LatencyPercentiles, type PerSecondSample, type ScenarioAggregate } from '../results/result-model';
+import {
+  megabytesPerSecond,
+  type LatencyPercentiles,
+  type PerSecondSample,
+  type ScenarioAggregate,
+} from '../results/result-model';
 
 /**
  * Vega-Lite specifications for the report's charts, built from stored results. Pure: rendering them
@@ -16,9 +21,22 @@ export const VEGA_LITE_SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json
 /** A Vega-Lite top-level specification (kept loose: the renderer validates it). */
 export type VegaLiteSpec = { readonly $schema: string } & Readonly<Record<string, unknown>>;
 
-export type ChartId = 'throughput-per-repetition' | 'throughput-over-time' | 'throughput-vs-queues' | 'latency-percentiles' | 'cpu-over-time' | 'latency-vs-rate';
+export type ChartId =
+  | 'throughput-per-repetition'
+  | 'throughput-over-time'
+  | 'throughput-vs-queues'
+  | 'latency-percentiles'
+  | 'cpu-over-time'
+  | 'latency-vs-rate';
 
-export const CHART_IDS: readonly ChartId[] = ['throughput-per-repetition', 'throughput-over-time', 'throughput-vs-queues', 'latency-percentiles', 'cpu-over-time', 'latency-vs-rate'];
+export const CHART_IDS: readonly ChartId[] = [
+  'throughput-per-repetition',
+  'throughput-over-time',
+  'throughput-vs-queues',
+  'latency-percentiles',
+  'cpu-over-time',
+  'latency-vs-rate',
+];
 
 /** The data marks a chart draws: vega renders each as a `<path>` inside `<g class="mark-<kind> role-mark">`. */
 export interface ExpectedMarks {
@@ -53,7 +71,11 @@ function spec(body: Record<string, unknown>): VegaLiteSpec {
  * Mean receive and send rate of every successful repetition, grouped by scenario (the thesis's
  * figures 4.1–5.12: one bar per test run). A failed repetition has no bar; its scenario keeps its place.
  */
-export function throughputPerRepetitionChart(scenarioIds: readonly string[], repetitions: readonly StoredRepetition[], messageSizes: ReadonlyMap<string, number> = new Map()): ChartDefinition {
+export function throughputPerRepetitionChart(
+  scenarioIds: readonly string[],
+  repetitions: readonly StoredRepetition[],
+  messageSizes: ReadonlyMap<string, number> = new Map(),
+): ChartDefinition {
   const values = repetitions
     .filter((rep) => rep.status === 'SUCCEEDED' && rep.result !== undefined)
     .map((rep) => {
@@ -72,13 +94,20 @@ export function throughputPerRepetitionChart(scenarioIds: readonly string[], rep
   return {
     id: 'throughput-per-repetition',
     title: 'Throughput per repetition',
-    caption: 'Average receive rate of each successful repetition (PerfTest summary), one bar per repetition, grouped by scenario.',
+    caption:
+      'Average receive rate of each successful repetition (PerfTest summary), one bar per repetition, grouped by scenario.',
     marks: { kind: 'rect', count: values.length },
     spec: spec({
       data: { values },
       mark: { type: 'bar', tooltip: true },
       encoding: {
-        x: { field: 'scenario', type: 'nominal', sort: [...scenarioIds], title: 'scenario', axis: { labelAngle: -25, labelLimit: 320 } },
+        x: {
+          field: 'scenario',
+          type: 'nominal',
+          sort: [...scenarioIds],
+          title: 'scenario',
+          axis: { labelAngle: -25, labelLimit: 320 },
+        },
         xOffset: { field: 'repetition', type: 'ordinal' },
         y: { field: 'receiveRate', type: 'quantitative', title: 'receive rate (msg/s)' },
         color: { field: 'repetition', type: 'ordinal', title: 'repetition', scale: { scheme: 'tableau10' } },
@@ -121,7 +150,8 @@ export function throughputOverTimeChart(series: readonly RepetitionSamples[]): C
   return {
     id: 'throughput-over-time',
     title: 'Throughput over time',
-    caption: 'Messages received per second during each successful repetition (PerfTest samples, one per second, joined by straight segments); one line per repetition.',
+    caption:
+      'Messages received per second during each successful repetition (PerfTest samples, one per second, joined by straight segments); one line per repetition.',
     marks: { kind: 'line', count: withData.length },
     spec: spec({
       data: { values },
@@ -170,7 +200,11 @@ export function throughputVsQueuesChart(points: readonly QueueThroughputPoint[])
           field: 'queues',
           type: 'quantitative',
           title: 'queues',
-          scale: { type: queueCounts.length > 1 && queueCounts.at(-1)! / queueCounts[0]! >= 10 ? 'log' : 'linear', zero: false, nice: false },
+          scale: {
+            type: queueCounts.length > 1 && queueCounts.at(-1)! / queueCounts[0]! >= 10 ? 'log' : 'linear',
+            zero: false,
+            nice: false,
+          },
           axis: { values: queueCounts, format: 'd' },
         },
         y: { field: 'throughput', type: 'quantitative', title: 'receive rate (msg/s)' },
@@ -211,20 +245,24 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
     PERCENTILES.flatMap(({ key, label }) => {
       const us = aggregate.consumerLatency![key];
       if (us === undefined) return [];
-      return [{
-        scenario: aggregate.scenarioId,
-        percentile: label,
-        latencyMs: Number((us / 1000).toFixed(3)),
-        // A log axis has no 0: a bar below PerfTest's 1 µs resolution is drawn at 1 µs (the tooltip keeps the measured value).
-        barMs: Math.max(Number((us / 1000).toFixed(3)), LOG_AXIS_FLOOR_MS),
-      }];
+      return [
+        {
+          scenario: aggregate.scenarioId,
+          percentile: label,
+          latencyMs: Number((us / 1000).toFixed(3)),
+          // A log axis has no 0: a bar below PerfTest's 1 µs resolution is drawn at 1 µs (the tooltip keeps the
+          // measured value).
+          barMs: Math.max(Number((us / 1000).toFixed(3)), LOG_AXIS_FLOOR_MS),
+        },
+      ];
     }),
   );
   const axisMinimum = logAxisMinimum(values.map((row) => row.barMs));
   return {
     id: 'latency-percentiles',
     title: 'Consumer latency percentiles',
-    caption: 'Consumer latency (publish to consume) per scenario: each percentile is the median over the successful repetitions.',
+    caption:
+      'Consumer latency (publish to consume) per scenario: each percentile is the median over the successful repetitions.',
     marks: { kind: 'rect', count: values.length },
     spec: spec({
       data: { values },
@@ -233,11 +271,23 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
         x: { field: 'percentile', type: 'ordinal', sort: PERCENTILES.map((p) => p.label), title: 'percentile' },
         xOffset: { field: 'scenario', type: 'nominal', sort: withLatency.map((a) => a.scenarioId) },
         // A log axis keeps a 0.2 ms scenario readable next to a 6.5 s one (a linear axis flattens it to nothing).
-        // On a log axis vega-lite gives a bar no baseline (there is no 0): each bar is drawn from the axis minimum, which sits a power
+        // On a log axis vega-lite gives a bar no baseline (there is no 0): each bar is drawn from the axis minimum,
+        // which sits a power
         // of ten below the smallest bar so that it too has a height.
-        y: { field: 'barMs', type: 'quantitative', title: 'latency (ms, log scale)', scale: { type: 'log', domainMin: axisMinimum } },
+        y: {
+          field: 'barMs',
+          type: 'quantitative',
+          title: 'latency (ms, log scale)',
+          scale: { type: 'log', domainMin: axisMinimum },
+        },
         y2: { datum: axisMinimum },
-        color: { field: 'scenario', type: 'nominal', title: 'scenario', sort: withLatency.map((a) => a.scenarioId), scale: { scheme: 'tableau10' } },
+        color: {
+          field: 'scenario',
+          type: 'nominal',
+          title: 'scenario',
+          sort: withLatency.map((a) => a.scenarioId),
+          scale: { scheme: 'tableau10' },
+        },
         tooltip: [
           { field: 'scenario', type: 'nominal' },
           { field: 'percentile', type: 'ordinal' },
@@ -264,7 +314,11 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
     one.metrics.series
       .filter((series) => series.metric === 'cpuPercent' && series.points.length > 0)
       // The load generator last, so that it takes the same color in every panel.
-      .sort((a, b) => Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) || a.node.localeCompare(b.node))
+      .sort(
+        (a, b) =>
+          Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) ||
+          a.node.localeCompare(b.node),
+      )
       .map((series) => ({ one, series })),
   );
   const values = lines.flatMap(({ one, series }) =>
@@ -276,7 +330,9 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
     })),
   );
   const panels = [...new Set(values.map((value) => value.panel))];
-  const nodes = [...new Set(lines.map(({ series }) => series.node))].sort((a, b) => Number(a === LOAD_GENERATOR_NODE) - Number(b === LOAD_GENERATOR_NODE) || a.localeCompare(b));
+  const nodes = [...new Set(lines.map(({ series }) => series.node))].sort(
+    (a, b) => Number(a === LOAD_GENERATOR_NODE) - Number(b === LOAD_GENERATOR_NODE) || a.localeCompare(b),
+  );
   return {
     id: 'cpu-over-time',
     title: 'CPU per node over time',
@@ -289,15 +345,29 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
       background: 'white',
       config: CONFIG,
       data: { values },
-      facet: { row: { field: 'panel', type: 'nominal', sort: panels, title: null, header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 12 } } },
+      facet: {
+        row: {
+          field: 'panel',
+          type: 'nominal',
+          sort: panels,
+          title: null,
+          header: { labelAngle: 0, labelAlign: 'left', labelAnchor: 'start', labelOrient: 'top', labelFontSize: 12 },
+        },
+      },
       spec: {
         width: WIDTH,
         height: 140,
         mark: { type: 'line', interpolate: 'linear', tooltip: true },
         encoding: {
           x: { field: 'time', type: 'quantitative', title: 'time since start (s)' },
-          // 0..100 % of the host, widened when a second measured a little more (sampling jitter): no line leaves its panel.
-          y: { field: 'cpuPercent', type: 'quantitative', title: 'CPU (% of host)', scale: { domain: [0, Math.max(100, Math.ceil(Math.max(0, ...values.map((value) => value.cpuPercent))))] } },
+          // 0..100 % of the host, widened when a second measured a little more (sampling jitter): no line leaves its
+          // panel.
+          y: {
+            field: 'cpuPercent',
+            type: 'quantitative',
+            title: 'CPU (% of host)',
+            scale: { domain: [0, Math.max(100, Math.ceil(Math.max(0, ...values.map((value) => value.cpuPercent))))] },
+          },
           color: { field: 'node', type: 'nominal', title: 'node', sort: nodes, scale: { scheme: 'tableau10' } },
         },
       },
@@ -317,32 +387,60 @@ export interface CapacityRepetition {
  * log scales), one line per scenario, repetition and percentile; the p99 bound as a horizontal rule and each
  * scenario's capacity (its repetitions' mean) as a vertical one. One point per step and percentile.
  */
-export function latencyVsRateChart(repetitions: readonly CapacityRepetition[], capacities: readonly { readonly scenarioId: string; readonly rate?: number }[] = []): ChartDefinition {
-  const judged = repetitions.filter((rep): rep is CapacityRepetition & { capacity: CapacityResult } => rep.capacity !== undefined);
+export function latencyVsRateChart(
+  repetitions: readonly CapacityRepetition[],
+  capacities: readonly { readonly scenarioId: string; readonly rate?: number }[] = [],
+): ChartDefinition {
+  const judged = repetitions.filter(
+    (rep): rep is CapacityRepetition & { capacity: CapacityResult } => rep.capacity !== undefined,
+  );
   const values = judged.flatMap((rep) =>
     rep.capacity.steps.flatMap((step) =>
       (['p50', 'p99'] as const).flatMap((percentile) => {
         const latencyMs = percentile === 'p50' ? step.p50LatencyMs : step.p99LatencyMs;
         if (latencyMs === undefined) return [];
-        return [{ scenario: rep.scenarioId, percentile, series: `${rep.scenarioId} #${rep.repetition} ${percentile}`, rate: step.targetRate, latencyMs: Math.max(latencyMs, LOG_AXIS_FLOOR_MS), passed: step.passed ? 'held' : 'did not hold' }];
+        return [
+          {
+            scenario: rep.scenarioId,
+            percentile,
+            series: `${rep.scenarioId} #${rep.repetition} ${percentile}`,
+            rate: step.targetRate,
+            latencyMs: Math.max(latencyMs, LOG_AXIS_FLOOR_MS),
+            passed: step.passed ? 'held' : 'did not hold',
+          },
+        ];
       }),
     ),
   );
   const bounds = [...new Set(judged.map((rep) => rep.capacity.p99BoundMs))].map((bound) => ({ bound }));
-  const chosen = capacities.flatMap((capacity) => (capacity.rate === undefined ? [] : [{ scenario: capacity.scenarioId, rate: capacity.rate }]));
+  const chosen = capacities.flatMap((capacity) =>
+    capacity.rate === undefined ? [] : [{ scenario: capacity.scenarioId, rate: capacity.rate }],
+  );
   const color = { field: 'scenario', type: 'nominal', title: 'scenario', scale: { scheme: 'tableau10' } };
   const x = { field: 'rate', type: 'quantitative', title: 'offered rate (msg/s, log scale)', scale: { type: 'log' } };
   return {
     id: 'latency-vs-rate',
     title: 'Latency against offered rate',
-    caption: 'Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario\'s capacity. Hollow points did not hold.',
+    caption:
+      "Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario's capacity. Hollow points did not hold.",
     marks: { kind: 'symbol', count: values.length },
     spec: spec({
       layer: [
         {
           data: { values },
           mark: { type: 'line', interpolate: 'linear' },
-          encoding: { x, y: { field: 'latencyMs', type: 'quantitative', title: 'consumer latency (ms, log scale)', scale: { type: 'log' } }, color, detail: { field: 'series', type: 'nominal' }, strokeDash: { field: 'percentile', type: 'nominal', title: 'percentile' } },
+          encoding: {
+            x,
+            y: {
+              field: 'latencyMs',
+              type: 'quantitative',
+              title: 'consumer latency (ms, log scale)',
+              scale: { type: 'log' },
+            },
+            color,
+            detail: { field: 'series', type: 'nominal' },
+            strokeDash: { field: 'percentile', type: 'nominal', title: 'percentile' },
+          },
         },
         {
           data: { values },
@@ -351,12 +449,42 @@ export function latencyVsRateChart(repetitions: readonly CapacityRepetition[], c
             x,
             y: { field: 'latencyMs', type: 'quantitative' },
             color,
-            fill: { condition: { test: "datum.passed === 'held'", field: 'scenario', type: 'nominal', legend: null, scale: { scheme: 'tableau10' } }, value: 'white' },
-            tooltip: [{ field: 'series', type: 'nominal' }, { field: 'rate', type: 'quantitative', title: 'msg/s' }, { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.1f' }, { field: 'passed', type: 'nominal', title: 'step' }],
+            fill: {
+              condition: {
+                test: "datum.passed === 'held'",
+                field: 'scenario',
+                type: 'nominal',
+                legend: null,
+                scale: { scheme: 'tableau10' },
+              },
+              value: 'white',
+            },
+            tooltip: [
+              { field: 'series', type: 'nominal' },
+              { field: 'rate', type: 'quantitative', title: 'msg/s' },
+              { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.1f' },
+              { field: 'passed', type: 'nominal', title: 'step' },
+            ],
           },
         },
-        ...(bounds.length === 0 ? [] : [{ data: { values: bounds }, mark: { type: 'rule', strokeDash: [2, 3], color: 'black' }, encoding: { y: { field: 'bound', type: 'quantitative' } } }]),
-        ...(chosen.length === 0 ? [] : [{ data: { values: chosen }, mark: { type: 'rule', strokeWidth: 1.5 }, encoding: { x: { field: 'rate', type: 'quantitative' }, color } }]),
+        ...(bounds.length === 0
+          ? []
+          : [
+              {
+                data: { values: bounds },
+                mark: { type: 'rule', strokeDash: [2, 3], color: 'black' },
+                encoding: { y: { field: 'bound', type: 'quantitative' } },
+              },
+            ]),
+        ...(chosen.length === 0
+          ? []
+          : [
+              {
+                data: { values: chosen },
+                mark: { type: 'rule', strokeWidth: 1.5 },
+                encoding: { x: { field: 'rate', type: 'quantitative' }, color },
+              },
+            ]),
       ],
     }),
   };

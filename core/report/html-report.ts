@@ -1,6 +1,12 @@
 import type { ChartDefinition } from './charts';
 import type { ScenarioDelta } from '../results/comparison';
-import { FAILOVER_REPETITION_HEADER, FAILOVER_SCENARIO_HEADER, failoverRepetitionRows, failoverScenarioRows, formatUncountedFaultLine } from '../failover/failover-report';
+import {
+  FAILOVER_REPETITION_HEADER,
+  FAILOVER_SCENARIO_HEADER,
+  failoverRepetitionRows,
+  failoverScenarioRows,
+  formatUncountedFaultLine,
+} from '../failover/failover-report';
 import { capacityRows, formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
 import { capacityCells, capacityStrategyLine } from '../capacity/capacity-report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from '../results/result-model';
@@ -67,12 +73,17 @@ footer { margin-top: 3rem; font-size: 0.8rem; color: #57606a; }
 `;
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
+  );
 }
 
 /** The document as one HTML string. */
 export function renderHtmlReport(document: HtmlReportDocument): string {
-  const facts = document.facts.map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`).join('');
+  const facts = document.facts
+    .map(([label, value]) => `<dt>${escapeHtml(label)}</dt><dd>${escapeHtml(value)}</dd>`)
+    .join('');
   const sections = document.sections.map(
     (section) =>
       `<section id="${escapeHtml(section.id)}">\n<h2>${escapeHtml(section.title)}</h2>\n${section.blocks.map(renderBlock).join('\n')}\n</section>`,
@@ -110,7 +121,8 @@ function renderBlock(block: ReportBlock): string {
     }
     case 'table': {
       const numeric = new Set(block.numeric ?? []);
-      const cell = (value: string, index: number) => `<td${numeric.has(index) ? ' class="num"' : ''}>${escapeHtml(value)}</td>`;
+      const cell = (value: string, index: number) =>
+        `<td${numeric.has(index) ? ' class="num"' : ''}>${escapeHtml(value)}</td>`;
       return [
         '<table>',
         ...(block.caption === undefined ? [] : [`<caption>${escapeHtml(block.caption)}</caption>`]),
@@ -134,18 +146,25 @@ function inlineSvg(svg: string): string {
 }
 
 const number = (value: number) => Math.round(value).toLocaleString('en-US');
-const meanCi = (stats: Stats | undefined) => (stats === undefined ? '—' : `${number(stats.mean)} ± ${number(stats.ci95)}`);
-const usd = (value: number) => `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+const meanCi = (stats: Stats | undefined) =>
+  stats === undefined ? '—' : `${number(stats.mean)} ± ${number(stats.ci95)}`;
+const usd = (value: number) =>
+  `$${value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 
 export interface RunReportInput {
   readonly run: RunRecord;
   readonly aggregates: readonly ScenarioAggregate[];
   /** Repetitions with the lost-message verifier's counts (fault scenarios). @default - none */
   readonly failoverRepetitions?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'failover'>[];
-  /** Repetitions whose fault a cloud target applied without the verifier (lost messages not counted). @default - none */
+  /**
+   * Repetitions whose fault a cloud target applied without the verifier (lost messages not counted). @default - none
+   */
   readonly uncountedFaults?: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'uncountedFault'>[];
   readonly failedRepetitions: readonly Pick<RepetitionRecord, 'scenarioId' | 'repetition' | 'error'>[];
-  /** Repetitions run flat out whose queues grew (report.ts queueingLines): their latencies are queueing time. @default - none */
+  /**
+   * Repetitions run flat out whose queues grew (report.ts queueingLines): their latencies are queueing time. @default -
+   * none
+   */
   readonly queueingNotes?: readonly string[];
   readonly charts: readonly RenderedChart[];
   /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
@@ -161,7 +180,11 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
   const sections: ReportSection[] = [summarySection(input)];
   const bound = loadGeneratorBoundLines(input.aggregates);
   if (bound.length > 0) {
-    sections.push({ id: 'load-generator', title: 'Load generator', blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }] });
+    sections.push({
+      id: 'load-generator',
+      title: 'Load generator',
+      blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }],
+    });
   }
   const omitted = input.omittedCharts ?? [];
   if (input.charts.length > 0 || omitted.length > 0) {
@@ -170,14 +193,21 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       title: 'Charts',
       blocks: [
         ...input.charts.map((rendered): ReportBlock => ({ kind: 'chart', rendered })),
-        ...(omitted.length === 0 ? [] : [{ kind: 'list', items: omitted.map(({ id, reason }) => `Chart ${id} left out: ${reason}.`) } as const]),
+        ...(omitted.length === 0
+          ? []
+          : [{ kind: 'list', items: omitted.map(({ id, reason }) => `Chart ${id} left out: ${reason}.`) } as const]),
       ],
     });
   }
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));
   const capacity = capacitySection(input.aggregates, input.pricePerformance);
   if (capacity) sections.push(capacity);
-  if ((input.queueingNotes ?? []).length > 0) sections.push({ id: 'queueing', title: 'Latency is queueing time', blocks: [{ kind: 'list', items: [...input.queueingNotes!] }] });
+  if ((input.queueingNotes ?? []).length > 0)
+    sections.push({
+      id: 'queueing',
+      title: 'Latency is queueing time',
+      blocks: [{ kind: 'list', items: [...input.queueingNotes!] }],
+    });
   const failover = failoverSection(input);
   if (failover) sections.push(failover);
   // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.
@@ -186,7 +216,14 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     sections.push({
       id: 'faults-not-counted',
       title: 'Faults applied, lost messages not counted',
-      blocks: [{ kind: 'list', items: uncounted.map((rep) => `${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`) }],
+      blocks: [
+        {
+          kind: 'list',
+          items: uncounted.map(
+            (rep) => `${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`,
+          ),
+        },
+      ],
     });
   }
   sections.push(pricePerformanceSection(input.pricePerformance));
@@ -194,7 +231,14 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     sections.push({
       id: 'failed-repetitions',
       title: 'Failed repetitions',
-      blocks: [{ kind: 'list', items: input.failedRepetitions.map((rep) => `${rep.scenarioId} #${rep.repetition}: ${rep.error ?? 'no error recorded'}`) }],
+      blocks: [
+        {
+          kind: 'list',
+          items: input.failedRepetitions.map(
+            (rep) => `${rep.scenarioId} #${rep.repetition}: ${rep.error ?? 'no error recorded'}`,
+          ),
+        },
+      ],
     });
   }
   return {
@@ -221,7 +265,14 @@ function summarySection(input: RunReportInput): ReportSection {
     blocks: [
       {
         kind: 'table',
-        header: ['scenario', 'repetitions ok', 'send msg/s (mean ± 95% CI)', 'receive msg/s (mean ± 95% CI)', 'send / receive MB/s (mean)', 'consumer latency median / 95th / 99th (ms)'],
+        header: [
+          'scenario',
+          'repetitions ok',
+          'send msg/s (mean ± 95% CI)',
+          'receive msg/s (mean ± 95% CI)',
+          'send / receive MB/s (mean)',
+          'consumer latency median / 95th / 99th (ms)',
+        ],
         numeric: [1, 2, 3, 4],
         rows: input.aggregates.map((aggregate) => [
           aggregate.scenarioId,
@@ -231,7 +282,9 @@ function summarySection(input: RunReportInput): ReportSection {
           `${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)}`,
           aggregate.consumerLatency === undefined
             ? '—'
-            : [aggregate.consumerLatency.median, aggregate.consumerLatency.p95, aggregate.consumerLatency.p99].map((us) => (us / 1000).toFixed(2)).join(' / '),
+            : [aggregate.consumerLatency.median, aggregate.consumerLatency.p95, aggregate.consumerLatency.p99]
+                .map((us) => (us / 1000).toFixed(2))
+                .join(' / '),
         ]),
       },
     ],
@@ -244,14 +297,25 @@ function loadBalancerSection(deltas: RunReportInput['loadBalancerDeltas']): Repo
     id: 'load-balancer-vs-direct',
     title: 'Load balancer vs direct',
     blocks: [
-      { kind: 'paragraph', text: 'Direct connection is the baseline. A difference counts only when the 95% confidence interval of the delta (Welch) excludes zero.' },
+      {
+        kind: 'paragraph',
+        text: 'Direct connection is the baseline. A difference counts only when the 95% confidence interval of the delta (Welch) excludes zero.',
+      },
       {
         kind: 'table',
-        header: ['comparison', `${deltas.some((delta) => delta.metric === 'capacityRate') ? 'rate' : 'receive rate'} change (delta ± 95% CI)`, 'verdict'],
+        header: [
+          'comparison',
+          `${deltas.some((delta) => delta.metric === 'capacityRate') ? 'rate' : 'receive rate'} change (delta ± 95% CI)`,
+          'verdict',
+        ],
         numeric: [1],
         rows: deltas.map((delta) => {
           const { change, verdict } = formatDelta(delta);
-          return [delta.metric === 'capacityRate' ? `${delta.label}: capacity at the p99 bound` : delta.label, change, verdict];
+          return [
+            delta.metric === 'capacityRate' ? `${delta.label}: capacity at the p99 bound` : delta.label,
+            change,
+            verdict,
+          ];
         }),
       },
     ],
@@ -263,30 +327,44 @@ function failoverSection(input: RunReportInput): ReportSection | undefined {
   const failoverRows = failoverScenarioRows(input.aggregates);
   if (failoverRows.length === 0) return undefined;
   return {
-      id: 'failover',
-      title: 'Failover (lost-message verifier)',
-      blocks: [
-        {
-          kind: 'paragraph',
-          text: 'lostMessages: confirmed, never consumed after the run drained. recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median. unavailableSeconds: seconds with nothing received.',
-        },
-        { kind: 'table', caption: 'Over repetitions', header: FAILOVER_SCENARIO_HEADER, numeric: FAILOVER_SCENARIO_HEADER.slice(1).map((_, index) => index + 1), rows: failoverRows },
-        {
-          kind: 'table',
-          caption: 'Per repetition',
-          header: FAILOVER_REPETITION_HEADER,
-          numeric: FAILOVER_REPETITION_HEADER.slice(2).map((_, index) => index + 2),
-          rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
-        },
-      ],
-    };
+    id: 'failover',
+    title: 'Failover (lost-message verifier)',
+    blocks: [
+      {
+        kind: 'paragraph',
+        text: 'lostMessages: confirmed, never consumed after the run drained. recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median. unavailableSeconds: seconds with nothing received.',
+      },
+      {
+        kind: 'table',
+        caption: 'Over repetitions',
+        header: FAILOVER_SCENARIO_HEADER,
+        numeric: FAILOVER_SCENARIO_HEADER.slice(1).map((_, index) => index + 1),
+        rows: failoverRows,
+      },
+      {
+        kind: 'table',
+        caption: 'Per repetition',
+        header: FAILOVER_REPETITION_HEADER,
+        numeric: FAILOVER_REPETITION_HEADER.slice(2).map((_, index) => index + 2),
+        rows: failoverRepetitionRows(input.failoverRepetitions ?? []),
+      },
+    ],
+  };
 }
 
-/** Capacity at a latency target: the strategy, then per scenario its capacity, its price per million messages and each repetition's verdict. */
-function capacitySection(aggregates: readonly ScenarioAggregate[], pricePerformance: RunPricePerformance): ReportSection | undefined {
+/**
+ * Capacity at a latency target: the strategy, then per scenario its capacity, its price per million messages and each
+ * repetition's verdict.
+ */
+function capacitySection(
+  aggregates: readonly ScenarioAggregate[],
+  pricePerformance: RunPricePerformance,
+): ReportSection | undefined {
   const rows = capacityRows(aggregates);
   if (rows.length === 0) return undefined;
-  const costs = new Map((pricePerformance.available ? pricePerformance.capacity : []).map((cost) => [cost.scenarioId, cost]));
+  const costs = new Map(
+    (pricePerformance.available ? pricePerformance.capacity : []).map((cost) => [cost.scenarioId, cost]),
+  );
   return {
     id: 'capacity',
     title: 'Capacity at a latency target',
@@ -295,7 +373,15 @@ function capacitySection(aggregates: readonly ScenarioAggregate[], pricePerforma
       {
         kind: 'table',
         caption: 'The highest publish rate every repetition held within its p99 bound',
-        header: ['scenario', 'p99 bound (ms)', 'capacity (mean ± 95% CI)', 'p50 / p99 at it (ms)', 'USD per million messages', 'msg/s per USD-hour', 'repetitions'],
+        header: [
+          'scenario',
+          'p99 bound (ms)',
+          'capacity (mean ± 95% CI)',
+          'p50 / p99 at it (ms)',
+          'USD per million messages',
+          'msg/s per USD-hour',
+          'repetitions',
+        ],
         numeric: [1, 2, 3, 4, 5],
         rows: rows.map(({ scenarioId, capacity }) => [
           scenarioId,
@@ -309,7 +395,11 @@ function capacitySection(aggregates: readonly ScenarioAggregate[], pricePerforma
 
 function pricePerformanceSection(pricePerformance: RunPricePerformance): ReportSection {
   if (!pricePerformance.available) {
-    return { id: 'price-performance', title: 'Price-performance', blocks: [{ kind: 'paragraph', text: `Not available: ${pricePerformance.reason}.` }] };
+    return {
+      id: 'price-performance',
+      title: 'Price-performance',
+      blocks: [{ kind: 'paragraph', text: `Not available: ${pricePerformance.reason}.` }],
+    };
   }
   const blocks: ReportBlock[] = [
     {
@@ -334,7 +424,8 @@ function pricePerformanceSection(pricePerformance: RunPricePerformance): ReportS
 /** Tables 7.4–7.7 layout: for each required throughput range, the three best choices with their capacity. */
 export function pricePerformanceTableBlocks(
   tables: readonly { readonly queues: number; readonly rows: readonly (readonly string[])[] }[],
-  captionOf: (queues: number) => string = (queues) => `Best price-performance, ${queues} queue${queues === 1 ? '' : 's'}`,
+  captionOf: (queues: number) => string = (queues) =>
+    `Best price-performance, ${queues} queue${queues === 1 ? '' : 's'}`,
 ): ReportBlock[] {
   return tables.map((table) => ({
     kind: 'table' as const,
@@ -346,21 +437,41 @@ export function pricePerformanceTableBlocks(
 
 /** `rmqbench report --thesis-ch7`: Tables 7.4–7.7 recomputed from the thesis's inputs, with the maxima behind them. */
 export function thesisChapter7Document(input: {
-  readonly tables: readonly { readonly queues: number; readonly table: string; readonly rows: readonly (readonly string[])[] }[];
+  readonly tables: readonly {
+    readonly queues: number;
+    readonly table: string;
+    readonly rows: readonly (readonly string[])[];
+  }[];
   readonly chart: RenderedChart;
   readonly generatedAt: string;
 }): HtmlReportDocument {
-  const captions = new Map(input.tables.map((table) => [table.queues, `Table ${table.table}: best price-performance, ${table.queues} queue${table.queues === 1 ? '' : 's'}`]));
+  const captions = new Map(
+    input.tables.map((table) => [
+      table.queues,
+      `Table ${table.table}: best price-performance, ${table.queues} queue${table.queues === 1 ? '' : 's'}`,
+    ]),
+  );
   return {
     title: 'Price-performance: thesis chapter 7 reproduced',
     facts: [
       ['model', 'score = throughput / monthly cost (7.1), capacity = throughput / maximum throughput (7.2)'],
       ['costs', 'thesis Tables 7.1–7.3 (on demand, 730 h per month)'],
-      ['maxima', 'per instance type and queue count, read back from the capacities of Tables 7.4–7.7 (core/report/thesis-ch7.ts)'],
+      [
+        'maxima',
+        'per instance type and queue count, read back from the capacities of Tables 7.4–7.7 (core/report/thesis-ch7.ts)',
+      ],
     ],
     sections: [
-      { id: 'charts', title: 'Maximum throughput vs number of queues (Figures 6.1–6.4)', blocks: [{ kind: 'chart', rendered: input.chart }] },
-      { id: 'price-performance', title: 'Tables 7.4–7.7', blocks: pricePerformanceTableBlocks(input.tables, (queues) => captions.get(queues)!) },
+      {
+        id: 'charts',
+        title: 'Maximum throughput vs number of queues (Figures 6.1–6.4)',
+        blocks: [{ kind: 'chart', rendered: input.chart }],
+      },
+      {
+        id: 'price-performance',
+        title: 'Tables 7.4–7.7',
+        blocks: pricePerformanceTableBlocks(input.tables, (queues) => captions.get(queues)!),
+      },
     ],
     generatedAt: input.generatedAt,
   };

@@ -1,26 +1,55 @@
 import type { QueueThroughputPoint } from './charts';
-import { aggregateCapacity, renderCapacityMarkdown, usdPerMillionMessages, type CapacityCost, type ScenarioCapacity } from '../capacity/capacity-report';
+import {
+  aggregateCapacity,
+  renderCapacityMarkdown,
+  usdPerMillionMessages,
+  type CapacityCost,
+  type ScenarioCapacity,
+} from '../capacity/capacity-report';
 import { aggregateFailover, renderFailoverMarkdown } from '../failover/failover-report';
 import { loadGeneratorBoundLine } from '../metrics/host-metrics';
-import { capacityIn, ComparisonError, compareLoadBalancerToDirect, type ScenarioDelta, type Verdict } from '../results/comparison';
+import {
+  capacityIn,
+  ComparisonError,
+  compareLoadBalancerToDirect,
+  type ScenarioDelta,
+  type Verdict,
+} from '../results/comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from '../cost/cost-catalog';
 import { validatePlan, type Scenario } from '../plan/plan';
-import { candidatesForQueues, formatRangeRow, pricePerformanceTable, type ThroughputMeasurement } from '../cost/price-performance';
+import {
+  candidatesForQueues,
+  formatRangeRow,
+  pricePerformanceTable,
+  type ThroughputMeasurement,
+} from '../cost/price-performance';
 import { catalogInstanceType } from '../plan/target-rules';
 import type { StoredRepetition } from '../results/result-items';
-import { megabytesPerSecond, type LatencyPercentiles, type RunRecord, type ScenarioAggregate } from '../results/result-model';
+import {
+  megabytesPerSecond,
+  type LatencyPercentiles,
+  type RunRecord,
+  type ScenarioAggregate,
+} from '../results/result-model';
 import { describe, median, Stats } from '../results/statistics';
 
 /** Reduces a scenario's stored repetitions to one report row; with the message size, the rates in MB/s too. */
-export function aggregateScenario(scenarioId: string, repetitions: readonly StoredRepetition[], messageSizeBytes?: number): ScenarioAggregate {
+export function aggregateScenario(
+  scenarioId: string,
+  repetitions: readonly StoredRepetition[],
+  messageSizeBytes?: number,
+): ScenarioAggregate {
   const mine = repetitions.filter((rep) => rep.scenarioId === scenarioId);
   const ok = mine.filter((rep) => rep.status === 'SUCCEEDED' && rep.result);
   const summaries = ok.map((rep) => rep.result!.summary);
-  const latency = (pick: (s: (typeof summaries)[number]) => LatencyPercentiles | undefined): LatencyPercentiles | undefined => {
+  const latency = (
+    pick: (s: (typeof summaries)[number]) => LatencyPercentiles | undefined,
+  ): LatencyPercentiles | undefined => {
     const values = summaries.map(pick).filter((value): value is LatencyPercentiles => value !== undefined);
     if (values.length === 0) return undefined;
     // min and p75 only where every repetition has them (Kafka's tools report neither).
-    const optional = (key: 'min' | 'p75') => (values.every((v) => v[key] !== undefined) ? { [key]: median(values.map((v) => v[key]!)) } : {});
+    const optional = (key: 'min' | 'p75') =>
+      values.every((v) => v[key] !== undefined) ? { [key]: median(values.map((v) => v[key]!)) } : {};
     return {
       ...optional('min'),
       median: median(values.map((v) => v.median)),
@@ -39,11 +68,18 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
     repetitionsSucceeded: ok.length,
     repetitionsFailed: mine.length - ok.length,
     ...(ok.length > 0
-      ? { sendRate: describe(summaries.map((s) => s.sendRateAvg)), receiveRate: describe(summaries.map((s) => s.receiveRateAvg)) }
+      ? {
+          sendRate: describe(summaries.map((s) => s.sendRateAvg)),
+          receiveRate: describe(summaries.map((s) => s.receiveRateAvg)),
+        }
       : {}),
     ...(messageSizeBytes === undefined ? {} : { messageSizeBytes }),
     ...(ok.some((rep) => rep.result!.completedInSeconds !== undefined)
-      ? { completedInSeconds: describe(ok.flatMap((rep) => (rep.result!.completedInSeconds === undefined ? [] : [rep.result!.completedInSeconds]))) }
+      ? {
+          completedInSeconds: describe(
+            ok.flatMap((rep) => (rep.result!.completedInSeconds === undefined ? [] : [rep.result!.completedInSeconds])),
+          ),
+        }
       : {}),
     ...(ok.length > 0 && messageSizeBytes !== undefined
       ? {
@@ -54,21 +90,34 @@ export function aggregateScenario(scenarioId: string, repetitions: readonly Stor
     ...(consumerLatency ? { consumerLatency } : {}),
     ...(confirmLatency ? { confirmLatency } : {}),
     ...(failover ? { failover } : {}),
-    ...(judged.length > 0 ? { loadGeneratorBound: { bound: judged.filter((rep) => rep.loadGenerator!.bound).length, of: judged.length } } : {}),
+    ...(judged.length > 0
+      ? { loadGeneratorBound: { bound: judged.filter((rep) => rep.loadGenerator!.bound).length, of: judged.length } }
+      : {}),
     ...(capacity ? { capacity } : {}),
   };
 }
 
 /** One line per repetition whose queues grew while it ran flat out (its latencies are queueing time). */
-export function queueingLines(repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'queueingNote'>[]): string[] {
-  return repetitions.flatMap((rep) => (rep.queueingNote ? [`${rep.scenarioId} #${rep.repetition}: ${rep.queueingNote}`] : []));
+export function queueingLines(
+  repetitions: readonly Pick<StoredRepetition, 'scenarioId' | 'repetition' | 'queueingNote'>[],
+): string[] {
+  return repetitions.flatMap((rep) =>
+    rep.queueingNote ? [`${rep.scenarioId} #${rep.repetition}: ${rep.queueingNote}`] : [],
+  );
 }
 
 /** Per scenario whose load generator was the bottleneck in at least one repetition, the report's verdict line. */
-export function loadGeneratorBoundLines(aggregates: readonly ScenarioAggregate[]): { scenarioId: string; line: string }[] {
+export function loadGeneratorBoundLines(
+  aggregates: readonly ScenarioAggregate[],
+): { scenarioId: string; line: string }[] {
   return aggregates.flatMap((aggregate) =>
     aggregate.loadGeneratorBound && aggregate.loadGeneratorBound.bound > 0
-      ? [{ scenarioId: aggregate.scenarioId, line: loadGeneratorBoundLine(aggregate.loadGeneratorBound.bound, aggregate.loadGeneratorBound.of) }]
+      ? [
+          {
+            scenarioId: aggregate.scenarioId,
+            line: loadGeneratorBoundLine(aggregate.loadGeneratorBound.bound, aggregate.loadGeneratorBound.of),
+          },
+        ]
       : [],
   );
 }
@@ -78,7 +127,10 @@ export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetit
   return run.scenarioIds.map((id) => aggregateScenario(id, repetitions, sizes.get(id)));
 }
 
-/** Message size per scenario id from the run's stored plan; empty when the stored plan no longer validates (MB/s is then left out). */
+/**
+ * Message size per scenario id from the run's stored plan; empty when the stored plan no longer validates (MB/s is then
+ * left out).
+ */
 function messageSizesOf(run: RunRecord): Map<string, number> {
   return new Map([...storedScenarios(run)].map(([id, scenario]) => [id, scenario.workload.messageSizeBytes]));
 }
@@ -97,31 +149,50 @@ export function storedScenarios(run: RunRecord): Map<string, Scenario> {
     return new Map();
   }
   const byParts = new Map(scenarios.map((scenario) => [sweepPartsKey(scenario.id), scenario]));
-  return new Map(run.scenarioIds.flatMap((id) => {
-    const scenario = byParts.get(sweepPartsKey(id));
-    return scenario ? [[id, scenario] as const] : [];
-  }));
+  return new Map(
+    run.scenarioIds.flatMap((id) => {
+      const scenario = byParts.get(sweepPartsKey(id));
+      return scenario ? [[id, scenario] as const] : [];
+    }),
+  );
 }
 
 /** `cluster/workload@a=1,b=2` and `cluster/workload@b=2,a=1` alike. */
 function sweepPartsKey(id: string): string {
   const at = id.indexOf('@');
-  return at < 0 ? id : `${id.slice(0, at)}@${id.slice(at + 1).split(',').sort().join(',')}`;
+  return at < 0
+    ? id
+    : `${id.slice(0, at)}@${id
+        .slice(at + 1)
+        .split(',')
+        .sort()
+        .join(',')}`;
 }
 
-const rate = (stats: Stats | undefined) => (stats ? `${Math.round(stats.mean).toLocaleString('en-US')} ± ${Math.round(stats.ci95).toLocaleString('en-US')}` : '—');
+const rate = (stats: Stats | undefined) =>
+  stats ? `${Math.round(stats.mean).toLocaleString('en-US')} ± ${Math.round(stats.ci95).toLocaleString('en-US')}` : '—';
 /** MB/s with enough digits to be useful for small messages (12 B at 20k msg/s is 0.24 MB/s). */
-export const formatMBps = (stats: Stats | undefined) => (stats ? stats.mean.toLocaleString('en-US', { maximumSignificantDigits: 3 }) : '—');
+export const formatMBps = (stats: Stats | undefined) =>
+  stats ? stats.mean.toLocaleString('en-US', { maximumSignificantDigits: 3 }) : '—';
 const ms = (micros: number) => (micros / 1000).toFixed(micros < 10_000 ? 2 : 1);
 
-/** The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then load balancer vs direct deltas. */
-export function renderMarkdownReport(run: RunRecord, repetitions: readonly StoredRepetition[], pricePerformance?: RunPricePerformance): string {
+/**
+ * The run as a Markdown report: one row per scenario (mean ± 95% CI over repetitions), then load balancer vs direct
+ * deltas.
+ */
+export function renderMarkdownReport(
+  run: RunRecord,
+  repetitions: readonly StoredRepetition[],
+  pricePerformance?: RunPricePerformance,
+): string {
   const aggregates = aggregateRun(run, repetitions);
   const lines = [
     `# rmqbench report: ${run.planName}`,
     '',
     `Run \`${run.runId}\` on target **${run.target}**, status **${run.status}**, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}.`,
-    `Environment: ${Object.entries(run.environment).map(([key, value]) => `${key} ${value}`).join(', ')}.`,
+    `Environment: ${Object.entries(run.environment)
+      .map(([key, value]) => `${key} ${value}`)
+      .join(', ')}.`,
     ...(run.error ? ['', `Error: ${run.error}`] : []),
     '',
     '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | send / receive MB/s (mean) | consumer latency min / median / 75th / 95th / 99th (ms) |',
@@ -129,19 +200,32 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   ];
   for (const aggregate of aggregates) {
     const latency = aggregate.consumerLatency;
-    const latencyCell = latency ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99].map((value) => (value === undefined ? '—' : ms(value))).join(' / ') : '—';
+    const latencyCell = latency
+      ? [latency.min, latency.median, latency.p75, latency.p95, latency.p99]
+          .map((value) => (value === undefined ? '—' : ms(value)))
+          .join(' / ')
+      : '—';
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
-    lines.push(`| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`);
+    lines.push(
+      `| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`,
+    );
   }
   const fixedWork = aggregates.filter((aggregate) => aggregate.completedInSeconds !== undefined);
   if (fixedWork.length > 0) {
     lines.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
-    for (const aggregate of fixedWork) lines.push(`| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`);
+    for (const aggregate of fixedWork)
+      lines.push(
+        `| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
+      );
   }
   // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
   const confirmed = aggregates.filter((aggregate) => aggregate.confirmLatency !== undefined);
   if (confirmed.length > 0) {
-    lines.push('', '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |', '|---|---|');
+    lines.push(
+      '',
+      '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |',
+      '|---|---|',
+    );
     for (const aggregate of confirmed) {
       const latency = aggregate.confirmLatency!;
       lines.push(`| ${aggregate.scenarioId} | ${[latency.median, latency.p95, latency.p99].map(ms).join(' / ')} |`);
@@ -151,10 +235,19 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
   if (deltas.length > 0) {
     // One table per compared metric (the receive rate; the capacity at the p99 bound for capacity workloads).
     for (const metric of [...new Set(deltas.map((delta) => delta.metric))]) {
-      lines.push('', ...renderDeltasMarkdown(deltas.filter((delta) => delta.metric === metric), 'load balancer vs direct (direct is the baseline)'));
+      lines.push(
+        '',
+        ...renderDeltasMarkdown(
+          deltas.filter((delta) => delta.metric === metric),
+          'load balancer vs direct (direct is the baseline)',
+        ),
+      );
     }
   }
-  const capacity = renderCapacityMarkdown(capacityRows(aggregates), pricePerformance?.available ? pricePerformance.capacity : []);
+  const capacity = renderCapacityMarkdown(
+    capacityRows(aggregates),
+    pricePerformance?.available ? pricePerformance.capacity : [],
+  );
   if (capacity.length > 0) lines.push('', ...capacity);
   const failover = renderFailoverMarkdown(aggregates, repetitions);
   if (failover.length > 0) lines.push('', ...failover);
@@ -179,7 +272,9 @@ export function renderMarkdownReport(run: RunRecord, repetitions: readonly Store
  */
 export function loadBalancerDeltas(run: RunRecord, aggregates: readonly ScenarioAggregate[]): ScenarioDelta[] {
   try {
-    const withCapacity = capacityIn([{ run, aggregates }]) ? compareLoadBalancerToDirect({ run, aggregates }, 'capacityRate') : [];
+    const withCapacity = capacityIn([{ run, aggregates }])
+      ? compareLoadBalancerToDirect({ run, aggregates }, 'capacityRate')
+      : [];
     return [...compareLoadBalancerToDirect({ run, aggregates }), ...withCapacity];
   } catch (error) {
     if (error instanceof ComparisonError) return [];
@@ -197,25 +292,41 @@ const VERDICT_TEXT: Record<Verdict, string> = {
 
 /** A delta as the reports print it: change in percent, then the absolute delta ± its 95% CI half-width. */
 export function formatDelta(delta: ScenarioDelta): { change: string; verdict: string } {
-  const signed = (value: number, digits = 0) => `${value >= 0 ? '+' : '−'}${Math.abs(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}`;
+  const signed = (value: number, digits = 0) =>
+    `${value >= 0 ? '+' : '−'}${Math.abs(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}`;
   let change = '—';
   if (delta.delta !== undefined) {
     const percent = delta.deltaPercent === undefined ? '' : `${signed(delta.deltaPercent, 1)}% `;
     const rate = delta.metric === 'receiveRate' || delta.metric === 'sendRate' || delta.metric === 'capacityRate';
     // The verifier's numbers are small (messages, seconds): two decimals instead of whole msg/s.
     const digits = rate ? 0 : 2;
-    const interval = delta.welch === undefined ? '' : ` ± ${delta.welch.ci95.toLocaleString('en-US', { maximumFractionDigits: digits })}`;
-    const unit = rate ? ' msg/s' : delta.metric === 'recoverySeconds' || delta.metric === 'unavailableSeconds' ? ' s' : '';
+    const interval =
+      delta.welch === undefined
+        ? ''
+        : ` ± ${delta.welch.ci95.toLocaleString('en-US', { maximumFractionDigits: digits })}`;
+    const unit = rate
+      ? ' msg/s'
+      : delta.metric === 'recoverySeconds' || delta.metric === 'unavailableSeconds'
+        ? ' s'
+        : '';
     change = `${percent}(${signed(delta.delta, digits)}${interval}${unit})`;
   }
-  const verdict = delta.message === undefined ? VERDICT_TEXT[delta.verdict] : `${VERDICT_TEXT[delta.verdict]} (${delta.message})`;
+  const verdict =
+    delta.message === undefined ? VERDICT_TEXT[delta.verdict] : `${VERDICT_TEXT[delta.verdict]} (${delta.message})`;
   return { change, verdict };
 }
 
 /** Markdown table of deltas, e.g. for `rmqbench compare` and the report's load balancer section. */
 export function renderDeltasMarkdown(deltas: readonly ScenarioDelta[], heading: string): string[] {
   const compared = deltas[0]?.metric ?? 'receiveRate';
-  const metric = compared === 'sendRate' ? 'send rate' : compared === 'receiveRate' ? 'receive rate' : compared === 'capacityRate' ? 'capacity at the p99 bound' : compared;
+  const metric =
+    compared === 'sendRate'
+      ? 'send rate'
+      : compared === 'receiveRate'
+        ? 'receive rate'
+        : compared === 'capacityRate'
+          ? 'capacity at the p99 bound'
+          : compared;
   const lines = [`| ${heading} | ${metric} change (delta ± 95% CI) | verdict |`, '|---|---:|---|'];
   for (const delta of deltas) {
     const { change, verdict } = formatDelta(delta);
@@ -235,7 +346,9 @@ export interface ScenarioFacts {
   readonly instanceType?: string;
 }
 
-/** Facts per scenario from the plan stored with the run; from the scenario id alone when that plan no longer validates. */
+/**
+ * Facts per scenario from the plan stored with the run; from the scenario id alone when that plan no longer validates.
+ */
 export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
   const facts = new Map<string, ScenarioFacts>();
   for (const [id, scenario] of storedScenarios(run)) {
@@ -251,7 +364,11 @@ export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
   for (const id of run.scenarioIds) {
     if (facts.has(id)) continue;
     const queues = /[@,]queues=(\d+)/.exec(id)?.[1];
-    facts.set(id, { scenarioId: id, clusterName: id.split('/')[0] ?? id, ...(queues === undefined ? {} : { queues: Number(queues) }) });
+    facts.set(id, {
+      scenarioId: id,
+      clusterName: id.split('/')[0] ?? id,
+      ...(queues === undefined ? {} : { queues: Number(queues) }),
+    });
   }
   return facts;
 }
@@ -263,8 +380,13 @@ export function instanceTypeOf(run: RunRecord, fact?: ScenarioFacts): string {
   return planned ?? run.environment.instanceType ?? run.target;
 }
 
-/** Figures 6.1–6.4 points: each scenario's mean receive rate at its queue count, one series per instance type (and cluster). */
-export function queueThroughputPoints(runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[]): QueueThroughputPoint[] {
+/**
+ * Figures 6.1–6.4 points: each scenario's mean receive rate at its queue count, one series per instance type (and
+ * cluster).
+ */
+export function queueThroughputPoints(
+  runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[],
+): QueueThroughputPoint[] {
   const points: QueueThroughputPoint[] = [];
   for (const { run, aggregates } of runs) {
     const facts = scenarioFacts(run);
@@ -272,8 +394,14 @@ export function queueThroughputPoints(runs: readonly { run: RunRecord; aggregate
     for (const aggregate of aggregates) {
       const fact = facts.get(aggregate.scenarioId);
       if (fact?.queues === undefined || aggregate.receiveRate === undefined) continue;
-      const series = clusters.size > 1 ? `${instanceTypeOf(run, fact)} · ${fact.clusterName}` : instanceTypeOf(run, fact);
-      points.push({ series, queues: fact.queues, throughput: aggregate.receiveRate.mean, scenarioId: aggregate.scenarioId });
+      const series =
+        clusters.size > 1 ? `${instanceTypeOf(run, fact)} · ${fact.clusterName}` : instanceTypeOf(run, fact);
+      points.push({
+        series,
+        queues: fact.queues,
+        throughput: aggregate.receiveRate.mean,
+        scenarioId: aggregate.scenarioId,
+      });
     }
   }
   return points;
@@ -309,27 +437,39 @@ export type RunPricePerformance =
   | { readonly available: false; readonly reason: string };
 
 /** The scenarios with a capacity result. */
-export function capacityRows(aggregates: readonly ScenarioAggregate[]): { scenarioId: string; capacity: ScenarioCapacity }[] {
-  return aggregates.flatMap((aggregate) => (aggregate.capacity ? [{ scenarioId: aggregate.scenarioId, capacity: aggregate.capacity }] : []));
+export function capacityRows(
+  aggregates: readonly ScenarioAggregate[],
+): { scenarioId: string; capacity: ScenarioCapacity }[] {
+  return aggregates.flatMap((aggregate) =>
+    aggregate.capacity ? [{ scenarioId: aggregate.scenarioId, capacity: aggregate.capacity }] : [],
+  );
 }
 
-/** Each capacity priced by its scenario's cluster (its hourly price over the messages an hour carries at the capacity). */
-function capacityCosts(run: RunRecord, aggregates: readonly ScenarioAggregate[], costs: readonly ClusterCostView[]): CapacityCost[] {
+/**
+ * Each capacity priced by its scenario's cluster (its hourly price over the messages an hour carries at the capacity).
+ */
+function capacityCosts(
+  run: RunRecord,
+  aggregates: readonly ScenarioAggregate[],
+  costs: readonly ClusterCostView[],
+): CapacityCost[] {
   const facts = scenarioFacts(run);
   const byCluster = new Map(costs.map((cost) => [cost.clusterName, cost]));
   return capacityRows(aggregates).flatMap(({ scenarioId, capacity }) => {
     const cost = byCluster.get(facts.get(scenarioId)?.clusterName ?? '');
     const rate = capacity.rateMsgPerSecond?.mean;
     if (cost === undefined || rate === undefined) return [];
-    return [{
-      scenarioId,
-      clusterName: cost.clusterName,
-      rateMsgPerSecond: rate,
-      atLeast: capacity.atLeast,
-      hourlyUsd: cost.hourlyUsd,
-      usdPerMillionMessages: usdPerMillionMessages(cost.hourlyUsd, rate),
-      msgPerSecondPerUsdHour: rate / cost.hourlyUsd,
-    }];
+    return [
+      {
+        scenarioId,
+        clusterName: cost.clusterName,
+        rateMsgPerSecond: rate,
+        atLeast: capacity.atLeast,
+        hourlyUsd: cost.hourlyUsd,
+        usdPerMillionMessages: usdPerMillionMessages(cost.hourlyUsd, rate),
+        msgPerSecondPerUsdHour: rate / cost.hourlyUsd,
+      },
+    ];
   });
 }
 
@@ -338,44 +478,80 @@ function capacityCosts(run: RunRecord, aggregates: readonly ScenarioAggregate[],
  * nodes × instance price (+ load balancer), measured by its best mean receive rate at each queue count.
  * Unavailable, with the reason, for local runs and for instance types the catalog does not price.
  */
-export function runPricePerformance(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): RunPricePerformance {
+export function runPricePerformance(
+  run: RunRecord,
+  aggregates: readonly ScenarioAggregate[],
+  catalog: PriceCatalog,
+): RunPricePerformance {
   const priced = pricedRun(run, aggregates, catalog);
   if (!priced.available) return priced;
   const { provider, instanceType, costs, measurements } = priced;
-  return { available: true, provider, instanceType, costs, tables: pricePerformanceTables(costs, measurements), capacity: capacityCosts(run, aggregates, costs) };
+  return {
+    available: true,
+    provider,
+    instanceType,
+    costs,
+    tables: pricePerformanceTables(costs, measurements),
+    capacity: capacityCosts(run, aggregates, costs),
+  };
 }
 
-/** A run's clusters priced and its measurements labelled by cluster description: what price-performance tables are made of. */
+/**
+ * A run's clusters priced and its measurements labelled by cluster description: what price-performance tables are made
+ * of.
+ */
 type PricedRun =
-  | { readonly available: true; readonly provider: CloudProvider; readonly instanceType: string; readonly costs: ClusterCostView[]; readonly measurements: ThroughputMeasurement[] }
+  | {
+      readonly available: true;
+      readonly provider: CloudProvider;
+      readonly instanceType: string;
+      readonly costs: ClusterCostView[];
+      readonly measurements: ThroughputMeasurement[];
+    }
   | { readonly available: false; readonly reason: string };
 
 function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], catalog: PriceCatalog): PricedRun {
   const runInstanceType = run.environment.instanceType;
   if (run.target === 'local') {
-    return { available: false, reason: `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run` };
+    return {
+      available: false,
+      reason: `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run`,
+    };
   }
   const provider: CloudProvider = run.target;
   const facts = scenarioFacts(run);
   const clusters = new Map<string, ScenarioFacts>();
   for (const fact of facts.values()) if (!clusters.has(fact.clusterName)) clusters.set(fact.clusterName, fact);
   // Each plan cluster names its own type (the cloud targets require it); runs from before that record one for the run.
-  const instanceTypeOfCluster = (fact: ScenarioFacts) => (fact.instanceType === undefined ? runInstanceType : catalogInstanceType(provider, fact.instanceType));
-  const unpriced = [...clusters.values()].filter((fact) => instanceTypeOfCluster(fact) === undefined).map((fact) => fact.clusterName);
+  const instanceTypeOfCluster = (fact: ScenarioFacts) =>
+    fact.instanceType === undefined ? runInstanceType : catalogInstanceType(provider, fact.instanceType);
+  const unpriced = [...clusters.values()]
+    .filter((fact) => instanceTypeOfCluster(fact) === undefined)
+    .map((fact) => fact.clusterName);
   if (unpriced.length > 0) {
-    return { available: false, reason: `run ${run.runId} records no instance type for cluster(s) ${unpriced.join(', ')} (plan clusters[].instanceType or environment.instanceType), so it cannot be priced` };
+    return {
+      available: false,
+      reason: `run ${run.runId} records no instance type for cluster(s) ${unpriced.join(', ')} (plan clusters[].instanceType or environment.instanceType), so it cannot be priced`,
+    };
   }
   const instanceTypes = [...new Set([...clusters.values()].map((fact) => instanceTypeOfCluster(fact)!))];
   const instanceType = instanceTypes.join(', ');
   const region = run.environment.region;
-  const seconds = run.finishedAt === undefined ? undefined : (Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
+  const seconds =
+    run.finishedAt === undefined ? undefined : (Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
   const costs: ClusterCostView[] = [];
   try {
     for (const [clusterName, fact] of clusters) {
       const nodes = fact.nodes ?? 1;
       const loadBalancer = fact.connection === 'lb';
       const clusterInstanceType = instanceTypeOfCluster(fact)!;
-      const cost = clusterCost(catalog, { provider, instanceType: clusterInstanceType, nodes, loadBalancer, ...(region === undefined ? {} : { region }) });
+      const cost = clusterCost(catalog, {
+        provider,
+        instanceType: clusterInstanceType,
+        nodes,
+        loadBalancer,
+        ...(region === undefined ? {} : { region }),
+      });
       costs.push({
         clusterName,
         description: `${nodes} × ${clusterInstanceType}${loadBalancer ? ' + lb' : ''}`,
@@ -407,18 +583,28 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
 }
 
 /** One Tables 7.4–7.7 table per measured queue count; a candidate measured several times counts with its best. */
-function pricePerformanceTables(costs: readonly ClusterCostView[], measurements: readonly ThroughputMeasurement[]): PricePerformanceTableView[] {
+function pricePerformanceTables(
+  costs: readonly ClusterCostView[],
+  measurements: readonly ThroughputMeasurement[],
+): PricePerformanceTableView[] {
   const monthlyByDescription = new Map(costs.map((cost) => [cost.description, cost.monthlyUsd]));
   const queueCounts = [...new Set(measurements.map((m) => m.queues))].sort((a, b) => a - b);
   return queueCounts.map((queues) => ({
     queues,
-    rows: pricePerformanceTable(candidatesForQueues(measurements, queues, (description) => monthlyByDescription.get(description)!)).map((row) => formatRangeRow(row)),
+    rows: pricePerformanceTable(
+      candidatesForQueues(measurements, queues, (description) => monthlyByDescription.get(description)!),
+    ).map((row) => formatRangeRow(row)),
   }));
 }
 
 /** Price-performance over several runs: the chapter-7 comparison of instance types measured in different runs. */
 export type RunsPricePerformance =
-  | { readonly available: true; readonly costs: readonly (ClusterCostView & { readonly runId: string })[]; readonly tables: readonly PricePerformanceTableView[]; readonly leftOut: readonly string[] }
+  | {
+      readonly available: true;
+      readonly costs: readonly (ClusterCostView & { readonly runId: string })[];
+      readonly tables: readonly PricePerformanceTableView[];
+      readonly leftOut: readonly string[];
+    }
   | { readonly available: false; readonly reason: string };
 
 /**
@@ -426,7 +612,10 @@ export type RunsPricePerformance =
  * its best measurement, as the thesis takes each instance type's maximum); a run that cannot be priced (local, an
  * unknown instance type) is left out with its reason. Unavailable when no run can be priced.
  */
-export function pricePerformanceAcrossRuns(runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[], catalog: PriceCatalog): RunsPricePerformance {
+export function pricePerformanceAcrossRuns(
+  runs: readonly { run: RunRecord; aggregates: readonly ScenarioAggregate[] }[],
+  catalog: PriceCatalog,
+): RunsPricePerformance {
   const costs: (ClusterCostView & { runId: string })[] = [];
   const measurements: ThroughputMeasurement[] = [];
   const leftOut: string[] = [];
@@ -436,7 +625,8 @@ export function pricePerformanceAcrossRuns(runs: readonly { run: RunRecord; aggr
       leftOut.push(priced.reason);
       continue;
     }
-    for (const cost of priced.costs) if (!costs.some((known) => known.description === cost.description)) costs.push({ ...cost, runId: run.runId });
+    for (const cost of priced.costs)
+      if (!costs.some((known) => known.description === cost.description)) costs.push({ ...cost, runId: run.runId });
     measurements.push(...priced.measurements);
   }
   if (costs.length === 0) return { available: false, reason: leftOut.join('; ') || 'no runs given' };

@@ -93,9 +93,10 @@ export function thesisCandidates(queues: ThesisQueueCount, catalog: PriceCatalog
   }));
 }
 
-
 /** Tables 7.4–7.7 as the thesis prints them, from its own inputs and `catalog`'s thesis prices. */
-export function thesisChapter7Tables(catalog: PriceCatalog): { queues: ThesisQueueCount; table: string; rows: string[][] }[] {
+export function thesisChapter7Tables(
+  catalog: PriceCatalog,
+): { queues: ThesisQueueCount; table: string; rows: string[][] }[] {
   return THESIS_TABLES.map(({ queues, table }) => ({
     queues,
     table,

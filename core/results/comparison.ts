@@ -27,12 +27,16 @@ export type ComparedMetric = 'receiveRate' | 'sendRate' | 'capacityRate' | Failo
 
 /** Whether any scenario of these runs has a capacity result: then comparisons add the capacity rate. */
 export function capacityIn(runs: readonly RunResults[]): boolean {
-  return runs.some((results) => results.aggregates.some((aggregate) => aggregate.capacity?.rateMsgPerSecond !== undefined));
+  return runs.some((results) =>
+    results.aggregates.some((aggregate) => aggregate.capacity?.rateMsgPerSecond !== undefined),
+  );
 }
 
 /** The verifier metrics any scenario of these runs has, in report order: the comparisons made beside receiveRate. */
 export function failoverMetricsIn(runs: readonly RunResults[]): FailoverMetric[] {
-  return FAILOVER_METRICS.filter((metric) => runs.some((results) => results.aggregates.some((aggregate) => aggregate.failover?.[metric] !== undefined)));
+  return FAILOVER_METRICS.filter((metric) =>
+    runs.some((results) => results.aggregates.some((aggregate) => aggregate.failover?.[metric] !== undefined)),
+  );
 }
 
 export type Verdict =
@@ -117,15 +121,19 @@ export function welchTest(baseline: Stats, candidate: Stats): WelchResult | unde
     return { delta, standardError, degreesOfFreedom, ci95: 0, significant: delta !== 0 };
   }
   const degreesOfFreedom =
-    standardError ** 4 /
-    (varianceOfMeanA ** 2 / (baseline.n - 1) + varianceOfMeanB ** 2 / (candidate.n - 1));
+    standardError ** 4 / (varianceOfMeanA ** 2 / (baseline.n - 1) + varianceOfMeanB ** 2 / (candidate.n - 1));
   // Rounding the degrees of freedom down keeps the test conservative.
   const ci95 = tCritical95(Math.max(1, Math.floor(degreesOfFreedom))) * standardError;
   return { delta, standardError, degreesOfFreedom, ci95, significant: Math.abs(delta) > ci95 };
 }
 
 /** Compares one scenario side with another; the verdict follows the noise rule above. */
-export function compareSides(label: string, metric: ComparedMetric, baseline: ComparedSide, candidate: ComparedSide): ScenarioDelta {
+export function compareSides(
+  label: string,
+  metric: ComparedMetric,
+  baseline: ComparedSide,
+  candidate: ComparedSide,
+): ScenarioDelta {
   const common = { label, metric, baseline, candidate };
   const missing = [baseline, candidate].find((side) => side.stats === undefined);
   if (missing !== undefined) {
@@ -143,7 +151,9 @@ export function compareSides(label: string, metric: ComparedMetric, baseline: Co
   const withDelta = { ...common, delta, ...(a.mean === 0 ? {} : { deltaPercent: (delta / a.mean) * 100 }) };
   const welch = welchTest(a, b);
   if (welch === undefined) {
-    const few = [baseline, candidate].filter((side) => side.stats!.n < 2).map((side) => `${side.scenarioId} in run ${side.runId}`);
+    const few = [baseline, candidate]
+      .filter((side) => side.stats!.n < 2)
+      .map((side) => `${side.scenarioId} in run ${side.runId}`);
     return {
       ...withDelta,
       verdict: 'too-few-repetitions',
@@ -169,7 +179,8 @@ export function compareRuns(
   const all = [baseline, ...candidates];
   const seen = new Set<string>();
   for (const results of all) {
-    if (seen.has(results.run.runId)) throw new ComparisonError(`run ${results.run.runId} is given twice; give distinct run ids`);
+    if (seen.has(results.run.runId))
+      throw new ComparisonError(`run ${results.run.runId} is given twice; give distinct run ids`);
     seen.add(results.run.runId);
   }
   const otherPlans = candidates.filter((results) => results.run.planName !== baseline.run.planName);
@@ -185,9 +196,10 @@ export function compareRuns(
   const rows: ScenarioDelta[] = [];
   for (const candidate of candidates) {
     for (const scenarioId of unionInOrder(baseline, candidate)) {
-      const label = candidates.length > 1 || baseline.run.target !== candidate.run.target
-        ? `${scenarioId} (${baseline.run.target} ${baseline.run.runId} → ${candidate.run.target} ${candidate.run.runId})`
-        : scenarioId;
+      const label =
+        candidates.length > 1 || baseline.run.target !== candidate.run.target
+          ? `${scenarioId} (${baseline.run.target} ${baseline.run.runId} → ${candidate.run.target} ${candidate.run.runId})`
+          : scenarioId;
       rows.push(compareSides(label, metric, side(baseline, scenarioId, metric), side(candidate, scenarioId, metric)));
     }
   }
@@ -242,7 +254,10 @@ export function loadBalancerPairs(plan: Pick<Plan, 'scenarios'>): ScenarioPair[]
 }
 
 /** Load balancer vs direct within one run, for every pair `loadBalancerPairs` finds in the run's plan. */
-export function compareLoadBalancerToDirect(results: RunResults, metric: ComparedMetric = 'receiveRate'): ScenarioDelta[] {
+export function compareLoadBalancerToDirect(
+  results: RunResults,
+  metric: ComparedMetric = 'receiveRate',
+): ScenarioDelta[] {
   let plan: Plan;
   try {
     plan = validatePlan(results.run.plan, `the plan stored with run ${results.run.runId}`);
@@ -272,13 +287,21 @@ export function chooseBaseline(
   if (first === undefined) throw new ComparisonError('no runs given; give at least two run ids');
   const marked = mark === undefined ? undefined : runs.find((results) => results.run.runId === mark.runId);
   if (mark !== undefined && marked !== undefined && marked.run.planName === mark.planName) {
-    return { baseline: marked, candidates: runs.filter((r) => r !== marked), note: `baseline: run ${marked.run.runId} (marked baseline of plan "${mark.planName}")` };
+    return {
+      baseline: marked,
+      candidates: runs.filter((r) => r !== marked),
+      note: `baseline: run ${marked.run.runId} (marked baseline of plan "${mark.planName}")`,
+    };
   }
   const why =
     mark === undefined
       ? 'no baseline is marked for this plan'
       : `the marked baseline ${mark.runId} of plan "${mark.planName}" is not among the runs given`;
-  return { baseline: first, candidates: runs.slice(1), note: `baseline: run ${first.run.runId}, the first given (${why})` };
+  return {
+    baseline: first,
+    candidates: runs.slice(1),
+    note: `baseline: run ${first.run.runId}, the first given (${why})`,
+  };
 }
 
 /** Checks that a run may be marked as its plan's baseline: it needs at least one successful repetition. */
@@ -300,7 +323,12 @@ function requireSomeSuccess(results: RunResults): void {
 
 function side(results: RunResults, scenarioId: string, metric: ComparedMetric): ComparedSide {
   const aggregate = results.aggregates.find((candidate) => candidate.scenarioId === scenarioId);
-  const picked = metric === 'receiveRate' || metric === 'sendRate' ? aggregate?.[metric] : metric === 'capacityRate' ? aggregate?.capacity?.rateMsgPerSecond : aggregate?.failover?.[metric];
+  const picked =
+    metric === 'receiveRate' || metric === 'sendRate'
+      ? aggregate?.[metric]
+      : metric === 'capacityRate'
+        ? aggregate?.capacity?.rateMsgPerSecond
+        : aggregate?.failover?.[metric];
   const stats = aggregate !== undefined && aggregate.repetitionsSucceeded > 0 ? picked : undefined;
   return {
     runId: results.run.runId,
@@ -313,6 +341,11 @@ function side(results: RunResults, scenarioId: string, metric: ComparedMetric): 
 }
 
 function unionInOrder(a: RunResults, b: RunResults): string[] {
-  const ids = [...a.run.scenarioIds, ...a.aggregates.map((x) => x.scenarioId), ...b.run.scenarioIds, ...b.aggregates.map((x) => x.scenarioId)];
+  const ids = [
+    ...a.run.scenarioIds,
+    ...a.aggregates.map((x) => x.scenarioId),
+    ...b.run.scenarioIds,
+    ...b.aggregates.map((x) => x.scenarioId),
+  ];
   return [...new Set(ids)];
 }

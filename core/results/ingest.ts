@@ -3,7 +3,12 @@ import { failoverResult, FaultOutcome, VerifierCounts } from '../failover/failov
 import type { PerfTestExpectations } from '../perftest/perftest-output';
 import { parsePerfTestOutput } from '../perftest/perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
-import { loadGeneratorVerdict, type LoadGeneratorVerdict, type RepetitionMetrics, validateRepetitionMetrics } from '../metrics/host-metrics';
+import {
+  loadGeneratorVerdict,
+  type LoadGeneratorVerdict,
+  type RepetitionMetrics,
+  validateRepetitionMetrics,
+} from '../metrics/host-metrics';
 import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-model';
 import { capacityVerdict, summedQueueDepth, type CapacityResult } from '../capacity/capacity-verdict';
 
@@ -35,13 +40,17 @@ export interface RawRepetition {
   readonly metrics?: unknown;
   /**
    * A RabbitMQ repetition in the cloud: the management API sampler's output as the load generator uploaded it
-   * (core/broker/broker-samples.ts; '' when it uploaded none). IngestRepetition turns it into the memoryAlarm and queueDepth
+   * (core/broker/broker-samples.ts; '' when it uploaded none). IngestRepetition turns it into the memoryAlarm and
+   * queueDepth
    * series; absent for Kafka (no management API) and on the local target (its own sampler fills `metrics`).
    */
   readonly brokerSamples?: string;
   /** The metrics collector failed; recorded on the repetition as metricsError. */
   readonly metricsError?: string;
-  /** A repetition whose fault a cloud target applied but could not count (core/failover/cloud-fault.ts notCountedReason): kept, uncounted. */
+  /**
+   * A repetition whose fault a cloud target applied but could not count (core/failover/cloud-fault.ts
+   * notCountedReason): kept, uncounted.
+   */
   readonly uncountedFault?: UncountedFault;
 }
 
@@ -61,15 +70,25 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     ...(raw.uncountedFault ? { uncountedFault: raw.uncountedFault } : {}),
   };
   try {
-    const result = raw.kafka ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations) : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
+    const result = raw.kafka
+      ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations)
+      : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
-    const verdict = { ...measuredLoadGenerator(base.metrics, result), ...measuredCapacity(base.metrics, result, raw.expectations), ...queueingNote(base.metrics, result, raw.expectations) };
+    const verdict = {
+      ...measuredLoadGenerator(base.metrics, result),
+      ...measuredCapacity(base.metrics, result, raw.expectations),
+      ...queueingNote(base.metrics, result, raw.expectations),
+    };
     if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
     let failover;
     try {
       failover = failoverResult(raw.failover.counts, raw.failover.fault);
     } catch (error) {
-      return { ...base, status: 'FAILED', error: `lost-message verifier: ${error instanceof Error ? error.message : String(error)}` };
+      return {
+        ...base,
+        status: 'FAILED',
+        error: `lost-message verifier: ${error instanceof Error ? error.message : String(error)}`,
+      };
     }
     return { ...base, status: 'SUCCEEDED', result, failover, ...verdict };
   } catch (error) {
@@ -94,14 +113,20 @@ function ingestMetrics(raw: RawRepetition): Pick<RepetitionRecord, 'metrics' | '
   }
 }
 
-/** A saturated run's queues may grow by this share of what was received before its latencies are called queueing time. */
+/**
+ * A saturated run's queues may grow by this share of what was received before its latencies are called queueing time.
+ */
 const QUEUEING_SHARE = 0.02;
 
 /**
  * A run without capacity mode whose benchmark queues grew while it ran (broker samples): its latencies are mostly the
  * time messages waited in the growing queue, not the broker's latency. One line for the report, or nothing.
  */
-export function queueingNote(metrics: RepetitionMetrics | undefined, result: PerfTestResult, expected: PerfTestExpectations): { queueingNote?: string } {
+export function queueingNote(
+  metrics: RepetitionMetrics | undefined,
+  result: PerfTestResult,
+  expected: PerfTestExpectations,
+): { queueingNote?: string } {
   if (expected.capacity || expected.fixedMessages !== undefined || !metrics) return {};
   const depth = summedQueueDepth(metrics.series);
   const first = result.samples[0];
@@ -117,8 +142,14 @@ export function queueingNote(metrics: RepetitionMetrics | undefined, result: Per
   };
 }
 
-/** A capacity workload's verdict over its ladder, with the queue depth the broker samples give (where there are any). */
-function measuredCapacity(metrics: RepetitionMetrics | undefined, result: PerfTestResult, expected: PerfTestExpectations): { capacity?: CapacityResult } {
+/**
+ * A capacity workload's verdict over its ladder, with the queue depth the broker samples give (where there are any).
+ */
+function measuredCapacity(
+  metrics: RepetitionMetrics | undefined,
+  result: PerfTestResult,
+  expected: PerfTestExpectations,
+): { capacity?: CapacityResult } {
   if (!expected.capacity) return {};
   const depth = metrics ? summedQueueDepth(metrics.series) : [];
   return { capacity: capacityVerdict(result.samples, expected.capacity, depth.length > 0 ? depth : undefined) };
@@ -129,7 +160,10 @@ function measuredCapacity(metrics: RepetitionMetrics | undefined, result: PerfTe
  * sample at `time` the count over the second before it, so the points within half a second of the first and last
  * samples' seconds are the ones measured beside them.
  */
-function measuredLoadGenerator(metrics: RepetitionMetrics | undefined, result: PerfTestResult): { loadGenerator?: LoadGeneratorVerdict } {
+function measuredLoadGenerator(
+  metrics: RepetitionMetrics | undefined,
+  result: PerfTestResult,
+): { loadGenerator?: LoadGeneratorVerdict } {
   const first = result.samples[0];
   const last = result.samples.at(-1);
   const window = first && last ? { from: first.time - 0.5, to: last.time + 0.5 } : undefined;

@@ -1,4 +1,9 @@
-import { chunkMetricSeries, mergeMetricChunks, type MetricSeries, type RepetitionMetrics } from '../metrics/host-metrics';
+import {
+  chunkMetricSeries,
+  mergeMetricChunks,
+  type MetricSeries,
+  type RepetitionMetrics,
+} from '../metrics/host-metrics';
 import type { RepetitionRecord, RunRecord } from './result-model';
 
 /**
@@ -7,13 +12,20 @@ import type { RepetitionRecord, RunRecord } from './result-model';
  *   PK = RUN#<runId>  SK = RUN                                  the run (status, plan, environment)
  *   PK = RUN#<runId>  SK = REP#<scenarioId>#<rep:000>            one repetition's result or failure
  *   PK = RUN#<runId>  SK = SAMPLES#<scenarioId>#<rep:000>#<n:000> per-second samples, in chunks
- *   PK = RUN#<runId>  SK = METRICS#<scenarioId>#<rep:000>#<n:000> broker and host metrics, in chunks (core/metrics/host-metrics.ts)
+ *   PK = RUN#<runId>  SK = METRICS#<scenarioId>#<rep:000>#<n:000> broker and host metrics, in chunks
+ * (core/metrics/host-metrics.ts)
  *   PK = PLAN#<name>  SK = BASELINE                               the run marked as baseline for a plan
  *   GSI1: GSI1PK = RUNS, GSI1SK = <startedAt>#<runId>            runs listed newest first
  *
  * Every key is derived from what it stores, so writing the same result twice stores it once.
  */
-export const TABLE_KEYS = { partitionKey: 'PK', sortKey: 'SK', gsi1Name: 'GSI1', gsi1PartitionKey: 'GSI1PK', gsi1SortKey: 'GSI1SK' } as const;
+export const TABLE_KEYS = {
+  partitionKey: 'PK',
+  sortKey: 'SK',
+  gsi1Name: 'GSI1',
+  gsi1PartitionKey: 'GSI1PK',
+  gsi1SortKey: 'GSI1SK',
+} as const;
 
 /** Samples per item: 600 one-second samples stay far below DynamoDB's 400 KB item limit. */
 export const SAMPLES_PER_ITEM = 600;
@@ -59,10 +71,16 @@ export function repetitionItems(record: RepetitionRecord): Record<string, unknow
   return items;
 }
 
-export const metricsKeyPrefix = (scenarioId: string, repetition: number): string => `METRICS#${scenarioId}#${rep(repetition)}#`;
+export const metricsKeyPrefix = (scenarioId: string, repetition: number): string =>
+  `METRICS#${scenarioId}#${rep(repetition)}#`;
 
 /** Metrics in chunks of at least one item (so that metrics without series still say where they came from). */
-function metricsItems(runId: string, scenarioId: string, repetition: number, metrics: RepetitionMetrics): Record<string, unknown>[] {
+function metricsItems(
+  runId: string,
+  scenarioId: string,
+  repetition: number,
+  metrics: RepetitionMetrics,
+): Record<string, unknown>[] {
   const chunks = chunkMetricSeries(metrics.series);
   return (chunks.length > 0 ? chunks : [[]]).map((series, chunk) => ({
     PK: `RUN#${runId}`,
@@ -77,7 +95,10 @@ function metricsItems(runId: string, scenarioId: string, repetition: number, met
 export function metricsFromItems(items: readonly Record<string, unknown>[]): RepetitionMetrics | undefined {
   if (items.length === 0) return undefined;
   const ordered = [...items].sort((a, b) => String(a.SK).localeCompare(String(b.SK)));
-  return { source: String(ordered[0]!.source), series: mergeMetricChunks(ordered.map((item) => item.series as MetricSeries[])) };
+  return {
+    source: String(ordered[0]!.source),
+    series: mergeMetricChunks(ordered.map((item) => item.series as MetricSeries[])),
+  };
 }
 
 /** Strips key attributes from a stored item. */
@@ -90,4 +111,3 @@ export function withoutKeys<T>(item: Record<string, unknown>): T {
 export type StoredRepetition = Omit<RepetitionRecord, 'result' | 'metrics'> & {
   readonly result?: Omit<NonNullable<RepetitionRecord['result']>, 'samples'>;
 };
-

@@ -15,7 +15,8 @@ export interface LatencyPercentiles {
 }
 
 /** Megabytes (10^6 bytes of message body) per second at `rate` msg/s of `messageSizeBytes`: seed 004 reports MB/s. */
-export const megabytesPerSecond = (rate: number, messageSizeBytes: number): number => (rate * messageSizeBytes) / 1_000_000;
+export const megabytesPerSecond = (rate: number, messageSizeBytes: number): number =>
+  (rate * messageSizeBytes) / 1_000_000;
 
 /** One row of PerfTest's `-o` CSV: what happened in one sampling interval. */
 export interface PerSecondSample {
@@ -40,7 +41,9 @@ export interface PerfTestSummary {
 
 /** The parsed, normalized outcome of one PerfTest execution. */
 export interface PerfTestResult {
-  /** The repetition's summary: PerfTest's own, or with a warm-up the one computed after it (core/results/warm-up.ts). */
+  /**
+   * The repetition's summary: PerfTest's own, or with a warm-up the one computed after it (core/results/warm-up.ts).
+   */
   readonly summary: PerfTestSummary;
   /** Seconds left out of `summary`, `sendRate` and `receiveRate`; absent when none were. */
   readonly warmUpSeconds?: number;
@@ -82,7 +85,10 @@ export interface FailoverResult {
   readonly duplicatedMessages: number;
   /** Published but not yet confirmed when the fault was applied. */
   readonly unconfirmedAtFault: number;
-  /** Fault to receive rate back at >= 90 % of the pre-fault median (core/failover/failover.ts); absent when it never came back. */
+  /**
+   * Fault to receive rate back at >= 90 % of the pre-fault median (core/failover/failover.ts); absent when it never
+   * came back.
+   */
   readonly recoverySeconds?: number;
   /** Seconds from the fault on with nothing received. */
   readonly unavailableSeconds: number;
@@ -94,17 +100,28 @@ export interface FailoverResult {
 
 /**
  * A fault a cloud target applied whose lost messages were not counted (the verifier beside PerfTest left no usable
- * output, or none runs: core/failover/cloud-fault.ts notCountedReason): what was done and why nothing was counted, so that a
+ * output, or none runs: core/failover/cloud-fault.ts notCountedReason): what was done and why nothing was counted, so
+ * that a
  * report says "not counted" instead of showing zeros that were never measured.
  */
 export interface UncountedFault {
-  /** `appliedAtSeconds` and `healedAtSeconds` count from when StartRepetition sent PerfTest's command (PerfTest starts a few seconds later). */
+  /**
+   * `appliedAtSeconds` and `healedAtSeconds` count from when StartRepetition sent PerfTest's command (PerfTest starts a
+   * few seconds later).
+   */
   readonly fault: AppliedFault;
   readonly reason: string;
 }
 
 /** The verifier's numbers in the order reports show them. */
-export const FAILOVER_METRICS = ['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects'] as const;
+export const FAILOVER_METRICS = [
+  'lostMessages',
+  'duplicatedMessages',
+  'unconfirmedAtFault',
+  'recoverySeconds',
+  'unavailableSeconds',
+  'reconnects',
+] as const;
 export type FailoverMetric = (typeof FAILOVER_METRICS)[number];
 
 export type RepetitionStatus = 'SUCCEEDED' | 'FAILED';
@@ -126,17 +143,35 @@ export interface RepetitionRecord {
   readonly perfTestArgs: readonly string[];
   /** Present when the scenario has a fault: what the lost-message verifier counted. */
   readonly failover?: FailoverResult;
-  /** Broker and host metrics per node and second (core/metrics/host-metrics.ts); absent in older records and where not collected. */
+  /**
+   * Broker and host metrics per node and second (core/metrics/host-metrics.ts); absent in older records and where not
+   * collected.
+   */
   readonly metrics?: RepetitionMetrics;
-  /** What went wrong collecting metrics (a source that failed in some or all seconds, malformed metrics dropped); the throughput result stands regardless. */
+  /**
+   * What went wrong collecting metrics (a source that failed in some or all seconds, malformed metrics dropped); the
+   * throughput result stands regardless.
+   */
   readonly metricsError?: string;
-  /** The load generator's CPU over PerfTest's measured seconds and whether it bounded the result (core/metrics/host-metrics.ts); kept on the repetition item so that reports need no metrics read. */
+  /**
+   * The load generator's CPU over PerfTest's measured seconds and whether it bounded the result
+   * (core/metrics/host-metrics.ts); kept on the repetition item so that reports need no metrics read.
+   */
   readonly loadGenerator?: LoadGeneratorVerdict;
-  /** Present when the scenario has a fault that a cloud target applied but could not count (no usable verifier output): nothing was counted. */
+  /**
+   * Present when the scenario has a fault that a cloud target applied but could not count (no usable verifier output):
+   * nothing was counted.
+   */
   readonly uncountedFault?: UncountedFault;
-  /** A capacity workload: every step of its ladder as measured and the highest rate that held (core/capacity/capacity-verdict.ts). */
+  /**
+   * A capacity workload: every step of its ladder as measured and the highest rate that held
+   * (core/capacity/capacity-verdict.ts).
+   */
   readonly capacity?: CapacityResult;
-  /** A saturated run whose queues grew while it ran: why its latencies are queueing time (core/results/ingest.ts queueingNote). */
+  /**
+   * A saturated run whose queues grew while it ran: why its latencies are queueing time (core/results/ingest.ts
+   * queueingNote).
+   */
   readonly queueingNote?: string;
 }
 

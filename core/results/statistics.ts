@@ -38,7 +38,8 @@ export function median(values: readonly number[]): number {
 
 export function describe(values: readonly number[]): Stats {
   if (values.length === 0) throw new Error('statistics of no values');
-  if (values.some((value) => !Number.isFinite(value))) throw new Error(`statistics need finite numbers, got ${values.join(', ')}`);
+  if (values.some((value) => !Number.isFinite(value)))
+    throw new Error(`statistics need finite numbers, got ${values.join(', ')}`);
   const n = values.length;
   const mean = values.reduce((sum, value) => sum + value, 0) / n;
   const variance = n > 1 ? values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (n - 1) : 0;

@@ -10,12 +10,24 @@ import type { LatencyPercentiles, PerSecondSample, PerfTestSummary } from './res
  *   are never averaged, and the weighted median keeps a quiet second from counting as much as a busy one.
  * Returns undefined when no sample is left after the warm-up.
  */
-export function summaryAfterWarmUp(samples: readonly PerSecondSample[], warmUpSeconds: number): PerfTestSummary | undefined {
+export function summaryAfterWarmUp(
+  samples: readonly PerSecondSample[],
+  warmUpSeconds: number,
+): PerfTestSummary | undefined {
   const measured = samplesAfterWarmUp(samples, warmUpSeconds);
   if (measured.length === 0) return undefined;
-  const mean = (pick: (sample: PerSecondSample) => number) => measured.reduce((sum, sample) => sum + pick(sample), 0) / measured.length;
-  const consumerLatency = weightedPercentiles(measured.flatMap((sample) => (sample.consumerLatency ? [{ weight: sample.received, value: sample.consumerLatency }] : [])));
-  const confirmLatency = weightedPercentiles(measured.flatMap((sample) => (sample.confirmLatency ? [{ weight: sample.confirmed, value: sample.confirmLatency }] : [])));
+  const mean = (pick: (sample: PerSecondSample) => number) =>
+    measured.reduce((sum, sample) => sum + pick(sample), 0) / measured.length;
+  const consumerLatency = weightedPercentiles(
+    measured.flatMap((sample) =>
+      sample.consumerLatency ? [{ weight: sample.received, value: sample.consumerLatency }] : [],
+    ),
+  );
+  const confirmLatency = weightedPercentiles(
+    measured.flatMap((sample) =>
+      sample.confirmLatency ? [{ weight: sample.confirmed, value: sample.confirmLatency }] : [],
+    ),
+  );
   return {
     sendRateAvg: Math.round(mean((sample) => sample.published)),
     receiveRateAvg: Math.round(mean((sample) => sample.received)),
@@ -44,10 +56,15 @@ export function weightedMedian(entries: readonly { readonly weight: number; read
   return sorted.at(-1)!.value;
 }
 
-function weightedPercentiles(entries: readonly { readonly weight: number; readonly value: LatencyPercentiles }[]): LatencyPercentiles | undefined {
+function weightedPercentiles(
+  entries: readonly { readonly weight: number; readonly value: LatencyPercentiles }[],
+): LatencyPercentiles | undefined {
   if (entries.length === 0) return undefined;
-  const of = (key: 'median' | 'p95' | 'p99') => weightedMedian(entries.map((entry) => ({ weight: entry.weight, value: entry.value[key] })));
+  const of = (key: 'median' | 'p95' | 'p99') =>
+    weightedMedian(entries.map((entry) => ({ weight: entry.weight, value: entry.value[key] })));
   const optional = (key: 'min' | 'p75') =>
-    entries.every((entry) => entry.value[key] !== undefined) ? { [key]: weightedMedian(entries.map((entry) => ({ weight: entry.weight, value: entry.value[key]! }))) } : {};
+    entries.every((entry) => entry.value[key] !== undefined)
+      ? { [key]: weightedMedian(entries.map((entry) => ({ weight: entry.weight, value: entry.value[key]! }))) }
+      : {};
   return { ...optional('min'), median: of('median'), ...optional('p75'), p95: of('p95'), p99: of('p99') };
 }

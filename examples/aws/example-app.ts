@@ -5,7 +5,6 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { LoadGenerator, RabbitMqCluster, RabbitMqInstanceTiers, RabbitMqRelease, skipCheckov } from '../../cdk';
 
-
 /** A 3-node cluster pinned for benchmarking, as in the thesis, and a load generator in its VPC. */
 export class RmqbenchExampleStack extends Stack {
   public readonly cluster: RabbitMqCluster;
@@ -33,8 +32,15 @@ export class RmqbenchExampleStack extends Stack {
       reason: 'Example results bucket: written only by the load generator role, whose API calls CloudTrail records.',
     });
     skipCheckov(results, [
-      { id: 'CKV_AWS_18', comment: 'Example results bucket: written only by the load generator role, whose API calls CloudTrail records.' },
-      { id: 'CKV_AWS_21', comment: 'Example results bucket: each result is written once under a key of its own; versions would only keep copies.' },
+      {
+        id: 'CKV_AWS_18',
+        comment: 'Example results bucket: written only by the load generator role, whose API calls CloudTrail records.',
+      },
+      {
+        id: 'CKV_AWS_21',
+        comment:
+          'Example results bucket: each result is written once under a key of its own; versions would only keep copies.',
+      },
     ]);
 
     this.loadGenerator = new LoadGenerator(this, 'LoadGenerator', {

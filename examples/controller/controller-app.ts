@@ -16,7 +16,10 @@ export interface ControllerAppContext {
   readonly azureCredentialsSecretArn?: string;
   /** Azure region of the run's resource groups. @default 'westeurope' */
   readonly azureLocation?: string;
-  /** The compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`). @default 'main.json' */
+  /**
+   * The compiled ARM JSON of bicep/main.bicep (`bicep build bicep/main.bicep --outfile main.json`). @default
+   * 'main.json'
+   */
   readonly azureTemplateFile?: string;
 }
 
@@ -30,14 +33,28 @@ export class RmqbenchControllerStack extends Stack {
       context.azureCredentialsSecretArn === undefined
         ? undefined
         : {
-            credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(this, 'AzureCredentials', context.azureCredentialsSecretArn),
+            credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(
+              this,
+              'AzureCredentials',
+              context.azureCredentialsSecretArn,
+            ),
             location: context.azureLocation ?? 'westeurope',
             templateFile: context.azureTemplateFile ?? 'main.json',
           };
     this.controller = new BenchmarkController(this, 'Controller', azure ? { azure } : {});
-    new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, { value: this.controller.stateMachine.stateMachineArn, description: 'Start a run: rmqbench run <plan> --target aws (reads this output), or aws stepfunctions start-execution with rmqbench execution-input as --input' });
-    new CfnOutput(this, CONTROLLER_OUTPUTS.resultsTableName, { value: this.controller.resultsTable.tableName, description: 'DynamoDB table with every run and repetition' });
-    new CfnOutput(this, CONTROLLER_OUTPUTS.rawOutputBucketName, { value: this.controller.rawOutputBucket.bucketName, description: 'Raw PerfTest output per run (runs/<runId>/...)' });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, {
+      value: this.controller.stateMachine.stateMachineArn,
+      description:
+        'Start a run: rmqbench run <plan> --target aws (reads this output), or aws stepfunctions start-execution with rmqbench execution-input as --input',
+    });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.resultsTableName, {
+      value: this.controller.resultsTable.tableName,
+      description: 'DynamoDB table with every run and repetition',
+    });
+    new CfnOutput(this, CONTROLLER_OUTPUTS.rawOutputBucketName, {
+      value: this.controller.rawOutputBucket.bucketName,
+      description: 'Raw PerfTest output per run (runs/<runId>/...)',
+    });
   }
 }
 
@@ -50,12 +67,21 @@ export function controllerContext(app: App): ControllerAppContext {
   const arn = read('azureCredentialsSecretArn');
   const location = read('azureLocation');
   const templateFile = read('azureTemplateFile');
-  return { ...(arn ? { azureCredentialsSecretArn: arn } : {}), ...(location ? { azureLocation: location } : {}), ...(templateFile ? { azureTemplateFile: templateFile } : {}) };
+  return {
+    ...(arn ? { azureCredentialsSecretArn: arn } : {}),
+    ...(location ? { azureLocation: location } : {}),
+    ...(templateFile ? { azureTemplateFile: templateFile } : {}),
+  };
 }
 
-/** The controller app, checked by cdk-nag's AwsSolutions pack (synthesis reports an unacknowledged finding as an error). */
+/**
+ * The controller app, checked by cdk-nag's AwsSolutions pack (synthesis reports an unacknowledged finding as an error).
+ */
 export function buildControllerApp(options: { outdir?: string; context?: Record<string, string> } = {}): App {
-  const app = new App({ ...(options.outdir ? { outdir: options.outdir } : {}), ...(options.context ? { context: options.context } : {}) });
+  const app = new App({
+    ...(options.outdir ? { outdir: options.outdir } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  });
   new RmqbenchControllerStack(app, DEFAULT_CONTROLLER_STACK, controllerContext(app));
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return app;

@@ -15,8 +15,17 @@ export interface ManagementCredentials {
   readonly password: string;
 }
 
-/** GET of a management API path over a connection pinned to the certificate; injectable for tests of the evaluation alone. */
-export type PinnedGet = (url: string, certificatePem: string, username: string, password: string, timeoutMs: number) => Promise<{ status: number; body: string }>;
+/**
+ * GET of a management API path over a connection pinned to the certificate; injectable for tests of the evaluation
+ * alone.
+ */
+export type PinnedGet = (
+  url: string,
+  certificatePem: string,
+  username: string,
+  password: string,
+  timeoutMs: number,
+) => Promise<{ status: number; body: string }>;
 
 /**
  * Whether `/api/nodes` (https://www.rabbitmq.com/docs/http-api-reference, GET /api/nodes: one entry per cluster
@@ -31,10 +40,20 @@ export function clusterFormed(body: string, expectedNodes: number): { formed: bo
   } catch {
     return { formed: false, saw: `/api/nodes answered something that is not JSON: ${body.slice(0, 120)}` };
   }
-  if (!Array.isArray(nodes)) return { formed: false, saw: `/api/nodes answered ${body.slice(0, 120)} instead of a list of nodes` };
-  const listed = nodes.map((node) => ({ name: String((node as { name?: unknown }).name), running: (node as { running?: unknown }).running === true }));
-  const running = listed.filter((node) => node.running).map((node) => node.name).sort();
-  const stopped = listed.filter((node) => !node.running).map((node) => node.name).sort();
+  if (!Array.isArray(nodes))
+    return { formed: false, saw: `/api/nodes answered ${body.slice(0, 120)} instead of a list of nodes` };
+  const listed = nodes.map((node) => ({
+    name: String((node as { name?: unknown }).name),
+    running: (node as { running?: unknown }).running === true,
+  }));
+  const running = listed
+    .filter((node) => node.running)
+    .map((node) => node.name)
+    .sort();
+  const stopped = listed
+    .filter((node) => !node.running)
+    .map((node) => node.name)
+    .sort();
   const saw = `${running.length} of ${expectedNodes} expected node(s) running in the cluster that answered (${running.join(', ') || 'none'})${stopped.length > 0 ? `, not running: ${stopped.join(', ')}` : ''}`;
   return { formed: listed.length === expectedNodes && running.length === expectedNodes, saw };
 }
@@ -59,16 +78,22 @@ export async function checkAzureCluster(
   const deployment = await checkDeployment(clients, launch, now);
   if (!deployment.ready) return deployment;
   const outputs = deployment.outputs ?? {};
-  // A Kafka cluster (bicep/main.bicep with broker: 'kafka') has no management API: its brokers are asked from the load generator.
-  if (outputs.kafkaBootstrapServers) return (await import('./azure-kafka')).checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
+  // A Kafka cluster (bicep/main.bicep with broker: 'kafka') has no management API: its brokers are asked from the load
+  // generator.
+  if (outputs.kafkaBootstrapServers)
+    return (await import('./azure-kafka')).checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
   const { username, password } = typeof credentials === 'function' ? credentials() : credentials;
   const { managementHttpsUrl, tlsCertificatePem } = outputs;
   if (!managementHttpsUrl || !tlsCertificatePem) {
-    throw new Error(`deployment of ${launch.clusterId} has no managementHttpsUrl or tlsCertificatePem output: the cluster template must be deployed with publicLoadBalancer and a TLS certificate (LaunchCluster does)`);
+    throw new Error(
+      `deployment of ${launch.clusterId} has no managementHttpsUrl or tlsCertificatePem output: the cluster template must be deployed with publicLoadBalancer and a TLS certificate (LaunchCluster does)`,
+    );
   }
   const presented = certificateFingerprint256(tlsCertificatePem);
   if (launch.tlsCertificateFingerprint256 !== undefined && presented !== launch.tlsCertificateFingerprint256) {
-    throw new Error(`deployment of ${launch.clusterId} outputs certificate ${presented}, not the one LaunchCluster made for it (${launch.tlsCertificateFingerprint256})`);
+    throw new Error(
+      `deployment of ${launch.clusterId} outputs certificate ${presented}, not the one LaunchCluster made for it (${launch.tlsCertificateFingerprint256})`,
+    );
   }
   const url = `${managementHttpsUrl.replace(/\/+$/, '')}/api/nodes`;
   let saw: string;
@@ -82,7 +107,9 @@ export async function checkAzureCluster(
   }
   if (formed) return { ready: true, status: `Succeeded; ${saw}`, outputs };
   if (now.getTime() > Date.parse(launch.readyBy)) {
-    throw new Error(`cluster ${launch.clusterId} did not form by ${launch.readyBy} (the deployment succeeded); last seen: ${saw}`);
+    throw new Error(
+      `cluster ${launch.clusterId} did not form by ${launch.readyBy} (the deployment succeeded); last seen: ${saw}`,
+    );
   }
   return { ready: false, status: `deployment succeeded, cluster forming: ${saw}` };
 }

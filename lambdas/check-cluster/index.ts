@@ -11,18 +11,34 @@ const azureCheck = () => import('./azure');
 const cfn = new CloudFormationClient({});
 const ssm = new SSMClient({});
 
-/** Azure: the deployment, then the cluster itself: RabbitMQ through the load balancer's pinned management API, Kafka from the load generator (lambdas/check-cluster/azure.ts, azure-kafka.ts). */
-async function checkAzure(event: { launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) {
+/**
+ * Azure: the deployment, then the cluster itself: RabbitMQ through the load balancer's pinned management API, Kafka
+ * from the load generator (lambdas/check-cluster/azure.ts, azure-kafka.ts).
+ */
+async function checkAzure(event: {
+  launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string };
+  cluster: ScheduledCluster;
+}) {
   const { clients, parameters } = await (await azureTarget()).azureClientsFromEnv();
-  // Read only for a RabbitMQ cluster: a Kafka deployment (kafkaBootstrapServers output) is checked from the load generator.
+  // Read only for a RabbitMQ cluster: a Kafka deployment (kafkaBootstrapServers output) is checked from the load
+  // generator.
   const credentials = () => {
     const password = parameters.rabbitmqAdminPassword;
-    if (typeof password !== 'string') throw new Error('the Azure template parameters lack rabbitmqAdminPassword (the credentials secret\'s `parameters` or AZURE_PARAMETERS_JSON)');
-    const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
+    if (typeof password !== 'string')
+      throw new Error(
+        "the Azure template parameters lack rabbitmqAdminPassword (the credentials secret's `parameters` or AZURE_PARAMETERS_JSON)",
+      );
+    const username =
+      typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
     return { username, password };
   };
   return (await azureCheck()).checkAzureCluster(clients, event.launch, event.cluster.nodes, credentials);
 }
 
-export const handler = withTransientErrors(async (event: { target: WorkflowTarget; launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string }; cluster: ScheduledCluster }) =>
-  event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm));
+export const handler = withTransientErrors(
+  async (event: {
+    target: WorkflowTarget;
+    launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string };
+    cluster: ScheduledCluster;
+  }) => (event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm)),
+);

@@ -16,4 +16,7 @@ type AwsEvent = Parameters<typeof checkRepetition>[3];
 type AzureEvent = Parameters<typeof checkAzureRepetition>[3];
 
 export const handler = withTransientErrors(async (event: (AwsEvent | AzureEvent) & { target: WorkflowTarget }) =>
-  event.target === 'azure' ? checkAzureRepetition((await (await azureTarget()).azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent) : checkRepetition(ssm, s3, bucket, event as AwsEvent));
+  event.target === 'azure'
+    ? checkAzureRepetition((await (await azureTarget()).azureClientsFromEnv()).clients, s3, bucket, event as AzureEvent)
+    : checkRepetition(ssm, s3, bucket, event as AwsEvent),
+);

@@ -2,7 +2,13 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 import { notCountedReason } from '../../core/failover/cloud-fault';
-import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE, type CloudFaultTimes } from '../../core/failover/cloud-verifier';
+import {
+  cloudFailoverResult,
+  cloudVerifierCounts,
+  parseVerifierOutput,
+  VERIFIER_OUTPUT_FILE,
+  type CloudFaultTimes,
+} from '../../core/failover/cloud-verifier';
 import { validatePlan } from '../../core/plan/plan';
 import type { FaultSpec } from '../../core/plan/plan-schema';
 import type { RawRepetition } from '../../core/results/ingest';
@@ -17,54 +23,119 @@ export interface StartedCommon {
   startedAt: string;
   doneBy: string;
   perfTestArgs: string[];
-  /** Set by InjectFault / HealFault (state-machines/phases.ts buildFaultPhase) when the repetition's fault was applied. */
+  /**
+   * Set by InjectFault / HealFault (state-machines/phases.ts buildFaultPhase) when the repetition's fault was applied.
+   */
   faultApplied?: { nodeName: string; appliedAtSeconds: number; appliedAt?: string };
   faultHealed?: { healedAtSeconds: number; healedAt?: string };
 }
-export interface Started extends StartedCommon { commandId: string; instanceId: string }
-export interface AzureStarted extends StartedCommon { resourceGroup: string; vmName: string; runCommandName: string }
-export interface CheckEvent<S> { runId: string; plan: unknown; item: ScheduledRepetition; started: S }
+export interface Started extends StartedCommon {
+  commandId: string;
+  instanceId: string;
+}
+export interface AzureStarted extends StartedCommon {
+  resourceGroup: string;
+  vmName: string;
+  runCommandName: string;
+}
+export interface CheckEvent<S> {
+  runId: string;
+  plan: unknown;
+  item: ScheduledRepetition;
+  started: S;
+}
 
 /** Polls the SSM command; once done, assembles the RawRepetition (the same shape as locally) under the ingest key. */
-export async function checkRepetition(ssm: SSMClient, s3: S3Client, bucket: string, event: CheckEvent<Started>, now = new Date()) {
+export async function checkRepetition(
+  ssm: SSMClient,
+  s3: S3Client,
+  bucket: string,
+  event: CheckEvent<Started>,
+  now = new Date(),
+) {
   const state = await perfTestState(ssm, event.started, now);
   if (!state.done) return notDone(event, state.status, now);
   const stderr = state.stderr?.trim().slice(-1000);
-  return assembleRepetition(s3, bucket, event, state.status === 'Success' ? undefined : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`, now, 'aws');
+  return assembleRepetition(
+    s3,
+    bucket,
+    event,
+    state.status === 'Success'
+      ? undefined
+      : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`,
+    now,
+    'aws',
+  );
 }
 
-/** Polls the managed Run Command's instance view; once done, assembles the RawRepetition from what the script uploaded. */
-export async function checkAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, event: CheckEvent<AzureStarted>, now = new Date()) {
+/**
+ * Polls the managed Run Command's instance view; once done, assembles the RawRepetition from what the script uploaded.
+ */
+export async function checkAzureRepetition(
+  clients: AzureClients,
+  s3: S3Client,
+  bucket: string,
+  event: CheckEvent<AzureStarted>,
+  now = new Date(),
+) {
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { checkRunCommand } = await import('../shared/azure-cluster');
   const state = await checkRunCommand(clients, event.started);
   if (!state.done) return notDone(event, 'Run Command still running', now);
-  return assembleRepetition(s3, bucket, event, state.succeeded ? undefined : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`, now, 'azure');
+  return assembleRepetition(
+    s3,
+    bucket,
+    event,
+    state.succeeded
+      ? undefined
+      : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`,
+    now,
+    'azure',
+  );
 }
 
 function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): { done: false } {
-  if (now.getTime() > Date.parse(event.started.doneBy)) throw new Error(`PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ${event.started.doneBy} (${status})`);
+  if (now.getTime() > Date.parse(event.started.doneBy))
+    throw new Error(
+      `PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ${event.started.doneBy} (${status})`,
+    );
   return { done: false };
 }
 
 /**
  * The fault of a cloud repetition as counted by the lost-message verifier beside PerfTest (its output file, placed on
- * the fault step's timeline by core/failover/cloud-verifier.ts): `failover`, as the local target records it. Output that is
- * missing, cut short or unusable keeps the repetition's PerfTest result and records the fault as applied but not counted,
+ * the fault step's timeline by core/failover/cloud-verifier.ts): `failover`, as the local target records it. Output
+ * that is
+ * missing, cut short or unusable keeps the repetition's PerfTest result and records the fault as applied but not
+ * counted,
  * with the reason, so that a report never shows zeros that were never measured. A fault that was never applied (the
  * workflow failed before) leaves nothing.
  */
-function countedFault(spec: FaultSpec | undefined, started: StartedCommon, target: string, verifierOutput: string | undefined): Pick<RawRepetition, 'failover' | 'uncountedFault'> {
+function countedFault(
+  spec: FaultSpec | undefined,
+  started: StartedCommon,
+  target: string,
+  verifierOutput: string | undefined,
+): Pick<RawRepetition, 'failover' | 'uncountedFault'> {
   if (!spec || !started.faultApplied) return {};
   const healed = started.faultHealed?.healedAtSeconds;
   const uncounted = (why: string): Pick<RawRepetition, 'uncountedFault'> => ({
     uncountedFault: {
-      fault: { action: spec.action, node: spec.node, nodeName: started.faultApplied!.nodeName, appliedAtSeconds: started.faultApplied!.appliedAtSeconds, ...(healed === undefined ? {} : { healedAtSeconds: healed }) },
+      fault: {
+        action: spec.action,
+        node: spec.node,
+        nodeName: started.faultApplied!.nodeName,
+        appliedAtSeconds: started.faultApplied!.appliedAtSeconds,
+        ...(healed === undefined ? {} : { healedAtSeconds: healed }),
+      },
       reason: notCountedReason(target, why),
     },
   });
-  if (verifierOutput === undefined) return uncounted('no lost-message verifier runs beside Kafka\'s performance tools');
-  if (!started.faultApplied.appliedAt) return uncounted('the fault step recorded no wall-clock time (appliedAt) to place the fault on the verifier\'s timeline');
+  if (verifierOutput === undefined) return uncounted("no lost-message verifier runs beside Kafka's performance tools");
+  if (!started.faultApplied.appliedAt)
+    return uncounted(
+      "the fault step recorded no wall-clock time (appliedAt) to place the fault on the verifier's timeline",
+    );
   const fault: CloudFaultTimes = {
     action: spec.action,
     node: spec.node,
@@ -73,16 +144,33 @@ function countedFault(spec: FaultSpec | undefined, started: StartedCommon, targe
     ...(started.faultHealed?.healedAt ? { healedAt: started.faultHealed.healedAt } : {}),
   };
   try {
-    // Measured here first, so that output the ingest could not measure becomes an uncounted fault, not a failed repetition.
+    // Measured here first, so that output the ingest could not measure becomes an uncounted fault, not a failed
+    // repetition.
     cloudFailoverResult(verifierOutput, fault);
-    return { failover: { counts: cloudVerifierCounts(parseVerifierOutput(verifierOutput), fault), fault: { action: fault.action, node: fault.node, nodeName: fault.nodeName } } };
+    return {
+      failover: {
+        counts: cloudVerifierCounts(parseVerifierOutput(verifierOutput), fault),
+        fault: { action: fault.action, node: fault.node, nodeName: fault.nodeName },
+      },
+    };
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    return uncounted(verifierOutput.trim() === '' ? `the lost-message verifier left no ${VERIFIER_OUTPUT_FILE} (not uploaded, or it never ran)` : `the lost-message verifier's output is unusable: ${detail}`);
+    return uncounted(
+      verifierOutput.trim() === ''
+        ? `the lost-message verifier left no ${VERIFIER_OUTPUT_FILE} (not uploaded, or it never ran)`
+        : `the lost-message verifier's output is unusable: ${detail}`,
+    );
   }
 }
 
-async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEvent<StartedCommon>, targetError: string | undefined, now: Date, target: 'aws' | 'azure') {
+async function assembleRepetition(
+  s3: S3Client,
+  bucket: string,
+  event: CheckEvent<StartedCommon>,
+  targetError: string | undefined,
+  now: Date,
+  target: 'aws' | 'azure',
+) {
   const prefix = rawPrefix(event.runId, event.item);
   const read = async (name: string) => {
     try {
@@ -92,12 +180,21 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
       return '';
     }
   };
-  const scenario = validatePlan(event.plan, 'the execution input').scenarios.find((candidate) => candidate.id === event.item.scenarioId)!;
-  // A Kafka repetition: each tool's console output, as the run script uploaded it (lambdas/start-repetition/kafka-script.ts).
+  const scenario = validatePlan(event.plan, 'the execution input').scenarios.find(
+    (candidate) => candidate.id === event.item.scenarioId,
+  )!;
+  // A Kafka repetition: each tool's console output, as the run script uploaded it
+  // (lambdas/start-repetition/kafka-script.ts).
   const kafka = async () => {
     const expectations = kafkaExpectations(scenario);
     const files = kafkaRawFiles(expectations.producers, expectations.consumers);
-    return { output: { producers: await Promise.all(files.producers.map(read)), consumers: await Promise.all(files.consumers.map(read)) }, expectations };
+    return {
+      output: {
+        producers: await Promise.all(files.producers.map(read)),
+        consumers: await Promise.all(files.consumers.map(read)),
+      },
+      expectations,
+    };
   };
   const isKafka = scenario.cluster.broker === 'kafka';
   const raw: RawRepetition = {
@@ -110,11 +207,23 @@ async function assembleRepetition(s3: S3Client, bucket: string, event: CheckEven
     expectations: perfTestExpectations(scenario.workload),
     stdout: isKafka ? '' : await read('stdout.txt'),
     csv: isKafka ? '' : await read('perftest.csv'),
-    // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no sampler.
+    // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no
+    // sampler.
     ...(isKafka ? { kafka: await kafka() } : { brokerSamples: await read(BROKER_SAMPLES_FILE) }),
     ...(targetError === undefined ? {} : { targetError }),
-    ...countedFault(scenario.workload.fault, event.started, target, isKafka || !scenario.workload.fault ? undefined : await read(VERIFIER_OUTPUT_FILE)),
+    ...countedFault(
+      scenario.workload.fault,
+      event.started,
+      target,
+      isKafka || !scenario.workload.fault ? undefined : await read(VERIFIER_OUTPUT_FILE),
+    ),
   };
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: `runs/${event.runId}/ingest/${event.item.rawKey}`, Body: JSON.stringify(raw) }));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: `runs/${event.runId}/ingest/${event.item.rawKey}`,
+      Body: JSON.stringify(raw),
+    }),
+  );
   return { done: true, rawKey: event.item.rawKey };
 }

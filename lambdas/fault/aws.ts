@@ -1,6 +1,13 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { chooseFaultNode, faultScript, healScript, queueLeader, queueLeadersScript, type CloudNode } from '../../core/failover/cloud-fault';
+import {
+  chooseFaultNode,
+  faultScript,
+  healScript,
+  queueLeader,
+  queueLeadersScript,
+  type CloudNode,
+} from '../../core/failover/cloud-fault';
 import { VERIFIER_QUEUE } from '../../core/failover/failover';
 import type { FaultSpec } from '../../core/plan/plan-schema';
 import { validatePlan } from '../../core/plan/plan';
@@ -11,7 +18,8 @@ import { clusterNodes } from '../shared/aws-cluster-nodes';
 export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
 
 /**
- * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command (AWS-RunShellScript),
+ * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command
+ * (AWS-RunShellScript),
  * the way StartRepetition runs PerfTest on the load generator. The node is chosen here: by index, or as the leader of
  * the lost-message verifier's queue (VERIFIER_QUEUE, which the verifier beside PerfTest declares through the load
  * balancer in every cloud repetition with a fault: lambdas/start-repetition/verifier-lines.ts), as the local target
@@ -26,7 +34,6 @@ export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
  * the polling loops.
  */
 
-
 /** What the workflow hands InjectFault and HealFault on AWS. */
 export interface AwsFaultEvent {
   readonly action: 'inject' | 'heal';
@@ -38,7 +45,6 @@ export interface AwsFaultEvent {
   /** HealFault only: what InjectFault returned. */
   readonly applied?: AppliedFault;
 }
-
 
 export interface HealedAwsFault {
   readonly nodeName: string;
@@ -57,7 +63,10 @@ export interface FaultTiming {
   readonly pollMs?: number;
   readonly now?: () => Date;
   readonly sleep?: (ms: number) => Promise<void>;
-  /** Azure: the wait between calls refused with AuthorizationFailed (lambdas/fault/azure.ts whileUnauthorized). @default 15 s */
+  /**
+   * Azure: the wait between calls refused with AuthorizationFailed (lambdas/fault/azure.ts whileUnauthorized). @default
+   * 15 s
+   */
   readonly authorizationRetryMs?: number;
 }
 
@@ -67,9 +76,15 @@ const TERMINAL = ['Success', 'Failed', 'Cancelled', 'TimedOut'];
 /**
  * Runs `script` on one instance and waits for it. GetCommandInvocation answers InvocationDoesNotExist until the
  * invocation appears, and Pending / InProgress / Delayed until it ends; StandardOutputContent and StandardErrorContent
- * hold the first 24,000 / 8,000 characters (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html).
+ * hold the first 24,000 / 8,000 characters
+ * (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html).
  */
-export async function runOnInstance(ssm: SSMClient, instanceId: string, script: string, timing: FaultTiming): Promise<string> {
+export async function runOnInstance(
+  ssm: SSMClient,
+  instanceId: string,
+  script: string,
+  timing: FaultTiming,
+): Promise<string> {
   const now = timing.now ?? (() => new Date());
   const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const executionSeconds = Math.max(30, Math.floor((timing.deadline.getTime() - now().getTime()) / 1000));
@@ -86,18 +101,24 @@ export async function runOnInstance(ssm: SSMClient, instanceId: string, script: 
   if (!commandId) throw new Error(`SendCommand to ${instanceId} returned no command id`);
   for (;;) {
     try {
-      const invocation = await ssm.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+      const invocation = await ssm.send(
+        new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }),
+      );
       const status = invocation.Status ?? 'Pending';
       if (status === 'Success') return invocation.StandardOutputContent ?? '';
       if (TERMINAL.includes(status)) {
         const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
-        throw new Error(`the fault command ${commandId} on ${instanceId} ended ${status} (exit code ${invocation.ResponseCode ?? 'unknown'})${stderr ? `: ${stderr}` : ''}`);
+        throw new Error(
+          `the fault command ${commandId} on ${instanceId} ended ${status} (exit code ${invocation.ResponseCode ?? 'unknown'})${stderr ? `: ${stderr}` : ''}`,
+        );
       }
     } catch (error) {
       if (errorName(error) !== 'InvocationDoesNotExist') throw error;
     }
     if (now().getTime() + (timing.pollMs ?? 2_000) > timing.deadline.getTime()) {
-      throw new Error(`the fault command ${commandId} on ${instanceId} had not finished by ${timing.deadline.toISOString()}`);
+      throw new Error(
+        `the fault command ${commandId} on ${instanceId} had not finished by ${timing.deadline.toISOString()}`,
+      );
     }
     await sleep(timing.pollMs ?? 2_000);
   }
@@ -115,7 +136,9 @@ export interface FaultTarget {
 
 /** The scenario's fault, from the plan the execution carries. */
 function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
-  const scenario = validatePlan(plan, 'the execution input').scenarios.find((candidate) => candidate.id === item.scenarioId);
+  const scenario = validatePlan(plan, 'the execution input').scenarios.find(
+    (candidate) => candidate.id === item.scenarioId,
+  );
   if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in the plan`);
   if (!scenario.workload.fault) throw new Error(`scenario ${item.scenarioId} has no fault to apply`);
   return scenario.workload.fault;
@@ -151,37 +174,67 @@ export interface AppliedFault {
 }
 
 /** InjectFault on a cloud target: finds the node and applies the plan's action to it. */
-export async function applyFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<AppliedFault> {
+export async function applyFault(
+  target: FaultTarget,
+  event: AwsFaultEvent,
+  now: () => Date = () => new Date(),
+): Promise<AppliedFault> {
   const spec = faultOf(event.plan, event.item);
   const nodes = await target.nodes();
-  if (nodes.length === 0) throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
+  if (nodes.length === 0)
+    throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
   const leader = typeof spec.node === 'number' ? undefined : await verifierQueueLeader(target, nodes);
   const node = chooseFaultNode(nodes, spec.node, leader);
   const appliedAt = now();
   await target.run(node, faultScript(spec.action, node.nodeName));
-  return { nodeName: node.nodeName, instanceId: node.id, appliedAt: appliedAt.toISOString(), appliedAtSeconds: secondsSince(event.started.startedAt, appliedAt) };
+  return {
+    nodeName: node.nodeName,
+    instanceId: node.id,
+    appliedAt: appliedAt.toISOString(),
+    appliedAtSeconds: secondsSince(event.started.startedAt, appliedAt),
+  };
 }
 
 /**
  * HealFault on a cloud target, on the instance InjectFault hit: starts the broker it took down, or (partition) deletes
  * the firewall table it added; the action is the scenario's, from the plan the execution carries.
  */
-export async function healFault(target: FaultTarget, event: AwsFaultEvent, now: () => Date = () => new Date()): Promise<HealedAwsFault> {
+export async function healFault(
+  target: FaultTarget,
+  event: AwsFaultEvent,
+  now: () => Date = () => new Date(),
+): Promise<HealedAwsFault> {
   const { applied } = event;
   if (!applied) throw new Error('HealFault needs what InjectFault applied (started.faultApplied)');
   // The instance must still be one of the cluster's nodes (an id from the execution state is not trusted blindly).
-  const node = (await target.nodes()).find((candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName);
-  if (!node) throw new Error(`${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be healed`);
+  const node = (await target.nodes()).find(
+    (candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName,
+  );
+  if (!node)
+    throw new Error(
+      `${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be healed`,
+    );
   const { action } = faultOf(event.plan, event.item);
   const healedAt = now();
   await target.run(node, healScript(node.nodeName, action));
-  return { nodeName: node.nodeName, healedAt: healedAt.toISOString(), healedAtSeconds: secondsSince(event.started.startedAt, healedAt) };
+  return {
+    nodeName: node.nodeName,
+    healedAt: healedAt.toISOString(),
+    healedAtSeconds: secondsSince(event.started.startedAt, healedAt),
+  };
 }
 
 /** The run's cluster on AWS: its stack's node instances, scripts through SSM Run Command. */
 export function awsFaultTarget(clients: FaultClients, clusterId: string, timing: FaultTiming): FaultTarget {
-  return { target: 'aws', clusterId: `stack ${clusterId}`, nodes: () => clusterNodes(clients.ec2, clusterId), run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing) };
+  return {
+    target: 'aws',
+    clusterId: `stack ${clusterId}`,
+    nodes: () => clusterNodes(clients.ec2, clusterId),
+    run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing),
+  };
 }
 
-export const applyAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) => applyFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);
-export const healAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) => healFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);
+export const applyAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) =>
+  applyFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);
+export const healAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) =>
+  healFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);

@@ -4,7 +4,8 @@ import type { FaultTarget, FaultTiming } from './aws';
 
 /**
  * The run's cluster on Azure for the fault step: the scale set's VMs of the run's resource group, scripts as managed
- * Run Commands on the node VM (the way StartRepetition runs PerfTest on the load generator, lambdas/shared/azure-cluster.ts).
+ * Run Commands on the node VM (the way StartRepetition runs PerfTest on the load generator,
+ * lambdas/shared/azure-cluster.ts).
  * The scale set uses Flexible orchestration (bicep/modules/cluster.bicep), so its VMs are ordinary
  * `Microsoft.Compute/virtualMachines` that take `virtualMachines/runCommands`.
  */
@@ -15,22 +16,40 @@ import type { FaultTarget, FaultTiming } from './aws';
  * `virtualMachineScaleSet` set (the load generator is a VM of its own), not being deleted. Its node name is
  * rabbit@<computerName>, the host name RabbitMQ puts in it (bicep/cloud-init/rmqbench-node-setup.sh keeps it exactly).
  */
-export async function azureClusterNodes(clients: AzureClients, resourceGroup: string, timing?: FaultTiming): Promise<CloudNode[]> {
+export async function azureClusterNodes(
+  clients: AzureClients,
+  resourceGroup: string,
+  timing?: FaultTiming,
+): Promise<CloudNode[]> {
   const found: { id: string; nodeName: string; created: number }[] = [];
   const list = async () => {
     found.length = 0;
     for await (const vm of clients.compute.virtualMachines.list(resourceGroup)) found.push(...nodeOf(vm));
   };
   await (timing ? whileUnauthorized(list, timing, `list the VMs of resource group ${resourceGroup}`) : list());
-  return found.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id)).map(({ id, nodeName }) => ({ id, nodeName }));
+  return found
+    .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id))
+    .map(({ id, nodeName }) => ({ id, nodeName }));
 }
 
-type ListedVm = { name?: string; provisioningState?: string; timeCreated?: Date; osProfile?: { computerName?: string }; virtualMachineScaleSet?: { id?: string } };
+type ListedVm = {
+  name?: string;
+  provisioningState?: string;
+  timeCreated?: Date;
+  osProfile?: { computerName?: string };
+  virtualMachineScaleSet?: { id?: string };
+};
 
 function nodeOf(vm: ListedVm): { id: string; nodeName: string; created: number }[] {
   const computerName = vm.osProfile?.computerName;
   if (!vm.virtualMachineScaleSet?.id || !vm.name || !computerName || vm.provisioningState === 'Deleting') return [];
-  return [{ id: vm.name, nodeName: `rabbit@${computerName}`, created: vm.timeCreated ? new Date(vm.timeCreated).getTime() : 0 }];
+  return [
+    {
+      id: vm.name,
+      nodeName: `rabbit@${computerName}`,
+      created: vm.timeCreated ? new Date(vm.timeCreated).getTime() : 0,
+    },
+  ];
 }
 
 /** How long the fault step waits between calls that ARM refused with AuthorizationFailed. */
@@ -39,7 +58,8 @@ export const AUTHORIZATION_RETRY_MS = 15_000;
 /**
  * Runs `call` again while ARM refuses it with 403 AuthorizationFailed, until the step's deadline: the fault-only
  * principal's role assignment is made by the run's own deployment (bicep/main.bicep faultPrincipalId), and "it can take
- * up to 10 minutes for changes to take effect" (https://learn.microsoft.com/azure/role-based-access-control/troubleshooting,
+ * up to 10 minutes for changes to take effect"
+ * (https://learn.microsoft.com/azure/role-based-access-control/troubleshooting,
  * "Role assignment changes are not being detected"). Any other error ends it at once.
  */
 export async function whileUnauthorized<T>(call: () => Promise<T>, timing: FaultTiming, what: string): Promise<T> {
@@ -57,7 +77,7 @@ export async function whileUnauthorized<T>(call: () => Promise<T>, timing: Fault
       if (now().getTime() + waitMs > timing.deadline.getTime()) {
         throw new Error(
           `the fault step's Azure service principal may not ${what}: ARM refused it ${refusals} time(s) with AuthorizationFailed until ${timing.deadline.toISOString()} (${message ?? 'no message'}). ` +
-            'A fault-only principal needs the Virtual Machine Contributor role assignment that the run\'s deployment makes for faultPrincipalId (its object id, not its client id); a new assignment can take up to 10 minutes to take effect.',
+            "A fault-only principal needs the Virtual Machine Contributor role assignment that the run's deployment makes for faultPrincipalId (its object id, not its client id); a new assignment can take up to 10 minutes to take effect.",
         );
       }
       await sleep(waitMs);
@@ -65,26 +85,51 @@ export async function whileUnauthorized<T>(call: () => Promise<T>, timing: Fault
   }
 }
 
-/** Runs `script` on one VM as a managed Run Command and waits for it within the invocation; its stdout, or an error with its stderr. */
-export async function runOnVm(clients: AzureClients, resourceGroup: string, vmName: string, script: string, timing: FaultTiming): Promise<string> {
+/**
+ * Runs `script` on one VM as a managed Run Command and waits for it within the invocation; its stdout, or an error with
+ * its stderr.
+ */
+export async function runOnVm(
+  clients: AzureClients,
+  resourceGroup: string,
+  vmName: string,
+  script: string,
+  timing: FaultTiming,
+): Promise<string> {
   const now = timing.now ?? (() => new Date());
   const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const timeoutInSeconds = Math.max(30, Math.floor((timing.deadline.getTime() - now().getTime()) / 1000));
-  // A Run Command resource name unique per call (a VM keeps at most a few dozen; checkRunCommand deletes each once done).
+  // A Run Command resource name unique per call (a VM keeps at most a few dozen; checkRunCommand deletes each once
+  // done).
   const name = `rmqbench-fault-${now().getTime().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  const started = await whileUnauthorized(() => startRunCommand(clients, resourceGroup, vmName, { name, script, protectedParameters: [], timeoutInSeconds }), timing, `run a command on VM ${vmName} of resource group ${resourceGroup}`);
+  const started = await whileUnauthorized(
+    () => startRunCommand(clients, resourceGroup, vmName, { name, script, protectedParameters: [], timeoutInSeconds }),
+    timing,
+    `run a command on VM ${vmName} of resource group ${resourceGroup}`,
+  );
   for (;;) {
     const state = await checkRunCommand(clients, started);
     if (state.done) {
-      if (!state.succeeded) throw new Error(`the fault Run Command ${name} on ${vmName} failed: ${state.stderr.trim().slice(-1000) || 'no stderr'}`);
+      if (!state.succeeded)
+        throw new Error(
+          `the fault Run Command ${name} on ${vmName} failed: ${state.stderr.trim().slice(-1000) || 'no stderr'}`,
+        );
       return state.stdout;
     }
-    if (now().getTime() + (timing.pollMs ?? 2_000) > timing.deadline.getTime()) throw new Error(`the fault Run Command ${name} on ${vmName} had not finished by ${timing.deadline.toISOString()}`);
+    if (now().getTime() + (timing.pollMs ?? 2_000) > timing.deadline.getTime())
+      throw new Error(
+        `the fault Run Command ${name} on ${vmName} had not finished by ${timing.deadline.toISOString()}`,
+      );
     await sleep(timing.pollMs ?? 2_000);
   }
 }
 
 /** The run's cluster on Azure: its resource group (the launch's clusterId) and the scale set's VMs in it. */
 export function azureFaultTarget(clients: AzureClients, resourceGroup: string, timing: FaultTiming): FaultTarget {
-  return { target: 'azure', clusterId: `resource group ${resourceGroup}`, nodes: () => azureClusterNodes(clients, resourceGroup, timing), run: (node, script) => runOnVm(clients, resourceGroup, node.id, script, timing) };
+  return {
+    target: 'azure',
+    clusterId: `resource group ${resourceGroup}`,
+    nodes: () => azureClusterNodes(clients, resourceGroup, timing),
+    run: (node, script) => runOnVm(clients, resourceGroup, node.id, script, timing),
+  };
 }

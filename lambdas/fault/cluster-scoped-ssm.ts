@@ -5,7 +5,10 @@ import { CLUSTER_STACK_SESSION_TAG } from '../../core/failover/cloud-fault';
 export interface ClusterScopedSsmOptions {
   /** @default - the Lambda's region and the SDK's defaults */
   readonly ssmConfig?: SSMClientConfig;
-  /** The STS client's configuration (its credentials are the function's own). @default - the SSM client's region, the default chain */
+  /**
+   * The STS client's configuration (its credentials are the function's own). @default - the SSM client's region, the
+   * default chain
+   */
   readonly stsConfig?: FromTemporaryCredentialsOptions['clientConfig'];
   /** Middleware plugins of the STS client (tests record the AssumeRole request with one). @default - none */
   readonly stsPlugins?: FromTemporaryCredentialsOptions['clientPlugins'];
@@ -24,7 +27,8 @@ export function clusterScopedSsm(roleArn: string, clusterId: string, options: Cl
     credentials: fromTemporaryCredentials({
       params: {
         RoleArn: roleArn,
-        // RoleSessionName: [\w+=,.@-]{2,64} (API_AssumeRole.html); the stack name is [A-Za-z][A-Za-z0-9-]* (at most 128).
+        // RoleSessionName: [\w+=,.@-]{2,64} (API_AssumeRole.html); the stack name is [A-Za-z][A-Za-z0-9-]* (at most
+        // 128).
         RoleSessionName: `rmqbench-fault-${clusterId}`.slice(0, 64),
         Tags: [{ Key: CLUSTER_STACK_SESSION_TAG, Value: clusterId }],
         DurationSeconds: 900,

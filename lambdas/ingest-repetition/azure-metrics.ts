@@ -1,5 +1,10 @@
 import { createPipelineRequest } from '@azure/core-rest-pipeline';
-import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/metrics/azure-monitor-metrics';
+import {
+  azureMetricsLateness,
+  azureMetricsQuery,
+  hostMetricsFromAzureMonitor,
+  type AzureMetricsResponse,
+} from '../../core/metrics/azure-monitor-metrics';
 import { azureVmMemoryBytes } from '../../core/cost/azure-vm-sizes';
 import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster';
@@ -9,12 +14,21 @@ import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster
  * (kafkaBrokerResourceIds only when the scale set's id is empty: a Kafka deployment) and the VM sizes, whose memory
  * turns "Available Memory Bytes" into used memory (clusterVmSize for the scale set's VMs and the Kafka brokers alike).
  */
-export const AZURE_METRICS_OUTPUTS = ['scaleSetResourceId', 'loadGeneratorResourceId', 'kafkaBrokerResourceIds', 'clusterVmSize', 'loadGeneratorVmSize'] as const;
+export const AZURE_METRICS_OUTPUTS = [
+  'scaleSetResourceId',
+  'loadGeneratorResourceId',
+  'kafkaBrokerResourceIds',
+  'clusterVmSize',
+  'loadGeneratorVmSize',
+] as const;
 
 /** Outputs whose absence (a deployment from before them) leaves a part unread rather than failing the read. */
 const OPTIONAL_OUTPUTS: readonly string[] = ['kafkaBrokerResourceIds', 'clusterVmSize', 'loadGeneratorVmSize'];
 
-/** Host metrics that were read, and what could not be (a part the deployment does not name): IngestRepetition records it in metricsError. */
+/**
+ * Host metrics that were read, and what could not be (a part the deployment does not name): IngestRepetition records it
+ * in metricsError.
+ */
 export interface PartialRepetitionMetrics extends RepetitionMetrics {
   readonly incomplete?: string;
 }
@@ -22,7 +36,8 @@ export interface PartialRepetitionMetrics extends RepetitionMetrics {
 /**
  * The Kafka broker VMs' resource ids from the `kafkaBrokerResourceIds` output. ARM returns an array output as a JSON
  * array in `properties.outputs.<name>.value` (DeploymentPropertiesExtended.outputs, azure-rest-api-specs
- * specification/resources/resource-manager/Microsoft.Resources/stable/2024-03-01/resources.json; an output loop's value is
+ * specification/resources/resource-manager/Microsoft.Resources/stable/2024-03-01/resources.json; an output loop's value
+ * is
  * the array itself, learn.microsoft.com/azure/azure-resource-manager/bicep/loop-outputs), and checkDeployment
  * (lambdas/shared/azure-cluster.ts) keeps every non-string output value as its JSON text.
  */
@@ -31,9 +46,14 @@ export function kafkaBrokerResourceIds(output: string): string[] {
   try {
     parsed = JSON.parse(output);
   } catch {
-    throw new Error(`the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got "${output.slice(0, 100)}"`);
+    throw new Error(
+      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got "${output.slice(0, 100)}"`,
+    );
   }
-  if (!Array.isArray(parsed) || !parsed.every((id): id is string => typeof id === 'string')) throw new Error(`the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got ${output.slice(0, 100)}`);
+  if (!Array.isArray(parsed) || !parsed.every((id): id is string => typeof id === 'string'))
+    throw new Error(
+      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got ${output.slice(0, 100)}`,
+    );
   // Each one names its VM (vmNameFromResourceId throws naming an id that is not a VM's).
   for (const id of parsed) vmNameFromResourceId(id);
   return parsed;
@@ -41,20 +61,32 @@ export function kafkaBrokerResourceIds(output: string): string[] {
 
 /**
  * The host metrics of one Azure repetition: Azure Monitor's platform metrics over the repetition's window of the
- * cluster (a RabbitMQ deployment's scale set, split per VM; or each Kafka broker VM, one request per VM, keyed by the VM's
+ * cluster (a RabbitMQ deployment's scale set, split per VM; or each Kafka broker VM, one request per VM, keyed by the
+ * VM's
  * name as the scale set's VMs are by theirs) and of the load generator VM, through the metrics REST API
  * (GET {resourceUri}/providers/Microsoft.Insights/metrics, azure-rest-api-specs
  * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json, example GetMetric.json)
  * with the controller's ARM credential: the resource manager client's pipeline adds its bearer token. Reading metrics
  * needs Microsoft.Insights/metrics/read on the resources (in Reader, Monitoring Reader and Contributor). Throws with
  * ARM's error when a request fails. memoryBytes is the VM size's memory (clusterVmSize / loadGeneratorVmSize outputs)
- * minus "Available Memory Bytes". A deployment from before the kafkaBrokerResourceIds or VM-size outputs still gets what
- * can be read, with `incomplete` naming what was not and the missing output; so does a read made before Azure Monitor had
+ * minus "Available Memory Bytes". A deployment from before the kafkaBrokerResourceIds or VM-size outputs still gets
+ * what
+ * can be read, with `incomplete` naming what was not and the missing output; so does a read made before Azure Monitor
+ * had
  * the repetition's last whole minute (azureMetricsLateness).
  */
-export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Readonly<Record<string, string>>, window: { startedAt: string; finishedAt: string }): Promise<PartialRepetitionMetrics> {
-  const missing = AZURE_METRICS_OUTPUTS.filter((name) => !OPTIONAL_OUTPUTS.includes(name) && (!(name in outputs) || (name === 'loadGeneratorResourceId' && !outputs[name])));
-  if (missing.length > 0) throw new Error(`the deployment lacks the output(s) ${missing.join(', ')}: deploy the current bicep/main.bicep`);
+export async function azureMonitorHostMetrics(
+  clients: AzureClients,
+  outputs: Readonly<Record<string, string>>,
+  window: { startedAt: string; finishedAt: string },
+): Promise<PartialRepetitionMetrics> {
+  const missing = AZURE_METRICS_OUTPUTS.filter(
+    (name) =>
+      !OPTIONAL_OUTPUTS.includes(name) &&
+      (!(name in outputs) || (name === 'loadGeneratorResourceId' && !outputs[name])),
+  );
+  if (missing.length > 0)
+    throw new Error(`the deployment lacks the output(s) ${missing.join(', ')}: deploy the current bicep/main.bicep`);
   const span = { startedAt: new Date(window.startedAt), finishedAt: new Date(window.finishedAt) };
   const read = async (resourceId: string, splitByVmName: boolean): Promise<AzureMetricsResponse> => {
     const url = `${(clients.endpoint ?? 'https://management.azure.com').replace(/\/+$/, '')}${resourceId}/providers/Microsoft.Insights/metrics?${azureMetricsQuery(span, splitByVmName)}`;
@@ -74,14 +106,28 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
   };
   const scaleSet = outputs.scaleSetResourceId;
   // An empty scale-set id is a Kafka deployment: its brokers are single VMs, named by kafkaBrokerResourceIds.
-  const brokers = scaleSet ? [] : outputs.kafkaBrokerResourceIds === undefined ? undefined : kafkaBrokerResourceIds(outputs.kafkaBrokerResourceIds);
+  const brokers = scaleSet
+    ? []
+    : outputs.kafkaBrokerResourceIds === undefined
+      ? undefined
+      : kafkaBrokerResourceIds(outputs.kafkaBrokerResourceIds);
   const problems: string[] = [];
   const clusterMemory = memoryOf(outputs, 'clusterVmSize', problems);
   const loadGeneratorMemory = memoryOf(outputs, 'loadGeneratorVmSize', problems);
   const requests: { resourceId: string; splitByVmName: boolean; node?: string; memoryTotalBytes?: number }[] = [
     ...(scaleSet ? [{ resourceId: scaleSet, splitByVmName: true, memoryTotalBytes: clusterMemory }] : []),
-    ...(brokers ?? []).map((resourceId) => ({ resourceId, splitByVmName: false, node: vmNameFromResourceId(resourceId), memoryTotalBytes: clusterMemory })),
-    { resourceId: outputs.loadGeneratorResourceId!, splitByVmName: false, node: LOAD_GENERATOR_NODE, memoryTotalBytes: loadGeneratorMemory },
+    ...(brokers ?? []).map((resourceId) => ({
+      resourceId,
+      splitByVmName: false,
+      node: vmNameFromResourceId(resourceId),
+      memoryTotalBytes: clusterMemory,
+    })),
+    {
+      resourceId: outputs.loadGeneratorResourceId!,
+      splitByVmName: false,
+      node: LOAD_GENERATOR_NODE,
+      memoryTotalBytes: loadGeneratorMemory,
+    },
   ];
   // Every request settles before an error is thrown: none is left running after the invocation has answered.
   const settled = await Promise.allSettled(requests.map((request) => read(request.resourceId, request.splitByVmName)));
@@ -89,13 +135,20 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
   if (failed) throw failed.reason;
   const bodies = settled.map((one, index) => {
     const { node, memoryTotalBytes } = requests[index]!;
-    return { body: (one as PromiseFulfilledResult<AzureMetricsResponse>).value, ...(node ? { node } : {}), ...(memoryTotalBytes === undefined ? {} : { memoryTotalBytes }) };
+    return {
+      body: (one as PromiseFulfilledResult<AzureMetricsResponse>).value,
+      ...(node ? { node } : {}),
+      ...(memoryTotalBytes === undefined ? {} : { memoryTotalBytes }),
+    };
   });
   const metrics = hostMetricsFromAzureMonitor(bodies, span.startedAt);
   // Read too soon after the repetition, its last minutes are not in Azure Monitor yet: kept as read, and said.
   const late = azureMetricsLateness(bodies, span);
   if (late) problems.push(late);
-  if (brokers === undefined) problems.unshift("the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
+  if (brokers === undefined)
+    problems.unshift(
+      "the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep",
+    );
   return problems.length > 0 ? { ...metrics, incomplete: problems.join('; ') } : metrics;
 }
 
@@ -104,14 +157,23 @@ export async function azureMonitorHostMetrics(clients: AzureClients, outputs: Re
  * with the reason added to `problems` when the output is missing (a deployment from before it) or names a size
  * core/cost/azure-vm-sizes.ts has no memory for.
  */
-function memoryOf(outputs: Readonly<Record<string, string>>, output: 'clusterVmSize' | 'loadGeneratorVmSize', problems: string[]): number | undefined {
+function memoryOf(
+  outputs: Readonly<Record<string, string>>,
+  output: 'clusterVmSize' | 'loadGeneratorVmSize',
+  problems: string[],
+): number | undefined {
   const whose = output === 'clusterVmSize' ? "the cluster's VMs" : "the load generator's";
   const size = outputs[output];
   if (!size) {
-    problems.push(`memoryBytes of ${whose} not derived: the deployment lacks the output ${output} (deployed before it): deploy the current bicep/main.bicep`);
+    problems.push(
+      `memoryBytes of ${whose} not derived: the deployment lacks the output ${output} (deployed before it): deploy the current bicep/main.bicep`,
+    );
     return undefined;
   }
   const bytes = azureVmMemoryBytes(size);
-  if (bytes === undefined) problems.push(`memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/cost/azure-vm-sizes.ts`);
+  if (bytes === undefined)
+    problems.push(
+      `memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/cost/azure-vm-sizes.ts`,
+    );
   return bytes;
 }

@@ -1,4 +1,10 @@
-import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Metric, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import {
+  GetMetricDataCommand,
+  ListMetricsCommand,
+  type CloudWatchClient,
+  type Metric,
+  type MetricDataQuery,
+} from '@aws-sdk/client-cloudwatch';
 import {
   AGENT_INTERVAL_SECONDS,
   AGENT_METRICS,
@@ -12,9 +18,15 @@ import {
 } from '../../core/metrics/cloudwatch-host-metrics';
 import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
 
-/** GetMetricData takes at most 500 queries per call (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html, MetricDataQueries). */
+/**
+ * GetMetricData takes at most 500 queries per call
+ * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_GetMetricData.html, MetricDataQueries).
+ */
 const MAX_QUERIES_PER_CALL = 500;
-/** Pages read at most, per call kind: a cluster has a few dozen metrics and a repetition a few thousand points per metric. */
+/**
+ * Pages read at most, per call kind: a cluster has a few dozen metrics and a repetition a few thousand points per
+ * metric.
+ */
 const MAX_PAGES = 50;
 
 /**
@@ -23,17 +35,27 @@ const MAX_PAGES = 50;
  * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html: Dimensions filter,
  * RecentlyActive PT3H), GetMetricData reads each at the agent's 1 s period over the repetition's window (a period of 1
  * is allowed for high-resolution metrics less than 3 hours old; API_GetMetricData.html, "Period" of MetricStat), and
- * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with why.
+ * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with
+ * why.
  */
-export async function cloudWatchHostMetrics(cloudwatch: CloudWatchClient, clusterId: string, window: { startedAt: string; finishedAt: string }): Promise<RepetitionMetrics> {
+export async function cloudWatchHostMetrics(
+  cloudwatch: CloudWatchClient,
+  clusterId: string,
+  window: { startedAt: string; finishedAt: string },
+): Promise<RepetitionMetrics> {
   const startedAt = new Date(window.startedAt);
   const finishedAt = new Date(window.finishedAt);
-  if (!(finishedAt.getTime() > startedAt.getTime())) throw new Error(`the repetition's window ${window.startedAt} .. ${window.finishedAt} is empty`);
-  const listed = (await listClusterMetrics(cloudwatch, clusterId)).filter((metric) => nodeOf(metric) !== undefined && countsTowardHostMetric(metric));
+  if (!(finishedAt.getTime() > startedAt.getTime()))
+    throw new Error(`the repetition's window ${window.startedAt} .. ${window.finishedAt} is empty`);
+  const listed = (await listClusterMetrics(cloudwatch, clusterId)).filter(
+    (metric) => nodeOf(metric) !== undefined && countsTowardHostMetric(metric),
+  );
   if (listed.length === 0) {
     // ListMetrics shows a new metric up to 15 minutes after its first data point (API_ListMetrics.html), and the agent
     // starts at boot, so this is a cluster whose agent did not run (or a very fast first repetition).
-    throw new Error(`CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} (did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`);
+    throw new Error(
+      `CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} (did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`,
+    );
   }
   const fetched = await readMetrics(cloudwatch, listed, startedAt, finishedAt);
   return hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS);
@@ -45,21 +67,38 @@ async function listClusterMetrics(cloudwatch: CloudWatchClient, clusterId: strin
   let pages = 0;
   do {
     const page = await cloudwatch.send(
-      new ListMetricsCommand({ Namespace: CLOUDWATCH_NAMESPACE, Dimensions: [{ Name: CLUSTER_DIMENSION, Value: clusterId }], RecentlyActive: 'PT3H', NextToken: token }),
+      new ListMetricsCommand({
+        Namespace: CLOUDWATCH_NAMESPACE,
+        Dimensions: [{ Name: CLUSTER_DIMENSION, Value: clusterId }],
+        RecentlyActive: 'PT3H',
+        NextToken: token,
+      }),
     );
     for (const metric of page.Metrics ?? []) metrics.push(listedMetric(metric));
     token = page.NextToken;
   } while (token && ++pages < MAX_PAGES);
   // Once per name and dimension set, whatever the pages hold (moto lists a metric once per data point).
-  const unique = new Map(metrics.map((metric) => [`${metric.name}|${JSON.stringify(Object.entries(metric.dimensions).sort())}`, metric]));
+  const unique = new Map(
+    metrics.map((metric) => [`${metric.name}|${JSON.stringify(Object.entries(metric.dimensions).sort())}`, metric]),
+  );
   return [...unique.values()];
 }
 
 function listedMetric(metric: Metric): ListedMetric {
-  return { name: metric.MetricName ?? '', dimensions: Object.fromEntries((metric.Dimensions ?? []).map((dimension) => [dimension.Name ?? '', dimension.Value ?? ''])) };
+  return {
+    name: metric.MetricName ?? '',
+    dimensions: Object.fromEntries(
+      (metric.Dimensions ?? []).map((dimension) => [dimension.Name ?? '', dimension.Value ?? '']),
+    ),
+  };
 }
 
-async function readMetrics(cloudwatch: CloudWatchClient, listed: readonly ListedMetric[], startedAt: Date, finishedAt: Date): Promise<FetchedSeries[]> {
+async function readMetrics(
+  cloudwatch: CloudWatchClient,
+  listed: readonly ListedMetric[],
+  startedAt: Date,
+  finishedAt: Date,
+): Promise<FetchedSeries[]> {
   // Whole seconds around the window, so that the first and the last second are both read.
   const start = new Date(Math.floor(startedAt.getTime() / 1000) * 1000);
   const end = new Date(Math.ceil(finishedAt.getTime() / 1000) * 1000 + 1000);
@@ -72,7 +111,11 @@ async function readMetrics(cloudwatch: CloudWatchClient, listed: readonly Listed
       Id: id,
       ReturnData: true,
       MetricStat: {
-        Metric: { Namespace: CLOUDWATCH_NAMESPACE, MetricName: metric.name, Dimensions: Object.entries(metric.dimensions).map(([Name, Value]) => ({ Name, Value })) },
+        Metric: {
+          Namespace: CLOUDWATCH_NAMESPACE,
+          MetricName: metric.name,
+          Dimensions: Object.entries(metric.dimensions).map(([Name, Value]) => ({ Name, Value })),
+        },
         Period: AGENT_INTERVAL_SECONDS,
         Stat: stat,
       },
@@ -83,7 +126,13 @@ async function readMetrics(cloudwatch: CloudWatchClient, listed: readonly Listed
     let pages = 0;
     do {
       const page = await cloudwatch.send(
-        new GetMetricDataCommand({ MetricDataQueries: queries.slice(offset, offset + MAX_QUERIES_PER_CALL), StartTime: start, EndTime: end, ScanBy: 'TimestampAscending', NextToken: token }),
+        new GetMetricDataCommand({
+          MetricDataQueries: queries.slice(offset, offset + MAX_QUERIES_PER_CALL),
+          StartTime: start,
+          EndTime: end,
+          ScanBy: 'TimestampAscending',
+          NextToken: token,
+        }),
       );
       for (const result of page.MetricDataResults ?? []) {
         const entry = byId.get(result.Id ?? '');

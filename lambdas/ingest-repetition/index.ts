@@ -22,7 +22,10 @@ const s3 = new S3Client({});
 const cloudwatch = new CloudWatchClient({});
 
 interface IngestEvent {
-  /** "metricsOnly": the re-read of a cluster's late host metrics before its teardown (RereadHostMetrics), for `cluster`'s repetitions. */
+  /**
+   * "metricsOnly": the re-read of a cluster's late host metrics before its teardown (RereadHostMetrics), for
+   * `cluster`'s repetitions.
+   */
   readonly action?: 'metricsOnly';
   readonly cluster?: ScheduledCluster;
   readonly runId: string;
@@ -32,31 +35,57 @@ interface IngestEvent {
   readonly item?: ScheduledRepetition;
 }
 
-/** Where a repetition's host metrics come from: CloudWatch for an AWS cluster stack, Azure Monitor for an Azure deployment. */
+/**
+ * Where a repetition's host metrics come from: CloudWatch for an AWS cluster stack, Azure Monitor for an Azure
+ * deployment.
+ */
 function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
   const clusterId = event.launch?.clusterId;
   if (event.target === 'aws' && clusterId) return (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window);
   if (event.target === 'azure') {
     const outputs = event.readiness?.outputs ?? {};
-    return async (window) => (await azureMetrics()).azureMonitorHostMetrics((await (await azureTarget()).azureClientsFromEnv()).clients, outputs, window);
+    return async (window) =>
+      (await azureMetrics()).azureMonitorHostMetrics(
+        (await (await azureTarget()).azureClientsFromEnv()).clients,
+        outputs,
+        window,
+      );
   }
   return undefined;
 }
 
-/** Where a repetition's broker nodes and their hosts are listed: the cluster stack's instances on aws, the scale set's VMs on azure. */
+/**
+ * Where a repetition's broker nodes and their hosts are listed: the cluster stack's instances on aws, the scale set's
+ * VMs on azure.
+ */
 function brokerHostsSource(event: IngestEvent): BrokerHostsSource | undefined {
   const clusterId = event.launch?.clusterId;
   if (!clusterId) return undefined;
-  if (event.target === 'aws') return async () => (await awsNodes()).clusterNodes(new (await import('@aws-sdk/client-ec2')).EC2Client({}), clusterId);
-  if (event.target === 'azure') return async () => (await azureNodes()).azureClusterNodes((await (await azureTarget()).azureClientsFromEnv()).clients, clusterId);
+  if (event.target === 'aws')
+    return async () =>
+      (await awsNodes()).clusterNodes(new (await import('@aws-sdk/client-ec2')).EC2Client({}), clusterId);
+  if (event.target === 'azure')
+    return async () =>
+      (await azureNodes()).azureClusterNodes((await (await azureTarget()).azureClientsFromEnv()).clients, clusterId);
   return undefined;
 }
 
 export const handler = withTransientErrors(async (event: IngestEvent) => {
   if (event.action === 'metricsOnly') {
     const hostMetrics = hostMetricsSource(event);
-    if (!hostMetrics || !event.cluster) throw new Error(`metricsOnly needs a cloud target's cluster (target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`);
-    return rereadLateHostMetrics(s3, bucket, store, event.runId, event.cluster.repetitions, hostMetrics, brokerHostsSource(event));
+    if (!hostMetrics || !event.cluster)
+      throw new Error(
+        `metricsOnly needs a cloud target's cluster (target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`,
+      );
+    return rereadLateHostMetrics(
+      s3,
+      bucket,
+      store,
+      event.runId,
+      event.cluster.repetitions,
+      hostMetrics,
+      brokerHostsSource(event),
+    );
   }
   if (!event.item) throw new Error('IngestRepetition needs the repetition (item) to ingest');
   return ingestFromS3(s3, bucket, store, event.runId, event.item, hostMetricsSource(event), brokerHostsSource(event));

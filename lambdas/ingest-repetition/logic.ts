@@ -1,6 +1,11 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { AZURE_METRICS_LATE } from '../../core/metrics/azure-monitor-metrics';
-import { brokerMetricsFromSamples, brokerSeriesOnHosts, combineRepetitionMetrics, type BrokerHost } from '../../core/broker/broker-samples';
+import {
+  brokerMetricsFromSamples,
+  brokerSeriesOnHosts,
+  combineRepetitionMetrics,
+  type BrokerHost,
+} from '../../core/broker/broker-samples';
 import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
@@ -8,12 +13,19 @@ import type { ResultsStore } from '../../store/results-store';
 
 /**
  * Reads a repetition's host metrics from the cloud's monitoring service for its window; throws with the reason when it
- * cannot. `incomplete` says which part it could not read while returning the rest (an Azure Kafka deployment from before
+ * cannot. `incomplete` says which part it could not read while returning the rest (an Azure Kafka deployment from
+ * before
  * the kafkaBrokerResourceIds output: the load generator's series without the brokers').
  */
-export type HostMetricsSource = (window: { startedAt: string; finishedAt: string }) => Promise<RepetitionMetrics & { readonly incomplete?: string }>;
+export type HostMetricsSource = (window: {
+  startedAt: string;
+  finishedAt: string;
+}) => Promise<RepetitionMetrics & { readonly incomplete?: string }>;
 
-/** The cluster's broker hosts (id as the host series name it, RabbitMQ node name), to put the broker series under the host's name. */
+/**
+ * The cluster's broker hosts (id as the host series name it, RabbitMQ node name), to put the broker series under the
+ * host's name.
+ */
 export type BrokerHostsSource = () => Promise<readonly BrokerHost[]>;
 
 /**
@@ -26,33 +38,56 @@ export type BrokerHostsSource = () => Promise<readonly BrokerHost[]>;
  * source gave. With `brokerHosts`, the broker series are named like the host series (brokerSeriesOnHosts); a node left
  * under RabbitMQ's name, or a listing that failed, is named in metricsError too.
  */
-export async function ingestFromS3(s3: S3Client, bucket: string, store: ResultsStore, runId: string, item: ScheduledRepetition, hostMetrics?: HostMetricsSource, brokerHosts?: BrokerHostsSource) {
+export async function ingestFromS3(
+  s3: S3Client,
+  bucket: string,
+  store: ResultsStore,
+  runId: string,
+  item: ScheduledRepetition,
+  hostMetrics?: HostMetricsSource,
+  brokerHosts?: BrokerHostsSource,
+) {
   const record = await ingestedRecord(s3, bucket, runId, item, hostMetrics, brokerHosts);
   await store.putRepetition(record);
   return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
 }
 
-async function ingestedRecord(s3: S3Client, bucket: string, runId: string, item: ScheduledRepetition, hostMetrics: HostMetricsSource | undefined, brokerHosts: BrokerHostsSource | undefined) {
+async function ingestedRecord(
+  s3: S3Client,
+  bucket: string,
+  runId: string,
+  item: ScheduledRepetition,
+  hostMetrics: HostMetricsSource | undefined,
+  brokerHosts: BrokerHostsSource | undefined,
+) {
   const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: `runs/${runId}/ingest/${item.rawKey}` }));
   const raw = JSON.parse(await object.Body!.transformToString()) as RawRepetition;
   return ingestRepetition(await withCloudMetrics(raw, hostMetrics, brokerHosts));
 }
 
-/** What the re-read of a cluster's host metrics did: repetitions read again, stored anew, and those still without every minute. */
+/**
+ * What the re-read of a cluster's host metrics did: repetitions read again, stored anew, and those still without every
+ * minute.
+ */
 export interface MetricsReread {
   readonly reread: number;
   readonly stored: number;
   readonly stillIncomplete: number;
 }
 
-const pointsOf = (metrics: RepetitionMetrics | undefined) => (metrics?.series ?? []).reduce((sum, one) => sum + one.points.length, 0);
+const pointsOf = (metrics: RepetitionMetrics | undefined) =>
+  (metrics?.series ?? []).reduce((sum, one) => sum + one.points.length, 0);
 
 /**
- * The "metricsOnly" mode of IngestRepetition, run on azure before a cluster is torn down, once Azure Monitor has had time
- * to take in the last minutes (state-machines/phases.ts): every stored repetition of the cluster whose metricsError says
+ * The "metricsOnly" mode of IngestRepetition, run on azure before a cluster is torn down, once Azure Monitor has had
+ * time
+ * to take in the last minutes (state-machines/phases.ts): every stored repetition of the cluster whose metricsError
+ * says
  * its host metrics were read before Azure Monitor had them (AZURE_METRICS_LATE) is ingested again from its raw object,
- * with a new read of its host (and broker) metrics, and stored under the same keys; its metricsError is what the new read
- * says, so "incomplete" goes once every minute is there. The stored record is replaced only when the new read is no worse:
+ * with a new read of its host (and broker) metrics, and stored under the same keys; its metricsError is what the new
+ * read
+ * says, so "incomplete" goes once every minute is there. The stored record is replaced only when the new read is no
+ * worse:
  * the host read succeeded and gives at least as many points (so also as many metric chunks: none of the old is left
  * behind); otherwise it stays as it is. Repetitions that were not stored (the run failed before them) are skipped. A
  * repetition that cannot be read again does not stop the others; afterwards the step fails naming each (the workflow
@@ -69,7 +104,12 @@ export async function rereadLateHostMetrics(
 ): Promise<MetricsReread> {
   const stored = await store.getRun(runId);
   const late = items.filter((item) =>
-    stored?.repetitions.some((one) => one.scenarioId === item.scenarioId && one.repetition === item.repetition && (one.metricsError ?? '').includes(AZURE_METRICS_LATE)),
+    stored?.repetitions.some(
+      (one) =>
+        one.scenarioId === item.scenarioId &&
+        one.repetition === item.repetition &&
+        (one.metricsError ?? '').includes(AZURE_METRICS_LATE),
+    ),
   );
   let storedCount = 0;
   let stillIncomplete = 0;
@@ -89,9 +129,15 @@ export async function rereadLateHostMetrics(
     try {
       const record = await ingestedRecord(s3, bucket, runId, item, watched, brokerHosts);
       const error = record.metricsError ?? '';
-      if (hostFailure !== undefined) throw new Error(`its host metrics could not be read again (${hostFailure instanceof Error ? hostFailure.message : String(hostFailure)}); the stored record is kept`);
+      if (hostFailure !== undefined)
+        throw new Error(
+          `its host metrics could not be read again (${hostFailure instanceof Error ? hostFailure.message : String(hostFailure)}); the stored record is kept`,
+        );
       const before = await store.getMetrics(runId, item.scenarioId, item.repetition);
-      if (pointsOf(record.metrics) < pointsOf(before)) throw new Error(`the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); the stored record is kept`);
+      if (pointsOf(record.metrics) < pointsOf(before))
+        throw new Error(
+          `the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); the stored record is kept`,
+        );
       await store.putRepetition(record);
       storedCount++;
       if (error.includes(AZURE_METRICS_LATE)) stillIncomplete++;
@@ -99,11 +145,18 @@ export async function rereadLateHostMetrics(
       failures.push(`${name}: ${failure instanceof Error ? failure.message : String(failure)}`);
     }
   }
-  if (failures.length > 0) throw new Error(`the host metrics of ${failures.length} of ${late.length} repetition(s) were not read again: ${failures.join('; ')}`);
+  if (failures.length > 0)
+    throw new Error(
+      `the host metrics of ${failures.length} of ${late.length} repetition(s) were not read again: ${failures.join('; ')}`,
+    );
   return { reread: late.length, stored: storedCount, stillIncomplete };
 }
 
-async function withCloudMetrics(raw: RawRepetition, hostMetrics: HostMetricsSource | undefined, brokerHosts: BrokerHostsSource | undefined): Promise<RawRepetition> {
+async function withCloudMetrics(
+  raw: RawRepetition,
+  hostMetrics: HostMetricsSource | undefined,
+  brokerHosts: BrokerHostsSource | undefined,
+): Promise<RawRepetition> {
   if (!hostMetrics && raw.brokerSamples === undefined) return raw;
   const parts: RepetitionMetrics[] = [];
   const problems: string[] = raw.metricsError ? [raw.metricsError] : [];
@@ -120,26 +173,45 @@ async function withCloudMetrics(raw: RawRepetition, hostMetrics: HostMetricsSour
   if (raw.brokerSamples !== undefined) {
     try {
       const broker = brokerMetricsFromSamples(raw.brokerSamples, new Date(raw.startedAt));
-      if (broker.unusable > 0) problems.push(`broker metrics: ${broker.unusable} of ${broker.samples + broker.unusable} samples unusable (first: ${broker.firstProblem})`);
+      if (broker.unusable > 0)
+        problems.push(
+          `broker metrics: ${broker.unusable} of ${broker.samples + broker.unusable} samples unusable (first: ${broker.firstProblem})`,
+        );
       parts.push(brokerHosts ? await onHosts(broker.metrics, brokerHosts, problems) : broker.metrics);
     } catch (error) {
       problems.push(`broker metrics unavailable: ${reason(error)}`);
     }
   }
   const { brokerSamples: _consumed, metricsError: _replaced, ...rest } = raw;
-  return { ...rest, ...(parts.length > 0 ? { metrics: combineRepetitionMetrics(parts) } : {}), ...(problems.length > 0 ? { metricsError: problems.join('; ') } : {}) };
+  return {
+    ...rest,
+    ...(parts.length > 0 ? { metrics: combineRepetitionMetrics(parts) } : {}),
+    ...(problems.length > 0 ? { metricsError: problems.join('; ') } : {}),
+  };
 }
 
-/** The broker series under their hosts' names; when the hosts cannot be listed they keep RabbitMQ's names and the problem is recorded. */
-async function onHosts(metrics: RepetitionMetrics, brokerHosts: BrokerHostsSource, problems: string[]): Promise<RepetitionMetrics> {
+/**
+ * The broker series under their hosts' names; when the hosts cannot be listed they keep RabbitMQ's names and the
+ * problem is recorded.
+ */
+async function onHosts(
+  metrics: RepetitionMetrics,
+  brokerHosts: BrokerHostsSource,
+  problems: string[],
+): Promise<RepetitionMetrics> {
   let hosts: readonly BrokerHost[];
   try {
     hosts = await brokerHosts();
   } catch (error) {
-    problems.push(`broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: ${error instanceof Error ? error.message : String(error)}`);
+    problems.push(
+      `broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: ${error instanceof Error ? error.message : String(error)}`,
+    );
     return metrics;
   }
   const named = brokerSeriesOnHosts(metrics, hosts);
-  if (named.unmatched.length > 0) problems.push(`broker metrics keep RabbitMQ's node names for ${named.unmatched.join(', ')}: no running host of the cluster has that name`);
+  if (named.unmatched.length > 0)
+    problems.push(
+      `broker metrics keep RabbitMQ's node names for ${named.unmatched.join(', ')}: no running host of the cluster has that name`,
+    );
   return named.metrics;
 }

@@ -3,7 +3,9 @@ import { assertNoWorldOpenSourcePrefixes } from '../../core/cloud/source-prefixe
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { type AzureClients, type AzureClusterConfig, launchResourceGroup } from '../shared/azure-cluster';
 
-/** How long the certificate outlives the cluster's expiry tag: the hourly sweeper may delete the group up to this late. */
+/**
+ * How long the certificate outlives the cluster's expiry tag: the hourly sweeper may delete the group up to this late.
+ */
 const CERTIFICATE_GRACE_MS = 24 * 3_600_000;
 
 /**
@@ -13,20 +15,40 @@ const CERTIFICATE_GRACE_MS = 24 * 3_600_000;
  * does not return secure parameters); the certificate is public and comes back as the `tlsCertificatePem`
  * output, which the smoke test pins after checking it against `tlsCertificateFingerprint256`.
  */
-export function azureLaunchConfig(config: AzureClusterConfig, clusterId: string, now = new Date()): { config: AzureClusterConfig; tlsCertificateFingerprint256: string } {
+export function azureLaunchConfig(
+  config: AzureClusterConfig,
+  clusterId: string,
+  now = new Date(),
+): { config: AzureClusterConfig; tlsCertificateFingerprint256: string } {
   assertRabbitmqSecrets(config.parameters);
   const given = config.parameters.allowedSourceAddressPrefixes ?? [];
   if (!Array.isArray(given) || !given.every((prefix): prefix is string => typeof prefix === 'string')) {
-    throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
+    throw new Error(
+      'template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])',
+    );
   }
   const egress = config.controllerEgressAddresses ?? [];
   const notIpv4 = egress.filter((address) => !/^(\d{1,3}\.){3}\d{1,3}$/.test(address));
-  if (notIpv4.length > 0) throw new Error(`CONTROLLER_EGRESS_ADDRESSES must be IPv4 addresses without a prefix length (each becomes <ip>/32); refused: ${notIpv4.join(', ')}`);
+  if (notIpv4.length > 0)
+    throw new Error(
+      `CONTROLLER_EGRESS_ADDRESSES must be IPv4 addresses without a prefix length (each becomes <ip>/32); refused: ${notIpv4.join(', ')}`,
+    );
   assertNoWorldOpenSourcePrefixes([...given, ...egress.map((address) => `${address}/32`)]);
   const expiresAt = now.getTime() + config.expiryHours * 3_600_000;
-  const certificate = selfSignedCertificate({ commonName: `rmqbench ${clusterId}`.slice(0, 64), notAfter: new Date(expiresAt + CERTIFICATE_GRACE_MS), now });
+  const certificate = selfSignedCertificate({
+    commonName: `rmqbench ${clusterId}`.slice(0, 64),
+    notAfter: new Date(expiresAt + CERTIFICATE_GRACE_MS),
+    now,
+  });
   return {
-    config: { ...config, parameters: { ...config.parameters, tlsCertificatePem: certificate.certificatePem, tlsPrivateKeyPem: certificate.privateKeyPem } },
+    config: {
+      ...config,
+      parameters: {
+        ...config.parameters,
+        tlsCertificatePem: certificate.certificatePem,
+        tlsPrivateKeyPem: certificate.privateKeyPem,
+      },
+    },
     tlsCertificateFingerprint256: certificate.fingerprint256,
   };
 }
@@ -38,7 +60,8 @@ export function azureLaunchConfig(config: AzureClusterConfig, clusterId: string,
 export const RABBITMQ_SECRET_PARAMETERS = { rabbitmqAdminPassword: 12, erlangCookie: 20 } as const;
 
 /**
- * Refuses a RabbitMQ launch whose shared parameters lack a RabbitMQ secret (or hold one main.bicep would refuse), before
+ * Refuses a RabbitMQ launch whose shared parameters lack a RabbitMQ secret (or hold one main.bicep would refuse),
+ * before
  * anything is created, naming the parameter and where it comes from, never its value.
  */
 export function assertRabbitmqSecrets(parameters: Readonly<Record<string, unknown>>): void {
@@ -46,10 +69,14 @@ export function assertRabbitmqSecrets(parameters: Readonly<Record<string, unknow
     const value = parameters[name];
     if (value === undefined || value === '') return [`${name} is missing`];
     if (typeof value !== 'string') return [`${name} must be a string`];
-    return value.length < minimum ? [`${name} must be at least ${minimum} characters (main.bicep refuses shorter ones)`] : [];
+    return value.length < minimum
+      ? [`${name} must be at least ${minimum} characters (main.bicep refuses shorter ones)`]
+      : [];
   });
   if (problems.length > 0) {
-    throw new Error(`a RabbitMQ cluster on Azure needs its secrets as template parameters: ${problems.join('; ')}. Put them in the \`parameters\` of the Azure service principal secret (AZURE_CREDENTIALS_SECRET_ARN); a Kafka cluster needs neither.`);
+    throw new Error(
+      `a RabbitMQ cluster on Azure needs its secrets as template parameters: ${problems.join('; ')}. Put them in the \`parameters\` of the Azure service principal secret (AZURE_CREDENTIALS_SECRET_ARN); a Kafka cluster needs neither.`,
+    );
   }
 }
 
@@ -75,38 +102,63 @@ export async function launchAzureCluster(
   }
 }
 
-/** main.bicep's @secure() parameters: ARM does not return them, and no error message re-thrown here carries them either. */
+/**
+ * main.bicep's @secure() parameters: ARM does not return them, and no error message re-thrown here carries them either.
+ */
 const SECURE_PARAMETERS = ['tlsPrivateKeyPem', 'rabbitmqAdminPassword', 'erlangCookie'] as const;
 
-/** An ARM error as a plain message naming the resource group, every secure parameter value replaced by its name (raw and JSON-escaped, in case a message quotes the request body). */
+/**
+ * An ARM error as a plain message naming the resource group, every secure parameter value replaced by its name (raw and
+ * JSON-escaped, in case a message quotes the request body).
+ */
 function launchError(clusterId: string, error: unknown, parameters: Readonly<Record<string, unknown>>): Error {
   const message = error instanceof Error ? error.message : String(error);
   const redacted = SECURE_PARAMETERS.reduce((text, name) => {
     const value = parameters[name];
     if (typeof value !== 'string' || value === '') return text;
-    return [value, JSON.stringify(value).slice(1, -1)].reduce((current, secret) => current.split(secret).join(`<${name}>`), text);
+    return [value, JSON.stringify(value).slice(1, -1)].reduce(
+      (current, secret) => current.split(secret).join(`<${name}>`),
+      text,
+    );
   }, message);
   return new Error(`launching resource group ${clusterId} failed: ${redacted}`);
 }
 
 /**
- * Launches a Kafka plan cluster on Azure: bicep/main.bicep with `broker: 'kafka'` (modules/kafka-cluster.bicep: KRaft brokers
- * at static private IPs, PLAINTEXT inside the VNet, no load balancer). Unlike the RabbitMQ launch it makes no certificate and
- * no public load balancer (main.bicep refuses `publicLoadBalancer` with kafka): the controller's egress addresses are not
+ * Launches a Kafka plan cluster on Azure: bicep/main.bicep with `broker: 'kafka'` (modules/kafka-cluster.bicep: KRaft
+ * brokers
+ * at static private IPs, PLAINTEXT inside the VNet, no load balancer). Unlike the RabbitMQ launch it makes no
+ * certificate and
+ * no public load balancer (main.bicep refuses `publicLoadBalancer` with kafka): the controller's egress addresses are
+ * not
  * added, since the brokers are reached only from the load generator in the same VNet (through managed Run Command), and
- * the RabbitMQ broker texts and secrets are not sent (optional in main.bicep with kafka, which then creates no RabbitMQ secret). The source prefixes are still checked, as
+ * the RabbitMQ broker texts and secrets are not sent (optional in main.bicep with kafka, which then creates no RabbitMQ
+ * secret). The source prefixes are still checked, as
  * main.bicep's network module takes them for every broker.
  */
-export async function launchAzureKafkaCluster(clients: AzureClients, config: AzureClusterConfig, runId: string, cluster: ScheduledCluster, now = new Date()) {
+export async function launchAzureKafkaCluster(
+  clients: AzureClients,
+  config: AzureClusterConfig,
+  runId: string,
+  cluster: ScheduledCluster,
+  now = new Date(),
+) {
   const given = config.parameters.allowedSourceAddressPrefixes ?? [];
   if (!Array.isArray(given) || !given.every((prefix): prefix is string => typeof prefix === 'string')) {
-    throw new Error('template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])');
+    throw new Error(
+      'template parameter allowedSourceAddressPrefixes must be an array of address prefixes (e.g. ["203.0.113.7/32"])',
+    );
   }
   assertNoWorldOpenSourcePrefixes(given);
-  // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false. The RabbitMQ secrets
-  // the shared parameters may hold (for the RabbitMQ clusters of the same controller) are left out: main.bicep creates no
-  // such secret with broker kafka, and a value never sent cannot end up in the vault, the deployment or an error message.
-  const parameters = Object.fromEntries(Object.entries(config.parameters).filter(([name]) => !(name in RABBITMQ_SECRET_PARAMETERS)));
+  // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false. The RabbitMQ
+  // secrets
+  // the shared parameters may hold (for the RabbitMQ clusters of the same controller) are left out: main.bicep creates
+  // no
+  // such secret with broker kafka, and a value never sent cannot end up in the vault, the deployment or an error
+  // message.
+  const parameters = Object.fromEntries(
+    Object.entries(config.parameters).filter(([name]) => !(name in RABBITMQ_SECRET_PARAMETERS)),
+  );
   const kafkaConfig: AzureClusterConfig = { ...config, parameters, controllerEgressAddresses: [] };
   try {
     return await launchResourceGroup(clients, kafkaConfig, runId, cluster, now, { broker: 'kafka' });

@@ -11,7 +11,10 @@ import { withTransientErrors } from '../shared/transient-errors';
 const azureTarget = () => import('../shared/azure-target');
 const azureLaunch = () => import('./azure');
 
-/** CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g. CLUSTER_TEMPLATE_URL_4_1_4). */
+/**
+ * CLUSTER_TEMPLATE_URL_<version with _ for .>, one per RabbitMqRelease the controller ships (e.g.
+ * CLUSTER_TEMPLATE_URL_4_1_4).
+ */
 const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
 /** KAFKA_CLUSTER_TEMPLATE_URL_<broker count>, one per count the controller ships a Kafka template for. */
 const KAFKA_TEMPLATE_URL_PREFIX = 'KAFKA_CLUSTER_TEMPLATE_URL_';
@@ -41,24 +44,62 @@ const config: AwsClusterConfig = {
 };
 const cfn = new CloudFormationClient({});
 
-export const handler = withTransientErrors(async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
-  if (event.target === 'azure') {
-    const target = await (await azureTarget()).azureTarget();
-    // The cluster lives as long as its own repetitions need (and the workflow's wait for Azure Monitor's late minutes).
-    const expiryHours = clusterExpiryHours(target.config.expiryHours, event.cluster, target.config.launchTimeoutMinutes, AZURE_METRICS_SETTLE_SECONDS);
-    const azure = { ...target, config: { ...target.config, expiryHours } };
-    // main.bicep with broker kafka: brokers at private IPs, no certificate, no public load balancer, no RabbitMQ texts.
-    // ValidatePlan still refuses broker kafka on azure (core/plan/target-rules.ts) until the load generator runs Kafka's tools there.
-    if (planClusterOf(event.plan, event.cluster).broker === 'kafka') return (await azureLaunch()).launchAzureKafkaCluster(azure.clients, azure.config, event.runId, event.cluster);
-    // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting these addresses.
-    const controllerEgressAddresses = requireEnv('CONTROLLER_EGRESS_ADDRESSES', 'the BenchmarkController sets it when its azure prop is given').split(',').filter(Boolean);
-    // The plan cluster's RabbitMQ version and broker configuration (topology, node count), generated as for the other targets.
-    const planClusterParameters: Record<string, unknown> = { ...azurePlanClusterParameters(planClusterOf(event.plan, event.cluster)) };
-    // Refuses world-open source prefixes, and deploys with a certificate of its own (TLS on the public load balancer).
-    return (await azureLaunch()).launchAzureCluster(azure.clients, { ...azure.config, controllerEgressAddresses }, event.runId, event.cluster, new Date(), planClusterParameters);
-  }
-  if (event.target !== 'aws') throw new Error(`this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`);
-  // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo, rabbitmqVersion).
-  const expiryHours = clusterExpiryHours(config.expiryHours, event.cluster, config.launchTimeoutMinutes);
-  return launchStack(cfn, { ...config, expiryHours }, event.runId, event.cluster, planClusterOf(event.plan, event.cluster));
-});
+export const handler = withTransientErrors(
+  async (event: { runId: string; target: WorkflowTarget; plan: unknown; cluster: ScheduledCluster }) => {
+    if (event.target === 'azure') {
+      const target = await (await azureTarget()).azureTarget();
+      // The cluster lives as long as its own repetitions need (and the workflow's wait for Azure Monitor's late
+      // minutes).
+      const expiryHours = clusterExpiryHours(
+        target.config.expiryHours,
+        event.cluster,
+        target.config.launchTimeoutMinutes,
+        AZURE_METRICS_SETTLE_SECONDS,
+      );
+      const azure = { ...target, config: { ...target.config, expiryHours } };
+      // main.bicep with broker kafka: brokers at private IPs, no certificate, no public load balancer, no RabbitMQ
+      // texts.
+      // ValidatePlan still refuses broker kafka on azure (core/plan/target-rules.ts) until the load generator runs
+      // Kafka's tools there.
+      if (planClusterOf(event.plan, event.cluster).broker === 'kafka')
+        return (await azureLaunch()).launchAzureKafkaCluster(azure.clients, azure.config, event.runId, event.cluster);
+      // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting
+      // these addresses.
+      const controllerEgressAddresses = requireEnv(
+        'CONTROLLER_EGRESS_ADDRESSES',
+        'the BenchmarkController sets it when its azure prop is given',
+      )
+        .split(',')
+        .filter(Boolean);
+      // The plan cluster's RabbitMQ version and broker configuration (topology, node count), generated as for the other
+      // targets.
+      const planClusterParameters: Record<string, unknown> = {
+        ...azurePlanClusterParameters(planClusterOf(event.plan, event.cluster)),
+      };
+      // Refuses world-open source prefixes, and deploys with a certificate of its own (TLS on the public load
+      // balancer).
+      return (await azureLaunch()).launchAzureCluster(
+        azure.clients,
+        { ...azure.config, controllerEgressAddresses },
+        event.runId,
+        event.cluster,
+        new Date(),
+        planClusterParameters,
+      );
+    }
+    if (event.target !== 'aws')
+      throw new Error(
+        `this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`,
+      );
+    // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo,
+    // rabbitmqVersion).
+    const expiryHours = clusterExpiryHours(config.expiryHours, event.cluster, config.launchTimeoutMinutes);
+    return launchStack(
+      cfn,
+      { ...config, expiryHours },
+      event.runId,
+      event.cluster,
+      planClusterOf(event.plan, event.cluster),
+    );
+  },
+);

@@ -4,7 +4,10 @@ import type { CloudNode } from '../../core/failover/cloud-fault';
 // The run's RabbitMQ nodes on AWS with their RabbitMQ node names: the fault step picks its node among them, and
 // IngestRepetition names the broker metrics by their instance ids. No plan model here: IngestRepetition loads it alone.
 
-/** The tag the cluster template puts on the node group, which propagates it to the nodes (cdk/BenchmarkController.ts buildClusterTemplateApp); SendCommand is granted on instances with it only. */
+/**
+ * The tag the cluster template puts on the node group, which propagates it to the nodes (cdk/BenchmarkController.ts
+ * buildClusterTemplateApp); SendCommand is granted on instances with it only.
+ */
 export const NODE_COMPONENT = 'rabbitmq-node';
 
 /**
@@ -28,10 +31,17 @@ export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<C
       }),
     );
     for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
-      if (instance.InstanceId && instance.PrivateIpAddress) found.push({ id: instance.InstanceId, ip: instance.PrivateIpAddress, launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0 });
+      if (instance.InstanceId && instance.PrivateIpAddress)
+        found.push({
+          id: instance.InstanceId,
+          ip: instance.PrivateIpAddress,
+          launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0,
+        });
     }
     token = page.NextToken;
   } while (token);
   const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
-  return found.sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip)).map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+  return found
+    .sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip))
+    .map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
 }

@@ -8,62 +8,98 @@ import {
   type StackEvent,
   type StackStatus,
 } from '@aws-sdk/client-cloudformation';
-import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import {
+  DescribeInstanceInformationCommand,
+  GetCommandInvocationCommand,
+  SendCommandCommand,
+  SSMClient,
+} from '@aws-sdk/client-ssm';
 import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cloud/cleanup';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
-// What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching, which
-// needs the plan model (and zod with it), is in aws-launch.ts, so that the functions that only check or delete stay small.
+// What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching,
+// which
+// needs the plan model (and zod with it), is in aws-launch.ts, so that the functions that only check or delete stay
+// small.
 
 /**
  * Ready once CREATE_COMPLETE and the load generator is an online SSM managed instance; a failed stack, or a passed
  * deadline, is an error that leads to teardown. A failed stack's error carries the first failed resource's reason from
  * its events and, when a node's boot signalled FAILURE, where that node's boot log tail is.
  */
-export async function checkStack(cfn: CloudFormationClient, launch: { clusterId: string; readyBy: string }, now = new Date(), ssm?: SSMClient) {
+export async function checkStack(
+  cfn: CloudFormationClient,
+  launch: { clusterId: string; readyBy: string },
+  now = new Date(),
+  ssm?: SSMClient,
+) {
   const response = await cfn.send(new DescribeStacksCommand({ StackName: launch.clusterId }));
   const stack: Stack | undefined = response.Stacks?.[0];
   const status = stack?.StackStatus ?? 'UNKNOWN';
   const pastDeadline = now.getTime() > Date.parse(launch.readyBy);
   if (status === 'CREATE_COMPLETE') {
-    const outputs = Object.fromEntries((stack?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']));
+    const outputs = Object.fromEntries(
+      (stack?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']),
+    );
     const instanceId = loadGeneratorInstanceId(outputs);
     if (ssm && instanceId) {
       const pingStatus = await managedInstancePingStatus(ssm, instanceId);
       if (pingStatus !== 'Online') {
         const seen = pingStatus === undefined ? 'not registered with Systems Manager' : `PingStatus ${pingStatus}`;
-        if (pastDeadline) throw new Error(`stack ${launch.clusterId} is ${status}, but its load generator ${instanceId} was not an online SSM managed instance by ${launch.readyBy} (${seen}): PerfTest cannot be started on it with Run Command`);
+        if (pastDeadline)
+          throw new Error(
+            `stack ${launch.clusterId} is ${status}, but its load generator ${instanceId} was not an online SSM managed instance by ${launch.readyBy} (${seen}): PerfTest cannot be started on it with Run Command`,
+          );
         return { ready: false, status: `${status}, load generator ${instanceId} ${seen}` };
       }
     }
     return { ready: true, status, outputs };
   }
-  if (status !== 'CREATE_IN_PROGRESS') throw new Error(`stack ${launch.clusterId} is ${status}: ${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`);
-  if (pastDeadline) throw new Error(`stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})${await bootProgress(cfn, launch.clusterId)}`);
+  if (status !== 'CREATE_IN_PROGRESS')
+    throw new Error(
+      `stack ${launch.clusterId} is ${status}: ${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`,
+    );
+  if (pastDeadline)
+    throw new Error(
+      `stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})${await bootProgress(cfn, launch.clusterId)}`,
+    );
   return { ready: false, status };
 }
 
-/** The load generator's instance id among the cluster stack's outputs (LoadGenerator's `InstanceId` output, prefixed by CDK). */
+/**
+ * The load generator's instance id among the cluster stack's outputs (LoadGenerator's `InstanceId` output, prefixed by
+ * CDK).
+ */
 export function loadGeneratorInstanceId(outputs: Record<string, string>): string | undefined {
   return Object.entries(outputs).find(([key]) => key.includes('InstanceId'))?.[1] || undefined;
 }
 
 /**
  * The SSM agent's PingStatus for an instance (Online, ConnectionLost, Inactive), undefined while the instance has not
- * registered as a managed instance (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_DescribeInstanceInformation.html,
- * InstanceInformation.PingStatus; filter key InstanceIds: https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_InstanceInformationStringFilter.html).
+ * registered as a managed instance
+ * (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_DescribeInstanceInformation.html,
+ * InstanceInformation.PingStatus; filter key InstanceIds:
+ * https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_InstanceInformationStringFilter.html).
  */
 export async function managedInstancePingStatus(ssm: SSMClient, instanceId: string): Promise<string | undefined> {
-  const response = await ssm.send(new DescribeInstanceInformationCommand({ Filters: [{ Key: 'InstanceIds', Values: [instanceId] }] }));
+  const response = await ssm.send(
+    new DescribeInstanceInformationCommand({ Filters: [{ Key: 'InstanceIds', Values: [instanceId] }] }),
+  );
   return response.InstanceInformationList?.find((info) => info.InstanceId === instanceId)?.PingStatus;
 }
 
 /** At most this many pages of stack events are read for a failure reason (a cluster stack has a few dozen events). */
 const MAX_EVENT_PAGES = 5;
-/** A boot signal's event reason, e.g. "Received FAILURE signal with UniqueId i-0abc" (the node script passes its instance id as unique id). */
+/**
+ * A boot signal's event reason, e.g. "Received FAILURE signal with UniqueId i-0abc" (the node script passes its
+ * instance id as unique id).
+ */
 const BOOT_SIGNAL = /Received (SUCCESS|FAILURE) signal with UniqueId (\S+)/;
 
-/** A stack's events, oldest first (DescribeStackEvents answers newest first, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackEvents.html). */
+/**
+ * A stack's events, oldest first (DescribeStackEvents answers newest first,
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DescribeStackEvents.html).
+ */
 async function stackEventsOldestFirst(cfn: CloudFormationClient, stackName: string): Promise<StackEvent[]> {
   const events: StackEvent[] = [];
   let token: string | undefined;
@@ -76,11 +112,24 @@ async function stackEventsOldestFirst(cfn: CloudFormationClient, stackName: stri
   return events.reverse();
 }
 
-/** The instances that signalled the boot result, and the retained boot log group (an AWS::Logs::LogGroup of the stack, streams `<instance id>/boot`, see cdk/RabbitMqCluster.ts). */
+/**
+ * The instances that signalled the boot result, and the retained boot log group (an AWS::Logs::LogGroup of the stack,
+ * streams `<instance id>/boot`, see cdk/RabbitMqCluster.ts).
+ */
 function bootReport(events: readonly StackEvent[]) {
-  const signalled = (result: string) => [...new Set(events.map((event) => BOOT_SIGNAL.exec(event.ResourceStatusReason ?? '')).filter((match) => match?.[1] === result).map((match) => match![2]!))];
-  const logGroup = events.find((event) => event.ResourceType === 'AWS::Logs::LogGroup' && event.PhysicalResourceId)?.PhysicalResourceId;
-  const streams = (ids: readonly string[]) => `stream${ids.length > 1 ? 's' : ''} ${ids.map((id) => `${id}/boot`).join(', ')}`;
+  const signalled = (result: string) => [
+    ...new Set(
+      events
+        .map((event) => BOOT_SIGNAL.exec(event.ResourceStatusReason ?? ''))
+        .filter((match) => match?.[1] === result)
+        .map((match) => match![2]!),
+    ),
+  ];
+  const logGroup = events.find(
+    (event) => event.ResourceType === 'AWS::Logs::LogGroup' && event.PhysicalResourceId,
+  )?.PhysicalResourceId;
+  const streams = (ids: readonly string[]) =>
+    `stream${ids.length > 1 ? 's' : ''} ${ids.map((id) => `${id}/boot`).join(', ')}`;
   return { succeeded: signalled('SUCCESS'), failed: signalled('FAILURE'), logGroup, streams };
 }
 
@@ -88,20 +137,34 @@ function bootReport(events: readonly StackEvent[]) {
  * Why a stack failed, from its events: the oldest *_FAILED event that is not a cancellation caused by another failure,
  * the instances whose boot signalled FAILURE and where their boot log tails are.
  */
-export async function stackFailureReason(cfn: CloudFormationClient, stackName: string, statusReason?: string, bootLogTail: BootLogTail = readBootLogTail): Promise<string> {
+export async function stackFailureReason(
+  cfn: CloudFormationClient,
+  stackName: string,
+  statusReason?: string,
+  bootLogTail: BootLogTail = readBootLogTail,
+): Promise<string> {
   let events: StackEvent[];
   try {
     events = await stackEventsOldestFirst(cfn, stackName);
   } catch (error) {
     return `${statusReason ?? 'no reason given'} (its events could not be read: ${(error as Error).message})`;
   }
-  const failed = events.filter((event) => event.ResourceStatus?.endsWith('_FAILED') && event.LogicalResourceId !== stackName);
+  const failed = events.filter(
+    (event) => event.ResourceStatus?.endsWith('_FAILED') && event.LogicalResourceId !== stackName,
+  );
   const first = failed.find((event) => !/cancel/i.test(event.ResourceStatusReason ?? '')) ?? failed[0];
-  const parts = [first ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ${first.ResourceStatusReason ?? 'no reason given'}` : (statusReason ?? 'no reason given')];
+  const parts = [
+    first
+      ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ${first.ResourceStatusReason ?? 'no reason given'}`
+      : (statusReason ?? 'no reason given'),
+  ];
   const boot = bootReport(events);
   if (boot.failed.length > 0) {
-    parts.push(`boot FAILURE signalled by ${boot.failed.join(', ')}${boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''}`);
-    // The first failing node's last boot lines, as its exit trap shipped them, so that the run's error says what failed.
+    parts.push(
+      `boot FAILURE signalled by ${boot.failed.join(', ')}${boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''}`,
+    );
+    // The first failing node's last boot lines, as its exit trap shipped them, so that the run's error says what
+    // failed.
     if (boot.logGroup) parts.push(await bootLogTail(boot.logGroup, `${boot.failed[0]}/boot`));
   } else if (boot.logGroup) {
     parts.push(`node boot logs in CloudWatch Logs group ${boot.logGroup}`);
@@ -109,7 +172,10 @@ export async function stackFailureReason(cfn: CloudFormationClient, stackName: s
   return parts.join('; ');
 }
 
-/** Reads the last lines of a node's boot log stream, as text for the run's error (never throws: a read failure is named instead). */
+/**
+ * Reads the last lines of a node's boot log stream, as text for the run's error (never throws: a read failure is named
+ * instead).
+ */
 export type BootLogTail = (logGroupName: string, logStreamName: string) => Promise<string>;
 
 /** Lines of a failed node's boot log that go into the run's error, and the characters they may take. */
@@ -118,14 +184,20 @@ const BOOT_LOG_TAIL_CHARS = 2000;
 
 /**
  * GetLogEvents with startFromHead false returns the newest events
- * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html). The Logs client is loaded
+ * (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_GetLogEvents.html). The Logs client is
+ * loaded
  * only here, on the failure path, so that it is a chunk of its own outside what every CheckClusterReady call loads.
  */
 export const readBootLogTail: BootLogTail = async (logGroupName, logStreamName) => {
   try {
     const { CloudWatchLogsClient, GetLogEventsCommand } = await import('@aws-sdk/client-cloudwatch-logs');
-    const response = await new CloudWatchLogsClient({}).send(new GetLogEventsCommand({ logGroupName, logStreamName, limit: BOOT_LOG_TAIL_LINES, startFromHead: false }));
-    return formatBootLogTail(logStreamName, (response.events ?? []).map((event) => event.message ?? ''));
+    const response = await new CloudWatchLogsClient({}).send(
+      new GetLogEventsCommand({ logGroupName, logStreamName, limit: BOOT_LOG_TAIL_LINES, startFromHead: false }),
+    );
+    return formatBootLogTail(
+      logStreamName,
+      (response.events ?? []).map((event) => event.message ?? ''),
+    );
   } catch (error) {
     return `its boot log tail could not be read (${(error as Error).name}: ${(error as Error).message})`;
   }
@@ -137,7 +209,10 @@ export function formatBootLogTail(logStreamName: string, lines: readonly string[
   return `last boot log lines of ${logStreamName}: ${text.length > BOOT_LOG_TAIL_CHARS ? `…${text.slice(-BOOT_LOG_TAIL_CHARS)}` : text}`;
 }
 
-/** For a stack still creating at the deadline: which nodes have signalled their boot so far, and where the boot logs are. */
+/**
+ * For a stack still creating at the deadline: which nodes have signalled their boot so far, and where the boot logs
+ * are.
+ */
 async function bootProgress(cfn: CloudFormationClient, stackName: string): Promise<string> {
   try {
     const boot = bootReport(await stackEventsOldestFirst(cfn, stackName));
@@ -152,7 +227,11 @@ async function bootProgress(cfn: CloudFormationClient, stackName: string): Promi
  * Without a role ARN (`rmqbench cleanup` with the user's credentials) CloudFormation deletes with the role the stack
  * was created with (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_DeleteStack.html, RoleARN).
  */
-export async function deleteStack(cfn: CloudFormationClient, roleArn: string | undefined, clusterId: string): Promise<void> {
+export async function deleteStack(
+  cfn: CloudFormationClient,
+  roleArn: string | undefined,
+  clusterId: string,
+): Promise<void> {
   await cfn.send(new DeleteStackCommand({ StackName: clusterId, ...(roleArn ? { RoleARN: roleArn } : {}) }));
 }
 
@@ -162,11 +241,28 @@ export async function deleteStack(cfn: CloudFormationClient, roleArn: string | u
  * deleted stack needs nothing more.
  */
 const LIVE_STACK_STATUSES: StackStatus[] = [
-  'CREATE_IN_PROGRESS', 'CREATE_FAILED', 'CREATE_COMPLETE', 'ROLLBACK_IN_PROGRESS', 'ROLLBACK_FAILED', 'ROLLBACK_COMPLETE',
-  'DELETE_IN_PROGRESS', 'DELETE_FAILED', 'UPDATE_IN_PROGRESS', 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS', 'UPDATE_COMPLETE',
-  'UPDATE_FAILED', 'UPDATE_ROLLBACK_IN_PROGRESS', 'UPDATE_ROLLBACK_FAILED', 'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS',
-  'UPDATE_ROLLBACK_COMPLETE', 'REVIEW_IN_PROGRESS', 'IMPORT_IN_PROGRESS', 'IMPORT_COMPLETE', 'IMPORT_ROLLBACK_IN_PROGRESS',
-  'IMPORT_ROLLBACK_FAILED', 'IMPORT_ROLLBACK_COMPLETE',
+  'CREATE_IN_PROGRESS',
+  'CREATE_FAILED',
+  'CREATE_COMPLETE',
+  'ROLLBACK_IN_PROGRESS',
+  'ROLLBACK_FAILED',
+  'ROLLBACK_COMPLETE',
+  'DELETE_IN_PROGRESS',
+  'DELETE_FAILED',
+  'UPDATE_IN_PROGRESS',
+  'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS',
+  'UPDATE_COMPLETE',
+  'UPDATE_FAILED',
+  'UPDATE_ROLLBACK_IN_PROGRESS',
+  'UPDATE_ROLLBACK_FAILED',
+  'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS',
+  'UPDATE_ROLLBACK_COMPLETE',
+  'REVIEW_IN_PROGRESS',
+  'IMPORT_IN_PROGRESS',
+  'IMPORT_COMPLETE',
+  'IMPORT_ROLLBACK_IN_PROGRESS',
+  'IMPORT_ROLLBACK_FAILED',
+  'IMPORT_ROLLBACK_COMPLETE',
 ];
 
 /**
@@ -180,7 +276,8 @@ export async function controllerStacks(cfn: CloudFormationClient, prefix: string
   do {
     const page = await cfn.send(new ListStacksCommand({ NextToken: token, StackStatusFilter: LIVE_STACK_STATUSES }));
     for (const summary of page.StackSummaries ?? []) {
-      if (summary.StackName?.startsWith(prefix) && summary.StackStatus !== 'DELETE_COMPLETE') names.push(summary.StackId ?? summary.StackName);
+      if (summary.StackName?.startsWith(prefix) && summary.StackStatus !== 'DELETE_COMPLETE')
+        names.push(summary.StackId ?? summary.StackName);
     }
     token = page.NextToken;
   } while (token);
@@ -207,9 +304,17 @@ export interface ExpiredStack {
  * Stacks of this controller (name prefix) whose expiry tag has passed: the hourly sweeper deletes them. A stack in
  * DELETE_FAILED is included (its deletion is retried); one being deleted is not.
  */
-export async function expiredStacks(cfn: CloudFormationClient, prefix: string, now = new Date(), runStateOf?: RunStateLookup): Promise<ExpiredStack[]> {
-  return (await sweepable(await controllerStacks(cfn, prefix), stackCandidate, now, runStateOf))
-    .map((stack) => ({ name: stack.StackName!, status: stack.StackStatus ?? 'UNKNOWN', ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}) }));
+export async function expiredStacks(
+  cfn: CloudFormationClient,
+  prefix: string,
+  now = new Date(),
+  runStateOf?: RunStateLookup,
+): Promise<ExpiredStack[]> {
+  return (await sweepable(await controllerStacks(cfn, prefix), stackCandidate, now, runStateOf)).map((stack) => ({
+    name: stack.StackName!,
+    status: stack.StackStatus ?? 'UNKNOWN',
+    ...(stack.StackStatusReason ? { statusReason: stack.StackStatusReason } : {}),
+  }));
 }
 
 /** A stack as the shared clean-up rule (core/cloud/cleanup.ts) sees it: its run and expiry tags, age and status. */
@@ -228,10 +333,18 @@ export function stackCandidate(stack: Stack): CleanupCandidate {
   };
 }
 
-/** Stacks launched for one run (the failure rule tears them down): this controller's stacks with the run's tag, not being deleted. */
+/**
+ * Stacks launched for one run (the failure rule tears them down): this controller's stacks with the run's tag, not
+ * being deleted.
+ */
 export async function stacksOfRun(cfn: CloudFormationClient, runId: string, prefix = 'rmqbench-'): Promise<string[]> {
   return (await controllerStacks(cfn, prefix))
-    .filter((stack) => stack.Tags?.some((tag) => tag.Key === RUN_ID_TAG && tag.Value === runId) && stack.StackStatus !== 'DELETE_IN_PROGRESS' && stack.StackStatus !== 'DELETE_COMPLETE')
+    .filter(
+      (stack) =>
+        stack.Tags?.some((tag) => tag.Key === RUN_ID_TAG && tag.Value === runId) &&
+        stack.StackStatus !== 'DELETE_IN_PROGRESS' &&
+        stack.StackStatus !== 'DELETE_COMPLETE',
+    )
     .map((stack) => stack.StackName!);
 }
 
@@ -263,10 +376,18 @@ const errorName = (error: unknown) => (error as { name?: string } | undefined)?.
  */
 export const SSM_COMMAND_SIZE_LIMIT_BYTES = 64 * 1024;
 
-export async function startPerfTest(ssm: SSMClient, instanceId: string, script: string, timeoutSeconds: number, retry?: SendRetry) {
+export async function startPerfTest(
+  ssm: SSMClient,
+  instanceId: string,
+  script: string,
+  timeoutSeconds: number,
+  retry?: SendRetry,
+) {
   const bytes = Buffer.byteLength(script, 'utf8');
   if (bytes > SSM_COMMAND_SIZE_LIMIT_BYTES - 1024) {
-    throw new Error(`the load generator's run script is ${bytes} bytes, too close to SendCommand's 64 KB document limit (MaxDocumentSizeExceeded); nothing was sent`);
+    throw new Error(
+      `the load generator's run script is ${bytes} bytes, too close to SendCommand's 64 KB document limit (MaxDocumentSizeExceeded); nothing was sent`,
+    );
   }
   const sleep = retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = retry?.now ?? (() => new Date());
@@ -285,7 +406,9 @@ export async function startPerfTest(ssm: SSMClient, instanceId: string, script: 
     } catch (error) {
       if (errorName(error) !== 'InvalidInstanceId' || !retry) throw error;
       if (now().getTime() + delay > retry.until.getTime()) {
-        throw new Error(`SendCommand to the load generator ${instanceId} still failed with InvalidInstanceId after ${attempt} attempts (until ${retry.until.toISOString()}): its SSM agent is not registered and online, so PerfTest cannot start (${(error as Error).message})`);
+        throw new Error(
+          `SendCommand to the load generator ${instanceId} still failed with InvalidInstanceId after ${attempt} attempts (until ${retry.until.toISOString()}): its SSM agent is not registered and online, so PerfTest cannot start (${(error as Error).message})`,
+        );
       }
       await sleep(delay);
       delay = Math.min(delay * 2, retry.maxDelayMs ?? 30_000);
@@ -293,7 +416,10 @@ export async function startPerfTest(ssm: SSMClient, instanceId: string, script: 
   }
 }
 
-/** How long after SendCommand an InvocationDoesNotExist answer still means "not started yet" (the invocation appears with a delay). */
+/**
+ * How long after SendCommand an InvocationDoesNotExist answer still means "not started yet" (the invocation appears
+ * with a delay).
+ */
 export const INVOCATION_APPEARANCE_SECONDS = 120;
 
 /**
@@ -301,15 +427,23 @@ export const INVOCATION_APPEARANCE_SECONDS = 120;
  * SendCommand (https://docs.aws.amazon.com/systems-manager/latest/APIReference/API_GetCommandInvocation.html, Errors):
  * not started yet, until INVOCATION_APPEARANCE_SECONDS after `startedAt`, then an error with the cause.
  */
-export async function perfTestState(ssm: SSMClient, started: { commandId: string; instanceId: string; startedAt?: string }, now = new Date()) {
+export async function perfTestState(
+  ssm: SSMClient,
+  started: { commandId: string; instanceId: string; startedAt?: string },
+  now = new Date(),
+) {
   let response;
   try {
-    response = await ssm.send(new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }));
+    response = await ssm.send(
+      new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }),
+    );
   } catch (error) {
     if (errorName(error) !== 'InvocationDoesNotExist') throw error;
     const since = started.startedAt ? (now.getTime() - Date.parse(started.startedAt)) / 1000 : Infinity;
     if (since > INVOCATION_APPEARANCE_SECONDS) {
-      throw new Error(`the SSM command ${started.commandId} has no invocation on the load generator ${started.instanceId} ${Number.isFinite(since) ? `${Math.round(since)} s after SendCommand` : '(no start time recorded)'} (InvocationDoesNotExist): the command was not delivered`);
+      throw new Error(
+        `the SSM command ${started.commandId} has no invocation on the load generator ${started.instanceId} ${Number.isFinite(since) ? `${Math.round(since)} s after SendCommand` : '(no start time recorded)'} (InvocationDoesNotExist): the command was not delivered`,
+      );
     }
     return { done: false, status: 'NotYetVisible' };
   }

@@ -7,9 +7,15 @@ import type { ScheduledCluster } from '../../state-machines/schedule';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 export interface AwsClusterConfig {
-  /** S3 URL of the cluster + load generator template, per exact RabbitMQ version it installs (one per RabbitMqRelease the controller ships). */
+  /**
+   * S3 URL of the cluster + load generator template, per exact RabbitMQ version it installs (one per RabbitMqRelease
+   * the controller ships).
+   */
   readonly templateUrls: Readonly<Record<string, string>>;
-  /** S3 URL of the Kafka cluster + load generator template, per broker count it launches (KAFKA_CONTROLLER_BROKER_COUNTS). @default - none: Kafka clusters are refused */
+  /**
+   * S3 URL of the Kafka cluster + load generator template, per broker count it launches
+   * (KAFKA_CONTROLLER_BROKER_COUNTS). @default - none: Kafka clusters are refused
+   */
   readonly kafkaTemplateUrls?: Readonly<Record<string, string>>;
   /** The RabbitMQ version a plan cluster without `rabbitmqVersion` gets (a key of templateUrls). */
   readonly defaultRabbitmqVersion: string;
@@ -20,7 +26,10 @@ export interface AwsClusterConfig {
   readonly expiryHours: number;
   /** Minutes a launch may take before the run gives up on the cluster. */
   readonly launchTimeoutMinutes: number;
-  /** Where the cluster stack is placed: the controller's VPC, so that the smoke-test function reaches its internal load balancer. */
+  /**
+   * Where the cluster stack is placed: the controller's VPC, so that the smoke-test function reaches its internal load
+   * balancer.
+   */
   readonly network: AwsClusterNetwork;
 }
 
@@ -36,13 +45,20 @@ export interface AwsClusterNetwork {
 }
 
 /** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
-export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'> & { readonly broker?: ClusterGroup['broker'] };
+export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'> & {
+  readonly broker?: ClusterGroup['broker'];
+};
 
-/** The plan cluster a scheduled cluster was laid out from (buildSchedule numbers groupScenariosByCluster's groups in order). */
+/**
+ * The plan cluster a scheduled cluster was laid out from (buildSchedule numbers groupScenariosByCluster's groups in
+ * order).
+ */
 export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClusterSpec {
   const group = groupScenariosByCluster(validatePlan(plan, 'the execution input'))[cluster.index];
   if (!group || group.nodes !== cluster.nodes || group.topology.type !== cluster.topology) {
-    throw new Error(`cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`);
+    throw new Error(
+      `cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`,
+    );
   }
   return {
     ...(group.broker === 'kafka' ? { broker: group.broker } : {}),
@@ -53,31 +69,52 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
   };
 }
 
-/** The template (and the exact RabbitMQ version it installs) for a plan cluster's `rabbitmqVersion`; an unsupported version is refused by name. */
-export function clusterTemplateFor(config: AwsClusterConfig, rabbitmqVersion: string | undefined): { rabbitmqVersion: string; templateUrl: string } {
+/**
+ * The template (and the exact RabbitMQ version it installs) for a plan cluster's `rabbitmqVersion`; an unsupported
+ * version is refused by name.
+ */
+export function clusterTemplateFor(
+  config: AwsClusterConfig,
+  rabbitmqVersion: string | undefined,
+): { rabbitmqVersion: string; templateUrl: string } {
   const supported = Object.keys(config.templateUrls).sort();
-  const installed = rabbitmqVersion === undefined ? config.defaultRabbitmqVersion : supported.find((version) => versionMatches(rabbitmqVersion, version));
+  const installed =
+    rabbitmqVersion === undefined
+      ? config.defaultRabbitmqVersion
+      : supported.find((version) => versionMatches(rabbitmqVersion, version));
   const templateUrl = installed === undefined ? undefined : config.templateUrls[installed];
   if (installed === undefined || templateUrl === undefined) {
-    throw new Error(`the AWS target has no cluster template for RabbitMQ ${rabbitmqVersion ?? `${config.defaultRabbitmqVersion} (the default)`}: it supports ${supported.join(', ')} (rabbitmqVersion "major.minor" or the exact version)`);
+    throw new Error(
+      `the AWS target has no cluster template for RabbitMQ ${rabbitmqVersion ?? `${config.defaultRabbitmqVersion} (the default)`}: it supports ${supported.join(', ')} (rabbitmqVersion "major.minor" or the exact version)`,
+    );
   }
   return { rabbitmqVersion: installed, templateUrl };
 }
 
 /**
  * The cluster template's parameters (synthesizeClusterTemplates in cdk/BenchmarkController.ts declares them): the
- * controller network, the node count and the broker policies of the plan cluster, as core/broker/broker-config.ts generates
+ * controller network, the node count and the broker policies of the plan cluster, as core/broker/broker-config.ts
+ * generates
  * them (`rabbitmqctl` argument vectors, applied by every node once it has started).
  */
 export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec, rabbitmqVersion: string) {
   const { network } = config;
   if (network.privateSubnetIds.length !== network.availabilityZones.length) {
-    throw new Error(`the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`);
+    throw new Error(
+      `the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
+    );
   }
   if (spec.topology.type === 'mirrored' && !supportsClassicMirroring(rabbitmqVersion)) {
-    throw new Error(`topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ ${rabbitmqVersion}${spec.rabbitmqVersion ? '' : ' (the default)'}: set its rabbitmqVersion to a 3.x version the AWS target supports, or use "quorum"`);
+    throw new Error(
+      `topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ ${rabbitmqVersion}${spec.rabbitmqVersion ? '' : ' (the default)'}: set its rabbitmqVersion to a 3.x version the AWS target supports, or use "quorum"`,
+    );
   }
-  const brokerConfig = generateBrokerConfig({ topology: spec.topology, rabbitmqVersion, peerDiscovery: { backend: 'aws' }, nodeCount: spec.nodes });
+  const brokerConfig = generateBrokerConfig({
+    topology: spec.topology,
+    rabbitmqVersion,
+    peerDiscovery: { backend: 'aws' },
+    nodeCount: spec.nodes,
+  });
   return [
     { ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName },
     { ParameterKey: 'VpcId', ParameterValue: network.vpcId },
@@ -96,17 +133,26 @@ export function kafkaClusterTemplateFor(config: AwsClusterConfig, brokers: numbe
   const templates = config.kafkaTemplateUrls ?? {};
   const templateUrl = templates[String(brokers)];
   if (templateUrl === undefined) {
-    const counts = Object.keys(templates).map(Number).sort((a, b) => a - b);
-    throw new Error(`the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ${counts.length > 0 ? counts.join(', ') : 'no Kafka cluster (this controller was deployed without Kafka templates)'} (the plan cluster's nodes)`);
+    const counts = Object.keys(templates)
+      .map(Number)
+      .sort((a, b) => a - b);
+    throw new Error(
+      `the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ${counts.length > 0 ? counts.join(', ') : 'no Kafka cluster (this controller was deployed without Kafka templates)'} (the plan cluster's nodes)`,
+    );
   }
   return templateUrl;
 }
 
-/** The Kafka cluster template's parameters (buildKafkaClusterStack in cdk/BenchmarkController.ts declares them): the controller network and the brokers' instance type. */
+/**
+ * The Kafka cluster template's parameters (buildKafkaClusterStack in cdk/BenchmarkController.ts declares them): the
+ * controller network and the brokers' instance type.
+ */
 export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec) {
   const { network } = config;
   if (network.privateSubnetIds.length !== network.availabilityZones.length) {
-    throw new Error(`the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`);
+    throw new Error(
+      `the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
+    );
   }
   return [
     { ParameterKey: 'ResultsBucketName', ParameterValue: config.resultsBucketName },
@@ -119,30 +165,50 @@ export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: Plan
 
 /** The template and parameters of a plan cluster, by its broker. */
 function stackTemplate(config: AwsClusterConfig, spec: PlanClusterSpec) {
-  if (spec.broker === 'kafka') return { templateUrl: kafkaClusterTemplateFor(config, spec.nodes), parameters: kafkaClusterStackParameters(config, spec) };
+  if (spec.broker === 'kafka')
+    return {
+      templateUrl: kafkaClusterTemplateFor(config, spec.nodes),
+      parameters: kafkaClusterStackParameters(config, spec),
+    };
   const { rabbitmqVersion, templateUrl } = clusterTemplateFor(config, spec.rabbitmqVersion);
   return { templateUrl, parameters: clusterStackParameters(config, spec, rabbitmqVersion) };
 }
 
-/** CreateStack's ClientRequestToken: 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]* (API_CreateStack.html, ClientRequestToken). */
+/**
+ * CreateStack's ClientRequestToken: 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]* (API_CreateStack.html,
+ * ClientRequestToken).
+ */
 const CLIENT_REQUEST_TOKEN = /^[a-zA-Z0-9][-a-zA-Z0-9]{0,127}$/;
 
 /**
  * CreateStack's ClientRequestToken for a run's cluster: the cluster id, shortened, and a digest of the exact run id and
  * cluster id. The cluster id alone is not enough: it keeps only letters, digits and dashes of the run id and drops a
  * leading date, so two runs can share it, and a token that matches an existing stack's makes CloudFormation treat the
- * request as a retry, handing one run's cluster to another; with the digest, that CreateStack fails AlreadyExistsException.
+ * request as a retry, handing one run's cluster to another; with the digest, that CreateStack fails
+ * AlreadyExistsException.
  */
 export function createStackToken(runId: string, clusterId: string): string {
   const digest = createHash('sha256').update(`${runId}\n${clusterId}`).digest('hex').slice(0, 16);
   const token = `${clusterId.slice(0, 128 - digest.length - 1)}-${digest}`;
-  if (!CLIENT_REQUEST_TOKEN.test(token)) throw new Error(`cluster id ${clusterId} cannot start a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`);
+  if (!CLIENT_REQUEST_TOKEN.test(token))
+    throw new Error(
+      `cluster id ${clusterId} cannot start a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`,
+    );
   return token;
 }
 
-export async function launchStack(cfn: CloudFormationClient, config: AwsClusterConfig, runId: string, cluster: ScheduledCluster, spec: PlanClusterSpec, now = new Date()) {
-  if (spec.nodes !== cluster.nodes) throw new Error(`cluster ${cluster.clusterId} has ${cluster.nodes} nodes, but its plan cluster ${spec.nodes}`);
-  // The same workflow for both brokers: only the template and its parameters differ; the tags, and so teardown and the sweeper, are the same.
+export async function launchStack(
+  cfn: CloudFormationClient,
+  config: AwsClusterConfig,
+  runId: string,
+  cluster: ScheduledCluster,
+  spec: PlanClusterSpec,
+  now = new Date(),
+) {
+  if (spec.nodes !== cluster.nodes)
+    throw new Error(`cluster ${cluster.clusterId} has ${cluster.nodes} nodes, but its plan cluster ${spec.nodes}`);
+  // The same workflow for both brokers: only the template and its parameters differ; the tags, and so teardown and the
+  // sweeper, are the same.
   const { templateUrl, parameters } = stackTemplate(config, spec);
   const expiresAt = new Date(now.getTime() + config.expiryHours * 3_600_000).toISOString();
   await cfn.send(
@@ -157,10 +223,12 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
         { Key: RUN_ID_TAG, Value: runId },
         { Key: EXPIRES_AT_TAG, Value: expiresAt },
       ],
-      // A token derived from the run and the cluster: an SDK retry of a CreateStack CloudFormation already accepted, or the
+      // A token derived from the run and the cluster: an SDK retry of a CreateStack CloudFormation already accepted, or
+      // the
       // workflow's retry of the whole launch, is then recognised as the same request instead of failing with
       // AlreadyExistsException (https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStack.html,
-      // ClientRequestToken: "Specify this token if you plan to retry requests"; 1-128 characters, [a-zA-Z0-9][-a-zA-Z0-9]*).
+      // ClientRequestToken: "Specify this token if you plan to retry requests"; 1-128 characters,
+      // [a-zA-Z0-9][-a-zA-Z0-9]*).
       // The SDK does not fill it in: it is no idempotency-token member.
       ClientRequestToken: createStackToken(runId, cluster.clusterId),
       // DO_NOTHING keeps a stack that failed to create, with its events, until TeardownCluster deletes it: DELETE would
@@ -169,5 +237,9 @@ export async function launchStack(cfn: CloudFormationClient, config: AwsClusterC
       OnFailure: 'DO_NOTHING',
     }),
   );
-  return { clusterId: cluster.clusterId, readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(), expiresAt };
+  return {
+    clusterId: cluster.clusterId,
+    readyBy: new Date(now.getTime() + config.launchTimeoutMinutes * 60_000).toISOString(),
+    expiresAt,
+  };
 }

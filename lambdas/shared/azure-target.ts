@@ -19,15 +19,27 @@ let targetLoaded: Promise<{ clients: AzureClients; config: AzureClusterConfig }>
 export function azureClientsFromEnv(): Promise<{ clients: AzureClients; parameters: Record<string, unknown> }> {
   clientsLoaded ??= (async () => {
     const secretArn = requireEnv('AZURE_CREDENTIALS_SECRET_ARN', SET_BY);
-    const { credential, subscriptionId, parameters } = await azureCredentialFromSecret(new SecretsManagerClient({}), secretArn);
-    return { clients: azureClients(credential, subscriptionId), parameters: { ...(JSON.parse(process.env.AZURE_PARAMETERS_JSON ?? '{}') as Record<string, unknown>), ...parameters } };
+    const { credential, subscriptionId, parameters } = await azureCredentialFromSecret(
+      new SecretsManagerClient({}),
+      secretArn,
+    );
+    return {
+      clients: azureClients(credential, subscriptionId),
+      parameters: {
+        ...(JSON.parse(process.env.AZURE_PARAMETERS_JSON ?? '{}') as Record<string, unknown>),
+        ...parameters,
+      },
+    };
   })();
   // A failed load (missing variable, unreadable secret) is retried by the next invocation.
   clientsLoaded.catch(() => (clientsLoaded = undefined));
   return clientsLoaded;
 }
 
-/** The clients and the whole cluster configuration for launching: also AZURE_TEMPLATE_S3_URI (s3://bucket/key of the compiled ARM JSON) and AZURE_LOCATION. */
+/**
+ * The clients and the whole cluster configuration for launching: also AZURE_TEMPLATE_S3_URI (s3://bucket/key of the
+ * compiled ARM JSON) and AZURE_LOCATION.
+ */
 export function azureTarget(): Promise<{ clients: AzureClients; config: AzureClusterConfig }> {
   targetLoaded ??= (async () => {
     const templateUri = requireEnv('AZURE_TEMPLATE_S3_URI', SET_BY);

@@ -1,4 +1,6 @@
-/** Reads a required environment variable once at load; a missing one fails the cold start with its name and who sets it. */
+/**
+ * Reads a required environment variable once at load; a missing one fails the cold start with its name and who sets it.
+ */
 export function requireEnv(name: string, setBy = 'the BenchmarkController sets it'): string {
   const value = process.env[name];
   if (!value) throw new Error(`environment variable ${name} is not set (${setBy})`);

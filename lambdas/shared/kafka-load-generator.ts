@@ -8,25 +8,39 @@ import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_READY_FILE } from '../../core/perftest/
  * lambdas/start-repetition/kafka-script.ts.
  */
 
-/** The main classes behind bin/kafka-topics.sh, kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh (apache/kafka 4.x tools). */
+/**
+ * The main classes behind bin/kafka-topics.sh, kafka-producer-perf-test.sh and kafka-consumer-perf-test.sh
+ * (apache/kafka 4.x tools).
+ */
 export const KAFKA_TOOL_CLASSES = {
   topics: 'org.apache.kafka.tools.TopicCommand',
   producer: 'org.apache.kafka.tools.ProducerPerformance',
   consumer: 'org.apache.kafka.tools.ConsumerPerformance',
-  /** bin/kafka-broker-api-versions.sh (apache/kafka 4.x tools: org.apache.kafka.tools.BrokerApiVersionsCommand, in kafka-tools-4.3.1.jar). */
+  /**
+   * bin/kafka-broker-api-versions.sh (apache/kafka 4.x tools: org.apache.kafka.tools.BrokerApiVersionsCommand, in
+   * kafka-tools-4.3.1.jar).
+   */
   brokerApiVersions: 'org.apache.kafka.tools.BrokerApiVersionsCommand',
 } as const;
 
-/** Seconds a script waits for the load generator's boot to finish installing the tools (it installs them after PerfTest). */
+/**
+ * Seconds a script waits for the load generator's boot to finish installing the tools (it installs them after
+ * PerfTest).
+ */
 export const KAFKA_TOOLS_READY_WAIT_SECONDS = 120;
 
 /** Shell-quotes one word for bash. */
 export const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
-/** The bootstrap servers the cluster stack outputs (`kafka-1.<zone>:9092,...`), checked: they are written into the script. */
+/**
+ * The bootstrap servers the cluster stack outputs (`kafka-1.<zone>:9092,...`), checked: they are written into the
+ * script.
+ */
 export function checkedBootstrapServers(value: string): string {
   if (!/^[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*$/.test(value)) {
-    throw new Error(`the cluster stack's BootstrapServers output must be host:port pairs separated by commas, got "${value}"`);
+    throw new Error(
+      `the cluster stack's BootstrapServers output must be host:port pairs separated by commas, got "${value}"`,
+    );
   }
   return value;
 }
@@ -39,7 +53,10 @@ export function toolsReadyLines(): string[] {
   ];
 }
 
-/** Seconds the smoke-test script may take (the tools' wait, three TopicCommands and a short producer run, JVM starts included). */
+/**
+ * Seconds the smoke-test script may take (the tools' wait, three TopicCommands and a short producer run, JVM starts
+ * included).
+ */
 export const KAFKA_SMOKE_TEST_SECONDS = KAFKA_TOOLS_READY_WAIT_SECONDS + 120;
 
 /**
@@ -50,11 +67,13 @@ export const KAFKA_SMOKE_TEST_SECONDS = KAFKA_TOOLS_READY_WAIT_SECONDS + 120;
  */
 export function kafkaSmokeTestScript(options: { bootstrapServers: string; brokers: number; suffix?: string }): string {
   const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
-  if (!Number.isInteger(options.brokers) || options.brokers < 1) throw new Error(`brokers must be a positive integer, got ${options.brokers}`);
+  if (!Number.isInteger(options.brokers) || options.brokers < 1)
+    throw new Error(`brokers must be a positive integer, got ${options.brokers}`);
   const topic = `rmqbench-smoke-${options.suffix ?? randomBytes(4).toString('hex')}`;
   const replicas = Math.min(3, options.brokers);
   const records = options.brokers * 10;
-  const topics = (args: string[]) => `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.topics} ${['--bootstrap-server', bootstrapServers, ...args].map(quote).join(' ')}`;
+  const topics = (args: string[]) =>
+    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.topics} ${['--bootstrap-server', bootstrapServers, ...args].map(quote).join(' ')}`;
   return [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
@@ -62,7 +81,8 @@ export function kafkaSmokeTestScript(options: { bootstrapServers: string; broker
     ...toolsReadyLines(),
     `${topics(['--create', '--topic', topic, '--partitions', String(options.brokers), '--replication-factor', String(replicas)])} > create.txt 2>&1 || { echo "smoke test: could not create a topic with ${options.brokers} partitions and ${replicas} replicas:" >&2; tail -n 5 create.txt >&2; exit 1; }`,
     `${topics(['--describe', '--topic', topic])} > describe.txt 2>&1`,
-    // TopicCommand prints one line per partition, "Partition: <n>\tLeader: <id>\t..." (a partition without a leader shows Leader: none or -1).
+    // TopicCommand prints one line per partition, "Partition: <n>\tLeader: <id>\t..." (a partition without a leader
+    // shows Leader: none or -1).
     `LED=$(grep -cE 'Partition: [0-9]+[[:space:]]+Leader: [0-9]+' describe.txt)`,
     `[ "$LED" -eq ${options.brokers} ] || { echo "smoke test: $LED of ${options.brokers} partitions of ${topic} have a leader:" >&2; tail -n ${options.brokers + 2} describe.txt >&2; ${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
     `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.producer} ${['--bootstrap-server', bootstrapServers, '--topic', topic, '--num-records', String(records), '--record-size', '100', '--throughput', '-1', '--command-property', 'acks=all'].map(quote).join(' ')} > produce.txt 2>&1`,
@@ -74,7 +94,9 @@ export function kafkaSmokeTestScript(options: { bootstrapServers: string; broker
 
 /** Seconds the readiness script may take (the tools' wait, one JVM start and the brokers' answers). */
 export const KAFKA_READINESS_SECONDS = KAFKA_TOOLS_READY_WAIT_SECONDS + 60;
-/** Seconds BrokerApiVersionsCommand may take inside that (a JVM start and one Metadata + ApiVersions round per broker). */
+/**
+ * Seconds BrokerApiVersionsCommand may take inside that (a JVM start and one Metadata + ApiVersions round per broker).
+ */
 const KAFKA_READINESS_TOOL_SECONDS = 45;
 
 /**
@@ -82,14 +104,16 @@ const KAFKA_READINESS_TOOL_SECONDS = 45;
  * BrokerApiVersionsCommand (bin/kafka-broker-api-versions.sh) takes the broker list from a Metadata request
  * (apache/kafka tools/src/main/java/org/apache/kafka/tools/BrokerApiVersionsCommand.java: findAllBrokers,
  * `MetadataRequest.Builder.allTopics()` → `buildCluster().nodes()`), which lists the brokers the quorum has registered,
- * and prints one block per broker, `<Node> -> (<api versions>)` or `<Node> -> ERROR: <message>` when that broker did not
+ * and prints one block per broker, `<Node> -> (<api versions>)` or `<Node> -> ERROR: <message>` when that broker did
+ * not
  * answer; a Node prints as `<host>:<port> (id: <n> rack: <r> ...)`. The script succeeds when it lists `brokers`
  * distinct ids and none with ERROR; otherwise it fails naming what it saw. `timeout` bounds the tool, whose wait for a
  * non-empty broker list (awaitBrokers) has no limit of its own.
  */
 export function kafkaReadinessScript(options: { bootstrapServers: string; brokers: number }): string {
   const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
-  if (!Number.isInteger(options.brokers) || options.brokers < 1) throw new Error(`brokers must be a positive integer, got ${options.brokers}`);
+  if (!Number.isInteger(options.brokers) || options.brokers < 1)
+    throw new Error(`brokers must be a positive integer, got ${options.brokers}`);
   return [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',

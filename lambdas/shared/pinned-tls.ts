@@ -20,7 +20,9 @@ export function pinnedTlsOptions(certificatePem: string): ConnectionOptions {
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2',
     checkServerIdentity: (host: string, presented: PeerCertificate) =>
-      presented.fingerprint256 === expected ? undefined : new Error(`TLS: ${host} presented certificate ${presented.fingerprint256}, not the deployment's ${expected}`),
+      presented.fingerprint256 === expected
+        ? undefined
+        : new Error(`TLS: ${host} presented certificate ${presented.fingerprint256}, not the deployment's ${expected}`),
   };
 }
 
@@ -28,7 +30,13 @@ export function pinnedTlsOptions(certificatePem: string): ConnectionOptions {
  * GET `url` (https) with basic credentials over a pinned connection; resolves with the status and body.
  * The credentials travel in the Authorization header, never in the URL or a log line.
  */
-export function pinnedHttpsGet(url: string, certificatePem: string, username: string, password: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+export function pinnedHttpsGet(
+  url: string,
+  certificatePem: string,
+  username: string,
+  password: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     if (target.protocol !== 'https:') {
@@ -41,17 +49,24 @@ export function pinnedHttpsGet(url: string, certificatePem: string, username: st
         ...pinnedTlsOptions(certificatePem),
         method: 'GET',
         agent: false,
-        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`, accept: 'application/json' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
+          accept: 'application/json',
+        },
         timeout: timeoutMs,
       },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
         response.on('error', reject);
       },
     );
-    call.on('timeout', () => call.destroy(new Error(`GET ${target.origin}${target.pathname} did not answer within ${timeoutMs / 1000} s`)));
+    call.on('timeout', () =>
+      call.destroy(new Error(`GET ${target.origin}${target.pathname} did not answer within ${timeoutMs / 1000} s`)),
+    );
     call.on('error', reject);
     call.end();
   });

@@ -10,15 +10,25 @@ export interface KafkaSmokeTestOptions {
 }
 
 /**
- * The Kafka cluster's smoke test: kafkaSmokeTestScript run on the load generator with SSM Run Command, polled to its end.
+ * The Kafka cluster's smoke test: kafkaSmokeTestScript run on the load generator with SSM Run Command, polled to its
+ * end.
  * On the load generator rather than in this function because that is the client the benchmark uses (its jars, its DNS
  * resolution of the brokers' private names, its security group, which the brokers admit), and because a Kafka client
  * would have to be bundled into the function for no other use. Fails with the script's stderr, which names what failed.
  */
-export async function kafkaSmokeTest(ssm: SSMClient, instanceId: string, bootstrapServers: string, brokers: number, options: KafkaSmokeTestOptions = {}) {
+export async function kafkaSmokeTest(
+  ssm: SSMClient,
+  instanceId: string,
+  bootstrapServers: string,
+  brokers: number,
+  options: KafkaSmokeTestOptions = {},
+) {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? (() => new Date());
-  if (!instanceId) throw new Error('the cluster stack has no load generator InstanceId output: the Kafka smoke test runs on the load generator');
+  if (!instanceId)
+    throw new Error(
+      'the cluster stack has no load generator InstanceId output: the Kafka smoke test runs on the load generator',
+    );
   const script = kafkaSmokeTestScript({ bootstrapServers, brokers });
   const startedAt = now();
   const started = await startPerfTest(ssm, instanceId, script, KAFKA_SMOKE_TEST_SECONDS);
@@ -26,10 +36,16 @@ export async function kafkaSmokeTest(ssm: SSMClient, instanceId: string, bootstr
   for (;;) {
     const state = await perfTestState(ssm, { ...started, startedAt: startedAt.toISOString() }, now());
     if (state.done) {
-      if (state.status !== 'Success') throw new Error(`Kafka smoke test on the load generator ${instanceId} ended ${state.status} (exit code ${state.exitCode}): ${state.stderr?.trim().slice(-1500) || 'no stderr'}`);
+      if (state.status !== 'Success')
+        throw new Error(
+          `Kafka smoke test on the load generator ${instanceId} ended ${state.status} (exit code ${state.exitCode}): ${state.stderr?.trim().slice(-1500) || 'no stderr'}`,
+        );
       return { status: state.status, brokers };
     }
-    if (now().getTime() > deadline) throw new Error(`Kafka smoke test on the load generator ${instanceId} did not finish within ${KAFKA_SMOKE_TEST_SECONDS + 30} s (${state.status})`);
+    if (now().getTime() > deadline)
+      throw new Error(
+        `Kafka smoke test on the load generator ${instanceId} did not finish within ${KAFKA_SMOKE_TEST_SECONDS + 30} s (${state.status})`,
+      );
     await sleep(options.pollMs ?? 3000);
   }
 }

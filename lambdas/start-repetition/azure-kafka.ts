@@ -19,7 +19,12 @@ import { rawPrefix, runCommandName } from './logic';
 export const kafkaUploadVariable = (file: string) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
 
 /** The Azure Kafka repetition script: the shared one, preceded by a check that every upload URL arrived. */
-export function azureKafkaRepetitionScript(options: { plan: unknown; item: ScheduledRepetition; bootstrapServers: string; suffix?: string }): KafkaRepetitionScript {
+export function azureKafkaRepetitionScript(options: {
+  plan: unknown;
+  item: ScheduledRepetition;
+  bootstrapServers: string;
+  suffix?: string;
+}): KafkaRepetitionScript {
   const kafka = kafkaRepetitionScript({
     scenario: scenarioOf(options.plan, options.item),
     bootstrapServers: options.bootstrapServers,
@@ -27,7 +32,10 @@ export function azureKafkaRepetitionScript(options: { plan: unknown; item: Sched
     ...(options.suffix === undefined ? {} : { suffix: options.suffix }),
   });
   const files = [...kafka.files.producers, ...kafka.files.consumers];
-  const checks = files.map((file) => `[ -n "\${${kafkaUploadVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ${kafkaUploadVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`);
+  const checks = files.map(
+    (file) =>
+      `[ -n "\${${kafkaUploadVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ${kafkaUploadVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`,
+  );
   return { ...kafka, script: ['set +x', ...checks, kafka.script].join('\n') };
 }
 
@@ -43,26 +51,52 @@ export async function startAzureKafkaRepetition(
   clients: AzureClients,
   s3: S3Client,
   bucket: string,
-  event: { runId: string; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string }; readiness: { outputs: Record<string, string> } },
+  event: {
+    runId: string;
+    plan: unknown;
+    item: ScheduledRepetition;
+    launch: { clusterId: string };
+    readiness: { outputs: Record<string, string> };
+  },
   now = new Date(),
 ) {
   const outputs = event.readiness.outputs;
   const missing = AZURE_KAFKA_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
-  if (missing.length > 0) throw new Error(`the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep with broker kafka`);
-  const kafka = azureKafkaRepetitionScript({ plan: event.plan, item: event.item, bootstrapServers: outputs.kafkaBootstrapServers as string });
+  if (missing.length > 0)
+    throw new Error(
+      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep with broker kafka`,
+    );
+  const kafka = azureKafkaRepetitionScript({
+    plan: event.plan,
+    item: event.item,
+    bootstrapServers: outputs.kafkaBootstrapServers as string,
+  });
   const prefix = rawPrefix(event.runId, event.item);
   const files = [...kafka.files.producers, ...kafka.files.consumers];
   const expiresIn = kafka.timeoutSeconds + 300;
   const protectedParameters = await Promise.all(
-    files.map(async (file) => ({ name: kafkaUploadVariable(file), value: await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn }) })),
+    files.map(async (file) => ({
+      name: kafkaUploadVariable(file),
+      value: await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn }),
+    })),
   );
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
-  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(outputs.loadGeneratorResourceId as string), {
-    name: runCommandName(event.item),
-    script: kafka.script,
-    protectedParameters,
-    timeoutInSeconds: kafka.timeoutSeconds,
-  });
-  return { ...started, startedAt: now.toISOString(), perfTestArgs: kafka.args, doneBy: new Date(now.getTime() + (kafka.timeoutSeconds + 60) * 1000).toISOString() };
+  const started = await startRunCommand(
+    clients,
+    event.launch.clusterId,
+    vmNameFromResourceId(outputs.loadGeneratorResourceId as string),
+    {
+      name: runCommandName(event.item),
+      script: kafka.script,
+      protectedParameters,
+      timeoutInSeconds: kafka.timeoutSeconds,
+    },
+  );
+  return {
+    ...started,
+    startedAt: now.toISOString(),
+    perfTestArgs: kafka.args,
+    doneBy: new Date(now.getTime() + (kafka.timeoutSeconds + 60) * 1000).toISOString(),
+  };
 }

@@ -1,8 +1,12 @@
 import { BROKER_SAMPLE_PATHS, BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 
-/** Seconds the sampler may outlive the repetition's duration before it stops by itself (JVM start, PerfTest's drain). */
+/**
+ * Seconds the sampler may outlive the repetition's duration before it stops by itself (JVM start, PerfTest's drain).
+ */
 export const SAMPLER_GRACE_SECONDS = 90;
-/** Each management API request may take this long (curl --max-time); a slow API makes the samples sparser, never late. */
+/**
+ * Each management API request may take this long (curl --max-time); a slow API makes the samples sparser, never late.
+ */
 const REQUEST_TIMEOUT_SECONDS = 2;
 
 /**
@@ -10,14 +14,19 @@ const REQUEST_TIMEOUT_SECONDS = 2;
  * managed Run Command alike): once per second it reads BROKER_SAMPLE_PATHS from $MANAGEMENT_URL as the per-run
  * benchmark user ($BENCH_USER, $BENCH_PASS: its `monitoring` tag lets it read /api/nodes) and appends one JSON line
  * {"t":<epoch seconds>,"nodes":...,"alarms":...,"queues":...} to BROKER_SAMPLES_FILE in the working directory, which
- * core/broker/broker-samples.ts parses. The credentials reach curl as a config line on stdin (printf is a shell builtin), never
- * in a process argument. A request that fails leaves `null` (no -f: the alarms check answers 503 with its JSON body when
- * an alarm is raised, and that body is the sample). The sampler stops when the stop file appears (stopBrokerSamplerLines)
- * or after `maxSeconds`, so that it never outlives a script that was killed. It runs with `set +e`: a failed request must
+ * core/broker/broker-samples.ts parses. The credentials reach curl as a config line on stdin (printf is a shell
+ * builtin), never
+ * in a process argument. A request that fails leaves `null` (no -f: the alarms check answers 503 with its JSON body
+ * when
+ * an alarm is raised, and that body is the sample). The sampler stops when the stop file appears
+ * (stopBrokerSamplerLines)
+ * or after `maxSeconds`, so that it never outlives a script that was killed. It runs with `set +e`: a failed request
+ * must
  * not end it, and nothing it does fails the script.
  */
 export function startBrokerSamplerLines(maxSeconds: number): string[] {
-  if (!(Number.isInteger(maxSeconds) && maxSeconds > 0)) throw new Error(`the sampler's maxSeconds must be a positive integer, got ${maxSeconds}`);
+  if (!(Number.isInteger(maxSeconds) && maxSeconds > 0))
+    throw new Error(`the sampler's maxSeconds must be a positive integer, got ${maxSeconds}`);
   const request = (name: keyof typeof BROKER_SAMPLE_PATHS) =>
     `    body=$(printf 'user = "%s:%s"\\n' "$BENCH_USER" "$BENCH_PASS" | curl -sS --max-time ${REQUEST_TIMEOUT_SECONDS} -K - "$MANAGEMENT_URL${BROKER_SAMPLE_PATHS[name]}" 2> /dev/null | tr -d '\\r\\n'); line="$line,\\"${name}\\":\${body:-null}"`;
   return [

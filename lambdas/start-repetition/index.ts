@@ -15,27 +15,70 @@ const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
 const s3 = new S3Client({});
 
-export const handler = withTransientErrors(async (event: { runId: string; target: WorkflowTarget; plan: unknown; item: ScheduledRepetition; launch: { clusterId: string; readyBy?: string }; readiness: { outputs: Record<string, string> } }, context?: { getRemainingTimeInMillis(): number }) => {
-  if (event.target === 'azure') {
-    const azure = await (await azureTarget()).azureClientsFromEnv();
-    // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
-    if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
-    const started = await startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
-    return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
-  }
-  const broker = scenarioOf(event.plan, event.item).cluster.broker;
-  const output = (part: string) => Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';
-  // InvalidInstanceId (SSM agent not registered yet) is retried until the launch deadline, at least a minute, within this invocation's time.
-  const invocationEnd = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 5_000;
-  const until = new Date(Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)));
-  if (broker === 'kafka') {
-    // Kafka's own performance tools on the load generator, against the brokers' names (the KafkaCluster stack's BootstrapServers output).
-    const kafka = awsKafkaRepetitionScript({ plan: event.plan, runId: event.runId, item: event.item, bootstrapServers: output('BootstrapServers'), bucket });
-    const started = await startPerfTest(ssm, output('InstanceId'), kafka.script, kafka.timeoutSeconds, { until });
-    return { ...started, startedAt: new Date().toISOString(), perfTestArgs: kafka.args, doneBy: new Date(Date.now() + (kafka.timeoutSeconds + 60) * 1000).toISOString() };
-  }
-  const { script, redactedArgs } = perfTestScript({ plan: event.plan, runId: event.runId, item: event.item, endpoint: output('AmqpEndpoint'), managementUrl: output('ManagementUrl'), secretArn: output('AdminSecretArn'), bucket });
-  const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
-  const startedAt = new Date();
-  return { ...started, startedAt: startedAt.toISOString(), ...faultSchedule(event.plan, event.item, startedAt), perfTestArgs: redactedArgs, doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString() };
-});
+export const handler = withTransientErrors(
+  async (
+    event: {
+      runId: string;
+      target: WorkflowTarget;
+      plan: unknown;
+      item: ScheduledRepetition;
+      launch: { clusterId: string; readyBy?: string };
+      readiness: { outputs: Record<string, string> };
+    },
+    context?: { getRemainingTimeInMillis(): number },
+  ) => {
+    if (event.target === 'azure') {
+      const azure = await (await azureTarget()).azureClientsFromEnv();
+      // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
+      if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka')
+        return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
+      const started = await startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
+      return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
+    }
+    const broker = scenarioOf(event.plan, event.item).cluster.broker;
+    const output = (part: string) =>
+      Object.entries(event.readiness.outputs).find(([key]) => key.includes(part))?.[1] ?? '';
+    // InvalidInstanceId (SSM agent not registered yet) is retried until the launch deadline, at least a minute, within
+    // this invocation's time.
+    const invocationEnd = Date.now() + (context?.getRemainingTimeInMillis() ?? 60_000) - 5_000;
+    const until = new Date(
+      Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)),
+    );
+    if (broker === 'kafka') {
+      // Kafka's own performance tools on the load generator, against the brokers' names (the KafkaCluster stack's
+      // BootstrapServers output).
+      const kafka = awsKafkaRepetitionScript({
+        plan: event.plan,
+        runId: event.runId,
+        item: event.item,
+        bootstrapServers: output('BootstrapServers'),
+        bucket,
+      });
+      const started = await startPerfTest(ssm, output('InstanceId'), kafka.script, kafka.timeoutSeconds, { until });
+      return {
+        ...started,
+        startedAt: new Date().toISOString(),
+        perfTestArgs: kafka.args,
+        doneBy: new Date(Date.now() + (kafka.timeoutSeconds + 60) * 1000).toISOString(),
+      };
+    }
+    const { script, redactedArgs } = perfTestScript({
+      plan: event.plan,
+      runId: event.runId,
+      item: event.item,
+      endpoint: output('AmqpEndpoint'),
+      managementUrl: output('ManagementUrl'),
+      secretArn: output('AdminSecretArn'),
+      bucket,
+    });
+    const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
+    const startedAt = new Date();
+    return {
+      ...started,
+      startedAt: startedAt.toISOString(),
+      ...faultSchedule(event.plan, event.item, startedAt),
+      perfTestArgs: redactedArgs,
+      doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString(),
+    };
+  },
+);

@@ -1,11 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
 import { CONSUMER_JOINED_TEXT } from '../../core/kafka/kafka-broker-log4j';
-import { consumerIdleTimeoutMs, consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka/kafka-perf-args';
+import {
+  consumerIdleTimeoutMs,
+  consumerPerformanceArgs,
+  createTopicArgs,
+  kafkaRunSettings,
+  producerPerformanceArgs,
+} from '../../core/kafka/kafka-perf-args';
 import type { KafkaPerfExpectations } from '../../core/kafka/kafka-perf-output';
 import { validatePlan, type Scenario } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
-import { checkedBootstrapServers, KAFKA_TOOL_CLASSES, KAFKA_TOOLS_READY_WAIT_SECONDS, quote, toolsReadyLines } from '../shared/kafka-load-generator';
+import {
+  checkedBootstrapServers,
+  KAFKA_TOOL_CLASSES,
+  KAFKA_TOOLS_READY_WAIT_SECONDS,
+  quote,
+  toolsReadyLines,
+} from '../shared/kafka-load-generator';
 import { rawPrefix } from './logic';
 
 /**
@@ -19,15 +31,17 @@ import { rawPrefix } from './logic';
  * script carries no credential at all.
  */
 
-
-/** Seconds the consumers get to join their group before the producers start (local/kafka-load.ts CONSUMER_JOIN_TIMEOUT_MS). */
+/**
+ * Seconds the consumers get to join their group before the producers start (local/kafka-load.ts
+ * CONSUMER_JOIN_TIMEOUT_MS).
+ */
 export const KAFKA_CONSUMER_JOIN_SECONDS = 60;
 /** Seconds producers may run past `durationSeconds` before they are stopped (the local target's graceSeconds). */
 export const KAFKA_PRODUCER_GRACE_SECONDS = 60;
 
-
-
-/** The raw files of one Kafka repetition, uploaded beside each other (check-repetition reads them back by these names). */
+/**
+ * The raw files of one Kafka repetition, uploaded beside each other (check-repetition reads them back by these names).
+ */
 export function kafkaRawFiles(producers: number, consumers: number): { producers: string[]; consumers: string[] } {
   return {
     producers: Array.from({ length: producers }, (_, index) => `producer-${index + 1}.txt`),
@@ -38,15 +52,29 @@ export function kafkaRawFiles(producers: number, consumers: number): { producers
 /** What the parser expects of one Kafka scenario's output (the same as the local target's). */
 export function kafkaExpectations(scenario: Scenario): KafkaPerfExpectations {
   const settings = kafkaRunSettings(scenario.workload, scenario.cluster.nodes);
-  return { producers: scenario.workload.producers, consumers: scenario.workload.consumers, recordsPerProducer: settings.recordsPerProducer };
+  return {
+    producers: scenario.workload.producers,
+    consumers: scenario.workload.consumers,
+    recordsPerProducer: settings.recordsPerProducer,
+  };
 }
 
-/** Seconds a Kafka repetition's script may take at most: the tools' wait, topic, join, producers, the consumers' drain, clean-up and upload. */
+/**
+ * Seconds a Kafka repetition's script may take at most: the tools' wait, topic, join, producers, the consumers' drain,
+ * clean-up and upload.
+ */
 export function kafkaRepetitionSeconds(scenario: Scenario): number {
   const drain = consumerIdleTimeoutMs(Math.max(scenario.workload.consumers, 1)) / 1000 + 30;
-  return KAFKA_TOOLS_READY_WAIT_SECONDS + 60 + KAFKA_CONSUMER_JOIN_SECONDS + scenario.workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS + drain + 60;
+  return (
+    KAFKA_TOOLS_READY_WAIT_SECONDS +
+    60 +
+    KAFKA_CONSUMER_JOIN_SECONDS +
+    scenario.workload.durationSeconds +
+    KAFKA_PRODUCER_GRACE_SECONDS +
+    drain +
+    60
+  );
 }
-
 
 export interface KafkaRepetitionScript {
   readonly script: string;
@@ -62,7 +90,12 @@ export interface KafkaRepetitionScript {
  * output short: the parser then fails the repetition naming what is missing, and the script exits 1 with the reason
  * on stderr. Everything is uploaded whatever happened, so that the stored record shows what the tools printed.
  */
-export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapServers: string; uploadCommand: (file: string) => string; suffix?: string }): KafkaRepetitionScript {
+export function kafkaRepetitionScript(options: {
+  scenario: Scenario;
+  bootstrapServers: string;
+  uploadCommand: (file: string) => string;
+  suffix?: string;
+}): KafkaRepetitionScript {
   const { scenario } = options;
   const { workload } = scenario;
   const bootstrapServers = checkedBootstrapServers(options.bootstrapServers);
@@ -71,12 +104,27 @@ export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapSe
   // Topic names allow [a-zA-Z0-9._-] (org.apache.kafka.common.internals.Topic), at most 249 characters.
   const topic = `rmqbench-${workload.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 200)}-${suffix}`;
   const topicArgs = ['--bootstrap-server', bootstrapServers, ...createTopicArgs(topic, settings)];
-  const consumerArgs = consumerPerformanceArgs({ bootstrapServers, topic, group: `rmqbench-${suffix}`, totalRecords: settings.recordsPerProducer * workload.producers, consumers: workload.consumers });
-  const producerArgs = (index: number) => producerPerformanceArgs({ bootstrapServers, topic, settings, messageSizeBytes: workload.messageSizeBytes, clientId: `rmqbench-producer-${index + 1}` });
+  const consumerArgs = consumerPerformanceArgs({
+    bootstrapServers,
+    topic,
+    group: `rmqbench-${suffix}`,
+    totalRecords: settings.recordsPerProducer * workload.producers,
+    consumers: workload.consumers,
+  });
+  const producerArgs = (index: number) =>
+    producerPerformanceArgs({
+      bootstrapServers,
+      topic,
+      settings,
+      messageSizeBytes: workload.messageSizeBytes,
+      clientId: `rmqbench-producer-${index + 1}`,
+    });
   const files = kafkaRawFiles(workload.producers, workload.consumers);
   const producerLimit = workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS;
-  const consumerLimit = KAFKA_CONSUMER_JOIN_SECONDS + producerLimit + consumerIdleTimeoutMs(Math.max(workload.consumers, 1)) / 1000 + 30;
-  const tool = (mainClass: string, args: readonly string[]) => `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
+  const consumerLimit =
+    KAFKA_CONSUMER_JOIN_SECONDS + producerLimit + consumerIdleTimeoutMs(Math.max(workload.consumers, 1)) / 1000 + 30;
+  const tool = (mainClass: string, args: readonly string[]) =>
+    `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
   const script = [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
@@ -87,7 +135,10 @@ export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapSe
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     'CONSUMER_PIDS=()',
     'if [ -z "$ERROR" ]; then',
-    ...files.consumers.map((file) => `  timeout --kill-after=10 ${consumerLimit} ${tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)} > ${file} 2>&1 & CONSUMER_PIDS+=($!)`),
+    ...files.consumers.map(
+      (file) =>
+        `  timeout --kill-after=10 ${consumerLimit} ${tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)} > ${file} 2>&1 & CONSUMER_PIDS+=($!)`,
+    ),
     // Each consumer logs its partition assignment once it has joined (the tools' log4j2 configuration keeps that line).
     `  JOIN_DEADLINE=$((SECONDS + ${KAFKA_CONSUMER_JOIN_SECONDS}))`,
     `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${files.consumers.join(' ') || '/dev/null'} 2>/dev/null | wc -l)" -lt ${workload.consumers} ]; do`,
@@ -99,8 +150,15 @@ export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapSe
     'fi',
     'PRODUCER_PIDS=()',
     'if [ -z "$ERROR" ]; then',
-    ...files.producers.map((file, index) => `  timeout --kill-after=10 ${producerLimit} ${tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index))} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`),
-    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' + producerLimit + ' s (durationSeconds + ' + KAFKA_PRODUCER_GRACE_SECONDS + ') and were stopped"; fi; done',
+    ...files.producers.map(
+      (file, index) =>
+        `  timeout --kill-after=10 ${producerLimit} ${tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index))} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
+    ),
+    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
+      producerLimit +
+      ' s (durationSeconds + ' +
+      KAFKA_PRODUCER_GRACE_SECONDS +
+      ') and were stopped"; fi; done',
     'else',
     '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
     'fi',
@@ -124,7 +182,6 @@ export function kafkaRepetitionScript(options: { scenario: Scenario; bootstrapSe
   return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
 }
 
-
 /** The plan scenario of a scheduled repetition. */
 export function scenarioOf(plan: unknown, item: { scenarioId: string }): Scenario {
   const validated = validatePlan(plan, 'the execution input');
@@ -137,7 +194,13 @@ export function scenarioOf(plan: unknown, item: { scenarioId: string }): Scenari
  * The AWS load generator's Kafka repetition: the tools' files go to runs/<runId>/raw/<repetition>/ with `aws s3 cp` and
  * the instance role, which may write under runs/ only (cdk/LoadGenerator.ts), as PerfTest's do.
  */
-export function awsKafkaRepetitionScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; bootstrapServers: string; bucket: string }): KafkaRepetitionScript {
+export function awsKafkaRepetitionScript(options: {
+  plan: unknown;
+  runId: string;
+  item: ScheduledRepetition;
+  bootstrapServers: string;
+  bucket: string;
+}): KafkaRepetitionScript {
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
   return kafkaRepetitionScript({
     scenario: scenarioOf(options.plan, options.item),

@@ -16,14 +16,19 @@ import { startVerifierLines, waitVerifierLines } from './verifier-lines';
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /**
- * The files a RabbitMQ repetition leaves, uploaded under runs/<runId>/raw/<rawKey without .json>/ (check-repetition reads
+ * The files a RabbitMQ repetition leaves, uploaded under runs/<runId>/raw/<rawKey without .json>/ (check-repetition
+ * reads
  * them there): PerfTest's output and CSV, and the management API sampler's lines (core/broker/broker-samples.ts).
  */
 export const RAW_FILES = ['stdout.txt', 'perftest.csv', BROKER_SAMPLES_FILE] as const;
-/** Left only by a repetition with a fault: the lost-message verifier's output (verifier-lines.ts, core/failover/cloud-verifier.ts). */
+/**
+ * Left only by a repetition with a fault: the lost-message verifier's output (verifier-lines.ts,
+ * core/failover/cloud-verifier.ts).
+ */
 export const FAULT_RAW_FILES = [VERIFIER_OUTPUT_FILE] as const;
 export type RawFile = (typeof RAW_FILES)[number] | (typeof FAULT_RAW_FILES)[number];
-export const rawPrefix = (runId: string, item: ScheduledRepetition) => `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
+export const rawPrefix = (runId: string, item: ScheduledRepetition) =>
+  `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
 
 function scenarioFor(plan: unknown, item: ScheduledRepetition): Scenario {
   const validated = validatePlan(plan, 'the execution input');
@@ -38,9 +43,17 @@ const amqpHost = (endpoint: string) => endpoint.replace(/^amqps?:\/\//, '');
 function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string): string[] {
   const scenario = scenarioFor(plan, item);
   const host = amqpHost(endpoint);
-  // The same queue arguments as the local target (core/broker/broker-config.ts): without them PerfTest declares classic queues.
+  // The same queue arguments as the local target (core/broker/broker-config.ts): without them PerfTest declares classic
+  // queues.
   const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
-  return buildPerfTestArgs({ workload: scenario.workload, topology: scenario.cluster.topology, queueArguments, uris: [`amqp://USER:PASS@${host}`], csvPath: 'perftest.csv', predeclared: false });
+  return buildPerfTestArgs({
+    workload: scenario.workload,
+    topology: scenario.cluster.topology,
+    queueArguments,
+    uris: [`amqp://USER:PASS@${host}`],
+    csvPath: 'perftest.csv',
+    predeclared: false,
+  });
 }
 
 /**
@@ -48,11 +61,25 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
  * wait lines, and whether it runs. It connects through the same endpoint as PerfTest and declares its queue with the
  * topology's arguments, as the local target declares it (local/local-target.ts).
  */
-function verifierLines(plan: unknown, item: ScheduledRepetition, endpoint: string, perfTestCommand: string): { start: string[]; wait: string[]; runs: boolean } {
+function verifierLines(
+  plan: unknown,
+  item: ScheduledRepetition,
+  endpoint: string,
+  perfTestCommand: string,
+): { start: string[]; wait: string[]; runs: boolean } {
   const scenario = scenarioFor(plan, item);
   if (!scenario.workload.fault) return { start: [], wait: [], runs: false };
   const queueArguments = queueArgumentsFor(scenario.cluster.topology, scenario.cluster.nodes);
-  return { start: startVerifierLines({ perfTestCommand, amqpHost: amqpHost(endpoint), seconds: item.durationSeconds, queueArguments }), wait: waitVerifierLines(), runs: true };
+  return {
+    start: startVerifierLines({
+      perfTestCommand,
+      amqpHost: amqpHost(endpoint),
+      seconds: item.durationSeconds,
+      queueArguments,
+    }),
+    wait: waitVerifierLines(),
+    runs: true,
+  };
 }
 
 /**
@@ -60,18 +87,36 @@ function verifierLines(plan: unknown, item: ScheduledRepetition, endpoint: strin
  * waits for these timestamps (state-machines/phases.ts buildFaultPhase), as it does for the local target's.
  * PerfTest itself starts a few seconds later on the load generator (the benchmark user is created first, then the JVM).
  */
-export function faultSchedule(plan: unknown, item: ScheduledRepetition, startedAt: Date): { fault?: { at: string; healAt?: string } } {
-  const fault = validatePlan(plan, 'the execution input').scenarios.find((candidate) => candidate.id === item.scenarioId)?.workload.fault;
+export function faultSchedule(
+  plan: unknown,
+  item: ScheduledRepetition,
+  startedAt: Date,
+): { fault?: { at: string; healAt?: string } } {
+  const fault = validatePlan(plan, 'the execution input').scenarios.find(
+    (candidate) => candidate.id === item.scenarioId,
+  )?.workload.fault;
   if (!fault) return {};
   const due = (seconds: number) => new Date(startedAt.getTime() + seconds * 1000).toISOString();
-  return { fault: { at: due(fault.atSeconds), ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }) } };
+  return {
+    fault: {
+      at: due(fault.atSeconds),
+      ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }),
+    },
+  };
 }
 
-/** Turns the admin secret's JSON into the curl config line `user = "name:password"`, escaping backslashes and quotes as curl's config syntax needs. */
+/**
+ * Turns the admin secret's JSON into the curl config line `user = "name:password"`, escaping backslashes and quotes as
+ * curl's config syntax needs.
+ */
 const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin); e=lambda v: v.replace("\\", "\\\\").replace('"', '\\"'); print('user = "%s:%s"' % (e(s["username"]), e(s["password"])))`;
 
 /** Permissions of the per-run benchmark user: PerfTest's exchange (`direct`) and the benchmark queues, nothing else. */
-export const BENCHMARK_USER_PERMISSIONS = { configure: '^(perf-test.*|rmqbench.*|direct)$', write: '^(perf-test.*|rmqbench.*|direct)$', read: '^(perf-test.*|rmqbench.*|direct)$' } as const;
+export const BENCHMARK_USER_PERMISSIONS = {
+  configure: '^(perf-test.*|rmqbench.*|direct)$',
+  write: '^(perf-test.*|rmqbench.*|direct)$',
+  read: '^(perf-test.*|rmqbench.*|direct)$',
+} as const;
 
 /**
  * The benchmark user's one tag: `monitoring`, so that the broker sampler (broker-sampler.ts) can read /api/nodes
@@ -106,7 +151,8 @@ export function benchmarkUserLines(): string[] {
 /** The cluster's management URL, checked: it is written into the script. */
 function checkedManagementUrl(url: string): string {
   const managementUrl = url.replace(/\/+$/, '');
-  if (!/^https?:\/\/[^\s'"]+$/.test(managementUrl)) throw new Error(`the cluster's management URL must be an http(s) URL, got "${url}"`);
+  if (!/^https?:\/\/[^\s'"]+$/.test(managementUrl))
+    throw new Error(`the cluster's management URL must be an http(s) URL, got "${url}"`);
   return managementUrl;
 }
 
@@ -120,7 +166,15 @@ function checkedManagementUrl(url: string): string {
  * sampler (broker-sampler.ts) reads the management API as the same user while PerfTest runs. Then stdout, CSV and the
  * sampler's lines go to S3.
  */
-export function perfTestScript(options: { plan: unknown; runId: string; item: ScheduledRepetition; endpoint: string; managementUrl: string; secretArn: string; bucket: string }): { script: string; redactedArgs: string[] } {
+export function perfTestScript(options: {
+  plan: unknown;
+  runId: string;
+  item: ScheduledRepetition;
+  endpoint: string;
+  managementUrl: string;
+  secretArn: string;
+  bucket: string;
+}): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
   const verifier = verifierLines(options.plan, options.item, options.endpoint, PERF_TEST_COMMAND);
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
@@ -129,7 +183,8 @@ export function perfTestScript(options: { plan: unknown; runId: string; item: Sc
     'set -euo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK"',
     `MANAGEMENT_URL=${quote(managementUrl)}`,
-    // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a shell builtin.
+    // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a
+    // shell builtin.
     `ADMIN_CURL_CONFIG=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)})`,
     ...benchmarkUserLines(),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
@@ -141,10 +196,15 @@ export function perfTestScript(options: { plan: unknown; runId: string; item: Sc
     ...verifier.wait,
     'touch perftest.csv',
     `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
-    // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why they are missing.
+    // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why
+    // they are missing.
     `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
     // So is the verifier's output: without it the fault is recorded as applied but not counted, with the reason.
-    ...(verifier.runs ? [`aws s3 cp ${VERIFIER_OUTPUT_FILE} ${quote(`${prefix}/${VERIFIER_OUTPUT_FILE}`)} || echo ${quote(`rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}`)} >&2`] : []),
+    ...(verifier.runs
+      ? [
+          `aws s3 cp ${VERIFIER_OUTPUT_FILE} ${quote(`${prefix}/${VERIFIER_OUTPUT_FILE}`)} || echo ${quote(`rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}`)} >&2`,
+        ]
+      : []),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
@@ -170,9 +230,26 @@ function perfTestFailureLines(passwordVariable: string): string[] {
  * Pre-signed S3 PUT URLs for the raw files of one repetition: the Azure load generator has no AWS
  * credentials, so each URL carries exactly one upload to one key, valid for `expiresInSeconds`.
  */
-export async function presignRawUploads(s3: S3Client, bucket: string, runId: string, item: ScheduledRepetition, expiresInSeconds: number, files: readonly RawFile[] = RAW_FILES): Promise<Partial<Record<RawFile, string>>> {
+export async function presignRawUploads(
+  s3: S3Client,
+  bucket: string,
+  runId: string,
+  item: ScheduledRepetition,
+  expiresInSeconds: number,
+  files: readonly RawFile[] = RAW_FILES,
+): Promise<Partial<Record<RawFile, string>>> {
   const prefix = rawPrefix(runId, item);
-  const entries = await Promise.all(files.map(async (file) => [file, await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn: expiresInSeconds })] as const));
+  const entries = await Promise.all(
+    files.map(
+      async (file) =>
+        [
+          file,
+          await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), {
+            expiresIn: expiresInSeconds,
+          }),
+        ] as const,
+    ),
+  );
   return Object.fromEntries(entries) as Partial<Record<RawFile, string>>;
 }
 
@@ -195,29 +272,43 @@ export interface AzurePasswordSource {
  */
 export const uploadUrlVariable = (file: RawFile) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
 
-/** The upload URLs as the managed Run Command's protectedParameters: never in the script text, the instance view or a GET of the resource. */
+/**
+ * The upload URLs as the managed Run Command's protectedParameters: never in the script text, the instance view or a
+ * GET of the resource.
+ */
 export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>) =>
-  [...RAW_FILES, ...FAULT_RAW_FILES].flatMap((file) => (uploadUrls[file] === undefined ? [] : [{ name: uploadUrlVariable(file), value: uploadUrls[file] }]));
+  [...RAW_FILES, ...FAULT_RAW_FILES].flatMap((file) =>
+    uploadUrls[file] === undefined ? [] : [{ name: uploadUrlVariable(file), value: uploadUrls[file] }],
+  );
 
 /**
  * Seconds the Azure script waits for the load generator's boot to have put `perf-test` on PATH. ARM reports the VM
- * provisioned once cloud-init's init stage has signalled Azure ("After this stage, cloud-init sends a signal to the Azure
- * platform that the VM has been provisioned successfully", learn.microsoft.com/azure/virtual-machines/linux/cloud-init-deep-dive,
+ * provisioned once cloud-init's init stage has signalled Azure ("After this stage, cloud-init sends a signal to the
+ * Azure
+ * platform that the VM has been provisioned successfully",
+ * learn.microsoft.com/azure/virtual-machines/linux/cloud-init-deep-dive,
  * MicrosoftDocs/azure-compute-docs articles/virtual-machines/linux/cloud-init-deep-dive.md); `runcmd`
- * (bicep/cloud-init/loadgen.yaml: rmqbench-loadgen-setup installs Java, jq and PerfTest's jars) runs later, in the final
- * stage, and nothing on Azure waits for it before the first repetition (CheckClusterReady asks the RabbitMQ cluster only), so
- * the first Run Command can start while the setup is still downloading. The AWS load generator signals its stack only once
+ * (bicep/cloud-init/loadgen.yaml: rmqbench-loadgen-setup installs Java, jq and PerfTest's jars) runs later, in the
+ * final
+ * stage, and nothing on Azure waits for it before the first repetition (CheckClusterReady asks the RabbitMQ cluster
+ * only), so
+ * the first Run Command can start while the setup is still downloading. The AWS load generator signals its stack only
+ * once
  * PerfTest is installed.
  */
 export const PERF_TEST_READY_WAIT_SECONDS = 300;
 
 /**
- * Lines that wait (polling every `pollSeconds`) for the boot to have installed PerfTest: rmqbench-loadgen-setup writes the
+ * Lines that wait (polling every `pollSeconds`) for the boot to have installed PerfTest: rmqbench-loadgen-setup writes
+ * the
  * `perf-test` wrapper only after Java, jq and every jar checked out, so its presence says the setup got that far. Past
  * `waitSeconds` the script fails naming the boot log, before it has read any secret.
  */
 export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, pollSeconds = 5): string[] {
-  if (!Number.isInteger(waitSeconds) || !Number.isInteger(pollSeconds) || pollSeconds < 1 || waitSeconds < pollSeconds) throw new Error(`perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, got ${waitSeconds} and ${pollSeconds}`);
+  if (!Number.isInteger(waitSeconds) || !Number.isInteger(pollSeconds) || pollSeconds < 1 || waitSeconds < pollSeconds)
+    throw new Error(
+      `perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, got ${waitSeconds} and ${pollSeconds}`,
+    );
   return [
     `for attempt in $(seq 1 ${Math.ceil(waitSeconds / pollSeconds)}); do command -v perf-test >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
     `command -v perf-test >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest (perf-test not on PATH after ${waitSeconds} s): see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
@@ -234,9 +325,17 @@ export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, p
  * as protected parameters (environment variables named by uploadUrlVariable). An unreadable secret or a missing
  * upload URL fails the Run Command with what was missing on stderr.
  */
-export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRepetition; endpoint: string; managementUrl: string; username: string; password: AzurePasswordSource }): { script: string; redactedArgs: string[] } {
+export function azurePerfTestScript(options: {
+  plan: unknown;
+  item: ScheduledRepetition;
+  endpoint: string;
+  managementUrl: string;
+  username: string;
+  password: AzurePasswordSource;
+}): { script: string; redactedArgs: string[] } {
   const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  // The Azure script runs `perf-test` from PATH (bicep/cloud-init/rmqbench-loadgen-setup.sh installs it in /usr/local/bin).
+  // The Azure script runs `perf-test` from PATH (bicep/cloud-init/rmqbench-loadgen-setup.sh installs it in
+  // /usr/local/bin).
   const verifier = verifierLines(options.plan, options.item, options.endpoint, 'perf-test');
   const uploaded = [...RAW_FILES, ...(verifier.runs ? FAULT_RAW_FILES : [])];
   const managementUrl = checkedManagementUrl(options.managementUrl);
@@ -250,13 +349,18 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
   const script = [
     'set +x',
     'set -euo pipefail',
-    ...uploaded.map((file) => `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`),
-    // The boot may still be installing PerfTest (and jq, which the secret read below needs): see PERF_TEST_READY_WAIT_SECONDS.
+    ...uploaded.map(
+      (file) =>
+        `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`,
+    ),
+    // The boot may still be installing PerfTest (and jq, which the secret read below needs): see
+    // PERF_TEST_READY_WAIT_SECONDS.
     ...perfTestReadyLines(),
     'WORK=$(mktemp -d) && cd "$WORK"',
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
-    // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on stdin (-K -), not in its arguments.
+    // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on
+    // stdin (-K -), not in its arguments.
     "ADMIN_PASSWORD=''",
     'for attempt in $(seq 1 30); do',
     `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty') && [ -n "$ADMIN_PASSWORD" ] && break`,
@@ -279,23 +383,42 @@ export function azurePerfTestScript(options: { plan: unknown; item: ScheduledRep
     ...stopBrokerSamplerLines(),
     ...verifier.wait,
     'touch perftest.csv',
-    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics and the
-    // verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition records why
+    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics and
+    // the
+    // verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition records
+    // why
     // they are missing).
-    ...uploaded.map((file) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file !== 'stdout.txt' && file !== 'perftest.csv' ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`),
+    ...uploaded.map(
+      (file) =>
+        `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file !== 'stdout.txt' && file !== 'perftest.csv' ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`,
+    ),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }
 
-/** The managed Run Command's resource name for one repetition: letters, digits and hyphens, unique per repetition even where a long scenario id is cut short (a hash of the raw key ends it). */
+/**
+ * The managed Run Command's resource name for one repetition: letters, digits and hyphens, unique per repetition even
+ * where a long scenario id is cut short (a hash of the raw key ends it).
+ */
 export function runCommandName(item: ScheduledRepetition): string {
-  const readable = item.rawKey.replace(/\.json$/, '').replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 48).replace(/-+$/, '');
+  const readable = item.rawKey
+    .replace(/\.json$/, '')
+    .replace(/[^A-Za-z0-9-]+/g, '-')
+    .slice(0, 48)
+    .replace(/-+$/, '');
   return `rmqbench-${readable}-${createHash('sha256').update(item.rawKey).digest('hex').slice(0, 8)}`;
 }
 
 /** The outputs of bicep/main.bicep an Azure repetition needs. */
-export const AZURE_REQUIRED_OUTPUTS = ['amqpEndpoint', 'managementUrl', 'loadGeneratorResourceId', 'keyVaultName', 'adminPasswordSecretName', 'loadGeneratorIdentityClientId'] as const;
+export const AZURE_REQUIRED_OUTPUTS = [
+  'amqpEndpoint',
+  'managementUrl',
+  'loadGeneratorResourceId',
+  'keyVaultName',
+  'adminPasswordSecretName',
+  'loadGeneratorIdentityClientId',
+] as const;
 
 export interface AzureRepetitionEvent {
   readonly runId: string;
@@ -307,16 +430,31 @@ export interface AzureRepetitionEvent {
 
 /**
  * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command
- * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid until the repetition's deadline plus time for the upload.
+ * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid
+ * until the repetition's deadline plus time for the upload.
  */
-export async function startAzureRepetition(clients: AzureClients, s3: S3Client, bucket: string, parameters: Readonly<Record<string, unknown>>, event: AzureRepetitionEvent, now = new Date()) {
+export async function startAzureRepetition(
+  clients: AzureClients,
+  s3: S3Client,
+  bucket: string,
+  parameters: Readonly<Record<string, unknown>>,
+  event: AzureRepetitionEvent,
+  now = new Date(),
+) {
   const outputs = event.readiness.outputs;
   const missing = AZURE_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
-  if (missing.length > 0) throw new Error(`the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`);
+  if (missing.length > 0)
+    throw new Error(
+      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`,
+    );
   const output = (name: (typeof AZURE_REQUIRED_OUTPUTS)[number]) => outputs[name] as string;
   const keyVaultName = output('keyVaultName');
-  if (!/^[a-zA-Z0-9-]{3,24}$/.test(keyVaultName)) throw new Error(`output keyVaultName must be a Key Vault name (3-24 letters, digits and hyphens), got "${keyVaultName}"`);
-  const username = typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
+  if (!/^[a-zA-Z0-9-]{3,24}$/.test(keyVaultName))
+    throw new Error(
+      `output keyVaultName must be a Key Vault name (3-24 letters, digits and hyphens), got "${keyVaultName}"`,
+    );
+  const username =
+    typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
   // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
   const deadlineSeconds = event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS;
   // The verifier's output has an upload URL only where the verifier runs (a scenario with a fault).
@@ -328,15 +466,29 @@ export async function startAzureRepetition(clients: AzureClients, s3: S3Client, 
     endpoint: output('amqpEndpoint'),
     managementUrl: output('managementUrl'),
     username,
-    password: { keyVaultName, secretName: output('adminPasswordSecretName'), identityClientId: output('loadGeneratorIdentityClientId') },
+    password: {
+      keyVaultName,
+      secretName: output('adminPasswordSecretName'),
+      identityClientId: output('loadGeneratorIdentityClientId'),
+    },
   });
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
-  const started = await startRunCommand(clients, event.launch.clusterId, vmNameFromResourceId(output('loadGeneratorResourceId')), {
-    name: runCommandName(event.item),
-    script,
-    protectedParameters: uploadUrlParameters(uploadUrls),
-    timeoutInSeconds: deadlineSeconds,
-  });
-  return { ...started, startedAt: now.toISOString(), perfTestArgs: redactedArgs, doneBy: new Date(now.getTime() + deadlineSeconds * 1000).toISOString() };
+  const started = await startRunCommand(
+    clients,
+    event.launch.clusterId,
+    vmNameFromResourceId(output('loadGeneratorResourceId')),
+    {
+      name: runCommandName(event.item),
+      script,
+      protectedParameters: uploadUrlParameters(uploadUrls),
+      timeoutInSeconds: deadlineSeconds,
+    },
+  );
+  return {
+    ...started,
+    startedAt: now.toISOString(),
+    perfTestArgs: redactedArgs,
+    doneBy: new Date(now.getTime() + deadlineSeconds * 1000).toISOString(),
+  };
 }

@@ -1,8 +1,10 @@
 /**
  * The Java source of the load generator's lost-message verifier (a single-file program the JVM compiles in memory:
- * https://openjdk.org/jeps/330), kept as a string so that the Lambda bundle (esbuild) and the tests (jest) read the same
+ * https://openjdk.org/jeps/330), kept as a string so that the Lambda bundle (esbuild) and the tests (jest) read the
+ * same
  * text without a loader of their own: the run scripts write it to the load generator beside PerfTest's jars. What it
- * does and prints is described in its class comment; core/failover/cloud-verifier.ts turns its output into the stored counts.
+ * does and prints is described in its class comment; core/failover/cloud-verifier.ts turns its output into the stored
+ * counts.
  */
 export const LOST_MESSAGE_VERIFIER_CLASS = 'LostMessageVerifier';
 
@@ -38,9 +40,11 @@ import java.util.TreeMap;
  * [--rate 200] [--window 200] [--prefetch 200] [--queue-arg key=value]... (declares, on the first connection, the queue
  * durable with those arguments, e.g. x-queue-type=quorum, and a durable direct exchange of the same name bound to it,
  * through which it publishes).
- * Output: one JSON line on stdout {"startedAtMs":..., "published":..., "confirmed":..., "consumed":..., "lostMessages":...,
+ * Output: one JSON line on stdout {"startedAtMs":..., "published":..., "confirmed":..., "consumed":...,
+ * "lostMessages":...,
  * "duplicatedMessages":..., "reconnects":..., "receivedPerSecond":[...], "unconfirmedPerSecond":[...]} where index i of
- * unconfirmedPerSecond is the number in flight at second i after startedAtMs (core/failover/cloud-verifier.ts reads it). Errors
+ * unconfirmedPerSecond is the number in flight at second i after startedAtMs (core/failover/cloud-verifier.ts reads
+ * it). Errors
  * go to stderr, exit status 2; URIs are never printed (they hold the password).
  */
 public class LostMessageVerifier {
@@ -101,7 +105,8 @@ public class LostMessageVerifier {
     // https://www.rabbitmq.com/client-libraries/java-api-guide#recovery).
     factory.setAutomaticRecoveryEnabled(false);
     factory.setTopologyRecoveryEnabled(false);
-    // Heartbeats find a peer that died without closing the socket (https://www.rabbitmq.com/docs/heartbeats); 5 s as locally.
+    // Heartbeats find a peer that died without closing the socket (https://www.rabbitmq.com/docs/heartbeats); 5 s as
+    // locally.
     factory.setRequestedHeartbeat(5);
     factory.setConnectionTimeout(5000);
     factory.setHandshakeTimeout(5000);
@@ -123,7 +128,8 @@ public class LostMessageVerifier {
       Channel channel = connection.createChannel();
       if (declare) {
         // Published through a direct exchange of the same name rather than the default exchange: the per-run benchmark
-        // user may write to rmqbench* resources only, and the broker checks a publish to the default exchange as a write
+        // user may write to rmqbench* resources only, and the broker checks a publish to the default exchange as a
+        // write
         // to "amq.default" (rabbit_access_control:check_resource_access), which would let it publish to any queue.
         channel.exchangeDeclare(queue, "direct", true);
         channel.queueDeclare(queue, true, false, false, queueArguments);
@@ -138,7 +144,8 @@ public class LostMessageVerifier {
         }
 
         // basic.cancel from the broker (the queue's node went down, or the queue was deleted): nothing more arrives on
-        // this channel and no close follows, so the consumer reconnects (https://www.rabbitmq.com/docs/consumer-cancel).
+        // this channel and no close follows, so the consumer reconnects
+        // (https://www.rabbitmq.com/docs/consumer-cancel).
         @Override
         public void handleCancel(String tag) {
           consumerLost(epoch);
@@ -278,7 +285,10 @@ public class LostMessageVerifier {
     return thread;
   }
 
-  /** Publishes at "rate" per second with at most "window" unconfirmed, for "durationSeconds"; samples the unconfirmed count each whole second. */
+  /**
+   * Publishes at "rate" per second with at most "window" unconfirmed, for "durationSeconds"; samples the unconfirmed
+   * count each whole second.
+   */
   void publishFor(int durationSeconds) throws InterruptedException {
     long end = startedAtMs + durationSeconds * 1000L;
     double credit = 0;
@@ -384,7 +394,8 @@ public class LostMessageVerifier {
 
   /**
    * PerfTest's jars bring logback with no configuration for this program, whose default is DEBUG on the console (every
-   * connection attempt logged, on stdout, https://logback.qos.ch/manual/configuration.html "Automatic configuration"); errors are
+   * connection attempt logged, on stdout, https://logback.qos.ch/manual/configuration.html "Automatic configuration");
+   * errors are
    * enough. Reflection, so that another binding on the class path leaves the defaults instead of failing the compile.
    */
   static void quietLogging() {

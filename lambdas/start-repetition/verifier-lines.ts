@@ -31,14 +31,25 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
  *   cluster's load balancer; the URI reaches java in its environment (RMQBENCH_VERIFIER_URIS), never in its arguments,
  *   and /proc/<pid>/environ is readable by its owner only (proc(5));
  * - it declares VERIFIER_QUEUE with the scenario's queue arguments (the fault step hits the leader of that queue);
- * - stdout and stderr go to VERIFIER_OUTPUT_FILE, whose last JSON line is the result (core/failover/cloud-verifier.ts); its
+ * - stdout and stderr go to VERIFIER_OUTPUT_FILE, whose last JSON line is the result (core/failover/cloud-verifier.ts);
+ * its
  *   error lines, if any, say why there is none. It runs under `timeout`, and nothing it does fails the script.
  */
-export function startVerifierLines(options: { readonly perfTestCommand: string; readonly amqpHost: string; readonly seconds: number; readonly queueArguments: Readonly<Record<string, string | number>> }): string[] {
-  if (!(Number.isInteger(options.seconds) && options.seconds > 0)) throw new Error(`the verifier's seconds must be a positive integer, got ${options.seconds}`);
-  if (!/^[A-Za-z0-9.-]+(:\d+)?$/.test(options.amqpHost)) throw new Error(`the verifier's AMQP host must be host[:port], got "${options.amqpHost}"`);
+export function startVerifierLines(options: {
+  readonly perfTestCommand: string;
+  readonly amqpHost: string;
+  readonly seconds: number;
+  readonly queueArguments: Readonly<Record<string, string | number>>;
+}): string[] {
+  if (!(Number.isInteger(options.seconds) && options.seconds > 0))
+    throw new Error(`the verifier's seconds must be a positive integer, got ${options.seconds}`);
+  if (!/^[A-Za-z0-9.-]+(:\d+)?$/.test(options.amqpHost))
+    throw new Error(`the verifier's AMQP host must be host[:port], got "${options.amqpHost}"`);
   const source = gzipSync(Buffer.from(LOST_MESSAGE_VERIFIER_JAVA, 'utf8'), { level: 9 }).toString('base64');
-  const queueArguments = Object.entries(options.queueArguments).flatMap(([key, value]) => ['--queue-arg', quote(`${key}=${value}`)]);
+  const queueArguments = Object.entries(options.queueArguments).flatMap(([key, value]) => [
+    '--queue-arg',
+    quote(`${key}=${value}`),
+  ]);
   const args = ['--queue', quote(VERIFIER_QUEUE), '--seconds', String(options.seconds), ...queueArguments].join(' ');
   return [
     `printf '%s' ${quote(source)} | base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`,
@@ -54,7 +65,12 @@ export function startVerifierLines(options: { readonly perfTestCommand: string; 
   ];
 }
 
-/** Shell lines that wait for the verifier started by startVerifierLines; a failure is left in its output file for IngestRepetition to name. */
+/**
+ * Shell lines that wait for the verifier started by startVerifierLines; a failure is left in its output file for
+ * IngestRepetition to name.
+ */
 export function waitVerifierLines(): string[] {
-  return [`if [ -n "$VERIFIER_PID" ]; then wait "$VERIFIER_PID" || echo "rmqbench verifier: exited with status $?" >> ${VERIFIER_OUTPUT_FILE}; fi`];
+  return [
+    `if [ -n "$VERIFIER_PID" ]; then wait "$VERIFIER_PID" || echo "rmqbench verifier: exited with status $?" >> ${VERIFIER_OUTPUT_FILE}; fi`,
+  ];
 }

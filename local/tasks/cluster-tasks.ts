@@ -21,14 +21,20 @@ export const checkClusterReady = (run: LocalRun) => async (input: { launch: { cl
   return { ready: true };
 };
 
-/** SmokeTest: the cloud's check (one message published and consumed back), through the first node; for Kafka, the brokers' registration. */
+/**
+ * SmokeTest: the cloud's check (one message published and consumed back), through the first node; for Kafka, the
+ * brokers' registration.
+ */
 export const smokeTest = (run: LocalRun) => async (input: { launch: { clusterId: string } }) => {
   const handle = run.handleOf(input.launch.clusterId);
   if (handle.broker === 'kafka') return smokeTestKafka(handle);
   return publishAndConsume(handle.cluster.amqpUri(handle.cluster.nodes[0]!));
 };
 
-/** TeardownCluster: PerfTest still running ends, the nodes stop, their data goes; done when it returns (no CheckTeardown). */
+/**
+ * TeardownCluster: PerfTest still running ends, the nodes stop, their data goes; done when it returns (no
+ * CheckTeardown).
+ */
 export const teardownCluster = (run: LocalRun) => async (input: { cluster: ScheduledCluster }) => {
   await run.teardown(input.cluster.clusterId);
   return { done: true };

@@ -22,11 +22,15 @@ export function localTaskHandlers(run: LocalRun): Record<TaskStateName, TaskHand
     [STATE.teardownCluster]: teardownCluster(run),
     // A local teardown is done when TeardownCluster returns ({ done: true }): the workflow never checks it again.
     [STATE.checkTeardown]: async () => {
-      throw new Error('CheckTeardown is entered on the cloud targets only; a local teardown is done when TeardownCluster returns');
+      throw new Error(
+        'CheckTeardown is entered on the cloud targets only; a local teardown is done when TeardownCluster returns',
+      );
     },
     // Azure only (the re-read of Azure Monitor's late minutes): a local run never enters it.
     [STATE.rereadHostMetrics]: async () => {
-      throw new Error('RereadHostMetrics is entered on the azure target only; a local repetition stores its own metrics when it is ingested');
+      throw new Error(
+        'RereadHostMetrics is entered on the azure target only; a local repetition stores its own metrics when it is ingested',
+      );
     },
     [STATE.finishRun]: finishRun(run),
     [STATE.recordRunFailure]: recordRunFailure(run),

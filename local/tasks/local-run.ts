@@ -23,7 +23,10 @@ export class Prelaunch {
   /** When the prelaunch began (Date.now()), so that "cluster ready in" counts the whole boot. */
   readonly startedAt = Date.now();
 
-  constructor(private readonly target: LocalTarget, group: ClusterGroup) {
+  constructor(
+    private readonly target: LocalTarget,
+    group: ClusterGroup,
+  ) {
     this.pending = target.prepare().then(() => target.launch(group, 0));
     this.pending.catch(() => undefined);
   }
@@ -108,7 +111,10 @@ export class LocalRun {
   /** The local counterpart of the cloud's failure rule: whatever the execution left, tear it down. */
   async tearDownEverything(): Promise<void> {
     await this.prelaunch.discard();
-    for (const clusterId of new Set([...this.handles.keys(), ...[...this.pending.keys()].map((key) => key.split('/')[0]!)])) {
+    for (const clusterId of new Set([
+      ...this.handles.keys(),
+      ...[...this.pending.keys()].map((key) => key.split('/')[0]!),
+    ])) {
       await this.teardown(clusterId).catch(() => undefined);
     }
   }

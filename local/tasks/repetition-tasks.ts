@@ -25,7 +25,9 @@ export const startRepetition = (run: LocalRun) => async (input: RepetitionInput)
     durationSeconds: item.durationSeconds,
     remainingPlannedSeconds: item.remainingPlannedSeconds,
   });
-  const started = await run.target.startRepetition(handle, run.runId, scenario, item.repetition, (progress) => run.emit({ type: 'progress', progress }));
+  const started = await run.target.startRepetition(handle, run.runId, scenario, item.repetition, (progress) =>
+    run.emit({ type: 'progress', progress }),
+  );
   const startedAt = Date.now();
   const entry: PendingRepetition = { promise: started.raw, started };
   entry.promise.then(
@@ -34,22 +36,38 @@ export const startRepetition = (run: LocalRun) => async (input: RepetitionInput)
   );
   run.pending.set(`${input.launch.clusterId}/${item.rawKey}`, entry);
   const fault = scenario.workload.fault;
-  // When the fault and its healing are due, counted from the verifier's start (just before PerfTest's): the workflow waits for these timestamps.
+  // When the fault and its healing are due, counted from the verifier's start (just before PerfTest's): the workflow
+  // waits for these timestamps.
   const due = (seconds: number) => new Date(startedAt + seconds * 1000).toISOString();
   return {
     startedAt: new Date(startedAt).toISOString(),
-    ...(fault ? { fault: { at: due(fault.atSeconds), ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }) } } : {}),
+    ...(fault
+      ? {
+          fault: {
+            at: due(fault.atSeconds),
+            ...(fault.healAtSeconds === undefined ? {} : { healAt: due(fault.healAtSeconds) }),
+          },
+        }
+      : {}),
   };
 };
 
 /** InjectFault / HealFault: the fault on the real node beside the running PerfTest. */
 export const faultTask = (run: LocalRun) => async (input: RepetitionInput & { action: 'inject' | 'heal' }) => {
   const entry = run.pending.get(`${input.launch.clusterId}/${input.item.rawKey}`);
-  if (!entry?.started) throw new Error(`no repetition of ${input.item.scenarioId} #${input.item.repetition} is running to ${input.action} a fault in`);
+  if (!entry?.started)
+    throw new Error(
+      `no repetition of ${input.item.scenarioId} #${input.item.repetition} is running to ${input.action} a fault in`,
+    );
   const handle = run.handleOf(input.launch.clusterId);
   if (input.action === 'inject') {
     const applied = await run.target.applyFault(handle, entry.started);
-    run.emit({ type: 'fault', scenarioId: input.item.scenarioId, action: entry.started.fault!.spec.action, nodeName: applied.nodeName });
+    run.emit({
+      type: 'fault',
+      scenarioId: input.item.scenarioId,
+      action: entry.started.fault!.spec.action,
+      nodeName: applied.nodeName,
+    });
     return applied;
   }
   const healed = await run.target.healFault(handle, entry.started);
@@ -72,12 +90,13 @@ export const checkRepetition = (run: LocalRun) => async (input: RepetitionInput)
 };
 
 /** IngestRepetition: the shared ingest (parse, statistics) into the store. */
-export const ingestRepetitionTask = (run: LocalRun) => async (input: { item: ScheduledRepetition; check: { rawKey: string } }) => {
-  const raw = JSON.parse(readFileSync(join(run.runDir, 'ingest', input.check.rawKey), 'utf8')) as RawRepetition;
-  const record = ingestRepetition(raw);
-  await run.store.putRepetition(record);
-  run.records.push(record);
-  run.emit({ type: 'repetition-finished', record });
-  if (input.item.pauseSeconds > 0) run.emit({ type: 'pause', seconds: input.item.pauseSeconds });
-  return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
-};
+export const ingestRepetitionTask =
+  (run: LocalRun) => async (input: { item: ScheduledRepetition; check: { rawKey: string } }) => {
+    const raw = JSON.parse(readFileSync(join(run.runDir, 'ingest', input.check.rawKey), 'utf8')) as RawRepetition;
+    const record = ingestRepetition(raw);
+    await run.store.putRepetition(record);
+    run.records.push(record);
+    run.emit({ type: 'repetition-finished', record });
+    if (input.item.pauseSeconds > 0) run.emit({ type: 'pause', seconds: input.item.pauseSeconds });
+    return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
+  };

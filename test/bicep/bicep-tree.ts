@@ -17,7 +17,8 @@ let parserPromise: Promise<Parser> | undefined;
 export function bicepParser(): Promise<Parser> {
   parserPromise ??= (async () => {
     await Parser.init();
-    // Bytes, not a path: with a path the library reads the file through a dynamic import, which jest's CommonJS runtime refuses.
+    // Bytes, not a path: with a path the library reads the file through a dynamic import, which jest's CommonJS runtime
+    // refuses.
     const language = await Language.load(readFileSync(require.resolve('tree-sitter-bicep/tree-sitter-bicep.wasm')));
     const parser = new Parser();
     parser.setLanguage(language);
@@ -44,7 +45,9 @@ export function syntaxErrors(tree: Tree): string[] {
   const found: string[] = [];
   const visit = (node: Node): void => {
     if (node.isError || node.isMissing) {
-      found.push(`${node.startPosition.row + 1}:${node.startPosition.column + 1} ${node.isMissing ? 'MISSING' : 'ERROR'} ${JSON.stringify(node.text.slice(0, 60))}`);
+      found.push(
+        `${node.startPosition.row + 1}:${node.startPosition.column + 1} ${node.isMissing ? 'MISSING' : 'ERROR'} ${JSON.stringify(node.text.slice(0, 60))}`,
+      );
     }
     for (const child of node.children) if (child) visit(child);
   };
@@ -121,7 +124,8 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
       pending = named(statement).map((decorator) => decorator.text.replace(/^@/, ''));
       continue;
     }
-    // `#disable-next-line <rule>` between a declaration's decorators and the declaration itself belongs to the declaration.
+    // `#disable-next-line <rule>` between a declaration's decorators and the declaration itself belongs to the
+    // declaration.
     if (statement.type === 'comment' || statement.type === 'diagnostic_comment') continue;
     const decorators = pending;
     pending = [];
@@ -133,7 +137,13 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
         targetScope = stringLiteral(first(statement, 'string'));
         break;
       case 'parameter_declaration':
-        params.set(name, { name, node: statement, decorators, type: first(statement, 'type').text, defaultValue: children[2] });
+        params.set(name, {
+          name,
+          node: statement,
+          decorators,
+          type: first(statement, 'type').text,
+          defaultValue: children[2],
+        });
         break;
       case 'variable_declaration':
         variables.set(name, children[1] as Node);
@@ -142,7 +152,8 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
         const typeWithVersion = stringLiteral(children[1] as Node);
         // A conditional resource (`= if (condition) { ... }`): the body is the if_statement's object.
         const last = children[children.length - 1] as Node;
-        const body = last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
+        const body =
+          last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
         resources.push({
           name,
           node: statement,
@@ -157,12 +168,19 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
       case 'module_declaration': {
         // A conditional module (`= if (condition) { ... }`): the body is the if_statement's object, as for resources.
         const last = children[children.length - 1] as Node;
-        const body = last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
+        const body =
+          last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
         modules.push({ name, node: statement, decorators, path: stringLiteral(children[1] as Node), body });
         break;
       }
       case 'output_declaration':
-        outputs.set(name, { name, node: statement, decorators, type: first(statement, 'type').text, value: children[2] as Node });
+        outputs.set(name, {
+          name,
+          node: statement,
+          decorators,
+          type: first(statement, 'type').text,
+          value: children[2] as Node,
+        });
         break;
     }
   }
@@ -206,7 +224,9 @@ export function literal(node: Node): BicepValue {
       return result;
     }
     case 'array':
-      return named(node).filter((child) => child.type !== 'comment').map(literal);
+      return named(node)
+        .filter((child) => child.type !== 'comment')
+        .map(literal);
     case 'number':
       return Number(node.text);
     case 'boolean':
@@ -214,7 +234,9 @@ export function literal(node: Node): BicepValue {
     case 'null':
       return null;
     case 'string':
-      return named(node).some((part) => part.type === 'interpolation') ? { expression: node.text } : stringLiteral(node);
+      return named(node).some((part) => part.type === 'interpolation')
+        ? { expression: node.text }
+        : stringLiteral(node);
     default:
       return { expression: node.text };
   }
@@ -229,7 +251,12 @@ function safeKey(key: Node): string {
 }
 
 export function isExpression(value: BicepValue | undefined): value is Expression {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as Expression).expression === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    typeof (value as Expression).expression === 'string'
+  );
 }
 
 /** Identifiers an expression reads (object keys and member names excluded). */
@@ -258,7 +285,8 @@ export function parameterDependencies(file: BicepFile, node: Node, seen = new Se
     if (file.params.has(identifier)) result.add(identifier);
     else if (file.variables.has(identifier) && !seen.has(identifier)) {
       seen.add(identifier);
-      for (const dependency of parameterDependencies(file, file.variables.get(identifier) as Node, seen)) result.add(dependency);
+      for (const dependency of parameterDependencies(file, file.variables.get(identifier) as Node, seen))
+        result.add(dependency);
     }
   }
   return result;
@@ -303,7 +331,8 @@ export function evaluateString(file: BicepFile, node: Node, params: Readonly<Rec
         // Integer addition only (`${i + 1}` in a loop's name or node id); other operators stay unevaluated.
         const operator = current.children.find((candidate) => candidate !== null && !candidate.isNamed)?.text;
         const [left, right] = named(current).map(evaluate);
-        if (operator === '+' && /^-?\d+$/.test(left ?? '') && /^-?\d+$/.test(right ?? '')) return String(Number(left) + Number(right));
+        if (operator === '+' && /^-?\d+$/.test(left ?? '') && /^-?\d+$/.test(right ?? ''))
+          return String(Number(left) + Number(right));
         return `<${current.text}>`;
       }
       case 'identifier': {
@@ -321,7 +350,9 @@ export function evaluateString(file: BicepFile, node: Node, params: Readonly<Rec
         const at = (index: number): Node => args[index] as Node;
         switch (callee?.text) {
           case 'replace':
-            return evaluate(at(0)).split(evaluate(at(1))).join(evaluate(at(2)));
+            return evaluate(at(0))
+              .split(evaluate(at(1)))
+              .join(evaluate(at(2)));
           case 'base64':
             return Buffer.from(evaluate(at(0)), 'utf8').toString('base64');
           case 'string':

@@ -14,12 +14,20 @@ interface CloudConfig {
 
 const decodeFiles = (cloudConfig: CloudConfig): Record<string, string> =>
   Object.fromEntries(
-    cloudConfig.write_files.map((entry) => [entry.path, entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content]),
+    cloudConfig.write_files.map((entry) => [
+      entry.path,
+      entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
+    ]),
   );
 
 /** Evaluates the scale set's customData the way ARM would, from the template text, and decodes it. */
-function clusterCustomData(cluster: BicepFile, params: Record<string, string>): { text: string; cloudConfig: CloudConfig } {
-  const scaleSet = cluster.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets');
+function clusterCustomData(
+  cluster: BicepFile,
+  params: Record<string, string>,
+): { text: string; cloudConfig: CloudConfig } {
+  const scaleSet = cluster.resources.find(
+    (resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets',
+  );
   const [customData] = propertyValues(scaleSet?.body as never, 'customData');
   const text = Buffer.from(evaluateString(cluster, customData as never, params), 'base64').toString('utf8');
   return { text, cloudConfig: parseYaml(text) as CloudConfig };
@@ -34,7 +42,10 @@ describe('cloud-init customData carries the shared generator output unchanged', 
   });
 
   test.each([
-    ['mirrored to all on 3.13', { topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '3.13.7', nodeCount: 3 }],
+    [
+      'mirrored to all on 3.13',
+      { topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '3.13.7', nodeCount: 3 },
+    ],
     ['quorum on 4.1', { topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '4.1.2', nodeCount: 3 }],
   ] as const)('%s: the node files are byte-for-byte the generator output', (_name, options) => {
     const broker = azureBrokerParameters(options);
@@ -54,22 +65,40 @@ describe('cloud-init customData carries the shared generator output unchanged', 
   });
 
   test('customData is built from the rabbitmqConf, enabledPluginsFile and policyCommandsJson parameters, and from no secret', () => {
-    const scaleSet = cluster.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets');
+    const scaleSet = cluster.resources.find(
+      (resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets',
+    );
     const [customData] = propertyValues(scaleSet?.body as never, 'customData');
     const dependencies = parameterDependencies(cluster, customData as never);
-    expect([...dependencies]).toEqual(expect.arrayContaining(['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']));
+    expect([...dependencies]).toEqual(
+      expect.arrayContaining(['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']),
+    );
     expect(dependencies.has('adminSshPublicKey')).toBe(false);
   });
 
   test('a change in the generator output changes the customData (the parameters are really used)', () => {
-    const a = clusterCustomData(cluster, { ...azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 3 }) }).text;
-    const b = clusterCustomData(cluster, { ...azureBrokerParameters({ topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13.7', nodeCount: 3 }) }).text;
+    const a = clusterCustomData(cluster, {
+      ...azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 3 }),
+    }).text;
+    const b = clusterCustomData(cluster, {
+      ...azureBrokerParameters({
+        topology: { type: 'mirrored', mirrorTo: 2 },
+        rabbitmqVersion: '3.13.7',
+        nodeCount: 3,
+      }),
+    }).text;
     expect(a).not.toBe(b);
   });
 
   test('the customData stays under the 64 KiB limit Azure puts on it', () => {
-    const broker = azureBrokerParameters({ topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '3.13.7', nodeCount: 7 });
-    const scaleSet = cluster.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets');
+    const broker = azureBrokerParameters({
+      topology: { type: 'mirrored', mirrorTo: 'all' },
+      rabbitmqVersion: '3.13.7',
+      nodeCount: 7,
+    });
+    const scaleSet = cluster.resources.find(
+      (resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets',
+    );
     const [customData] = propertyValues(scaleSet?.body as never, 'customData');
     expect(evaluateString(cluster, customData as never, { ...broker }).length).toBeLessThan(65536);
   });
@@ -83,13 +112,18 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     const manifest = (written['/etc/rmqbench/perf-test.sha256'] ?? '').trim().split('\n');
     expect(manifest).toHaveLength(25);
     for (const line of manifest) expect(line).toMatch(/^[0-9a-f]{64} {2}[\w./-]+\.jar$/);
-    expect(manifest).toContain('57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar');
+    expect(manifest).toContain(
+      '57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar',
+    );
     // Both setup scripts source the one jar download and check (rmqbench-jars.sh) from where cloud-init writes it.
     const jarsLib = '/usr/local/lib/rmqbench/rmqbench-jars.sh';
     expect(written[jarsLib]).toBe(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-jars.sh'), 'utf8'));
     expect(written[jarsLib]).toContain('sha256sum --check --strict');
     for (const setup of ['/usr/local/sbin/rmqbench-loadgen-setup', '/usr/local/sbin/rmqbench-kafka-tools-setup']) {
-      expect({ setup, sources: written[setup]?.includes(`. "\${RMQBENCH_JARS_LIB:-${jarsLib}}"`) }).toEqual({ setup, sources: true });
+      expect({ setup, sources: written[setup]?.includes(`. "\${RMQBENCH_JARS_LIB:-${jarsLib}}"`) }).toEqual({
+        setup,
+        sources: true,
+      });
     }
     expect(written['/usr/local/sbin/rmqbench-loadgen-setup']).toContain('rmqbench_check_jars "$home"');
     expect(written['/usr/local/bin/rmqbench-upload']).toContain('--upload-file');
@@ -105,9 +139,13 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     const text = Buffer.from(evaluateString(loadgen, customData as never, {}), 'base64').toString('utf8');
     expect(text).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
     const written = decodeFiles(parseYaml(text) as CloudConfig);
-    expect(written['/etc/rmqbench/kafka.sha256']).toBe(KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${artifact.path}\n`).join(''));
+    expect(written['/etc/rmqbench/kafka.sha256']).toBe(
+      KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${artifact.path}\n`).join(''),
+    );
     expect(written['/etc/rmqbench/kafka-tool-log4j2.properties']).toBe(KAFKA_TOOL_LOG4J);
-    expect(written['/usr/local/sbin/rmqbench-kafka-tools-setup']).toBe(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-kafka-tools-setup.sh'), 'utf8'));
+    expect(written['/usr/local/sbin/rmqbench-kafka-tools-setup']).toBe(
+      readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-kafka-tools-setup.sh'), 'utf8'),
+    );
     expect(text.length).toBeLessThan(65536);
   });
 });

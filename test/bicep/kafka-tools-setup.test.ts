@@ -5,11 +5,25 @@
  * TopicCommand then runs through it. A tampered jar fails the setup and leaves no jar and no READY file behind.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
-import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, kafkaToolWrapper } from '../../cdk/user-data/load-generator';
+import {
+  KAFKA_TOOL_COMMAND,
+  KAFKA_TOOLS_HOME,
+  KAFKA_TOOLS_READY_FILE,
+  kafkaToolWrapper,
+} from '../../cdk/user-data/load-generator';
 import { cachedArtifactDir, KAFKA_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 
@@ -18,12 +32,13 @@ const SCRIPT = join(CLOUD_INIT, 'rmqbench-kafka-tools-setup.sh');
 // The shared download and check the script sources (cloud-init writes it to the script's default path on the VM).
 const JARS_LIB = join(CLOUD_INIT, 'rmqbench-jars.sh');
 
-describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)', () => {
+describe("rmqbench-kafka-tools-setup (the Azure load generator's Kafka tools)", () => {
   let work: string;
   let repository: string;
   beforeAll(() => {
     const jars = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
-    if (!jars) throw new Error('the Kafka jars are not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+    if (!jars)
+      throw new Error('the Kafka jars are not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
     work = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-tools-'));
     repository = join(work, 'maven2');
     for (const artifact of KAFKA_ARTIFACTS) {
@@ -50,14 +65,20 @@ describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)',
   test('installs the 92 checked jars, the AWS wrapper byte for byte and the READY file; TopicCommand runs through it', () => {
     const root = join(work, 'good');
     const run = setup(root);
-    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: expect.stringContaining('Kafka tools 4.3.1 ready') });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({
+      status: 0,
+      stderr: expect.stringContaining('Kafka tools 4.3.1 ready'),
+    });
     expect(readdirSync(join(root, KAFKA_TOOLS_HOME, 'lib'))).toHaveLength(KAFKA_ARTIFACTS.length);
     expect(readFileSync(join(root, KAFKA_TOOL_COMMAND), 'utf8')).toBe(kafkaToolWrapper(KAFKA_TOOLS_HOME));
     expect(readFileSync(join(root, KAFKA_TOOLS_READY_FILE), 'utf8')).toBe('4.3.1\n');
     // The wrapper names the VM's paths; run the same command line against the test's root.
     const wrapper = kafkaToolWrapper(join(root, KAFKA_TOOLS_HOME));
     writeFileSync(join(work, 'kafka-tool'), wrapper, { mode: 0o755 });
-    const version = spawnSync(join(work, 'kafka-tool'), ['org.apache.kafka.tools.TopicCommand', '--version'], { encoding: 'utf8', timeout: 120_000 });
+    const version = spawnSync(join(work, 'kafka-tool'), ['org.apache.kafka.tools.TopicCommand', '--version'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(version.stdout).toMatch(/^4\.3\.1/m);
   });
 
@@ -78,7 +99,14 @@ describe('rmqbench-kafka-tools-setup (the Azure load generator\'s Kafka tools)',
   });
 
   test('a version the manifest does not pin is refused by name', () => {
-    const run = spawnSync('bash', [SCRIPT, '9.9.9'], { encoding: 'utf8', env: { PATH: process.env.PATH, RMQBENCH_KAFKA_MANIFEST: join(CLOUD_INIT, 'kafka-4.3.1.sha256'), RMQBENCH_JARS_LIB: JARS_LIB } });
+    const run = spawnSync('bash', [SCRIPT, '9.9.9'], {
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        RMQBENCH_KAFKA_MANIFEST: join(CLOUD_INIT, 'kafka-4.3.1.sha256'),
+        RMQBENCH_JARS_LIB: JARS_LIB,
+      },
+    });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('does not pin kafka-tools 9.9.9');
   });

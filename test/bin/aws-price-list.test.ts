@@ -13,7 +13,11 @@ describe('prices update through the real AWS Price List client', () => {
       },
     });
     const offline = () => Promise.reject(new Error('getaddrinfo ENOTFOUND prices.azure.com'));
-    const result = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, awsGetProducts: awsPriceList(client), timeoutMs: 2000 });
+    const result = await updatePriceCatalog(defaultPriceCatalog, {
+      fetchImpl: offline,
+      awsGetProducts: awsPriceList(client),
+      timeoutMs: 2000,
+    });
     expect(result.catalog).toBe(defaultPriceCatalog);
     const aws = result.messages.filter((message) => /AWS/.test(message)).join('\n');
     expect(aws).toMatch(/no AWS credentials configured/);

@@ -4,7 +4,14 @@ import { brokerConfigCommand, shellQuote } from '../../bin/broker-config-command
 
 describe('rmqbench broker-config --target azure', () => {
   test('prints the shared generator output as shell exports that evaluate back to the same values', () => {
-    const output = brokerConfigCommand({ target: 'azure', topology: 'mirrored', mirrorTo: '2', nodes: '3', rabbitmqVersion: '3.13.7', json: false });
+    const output = brokerConfigCommand({
+      target: 'azure',
+      topology: 'mirrored',
+      mirrorTo: '2',
+      nodes: '3',
+      rabbitmqVersion: '3.13.7',
+      json: false,
+    });
     const expected = azureBrokerEnvironment(
       azureBrokerParameters({ topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13.7', nodeCount: 3 }),
     );
@@ -19,7 +26,9 @@ describe('rmqbench broker-config --target azure', () => {
   });
 
   test('quotes single quotes safely', () => {
-    expect(spawnSync('bash', ['-c', `echo ${shellQuote("it's $HOME")}`], { encoding: 'utf8' }).stdout).toBe("it's $HOME\n");
+    expect(spawnSync('bash', ['-c', `echo ${shellQuote("it's $HOME")}`], { encoding: 'utf8' }).stdout).toBe(
+      "it's $HOME\n",
+    );
   });
 
   test('bad options name the option', () => {

@@ -26,7 +26,9 @@ describe('the local target cleans up after itself', () => {
   };
 
   /** Runs the CLI and, the moment it has exited (and was reaped), lists what it left in the process table. */
-  function runWatched(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; seen: Seen[]; left: string[] }> {
+  function runWatched(
+    ...args: string[]
+  ): Promise<{ code: number | null; stdout: string; stderr: string; seen: Seen[]; left: string[] }> {
     const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const watch = watchProcesses(child.pid!, home);
     let stdout = '';
@@ -60,7 +62,8 @@ workloads:
     expect(run.stderr).not.toMatch(/still listed after stopping/);
     expect(run.code).toBe(0);
     // The watcher did see what the CLI started, so an empty list below means they are gone.
-    for (const comm of ['beam.smp', 'epmd', 'haproxy', 'java', 'erl_child_setup']) expect(run.seen.map((s) => s.comm)).toContain(comm);
+    for (const comm of ['beam.smp', 'epmd', 'haproxy', 'java', 'erl_child_setup'])
+      expect(run.seen.map((s) => s.comm)).toContain(comm);
     expect(run.left).toEqual([]);
 
     const { runId } = JSON.parse(run.stdout) as { runId: string };
@@ -77,7 +80,9 @@ workloads:
         'raw/one-node_w/rep-1/perftest.csv',
       ]),
     );
-    expect(readFileSync(join(runDir, 'clusters/cluster-1/node1/log/rmqbench1@localhost.log'), 'utf8')).toMatch(/Server startup complete/);
+    expect(readFileSync(join(runDir, 'clusters/cluster-1/node1/log/rmqbench1@localhost.log'), 'utf8')).toMatch(
+      /Server startup complete/,
+    );
   });
 
   test('a run that fails (fault injected at SmokeTest) leaves no process in any state either', async () => {
@@ -96,7 +101,10 @@ workloads:
     // A run the store never heard of (its store was unreachable, or another table).
     const unstored = join(runs, 'never-stored');
     mkdirSync(unstored);
-    writeFileSync(join(unstored, 'run.json'), JSON.stringify({ runId: 'never-stored-20200101T000000-abcd', startedAt: '2020-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      join(unstored, 'run.json'),
+      JSON.stringify({ runId: 'never-stored-20200101T000000-abcd', startedAt: '2020-01-01T00:00:00.000Z' }),
+    );
     // A stored run whose folder measured one repetition more than the store holds.
     const partial = join(runs, 'partly-stored');
     cpSync(storedDir, partial, { recursive: true });
@@ -109,20 +117,32 @@ workloads:
     expect(planned.deleted.map((d) => d.dir)).toContain(storedDir);
     expect(planned.kept).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ dir: unstored, reason: expect.stringMatching(/never-stored-20200101T000000-abcd is not in table rmqbench-results/) }),
-        expect.objectContaining({ dir: partial, reason: expect.stringMatching(/1 repetition\(s\) measured in this folder are not in table .*#9.*rmqbench ingest/) }),
+        expect.objectContaining({
+          dir: unstored,
+          reason: expect.stringMatching(/never-stored-20200101T000000-abcd is not in table rmqbench-results/),
+        }),
+        expect.objectContaining({
+          dir: partial,
+          reason: expect.stringMatching(
+            /1 repetition\(s\) measured in this folder are not in table .*#9.*rmqbench ingest/,
+          ),
+        }),
       ]),
     );
     for (const dir of [storedDir, unstored, partial]) expect(existsSync(dir)).toBe(true);
 
     // --keep N keeps the N newest whatever the store has: the never-stored run (2020) is the oldest.
-    const keepAll = JSON.parse(rmqbench('prune', '--keep', String(readdirSync(runs).length), '--json').stdout) as { deleted: unknown[] };
+    const keepAll = JSON.parse(rmqbench('prune', '--keep', String(readdirSync(runs).length), '--json').stdout) as {
+      deleted: unknown[];
+    };
     expect(keepAll.deleted).toEqual([]);
 
     const pruned = rmqbench('prune');
     expect(pruned.status).toBe(0);
     expect(pruned.stdout).toMatch(new RegExp(`deleted\\s+${stored[0]}`));
-    expect(pruned.stdout).toMatch(/kept\s+never-stored-20200101T000000-abcd: run never-stored-20200101T000000-abcd is not in table/);
+    expect(pruned.stdout).toMatch(
+      /kept\s+never-stored-20200101T000000-abcd: run never-stored-20200101T000000-abcd is not in table/,
+    );
     expect(existsSync(storedDir)).toBe(false);
     expect(existsSync(unstored)).toBe(true);
     expect(existsSync(partial)).toBe(true);

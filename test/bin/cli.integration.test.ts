@@ -13,7 +13,10 @@ describe('rmqbench CLI end to end on the local target', () => {
   afterAll(() => rmSync(home, { recursive: true, force: true }));
   const rmqbench = (...args: string[]) => {
     if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build (npm test does)`);
-    return spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, RMQBENCH_HOME: home } });
+    return spawnSync(process.execPath, [cli, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, RMQBENCH_HOME: home },
+    });
   };
 
   test('run stores results in the persisted DynamoDB Local; runs, show and report read them back in later invocations', () => {
@@ -40,18 +43,27 @@ workloads:
 
     const show = rmqbench('show', outcome.runId, '--json');
     const stored = JSON.parse(show.stdout) as {
-      repetitions: { status: string; result: { summary: { receiveRateAvg: number } }; metrics: { series: { node: string; metric: string; points: number[][] }[] } }[];
+      repetitions: {
+        status: string;
+        result: { summary: { receiveRateAvg: number } };
+        metrics: { series: { node: string; metric: string; points: number[][] }[] };
+      }[];
     };
     expect(stored.repetitions).toHaveLength(2);
     for (const rep of stored.repetitions) expect(rep.result.summary.receiveRateAvg).toBeGreaterThan(0);
     // Each repetition's metrics: every series names its node and metric.
     for (const rep of stored.repetitions) {
-      const cpu = rep.metrics.series.filter((series) => series.metric === 'cpuPercent').map((series) => series.node).sort();
+      const cpu = rep.metrics.series
+        .filter((series) => series.metric === 'cpuPercent')
+        .map((series) => series.node)
+        .sort();
       expect(cpu).toEqual(['load-generator', 'rmqbench1@localhost']);
     }
     const human = rmqbench('show', outcome.runId);
     expect(human.status).toBe(0);
-    expect(human.stdout).toMatch(/^ {4}rmqbench1@localhost: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB; memory alarm no$/m);
+    expect(human.stdout).toMatch(
+      /^ {4}rmqbench1@localhost: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB; memory alarm no$/m,
+    );
     expect(human.stdout).toMatch(/^ {4}load-generator: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB$/m);
 
     const report = rmqbench('report', outcome.runId);
@@ -78,7 +90,10 @@ workloads:
   - { name: w, messageSizeBytes: 150, durationSeconds: 60 }
 `,
     );
-    const child = spawn(process.execPath, [cli, 'run', plan], { env: { ...process.env, RMQBENCH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, 'run', plan], {
+      env: { ...process.env, RMQBENCH_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     const watch = watchProcesses(child.pid!, home);
     let left: string[] = [];

@@ -2,7 +2,12 @@ import { cpuOverTimeChart, type RepetitionMetricsOf } from '../../core/report/ch
 import type { MetricSeries } from '../../core/metrics/host-metrics';
 import { renderVegaLiteToSvg } from '../../bin/render-charts';
 
-const cpu = (node: string, values: number[]): MetricSeries => ({ node, metric: 'cpuPercent', unit: 'percent', points: values.map((value, index) => [index + 1, value] as const) });
+const cpu = (node: string, values: number[]): MetricSeries => ({
+  node,
+  metric: 'cpuPercent',
+  unit: 'percent',
+  points: values.map((value, index) => [index + 1, value] as const),
+});
 const repetitions: RepetitionMetricsOf[] = [
   {
     scenarioId: 'three/small',
@@ -18,7 +23,14 @@ const repetitions: RepetitionMetricsOf[] = [
     },
   },
   // A node killed for the whole repetition has an empty series: no line for it.
-  { scenarioId: 'three/small', repetition: 2, metrics: { source: 'local-proc', series: [cpu('load-generator', [50, 51]), cpu('rmqbench1@localhost', [12, 14]), cpu('rmqbench2@localhost', [])] } },
+  {
+    scenarioId: 'three/small',
+    repetition: 2,
+    metrics: {
+      source: 'local-proc',
+      series: [cpu('load-generator', [50, 51]), cpu('rmqbench1@localhost', [12, 14]), cpu('rmqbench2@localhost', [])],
+    },
+  },
 ];
 
 describe('CPU over time chart', () => {
@@ -27,7 +39,11 @@ describe('CPU over time chart', () => {
     expect(chart.marks).toEqual({ kind: 'line', count: 5 });
     const values = (chart.spec.data as { values: { panel: string; node: string; cpuPercent: number }[] }).values;
     expect(new Set(values.map((value) => value.panel))).toEqual(new Set(['three/small #1', 'three/small #2']));
-    expect(values.filter((value) => value.panel === 'three/small #1' && value.node === 'load-generator').map((value) => value.cpuPercent)).toEqual([30, 60, 62]);
+    expect(
+      values
+        .filter((value) => value.panel === 'three/small #1' && value.node === 'load-generator')
+        .map((value) => value.cpuPercent),
+    ).toEqual([30, 60, 62]);
     expect(values.some((value) => value.cpuPercent === 1e8)).toBe(false);
   });
 
@@ -40,7 +56,9 @@ describe('CPU over time chart', () => {
     const [svg] = await renderVegaLiteToSvg([chart.spec]);
     // Vega draws each line in a group of its own (one per node and panel): the paths in line-mark groups are the lines.
     const lineGroups = [...svg!.matchAll(/<g class="mark-line role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/g)];
-    expect(lineGroups.reduce((sum, group) => sum + (group[1]!.match(/<path /g)?.length ?? 0), 0)).toBe(chart.marks.count);
+    expect(lineGroups.reduce((sum, group) => sum + (group[1]!.match(/<path /g)?.length ?? 0), 0)).toBe(
+      chart.marks.count,
+    );
     expect(svg).toContain('three/small #1');
     expect(svg).toContain('three/small #2');
     expect(svg).toContain('load-generator');
@@ -50,7 +68,10 @@ describe('CPU over time chart', () => {
 describe('CPU over time chart scale', () => {
   test('0..100 % of the host, widened to a second measured above 100 %', () => {
     const domain = (values: number[]) =>
-      ((cpuOverTimeChart([{ scenarioId: 's', repetition: 1, metrics: { source: 't', series: [cpu('n', values)] } }]).spec.spec as { encoding: { y: { scale: { domain: number[] } } } }).encoding.y.scale.domain);
+      (
+        cpuOverTimeChart([{ scenarioId: 's', repetition: 1, metrics: { source: 't', series: [cpu('n', values)] } }])
+          .spec.spec as { encoding: { y: { scale: { domain: number[] } } } }
+      ).encoding.y.scale.domain;
     expect(domain([10, 20])).toEqual([0, 100]);
     expect(domain([10, 100.4])).toEqual([0, 101]);
   });

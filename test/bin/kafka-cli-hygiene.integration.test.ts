@@ -26,8 +26,14 @@ describe('rmqbench run with a Kafka cluster cleans up after itself', () => {
     'name: kafka-tidy\nclusters: [{ name: k, broker: kafka, nodes: 1 }]\nworkloads: [{ name: w, messageSizeBytes: 100, publishRateLimit: 1000, durationSeconds: 3 }]\n',
   );
 
-  /** Runs the CLI; `interruptWhen` sends SIGINT once it returns true. Lists what the CLI left in the process table once it exited. */
-  function runWatched(args: string[], interruptWhen?: () => boolean): Promise<{ code: number | null; stdout: string; stderr: string; seen: Seen[]; left: string[] }> {
+  /**
+   * Runs the CLI; `interruptWhen` sends SIGINT once it returns true. Lists what the CLI left in the process table once
+   * it exited.
+   */
+  function runWatched(
+    args: string[],
+    interruptWhen?: () => boolean,
+  ): Promise<{ code: number | null; stdout: string; stderr: string; seen: Seen[]; left: string[] }> {
     if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build (npm test does)`);
     const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const watch = watchProcesses(child.pid!, home);
@@ -63,14 +69,26 @@ describe('rmqbench run with a Kafka cluster cleans up after itself', () => {
     const files = walk(join(home, 'runs', runId));
     expect(files.filter((path) => /(^|\/)kafka\d+\/data\//.test(path))).toEqual([]);
     expect(files).toEqual(
-      expect.arrayContaining(['run.json', 'clusters/cluster-1/kafka1/stdout.log', 'clusters/cluster-1/kafka1/server.properties', 'raw/k_w/rep-1/producer-1.txt', 'raw/k_w/rep-1/consumer-1.txt']),
+      expect.arrayContaining([
+        'run.json',
+        'clusters/cluster-1/kafka1/stdout.log',
+        'clusters/cluster-1/kafka1/server.properties',
+        'raw/k_w/rep-1/producer-1.txt',
+        'raw/k_w/rep-1/consumer-1.txt',
+      ]),
     );
   });
 
   test('Ctrl-C while the tools run stops the broker and every tool: nothing is listed afterwards and the broker data is gone', async () => {
     const runs = join(home, 'runs');
     const toolsRunning = () =>
-      existsSync(runs) && readdirSync(runs).some((runId) => runId.startsWith('kafka-tidy') && existsSync(join(runs, runId, 'raw', 'k_w', 'rep-1', 'consumer-1.txt')) && !existsSync(join(runs, runId, 'ingest')));
+      existsSync(runs) &&
+      readdirSync(runs).some(
+        (runId) =>
+          runId.startsWith('kafka-tidy') &&
+          existsSync(join(runs, runId, 'raw', 'k_w', 'rep-1', 'consumer-1.txt')) &&
+          !existsSync(join(runs, runId, 'ingest')),
+      );
     const before = existsSync(runs) ? new Set(readdirSync(runs)) : new Set<string>();
     const run = await runWatched(['run', plan], toolsRunning);
     expect(run.code).toBe(130);

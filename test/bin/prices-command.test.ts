@@ -2,7 +2,13 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPriceCatalog, loadPriceCatalog, PriceCatalogError } from '../../core/cost/cost-catalog';
-import { loadEffectiveCatalog, SHIPPED_CATALOG, showPrices, updatePrices, userCatalogPath } from '../../bin/prices-command';
+import {
+  loadEffectiveCatalog,
+  SHIPPED_CATALOG,
+  showPrices,
+  updatePrices,
+  userCatalogPath,
+} from '../../bin/prices-command';
 import type { FetchLike } from '../../bin/prices-update';
 
 const home = () => mkdtempSync(join(tmpdir(), 'rmqbench-prices-'));
@@ -42,7 +48,9 @@ describe('rmqbench prices', () => {
     const text = showPrices(loadEffectiveCatalog(userCatalogPath(home())), false);
     expect(text.split('\n')[0]).toBe(`price catalog: ${SHIPPED_CATALOG} (USD, on demand, 730 h per month)`);
     expect(text).toMatch(/^aws\s+eu-west-1\s+c5\.xlarge\s+\$0\.1925\s+\$140\.55\s+2019\s+thesis Table 7\.1$/m);
-    expect(JSON.parse(showPrices(loadEffectiveCatalog(userCatalogPath(home())), true)).instances).toHaveLength(defaultPriceCatalog.instances.length);
+    expect(JSON.parse(showPrices(loadEffectiveCatalog(userCatalogPath(home())), true)).instances).toHaveLength(
+      defaultPriceCatalog.instances.length,
+    );
   });
 
   it('offline: keeps the catalog, writes nothing, and says why for each provider', async () => {
@@ -52,7 +60,9 @@ describe('rmqbench prices', () => {
     expect(result.refreshed).toBe(false);
     expect(existsSync(out)).toBe(false);
     expect(result.messages).toEqual([
-      expect.stringMatching(/^Azure prices not refreshed \(fetch failed: getaddrinfo ENOTFOUND prices\.azure\.com\); kept the \d+ Azure entries/),
+      expect.stringMatching(
+        /^Azure prices not refreshed \(fetch failed: getaddrinfo ENOTFOUND prices\.azure\.com\); kept the \d+ Azure entries/,
+      ),
       expect.stringMatching(/^AWS prices not refreshed: the AWS Price List API needs AWS credentials/),
       `no prices refreshed: kept ${SHIPPED_CATALOG} unchanged`,
     ]);
@@ -64,7 +74,9 @@ describe('rmqbench prices', () => {
     const result = await updatePrices(loadEffectiveCatalog(out), out, { fetchImpl: azureApi, now });
     expect(result.refreshed).toBe(true);
     expect(result.file).toBe(out);
-    expect(result.messages.at(-1)).toBe(`wrote ${out}; rmqbench uses it from now on (delete it to go back to ${SHIPPED_CATALOG})`);
+    expect(result.messages.at(-1)).toBe(
+      `wrote ${out}; rmqbench uses it from now on (delete it to go back to ${SHIPPED_CATALOG})`,
+    );
     const effective = loadEffectiveCatalog(out);
     expect(effective.source).toBe(out);
     const fresh = effective.catalog.instances.filter((entry) => entry.asOf === '2026-02-03');
@@ -82,7 +94,9 @@ describe('rmqbench prices', () => {
     const out = userCatalogPath(dir);
     writeFileSync(out, '{"currency":"EUR","instances":[]}');
     expect(() => loadEffectiveCatalog(out)).toThrow(PriceCatalogError);
-    expect(() => loadEffectiveCatalog(out)).toThrow(new RegExp(`^${out}: invalid price catalog: currency: .*; fix it, or delete it to use ${SHIPPED_CATALOG}$`));
+    expect(() => loadEffectiveCatalog(out)).toThrow(
+      new RegExp(`^${out}: invalid price catalog: currency: .*; fix it, or delete it to use ${SHIPPED_CATALOG}$`),
+    );
     writeFileSync(out, '{');
     expect(() => loadEffectiveCatalog(out)).toThrow(/is not valid JSON/);
   });

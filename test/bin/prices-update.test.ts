@@ -1,10 +1,24 @@
-import { azureArmSku, serializePriceCatalog, updatePriceCatalog, type AwsGetProducts, type FetchLike } from '../../bin/prices-update';
+import {
+  azureArmSku,
+  serializePriceCatalog,
+  updatePriceCatalog,
+  type AwsGetProducts,
+  type FetchLike,
+} from '../../bin/prices-update';
 import { AZURE_VM_SIZES } from '../../core/cost/azure-vm-sizes';
-import { defaultPriceCatalog, findInstancePrice, loadPriceCatalog, THESIS_SOURCE_PREFIX } from '../../core/cost/cost-catalog';
+import {
+  defaultPriceCatalog,
+  findInstancePrice,
+  loadPriceCatalog,
+  THESIS_SOURCE_PREFIX,
+} from '../../core/cost/cost-catalog';
 
 const NOW = new Date('2025-03-04T05:06:07Z');
 
-/** An Azure Retail Prices API item as the API returns it (field set and values shaped like the real ones; prices illustrative). */
+/**
+ * An Azure Retail Prices API item as the API returns it (field set and values shaped like the real ones; prices
+ * illustrative).
+ */
 function azureItem(overrides: Record<string, unknown>): Record<string, unknown> {
   return {
     currencyCode: 'USD',
@@ -50,17 +64,25 @@ const PAGE_2 = {
   BillingCurrency: 'USD',
   CustomerEntityId: 'Default',
   CustomerEntityType: 'Retail',
-  Items: [azureItem({ meterName: 'F8s', skuName: 'F8s', armSkuName: 'Standard_F8s', retailPrice: 0.398, unitPrice: 0.398 })],
+  Items: [
+    azureItem({ meterName: 'F8s', skuName: 'F8s', armSkuName: 'Standard_F8s', retailPrice: 0.398, unitPrice: 0.398 }),
+  ],
   NextPageLink: null,
   Count: 1,
 };
 
 function respond(body: unknown, status = 200): ReturnType<FetchLike> {
-  return Promise.resolve({ ok: status >= 200 && status < 300, status, statusText: status === 200 ? 'OK' : 'Too Many Requests', json: () => Promise.resolve(body) });
+  return Promise.resolve({
+    ok: status >= 200 && status < 300,
+    status,
+    statusText: status === 200 ? 'OK' : 'Too Many Requests',
+    json: () => Promise.resolve(body),
+  });
 }
 
 describe('updatePriceCatalog without network', () => {
-  const offline: FetchLike = () => Promise.reject(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND prices.azure.com') }));
+  const offline: FetchLike = () =>
+    Promise.reject(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND prices.azure.com') }));
 
   it('returns the old catalog unchanged with a message per provider', async () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, now: NOW });
@@ -74,11 +96,16 @@ describe('updatePriceCatalog without network', () => {
   it('keeps the old catalog when the API answers with an HTTP error', async () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: () => respond({}, 429), now: NOW });
     expect(update.catalog).toBe(defaultPriceCatalog);
-    expect(update.messages[0]).toMatch(/^Azure prices not refreshed \(Azure Retail Prices API answered HTTP 429 Too Many Requests\)/);
+    expect(update.messages[0]).toMatch(
+      /^Azure prices not refreshed \(Azure Retail Prices API answered HTTP 429 Too Many Requests\)/,
+    );
   });
 
   it('keeps the old catalog when the answer is not a price page', async () => {
-    const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: () => respond({ error: 'nope' }), now: NOW });
+    const update = await updatePriceCatalog(defaultPriceCatalog, {
+      fetchImpl: () => respond({ error: 'nope' }),
+      now: NOW,
+    });
     expect(update.catalog).toBe(defaultPriceCatalog);
     expect(update.messages[0]).toMatch(/answered without an Items list/);
   });
@@ -124,16 +151,38 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
   });
 
   it('adds a deployable size the catalog lacks instead of refreshing only what it has', async () => {
-    const thesisOnly = { ...defaultPriceCatalog, instances: defaultPriceCatalog.instances.filter((entry) => entry.source.startsWith(THESIS_SOURCE_PREFIX)) };
+    const thesisOnly = {
+      ...defaultPriceCatalog,
+      instances: defaultPriceCatalog.instances.filter((entry) => entry.source.startsWith(THESIS_SOURCE_PREFIX)),
+    };
     const f16sV2: FetchLike = (url) =>
-      respond({ Items: decodeURIComponent(url).includes("'Standard_F16s_v2'") ? [azureItem({ armSkuName: 'Standard_F16s_v2', skuName: 'F16s v2', productName: 'Virtual Machines FSv2 Series', retailPrice: 0.768 })] : [], NextPageLink: null });
+      respond({
+        Items: decodeURIComponent(url).includes("'Standard_F16s_v2'")
+          ? [
+              azureItem({
+                armSkuName: 'Standard_F16s_v2',
+                skuName: 'F16s v2',
+                productName: 'Virtual Machines FSv2 Series',
+                retailPrice: 0.768,
+              }),
+            ]
+          : [],
+        NextPageLink: null,
+      });
     const update = await updatePriceCatalog(thesisOnly, { fetchImpl: f16sV2, now: NOW });
-    expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'Standard_F16s_v2' })).toMatchObject({ region: 'northeurope', hourlyUsd: 0.768, asOf: '2025-03-04' });
+    expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'Standard_F16s_v2' })).toMatchObject({
+      region: 'northeurope',
+      hourlyUsd: 0.768,
+      asOf: '2025-03-04',
+    });
   });
 
   it('keeps the thesis entries next to the refreshed ones', async () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: azure, now: NOW });
-    expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F4s', sourcePrefix: THESIS_SOURCE_PREFIX }).monthlyUsd).toBe(164.98);
+    expect(
+      findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F4s', sourcePrefix: THESIS_SOURCE_PREFIX })
+        .monthlyUsd,
+    ).toBe(164.98);
   });
 
   it('replaces an earlier refreshed entry instead of piling up duplicates', async () => {
@@ -152,13 +201,21 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
 describe('updatePriceCatalog with an AWS Price List client', () => {
   const product = (instanceType: string, usd: string) =>
     JSON.stringify({
-      product: { productFamily: 'Compute Instance', attributes: { instanceType, regionCode: 'us-east-1', operatingSystem: 'Linux' }, sku: 'ABC' },
+      product: {
+        productFamily: 'Compute Instance',
+        attributes: { instanceType, regionCode: 'us-east-1', operatingSystem: 'Linux' },
+        sku: 'ABC',
+      },
       serviceCode: 'AmazonEC2',
       terms: {
         OnDemand: {
           'ABC.JRTCKXETXF': {
             priceDimensions: {
-              'ABC.JRTCKXETXF.6YS6EN2CT7': { unit: 'Hrs', pricePerUnit: { USD: usd }, description: `$${usd} per On Demand Linux ${instanceType} Instance Hour` },
+              'ABC.JRTCKXETXF.6YS6EN2CT7': {
+                unit: 'Hrs',
+                pricePerUnit: { USD: usd },
+                description: `$${usd} per On Demand Linux ${instanceType} Instance Hour`,
+              },
             },
             sku: 'ABC',
             effectiveDate: '2025-02-01T00:00:00Z',
@@ -175,7 +232,11 @@ describe('updatePriceCatalog with an AWS Price List client', () => {
       return Promise.resolve({ PriceList: type === 'c5.xlarge' ? [product(type, '0.1700000000')] : [] });
     };
     const offline: FetchLike = () => Promise.reject(new Error('offline'));
-    const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, awsGetProducts: getProducts, now: NOW });
+    const update = await updatePriceCatalog(defaultPriceCatalog, {
+      fetchImpl: offline,
+      awsGetProducts: getProducts,
+      now: NOW,
+    });
     expect(inputs[0]).toEqual({
       ServiceCode: 'AmazonEC2',
       Filters: [

@@ -25,9 +25,16 @@ describe('rendering Vega-Lite to SVG and PNG', () => {
   });
 
   it('reports an invalid spec as one ChartRenderError line naming the chart and the reason vega gives', async () => {
-    const broken = { $schema: chart.spec.$schema, mark: 'bar', data: { values: [{ x: 1 }] }, transform: [{ calculate: 'datum.x +', as: 'y' }] };
+    const broken = {
+      $schema: chart.spec.$schema,
+      mark: 'bar',
+      data: { values: [{ x: 1 }] },
+      transform: [{ calculate: 'datum.x +', as: 'y' }],
+    };
     await expect(renderVegaLiteToSvg([broken])).rejects.toThrow(ChartRenderError);
-    await expect(renderVegaLiteToSvg([broken])).rejects.toThrow(/^rendering 1 chart\(s\) with vega failed \(exit 1\): chart 1 of 1: Unexpected end of input$/);
+    await expect(renderVegaLiteToSvg([broken])).rejects.toThrow(
+      /^rendering 1 chart\(s\) with vega failed \(exit 1\): chart 1 of 1: Unexpected end of input$/,
+    );
   });
 
   it('rasterises an SVG to a PNG at twice its size', async () => {
@@ -40,7 +47,13 @@ describe('rendering Vega-Lite to SVG and PNG', () => {
 
   it('draws a 50 ms latency bar visibly next to a 6.5 s one (log axis: at least a tenth of the tallest bar)', async () => {
     const [fast, slow] = aggregateRun(stored.run, stored.repetitions);
-    const latency = (ms: number) => ({ min: ms * 1000, median: ms * 1000, p75: ms * 1000, p95: ms * 1000, p99: ms * 1000 });
+    const latency = (ms: number) => ({
+      min: ms * 1000,
+      median: ms * 1000,
+      p75: ms * 1000,
+      p95: ms * 1000,
+      p99: ms * 1000,
+    });
     const latencyChart = latencyPercentilesChart([
       { ...fast!, consumerLatency: latency(50) },
       { ...slow!, consumerLatency: latency(6_500) },
@@ -48,7 +61,9 @@ describe('rendering Vega-Lite to SVG and PNG', () => {
     const [svg] = await renderVegaLiteToSvg([latencyChart.spec]);
     const group = /<g class="mark-rect role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/.exec(svg!);
     // vega draws each bar as a path "Mx,yhWvHh-WZ": H is the bar's height in pixels.
-    const heights = [...group![1]!.matchAll(/<path [^>]*d="M[^"]*?h[\d.]+v([\d.]+)h/g)].map((match) => Number(match[1]));
+    const heights = [...group![1]!.matchAll(/<path [^>]*d="M[^"]*?h[\d.]+v([\d.]+)h/g)].map((match) =>
+      Number(match[1]),
+    );
     expect(heights).toHaveLength(latencyChart.marks.count);
     expect(Math.min(...heights) / Math.max(...heights)).toBeGreaterThan(0.1);
   });

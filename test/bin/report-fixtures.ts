@@ -29,11 +29,22 @@ const { scenarios: _scenarios, ...storedPlan } = fixturePlan;
  * A stored run: `rates[scenarioId]` lists the receive rate of each repetition (send = receive);
  * `null` stands for a failed repetition.
  */
-export function storedRun(runId: string, rates: Record<string, readonly (number | null)[]>, run: Partial<RunRecord> = {}): StoredRun {
+export function storedRun(
+  runId: string,
+  rates: Record<string, readonly (number | null)[]>,
+  run: Partial<RunRecord> = {},
+): StoredRun {
   const repetitions: StoredRepetition[] = [];
   for (const [scenarioId, values] of Object.entries(rates)) {
     values.forEach((rate, index) => {
-      const common = { runId, scenarioId, repetition: index + 1, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:05Z', perfTestArgs: [] };
+      const common = {
+        runId,
+        scenarioId,
+        repetition: index + 1,
+        startedAt: '2026-01-01T00:00:00Z',
+        finishedAt: '2026-01-01T00:00:05Z',
+        perfTestArgs: [],
+      };
       if (rate === null) {
         repetitions.push({ ...common, status: 'FAILED', error: 'PerfTest exited with code 1' });
         return;
@@ -42,7 +53,11 @@ export function storedRun(runId: string, rates: Record<string, readonly (number 
       repetitions.push({
         ...common,
         status: 'SUCCEEDED',
-        result: { summary: { sendRateAvg: rate, receiveRateAvg: rate, consumerLatency: latency }, sendRate: stats([rate]), receiveRate: stats([rate]) },
+        result: {
+          summary: { sendRateAvg: rate, receiveRateAvg: rate, consumerLatency: latency },
+          sendRate: stats([rate]),
+          receiveRate: stats([rate]),
+        },
       });
     });
   }
@@ -69,13 +84,33 @@ export function uniformRates(values: readonly (number | null)[]): Record<string,
 }
 
 /** Five one-second samples of a steady rate. */
-export async function steadySamples(_runId: string, _scenarioId: string, repetition: number): Promise<PerSecondSample[]> {
-  return [1, 2, 3, 4, 5].map((time) => ({ time, published: 1000 * repetition, returned: 0, confirmed: 0, nacked: 0, received: 1000 * repetition }));
+export async function steadySamples(
+  _runId: string,
+  _scenarioId: string,
+  repetition: number,
+): Promise<PerSecondSample[]> {
+  return [1, 2, 3, 4, 5].map((time) => ({
+    time,
+    published: 1000 * repetition,
+    returned: 0,
+    confirmed: 0,
+    nacked: 0,
+    received: 1000 * repetition,
+  }));
 }
 
 /** Five seconds of CPU of one broker node and the load generator. */
-export async function steadyMetrics(_runId: string, _scenarioId: string, repetition: number): Promise<RepetitionMetrics> {
-  const cpu = (node: string, percent: number) => ({ node, metric: 'cpuPercent' as const, unit: 'percent' as const, points: [1, 2, 3, 4, 5].map((t) => [t, percent] as const) });
+export async function steadyMetrics(
+  _runId: string,
+  _scenarioId: string,
+  repetition: number,
+): Promise<RepetitionMetrics> {
+  const cpu = (node: string, percent: number) => ({
+    node,
+    metric: 'cpuPercent' as const,
+    unit: 'percent' as const,
+    points: [1, 2, 3, 4, 5].map((t) => [t, percent] as const),
+  });
   return { source: 'local-proc', series: [cpu('rmqbench1@localhost', 20 + repetition), cpu('load-generator', 40)] };
 }
 

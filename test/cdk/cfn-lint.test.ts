@@ -26,7 +26,8 @@ describe('cfn-lint', () => {
   }, 180_000);
 
   test('a 3-broker KafkaCluster template has no cfn-lint error or warning', () => {
-    // Environment-agnostic, as the example app is: a stack with an env would carry CDK's placeholder zones (dummy1a...).
+    // Environment-agnostic, as the example app is: a stack with an env would carry CDK's placeholder zones
+    // (dummy1a...).
     const stack = new Stack(new App(), 'KafkaLint');
     const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3, flowLogs: { all: {} } });
     new KafkaCluster(stack, 'Kafka', { vpc, allowedPeers: [ec2.Peer.ipv4('10.0.0.0/16')] });

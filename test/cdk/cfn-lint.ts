@@ -13,7 +13,9 @@ const CFN_LINT_ERRORS = 2;
  */
 export function cfnLint(templates: readonly string[]): string {
   if (!existsSync(CFN_LINT)) {
-    throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh (it installs cfn-lint into .venv-tools)`);
+    throw new Error(
+      `cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh (it installs cfn-lint into .venv-tools)`,
+    );
   }
   const lint = spawnSync(CFN_LINT, ['--format', 'parseable', ...templates], { encoding: 'utf8', timeout: 120_000 });
   if (lint.error) throw lint.error;

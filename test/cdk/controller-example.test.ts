@@ -7,7 +7,10 @@ import { buildControllerApp, CONTROLLER_OUTPUTS } from '../../examples/controlle
 const CFN_LINT = resolve(__dirname, '../../.venv-tools/bin/cfn-lint');
 const CFN_LINT_ERRORS = 2;
 
-type Template = { Outputs?: Record<string, unknown>; Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+type Template = {
+  Outputs?: Record<string, unknown>;
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+};
 
 describe('examples/controller: the deployable controller app', () => {
   const dirs: string[] = [];
@@ -16,7 +19,11 @@ describe('examples/controller: the deployable controller app', () => {
     dirs.push(outdir);
     buildControllerApp({ outdir, ...(context ? { context } : {}) }).synth();
     const file = readdirSync(outdir).find((name) => name === 'RmqbenchController.template.json')!;
-    return { outdir, path: join(outdir, file), template: JSON.parse(readFileSync(join(outdir, file), 'utf8')) as Template };
+    return {
+      outdir,
+      path: join(outdir, file),
+      template: JSON.parse(readFileSync(join(outdir, file), 'utf8')) as Template,
+    };
   };
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -30,30 +37,56 @@ describe('examples/controller: the deployable controller app', () => {
   test('the S3 gateway endpoint keeps load-generator uploads and Amazon Linux repositories off the NAT gateway', () => {
     const { template } = synth();
     const endpoints = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::EC2::VPCEndpoint');
-    expect(endpoints.map((endpoint) => [endpoint.Properties!.VpcEndpointType, JSON.stringify(endpoint.Properties!.ServiceName)])).toEqual([['Gateway', expect.stringContaining('.s3')]]);
-    // What bills by the hour while no run is active: one NAT gateway and its Elastic IP (README "Benchmark in the cloud").
-    const hourly = Object.values(template.Resources).filter((resource) => ['AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::EC2::Instance', 'AWS::EC2::VPCEndpoint'].includes(resource.Type) && !(resource.Type === 'AWS::EC2::VPCEndpoint' && resource.Properties!.VpcEndpointType === 'Gateway'));
+    expect(
+      endpoints.map((endpoint) => [
+        endpoint.Properties!.VpcEndpointType,
+        JSON.stringify(endpoint.Properties!.ServiceName),
+      ]),
+    ).toEqual([['Gateway', expect.stringContaining('.s3')]]);
+    // What bills by the hour while no run is active: one NAT gateway and its Elastic IP (README "Benchmark in the
+    // cloud").
+    const hourly = Object.values(template.Resources).filter(
+      (resource) =>
+        ['AWS::EC2::NatGateway', 'AWS::EC2::EIP', 'AWS::EC2::Instance', 'AWS::EC2::VPCEndpoint'].includes(
+          resource.Type,
+        ) && !(resource.Type === 'AWS::EC2::VPCEndpoint' && resource.Properties!.VpcEndpointType === 'Gateway'),
+    );
     expect(hourly.map((resource) => resource.Type).sort()).toEqual(['AWS::EC2::EIP', 'AWS::EC2::NatGateway']);
   }, 180_000);
 
   test('Azure is enabled by context: the credentials secret ARN, location and compiled template', () => {
     const templateFile = join(mkdtempSync(join(tmpdir(), 'rmqbench-arm-')), 'main.json');
     dirs.push(dirname(templateFile));
-    writeFileSync(templateFile, JSON.stringify({ $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] }));
-    const { template } = synth({ azureCredentialsSecretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-AbCdEf', azureLocation: 'northeurope', azureTemplateFile: templateFile });
+    writeFileSync(
+      templateFile,
+      JSON.stringify({
+        $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#',
+        contentVersion: '1.0.0.0',
+        resources: [],
+      }),
+    );
+    const { template } = synth({
+      azureCredentialsSecretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-AbCdEf',
+      azureLocation: 'northeurope',
+      azureTemplateFile: templateFile,
+    });
     const text = JSON.stringify(template);
     expect(text).toContain('northeurope');
     expect(text).toContain('rmqbench-azure-AbCdEf');
   }, 180_000);
 
-  test('the synthesized template has no cfn-lint error or warning (but CDK\'s redundant DependsOn, W3005)', () => {
+  test("the synthesized template has no cfn-lint error or warning (but CDK's redundant DependsOn, W3005)", () => {
     if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
     const { path } = synth();
     // W3005 only: CDK's explicit DependsOn from each function to its role's policy, which cfn-lint finds redundant.
-    const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--ignore-checks', 'W3005', '--', path], { encoding: 'utf8', timeout: 120_000 });
+    const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--ignore-checks', 'W3005', '--', path], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     if (lint.error) throw lint.error;
     const status = lint.status ?? -1;
-    if (status < 0 || status & CFN_LINT_ERRORS) throw new Error(`cfn-lint exited with ${status}:\n${lint.stdout}${lint.stderr}`);
+    if (status < 0 || status & CFN_LINT_ERRORS)
+      throw new Error(`cfn-lint exited with ${status}:\n${lint.stdout}${lint.stderr}`);
     expect(lint.stdout.trim()).toBe('');
   }, 180_000);
 });

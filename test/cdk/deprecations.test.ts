@@ -41,7 +41,11 @@ describe('synthesis uses no deprecated aws-cdk-lib API', () => {
     const stack = new Stack(new App(), 'Constructs', { env: { region: 'eu-west-1' } });
     const cluster = new RabbitMqCluster(stack, 'Cluster', { pinCapacity: false, scaleOutCpuPercent: 80 });
     expect(cluster.autoScalingGroup.node.tryFindChild('CpuScaling')).toBeDefined();
-    new LoadGenerator(stack, 'LoadGenerator', { vpc: cluster.vpc, cluster, resultsBucket: new s3.Bucket(stack, 'Results') });
+    new LoadGenerator(stack, 'LoadGenerator', {
+      vpc: cluster.vpc,
+      cluster,
+      resultsBucket: new s3.Bucket(stack, 'Results'),
+    });
     new KafkaCluster(stack, 'Kafka', { vpc: cluster.vpc, zoneName: 'kafka.rmqbench.internal' });
     expect(() => App.of(stack)!.synth()).not.toThrow();
   });

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 function cfnLintSchemasDir(): string {
   const lib = resolve(__dirname, '../../.venv-tools/lib');
   const python = readdirSync(lib).find((name) => name.startsWith('python'));
-  if (!python) throw new Error(`no python folder under ${lib}: run scripts/setup.sh (it installs cfn-lint into .venv-tools)`);
+  if (!python)
+    throw new Error(`no python folder under ${lib}: run scripts/setup.sh (it installs cfn-lint into .venv-tools)`);
   return join(lib, python, 'site-packages/cfnlint/data/schemas');
 }
 
@@ -22,10 +23,16 @@ export function handlerPermissions(resourceTypes: Iterable<string>, region = 'us
   for (const type of resourceTypes) {
     const hash = index[type];
     if (!hash) throw new Error(`${type} has no registry schema in cfn-lint's ${region} index`);
-    const schema = JSON.parse(readFileSync(join(dir, 'resources', `${hash}.json`), 'utf8')) as { typeName: string; handlers?: Handlers };
+    const schema = JSON.parse(readFileSync(join(dir, 'resources', `${hash}.json`), 'utf8')) as {
+      typeName: string;
+      handlers?: Handlers;
+    };
     if (schema.typeName !== type) throw new Error(`schema ${hash} is ${schema.typeName}, not ${type}`);
     const handlers = schema.handlers ?? {};
-    result.set(type, (['create', 'read', 'update', 'delete'] as const).flatMap((name) => handlers[name]?.permissions ?? []));
+    result.set(
+      type,
+      (['create', 'read', 'update', 'delete'] as const).flatMap((name) => handlers[name]?.permissions ?? []),
+    );
   }
   return result;
 }

@@ -23,7 +23,10 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
   let jars: string;
   beforeAll(() => {
     const dir = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
-    if (!dir) throw new Error(`Kafka ${KAFKA_ARTIFACT.version} is not in the rmqbench cache: run scripts/setup.sh (rmqbench doctor --fix fetches it)`);
+    if (!dir)
+      throw new Error(
+        `Kafka ${KAFKA_ARTIFACT.version} is not in the rmqbench cache: run scripts/setup.sh (rmqbench doctor --fix fetches it)`,
+      );
     jars = dir;
     work = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-format-'));
   });
@@ -32,7 +35,18 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
   function storageFormat(config: string, clusterId: string): { status: number | null; output: string } {
     const result = spawnSync(
       'java',
-      ['-Xmx256m', '-cp', `${jars}/*`, 'kafka.tools.StorageTool', 'format', '--config', config, '--cluster-id', clusterId, '--ignore-formatted'],
+      [
+        '-Xmx256m',
+        '-cp',
+        `${jars}/*`,
+        'kafka.tools.StorageTool',
+        'format',
+        '--config',
+        config,
+        '--cluster-id',
+        clusterId,
+        '--ignore-formatted',
+      ],
       { encoding: 'utf8', timeout: 120_000 },
     );
     if (result.error) throw result.error;
@@ -46,7 +60,10 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
     const template = Template.fromStack(stack);
     cluster.instances.forEach((instance, index) => {
       const logicalId = stack.getLogicalId(instance.node.defaultChild as ec2.CfnInstance);
-      const userData = userDataText(Template.fromJSON({ Resources: { [logicalId]: template.toJSON().Resources[logicalId] } }), 'AWS::EC2::Instance');
+      const userData = userDataText(
+        Template.fromJSON({ Resources: { [logicalId]: template.toJSON().Resources[logicalId] } }),
+        'AWS::EC2::Instance',
+      );
       expect(userData).toContain(`--cluster-id '${cluster.clusterId}'`);
       const logDir = join(work, `broker-${index + 1}`);
       const properties = hereDocument(userData, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER);
@@ -55,13 +72,19 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
       writeFileSync(config, properties.replace(`log.dirs=${KAFKA_LOG_DIR}\n`, `log.dirs=${logDir}\n`));
 
       const first = storageFormat(config, cluster.clusterId);
-      expect({ status: first.status, output: first.output }).toEqual({ status: 0, output: expect.stringContaining(`Formatting metadata directory ${logDir}`) });
+      expect({ status: first.status, output: first.output }).toEqual({
+        status: 0,
+        output: expect.stringContaining(`Formatting metadata directory ${logDir}`),
+      });
       const meta = readFileSync(join(logDir, 'meta.properties'), 'utf8');
       expect(meta).toMatch(new RegExp(`^node\\.id=${index + 1}$`, 'm'));
       expect(meta).toContain(`cluster.id=${cluster.clusterId}\n`);
 
       const again = storageFormat(config, cluster.clusterId);
-      expect({ status: again.status, output: again.output }).toEqual({ status: 0, output: expect.stringContaining('already formatted') });
+      expect({ status: again.status, output: again.output }).toEqual({
+        status: 0,
+        output: expect.stringContaining('already formatted'),
+      });
     });
   }, 180_000);
 

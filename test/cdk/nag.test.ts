@@ -6,11 +6,12 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { KafkaCluster, LoadGenerator, RabbitMqCluster, RabbitMqRelease } from '../../cdk';
 
-
 function unacknowledgedFindings(app: App): string[] {
-  return new AwsSolutionsChecks().validateScope(app).violations.flatMap((violation) =>
-    violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`),
-  );
+  return new AwsSolutionsChecks()
+    .validateScope(app)
+    .violations.flatMap((violation) =>
+      violation.violatingResources.map((resource) => `${violation.ruleName} at ${resource.constructPath}`),
+    );
 }
 
 describe('cdk-nag AwsSolutions', () => {
@@ -18,7 +19,11 @@ describe('cdk-nag AwsSolutions', () => {
     const app = new App();
     const stack = new Stack(app, 'Bench');
     const cluster = new RabbitMqCluster(stack, 'Cluster');
-    new LoadGenerator(stack, 'LoadGenerator', { vpc: cluster.vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'results'), cluster });
+    new LoadGenerator(stack, 'LoadGenerator', {
+      vpc: cluster.vpc,
+      resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'results'),
+      cluster,
+    });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
 
@@ -33,7 +38,11 @@ describe('cdk-nag AwsSolutions', () => {
       pinCapacity: true,
       internetFacing: true,
       allowedPeers: [ec2.Peer.ipv4('203.0.113.0/24')],
-      tlsCertificate: acm.Certificate.fromCertificateArn(stack, 'Cert', 'arn:aws:acm:eu-west-1:111111111111:certificate/abc'),
+      tlsCertificate: acm.Certificate.fromCertificateArn(
+        stack,
+        'Cert',
+        'arn:aws:acm:eu-west-1:111111111111:certificate/abc',
+      ),
     });
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
@@ -43,7 +52,10 @@ describe('cdk-nag AwsSolutions', () => {
     const stack = new Stack(app, 'KafkaBench');
     const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3, flowLogs: { all: {} } });
     const kafka = new KafkaCluster(stack, 'Kafka', { vpc, brokers: 3 });
-    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', { vpc, resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'results') });
+    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
+      vpc,
+      resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'results'),
+    });
     kafka.allowClientsFrom(loadGenerator.securityGroup);
     expect(unacknowledgedFindings(app)).toEqual([]);
   });
@@ -53,6 +65,8 @@ describe('cdk-nag AwsSolutions', () => {
     const stack = new Stack(app, 'Negative');
     const cluster = new RabbitMqCluster(stack, 'Cluster');
     cluster.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:*'], resources: ['*'] }));
-    expect(unacknowledgedFindings(app)).toEqual([expect.stringMatching(/^AwsSolutions-IAM5\[Action::s3:\*\] at Negative\/Cluster\/NodeRole/)]);
+    expect(unacknowledgedFindings(app)).toEqual([
+      expect.stringMatching(/^AwsSolutions-IAM5\[Action::s3:\*\] at Negative\/Cluster\/NodeRole/),
+    ]);
   });
 });

@@ -31,7 +31,9 @@ describe('cdk/README.md', () => {
     host.fileExists = (name) => files.has(name) || fileExists(name);
     host.getSourceFile = (name, languageVersion) => {
       const code = files.get(name);
-      return code === undefined ? getSourceFile(name, languageVersion) : ts.createSourceFile(name, code, languageVersion, true);
+      return code === undefined
+        ? getSourceFile(name, languageVersion)
+        : ts.createSourceFile(name, code, languageVersion, true);
     };
     const program = ts.createProgram([...files.keys()], options, host);
     const problems = ts

@@ -13,7 +13,11 @@ type Json = unknown;
 export function userDataText(template: Template, type: 'AWS::EC2::LaunchTemplate' | 'AWS::EC2::Instance'): string {
   const resources = Object.values(template.findResources(type)) as { Properties: Record<string, Json> }[];
   const withUserData = resources
-    .map((resource) => (type === 'AWS::EC2::LaunchTemplate' ? (resource.Properties.LaunchTemplateData as Record<string, Json>).UserData : resource.Properties.UserData))
+    .map((resource) =>
+      type === 'AWS::EC2::LaunchTemplate'
+        ? (resource.Properties.LaunchTemplateData as Record<string, Json>).UserData
+        : resource.Properties.UserData,
+    )
     .filter((userData) => userData !== undefined);
   if (withUserData.length !== 1) throw new Error(`expected one ${type} with user data, found ${withUserData.length}`);
   return flatten((withUserData[0] as Record<string, Json>)['Fn::Base64']);
@@ -83,11 +87,21 @@ export function runAgentBootLines(
   try {
     writeFileSync(join(dir, 'dnf'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     writeFileSync(join(dir, 'ctl'), `#!/bin/sh\necho "$@" > ${dir}/ctl-arguments\n`, { mode: 0o755 });
-    const rewritten = lines.split(paths.configPath).join(join(dir, 'agent.json')).split(paths.ctl).join(join(dir, 'ctl'));
-    execFileSync('bash', ['-c', `set -euo pipefail\n${rewritten}\n`], { env: { ...env, PATH: `${dir}:/usr/bin:/bin` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rewritten = lines
+      .split(paths.configPath)
+      .join(join(dir, 'agent.json'))
+      .split(paths.ctl)
+      .join(join(dir, 'ctl'));
+    execFileSync('bash', ['-c', `set -euo pipefail\n${rewritten}\n`], {
+      env: { ...env, PATH: `${dir}:/usr/bin:/bin` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return {
       config: JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8')) as Record<string, unknown>,
-      ctlArguments: readFileSync(join(dir, 'ctl-arguments'), 'utf8').trim().split(join(dir, 'agent.json')).join(paths.configPath),
+      ctlArguments: readFileSync(join(dir, 'ctl-arguments'), 'utf8')
+        .trim()
+        .split(join(dir, 'agent.json'))
+        .join(paths.configPath),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

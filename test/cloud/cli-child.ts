@@ -11,7 +11,9 @@ const cli = CLI;
 
 /** The environment of a CLI child: moto's endpoint and dummy credentials, no AWS setting of the machine's. */
 export function cliEnv(moto: Moto, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_') && !key.startsWith('AZURE_')));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_') && !key.startsWith('AZURE_')),
+  );
   return { ...env, ...moto.env, RMQBENCH_HOME: mkdtempSync(join(tmpdir(), 'rmqbench-cloud-cli-')), ...extra };
 }
 
@@ -33,7 +35,9 @@ export function rmqbenchAsync(env: NodeJS.ProcessEnv, ...args: string[]) {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+  );
   return {
     child,
     get stdout() {
@@ -46,7 +50,14 @@ export function rmqbenchAsync(env: NodeJS.ProcessEnv, ...args: string[]) {
     /** Waits until stderr matches (the run reached that point), failing with what was printed. */
     async stderrMatches(pattern: RegExp, timeoutMs = 60_000) {
       await waitFor(
-        async () => (pattern.test(stderr) ? true : child.exitCode !== null ? Promise.reject(new Error(`rmqbench exited ${child.exitCode} before printing ${pattern}:\n${stderr}\n${stdout}`)) : undefined),
+        async () =>
+          pattern.test(stderr)
+            ? true
+            : child.exitCode !== null
+              ? Promise.reject(
+                  new Error(`rmqbench exited ${child.exitCode} before printing ${pattern}:\n${stderr}\n${stdout}`),
+                )
+              : undefined,
         timeoutMs,
         () => `rmqbench did not print ${pattern} within ${timeoutMs} ms:\n${stderr}`,
         100,

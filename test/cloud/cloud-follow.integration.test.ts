@@ -44,7 +44,13 @@ describe('followExecution with two clusters running side by side (moto)', () => 
     try {
       const input = executionInput(plan, 'aws', 'two-clusters-1');
       const schedule = buildSchedule(input, 'two-clusters-1');
-      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: controller.stateMachineArn, name: 'two-clusters-1', input: JSON.stringify(input) }));
+      const { executionArn } = await sfn.send(
+        new StartExecutionCommand({
+          stateMachineArn: controller.stateMachineArn,
+          name: 'two-clusters-1',
+          input: JSON.stringify(input),
+        }),
+      );
       const ready = new Set<string>();
       const events: RunEvent[] = [];
       let polls = 0;
@@ -73,10 +79,25 @@ describe('followExecution with two clusters running side by side (moto)', () => 
       });
       expect(result.status).toBe('SUCCEEDED');
       const lines = events.map((event) =>
-        event.type === 'repetition-started' ? `started ${event.scenarioId}` : event.type === 'repetition-finished' ? `finished ${event.record.scenarioId}` : event.type === 'cluster-starting' ? `starting ${event.nodes}` : event.type,
+        event.type === 'repetition-started'
+          ? `started ${event.scenarioId}`
+          : event.type === 'repetition-finished'
+            ? `finished ${event.record.scenarioId}`
+            : event.type === 'cluster-starting'
+              ? `starting ${event.nodes}`
+              : event.type,
       );
       // Each repetition starts before it finishes and is reported once; cluster b (1 node) is ready before a (3 nodes).
-      expect(lines.filter((line) => line !== 'running')).toEqual(['starting 3', 'starting 1', 'cluster-ready', 'started b/w', 'finished b/w', 'cluster-ready', 'started a/w', 'finished a/w']);
+      expect(lines.filter((line) => line !== 'running')).toEqual([
+        'starting 3',
+        'starting 1',
+        'cluster-ready',
+        'started b/w',
+        'finished b/w',
+        'cluster-ready',
+        'started a/w',
+        'finished a/w',
+      ]);
     } finally {
       [sfn, store.client].forEach((client) => client.destroy());
     }

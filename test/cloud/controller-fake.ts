@@ -31,7 +31,12 @@ export interface FakeController {
   destroy(): void;
 }
 
-export async function deployFakeController(moto: Moto, stackName = 'RmqbenchController', tableName = 'rmqbench-cloud-results', bucketName = 'rmqbench-raw-output'): Promise<FakeController> {
+export async function deployFakeController(
+  moto: Moto,
+  stackName = 'RmqbenchController',
+  tableName = 'rmqbench-cloud-results',
+  bucketName = 'rmqbench-raw-output',
+): Promise<FakeController> {
   const config = motoClientConfig(moto);
   const cfn = new CloudFormationClient(config);
   const sfn = new SFNClient(config);
@@ -43,7 +48,10 @@ export async function deployFakeController(moto: Moto, stackName = 'RmqbenchCont
       ReadRun: {
         Type: 'Task',
         Resource: 'arn:aws:states:::dynamodb:getItem',
-        Parameters: { TableName: tableName, Key: { PK: { 'S.$': "States.Format('RUN#{}', $.runId)" }, SK: { S: 'RUN' } } },
+        Parameters: {
+          TableName: tableName,
+          Key: { PK: { 'S.$': "States.Format('RUN#{}', $.runId)" }, SK: { S: 'RUN' } },
+        },
         ResultPath: '$.read',
         Next: 'Finished?',
       },
@@ -51,7 +59,13 @@ export async function deployFakeController(moto: Moto, stackName = 'RmqbenchCont
         Type: 'Choice',
         Choices: [
           { Variable: '$.read.Item.status.S', StringEquals: 'FAILED', Next: 'RunFailed' },
-          { Or: [{ Variable: '$.read.Item.status.S', StringEquals: 'SUCCEEDED' }, { Variable: '$.read.Item.status.S', StringEquals: 'PARTIAL' }], Next: 'RunSucceeded' },
+          {
+            Or: [
+              { Variable: '$.read.Item.status.S', StringEquals: 'SUCCEEDED' },
+              { Variable: '$.read.Item.status.S', StringEquals: 'PARTIAL' },
+            ],
+            Next: 'RunSucceeded',
+          },
         ],
         Default: 'Poll',
       },
@@ -61,7 +75,11 @@ export async function deployFakeController(moto: Moto, stackName = 'RmqbenchCont
     },
   };
   const { stateMachineArn } = await sfn.send(
-    new CreateStateMachineCommand({ name: `${stackName}-Workflow`, definition: JSON.stringify(definition), roleArn: 'arn:aws:iam::123456789012:role/rmqbench-workflow' }),
+    new CreateStateMachineCommand({
+      name: `${stackName}-Workflow`,
+      definition: JSON.stringify(definition),
+      roleArn: 'arn:aws:iam::123456789012:role/rmqbench-workflow',
+    }),
   );
   await cfn.send(
     new CreateStackCommand({
@@ -97,20 +115,72 @@ workloads:
   - { name: w, producers: 1, consumers: 1, durationSeconds: 30 }
 `;
 
-export const cloudPlan = (): Plan => validatePlan({ name: 'cloud-e2e', repetitions: 2, pauseSecondsBetweenRepetitions: 5, clusters: [{ name: 'small', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, durationSeconds: 30 }] }, 'test');
+export const cloudPlan = (): Plan =>
+  validatePlan(
+    {
+      name: 'cloud-e2e',
+      repetitions: 2,
+      pauseSecondsBetweenRepetitions: 5,
+      clusters: [{ name: 'small', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }],
+      workloads: [{ name: 'w', producers: 1, consumers: 1, durationSeconds: 30 }],
+    },
+    'test',
+  );
 
 /** What RecordRunStart writes. */
-export function runStarted(runId: string, plan: Plan, target: 'aws' | 'azure' = 'aws', startedAt = new Date().toISOString()): RunRecord {
+export function runStarted(
+  runId: string,
+  plan: Plan,
+  target: 'aws' | 'azure' = 'aws',
+  startedAt = new Date().toISOString(),
+): RunRecord {
   const { scenarios, ...planData } = plan;
-  return { runId, planName: plan.name, plan: planData, target, status: 'RUNNING', startedAt, environment: { region: 'us-east-1' }, scenarioIds: scenarios.map((scenario) => scenario.id) };
+  return {
+    runId,
+    planName: plan.name,
+    plan: planData,
+    target,
+    status: 'RUNNING',
+    startedAt,
+    environment: { region: 'us-east-1' },
+    scenarioIds: scenarios.map((scenario) => scenario.id),
+  };
 }
 
 /** What IngestRepetition writes: a measured repetition (rate msg/s each second) or a failed one. */
-export function repetitionRecord(runId: string, scenarioId: string, repetition: number, rate: number | null): RepetitionRecord {
-  const common = { runId, scenarioId, repetition, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), perfTestArgs: ['--producers', '1'] };
+export function repetitionRecord(
+  runId: string,
+  scenarioId: string,
+  repetition: number,
+  rate: number | null,
+): RepetitionRecord {
+  const common = {
+    runId,
+    scenarioId,
+    repetition,
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    perfTestArgs: ['--producers', '1'],
+  };
   if (rate === null) return { ...common, status: 'FAILED', error: 'PerfTest exited with code 1' };
-  const samples = [1, 2, 3].map((time) => ({ time, published: rate, returned: 0, confirmed: 0, nacked: 0, received: rate }));
-  return { ...common, status: 'SUCCEEDED', result: { summary: { sendRateAvg: rate, receiveRateAvg: rate }, samples, sendRate: stats([rate, rate, rate]), receiveRate: stats([rate, rate, rate]) } };
+  const samples = [1, 2, 3].map((time) => ({
+    time,
+    published: rate,
+    returned: 0,
+    confirmed: 0,
+    nacked: 0,
+    received: rate,
+  }));
+  return {
+    ...common,
+    status: 'SUCCEEDED',
+    result: {
+      summary: { sendRateAvg: rate, receiveRateAvg: rate },
+      samples,
+      sendRate: stats([rate, rate, rate]),
+      receiveRate: stats([rate, rate, rate]),
+    },
+  };
 }
 
 export async function finishRun(store: ResultsStore, runId: string, status: RunStatus, error?: string) {

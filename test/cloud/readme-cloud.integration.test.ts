@@ -6,7 +6,15 @@ import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { waitFor } from '../../local/ports';
 import { buildSchedule, executionInput } from '../../state-machines/schedule';
 import { CLI, cliEnv, rmqbenchAsync, rmqbenchSync } from './cli-child';
-import { CLOUD_PLAN_YAML, deployFakeController, finishRun, repetitionRecord, runStarted, cloudPlan, type FakeController } from './controller-fake';
+import {
+  CLOUD_PLAN_YAML,
+  deployFakeController,
+  finishRun,
+  repetitionRecord,
+  runStarted,
+  cloudPlan,
+  type FakeController,
+} from './controller-fake';
 import { startMoto, type Moto } from './moto';
 
 jest.setTimeout(180_000);
@@ -46,7 +54,8 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
     expect(rmqbench.length).toBeGreaterThanOrEqual(3);
     expect(commands).toHaveLength(2 + cdk.length + rmqbench.length);
 
-    // `cdk deploy RmqbenchController` in moto: the stack with the example app's outputs (test/cdk/controller-example.test.ts checks the app has them).
+    // `cdk deploy RmqbenchController` in moto: the stack with the example app's outputs
+    // (test/cdk/controller-example.test.ts checks the app has them).
     expect(cdk[1]).toContain('deploy RmqbenchController');
     controller = await deployFakeController(moto, 'RmqbenchController');
     const plan = join(mkdtempSync(join(tmpdir(), 'rmqbench-readme-')), 'my-plan.yaml');
@@ -56,13 +65,18 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
     expect(resolve(CONTROLLER_DIR, '../../dist/bin/rmqbench.js')).toBe(CLI);
 
     for (const command of rmqbench) {
-      const args = command.replace('node ../../dist/bin/rmqbench.js ', '').split(/\s+/).map((arg) => (arg === 'my-plan.yaml' ? plan : arg));
+      const args = command
+        .replace('node ../../dist/bin/rmqbench.js ', '')
+        .split(/\s+/)
+        .map((arg) => (arg === 'my-plan.yaml' ? plan : arg));
       if (args[0] === 'run') {
         const run = rmqbenchAsync(env, ...args, '--poll-seconds', '0.2');
         try {
           // Play the workflow's part for the execution the CLI started.
           const execution = await waitFor(
-            async () => (await controller.sfn.send(new ListExecutionsCommand({ stateMachineArn: controller.stateMachineArn }))).executions?.[0],
+            async () =>
+              (await controller.sfn.send(new ListExecutionsCommand({ stateMachineArn: controller.stateMachineArn })))
+                .executions?.[0],
             30_000,
             () => `the README's run started no execution:\n${run.stderr}`,
             100,
@@ -74,10 +88,14 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
             new CreateStackCommand({
               StackName: schedule.clusters[0]!.clusterId,
               TemplateBody: JSON.stringify({ Resources: { Topic: { Type: 'AWS::SNS::Topic' } } }),
-              Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: new Date(Date.now() + 3_600_000).toISOString() }],
+              Tags: [
+                { Key: 'rmqbench:run-id', Value: runId },
+                { Key: 'rmqbench:expires-at', Value: new Date(Date.now() + 3_600_000).toISOString() },
+              ],
             }),
           );
-          for (const rep of schedule.clusters[0]!.repetitions) await controller.store.putRepetition(repetitionRecord(runId, rep.scenarioId, rep.repetition, 11_000));
+          for (const rep of schedule.clusters[0]!.repetitions)
+            await controller.store.putRepetition(repetitionRecord(runId, rep.scenarioId, rep.repetition, 11_000));
           await finishRun(controller.store, runId, 'SUCCEEDED');
           expect(await run.exited).toBe(0);
           expect(run.stderr).toMatch(/^estimated cost of plan cloud-e2e on aws: \$0\.\d\d/);
@@ -90,11 +108,18 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
       const result = rmqbenchSync(env, ...args);
       expect({ command, code: result.code, stderr: result.stderr }).toEqual({ command, code: 0, stderr: '' });
       if (args[0] === 'runs') expect(result.stdout).toMatch(/^cloud-e2e-\S+ +SUCCEEDED +aws /);
-      if (args[0] === 'cleanup') expect(result.stdout).toMatch(/^would delete +stack rmqbench-cloud-e2e-\S+-c1 .*its run cloud-e2e-\S+ finished SUCCEEDED$/m);
+      if (args[0] === 'cleanup')
+        expect(result.stdout).toMatch(
+          /^would delete +stack rmqbench-cloud-e2e-\S+-c1 .*its run cloud-e2e-\S+ finished SUCCEEDED$/m,
+        );
     }
     // --dry-run deleted nothing.
     const stacks = (await controller.cfn.send(new ListStacksCommand({}))).StackSummaries ?? [];
-    expect(stacks.some((stack) => stack.StackName?.startsWith('rmqbench-cloud-e2e-') && stack.StackStatus === 'CREATE_COMPLETE')).toBe(true);
+    expect(
+      stacks.some(
+        (stack) => stack.StackName?.startsWith('rmqbench-cloud-e2e-') && stack.StackStatus === 'CREATE_COMPLETE',
+      ),
+    ).toBe(true);
   });
 
   test('the verification matrix (docs/verification.md, linked from the README) says what only a real account verifies for the cloud CLI', () => {
@@ -102,6 +127,8 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
     expect(README).toContain('(docs/verification.md)');
     const row = matrix.split('\n').find((line) => line.startsWith('| cloud CLI ('));
     expect(row).toBeDefined();
-    expect(row!.split('|')[3]).toMatch(/the real workflow executing, IAM .* the EventBridge failure rule firing on ABORTED/);
+    expect(row!.split('|')[3]).toMatch(
+      /the real workflow executing, IAM .* the EventBridge failure rule firing on ABORTED/,
+    );
   });
 });

@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { AZURE_BROKER_ENVIRONMENT_VARIABLES, azureBrokerEnvironment, azureBrokerParameters } from '../../core/cloud/azure-cloud-init';
+import {
+  AZURE_BROKER_ENVIRONMENT_VARIABLES,
+  azureBrokerEnvironment,
+  azureBrokerParameters,
+} from '../../core/cloud/azure-cloud-init';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
 
 describe('azureBrokerParameters', () => {
@@ -31,12 +35,22 @@ describe('azureBrokerParameters', () => {
   });
 
   test('rejects what the generator rejects, with its message', () => {
-    expect(() => azureBrokerParameters({ topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '4.0.1', nodeCount: 3 })).toThrow(/classic queue mirroring was removed in 4.0/);
-    expect(() => azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 8 })).toThrow(/nodeCount must be between 1 and 7/);
+    expect(() =>
+      azureBrokerParameters({
+        topology: { type: 'mirrored', mirrorTo: 'all' },
+        rabbitmqVersion: '4.0.1',
+        nodeCount: 3,
+      }),
+    ).toThrow(/classic queue mirroring was removed in 4.0/);
+    expect(() =>
+      azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 8 }),
+    ).toThrow(/nodeCount must be between 1 and 7/);
   });
 
   test('the environment variables are the ones every tier .bicepparam file reads', () => {
-    const environment = azureBrokerEnvironment(azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 3 }));
+    const environment = azureBrokerEnvironment(
+      azureBrokerParameters({ topology: { type: 'classic' }, rabbitmqVersion: '3.13.7', nodeCount: 3 }),
+    );
     expect(Object.keys(environment).sort()).toEqual(Object.values(AZURE_BROKER_ENVIRONMENT_VARIABLES).sort());
     for (const tier of ['low', 'high', 'compute-f4', 'compute-f8', 'compute-f16']) {
       const source = readFileSync(resolve(__dirname, `../../bicep/${tier}.bicepparam`), 'utf8');

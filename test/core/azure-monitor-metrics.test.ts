@@ -1,10 +1,21 @@
-import { azureMetricsLateness, azureMetricsQuery, hostMetricsFromAzureMonitor, type AzureMetricsResponse } from '../../core/metrics/azure-monitor-metrics';
+import {
+  azureMetricsLateness,
+  azureMetricsQuery,
+  hostMetricsFromAzureMonitor,
+  type AzureMetricsResponse,
+} from '../../core/metrics/azure-monitor-metrics';
 
-// Response bodies in the shape of metrics_API.json 2023-10-01 (value[].name.value, timeseries[].metadatavalues, data[]).
+// Response bodies in the shape of metrics_API.json 2023-10-01 (value[].name.value, timeseries[].metadatavalues,
+// data[]).
 const startedAt = new Date('2026-11-23T13:00:20.000Z');
 const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
 const singleVm = (cpu: readonly number[]): AzureMetricsResponse => ({
-  value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: cpu.map((average, index) => ({ timeStamp: minute(index), average })) }] }],
+  value: [
+    {
+      name: { value: 'Percentage CPU' },
+      timeseries: [{ metadatavalues: [], data: cpu.map((average, index) => ({ timeStamp: minute(index), average })) }],
+    },
+  ],
 });
 
 describe('Azure Monitor responses become per-node series', () => {
@@ -18,9 +29,30 @@ describe('Azure Monitor responses become per-node series', () => {
       startedAt,
     );
     expect(metrics.series.map((one) => [one.node, one.metric, one.points])).toEqual([
-      ['rmqbench-kafka-1', 'cpuPercent', [[0, 10], [40, 15]]],
-      ['rmqbench-kafka-2', 'cpuPercent', [[0, 20], [40, 30]]],
-      ['load-generator', 'cpuPercent', [[0, 90], [40, 95]]],
+      [
+        'rmqbench-kafka-1',
+        'cpuPercent',
+        [
+          [0, 10],
+          [40, 15],
+        ],
+      ],
+      [
+        'rmqbench-kafka-2',
+        'cpuPercent',
+        [
+          [0, 20],
+          [40, 30],
+        ],
+      ],
+      [
+        'load-generator',
+        'cpuPercent',
+        [
+          [0, 90],
+          [40, 95],
+        ],
+      ],
     ]);
   });
 
@@ -34,17 +66,47 @@ describe('Azure Monitor responses become per-node series', () => {
       metadatavalues: vmName === undefined ? [] : [{ name: { value: 'vmname' }, value: vmName }],
       data: values.map((average, index) => ({ timeStamp: minute(index), average })),
     });
-    const scaleSet: AzureMetricsResponse = { value: [{ name: { value: 'Available Memory Bytes' }, timeseries: [available('vm_1', [6 * GIB, 5 * GIB]), available('vm_2', [7 * GIB])] }] };
-    const loadGenerator: AzureMetricsResponse = { value: [{ name: { value: 'Available Memory Bytes' }, timeseries: [available(undefined, [30 * GIB])] }] };
-    const metrics = hostMetricsFromAzureMonitor([{ body: scaleSet, memoryTotalBytes: 8 * GIB }, { body: loadGenerator, node: 'load-generator' }], startedAt);
+    const scaleSet: AzureMetricsResponse = {
+      value: [
+        {
+          name: { value: 'Available Memory Bytes' },
+          timeseries: [available('vm_1', [6 * GIB, 5 * GIB]), available('vm_2', [7 * GIB])],
+        },
+      ],
+    };
+    const loadGenerator: AzureMetricsResponse = {
+      value: [{ name: { value: 'Available Memory Bytes' }, timeseries: [available(undefined, [30 * GIB])] }],
+    };
+    const metrics = hostMetricsFromAzureMonitor(
+      [
+        { body: scaleSet, memoryTotalBytes: 8 * GIB },
+        { body: loadGenerator, node: 'load-generator' },
+      ],
+      startedAt,
+    );
     expect(metrics.series).toEqual([
-      { node: 'vm_1', metric: 'memoryBytes', unit: 'bytes', points: [[0, 2 * GIB], [40, 3 * GIB]] },
+      {
+        node: 'vm_1',
+        metric: 'memoryBytes',
+        unit: 'bytes',
+        points: [
+          [0, 2 * GIB],
+          [40, 3 * GIB],
+        ],
+      },
       { node: 'vm_2', metric: 'memoryBytes', unit: 'bytes', points: [[0, 1 * GIB]] },
     ]);
   });
 
-  test('a metric whose minutes carry no value (Azure\'s answer for minutes without data) gives no series rather than an empty one', () => {
-    const body: AzureMetricsResponse = { value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }] }] };
+  test("a metric whose minutes carry no value (Azure's answer for minutes without data) gives no series rather than an empty one", () => {
+    const body: AzureMetricsResponse = {
+      value: [
+        {
+          name: { value: 'Percentage CPU' },
+          timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }],
+        },
+      ],
+    };
     expect(hostMetricsFromAzureMonitor([{ body, node: 'rmqbench-kafka-1' }], startedAt).series).toEqual([]);
   });
 
@@ -61,7 +123,7 @@ describe('Azure Monitor responses become per-node series', () => {
   });
 });
 
-describe('a read before Azure Monitor had the repetition\'s last whole minute is said to be incomplete', () => {
+describe("a read before Azure Monitor had the repetition's last whole minute is said to be incomplete", () => {
   // The repetition ran 13:00:20 .. 13:02:40: its last whole minute is 13:01 (13:01:00 .. 13:02:00).
   const window = { startedAt, finishedAt: new Date('2026-11-23T13:02:40.000Z') };
 
@@ -71,19 +133,45 @@ describe('a read before Azure Monitor had the repetition\'s last whole minute is
   });
 
   test('one series ending a minute early makes the read incomplete, naming where its data ends and when the repetition ended', () => {
-    const message = azureMetricsLateness([{ body: singleVm([10, 20]), node: 'rmqbench-kafka-1' }, { body: singleVm([90]), node: 'load-generator' }], window);
-    expect(message).toBe('Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)');
+    const message = azureMetricsLateness(
+      [
+        { body: singleVm([10, 20]), node: 'rmqbench-kafka-1' },
+        { body: singleVm([90]), node: 'load-generator' },
+      ],
+      window,
+    );
+    expect(message).toBe(
+      'Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)',
+    );
   });
 
   test('minutes without a value do not count as data; a metric with no value at all is not judged', () => {
     const trailingEmpty: AzureMetricsResponse = {
-      value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0), average: 5 }, { timeStamp: minute(1) }, { timeStamp: minute(2) }] }] }],
+      value: [
+        {
+          name: { value: 'Percentage CPU' },
+          timeseries: [
+            {
+              metadatavalues: [],
+              data: [{ timeStamp: minute(0), average: 5 }, { timeStamp: minute(1) }, { timeStamp: minute(2) }],
+            },
+          ],
+        },
+      ],
     };
-    expect(azureMetricsLateness([{ body: trailingEmpty, node: 'load-generator' }], window)).toMatch(/had data up to 2026-11-23T13:01:00.000Z/);
+    expect(azureMetricsLateness([{ body: trailingEmpty, node: 'load-generator' }], window)).toMatch(
+      /had data up to 2026-11-23T13:01:00.000Z/,
+    );
     const memoryNeverReported: AzureMetricsResponse = {
       value: [
-        { name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(1), average: 5 }] }] },
-        { name: { value: 'Available Memory Bytes' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }] },
+        {
+          name: { value: 'Percentage CPU' },
+          timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(1), average: 5 }] }],
+        },
+        {
+          name: { value: 'Available Memory Bytes' },
+          timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(0) }, { timeStamp: minute(1) }] }],
+        },
       ],
     };
     expect(azureMetricsLateness([{ body: memoryNeverReported, node: 'load-generator' }], window)).toBeUndefined();
@@ -92,7 +180,16 @@ describe('a read before Azure Monitor had the repetition\'s last whole minute is
   test('a repetition shorter than a whole minute needs its first minute', () => {
     const short = { startedAt: new Date('2026-11-23T13:00:20.000Z'), finishedAt: new Date('2026-11-23T13:00:50.000Z') };
     expect(azureMetricsLateness([{ body: singleVm([10]), node: 'load-generator' }], short)).toBeUndefined();
-    const empty: AzureMetricsResponse = { value: [{ name: { value: 'Percentage CPU' }, timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(-1), average: 3 }] }] }] };
-    expect(azureMetricsLateness([{ body: empty, node: 'load-generator' }], short)).toMatch(/ended at 2026-11-23T13:00:50.000Z/);
+    const empty: AzureMetricsResponse = {
+      value: [
+        {
+          name: { value: 'Percentage CPU' },
+          timeseries: [{ metadatavalues: [], data: [{ timeStamp: minute(-1), average: 3 }] }],
+        },
+      ],
+    };
+    expect(azureMetricsLateness([{ body: empty, node: 'load-generator' }], short)).toMatch(
+      /ended at 2026-11-23T13:00:50.000Z/,
+    );
   });
 });

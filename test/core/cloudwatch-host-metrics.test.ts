@@ -1,8 +1,19 @@
-import { hostMetricsFromCloudWatch, KAFKA_BROKER_ROLE, LOAD_GENERATOR_ROLE, NODE_ROLE, nodeOf } from '../../core/metrics/cloudwatch-host-metrics';
+import {
+  hostMetricsFromCloudWatch,
+  KAFKA_BROKER_ROLE,
+  LOAD_GENERATOR_ROLE,
+  NODE_ROLE,
+  nodeOf,
+} from '../../core/metrics/cloudwatch-host-metrics';
 
 const metric = (role: string | undefined, instance = 'i-0abc') => ({
   name: 'cpu_usage_active',
-  dimensions: { ClusterId: 'rmqbench-run-1-c1', InstanceId: instance, cpu: 'cpu-total', ...(role === undefined ? {} : { Role: role }) },
+  dimensions: {
+    ClusterId: 'rmqbench-run-1-c1',
+    InstanceId: instance,
+    cpu: 'cpu-total',
+    ...(role === undefined ? {} : { Role: role }),
+  },
 });
 
 describe('the node a CloudWatch agent metric belongs to', () => {
@@ -17,7 +28,7 @@ describe('the node a CloudWatch agent metric belongs to', () => {
     expect(nodeOf(metric(undefined))).toBeUndefined();
   });
 
-  test('Kafka brokers\' cpu becomes one series per broker beside the load generator\'s, which the load-generator-bound verdict reads', () => {
+  test("Kafka brokers' cpu becomes one series per broker beside the load generator's, which the load-generator-bound verdict reads", () => {
     const startedAt = new Date('2026-11-23T20:00:00Z');
     const at = (second: number) => new Date(startedAt.getTime() + second * 1000);
     const metrics = hostMetricsFromCloudWatch(
@@ -30,9 +41,30 @@ describe('the node a CloudWatch agent metric belongs to', () => {
       1,
     );
     expect(metrics.series.map((series) => [series.node, series.metric, series.points])).toEqual([
-      ['i-0broker1', 'cpuPercent', [[0, 50], [1, 55]]],
-      ['i-0broker2', 'cpuPercent', [[0, 30], [1, 35]]],
-      ['load-generator', 'cpuPercent', [[0, 95], [1, 96]]],
+      [
+        'i-0broker1',
+        'cpuPercent',
+        [
+          [0, 50],
+          [1, 55],
+        ],
+      ],
+      [
+        'i-0broker2',
+        'cpuPercent',
+        [
+          [0, 30],
+          [1, 35],
+        ],
+      ],
+      [
+        'load-generator',
+        'cpuPercent',
+        [
+          [0, 95],
+          [1, 96],
+        ],
+      ],
     ]);
   });
 });

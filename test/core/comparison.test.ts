@@ -14,7 +14,15 @@ import type { RunRecord, ScenarioAggregate } from '../../core/results/result-mod
 import { describe as describeValues, tCritical95, type Stats } from '../../core/results/statistics';
 
 function stats(n: number, mean: number, stddev: number): Stats {
-  return { n, mean, median: mean, stddev, ci95: n > 1 ? (tCritical95(n - 1) * stddev) / Math.sqrt(n) : 0, min: mean, max: mean };
+  return {
+    n,
+    mean,
+    median: mean,
+    stddev,
+    ci95: n > 1 ? (tCritical95(n - 1) * stddev) / Math.sqrt(n) : 0,
+    min: mean,
+    max: mean,
+  };
 }
 
 const planData = {
@@ -88,8 +96,14 @@ describe('noise rule (Welch t-test at 95%)', () => {
 });
 
 describe('compareRuns (run vs baseline, cloud vs cloud)', () => {
-  const baseline = run('run-a', [aggregate(SCENARIO, stats(5, 20_000, 500)), aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_000, 400))]);
-  const candidate = run('run-b', [aggregate(SCENARIO, stats(5, 21_000, 500)), aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_200, 400))]);
+  const baseline = run('run-a', [
+    aggregate(SCENARIO, stats(5, 20_000, 500)),
+    aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_000, 400)),
+  ]);
+  const candidate = run('run-b', [
+    aggregate(SCENARIO, stats(5, 21_000, 500)),
+    aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_200, 400)),
+  ]);
 
   it('gives per scenario the delta, its percentage, its 95% interval and a verdict', () => {
     const comparison = compareRuns(baseline, [candidate]);
@@ -120,7 +134,10 @@ describe('compareRuns (run vs baseline, cloud vs cloud)', () => {
   });
 
   it('marks a scenario with no successful repetition as no-data, saying how many failed', () => {
-    const broken = run('run-c', [aggregate(SCENARIO, undefined, 3), aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_000, 400))]);
+    const broken = run('run-c', [
+      aggregate(SCENARIO, undefined, 3),
+      aggregate('three-lb/small@messageSizeBytes=12', stats(5, 18_000, 400)),
+    ]);
     const row = compareRuns(baseline, [broken]).rows[0]!;
     expect(row.verdict).toBe('no-data');
     expect(row.message).toBe(`${SCENARIO} in run run-c has no successful repetition (3 failed)`);
@@ -129,7 +146,10 @@ describe('compareRuns (run vs baseline, cloud vs cloud)', () => {
   it('marks a scenario present in only one run as no-data', () => {
     const partial = run('run-d', [aggregate(SCENARIO, stats(5, 20_000, 500))]);
     const rows = compareRuns(baseline, [partial]).rows;
-    expect(rows[1]).toMatchObject({ verdict: 'no-data', message: 'three-lb/small@messageSizeBytes=12 in run run-d has no result' });
+    expect(rows[1]).toMatchObject({
+      verdict: 'no-data',
+      message: 'three-lb/small@messageSizeBytes=12 in run run-d has no result',
+    });
   });
 
   it('says a single repetition is too few to tell noise from a difference', () => {
@@ -163,8 +183,14 @@ describe('compareRuns (run vs baseline, cloud vs cloud)', () => {
 describe('load balancer vs direct', () => {
   it('pairs clusters that differ only in connection, for every sweep value, direct as baseline', () => {
     expect(loadBalancerPairs(plan)).toEqual([
-      { baselineScenarioId: 'three-direct/small@messageSizeBytes=12', candidateScenarioId: 'three-lb/small@messageSizeBytes=12' },
-      { baselineScenarioId: 'three-direct/small@messageSizeBytes=150', candidateScenarioId: 'three-lb/small@messageSizeBytes=150' },
+      {
+        baselineScenarioId: 'three-direct/small@messageSizeBytes=12',
+        candidateScenarioId: 'three-lb/small@messageSizeBytes=12',
+      },
+      {
+        baselineScenarioId: 'three-direct/small@messageSizeBytes=150',
+        candidateScenarioId: 'three-lb/small@messageSizeBytes=150',
+      },
     ]);
   });
 
@@ -185,13 +211,17 @@ describe('load balancer vs direct', () => {
   it('explains when the plan has no lb/direct pair', () => {
     const single = { ...planData, clusters: [planData.clusters[0]] };
     const results = run('run-s', [aggregate('three-lb/small@messageSizeBytes=12', stats(3, 1, 0))], { plan: single });
-    expect(() => compareLoadBalancerToDirect(results)).toThrow(/has no pair of clusters that differ only in connection/);
+    expect(() => compareLoadBalancerToDirect(results)).toThrow(
+      /has no pair of clusters that differ only in connection/,
+    );
   });
 
   it('compares two scenarios named by the caller, and names an unknown one', () => {
     const results = run('run-n', [aggregate('a/w', stats(3, 100, 1)), aggregate('b/w', stats(3, 100.5, 1))]);
     expect(compareScenarios(results, 'a/w', 'b/w').verdict).toBe('inside-noise');
-    expect(() => compareScenarios(results, 'a/w', 'c/w')).toThrow('run run-n has no scenario "c/w"; its scenarios are: a/w, b/w');
+    expect(() => compareScenarios(results, 'a/w', 'c/w')).toThrow(
+      'run run-n has no scenario "c/w"; its scenarios are: a/w, b/w',
+    );
   });
 });
 
@@ -208,11 +238,15 @@ describe('baseline', () => {
 
   it('falls back to the first run and says why', () => {
     expect(chooseBaseline([a, b]).note).toBe('baseline: run a, the first given (no baseline is marked for this plan)');
-    expect(chooseBaseline([a, b], { planName: 'lb-vs-direct', runId: 'zzz' }).note).toMatch(/marked baseline zzz .* is not among the runs given/);
+    expect(chooseBaseline([a, b], { planName: 'lb-vs-direct', runId: 'zzz' }).note).toMatch(
+      /marked baseline zzz .* is not among the runs given/,
+    );
   });
 
   it('will not mark a run without a successful repetition as baseline', () => {
     expect(baselineMarkFor(a)).toEqual({ planName: 'lb-vs-direct', runId: 'a' });
-    expect(() => baselineMarkFor(run('f', [aggregate(SCENARIO, undefined, 2)]))).toThrow(/has no successful repetition \(2 failed\)/);
+    expect(() => baselineMarkFor(run('f', [aggregate(SCENARIO, undefined, 2)]))).toThrow(
+      /has no successful repetition \(2 failed\)/,
+    );
   });
 });

@@ -23,14 +23,21 @@ describe('shipped price catalog', () => {
     ['aws', 'c5.4xlarge', 562.18, '7.3'],
     ['azure', 'F16s', 660.65, '7.3'],
     ['aws', 'm5.4xlarge', 626.6, '7.3'],
-  ] as const)('holds the thesis price of %s %s ($%s, Table %s) with its date and source', (provider, type, monthly, table) => {
-    const price = findInstancePrice(defaultPriceCatalog, { provider, instanceType: type, sourcePrefix: THESIS_SOURCE_PREFIX });
-    expect(price.monthlyUsd).toBe(monthly);
-    expect(price.hourlyUsd).toBeCloseTo(monthly / HOURS_PER_MONTH, 10);
-    expect(price.source).toMatch(new RegExp(`^thesis Table ${table.replace('.', '\\.')} `));
-    expect(price.asOf).toBe('2019');
-    expect(price.region).toBe(provider === 'aws' ? 'eu-west-1' : 'northeurope');
-  });
+  ] as const)(
+    'holds the thesis price of %s %s ($%s, Table %s) with its date and source',
+    (provider, type, monthly, table) => {
+      const price = findInstancePrice(defaultPriceCatalog, {
+        provider,
+        instanceType: type,
+        sourcePrefix: THESIS_SOURCE_PREFIX,
+      });
+      expect(price.monthlyUsd).toBe(monthly);
+      expect(price.hourlyUsd).toBeCloseTo(monthly / HOURS_PER_MONTH, 10);
+      expect(price.source).toMatch(new RegExp(`^thesis Table ${table.replace('.', '\\.')} `));
+      expect(price.asOf).toBe('2019');
+      expect(price.region).toBe(provider === 'aws' ? 'eu-west-1' : 'northeurope');
+    },
+  );
 
   it('gives every entry a date and a source', () => {
     for (const entry of [...defaultPriceCatalog.instances, ...defaultPriceCatalog.loadBalancers]) {
@@ -40,10 +47,13 @@ describe('shipped price catalog', () => {
   });
 
   it('picks the newest entry when no region is asked for, and the asked region otherwise', () => {
-    expect(findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge' }).region).toBe('us-east-1');
-    expect(findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' }).monthlyUsd).toBe(
-      140.55,
+    expect(findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge' }).region).toBe(
+      'us-east-1',
     );
+    expect(
+      findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' })
+        .monthlyUsd,
+    ).toBe(140.55);
   });
 
   it('matches instance types case-insensitively', () => {
@@ -53,26 +63,36 @@ describe('shipped price catalog', () => {
 
 describe('bad lookups', () => {
   it('names an unknown instance type and lists the known ones', () => {
-    expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c9.mega' })).toThrow(PriceCatalogError);
+    expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c9.mega' })).toThrow(
+      PriceCatalogError,
+    );
     expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'c9.mega' })).toThrow(
       /unknown aws instance type "c9.mega" in the price catalog; known: c5\.2xlarge, .*rmqbench prices update/,
     );
   });
 
   it('says which regions have a known type when the asked region has none', () => {
-    expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'azure', instanceType: 'F4s', region: 'westus' })).toThrow(
-      /no price for azure F4s in region westus; the catalog has it for: northeurope/,
-    );
+    expect(() =>
+      findInstancePrice(defaultPriceCatalog, { provider: 'azure', instanceType: 'F4s', region: 'westus' }),
+    ).toThrow(/no price for azure F4s in region westus; the catalog has it for: northeurope/);
   });
 
   it('does not find an Azure size under AWS', () => {
-    expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'F4s' })).toThrow(/unknown aws instance type/);
+    expect(() => findInstancePrice(defaultPriceCatalog, { provider: 'aws', instanceType: 'F4s' })).toThrow(
+      /unknown aws instance type/,
+    );
   });
 });
 
 describe('cluster cost', () => {
   it('is nodes × instance price per month without a load balancer', () => {
-    const cost = clusterCost(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1', nodes: 3, loadBalancer: false });
+    const cost = clusterCost(defaultPriceCatalog, {
+      provider: 'aws',
+      instanceType: 'c5.xlarge',
+      region: 'eu-west-1',
+      nodes: 3,
+      loadBalancer: false,
+    });
     expect(cost.monthlyUsd).toBeCloseTo(3 * 140.55, 10);
     expect(cost.hourlyUsd).toBeCloseTo((3 * 140.55) / 730, 10);
     expect(cost.loadBalancer).toBeUndefined();
@@ -80,7 +100,13 @@ describe('cluster cost', () => {
   });
 
   it('adds the load balancer hourly charge when the cluster has one', () => {
-    const cost = clusterCost(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'us-east-1', nodes: 3, loadBalancer: true });
+    const cost = clusterCost(defaultPriceCatalog, {
+      provider: 'aws',
+      instanceType: 'c5.xlarge',
+      region: 'us-east-1',
+      nodes: 3,
+      loadBalancer: true,
+    });
     expect(cost.monthlyUsd).toBeCloseTo(3 * 0.17 * 730 + 0.0225 * 730, 10);
     expect(cost.loadBalancer?.kind).toBe('network-load-balancer');
   });
@@ -90,7 +116,13 @@ describe('cluster cost', () => {
   });
 
   it('says so in the notes when there is no load balancer price for the region instead of inventing one', () => {
-    const cost = clusterCost(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1', nodes: 1, loadBalancer: true });
+    const cost = clusterCost(defaultPriceCatalog, {
+      provider: 'aws',
+      instanceType: 'c5.xlarge',
+      region: 'eu-west-1',
+      nodes: 1,
+      loadBalancer: true,
+    });
     expect(cost.monthlyUsd).toBe(140.55);
     expect(cost.notes[0]).toMatch(/no aws load balancer price in the catalog for eu-west-1/);
   });
@@ -101,9 +133,9 @@ describe('cluster cost', () => {
   });
 
   it('rejects a non-positive node count', () => {
-    expect(() => clusterCost(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', nodes: 0, loadBalancer: false })).toThrow(
-      /nodes must be a positive integer, got 0/,
-    );
+    expect(() =>
+      clusterCost(defaultPriceCatalog, { provider: 'aws', instanceType: 'c5.xlarge', nodes: 0, loadBalancer: false }),
+    ).toThrow(/nodes must be a positive integer, got 0/);
   });
 });
 
@@ -123,13 +155,19 @@ describe('loading catalog data', () => {
 
   it('reports every malformed field with its path', () => {
     expect(() =>
-      loadPriceCatalog({ currency: 'EUR', instances: [{ provider: 'gcp', region: 'r', instanceType: 'a', hourlyUsd: -1, asOf: 'May', source: 's' }] }),
+      loadPriceCatalog({
+        currency: 'EUR',
+        instances: [{ provider: 'gcp', region: 'r', instanceType: 'a', hourlyUsd: -1, asOf: 'May', source: 's' }],
+      }),
     ).toThrow(/currency: .*instances\.0\.provider: .*instances\.0\.asOf: expected an ISO date/);
   });
 
   it('rejects an entry with neither an hourly nor a monthly price', () => {
     expect(() =>
-      loadPriceCatalog({ currency: 'USD', instances: [{ provider: 'aws', region: 'r', instanceType: 'a', asOf: '2024', source: 's' }] }),
+      loadPriceCatalog({
+        currency: 'USD',
+        instances: [{ provider: 'aws', region: 'r', instanceType: 'a', asOf: '2024', source: 's' }],
+      }),
     ).toThrow('invalid price catalog: instances.0 needs hourlyUsd or monthlyUsd');
   });
 });

@@ -9,39 +9,74 @@ import { buildSchedule } from '../../state-machines/schedule';
 
 /** The thesis's chapter-4 plan as an aws run: each cluster on c5.xlarge. */
 function thesisCh4OnAws(extra: Record<string, unknown> = {}) {
-  const text = readFileSync(join(__dirname, '../../plans/thesis-ch4-lb-vs-direct.yaml'), 'utf8').replace(/topology: \{ type: classic \}/g, 'topology: { type: classic }\n    instanceType: c5.xlarge');
+  const text = readFileSync(join(__dirname, '../../plans/thesis-ch4-lb-vs-direct.yaml'), 'utf8').replace(
+    /topology: \{ type: classic \}/g,
+    'topology: { type: classic }\n    instanceType: c5.xlarge',
+  );
   const plan = parsePlanText(text, 'thesis-ch4');
-  return validatePlan({ ...Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')), ...extra }, 'thesis-ch4');
+  return validatePlan(
+    { ...Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')), ...extra },
+    'thesis-ch4',
+  );
 }
 
 describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
   test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 550 transitions', () => {
-    const estimate = estimateRun(thesisCh4OnAws(), { target: 'aws', catalog: defaultPriceCatalog, region: 'us-east-1' });
+    const estimate = estimateRun(thesisCh4OnAws(), {
+      target: 'aws',
+      catalog: defaultPriceCatalog,
+      region: 'us-east-1',
+    });
     // lb and direct differ only in connection mode: one launched cluster runs all 4 scenarios × 5 repetitions.
     // Per scenario 5 × (20 s PerfTest + 45 s overhead) + 4 pauses × 10 s = 365 s; 4 scenarios = 1,460 s = 24.33 min;
     // + 15 min provisioning + 5 min teardown = 44.33 min.
-    expect(estimate.clusters).toEqual([{ cluster: 'three-nodes-lb', nodes: 3, instanceType: 'c5.xlarge', minutes: expect.closeTo(44.333, 3) }]);
+    expect(estimate.clusters).toEqual([
+      { cluster: 'three-nodes-lb', nodes: 3, instanceType: 'c5.xlarge', minutes: expect.closeTo(44.333, 3) },
+    ]);
     const part = (name: string) => estimate.parts.find((candidate) => candidate.name === name)!;
     expect(part('three-nodes-lb: nodes').usd).toBeCloseTo((3 * 0.17 * 44.3333) / 60, 6); // $0.3768
     expect(part('three-nodes-lb: load balancer').usd).toBeCloseTo((0.0225 * 44.3333) / 60, 6);
     // The default load generator (c5n.4xlarge, cdk/LoadGenerator.ts) at the shipped catalog's us-east-1 price.
-    expect(part('three-nodes-lb: load generator')).toMatchObject({ priced: true, usd: expect.closeTo((0.864 * 44.3333) / 60, 6), detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /) });
-    // 6 per run; 8 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (5 + 3 × 5
+    expect(part('three-nodes-lb: load generator')).toMatchObject({
+      priced: true,
+      usd: expect.closeTo((0.864 * 44.3333) / 60, 6),
+      detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /),
+    });
+    // 6 per run; 8 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (5 +
+    // 3 × 5
     // polls (65 s / 15 s)); 16 pauses.
     expect(estimate.stateTransitions).toBe(6 + 98 + 30 + 20 * 20 + 16);
     expect(part('Step Functions').usd).toBeCloseTo(550 * 0.000025, 9);
     // No publishRateLimit: the traffic between zones depends on the measured rate.
     expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: false });
     expect(estimate.complete).toBe(false);
-    expect(estimate.totalUsd).toBeCloseTo(estimate.parts.reduce((sum, candidate) => sum + candidate.usd, 0), 9);
+    expect(estimate.totalUsd).toBeCloseTo(
+      estimate.parts.reduce((sum, candidate) => sum + candidate.usd, 0),
+      9,
+    );
   });
 
   test('a rate-limited workload prices its traffic between zones: in, out and to each replica', () => {
     const plan = validatePlan(
-      { name: 'p', clusters: [{ name: 'q', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 2, consumers: 2, messageSizeBytes: 1000, durationSeconds: 100, publishRateLimit: 500 }] },
+      {
+        name: 'p',
+        clusters: [{ name: 'q', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }],
+        workloads: [
+          {
+            name: 'w',
+            producers: 2,
+            consumers: 2,
+            messageSizeBytes: 1000,
+            durationSeconds: 100,
+            publishRateLimit: 500,
+          },
+        ],
+      },
       'p',
     );
-    const part = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog }).parts.find((candidate) => candidate.name === 'data transfer between zones')!;
+    const part = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog }).parts.find(
+      (candidate) => candidate.name === 'data transfer between zones',
+    )!;
     // 2 × 500 msg/s × 1,000 B × 100 s = 0.1 GB, × 2/3 across zones × (in + out + 2 follower copies) = 0.2667 GB.
     expect(part).toMatchObject({ priced: true, usd: expect.closeTo(0.26667 * 0.01, 6) });
   });
@@ -49,8 +84,18 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
   test('a plan over its maxCostUsd is refused by ValidatePlan and validate --target, naming the field and the figure', () => {
     const plan = thesisCh4OnAws({ maxCostUsd: 0.1 });
     const [issue] = targetProblems(plan, 'aws', defaultPriceCatalog);
-    expect(issue).toMatchObject({ path: 'maxCostUsd', value: 0.1, message: expect.stringMatching(/^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/) });
-    const input = { plan: Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')), target: 'aws', runId: 'r' };
+    expect(issue).toMatchObject({
+      path: 'maxCostUsd',
+      value: 0.1,
+      message: expect.stringMatching(
+        /^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/,
+      ),
+    });
+    const input = {
+      plan: Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')),
+      target: 'aws',
+      runId: 'r',
+    };
     expect(() => buildSchedule(input, 'exec')).toThrow(PlanValidationError);
     expect(() => buildSchedule(input, 'exec')).toThrow(/maxCostUsd: the estimated cost/);
     expect(targetProblems(thesisCh4OnAws({ maxCostUsd: 5 }), 'aws', defaultPriceCatalog)).toEqual([]);
@@ -67,11 +112,30 @@ describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
 
   test('stateTransitions adds up per run, cluster and repetition (checked against the real definition in test/state-machines)', () => {
     // A cluster deleted at once (local): IsTeardownDone once, no CheckTeardown.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(25);
-    expect(stateTransitions([{ clusterPolls: 3, teardownPolls: 0, repetitions: [{ polls: 4, pause: true }, { polls: 1, pause: false }] }])).toBe(6 + 17 + 18 + 8);
+    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(
+      25,
+    );
+    expect(
+      stateTransitions([
+        {
+          clusterPolls: 3,
+          teardownPolls: 0,
+          repetitions: [
+            { polls: 4, pause: true },
+            { polls: 1, pause: false },
+          ],
+        },
+      ]),
+    ).toBe(6 + 17 + 18 + 8);
     // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
-    expect(stateTransitions([{ clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(27);
+    expect(
+      stateTransitions([
+        { clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] },
+      ]),
+    ).toBe(27);
     // Each check of a cluster being deleted: WaitForTeardown, CheckTeardown, IsTeardownDone.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(25 + 12);
+    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(
+      25 + 12,
+    );
   });
 });

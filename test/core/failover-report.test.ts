@@ -22,7 +22,11 @@ const runRecord = (runId: string): RunRecord => ({
   scenarioIds: ['three/kill'],
 });
 
-function failover(lostMessages: number, recoverySeconds: number | undefined, unavailableSeconds: number): FailoverResult {
+function failover(
+  lostMessages: number,
+  recoverySeconds: number | undefined,
+  unavailableSeconds: number,
+): FailoverResult {
   return {
     fault: { action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost', appliedAtSeconds: 10.1 },
     published: 4000,
@@ -52,13 +56,24 @@ const repetition = (runId: string, index: number, result: FailoverResult): Store
   failover: result,
 });
 
-const quorum = [failover(0, 0.9, 0), failover(0, 1.1, 1), failover(0, 1.0, 0)].map((result, index) => repetition('quorum', index + 1, result));
-const classic = [failover(1900, undefined, 9), failover(2100, undefined, 9), failover(2000, 12, 8)].map((result, index) => repetition('classic', index + 1, result));
+const quorum = [failover(0, 0.9, 0), failover(0, 1.1, 1), failover(0, 1.0, 0)].map((result, index) =>
+  repetition('quorum', index + 1, result),
+);
+const classic = [failover(1900, undefined, 9), failover(2100, undefined, 9), failover(2000, 12, 8)].map(
+  (result, index) => repetition('classic', index + 1, result),
+);
 
 describe('the verifier numbers in reports and comparisons', () => {
   test('over repetitions: mean and 95% CI per metric under the report names; recoverySeconds over the repetitions that recovered', () => {
     const [aggregate] = aggregateRun(runRecord('classic'), classic);
-    expect(Object.keys(aggregate!.failover!)).toEqual(['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects']);
+    expect(Object.keys(aggregate!.failover!)).toEqual([
+      'lostMessages',
+      'duplicatedMessages',
+      'unconfirmedAtFault',
+      'recoverySeconds',
+      'unavailableSeconds',
+      'reconnects',
+    ]);
     expect(aggregate!.failover!.lostMessages).toMatchObject({ n: 3, mean: 2000 });
     expect(aggregate!.failover!.lostMessages!.ci95).toBeGreaterThan(0);
     expect(aggregate!.failover!.recoverySeconds).toMatchObject({ n: 1, mean: 12 });
@@ -67,8 +82,12 @@ describe('the verifier numbers in reports and comparisons', () => {
   test('the Markdown report has the failover section: per scenario and per repetition, "not recovered" where it never came back', () => {
     const text = renderMarkdownReport(runRecord('classic'), classic);
     expect(text).toContain('## Failover (lost-message verifier)');
-    expect(text).toMatch(/\| three\/kill \| 3 \| 2,000 ± [\d,.]+ \| 0 ± 0 \| 2 ± 0 \| 12 ± 0 \| 8\.67 ± [\d.]+ \| 1 ± 0 \|/);
-    expect(text).toContain('| three/kill #1 | kill rmqbench1@localhost (leader) at 10.1 s | 4,000 | 2,100 | 1,900 | 0 | 2 | not recovered | 9 | 1 |');
+    expect(text).toMatch(
+      /\| three\/kill \| 3 \| 2,000 ± [\d,.]+ \| 0 ± 0 \| 2 ± 0 \| 12 ± 0 \| 8\.67 ± [\d.]+ \| 1 ± 0 \|/,
+    );
+    expect(text).toContain(
+      '| three/kill #1 | kill rmqbench1@localhost (leader) at 10.1 s | 4,000 | 2,100 | 1,900 | 0 | 2 | not recovered | 9 | 1 |',
+    );
   });
 
   test('a run without faults has no failover section', () => {
@@ -80,11 +99,22 @@ describe('the verifier numbers in reports and comparisons', () => {
   test('a cloud run whose faults were applied without the verifier says "lost messages not counted on aws" per repetition, and has no failover numbers at all (no zeros)', () => {
     const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
       ...rest,
-      uncountedFault: { fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 }, reason: 'lost messages not counted on aws: no verifier' },
+      uncountedFault: {
+        fault: {
+          action: 'kill' as const,
+          node: 'leader' as const,
+          nodeName: 'rabbit@10.0.1.5',
+          appliedAtSeconds: 12.5,
+          healedAtSeconds: 21,
+        },
+        reason: 'lost messages not counted on aws: no verifier',
+      },
     }));
     const text = renderMarkdownReport({ ...runRecord('aws'), target: 'aws' }, uncounted);
     expect(text).toContain('## Faults applied, lost messages not counted');
-    expect(text).toContain('- three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier');
+    expect(text).toContain(
+      '- three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier',
+    );
     expect(text).not.toContain('## Failover (lost-message verifier)');
     expect(aggregateRun({ ...runRecord('aws'), target: 'aws' }, uncounted)[0]!.failover).toBeUndefined();
   });
@@ -101,13 +131,26 @@ describe('the verifier numbers in reports and comparisons', () => {
       generatedAt: '2026-11-23T11:00:00Z',
     });
     const section = document.sections.find((candidate) => candidate.id === 'failover');
-    expect(section?.blocks.filter((block) => block.kind === 'table').map((block) => (block.kind === 'table' ? block.rows.length : 0))).toEqual([1, 3]);
+    expect(
+      section?.blocks
+        .filter((block) => block.kind === 'table')
+        .map((block) => (block.kind === 'table' ? block.rows.length : 0)),
+    ).toEqual([1, 3]);
   });
 
   test('the HTML report of a cloud run lists each fault applied without the verifier as "not counted", and has no failover table', () => {
     const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
       ...rest,
-      uncountedFault: { fault: { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 }, reason: 'lost messages not counted on aws: no verifier' },
+      uncountedFault: {
+        fault: {
+          action: 'kill' as const,
+          node: 'leader' as const,
+          nodeName: 'rabbit@10.0.1.5',
+          appliedAtSeconds: 12.5,
+          healedAtSeconds: 21,
+        },
+        reason: 'lost messages not counted on aws: no verifier',
+      },
     }));
     const run: RunRecord = { ...runRecord('aws'), target: 'aws' };
     const html = renderHtmlReport(
@@ -123,7 +166,9 @@ describe('the verifier numbers in reports and comparisons', () => {
       }),
     );
     expect(html).toContain('<section id="faults-not-counted">');
-    expect(html).toContain('three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier');
+    expect(html).toContain(
+      'three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier',
+    );
     expect(html.match(/lost messages not counted on aws: no verifier/g)).toHaveLength(uncounted.length);
     expect(html).not.toContain('<section id="failover">');
   });
@@ -133,7 +178,14 @@ describe('the verifier numbers in reports and comparisons', () => {
       { run: runRecord('quorum'), aggregates: aggregateRun(runRecord('quorum'), quorum) },
       { run: runRecord('classic'), aggregates: aggregateRun(runRecord('classic'), classic) },
     ];
-    expect(failoverMetricsIn(runs)).toEqual(['lostMessages', 'duplicatedMessages', 'unconfirmedAtFault', 'recoverySeconds', 'unavailableSeconds', 'reconnects']);
+    expect(failoverMetricsIn(runs)).toEqual([
+      'lostMessages',
+      'duplicatedMessages',
+      'unconfirmedAtFault',
+      'recoverySeconds',
+      'unavailableSeconds',
+      'reconnects',
+    ]);
     const [lost] = compareRuns(runs[0]!, [runs[1]!], 'lostMessages').rows;
     expect(lost).toMatchObject({ metric: 'lostMessages', verdict: 'higher', delta: 2000 });
     const [recovery] = compareRuns(runs[0]!, [runs[1]!], 'recoverySeconds').rows;

@@ -28,8 +28,14 @@ describe('recovery time and unavailability from received msg/s', () => {
 
   test('a dip long after the fault is noise, not the fault: recorded mirrored run, a 170 msg/s second 9 s after the fault', () => {
     // failover-quorum-vs-mirrored, mirrored #2 (leader killed at 10.14 s; the consumer was on another node).
-    const mirrored = [170, 200, 190, 201, 190, 189, 200, 200, 200, 192, 218, 194, 197, 199, 200, 200, 200, 190, 200, 170, 200];
-    expect(measureRecovery(mirrored, 10.14)).toEqual({ preFaultMedian: 200, recoverySeconds: 0, unavailableSeconds: 0 });
+    const mirrored = [
+      170, 200, 190, 201, 190, 189, 200, 200, 200, 192, 218, 194, 197, 199, 200, 200, 200, 190, 200, 170, 200,
+    ];
+    expect(measureRecovery(mirrored, 10.14)).toEqual({
+      preFaultMedian: 200,
+      recoverySeconds: 0,
+      unavailableSeconds: 0,
+    });
   });
 
   test('a fault the consumer never noticed recovers in 0 s with no unavailable second', () => {
@@ -56,10 +62,21 @@ describe('recovery time and unavailability from received msg/s', () => {
 });
 
 describe('failoverResult: the stored verifier result', () => {
-  const counts = { published: 3160, confirmed: 3160, consumed: 3160, lostMessages: 0, duplicatedMessages: 0, reconnects: 1, receivedPerSecond: quorumLeaderKilled };
+  const counts = {
+    published: 3160,
+    confirmed: 3160,
+    consumed: 3160,
+    lostMessages: 0,
+    duplicatedMessages: 0,
+    reconnects: 1,
+    receivedPerSecond: quorumLeaderKilled,
+  };
 
   test('carries the counts under their report names, the fault as applied and the measured recovery', () => {
-    const result = failoverResult({ ...counts, unconfirmedAtFault: 3, faultAtSeconds: 7.114 }, { action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost' });
+    const result = failoverResult(
+      { ...counts, unconfirmedAtFault: 3, faultAtSeconds: 7.114 },
+      { action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost' },
+    );
     expect(result).toMatchObject({
       fault: { action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost', appliedAtSeconds: 7.114 },
       lostMessages: 0,

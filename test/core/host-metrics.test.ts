@@ -18,7 +18,14 @@ import {
 
 const loadGeneratorCpu = (values: number[]): RepetitionMetrics => ({
   source: 'test',
-  series: [{ node: LOAD_GENERATOR_NODE, metric: 'cpuPercent', unit: 'percent', points: values.map((value, index) => [index + 1, value] as const) }],
+  series: [
+    {
+      node: LOAD_GENERATOR_NODE,
+      metric: 'cpuPercent',
+      unit: 'percent',
+      points: values.map((value, index) => [index + 1, value] as const),
+    },
+  ],
 });
 
 describe('rates from cumulative counters', () => {
@@ -48,7 +55,12 @@ describe('rates from cumulative counters', () => {
   });
 
   test('two readings at the same time give no rate (no division by zero)', () => {
-    expect(ratesFromCounters([{ tSeconds: 2, value: 1 }, { tSeconds: 2, value: 5 }])).toEqual([]);
+    expect(
+      ratesFromCounters([
+        { tSeconds: 2, value: 1 },
+        { tSeconds: 2, value: 5 },
+      ]),
+    ).toEqual([]);
   });
 
   test('CPU ticks to percent of ALL the host CPUs: 150 ticks in 1 s at 100 ticks/s on 2 CPUs is 75 %', () => {
@@ -75,7 +87,10 @@ describe('load-generator bound verdict', () => {
   });
 
   test('one saturated second (a warm-up spike) does not make a run load-generator bound', () => {
-    expect(loadGeneratorVerdict(loadGeneratorCpu([100, 40, 42, 41, 39]))).toEqual({ medianCpuPercent: 41, bound: false });
+    expect(loadGeneratorVerdict(loadGeneratorCpu([100, 40, 42, 41, 39]))).toEqual({
+      medianCpuPercent: 41,
+      bound: false,
+    });
   });
 
   test('exactly 90 % is not above the threshold', () => {
@@ -84,7 +99,10 @@ describe('load-generator bound verdict', () => {
 
   test('only the measured window counts: saturated seconds outside it are ignored', () => {
     // Points at t = 1..6; the window 3..5 holds 20, 30, 25.
-    expect(loadGeneratorVerdict(loadGeneratorCpu([99, 99, 20, 30, 25, 99]), { from: 3, to: 5 })).toEqual({ medianCpuPercent: 25, bound: false });
+    expect(loadGeneratorVerdict(loadGeneratorCpu([99, 99, 20, 30, 25, 99]), { from: 3, to: 5 })).toEqual({
+      medianCpuPercent: 25,
+      bound: false,
+    });
   });
 
   test('no metrics, no load-generator series or no point in the window: no verdict', () => {
@@ -105,10 +123,43 @@ describe('per-node summary', () => {
     const metrics: RepetitionMetrics = {
       source: 'test',
       series: [
-        { node: LOAD_GENERATOR_NODE, metric: 'cpuPercent', unit: 'percent', points: [[1, 30], [2, 50]] },
-        { node: 'rabbit@a', metric: 'cpuPercent', unit: 'percent', points: [[1, 10], [2, 40], [3, 20]] },
-        { node: 'rabbit@a', metric: 'memoryBytes', unit: 'bytes', points: [[1, 100], [2, 300]] },
-        { node: 'rabbit@a', metric: 'memoryAlarm', unit: 'boolean', points: [[1, 0], [2, 1]] },
+        {
+          node: LOAD_GENERATOR_NODE,
+          metric: 'cpuPercent',
+          unit: 'percent',
+          points: [
+            [1, 30],
+            [2, 50],
+          ],
+        },
+        {
+          node: 'rabbit@a',
+          metric: 'cpuPercent',
+          unit: 'percent',
+          points: [
+            [1, 10],
+            [2, 40],
+            [3, 20],
+          ],
+        },
+        {
+          node: 'rabbit@a',
+          metric: 'memoryBytes',
+          unit: 'bytes',
+          points: [
+            [1, 100],
+            [2, 300],
+          ],
+        },
+        {
+          node: 'rabbit@a',
+          metric: 'memoryAlarm',
+          unit: 'boolean',
+          points: [
+            [1, 0],
+            [2, 1],
+          ],
+        },
         { node: 'rabbit@b', metric: 'memoryAlarm', unit: 'boolean', points: [[1, 0]] },
       ],
     };
@@ -121,7 +172,20 @@ describe('per-node summary', () => {
 });
 
 describe('validation on ingest', () => {
-  const valid = { source: 'local-proc', series: [{ node: 'rabbit@a', metric: 'cpuPercent', unit: 'percent', points: [[1, 12.5], [2, 13]] }] };
+  const valid = {
+    source: 'local-proc',
+    series: [
+      {
+        node: 'rabbit@a',
+        metric: 'cpuPercent',
+        unit: 'percent',
+        points: [
+          [1, 12.5],
+          [2, 13],
+        ],
+      },
+    ],
+  };
 
   test('well-formed metrics pass unchanged', () => {
     expect(validateRepetitionMetrics(valid)).toEqual(valid);
@@ -131,17 +195,68 @@ describe('validation on ingest', () => {
     ['not an object', 'nope', /^metrics: must be an object/],
     ['no source', { series: [] }, /^metrics\.source: must be a non-empty string/],
     ['series not an array', { source: 's', series: {} }, /^metrics\.series: must be an array/],
-    ['an unknown metric', { source: 's', series: [{ node: 'n', metric: 'temperature', unit: 'percent', points: [] }] }, /metrics\.series\[0\]\.metric: must be one of cpuPercent/],
-    ['the wrong unit', { source: 's', series: [{ node: 'n', metric: 'memoryBytes', unit: 'percent', points: [] }] }, /metrics\.series\[0\]\.unit: memoryBytes is measured in bytes/],
-    ['no node', { source: 's', series: [{ node: '', metric: 'cpuPercent', unit: 'percent', points: [] }] }, /metrics\.series\[0\]\.node: must be a non-empty string/],
-    ['a point that is not a pair', { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [[1]] }] }, /series\[0\]\.points\[0\]: must be \[tSeconds, value\]/],
-    ['a NaN value', { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [[1, Number.NaN]] }] }, /points\[0\]: must be \[tSeconds, value\], two finite numbers/],
-    ['time going back', { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [[2, 1], [1, 1]] }] }, /points\[1\]: tSeconds must not go back in time/],
-    ['a negative value', { source: 's', series: [{ node: 'n', metric: 'queueDepth', unit: 'messages', points: [[1, -3]] }] }, /queueDepth cannot be negative/],
-    ['an alarm that is not 0 or 1', { source: 's', series: [{ node: 'n', metric: 'memoryAlarm', unit: 'boolean', points: [[1, 2]] }] }, /memoryAlarm is 0 or 1/],
+    [
+      'an unknown metric',
+      { source: 's', series: [{ node: 'n', metric: 'temperature', unit: 'percent', points: [] }] },
+      /metrics\.series\[0\]\.metric: must be one of cpuPercent/,
+    ],
+    [
+      'the wrong unit',
+      { source: 's', series: [{ node: 'n', metric: 'memoryBytes', unit: 'percent', points: [] }] },
+      /metrics\.series\[0\]\.unit: memoryBytes is measured in bytes/,
+    ],
+    [
+      'no node',
+      { source: 's', series: [{ node: '', metric: 'cpuPercent', unit: 'percent', points: [] }] },
+      /metrics\.series\[0\]\.node: must be a non-empty string/,
+    ],
+    [
+      'a point that is not a pair',
+      { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [[1]] }] },
+      /series\[0\]\.points\[0\]: must be \[tSeconds, value\]/,
+    ],
+    [
+      'a NaN value',
+      { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [[1, Number.NaN]] }] },
+      /points\[0\]: must be \[tSeconds, value\], two finite numbers/,
+    ],
+    [
+      'time going back',
+      {
+        source: 's',
+        series: [
+          {
+            node: 'n',
+            metric: 'cpuPercent',
+            unit: 'percent',
+            points: [
+              [2, 1],
+              [1, 1],
+            ],
+          },
+        ],
+      },
+      /points\[1\]: tSeconds must not go back in time/,
+    ],
+    [
+      'a negative value',
+      { source: 's', series: [{ node: 'n', metric: 'queueDepth', unit: 'messages', points: [[1, -3]] }] },
+      /queueDepth cannot be negative/,
+    ],
+    [
+      'an alarm that is not 0 or 1',
+      { source: 's', series: [{ node: 'n', metric: 'memoryAlarm', unit: 'boolean', points: [[1, 2]] }] },
+      /memoryAlarm is 0 or 1/,
+    ],
     [
       'the same node and metric twice',
-      { source: 's', series: [{ node: 'n', metric: 'cpuPercent', unit: 'percent', points: [] }, { node: 'n', metric: 'cpuPercent', unit: 'percent', points: [] }] },
+      {
+        source: 's',
+        series: [
+          { node: 'n', metric: 'cpuPercent', unit: 'percent', points: [] },
+          { node: 'n', metric: 'cpuPercent', unit: 'percent', points: [] },
+        ],
+      },
       /series\[1\]: a second cpuPercent series for node n/,
     ],
   ])('%s is refused with the field named', (_what, input, message) => {
@@ -184,7 +299,12 @@ describe('chunking for storage', () => {
     }));
     const [first] = chunkMetricSeries(worst);
     expect(first!.reduce((sum, piece) => sum + piece.points.length, 0)).toBe(METRIC_POINTS_PER_CHUNK);
-    const item = { PK: `RUN#${'r'.repeat(40)}`, SK: `METRICS#${'s'.repeat(200)}#001#000`, type: 'metrics', series: first };
+    const item = {
+      PK: `RUN#${'r'.repeat(40)}`,
+      SK: `METRICS#${'s'.repeat(200)}#001#000`,
+      type: 'metrics',
+      series: first,
+    };
     expect(dynamoItemBytes(item)).toBeLessThan(200 * 1024);
   });
 });
@@ -194,10 +314,24 @@ function dynamoItemBytes(item: Record<string, unknown>): number {
   const valueBytes = (value: unknown): number => {
     if (typeof value === 'string') return Buffer.byteLength(value);
     // 1 byte per two significant digits (leading and trailing zeroes trimmed) + 1 byte.
-    if (typeof value === 'number') return Math.ceil(String(value).replace(/[-.]|e.*$/g, '').replace(/^0+|0+$/g, '').length / 2) + 1;
+    if (typeof value === 'number')
+      return (
+        Math.ceil(
+          String(value)
+            .replace(/[-.]|e.*$/g, '')
+            .replace(/^0+|0+$/g, '').length / 2,
+        ) + 1
+      );
     if (typeof value === 'boolean' || value === null) return 1;
     if (Array.isArray(value)) return 3 + value.reduce((sum: number, element) => sum + 1 + valueBytes(element), 0);
-    if (typeof value === 'object') return 3 + Object.entries(value).reduce((sum, [name, element]) => sum + 1 + Buffer.byteLength(name) + valueBytes(element), 0);
+    if (typeof value === 'object')
+      return (
+        3 +
+        Object.entries(value).reduce(
+          (sum, [name, element]) => sum + 1 + Buffer.byteLength(name) + valueBytes(element),
+          0,
+        )
+      );
     throw new Error(`unexpected attribute value ${String(value)}`);
   };
   return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
@@ -206,10 +340,28 @@ function dynamoItemBytes(item: Record<string, unknown>): number {
 describe('rates from counters that come and go', () => {
   test('sums the increase of keys present at both ends; a closed or new connection is neither a drop nor a burst', () => {
     const readings = [
-      { tSeconds: 0, counters: new Map([['conn-a', 100], ['link-b', 50]]) },
+      {
+        tSeconds: 0,
+        counters: new Map([
+          ['conn-a', 100],
+          ['link-b', 50],
+        ]),
+      },
       // conn-a closed, conn-c opened with 10,000 bytes it carried before this interval was measured.
-      { tSeconds: 1, counters: new Map([['link-b', 80], ['conn-c', 10_000]]) },
-      { tSeconds: 3, counters: new Map([['link-b', 100], ['conn-c', 10_400]]) },
+      {
+        tSeconds: 1,
+        counters: new Map([
+          ['link-b', 80],
+          ['conn-c', 10_000],
+        ]),
+      },
+      {
+        tSeconds: 3,
+        counters: new Map([
+          ['link-b', 100],
+          ['conn-c', 10_400],
+        ]),
+      },
     ];
     expect(ratesFromKeyedCounters(readings)).toEqual([
       [1, 30],
@@ -228,10 +380,25 @@ describe('rates from counters that come and go', () => {
 
 describe('the per-node line of rmqbench show', () => {
   test('CPU max and median, RSS max in MB, alarm yes/no', () => {
-    expect(formatNodeSummary({ node: 'rmqbench1@localhost', maxCpuPercent: 23.46, medianCpuPercent: 19, maxMemoryBytes: 189_600_000, memoryAlarm: false })).toBe(
-      'rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm no',
+    expect(
+      formatNodeSummary({
+        node: 'rmqbench1@localhost',
+        maxCpuPercent: 23.46,
+        medianCpuPercent: 19,
+        maxMemoryBytes: 189_600_000,
+        memoryAlarm: false,
+      }),
+    ).toBe('rmqbench1@localhost: CPU max 23.5 %, median 19.0 %; RSS max 190 MB; memory alarm no');
+    expect(formatNodeSummary({ node: 'rmqbench2@localhost', memoryAlarm: true })).toBe(
+      'rmqbench2@localhost: memory alarm yes',
     );
-    expect(formatNodeSummary({ node: 'rmqbench2@localhost', memoryAlarm: true })).toBe('rmqbench2@localhost: memory alarm yes');
-    expect(formatNodeSummary({ node: 'load-generator', maxCpuPercent: 97, medianCpuPercent: 95, maxMemoryBytes: 400_000_000 })).toBe('load-generator: CPU max 97.0 %, median 95.0 %; RSS max 400 MB');
+    expect(
+      formatNodeSummary({
+        node: 'load-generator',
+        maxCpuPercent: 97,
+        medianCpuPercent: 95,
+        maxMemoryBytes: 400_000_000,
+      }),
+    ).toBe('load-generator: CPU max 97.0 %, median 95.0 %; RSS max 400 MB');
   });
 });

@@ -3,9 +3,15 @@ import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } f
 import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report/report';
 import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
 
-const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';
+const svg =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';
 const chart: RenderedChart = {
-  chart: { id: 'throughput-per-repetition', title: 'Throughput per repetition', caption: 'One bar per repetition.', marks: { kind: 'rect', count: 1 } },
+  chart: {
+    id: 'throughput-per-repetition',
+    title: 'Throughput per repetition',
+    caption: 'One bar per repetition.',
+    marks: { kind: 'rect', count: 1 },
+  },
   svg: `<?xml version="1.0" encoding="utf-8"?>\n${svg}`,
 };
 
@@ -29,7 +35,9 @@ describe('HTML report', () => {
   it('is self-contained: no script, no external resource, and a CSP that forbids every fetch', () => {
     const html = report();
     expect(html).toMatch(/^<!DOCTYPE html>/);
-    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`);
+    expect(html).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+    );
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
     // The only URL is the SVG namespace, which is a name, not a fetch.
     expect(html.match(/https?:\/\/[^"]+/g)).toEqual(['http://www.w3.org/2000/svg']);
@@ -38,11 +46,16 @@ describe('HTML report', () => {
   it('inlines each chart SVG without its XML declaration and labels it with the marks a viewer should find', () => {
     const html = report();
     expect(html).not.toContain('<?xml');
-    expect(html).toContain(`<figure class="chart" id="chart-throughput-per-repetition" data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="1">\n${svg}`);
+    expect(html).toContain(
+      `<figure class="chart" id="chart-throughput-per-repetition" data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="1">\n${svg}`,
+    );
   });
 
   it('escapes text from the run, so a scenario or error cannot inject markup', () => {
-    const html = report({ error: '<img src=x onerror=alert(1)>' }, { ...uniformRates([1_000]), [SCENARIOS[0]!]: [null] });
+    const html = report(
+      { error: '<img src=x onerror=alert(1)>' },
+      { ...uniformRates([1_000]), [SCENARIOS[0]!]: [null] },
+    );
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).not.toContain('<img');
     expect(escapeHtml(`a&b"c'<`)).toBe('a&amp;b&quot;c&#39;&lt;');
@@ -58,11 +71,16 @@ describe('HTML report', () => {
   });
 
   it('explains why a local run has no price-performance section', () => {
-    expect(report()).toMatch(/Not available: run run-1 ran on target local \(instance type localhost\), which has no cloud price/);
+    expect(report()).toMatch(
+      /Not available: run run-1 ran on target local \(instance type localhost\), which has no cloud price/,
+    );
   });
 
   it('prices an aws run by cluster (nodes × instance + load balancer) and prints the chapter-7 table per queue count', () => {
-    const html = report({ target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } }, uniformRates([25_000, 25_000]));
+    const html = report(
+      { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
+      uniformRates([25_000, 25_000]),
+    );
     expect(html).toContain('<td>3 × c5.xlarge</td>');
     expect(html).toContain('<td class="num">$421.65</td>'); // 3 × 140.55 (thesis Table 7.1)
     expect(html).toContain('<caption>Best price-performance, 2 queues</caption>');
@@ -70,34 +88,61 @@ describe('HTML report', () => {
   });
 
   it('keeps two clusters of the same composition apart in the price-performance table', () => {
-    const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } });
+    const stored = storedRun('run-1', uniformRates([25_000]), {
+      target: 'aws',
+      environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' },
+    });
     const plan = stored.run.plan as { clusters: { connection: string }[] };
-    const twins = { ...stored.run, plan: { ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, connection: 'direct' })) } };
+    const twins = {
+      ...stored.run,
+      plan: { ...plan, clusters: plan.clusters.map((cluster) => ({ ...cluster, connection: 'direct' })) },
+    };
     const result = runPricePerformance(twins, aggregateRun(twins, stored.repetitions), defaultPriceCatalog);
-    expect(result.available && result.costs.map((cost) => cost.description)).toEqual(['3 × c5.xlarge (c-lb)', '3 × c5.xlarge (c-direct)']);
+    expect(result.available && result.costs.map((cost) => cost.description)).toEqual([
+      '3 × c5.xlarge (c-lb)',
+      '3 × c5.xlarge (c-direct)',
+    ]);
   });
 
   it('prices each cluster by its own plan instanceType (c5.xlarge vs c5.2xlarge in one run; Azure sizes with or without Standard_)', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: { region: 'eu-west-1' } });
     const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
-    const typed = (types: string[], target: 'aws' | 'azure') => ({ ...stored.run, target, plan: { ...plan, clusters: plan.clusters.map((cluster, index) => ({ ...cluster, instanceType: types[index] })) } });
-    const aws = runPricePerformance(typed(['c5.xlarge', 'c5.2xlarge'], 'aws'), aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
+    const typed = (types: string[], target: 'aws' | 'azure') => ({
+      ...stored.run,
+      target,
+      plan: { ...plan, clusters: plan.clusters.map((cluster, index) => ({ ...cluster, instanceType: types[index] })) },
+    });
+    const aws = runPricePerformance(
+      typed(['c5.xlarge', 'c5.2xlarge'], 'aws'),
+      aggregateRun(stored.run, stored.repetitions),
+      defaultPriceCatalog,
+    );
     expect(aws.available && aws.costs.map((cost) => [cost.description, cost.monthlyUsd > 0])).toEqual([
       ['3 × c5.xlarge + lb', true],
       ['3 × c5.2xlarge', true],
     ]);
     expect(aws.available && aws.instanceType).toBe('c5.xlarge, c5.2xlarge');
-    const azure = runPricePerformance({ ...typed(['Standard_F4s', 'F8s'], 'azure'), environment: {} }, aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
+    const azure = runPricePerformance(
+      { ...typed(['Standard_F4s', 'F8s'], 'azure'), environment: {} },
+      aggregateRun(stored.run, stored.repetitions),
+      defaultPriceCatalog,
+    );
     expect(azure.available && azure.costs.map((cost) => cost.description)).toEqual(['3 × F4s + lb', '3 × F8s']);
   });
 
   it('says which clusters have no instance type when a cloud run records none', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: {} });
     const result = runPricePerformance(stored.run, aggregateRun(stored.run, stored.repetitions), defaultPriceCatalog);
-    expect(result).toEqual({ available: false, reason: 'run run-1 records no instance type for cluster(s) c-lb, c-direct (plan clusters[].instanceType or environment.instanceType), so it cannot be priced' });
+    expect(result).toEqual({
+      available: false,
+      reason:
+        'run run-1 records no instance type for cluster(s) c-lb, c-direct (plan clusters[].instanceType or environment.instanceType), so it cannot be priced',
+    });
   });
 
   it('names the unknown instance type instead of failing', () => {
-    expect(report({ target: 'azure', environment: { instanceType: 'F999s' } })).toMatch(/Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/);
+    expect(report({ target: 'azure', environment: { instanceType: 'F999s' } })).toMatch(
+      /Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/,
+    );
   });
 });

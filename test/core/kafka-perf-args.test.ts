@@ -1,35 +1,104 @@
-import { consumerPerformanceArgs, createTopicArgs, kafkaRunSettings, producerPerformanceArgs } from '../../core/kafka/kafka-perf-args';
+import {
+  consumerPerformanceArgs,
+  createTopicArgs,
+  kafkaRunSettings,
+  producerPerformanceArgs,
+} from '../../core/kafka/kafka-perf-args';
 import { parsePlanText } from '../../core/plan/plan';
 
 const workloadOf = (fields: string, nodes = 3) =>
-  parsePlanText(`name: k\nclusters: [{ name: k, broker: kafka, nodes: ${nodes} }]\nworkloads: [{ name: w${fields} }]\n`, 'k.yaml').scenarios[0]!.workload;
+  parsePlanText(
+    `name: k\nclusters: [{ name: k, broker: kafka, nodes: ${nodes} }]\nworkloads: [{ name: w${fields} }]\n`,
+    'k.yaml',
+  ).scenarios[0]!.workload;
 
 describe('Kafka tool arguments from a workload', () => {
   test('defaults: one partition, three copies where there are three brokers, acks=all, Kafka 4 batch and linger', () => {
     const settings = kafkaRunSettings(workloadOf(', messageCount: 1000'), 3);
-    expect(settings).toEqual({ partitions: 1, replicationFactor: 3, acks: 'all', batchSizeBytes: 16384, lingerMs: 5, compression: 'none', recordsPerProducer: 1000, throughput: -1 });
+    expect(settings).toEqual({
+      partitions: 1,
+      replicationFactor: 3,
+      acks: 'all',
+      batchSizeBytes: 16384,
+      lingerMs: 5,
+      compression: 'none',
+      recordsPerProducer: 1000,
+      throughput: -1,
+    });
     expect(kafkaRunSettings(workloadOf(', messageCount: 1000', 1), 1).replicationFactor).toBe(1);
   });
 
   test('the message count is split over the producers; totalBytes and a rate × duration count too', () => {
     expect(kafkaRunSettings(workloadOf(', producers: 4, messageCount: 1000'), 3).recordsPerProducer).toBe(250);
-    expect(kafkaRunSettings(workloadOf(', producers: 2, messageSizeBytes: 100, totalBytes: 1000000'), 3).recordsPerProducer).toBe(5000);
+    expect(
+      kafkaRunSettings(workloadOf(', producers: 2, messageSizeBytes: 100, totalBytes: 1000000'), 3).recordsPerProducer,
+    ).toBe(5000);
     const rated = kafkaRunSettings(workloadOf(', publishRateLimit: 500, durationSeconds: 6'), 3);
     expect([rated.recordsPerProducer, rated.throughput]).toEqual([3000, 500]);
   });
 
   test('the producer, consumer and topic command lines carry every setting', () => {
-    const workload = workloadOf(', messageCount: 2000, messageSizeBytes: 512, partitions: 6, replicationFactor: 2, acks: 1, batchSizeBytes: 65536, lingerMs: 20, compression: snappy');
+    const workload = workloadOf(
+      ', messageCount: 2000, messageSizeBytes: 512, partitions: 6, replicationFactor: 2, acks: 1, batchSizeBytes: 65536, lingerMs: 20, compression: snappy',
+    );
     const settings = kafkaRunSettings(workload, 3);
-    expect(createTopicArgs('t', settings)).toEqual(['--create', '--topic', 't', '--partitions', '6', '--replication-factor', '2']);
-    expect(producerPerformanceArgs({ bootstrapServers: 'h:1,h:2', topic: 't', settings, messageSizeBytes: 512, clientId: 'p1' })).toEqual([
-      '--bootstrap-server', 'h:1,h:2', '--topic', 't', '--num-records', '2000', '--record-size', '512', '--throughput', '-1', '--reporting-interval', '1000',
-      '--command-property', 'acks=1', 'batch.size=65536', 'linger.ms=20', 'compression.type=snappy', 'client.id=p1',
+    expect(createTopicArgs('t', settings)).toEqual([
+      '--create',
+      '--topic',
+      't',
+      '--partitions',
+      '6',
+      '--replication-factor',
+      '2',
     ]);
-    expect(consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 1 })).toEqual([
-      '--bootstrap-server', 'h:1', '--topic', 't', '--group', 'g', '--num-records', '2000', '--timeout', '60000', '--show-detailed-stats', '--reporting-interval', '1000',
+    expect(
+      producerPerformanceArgs({
+        bootstrapServers: 'h:1,h:2',
+        topic: 't',
+        settings,
+        messageSizeBytes: 512,
+        clientId: 'p1',
+      }),
+    ).toEqual([
+      '--bootstrap-server',
+      'h:1,h:2',
+      '--topic',
+      't',
+      '--num-records',
+      '2000',
+      '--record-size',
+      '512',
+      '--throughput',
+      '-1',
+      '--reporting-interval',
+      '1000',
+      '--command-property',
+      'acks=1',
+      'batch.size=65536',
+      'linger.ms=20',
+      'compression.type=snappy',
+      'client.id=p1',
+    ]);
+    expect(
+      consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 1 }),
+    ).toEqual([
+      '--bootstrap-server',
+      'h:1',
+      '--topic',
+      't',
+      '--group',
+      'g',
+      '--num-records',
+      '2000',
+      '--timeout',
+      '60000',
+      '--show-detailed-stats',
+      '--reporting-interval',
+      '1000',
     ]);
     // A group's consumers end by the idle timeout, so theirs is shorter.
-    expect(consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 3 })).toContain('20000');
+    expect(
+      consumerPerformanceArgs({ bootstrapServers: 'h:1', topic: 't', group: 'g', totalRecords: 2000, consumers: 3 }),
+    ).toContain('20000');
   });
 });

@@ -17,7 +17,10 @@ function failureOf(run: () => unknown): PerfTestOutputError {
 
 describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
   test('one producer and one consumer: rates, acknowledgement latency in µs and per-second samples', () => {
-    const result = parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [fixture('one-consumer-1')] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 });
+    const result = parseKafkaPerfOutput(
+      { producers: [fixture('one-producer-1')], consumers: [fixture('one-consumer-1')] },
+      { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+    );
     expect(result.summary.sendRateAvg).toBe(13930);
     // Between the consumer's first row (10:37:48.569, 1 record) and its last (10:38:01.801, 199590 records).
     expect(result.summary.receiveRateAvg).toBe(Math.round(((199_590 - 1) * 1000) / 13_232));
@@ -25,13 +28,23 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(result.summary.consumerLatency).toBeUndefined();
     // 14 producer windows, 14 consumer rows: second n adds up the n-th report of each.
     expect(result.samples).toHaveLength(14);
-    expect(result.samples[1]).toEqual({ time: 2, published: 4869.1, returned: 0, confirmed: 4869.1, nacked: 0, received: 5198.4127 });
+    expect(result.samples[1]).toEqual({
+      time: 2,
+      published: 4869.1,
+      returned: 0,
+      confirmed: 4869.1,
+      nacked: 0,
+      received: 5198.4127,
+    });
     expect(result.sendRate.n).toBe(14);
   });
 
   test('two producers and two consumers of one group: rates add up, and the consumers ending by idle timeout is normal', () => {
     const result = parseKafkaPerfOutput(
-      { producers: [fixture('two-producer-1'), fixture('two-producer-2')], consumers: [fixture('two-consumer-1'), fixture('two-consumer-2')] },
+      {
+        producers: [fixture('two-producer-1'), fixture('two-producer-2')],
+        consumers: [fixture('two-consumer-1'), fixture('two-consumer-2')],
+      },
       { producers: 2, consumers: 2, recordsPerProducer: 100_000 },
     );
     expect(result.summary.sendRateAvg).toBe(Math.round(12756.729175 + 12119.743061));
@@ -44,7 +57,12 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
   });
 
   test('a producer stopped before its final line fails the repetition, naming both tools and what each lacked', () => {
-    const error = failureOf(() => parseKafkaPerfOutput({ producers: [fixture('cut-producer-1')], consumers: [fixture('cut-consumer-1')] }, { producers: 1, consumers: 1, recordsPerProducer: 40_000 }));
+    const error = failureOf(() =>
+      parseKafkaPerfOutput(
+        { producers: [fixture('cut-producer-1')], consumers: [fixture('cut-consumer-1')] },
+        { producers: 1, consumers: 1, recordsPerProducer: 40_000 },
+      ),
+    );
     expect(error.missing).toEqual([
       'producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 2 per-second line(s))',
       'consumer 1: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")',
@@ -54,60 +72,123 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
 
   test('output cut mid-run (the last lines lost) is refused, not read as a lower rate', () => {
     const cut = fixture('one-producer-1').split('\n').slice(0, 10).join('\n');
-    const error = failureOf(() => parseKafkaPerfOutput({ producers: [cut], consumers: [fixture('one-consumer-1')] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }));
-    expect(error.missing).toEqual(['producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 10 per-second line(s))']);
+    const error = failureOf(() =>
+      parseKafkaPerfOutput(
+        { producers: [cut], consumers: [fixture('one-consumer-1')] },
+        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+      ),
+    );
+    expect(error.missing).toEqual([
+      'producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 10 per-second line(s))',
+    ]);
   });
 
   test('fewer acknowledged records than asked for (failed sends) is refused', () => {
     const short = fixture('one-producer-1').replace('200000 records sent, 13930', '199000 records sent, 13930');
-    const error = failureOf(() => parseKafkaPerfOutput({ producers: [short], consumers: [fixture('one-consumer-1')] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }));
-    expect(error.missing).toEqual(['producer 1: 200000 acknowledged records (it reports 199000; failed sends are not counted)']);
+    const error = failureOf(() =>
+      parseKafkaPerfOutput(
+        { producers: [short], consumers: [fixture('one-consumer-1')] },
+        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+      ),
+    );
+    expect(error.missing).toEqual([
+      'producer 1: 200000 acknowledged records (it reports 199000; failed sends are not counted)',
+    ]);
   });
 
   test('a consumer without its header or rows, a missing tool output and a crash are all named', () => {
-    const crashed = 'org.apache.kafka.common.errors.TimeoutException: Topic rmqbench-x not present in metadata after 60000 ms.\n';
-    const error = failureOf(() => parseKafkaPerfOutput({ producers: [crashed], consumers: ['time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec\n'] }, { producers: 2, consumers: 1, recordsPerProducer: 10 }));
+    const crashed =
+      'org.apache.kafka.common.errors.TimeoutException: Topic rmqbench-x not present in metadata after 60000 ms.\n';
+    const error = failureOf(() =>
+      parseKafkaPerfOutput(
+        {
+          producers: [crashed],
+          consumers: ['time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec\n'],
+        },
+        { producers: 2, consumers: 1, recordsPerProducer: 10 },
+      ),
+    );
     expect(error.missing).toEqual([
       'the output of 2 producer(s) (found 1)',
       'producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 0 per-second line(s))',
       'per-second rows from any of the 1 consumer(s) (found none)',
     ]);
-    expect(error.message).toContain('The tool reported: org.apache.kafka.common.errors.TimeoutException: Topic rmqbench-x not present');
-    expect(failureOf(() => parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [''] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 })).missing).toEqual([
+    expect(error.message).toContain(
+      'The tool reported: org.apache.kafka.common.errors.TimeoutException: Topic rmqbench-x not present',
+    );
+    expect(
+      failureOf(() =>
+        parseKafkaPerfOutput(
+          { producers: [fixture('one-producer-1')], consumers: [''] },
+          { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+        ),
+      ).missing,
+    ).toEqual([
       'consumer 1: the "time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec" header',
     ]);
   });
 
   test('a consumer of a group that got no partition has no rows and counts 0; one row counts its own rate', () => {
-    const header = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
+    const header =
+      'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
     const idle = `${header}WARNING: Exiting before consuming the expected number of records: timeout (10000 ms) exceeded. You can use the --timeout option to increase the timeout.\n`;
     const oneRow = `${header}2026-11-23 10:26:13:558, 0, 0.0954, 0.0950, 1000, 996.0159, 0, 1004, 0.0950, 996.0159\n`;
-    const result = parseKafkaPerfOutput({ producers: [fixture('two-producer-1'), fixture('two-producer-2')], consumers: [idle, oneRow] }, { producers: 2, consumers: 2, recordsPerProducer: 100_000 });
+    const result = parseKafkaPerfOutput(
+      { producers: [fixture('two-producer-1'), fixture('two-producer-2')], consumers: [idle, oneRow] },
+      { producers: 2, consumers: 2, recordsPerProducer: 100_000 },
+    );
     expect(result.summary.receiveRateAvg).toBe(996);
   });
 
   test('a consumer that got every record before its first row is refused as too short to measure, not read as 0 records/s', () => {
-    const header = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
-    const rows = ['2026-11-23 10:26:13:558, 0, 19.0735, 6.3579, 200000, 66666.6667, 2001, 999, 19.0926, 200200.2002', '2026-11-23 10:26:14:561, 0, 19.0735, 0.0000, 200000, 0.0000, 0, 1003, 0.0000, 0.0000'];
+    const header =
+      'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
+    const rows = [
+      '2026-11-23 10:26:13:558, 0, 19.0735, 6.3579, 200000, 66666.6667, 2001, 999, 19.0926, 200200.2002',
+      '2026-11-23 10:26:14:561, 0, 19.0735, 0.0000, 200000, 0.0000, 0, 1003, 0.0000, 0.0000',
+    ];
     const allAtOnce = `${header}${rows.join('\n')}\n`;
-    const error = failureOf(() => parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [allAtOnce] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }));
-    expect(error.missing).toEqual([expect.stringMatching(/^consumer 1: a measurable receive rate \(all 200000 of its records arrived before its first per-second row/)]);
+    const error = failureOf(() =>
+      parseKafkaPerfOutput(
+        { producers: [fixture('one-producer-1')], consumers: [allAtOnce] },
+        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+      ),
+    );
+    expect(error.missing).toEqual([
+      expect.stringMatching(
+        /^consumer 1: a measurable receive rate \(all 200000 of its records arrived before its first per-second row/,
+      ),
+    ]);
     // The same rows with the second one moving on are a rate.
     const moving = allAtOnce.replace('19.0735, 6.3579, 200000', '9.5367, 3.1789, 100000');
-    expect(parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [moving] }, { producers: 1, consumers: 1, recordsPerProducer: 200_000 }).summary.receiveRateAvg).toBe(99701);
+    expect(
+      parseKafkaPerfOutput(
+        { producers: [fixture('one-producer-1')], consumers: [moving] },
+        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+      ).summary.receiveRateAvg,
+    ).toBe(99701);
   });
 
   test('live progress reads the 1 s lines of both tools and nothing else', () => {
     const [producerLine] = fixture('one-producer-1').split('\n').slice(1, 2);
     expect(parseKafkaProgressLine(producerLine!)).toEqual({ kind: 'sent', rate: 4869.1 });
-    const consumerLine = fixture('one-consumer-1').split('\n').find((line) => line.startsWith('2026-11-23 10:37:49:577'))!;
+    const consumerLine = fixture('one-consumer-1')
+      .split('\n')
+      .find((line) => line.startsWith('2026-11-23 10:37:49:577'))!;
     expect(parseKafkaProgressLine(consumerLine)).toEqual({ kind: 'received', rate: 5198.4127 });
     expect(parseKafkaProgressLine(fixture('one-producer-1').trimEnd().split('\n').pop()!)).toBeUndefined();
-    expect(parseKafkaProgressLine('[2026-11-23 10:38:01,850] INFO [Consumer clientId=perf-consumer-client] Revoke previously assigned partitions')).toBeUndefined();
+    expect(
+      parseKafkaProgressLine(
+        '[2026-11-23 10:38:01,850] INFO [Consumer clientId=perf-consumer-client] Revoke previously assigned partitions',
+      ),
+    ).toBeUndefined();
   });
 
   test('a producer-only workload needs no consumer output and reports no receive rate', () => {
-    const result = parseKafkaPerfOutput({ producers: [fixture('one-producer-1')], consumers: [] }, { producers: 1, consumers: 0, recordsPerProducer: 200_000 });
+    const result = parseKafkaPerfOutput(
+      { producers: [fixture('one-producer-1')], consumers: [] },
+      { producers: 1, consumers: 0, recordsPerProducer: 200_000 },
+    );
     expect(result.summary.receiveRateAvg).toBe(0);
     expect(result.samples.every((sample) => sample.received === 0)).toBe(true);
   });

@@ -17,19 +17,32 @@ workloads:
   - { name: w, messageCount: 1000${workload} }
 `;
 
-
 describe('Kafka plan fields', () => {
   test('a Kafka cluster with the Kafka fields parses; acks written as a YAML number is read as the string Kafka takes', () => {
     const plan = parsePlanText(
-      kafkaPlan('', ', partitions: 6, replicationFactor: 3, acks: 1, batchSizeBytes: 65536, lingerMs: 10, compression: snappy'),
+      kafkaPlan(
+        '',
+        ', partitions: 6, replicationFactor: 3, acks: 1, batchSizeBytes: 65536, lingerMs: 10, compression: snappy',
+      ),
       'ok.yaml',
     );
     expect(plan.clusters[0]!.broker).toBe('kafka');
-    expect(plan.scenarios[0]!.workload).toMatchObject({ partitions: 6, replicationFactor: 3, acks: '1', batchSizeBytes: 65536, lingerMs: 10, compression: 'snappy', messageCount: 1000 });
+    expect(plan.scenarios[0]!.workload).toMatchObject({
+      partitions: 6,
+      replicationFactor: 3,
+      acks: '1',
+      batchSizeBytes: 65536,
+      lingerMs: 10,
+      compression: 'snappy',
+      messageCount: 1000,
+    });
   });
 
   test('a cluster without broker is a RabbitMQ cluster, and its workloads carry no Kafka field', () => {
-    const plan = parsePlanText('name: r\nclusters: [{ name: r1, nodes: 1 }]\nworkloads: [{ name: w, durationSeconds: 5 }]\n', 'r.yaml');
+    const plan = parsePlanText(
+      'name: r\nclusters: [{ name: r1, nodes: 1 }]\nworkloads: [{ name: w, durationSeconds: 5 }]\n',
+      'r.yaml',
+    );
     expect(plan.clusters[0]!.broker).toBe('rabbitmq');
     expect(plan.scenarios[0]!.workload.partitions).toBeUndefined();
     expect(plan.scenarios[0]!.workload.acks).toBeUndefined();
@@ -37,23 +50,43 @@ describe('Kafka plan fields', () => {
 
   test('an unknown broker, acks or compression is refused with the allowed values', () => {
     expect(issuesOf(kafkaPlan('', '').replace('broker: kafka', 'broker: pulsar'))).toEqual([
-      expect.objectContaining({ path: 'clusters[0].broker', value: 'pulsar', message: expect.stringMatching(/rabbitmq.*kafka/) }),
+      expect.objectContaining({
+        path: 'clusters[0].broker',
+        value: 'pulsar',
+        message: expect.stringMatching(/rabbitmq.*kafka/),
+      }),
     ]);
-    expect(issuesOf(kafkaPlan('', ', acks: 2'))).toEqual([expect.objectContaining({ path: 'workloads[0].acks', message: expect.stringMatching(/"0".*"1".*"all"/) })]);
+    expect(issuesOf(kafkaPlan('', ', acks: 2'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].acks', message: expect.stringMatching(/"0".*"1".*"all"/) }),
+    ]);
     expect(issuesOf(kafkaPlan('', ', compression: gzip9'))).toEqual([
-      expect.objectContaining({ path: 'workloads[0].compression', value: 'gzip9', message: expect.stringMatching(/none.*snappy.*lz4.*zstd/) }),
+      expect.objectContaining({
+        path: 'workloads[0].compression',
+        value: 'gzip9',
+        message: expect.stringMatching(/none.*snappy.*lz4.*zstd/),
+      }),
     ]);
   });
 
   test('out-of-range partitions, batch size and linger are refused by field', () => {
-    expect(issuesOf(kafkaPlan('', ', partitions: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].partitions', value: 0 })]);
-    expect(issuesOf(kafkaPlan('', ', batchSizeBytes: -1'))).toEqual([expect.objectContaining({ path: 'workloads[0].batchSizeBytes', value: -1 })]);
-    expect(issuesOf(kafkaPlan('', ', lingerMs: 1.5'))).toEqual([expect.objectContaining({ path: 'workloads[0].lingerMs', value: 1.5 })]);
+    expect(issuesOf(kafkaPlan('', ', partitions: 0'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].partitions', value: 0 }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', batchSizeBytes: -1'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].batchSizeBytes', value: -1 }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', lingerMs: 1.5'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].lingerMs', value: 1.5 }),
+    ]);
   });
 
   test('a replication factor above the broker count is refused, naming the cluster and its size', () => {
     expect(issuesOf(kafkaPlan('', ', replicationFactor: 5'))).toEqual([
-      { path: 'workloads[0].replicationFactor', message: 'must be at most the number of brokers of cluster "k3" (3)', value: 5 },
+      {
+        path: 'workloads[0].replicationFactor',
+        message: 'must be at most the number of brokers of cluster "k3" (3)',
+        value: 5,
+      },
     ]);
   });
 
@@ -63,41 +96,94 @@ describe('Kafka plan fields', () => {
   });
 
   test('RabbitMQ-only workload fields on a Kafka cluster are refused with what to use instead', () => {
-    const issues = issuesOf(kafkaPlan('', ', queues: 2, producers: 2, consumers: 2, persistent: true, confirmWindow: 10, autoAck: false, prefetch: 5'));
-    expect(issues.map((issue) => issue.path).sort()).toEqual(
-      ['workloads[0].autoAck', 'workloads[0].confirmWindow', 'workloads[0].persistent', 'workloads[0].prefetch', 'workloads[0].queues'].sort(),
+    const issues = issuesOf(
+      kafkaPlan(
+        '',
+        ', queues: 2, producers: 2, consumers: 2, persistent: true, confirmWindow: 10, autoAck: false, prefetch: 5',
+      ),
     );
-    expect(issues.find((issue) => issue.path === 'workloads[0].queues')!.message).toBe('is RabbitMQ-only and cluster "k3" runs Kafka: a Kafka workload uses one topic; use partitions');
+    expect(issues.map((issue) => issue.path).sort()).toEqual(
+      [
+        'workloads[0].autoAck',
+        'workloads[0].confirmWindow',
+        'workloads[0].persistent',
+        'workloads[0].prefetch',
+        'workloads[0].queues',
+      ].sort(),
+    );
+    expect(issues.find((issue) => issue.path === 'workloads[0].queues')!.message).toBe(
+      'is RabbitMQ-only and cluster "k3" runs Kafka: a Kafka workload uses one topic; use partitions',
+    );
   });
 
   test('the RabbitMQ exchange, queue mode and length limit are refused on a Kafka cluster too', () => {
-    const issues = issuesOf(kafkaPlan('', ', exchange: { type: fanout }, queueMode: lazy, maxLength: 10, overflow: drop-head'));
-    expect(issues.map((issue) => issue.path).sort()).toEqual(['workloads[0].exchange', 'workloads[0].maxLength', 'workloads[0].overflow', 'workloads[0].queueMode']);
-    expect(issues.find((issue) => issue.path === 'workloads[0].maxLength')!.message).toContain('Kafka retains by size or time');
+    const issues = issuesOf(
+      kafkaPlan('', ', exchange: { type: fanout }, queueMode: lazy, maxLength: 10, overflow: drop-head'),
+    );
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'workloads[0].exchange',
+      'workloads[0].maxLength',
+      'workloads[0].overflow',
+      'workloads[0].queueMode',
+    ]);
+    expect(issues.find((issue) => issue.path === 'workloads[0].maxLength')!.message).toContain(
+      'Kafka retains by size or time',
+    );
   });
 
   test('Kafka-only workload fields on a RabbitMQ cluster are refused', () => {
-    const issues = issuesOf('name: r\nclusters: [{ name: r1, nodes: 3 }]\nworkloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n');
+    const issues = issuesOf(
+      'name: r\nclusters: [{ name: r1, nodes: 3 }]\nworkloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n',
+    );
     expect(issues).toEqual([
-      { path: 'workloads[0].partitions', message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)', value: 3 },
-      { path: 'workloads[0].acks', message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)', value: 'all' },
+      {
+        path: 'workloads[0].partitions',
+        message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)',
+        value: 3,
+      },
+      {
+        path: 'workloads[0].acks',
+        message: 'is Kafka-only and cluster "r1" runs RabbitMQ (broker: rabbitmq)',
+        value: 'all',
+      },
     ]);
   });
 
   test('RabbitMQ-only cluster fields on a Kafka cluster are refused', () => {
     const issues = issuesOf(kafkaPlan(', rabbitmqVersion: "3.13", topology: { type: quorum }, connection: leader', ''));
-    expect(issues.map((issue) => issue.path)).toEqual(['clusters[0].rabbitmqVersion', 'clusters[0].topology.type', 'clusters[0].connection']);
+    expect(issues.map((issue) => issue.path)).toEqual([
+      'clusters[0].rabbitmqVersion',
+      'clusters[0].topology.type',
+      'clusters[0].connection',
+    ]);
   });
 
   test('a Kafka workload needs a message count (or a rate to send for durationSeconds), divisible by the producers', () => {
     const noCount = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
-    expect(issuesOf(noCount)).toEqual([expect.objectContaining({ path: 'workloads[0].messageCount', message: expect.stringMatching(/fixed number of records: set messageCount \(or totalBytes\), or publishRateLimit/) })]);
-    expect(() => parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml')).not.toThrow();
-    expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
-      expect.objectContaining({ path: 'workloads[0].messageCount', value: 1000, message: expect.stringMatching(/multiple of producers \(3\)/) }),
+    expect(issuesOf(noCount)).toEqual([
+      expect.objectContaining({
+        path: 'workloads[0].messageCount',
+        message: expect.stringMatching(
+          /fixed number of records: set messageCount \(or totalBytes\), or publishRateLimit/,
+        ),
+      }),
     ]);
-    expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].producers', value: 0 })]);
-    expect(issuesOf(kafkaPlan('', ', messageSizeBytes: 0'))).toEqual([expect.objectContaining({ path: 'workloads[0].messageSizeBytes', value: 0 })]);
+    expect(() =>
+      parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml'),
+    ).not.toThrow();
+    expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
+      expect.objectContaining({
+        path: 'workloads[0].messageCount',
+        value: 1000,
+        message: expect.stringMatching(/multiple of producers \(3\)/),
+      }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].producers', value: 0 }),
+    ]);
+    expect(issuesOf(kafkaPlan('', ', messageSizeBytes: 0'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].messageSizeBytes', value: 0 }),
+    ]);
   });
 
   test('Kafka and RabbitMQ clusters of the same size are separate cluster groups', () => {
@@ -106,7 +192,12 @@ describe('Kafka plan fields', () => {
       'both.yaml',
     );
     // A fixed message count is a workload field of both brokers (RabbitMQ: PerfTest's message limits).
-    expect(parsePlanText('name: both\nclusters:\n  - { name: r, nodes: 1 }\nworkloads: [{ name: w, messageCount: 100 }]\n', 'count.yaml').scenarios[0]!.workload.messageCount).toBe(100);
+    expect(
+      parsePlanText(
+        'name: both\nclusters:\n  - { name: r, nodes: 1 }\nworkloads: [{ name: w, messageCount: 100 }]\n',
+        'count.yaml',
+      ).scenarios[0]!.workload.messageCount,
+    ).toBe(100);
     expect(groupScenariosByCluster(plan).map((group) => group.broker)).toEqual(['rabbitmq', 'kafka']);
   });
 });
@@ -116,20 +207,37 @@ describe('Kafka on the cloud targets', () => {
 
   test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure runs 1 to 7 brokers (bicep/main.bicep instanceCount) and refuses others by field; local accepts it', () => {
     expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
-    const azure = (nodes: number) => parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', `nodes: ${nodes}`), 'kafka.yaml');
+    const azure = (nodes: number) =>
+      parsePlanText(
+        kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', `nodes: ${nodes}`),
+        'kafka.yaml',
+      );
     for (const nodes of [1, 2, 3, 5, 7]) expect(targetProblems(azure(nodes), 'azure', defaultPriceCatalog)).toEqual([]);
-    // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound if that changes.
-    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', 'nodes: 8'))).toEqual([expect.objectContaining({ path: 'clusters[0].nodes', value: 8 })]);
+    // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound if
+    // that changes.
+    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', 'nodes: 8'))).toEqual([
+      expect.objectContaining({ path: 'clusters[0].nodes', value: 8 }),
+    ]);
     const three = azure(3);
     const eight = { ...three, clusters: [{ ...three.clusters[0]!, nodes: 8 }] };
     expect(targetProblems(eight, 'azure', defaultPriceCatalog)).toEqual([
-      { path: 'clusters[0].nodes', value: 8, message: expect.stringMatching(/^a Kafka cluster on azure has 1 to 7 brokers \(bicep\/main\.bicep instanceCount\)/) },
+      {
+        path: 'clusters[0].nodes',
+        value: 8,
+        message: expect.stringMatching(
+          /^a Kafka cluster on azure has 1 to 7 brokers \(bicep\/main\.bicep instanceCount\)/,
+        ),
+      },
     ]);
-    expect(targetProblems(parsePlanText(kafkaPlan('', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['clusters[0].instanceType']);
+    expect(
+      targetProblems(parsePlanText(kafkaPlan('', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog).map(
+        (issue) => issue.path,
+      ),
+    ).toEqual(['clusters[0].instanceType']);
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
   });
 
-  test('the Azure broker-count bounds are main.bicep instanceCount\'s @minValue and @maxValue', () => {
+  test("the Azure broker-count bounds are main.bicep instanceCount's @minValue and @maxValue", () => {
     const bicep = readFileSync(join(__dirname, '../../bicep/main.bicep'), 'utf8');
     const bounds = /@minValue\((\d+)\)\s*@maxValue\((\d+)\)\s*param instanceCount int/.exec(bicep);
     expect(bounds && { min: Number(bounds[1]), max: Number(bounds[2]) }).toEqual(AZURE_KAFKA_BROKER_COUNT);
@@ -148,28 +256,56 @@ describe('Kafka on the cloud targets', () => {
     expect(estimate.parts.find((part) => part.name === 'k3: load generator')).toMatchObject({ priced: true });
     expect(estimate.complete).toBe(true);
     expect(Number.isFinite(estimate.totalUsd) && estimate.totalUsd > 0).toBe(true);
-    const { scenarios: _scenarios, ...data } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60').replace('name: kafka', 'name: kafka\nmaxCostUsd: 0.01'), 'kafka.yaml');
-    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(/maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/);
+    const { scenarios: _scenarios, ...data } = parsePlanText(
+      kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60').replace(
+        'name: kafka',
+        'name: kafka\nmaxCostUsd: 0.01',
+      ),
+      'kafka.yaml',
+    );
+    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(
+      /maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/,
+    );
   });
 
   test('aws refuses a broker count it ships no template for, and an Arm type (the pinned node image is x86-64), by field', () => {
-    const four = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 4'), 'kafka.yaml');
+    const four = parsePlanText(
+      kafkaPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 4'),
+      'kafka.yaml',
+    );
     expect(targetProblems(four, 'aws', defaultPriceCatalog)).toEqual([
-      { path: 'clusters[0].nodes', value: 4, message: expect.stringMatching(/^a Kafka cluster on aws has 1, 3, 5 brokers \(the controller ships one cluster template per count/) },
+      {
+        path: 'clusters[0].nodes',
+        value: 4,
+        message: expect.stringMatching(
+          /^a Kafka cluster on aws has 1, 3, 5 brokers \(the controller ships one cluster template per count/,
+        ),
+      },
     ]);
     const arm = parsePlanText(kafkaPlan(', instanceType: m6g.large', ''), 'kafka.yaml');
     expect(targetProblems(arm, 'aws', defaultPriceCatalog)).toEqual([
-      expect.objectContaining({ path: 'clusters[0].instanceType', value: 'm6g.large', message: expect.stringMatching(/pins one x86-64 Amazon Linux 2023 image/) }),
+      expect.objectContaining({
+        path: 'clusters[0].instanceType',
+        value: 'm6g.large',
+        message: expect.stringMatching(/pins one x86-64 Amazon Linux 2023 image/),
+      }),
     ]);
     const untyped = parsePlanText(kafkaPlan('', ''), 'kafka.yaml');
-    expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual(['clusters[0].instanceType']);
+    expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual([
+      'clusters[0].instanceType',
+    ]);
   });
 
   test("the workflow's ValidatePlan state accepts it on aws and on azure, and refuses an Azure broker count above main.bicep's 7 by field", () => {
     const { scenarios: _scenarios, ...data } = plan;
     expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
-    const { scenarios: _azureScenarios, ...azure } = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ''), 'kafka.yaml');
+    const { scenarios: _azureScenarios, ...azure } = parsePlanText(
+      kafkaPlan(', instanceType: Standard_F4s_v2', ''),
+      'kafka.yaml',
+    );
     expect(buildSchedule({ plan: azure, target: 'azure' }, 'exec-1').clusters).toHaveLength(1);
-    expect(() => buildSchedule({ plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' }, 'exec-1')).toThrow(/clusters\[0\]\.nodes: /);
+    expect(() =>
+      buildSchedule({ plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' }, 'exec-1'),
+    ).toThrow(/clusters\[0\]\.nodes: /);
   });
 });

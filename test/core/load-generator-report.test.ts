@@ -6,7 +6,12 @@ import type { RunRecord } from '../../core/results/result-model';
 const run: RunRecord = {
   runId: 'run-lg',
   planName: 'lg',
-  plan: { name: 'lg', repetitions: 3, clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' } }], workloads: [{ name: 'small' }, { name: 'big' }] },
+  plan: {
+    name: 'lg',
+    repetitions: 3,
+    clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' } }],
+    workloads: [{ name: 'small' }, { name: 'big' }],
+  },
   target: 'local',
   status: 'SUCCEEDED',
   startedAt: '2026-11-23T10:00:00Z',
@@ -26,12 +31,22 @@ const repetition = (scenarioId: string, index: number, medianCpuPercent?: number
   ...(medianCpuPercent === undefined ? {} : { loadGenerator: { medianCpuPercent, bound: medianCpuPercent > 90 } }),
 });
 
-// three/big: the load generator saturated in 2 of 3 repetitions; three/small: never; one repetition without metrics (an older record).
-const repetitions = [repetition('three/small', 1, 40), repetition('three/small', 2, 45), repetition('three/small', 3), repetition('three/big', 1, 97), repetition('three/big', 2, 88), repetition('three/big', 3, 95)];
+// three/big: the load generator saturated in 2 of 3 repetitions; three/small: never; one repetition without metrics (an
+// older record).
+const repetitions = [
+  repetition('three/small', 1, 40),
+  repetition('three/small', 2, 45),
+  repetition('three/small', 3),
+  repetition('three/big', 1, 97),
+  repetition('three/big', 2, 88),
+  repetition('three/big', 3, 95),
+];
 
 describe('load-generator-bound verdict in reports', () => {
   test('per scenario: how many of the repetitions with a verdict were bound', () => {
-    expect(aggregateRun(run, repetitions).map((aggregate) => [aggregate.scenarioId, aggregate.loadGeneratorBound])).toEqual([
+    expect(
+      aggregateRun(run, repetitions).map((aggregate) => [aggregate.scenarioId, aggregate.loadGeneratorBound]),
+    ).toEqual([
       ['three/small', { bound: 0, of: 2 }],
       ['three/big', { bound: 2, of: 3 }],
     ]);
@@ -57,7 +72,18 @@ describe('load-generator-bound verdict in reports', () => {
         generatedAt: '2026-11-23T11:00:00Z',
       });
     const section = document(repetitions).sections.find((candidate) => candidate.id === 'load-generator');
-    expect(section?.blocks).toEqual([{ kind: 'list', items: [expect.stringMatching(/^three\/big: load-generator bound .* in 2 of 3 repetitions\): the broker's maximum was not measured$/)] }]);
-    expect(document(repetitions.filter((rep) => rep.scenarioId === 'three/small')).sections.map((candidate) => candidate.id)).not.toContain('load-generator');
+    expect(section?.blocks).toEqual([
+      {
+        kind: 'list',
+        items: [
+          expect.stringMatching(
+            /^three\/big: load-generator bound .* in 2 of 3 repetitions\): the broker's maximum was not measured$/,
+          ),
+        ],
+      },
+    ]);
+    expect(
+      document(repetitions.filter((rep) => rep.scenarioId === 'three/small')).sections.map((candidate) => candidate.id),
+    ).not.toContain('load-generator');
   });
 });

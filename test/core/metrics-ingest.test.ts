@@ -22,9 +22,33 @@ const raw: RawRepetition = {
 const metrics: RepetitionMetrics = {
   source: 'local-proc',
   series: [
-    { node: 'rmqbench1@localhost', metric: 'cpuPercent', unit: 'percent', points: [[1, 20.5], [2, 31]] },
-    { node: 'rmqbench1@localhost', metric: 'memoryAlarm', unit: 'boolean', points: [[1, 0], [2, 0]] },
-    { node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[1, 40], [2, 45]] },
+    {
+      node: 'rmqbench1@localhost',
+      metric: 'cpuPercent',
+      unit: 'percent',
+      points: [
+        [1, 20.5],
+        [2, 31],
+      ],
+    },
+    {
+      node: 'rmqbench1@localhost',
+      metric: 'memoryAlarm',
+      unit: 'boolean',
+      points: [
+        [1, 0],
+        [2, 0],
+      ],
+    },
+    {
+      node: 'load-generator',
+      metric: 'cpuPercent',
+      unit: 'percent',
+      points: [
+        [1, 40],
+        [2, 45],
+      ],
+    },
   ],
 };
 
@@ -37,12 +61,17 @@ describe('ingest of broker and host metrics', () => {
   });
 
   test('malformed metrics are dropped with the reason, the throughput result stands', () => {
-    const broken = { source: 'local-proc', series: [{ node: 'rmqbench1@localhost', metric: 'cpuPercent', unit: 'percent', points: [[1, 'high']] }] };
+    const broken = {
+      source: 'local-proc',
+      series: [{ node: 'rmqbench1@localhost', metric: 'cpuPercent', unit: 'percent', points: [[1, 'high']] }],
+    };
     const record = ingestRepetition({ ...raw, metrics: broken });
     expect(record.status).toBe('SUCCEEDED');
     expect(record.result!.summary.sendRateAvg).toBe(6068);
     expect(record.metrics).toBeUndefined();
-    expect(record.metricsError).toBe('metrics dropped: metrics.series[0].points[0]: must be [tSeconds, value], two finite numbers (got [1,"high"])');
+    expect(record.metricsError).toBe(
+      'metrics dropped: metrics.series[0].points[0]: must be [tSeconds, value], two finite numbers (got [1,"high"])',
+    );
   });
 
   test("the collector's own error is recorded beside the metrics it still gathered", () => {
@@ -60,10 +89,31 @@ describe('ingest of broker and host metrics', () => {
   test('the load-generator verdict is kept on the repetition, over the seconds PerfTest measured (samples 1.001 to 5.0 s)', () => {
     const saturated: RepetitionMetrics = {
       source: 'local-proc',
-      // Seconds 1-5 measured: 95 % median; seconds 6-9 after PerfTest's last sample (draining, shutting down) do not count.
-      series: [{ node: 'load-generator', metric: 'cpuPercent', unit: 'percent', points: [[1, 93], [2, 95], [3, 96], [4, 91], [5, 99], [6, 1], [7, 1], [8, 1], [9, 1]] }],
+      // Seconds 1-5 measured: 95 % median; seconds 6-9 after PerfTest's last sample (draining, shutting down) do not
+      // count.
+      series: [
+        {
+          node: 'load-generator',
+          metric: 'cpuPercent',
+          unit: 'percent',
+          points: [
+            [1, 93],
+            [2, 95],
+            [3, 96],
+            [4, 91],
+            [5, 99],
+            [6, 1],
+            [7, 1],
+            [8, 1],
+            [9, 1],
+          ],
+        },
+      ],
     };
-    expect(ingestRepetition({ ...raw, metrics: saturated }).loadGenerator).toEqual({ medianCpuPercent: 95, bound: true });
+    expect(ingestRepetition({ ...raw, metrics: saturated }).loadGenerator).toEqual({
+      medianCpuPercent: 95,
+      bound: true,
+    });
     expect(ingestRepetition({ ...raw, metrics }).loadGenerator).toEqual({ medianCpuPercent: 42.5, bound: false });
     expect(ingestRepetition(raw)).not.toHaveProperty('loadGenerator');
   });
@@ -104,12 +154,18 @@ describe('metrics items in the results table', () => {
       })),
     };
     const items = repetitionItems({ ...record, metrics: long }).filter((item) => item.type === 'metrics');
-    expect(items.map((item) => item.SK)).toEqual(['METRICS#three/small#002#000', 'METRICS#three/small#002#001', 'METRICS#three/small#002#002']);
+    expect(items.map((item) => item.SK)).toEqual([
+      'METRICS#three/small#002#000',
+      'METRICS#three/small#002#001',
+      'METRICS#three/small#002#002',
+    ]);
     expect(metricsFromItems([...items].reverse())).toEqual(long);
   });
 
   test('metrics without any series still store one item, so the source is kept; none stored reads as undefined', () => {
-    const items = repetitionItems({ ...record, metrics: { source: 'local-proc', series: [] } }).filter((item) => item.type === 'metrics');
+    const items = repetitionItems({ ...record, metrics: { source: 'local-proc', series: [] } }).filter(
+      (item) => item.type === 'metrics',
+    );
     expect(metricsFromItems(items)).toEqual({ source: 'local-proc', series: [] });
     expect(metricsFromItems([])).toBeUndefined();
   });

@@ -16,7 +16,12 @@ const workload: Workload = {
 };
 
 function argsFor(topology: QueueTopology, overrides: Partial<Workload> = {}, nodeCount = 3) {
-  const { queueArguments } = generateBrokerConfig({ topology, rabbitmqVersion: '3.13', peerDiscovery: { backend: 'external' }, nodeCount });
+  const { queueArguments } = generateBrokerConfig({
+    topology,
+    rabbitmqVersion: '3.13',
+    peerDiscovery: { backend: 'external' },
+    nodeCount,
+  });
   return buildPerfTestArgs({
     workload: { ...workload, ...overrides },
     topology,
@@ -30,7 +35,10 @@ const valueAfter = (args: string[], flag: string) => args[args.indexOf(flag) + 1
 
 describe('PerfTest arguments', () => {
   test('a classic workload maps each field to its flag', () => {
-    const args = argsFor({ type: 'classic' }, { confirmWindow: 50, prefetch: 100, publishRateLimit: 1000, consumerRateLimit: 900 });
+    const args = argsFor(
+      { type: 'classic' },
+      { confirmWindow: 50, prefetch: 100, publishRateLimit: 1000, consumerRateLimit: 900 },
+    );
     expect(valueAfter(args, '--queue')).toBe('perf-test-1');
     expect(valueAfter(args, '--size')).toBe('150');
     expect(valueAfter(args, '--time')).toBe('20');
@@ -75,25 +83,40 @@ describe('PerfTest arguments', () => {
     expect(new RegExp(BENCHMARK_USER_PERMISSIONS.configure).test(valueAfter(fanout, '--exchange')!)).toBe(true);
   });
 
-  test('a fixed amount of work: each producer sends its share (--pmessages), each queue\'s consumer stops after what its queue receives (--cmessages)', () => {
+  test("a fixed amount of work: each producer sends its share (--pmessages), each queue's consumer stops after what its queue receives (--cmessages)", () => {
     const direct = argsFor({ type: 'quorum' }, { queues: 2, producers: 4, consumers: 2, messageCount: 1000 });
-    expect([valueAfter(direct, '--pmessages'), valueAfter(direct, '--cmessages'), valueAfter(direct, '--time')]).toEqual(['250', '500', '20']);
-    const fanout = argsFor({ type: 'classic' }, { queues: 3, producers: 1, consumers: 3, messageCount: 900, exchange: { type: 'fanout' } });
+    expect([
+      valueAfter(direct, '--pmessages'),
+      valueAfter(direct, '--cmessages'),
+      valueAfter(direct, '--time'),
+    ]).toEqual(['250', '500', '20']);
+    const fanout = argsFor(
+      { type: 'classic' },
+      { queues: 3, producers: 1, consumers: 3, messageCount: 900, exchange: { type: 'fanout' } },
+    );
     expect([valueAfter(fanout, '--pmessages'), valueAfter(fanout, '--cmessages')]).toEqual(['900', '900']);
-    const publishOnly = argsFor({ type: 'classic' }, { producers: 2, consumers: 0, totalBytes: 1_500, messageSizeBytes: 100 });
+    const publishOnly = argsFor(
+      { type: 'classic' },
+      { producers: 2, consumers: 0, totalBytes: 1_500, messageSizeBytes: 100 },
+    );
     expect(valueAfter(publishOnly, '--pmessages')).toBe('8');
     expect(publishOnly).not.toContain('--cmessages');
     expect(argsFor({ type: 'classic' })).not.toContain('--pmessages');
   });
 
-  test('the workload\'s queue mode and length limit join the topology\'s queue arguments', () => {
+  test("the workload's queue mode and length limit join the topology's queue arguments", () => {
     const args = argsFor({ type: 'quorum' }, { maxLength: 1000, overflow: 'reject-publish' });
-    expect(valueAfter(args, '--queue-args')).toBe('x-queue-type=quorum,x-quorum-initial-group-size=3,x-max-length=1000,x-overflow=reject-publish');
+    expect(valueAfter(args, '--queue-args')).toBe(
+      'x-queue-type=quorum,x-quorum-initial-group-size=3,x-max-length=1000,x-overflow=reject-publish',
+    );
     expect(valueAfter(argsFor({ type: 'classic' }, { queueMode: 'lazy' }), '--queue-args')).toBe('x-queue-mode=lazy');
   });
 
   test('persistent classic messages and multi-ack', () => {
-    const args = argsFor({ type: 'mirrored', mirrorTo: 'all' }, { persistent: true, autoAck: false, multiAckEvery: 10 });
+    const args = argsFor(
+      { type: 'mirrored', mirrorTo: 'all' },
+      { persistent: true, autoAck: false, multiAckEvery: 10 },
+    );
     expect(valueAfter(args, '--flag')).toBe('persistent');
     expect(valueAfter(args, '--multi-ack-every')).toBe('10');
     expect(args).not.toContain('--auto-delete');

@@ -15,7 +15,12 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
       consumerLatency: { min: 210, median: 284099, p75: 428401, p95: 520432, p99: 527718 },
     });
     expect(result.samples).toHaveLength(5);
-    expect(result.samples[0]).toMatchObject({ time: 1.001, published: 4165, received: 4068, consumerLatency: { median: 21901 } });
+    expect(result.samples[0]).toMatchObject({
+      time: 1.001,
+      published: 4165,
+      received: 4068,
+      consumerLatency: { median: 21901 },
+    });
     expect(result.samples[0]!.confirmLatency).toBeUndefined();
     expect(result.sendRate.mean).toBeCloseTo((4165 + 6254 + 5621 + 5611 + 8677) / 5, 6);
     expect(result.receiveRate.median).toBe(4998);
@@ -24,8 +29,17 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
   test('reads latency when the JVM had no UTF-8 locale and wrote "?s" for "µs" (captured from the AWS run script run as the SSM agent runs it)', () => {
     const stdout = fixture('no-utf8-locale.stdout.txt');
     expect(stdout).toMatch(/consumer latency min\/median\/75th\/95th\/99th \d+\/\d+\/\d+\/\d+\/\d+ \?s$/m);
-    expect(parsePerfTestOutput(stdout, fixture('basic-150b.csv'), basic).summary.consumerLatency).toEqual({ min: 662, median: 70450, p75: 119747, p95: 206774, p99: 273876 });
-    expect(parsePerfTestOutput(stdout.replace(/\?s$/gm, 'Âµs'), fixture('basic-150b.csv'), basic).summary.consumerLatency!.median).toBe(70450);
+    expect(parsePerfTestOutput(stdout, fixture('basic-150b.csv'), basic).summary.consumerLatency).toEqual({
+      min: 662,
+      median: 70450,
+      p75: 119747,
+      p95: 206774,
+      p99: 273876,
+    });
+    expect(
+      parsePerfTestOutput(stdout.replace(/\?s$/gm, 'Âµs'), fixture('basic-150b.csv'), basic).summary.consumerLatency!
+        .median,
+    ).toBe(70450);
   });
 
   test('reads confirm latency when confirms were on', () => {
@@ -60,20 +74,24 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
   });
 
   test('a PerfTest that could not connect reports the exception', () => {
-    expect(() => parsePerfTestOutput(fixture('refused.stdout.txt'), fixture('refused.csv'), { ...basic, durationSeconds: 3 })).toThrow(
-      /empty file.*Connection refused/s,
-    );
+    expect(() =>
+      parsePerfTestOutput(fixture('refused.stdout.txt'), fixture('refused.csv'), { ...basic, durationSeconds: 3 }),
+    ).toThrow(/empty file.*Connection refused/s);
   });
 
   test('a CSV row cut off in the middle is reported with its row number', () => {
     const csv = fixture('basic-150b.csv').trimEnd();
     const truncated = csv.slice(0, csv.lastIndexOf(',', csv.length - 30));
-    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), truncated, basic)).toThrow(/CSV row 6: 17 columns/);
+    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), truncated, basic)).toThrow(
+      /CSV row 6: 17 columns/,
+    );
   });
 
   test('garbled numbers are reported with their column', () => {
     const garbled = fixture('basic-150b.csv').replace(',6254,', ',62x4,');
-    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), garbled, basic)).toThrow(/column "published" \(found "62x4"\)/);
+    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), garbled, basic)).toThrow(
+      /column "published" \(found "62x4"\)/,
+    );
   });
 
   test('multi-queue and quorum runs parse', () => {
@@ -84,7 +102,10 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
       consumers: 2,
     });
     expect(twoQueues.summary.sendRateAvg).toBe(9241);
-    const quorum = parsePerfTestOutput(fixture('quorum-150b.stdout.txt'), fixture('quorum-150b.csv'), { ...basic, durationSeconds: 3 });
+    const quorum = parsePerfTestOutput(fixture('quorum-150b.stdout.txt'), fixture('quorum-150b.csv'), {
+      ...basic,
+      durationSeconds: 3,
+    });
     expect(quorum.summary.receiveRateAvg).toBe(13604);
   });
 
@@ -100,10 +121,15 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
 
 describe('PerfTest output of a fixed amount of work (--pmessages/--cmessages)', () => {
   const fixed = { ...basic, durationSeconds: 60, fixedMessages: 30_000 };
-  const stoppedBy = (reason: string) => fixture('basic-150b.stdout.txt').replace(/test stopped \([^)]*\)/, `test stopped (${reason})`);
+  const stoppedBy = (reason: string) =>
+    fixture('basic-150b.stdout.txt').replace(/test stopped \([^)]*\)/, `test stopped (${reason})`);
 
   test('ends by the message limits before the duration limit: accepted, with the time it took from the last sample', () => {
-    const result = parsePerfTestOutput(stoppedBy('Producer reached message limit, Consumer reached message limit'), fixture('basic-150b.csv'), fixed);
+    const result = parsePerfTestOutput(
+      stoppedBy('Producer reached message limit, Consumer reached message limit'),
+      fixture('basic-150b.csv'),
+      fixed,
+    );
     expect(result.completedInSeconds).toBe(5);
     expect(result.samples).toHaveLength(5);
   });
@@ -122,14 +148,19 @@ describe('PerfTest output of a fixed amount of work (--pmessages/--cmessages)', 
       error = caught;
     }
     expect(error).toBeInstanceOf(PerfTestOutputError);
-    expect((error as Error).message).toContain("the fixed work (30000 messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes");
+    expect((error as Error).message).toContain(
+      "the fixed work (30000 messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes",
+    );
     expect((error as Error).message).not.toContain('empty file');
   });
 });
 
 describe('warm-up (warmUpSeconds)', () => {
-  test('the summary and rate statistics leave the first seconds out; PerfTest\'s own summary is kept beside them', () => {
-    const result = parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), { ...basic, warmUpSeconds: 2 });
+  test("the summary and rate statistics leave the first seconds out; PerfTest's own summary is kept beside them", () => {
+    const result = parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), {
+      ...basic,
+      warmUpSeconds: 2,
+    });
     // Seconds 3..5 of the captured run (CSV rows at 3.001, 4.001, 5.000).
     expect(result.summary.sendRateAvg).toBe(Math.round((5621 + 5611 + 8677) / 3));
     expect(result.summary.receiveRateAvg).toBe(Math.round((4836 + 5162 + 9822) / 3));
@@ -141,6 +172,8 @@ describe('warm-up (warmUpSeconds)', () => {
   });
 
   test('a run cut short before the warm-up ended is incomplete, not a result', () => {
-    expect(() => parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), { ...basic, warmUpSeconds: 5 })).toThrow(/after the 5 s warm-up/);
+    expect(() =>
+      parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), { ...basic, warmUpSeconds: 5 }),
+    ).toThrow(/after the 5 s warm-up/);
   });
 });

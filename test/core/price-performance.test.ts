@@ -13,7 +13,8 @@ import {
   type PricePerformanceCandidate,
 } from '../../core/cost/price-performance';
 
-// The thesis inputs (Tables 7.1–7.3 costs, Figures 6.1–6.4 maxima) and how they were derived: core/report/thesis-ch7.ts.
+// The thesis inputs (Tables 7.1–7.3 costs, Figures 6.1–6.4 maxima) and how they were derived:
+// core/report/thesis-ch7.ts.
 const thesisCandidates = (queues: ThesisQueueCount) => thesisCandidatesFrom(queues, defaultPriceCatalog);
 
 function thesisTable(queues: ThesisQueueCount): string[][] {
@@ -135,7 +136,7 @@ describe('price-performance building blocks', () => {
 });
 
 describe('candidates from measurements', () => {
-  it('keeps each instance type\'s highest throughput at the asked queue count and prices it', () => {
+  it("keeps each instance type's highest throughput at the asked queue count and prices it", () => {
     const measurements = [
       { instanceType: 'c5.xlarge', queues: 2, throughput: 70_000 },
       { instanceType: 'c5.xlarge', queues: 2, throughput: 77_000 },
@@ -148,10 +149,12 @@ describe('candidates from measurements', () => {
     ]);
   });
 
-  it('lets an unknown instance type surface as the catalog\'s error', () => {
+  it("lets an unknown instance type surface as the catalog's error", () => {
     const unknown = () => {
       throw new Error('unknown aws instance type "x"');
     };
-    expect(() => candidatesForQueues([{ instanceType: 'x', queues: 1, throughput: 1 }], 1, unknown)).toThrow(/unknown aws instance type/);
+    expect(() => candidatesForQueues([{ instanceType: 'x', queues: 1, throughput: 1 }], 1, unknown)).toThrow(
+      /unknown aws instance type/,
+    );
   });
 });

@@ -13,7 +13,11 @@ const plan = parsePlanText(
 function reordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reordered);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reordered(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, inner]) => [key, reordered(inner)]),
+  );
 }
 
 const run: RunRecord = {
@@ -36,7 +40,7 @@ describe('reports read the plan stored with a run', () => {
     expect(scenarioFacts(run).get('k/w@acks=all,partitions=5')).toMatchObject({ clusterName: 'k', nodes: 3 });
   });
 
-  test('so MB/s is reported for them, and the producers\' acknowledgement latency in a table of its own', () => {
+  test("so MB/s is reported for them, and the producers' acknowledgement latency in a table of its own", () => {
     const repetitions: StoredRepetition[] = run.scenarioIds.map((scenarioId) => ({
       runId: 'r',
       scenarioId,

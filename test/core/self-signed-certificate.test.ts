@@ -3,13 +3,22 @@ import { createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { certificateFingerprint256, keyMatchesCertificate, selfSignedCertificate } from '../../core/cloud/self-signed-certificate';
+import {
+  certificateFingerprint256,
+  keyMatchesCertificate,
+  selfSignedCertificate,
+} from '../../core/cloud/self-signed-certificate';
 
 const now = new Date('2026-11-22T12:00:00Z');
 const notAfter = new Date('2026-11-30T12:00:00Z');
 
 describe('per-deployment self-signed certificate (node:crypto only)', () => {
-  const made = selfSignedCertificate({ commonName: 'rmqbench cluster-1', notAfter, now, dnsNames: ['rmqbench.invalid'] });
+  const made = selfSignedCertificate({
+    commonName: 'rmqbench cluster-1',
+    notAfter,
+    now,
+    dnsNames: ['rmqbench.invalid'],
+  });
 
   test('is an X.509 v3 certificate node parses, self-signed by its own P-256 key, valid from an hour before now to notAfter', () => {
     const certificate = new X509Certificate(made.certificatePem);
@@ -30,10 +39,14 @@ describe('per-deployment self-signed certificate (node:crypto only)', () => {
     expect(keyMatchesCertificate(made.certificatePem, made.privateKeyPem)).toBe(true);
     const other = selfSignedCertificate({ commonName: 'rmqbench cluster-1', notAfter, now });
     expect(keyMatchesCertificate(made.certificatePem, other.privateKeyPem)).toBe(false);
-    expect(new X509Certificate(other.certificatePem).serialNumber).not.toBe(new X509Certificate(made.certificatePem).serialNumber);
+    expect(new X509Certificate(other.certificatePem).serialNumber).not.toBe(
+      new X509Certificate(made.certificatePem).serialNumber,
+    );
     expect(other.fingerprint256).not.toBe(made.fingerprint256);
     expect(made.privateKeyPem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
-    expect(createPublicKey(made.privateKeyPem).export({ type: 'spki', format: 'der' })).toEqual(new X509Certificate(made.certificatePem).publicKey.export({ type: 'spki', format: 'der' }));
+    expect(createPublicKey(made.privateKeyPem).export({ type: 'spki', format: 'der' })).toEqual(
+      new X509Certificate(made.certificatePem).publicKey.export({ type: 'spki', format: 'der' }),
+    );
   });
 
   test('openssl reads the extensions and verifies it as a TLS server certificate when it is its own trust anchor', () => {
@@ -48,9 +61,17 @@ describe('per-deployment self-signed certificate (node:crypto only)', () => {
       expect(text.stdout).toMatch(/X509v3 Basic Constraints: critical\s+CA:FALSE/);
       expect(text.stdout).toMatch(/X509v3 Key Usage: critical\s+Digital Signature/);
       expect(text.stdout).toMatch(/X509v3 Extended Key Usage:\s+TLS Web Server Authentication/);
-      const verify = spawnSync('openssl', ['verify', '-purpose', 'sslserver', '-attime', String(Math.floor(now.getTime() / 1000)), '-CAfile', path, path], { encoding: 'utf8' });
+      const verify = spawnSync(
+        'openssl',
+        ['verify', '-purpose', 'sslserver', '-attime', String(Math.floor(now.getTime() / 1000)), '-CAfile', path, path],
+        { encoding: 'utf8' },
+      );
       expect(`${verify.stdout}${verify.stderr}`.trim()).toBe(`${path}: OK`);
-      const expired = spawnSync('openssl', ['verify', '-attime', String(Math.floor(notAfter.getTime() / 1000) + 60), '-CAfile', path, path], { encoding: 'utf8' });
+      const expired = spawnSync(
+        'openssl',
+        ['verify', '-attime', String(Math.floor(notAfter.getTime() / 1000) + 60), '-CAfile', path, path],
+        { encoding: 'utf8' },
+      );
       expect(expired.status).not.toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -63,7 +84,9 @@ describe('per-deployment self-signed certificate (node:crypto only)', () => {
   });
 
   test('refuses a validity that ends before it starts and a common name longer than 64 characters', () => {
-    expect(() => selfSignedCertificate({ commonName: 'x', notAfter: new Date(now.getTime() - 3_600_000), now })).toThrow(/notAfter .* must be after notBefore/);
+    expect(() =>
+      selfSignedCertificate({ commonName: 'x', notAfter: new Date(now.getTime() - 3_600_000), now }),
+    ).toThrow(/notAfter .* must be after notBefore/);
     expect(() => selfSignedCertificate({ commonName: 'x'.repeat(65), notAfter, now })).toThrow(/1 to 64 characters/);
   });
 });

@@ -1,14 +1,38 @@
-import { assertNoWorldOpenSourcePrefixes, MINIMUM_SOURCE_PREFIX_LENGTH, worldOpenReason } from '../../core/cloud/source-prefixes';
+import {
+  assertNoWorldOpenSourcePrefixes,
+  MINIMUM_SOURCE_PREFIX_LENGTH,
+  worldOpenReason,
+} from '../../core/cloud/source-prefixes';
 
 describe('world-open source prefixes are refused by name', () => {
-  test.each(['*', 'Internet', 'INTERNET', 'Any', 'any', '0.0.0.0/0', '::/0', '0.0.0.0/1', '128.0.0.0/1', '2000::/3', '64.0.0.0/2', 'AzureCloud', 'AzureCloud.westeurope', ' Internet '])(
-    '%s opens the cluster to the world',
-    (prefix) => {
-      expect(worldOpenReason(prefix)).toEqual(expect.any(String));
-    },
-  );
+  test.each([
+    '*',
+    'Internet',
+    'INTERNET',
+    'Any',
+    'any',
+    '0.0.0.0/0',
+    '::/0',
+    '0.0.0.0/1',
+    '128.0.0.0/1',
+    '2000::/3',
+    '64.0.0.0/2',
+    'AzureCloud',
+    'AzureCloud.westeurope',
+    ' Internet ',
+  ])('%s opens the cluster to the world', (prefix) => {
+    expect(worldOpenReason(prefix)).toEqual(expect.any(String));
+  });
 
-  test.each(['203.0.113.7/32', '203.0.113.7', '10.0.0.0/8', '10.20.2.0/24', '2001:db8::/32', 'VirtualNetwork', 'AzureLoadBalancer'])('%s is accepted', (prefix) => {
+  test.each([
+    '203.0.113.7/32',
+    '203.0.113.7',
+    '10.0.0.0/8',
+    '10.20.2.0/24',
+    '2001:db8::/32',
+    'VirtualNetwork',
+    'AzureLoadBalancer',
+  ])('%s is accepted', (prefix) => {
     expect(worldOpenReason(prefix)).toBeUndefined();
   });
 

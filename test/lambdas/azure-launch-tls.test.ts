@@ -11,12 +11,23 @@ const config: AzureClusterConfig = {
   location: 'westeurope',
   template: EMPTY_TEMPLATE,
   // The RabbitMQ secrets a RabbitMQ launch requires (from the service principal secret's `parameters`).
-  parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24'], rabbitmqAdminPassword: 'admin-password-1234', erlangCookie: 'erlang-cookie-0123456789' },
+  parameters: {
+    adminUsername: 'rmqbench',
+    allowedSourceAddressPrefixes: ['198.51.100.0/24'],
+    rabbitmqAdminPassword: 'admin-password-1234',
+    erlangCookie: 'erlang-cookie-0123456789',
+  },
   expiryHours: 12,
   launchTimeoutMinutes: 30,
   controllerEgressAddresses: ['203.0.113.10'],
 };
-const cluster: ScheduledCluster = { index: 0, clusterId: 'rmqbench-run-1-c1', nodes: 3, topology: 'quorum', repetitions: [] };
+const cluster: ScheduledCluster = {
+  index: 0,
+  clusterId: 'rmqbench-run-1-c1',
+  nodes: 3,
+  topology: 'quorum',
+  repetitions: [],
+};
 const NOW = new Date('2025-01-01T00:00:00Z');
 
 describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per deployment', () => {
@@ -29,8 +40,11 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
 
   test('the deployment gets a fresh certificate and its key as parameters; the launch result carries only the fingerprint', async () => {
     const launch = await launchAzureCluster(clients, config, 'run-1', cluster, NOW);
-    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'))!;
-    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters;
+    const put = arm.requests.find(
+      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+    )!;
+    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
+      .parameters;
     const certificatePem = parameters.tlsCertificatePem?.value as string;
     const privateKeyPem = parameters.tlsPrivateKeyPem?.value as string;
     expect(keyMatchesCertificate(certificatePem, privateKeyPem)).toBe(true);
@@ -39,7 +53,12 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
     expect(certificate.subject).toBe('CN=rmqbench rmqbench-run-1-c1');
     // Valid until a day after the expiry tag (12 h), so the certificate never dies before the cluster is swept.
     expect(new Date(certificate.validTo).toISOString()).toBe('2025-01-02T12:00:00.000Z');
-    expect(launch).toEqual({ clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z', expiresAt: '2025-01-01T12:00:00.000Z', tlsCertificateFingerprint256: certificate.fingerprint256 });
+    expect(launch).toEqual({
+      clusterId: 'rmqbench-run-1-c1',
+      readyBy: '2025-01-01T00:30:00.000Z',
+      expiresAt: '2025-01-01T12:00:00.000Z',
+      tlsCertificateFingerprint256: certificate.fingerprint256,
+    });
     expect(JSON.stringify(launch)).not.toContain('PRIVATE KEY');
   });
 
@@ -52,21 +71,40 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
     expect(config.parameters.tlsPrivateKeyPem).toBeUndefined();
   });
 
-  test.each([['0.0.0.0/0'], ['Internet'], ['*'], ['::/0'], ['AzureCloud']])('allowedSourceAddressPrefixes with %s is refused by name before anything is created', async (prefix) => {
-    const open = { ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: ['198.51.100.0/24', prefix] } };
-    await expect(launchAzureCluster(clients, open, 'run-1', cluster, NOW)).rejects.toThrow(`refused: ${prefix} (`);
-    expect(arm.requests).toEqual([]);
-  });
+  test.each([['0.0.0.0/0'], ['Internet'], ['*'], ['::/0'], ['AzureCloud']])(
+    'allowedSourceAddressPrefixes with %s is refused by name before anything is created',
+    async (prefix) => {
+      const open = {
+        ...config,
+        parameters: { ...config.parameters, allowedSourceAddressPrefixes: ['198.51.100.0/24', prefix] },
+      };
+      await expect(launchAzureCluster(clients, open, 'run-1', cluster, NOW)).rejects.toThrow(`refused: ${prefix} (`);
+      expect(arm.requests).toEqual([]);
+    },
+  );
 
   test('egress addresses must be bare IPv4 addresses, and prefixes must be an array', () => {
-    expect(() => azureLaunchConfig({ ...config, controllerEgressAddresses: ['0.0.0.0/0'] }, 'c1', NOW)).toThrow(/CONTROLLER_EGRESS_ADDRESSES .* refused: 0\.0\.0\.0\/0/);
-    expect(() => azureLaunchConfig({ ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: '10.0.0.0/8' } }, 'c1', NOW)).toThrow(/must be an array/);
+    expect(() => azureLaunchConfig({ ...config, controllerEgressAddresses: ['0.0.0.0/0'] }, 'c1', NOW)).toThrow(
+      /CONTROLLER_EGRESS_ADDRESSES .* refused: 0\.0\.0\.0\/0/,
+    );
+    expect(() =>
+      azureLaunchConfig(
+        { ...config, parameters: { ...config.parameters, allowedSourceAddressPrefixes: '10.0.0.0/8' } },
+        'c1',
+        NOW,
+      ),
+    ).toThrow(/must be an array/);
   });
 
   test('an ARM failure is re-thrown as a message without the private key, even when ARM quotes the parameters back', async () => {
-    const quoting = { rejectDeployment: (body: unknown) => `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}` };
+    const quoting = {
+      rejectDeployment: (body: unknown) =>
+        `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}`,
+    };
     await withFakeArm(quoting, async (quotingClients) => {
-      const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch((caught: unknown) => caught)) as Error;
+      const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch(
+        (caught: unknown) => caught,
+      )) as Error;
       expect(error).toBeInstanceOf(Error);
       expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
       // The fake did quote the key (JSON-escaped); the re-thrown message has the placeholder instead.
@@ -78,7 +116,11 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
 });
 
 describe('pinned TLS options', () => {
-  const certificate = selfSignedCertificate({ commonName: 'pin', notAfter: new Date(NOW.getTime() + 86_400_000), now: NOW });
+  const certificate = selfSignedCertificate({
+    commonName: 'pin',
+    notAfter: new Date(NOW.getTime() + 86_400_000),
+    now: NOW,
+  });
   const other = selfSignedCertificate({ commonName: 'pin', notAfter: new Date(NOW.getTime() + 86_400_000), now: NOW });
   const options = pinnedTlsOptions(certificate.certificatePem);
 
@@ -89,6 +131,10 @@ describe('pinned TLS options', () => {
   test('the identity check passes the pinned certificate at any address and refuses another one', () => {
     const check = options.checkServerIdentity!;
     expect(check('20.1.2.3', { fingerprint256: certificate.fingerprint256 } as never)).toBeUndefined();
-    expect(check('20.1.2.3', { fingerprint256: other.fingerprint256 } as never)).toEqual(new Error(`TLS: 20.1.2.3 presented certificate ${other.fingerprint256}, not the deployment's ${certificate.fingerprint256}`));
+    expect(check('20.1.2.3', { fingerprint256: other.fingerprint256 } as never)).toEqual(
+      new Error(
+        `TLS: 20.1.2.3 presented certificate ${other.fingerprint256}, not the deployment's ${certificate.fingerprint256}`,
+      ),
+    );
   });
 });

@@ -10,7 +10,8 @@ import { LocalRabbitCluster, type LocalNode } from '../../local/rabbitmq-cluster
 import { tempDir } from '../local/helpers';
 
 /**
- * The broker sampler's shell lines, as the cloud run scripts run them on the load generator (bash, set -euo pipefail, the
+ * The broker sampler's shell lines, as the cloud run scripts run them on the load generator (bash, set -euo pipefail,
+ * the
  * per-run benchmark user created by the same lines through the management API, the sampler in the background while
  * "PerfTest" runs, then stopped), against a real local 3-node cluster; its output is parsed by the same core function
  * IngestRepetition uses. PerfTest itself is replaced by a sleep: the sandboxed load generator test
@@ -27,7 +28,12 @@ describe('the management API sampler on a real 3-node cluster', () => {
   let cluster: LocalRabbitCluster;
 
   beforeAll(async () => {
-    cluster = await LocalRabbitCluster.start({ nodes: 3, topology: { type: 'quorum' }, workDir: join(work.path, 'cluster'), processes });
+    cluster = await LocalRabbitCluster.start({
+      nodes: 3,
+      topology: { type: 'quorum' },
+      workDir: join(work.path, 'cluster'),
+      processes,
+    });
   });
   afterAll(async () => {
     await processes.stopAll();
@@ -36,16 +42,23 @@ describe('the management API sampler on a real 3-node cluster', () => {
 
   /** rabbitmqctl against one local node (its cookie is in the node's HOME, epmd on the cluster's port). */
   const ctl = (node: LocalNode, ...args: string[]) =>
-    execFileAsync(RABBITMQCTL, ['-n', node.name, ...args], { env: { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: node.dir, ERL_EPMD_PORT: String(cluster.epmdPort) }, timeout: 60_000 });
+    execFileAsync(RABBITMQCTL, ['-n', node.name, ...args], {
+      env: { PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: node.dir, ERL_EPMD_PORT: String(cluster.epmdPort) },
+      timeout: 60_000,
+    });
 
-  /** The sampler between the benchmark user's creation and its deletion, with `seconds` of "PerfTest"; returns the script's exit, stderr and the sampler's file. */
+  /**
+   * The sampler between the benchmark user's creation and its deletion, with `seconds` of "PerfTest"; returns the
+   * script's exit, stderr and the sampler's file.
+   */
   async function runSampler(seconds: number, managementUrl = cluster.managementUrl()) {
     const dir = tempDir('sampler-run');
     const script = [
       'set -euo pipefail',
       `WORK=${dir.path} && cd "$WORK"`,
       `MANAGEMENT_URL='${managementUrl}'`,
-      // The local cluster's administrator (guest, loopback only); in the cloud it comes from Secrets Manager or Key Vault.
+      // The local cluster's administrator (guest, loopback only); in the cloud it comes from Secrets Manager or Key
+      // Vault.
       'ADMIN_CURL_CONFIG=\'user = "guest:guest"\'',
       ...benchmarkUserLines(),
       ...startBrokerSamplerLines(seconds + 30),
@@ -54,7 +67,10 @@ describe('the management API sampler on a real 3-node cluster', () => {
       `cp ${BROKER_SAMPLES_FILE} ${join(work.path, 'last-samples.jsonl')}`,
     ].join('\n');
     try {
-      const child = spawn('bash', ['-c', script], { env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: dir.path }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], {
+        env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: dir.path },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -68,13 +84,24 @@ describe('the management API sampler on a real 3-node cluster', () => {
     const leader = cluster.nodes[1]!;
     const leaders = await cluster.declareQueues(['perf-test-1'], true, leader);
     for (let index = 0; index < 25; index++) {
-      await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', { properties: { delivery_mode: 2 }, routing_key: 'perf-test-1', payload: `m${index}`, payload_encoding: 'string' });
+      await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', {
+        properties: { delivery_mode: 2 },
+        routing_key: 'perf-test-1',
+        payload: `m${index}`,
+        payload_encoding: 'string',
+      });
     }
     // A queue that is not a benchmark queue does not count.
     await cluster.api('PUT', '/api/queues/%2F/someone-elses', { durable: true, arguments: {} }, cluster.nodes[0]);
-    await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', { properties: {}, routing_key: 'someone-elses', payload: 'x', payload_encoding: 'string' });
+    await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', {
+      properties: {},
+      routing_key: 'someone-elses',
+      payload: 'x',
+      payload_encoding: 'string',
+    });
     // A quorum queue's count reaches the management API at its leader's Ra tick (quorum_tick_interval, 5 s by default:
-    // deps/rabbit/src/rabbit_quorum_queue.erl make_ra_conf, handle_tick -> rabbit_core_metrics:queue_stats): wait for it.
+    // deps/rabbit/src/rabbit_quorum_queue.erl make_ra_conf, handle_tick -> rabbit_core_metrics:queue_stats): wait for
+    // it.
     const deadline = Date.now() + 30_000;
     while ((await cluster.api<{ messages?: number }>('GET', '/api/queues/%2F/perf-test-1')).messages !== 25) {
       if (Date.now() > deadline) throw new Error('perf-test-1 did not show 25 messages within 30 s');
@@ -90,8 +117,10 @@ describe('the management API sampler on a real 3-node cluster', () => {
     expect(parsed.samples).toBeGreaterThanOrEqual(2);
     expect(parsed.samples).toBeLessThanOrEqual(7);
     const times = parsed.metrics.series[0]!.points.map(([t]) => t);
-    for (let index = 1; index < times.length; index++) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(0.9);
-    const series = (node: string, metric: string) => parsed.metrics.series.find((one) => one.node === node && one.metric === metric)?.points.map(([, value]) => value);
+    for (let index = 1; index < times.length; index++)
+      expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(0.9);
+    const series = (node: string, metric: string) =>
+      parsed.metrics.series.find((one) => one.node === node && one.metric === metric)?.points.map(([, value]) => value);
     const leaderName = leaders.get('perf-test-1')!;
     for (const node of cluster.nodes) {
       expect(series(node.name, 'memoryAlarm')).toEqual(Array(parsed.samples).fill(0));
@@ -110,22 +139,38 @@ describe('the management API sampler on a real 3-node cluster', () => {
       const run = await runSampler(3);
       expect(run.code).toBe(0);
       const parsed = brokerMetricsFromSamples(run.samples, startedAt);
-      const alarms = (node: string) => parsed.metrics.series.find((one) => one.node === node && one.metric === 'memoryAlarm')!.points.map(([, value]) => value);
+      const alarms = (node: string) =>
+        parsed.metrics.series
+          .find((one) => one.node === node && one.metric === 'memoryAlarm')!
+          .points.map(([, value]) => value);
       expect(alarms(alarmed.name)).toContain(1);
-      for (const node of cluster.nodes.filter((candidate) => candidate !== alarmed)) expect(alarms(node.name)).not.toContain(1);
+      for (const node of cluster.nodes.filter((candidate) => candidate !== alarmed))
+        expect(alarms(node.name)).not.toContain(1);
     } finally {
       await ctl(alarmed, 'set_vm_memory_high_watermark', '0.4');
     }
   });
 
   test('a management API that does not answer leaves null samples, never fails the script, and the parser says so', async () => {
-    // The benchmark user is created through $MANAGEMENT_URL, so only the sampler is pointed at a port nothing listens on.
+    // The benchmark user is created through $MANAGEMENT_URL, so only the sampler is pointed at a port nothing listens
+    // on.
     const dir = tempDir('sampler-down');
     try {
-      const script = ['set -euo pipefail', `cd ${dir.path}`, "MANAGEMENT_URL='http://127.0.0.1:9'", 'BENCH_USER=u BENCH_PASS=p', ...startBrokerSamplerLines(30), 'sleep 2', ...stopBrokerSamplerLines(), `cat ${BROKER_SAMPLES_FILE}`].join('\n');
+      const script = [
+        'set -euo pipefail',
+        `cd ${dir.path}`,
+        "MANAGEMENT_URL='http://127.0.0.1:9'",
+        'BENCH_USER=u BENCH_PASS=p',
+        ...startBrokerSamplerLines(30),
+        'sleep 2',
+        ...stopBrokerSamplerLines(),
+        `cat ${BROKER_SAMPLES_FILE}`,
+      ].join('\n');
       const { stdout } = await execFileAsync('bash', ['-c', script], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
       expect(stdout).toMatch(/^\{"t":\d+\.\d{3},"nodes":null,"alarms":null,"queues":null\}$/m);
-      expect(() => brokerMetricsFromSamples(stdout, new Date())).toThrow(/holds \d+ unusable lines? \(first: line 1: no answer from \/api\/nodes\?columns=name,running\)/);
+      expect(() => brokerMetricsFromSamples(stdout, new Date())).toThrow(
+        /holds \d+ unusable lines? \(first: line 1: no answer from \/api\/nodes\?columns=name,running\)/,
+      );
     } finally {
       dir.cleanup();
     }

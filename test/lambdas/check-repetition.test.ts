@@ -24,7 +24,13 @@ const plan = {
 };
 const schedule = buildSchedule({ plan, runId: 'run-1', target: 'aws' }, 'exec');
 const item = schedule.clusters[0]!.repetitions[0]!;
-const started = { commandId: 'cmd', instanceId: 'i-1', startedAt: '2025-01-01T00:00:00.000Z', doneBy: '2025-01-01T00:03:30.000Z', perfTestArgs: ['--uri', 'amqp://***'] };
+const started = {
+  commandId: 'cmd',
+  instanceId: 'i-1',
+  startedAt: '2025-01-01T00:00:00.000Z',
+  doneBy: '2025-01-01T00:03:30.000Z',
+  perfTestArgs: ['--uri', 'amqp://***'],
+};
 const event = { runId: 'run-1', plan: schedule.plan, item, started };
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
 /** The part of an S3 object body the logic reads. */
@@ -33,8 +39,12 @@ const body = (text: string) => ({ transformToString: async () => text }) as neve
 describe('check-repetition', () => {
   test('a running command is not done, and is an error once its deadline has passed', async () => {
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'InProgress' });
-    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:01:00Z'))).resolves.toEqual({ done: false });
-    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:04:00Z'))).rejects.toThrow(`PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z (InProgress)`);
+    await expect(
+      checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:01:00Z')),
+    ).resolves.toEqual({ done: false });
+    await expect(
+      checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:04:00Z')),
+    ).rejects.toThrow(`PerfTest for ${item.scenarioId} #1 did not finish by 2025-01-01T00:03:30.000Z (InProgress)`);
     expect(s3Mock.calls()).toHaveLength(0);
   });
 
@@ -43,15 +53,27 @@ describe('check-repetition', () => {
     const rawPrefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
     s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/stdout.txt` }).resolves({ Body: body('summary') });
     s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/perftest.csv` }).resolves({ Body: body('time,sent\n1,10\n') });
-    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/broker-metrics.jsonl` }).resolves({ Body: body('{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n') });
+    s3Mock
+      .on(GetObjectCommand, { Key: `${rawPrefix}/broker-metrics.jsonl` })
+      .resolves({ Body: body('{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n') });
     s3Mock.on(PutObjectCommand).resolves({});
     const now = new Date('2025-01-01T00:00:40Z');
-    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({ done: true, rawKey: item.rawKey });
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({
+      done: true,
+      rawKey: item.rawKey,
+    });
     const put = s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input;
     expect(put.Key).toBe(`runs/run-1/ingest/${item.rawKey}`);
     expect(JSON.parse(put.Body as string)).toEqual({
-      runId: 'run-1', scenarioId: item.scenarioId, repetition: 1, startedAt: started.startedAt, finishedAt: now.toISOString(), perfTestArgs: started.perfTestArgs,
-      expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false }, stdout: 'summary', csv: 'time,sent\n1,10\n',
+      runId: 'run-1',
+      scenarioId: item.scenarioId,
+      repetition: 1,
+      startedAt: started.startedAt,
+      finishedAt: now.toISOString(),
+      perfTestArgs: started.perfTestArgs,
+      expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false },
+      stdout: 'summary',
+      csv: 'time,sent\n1,10\n',
       brokerSamples: '{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n',
     });
   });
@@ -61,30 +83,74 @@ describe('check-repetition', () => {
     s3Mock.on(GetObjectCommand).rejects(Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' }));
     s3Mock.on(PutObjectCommand).resolves({});
     await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, new Date('2025-01-01T00:00:40Z'));
-    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
-    expect(raw).toMatchObject({ stdout: '', csv: '', brokerSamples: '', targetError: 'the SSM command ended Failed (exit code 1)' });
+    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<
+      string,
+      unknown
+    >;
+    expect(raw).toMatchObject({
+      stdout: '',
+      csv: '',
+      brokerSamples: '',
+      targetError: 'the SSM command ended Failed (exit code 1)',
+    });
   });
 
   test('a repetition whose fault the aws step applied records it as not counted (what, on which node, when), never as zero lost messages', async () => {
-    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+    const faultPlan = {
+      ...plan,
+      workloads: [
+        { ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } },
+      ],
+    };
     const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
     const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
     s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
     s3Mock.on(PutObjectCommand).resolves({});
-    const faultStarted = { ...started, faultApplied: { nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5 }, faultHealed: { healedAtSeconds: 21 } };
-    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted }, new Date('2025-01-01T00:00:40Z'));
-    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<string, unknown>;
+    const faultStarted = {
+      ...started,
+      faultApplied: { nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5 },
+      faultHealed: { healedAtSeconds: 21 },
+    };
+    await checkRepetition(
+      new SSMClient({}),
+      new S3Client({}),
+      'raw',
+      { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted },
+      new Date('2025-01-01T00:00:40Z'),
+    );
+    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<
+      string,
+      unknown
+    >;
     expect(raw.failover).toBeUndefined();
     expect(raw.uncountedFault).toEqual({
-      fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5, healedAtSeconds: 21 },
+      fault: {
+        action: 'kill',
+        node: 'leader',
+        nodeName: 'rabbit@10.0.1.5',
+        appliedAtSeconds: 12.5,
+        healedAtSeconds: 21,
+      },
       reason: expect.stringMatching(/^lost messages not counted on aws: /),
     });
   });
 
-  /** A fault repetition checked with the verifier's output file holding `verifierOutput`; returns the RawRepetition written. */
-  async function checkFault(verifierOutput: string, faultApplied: { nodeName: string; instanceId: string; appliedAt: string; appliedAtSeconds: number }, faultHealed?: { nodeName: string; healedAt: string; healedAtSeconds: number }) {
-    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+  /**
+   * A fault repetition checked with the verifier's output file holding `verifierOutput`; returns the RawRepetition
+   * written.
+   */
+  async function checkFault(
+    verifierOutput: string,
+    faultApplied: { nodeName: string; instanceId: string; appliedAt: string; appliedAtSeconds: number },
+    faultHealed?: { nodeName: string; healedAt: string; healedAtSeconds: number },
+  ) {
+    const faultPlan = {
+      ...plan,
+      workloads: [
+        { ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } },
+      ],
+    };
     const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
     const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
     const rawPrefix = `runs/run-1/raw/${faultItem.rawKey.replace(/\.json$/, '')}`;
@@ -93,7 +159,13 @@ describe('check-repetition', () => {
     s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/verifier.txt` }).resolves({ Body: body(verifierOutput) });
     s3Mock.on(PutObjectCommand).resolves({});
     const faultStarted = { ...started, faultApplied, ...(faultHealed ? { faultHealed } : {}) };
-    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted }, new Date('2025-01-01T00:00:40Z'));
+    await checkRepetition(
+      new SSMClient({}),
+      new S3Client({}),
+      'raw',
+      { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted },
+      new Date('2025-01-01T00:00:40Z'),
+    );
     return JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as RawRepetition;
   }
 
@@ -109,38 +181,96 @@ describe('check-repetition', () => {
     );
     expect(raw.uncountedFault).toBeUndefined();
     expect(raw.failover).toEqual({
-      counts: expect.objectContaining({ lostMessages: 0, confirmed: 1978, faultAtSeconds: 7.5, unconfirmedAtFault: 4, healAtSeconds: 9.75, reconnects: 2 }),
+      counts: expect.objectContaining({
+        lostMessages: 0,
+        confirmed: 1978,
+        faultAtSeconds: 7.5,
+        unconfirmedAtFault: 4,
+        healAtSeconds: 9.75,
+        reconnects: 2,
+      }),
       fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5' },
     });
     // IngestRepetition with a real PerfTest output (5 s, 1 producer, 1 consumer) beside it stores the failover.
-    const counted = ingestRepetition({ ...raw, stdout: fixture('basic-150b.stdout.txt'), csv: fixture('basic-150b.csv'), expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false } });
+    const counted = ingestRepetition({
+      ...raw,
+      stdout: fixture('basic-150b.stdout.txt'),
+      csv: fixture('basic-150b.csv'),
+      expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+    });
     expect(counted.status).toBe('SUCCEEDED');
-    expect(counted.failover).toMatchObject({ fault: { appliedAtSeconds: 7.5, healedAtSeconds: 9.75, nodeName: 'rabbit@10.0.1.5' }, lostMessages: 0, unconfirmedAtFault: 4, recoverySeconds: 2.5 });
+    expect(counted.failover).toMatchObject({
+      fault: { appliedAtSeconds: 7.5, healedAtSeconds: 9.75, nodeName: 'rabbit@10.0.1.5' },
+      lostMessages: 0,
+      unconfirmedAtFault: 4,
+      recoverySeconds: 2.5,
+    });
     expect(counted.uncountedFault).toBeUndefined();
   });
 
   test.each([
-    ['cut short', verifierOutput.slice(0, 120), /^lost messages not counted on aws: the lost-message verifier's output is unusable: the verifier's result line is not valid JSON/],
-    ['failed to connect', 'rmqbench verifier: ConnectException: Connection refused\nrmqbench verifier: exited with status 2\n', /unusable: the verifier printed no result line .*its output ended with: rmqbench verifier: ConnectException: Connection refused \| rmqbench verifier: exited with status 2/],
-    ['not uploaded', '', /^lost messages not counted on aws: the lost-message verifier left no verifier.txt \(not uploaded, or it never ran\)/],
-  ])('verifier output %s: the fault is kept as applied but not counted, with the reason', async (_case, output, reason) => {
-    const raw = await checkFault(output, { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:11.000Z', appliedAtSeconds: 11 });
-    expect(raw.failover).toBeUndefined();
-    expect(raw.uncountedFault).toEqual({ fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 11 }, reason: expect.stringMatching(reason) });
-  });
+    [
+      'cut short',
+      verifierOutput.slice(0, 120),
+      /^lost messages not counted on aws: the lost-message verifier's output is unusable: the verifier's result line is not valid JSON/,
+    ],
+    [
+      'failed to connect',
+      'rmqbench verifier: ConnectException: Connection refused\nrmqbench verifier: exited with status 2\n',
+      /unusable: the verifier printed no result line .*its output ended with: rmqbench verifier: ConnectException: Connection refused \| rmqbench verifier: exited with status 2/,
+    ],
+    [
+      'not uploaded',
+      '',
+      /^lost messages not counted on aws: the lost-message verifier left no verifier.txt \(not uploaded, or it never ran\)/,
+    ],
+  ])(
+    'verifier output %s: the fault is kept as applied but not counted, with the reason',
+    async (_case, output, reason) => {
+      const raw = await checkFault(output, {
+        nodeName: 'rabbit@10.0.1.5',
+        instanceId: 'i-2',
+        appliedAt: '2025-01-01T00:00:11.000Z',
+        appliedAtSeconds: 11,
+      });
+      expect(raw.failover).toBeUndefined();
+      expect(raw.uncountedFault).toEqual({
+        fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 11 },
+        reason: expect.stringMatching(reason),
+      });
+    },
+  );
 
   test('a fault applied before the verifier started is not counted, and says so', async () => {
-    const raw = await checkFault(verifierOutput, { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:02.000Z', appliedAtSeconds: 2 });
+    const raw = await checkFault(verifierOutput, {
+      nodeName: 'rabbit@10.0.1.5',
+      instanceId: 'i-2',
+      appliedAt: '2025-01-01T00:00:02.000Z',
+      appliedAtSeconds: 2,
+    });
     expect(raw.uncountedFault!.reason).toMatch(/the fault was applied 1\.5 s before the verifier started/);
   });
 
   test('a fault that was never applied (the workflow failed before InjectFault) leaves no fault record', async () => {
-    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } }] };
+    const faultPlan = {
+      ...plan,
+      workloads: [
+        { ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } },
+      ],
+    };
     const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
     s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
     s3Mock.on(PutObjectCommand).resolves({});
-    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', { runId: 'run-1', plan: faultSchedule.plan, item: faultSchedule.clusters[0]!.repetitions[0]!, started }, new Date('2025-01-01T00:00:40Z'));
-    expect(JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string)).not.toHaveProperty('uncountedFault');
+    await checkRepetition(
+      new SSMClient({}),
+      new S3Client({}),
+      'raw',
+      { runId: 'run-1', plan: faultSchedule.plan, item: faultSchedule.clusters[0]!.repetitions[0]!, started },
+      new Date('2025-01-01T00:00:40Z'),
+    );
+    expect(JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string)).not.toHaveProperty(
+      'uncountedFault',
+    );
   });
 });

@@ -48,11 +48,18 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
   const failedStacks = new Map<string, StuckResource>();
   const acceptedTokens = new Map<string, string>();
   let createsSeen = 0;
-  const proxy: CloudFormationProxy = { endpoint: '', requests, failDeletes, loseFirstCreateResponse: false, stop: async () => undefined };
+  const proxy: CloudFormationProxy = {
+    endpoint: '',
+    requests,
+    failDeletes,
+    loseFirstCreateResponse: false,
+    stop: async () => undefined,
+  };
 
   const forward = async (request: IncomingMessage, body: string) => {
     const headers: Record<string, string> = {};
-    for (const [key, value] of Object.entries(request.headers)) if (typeof value === 'string' && key !== 'host' && key !== 'content-length') headers[key] = value;
+    for (const [key, value] of Object.entries(request.headers))
+      if (typeof value === 'string' && key !== 'host' && key !== 'content-length') headers[key] = value;
     const answer = await fetch(`${motoEndpoint}${request.url ?? '/'}`, { method: request.method, headers, body });
     return { status: answer.status, type: answer.headers.get('content-type') ?? 'text/xml', text: await answer.text() };
   };
@@ -70,10 +77,15 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
       if (fields.Action === 'CreateStack') {
         const token = fields.ClientRequestToken;
         const accepted = token === undefined ? undefined : acceptedTokens.get(`${stackName}/${token}`);
-        if (accepted !== undefined) return reply(200, `<CreateStackResponse xmlns="${XMLNS}"><CreateStackResult><StackId>${accepted}</StackId></CreateStackResult><ResponseMetadata><RequestId>retry</RequestId></ResponseMetadata></CreateStackResponse>`);
+        if (accepted !== undefined)
+          return reply(
+            200,
+            `<CreateStackResponse xmlns="${XMLNS}"><CreateStackResult><StackId>${accepted}</StackId></CreateStackResult><ResponseMetadata><RequestId>retry</RequestId></ResponseMetadata></CreateStackResponse>`,
+          );
         const answer = await forward(request, body);
         const stackId = /<StackId>([^<]+)<\/StackId>/.exec(answer.text)?.[1];
-        if (answer.status === 200 && token !== undefined && stackId !== undefined) acceptedTokens.set(`${stackName}/${token}`, stackId);
+        if (answer.status === 200 && token !== undefined && stackId !== undefined)
+          acceptedTokens.set(`${stackName}/${token}`, stackId);
         if (createsSeen++ === 0 && proxy.loseFirstCreateResponse) return void request.socket.destroy();
         return reply(answer.status, answer.text, answer.type);
       }
@@ -81,20 +93,36 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
       if (fields.Action === 'DeleteStack' && failing && failing.remaining > 0) {
         failing.remaining -= 1;
         failedStacks.set(stackName, failing.resource);
-        return reply(200, `<DeleteStackResponse xmlns="${XMLNS}"><ResponseMetadata><RequestId>delete-failed</RequestId></ResponseMetadata></DeleteStackResponse>`);
+        return reply(
+          200,
+          `<DeleteStackResponse xmlns="${XMLNS}"><ResponseMetadata><RequestId>delete-failed</RequestId></ResponseMetadata></DeleteStackResponse>`,
+        );
       }
       const answer = await forward(request, body);
       const stuck = failedStacks.get(stackName);
       if (fields.Action === 'DeleteStack' && answer.status === 200) failedStacks.delete(stackName);
       if (stuck && answer.status === 200 && fields.Action === 'DescribeStacks') {
         const reason = `The following resource(s) failed to delete: [${stuck.logicalId}].`;
-        return reply(200, answer.text.replace(/<StackStatus>[^<]*<\/StackStatus>/, `<StackStatus>DELETE_FAILED</StackStatus><StackStatusReason>${escapeXml(reason)}</StackStatusReason>`), answer.type);
+        return reply(
+          200,
+          answer.text.replace(
+            /<StackStatus>[^<]*<\/StackStatus>/,
+            `<StackStatus>DELETE_FAILED</StackStatus><StackStatusReason>${escapeXml(reason)}</StackStatusReason>`,
+          ),
+          answer.type,
+        );
       }
       if (stuck && answer.status === 200 && fields.Action === 'DescribeStackEvents') {
         // Newest first, as CloudFormation lists them: the stack's own DELETE_FAILED, then the resource's.
         const event = (logicalId: string, type: string, reason: string, id: string) =>
           `<member><StackId>${stackName}</StackId><EventId>${id}</EventId><StackName>${stackName}</StackName><LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}</ResourceType><Timestamp>${new Date().toISOString()}</Timestamp><ResourceStatus>DELETE_FAILED</ResourceStatus><ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason></member>`;
-        const injected = event(stackName, 'AWS::CloudFormation::Stack', `The following resource(s) failed to delete: [${stuck.logicalId}].`, 'f2') + event(stuck.logicalId, stuck.type, stuck.reason, 'f1');
+        const injected =
+          event(
+            stackName,
+            'AWS::CloudFormation::Stack',
+            `The following resource(s) failed to delete: [${stuck.logicalId}].`,
+            'f2',
+          ) + event(stuck.logicalId, stuck.type, stuck.reason, 'f1');
         return reply(200, answer.text.replace('<StackEvents>', `<StackEvents>${injected}`), answer.type);
       }
       return reply(answer.status, answer.text, answer.type);

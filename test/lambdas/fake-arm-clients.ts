@@ -2,15 +2,28 @@ import type { TokenCredential } from '@azure/core-auth';
 import { azureClients, type AzureClients, type AzureClusterConfig } from '../../lambdas/shared/azure-cluster';
 import { FakeArm, type FakeArmOptions } from './fake-arm';
 
-// How the Azure tests reach the fake ARM endpoint (./fake-arm.ts) with the Lambdas' real @azure/arm-* clients, in one place.
+// How the Azure tests reach the fake ARM endpoint (./fake-arm.ts) with the Lambdas' real @azure/arm-* clients, in one
+// place.
 
-/** The one faked piece of the client side: a token without Entra ID. Every ARM call goes over HTTPS to the fake endpoint. */
-export const fakeCredential: TokenCredential = { getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }) };
+/**
+ * The one faked piece of the client side: a token without Entra ID. Every ARM call goes over HTTPS to the fake
+ * endpoint.
+ */
+export const fakeCredential: TokenCredential = {
+  getToken: async () => ({ token: 'fake-token', expiresOnTimestamp: Date.now() + 3_600_000 }),
+};
 
 /** The smallest deployment template ARM accepts: no resources, no outputs (the fake deploys nothing anyway). */
-export const EMPTY_TEMPLATE = { $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#', contentVersion: '1.0.0.0', resources: [] };
+export const EMPTY_TEMPLATE = {
+  $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#',
+  contentVersion: '1.0.0.0',
+  resources: [],
+};
 
-/** A cluster configuration for launchResourceGroup: `template` in westeurope, no shared parameters, 12 h expiry, 30 min to launch. */
+/**
+ * A cluster configuration for launchResourceGroup: `template` in westeurope, no shared parameters, 12 h expiry, 30 min
+ * to launch.
+ */
 export function fakeClusterConfig(template: Record<string, unknown> = EMPTY_TEMPLATE): AzureClusterConfig {
   return { location: 'westeurope', template, parameters: {}, expiryHours: 12, launchTimeoutMinutes: 30 };
 }
@@ -28,7 +41,10 @@ export async function startFakeArm(options?: FakeArmOptions): Promise<{ arm: Fak
 }
 
 /** Runs `use` against a fake ARM endpoint of its own (with `options`), stopped afterwards whatever `use` did. */
-export async function withFakeArm<T>(options: FakeArmOptions, use: (clients: AzureClients, arm: FakeArm) => Promise<T>): Promise<T> {
+export async function withFakeArm<T>(
+  options: FakeArmOptions,
+  use: (clients: AzureClients, arm: FakeArm) => Promise<T>,
+): Promise<T> {
   const { arm, clients } = await startFakeArm(options);
   try {
     return await use(clients, arm);

@@ -20,7 +20,10 @@ export interface FakeArmOptions {
   readonly deploymentPolls?: number;
   /** Polls of a Run Command / resource group deletion that still answer 202. @default 2 */
   readonly operationPolls?: number;
-  /** When set, a deployment PUT is refused with 400 InvalidTemplate and this message, built from the request body (ARM may quote parameters back). */
+  /**
+   * When set, a deployment PUT is refused with 400 InvalidTemplate and this message, built from the request body (ARM
+   * may quote parameters back).
+   */
   readonly rejectDeployment?: (body: unknown) => string;
   /** GETs of a managed Run Command that still answer executionState Running. @default 2 */
   readonly runCommandPolls?: number;
@@ -42,7 +45,10 @@ export interface FakeArmOptions {
   readonly failGroupDeletions?: number;
 }
 
-/** A VM as Virtual Machines - List shows it: a scale-set member has `scaleSet` (https://learn.microsoft.com/rest/api/compute/virtual-machines/list). */
+/**
+ * A VM as Virtual Machines - List shows it: a scale-set member has `scaleSet`
+ * (https://learn.microsoft.com/rest/api/compute/virtual-machines/list).
+ */
 export interface FakeVm {
   readonly name: string;
   readonly computerName: string;
@@ -59,17 +65,27 @@ export interface RunCommandOutcome {
   readonly error: string;
 }
 
-/** A managed Run Command resource as the fake holds it: the PUT body's properties, how often it was read, whether it was deleted. */
+/**
+ * A managed Run Command resource as the fake holds it: the PUT body's properties, how often it was read, whether it was
+ * deleted.
+ */
 export interface FakeRunCommand {
   readonly location: string;
-  readonly properties: { source?: { script?: string }; parameters?: { name: string; value: string }[]; protectedParameters?: { name: string; value: string }[]; asyncExecution?: boolean; timeoutInSeconds?: number };
+  readonly properties: {
+    source?: { script?: string };
+    parameters?: { name: string; value: string }[];
+    protectedParameters?: { name: string; value: string }[];
+    asyncExecution?: boolean;
+    timeoutInSeconds?: number;
+  };
   gets: number;
   outcome?: RunCommandOutcome;
 }
 
 /**
  * Answers like Azure Resource Manager for exactly the calls the Azure Lambdas make: resource group
- * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 + Azure-AsyncOperation)
+ * list (with a tag $filter), PUT / DELETE (202 + Location polling), Microsoft.Resources/deployments PUT (201 +
+ * Azure-AsyncOperation)
  * and GET, virtualMachines GET and List, managed Run Commands (virtualMachines/runCommands PUT / GET with
  * $expand=instanceView / DELETE), and Azure Monitor metrics of VMs and scale sets (from `metricValues`).
  * Anything else gets a 400 with the request in the message, so an unexpected call fails the test.
@@ -78,7 +94,10 @@ export interface FakeRunCommand {
 export class FakeArm {
   readonly requests: ArmRequest[] = [];
   readonly groups = new Map<string, { location: string; tags: Record<string, string> }>();
-  readonly deployments = new Map<string, { body: { properties: { template: unknown; parameters: Record<string, { value: unknown }> } }; gets: number }>();
+  readonly deployments = new Map<
+    string,
+    { body: { properties: { template: unknown; parameters: Record<string, { value: unknown }> } }; gets: number }
+  >();
   /** Managed Run Commands by `<resource group>/<vm>/<name>` (deleted ones are removed). */
   readonly runCommands = new Map<string, FakeRunCommand>();
   /**
@@ -106,9 +125,32 @@ export class FakeArm {
   async start(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-fake-arm-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
       this.ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
-      this.server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: this.ca }, (request, response) => void this.handle(request, response));
+      this.server = createServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: this.ca },
+        (request, response) => void this.handle(request, response),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -129,9 +171,19 @@ export class FakeArm {
     // The generic resources client puts an empty parent resource path in as "//".
     const path = url.pathname.replace(/\/{2,}/g, '/');
     const body = text ? (JSON.parse(text) as unknown) : undefined;
-    this.requests.push({ method: request.method ?? '', path, apiVersion: url.searchParams.get('api-version'), body, authorization: request.headers.authorization });
+    this.requests.push({
+      method: request.method ?? '',
+      path,
+      apiVersion: url.searchParams.get('api-version'),
+      body,
+      authorization: request.headers.authorization,
+    });
     const send = (status: number, payload?: unknown, headers: Record<string, string> = {}) => {
-      response.writeHead(status, { 'content-type': 'application/json', 'x-ms-request-id': `req-${this.requests.length}`, ...headers });
+      response.writeHead(status, {
+        'content-type': 'application/json',
+        'x-ms-request-id': `req-${this.requests.length}`,
+        ...headers,
+      });
       response.end(payload === undefined ? '' : JSON.stringify(payload));
     };
     const operation = (done: () => { status: number; body?: unknown }) => {
@@ -141,7 +193,12 @@ export class FakeArm {
     };
 
     if (this.options.refuseAuthorization?.(request.method ?? '', path, request.headers.authorization)) {
-      return send(403, { error: { code: 'AuthorizationFailed', message: `The client 'fake-client' with object id 'fake-object' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.` } });
+      return send(403, {
+        error: {
+          code: 'AuthorizationFailed',
+          message: `The client 'fake-client' with object id 'fake-object' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+        },
+      });
     }
 
     let match: RegExpExecArray | null;
@@ -149,12 +206,24 @@ export class FakeArm {
       // ARM's tag filter: "tagName eq '<name>'" optionally "and tagValue eq '<value>'" (quotes doubled inside).
       const filter = url.searchParams.get('$filter') ?? '';
       const tag = /^tagName eq '((?:[^']|'')*)'(?: and tagValue eq '((?:[^']|'')*)')?$/.exec(filter);
-      if (filter && !tag) return send(400, { error: { code: 'InvalidFilter', message: `the fake ARM endpoint does not understand $filter=${filter}` } });
+      if (filter && !tag)
+        return send(400, {
+          error: { code: 'InvalidFilter', message: `the fake ARM endpoint does not understand $filter=${filter}` },
+        });
       const unquote = (text: string | undefined) => text?.replace(/''/g, "'");
       const [tagName, tagValue] = [unquote(tag?.[1]), unquote(tag?.[2])];
       const value = [...this.groups]
-        .filter(([, group]) => !tagName || (tagName in group.tags && (tagValue === undefined || group.tags[tagName] === tagValue)))
-        .map(([name, group]) => ({ id: `/subscriptions/sub/resourceGroups/${name}`, name, location: group.location, tags: group.tags, properties: { provisioningState: 'Succeeded' } }));
+        .filter(
+          ([, group]) =>
+            !tagName || (tagName in group.tags && (tagValue === undefined || group.tags[tagName] === tagValue)),
+        )
+        .map(([name, group]) => ({
+          id: `/subscriptions/sub/resourceGroups/${name}`,
+          name,
+          location: group.location,
+          tags: group.tags,
+          properties: { provisioningState: 'Succeeded' },
+        }));
       return send(200, { value });
     }
     if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)$/i.exec(path))) {
@@ -162,23 +231,42 @@ export class FakeArm {
       if (request.method === 'PUT') {
         const { location, tags } = body as { location: string; tags: Record<string, string> };
         this.groups.set(name, { location, tags });
-        return send(201, { id: `/subscriptions/sub/resourceGroups/${name}`, name, location, tags, properties: { provisioningState: 'Succeeded' } });
+        return send(201, {
+          id: `/subscriptions/sub/resourceGroups/${name}`,
+          name,
+          location,
+          tags,
+          properties: { provisioningState: 'Succeeded' },
+        });
       }
       if (request.method === 'GET') {
         const group = this.groups.get(name);
-        if (!group) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` } });
+        if (!group)
+          return send(404, {
+            error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` },
+          });
         const provisioningState = this.deletingGroups.has(name) ? 'Deleting' : 'Succeeded';
-        return send(200, { id: `/subscriptions/sub/resourceGroups/${name}`, name, location: group.location, tags: group.tags, properties: { provisioningState } });
+        return send(200, {
+          id: `/subscriptions/sub/resourceGroups/${name}`,
+          name,
+          location: group.location,
+          tags: group.tags,
+          properties: { provisioningState },
+        });
       }
       if (request.method === 'DELETE') {
-        if (!this.groups.has(name)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` } });
+        if (!this.groups.has(name))
+          return send(404, {
+            error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` },
+          });
         this.deletingGroups.add(name);
         return send(202, undefined, {
           location: operation(() => {
             this.deletingGroups.delete(name);
             if (this.groupDeletionFailures > 0) {
               this.groupDeletionFailures -= 1;
-              // ARM's words (its ResourceGroupDeletionBlocked error, as ARM returns it for a resource that would not go).
+              // ARM's words (its ResourceGroupDeletionBlocked error, as ARM returns it for a resource that would not
+              // go).
               const message = `Deletion of resource group '${name}' failed as resources with identifiers 'Microsoft.Network/networkInterfaces/nic-0' could not be deleted. The provisioning state of the resource group will be rolled back.`;
               return { status: 409, body: { error: { code: 'ResourceGroupDeletionBlocked', message } } };
             }
@@ -189,33 +277,84 @@ export class FakeArm {
         });
       }
     }
-    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Resources\/deployments\/([^/]+)$/i.exec(path))) {
+    if (
+      (match =
+        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Resources\/deployments\/([^/]+)$/i.exec(
+          path,
+        ))
+    ) {
       const group = decodeURIComponent(match[1]!);
-      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
+      if (!this.groups.has(group))
+        return send(404, {
+          error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` },
+        });
       if (request.method === 'PUT') {
-        if (this.options.rejectDeployment) return send(400, { error: { code: 'InvalidTemplate', message: this.options.rejectDeployment(body) } });
+        if (this.options.rejectDeployment)
+          return send(400, { error: { code: 'InvalidTemplate', message: this.options.rejectDeployment(body) } });
         this.deployments.set(group, { body: body as never, gets: 0 });
         const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
-        return send(201, { id: path, name: match[2], properties: { provisioningState: 'Accepted' } }, { 'azure-asyncoperation': asyncOperation });
+        return send(
+          201,
+          { id: path, name: match[2], properties: { provisioningState: 'Accepted' } },
+          { 'azure-asyncoperation': asyncOperation },
+        );
       }
       if (request.method === 'GET') {
         const deployment = this.deployments.get(group);
-        if (!deployment) return send(404, { error: { code: 'DeploymentNotFound', message: `Deployment '${match[2]}' could not be found.` } });
+        if (!deployment)
+          return send(404, {
+            error: { code: 'DeploymentNotFound', message: `Deployment '${match[2]}' could not be found.` },
+          });
         deployment.gets++;
-        const template = deployment.body.properties.template as { outputs?: Record<string, { type: string; value: unknown }>; variables?: { fail?: string } };
+        const template = deployment.body.properties.template as {
+          outputs?: Record<string, { type: string; value: unknown }>;
+          variables?: { fail?: string };
+        };
         const done = deployment.gets > (this.options.deploymentPolls ?? 2);
         if (done && template.variables?.fail) {
-          return send(200, { id: path, name: match[2], properties: { provisioningState: 'Failed', error: { code: 'DeploymentFailed', message: template.variables.fail } } });
+          return send(200, {
+            id: path,
+            name: match[2],
+            properties: {
+              provisioningState: 'Failed',
+              error: { code: 'DeploymentFailed', message: template.variables.fail },
+            },
+          });
         }
         // Outputs as ARM evaluates them: here the template's literal values, and the instance count it was given.
-        const outputs = Object.fromEntries(Object.entries(template.outputs ?? {}).map(([key, output]) => [key, { type: output.type, value: output.value === "[parameters('instanceCount')]" ? deployment.body.properties.parameters.instanceCount!.value : output.value }]));
-        return send(200, { id: path, name: match[2], properties: done ? { provisioningState: 'Succeeded', outputs } : { provisioningState: 'Running' } });
+        const outputs = Object.fromEntries(
+          Object.entries(template.outputs ?? {}).map(([key, output]) => [
+            key,
+            {
+              type: output.type,
+              value:
+                output.value === "[parameters('instanceCount')]"
+                  ? deployment.body.properties.parameters.instanceCount!.value
+                  : output.value,
+            },
+          ]),
+        );
+        return send(200, {
+          id: path,
+          name: match[2],
+          properties: done ? { provisioningState: 'Succeeded', outputs } : { provisioningState: 'Running' },
+        });
       }
     }
-    if ((match = /^\/subscriptions\/([^/]+)\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines$/i.exec(path)) && request.method === 'GET') {
+    if (
+      (match =
+        /^\/subscriptions\/([^/]+)\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines$/i.exec(
+          path,
+        )) &&
+      request.method === 'GET'
+    ) {
       const group = decodeURIComponent(match[2]!);
-      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
-      const scaleSetId = (name: string) => `/subscriptions/${match![1]}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+      if (!this.groups.has(group))
+        return send(404, {
+          error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` },
+        });
+      const scaleSetId = (name: string) =>
+        `/subscriptions/${match![1]}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
       return send(200, {
         value: (this.vms.get(group) ?? []).map((vm) => ({
           id: `${path}/${vm.name}`,
@@ -231,79 +370,168 @@ export class FakeArm {
         })),
       });
     }
-    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i.exec(path)) && request.method === 'GET') {
+    if (
+      (match =
+        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i.exec(
+          path,
+        )) &&
+      request.method === 'GET'
+    ) {
       const group = this.groups.get(decodeURIComponent(match[1]!));
-      if (!group) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${match[1]}' could not be found.` } });
-      return send(200, { id: path, name: decodeURIComponent(match[2]!), type: 'Microsoft.Compute/virtualMachines', location: group.location, properties: { provisioningState: 'Succeeded' } });
+      if (!group)
+        return send(404, {
+          error: { code: 'ResourceGroupNotFound', message: `Resource group '${match[1]}' could not be found.` },
+        });
+      return send(200, {
+        id: path,
+        name: decodeURIComponent(match[2]!),
+        type: 'Microsoft.Compute/virtualMachines',
+        location: group.location,
+        properties: { provisioningState: 'Succeeded' },
+      });
     }
-    if ((match = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommands\/([^/]+)$/i.exec(path))) {
+    if (
+      (match =
+        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommands\/([^/]+)$/i.exec(
+          path,
+        ))
+    ) {
       const group = decodeURIComponent(match[1]!);
-      if (!this.groups.has(group)) return send(404, { error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` } });
+      if (!this.groups.has(group))
+        return send(404, {
+          error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` },
+        });
       const key = `${group}/${decodeURIComponent(match[2]!)}/${decodeURIComponent(match[3]!)}`;
       const name = decodeURIComponent(match[3]!);
       // Like the REST spec's examples (VirtualMachineRunCommand_CreateOrUpdate.json, 2025-04-01), a response echoes the
       // named parameters but no secret: protectedParameters and runAsPassword are left out.
       const view = (command: FakeRunCommand, instanceView?: unknown) => {
         const { protectedParameters: _secret, ...visible } = command.properties;
-        return { id: path, name, type: 'Microsoft.Compute/virtualMachines/runCommands', location: command.location, properties: { ...visible, provisioningState: 'Succeeded', ...(instanceView ? { instanceView } : {}) } };
+        return {
+          id: path,
+          name,
+          type: 'Microsoft.Compute/virtualMachines/runCommands',
+          location: command.location,
+          properties: { ...visible, provisioningState: 'Succeeded', ...(instanceView ? { instanceView } : {}) },
+        };
       };
       if (request.method === 'PUT') {
-        const { location, properties } = (body ?? {}) as { location?: string; properties?: FakeRunCommand['properties'] };
-        if (!location) return send(400, { error: { code: 'LocationRequired', message: 'The location property is required for this definition.' } });
-        if (typeof properties?.source?.script !== 'string') return send(400, { error: { code: 'InvalidParameter', message: 'the fake ARM endpoint expects properties.source.script' } });
+        const { location, properties } = (body ?? {}) as {
+          location?: string;
+          properties?: FakeRunCommand['properties'];
+        };
+        if (!location)
+          return send(400, {
+            error: { code: 'LocationRequired', message: 'The location property is required for this definition.' },
+          });
+        if (typeof properties?.source?.script !== 'string')
+          return send(400, {
+            error: { code: 'InvalidParameter', message: 'the fake ARM endpoint expects properties.source.script' },
+          });
         const command: FakeRunCommand = { location, properties, gets: 0 };
         this.runCommands.set(key, command);
         const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
         return send(201, view(command), { 'azure-asyncoperation': asyncOperation });
       }
       const command = this.runCommands.get(key);
-      if (!command) return send(404, { error: { code: 'ResourceNotFound', message: `The Resource 'Microsoft.Compute/virtualMachines/runCommands/${name}' under resource group '${group}' was not found.` } });
+      if (!command)
+        return send(404, {
+          error: {
+            code: 'ResourceNotFound',
+            message: `The Resource 'Microsoft.Compute/virtualMachines/runCommands/${name}' under resource group '${group}' was not found.`,
+          },
+        });
       if (request.method === 'GET') {
         command.gets++;
         if (url.searchParams.get('$expand') !== 'instanceView') return send(200, view(command));
-        if (command.gets <= (this.options.runCommandPolls ?? 2)) return send(200, view(command, { executionState: 'Running', startTime: new Date().toISOString() }));
+        if (command.gets <= (this.options.runCommandPolls ?? 2))
+          return send(200, view(command, { executionState: 'Running', startTime: new Date().toISOString() }));
         command.outcome ??= this.outcome(command);
-        return send(200, view(command, { ...command.outcome, startTime: new Date().toISOString(), endTime: new Date().toISOString() }));
+        return send(
+          200,
+          view(command, { ...command.outcome, startTime: new Date().toISOString(), endTime: new Date().toISOString() }),
+        );
       }
       if (request.method === 'DELETE') {
         this.runCommands.delete(key);
         return send(200);
       }
     }
-    if ((match = /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/Microsoft\.Compute\/(?:virtualMachines|virtualMachineScaleSets)\/[^/]+)\/providers\/Microsoft\.Insights\/metrics$/i.exec(path)) && request.method === 'GET') {
+    if (
+      (match =
+        /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/Microsoft\.Compute\/(?:virtualMachines|virtualMachineScaleSets)\/[^/]+)\/providers\/Microsoft\.Insights\/metrics$/i.exec(
+          path,
+        )) &&
+      request.method === 'GET'
+    ) {
       return this.metrics(decodeURIComponent(match[1]!), url.searchParams, send);
     }
-    if ((match = /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Fake\/operations\/([^/]+)$/.exec(path)) && request.method === 'GET') {
+    if (
+      (match = /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Fake\/operations\/([^/]+)$/.exec(path)) &&
+      request.method === 'GET'
+    ) {
       const state = this.operations.get(match[1]!);
       if (!state) return send(404, { error: { code: 'NotFound', message: `operation ${match[1]} not found` } });
       if (state.polls-- > 0) return send(202, undefined, { location: `${this.endpoint}${request.url}` });
       const result = state.done();
       return send(result.status, result.body);
     }
-    return send(400, { error: { code: 'UnexpectedRequest', message: `the fake ARM endpoint does not answer ${request.method} ${path}` } });
+    return send(400, {
+      error: { code: 'UnexpectedRequest', message: `the fake ARM endpoint does not answer ${request.method} ${path}` },
+    });
   }
 
   /**
    * Metrics - List (GET {resourceUri}/providers/Microsoft.Insights/metrics, azure-rest-api-specs
    * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json and its GetMetric.json
    * example): api-version 2023-10-01, `timespan` start/end, `interval`, comma-separated `metricnames`, `aggregation`,
-   * optionally `$filter=VMName eq '*'` to split a scale set's series per VM (metadatavalues name "vmname"). A metric the
+   * optionally `$filter=VMName eq '*'` to split a scale set's series per VM (metadatavalues name "vmname"). A metric
+   * the
    * resource type does not have is a 400 BadRequest, as ARM answers an unknown metric name.
    */
   private metrics(resourceId: string, query: URLSearchParams, send: (status: number, payload?: unknown) => void): void {
     this.metricsQueries.push(query);
-    if (query.get('api-version') !== '2023-10-01') return send(400, { error: { code: 'InvalidApiVersionParameter', message: `The api-version '${query.get('api-version')}' is invalid for Microsoft.Insights/metrics in the fake (2023-10-01).` } });
+    if (query.get('api-version') !== '2023-10-01')
+      return send(400, {
+        error: {
+          code: 'InvalidApiVersionParameter',
+          message: `The api-version '${query.get('api-version')}' is invalid for Microsoft.Insights/metrics in the fake (2023-10-01).`,
+        },
+      });
     const timespan = /^([^/]+)\/([^/]+)$/.exec(query.get('timespan') ?? '');
     const names = (query.get('metricnames') ?? '').split(',').filter(Boolean);
-    if (!timespan || names.length === 0 || !query.get('interval')) return send(400, { error: { code: 'BadRequest', message: `timespan, interval and metricnames are required (got ${query.toString()})` } });
+    if (!timespan || names.length === 0 || !query.get('interval'))
+      return send(400, {
+        error: {
+          code: 'BadRequest',
+          message: `timespan, interval and metricnames are required (got ${query.toString()})`,
+        },
+      });
     const [from, to] = [Date.parse(timespan[1]!), Date.parse(timespan[2]!)];
-    const known = ['Percentage CPU', 'Disk Write Bytes', 'Network In Total', 'Network Out Total', 'Available Memory Bytes'];
+    const known = [
+      'Percentage CPU',
+      'Disk Write Bytes',
+      'Network In Total',
+      'Network Out Total',
+      'Available Memory Bytes',
+    ];
     const unknown = names.find((name) => !known.includes(name));
-    if (unknown) return send(400, { error: { code: 'BadRequest', message: `Failed to find metric configuration for provider: Microsoft.Compute, resource Type: virtualMachineScaleSets, metric: ${unknown}, Valid metrics: ${known.join(',')}` } });
+    if (unknown)
+      return send(400, {
+        error: {
+          code: 'BadRequest',
+          message: `Failed to find metric configuration for provider: Microsoft.Compute, resource Type: virtualMachineScaleSets, metric: ${unknown}, Valid metrics: ${known.join(',')}`,
+        },
+      });
     const filter = query.get('$filter');
-    if (filter !== null && filter !== "VMName eq '*'") return send(400, { error: { code: 'BadRequest', message: `the fake understands $filter=VMName eq '*' only, got ${filter}` } });
+    if (filter !== null && filter !== "VMName eq '*'")
+      return send(400, {
+        error: { code: 'BadRequest', message: `the fake understands $filter=VMName eq '*' only, got ${filter}` },
+      });
     const aggregations = (query.get('aggregation') ?? 'average').split(',');
-    const recorded = (this.metricValues.get(resourceId.toLowerCase()) ?? []).filter((entry) => Date.parse(entry.timeStamp) >= from && Date.parse(entry.timeStamp) < to);
+    const recorded = (this.metricValues.get(resourceId.toLowerCase()) ?? []).filter(
+      (entry) => Date.parse(entry.timeStamp) >= from && Date.parse(entry.timeStamp) < to,
+    );
     const value = names.map((name) => {
       const ofMetric = recorded.filter((entry) => entry.metric === name);
       const groups = filter ? [...new Set(ofMetric.map((entry) => entry.vmName ?? ''))] : [undefined];
@@ -313,21 +541,41 @@ export class FakeArm {
         name: { value: name, localizedValue: name },
         unit: name === 'Percentage CPU' ? 'Percent' : 'Bytes',
         timeseries: groups.map((vmName) => ({
-          metadatavalues: vmName === undefined ? [] : [{ name: { value: 'vmname', localizedValue: 'vmname' }, value: vmName }],
+          metadatavalues:
+            vmName === undefined ? [] : [{ name: { value: 'vmname', localizedValue: 'vmname' }, value: vmName }],
           data: ofMetric
             .filter((entry) => vmName === undefined || entry.vmName === vmName)
-            .map((entry) => ({ timeStamp: entry.timeStamp, ...Object.fromEntries(aggregations.map((aggregation) => [aggregation, entry.value])) })),
+            .map((entry) => ({
+              timeStamp: entry.timeStamp,
+              ...Object.fromEntries(aggregations.map((aggregation) => [aggregation, entry.value])),
+            })),
         })),
         errorCode: 'Success',
       };
     });
-    send(200, { cost: 0, timespan: query.get('timespan'), interval: query.get('interval'), value, namespace: resourceId.includes('virtualMachineScaleSets') ? 'microsoft.compute/virtualmachinescalesets' : 'microsoft.compute/virtualmachines', resourceregion: 'westeurope' });
+    send(200, {
+      cost: 0,
+      timespan: query.get('timespan'),
+      interval: query.get('interval'),
+      value,
+      namespace: resourceId.includes('virtualMachineScaleSets')
+        ? 'microsoft.compute/virtualmachinescalesets'
+        : 'microsoft.compute/virtualmachines',
+      resourceregion: 'westeurope',
+    });
   }
 
-  /** The VM agent's part: named and protected parameters become the script's environment (Linux), then the script's result. */
+  /**
+   * The VM agent's part: named and protected parameters become the script's environment (Linux), then the script's
+   * result.
+   */
   private outcome(command: FakeRunCommand): RunCommandOutcome {
     const script = command.properties.source!.script!;
-    const environment = Object.fromEntries([...(command.properties.parameters ?? []), ...(command.properties.protectedParameters ?? [])].map(({ name, value }) => [name, value]));
+    const environment = Object.fromEntries(
+      [...(command.properties.parameters ?? []), ...(command.properties.protectedParameters ?? [])].map(
+        ({ name, value }) => [name, value],
+      ),
+    );
     if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment);
     return { executionState: 'Succeeded', exitCode: 0, output: `ran: ${script}`, error: '' };
   }

@@ -24,12 +24,21 @@ export interface FakeAws {
   stop(): Promise<void>;
 }
 
-const wildcard = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+const wildcard = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
-/** IAM evaluation for identity policies without conditions: an explicit Deny wins, then any Allow, else implicit deny. */
+/**
+ * IAM evaluation for identity policies without conditions: an explicit Deny wins, then any Allow, else implicit deny.
+ */
 export function isAllowed(statements: readonly PolicyStatement[], action: string, resource: string): boolean {
   const matches = (statement: PolicyStatement) =>
-    [statement.Action].flat().some((pattern) => wildcard(pattern.toLowerCase()).test(action.toLowerCase())) && [statement.Resource].flat().some((pattern) => wildcard(pattern).test(resource));
+    [statement.Action].flat().some((pattern) => wildcard(pattern.toLowerCase()).test(action.toLowerCase())) &&
+    [statement.Resource].flat().some((pattern) => wildcard(pattern).test(resource));
   if (statements.some((statement) => statement.Effect === 'Deny' && matches(statement))) return false;
   return statements.some((statement) => statement.Effect === 'Allow' && matches(statement));
 }
@@ -40,7 +49,12 @@ async function body(request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startFakeAws(options: { statements: readonly PolicyStatement[]; secrets: Record<string, string>; region: string; account: string }): Promise<FakeAws> {
+export async function startFakeAws(options: {
+  statements: readonly PolicyStatement[];
+  secrets: Record<string, string>;
+  region: string;
+  account: string;
+}): Promise<FakeAws> {
   const objects = new Map<string, Buffer>();
   const calls: FakeAws['calls'] = [];
   const authorize = (action: string, resource: string) => {
@@ -54,20 +68,46 @@ export async function startFakeAws(options: { statements: readonly PolicyStateme
       const target = request.headers['x-amz-target'];
       if (request.method === 'POST' && target === 'secretsmanager.GetSecretValue') {
         const { SecretId } = JSON.parse(payload.toString('utf8')) as { SecretId: string };
-        const arn = Object.keys(options.secrets).find((candidate) => candidate === SecretId || candidate.includes(`:secret:${SecretId}`));
-        // IAM authorizes against the secret's ARN (https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_resource-policies.html).
-        if (!authorize('secretsmanager:GetSecretValue', arn ?? `arn:aws:secretsmanager:${options.region}:${options.account}:secret:${SecretId}`)) {
+        const arn = Object.keys(options.secrets).find(
+          (candidate) => candidate === SecretId || candidate.includes(`:secret:${SecretId}`),
+        );
+        // IAM authorizes against the secret's ARN
+        // (https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_resource-policies.html).
+        if (
+          !authorize(
+            'secretsmanager:GetSecretValue',
+            arn ?? `arn:aws:secretsmanager:${options.region}:${options.account}:secret:${SecretId}`,
+          )
+        ) {
           response.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
-          response.end(JSON.stringify({ __type: 'AccessDeniedException', Message: `User: arn:aws:sts::${options.account}:assumed-role/LoadGeneratorRole/i-0 is not authorized to perform: secretsmanager:GetSecretValue on resource: ${SecretId} because no identity-based policy allows the secretsmanager:GetSecretValue action` }));
+          response.end(
+            JSON.stringify({
+              __type: 'AccessDeniedException',
+              Message: `User: arn:aws:sts::${options.account}:assumed-role/LoadGeneratorRole/i-0 is not authorized to perform: secretsmanager:GetSecretValue on resource: ${SecretId} because no identity-based policy allows the secretsmanager:GetSecretValue action`,
+            }),
+          );
           return;
         }
         if (arn === undefined) {
           response.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
-          response.end(JSON.stringify({ __type: 'ResourceNotFoundException', Message: "Secrets Manager can't find the specified secret." }));
+          response.end(
+            JSON.stringify({
+              __type: 'ResourceNotFoundException',
+              Message: "Secrets Manager can't find the specified secret.",
+            }),
+          );
           return;
         }
         response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
-        response.end(JSON.stringify({ ARN: arn, Name: arn.split(':secret:')[1], SecretString: options.secrets[arn], VersionId: 'v1', VersionStages: ['AWSCURRENT'] }));
+        response.end(
+          JSON.stringify({
+            ARN: arn,
+            Name: arn.split(':secret:')[1],
+            SecretString: options.secrets[arn],
+            VersionId: 'v1',
+            VersionStages: ['AWSCURRENT'],
+          }),
+        );
         return;
       }
       if (request.method === 'PUT') {
@@ -77,7 +117,9 @@ export async function startFakeAws(options: { statements: readonly PolicyStateme
         const objectKey = key.join('/');
         if (!authorize('s3:PutObject', `arn:aws:s3:::${bucket}/${objectKey}`)) {
           response.writeHead(403, { 'content-type': 'application/xml' });
-          response.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>');
+          response.end(
+            '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+          );
           return;
         }
         objects.set(`${bucket}/${objectKey}`, payload);
@@ -86,7 +128,12 @@ export async function startFakeAws(options: { statements: readonly PolicyStateme
         return;
       }
       response.writeHead(400, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ __type: 'UnknownOperationException', Message: `the fake does not implement ${request.method} ${request.url} ${String(target)}` }));
+      response.end(
+        JSON.stringify({
+          __type: 'UnknownOperationException',
+          Message: `the fake does not implement ${request.method} ${request.url} ${String(target)}`,
+        }),
+      );
     })().catch((error: Error) => {
       response.writeHead(500);
       response.end(error.message);
@@ -102,7 +149,9 @@ export async function startFakeAws(options: { statements: readonly PolicyStateme
   };
 }
 
-/** Resolves the CloudFormation intrinsics an IAM policy in a synthesized template uses: Ref, Fn::Join, Fn::GetAtt (Arn). */
+/**
+ * Resolves the CloudFormation intrinsics an IAM policy in a synthesized template uses: Ref, Fn::Join, Fn::GetAtt (Arn).
+ */
 export function resolveIntrinsics(value: unknown, refs: Readonly<Record<string, string>>): unknown {
   if (Array.isArray(value)) return value.map((item) => resolveIntrinsics(item, refs));
   if (typeof value !== 'object' || value === null) return value;

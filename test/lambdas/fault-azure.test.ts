@@ -13,9 +13,20 @@ import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm, RunCommandOutcome } from './fake-arm';
 import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
 
-const planWith = (fault: Record<string, unknown>) => ({ name: 'azure-fault', clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }], workloads: [{ name: 'kill', durationSeconds: 60, fault }] });
+const planWith = (fault: Record<string, unknown>) => ({
+  name: 'azure-fault',
+  clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2' }],
+  workloads: [{ name: 'kill', durationSeconds: 60, fault }],
+});
 // The step reads the fault from the plan the event carries (planWith), the scheduled item only names the scenario.
-const schedule = buildSchedule({ plan: planWith({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), runId: 'run-1', target: 'local' }, 'exec');
+const schedule = buildSchedule(
+  {
+    plan: planWith({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+    runId: 'run-1',
+    target: 'local',
+  },
+  'exec',
+);
 const cluster = schedule.clusters[0]!;
 
 describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compute client)', () => {
@@ -28,16 +39,27 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
       operationPolls: 1,
       runCommandPolls: 1,
       runCommandOutcome: (script): RunCommandOutcome =>
-        script === queueLeadersScript() ? { executionState: 'Succeeded', exitCode: 0, output: leaderAnswer, error: '' } : { executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' },
+        script === queueLeadersScript()
+          ? { executionState: 'Succeeded', exitCode: 0, output: leaderAnswer, error: '' }
+          : { executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' },
     }));
     await launchResourceGroup(clients, fakeClusterConfig(), 'run-1', cluster, new Date());
     arm.vms.set(cluster.clusterId, [
       { name: 'rmqbench-loadgen', computerName: 'rmqbench-loadgen', timeCreated: '2025-01-01T00:00:00Z' },
       { name: 'nodes_b2', computerName: 'RMQBENCHN000002', timeCreated: '2025-01-01T00:01:02Z', scaleSet: 'nodes' },
       { name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' },
-      { name: 'nodes_c3', computerName: 'RMQBENCHN000003', timeCreated: '2025-01-01T00:01:03Z', scaleSet: 'nodes', provisioningState: 'Deleting' },
+      {
+        name: 'nodes_c3',
+        computerName: 'RMQBENCHN000003',
+        timeCreated: '2025-01-01T00:01:03Z',
+        scaleSet: 'nodes',
+        provisioningState: 'Deleting',
+      },
     ]);
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
+    leaderAnswer = JSON.stringify({
+      queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }],
+      local: {},
+    });
   });
   afterEach(async () => arm.stop());
 
@@ -55,18 +77,30 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
   const scriptsSent = () =>
     arm.requests
       .filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))
-      .map((request) => ({ vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1], script: (request.body as { properties: { source: { script: string } } }).properties.source.script }));
+      .map((request) => ({
+        vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1],
+        script: (request.body as { properties: { source: { script: string } } }).properties.source.script,
+      }));
 
-  test('the nodes are the scale set\'s VMs of the run\'s resource group, oldest first, named rabbit@<computerName>: not the load generator, not a VM being deleted', async () => {
+  test("the nodes are the scale set's VMs of the run's resource group, oldest first, named rabbit@<computerName>: not the load generator, not a VM being deleted", async () => {
     expect(await azureClusterNodes(clients, cluster.clusterId)).toEqual([
       { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
       { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
     ]);
   });
 
-  test('a kill of the leader asks the first node for the queues, then runs the kill script for the leader on the leader\'s VM only', async () => {
-    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), () => new Date('2025-01-01T00:10:11.000Z'));
-    expect(applied).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', instanceId: 'nodes_b2', appliedAt: '2025-01-01T00:10:11.000Z', appliedAtSeconds: 11 });
+  test("a kill of the leader asks the first node for the queues, then runs the kill script for the leader on the leader's VM only", async () => {
+    const applied = await applyFault(
+      azureFaultTarget(clients, cluster.clusterId, timing()),
+      event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+      () => new Date('2025-01-01T00:10:11.000Z'),
+    );
+    expect(applied).toEqual({
+      nodeName: 'rabbit@RMQBENCHN000002',
+      instanceId: 'nodes_b2',
+      appliedAt: '2025-01-01T00:10:11.000Z',
+      appliedAtSeconds: 11,
+    });
     expect(scriptsSent()).toEqual([
       { vm: 'nodes_a1', script: queueLeadersScript() },
       { vm: 'nodes_b2', script: faultScript('kill', 'rabbit@RMQBENCHN000002') },
@@ -76,41 +110,113 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
   });
 
   test('"leader" is the leader of the verifier\'s queue, where the lost messages are counted, not of PerfTest\'s queue on another node', async () => {
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }, { name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }], local: {} });
-    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }), () => new Date('2025-01-01T00:10:11.000Z'));
+    leaderAnswer = JSON.stringify({
+      queues: [
+        { name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' },
+        { name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' },
+      ],
+      local: {},
+    });
+    const applied = await applyFault(
+      azureFaultTarget(clients, cluster.clusterId, timing()),
+      event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+      () => new Date('2025-01-01T00:10:11.000Z'),
+    );
     expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
     // Before the verifier declared its queue there is no leader to hit: the step says so and faults nothing.
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }], local: {} });
-    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/queue rmqbench-verifier does not exist on the cluster .*queues: perf-test-1/);
+    leaderAnswer = JSON.stringify({
+      queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }],
+      local: {},
+    });
+    await expect(
+      applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+      ),
+    ).rejects.toThrow(/queue rmqbench-verifier does not exist on the cluster .*queues: perf-test-1/);
   });
 
   test('the heal runs on the VM the fault hit; a failing script fails the step with its stderr', async () => {
-    const applied = { nodeName: 'rabbit@RMQBENCHN000001', instanceId: 'nodes_a1', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 };
-    const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied), () => new Date('2025-01-01T00:10:20.500Z'));
-    expect(healed).toEqual({ nodeName: 'rabbit@RMQBENCHN000001', healedAt: '2025-01-01T00:10:20.500Z', healedAtSeconds: 20.5 });
+    const applied = {
+      nodeName: 'rabbit@RMQBENCHN000001',
+      instanceId: 'nodes_a1',
+      appliedAt: '2025-01-01T00:10:10.000Z',
+      appliedAtSeconds: 10,
+    };
+    const healed = await healFault(
+      azureFaultTarget(clients, cluster.clusterId, timing()),
+      event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied),
+      () => new Date('2025-01-01T00:10:20.500Z'),
+    );
+    expect(healed).toEqual({
+      nodeName: 'rabbit@RMQBENCHN000001',
+      healedAt: '2025-01-01T00:10:20.500Z',
+      healedAtSeconds: 20.5,
+    });
     expect(scriptsSent()).toEqual([{ vm: 'nodes_a1', script: healScript('rabbit@RMQBENCHN000001', 'stop') }]);
 
     await arm.stop();
-    ({ arm, clients } = await startFakeArm({ operationPolls: 1, runCommandPolls: 1, runCommandOutcome: () => ({ executionState: 'Failed', exitCode: 3, output: '', error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)' }) }));
+    ({ arm, clients } = await startFakeArm({
+      operationPolls: 1,
+      runCommandPolls: 1,
+      runCommandOutcome: () => ({
+        executionState: 'Failed',
+        exitCode: 3,
+        output: '',
+        error: 'rmqbench: this instance does not run rabbit@RMQBENCHN000001 (it runs rabbit@OTHER)',
+      }),
+    }));
     await launchResourceGroup(clients, fakeClusterConfig(), 'run-1', cluster, new Date());
-    arm.vms.set(cluster.clusterId, [{ name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' }]);
-    await expect(healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied))).rejects.toThrow(
+    arm.vms.set(cluster.clusterId, [
+      { name: 'nodes_a1', computerName: 'RMQBENCHN000001', timeCreated: '2025-01-01T00:01:01Z', scaleSet: 'nodes' },
+    ]);
+    await expect(
+      healFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied),
+      ),
+    ).rejects.toThrow(
       /the fault Run Command rmqbench-fault-\S+ on nodes_a1 failed: rmqbench: this instance does not run rabbit@RMQBENCHN000001/,
     );
   });
 
   test('a leader that is none of the listed VMs fails the step before any fault script is sent', async () => {
-    leaderAnswer = JSON.stringify({ queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@ELSEWHERE' }], local: {} });
-    await expect(applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }))).rejects.toThrow(/led by rabbit@ELSEWHERE, which is none of the cluster's running instances/);
+    leaderAnswer = JSON.stringify({
+      queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@ELSEWHERE' }],
+      local: {},
+    });
+    await expect(
+      applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+      ),
+    ).rejects.toThrow(/led by rabbit@ELSEWHERE, which is none of the cluster's running instances/);
     expect(scriptsSent().map((sent) => sent.script)).toEqual([queueLeadersScript()]);
   });
 
-  test('a partition of the leader runs the partition script on the leader\'s VM; its heal runs the script that deletes the firewall table there, not a broker start', async () => {
+  test("a partition of the leader runs the partition script on the leader's VM; its heal runs the script that deletes the firewall table there, not a broker start", async () => {
     const fault = { action: 'partition', node: 'leader', atSeconds: 10, healAtSeconds: 20 };
-    const applied = await applyFault(azureFaultTarget(clients, cluster.clusterId, timing()), event(fault), () => new Date('2025-01-01T00:10:10.000Z'));
-    expect(applied).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', instanceId: 'nodes_b2', appliedAt: '2025-01-01T00:10:10.000Z', appliedAtSeconds: 10 });
-    const healed = await healFault(azureFaultTarget(clients, cluster.clusterId, timing()), event(fault, applied), () => new Date('2025-01-01T00:10:20.000Z'));
-    expect(healed).toEqual({ nodeName: 'rabbit@RMQBENCHN000002', healedAt: '2025-01-01T00:10:20.000Z', healedAtSeconds: 20 });
+    const applied = await applyFault(
+      azureFaultTarget(clients, cluster.clusterId, timing()),
+      event(fault),
+      () => new Date('2025-01-01T00:10:10.000Z'),
+    );
+    expect(applied).toEqual({
+      nodeName: 'rabbit@RMQBENCHN000002',
+      instanceId: 'nodes_b2',
+      appliedAt: '2025-01-01T00:10:10.000Z',
+      appliedAtSeconds: 10,
+    });
+    const healed = await healFault(
+      azureFaultTarget(clients, cluster.clusterId, timing()),
+      event(fault, applied),
+      () => new Date('2025-01-01T00:10:20.000Z'),
+    );
+    expect(healed).toEqual({
+      nodeName: 'rabbit@RMQBENCHN000002',
+      healedAt: '2025-01-01T00:10:20.000Z',
+      healedAtSeconds: 20,
+    });
     expect(scriptsSent()).toEqual([
       { vm: 'nodes_a1', script: queueLeadersScript() },
       { vm: 'nodes_b2', script: faultScript('partition', 'rabbit@RMQBENCHN000002') },

@@ -36,22 +36,42 @@ let moto: Moto;
 let cloudwatch: CloudWatchClient;
 
 /** Publishes `values[i]` at second i of the repetition for one agent metric of one instance. */
-async function put(name: string, dimensions: Record<string, string>, values: readonly number[], unit: 'Percent' | 'Bytes') {
+async function put(
+  name: string,
+  dimensions: Record<string, string>,
+  values: readonly number[],
+  unit: 'Percent' | 'Bytes',
+) {
   const Dimensions: Dimension[] = Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value }));
   await cloudwatch.send(
     new PutMetricDataCommand({
       Namespace: 'rmqbench',
-      MetricData: values.map((value, second) => ({ MetricName: name, Dimensions, Timestamp: at(second), Value: value, Unit: unit, StorageResolution: 1 })),
+      MetricData: values.map((value, second) => ({
+        MetricName: name,
+        Dimensions,
+        Timestamp: at(second),
+        Value: value,
+        Unit: unit,
+        StorageResolution: 1,
+      })),
     }),
   );
 }
 
-const node = (instance: string, role = 'rabbitmq-node', cluster = CLUSTER) => ({ InstanceId: instance, ClusterId: cluster, Role: role });
+const node = (instance: string, role = 'rabbitmq-node', cluster = CLUSTER) => ({
+  InstanceId: instance,
+  ClusterId: cluster,
+  Role: role,
+});
 
 beforeAll(async () => {
   moto = await startMoto();
   cloudwatch = new CloudWatchClient({ ...motoClientConfig(moto), protocol: AwsQueryProtocol });
-  for (const [instance, role, cpu] of [['i-0node1', 'rabbitmq-node', 40], ['i-0node2', 'rabbitmq-node', 20], ['i-0loadgen', 'load-generator', 95]] as const) {
+  for (const [instance, role, cpu] of [
+    ['i-0node1', 'rabbitmq-node', 40],
+    ['i-0node2', 'rabbitmq-node', 20],
+    ['i-0loadgen', 'load-generator', 95],
+  ] as const) {
     await put('cpu_usage_active', { ...node(instance, role), cpu: 'cpu-total' }, [cpu, cpu + 1, cpu + 2], 'Percent');
     await put('mem_used', node(instance, role), [1e9, 1.1e9, 1.2e9], 'Bytes');
     // Two whole disks count; a partition of one of them (its bytes are the disk's too) does not.
@@ -64,42 +84,103 @@ beforeAll(async () => {
     await put('net_bytes_sent', { ...node(instance, role), interface: 'lo' }, [9e9, 9e9, 9e9], 'Bytes');
   }
   // A Kafka cluster stack's brokers (Role kafka-broker, cdk/user-data/kafka-node.ts) and its load generator.
-  for (const [instance, role, cpu] of [['i-0broker1', 'kafka-broker', 30], ['i-0broker2', 'kafka-broker', 60], ['i-0kafkaloadgen', 'load-generator', 91]] as const) {
+  for (const [instance, role, cpu] of [
+    ['i-0broker1', 'kafka-broker', 30],
+    ['i-0broker2', 'kafka-broker', 60],
+    ['i-0kafkaloadgen', 'load-generator', 91],
+  ] as const) {
     await put('cpu_usage_active', { ...node(instance, role, KAFKA_CLUSTER), cpu: 'cpu-total' }, [cpu, cpu], 'Percent');
     await put('mem_used', node(instance, role, KAFKA_CLUSTER), [2e9, 2e9], 'Bytes');
   }
   // Another cluster's node in the same namespace: never part of this cluster's metrics.
-  await put('cpu_usage_active', { ...node('i-0other', 'rabbitmq-node', 'rmqbench-run-2-c1'), cpu: 'cpu-total' }, [99, 99, 99], 'Percent');
+  await put(
+    'cpu_usage_active',
+    { ...node('i-0other', 'rabbitmq-node', 'rmqbench-run-2-c1'), cpu: 'cpu-total' },
+    [99, 99, 99],
+    'Percent',
+  );
 }, 60_000);
 afterAll(async () => moto?.stop());
 
 describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, moto server)', () => {
   test('every node and the load generator get per-second cpu, memory, disk-write and network series from the agent metrics of their cluster only', async () => {
-    const metrics = await cloudWatchHostMetrics(cloudwatch, CLUSTER, { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() });
+    const metrics = await cloudWatchHostMetrics(cloudwatch, CLUSTER, {
+      startedAt: START.toISOString(),
+      finishedAt: FINISH.toISOString(),
+    });
     expect(metrics.source).toBe('cloudwatch');
-    const series = (nodeName: string, metric: string) => metrics.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+    const series = (nodeName: string, metric: string) =>
+      metrics.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
     expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0node1', 'i-0node2', 'load-generator']);
-    expect(series('i-0node1', 'cpuPercent')).toEqual([[0, 40], [1, 41], [2, 42]]);
-    expect(series('load-generator', 'cpuPercent')).toEqual([[0, 95], [1, 96], [2, 97]]);
-    expect(series('i-0node2', 'memoryBytes')).toEqual([[0, 1e9], [1, 1.1e9], [2, 1.2e9]]);
-    expect(series('i-0node1', 'diskWriteBytesPerSecond')).toEqual([[0, 5100], [1, 6100], [2, 7100]]);
-    expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([[0, 1010], [1, 2020], [2, 3030]]);
+    expect(series('i-0node1', 'cpuPercent')).toEqual([
+      [0, 40],
+      [1, 41],
+      [2, 42],
+    ]);
+    expect(series('load-generator', 'cpuPercent')).toEqual([
+      [0, 95],
+      [1, 96],
+      [2, 97],
+    ]);
+    expect(series('i-0node2', 'memoryBytes')).toEqual([
+      [0, 1e9],
+      [1, 1.1e9],
+      [2, 1.2e9],
+    ]);
+    expect(series('i-0node1', 'diskWriteBytesPerSecond')).toEqual([
+      [0, 5100],
+      [1, 6100],
+      [2, 7100],
+    ]);
+    expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([
+      [0, 1010],
+      [1, 2020],
+      [2, 3030],
+    ]);
     expect(metrics.series.every((one) => one.node !== 'i-0other')).toBe(true);
-    expect(metrics.series.map((one) => one.unit)).toEqual(expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']));
+    expect(metrics.series.map((one) => one.unit)).toEqual(
+      expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']),
+    );
   });
 
-  test('a Kafka cluster\'s brokers are nodes under their instance ids beside its load generator', async () => {
-    const metrics = await cloudWatchHostMetrics(cloudwatch, KAFKA_CLUSTER, { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() });
+  test("a Kafka cluster's brokers are nodes under their instance ids beside its load generator", async () => {
+    const metrics = await cloudWatchHostMetrics(cloudwatch, KAFKA_CLUSTER, {
+      startedAt: START.toISOString(),
+      finishedAt: FINISH.toISOString(),
+    });
     expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0broker1', 'i-0broker2', 'load-generator']);
     expect(metrics.series.filter((one) => one.metric === 'cpuPercent').map((one) => [one.node, one.points])).toEqual([
-      ['i-0broker1', [[0, 30], [1, 30]]],
-      ['i-0broker2', [[0, 60], [1, 60]]],
-      ['load-generator', [[0, 91], [1, 91]]],
+      [
+        'i-0broker1',
+        [
+          [0, 30],
+          [1, 30],
+        ],
+      ],
+      [
+        'i-0broker2',
+        [
+          [0, 60],
+          [1, 60],
+        ],
+      ],
+      [
+        'load-generator',
+        [
+          [0, 91],
+          [1, 91],
+        ],
+      ],
     ]);
   });
 
   test('a cluster that published nothing is an error that says what was looked for', async () => {
-    await expect(cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', { startedAt: START.toISOString(), finishedAt: FINISH.toISOString() })).rejects.toThrow(
+    await expect(
+      cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', {
+        startedAt: START.toISOString(),
+        finishedAt: FINISH.toISOString(),
+      }),
+    ).rejects.toThrow(
       /CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1 \(did the CloudWatch agent start\?/,
     );
   });
@@ -128,19 +209,39 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         stdout: fixture('basic-150b.stdout.txt'),
         csv: fixture('basic-150b.csv'),
       };
-      // The management API sampler's lines captured on a local 3-node cluster (test/fixtures/broker-samples), moved onto this repetition's clock.
+      // The management API sampler's lines captured on a local 3-node cluster (test/fixtures/broker-samples), moved
+      // onto this repetition's clock.
       const captured = readFileSync(join(__dirname, '../fixtures/broker-samples/depth-25-on-node-2.jsonl'), 'utf8');
-      const brokerSamples = captured.replace(/"t":([\d.]+)/g, (_, t: string) => `"t":${(Number(t) - 1795452130.05 + START.getTime() / 1000 + 0.5).toFixed(3)}`);
-      // Three node instances of the cluster stack in moto's EC2, as RabbitMqCluster launches them (tags of the fault step's
+      const brokerSamples = captured.replace(
+        /"t":([\d.]+)/g,
+        (_, t: string) => `"t":${(Number(t) - 1795452130.05 + START.getTime() / 1000 + 0.5).toFixed(3)}`,
+      );
+      // Three node instances of the cluster stack in moto's EC2, as RabbitMqCluster launches them (tags of the fault
+      // step's
       // listing); the samples then name the nodes as the cloud brokers do, rabbit@<private IP>.
       const ec2 = new EC2Client(motoClientConfig(moto));
       const image = (await ec2.send(new DescribeImagesCommand({}))).Images![0]!.ImageId!;
       const tags = { 'aws:cloudformation:stack-name': CLUSTER, 'rmqbench:component': NODE_COMPONENT };
-      const launched = await ec2.send(new RunInstancesCommand({ ImageId: image, MinCount: 3, MaxCount: 3, InstanceType: 'c5.xlarge', TagSpecifications: [{ ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }] }));
+      const launched = await ec2.send(
+        new RunInstancesCommand({
+          ImageId: image,
+          MinCount: 3,
+          MaxCount: 3,
+          InstanceType: 'c5.xlarge',
+          TagSpecifications: [
+            { ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+          ],
+        }),
+      );
       instanceIds = launched.Instances!.map((instance) => instance.InstanceId!);
-      const described = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: instanceIds }))).Reservations!.flatMap((reservation) => reservation.Instances!);
+      const described = (
+        await ec2.send(new DescribeInstancesCommand({ InstanceIds: instanceIds }))
+      ).Reservations!.flatMap((reservation) => reservation.Instances!);
       const ipOf = (id: string) => described.find((instance) => instance.InstanceId === id)!.PrivateIpAddress!;
-      const cloudSamples = brokerSamples.replace(/rmqbench([123])@localhost/g, (_, index: string) => `rabbit@${ipOf(instanceIds[Number(index) - 1]!)}`);
+      const cloudSamples = brokerSamples.replace(
+        /rmqbench([123])@localhost/g,
+        (_, index: string) => `rabbit@${ipOf(instanceIds[Number(index) - 1]!)}`,
+      );
       listHosts = () => clusterNodes(ec2, CLUSTER);
       const runs: Record<string, Partial<RawRepetition>> = {
         'run-1': {},
@@ -152,71 +253,130 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         'run-6': { brokerSamples: cloudSamples },
       };
       for (const [runId, extra] of Object.entries(runs)) {
-        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/${runId}/ingest/${item.rawKey}`, Body: JSON.stringify({ ...raw, ...extra, runId }) }));
-        await store.putRun({ runId, planName: 'three', plan: {}, target: 'aws', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: 'raw',
+            Key: `runs/${runId}/ingest/${item.rawKey}`,
+            Body: JSON.stringify({ ...raw, ...extra, runId }),
+          }),
+        );
+        await store.putRun({
+          runId,
+          planName: 'three',
+          plan: {},
+          target: 'aws',
+          status: 'RUNNING',
+          startedAt: START.toISOString(),
+          environment: {},
+          scenarioIds: [item.scenarioId],
+        });
       }
     }, 30_000);
 
-    test('the CloudWatch series are stored in the repetition\'s metric chunks', async () => {
-      const result = await ingestFromS3(s3, 'raw', store, 'run-1', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+    test("the CloudWatch series are stored in the repetition's metric chunks", async () => {
+      const result = await ingestFromS3(s3, 'raw', store, 'run-1', item, (window) =>
+        cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+      );
       expect(result.status).toBe('SUCCEEDED');
       const stored = await store.getMetrics('run-1', item.scenarioId, 1);
       expect(stored?.source).toBe('cloudwatch');
-      expect(stored?.series.find((one) => one.node === 'load-generator' && one.metric === 'cpuPercent')?.points).toEqual([[0, 95], [1, 96], [2, 97]]);
+      expect(
+        stored?.series.find((one) => one.node === 'load-generator' && one.metric === 'cpuPercent')?.points,
+      ).toEqual([
+        [0, 95],
+        [1, 96],
+        [2, 97],
+      ]);
       const repetitions = (await store.getRun('run-1'))?.repetitions;
       expect(repetitions?.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
     });
 
     test('a fetch that fails is recorded as "metrics unavailable: <reason>" on a SUCCEEDED repetition', async () => {
-      const result = await ingestFromS3(s3, 'raw', store, 'run-9', item, (window) => cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window));
+      const result = await ingestFromS3(s3, 'raw', store, 'run-9', item, (window) =>
+        cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window),
+      );
       expect(result.status).toBe('SUCCEEDED');
       const repetition = (await store.getRun('run-9'))?.repetitions[0];
       expect(repetition?.status).toBe('SUCCEEDED');
-      expect(repetition?.metricsError).toMatch(/^metrics unavailable: CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1/);
+      expect(repetition?.metricsError).toMatch(
+        /^metrics unavailable: CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1/,
+      );
       expect(await store.getMetrics('run-9', item.scenarioId, 1)).toBeUndefined();
     });
 
-    test('the management API sampler\'s output adds queueDepth and memoryAlarm per broker node beside the CloudWatch series', async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-2', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+    test("the management API sampler's output adds queueDepth and memoryAlarm per broker node beside the CloudWatch series", async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-2', item, (window) =>
+        cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+      );
       const stored = await store.getMetrics('run-2', item.scenarioId, 1);
       expect(stored?.source).toBe('cloudwatch+management-api');
-      const points = (nodeName: string, metric: string) => stored?.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+      const points = (nodeName: string, metric: string) =>
+        stored?.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
       expect(points('rmqbench2@localhost', 'queueDepth')?.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
       expect(points('rmqbench2@localhost', 'queueDepth')?.[0]?.[0]).toBe(0.5);
       expect(points('rmqbench3@localhost', 'memoryAlarm')?.map(([, value]) => value)).toEqual([0, 0, 0, 0, 0]);
-      expect(points('i-0node1', 'cpuPercent')).toEqual([[0, 40], [1, 41], [2, 42]]);
-      expect((await store.getRun('run-2'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
+      expect(points('i-0node1', 'cpuPercent')).toEqual([
+        [0, 40],
+        [1, 41],
+        [2, 42],
+      ]);
+      expect((await store.getRun('run-2'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
+        ['SUCCEEDED', undefined],
+      ]);
     });
 
-    test('broker metrics are kept when CloudWatch fails, and CloudWatch\'s are kept when the sampler left nothing; each failure is named', async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-3', item, (window) => cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window));
+    test("broker metrics are kept when CloudWatch fails, and CloudWatch's are kept when the sampler left nothing; each failure is named", async () => {
+      await ingestFromS3(s3, 'raw', store, 'run-3', item, (window) =>
+        cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window),
+      );
       const brokerOnly = await store.getMetrics('run-3', item.scenarioId, 1);
       expect(brokerOnly?.source).toBe('management-api');
       expect([...new Set(brokerOnly?.series.map((one) => one.metric))].sort()).toEqual(['memoryAlarm', 'queueDepth']);
       const three = (await store.getRun('run-3'))?.repetitions[0];
-      expect([three?.status, three?.metricsError]).toEqual(['SUCCEEDED', expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/)]);
+      expect([three?.status, three?.metricsError]).toEqual([
+        'SUCCEEDED',
+        expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/),
+      ]);
 
-      await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window));
+      await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) =>
+        cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+      );
       expect((await store.getMetrics('run-4', item.scenarioId, 1))?.source).toBe('cloudwatch');
       const four = (await store.getRun('run-4'))?.repetitions[0];
-      expect([four?.status, four?.metricsError]).toEqual(['SUCCEEDED', "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line"]);
+      expect([four?.status, four?.metricsError]).toEqual([
+        'SUCCEEDED',
+        "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line",
+      ]);
       expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
     });
 
-    test('with the cluster\'s instances listed (EC2 DescribeInstances on moto), a broker node\'s series are under its instance id, the name its host series have', async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-5', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window), listHosts);
+    test("with the cluster's instances listed (EC2 DescribeInstances on moto), a broker node's series are under its instance id, the name its host series have", async () => {
+      await ingestFromS3(
+        s3,
+        'raw',
+        store,
+        'run-5',
+        item,
+        (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+        listHosts,
+      );
       const stored = await store.getMetrics('run-5', item.scenarioId, 1);
       const nodes = [...new Set(stored?.series.filter((one) => one.metric === 'queueDepth').map((one) => one.node))];
       expect(nodes.sort()).toEqual([...instanceIds].sort());
-      expect(stored?.series.find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')?.points.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
+      expect(
+        stored?.series
+          .find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')
+          ?.points.map(([, value]) => value),
+      ).toEqual([25, 25, 25, 25, 25]);
       expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
     });
 
-    test('an Azure Kafka repetition: each broker VM\'s Azure Monitor series (fake ARM, real ARM client), used memory included, are stored under its VM name beside the load generator\'s', async () => {
+    test("an Azure Kafka repetition: each broker VM's Azure Monitor series (fake ARM, real ARM client), used memory included, are stored under its VM name beside the load generator's", async () => {
       const { arm, clients } = await startFakeArm();
       try {
         const group = 'rmqbench-run-7-c1';
-        const vm = (name: string) => `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
+        const vm = (name: string) =>
+          `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
         const brokers = ['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3'];
         const minuteOf = new Date(Math.floor(START.getTime() / 60_000) * 60_000).toISOString();
         const GIB = 2 ** 30;
@@ -227,10 +387,20 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
             { metric: 'Available Memory Bytes', timeStamp: minuteOf, value: (12 - index) * GIB },
           ]),
         );
-        arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 }]);
+        arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [
+          { metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 },
+        ]);
         // The deployment outputs as checkDeployment hands them on (an array output as its JSON text).
-        const outputs = { scaleSetResourceId: '', loadGeneratorResourceId: vm('rmqbench-loadgen'), kafkaBootstrapServers: '10.20.1.10:9092', kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)), clusterVmSize: 'Standard_F8s_v2', loadGeneratorVmSize: 'Standard_F16s_v2' };
-        // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the repetition's window.
+        const outputs = {
+          scaleSetResourceId: '',
+          loadGeneratorResourceId: vm('rmqbench-loadgen'),
+          kafkaBootstrapServers: '10.20.1.10:9092',
+          kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)),
+          clusterVmSize: 'Standard_F8s_v2',
+          loadGeneratorVmSize: 'Standard_F16s_v2',
+        };
+        // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the repetition's
+        // window.
         const kafkaFixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kafka', name), 'utf8');
         const raw: RawRepetition = {
           runId: 'run-7',
@@ -242,42 +412,91 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
           expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
           stdout: '',
           csv: '',
-          kafka: { output: { producers: [kafkaFixture('one-producer-1.txt')], consumers: [kafkaFixture('one-consumer-1.txt')] }, expectations: { producers: 1, consumers: 1, recordsPerProducer: 200_000 } },
+          kafka: {
+            output: {
+              producers: [kafkaFixture('one-producer-1.txt')],
+              consumers: [kafkaFixture('one-consumer-1.txt')],
+            },
+            expectations: { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+          },
         };
-        await s3.send(new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-7/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }));
-        await store.putRun({ runId: 'run-7', planName: 'kafka', plan: {}, target: 'azure', status: 'RUNNING', startedAt: START.toISOString(), environment: {}, scenarioIds: [item.scenarioId] });
+        await s3.send(
+          new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-7/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }),
+        );
+        await store.putRun({
+          runId: 'run-7',
+          planName: 'kafka',
+          plan: {},
+          target: 'azure',
+          status: 'RUNNING',
+          startedAt: START.toISOString(),
+          environment: {},
+          scenarioIds: [item.scenarioId],
+        });
 
-        const result = await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) => azureMonitorHostMetrics(clients, outputs, window));
+        const result = await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
+          azureMonitorHostMetrics(clients, outputs, window),
+        );
         expect(result.status).toBe('SUCCEEDED');
         const stored = await store.getMetrics('run-7', item.scenarioId, 1);
         expect(stored?.source).toBe('azure-monitor');
         expect([...new Set(stored?.series.map((one) => one.node))]).toEqual([...brokers, 'load-generator']);
         const offset = Math.max(0, Math.round((Date.parse(minuteOf) - START.getTime()) / 1000));
-        expect(brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points)).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
-        expect(stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')?.points).toEqual([[offset, 30]]);
+        expect(
+          brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points),
+        ).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
+        expect(
+          stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')
+            ?.points,
+        ).toEqual([[offset, 30]]);
         // Used memory of each 16 GiB Standard_F8s_v2 broker: its size's memory minus the available memory.
-        expect(brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'memoryBytes')?.points)).toEqual([[[offset, 4 * GIB]], [[offset, 5 * GIB]], [[offset, 6 * GIB]]]);
-        expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([['SUCCEEDED', undefined]]);
+        expect(
+          brokers.map(
+            (name) => stored?.series.find((one) => one.node === name && one.metric === 'memoryBytes')?.points,
+          ),
+        ).toEqual([[[offset, 4 * GIB]], [[offset, 5 * GIB]], [[offset, 6 * GIB]]]);
+        expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
+          ['SUCCEEDED', undefined],
+        ]);
 
         // The same repetition with the outputs of a Kafka deployment from before kafkaBrokerResourceIds: the load
         // generator's series are stored and the record names the missing output.
         const { kafkaBrokerResourceIds: _absent, ...before } = outputs;
-        await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) => azureMonitorHostMetrics(clients, before, window));
-        expect([...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node))]).toEqual(['load-generator']);
-        expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe("metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep");
+        await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
+          azureMonitorHostMetrics(clients, before, window),
+        );
+        expect([
+          ...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node)),
+        ]).toEqual(['load-generator']);
+        expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe(
+          "metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep",
+        );
       } finally {
         await arm.stop();
       }
     });
 
-    test('when the hosts cannot be listed the broker series keep RabbitMQ\'s names, and the record says why', async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-6', item, (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window), async () => {
-        throw new Error('UnauthorizedOperation: You are not authorized to perform this operation.');
-      });
+    test("when the hosts cannot be listed the broker series keep RabbitMQ's names, and the record says why", async () => {
+      await ingestFromS3(
+        s3,
+        'raw',
+        store,
+        'run-6',
+        item,
+        (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+        async () => {
+          throw new Error('UnauthorizedOperation: You are not authorized to perform this operation.');
+        },
+      );
       const stored = await store.getMetrics('run-6', item.scenarioId, 1);
-      expect(stored?.series.filter((one) => one.metric === 'queueDepth').every((one) => one.node.startsWith('rabbit@'))).toBe(true);
+      expect(
+        stored?.series.filter((one) => one.metric === 'queueDepth').every((one) => one.node.startsWith('rabbit@')),
+      ).toBe(true);
       const six = (await store.getRun('run-6'))?.repetitions[0];
-      expect([six?.status, six?.metricsError]).toEqual(['SUCCEEDED', "broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: UnauthorizedOperation: You are not authorized to perform this operation."]);
+      expect([six?.status, six?.metricsError]).toEqual([
+        'SUCCEEDED',
+        "broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: UnauthorizedOperation: You are not authorized to perform this operation.",
+      ]);
     });
   });
 });

@@ -5,7 +5,12 @@ import { kafkaClusterTemplateFileName } from '../../cdk/BenchmarkController';
 import { ingestRepetition } from '../../core/results/ingest';
 import { perfTestExpectations } from '../../core/perftest/perftest-output';
 import { kafkaReadinessScript, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
-import { awsKafkaRepetitionScript, kafkaExpectations, kafkaRawFiles, scenarioOf } from '../../lambdas/start-repetition/kafka-script';
+import {
+  awsKafkaRepetitionScript,
+  kafkaExpectations,
+  kafkaRawFiles,
+  scenarioOf,
+} from '../../lambdas/start-repetition/kafka-script';
 import { rawPrefix } from '../../lambdas/start-repetition/logic';
 import { LocalKafkaCluster } from '../../local/kafka-cluster';
 import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
@@ -13,14 +18,22 @@ import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
 import { buildSchedule } from '../../state-machines/schedule';
 import { startFakeAws, type FakeAws } from './fake-aws-endpoint';
-import { ACCOUNT, BUCKET, loadGeneratorStatements, REGION, requireAwsCli, runOnLoadGenerator as runSandboxed } from './sandboxed-load-generator';
+import {
+  ACCOUNT,
+  BUCKET,
+  loadGeneratorStatements,
+  REGION,
+  requireAwsCli,
+  runOnLoadGenerator as runSandboxed,
+} from './sandboxed-load-generator';
 
 /**
  * The exact scripts the controller sends to the AWS load generator of a Kafka cluster stack (StartRepetition's Kafka
  * repetition, SmokeTest's Kafka smoke test), executed with bash on a sandboxed load generator, as
  * perftest-script.integration.test.ts does for PerfTest:
  * - laid out by the real boot commands of cdk/user-data/load-generator.ts with the Kafka tools (kafkaTools: true), in a
- *   mount + PID namespace whose /opt, /usr/local/bin and /etc are private, so nothing on this machine changes. Two kinds
+ *   mount + PID namespace whose /opt, /usr/local/bin and /etc are private, so nothing on this machine changes. Two
+ * kinds
  *   of boot line are substituted, by exact match: `dnf install` of Corretto (this machine's Java runs the tools) and
  *   each `curl` from Maven Central (the same jar is copied from the local Maven cache; the boot's own SHA-256 checks
  *   then verify it against the pinned sums of cdk/kafka-artifacts.ts and cdk/perf-test-artifacts.ts);
@@ -42,7 +55,8 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     requireAwsCli();
     const perfTest = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
     const kafka = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
-    if (!perfTest || !kafka) throw new Error('PerfTest or Kafka is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+    if (!perfTest || !kafka)
+      throw new Error('PerfTest or Kafka is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
     jarDirs = [perfTest, kafka];
     work = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-loadgen-'));
     cluster = await LocalKafkaCluster.start({ nodes: 1, workDir: join(work, 'cluster'), processes, jarsDir: kafka });
@@ -67,15 +81,32 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
   const planWith = (nodes: number) => ({
     name: 'kafka-script',
     clusters: [{ name: 'k', broker: 'kafka', nodes, instanceType: 'c5.xlarge' }],
-    workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, messageCount: 20000, publishRateLimit: 4000, durationSeconds: 30, acks: 'all' }],
+    workloads: [
+      {
+        name: 'w',
+        producers: 1,
+        consumers: 1,
+        messageSizeBytes: 100,
+        messageCount: 20000,
+        publishRateLimit: 4000,
+        durationSeconds: 30,
+        acks: 'all',
+      },
+    ],
   });
 
-  test('the repetition script creates the topic, runs consumer and producer, uploads both outputs with the template\'s role, and they ingest into a SUCCEEDED record', async () => {
+  test("the repetition script creates the topic, runs consumer and producer, uploads both outputs with the template's role, and they ingest into a SUCCEEDED record", async () => {
     const plan = planWith(1);
     const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka' }, 'exec').clusters[0]!.repetitions[0]!;
     const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
     try {
-      const { script, args, files } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
+      const { script, args, files } = awsKafkaRepetitionScript({
+        plan,
+        runId: 'run-kafka',
+        item,
+        bootstrapServers: cluster.bootstrapServers,
+        bucket: BUCKET,
+      });
       expect(files).toEqual(kafkaRawFiles(1, 1));
       const run = await runOnLoadGenerator(fake, script);
       expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
@@ -97,7 +128,10 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
         stdout: '',
         csv: '',
         kafka: {
-          output: { producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')], consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')] },
+          output: {
+            producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
+            consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+          },
           expectations: kafkaExpectations(scenario),
         },
       });
@@ -116,10 +150,18 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka-bad' }, 'exec').clusters[0]!.repetitions[0]!;
     const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
     try {
-      const { script } = awsKafkaRepetitionScript({ plan, runId: 'run-kafka-bad', item, bootstrapServers: cluster.bootstrapServers, bucket: BUCKET });
+      const { script } = awsKafkaRepetitionScript({
+        plan,
+        runId: 'run-kafka-bad',
+        item,
+        bootstrapServers: cluster.bootstrapServers,
+        bucket: BUCKET,
+      });
       const run = await runOnLoadGenerator(fake, script);
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(/could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/);
+      expect(run.stderr).toMatch(
+        /could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/,
+      );
       expect(fake.objects.size).toBe(2);
       const scenario = scenarioOf(plan, item);
       const prefix = `${BUCKET}/${rawPrefix('run-kafka-bad', item)}`;
@@ -133,7 +175,13 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
         expectations: perfTestExpectations(scenario.workload),
         stdout: '',
         csv: '',
-        kafka: { output: { producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')], consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')] }, expectations: kafkaExpectations(scenario) },
+        kafka: {
+          output: {
+            producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
+            consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+          },
+          expectations: kafkaExpectations(scenario),
+        },
         targetError: 'the SSM command ended Failed (exit code 1)',
       });
       expect(record.status).toBe('FAILED');
@@ -144,21 +192,35 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
   });
 
   test('the smoke-test script creates, describes, writes to with acks=all and deletes a topic; asked for more brokers than the cluster has it fails saying what failed', async () => {
-    const passed = await runOnLoadGenerator(undefined, kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1, suffix: 'ok' }));
+    const passed = await runOnLoadGenerator(
+      undefined,
+      kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1, suffix: 'ok' }),
+    );
     expect({ code: passed.code, stderr: passed.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
     expect(passed.stdout).toContain('smoke test: 1 partition leaders, 10 records acknowledged by 1 replicas');
     expect(await topicList('topics-after-smoke.log')).not.toContain('rmqbench-smoke-ok');
     // 2 brokers asked of a 1-broker cluster: the topic cannot be placed.
-    const failed = await runOnLoadGenerator(undefined, kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }));
+    const failed = await runOnLoadGenerator(
+      undefined,
+      kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }),
+    );
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/);
+    expect(failed.stderr).toMatch(
+      /smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/,
+    );
   });
 
   test('the readiness script (CheckClusterReady on azure) passes when every broker is registered and fails naming how many are', async () => {
-    const ready = await runOnLoadGenerator(undefined, kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1 }));
+    const ready = await runOnLoadGenerator(
+      undefined,
+      kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1 }),
+    );
     expect({ code: ready.code, stderr: ready.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
     expect(ready.stdout).toContain('readiness: 1 of 1 brokers registered');
-    const short = await runOnLoadGenerator(undefined, kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 3 }));
+    const short = await runOnLoadGenerator(
+      undefined,
+      kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 3 }),
+    );
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/readiness: 1 of 3 brokers registered, 0 not answering:\n.*\(id: \d+ rack: /);
   });

@@ -18,7 +18,10 @@ test('nothing under lambdas/ or core/ imports cdk/ or aws-cdk-lib', () => {
     sources(join(root, dir)).flatMap((file) =>
       [...readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g)]
         .map((match) => match[1]!)
-        .filter((specifier) => /(^|\/)cdk\//.test(specifier) || specifier.startsWith('aws-cdk-lib') || specifier === 'constructs')
+        .filter(
+          (specifier) =>
+            /(^|\/)cdk\//.test(specifier) || specifier.startsWith('aws-cdk-lib') || specifier === 'constructs',
+        )
         .map((specifier) => `${relative(root, file)} imports ${specifier}`),
     ),
   );

@@ -5,7 +5,10 @@ import { queueArgumentsFor } from '../../core/broker/broker-config';
 import { cloudFailoverResult, VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
 import { VERIFIER_QUEUE } from '../../core/failover/failover';
 import { benchmarkUserLines } from '../../lambdas/start-repetition/logic';
-import { LOST_MESSAGE_VERIFIER_CLASS, LOST_MESSAGE_VERIFIER_JAVA } from '../../lambdas/start-repetition/lost-message-verifier-java';
+import {
+  LOST_MESSAGE_VERIFIER_CLASS,
+  LOST_MESSAGE_VERIFIER_JAVA,
+} from '../../lambdas/start-repetition/lost-message-verifier-java';
 import { startVerifierLines, waitVerifierLines } from '../../lambdas/start-repetition/verifier-lines';
 import { PERFTEST_ARTIFACT, ensureArtifact } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
@@ -22,7 +25,10 @@ import { tempDir } from '../local/helpers';
 jest.setTimeout(300_000);
 
 const SECONDS = 16;
-/** Seconds after the verifier began publishing at which the queue's node is killed (or as soon as its leader is known, if later). */
+/**
+ * Seconds after the verifier began publishing at which the queue's node is killed (or as soon as its leader is known,
+ * if later).
+ */
 const KILL_AFTER_SECONDS = 5;
 
 describe('the Java lost-message verifier on a real 3-node cluster', () => {
@@ -35,7 +41,12 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
   beforeAll(async () => {
     perfTestLib = await ensureArtifact(cacheDir(), PERFTEST_ARTIFACT);
     writeFileSync(source, LOST_MESSAGE_VERIFIER_JAVA);
-    cluster = await LocalRabbitCluster.start({ nodes: 3, topology: { type: 'quorum' }, workDir: join(work.path, 'cluster'), processes });
+    cluster = await LocalRabbitCluster.start({
+      nodes: 3,
+      topology: { type: 'quorum' },
+      workDir: join(work.path, 'cluster'),
+      processes,
+    });
   });
   afterEach(async () => {
     await cluster.restartStoppedNodes();
@@ -67,13 +78,30 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     return appliedAt;
   }
 
-  /** Runs the verifier with its queue declared through `first` (so `first` leads it), kills the node leading the queue once publishing began, and returns the stored shape. */
+  /**
+   * Runs the verifier with its queue declared through `first` (so `first` leads it), kills the node leading the queue
+   * once publishing began, and returns the stored shape.
+   */
   async function runAndKill(queue: string, first: LocalNode, queueArgument: string) {
     const uris = [first, ...cluster.nodes.filter((node) => node !== first)].map((node) => cluster.amqpUri(node));
-    const child = spawn('java', ['-cp', join(perfTestLib, '*'), source, '--queue', queue, '--seconds', String(SECONDS), '--queue-arg', queueArgument], {
-      env: { PATH: process.env.PATH, RMQBENCH_VERIFIER_URIS: uris.join('\n') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'java',
+      [
+        '-cp',
+        join(perfTestLib, '*'),
+        source,
+        '--queue',
+        queue,
+        '--seconds',
+        String(SECONDS),
+        '--queue-arg',
+        queueArgument,
+      ],
+      {
+        env: { PATH: process.env.PATH, RMQBENCH_VERIFIER_URIS: uris.join('\n') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -89,7 +117,12 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     const leaderName = await leaderOf(queue);
     const appliedAt = await killAt(publishingAt + KILL_AFTER_SECONDS * 1000, leaderName);
     const code = await exited;
-    const failover = cloudFailoverResult(stdout, { action: 'kill', node: 'leader', nodeName: leaderName, appliedAt: appliedAt.toISOString() });
+    const failover = cloudFailoverResult(stdout, {
+      action: 'kill',
+      node: 'leader',
+      nodeName: leaderName,
+      appliedAt: appliedAt.toISOString(),
+    });
     return { code, stderr, stdout, leaderName, failover };
   }
 
@@ -105,7 +138,8 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     expect(failover.published).toBeGreaterThanOrEqual(failover.confirmed);
     // Both clients were on the killed node (its URI is first): each recovered once at least.
     expect(failover.reconnects).toBeGreaterThanOrEqual(2);
-    // JVM start and connections come before publishing, so the kill is KILL_AFTER_SECONDS or later on the verifier's clock.
+    // JVM start and connections come before publishing, so the kill is KILL_AFTER_SECONDS or later on the verifier's
+    // clock.
     expect(failover.fault.appliedAtSeconds).toBeGreaterThanOrEqual(KILL_AFTER_SECONDS);
     expect(failover.fault.appliedAtSeconds).toBeLessThan(SECONDS);
     expect(failover.receivedPerSecond.length).toBe(SECONDS);
@@ -121,12 +155,14 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     expect(run.failover.confirmed).toBeGreaterThan(run.failover.lostMessages);
   });
 
-  test('the run scripts\' verifier lines (as the benchmark user, through one endpoint, PerfTest\'s wrapper for the class path), the fault on the leader of rmqbench-verifier, then what CheckRepetition records', async () => {
+  test("the run scripts' verifier lines (as the benchmark user, through one endpoint, PerfTest's wrapper for the class path), the fault on the leader of rmqbench-verifier, then what CheckRepetition records", async () => {
     const dir = tempDir('verifier-lines');
     try {
       // PerfTest's wrapper as the boot scripts write it, pointing at this machine's PerfTest jars.
       const wrapper = join(dir.path, 'perf-test');
-      writeFileSync(wrapper, `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`, { mode: 0o755 });
+      writeFileSync(wrapper, `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`, {
+        mode: 0o755,
+      });
       // One endpoint, as in the cloud; here it is the node that is killed (in the cloud, the load balancer in front of
       // all of them), so nothing is published after the kill: what counts is that nothing confirmed was lost.
       const first = cluster.nodes[2]!;
@@ -136,20 +172,32 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
         `MANAGEMENT_URL='${cluster.managementUrl()}'`,
         'ADMIN_CURL_CONFIG=\'user = "guest:guest"\'',
         ...benchmarkUserLines(),
-        ...startVerifierLines({ perfTestCommand: wrapper, amqpHost: `127.0.0.1:${first.amqpPort}`, seconds: SECONDS, queueArguments: queueArgumentsFor({ type: 'quorum' }, 3) }),
+        ...startVerifierLines({
+          perfTestCommand: wrapper,
+          amqpHost: `127.0.0.1:${first.amqpPort}`,
+          seconds: SECONDS,
+          queueArguments: queueArgumentsFor({ type: 'quorum' }, 3),
+        }),
         // PerfTest's place in the script: as long as the verifier publishes.
         `sleep ${SECONDS}`,
         ...waitVerifierLines(),
         `cp ${VERIFIER_OUTPUT_FILE} ${dir.path}/`,
       ].join('\n');
-      const child = spawn('bash', ['-c', script], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], {
+        env: { PATH: process.env.PATH },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       // The verifier's queue is declared through `first`, which leads it; the fault step picks that leader.
       const outputFile = join(dir.path, 'work', VERIFIER_OUTPUT_FILE);
       const waitUntil = Date.now() + 120_000;
-      while (!(existsSync(outputFile) && readFileSync(outputFile, 'utf8').includes('publishing to')) && Date.now() < waitUntil) await new Promise((resolve) => setTimeout(resolve, 200));
+      while (
+        !(existsSync(outputFile) && readFileSync(outputFile, 'utf8').includes('publishing to')) &&
+        Date.now() < waitUntil
+      )
+        await new Promise((resolve) => setTimeout(resolve, 200));
       const publishingAt = Date.now();
       const leaderName = await leaderOf(VERIFIER_QUEUE);
       expect(leaderName).toBe(first.name);
@@ -158,7 +206,12 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
       expect(stderr).toBe('');
       const output = readFileSync(join(dir.path, VERIFIER_OUTPUT_FILE), 'utf8');
       console.log(`verifier lines, quorum kill-leader: ${output.trim()}`);
-      const failover = cloudFailoverResult(output, { action: 'kill', node: 'leader', nodeName: first.name, appliedAt: appliedAt.toISOString() });
+      const failover = cloudFailoverResult(output, {
+        action: 'kill',
+        node: 'leader',
+        nodeName: first.name,
+        appliedAt: appliedAt.toISOString(),
+      });
       expect(failover.lostMessages).toBe(0);
       expect(failover.confirmed).toBeGreaterThan(500);
       // The benchmark user is gone once the script exits.
@@ -170,7 +223,10 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
   });
 
   test('no URI in the environment: exit 2 with the reason on stderr and no result line, which the parser names', async () => {
-    const child = spawn('java', ['-cp', join(perfTestLib, '*'), source, '--queue', 'q', '--seconds', '1'], { env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('java', ['-cp', join(perfTestLib, '*'), source, '--queue', 'q', '--seconds', '1'], {
+      env: { PATH: process.env.PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -178,6 +234,13 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(2);
     expect(stderr).toContain('RMQBENCH_VERIFIER_URIS holds no AMQP URI');
-    expect(() => cloudFailoverResult(stdout, { action: 'kill', node: 'leader', nodeName: 'rabbit@x', appliedAt: new Date().toISOString() })).toThrow(/printed no result line/);
+    expect(() =>
+      cloudFailoverResult(stdout, {
+        action: 'kill',
+        node: 'leader',
+        nodeName: 'rabbit@x',
+        appliedAt: new Date().toISOString(),
+      }),
+    ).toThrow(/printed no result line/);
   });
 });

@@ -13,7 +13,14 @@ import { ProcessRegistry } from '../../local/processes';
 import { LocalRabbitCluster } from '../../local/rabbitmq-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
 import { startFakeAws, type FakeAws } from './fake-aws-endpoint';
-import { ACCOUNT, BUCKET, loadGeneratorStatements, REGION, requireAwsCli, runOnLoadGenerator as runSandboxed } from './sandboxed-load-generator';
+import {
+  ACCOUNT,
+  BUCKET,
+  loadGeneratorStatements,
+  REGION,
+  requireAwsCli,
+  runOnLoadGenerator as runSandboxed,
+} from './sandboxed-load-generator';
 
 /**
  * The exact script StartRepetition sends to the AWS load generator, executed with bash on a sandboxed load generator:
@@ -35,7 +42,9 @@ const SECRET_ARN = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:ClusterAd
 /** The load generator role's statements in the cluster template; its Ref to the admin secret resolves to SECRET_ARN. */
 const statements = () =>
   loadGeneratorStatements(clusterTemplateFileName(CONTROLLER_DEFAULT_RELEASE), (template) => {
-    const secretId = Object.keys(template.Resources).find((id) => template.Resources[id]!.Type === 'AWS::SecretsManager::Secret' && id.startsWith('ClusterAdmin'))!;
+    const secretId = Object.keys(template.Resources).find(
+      (id) => template.Resources[id]!.Type === 'AWS::SecretsManager::Secret' && id.startsWith('ClusterAdmin'),
+    )!;
     return { [secretId]: SECRET_ARN };
   });
 
@@ -48,10 +57,16 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   beforeAll(async () => {
     requireAwsCli();
     const cached = cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT);
-    if (!cached) throw new Error('PerfTest is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
+    if (!cached)
+      throw new Error('PerfTest is not in the Maven cache: run rmqbench doctor --fix (scripts/setup.sh does)');
     jarDir = cached;
     work = mkdtempSync(join(tmpdir(), 'rmqbench-loadgen-'));
-    cluster = await LocalRabbitCluster.start({ nodes: 1, topology: { type: 'quorum' }, workDir: join(work, 'cluster'), processes });
+    cluster = await LocalRabbitCluster.start({
+      nodes: 1,
+      topology: { type: 'quorum' },
+      workDir: join(work, 'cluster'),
+      processes,
+    });
   });
   afterAll(async () => {
     await processes.stopAll();
@@ -59,23 +74,56 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   });
 
   const runOnLoadGenerator = (fake: FakeAws, script: string) =>
-    runSandboxed(work, {
-      jarDirs: [jarDir],
-      minDownloads: 20,
-      // The boot remounted this namespace's /proc with hidepid=2: an unprivileged user cannot see PID 1 (this shell, root).
-      afterBoot: ['if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi'],
-    }, fake, script);
+    runSandboxed(
+      work,
+      {
+        jarDirs: [jarDir],
+        minDownloads: 20,
+        // The boot remounted this namespace's /proc with hidepid=2: an unprivileged user cannot see PID 1 (this shell,
+        // root).
+        afterBoot: [
+          'if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi',
+        ],
+      },
+      fake,
+      script,
+    );
 
-  const plan = { name: 'script', clusters: [{ name: 'q', nodes: 1, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }], workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }] };
+  const plan = {
+    name: 'script',
+    clusters: [{ name: 'q', nodes: 1, instanceType: 'c5.xlarge', topology: { type: 'quorum' } }],
+    workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }],
+  };
   const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-script' }, 'exec');
   const item = schedule.clusters[0]!.repetitions[0]!;
-  const script = () => perfTestScript({ plan, runId: 'run-script', item, endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`, managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
+  const script = () =>
+    perfTestScript({
+      plan,
+      runId: 'run-script',
+      item,
+      endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`,
+      managementUrl: managementUrl(),
+      secretArn: SECRET_ARN,
+      bucket: BUCKET,
+    }).script;
   const credentials = JSON.stringify({ username: 'guest', password: 'guest' });
   const managementUrl = () => `http://127.0.0.1:${cluster.nodes[0]!.managementPort}`;
-  const users = async () => ((await (await fetch(`${managementUrl()}/api/users`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } })).json()) as { name: string; tags: unknown }[]).map((user) => user.name);
+  const users = async () =>
+    (
+      (await (
+        await fetch(`${managementUrl()}/api/users`, {
+          headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+        })
+      ).json()) as { name: string; tags: unknown }[]
+    ).map((user) => user.name);
 
-  test('with the role the template grants it reads the secret, runs PerfTest with the broker sampler beside it, uploads the raw files, and the queue is the plan\'s quorum queue', async () => {
-    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+  test("with the role the template grants it reads the secret, runs PerfTest with the broker sampler beside it, uploads the raw files, and the queue is the plan's quorum queue", async () => {
+    const fake = await startFakeAws({
+      statements: statements(),
+      secrets: { [SECRET_ARN]: credentials },
+      region: REGION,
+      account: ACCOUNT,
+    });
     try {
       const run = await runOnLoadGenerator(fake, script());
       expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
@@ -100,10 +148,17 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       });
       expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
       expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-      // The sampler read the management API as the benchmark user (monitoring tag) while PerfTest ran: every line usable,
+      // The sampler read the management API as the benchmark user (monitoring tag) while PerfTest ran: every line
+      // usable,
       // the node's memory alarm and queue depth per second (the queue exists once PerfTest declared it).
-      const broker = brokerMetricsFromSamples(fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'), new Date(Date.now() - 600_000));
-      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({ unusable: 0, firstProblem: undefined });
+      const broker = brokerMetricsFromSamples(
+        fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'),
+        new Date(Date.now() - 600_000),
+      );
+      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
+        unusable: 0,
+        firstProblem: undefined,
+      });
       // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
       expect(broker.samples).toBeGreaterThanOrEqual(2);
       expect(broker.metrics.series.map((series) => [series.node, series.metric])).toEqual([
@@ -112,7 +167,9 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       ]);
       expect(broker.metrics.series[0]!.points.every(([, value]) => value === 0)).toBe(true);
       // The broker declared what the plan asked for (before issue 15.3, cloud repetitions declared classic queues).
-      const response = await fetch(`http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
+      const response = await fetch(`http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`, {
+        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+      });
       expect(((await response.json()) as { type: string; arguments: Record<string, unknown> }).type).toBe('quorum');
       // PerfTest ran as a per-run benchmark user (it declared the queue through it), which the script deleted on exit.
       expect(await users()).toEqual(['guest']);
@@ -124,15 +181,34 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
 
   test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user, with the jars the boot installed, and its output is uploaded and usable', async () => {
     // The fault step is not part of this test (it runs on the nodes): the verifier's counts without a fault.
-    const faultPlan = { ...plan, workloads: [{ ...plan.workloads[0]!, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }] };
-    const faultItem = buildSchedule({ plan: faultPlan, target: 'aws', runId: 'run-script' }, 'exec').clusters[0]!.repetitions[0]!;
-    const faultScript = perfTestScript({ plan: faultPlan, runId: 'run-script', item: faultItem, endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`, managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
-    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    const faultPlan = {
+      ...plan,
+      workloads: [{ ...plan.workloads[0]!, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }],
+    };
+    const faultItem = buildSchedule({ plan: faultPlan, target: 'aws', runId: 'run-script' }, 'exec').clusters[0]!
+      .repetitions[0]!;
+    const faultScript = perfTestScript({
+      plan: faultPlan,
+      runId: 'run-script',
+      item: faultItem,
+      endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`,
+      managementUrl: managementUrl(),
+      secretArn: SECRET_ARN,
+      bucket: BUCKET,
+    }).script;
+    const fake = await startFakeAws({
+      statements: statements(),
+      secrets: { [SECRET_ARN]: credentials },
+      region: REGION,
+      account: ACCOUNT,
+    });
     try {
       const run = await runOnLoadGenerator(fake, faultScript);
       expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
       const prefix = `${BUCKET}/${rawPrefix('run-script', faultItem)}`;
-      expect([...fake.objects.keys()].sort()).toEqual([...RAW_FILES, ...FAULT_RAW_FILES].map((file) => `${prefix}/${file}`).sort());
+      expect([...fake.objects.keys()].sort()).toEqual(
+        [...RAW_FILES, ...FAULT_RAW_FILES].map((file) => `${prefix}/${file}`).sort(),
+      );
       const output = fake.objects.get(`${prefix}/${VERIFIER_OUTPUT_FILE}`)!.toString('utf8');
       const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
       expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0, reconnects: 0 });
@@ -140,7 +216,9 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       expect(counts.consumed).toBe(counts.confirmed);
       expect(counts.receivedPerSecond).toHaveLength(5);
       // The verifier's queue was declared with the plan's queue type, and the benchmark user is gone.
-      const response = await fetch(`${managementUrl()}/api/queues/%2F/${VERIFIER_QUEUE}`, { headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` } });
+      const response = await fetch(`${managementUrl()}/api/queues/%2F/${VERIFIER_QUEUE}`, {
+        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+      });
       expect(((await response.json()) as { type: string }).type).toBe('quorum');
       expect(await users()).toEqual(['guest']);
     } finally {
@@ -149,8 +227,15 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   });
 
   test('a role without the secret grant (as before issue 15.1) is refused by the fake as AWS would, and the script stops there', async () => {
-    const withoutSecret = statements().filter((statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
-    const fake = await startFakeAws({ statements: withoutSecret, secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    const withoutSecret = statements().filter(
+      (statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')),
+    );
+    const fake = await startFakeAws({
+      statements: withoutSecret,
+      secrets: { [SECRET_ARN]: credentials },
+      region: REGION,
+      account: ACCOUNT,
+    });
     try {
       const run = await runOnLoadGenerator(fake, script());
       expect(run.code).not.toBe(0);
@@ -163,10 +248,23 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
   });
 
   test('a PerfTest that cannot connect fails the script with its status and output tail after uploading its output', async () => {
-    const fake = await startFakeAws({ statements: statements(), secrets: { [SECRET_ARN]: credentials }, region: REGION, account: ACCOUNT });
+    const fake = await startFakeAws({
+      statements: statements(),
+      secrets: { [SECRET_ARN]: credentials },
+      region: REGION,
+      account: ACCOUNT,
+    });
     try {
       // A port nothing listens on: PerfTest fails to connect.
-      const broken = perfTestScript({ plan, runId: 'run-script', item, endpoint: '127.0.0.1:9', managementUrl: managementUrl(), secretArn: SECRET_ARN, bucket: BUCKET }).script;
+      const broken = perfTestScript({
+        plan,
+        runId: 'run-script',
+        item,
+        endpoint: '127.0.0.1:9',
+        managementUrl: managementUrl(),
+        secretArn: SECRET_ARN,
+        bucket: BUCKET,
+      }).script;
       const run = await runOnLoadGenerator(fake, broken);
       expect(run.code).not.toBe(0);
       expect(run.stderr).toMatch(/^PerfTest exited with status \d+:$/m);

@@ -27,19 +27,36 @@ export type Template = { Resources: Record<string, { Type: string; Properties: R
 
 /** Fails the suite early, naming the fix, when the AWS CLI is missing. */
 export function requireAwsCli(): void {
-  if (!existsSync(join(AWS_CLI_BIN, 'aws'))) throw new Error(`the AWS CLI is not installed at ${AWS_CLI_BIN}/aws: run scripts/setup.sh`);
+  if (!existsSync(join(AWS_CLI_BIN, 'aws')))
+    throw new Error(`the AWS CLI is not installed at ${AWS_CLI_BIN}/aws: run scripts/setup.sh`);
 }
 
 /**
  * The load generator role's inline policy statements in a synthesized cluster template (`templateFile`, as named in
- * synthesizeClusterTemplates' folder), with its intrinsics resolved; `extraRefs` resolves Refs to the template's own resources.
+ * synthesizeClusterTemplates' folder), with its intrinsics resolved; `extraRefs` resolves Refs to the template's own
+ * resources.
  */
-export function loadGeneratorStatements(templateFile: string, extraRefs: (template: Template) => Record<string, string> = () => ({})): PolicyStatement[] {
+export function loadGeneratorStatements(
+  templateFile: string,
+  extraRefs: (template: Template) => Record<string, string> = () => ({}),
+): PolicyStatement[] {
   const template = JSON.parse(readFileSync(join(synthesizeClusterTemplates(), templateFile), 'utf8')) as Template;
-  const policies = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::IAM::Policy' && JSON.stringify(resource.Properties.Roles).includes('LoadGeneratorRole'));
+  const policies = Object.values(template.Resources).filter(
+    (resource) =>
+      resource.Type === 'AWS::IAM::Policy' && JSON.stringify(resource.Properties.Roles).includes('LoadGeneratorRole'),
+  );
   expect(policies).toHaveLength(1);
-  const refs = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, ResultsBucketName: BUCKET, ...extraRefs(template) };
-  return resolveIntrinsics((policies[0]!.Properties.PolicyDocument as { Statement: unknown[] }).Statement, refs) as PolicyStatement[];
+  const refs = {
+    'AWS::Partition': 'aws',
+    'AWS::Region': REGION,
+    'AWS::AccountId': ACCOUNT,
+    ResultsBucketName: BUCKET,
+    ...extraRefs(template),
+  };
+  return resolveIntrinsics(
+    (policies[0]!.Properties.PolicyDocument as { Statement: unknown[] }).Statement,
+    refs,
+  ) as PolicyStatement[];
 }
 
 export interface SandboxOptions {
@@ -47,7 +64,10 @@ export interface SandboxOptions {
   readonly jarDirs: readonly string[];
   /** The LoadGenerator's kafkaTools prop. @default false */
   readonly kafkaTools?: boolean;
-  /** The fewest jars the boot's manifests must list (a guard against a changed boot no longer downloading through the substituted function). */
+  /**
+   * The fewest jars the boot's manifests must list (a guard against a changed boot no longer downloading through the
+   * substituted function).
+   */
   readonly minDownloads: number;
   /** Shell lines run in the namespace after the boot and before the script. @default - none */
   readonly afterBoot?: readonly string[];
@@ -57,7 +77,11 @@ export interface SandboxOptions {
 
 /** The boot commands with the substitutions described above. */
 function sandboxBootScript(options: SandboxOptions): string {
-  const commands = loadGeneratorBootCommands({ resultsBucketName: BUCKET, resultsPrefix: 'runs/', ...(options.kafkaTools ? { kafkaTools: true } : {}) });
+  const commands = loadGeneratorBootCommands({
+    resultsBucketName: BUCKET,
+    resultsPrefix: 'runs/',
+    ...(options.kafkaTools ? { kafkaTools: true } : {}),
+  });
   const dirs = options.jarDirs.map((dir) => `'${dir}'`).join(' ');
   // `rmqbench_fetch_jar <Maven path> <file>`: the same file from the first local jar folder that has it.
   const copyJar = `rmqbench_fetch_jar() { local dir; for dir in ${dirs}; do if [ -f "$dir/$2" ]; then cp "$dir/$2" "$2"; return 0; fi; done; echo "$2 is in no local jar folder (${options.jarDirs.join(', ')})" >&2; return 1; }`;
@@ -69,7 +93,10 @@ function sandboxBootScript(options: SandboxOptions): string {
     return copyJar;
   });
   expect(fetchFunctions).toBe(1);
-  const jars = substituted.join('\n').split('\n').filter((line) => /^[\w.-]+:[\w.-]+:[\w.-]+$/.test(line)).length;
+  const jars = substituted
+    .join('\n')
+    .split('\n')
+    .filter((line) => /^[\w.-]+:[\w.-]+:[\w.-]+$/.test(line)).length;
   expect(jars).toBeGreaterThan(options.minDownloads);
   expect(substituted.join('\n')).not.toContain('curl -sSf --retry 5');
   return substituted.join('\n');
@@ -79,7 +106,12 @@ function sandboxBootScript(options: SandboxOptions): string {
  * Boots a sandbox under `work` and runs `script` in it; the namespace (and every process in it) ends with the call.
  * Asynchronous: the fake endpoint answers from this process's event loop.
  */
-export async function runOnLoadGenerator(work: string, options: SandboxOptions, fake: FakeAws | undefined, script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runOnLoadGenerator(
+  work: string,
+  options: SandboxOptions,
+  fake: FakeAws | undefined,
+  script: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const sandbox = mkdtempSync(join(work, 'sandbox-'));
   writeFileSync(join(sandbox, 'boot.sh'), sandboxBootScript(options));
   writeFileSync(join(sandbox, 'run.sh'), script);
@@ -94,18 +126,22 @@ export async function runOnLoadGenerator(work: string, options: SandboxOptions, 
     ...(options.afterBoot ?? []),
     `exec bash ${sandbox}/run.sh`,
   ].join('\n');
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: `${AWS_CLI_BIN}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
-      HOME: sandbox,
-      ...(fake ? { AWS_ENDPOINT_URL: fake.endpoint } : {}),
-      AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
-      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-      AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
-      AWS_DEFAULT_REGION: REGION,
+  const child = spawn(
+    'unshare',
+    ['--mount', '--propagation', 'private', '--pid', '--fork', '--kill-child', '--mount-proc', 'bash', '-c', outer],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: `${AWS_CLI_BIN}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+        HOME: sandbox,
+        ...(fake ? { AWS_ENDPOINT_URL: fake.endpoint } : {}),
+        AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7EXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+        AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
+        AWS_DEFAULT_REGION: REGION,
+      },
     },
-  });
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

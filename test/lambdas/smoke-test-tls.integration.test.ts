@@ -21,14 +21,23 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
   const processes = new ProcessRegistry();
   const work = tempDir('smoke-tls');
   const now = new Date();
-  const certificate = selfSignedCertificate({ commonName: 'rmqbench smoke-test', notAfter: new Date(now.getTime() + 86_400_000), now });
-  const impostor = selfSignedCertificate({ commonName: 'rmqbench smoke-test', notAfter: new Date(now.getTime() + 86_400_000), now });
+  const certificate = selfSignedCertificate({
+    commonName: 'rmqbench smoke-test',
+    notAfter: new Date(now.getTime() + 86_400_000),
+    now,
+  });
+  const impostor = selfSignedCertificate({
+    commonName: 'rmqbench smoke-test',
+    notAfter: new Date(now.getTime() + 86_400_000),
+    now,
+  });
   let amqpsUrl = '';
   let plainUrl = '';
   let managementHttpsUrl = '';
 
   beforeAll(async () => {
-    if (!installedRabbitmqVersion()) throw new Error('rabbitmq-server is not installed: apt-get install -y rabbitmq-server (scripts/setup.sh does)');
+    if (!installedRabbitmqVersion())
+      throw new Error('rabbitmq-server is not installed: apt-get install -y rabbitmq-server (scripts/setup.sh does)');
     const [epmdPort, amqpPort, amqpsPort, managementPort, managementHttpsPort, distPort] = await freePorts(6);
     const dir = work.path;
     mkdirSync(join(dir, 'log'), { recursive: true });
@@ -55,7 +64,9 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
         '',
       ].join('\n'),
     );
-    processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], { logPath: join(dir, 'epmd.log') });
+    processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
+      logPath: join(dir, 'epmd.log'),
+    });
     const node = processes.start('rabbit-tls', RABBITMQ_SERVER, [], {
       logPath: join(dir, 'stdout.log'),
       env: {
@@ -81,10 +92,13 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
     await waitFor(
       async () => {
         if (node.hasExited) throw new Error(`RabbitMQ exited while starting; see ${join(dir, 'stdout.log')}`);
-        return managementSmokeTest(managementHttpsUrl, 'guest', 'guest', certificate.certificatePem, 2000).catch(() => undefined);
+        return managementSmokeTest(managementHttpsUrl, 'guest', 'guest', certificate.certificatePem, 2000).catch(
+          () => undefined,
+        );
       },
       120_000,
-      () => `RabbitMQ with TLS listeners did not answer on ${managementHttpsUrl} within 120 s; see ${join(dir, 'stdout.log')}`,
+      () =>
+        `RabbitMQ with TLS listeners did not answer on ${managementHttpsUrl} within 120 s; see ${join(dir, 'stdout.log')}`,
     );
   });
 
@@ -99,7 +113,9 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
   });
 
   test('reads the management API over HTTPS when the broker presents the pinned certificate', async () => {
-    await expect(managementSmokeTest(managementHttpsUrl, 'guest', 'guest', certificate.certificatePem, 10_000)).resolves.toEqual({ clusterName: expect.any(String) });
+    await expect(
+      managementSmokeTest(managementHttpsUrl, 'guest', 'guest', certificate.certificatePem, 10_000),
+    ).resolves.toEqual({ clusterName: expect.any(String) });
   });
 
   test('refuses the broker over AMQPS when another certificate is pinned', async () => {
@@ -107,11 +123,15 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
   });
 
   test('refuses the management API over HTTPS when another certificate is pinned', async () => {
-    await expect(managementSmokeTest(managementHttpsUrl, 'guest', 'guest', impostor.certificatePem, 10_000)).rejects.toThrow(/certificate/i);
+    await expect(
+      managementSmokeTest(managementHttpsUrl, 'guest', 'guest', impostor.certificatePem, 10_000),
+    ).rejects.toThrow(/certificate/i);
   });
 
   test('a wrong password over the pinned connection is a failed smoke test, not a pass', async () => {
-    await expect(managementSmokeTest(managementHttpsUrl, 'guest', 'wrong', certificate.certificatePem, 10_000)).rejects.toThrow(/answered 401/);
+    await expect(
+      managementSmokeTest(managementHttpsUrl, 'guest', 'wrong', certificate.certificatePem, 10_000),
+    ).rejects.toThrow(/answered 401/);
   });
 
   test('an amqps:// URL without a certificate to pin, or a pin on plain amqp://, is refused before connecting', async () => {

@@ -28,12 +28,31 @@ afterAll(async () => {
 
 const TEMPLATE = JSON.stringify({ Resources: { Topic: { Type: 'AWS::SNS::Topic' } } });
 const launch = (name: string, runId: string) =>
-  cfn.send(new CreateStackCommand({ StackName: name, TemplateBody: TEMPLATE, ClientRequestToken: createStackToken(runId, name), Tags: [{ Key: 'rmqbench:run-id', Value: runId }, { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' }] }));
+  cfn.send(
+    new CreateStackCommand({
+      StackName: name,
+      TemplateBody: TEMPLATE,
+      ClientRequestToken: createStackToken(runId, name),
+      Tags: [
+        { Key: 'rmqbench:run-id', Value: runId },
+        { Key: 'rmqbench:expires-at', Value: '2030-01-01T00:00:00Z' },
+      ],
+    }),
+  );
 const status = (name: string) => stackStatusOrGone(cfn, name);
 
 describe('the failure handler and a launch still running when the execution was stopped', () => {
   test('a stack created after the first listing is deleted once the launch deadline has passed', async () => {
-    await store.putRun({ runId: 'race', planName: 'p', plan: { name: 'p' }, target: 'aws', status: 'RUNNING', startedAt: '2030-01-01T00:00:00.000Z', environment: {}, scenarioIds: [] });
+    await store.putRun({
+      runId: 'race',
+      planName: 'p',
+      plan: { name: 'p' },
+      target: 'aws',
+      status: 'RUNNING',
+      startedAt: '2030-01-01T00:00:00.000Z',
+      environment: {},
+      scenarioIds: [],
+    });
     await launch('rmqbench-race-c1', 'race');
     const stoppedAt = Date.parse('2030-01-01T01:00:00Z');
     let clock = stoppedAt + 2_000;
@@ -60,7 +79,8 @@ describe('the failure handler and a launch still running when the execution was 
     // It waited from 2 s after the stop until the launch function's 60 s and a 10 s margin had passed.
     expect(waits).toEqual([68_000]);
     expect(result.deleted).toEqual(['rmqbench-race-c1', 'rmqbench-race-c2']);
-    for (const name of ['rmqbench-race-c1', 'rmqbench-race-c2']) expect(['DELETE_COMPLETE', 'GONE']).toContain(await status(name));
+    for (const name of ['rmqbench-race-c1', 'rmqbench-race-c2'])
+      expect(['DELETE_COMPLETE', 'GONE']).toContain(await status(name));
     expect((await store.getRun('race'))!.run).toMatchObject({ status: 'FAILED', error: 'execution ABORTED' });
   });
 
@@ -70,16 +90,31 @@ describe('the failure handler and a launch still running when the execution was 
       arm.groups.set('rmqbench-az-race-c1', { location: 'westeurope', tags });
       const stoppedAt = Date.parse('2030-01-01T01:00:00Z');
       let clock = stoppedAt;
-      const result = await handleFailedExecution(cfn, store, 'arn:role', { detail: { name: 'az-race', status: 'ABORTED', input: JSON.stringify({ runId: 'az-race' }), stopDate: stoppedAt } }, undefined, azure, {
-        launchDeadlineMs: 60_000,
-        clock: () => clock,
-        sleep: async (ms) => {
-          // The first group is already gone; the in-flight launch creates its group now.
-          expect(arm.groups.has('rmqbench-az-race-c1')).toBe(false);
-          arm.groups.set('rmqbench-az-race-c2', { location: 'westeurope', tags });
-          clock += ms;
+      const result = await handleFailedExecution(
+        cfn,
+        store,
+        'arn:role',
+        {
+          detail: {
+            name: 'az-race',
+            status: 'ABORTED',
+            input: JSON.stringify({ runId: 'az-race' }),
+            stopDate: stoppedAt,
+          },
         },
-      });
+        undefined,
+        azure,
+        {
+          launchDeadlineMs: 60_000,
+          clock: () => clock,
+          sleep: async (ms) => {
+            // The first group is already gone; the in-flight launch creates its group now.
+            expect(arm.groups.has('rmqbench-az-race-c1')).toBe(false);
+            arm.groups.set('rmqbench-az-race-c2', { location: 'westeurope', tags });
+            clock += ms;
+          },
+        },
+      );
       expect(result.deletedResourceGroups).toEqual(['rmqbench-az-race-c1', 'rmqbench-az-race-c2']);
       expect([...arm.groups.keys()]).toEqual([]);
     });
@@ -87,7 +122,9 @@ describe('the failure handler and a launch still running when the execution was 
 
   test('without the wait (the old behaviour) the late stack would have been left: the first listing cannot see it', async () => {
     await launch('rmqbench-late-c1', 'late');
-    const result = await handleFailedExecution(cfn, store, 'arn:role', { detail: { name: 'late', status: 'ABORTED', input: JSON.stringify({ runId: 'late' }) } });
+    const result = await handleFailedExecution(cfn, store, 'arn:role', {
+      detail: { name: 'late', status: 'ABORTED', input: JSON.stringify({ runId: 'late' }) },
+    });
     await launch('rmqbench-late-c2', 'late');
     expect(result.deleted).toEqual(['rmqbench-late-c1']);
     expect(await status('rmqbench-late-c2')).toBe('CREATE_COMPLETE');

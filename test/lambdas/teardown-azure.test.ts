@@ -1,4 +1,8 @@
-import { checkGroupTeardown, startGroupTeardown, TEARDOWN_DEADLINE_MINUTES } from '../../lambdas/teardown-cluster/logic';
+import {
+  checkGroupTeardown,
+  startGroupTeardown,
+  TEARDOWN_DEADLINE_MINUTES,
+} from '../../lambdas/teardown-cluster/logic';
 import { withFakeArm } from './fake-arm-clients';
 
 /**
@@ -9,18 +13,27 @@ import { withFakeArm } from './fake-arm-clients';
  */
 const NOW = new Date('2026-11-25T10:00:00Z');
 const GROUP = 'rmqbench-az-c1';
-const put = (arm: { groups: Map<string, { location: string; tags: Record<string, string> }> }) => arm.groups.set(GROUP, { location: 'westeurope', tags: { 'rmqbench:run-id': 'az' } });
-const deletes = (arm: { requests: { method: string; path: string }[] }) => arm.requests.filter((request) => request.method === 'DELETE' && request.path.endsWith(`/${GROUP}`)).length;
+const put = (arm: { groups: Map<string, { location: string; tags: Record<string, string> }> }) =>
+  arm.groups.set(GROUP, { location: 'westeurope', tags: { 'rmqbench:run-id': 'az' } });
+const deletes = (arm: { requests: { method: string; path: string }[] }) =>
+  arm.requests.filter((request) => request.method === 'DELETE' && request.path.endsWith(`/${GROUP}`)).length;
 
 describe('TeardownCluster and CheckTeardown on azure', () => {
   test('a blocked deletion is started again, and the check is done once the group is gone', async () => {
     await withFakeArm({ operationPolls: 0, failGroupDeletions: 1 }, async (clients, arm) => {
       put(arm);
       const started = await startGroupTeardown(clients, GROUP, 10_000, NOW);
-      expect(started).toMatchObject({ done: false, deleteBy: new Date(NOW.getTime() + TEARDOWN_DEADLINE_MINUTES.azure * 60_000).toISOString() });
-      expect(started.lastError).toMatch(/Deletion of resource group 'rmqbench-az-c1' failed as resources with identifiers/);
+      expect(started).toMatchObject({
+        done: false,
+        deleteBy: new Date(NOW.getTime() + TEARDOWN_DEADLINE_MINUTES.azure * 60_000).toISOString(),
+      });
+      expect(started.lastError).toMatch(
+        /Deletion of resource group 'rmqbench-az-c1' failed as resources with identifiers/,
+      );
       // The group is back to Succeeded: deleted again, not waited for.
-      await expect(checkGroupTeardown(clients, GROUP, started.deleteBy, NOW, started.lastError)).resolves.toEqual({ done: false });
+      await expect(checkGroupTeardown(clients, GROUP, started.deleteBy, NOW, started.lastError)).resolves.toEqual({
+        done: false,
+      });
       expect(deletes(arm)).toBe(2);
       // While ARM deletes it (Deleting), no third deletion. (The client follows the second deletion by itself: the
       // group is put back in the Deleting state to look at the check alone.)
@@ -38,10 +51,14 @@ describe('TeardownCluster and CheckTeardown on azure', () => {
       put(arm);
       const started = await startGroupTeardown(clients, GROUP, 10_000, NOW);
       const late = new Date(Date.parse(started.deleteBy) + 1000);
-      await expect(checkGroupTeardown(clients, GROUP, started.deleteBy, late, started.lastError)).rejects.toMatchObject({
-        name: 'TeardownIncomplete',
-        message: expect.stringMatching(/^resource group rmqbench-az-c1 was not deleted by .* \(provisioning state Succeeded\); its deletion failed: Deletion of resource group 'rmqbench-az-c1' failed/),
-      });
+      await expect(checkGroupTeardown(clients, GROUP, started.deleteBy, late, started.lastError)).rejects.toMatchObject(
+        {
+          name: 'TeardownIncomplete',
+          message: expect.stringMatching(
+            /^resource group rmqbench-az-c1 was not deleted by .* \(provisioning state Succeeded\); its deletion failed: Deletion of resource group 'rmqbench-az-c1' failed/,
+          ),
+        },
+      );
     });
   });
 });

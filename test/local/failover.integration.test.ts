@@ -55,11 +55,26 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     const watch = watchProcesses(-1, runDir);
     try {
       target.preflight(plan);
-      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event), ...(failAt ? { failAt } : {}) });
+      const outcome = await runPlanWorkflow({
+        plan,
+        target,
+        store,
+        runDir,
+        runId,
+        onEvent: (event) => events.push(event),
+        ...(failAt ? { failAt } : {}),
+      });
       const left = { registered: processes.running.length, alive: alivePids(processes) };
       await processes.stopAll();
       const seen = watch.stop();
-      return { outcome, events, left, seen: seen.map((entry) => entry.comm), leftInKernel: stillListed(seen, runDir), stored: await store.getRun(runId) };
+      return {
+        outcome,
+        events,
+        left,
+        seen: seen.map((entry) => entry.comm),
+        leftInKernel: stillListed(seen, runDir),
+        stored: await store.getRun(runId),
+      };
     } finally {
       watch.stop();
       await processes.stopAll();
@@ -67,7 +82,9 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
   }
 
   test('quorum queue, leader SIGKILLed mid-run: no confirmed message lost, recovery and unavailability recorded and stored, nothing left running', async () => {
-    const { outcome, events, left, seen, leftInKernel, stored } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'));
+    const { outcome, events, left, seen, leftInKernel, stored } = await run(
+      planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'),
+    );
     expect(outcome.error).toBeUndefined();
     expect(outcome.status).toBe('SUCCEEDED');
     const failover = outcome.records[0]!.failover!;
@@ -80,24 +97,36 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     expect(failover.unavailableSeconds).toEqual(expect.any(Number));
     expect(failover.receivedPerSecond.length).toBeGreaterThanOrEqual(15);
     // The fault was a state of the workflow, reported as it happened; the stored repetition carries the same counts.
-    expect(events.filter((event) => event.type === 'fault')).toEqual([{ type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' }]);
+    expect(events.filter((event) => event.type === 'fault')).toEqual([
+      { type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' },
+    ]);
     expect(stored!.repetitions[0]!.failover).toEqual(failover);
     // Host metrics across the kill: the killed node's CPU stops at the fault (no zeros invented for a dead process),
     // the survivors' go on to PerfTest's end.
     const metrics = (await store.getMetrics(outcome.runId, 'three/kill-leader', 1))!;
-    const lastCpuSecond = (node: string) => Math.max(...metrics.series.find((series) => series.node === node && series.metric === 'cpuPercent')!.points.map(([t]) => t));
+    const lastCpuSecond = (node: string) =>
+      Math.max(
+        ...metrics.series
+          .find((series) => series.node === node && series.metric === 'cpuPercent')!
+          .points.map(([t]) => t),
+      );
     expect(lastCpuSecond('rmqbench1@localhost')).toBeLessThanOrEqual(failover.fault.appliedAtSeconds + 1);
     expect(lastCpuSecond('rmqbench2@localhost') - lastCpuSecond('rmqbench1@localhost')).toBeGreaterThanOrEqual(5);
     expect(left).toEqual({ registered: 0, alive: [] });
-    // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything they started, is left.
+    // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything they
+    // started, is left.
     expect(seen.filter((comm) => comm === 'beam.smp').length).toBeGreaterThanOrEqual(4);
     expect(leftInKernel).toEqual([]);
     // For the README and the unit test's shape: what this machine measured.
-    console.log(`quorum kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+    console.log(
+      `quorum kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+    );
   });
 
   test('classic (non-replicated) queue on the killed node: the verifier reports confirmed messages lost', async () => {
-    const { outcome, left, leftInKernel } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 7 }'));
+    const { outcome, left, leftInKernel } = await run(
+      planText('classic', '{ action: kill, node: leader, atSeconds: 7 }'),
+    );
     const record = outcome.records[0]!;
     expect(record.error).toBeUndefined();
     const failover = record.failover!;
@@ -105,15 +134,28 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     expect(failover.lostMessages).toBeGreaterThan(0);
     expect(left).toEqual({ registered: 0, alive: [] });
     expect(leftInKernel).toEqual([]);
-    console.log(`classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
+    console.log(
+      `classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+    );
   });
 
   test('classic queue killed and healed: the consumer subscribes again after the broker cancelled it and receives again', async () => {
     // Longer than the others: the healed node boots (about 10 s here) before the consumer can subscribe again.
-    const { outcome, leftInKernel } = await run(planText('classic', '{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 8 }').replace('durationSeconds: 16', 'durationSeconds: 26'));
+    const { outcome, leftInKernel } = await run(
+      planText('classic', '{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 8 }').replace(
+        'durationSeconds: 16',
+        'durationSeconds: 26',
+      ),
+    );
     const failover = outcome.records[0]!.failover!;
-    console.log(`classic kill-heal: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`);
-    expect(failover.fault).toMatchObject({ nodeName: 'rmqbench1@localhost', appliedAtSeconds: expect.any(Number), healedAtSeconds: expect.any(Number) });
+    console.log(
+      `classic kill-heal: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+    );
+    expect(failover.fault).toMatchObject({
+      nodeName: 'rmqbench1@localhost',
+      appliedAtSeconds: expect.any(Number),
+      healedAtSeconds: expect.any(Number),
+    });
     // Deliveries in the seconds after the heal: only a consumer that subscribed again gets them.
     const afterHeal = failover.receivedPerSecond.slice(Math.ceil(failover.fault.healedAtSeconds!) + 1);
     expect(afterHeal.some((received) => received > 0)).toBe(true);
@@ -138,13 +180,21 @@ workloads:
     expect(stopped!.fault.healedAtSeconds).toBeGreaterThan(stopped!.fault.appliedAtSeconds);
     expect(restarted!.fault).toMatchObject({ action: 'restart', node: 2, nodeName: 'rmqbench3@localhost' });
     for (const failover of [stopped!, restarted!]) expect(failover.lostMessages).toBe(0);
-    expect(events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : ''))).toEqual(['stop', 'heal', 'restart']);
+    expect(
+      events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : '')),
+    ).toEqual(['stop', 'heal', 'restart']);
     expect(left).toEqual({ registered: 0, alive: [] });
     expect(leftInKernel).toEqual([]);
   });
 
   test('--fail-at InjectFault: the run ends FAILED with the cause and teardown leaves nothing running', async () => {
-    const { outcome, stored, left, leftInKernel } = await run(planText('quorum', '{ action: kill, node: leader, atSeconds: 4 }').replace('durationSeconds: 16', 'durationSeconds: 8'), 'InjectFault');
+    const { outcome, stored, left, leftInKernel } = await run(
+      planText('quorum', '{ action: kill, node: leader, atSeconds: 4 }').replace(
+        'durationSeconds: 16',
+        'durationSeconds: 8',
+      ),
+      'InjectFault',
+    );
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toContain('fault injected at InjectFault');
     expect(stored?.run.status).toBe('FAILED');
@@ -153,8 +203,8 @@ workloads:
   });
 
   test('partition is refused by the local target by name, before anything starts', async () => {
-    await expect(run(planText('quorum', '{ action: partition, node: follower, atSeconds: 5, healAtSeconds: 10 }'))).rejects.toThrow(
-      /workloads\[0\]\.fault\.action: fault action "partition" is not available on the local target/,
-    );
+    await expect(
+      run(planText('quorum', '{ action: partition, node: follower, atSeconds: 5, healAtSeconds: 10 }')),
+    ).rejects.toThrow(/workloads\[0\]\.fault\.action: fault action "partition" is not available on the local target/);
   });
 });

@@ -37,12 +37,22 @@ describe('failures are clear and lose nothing already stored', () => {
   test('a broker that never starts times out with the node log tail in the error', async () => {
     // Stands in for a broker that hangs at boot: it logs, never listens, and must be stopped by us.
     const hanging = join(work.path, 'hanging-rabbitmq-server');
-    writeFileSync(hanging, '#!/bin/sh\nmkdir -p "$RABBITMQ_LOG_BASE"\necho "simulated boot hang: waiting for tables" >> "$RABBITMQ_LOG_BASE/$RABBITMQ_NODENAME.log"\nexec sleep 600\n');
+    writeFileSync(
+      hanging,
+      '#!/bin/sh\nmkdir -p "$RABBITMQ_LOG_BASE"\necho "simulated boot hang: waiting for tables" >> "$RABBITMQ_LOG_BASE/$RABBITMQ_NODENAME.log"\nexec sleep 600\n',
+    );
     chmodSync(hanging, 0o755);
     const local = new ProcessRegistry();
     const started = Date.now();
     await expect(
-      LocalRabbitCluster.start({ nodes: 1, topology: { type: 'classic' }, workDir: join(work.path, 'hang'), processes: local, startTimeoutMs: 3000, serverCommand: hanging }),
+      LocalRabbitCluster.start({
+        nodes: 1,
+        topology: { type: 'classic' },
+        workDir: join(work.path, 'hang'),
+        processes: local,
+        startTimeoutMs: 3000,
+        serverCommand: hanging,
+      }),
     ).rejects.toThrow(/did not form within 3 s[\s\S]*simulated boot hang: waiting for tables/);
     expect(Date.now() - started).toBeLessThan(30_000);
     await local.stopAll();
@@ -55,7 +65,14 @@ describe('failures are clear and lose nothing already stored', () => {
     chmodSync(crashing, 0o755);
     const local = new ProcessRegistry();
     await expect(
-      LocalRabbitCluster.start({ nodes: 1, topology: { type: 'classic' }, workDir: join(work.path, 'crash'), processes: local, startTimeoutMs: 60_000, serverCommand: crashing }),
+      LocalRabbitCluster.start({
+        nodes: 1,
+        topology: { type: 'classic' },
+        workDir: join(work.path, 'crash'),
+        processes: local,
+        startTimeoutMs: 60_000,
+        serverCommand: crashing,
+      }),
     ).rejects.toThrow(/exited while starting[\s\S]*simulated crash: eaddrinuse/);
     await local.stopAll();
   });
@@ -65,7 +82,9 @@ describe('failures are clear and lose nothing already stored', () => {
     const store = ResultsStore.forEndpoint(`http://127.0.0.1:${port}`, 'unreachable');
     const error = await store.ensureTable().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreError);
-    expect((error as Error).message).toMatch(new RegExp(`DynamoDB at http://127\\.0\\.0\\.1:${port}: could not describe the table in table unreachable`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`DynamoDB at http://127\\.0\\.0\\.1:${port}: could not describe the table in table unreachable`),
+    );
   });
 
   test('a PerfTest that exits early is recorded as FAILED with what was missing, and earlier repetitions stay stored', async () => {

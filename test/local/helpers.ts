@@ -14,7 +14,12 @@ export function tempDir(prefix: string): { path: string; cleanup: () => void } {
 
 /** DynamoDB Local started by the test suite (in memory unless a data path is given), with a fresh table. */
 export async function startStore(processes: ProcessRegistry, workDir: string, dataPath?: string) {
-  const local = await startDynamoDbLocal({ cacheDir: cacheDir(), processes, logPath: join(workDir, 'dynamodb.log'), ...(dataPath ? { dataPath } : {}) });
+  const local = await startDynamoDbLocal({
+    cacheDir: cacheDir(),
+    processes,
+    logPath: join(workDir, 'dynamodb.log'),
+    ...(dataPath ? { dataPath } : {}),
+  });
   const store = ResultsStore.forEndpoint(local.endpoint, `test-${Date.now()}`);
   await store.ensureTable();
   return { store, local };
@@ -22,13 +27,15 @@ export async function startStore(processes: ProcessRegistry, workDir: string, da
 
 /** PIDs of processes in this registry that are still alive according to the kernel. */
 export function alivePids(processes: ProcessRegistry): number[] {
-  return processes.running.map((p) => p.pid).filter((pid): pid is number => {
-    if (pid === undefined) return false;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return processes.running
+    .map((p) => p.pid)
+    .filter((pid): pid is number => {
+      if (pid === undefined) return false;
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }

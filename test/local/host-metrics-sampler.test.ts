@@ -13,7 +13,10 @@ describe('host metrics sampler', () => {
     let second = 0;
     const pidsOfA = () => (second < 3 ? [10] : second === 3 ? [10] : [11]);
     const read = (pid: number): ProcessReading | undefined => {
-      if (pid === 10) return second === 3 ? undefined : { cpuTicks: 1000 + 50 * second, rssBytes: 100 + second, writeBytes: 4096 * second };
+      if (pid === 10)
+        return second === 3
+          ? undefined
+          : { cpuTicks: 1000 + 50 * second, rssBytes: 100 + second, writeBytes: 4096 * second };
       if (pid === 11) return { cpuTicks: 20 * (second - 4), rssBytes: 50, writeBytes: 0 };
       // The load generator: two JVMs, each 100 ticks/s.
       return { cpuTicks: 100 * second, rssBytes: 1000, writeBytes: 0 };
@@ -31,11 +34,29 @@ describe('host metrics sampler', () => {
     for (second = 1; second <= 6; second++) await jest.advanceTimersByTimeAsync(1000);
     const { metrics, error } = await sampler.stop();
     expect(error).toBeUndefined();
-    const series = (node: string, metric: string) => metrics.series.find((s) => s.node === node && s.metric === metric)?.points;
+    const series = (node: string, metric: string) =>
+      metrics.series.find((s) => s.node === node && s.metric === metric)?.points;
     // 50 ticks/s at 100 ticks/s on 2 CPUs = 25 %; pid 11: 20 ticks/s = 10 %; no rate across the restart.
-    expect(series('a', 'cpuPercent')).toEqual([[1, 25], [2, 25], [5, 10], [6, 10]]);
-    expect(series('a', 'memoryBytes')).toEqual([[0, 100], [1, 101], [2, 102], [4, 50], [5, 50], [6, 50]]);
-    expect(series('a', 'diskWriteBytesPerSecond')).toEqual([[1, 4096], [2, 4096], [5, 0], [6, 0]]);
+    expect(series('a', 'cpuPercent')).toEqual([
+      [1, 25],
+      [2, 25],
+      [5, 10],
+      [6, 10],
+    ]);
+    expect(series('a', 'memoryBytes')).toEqual([
+      [0, 100],
+      [1, 101],
+      [2, 102],
+      [4, 50],
+      [5, 50],
+      [6, 50],
+    ]);
+    expect(series('a', 'diskWriteBytesPerSecond')).toEqual([
+      [1, 4096],
+      [2, 4096],
+      [5, 0],
+      [6, 0],
+    ]);
     // Two JVMs at 100 ticks/s each on 2 CPUs: 100 % of the host.
     expect(series('load-generator', 'cpuPercent')).toEqual([1, 2, 3, 4, 5, 6].map((t) => [t, 100]));
     expect(metrics.source).toBe('local-proc');
@@ -55,7 +76,10 @@ describe('host metrics sampler', () => {
     await jest.advanceTimersByTimeAsync(2000);
     const { metrics } = await sampler.stop();
     await jest.advanceTimersByTimeAsync(5000);
-    expect(metrics.series.find((s) => s.metric === 'memoryBytes')!.points).toEqual([[3, 1], [4, 1]]);
+    expect(metrics.series.find((s) => s.metric === 'memoryBytes')!.points).toEqual([
+      [3, 1],
+      [4, 1],
+    ]);
   });
 
   test('broker polls become memory alarm, queue depth and network rate series; a failed poll is reported, not thrown', async () => {
@@ -70,14 +94,36 @@ describe('host metrics sampler', () => {
         networkCounters: new Map([['n1', new Map([['link n2', 1000 * tSeconds]])]]),
       };
     };
-    const sampler = HostMetricsSampler.start({ nodes: [], pollBroker, startedAtMs: Date.now(), ticksPerSecond: 100, cpuCount: 2 });
+    const sampler = HostMetricsSampler.start({
+      nodes: [],
+      pollBroker,
+      startedAtMs: Date.now(),
+      ticksPerSecond: 100,
+      cpuCount: 2,
+    });
     for (let second = 1; second <= 4; second++) await jest.advanceTimersByTimeAsync(1000);
     const { metrics, error } = await sampler.stop();
     const points = (metric: string) => metrics.series.find((s) => s.node === 'n1' && s.metric === metric)!.points;
-    expect(points('memoryAlarm')).toEqual([[0, 0], [1, 0], [3, 0], [4, 1]]);
-    expect(points('queueDepth')).toEqual([[0, 0], [1, 10], [3, 30], [4, 40]]);
-    expect(points('networkBytesPerSecond')).toEqual([[1, 1000], [3, 1000], [4, 1000]]);
-    expect(error).toBe('management API failed in 1 of 5 second(s) (first: GET /api/nodes on rmqbench1@localhost answered 503)');
+    expect(points('memoryAlarm')).toEqual([
+      [0, 0],
+      [1, 0],
+      [3, 0],
+      [4, 1],
+    ]);
+    expect(points('queueDepth')).toEqual([
+      [0, 0],
+      [1, 10],
+      [3, 30],
+      [4, 40],
+    ]);
+    expect(points('networkBytesPerSecond')).toEqual([
+      [1, 1000],
+      [3, 1000],
+      [4, 1000],
+    ]);
+    expect(error).toBe(
+      'management API failed in 1 of 5 second(s) (first: GET /api/nodes on rmqbench1@localhost answered 503)',
+    );
   });
 
   test('a poll still in flight is not doubled: one at a time, and stop() waits for it', async () => {
@@ -89,13 +135,22 @@ describe('host metrics sampler', () => {
       inFlight--;
       return { tSeconds, memoryAlarm: new Map([['n1', 0]]), queueDepth: new Map(), networkCounters: new Map() };
     };
-    const sampler = HostMetricsSampler.start({ nodes: [], pollBroker, startedAtMs: Date.now(), ticksPerSecond: 100, cpuCount: 2 });
+    const sampler = HostMetricsSampler.start({
+      nodes: [],
+      pollBroker,
+      startedAtMs: Date.now(),
+      ticksPerSecond: 100,
+      cpuCount: 2,
+    });
     await jest.advanceTimersByTimeAsync(4000);
     const stopping = sampler.stop();
     await jest.advanceTimersByTimeAsync(3000);
     const { metrics } = await stopping;
     expect(most).toBe(1);
     // Polls started at 0 s and at 3 s (the first tick after the first answer).
-    expect(metrics.series.find((s) => s.metric === 'memoryAlarm')!.points).toEqual([[0, 0], [3, 0]]);
+    expect(metrics.series.find((s) => s.metric === 'memoryAlarm')!.points).toEqual([
+      [0, 0],
+      [3, 0],
+    ]);
   });
 });

@@ -20,7 +20,12 @@ describe('a real KRaft Kafka cluster on localhost', () => {
   test('three combined broker+controller nodes form a quorum, register, take a replicated topic, and stop leaving nothing running', async () => {
     const processes = new ProcessRegistry();
     try {
-      const cluster = await LocalKafkaCluster.start({ nodes: 3, workDir: join(work.path, 'three'), processes, jarsDir });
+      const cluster = await LocalKafkaCluster.start({
+        nodes: 3,
+        workDir: join(work.path, 'three'),
+        processes,
+        jarsDir,
+      });
       // Every broker lists all three as registered.
       for (const node of cluster.nodes) {
         const brokers = await fetchRegisteredBrokers(node.brokerPort);
@@ -31,8 +36,16 @@ describe('a real KRaft Kafka cluster on localhost', () => {
       expect(quorum.voters).toEqual([1, 2, 3]);
       expect(quorum.voters).toContain(quorum.leaderId);
       // Only a cluster with three registered brokers can place three replicas.
-      await cluster.topicCommand(['--create', '--topic', 'rmqbench-check', '--partitions', '3', '--replication-factor', '3'], 'topic-create.log');
-      await expect(cluster.topicCommand(['--create', '--topic', 'rmqbench-too-many', '--partitions', '1', '--replication-factor', '4'], 'topic-fail.log')).rejects.toThrow(
+      await cluster.topicCommand(
+        ['--create', '--topic', 'rmqbench-check', '--partitions', '3', '--replication-factor', '3'],
+        'topic-create.log',
+      );
+      await expect(
+        cluster.topicCommand(
+          ['--create', '--topic', 'rmqbench-too-many', '--partitions', '1', '--replication-factor', '4'],
+          'topic-fail.log',
+        ),
+      ).rejects.toThrow(
         /failed \(exit 1\)[\s\S]*target replication factor of 4 cannot be reached because only 3 broker\(s\) are registered/,
       );
       await cluster.stop();
@@ -47,13 +60,25 @@ describe('a real KRaft Kafka cluster on localhost', () => {
   test('a broker that never registers times out with its log tail, and is stopped', async () => {
     // Stands in for a broker that hangs at boot: it logs, never listens, and must be stopped by us.
     const hanging = join(work.path, 'hanging-java');
-    writeFileSync(hanging, '#!/bin/sh\necho "simulated broker hang: waiting for the controller quorum"\nexec sleep 600\n');
+    writeFileSync(
+      hanging,
+      '#!/bin/sh\necho "simulated broker hang: waiting for the controller quorum"\nexec sleep 600\n',
+    );
     chmodSync(hanging, 0o755);
     const processes = new ProcessRegistry();
     try {
       await expect(
-        LocalKafkaCluster.start({ nodes: 1, workDir: join(work.path, 'hang'), processes, jarsDir, startTimeoutMs: 3000, brokerJavaCommand: hanging }),
-      ).rejects.toThrow(/did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: waiting for the controller quorum/);
+        LocalKafkaCluster.start({
+          nodes: 1,
+          workDir: join(work.path, 'hang'),
+          processes,
+          jarsDir,
+          startTimeoutMs: 3000,
+          brokerJavaCommand: hanging,
+        }),
+      ).rejects.toThrow(
+        /did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: waiting for the controller quorum/,
+      );
       expect(alivePids(processes)).toEqual([]);
       expect(existsSync(join(work.path, 'hang', 'kafka1', 'data'))).toBe(false);
     } finally {
@@ -68,7 +93,14 @@ describe('a real KRaft Kafka cluster on localhost', () => {
     const processes = new ProcessRegistry();
     try {
       await expect(
-        LocalKafkaCluster.start({ nodes: 1, workDir: join(work.path, 'crash'), processes, jarsDir, startTimeoutMs: 60_000, brokerJavaCommand: crashing }),
+        LocalKafkaCluster.start({
+          nodes: 1,
+          workDir: join(work.path, 'crash'),
+          processes,
+          jarsDir,
+          startTimeoutMs: 60_000,
+          brokerJavaCommand: crashing,
+        }),
       ).rejects.toThrow(/Kafka broker 1 exited while starting[\s\S]*simulated crash: Address already in use/);
       expect(alivePids(processes)).toEqual([]);
     } finally {

@@ -14,7 +14,8 @@ import { runPlanWorkflow } from '../../local/workflow-runner';
 import type { ResultsStore } from '../../store/results-store';
 import { alivePids, startStore, tempDir } from './helpers';
 
-// One neutral workload (no broker-only field) runs on both brokers: a rate for 6 s (a transfer that spans several of the consumer's 1 s rows even on a loaded machine), which Kafka's
+// One neutral workload (no broker-only field) runs on both brokers: a rate for 6 s (a transfer that spans several of
+// the consumer's 1 s rows even on a loaded machine), which Kafka's
 // ProducerPerformance turns into publishRateLimit × durationSeconds records.
 const sideBySide = parsePlanText(
   `
@@ -48,7 +49,14 @@ describe('Kafka runs through the deployed workflow definition on the local targe
     try {
       const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
       target.preflight(sideBySide);
-      const outcome = await runPlanWorkflow({ plan: sideBySide, target, store, runDir, runId, onEvent: (event) => events.push(event) });
+      const outcome = await runPlanWorkflow({
+        plan: sideBySide,
+        target,
+        store,
+        runDir,
+        runId,
+        onEvent: (event) => events.push(event),
+      });
       expect(outcome.records.map((record) => [record.scenarioId, record.status, record.error])).toEqual([
         ['kafka-3/steady', 'SUCCEEDED', undefined],
         ['rabbit-1/steady', 'SUCCEEDED', undefined],
@@ -64,7 +72,9 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       expect(alivePids(processes)).toEqual([]);
       // The producer's 1 s reports reach the progress display as PerfTest's do.
       const rabbitStart = events.findIndex((event) => event.type === 'cluster-starting' && event.broker === 'rabbitmq');
-      expect(events.slice(0, rabbitStart).some((event) => event.type === 'progress' && event.progress.sent > 0)).toBe(true);
+      expect(events.slice(0, rabbitStart).some((event) => event.type === 'progress' && event.progress.sent > 0)).toBe(
+        true,
+      );
 
       const stored = (await store.getRun(runId))!;
       expect(stored.run.status).toBe('SUCCEEDED');
@@ -75,15 +85,31 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       expect(kafka.result!.summary.sendRateAvg).toBeGreaterThan(500);
       expect(kafka.result!.summary.sendRateAvg).toBeLessThan(2500);
       expect(kafka.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-      expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(kafka.result!.summary.confirmLatency!.median);
-      expect(kafka.perfTestArgs.join(' ')).toMatch(/^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/);
+      expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(
+        kafka.result!.summary.confirmLatency!.median,
+      );
+      expect(kafka.perfTestArgs.join(' ')).toMatch(
+        /^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/,
+      );
       expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
-      // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue depth).
+      // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue
+      // depth).
       const metrics = (await store.getMetrics(runId, 'kafka-3/steady', 1))!;
       expect(kafka.metricsError).toBeUndefined();
-      expect([...new Set(metrics.series.map((series) => series.node))].sort()).toEqual(['kafka1', 'kafka2', 'kafka3', 'load-generator']);
-      expect([...new Set(metrics.series.map((series) => series.metric))].sort()).toEqual(['cpuPercent', 'diskWriteBytesPerSecond', 'memoryBytes']);
-      const toolCpu = metrics.series.find((series) => series.node === 'load-generator' && series.metric === 'cpuPercent')!.points;
+      expect([...new Set(metrics.series.map((series) => series.node))].sort()).toEqual([
+        'kafka1',
+        'kafka2',
+        'kafka3',
+        'load-generator',
+      ]);
+      expect([...new Set(metrics.series.map((series) => series.metric))].sort()).toEqual([
+        'cpuPercent',
+        'diskWriteBytesPerSecond',
+        'memoryBytes',
+      ]);
+      const toolCpu = metrics.series.find(
+        (series) => series.node === 'load-generator' && series.metric === 'cpuPercent',
+      )!.points;
       expect(toolCpu.length).toBeGreaterThanOrEqual(2);
       expect(Math.max(...toolCpu.map(([, value]) => value))).toBeGreaterThan(0);
       const rabbit = stored.repetitions.find((rep) => rep.scenarioId === 'rabbit-1/steady')!;
@@ -94,7 +120,10 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       expect(report).toMatch(/\| rabbit-1\/steady \| 1\/1 \| [\d,]+ ± /);
 
       // The raw tool output is kept, and `rmqbench ingest` reads the run folder back the same way.
-      expect(readdirSync(join(runDir, 'raw', 'kafka-3_steady', 'rep-1')).sort()).toEqual(['consumer-1.txt', 'producer-1.txt']);
+      expect(readdirSync(join(runDir, 'raw', 'kafka-3_steady', 'rep-1')).sort()).toEqual([
+        'consumer-1.txt',
+        'producer-1.txt',
+      ]);
       await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
     } finally {
       await processes.stopAll();
@@ -105,15 +134,26 @@ describe('Kafka runs through the deployed workflow definition on the local targe
     const hanging = join(work.path, 'hanging-java');
     writeFileSync(hanging, '#!/bin/sh\necho "simulated broker hang: no controller quorum"\nexec sleep 600\n');
     chmodSync(hanging, 0o755);
-    const plan = parsePlanText('name: kafka-hang\nclusters: [{ name: k, broker: kafka, nodes: 1 }]\nworkloads: [{ name: w, messageCount: 100 }]\n', 'hang.yaml');
+    const plan = parsePlanText(
+      'name: kafka-hang\nclusters: [{ name: k, broker: kafka, nodes: 1 }]\nworkloads: [{ name: w, messageCount: 100 }]\n',
+      'hang.yaml',
+    );
     const processes = new ProcessRegistry();
     const runId = newRunId(plan.name);
     const runDir = join(work.path, 'runs', runId);
     try {
-      const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir(), clusterStartTimeoutMs: 3000, kafkaBrokerJavaCommand: hanging });
+      const target = new LocalTarget({
+        processes,
+        runDir,
+        cacheDir: cacheDir(),
+        clusterStartTimeoutMs: 3000,
+        kafkaBrokerJavaCommand: hanging,
+      });
       const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: () => undefined });
       expect(outcome.status).toBe('FAILED');
-      expect(outcome.error).toMatch(/did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: no controller quorum/);
+      expect(outcome.error).toMatch(
+        /did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: no controller quorum/,
+      );
       const stored = await store.getRun(runId);
       expect(stored?.run.status).toBe('FAILED');
       expect(stored?.run.error).toContain('simulated broker hang');

@@ -47,7 +47,9 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     expect(stored?.run.status).toBe('SUCCEEDED');
     expect(stored?.run.environment.rabbitmqVersion).toMatch(/^\d+\.\d+\.\d+$/);
     expect(stored?.run.environment.java).toMatch(/version "\d+/);
-    expect(stored?.repetitions.map((rep) => rep.scenarioId).sort()).toEqual(connections.map((c) => `quorum-${c}/small`).sort());
+    expect(stored?.repetitions.map((rep) => rep.scenarioId).sort()).toEqual(
+      connections.map((c) => `quorum-${c}/small`).sort(),
+    );
     for (const rep of stored!.repetitions) {
       expect(rep.status).toBe('SUCCEEDED');
       expect(rep.result!.summary.receiveRateAvg).toBeGreaterThan(100);
@@ -64,25 +66,39 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     expect(portOf('leader')).not.toBe(portOf('follower'));
     expect(portOf('leader')).toBe(portOf('direct'));
     expect(new Set(connections.map(portOf)).size).toBe(3);
-    expect(stored!.repetitions.find((r) => r.scenarioId === 'quorum-leader/small')!.perfTestArgs).toContain('--predeclared');
+    expect(stored!.repetitions.find((r) => r.scenarioId === 'quorum-leader/small')!.perfTestArgs).toContain(
+      '--predeclared',
+    );
 
     // Writing the same result again stores it once.
     const before = await store.getRun(runId);
     for (const record of outcome.records) await store.putRepetition(record);
     expect((await store.getRun(runId))!.repetitions).toHaveLength(before!.repetitions.length);
-    expect(await store.getSamples(runId, 'quorum-lb/small', 1)).toHaveLength((await store.getSamples(runId, 'quorum-lb/small', 1)).length);
+    expect(await store.getSamples(runId, 'quorum-lb/small', 1)).toHaveLength(
+      (await store.getSamples(runId, 'quorum-lb/small', 1)).length,
+    );
 
     // Teardown stopped every RabbitMQ node, epmd and HAProxy; only DynamoDB Local is left.
     expect(processes.running.map((p) => p.name)).toEqual(['dynamodb-local']);
   });
 
   test('the generated broker configuration forms a cluster and applies the "N+1" mirroring topology', async () => {
-    const cluster = await LocalRabbitCluster.start({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 }, workDir: join(work.path, 'mirrored'), processes });
+    const cluster = await LocalRabbitCluster.start({
+      nodes: 3,
+      topology: { type: 'mirrored', mirrorTo: 2 },
+      workDir: join(work.path, 'mirrored'),
+      processes,
+    });
     try {
       const nodes = await cluster.api<{ name: string; running: boolean }[]>('GET', '/api/nodes');
       expect(nodes.filter((node) => node.running)).toHaveLength(3);
       const policies = await cluster.listPolicies();
-      expect(policies).toEqual([expect.objectContaining({ name: 'rmqbench-mirroring', definition: expect.objectContaining({ 'ha-mode': 'exactly', 'ha-params': 2 }) })]);
+      expect(policies).toEqual([
+        expect.objectContaining({
+          name: 'rmqbench-mirroring',
+          definition: expect.objectContaining({ 'ha-mode': 'exactly', 'ha-params': 2 }),
+        }),
+      ]);
       const leaders = await cluster.declareQueues(['perf-test-1'], true, cluster.nodes[1]!);
       expect(leaders.get('perf-test-1')).toBe(cluster.nodes[1]!.name);
       // One master plus exactly one mirror.

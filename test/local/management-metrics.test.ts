@@ -5,7 +5,15 @@ const nodes = [
   {
     name: 'rmqbench1@localhost',
     running: true,
-    cluster_links: [{ name: 'rmqbench2@localhost', sock_port: 56592, recv_bytes: 63740, send_bytes: 62634, stats: { send_bytes: 7893, recv_bytes: 6543 } }],
+    cluster_links: [
+      {
+        name: 'rmqbench2@localhost',
+        sock_port: 56592,
+        recv_bytes: 63740,
+        send_bytes: 62634,
+        stats: { send_bytes: 7893, recv_bytes: 6543 },
+      },
+    ],
   },
   {
     name: 'rmqbench2@localhost',
@@ -15,7 +23,14 @@ const nodes = [
   { name: 'rmqbench3@localhost', running: false },
 ];
 // The alarms health check's 503 body (rabbit_mgmt_wm_health_check_alarms.erl) with node 2 in memory alarm.
-const alarms = { status: 'failed', reason: 'There are alarms in effect in the cluster', alarms: [{ resource: 'memory', node: 'rmqbench2@localhost' }, { resource: 'disk', node: 'rmqbench1@localhost' }] };
+const alarms = {
+  status: 'failed',
+  reason: 'There are alarms in effect in the cluster',
+  alarms: [
+    { resource: 'memory', node: 'rmqbench2@localhost' },
+    { resource: 'disk', node: 'rmqbench1@localhost' },
+  ],
+};
 const connections = [
   { name: '127.0.0.1:36230 -> 127.0.0.1:33411', node: 'rmqbench2@localhost', recv_oct: 367, send_oct: 540 },
   // Before its first statistics emission a connection has no octets.
@@ -38,7 +53,9 @@ describe('broker reading from the management API', () => {
       ['rmqbench1@localhost', 0],
       ['rmqbench2@localhost', 1],
     ]);
-    expect([...brokerReading(1, { nodes, alarms: { status: 'ok' }, connections, queues }).memoryAlarm.values()]).toEqual([0, 0]);
+    expect([
+      ...brokerReading(1, { nodes, alarms: { status: 'ok' }, connections, queues }).memoryAlarm.values(),
+    ]).toEqual([0, 0]);
   });
 
   test('queue depth: messages of the benchmark queues summed per leading node; other queues ignored', () => {
@@ -49,7 +66,9 @@ describe('broker reading from the management API', () => {
   });
 
   test('network counters per node: its inter-node links (cumulative recv + send) and its client connections', () => {
-    expect([...reading.networkCounters.get('rmqbench1@localhost')!]).toEqual([['link rmqbench2@localhost:56592', 63740 + 62634]]);
+    expect([...reading.networkCounters.get('rmqbench1@localhost')!]).toEqual([
+      ['link rmqbench2@localhost:56592', 63740 + 62634],
+    ]);
     expect([...reading.networkCounters.get('rmqbench2@localhost')!]).toEqual([
       ['link rmqbench1@localhost:38821', 63258 + 64364],
       ['connection 127.0.0.1:36230 -> 127.0.0.1:33411', 367 + 540],
@@ -58,7 +77,11 @@ describe('broker reading from the management API', () => {
   });
 
   test('an answer that is not a list is refused by name', () => {
-    expect(() => brokerReading(1, { nodes: { error: 'not_authorised' }, alarms, connections, queues })).toThrow(/management API: nodes is not a list/);
-    expect(() => brokerReading(1, { nodes, alarms: { error: 'timeout' }, connections, queues })).toThrow(/the alarms health check answered \{"error":"timeout"\}/);
+    expect(() => brokerReading(1, { nodes: { error: 'not_authorised' }, alarms, connections, queues })).toThrow(
+      /management API: nodes is not a list/,
+    );
+    expect(() => brokerReading(1, { nodes, alarms: { error: 'timeout' }, connections, queues })).toThrow(
+      /the alarms health check answered \{"error":"timeout"\}/,
+    );
   });
 });

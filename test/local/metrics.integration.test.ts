@@ -20,7 +20,8 @@ import { startStore, tempDir } from './helpers';
 /*
  * A real local run on a 3-node cluster (quorum queue, 2 repetitions of 5 s): the sampler beside PerfTest stores,
  * per repetition, CPU, RSS and disk writes of each node's beam.smp and of PerfTest's JVM, and each node's memory
- * alarm, queue depth and network bytes from the management API; the HTML report draws the CPU lines (headless Chromium).
+ * alarm, queue depth and network bytes from the management API; the HTML report draws the CPU lines (headless
+ * Chromium).
  */
 const plan = parsePlanText(
   `
@@ -47,7 +48,13 @@ describe('broker and host metrics of a real local run', () => {
     ({ store } = await startStore(processes, work.path));
     const runId = newRunId(plan.name);
     const runDir = join(work.path, 'runs', runId);
-    outcome = await runPlan({ plan, target: new LocalTarget({ processes, runDir, cacheDir: cacheDir() }), store, runDir, runId });
+    outcome = await runPlan({
+      plan,
+      target: new LocalTarget({ processes, runDir, cacheDir: cacheDir() }),
+      store,
+      runDir,
+      runId,
+    });
     for (const record of outcome.records) {
       const metrics = await store.getMetrics(runId, record.scenarioId, record.repetition);
       if (metrics) stored.push(metrics);
@@ -59,7 +66,8 @@ describe('broker and host metrics of a real local run', () => {
     work.cleanup();
   });
 
-  const points = (metrics: RepetitionMetrics, node: string, metric: string) => metrics.series.find((series) => series.node === node && series.metric === metric)?.points ?? [];
+  const points = (metrics: RepetitionMetrics, node: string, metric: string) =>
+    metrics.series.find((series) => series.node === node && series.metric === metric)?.points ?? [];
 
   test('both repetitions succeeded, each with its metrics stored and no collection error', () => {
     expect(outcome.error).toBeUndefined();
@@ -84,8 +92,12 @@ describe('broker and host metrics of a real local run', () => {
         }
       }
       // The JVM publishing and consuming and the node leading the queue both worked.
-      expect(Math.max(...points(metrics, LOAD_GENERATOR_NODE, 'cpuPercent').map(([, value]) => value))).toBeGreaterThan(0);
-      expect(Math.max(...NODES.flatMap((node) => points(metrics, node, 'cpuPercent').map(([, value]) => value)))).toBeGreaterThan(0);
+      expect(Math.max(...points(metrics, LOAD_GENERATOR_NODE, 'cpuPercent').map(([, value]) => value))).toBeGreaterThan(
+        0,
+      );
+      expect(
+        Math.max(...NODES.flatMap((node) => points(metrics, node, 'cpuPercent').map(([, value]) => value))),
+      ).toBeGreaterThan(0);
     }
     // The meaning of the values: a share of this many CPUs.
     expect(cpus().length).toBeGreaterThanOrEqual(1);
@@ -99,7 +111,8 @@ describe('broker and host metrics of a real local run', () => {
         // A RabbitMQ node with management takes tens to hundreds of MB; less than 20 MB would not be beam.smp.
         expect(Math.min(...rss)).toBeGreaterThan(20 * 1024 * 1024);
         expect(points(metrics, node, 'memoryAlarm').every(([, value]) => value === 0)).toBe(true);
-        // Management polls skip a second while the previous one is still answered (a busy 2-core machine): fewer than /proc's.
+        // Management polls skip a second while the previous one is still answered (a busy 2-core machine): fewer than
+        // /proc's.
         expect(points(metrics, node, 'memoryAlarm').length).toBeGreaterThanOrEqual(3);
         expect(points(metrics, node, 'queueDepth').length).toBeGreaterThanOrEqual(3);
         expect(points(metrics, node, 'diskWriteBytesPerSecond').length).toBeGreaterThanOrEqual(4);
@@ -108,13 +121,16 @@ describe('broker and host metrics of a real local run', () => {
     // Quorum replication and the client connection move bytes: some node sent or received in some second. Asked of
     // the run, not of each 5 s repetition: the management API's octet counters lag their 1 s statistics interval when
     // the machine is busy, and in one CI run all counters of one repetition read the same in every poll.
-    const network = stored.flatMap((metrics) => NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)));
+    const network = stored.flatMap((metrics) =>
+      NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)),
+    );
     expect(network.length).toBeGreaterThan(0);
     expect(Math.max(...network)).toBeGreaterThan(0);
   });
 
   test('the HTML report draws CPU over time: one line per node and the load generator in each repetition', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/setup.sh does)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/setup.sh does)`);
     const out = join(work.path, 'metrics.html');
     const run = (await store.getRun(outcome.runId))!;
     await reportCommand(
@@ -123,18 +139,35 @@ describe('broker and host metrics of a real local run', () => {
       { format: 'html', json: false, out, catalog: defaultPriceCatalog },
       (id, scenarioId, repetition) => store.getMetrics(id, scenarioId, repetition),
     );
-    expect(readFileSync(out, 'utf8')).toContain('data-chart="cpu-over-time" data-mark-kind="line" data-expected-marks="8"');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    expect(readFileSync(out, 'utf8')).toContain(
+      'data-chart="cpu-over-time" data-mark-kind="line" data-expected-marks="8"',
+    );
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
     try {
       const page = await browser.newPage();
       await page.goto(`file://${out}`, { waitUntil: 'load' });
       const drawn = await page.$$eval('figure[data-chart="cpu-over-time"] svg g.mark-line.role-mark path', (paths) =>
-        paths.map((path) => ({ d: ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length, label: (path as { getAttribute(name: string): string | null }).getAttribute('aria-label') ?? '' })),
+        paths.map((path) => ({
+          d: ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length,
+          label: (path as { getAttribute(name: string): string | null }).getAttribute('aria-label') ?? '',
+        })),
       );
       // 2 repetitions × (3 nodes + the load generator), each a drawn path.
       expect(drawn).toHaveLength(2 * (NODES.length + 1));
       expect(drawn.every((path) => path.d > 5)).toBe(true);
-      for (const node of [...NODES, LOAD_GENERATOR_NODE]) expect(drawn.filter((path) => path.label.includes(`node: ${node}`))).toHaveLength(2);
+      for (const node of [...NODES, LOAD_GENERATOR_NODE])
+        expect(drawn.filter((path) => path.label.includes(`node: ${node}`))).toHaveLength(2);
       await page.close();
     } finally {
       await browser.close();

@@ -20,12 +20,18 @@ describe('/proc parsing', () => {
   });
 
   test('VmRSS in kB (KiB) to bytes', () => {
-    expect(parseRssBytes('Name:\tbeam.smp\nVmPeak:\t 2768832 kB\nVmRSS:\t  156500 kB\nRssAnon:\t  120000 kB\n')).toBe(156500 * 1024);
+    expect(parseRssBytes('Name:\tbeam.smp\nVmPeak:\t 2768832 kB\nVmRSS:\t  156500 kB\nRssAnon:\t  120000 kB\n')).toBe(
+      156500 * 1024,
+    );
     expect(() => parseRssBytes('Name:\tbeam.smp\nState:\tZ (zombie)\n')).toThrow(/no VmRSS/);
   });
 
   test('write_bytes of io', () => {
-    expect(parseWriteBytes('rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\nread_bytes: 16883712\nwrite_bytes: 1482752\ncancelled_write_bytes: 0\n')).toBe(1482752);
+    expect(
+      parseWriteBytes(
+        'rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\nread_bytes: 16883712\nwrite_bytes: 1482752\ncancelled_write_bytes: 0\n',
+      ),
+    ).toBe(1482752);
     expect(() => parseWriteBytes('rchar: 1\n')).toThrow(/no write_bytes/);
   });
 

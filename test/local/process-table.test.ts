@@ -2,12 +2,27 @@ import { readFileSync } from 'node:fs';
 import { parseStat, processTree, type ProcessEntry } from '../../local/process-table';
 import { ProcessRegistry } from '../../local/processes';
 
-const entry = (pid: number, ppid: number, pgid: number, state = 'S'): ProcessEntry => ({ pid, ppid, pgid, state, comm: `p${pid}`, startTime: '1' });
+const entry = (pid: number, ppid: number, pgid: number, state = 'S'): ProcessEntry => ({
+  pid,
+  ppid,
+  pgid,
+  state,
+  comm: `p${pid}`,
+  startTime: '1',
+});
 
 describe('the process table rmqbench waits on', () => {
   test('parseStat reads state, parent, group and start time after a command name holding spaces and parentheses', () => {
-    const line = '4242 (odd) name (x)) Z 1 4200 4200 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0 18446744073709551615';
-    expect(parseStat(line)).toEqual({ pid: 4242, comm: 'odd) name (x)', state: 'Z', ppid: 1, pgid: 4200, startTime: '987654' });
+    const line =
+      '4242 (odd) name (x)) Z 1 4200 4200 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0 18446744073709551615';
+    expect(parseStat(line)).toEqual({
+      pid: 4242,
+      comm: 'odd) name (x)',
+      state: 'Z',
+      ppid: 1,
+      pgid: 4200,
+      startTime: '987654',
+    });
     expect(parseStat('garbage')).toBeUndefined();
   });
 
@@ -23,7 +38,11 @@ describe('the process table rmqbench waits on', () => {
       entry(13, 1, 10, 'Z'), // an orphan of group 10, now a zombie child of PID 1
       entry(20, 1, 20), // unrelated
     ];
-    expect(processTree(10, table).map((e) => e.pid).sort()).toEqual([10, 11, 12, 13]);
+    expect(
+      processTree(10, table)
+        .map((e) => e.pid)
+        .sort(),
+    ).toEqual([10, 11, 12, 13]);
     expect(processTree(99, table)).toEqual([]);
   });
 });
@@ -35,7 +54,9 @@ describe('the process registry', () => {
     expect(processes.running.map((p) => p.name)).toEqual(['sleeper']);
     await processes.stopAll(100);
     expect(sleeper.hasExited).toBe(true);
-    expect(() => processes.start('perftest', 'sleep', ['30'])).toThrow('not starting perftest: every process of this run is being stopped');
+    expect(() => processes.start('perftest', 'sleep', ['30'])).toThrow(
+      'not starting perftest: every process of this run is being stopped',
+    );
     expect(processes.running).toEqual([]);
   });
 });

@@ -15,7 +15,14 @@ function stat(pid: string): Seen | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = text.lastIndexOf(')');
     const fields = text.slice(close + 2).split(' ');
-    return { pid: Number(pid), comm: text.slice(text.indexOf('(') + 1, close), state: fields[0]!, ppid: Number(fields[1]), pgid: Number(fields[2]), start: fields[19]! };
+    return {
+      pid: Number(pid),
+      comm: text.slice(text.indexOf('(') + 1, close),
+      state: fields[0]!,
+      ppid: Number(fields[1]),
+      pgid: Number(fields[2]),
+      start: fields[19]!,
+    };
   } catch {
     return undefined;
   }
@@ -47,7 +54,7 @@ export function watchProcesses(rootPid: number, marker: string): { stop: () => S
   const sample = () => {
     const all = table();
     const tree = new Set([rootPid]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const entry of all) {
         if (!tree.has(entry.pid) && tree.has(entry.ppid)) {
@@ -80,6 +87,10 @@ export function stillListed(seen: readonly Seen[], marker: string): string[] {
   const ownGroup = stat(String(process.pid))?.pgid;
   const groups = new Set(seen.map((s) => s.pgid).filter((pgid) => pgid !== ownGroup && pgid > 1));
   return table()
-    .filter((entry) => entry.pid !== process.pid && (pids.has(`${entry.pid}/${entry.start}`) || groups.has(entry.pgid) || mentions(entry.pid, marker)))
+    .filter(
+      (entry) =>
+        entry.pid !== process.pid &&
+        (pids.has(`${entry.pid}/${entry.start}`) || groups.has(entry.pgid) || mentions(entry.pid, marker)),
+    )
     .map((entry) => `${entry.comm} pid ${entry.pid} state ${entry.state} parent ${entry.ppid} group ${entry.pgid}`);
 }

@@ -45,8 +45,23 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
     const events: RunEvent[] = [];
     try {
-      const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event), ...(failAt ? { failAt } : {}) });
-      return { outcome, events, runDir, processes, left: { registered: processes.running.length, alive: alivePids(processes) }, stored: await store.getRun(runId) };
+      const outcome = await runPlanWorkflow({
+        plan,
+        target,
+        store,
+        runDir,
+        runId,
+        onEvent: (event) => events.push(event),
+        ...(failAt ? { failAt } : {}),
+      });
+      return {
+        outcome,
+        events,
+        runDir,
+        processes,
+        left: { registered: processes.running.length, alive: alivePids(processes) },
+        stored: await store.getRun(runId),
+      };
     } finally {
       await processes.stopAll();
     }
@@ -77,12 +92,17 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     ]);
     // The run folder works with `rmqbench ingest` as before.
     expect(existsSync(join(runDir, 'run.json'))).toBe(true);
-    expect(readdirSync(join(runDir, 'ingest')).sort()).toEqual(['one-node_small.rep-1.json', 'one-node_small.rep-2.json']);
+    expect(readdirSync(join(runDir, 'ingest')).sort()).toEqual([
+      'one-node_small.rep-1.json',
+      'one-node_small.rep-2.json',
+    ]);
     await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
   });
 
   test('an unknown --fail-at state is refused before anything starts, naming the allowed states', async () => {
-    await expect(run('NoSuchState')).rejects.toThrow(/--fail-at must name a Task state of the workflow.*ValidatePlan, RecordRunStart, LaunchCluster/);
+    await expect(run('NoSuchState')).rejects.toThrow(
+      /--fail-at must name a Task state of the workflow.*ValidatePlan, RecordRunStart, LaunchCluster/,
+    );
   });
 
   // Each case: the state that fails, and how many repetitions were stored before it failed (and must stay stored).
@@ -97,17 +117,20 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     ['IngestRepetition:2', 1],
     ['TeardownCluster', 2],
     ['FinishRun', 2],
-  ])('--fail-at %s: the run ends FAILED with the cause recorded, teardown ran, %i stored repetition(s) kept', async (failAt, kept) => {
-    const state = failAt.split(':')[0]!;
-    const { outcome, events, left, stored } = await run(failAt);
-    expect(outcome.status).toBe('FAILED');
-    expect(outcome.error).toContain(`fault injected at ${state}`);
-    expect(stored?.run.status).toBe('FAILED');
-    expect(stored?.run.error).toContain(`fault injected at ${state}`);
-    expect(stored?.run.finishedAt).toBeDefined();
-    expect(stored?.repetitions.filter((repetition) => repetition.status === 'SUCCEEDED')).toHaveLength(kept);
-    expect(left).toEqual({ registered: 0, alive: [] });
-    const launched = events.some((event) => event.type === 'cluster-ready');
-    expect(launched).toBe(!['ValidatePlan', 'RecordRunStart', 'LaunchCluster'].includes(state));
-  });
+  ])(
+    '--fail-at %s: the run ends FAILED with the cause recorded, teardown ran, %i stored repetition(s) kept',
+    async (failAt, kept) => {
+      const state = failAt.split(':')[0]!;
+      const { outcome, events, left, stored } = await run(failAt);
+      expect(outcome.status).toBe('FAILED');
+      expect(outcome.error).toContain(`fault injected at ${state}`);
+      expect(stored?.run.status).toBe('FAILED');
+      expect(stored?.run.error).toContain(`fault injected at ${state}`);
+      expect(stored?.run.finishedAt).toBeDefined();
+      expect(stored?.repetitions.filter((repetition) => repetition.status === 'SUCCEEDED')).toHaveLength(kept);
+      expect(left).toEqual({ registered: 0, alive: [] });
+      const launched = events.some((event) => event.type === 'cluster-ready');
+      expect(launched).toBe(!['ValidatePlan', 'RecordRunStart', 'LaunchCluster'].includes(state));
+    },
+  );
 });

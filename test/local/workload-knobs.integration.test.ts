@@ -96,9 +96,16 @@ describe('workload knobs on a real RabbitMQ node', () => {
   test('producers and consumers are totals spread over the queue sequence: every queue gets a producer and a consumer', async () => {
     const names = ['perf-test-1', 'perf-test-2'];
     const { live, management, record, raw } = await runWatching('totals', names);
-    const published = (queue: string) => Math.max(0, ...management.filter((info) => info.name === queue).map((info) => info.message_stats?.publish ?? 0));
+    const published = (queue: string) =>
+      Math.max(0, ...management.filter((info) => info.name === queue).map((info) => info.message_stats?.publish ?? 0));
     for (const queue of names) {
-      expect({ queue, consumers: Math.max(0, ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount)) }).toEqual({ queue, consumers: 1 });
+      expect({
+        queue,
+        consumers: Math.max(
+          0,
+          ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount),
+        ),
+      }).toEqual({ queue, consumers: 1 });
       // Before the totals were passed through, one producer fed perf-test-1 only.
       const share = published(queue) / (published('perf-test-1') + published('perf-test-2'));
       expect({ queue, atLeastAThird: share > 0.3 }).toEqual({ queue, atLeastAThird: true });
@@ -110,7 +117,14 @@ describe('workload knobs on a real RabbitMQ node', () => {
   test('a fanout exchange delivers every message to every queue: three queues receive about three times what one producer sends', async () => {
     const names = ['perf-test-1', 'perf-test-2', 'perf-test-3'];
     const { live, record } = await runWatching('fanout', names);
-    for (const queue of names) expect({ queue, consumers: Math.max(0, ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount)) }).toEqual({ queue, consumers: 1 });
+    for (const queue of names)
+      expect({
+        queue,
+        consumers: Math.max(
+          0,
+          ...live.filter((sample) => sample.queue === queue).map((sample) => sample.consumerCount),
+        ),
+      }).toEqual({ queue, consumers: 1 });
     const exchange = await handle.cluster.api<{ type: string }>('GET', '/api/exchanges/%2F/rmqbench-fanout');
     expect(exchange.type).toBe('fanout');
     expect(record.status).toBe('SUCCEEDED');
@@ -124,7 +138,11 @@ describe('workload knobs on a real RabbitMQ node', () => {
     expect(depths.length).toBeGreaterThan(4);
     expect(Math.max(...depths)).toBe(50);
     expect(depths.at(-1)).toBe(50);
-    expect(management.find((info) => info.name === 'perf-test-1')!.arguments).toMatchObject({ 'x-max-length': 50, 'x-overflow': 'reject-publish', 'x-queue-mode': 'lazy' });
+    expect(management.find((info) => info.name === 'perf-test-1')!.arguments).toMatchObject({
+      'x-max-length': 50,
+      'x-overflow': 'reject-publish',
+      'x-queue-mode': 'lazy',
+    });
     expect(record.status).toBe('SUCCEEDED');
     expect(record.result!.summary.sendRateAvg).toBeGreaterThan(50);
   });
@@ -132,14 +150,18 @@ describe('workload knobs on a real RabbitMQ node', () => {
   // 2 producers at 5,000 msg/s each: 3 s of work on any machine, so PerfTest's per-second CSV has samples.
   test('a fixed amount of work ends when it is sent and consumed, well before the duration limit, and records how long it took', async () => {
     const { record, raw } = await runWatching('fixed-work', []);
-    expect(raw.perfTestArgs).toEqual(expect.arrayContaining(['--pmessages', '15000', '--cmessages', '15000', '--time', '60']));
+    expect(raw.perfTestArgs).toEqual(
+      expect.arrayContaining(['--pmessages', '15000', '--cmessages', '15000', '--time', '60']),
+    );
     expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
-    expect(raw.stdout).toMatch(/test stopped \((?=[^)]*Producer reached message limit)(?=[^)]*Consumer reached message limit)[^)]*\)/);
+    expect(raw.stdout).toMatch(
+      /test stopped \((?=[^)]*Producer reached message limit)(?=[^)]*Consumer reached message limit)[^)]*\)/,
+    );
     expect(record.result!.completedInSeconds).toBeGreaterThanOrEqual(2);
     expect(record.result!.completedInSeconds).toBeLessThan(60);
   });
 
-  test('warm-up: the summary leaves the first seconds out and is computed from the per-second samples; PerfTest\'s own is kept', async () => {
+  test("warm-up: the summary leaves the first seconds out and is computed from the per-second samples; PerfTest's own is kept", async () => {
     const { record } = await runWatching('warm-up', []);
     expect(record.status).toBe('SUCCEEDED');
     const result = record.result!;
@@ -148,7 +170,9 @@ describe('workload knobs on a real RabbitMQ node', () => {
     expect(after.length).toBeLessThan(result.samples.length);
     expect(result.warmUpSeconds).toBe(2);
     expect(result.sendRate.n).toBe(after.length);
-    expect(result.summary.sendRateAvg).toBe(Math.round(after.reduce((sum, sample) => sum + sample.published, 0) / after.length));
+    expect(result.summary.sendRateAvg).toBe(
+      Math.round(after.reduce((sum, sample) => sum + sample.published, 0) / after.length),
+    );
     expect(result.perfTestSummary!.sendRateAvg).toBeGreaterThan(0);
   });
 
@@ -156,7 +180,9 @@ describe('workload knobs on a real RabbitMQ node', () => {
   // ~20-24k msg/s flat out (../shared/ENVIRONMENT.md), so the first step holds and the last cannot.
   test('capacity: PerfTest follows the ladder (--variable-rate), and the verdict names the highest step that held and why the next did not', async () => {
     const { record, raw } = await runWatching('capacity', []);
-    expect(raw.perfTestArgs).toEqual(expect.arrayContaining(['--variable-rate', '2000:6', '--variable-rate', '128000:6', '--time', '24']));
+    expect(raw.perfTestArgs).toEqual(
+      expect.arrayContaining(['--variable-rate', '2000:6', '--variable-rate', '128000:6', '--time', '24']),
+    );
     expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
     const capacity = record.capacity!;
     expect(capacity.steps.map((step) => step.targetRate)).toEqual([2000, 8000, 32000, 128000]);
@@ -174,6 +200,8 @@ describe('workload knobs on a real RabbitMQ node', () => {
   test('fixed work that the duration limit cuts short is a failed repetition that says so', async () => {
     const { record } = await runWatching('fixed-work-too-slow', []);
     expect(record.status).toBe('FAILED');
-    expect(record.error).toContain('100000000 messages were not sent and consumed within the 3 s limit (PerfTest stopped: Reached time limit)');
+    expect(record.error).toContain(
+      '100000000 messages were not sent and consumed within the 3 s limit (PerfTest stopped: Reached time limit)',
+    );
   });
 });

@@ -45,17 +45,25 @@ describe('rmqbench report --format html on a real local run, rendered in headles
   let browser: Browser | undefined;
 
   const rmqbench = (...args: string[]) => {
-    const result = spawnSync(process.execPath, [CLI, ...args, '--dynamodb-endpoint', endpoint, '--table', store.tableName], {
-      encoding: 'utf8',
-      cwd: work.path,
-      env: { ...process.env, RMQBENCH_HOME: join(work.path, 'home') },
-      timeout: 120_000,
-    });
+    const result = spawnSync(
+      process.execPath,
+      [CLI, ...args, '--dynamodb-endpoint', endpoint, '--table', store.tableName],
+      {
+        encoding: 'utf8',
+        cwd: work.path,
+        env: { ...process.env, RMQBENCH_HOME: join(work.path, 'home') },
+        timeout: 120_000,
+      },
+    );
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   };
 
   /** A stored copy of the real run under another id, plan or environment (for the bad-input cases). */
-  const storeVariant = async (runId: string, run: Partial<RunRecord>, repetition: (record: RepetitionRecord) => RepetitionRecord = (r) => r) => {
+  const storeVariant = async (
+    runId: string,
+    run: Partial<RunRecord>,
+    repetition: (record: RepetitionRecord) => RepetitionRecord = (r) => r,
+  ) => {
     const real = (await store.getRun(outcome.runId))!.run;
     await store.putRun({ ...real, ...run, runId });
     for (const record of outcome.records) await store.putRepetition(repetition({ ...record, runId }));
@@ -63,16 +71,32 @@ describe('rmqbench report --format html on a real local run, rendered in headles
 
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm test does)`);
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/setup.sh does)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/setup.sh does)`);
     const started = await startStore(processes, work.path);
     store = started.store;
     endpoint = started.local.endpoint;
     const runId = newRunId(plan.name);
     const runDir = join(work.path, 'runs', runId);
-    outcome = await runPlan({ plan, target: new LocalTarget({ processes, runDir, cacheDir: cacheDir() }), store, runDir, runId });
+    outcome = await runPlan({
+      plan,
+      target: new LocalTarget({ processes, runDir, cacheDir: cacheDir() }),
+      store,
+      runDir,
+      runId,
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -100,7 +124,8 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     const errors: string[] = [];
     const requests: string[] = [];
     page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') errors.push(`${message.type()}: ${message.text()}`);
+      if (message.type() === 'error' || message.type() === 'warning')
+        errors.push(`${message.type()}: ${message.text()}`);
     });
     page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
     page.on('request', (request) => requests.push(request.url()));
@@ -116,7 +141,9 @@ describe('rmqbench report --format html on a real local run, rendered in headles
           marks: figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`).length,
           width: box?.width ?? 0,
           height: box?.height ?? 0,
-          nonEmptyPaths: Array.from(figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`)).filter((path) => ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length > 5).length,
+          nonEmptyPaths: Array.from(figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`)).filter(
+            (path) => ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length > 5,
+          ).length,
         };
       }),
     );
@@ -146,27 +173,44 @@ describe('rmqbench report --format html on a real local run, rendered in headles
   test('report --json carries the aggregates, the lb vs direct deltas and why there is no price-performance', () => {
     const { code, stdout } = rmqbench('report', outcome.runId, '--json');
     expect(code).toBe(0);
-    const report = JSON.parse(stdout) as { scenarios: unknown[]; loadBalancerDeltas: { verdict: string }[]; pricePerformance: { available: boolean } };
+    const report = JSON.parse(stdout) as {
+      scenarios: unknown[];
+      loadBalancerDeltas: { verdict: string }[];
+      pricePerformance: { available: boolean };
+    };
     expect(report.scenarios).toHaveLength(4);
     expect(report.loadBalancerDeltas).toHaveLength(2);
     expect(report.pricePerformance.available).toBe(false);
   });
 
-  test('report over several runs --json reads each run\'s stored metrics from the table (series per node and metric)', () => {
+  test("report over several runs --json reads each run's stored metrics from the table (series per node and metric)", () => {
     const { code, stdout } = rmqbench('report', outcome.runId, outcome.runId, '--json');
     expect(code).toBe(0);
-    const { runs } = JSON.parse(stdout) as { runs: { run: { runId: string }; repetitionMetrics?: { series: { node: string; metric: string }[] }[] }[] };
+    const { runs } = JSON.parse(stdout) as {
+      runs: { run: { runId: string }; repetitionMetrics?: { series: { node: string; metric: string }[] }[] }[];
+    };
     expect(runs.map((entry) => entry.run.runId)).toEqual([outcome.runId, outcome.runId]);
     for (const entry of runs) {
       expect(entry.repetitionMetrics).toHaveLength(8);
-      const cpuNodes = entry.repetitionMetrics![0]!.series.filter((series) => series.metric === 'cpuPercent').map((series) => series.node);
+      const cpuNodes = entry
+        .repetitionMetrics![0]!.series.filter((series) => series.metric === 'cpuPercent')
+        .map((series) => series.node);
       expect(cpuNodes).toContain('load-generator');
       expect(cpuNodes.some((node) => node.startsWith('rmqbench'))).toBe(true);
     }
   });
 
   test('report --format png writes one chart as a PNG image', () => {
-    const { code, stdout } = rmqbench('report', outcome.runId, '--format', 'png', '--chart', 'latency-percentiles', '--out', 'latency.png');
+    const { code, stdout } = rmqbench(
+      'report',
+      outcome.runId,
+      '--format',
+      'png',
+      '--chart',
+      'latency-percentiles',
+      '--out',
+      'latency.png',
+    );
     expect(code).toBe(0);
     expect(stdout).toMatch(/wrote .*latency\.png \(latency-percentiles, \d+ bytes\)/);
     const png = readFileSync(join(work.path, 'latency.png'));
@@ -177,7 +221,10 @@ describe('rmqbench report --format html on a real local run, rendered in headles
   });
 
   test('a report for an aws run of a catalogued instance type has the cluster cost and the chapter-7 tables', async () => {
-    await storeVariant('priced-aws-run', { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } });
+    await storeVariant('priced-aws-run', {
+      target: 'aws',
+      environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' },
+    });
     const { code, stdout } = rmqbench('report', 'priced-aws-run', '--format', 'html', '--out', 'priced.html');
     expect(code).toBe(0);
     expect(stdout).toMatch(/wrote/);
@@ -190,33 +237,64 @@ describe('rmqbench report --format html on a real local run, rendered in headles
   test('a priced capacity run: the hockey-stick chart draws one point per step and percentile in Chromium, and the capacity is priced per million messages', async () => {
     // The real run's repetitions, each given the same measured ladder: 1,000 and 2,000 msg/s held, 4,000 did not.
     const step = (targetRate: number, p50: number, p99: number, passed: boolean) => ({
-      targetRate, fromSeconds: 0, toSeconds: 10, measuredSeconds: 8, publishRate: targetRate, consumeRate: targetRate, p50LatencyMs: p50, p99LatencyMs: p99, passed, failedBy: passed ? [] : ['latency' as const], reasons: passed ? [] : ['p99 over the bound'],
+      targetRate,
+      fromSeconds: 0,
+      toSeconds: 10,
+      measuredSeconds: 8,
+      publishRate: targetRate,
+      consumeRate: targetRate,
+      p50LatencyMs: p50,
+      p99LatencyMs: p99,
+      passed,
+      failedBy: passed ? [] : ['latency' as const],
+      reasons: passed ? [] : ['p99 over the bound'],
     });
     const capacity = {
-      p99BoundMs: 50, stepFactor: 2, warmUpSeconds: 2, steps: [step(1000, 1, 5, true), step(2000, 2, 20, true), step(4000, 40, 300, false)],
-      rateMsgPerSecond: 2000, p50LatencyMs: 2, p99LatencyMs: 20, atLeast: false, firstFailedRate: 4000, verdict: '2,000 msg/s held p99 ≤ 50 ms; 4,000 msg/s did not (p99 over the bound)',
+      p99BoundMs: 50,
+      stepFactor: 2,
+      warmUpSeconds: 2,
+      steps: [step(1000, 1, 5, true), step(2000, 2, 20, true), step(4000, 40, 300, false)],
+      rateMsgPerSecond: 2000,
+      p50LatencyMs: 2,
+      p99LatencyMs: 20,
+      atLeast: false,
+      firstFailedRate: 4000,
+      verdict: '2,000 msg/s held p99 ≤ 50 ms; 4,000 msg/s did not (p99 over the bound)',
     };
-    await storeVariant('capacity-run', { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } }, (record) => ({ ...record, capacity }));
+    await storeVariant(
+      'capacity-run',
+      { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
+      (record) => ({ ...record, capacity }),
+    );
     const { code, stdout } = rmqbench('report', 'capacity-run', '--format', 'html', '--out', 'capacity.html');
     expect(code).toBe(0);
     expect(stdout).toMatch(/\(6 charts: .*latency-vs-rate/);
     const file = join(work.path, 'capacity.html');
     const page = await browser!.newPage();
     await page.goto(`file://${file}`, { waitUntil: 'load' });
-    const points = await page.$$eval('figure.chart[data-chart="latency-vs-rate"] svg g.mark-symbol.role-mark path', (paths) => paths.length);
+    const points = await page.$$eval(
+      'figure.chart[data-chart="latency-vs-rate"] svg g.mark-symbol.role-mark path',
+      (paths) => paths.length,
+    );
     expect(points).toBe(outcome.records.length * 3 * 2);
     expect(await page.locator('#capacity').innerText()).toMatch(/2,000 ± 0 msg\/s/);
     await page.close();
     const markdown = rmqbench('report', 'capacity-run');
-    expect(markdown.stdout).toMatch(/\| one-lb\/small@queues=1 \| 50 \| 2,000 ± 0 msg\/s \| 2 \/ 20 \| [0-9.]+ \| [0-9,]+ \|/);
+    expect(markdown.stdout).toMatch(
+      /\| one-lb\/small@queues=1 \| 50 \| 2,000 ± 0 msg\/s \| 2 \/ 20 \| [0-9.]+ \| [0-9,]+ \|/,
+    );
   });
 
   test('an instance type missing from the catalog is a clear note in the report, not a crash', async () => {
     await storeVariant('unpriced-aws-run', { target: 'aws', environment: { instanceType: 'c9.galactic' } });
     const { code, stderr } = rmqbench('report', 'unpriced-aws-run', '--format', 'html', '--out', 'unpriced.html');
     expect(code).toBe(0);
-    expect(stderr.trim()).toMatch(/^rmqbench: no price-performance section: unknown aws instance type "c9\.galactic" in the price catalog; known: .*c5\.xlarge/);
-    expect(readFileSync(join(work.path, 'unpriced.html'), 'utf8')).toContain('Not available: unknown aws instance type');
+    expect(stderr.trim()).toMatch(
+      /^rmqbench: no price-performance section: unknown aws instance type "c9\.galactic" in the price catalog; known: .*c5\.xlarge/,
+    );
+    expect(readFileSync(join(work.path, 'unpriced.html'), 'utf8')).toContain(
+      'Not available: unknown aws instance type',
+    );
   });
 
   test('a run without a successful repetition: the HTML says so, png/compare/baseline refuse in one line', async () => {
@@ -226,7 +304,9 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     });
     const html = rmqbench('report', 'all-failed-run', '--format', 'html', '--out', 'failed.html');
     expect(html.code).toBe(0);
-    expect(html.stderr.trim()).toMatch(/^rmqbench: run all-failed-run .* has no successful repetition .*: the report has no charts$/);
+    expect(html.stderr.trim()).toMatch(
+      /^rmqbench: run all-failed-run .* has no successful repetition .*: the report has no charts$/,
+    );
     expect(readFileSync(join(work.path, 'failed.html'), 'utf8')).toContain('PerfTest exited with code 1');
     for (const args of [
       ['report', 'all-failed-run', '--format', 'png'],
@@ -248,11 +328,16 @@ describe('rmqbench report --format html on a real local run, rendered in headles
 
     const compared = rmqbench('compare', 'second-run', outcome.runId, '--json');
     expect(compared.code).toBe(0);
-    const result = JSON.parse(compared.stdout) as { note: string; comparisons: { baselineRunId: string; rows: { verdict: string; delta: number }[] }[] };
+    const result = JSON.parse(compared.stdout) as {
+      note: string;
+      comparisons: { baselineRunId: string; rows: { verdict: string; delta: number }[] }[];
+    };
     expect(result.note).toMatch(/marked baseline/);
     expect(result.comparisons[0]!.baselineRunId).toBe(outcome.runId);
     // The same records stored twice: every delta is exactly zero and inside the noise.
-    expect(result.comparisons[0]!.rows.map((row) => [row.verdict, row.delta])).toEqual(Array(4).fill(['inside-noise', 0]));
+    expect(result.comparisons[0]!.rows.map((row) => [row.verdict, row.delta])).toEqual(
+      Array(4).fill(['inside-noise', 0]),
+    );
 
     const alone = rmqbench('compare', 'second-run');
     expect(alone.code).toBe(0);
@@ -262,6 +347,8 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     await storeVariant('other-plan-run', { planName: 'another-plan' });
     const mixed = rmqbench('compare', outcome.runId, 'other-plan-run');
     expect(mixed.code).toBe(1);
-    expect(mixed.stderr.trim()).toMatch(/^rmqbench: runs of different plans cannot be compared scenario by scenario: .* ran "another-plan"/);
+    expect(mixed.stderr.trim()).toMatch(
+      /^rmqbench: runs of different plans cannot be compared scenario by scenario: .* ran "another-plan"/,
+    );
   });
 });

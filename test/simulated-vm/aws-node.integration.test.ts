@@ -16,7 +16,13 @@ import { UserData } from 'aws-cdk-lib/aws-ec2';
 import { generateBrokerConfig } from '../../core/broker/broker-config';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
-import { faultScript, healScript, PARTITION_TABLE, queueLeader, queueLeadersScript } from '../../core/failover/cloud-fault';
+import {
+  faultScript,
+  healScript,
+  PARTITION_TABLE,
+  queueLeader,
+  queueLeadersScript,
+} from '../../core/failover/cloud-fault';
 import { ec2UserDataEnvironment as userDataEnvironment, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
@@ -26,14 +32,18 @@ const COOKIE_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbenc
 const ADMIN_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-admin-GhIjKl`;
 const INSTANCE_ID = 'i-0123456789abcdef0';
 
-
 function renderUserData(nodeCount = 1): string {
   const userData = UserData.forLinux();
   userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
   userData.addCommands(
     ...rabbitMqNodeBootCommands({
       // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
-      brokerConfig: generateBrokerConfig({ topology: { type: 'quorum', replicationFactor: 3 }, rabbitmqVersion: '3.10.8', peerDiscovery: { backend: 'aws', region: REGION }, nodeCount }),
+      brokerConfig: generateBrokerConfig({
+        topology: { type: 'quorum', replicationFactor: 3 },
+        rabbitmqVersion: '3.10.8',
+        peerDiscovery: { backend: 'aws', region: REGION },
+        nodeCount,
+      }),
       release: RabbitMqRelease.V3_13,
       region: REGION,
       erlangCookieSecretArn: COOKIE_ARN,
@@ -53,13 +63,18 @@ describe('AWS node boot script on a simulated EC2 instance, from start to signal
   const hub = new SimulatedHub({
     subnet: 3,
     fakeScript: 'fake-aws.py',
-    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map(
+      (service) => `${service}.${REGION}.amazonaws.com`,
+    ),
     state: {
       region: REGION,
       roleName: 'rmqbench-node-role',
       autoScalingGroupName: 'rmqbench-sim-NodesASG-1A2B3C',
       desiredCapacity: 1,
-      secrets: { [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789', [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }) },
+      secrets: {
+        [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789',
+        [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }),
+      },
     },
   });
   afterAll(() => hub.cleanup());
@@ -71,24 +86,40 @@ describe('AWS node boot script on a simulated EC2 instance, from start to signal
       'ip-10-91-3-11',
       {
         '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(), mode: 0o700 },
-        [INSTALL_OVERRIDE_FILE]: { content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n', mode: 0o644 },
+        [INSTALL_OVERRIDE_FILE]: {
+          content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n',
+          mode: 0o644,
+        },
       },
-      // /var/lib/rabbitmq is left unmounted: the script mounts the data volume there (the host directory stays untouched).
+      // /var/lib/rabbitmq is left unmounted: the script mounts the data volume there (the host directory stays
+      // untouched).
       { blockDevice: '/dev/sdf', state: { instanceId: INSTANCE_ID }, sharedPaths: ['/var/lib/rabbitmq'] },
     );
     const result = await hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() });
     const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
     expect({ status: result.status, diagnostics }).toEqual({ status: 0, diagnostics: '' });
 
-    const mounted = await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/rabbitmq; grep " /var/lib/rabbitmq " /etc/fstab');
+    const mounted = await hub.exec(
+      vm,
+      'findmnt -n -o SOURCE,FSTYPE /var/lib/rabbitmq; grep " /var/lib/rabbitmq " /etc/fstab',
+    );
     expect(mounted.stdout).toBe('/dev/sdf xfs\n/dev/sdf /var/lib/rabbitmq xfs defaults,nofail 0 2\n');
-    const cookie = await hub.exec(vm, 'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie');
+    const cookie = await hub.exec(
+      vm,
+      'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie',
+    );
     expect(cookie.stdout).toBe('400 rabbitmq\nAWSSIMULATEDCOOKIE0123456789');
-    const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[] };
+    const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as {
+      running_nodes: string[];
+    };
     expect(status.running_nodes).toEqual([`rabbit@${vm.ip}`]);
-    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as { user: string }[];
+    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as {
+      user: string;
+    }[];
     expect(users.map((user) => user.user)).toEqual(['rmqbench-admin']);
-    expect((await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-aws-password')).status).toBe(0);
+    expect((await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-aws-password')).status).toBe(
+      0,
+    );
     // The exit trap shipped the boot log and signalled the group's creation policy with the instance id.
     const requests = hub.requestLog();
     expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${INSTANCE_ID} SUCCESS`);
@@ -104,18 +135,22 @@ describe('AWS node boot script on a simulated EC2 instance, from start to signal
   });
 });
 
-
 describe('AWS node boot script on three simulated EC2 instances of one group', () => {
   const hub = new SimulatedHub({
     subnet: 4,
     fakeScript: 'fake-aws.py',
-    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map(
+      (service) => `${service}.${REGION}.amazonaws.com`,
+    ),
     state: {
       region: REGION,
       roleName: 'rmqbench-node-role',
       autoScalingGroupName: 'rmqbench-sim-NodesASG-1A2B3C',
       desiredCapacity: 3,
-      secrets: { [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789', [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }) },
+      secrets: {
+        [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789',
+        [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }),
+      },
     },
   });
   afterAll(() => hub.cleanup());
@@ -133,12 +168,17 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
         `ip-10-91-4-${10 + index}`,
         {
           '/var/lib/cloud/instance/user-data.txt': { content: userData, mode: 0o700 },
-          [INSTALL_OVERRIDE_FILE]: { content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n', mode: 0o644 },
+          [INSTALL_OVERRIDE_FILE]: {
+            content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n',
+            mode: 0o644,
+          },
         },
         { blockDevice: '/dev/sdf', state: { instanceId }, sharedPaths: ['/var/lib/rabbitmq'] },
       );
     });
-    const results = await Promise.all(vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() })));
+    const results = await Promise.all(
+      vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() })),
+    );
     for (const [index, result] of results.entries()) {
       const vm = vms[index] as (typeof vms)[number];
       const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
@@ -146,7 +186,10 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     }
     const expected = vms.map((vm) => `rabbit@${vm.ip}`).sort();
     for (const vm of vms) {
-      const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[]; disk_nodes: string[] };
+      const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as {
+        running_nodes: string[];
+        disk_nodes: string[];
+      };
       expect([...status.running_nodes].sort()).toEqual(expected);
       expect([...status.disk_nodes].sort()).toEqual(expected);
     }
@@ -155,7 +198,8 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
   });
 
   /**
-   * The fault step's scripts (core/failover/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run them: as
+   * The fault step's scripts (core/failover/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run
+   * them: as
    * root, with a minimal environment, on the cluster the previous test formed. Nothing of the scripts is mocked: the
    * broker is killed, stopped and started through the same systemctl calls as on EC2 (the shim stands in for systemd).
    */
@@ -163,10 +207,18 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect(vms).toHaveLength(3);
     const run = (vm: SimulatedVm, script: string) => hub.exec(vm, script, { env: userDataEnvironment() });
     const runningNodes = async (vm: SimulatedVm) =>
-      (JSON.parse((await run(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as { running_nodes: string[] }).running_nodes.sort();
+      (
+        JSON.parse((await run(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as {
+          running_nodes: string[];
+        }
+      ).running_nodes.sort();
     const all = vms.map((vm) => `rabbit@${vm.ip}`).sort();
-    // PerfTest's first queue, declared as PerfTest would (a quorum queue, through the management API of the first node).
-    const declared = await run(vms[0]!, `curl -sSf -u rmqbench-admin:simulated-aws-password -X PUT -H 'content-type: application/json' --data '{"durable":true,"arguments":{"x-queue-type":"quorum"}}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`);
+    // PerfTest's first queue, declared as PerfTest would (a quorum queue, through the management API of the first
+    // node).
+    const declared = await run(
+      vms[0]!,
+      `curl -sSf -u rmqbench-admin:simulated-aws-password -X PUT -H 'content-type: application/json' --data '{"durable":true,"arguments":{"x-queue-type":"quorum"}}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`,
+    );
     expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
 
     const listed = await run(vms[1]!, queueLeadersScript());
@@ -183,7 +235,11 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect(await runningNodes(others[0]!)).toEqual(all);
 
     const killed = await run(leaderVm, faultScript('kill', leader));
-    expect({ status: killed.status, stdout: killed.stdout, stderr: killed.stderr }).toEqual({ status: 0, stdout: `rmqbench: kill applied to ${leader}\n`, stderr: '' });
+    expect({ status: killed.status, stdout: killed.stdout, stderr: killed.stderr }).toEqual({
+      status: 0,
+      stdout: `rmqbench: kill applied to ${leader}\n`,
+      stderr: '',
+    });
     expect(await runningNodes(others[0]!)).toEqual(all.filter((node) => node !== leader));
     // The quorum queue elected another leader among the nodes that run.
     const after = queueLeader((await run(others[0]!, queueLeadersScript())).stdout, 'perf-test-1');
@@ -204,7 +260,8 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect(await runningNodes(others[0]!)).toEqual(all);
   });
   /**
-   * partition (core/failover/cloud-fault.ts): the node's own nftables rules, run as SSM would run the script, on the cluster the
+   * partition (core/failover/cloud-fault.ts): the node's own nftables rules, run as SSM would run the script, on the
+   * cluster the
    * first test formed (every node running again after the previous test). The simulated nodes are network namespaces
    * on one bridge, so the rules act on real TCP connections between real brokers: the distribution connections
    * already open are cut, not only new ones. The cluster notices after net_ticktime (60 s by default, so 45 to 75 s),
@@ -217,7 +274,8 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       const result = await run(vm, 'rabbitmqctl -q cluster_status --formatter json');
       return result.status === 0 ? (JSON.parse(result.stdout) as { running_nodes: string[] }).running_nodes.sort() : [];
     };
-    const isRunning = async (vm: SimulatedVm) => (await run(vm, "rabbitmqctl -q eval 'rabbit:is_running().'")).stdout.trim();
+    const isRunning = async (vm: SimulatedVm) =>
+      (await run(vm, "rabbitmqctl -q eval 'rabbit:is_running().'")).stdout.trim();
     /** Polls `check` every 2 s until it holds or `limitSeconds` pass; returns whether it held. */
     const eventually = async (check: () => Promise<boolean>, limitSeconds: number) => {
       for (let waited = 0; waited <= limitSeconds; waited += 2) {
@@ -232,15 +290,25 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect(await runningNodes(majorityVm)).toEqual(all);
 
     const applied = await run(cutVm, faultScript('partition', cut));
-    expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({ status: 0, stdout: `rmqbench: partition applied to ${cut}\n`, stderr: '' });
+    expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({
+      status: 0,
+      stdout: `rmqbench: partition applied to ${cut}\n`,
+      stderr: '',
+    });
     const table = await run(cutVm, `nft list table inet ${PARTITION_TABLE}`);
     expect(table.stdout).toContain('tcp dport { 4369, 25672 } drop');
 
     // The majority declares the node down once its ticks stop (net_ticktime), and keeps serving: both of its nodes run
     // and the quorum queue of the previous test has a leader among them.
     const majority = all.filter((node) => node !== cut);
-    const dropped = await eventually(async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(majority), 150);
-    expect({ dropped, diagnostics: dropped ? '' : await hub.diagnostics(cutVm) }).toEqual({ dropped: true, diagnostics: '' });
+    const dropped = await eventually(
+      async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(majority),
+      150,
+    );
+    expect({ dropped, diagnostics: dropped ? '' : await hub.diagnostics(cutVm) }).toEqual({
+      dropped: true,
+      diagnostics: '',
+    });
     expect(await runningNodes(otherVm)).toEqual(majority);
     expect(majority).toContain(queueLeader((await run(majorityVm, queueLeadersScript())).stdout, 'perf-test-1'));
     // The cut node, alone in its minority, pauses: its RabbitMQ application stops (listeners closed), its Erlang VM
@@ -249,12 +317,19 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
     expect((await run(cutVm, 'exec 3<>/dev/tcp/127.0.0.1/5672')).status).not.toBe(0);
 
     const healed = await run(cutVm, healScript(cut, 'partition'));
-    expect({ status: healed.status, stdout: healed.stdout, stderr: healed.stderr }).toEqual({ status: 0, stdout: `rmqbench: partition of ${cut} healed\n`, stderr: '' });
-    // The table is gone (no rule left behind) and the node resumed and rejoined: the cluster is whole again, seen from both sides.
+    expect({ status: healed.status, stdout: healed.stdout, stderr: healed.stderr }).toEqual({
+      status: 0,
+      stdout: `rmqbench: partition of ${cut} healed\n`,
+      stderr: '',
+    });
+    // The table is gone (no rule left behind) and the node resumed and rejoined: the cluster is whole again, seen from
+    // both sides.
     expect((await run(cutVm, `nft list table inet ${PARTITION_TABLE}`)).status).not.toBe(0);
     expect((await run(cutVm, 'nft list tables')).stdout).not.toContain(PARTITION_TABLE);
     expect(await isRunning(cutVm)).toBe('true');
-    expect(await eventually(async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(all), 60)).toBe(true);
+    expect(
+      await eventually(async () => JSON.stringify(await runningNodes(majorityVm)) === JSON.stringify(all), 60),
+    ).toBe(true);
     expect(await runningNodes(cutVm)).toEqual(all);
     // A retried heal finds no table and still succeeds.
     expect((await run(cutVm, healScript(cut, 'partition'))).status).toBe(0);

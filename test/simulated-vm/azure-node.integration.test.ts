@@ -5,7 +5,15 @@
  * 3.13.7 package). Membership is read from `rabbitmqctl cluster_status` inside the VMs.
  */
 import { faultScript, healScript, queueLeader, queueLeadersScript } from '../../core/failover/cloud-fault';
-import { IDENTITY_CLIENT_ID, KEY_VAULT, SCALE_SET, SECRETS, nodeFiles, renderClusterCloudInit, runCloudInit } from './azure-cluster';
+import {
+  IDENTITY_CLIENT_ID,
+  KEY_VAULT,
+  SCALE_SET,
+  SECRETS,
+  nodeFiles,
+  renderClusterCloudInit,
+  runCloudInit,
+} from './azure-cluster';
 import { SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(900_000);
@@ -14,9 +22,17 @@ const sorted = (names: string[]): string[] => [...names].sort();
 const nodeName = (vm: SimulatedVm): string => `rabbit@${vm.computerName}`;
 
 /** Expects a boot to have succeeded; on failure the message carries the script's stderr and the VM's logs. */
-async function expectBooted(hub: SimulatedHub, vm: SimulatedVm, result: { status: number; stderr: string }): Promise<void> {
+async function expectBooted(
+  hub: SimulatedHub,
+  vm: SimulatedVm,
+  result: { status: number; stderr: string },
+): Promise<void> {
   const failure = result.status === 0 ? '' : `${result.stderr}\n${await hub.diagnostics(vm)}`;
-  expect({ vm: vm.computerName, status: result.status, failure }).toEqual({ vm: vm.computerName, status: 0, failure: '' });
+  expect({ vm: vm.computerName, status: result.status, failure }).toEqual({
+    vm: vm.computerName,
+    status: 0,
+    failure: '',
+  });
 }
 
 function newHub(subnet: number): SimulatedHub {
@@ -40,7 +56,8 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
   let cloudConfig: Awaited<ReturnType<typeof renderClusterCloudInit>>;
   const vms: SimulatedVm[] = [];
   // Flexible orchestration: VM names {scale-set-name}_{8-char-guid}; host names computerNamePrefix + generated
-  // characters, which may be upper-case (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-instance-ids).
+  // characters, which may be upper-case
+  // (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-instance-ids).
   const names = [
     ['rmqbench-vmss_3f2a9c1d', 'rmqbenchQ7K2ZD'],
     ['rmqbench-vmss_8b1e44f0', 'rmqbench4F2A9C'],
@@ -51,13 +68,19 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
   beforeAll(async () => {
     await hub.start();
     const broker = hub.pem('broker');
-    hub.updateState((state) => Object.assign(state.secrets as Record<string, string>, { [SECRETS.tlsCertificate]: broker.certificate, [SECRETS.tlsKey]: broker.privateKey }));
+    hub.updateState((state) =>
+      Object.assign(state.secrets as Record<string, string>, {
+        [SECRETS.tlsCertificate]: broker.certificate,
+        [SECRETS.tlsKey]: broker.privateKey,
+      }),
+    );
     cloudConfig = await renderClusterCloudInit();
   });
   afterAll(() => hub.cleanup());
 
   test('three VMs with upper-case host names boot at once and form ONE cluster named with the exact host names', async () => {
-    for (const [name, computerName] of names.slice(0, 3)) vms.push(hub.createVm(name, computerName, nodeFiles(cloudConfig, { tls: true })));
+    for (const [name, computerName] of names.slice(0, 3))
+      vms.push(hub.createVm(name, computerName, nodeFiles(cloudConfig, { tls: true })));
     const results = await Promise.all(vms.map((vm) => runCloudInit(hub, vm, cloudConfig)));
     for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
     const expected = sorted(vms.map(nodeName));
@@ -71,13 +94,24 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
 
   test('the script created the admin user from Key Vault, deleted guest and applied the generated policy', async () => {
     const vm = vms[1] as SimulatedVm;
-    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as { user: string; tags: string[] }[];
+    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as {
+      user: string;
+      tags: string[];
+    }[];
     expect(users.map((user) => user.user)).toEqual(['rmqbench-admin']);
-    const authenticated = await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-admin-password');
+    const authenticated = await hub.exec(
+      vm,
+      'rabbitmqctl -q authenticate_user rmqbench-admin simulated-admin-password',
+    );
     expect(authenticated.status).toBe(0);
     const policies = await hub.exec(vm, 'rabbitmqctl -q list_policies --formatter json');
-    expect(JSON.parse(policies.stdout)).toEqual([expect.objectContaining({ name: 'rmqbench-mirroring', definition: expect.stringContaining('"ha-mode":"all"') })]);
-    const cookie = await hub.exec(vm, 'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie');
+    expect(JSON.parse(policies.stdout)).toEqual([
+      expect.objectContaining({ name: 'rmqbench-mirroring', definition: expect.stringContaining('"ha-mode":"all"') }),
+    ]);
+    const cookie = await hub.exec(
+      vm,
+      'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie',
+    );
     expect(cookie.stdout).toBe('400 rabbitmq\nSIMULATEDCOOKIEVALUE0123456789');
     // The Key Vault and ARM calls went to the fakes with the identity's tokens (the fakes refuse anything else).
     const log = hub.requestLog();
@@ -90,7 +124,10 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
     const files = await hub.exec(first, 'stat -c "%n %a %U" /etc/rabbitmq/tls/cert.pem /etc/rabbitmq/tls/key.pem');
     expect(files.stdout).toBe('/etc/rabbitmq/tls/cert.pem 640 rabbitmq\n/etc/rabbitmq/tls/key.pem 600 rabbitmq\n');
     // From another VM, verifying the chain to the test CA and the certificate's name.
-    const https = await hub.exec(second, `curl -sS -o /dev/null -w '%{http_code} %{ssl_verify_result}' --resolve rmqbench-broker:15671:${first.ip} https://rmqbench-broker:15671/`);
+    const https = await hub.exec(
+      second,
+      `curl -sS -o /dev/null -w '%{http_code} %{ssl_verify_result}' --resolve rmqbench-broker:15671:${first.ip} https://rmqbench-broker:15671/`,
+    );
     expect(https.stdout).toBe('200 0');
     const amqps = await hub.exec(
       second,
@@ -104,20 +141,33 @@ with socket.create_connection(("${first.ip}", 5671), timeout=10) as raw:
         print(tls.getpeercert()["subject"][0][0][1], frame[0], frame[7:11].hex())
 PY`,
     );
-    expect({ stdout: amqps.stdout, stderr: amqps.stderr }).toEqual({ stdout: 'rmqbench-broker 1 000a000a\n', stderr: '' });
+    expect({ stdout: amqps.stdout, stderr: amqps.stderr }).toEqual({
+      stdout: 'rmqbench-broker 1 000a000a\n',
+      stderr: '',
+    });
     // The plain listeners stay for in-VNet traffic.
-    expect((await hub.exec(second, `curl -s -o /dev/null -w '%{http_code}' http://${first.computerName}:15672/`)).stdout).toBe('200');
+    expect(
+      (await hub.exec(second, `curl -s -o /dev/null -w '%{http_code}' http://${first.computerName}:15672/`)).stdout,
+    ).toBe('200');
   });
 
   /**
-   * The fault step's scripts (core/failover/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash, root, a
-   * minimal environment): the node's name is rabbit@<hostname -s> here (no NODENAME in rabbitmq-env.conf), the leader of
+   * The fault step's scripts (core/failover/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash,
+   * root, a
+   * minimal environment): the node's name is rabbit@<hostname -s> here (no NODENAME in rabbitmq-env.conf), the leader
+   * of
    * a classic mirrored queue is the node that hosts it locally, and the cluster goes on while the killed node is down.
    */
-  test('the fault scripts on Azure nodes: the listing finds the classic mirrored queue\'s node (the one hosting it locally), kill takes exactly that node down, heal brings it back, another VM refuses', async () => {
-    const run = (vm: SimulatedVm, script: string) => hub.exec(vm, script, { env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' } });
+  test("the fault scripts on Azure nodes: the listing finds the classic mirrored queue's node (the one hosting it locally), kill takes exactly that node down, heal brings it back, another VM refuses", async () => {
+    const run = (vm: SimulatedVm, script: string) =>
+      hub.exec(vm, script, {
+        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' },
+      });
     const all = sorted(vms.map(nodeName));
-    const declared = await run(vms[0]!, `curl -sSf -u rmqbench-admin:simulated-admin-password -X PUT -H 'content-type: application/json' --data '{"durable":true}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`);
+    const declared = await run(
+      vms[0]!,
+      `curl -sSf -u rmqbench-admin:simulated-admin-password -X PUT -H 'content-type: application/json' --data '{"durable":true}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`,
+    );
     expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
     const listed = await run(vms[2]!, queueLeadersScript());
     expect(listed.status).toBe(0);
@@ -136,7 +186,10 @@ PY`,
     const healed = await run(leaderVm, healScript(leader, 'kill'));
     expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
     expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all);
-    await run(vms[0]!, 'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE http://127.0.0.1:15672/api/queues/%2F/perf-test-1');
+    await run(
+      vms[0]!,
+      'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE http://127.0.0.1:15672/api/queues/%2F/perf-test-1',
+    );
   });
 
   test('a fourth VM added later joins the existing cluster', async () => {
@@ -176,7 +229,11 @@ describe('Azure node boot on simulated VMs: the designated seed fails its instal
   test('the oldest VM failing its install still yields ONE cluster of the others, and reports failed', async () => {
     await hub.start();
     const cloudConfig = await renderClusterCloudInit();
-    const oldest = hub.createVm('rmqbench-vmss_0a0a0a0a', 'rmqbenchAA00AA', nodeFiles(cloudConfig, { installFails: true }));
+    const oldest = hub.createVm(
+      'rmqbench-vmss_0a0a0a0a',
+      'rmqbenchAA00AA',
+      nodeFiles(cloudConfig, { installFails: true }),
+    );
     const others = [
       hub.createVm('rmqbench-vmss_1b1b1b1b', 'rmqbenchBB11BB', nodeFiles(cloudConfig, {})),
       hub.createVm('rmqbench-vmss_2c2c2c2c', 'rmqbenchCC22CC', nodeFiles(cloudConfig, {})),
@@ -184,7 +241,9 @@ describe('Azure node boot on simulated VMs: the designated seed fails its instal
     const [failed, ...results] = await Promise.all([oldest, ...others].map((vm) => runCloudInit(hub, vm, cloudConfig)));
     expect(failed?.status).not.toBe(0);
     expect(failed?.stderr).toContain('simulated: the package installation failed');
-    expect((await hub.exec(others[0] as SimulatedVm, `curl -s http://${oldest.computerName}:8081/state`)).stdout).toBe('failed\n');
+    expect((await hub.exec(others[0] as SimulatedVm, `curl -s http://${oldest.computerName}:8081/state`)).stdout).toBe(
+      'failed\n',
+    );
     for (const [index, result] of results.entries()) await expectBooted(hub, others[index] as SimulatedVm, result);
     const expected = sorted(others.map(nodeName));
     for (const vm of others) {

@@ -10,17 +10,37 @@
  * one install seam. Everything is removed by cleanup(), which the tests call in afterAll and which also runs on exit.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** This folder (also when a bundle elsewhere, e.g. dist/twin, holds this module). */
 const HERE = existsSync(join(__dirname, 'fake-aws.py')) ? __dirname : join(__dirname, '../../test/simulated-vm');
 /** Paths a VM gets its own copy of (host directory that stays untouched → per-VM directory). */
-const PRIVATE_DIRECTORIES = ['/etc/rabbitmq', '/var/lib/rabbitmq', '/var/log', '/etc/rmqbench', '/var/lib/rmqbench', '/usr/local/sbin', '/etc/systemd/system', '/var/lib/cloud'];
+const PRIVATE_DIRECTORIES = [
+  '/etc/rabbitmq',
+  '/var/lib/rabbitmq',
+  '/var/log',
+  '/etc/rmqbench',
+  '/var/lib/rmqbench',
+  '/usr/local/sbin',
+  '/etc/systemd/system',
+  '/var/lib/cloud',
+];
 /**
  * The AWS CLI for boot scripts' CloudWatch Logs and CloudFormation calls (the AMI ships CLI v2; the calls used have the
- * same syntax in v1): the one scripts/setup.sh pins in .venv-tools first (.venv-tools/cli holds it alone), so that a machine's own CLI (e.g. a pyenv one
+ * same syntax in v1): the one scripts/setup.sh pins in .venv-tools first (.venv-tools/cli holds it alone), so that a
+ * machine's own CLI (e.g. a pyenv one
  * with a mismatched botocore) is never what a test runs (issue 23); the machine's only when setup has not run.
  */
 export function awsCliDirectory(): string {
@@ -146,7 +166,11 @@ function installExitGuard(): void {
 }
 
 const run = (command: string, args: string[], input?: string): string =>
-  execFileSync(command, args, { encoding: 'utf8', input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  execFileSync(command, args, {
+    encoding: 'utf8',
+    input,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
 
 const netnsInodeOf = (pid: number): string => readlinkSync(`/proc/${pid}/ns/net`);
 
@@ -184,7 +208,8 @@ function killNetns(inode: string): void {
 const processAlive = (pid: number): boolean => existsSync(`/proc/${pid}`);
 
 /**
- * The system's temporary folder, not the test run's own (test/jest-temp-dir.js): a run killed before its teardown leaves
+ * The system's temporary folder, not the test run's own (test/jest-temp-dir.js): a run killed before its teardown
+ * leaves
  * its simulation folders where the next run's sweepAbandonedRuns looks for them.
  */
 const simulationTmpdir = (): string => process.env.RMQBENCH_SYSTEM_TMPDIR ?? tmpdir();
@@ -200,13 +225,16 @@ function sweepAbandonedRuns(): void {
     const pid = Number(name.slice(prefix.length).split('-')[0]);
     return Number.isInteger(pid) && pid > 0 && !processAlive(pid);
   };
-  const abandonedDirs = readdirSync(simulationTmpdir()).filter((name) => name.startsWith('rmqbench-sim-') && dead(name, 'rmqbench-sim-')).map((name) => join(simulationTmpdir(), name));
+  const abandonedDirs = readdirSync(simulationTmpdir())
+    .filter((name) => name.startsWith('rmqbench-sim-') && dead(name, 'rmqbench-sim-'))
+    .map((name) => join(simulationTmpdir(), name));
   // VM processes: every process whose working files live in an abandoned folder, and everything in its namespace.
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-      if (abandonedDirs.some((dir) => cmdline.includes(dir) || environ.includes(`RMQBENCH_SIM_DIR=${dir}`))) killNetns(readlinkSync(`/proc/${entry}/ns/net`));
+      if (abandonedDirs.some((dir) => cmdline.includes(dir) || environ.includes(`RMQBENCH_SIM_DIR=${dir}`)))
+        killNetns(readlinkSync(`/proc/${entry}/ns/net`));
     } catch {
       // ended meanwhile
     }
@@ -214,13 +242,17 @@ function sweepAbandonedRuns(): void {
   for (const name of existsSync('/run/netns') ? readdirSync('/run/netns') : []) {
     if (!name.startsWith('rmqsim-') || !dead(name, 'rmqsim-')) continue;
     try {
-      for (const pid of run('ip', ['netns', 'pids', name]).trim().split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+      for (const pid of run('ip', ['netns', 'pids', name]).trim().split('\n').filter(Boolean))
+        process.kill(Number(pid), 'SIGKILL');
       run('ip', ['netns', 'del', name]);
     } catch {
       // removed meanwhile
     }
   }
-  for (const line of run('losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE']).trim().split('\n').filter(Boolean)) {
+  for (const line of run('losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'])
+    .trim()
+    .split('\n')
+    .filter(Boolean)) {
     const [device, file] = line.trim().split(/\s+/);
     if (device && file && abandonedDirs.some((dir) => file.startsWith(dir))) {
       try {
@@ -294,12 +326,25 @@ export class SimulatedHub {
     inHub('ip', 'link', 'set', 'br0', 'up');
     const fake = spawn(
       'ip',
-      ['netns', 'exec', this.hubNetns, 'python3', join(HERE, this.options.fakeScript), this.stateFile, join(this.dir, 'fake-requests.log'), this.hubAddress, join(this.dir, 'endpoints.pem'), join(this.dir, 'endpoints.key')],
+      [
+        'netns',
+        'exec',
+        this.hubNetns,
+        'python3',
+        join(HERE, this.options.fakeScript),
+        this.stateFile,
+        join(this.dir, 'fake-requests.log'),
+        this.hubAddress,
+        join(this.dir, 'endpoints.pem'),
+        join(this.dir, 'endpoints.key'),
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     this.fakePid = fake.pid;
     await new Promise<void>((resolve, reject) => {
-      fake.once('exit', (code) => reject(new Error(`${this.options.fakeScript} exited with ${code} before it was ready`)));
+      fake.once('exit', (code) =>
+        reject(new Error(`${this.options.fakeScript} exited with ${code} before it was ready`)),
+      );
       fake.stdout.once('data', () => resolve());
     });
     fake.removeAllListeners('exit');
@@ -308,18 +353,66 @@ export class SimulatedHub {
   /** Issues a test CA, the endpoints' certificate (ARM + the vault) and a broker certificate for the TLS scenario. */
   private makeCertificates(): void {
     const at = (file: string): string => join(this.dir, file);
-    run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=rmqbench simulated-vm test CA', '-keyout', at('ca.key'), '-out', at('ca.pem')]);
+    run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=rmqbench simulated-vm test CA',
+      '-keyout',
+      at('ca.key'),
+      '-out',
+      at('ca.pem'),
+    ]);
     const issue = (name: string, subject: string, altNames: string): void => {
-      run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', subject, '-keyout', at(`${name}.key`), '-out', at(`${name}.csr`)]);
+      run('openssl', [
+        'req',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        subject,
+        '-keyout',
+        at(`${name}.key`),
+        '-out',
+        at(`${name}.csr`),
+      ]);
       writeFileSync(at(`${name}.ext`), `subjectAltName=${altNames}\n`);
-      run('openssl', ['x509', '-req', '-in', at(`${name}.csr`), '-CA', at('ca.pem'), '-CAkey', at('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', at(`${name}.ext`), '-out', at(`${name}.pem`)]);
+      run('openssl', [
+        'x509',
+        '-req',
+        '-in',
+        at(`${name}.csr`),
+        '-CA',
+        at('ca.pem'),
+        '-CAkey',
+        at('ca.key'),
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        at(`${name}.ext`),
+        '-out',
+        at(`${name}.pem`),
+      ]);
     };
-    issue('endpoints', `/CN=${this.options.httpsNames[0]}`, this.options.httpsNames.map((name) => `DNS:${name}`).join(','));
+    issue(
+      'endpoints',
+      `/CN=${this.options.httpsNames[0]}`,
+      this.options.httpsNames.map((name) => `DNS:${name}`).join(','),
+    );
     issue('broker', '/CN=rmqbench-broker', 'DNS:rmqbench-broker');
   }
 
   pem(name: 'broker' | 'ca'): { certificate: string; privateKey: string } {
-    return { certificate: readFileSync(join(this.dir, `${name}.pem`), 'utf8'), privateKey: readFileSync(join(this.dir, `${name}.key`), 'utf8') };
+    return {
+      certificate: readFileSync(join(this.dir, `${name}.pem`), 'utf8'),
+      privateKey: readFileSync(join(this.dir, `${name}.key`), 'utf8'),
+    };
   }
 
   private saveState(): void {
@@ -342,11 +435,23 @@ export class SimulatedHub {
    * Creates a VM: namespaces, veth to the bridge, private directories, and the files cloud-init would write
    * (`files`: absolute path → content, e.g. the scale set's customData write_files).
    */
-  createVm(name: string, computerName: string, files: Record<string, { content: string; mode: number }>, options: VmOptions = {}): SimulatedVm {
+  createVm(
+    name: string,
+    computerName: string,
+    files: Record<string, { content: string; mode: number }>,
+    options: VmOptions = {},
+  ): SimulatedVm {
     const index = this.state.vms.length + 1;
     const hostNumber = options.hostNumber ?? 10 + index;
-    if (!Number.isInteger(hostNumber) || hostNumber < 2 || hostNumber > 254 || this.state.vms.some((vm) => vm.ip.endsWith(`.${hostNumber}`))) {
-      throw new Error(`createVm: hostNumber ${hostNumber} must be a free host number of 10.91.${this.options.subnet}.0/24 between 2 and 254`);
+    if (
+      !Number.isInteger(hostNumber) ||
+      hostNumber < 2 ||
+      hostNumber > 254 ||
+      this.state.vms.some((vm) => vm.ip.endsWith(`.${hostNumber}`))
+    ) {
+      throw new Error(
+        `createVm: hostNumber ${hostNumber} must be a free host number of 10.91.${this.options.subnet}.0/24 between 2 and 254`,
+      );
     }
     const ip = `10.91.${this.options.subnet}.${hostNumber}`;
     const root = join(this.dir, `vm${index}`);
@@ -368,11 +473,21 @@ export class SimulatedHub {
       writeFileSync(target, content, { mode });
     }
     // RMQBENCH_SIM_DIR marks the holder (and so its namespace) as this hub's, for sweepAbandonedRuns().
-    const holder = spawn('unshare', ['--net', '--mount', '--uts', '--propagation', 'private', 'sleep', 'infinity'], { stdio: 'ignore', env: { ...process.env, RMQBENCH_SIM_DIR: this.dir } });
+    const holder = spawn('unshare', ['--net', '--mount', '--uts', '--propagation', 'private', 'sleep', 'infinity'], {
+      stdio: 'ignore',
+      env: { ...process.env, RMQBENCH_SIM_DIR: this.dir },
+    });
     const pid = holder.pid as number;
     // unshare execs sleep once the namespaces exist: wait for the network namespace to differ from ours.
     const own = netnsInodeOf(process.pid);
-    for (let attempt = 0; attempt < 100 && (!existsSync(`/proc/${pid}/ns/net`) || netnsInodeOf(pid) === own || !readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')); attempt += 1) {
+    for (
+      let attempt = 0;
+      attempt < 100 &&
+      (!existsSync(`/proc/${pid}/ns/net`) ||
+        netnsInodeOf(pid) === own ||
+        !readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep'));
+      attempt += 1
+    ) {
       execFileSync('sleep', ['0.05']);
     }
     const vm: SimulatedVm = { name, computerName, ip, pid, root, netnsInode: netnsInodeOf(pid) };
@@ -396,9 +511,14 @@ export class SimulatedHub {
       'ip route add 169.254.169.254/32 dev eth0',
       ...(options.overlays ?? []).flatMap((path) => {
         const layer = join(root, 'overlay', path.replace(/\//g, '_'));
-        return [`mkdir -p ${layer}/upper ${layer}/work`, `mount -t overlay overlay -o lowerdir=${path},upperdir=${layer}/upper,workdir=${layer}/work ${path}`];
+        return [
+          `mkdir -p ${layer}/upper ${layer}/work`,
+          `mount -t overlay overlay -o lowerdir=${path},upperdir=${layer}/upper,workdir=${layer}/work ${path}`,
+        ];
       }),
-      ...PRIVATE_DIRECTORIES.filter((path) => !options.sharedPaths?.includes(path)).map((path) => `mount --bind ${join(root, path)} ${path}`),
+      ...PRIVATE_DIRECTORIES.filter((path) => !options.sharedPaths?.includes(path)).map(
+        (path) => `mount --bind ${join(root, path)} ${path}`,
+      ),
       `mount --bind ${join(root, 'hosts')} /etc/hosts`,
       `mount --bind ${join(root, 'fstab')} /etc/fstab`,
       ...(options.blockDevice ? this.privateDev(root, options.blockDevice, options.blockDeviceGiB ?? 1) : []),
@@ -408,7 +528,13 @@ export class SimulatedHub {
       ...(options.privateProc ? ['mount -t proc proc /proc'] : []),
     ].join('\n');
     run('nsenter', ['-t', String(pid), '-n', '-m', '-u', '--', 'bash', '-c', mounts]);
-    this.state.vms.push({ ...options.state, name, computerName, ip, timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString() });
+    this.state.vms.push({
+      ...options.state,
+      name,
+      computerName,
+      ip,
+      timeCreated: new Date(Date.UTC(2026, 10, 23, 8, 0, index)).toISOString(),
+    });
     if (options.dnsNames) this.dnsNames.set(name, options.dnsNames);
     this.saveState();
     this.writeHosts();
@@ -424,11 +550,16 @@ export class SimulatedHub {
     run('truncate', ['-s', `${sizeGiB}G`, image]);
     const loop = run('losetup', ['--find', '--show', image]).trim();
     this.loopDevices.push(loop);
-    const [major, minor] = run('stat', ['-c', '%t %T', loop]).trim().split(' ').map((hex) => parseInt(hex, 16));
+    const [major, minor] = run('stat', ['-c', '%t %T', loop])
+      .trim()
+      .split(' ')
+      .map((hex) => parseInt(hex, 16));
     return [
       'mount -t tmpfs -o mode=0755 tmpfs /dev',
       // The kernel's fixed numbers for these character devices (Documentation/admin-guide/devices.txt).
-      ...Object.entries({ null: '1 3', zero: '1 5', full: '1 7', random: '1 8', urandom: '1 9', tty: '5 0' }).map(([device, numbers]) => `mknod -m 0666 /dev/${device} c ${numbers}`),
+      ...Object.entries({ null: '1 3', zero: '1 5', full: '1 7', random: '1 8', urandom: '1 9', tty: '5 0' }).map(
+        ([device, numbers]) => `mknod -m 0666 /dev/${device} c ${numbers}`,
+      ),
       'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr',
       'mkdir /dev/pts /dev/shm && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ln -s pts/ptmx /dev/ptmx && mount -t tmpfs tmpfs /dev/shm',
       // Azure names its data disks by a link under /dev/disk/azure (a device node stands in for it here).
@@ -439,7 +570,9 @@ export class SimulatedHub {
   /** Every live VM's /etc/hosts lists all VMs (their names with their case) and the fake Azure hosts. */
   private writeHosts(): void {
     const peers = [
-      ...this.state.vms.filter((vm) => !vm.deleted).map((vm) => [vm.ip, vm.computerName, ...(this.dnsNames.get(vm.name) ?? [])].join(' ')),
+      ...this.state.vms
+        .filter((vm) => !vm.deleted)
+        .map((vm) => [vm.ip, vm.computerName, ...(this.dnsNames.get(vm.name) ?? [])].join(' ')),
       ...[...this.hubHosts].map(([ip, names]) => [ip, ...names].join(' ')),
     ];
     for (const vm of this.vms) {
@@ -455,10 +588,15 @@ export class SimulatedHub {
     if (!this.dirPath) return [];
     return readdirSync(this.dirPath)
       .filter((name) => name.startsWith(prefix) && name.endsWith('.log'))
-      .flatMap((name) => readFileSync(join(this.dirPath!, name), 'utf8').trim().split('\n').filter(Boolean).slice(-lines));
+      .flatMap((name) =>
+        readFileSync(join(this.dirPath!, name), 'utf8').trim().split('\n').filter(Boolean).slice(-lines),
+      );
   }
 
-  /** Another address of the hub on the bridge (e.g. a simulated load balancer's), with names every VM's /etc/hosts gives it. */
+  /**
+   * Another address of the hub on the bridge (e.g. a simulated load balancer's), with names every VM's /etc/hosts gives
+   * it.
+   */
   addHubAddress(ip: string, names: readonly string[]): void {
     run('ip', ['netns', 'exec', this.hubNetns, 'ip', 'addr', 'add', `${ip}/32`, 'dev', 'br0']);
     this.hubHosts.set(ip, names);
@@ -471,12 +609,22 @@ export class SimulatedHub {
   }
 
   /** Runs a command inside the VM (all three namespaces), as root. */
-  exec(vm: SimulatedVm, script: string, options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CommandResult> {
+  exec(
+    vm: SimulatedVm,
+    script: string,
+    options: { timeoutMs?: number; env?: Record<string, string> } = {},
+  ): Promise<CommandResult> {
     const timeoutMs = options.timeoutMs ?? 600_000;
     // With `env`, the command starts from exactly that environment (as cloud-init's is minimal), not the test's.
-    const environment = options.env ? ['env', '-i', ...Object.entries(options.env).map(([key, value]) => `${key}=${value}`)] : [];
+    const environment = options.env
+      ? ['env', '-i', ...Object.entries(options.env).map(([key, value]) => `${key}=${value}`)]
+      : [];
     return new Promise((resolve) => {
-      const child = spawn('nsenter', ['-t', String(vm.pid), '-n', '-m', '-u', '--', ...environment, 'bash', '-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        'nsenter',
+        ['-t', String(vm.pid), '-n', '-m', '-u', '--', ...environment, 'bash', '-c', script],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -491,14 +639,18 @@ export class SimulatedHub {
 
   /** The tail of the VM's broker and unit logs, for failure messages. */
   async diagnostics(vm: SimulatedVm): Promise<string> {
-    const result = await this.exec(vm, 'for f in /var/log/rabbitmq/* /run/rmqbench-sim/*.out /run/rmqbench-sim/*.err; do [ -f "$f" ] && { echo "== $f"; tail -n 15 "$f"; }; done; true');
+    const result = await this.exec(
+      vm,
+      'for f in /var/log/rabbitmq/* /run/rmqbench-sim/*.out /run/rmqbench-sim/*.err; do [ -f "$f" ] && { echo "== $f"; tail -n 15 "$f"; }; done; true',
+    );
     return result.stdout;
   }
 
   /** `rabbitmqctl cluster_status` inside the VM, parsed. */
   async clusterStatus(vm: SimulatedVm): Promise<{ disk_nodes: string[]; running_nodes: string[] }> {
     const result = await this.exec(vm, 'rabbitmqctl -q cluster_status --formatter json');
-    if (result.status !== 0) throw new Error(`rabbitmqctl cluster_status failed in ${vm.computerName}: ${result.stderr}`);
+    if (result.status !== 0)
+      throw new Error(`rabbitmqctl cluster_status failed in ${vm.computerName}: ${result.stderr}`);
     return JSON.parse(result.stdout) as { disk_nodes: string[]; running_nodes: string[] };
   }
 
@@ -516,7 +668,9 @@ export class SimulatedHub {
     this.writeHosts();
   }
 
-  /** What cleanup() must leave nothing of: processes in any VM's network namespace, the hub namespace, the hub's folder. */
+  /**
+   * What cleanup() must leave nothing of: processes in any VM's network namespace, the hub namespace, the hub's folder.
+   */
   leftovers(): { processes: number[]; hubNamespace: boolean; folder: boolean } {
     return {
       processes: this.vms.flatMap((vm) => pidsInNetns(vm.netnsInode)),

@@ -1,9 +1,11 @@
 /**
  * The Kafka broker boot scripts run verbatim on three simulated VMs each (harness.ts) and must form one 3-broker KRaft
- * quorum: the AWS user data of KafkaCluster (cdk/user-data/kafka-node.ts, rendered as the construct renders it, with its
+ * quorum: the AWS user data of KafkaCluster (cdk/user-data/kafka-node.ts, rendered as the construct renders it, with
+ * its
  * exit trap) against fake IMDSv2, CloudWatch Logs and CloudFormation (fake-aws.py); and the Azure broker's customData,
  * rendered from modules/kafka-cluster.bicep (bicep/cloud-init/rmqbench-kafka-setup.sh and its kafka.env), whose runcmd
- * runs as cloud-init would. Only the downloads go through each script's one seam (/etc/rmqbench/install-override.sh): the
+ * runs as cloud-init would. Only the downloads go through each script's one seam (/etc/rmqbench/install-override.sh):
+ * the
  * 92 Kafka 4.3.1 jars are copied from this machine's Maven cache (scripts/setup.sh fills it, as for the local Kafka
  * tests), and the scripts still check every jar against its pinned SHA-256. Java is this machine's (17) instead of the
  * images' 21. Each VM gets private /etc, /opt and /var/lib layers (the scripts add a `kafka` system user and write
@@ -53,7 +55,6 @@ printf '#!/bin/sh\\necho "$*" > ${AGENT_CTL_CALLS}\\n' > ${CLOUDWATCH_AGENT_CTL}
 chmod 755 ${CLOUDWATCH_AGENT_CTL}
 `;
 
-
 /** This machine's Kafka jars (the 92 the scripts pin), as the local Kafka tests find them. */
 function kafkaJarDirectory(): string {
   const dir = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
@@ -62,7 +63,8 @@ function kafkaJarDirectory(): string {
 }
 
 /** Kafka's own tools, run as root inside a VM with the jars the boot installed. */
-const kafkaTool = (mainClass: string, args: string): string => `java -cp '/opt/kafka/libs/*' ${mainClass} ${args} 2>/dev/null`;
+const kafkaTool = (mainClass: string, args: string): string =>
+  `java -cp '/opt/kafka/libs/*' ${mainClass} ${args} 2>/dev/null`;
 
 interface QuorumStatus {
   readonly clusterId: string;
@@ -71,11 +73,19 @@ interface QuorumStatus {
   readonly voterEndpoints: string[];
 }
 
-/** `kafka-metadata-quorum describe --status`, parsed ("ClusterId:", "LeaderId:", "CurrentVoters:" with a JSON array). */
+/**
+ * `kafka-metadata-quorum describe --status`, parsed ("ClusterId:", "LeaderId:", "CurrentVoters:" with a JSON array).
+ */
 async function quorumStatus(hub: SimulatedHub, vm: SimulatedVm, bootstrap: string): Promise<QuorumStatus> {
-  const result = await hub.exec(vm, kafkaTool('org.apache.kafka.tools.MetadataQuorumCommand', `--bootstrap-server ${bootstrap} describe --status`));
+  const result = await hub.exec(
+    vm,
+    kafkaTool('org.apache.kafka.tools.MetadataQuorumCommand', `--bootstrap-server ${bootstrap} describe --status`),
+  );
   const field = (name: string): string => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(result.stdout)?.[1]?.trim() ?? '';
-  if (result.status !== 0 || !field('CurrentVoters')) throw new Error(`describe --status failed in ${vm.computerName} (${result.status}): ${result.stdout}${result.stderr}`);
+  if (result.status !== 0 || !field('CurrentVoters'))
+    throw new Error(
+      `describe --status failed in ${vm.computerName} (${result.status}): ${result.stdout}${result.stderr}`,
+    );
   const voters = JSON.parse(field('CurrentVoters')) as { id: number; endpoints?: string[] }[];
   return {
     clusterId: field('ClusterId'),
@@ -85,11 +95,23 @@ async function quorumStatus(hub: SimulatedHub, vm: SimulatedVm, bootstrap: strin
   };
 }
 
-/** BrokerApiVersionsCommand's first line per broker, "<advertised host:port> (id: <node id> rack: ...) -> (": listener → id. */
-async function advertisedBrokers(hub: SimulatedHub, vm: SimulatedVm, bootstrap: string): Promise<Record<string, number>> {
-  const result = await hub.exec(vm, kafkaTool('org.apache.kafka.tools.BrokerApiVersionsCommand', `--bootstrap-server ${bootstrap}`));
+/**
+ * BrokerApiVersionsCommand's first line per broker, "<advertised host:port> (id: <node id> rack: ...) -> (": listener →
+ * id.
+ */
+async function advertisedBrokers(
+  hub: SimulatedHub,
+  vm: SimulatedVm,
+  bootstrap: string,
+): Promise<Record<string, number>> {
+  const result = await hub.exec(
+    vm,
+    kafkaTool('org.apache.kafka.tools.BrokerApiVersionsCommand', `--bootstrap-server ${bootstrap}`),
+  );
   if (result.status !== 0) throw new Error(`BrokerApiVersionsCommand failed in ${vm.computerName}: ${result.stderr}`);
-  return Object.fromEntries([...result.stdout.matchAll(/^(\S+) \(id: (\d+) rack:/gm)].map((match) => [match[1] as string, Number(match[2])]));
+  return Object.fromEntries(
+    [...result.stdout.matchAll(/^(\S+) \(id: (\d+) rack:/gm)].map((match) => [match[1] as string, Number(match[2])]),
+  );
 }
 
 /** node.id and cluster.id the broker's log directory was formatted with (meta.properties, written by StorageTool). */
@@ -100,28 +122,51 @@ async function formattedIdentity(hub: SimulatedHub, vm: SimulatedVm): Promise<{ 
 
 /** The broker process the unit started: its user and that it runs kafka.Kafka. */
 async function brokerProcess(hub: SimulatedHub, vm: SimulatedVm): Promise<string> {
-  return (await hub.exec(vm, 'ps -o user=,args= -p "$(cat /run/rmqbench-sim/kafka.pid)" | awk \'{print $1, $NF}\'')).stdout.trim();
+  return (
+    await hub.exec(vm, 'ps -o user=,args= -p "$(cat /run/rmqbench-sim/kafka.pid)" | awk \'{print $1, $NF}\'')
+  ).stdout.trim();
 }
 
 async function expectBooted(hub: SimulatedHub, vm: SimulatedVm, result: CommandResult): Promise<void> {
-  const failure = result.status === 0 ? '' : `${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}\n${await hub.diagnostics(vm)}`;
-  expect({ vm: vm.computerName, status: result.status, failure }).toEqual({ vm: vm.computerName, status: 0, failure: '' });
+  const failure =
+    result.status === 0
+      ? ''
+      : `${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}\n${await hub.diagnostics(vm)}`;
+  expect({ vm: vm.computerName, status: result.status, failure }).toEqual({
+    vm: vm.computerName,
+    status: 0,
+    failure: '',
+  });
 }
 
 describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
   const hub = new SimulatedHub({
     subnet: 5,
     fakeScript: 'fake-aws.py',
-    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map((service) => `${service}.${REGION}.amazonaws.com`),
-    state: { region: REGION, roleName: 'rmqbench-kafka-role', autoScalingGroupName: 'none', desiredCapacity: 0, secrets: {} },
+    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map(
+      (service) => `${service}.${REGION}.amazonaws.com`,
+    ),
+    state: {
+      region: REGION,
+      roleName: 'rmqbench-kafka-role',
+      autoScalingGroupName: 'none',
+      desiredCapacity: 0,
+      secrets: {},
+    },
   });
   afterAll(() => hub.cleanup());
 
-  const identities: KafkaBrokerIdentity[] = [1, 2, 3].map((nodeId) => ({ nodeId, hostName: `kafka-${nodeId}.${ZONE}` }));
+  const identities: KafkaBrokerIdentity[] = [1, 2, 3].map((nodeId) => ({
+    nodeId,
+    hostName: `kafka-${nodeId}.${ZONE}`,
+  }));
   const clusterId = kafkaClusterId('rmqbench-sim-stack/Kafka');
   const vms: SimulatedVm[] = [];
 
-  /** KafkaCluster's user data for one broker: CDK's Linux user data with the exit trap, the construct's ports and device. */
+  /**
+   * KafkaCluster's user data for one broker: CDK's Linux user data with the exit trap, the construct's ports and
+   * device.
+   */
   function renderUserData(self: KafkaBrokerIdentity): string {
     const userData = UserData.forLinux();
     userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
@@ -154,19 +199,33 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
           `ip-10-91-5-${10 + identity.nodeId}`,
           {
             '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
-            // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path> <file>, into
+            // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path>
+            // <file>, into
             // the script's /opt/kafka/libs); the script's manifest loop and digest check run as on EC2.
-            [INSTALL_OVERRIDE_FILE]: { content: `rmqbench_install_packages() { command -v java >/dev/null; }\nrmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`, mode: 0o644 },
+            [INSTALL_OVERRIDE_FILE]: {
+              content: `rmqbench_install_packages() { command -v java >/dev/null; }\nrmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`,
+              mode: 0o644,
+            },
             ...(identity.nodeId < 3 ? { '/usr/local/sbin/dnf': { content: FAKE_DNF, mode: 0o755 } } : {}),
           },
-          // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's address.
+          // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's
+          // address.
           { blockDevice: DATA_VOLUME_DEVICE, state: { instanceId }, overlays: OVERLAYS, dnsNames: [identity.hostName] },
         ),
       );
     }
-    // What cloud-init gives the user data here: the AWS CLI on PATH, and AWS_CA_BUNDLE for the test CA (the CLI keeps its own bundle).
-    const environment = { PATH: `${awsCliDirectory()}:${MINIMAL_PATH}`, HOME: '/root', AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' };
-    const results = await Promise.all(vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: environment })));
+    // What cloud-init gives the user data here: the AWS CLI on PATH, and AWS_CA_BUNDLE for the test CA (the CLI keeps
+    // its own bundle).
+    const environment = {
+      PATH: `${awsCliDirectory()}:${MINIMAL_PATH}`,
+      HOME: '/root',
+      AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+      AWS_CONFIG_FILE: '/nonexistent',
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    };
+    const results = await Promise.all(
+      vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: environment })),
+    );
     for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
 
     const requests = hub.requestLog();
@@ -178,34 +237,49 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
     for (const [index, vm] of vms.entries()) {
       const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
       // The jars were checked against their pins (the digest over their SHA-256 sums), and all 92 are there.
-      expect((await hub.exec(vm, 'ls /opt/kafka/libs/*.jar | wc -l')).stdout.trim()).toBe(String(KAFKA_ARTIFACTS.length));
+      expect((await hub.exec(vm, 'ls /opt/kafka/libs/*.jar | wc -l')).stdout.trim()).toBe(
+        String(KAFKA_ARTIFACTS.length),
+      );
       expect(bootLog).not.toContain('differ from the pinned ones');
       expect(bootLog).toContain('quorum formed: leader');
       expect(bootLog).toContain('3 voters');
       expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId });
       expect(await brokerProcess(hub, vm)).toBe(`kafka /etc/kafka/server.properties`);
-      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(`${DATA_VOLUME_DEVICE} xfs\n`);
+      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
+        `${DATA_VOLUME_DEVICE} xfs\n`,
+      );
     }
   });
 
   test('the boot wrote the CloudWatch agent configuration with the stack name as ClusterId and Role kafka-broker, and started the agent; without dnf the broker booted all the same', async () => {
     for (const vm of vms.slice(0, 2)) {
       const config = JSON.parse((await hub.exec(vm, `cat ${CLOUDWATCH_AGENT_CONFIG_PATH}`)).stdout) as {
-        metrics: { namespace: string; append_dimensions: Record<string, string>; metrics_collected: Record<string, { append_dimensions: Record<string, string> }> };
+        metrics: {
+          namespace: string;
+          append_dimensions: Record<string, string>;
+          metrics_collected: Record<string, { append_dimensions: Record<string, string> }>;
+        };
       };
       expect(config.metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
       // The agent's own placeholder arrives unexpanded; it fills in the instance id.
       expect(config.metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
       expect(Object.keys(config.metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
-      for (const plugin of Object.values(config.metrics.metrics_collected)) expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-sim-stack', Role: KAFKA_BROKER_ROLE });
-      expect((await hub.exec(vm, `cat ${AGENT_CTL_CALLS}`)).stdout).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}\n`);
+      for (const plugin of Object.values(config.metrics.metrics_collected))
+        expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-sim-stack', Role: KAFKA_BROKER_ROLE });
+      expect((await hub.exec(vm, `cat ${AGENT_CTL_CALLS}`)).stdout).toBe(
+        `-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}\n`,
+      );
     }
     const third = vms[2] as SimulatedVm;
-    expect((await hub.exec(third, `cat ${BOOT_LOG_FILE}`)).stdout).toContain('the CloudWatch agent could not be installed or started');
-    expect((await hub.exec(third, `test -e ${CLOUDWATCH_AGENT_CONFIG_PATH} && echo present || echo absent`)).stdout).toBe('absent\n');
+    expect((await hub.exec(third, `cat ${BOOT_LOG_FILE}`)).stdout).toContain(
+      'the CloudWatch agent could not be installed or started',
+    );
+    expect(
+      (await hub.exec(third, `test -e ${CLOUDWATCH_AGENT_CONFIG_PATH} && echo present || echo absent`)).stdout,
+    ).toBe('absent\n');
   });
 
-  test('from inside an instance, Kafka\'s tools see one quorum of voters 1-3 with a leader, and each broker advertised at its zone name', async () => {
+  test("from inside an instance, Kafka's tools see one quorum of voters 1-3 with a leader, and each broker advertised at its zone name", async () => {
     const [first, second, third] = vms as [SimulatedVm, SimulatedVm, SimulatedVm];
     const status = await quorumStatus(hub, second, `${identities[0]!.hostName}:9092`);
     expect(status.clusterId).toBe(clusterId);
@@ -214,7 +288,9 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
     expect([1, 2, 3]).toContain(status.leaderId);
     // The same quorum asked through another broker.
     expect((await quorumStatus(hub, third, `${identities[2]!.hostName}:9092`)).voterIds).toEqual([1, 2, 3]);
-    expect(await advertisedBrokers(hub, first, `${identities[1]!.hostName}:9092`)).toEqual(Object.fromEntries(identities.map((broker) => [`${broker.hostName}:9092`, broker.nodeId])));
+    expect(await advertisedBrokers(hub, first, `${identities[1]!.hostName}:9092`)).toEqual(
+      Object.fromEntries(identities.map((broker) => [`${broker.hostName}:9092`, broker.nodeId])),
+    );
   });
 
   test('cleanup leaves no broker process, namespace or folder behind', () => {
@@ -230,11 +306,19 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
     subnet: SUBNET,
     fakeScript: 'fake-azure.py',
     httpsNames: ['management.azure.com', 'rmqbenchsimkv.vault.azure.net'],
-    state: { subscriptionId: '00000000-0000-0000-0000-000000000091', resourceGroup: 'rmqbench-sim', scaleSetName: 'none', identityClientId: 'none', vaultName: 'rmqbenchsimkv', secrets: {} },
+    state: {
+      subscriptionId: '00000000-0000-0000-0000-000000000091',
+      resourceGroup: 'rmqbench-sim',
+      scaleSetName: 'none',
+      identityClientId: 'none',
+      vaultName: 'rmqbenchsimkv',
+      secrets: {},
+    },
   });
   afterAll(() => hub.cleanup());
 
-  // The module's static IPs: cidrHost(subnetAddressPrefix, firstHostNumber + i) with the default firstHostNumber 99, which
+  // The module's static IPs: cidrHost(subnetAddressPrefix, firstHostNumber + i) with the default firstHostNumber 99,
+  // which
   // is the subnet's address 100 + i (cidrHost's 0 is the first usable address, .1:
   // https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-cidr#cidrhost).
   const FIRST_HOST_NUMBER = 99;
@@ -247,18 +331,29 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
     runcmd: string[][];
   }
 
-  /** Broker i's customData, evaluated from the module as ARM would (the static IPs and the seed given, as ARM computes them). */
+  /**
+   * Broker i's customData, evaluated from the module as ARM would (the static IPs and the seed given, as ARM computes
+   * them).
+   */
   async function renderCustomData(i: number): Promise<CloudConfig> {
     const module = await parseBicepFile(`${BICEP_DIR}/modules/kafka-cluster.bicep`);
     const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
     const [customData] = propertyValues(vm?.body as never, 'customData');
-    const text = evaluateString(module, customData as never, { i: String(i), namePrefix: 'rmqbench', brokerHostList: brokerHosts.join(','), clusterSeed, quorumTimeoutSeconds: '300' });
+    const text = evaluateString(module, customData as never, {
+      i: String(i),
+      namePrefix: 'rmqbench',
+      brokerHostList: brokerHosts.join(','),
+      clusterSeed,
+      quorumTimeoutSeconds: '300',
+    });
     const config = parseYaml(Buffer.from(text, 'base64').toString('utf8')) as CloudConfig;
     // An expression the evaluator could not compute shows as <source text>, a placeholder left unfilled as {{NAME}}.
     for (const entry of config.write_files) {
       const content = Buffer.from(entry.content, 'base64').toString('utf8');
-      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content)) throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
-      if (/\{\{[A-Z]/.test(entry.content)) throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
+      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content))
+        throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
+      if (/\{\{[A-Z]/.test(entry.content))
+        throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
     }
     return config;
   }
@@ -272,11 +367,20 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
       configs.push(config);
       const files: Record<string, { content: string; mode: number }> = {};
       for (const entry of config.write_files) {
-        files[entry.path] = { content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content, mode: parseInt(entry.permissions ?? '0644', 8) };
+        files[entry.path] = {
+          content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
+          mode: parseInt(entry.permissions ?? '0644', 8),
+        };
       }
-      expect(files['/etc/rmqbench/kafka.env']?.content).toContain(`NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`);
-      // Downloads only: Java is this machine's, the jars its Maven cache's; the script checks their SHA-256 sums itself.
-      files['/etc/rmqbench/install-override.sh'] = { content: `install_kafka() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar "$home/libs/"; }\n`, mode: 0o644 };
+      expect(files['/etc/rmqbench/kafka.env']?.content).toContain(
+        `NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`,
+      );
+      // Downloads only: Java is this machine's, the jars its Maven cache's; the script checks their SHA-256 sums
+      // itself.
+      files['/etc/rmqbench/install-override.sh'] = {
+        content: `install_kafka() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar "$home/libs/"; }\n`,
+        mode: 0o644,
+      };
       vms.push(
         hub.createVm(`rmqbench-kafka-${i + 1}`, `rmqbench-kafka-${i + 1}`, files, {
           hostNumber: FIRST_HOST_NUMBER + i + 1,
@@ -303,20 +407,27 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
       expect(result.stderr).toContain('rmqbench-kafka-setup: quorum formed: leader');
     }
     for (const [index, vm] of vms.entries()) {
-      expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId: kafkaClusterId(clusterSeed) });
+      expect(await formattedIdentity(hub, vm)).toEqual({
+        nodeId: String(index + 1),
+        clusterId: kafkaClusterId(clusterSeed),
+      });
       expect(await brokerProcess(hub, vm)).toBe('kafka /etc/kafka/server.properties');
-      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe('/dev/disk/azure/scsi1/lun0 xfs\n');
+      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
+        '/dev/disk/azure/scsi1/lun0 xfs\n',
+      );
     }
   });
 
-  test('from inside a VM, Kafka\'s tools see one quorum of voters 1-3 with a leader, and each broker advertised at its static IP', async () => {
+  test("from inside a VM, Kafka's tools see one quorum of voters 1-3 with a leader, and each broker advertised at its static IP", async () => {
     const [first, second] = vms as [SimulatedVm, SimulatedVm];
     const status = await quorumStatus(hub, first, `${brokerHosts[1]}:9092`);
     expect(status.clusterId).toBe(kafkaClusterId(clusterSeed));
     expect(status.voterIds).toEqual([1, 2, 3]);
     expect(status.voterEndpoints).toEqual(brokerHosts.map((host) => `CONTROLLER://${host}:9093`));
     expect([1, 2, 3]).toContain(status.leaderId);
-    expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])));
+    expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(
+      Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])),
+    );
   });
 
   test('cleanup leaves no broker process, namespace or folder behind', () => {

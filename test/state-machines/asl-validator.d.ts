@@ -1,4 +1,8 @@
 declare module 'asl-validator' {
-  function aslValidator(definition: unknown): { isValid: boolean; errors: { message?: string }[]; errorsText: (separator?: string) => string };
+  function aslValidator(definition: unknown): {
+    isValid: boolean;
+    errors: { message?: string }[];
+    errorsText: (separator?: string) => string;
+  };
   export = aslValidator;
 }

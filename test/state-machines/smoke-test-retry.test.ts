@@ -5,16 +5,27 @@ import { STATE, type TaskStateName } from '../../state-machines/states';
 
 type Json = Parameters<StateMachine['run']>[0];
 
-const plan = { name: 'retry', clusters: [{ name: 'one', nodes: 1, topology: { type: 'classic' }, instanceType: 'c5.xlarge' }], workloads: [{ name: 'w', durationSeconds: 10 }] };
+const plan = {
+  name: 'retry',
+  clusters: [{ name: 'one', nodes: 1, topology: { type: 'classic' }, instanceType: 'c5.xlarge' }],
+  workloads: [{ name: 'w', durationSeconds: 10 }],
+};
 
-/** Runs the deployed definition with the given SmokeTest behaviour; returns how often SmokeTest ran and how the run ended. */
+/**
+ * Runs the deployed definition with the given SmokeTest behaviour; returns how often SmokeTest ran and how the run
+ * ended.
+ */
 async function runWithSmokeTest(smokeTest: (attempt: number) => unknown) {
   let attempts = 0;
   let finished: { clusterResults?: { failed: boolean }[] } | undefined;
   const handlers: Record<TaskStateName, (event: never) => unknown> = {
-    [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) => buildSchedule(event.input, event.executionName),
+    [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) =>
+      buildSchedule(event.input, event.executionName),
     [STATE.recordRunStart]: () => ({}),
-    [STATE.launchCluster]: (event: { cluster: ScheduledCluster }) => ({ clusterId: event.cluster.clusterId, readyBy: '2030-01-01T00:00:00Z' }),
+    [STATE.launchCluster]: (event: { cluster: ScheduledCluster }) => ({
+      clusterId: event.cluster.clusterId,
+      readyBy: '2030-01-01T00:00:00Z',
+    }),
     [STATE.checkClusterReady]: () => ({ ready: true, outputs: {} }),
     [STATE.smokeTest]: () => smokeTest(++attempts),
     [STATE.startRepetition]: () => ({ startedAt: '2025-01-01T00:00:00Z' }),
@@ -38,20 +49,41 @@ async function runWithSmokeTest(smokeTest: (attempt: number) => unknown) {
     },
     [STATE.finishRun]: (event: { state: { clusterResults?: { failed: boolean }[] } }) => {
       finished = event.state;
-      return { status: event.state.clusterResults?.some((result) => result.failed) ? 'FAILED' : 'SUCCEEDED', error: 'cluster failed' };
+      return {
+        status: event.state.clusterResults?.some((result) => result.failed) ? 'FAILED' : 'SUCCEEDED',
+        error: 'cluster failed',
+      };
     },
     [STATE.recordRunFailure]: () => ({ status: 'FAILED', error: 'recorded' }),
   };
   const input: WorkflowInput = { plan, target: 'aws', runId: 'run-retry' };
   const machine = new StateMachine(resolveResources(buildBenchmarkDefinition()) as unknown as StateMachineDefinition);
-  await machine.run(input as unknown as Json, {
-    context: { Execution: { Input: input as unknown as Json, Name: 'retry', Id: 'local:retry', StartTime: '2025-01-01T00:00:00Z' } },
-    overrides: {
-      taskResourceLocalHandlers: Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, async (event: Json) => handler(event as never) as Json])),
-      waitTimeOverrides: { [STATE.waitForCluster]: 0, [STATE.waitForRepetition]: 0, [STATE.pauseBetweenRepetitions]: 0 },
-      retryIntervalOverrides: { [STATE.smokeTest]: 0, [STATE.teardownCluster]: 0 },
-    },
-  }).result.catch(() => undefined);
+  await machine
+    .run(input as unknown as Json, {
+      context: {
+        Execution: {
+          Input: input as unknown as Json,
+          Name: 'retry',
+          Id: 'local:retry',
+          StartTime: '2025-01-01T00:00:00Z',
+        },
+      },
+      overrides: {
+        taskResourceLocalHandlers: Object.fromEntries(
+          Object.entries(handlers).map(([name, handler]) => [
+            name,
+            async (event: Json) => handler(event as never) as Json,
+          ]),
+        ),
+        waitTimeOverrides: {
+          [STATE.waitForCluster]: 0,
+          [STATE.waitForRepetition]: 0,
+          [STATE.pauseBetweenRepetitions]: 0,
+        },
+        retryIntervalOverrides: { [STATE.smokeTest]: 0, [STATE.teardownCluster]: 0 },
+      },
+    })
+    .result.catch(() => undefined);
   return { attempts, clusterFailed: finished?.clusterResults?.[0]?.failed };
 }
 

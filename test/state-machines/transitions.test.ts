@@ -4,9 +4,19 @@ import { parse as parseYaml } from 'yaml';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { estimateRun } from '../../core/cost/estimate';
 import { validatePlan } from '../../core/plan/plan';
-import { HISTORY_EVENTS_BUDGET, stateTransitions, historyEvents, REPETITION_OVERHEAD_SECONDS } from '../../core/cloud/workflow-shape';
+import {
+  HISTORY_EVENTS_BUDGET,
+  stateTransitions,
+  historyEvents,
+  REPETITION_OVERHEAD_SECONDS,
+} from '../../core/cloud/workflow-shape';
 import { buildBenchmarkDefinition, resolveResources } from '../../state-machines/definition';
-import { buildSchedule, type ScheduledCluster, type ScheduledRepetition, type WorkflowInput } from '../../state-machines/schedule';
+import {
+  buildSchedule,
+  type ScheduledCluster,
+  type ScheduledRepetition,
+  type WorkflowInput,
+} from '../../state-machines/schedule';
 import { STATE } from '../../state-machines/states';
 import { executeWorkflow } from './workflow-harness';
 
@@ -17,7 +27,9 @@ import { executeWorkflow } from './workflow-harness';
  * counted (states entered, history events) is compared with core/cloud/workflow-shape.ts's formulas and the estimate.
  */
 const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: 1 }));
-const processor = (definition.States[STATE.forEachCluster]!.ItemProcessor as { States: Record<string, { Seconds?: number }> }).States;
+const processor = (
+  definition.States[STATE.forEachCluster]!.ItemProcessor as { States: Record<string, { Seconds?: number }> }
+).States;
 const CLUSTER_WAIT = processor[STATE.waitForCluster]!.Seconds!;
 const TEARDOWN_WAIT = processor[STATE.waitForTeardown]!.Seconds!;
 
@@ -39,15 +51,30 @@ async function simulate(plan: unknown, target: 'aws' | 'azure', timing: Timing) 
     { plan, target, runId: 'shape' },
     {
       ...(timing.layOutLocally
-        ? { [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) => ({ ...buildSchedule({ ...event.input, target: 'local' }, event.executionName), target }) }
+        ? {
+            [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) => ({
+              ...buildSchedule({ ...event.input, target: 'local' }, event.executionName),
+              target,
+            }),
+          }
         : {}),
       // The first check follows the launch at once; each later one a WaitForCluster later.
-      [STATE.checkClusterReady]: (event: { cluster: ScheduledCluster }) => ({ ready: advance(`launch/${event.cluster.clusterId}`, CLUSTER_WAIT) >= timing.provisioningSeconds, outputs: {} }),
+      [STATE.checkClusterReady]: (event: { cluster: ScheduledCluster }) => ({
+        ready: advance(`launch/${event.cluster.clusterId}`, CLUSTER_WAIT) >= timing.provisioningSeconds,
+        outputs: {},
+      }),
       // Every check of a repetition follows a WaitForRepetition of the item's pollSeconds.
-      [STATE.checkRepetition]: (event: { item: ScheduledRepetition; cluster?: unknown; launch: { clusterId: string } }) => {
+      [STATE.checkRepetition]: (event: {
+        item: ScheduledRepetition;
+        cluster?: unknown;
+        launch: { clusterId: string };
+      }) => {
         const key = `${event.launch.clusterId}/${event.item.rawKey}`;
         elapsed.set(key, (elapsed.get(key) ?? 0) + event.item.pollSeconds);
-        return { done: elapsed.get(key)! >= event.item.durationSeconds + REPETITION_OVERHEAD_SECONDS, rawKey: event.item.rawKey };
+        return {
+          done: elapsed.get(key)! >= event.item.durationSeconds + REPETITION_OVERHEAD_SECONDS,
+          rawKey: event.item.rawKey,
+        };
       },
       [STATE.teardownCluster]: () => ({ deleteBy: '2030-01-01T00:00:00.000Z' }),
       [STATE.checkTeardown]: (event: { cluster: ScheduledCluster }) => {
@@ -60,11 +87,21 @@ async function simulate(plan: unknown, target: 'aws' | 'azure', timing: Timing) 
   );
 }
 
-const plan = (clusters: number, repetitions: number, pauseSeconds: number, messageSizes: number[], durationSeconds = 10) => ({
+const plan = (
+  clusters: number,
+  repetitions: number,
+  pauseSeconds: number,
+  messageSizes: number[],
+  durationSeconds = 10,
+) => ({
   name: 'transitions',
   repetitions,
   pauseSecondsBetweenRepetitions: pauseSeconds,
-  clusters: Array.from({ length: clusters }, (_, index) => ({ name: `c${index}`, nodes: index + 1, instanceType: 'c5.xlarge' })),
+  clusters: Array.from({ length: clusters }, (_, index) => ({
+    name: `c${index}`,
+    nodes: index + 1,
+    instanceType: 'c5.xlarge',
+  })),
   workloads: [{ name: 'w', durationSeconds, sweep: { messageSizeBytes: messageSizes } }],
 });
 
@@ -75,21 +112,31 @@ describe('core/cloud/workflow-shape.ts against executions of the deployed defini
     [2, 2, 5, [100, 200], 600, 90, 300],
     [1, 2, 0, [100], 3600, 900, 300],
     [2, 2, 10, [100], 7200, 60, 120],
-  ])('%i cluster(s), %i repetition(s), pause %i s, sizes %j, %i s each, ready after %i s, deleted after %i s', async (clusters, repetitions, pause, sizes, duration, provisioningSeconds, teardownSeconds) => {
-    const run = await simulate(plan(clusters, repetitions, pause, sizes, duration), 'aws', { provisioningSeconds, teardownSeconds });
-    expect(run.succeeded).toBe(true);
-    const shape = Array.from({ length: clusters }, () => ({
-      clusterPolls: Math.floor(provisioningSeconds / CLUSTER_WAIT) + (provisioningSeconds % CLUSTER_WAIT === 0 ? 1 : 2),
-      // TeardownCluster only starts the deletion: at least one CheckTeardown follows.
-      teardownPolls: Math.max(1, Math.ceil(teardownSeconds / TEARDOWN_WAIT)),
-      repetitions: sizes.flatMap(() =>
-        Array.from({ length: repetitions }, (_, index) => ({ polls: run.attempts[STATE.checkRepetition]! / (clusters * sizes.length * repetitions), pause: pause > 0 && index < repetitions - 1 })),
-      ),
-    }));
-    expect(run.transitions).toBeGreaterThan(20);
-    expect(stateTransitions(shape)).toBe(run.transitions);
-    expect(historyEvents(shape)).toBe(run.historyEvents);
-  });
+  ])(
+    '%i cluster(s), %i repetition(s), pause %i s, sizes %j, %i s each, ready after %i s, deleted after %i s',
+    async (clusters, repetitions, pause, sizes, duration, provisioningSeconds, teardownSeconds) => {
+      const run = await simulate(plan(clusters, repetitions, pause, sizes, duration), 'aws', {
+        provisioningSeconds,
+        teardownSeconds,
+      });
+      expect(run.succeeded).toBe(true);
+      const shape = Array.from({ length: clusters }, () => ({
+        clusterPolls:
+          Math.floor(provisioningSeconds / CLUSTER_WAIT) + (provisioningSeconds % CLUSTER_WAIT === 0 ? 1 : 2),
+        // TeardownCluster only starts the deletion: at least one CheckTeardown follows.
+        teardownPolls: Math.max(1, Math.ceil(teardownSeconds / TEARDOWN_WAIT)),
+        repetitions: sizes.flatMap(() =>
+          Array.from({ length: repetitions }, (_, index) => ({
+            polls: run.attempts[STATE.checkRepetition]! / (clusters * sizes.length * repetitions),
+            pause: pause > 0 && index < repetitions - 1,
+          })),
+        ),
+      }));
+      expect(run.transitions).toBeGreaterThan(20);
+      expect(stateTransitions(shape)).toBe(run.transitions);
+      expect(historyEvents(shape)).toBe(run.historyEvents);
+    },
+  );
 
   test('an hour-long repetition is checked ~30 times, not 240 (its pollSeconds spread over its duration)', async () => {
     const run = await simulate(plan(1, 1, 0, [100], 3600), 'aws', { provisioningSeconds: 0, teardownSeconds: 0 });
@@ -101,19 +148,42 @@ describe('core/cloud/workflow-shape.ts against executions of the deployed defini
 /** Every built-in plan with an instance type on every cluster, on aws and azure: what `run --target` would start. */
 const PLANS = join(__dirname, '..', '..', 'plans');
 function withInstanceTypes(file: string, target: 'aws' | 'azure') {
-  const { maxCostUsd: _budget, ...data } = parseYaml(readFileSync(join(PLANS, file), 'utf8')) as { clusters: Record<string, unknown>[]; maxCostUsd?: number };
-  return { ...data, clusters: data.clusters.map((cluster) => ({ ...cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2' })) };
+  const { maxCostUsd: _budget, ...data } = parseYaml(readFileSync(join(PLANS, file), 'utf8')) as {
+    clusters: Record<string, unknown>[];
+    maxCostUsd?: number;
+  };
+  return {
+    ...data,
+    clusters: data.clusters.map((cluster) => ({
+      ...cluster,
+      instanceType: target === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2',
+    })),
+  };
 }
 
 describe('execution history: every built-in plan fits in one execution, and the estimate says how much it uses', () => {
   const plans = readdirSync(PLANS).filter((file) => file.endsWith('.yaml'));
-  test.each(plans.flatMap((name) => [[name, 'aws'], [name, 'azure']] as const))('%s on %s', async (name, target) => {
+  test.each(
+    plans.flatMap(
+      (name) =>
+        [
+          [name, 'aws'],
+          [name, 'azure'],
+        ] as const,
+    ),
+  )('%s on %s', async (name, target) => {
     const plan = withInstanceTypes(name, target);
     const estimate = estimateRun(validatePlan(plan, name), { target, catalog: defaultPriceCatalog });
-    // The estimate's own assumptions: provisioning 15 min (aws) / 20 min (azure), deletion 5 min, PerfTest to its duration.
-    // Some plans are refused on a cloud target for other reasons (issue 26: a kill without a heal, mirrored queues on 4.x);
+    // The estimate's own assumptions: provisioning 15 min (aws) / 20 min (azure), deletion 5 min, PerfTest to its
+    // duration.
+    // Some plans are refused on a cloud target for other reasons (issue 26: a kill without a heal, mirrored queues on
+    // 4.x);
     // their layout, and so their history, is the same.
-    const run = await simulate(plan, target, { provisioningSeconds: (target === 'aws' ? 15 : 20) * 60, teardownSeconds: 300, layOutLocally: true });
+    const run = await simulate(plan, target, {
+      provisioningSeconds: (target === 'aws' ? 15 : 20) * 60,
+      teardownSeconds: 300,
+      layOutLocally: true,
+    });
     expect(run.succeeded).toBe(true);
     expect(run.historyEvents).toBeLessThanOrEqual(HISTORY_EVENTS_BUDGET);
     expect(Math.abs(estimate.historyEvents - run.historyEvents) / run.historyEvents).toBeLessThanOrEqual(0.1);

@@ -1,10 +1,16 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { buildBenchmarkDefinition, resolveResources, type BenchmarkDefinition } from '../../state-machines/definition';
-import { buildSchedule, type ScheduledCluster, type ScheduledRepetition, type WorkflowInput } from '../../state-machines/schedule';
+import {
+  buildSchedule,
+  type ScheduledCluster,
+  type ScheduledRepetition,
+  type WorkflowInput,
+} from '../../state-machines/schedule';
 import { STATE, type TaskStateName } from '../../state-machines/states';
 
 /**
- * The deployed definition executed locally (aws-local-stepfunctions) with Task handlers of the test's choosing: what the
+ * The deployed definition executed locally (aws-local-stepfunctions) with Task handlers of the test's choosing: what
+ * the
  * state-machine tests share. Waits and retry intervals pass at once; the handlers decide how long things "take".
  */
 type Json = Parameters<StateMachine['run']>[0];
@@ -16,24 +22,43 @@ const refuse = (state: string, why: string) => () => {
   throw new Error(`${state} entered ${why}`);
 };
 
-/** A run that goes well at once: every cluster ready on its first check, every repetition done on its first, deleted at once. */
+/**
+ * A run that goes well at once: every cluster ready on its first check, every repetition done on its first, deleted at
+ * once.
+ */
 export function happyHandlers(): TaskHandlers {
   return {
-    [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) => buildSchedule(event.input, event.executionName),
+    [STATE.validatePlan]: (event: { input: WorkflowInput; executionName: string }) =>
+      buildSchedule(event.input, event.executionName),
     [STATE.recordRunStart]: () => ({}),
-    [STATE.launchCluster]: (event: { cluster: ScheduledCluster }) => ({ clusterId: event.cluster.clusterId, readyBy: '2030-01-01T00:00:00.000Z' }),
+    [STATE.launchCluster]: (event: { cluster: ScheduledCluster }) => ({
+      clusterId: event.cluster.clusterId,
+      readyBy: '2030-01-01T00:00:00.000Z',
+    }),
     [STATE.checkClusterReady]: () => ({ ready: true, status: 'CREATE_COMPLETE', outputs: {} }),
     [STATE.smokeTest]: () => ({ roundTripMs: 1 }),
-    [STATE.startRepetition]: () => ({ commandId: 'c', instanceId: 'i', startedAt: '2025-01-01T00:31:00.000Z', perfTestArgs: [], doneBy: '2030-01-01T00:00:00.000Z' }),
+    [STATE.startRepetition]: () => ({
+      commandId: 'c',
+      instanceId: 'i',
+      startedAt: '2025-01-01T00:31:00.000Z',
+      perfTestArgs: [],
+      doneBy: '2030-01-01T00:00:00.000Z',
+    }),
     [STATE.injectFault]: refuse(STATE.injectFault, 'for a plan without a fault'),
     [STATE.healFault]: refuse(STATE.healFault, 'for a plan without a fault'),
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: true, rawKey: event.item.rawKey }),
-    [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({ scenarioId: event.item.scenarioId, repetition: event.item.repetition, status: 'SUCCEEDED' }),
+    [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({
+      scenarioId: event.item.scenarioId,
+      repetition: event.item.repetition,
+      status: 'SUCCEEDED',
+    }),
     [STATE.rereadHostMetrics]: () => ({ reread: 0, stored: 0, stillIncomplete: 0 }),
     [STATE.teardownCluster]: () => ({ done: true }),
     [STATE.checkTeardown]: refuse(STATE.checkTeardown, 'after a teardown that was done'),
     [STATE.finishRun]: (event: { state: { clusterResults?: { failed: boolean }[] } }) =>
-      event.state.clusterResults?.some((result) => result.failed) ? { status: 'FAILED', error: 'a cluster failed' } : { status: 'SUCCEEDED' },
+      event.state.clusterResults?.some((result) => result.failed)
+        ? { status: 'FAILED', error: 'a cluster failed' }
+        : { status: 'SUCCEEDED' },
     [STATE.recordRunFailure]: () => ({ status: 'FAILED', error: 'recorded' }),
   };
 }
@@ -53,7 +78,8 @@ export interface Executed {
 }
 
 /**
- * Step Functions' history events for one local event (https://docs.aws.amazon.com/step-functions/latest/apireference/API_HistoryEvent.html):
+ * Step Functions' history events for one local event
+ * (https://docs.aws.amazon.com/step-functions/latest/apireference/API_HistoryEvent.html):
  * a Lambda Task's entry is TaskStateEntered, LambdaFunctionScheduled and LambdaFunctionStarted, its exit
  * LambdaFunctionSucceeded and TaskStateExited, each retry LambdaFunctionFailed and the next Scheduled and Started, a
  * failure LambdaFunctionFailed; a Map state's entry MapStateEntered and MapStateStarted, its exit MapStateSucceeded and
@@ -84,7 +110,11 @@ export interface ExecuteOptions {
 }
 
 /** Runs the definition on `input` with `handlers` over happyHandlers(); counts what Step Functions would count. */
-export async function executeWorkflow(input: WorkflowInput, handlers: Partial<TaskHandlers> = {}, options: ExecuteOptions = {}): Promise<Executed> {
+export async function executeWorkflow(
+  input: WorkflowInput,
+  handlers: Partial<TaskHandlers> = {},
+  options: ExecuteOptions = {},
+): Promise<Executed> {
   const merged: TaskHandlers = { ...happyHandlers(), ...handlers };
   const attempts: Record<string, number> = {};
   let finished: Executed['finished'];
@@ -102,11 +132,26 @@ export async function executeWorkflow(input: WorkflowInput, handlers: Partial<Ta
   const machine = new StateMachine(definition as unknown as StateMachineDefinition);
   const zeroRetries = Object.fromEntries(Object.keys(merged).map((name) => [name, 0]));
   const execution = machine.run(input as unknown as Json, {
-    context: { Execution: { Input: input as unknown as Json, Name: 'harness', Id: 'local:harness', StartTime: '2025-01-01T00:00:00.000Z' } },
+    context: {
+      Execution: {
+        Input: input as unknown as Json,
+        Name: 'harness',
+        Id: 'local:harness',
+        StartTime: '2025-01-01T00:00:00.000Z',
+      },
+    },
     overrides: {
       taskResourceLocalHandlers: local,
       waitTimeOverrides: Object.fromEntries(
-        [STATE.waitForCluster, STATE.waitForRepetition, STATE.pauseBetweenRepetitions, STATE.waitForLateMetrics, STATE.waitForTeardown, STATE.waitForFault, STATE.waitForHeal].map((state) => [state, 0]),
+        [
+          STATE.waitForCluster,
+          STATE.waitForRepetition,
+          STATE.pauseBetweenRepetitions,
+          STATE.waitForLateMetrics,
+          STATE.waitForTeardown,
+          STATE.waitForFault,
+          STATE.waitForHeal,
+        ].map((state) => [state, 0]),
       ),
       retryIntervalOverrides: { ...zeroRetries, ...(options.retryIntervalsMs as Record<string, number> | undefined) },
     },

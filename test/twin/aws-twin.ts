@@ -1,14 +1,21 @@
 /**
  * The AWS twin: a cloud assembly deployed as `cdk deploy` would deploy it, into moto behind the IAM-enforcing gateway.
  * 1. The assembly's file and zip assets are published to the bootstrap bucket (cdk-hnb659fds-assets-ACCOUNT-REGION,
- *    the CDK's default bootstrap qualifier, https://docs.aws.amazon.com/cdk/v2/guide/bootstrapping-env.html) as cdk-assets
+ *    the CDK's default bootstrap qualifier, https://docs.aws.amazon.com/cdk/v2/guide/bootstrapping-env.html) as
+ * cdk-assets
  *    publishes them (a zip asset's folder zipped, a file asset as is), under the object keys the assets manifest names.
  * 2. The stack template is created by moto's CloudFormation (CAPABILITY_IAM), which makes the roles, policies,
  *    functions, table, bucket, VPC and state machine with the template's own properties and substitutions.
  * 3. Each function's code location is read from the template (its Code.S3Key), so that the Lambda runtime runs the
  *    bundle that was uploaded.
  */
-import { CloudFormationClient, CreateStackCommand, DescribeStacksCommand, ListStackResourcesCommand, type StackResourceSummary } from '@aws-sdk/client-cloudformation';
+import {
+  CloudFormationClient,
+  CreateStackCommand,
+  DescribeStacksCommand,
+  ListStackResourcesCommand,
+  type StackResourceSummary,
+} from '@aws-sdk/client-cloudformation';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { execFileSync } from 'node:child_process';
@@ -26,7 +33,13 @@ import { securityGroupRules, type SecurityGroupRule } from './security-groups';
 const BOOTSTRAP_BUCKET = `cdk-hnb659fds-assets-${TWIN_ACCOUNT}-${TWIN_REGION}`;
 
 interface AssetsManifest {
-  files: Record<string, { source: { path: string; packaging: 'file' | 'zip' }; destinations: Record<string, { bucketName: string; objectKey: string }> }>;
+  files: Record<
+    string,
+    {
+      source: { path: string; packaging: 'file' | 'zip' };
+      destinations: Record<string, { bucketName: string; objectKey: string }>;
+    }
+  >;
 }
 
 interface Template {
@@ -54,7 +67,11 @@ export interface AwsTwin {
   readonly stackName: string;
   /** Physical ids of the deployed stack's resources by logical id. */
   readonly resources: ReadonlyMap<string, StackResourceSummary>;
-  readonly clientConfig: { endpoint: string; region: string; credentials: { accessKeyId: string; secretAccessKey: string } };
+  readonly clientConfig: {
+    endpoint: string;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+  };
   stop(): Promise<void>;
 }
 
@@ -65,9 +82,15 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const log = options.log ?? (() => undefined);
   const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-'));
   const moto = await startMoto({ managedPolicies: true });
-  const admin = { endpoint: moto.endpoint, region: TWIN_REGION, credentials: { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: 'twin' }, forcePathStyle: true };
+  const admin = {
+    endpoint: moto.endpoint,
+    region: TWIN_REGION,
+    credentials: { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: 'twin' },
+    forcePathStyle: true,
+  };
   const s3 = new S3Client(admin);
-  const fetchCode = async (bucket: string, key: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
+  const fetchCode = async (bucket: string, key: string) =>
+    Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body!.transformToByteArray());
   const functionCode = new Map<string, { bucket: string; key: string }>();
   const definitionSubstitutions = new Map<string, Record<string, string>>();
   let controllerRules: (groupIds: readonly string[]) => SecurityGroupRule[] = () => [];
@@ -99,7 +122,13 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     const template = JSON.parse(readFileSync(join(options.cdkOut, `${stackName}.template.json`), 'utf8')) as Template;
     const cfn = new CloudFormationClient(admin);
     log(`[twin] deploying ${stackName} (${Object.keys(template.Resources).length} resources) into moto`);
-    await cfn.send(new CreateStackCommand({ StackName: stackName, TemplateBody: JSON.stringify(template), Capabilities: ['CAPABILITY_IAM', 'CAPABILITY_NAMED_IAM'] }));
+    await cfn.send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify(template),
+        Capabilities: ['CAPABILITY_IAM', 'CAPABILITY_NAMED_IAM'],
+      }),
+    );
     const status = (await cfn.send(new DescribeStacksCommand({ StackName: stackName }))).Stacks?.[0]?.StackStatus;
     if (status !== 'CREATE_COMPLETE') throw new Error(`moto's CloudFormation left ${stackName} ${status}`);
     const resources = new Map<string, StackResourceSummary>();
@@ -118,13 +147,40 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
       if (code?.S3Key && physical) functionCode.set(physical, { bucket: BOOTSTRAP_BUCKET, key: code.S3Key });
     }
     for (const [logicalId, resource] of Object.entries(template.Resources)) {
-      const substitutions = resource.Type === 'AWS::StepFunctions::StateMachine' ? (resource.Properties?.['DefinitionSubstitutions'] as Record<string, unknown> | undefined) : undefined;
+      const substitutions =
+        resource.Type === 'AWS::StepFunctions::StateMachine'
+          ? (resource.Properties?.['DefinitionSubstitutions'] as Record<string, unknown> | undefined)
+          : undefined;
       const physical = resources.get(logicalId)?.PhysicalResourceId;
-      if (substitutions && physical) definitionSubstitutions.set(physical, Object.fromEntries(Object.entries(substitutions).map(([key, value]) => [key, resolveValue(value, template, resources)])));
+      if (substitutions && physical)
+        definitionSubstitutions.set(
+          physical,
+          Object.fromEntries(
+            Object.entries(substitutions).map(([key, value]) => [key, resolveValue(value, template, resources)]),
+          ),
+        );
     }
     controllerRules = (groupIds) => controllerSecurityGroupRules(template, resources, groupIds);
-    const env = { AWS_ENDPOINT_URL: endpoint, AWS_REGION: TWIN_REGION, AWS_DEFAULT_REGION: TWIN_REGION, AWS_ACCESS_KEY_ID: ADMIN_ACCESS_KEY, AWS_SECRET_ACCESS_KEY: 'twin' };
-    return { gateway, moto, env, stackName, resources, clientConfig: { endpoint, region: TWIN_REGION, credentials: { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: 'twin' } }, stop };
+    const env = {
+      AWS_ENDPOINT_URL: endpoint,
+      AWS_REGION: TWIN_REGION,
+      AWS_DEFAULT_REGION: TWIN_REGION,
+      AWS_ACCESS_KEY_ID: ADMIN_ACCESS_KEY,
+      AWS_SECRET_ACCESS_KEY: 'twin',
+    };
+    return {
+      gateway,
+      moto,
+      env,
+      stackName,
+      resources,
+      clientConfig: {
+        endpoint,
+        region: TWIN_REGION,
+        credentials: { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: 'twin' },
+      },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -135,35 +191,70 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
  * The rules of the controller stack's security groups among `groupIds` (a function's VpcConfig), evaluated with the
  * physical ids moto gave the stack's resources. Only those groups and the stand-alone rules of them are evaluated.
  */
-function controllerSecurityGroupRules(template: Template, resources: ReadonlyMap<string, StackResourceSummary>, groupIds: readonly string[]): SecurityGroupRule[] {
-  const physical = new Map([...resources].map(([logicalId, summary]) => [logicalId, { ref: summary.PhysicalResourceId!, attributes: { GroupId: summary.PhysicalResourceId! } }]));
-  const mine = Object.entries(template.Resources).filter(([logicalId, resource]) => resource.Type === 'AWS::EC2::SecurityGroup' && groupIds.includes(resources.get(logicalId)?.PhysicalResourceId ?? ''));
+function controllerSecurityGroupRules(
+  template: Template,
+  resources: ReadonlyMap<string, StackResourceSummary>,
+  groupIds: readonly string[],
+): SecurityGroupRule[] {
+  const physical = new Map(
+    [...resources].map(([logicalId, summary]) => [
+      logicalId,
+      { ref: summary.PhysicalResourceId!, attributes: { GroupId: summary.PhysicalResourceId! } },
+    ]),
+  );
+  const mine = Object.entries(template.Resources).filter(
+    ([logicalId, resource]) =>
+      resource.Type === 'AWS::EC2::SecurityGroup' &&
+      groupIds.includes(resources.get(logicalId)?.PhysicalResourceId ?? ''),
+  );
   const sub: StackTemplate = { Resources: Object.fromEntries(mine) };
-  const evaluator = new TemplateEvaluator({ ...sub, Resources: template.Resources as StackTemplate['Resources'] }, { stackName: 'RmqbenchController', stackId: 'controller', parameters: {}, physical });
+  const evaluator = new TemplateEvaluator(
+    { ...sub, Resources: template.Resources as StackTemplate['Resources'] },
+    { stackName: 'RmqbenchController', stackId: 'controller', parameters: {}, physical },
+  );
   return securityGroupRules(sub, evaluator);
 }
 
-const PSEUDO_PARAMETERS: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': TWIN_REGION, 'AWS::AccountId': TWIN_ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
+const PSEUDO_PARAMETERS: Record<string, string> = {
+  'AWS::Partition': 'aws',
+  'AWS::Region': TWIN_REGION,
+  'AWS::AccountId': TWIN_ACCOUNT,
+  'AWS::URLSuffix': 'amazonaws.com',
+};
 
 /**
  * The ManagedPolicyArns of each role, attached as CloudFormation attaches them (AWS::IAM::Role, ManagedPolicyArns):
  * moto 5.2.5's CloudFormation creates the role without them.
  */
-async function attachManagedPolicies(admin: MotoAdmin, template: Template, resources: ReadonlyMap<string, StackResourceSummary>): Promise<void> {
+async function attachManagedPolicies(
+  admin: MotoAdmin,
+  template: Template,
+  resources: ReadonlyMap<string, StackResourceSummary>,
+): Promise<void> {
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
     if (resource.Type !== 'AWS::IAM::Role') continue;
     const roleName = resources.get(logicalId)?.PhysicalResourceId;
     for (const policy of (resource.Properties?.['ManagedPolicyArns'] as unknown[] | undefined) ?? []) {
-      await admin.query('iam', 'AttachRolePolicy', { RoleName: roleName!, PolicyArn: resolveValue(policy, template, resources) }, '2010-05-08');
+      await admin.query(
+        'iam',
+        'AttachRolePolicy',
+        { RoleName: roleName!, PolicyArn: resolveValue(policy, template, resources) },
+        '2010-05-08',
+      );
     }
   }
 }
 
 /**
  * The value of a template expression after deployment, for the forms DefinitionSubstitutions and ManagedPolicyArns use:
- * a string, Ref (a pseudo parameter or the physical id), Fn::Join and Fn::GetAtt of a function's Arn (CloudFormation's AWS::Lambda::Function return values).
+ * a string, Ref (a pseudo parameter or the physical id), Fn::Join and Fn::GetAtt of a function's Arn (CloudFormation's
+ * AWS::Lambda::Function return values).
  */
-function resolveValue(value: unknown, template: Template, resources: ReadonlyMap<string, StackResourceSummary>): string {
+function resolveValue(
+  value: unknown,
+  template: Template,
+  resources: ReadonlyMap<string, StackResourceSummary>,
+): string {
   if (typeof value === 'string') return value;
   const object = value as Record<string, unknown>;
   const physicalOf = (logicalId: string) => {
@@ -177,11 +268,14 @@ function resolveValue(value: unknown, template: Template, resources: ReadonlyMap
     return parts.map((part) => resolveValue(part, template, resources)).join(separator);
   }
   const getAtt = object['Fn::GetAtt'] as [string, string] | undefined;
-  if (getAtt && getAtt[1] === 'Arn' && template.Resources[getAtt[0]]?.Type === 'AWS::Lambda::Function') return `arn:aws:lambda:${TWIN_REGION}:${TWIN_ACCOUNT}:function:${physicalOf(getAtt[0])}`;
+  if (getAtt && getAtt[1] === 'Arn' && template.Resources[getAtt[0]]?.Type === 'AWS::Lambda::Function')
+    return `arn:aws:lambda:${TWIN_REGION}:${TWIN_ACCOUNT}:function:${physicalOf(getAtt[0])}`;
   throw new Error(`the twin cannot resolve ${JSON.stringify(value)} in a DefinitionSubstitutions`);
 }
 
-/** What `cdk deploy` publishes before it deploys: each file asset of the stack's assets manifest, a zip asset zipped. */
+/**
+ * What `cdk deploy` publishes before it deploys: each file asset of the stack's assets manifest, a zip asset zipped.
+ */
 async function publishAssets(s3: S3Client, cdkOut: string, stackName: string, workDir: string): Promise<void> {
   const manifest = JSON.parse(readFileSync(join(cdkOut, `${stackName}.assets.json`), 'utf8')) as AssetsManifest;
   await s3.send(new CreateBucketCommand({ Bucket: BOOTSTRAP_BUCKET }));
@@ -197,7 +291,9 @@ async function publishAssets(s3: S3Client, cdkOut: string, stackName: string, wo
       body = readFileSync(source);
     }
     for (const destination of Object.values(asset.destinations)) {
-      const bucket = destination.bucketName.replace('${AWS::AccountId}', TWIN_ACCOUNT).replace('${AWS::Region}', TWIN_REGION);
+      const bucket = destination.bucketName
+        .replace('${AWS::AccountId}', TWIN_ACCOUNT)
+        .replace('${AWS::Region}', TWIN_REGION);
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: destination.objectKey, Body: body }));
     }
   }

@@ -52,10 +52,14 @@ export class TemplateEvaluator {
     const declared = this.template.Parameters?.[name];
     if (!declared) throw new Error(`the template declares no parameter ${name}`);
     let value = this.context.parameters[name] ?? declared.Default;
-    if (value === undefined) throw new Error(`parameter ${name} has no value and no default (CreateStack would fail with "Parameters: [${name}] must have values")`);
+    if (value === undefined)
+      throw new Error(
+        `parameter ${name} has no value and no default (CreateStack would fail with "Parameters: [${name}] must have values")`,
+      );
     if (declared.Type.startsWith('AWS::SSM::Parameter::Value<')) {
       const resolved = this.context.ssmParameters?.[value];
-      if (resolved === undefined) throw new Error(`parameter ${name} names the SSM parameter ${value}, which does not exist`);
+      if (resolved === undefined)
+        throw new Error(`parameter ${name} names the SSM parameter ${value}, which does not exist`);
       value = resolved;
     }
     return declared.Type.startsWith('List<') || declared.Type === 'CommaDelimitedList' ? value.split(',') : value;
@@ -83,11 +87,15 @@ export class TemplateEvaluator {
   /** The value of `expression` with every intrinsic function applied (AWS::NoValue entries removed). */
   resolve(expression: unknown): Value {
     if (expression === null || typeof expression !== 'object') return expression as Value;
-    if (Array.isArray(expression)) return expression.filter((item) => !this.isNoValue(item)).map((item) => this.resolve(item));
+    if (Array.isArray(expression))
+      return expression.filter((item) => !this.isNoValue(item)).map((item) => this.resolve(item));
     const object = expression as Record<string, unknown>;
     const keys = Object.keys(object);
-    if (keys.length === 1 && (keys[0] === 'Ref' || keys[0]!.startsWith('Fn::'))) return this.intrinsic(keys[0]!, object[keys[0]!]);
-    return Object.fromEntries(keys.filter((key) => !this.isNoValue(object[key])).map((key) => [key, this.resolve(object[key])]));
+    if (keys.length === 1 && (keys[0] === 'Ref' || keys[0]!.startsWith('Fn::')))
+      return this.intrinsic(keys[0]!, object[keys[0]!]);
+    return Object.fromEntries(
+      keys.filter((key) => !this.isNoValue(object[key])).map((key) => [key, this.resolve(object[key])]),
+    );
   }
 
   /** `resolve` for a value that must be a string (user data, names, ARNs). */
@@ -99,7 +107,11 @@ export class TemplateEvaluator {
   }
 
   private isNoValue(expression: unknown): boolean {
-    return typeof expression === 'object' && expression !== null && (expression as Record<string, unknown>)['Ref'] === 'AWS::NoValue';
+    return (
+      typeof expression === 'object' &&
+      expression !== null &&
+      (expression as Record<string, unknown>)['Ref'] === 'AWS::NoValue'
+    );
   }
 
   private pseudo(name: string): string | undefined {
@@ -131,9 +143,13 @@ export class TemplateEvaluator {
         return this.physical(target).ref;
       }
       case 'Fn::GetAtt': {
-        const [logicalId, attribute] = typeof argument === 'string' ? (argument.split('.') as [string, string]) : (argument as [string, string]);
+        const [logicalId, attribute] =
+          typeof argument === 'string' ? (argument.split('.') as [string, string]) : (argument as [string, string]);
         const value = this.physical(logicalId).attributes?.[attribute];
-        if (value === undefined) throw new Error(`the twin has no attribute ${attribute} of ${logicalId} (${this.template.Resources[logicalId]?.Type})`);
+        if (value === undefined)
+          throw new Error(
+            `the twin has no attribute ${attribute} of ${logicalId} (${this.template.Resources[logicalId]?.Type})`,
+          );
         return value;
       }
       case 'Fn::Join': {
@@ -146,7 +162,8 @@ export class TemplateEvaluator {
         const [index, list] = argument as [unknown, unknown];
         const items = this.resolve(list);
         const position = Number(this.resolve(index));
-        if (!Array.isArray(items) || position >= items.length) throw new Error(`Fn::Select index ${position} out of ${JSON.stringify(items)}`);
+        if (!Array.isArray(items) || position >= items.length)
+          throw new Error(`Fn::Select index ${position} out of ${JSON.stringify(items)}`);
         return items[position]!;
       }
       case 'Fn::Split': {
@@ -157,7 +174,8 @@ export class TemplateEvaluator {
         // Kept as text: the twin hands the decoded user data to the simulated instance, as EC2 does.
         return this.string(argument);
       case 'Fn::Sub': {
-        const [text, variables] = typeof argument === 'string' ? [argument, {}] : (argument as [string, Record<string, unknown>]);
+        const [text, variables] =
+          typeof argument === 'string' ? [argument, {}] : (argument as [string, Record<string, unknown>]);
         return text.replace(/\$\{([^}!][^}]*)\}/g, (_match, reference: string) => {
           if (reference in variables) return this.string(variables[reference]);
           const [logicalId, attribute] = reference.split('.');

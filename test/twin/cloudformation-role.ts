@@ -23,10 +23,15 @@ export interface ClusterTemplate {
   readonly Resources: Record<string, Resource>;
 }
 
-const arn = (service: string, resource: string, region = TWIN_REGION) => `arn:aws:${service}:${region}:${TWIN_ACCOUNT}:${resource}`;
+const arn = (service: string, resource: string, region = TWIN_REGION) =>
+  `arn:aws:${service}:${region}:${TWIN_ACCOUNT}:${resource}`;
 
-/** The physical name CloudFormation gives a named resource without a name property: {stack}-{logicalId}-{suffix}, at most 64 characters (IAM's limit). */
-export const generatedName = (stackName: string, logicalId: string) => `${stackName}-${logicalId}`.slice(0, 51) + '-TWIN0000000';
+/**
+ * The physical name CloudFormation gives a named resource without a name property: {stack}-{logicalId}-{suffix}, at
+ * most 64 characters (IAM's limit).
+ */
+export const generatedName = (stackName: string, logicalId: string) =>
+  `${stackName}-${logicalId}`.slice(0, 51) + '-TWIN0000000';
 
 const refTarget = (value: unknown): string | undefined => {
   if (value && typeof value === 'object') {
@@ -40,7 +45,10 @@ const refTarget = (value: unknown): string | undefined => {
 
 function roleArnOf(template: ClusterTemplate, stackName: string, logicalId: string): string {
   const role = template.Resources[logicalId];
-  const name = typeof role?.Properties?.['RoleName'] === 'string' ? (role.Properties['RoleName'] as string) : generatedName(stackName, logicalId);
+  const name =
+    typeof role?.Properties?.['RoleName'] === 'string'
+      ? (role.Properties['RoleName'] as string)
+      : generatedName(stackName, logicalId);
   return `arn:aws:iam::${TWIN_ACCOUNT}:role/${name}`;
 }
 
@@ -49,38 +57,72 @@ function instanceProfileRoles(template: ClusterTemplate, stackName: string, prof
   const profileId = refTarget(profileValue);
   const profile = profileId ? template.Resources[profileId] : undefined;
   if (!profile) return [];
-  return ((profile.Properties?.['Roles'] as unknown[]) ?? []).map((role) => refTarget(role)).filter((id): id is string => id !== undefined).map((id) => roleArnOf(template, stackName, id));
+  return ((profile.Properties?.['Roles'] as unknown[]) ?? [])
+    .map((role) => refTarget(role))
+    .filter((id): id is string => id !== undefined)
+    .map((id) => roleArnOf(template, stackName, id));
 }
 
-const passRole = (roleArn: string): AuthorizationRequest => ({ action: 'iam:PassRole', resource: roleArn, context: { 'iam:PassedToService': 'ec2.amazonaws.com' } });
+const passRole = (roleArn: string): AuthorizationRequest => ({
+  action: 'iam:PassRole',
+  resource: roleArn,
+  context: { 'iam:PassedToService': 'ec2.amazonaws.com' },
+});
 
 /** The calls the service role must be allowed to create `logicalId`. */
-export function createPermissions(template: ClusterTemplate, stackName: string, logicalId: string): AuthorizationRequest[] {
+export function createPermissions(
+  template: ClusterTemplate,
+  stackName: string,
+  logicalId: string,
+): AuthorizationRequest[] {
   const resource = template.Resources[logicalId]!;
   const properties = resource.Properties ?? {};
   const any = (...actions: string[]) => actions.map((action) => ({ action, resource: '*' }));
   switch (resource.Type) {
     case 'AWS::IAM::Role': {
       const role = roleArnOf(template, stackName, logicalId);
-      return [{ action: 'iam:CreateRole', resource: role }, ...(properties['ManagedPolicyArns'] ? [{ action: 'iam:AttachRolePolicy', resource: role }] : [])];
+      return [
+        { action: 'iam:CreateRole', resource: role },
+        ...(properties['ManagedPolicyArns'] ? [{ action: 'iam:AttachRolePolicy', resource: role }] : []),
+      ];
     }
     case 'AWS::IAM::Policy':
-      return ((properties['Roles'] as unknown[]) ?? []).map((role) => ({ action: 'iam:PutRolePolicy', resource: roleArnOf(template, stackName, refTarget(role) ?? '') }));
+      return ((properties['Roles'] as unknown[]) ?? []).map((role) => ({
+        action: 'iam:PutRolePolicy',
+        resource: roleArnOf(template, stackName, refTarget(role) ?? ''),
+      }));
     case 'AWS::IAM::InstanceProfile': {
       const profile = `arn:aws:iam::${TWIN_ACCOUNT}:instance-profile/${typeof properties['InstanceProfileName'] === 'string' ? (properties['InstanceProfileName'] as string) : generatedName(stackName, logicalId)}`;
       const roles = instanceProfileRoles(template, stackName, { Ref: logicalId });
-      return [{ action: 'iam:CreateInstanceProfile', resource: profile }, ...roles.flatMap((role) => [{ action: 'iam:AddRoleToInstanceProfile', resource: profile }, { ...passRole(role), context: {} }])];
+      return [
+        { action: 'iam:CreateInstanceProfile', resource: profile },
+        ...roles.flatMap((role) => [
+          { action: 'iam:AddRoleToInstanceProfile', resource: profile },
+          { ...passRole(role), context: {} },
+        ]),
+      ];
     }
     case 'AWS::EC2::LaunchTemplate':
       return any('ec2:CreateLaunchTemplate');
     case 'AWS::AutoScaling::AutoScalingGroup': {
-      const launchTemplateId = refTarget((properties['LaunchTemplate'] as Record<string, unknown> | undefined)?.['LaunchTemplateId']);
-      const data = launchTemplateId ? ((template.Resources[launchTemplateId]?.Properties?.['LaunchTemplateData'] as Record<string, unknown> | undefined) ?? {}) : {};
+      const launchTemplateId = refTarget(
+        (properties['LaunchTemplate'] as Record<string, unknown> | undefined)?.['LaunchTemplateId'],
+      );
+      const data = launchTemplateId
+        ? ((template.Resources[launchTemplateId]?.Properties?.['LaunchTemplateData'] as
+            Record<string, unknown> | undefined) ?? {})
+        : {};
       const profile = (data['IamInstanceProfile'] as Record<string, unknown> | undefined)?.['Arn'];
-      return [...any('autoscaling:CreateAutoScalingGroup', 'ec2:RunInstances'), ...instanceProfileRoles(template, stackName, profile).map(passRole)];
+      return [
+        ...any('autoscaling:CreateAutoScalingGroup', 'ec2:RunInstances'),
+        ...instanceProfileRoles(template, stackName, profile).map(passRole),
+      ];
     }
     case 'AWS::EC2::Instance':
-      return [...any('ec2:RunInstances'), ...instanceProfileRoles(template, stackName, properties['IamInstanceProfile']).map(passRole)];
+      return [
+        ...any('ec2:RunInstances'),
+        ...instanceProfileRoles(template, stackName, properties['IamInstanceProfile']).map(passRole),
+      ];
     case 'AWS::AutoScaling::LifecycleHook':
       return any('autoscaling:PutLifecycleHook');
     case 'AWS::EC2::SecurityGroup':
@@ -92,7 +134,13 @@ export function createPermissions(template: ClusterTemplate, stackName: string, 
     case 'AWS::EC2::NetworkInterface':
       return any('ec2:CreateNetworkInterface');
     case 'AWS::SecretsManager::Secret':
-      return [{ action: 'secretsmanager:CreateSecret', resource: arn('secretsmanager', `secret:${generatedName(stackName, logicalId)}-*`) }, ...(properties['GenerateSecretString'] ? any('secretsmanager:GetRandomPassword') : [])];
+      return [
+        {
+          action: 'secretsmanager:CreateSecret',
+          resource: arn('secretsmanager', `secret:${generatedName(stackName, logicalId)}-*`),
+        },
+        ...(properties['GenerateSecretString'] ? any('secretsmanager:GetRandomPassword') : []),
+      ];
     case 'AWS::ElasticLoadBalancingV2::LoadBalancer':
       return any('elasticloadbalancing:CreateLoadBalancer');
     case 'AWS::ElasticLoadBalancingV2::TargetGroup':
@@ -100,13 +148,23 @@ export function createPermissions(template: ClusterTemplate, stackName: string, 
     case 'AWS::ElasticLoadBalancingV2::Listener':
       return any('elasticloadbalancing:CreateListener');
     case 'AWS::Logs::LogGroup':
-      return [{ action: 'logs:CreateLogGroup', resource: arn('logs', `log-group:${typeof properties['LogGroupName'] === 'string' ? (properties['LogGroupName'] as string) : generatedName(stackName, logicalId)}`) }];
+      return [
+        {
+          action: 'logs:CreateLogGroup',
+          resource: arn(
+            'logs',
+            `log-group:${typeof properties['LogGroupName'] === 'string' ? (properties['LogGroupName'] as string) : generatedName(stackName, logicalId)}`,
+          ),
+        },
+      ];
     case 'AWS::Route53::HostedZone':
       return any('route53:CreateHostedZone');
     case 'AWS::Route53::RecordSet':
       return any('route53:ChangeResourceRecordSets');
     default:
-      throw new Error(`the twin does not know what CloudFormation's role needs to create ${resource.Type} (${logicalId}); add it to test/twin/cloudformation-role.ts`);
+      throw new Error(
+        `the twin does not know what CloudFormation's role needs to create ${resource.Type} (${logicalId}); add it to test/twin/cloudformation-role.ts`,
+      );
   }
 }
 
@@ -120,14 +178,24 @@ export interface CreateFailure {
  * The first resource the role may not create, in template order (CloudFormation stops at the first failure and rolls
  * back), with the reason CloudFormation records: the service's AccessDenied message.
  */
-export function firstCreateFailure(template: ClusterTemplate, stackName: string, roleArn: string, allowed: (request: AuthorizationRequest) => { allowed: boolean; reason?: string }): CreateFailure | undefined {
+export function firstCreateFailure(
+  template: ClusterTemplate,
+  stackName: string,
+  roleArn: string,
+  allowed: (request: AuthorizationRequest) => { allowed: boolean; reason?: string },
+): CreateFailure | undefined {
   const session = `arn:aws:sts::${TWIN_ACCOUNT}:assumed-role/${roleArn.split('/').pop()}/AWSCloudFormation`;
   for (const [logicalId, resource] of Object.entries(template.Resources)) {
     for (const request of createPermissions(template, stackName, logicalId)) {
       const decision = allowed(request);
       if (!decision.allowed) {
-        const message = `User: ${session} is not authorized to perform: ${request.action} on resource: ${request.resource} ${decision.reason ?? ''}`.trim();
-        return { logicalId, type: resource.Type, reason: `Resource handler returned message: "${message}" (Status Code: 403; Error Code: AccessDenied)` };
+        const message =
+          `User: ${session} is not authorized to perform: ${request.action} on resource: ${request.resource} ${decision.reason ?? ''}`.trim();
+        return {
+          logicalId,
+          type: resource.Type,
+          reason: `Resource handler returned message: "${message}" (Status Code: 403; Error Code: AccessDenied)`,
+        };
       }
     }
   }

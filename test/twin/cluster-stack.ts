@@ -26,15 +26,36 @@ import { join } from 'node:path';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
-import { ec2UserDataEnvironment as cloudInitEnvironment, SimulatedHub, type CommandResult, type SimulatedVm } from '../simulated-vm/harness';
+import {
+  ec2UserDataEnvironment as cloudInitEnvironment,
+  SimulatedHub,
+  type CommandResult,
+  type SimulatedVm,
+} from '../simulated-vm/harness';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
 import { generatedName } from './cloudformation-role';
 import { TemplateEvaluator, type PhysicalResource, type StackTemplate } from './cfn-template';
 import type { MotoAdmin } from './moto-admin';
-import { applyRuleset, droppedPackets, nftRuleset, securityGroupRules, type SecurityGroupRule } from './security-groups';
+import {
+  applyRuleset,
+  droppedPackets,
+  nftRuleset,
+  securityGroupRules,
+  type SecurityGroupRule,
+} from './security-groups';
 
 /** The services the instances call, served over HTTPS in the hub (the test CA signs their certificate). */
-const INSTANCE_SERVICES = ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2', 'monitoring', 's3', 'ssm', 'sts'];
+const INSTANCE_SERVICES = [
+  'secretsmanager',
+  'autoscaling',
+  'logs',
+  'cloudformation',
+  'ec2',
+  'monitoring',
+  's3',
+  'ssm',
+  'sts',
+];
 
 /**
  * The install seam: Debian's rabbitmq-server, with a unit whose start first removes the keys RabbitMQ 3.10.8 does not
@@ -95,8 +116,13 @@ export interface ClusterStackRequest {
 
 export interface ClusterStackOptions {
   readonly admin: MotoAdmin;
-  /** Credentials for a role, as the gateway issues them (it then attributes the calls signed with them to that role). */
-  readonly session: (roleArn: string, sessionName: string) => { accessKeyId: string; secretAccessKey: string; sessionToken: string };
+  /**
+   * Credentials for a role, as the gateway issues them (it then attributes the calls signed with them to that role).
+   */
+  readonly session: (
+    roleArn: string,
+    sessionName: string,
+  ) => { accessKeyId: string; secretAccessKey: string; sessionToken: string };
   /** The gateway's Unix socket, to which the hub's endpoints hand every instance call. */
   readonly gatewaySocket: string;
   /** Third octet of the hub's 10.91.X.0/24. */
@@ -104,7 +130,10 @@ export interface ClusterStackOptions {
   readonly log?: (line: string) => void;
 }
 
-/** The resource types the twin's CloudFormation creates (or, for the lifecycle hook, records: no scale-in happens in a run). */
+/**
+ * The resource types the twin's CloudFormation creates (or, for the lifecycle hook, records: no scale-in happens in a
+ * run).
+ */
 const SIMULATED_TYPES = new Set([
   'AWS::EC2::SecurityGroup',
   'AWS::EC2::SecurityGroupIngress',
@@ -129,7 +158,10 @@ const HERE = existsSync(join(__dirname, 'fake-nlb.py')) ? __dirname : join(__dir
 /** The load balancer's host number in the hub's /24. */
 const LOAD_BALANCER_HOST = 4;
 
-/** `dnf` on the load generator: Java is this machine's; any other package is not in the twin (the boot treats the CloudWatch agent as optional). */
+/**
+ * `dnf` on the load generator: Java is this machine's; any other package is not in the twin (the boot treats the
+ * CloudWatch agent as optional).
+ */
 const DNF_STAND_IN = `#!/bin/sh
 case "$*" in
   *java-21-amazon-corretto-headless*) command -v java >/dev/null ;;
@@ -137,7 +169,10 @@ case "$*" in
 esac
 `;
 
-/** How long boots may stay short of their signals after a security group dropped a packet before the twin fails the group. */
+/**
+ * How long boots may stay short of their signals after a security group dropped a packet before the twin fails the
+ * group.
+ */
 const BLOCKED_BOOT_SECONDS = 90;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -167,8 +202,19 @@ export class ClusterStack {
   /** Starts creating; `settled()` resolves when the stack is complete or failed. */
   start(): void {
     this.done = this.create().catch((error: Error) => {
-      const current = [...this.events].reverse().find((event) => event.status === 'CREATE_IN_PROGRESS' && !this.events.some((later) => later.logicalId === event.logicalId && later.status !== 'CREATE_IN_PROGRESS'));
-      this.event(current?.logicalId ?? this.request.stackName, current?.type ?? 'AWS::CloudFormation::Stack', 'CREATE_FAILED', error.message);
+      const current = [...this.events]
+        .reverse()
+        .find(
+          (event) =>
+            event.status === 'CREATE_IN_PROGRESS' &&
+            !this.events.some((later) => later.logicalId === event.logicalId && later.status !== 'CREATE_IN_PROGRESS'),
+        );
+      this.event(
+        current?.logicalId ?? this.request.stackName,
+        current?.type ?? 'AWS::CloudFormation::Stack',
+        'CREATE_FAILED',
+        error.message,
+      );
     });
   }
 
@@ -180,9 +226,15 @@ export class ClusterStack {
   status(): { status: string; reason?: string } {
     if (this.deleted) return { status: 'DELETE_COMPLETE' };
     const failed = this.events.find((event) => event.status === 'CREATE_FAILED');
-    if (failed) return { status: 'ROLLBACK_COMPLETE', reason: `The following resource(s) failed to create: [${failed.logicalId}]. Rollback requested by user.` };
+    if (failed)
+      return {
+        status: 'ROLLBACK_COMPLETE',
+        reason: `The following resource(s) failed to create: [${failed.logicalId}]. Rollback requested by user.`,
+      };
     const last = this.events.at(-1);
-    return last?.logicalId === this.request.stackName && last.status === 'CREATE_COMPLETE' ? { status: 'CREATE_COMPLETE' } : { status: 'CREATE_IN_PROGRESS' };
+    return last?.logicalId === this.request.stackName && last.status === 'CREATE_COMPLETE'
+      ? { status: 'CREATE_COMPLETE' }
+      : { status: 'CREATE_IN_PROGRESS' };
   }
 
   outputs(): Record<string, string> {
@@ -205,22 +257,35 @@ export class ClusterStack {
   private async create(): Promise<void> {
     const { template, stackName } = this.request;
     this.event(stackName, 'AWS::CloudFormation::Stack', 'CREATE_IN_PROGRESS', 'User Initiated');
-    this.evaluator = new TemplateEvaluator(template, { stackName, stackId: this.request.stackId, parameters: this.request.parameters, ssmParameters: await this.ssmParameters(), physical: this.physical });
+    this.evaluator = new TemplateEvaluator(template, {
+      stackName,
+      stackId: this.request.stackId,
+      parameters: this.request.parameters,
+      ssmParameters: await this.ssmParameters(),
+      physical: this.physical,
+    });
     for (const logicalId of Object.keys(template.Resources)) this.physical.set(logicalId, this.namesOf(logicalId));
     await this.createInMoto();
     await this.readVpcCidrs();
     this.rules = securityGroupRules(template, this.evaluator).map((rule) => this.mapRuleCidr(rule));
     const unsimulated = Object.entries(template.Resources).find(([, resource]) => !SIMULATED_TYPES.has(resource.Type));
     if (unsimulated) {
-      this.event(unsimulated[0], unsimulated[1].Type, 'CREATE_FAILED', `TwinCannotProvision: the twin does not simulate ${unsimulated[1].Type} yet`);
+      this.event(
+        unsimulated[0],
+        unsimulated[1].Type,
+        'CREATE_FAILED',
+        `TwinCannotProvision: the twin does not simulate ${unsimulated[1].Type} yet`,
+      );
       return;
     }
     this.hub = await this.startHub();
-    const byType = (type: string) => Object.keys(template.Resources).filter((logicalId) => template.Resources[logicalId]!.Type === type);
+    const byType = (type: string) =>
+      Object.keys(template.Resources).filter((logicalId) => template.Resources[logicalId]!.Type === type);
     for (const logicalId of byType('AWS::EC2::Instance')) this.createInstance(logicalId);
     for (const logicalId of byType('AWS::AutoScaling::AutoScalingGroup')) await this.createGroup(logicalId);
     if (this.events.some((event) => event.status === 'CREATE_FAILED')) return;
-    for (const logicalId of byType('AWS::ElasticLoadBalancingV2::LoadBalancer')) await this.createLoadBalancer(logicalId);
+    for (const logicalId of byType('AWS::ElasticLoadBalancingV2::LoadBalancer'))
+      await this.createLoadBalancer(logicalId);
     this.event(stackName, 'AWS::CloudFormation::Stack', 'CREATE_COMPLETE');
   }
 
@@ -231,8 +296,16 @@ export class ClusterStack {
    * Maven cache (scripts/setup.sh fills it), so the boot's own checksum check runs on the real jars.
    */
   private createInstance(logicalId: string): void {
-    const properties = this.evaluator.resolve(this.request.template.Resources[logicalId]!.Properties ?? {}) as { UserData?: string; IamInstanceProfile?: string; SecurityGroupIds?: string[]; Tags?: { Key: string; Value: string }[] };
-    const tags = this.resourceTags(logicalId, Object.fromEntries((properties.Tags ?? []).map((tag) => [tag.Key, tag.Value])));
+    const properties = this.evaluator.resolve(this.request.template.Resources[logicalId]!.Properties ?? {}) as {
+      UserData?: string;
+      IamInstanceProfile?: string;
+      SecurityGroupIds?: string[];
+      Tags?: { Key: string; Value: string }[];
+    };
+    const tags = this.resourceTags(
+      logicalId,
+      Object.fromEntries((properties.Tags ?? []).map((tag) => [tag.Key, tag.Value])),
+    );
     this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_IN_PROGRESS');
     const instanceId = this.physical.get(logicalId)!.ref;
     const roleArn = this.profileRole(properties.IamInstanceProfile ?? '');
@@ -241,23 +314,52 @@ export class ClusterStack {
     const vm = this.hub!.createVm(
       instanceId,
       `ip-10-91-${this.options.subnet}-${hostNumber}`,
-      { '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 }, '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 } },
-      { hostNumber, overlays: ['/opt', '/usr/local/bin'], privateProc: true, state: { instanceId, inGroup: false, ...credentials } },
+      {
+        '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 },
+        '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 },
+      },
+      {
+        hostNumber,
+        overlays: ['/opt', '/usr/local/bin'],
+        privateProc: true,
+        state: { instanceId, inGroup: false, ...credentials },
+      },
     );
-    const instance: SimulatedInstance = { instanceId, vm, groupIds: properties.SecurityGroupIds ?? [], logicalId, accessKeyId: credentials.credentials['AccessKeyId']!, tags, launchedAt: new Date() };
+    const instance: SimulatedInstance = {
+      instanceId,
+      vm,
+      groupIds: properties.SecurityGroupIds ?? [],
+      logicalId,
+      accessKeyId: credentials.credentials['AccessKeyId']!,
+      tags,
+      launchedAt: new Date(),
+    };
     this.instances.push(instance);
     this.boot(instance);
     this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_COMPLETE');
   }
 
-  private instanceCredentials(roleArn: string, instanceId: string): { roleName: string; credentials: Record<string, string> } {
+  private instanceCredentials(
+    roleArn: string,
+    instanceId: string,
+  ): { roleName: string; credentials: Record<string, string> } {
     const credentials = this.options.session(roleArn, instanceId);
-    return { roleName: roleArn.split('/').pop()!, credentials: { AccessKeyId: credentials.accessKeyId, SecretAccessKey: credentials.secretAccessKey, Token: credentials.sessionToken } };
+    return {
+      roleName: roleArn.split('/').pop()!,
+      credentials: {
+        AccessKeyId: credentials.accessKeyId,
+        SecretAccessKey: credentials.secretAccessKey,
+        Token: credentials.sessionToken,
+      },
+    };
   }
 
   private boot(instance: SimulatedInstance): void {
     this.applyFilters();
-    instance.boot = this.hub!.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: cloudInitEnvironment(TWIN_REGION), timeoutMs: 20 * 60_000 });
+    instance.boot = this.hub!.exec(instance.vm, 'bash /var/lib/cloud/instance/user-data.txt', {
+      env: cloudInitEnvironment(TWIN_REGION),
+      timeoutMs: 20 * 60_000,
+    });
     void instance.boot.then((result) => {
       instance.result = result;
       this.options.log?.(`[twin] ${instance.instanceId}: user data exited ${result.status}`);
@@ -275,34 +377,55 @@ export class ClusterStack {
     const physical = this.physical.get(logicalId)!;
     const address = `10.91.${this.options.subnet}.${LOAD_BALANCER_HOST}`;
     this.hub!.addHubAddress(address, [physical.attributes!['DNSName']!]);
-    const groupIds = (this.evaluator.resolve(template.Resources[logicalId]!.Properties?.['SecurityGroups'] ?? []) as string[]) ?? [];
+    const groupIds =
+      (this.evaluator.resolve(template.Resources[logicalId]!.Properties?.['SecurityGroups'] ?? []) as string[]) ?? [];
     const listeners = Object.entries(template.Resources)
       .filter(([, resource]) => resource.Type === 'AWS::ElasticLoadBalancingV2::Listener')
-      .map(([, resource]) => this.evaluator.resolve(resource.Properties ?? {}) as { LoadBalancerArn: string; Port: number; DefaultActions: { TargetGroupArn: string }[] })
+      .map(
+        ([, resource]) =>
+          this.evaluator.resolve(resource.Properties ?? {}) as {
+            LoadBalancerArn: string;
+            Port: number;
+            DefaultActions: { TargetGroupArn: string }[];
+          },
+      )
       .filter((listener) => listener.LoadBalancerArn === physical.ref)
       .map((listener) => {
         const targetGroupArn = listener.DefaultActions[0]!.TargetGroupArn;
-        const targetGroupId = Object.keys(template.Resources).find((id) => this.physical.get(id)?.ref === targetGroupArn)!;
+        const targetGroupId = Object.keys(template.Resources).find(
+          (id) => this.physical.get(id)?.ref === targetGroupArn,
+        )!;
         const targetPort = Number(this.evaluator.resolve(template.Resources[targetGroupId]!.Properties?.['Port']));
-        const targets = this.instances.filter((instance) => instance.targetGroups?.includes(targetGroupArn)).map((instance) => instance.vm.ip);
+        const targets = this.instances
+          .filter((instance) => instance.targetGroups?.includes(targetGroupArn))
+          .map((instance) => instance.vm.ip);
         return { port: Number(listener.Port), targetPort, targets };
       });
     this.loadBalancer = { address, dnsName: physical.attributes!['DNSName']!, groupIds };
     this.applyFilters();
     const config = `${this.hub!.dir}/nlb-${logicalId}.json`;
     writeFileSync(config, JSON.stringify({ address, listeners }));
-    const proxy = this.hub!.spawnInHub('python3', [join(HERE, 'fake-nlb.py'), config, `${this.hub!.dir}/nlb-${logicalId}.log`]);
+    const proxy = this.hub!.spawnInHub('python3', [
+      join(HERE, 'fake-nlb.py'),
+      config,
+      `${this.hub!.dir}/nlb-${logicalId}.log`,
+    ]);
     let errors = '';
     proxy.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     await new Promise<void>((resolve, reject) => {
-      proxy.once('exit', (code) => reject(new Error(`fake-nlb.py exited with ${code} before it was ready: ${errors.trim()}`)));
+      proxy.once('exit', (code) =>
+        reject(new Error(`fake-nlb.py exited with ${code} before it was ready: ${errors.trim()}`)),
+      );
       proxy.stdout!.once('data', () => resolve());
     });
     proxy.removeAllListeners('exit');
     this.event(logicalId, 'AWS::ElasticLoadBalancingV2::LoadBalancer', 'CREATE_COMPLETE');
   }
 
-  /** What Ref and Fn::GetAtt return for a resource (names as CloudFormation generates them, ids in the services' formats). */
+  /**
+   * What Ref and Fn::GetAtt return for a resource (names as CloudFormation generates them, ids in the services'
+   * formats).
+   */
   private namesOf(logicalId: string): PhysicalResource {
     const resource = this.request.template.Resources[logicalId]!;
     const name = generatedName(this.request.stackName, logicalId);
@@ -313,7 +436,10 @@ export class ClusterStack {
         return { ref: id, attributes: { GroupId: id } };
       }
       case 'AWS::IAM::Role':
-        return { ref: name, attributes: { Arn: `arn:aws:iam::${TWIN_ACCOUNT}:role/${name}`, RoleId: `AROA${hex(8).toUpperCase()}` } };
+        return {
+          ref: name,
+          attributes: { Arn: `arn:aws:iam::${TWIN_ACCOUNT}:role/${name}`, RoleId: `AROA${hex(8).toUpperCase()}` },
+        };
       case 'AWS::IAM::InstanceProfile':
         return { ref: name, attributes: { Arn: `arn:aws:iam::${TWIN_ACCOUNT}:instance-profile/${name}` } };
       case 'AWS::Logs::LogGroup':
@@ -322,7 +448,13 @@ export class ClusterStack {
         return { ref: `lt-${hex(8)}`, attributes: { LatestVersionNumber: '1', DefaultVersionNumber: '1' } };
       case 'AWS::ElasticLoadBalancingV2::LoadBalancer': {
         const lbName = `${this.request.stackName.slice(0, 20)}-${hex(4)}`;
-        return { ref: arn('elasticloadbalancing', `loadbalancer/net/${lbName}/${hex(8)}`), attributes: { DNSName: `${lbName}-${hex(6)}.elb.${TWIN_REGION}.amazonaws.com`, LoadBalancerFullName: `net/${lbName}/${hex(8)}` } };
+        return {
+          ref: arn('elasticloadbalancing', `loadbalancer/net/${lbName}/${hex(8)}`),
+          attributes: {
+            DNSName: `${lbName}-${hex(6)}.elb.${TWIN_REGION}.amazonaws.com`,
+            LoadBalancerFullName: `net/${lbName}/${hex(8)}`,
+          },
+        };
       }
       case 'AWS::ElasticLoadBalancingV2::TargetGroup':
         return { ref: arn('elasticloadbalancing', `targetgroup/${name.slice(0, 24)}/${hex(8)}`) };
@@ -341,10 +473,16 @@ export class ClusterStack {
       if (!declared.Type.startsWith('AWS::SSM::Parameter::Value<')) continue;
       const path = this.request.parameters[name] ?? declared.Default ?? '';
       try {
-        const answer = await this.options.admin.json<{ Parameter: { Value: string } }>('ssm', 'AmazonSSM.GetParameter', { Name: path });
+        const answer = await this.options.admin.json<{ Parameter: { Value: string } }>(
+          'ssm',
+          'AmazonSSM.GetParameter',
+          { Name: path },
+        );
         values[path] = answer.Parameter.Value;
       } catch {
-        throw new Error(`parameter ${name} names the SSM parameter ${path}, which the account does not hold (CreateStack fails with "Parameters [${path}] referenced by template have types not supported by CloudFormation" or "... not found")`);
+        throw new Error(
+          `parameter ${name} names the SSM parameter ${path}, which the account does not hold (CreateStack fails with "Parameters [${path}] referenced by template have types not supported by CloudFormation" or "... not found")`,
+        );
       }
     }
     return values;
@@ -352,22 +490,44 @@ export class ClusterStack {
 
   /** The tags CloudFormation gives a resource it creates: the stack's and its own aws:cloudformation:* ones. */
   resourceTags(logicalId: string, own: Readonly<Record<string, string>> = {}): Record<string, string> {
-    return { ...this.request.tags, ...own, 'aws:cloudformation:stack-name': this.request.stackName, 'aws:cloudformation:stack-id': this.request.stackId, 'aws:cloudformation:logical-id': logicalId };
+    return {
+      ...this.request.tags,
+      ...own,
+      'aws:cloudformation:stack-name': this.request.stackName,
+      'aws:cloudformation:stack-id': this.request.stackId,
+      'aws:cloudformation:logical-id': logicalId,
+    };
   }
 
-  /** Roles, policies, secrets and log groups in moto, where the gateway reads them when it decides an instance's call. */
+  /**
+   * Roles, policies, secrets and log groups in moto, where the gateway reads them when it decides an instance's call.
+   */
   private async createInMoto(): Promise<void> {
     const { admin } = this.options;
     const resources = Object.entries(this.request.template.Resources);
     const iam = (action: string, params: Record<string, string>) => admin.query('iam', action, params, '2010-05-08');
     for (const [logicalId, resource] of resources.filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret')) {
       const properties = this.evaluator.resolve(resource.Properties ?? {}) as Record<string, unknown>;
-      const generate = properties['GenerateSecretString'] as { SecretStringTemplate?: string; GenerateStringKey?: string; PasswordLength?: number } | undefined;
-      const value = randomBytes(48).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, generate?.PasswordLength ?? 32);
-      const secretString = generate?.SecretStringTemplate && generate.GenerateStringKey ? JSON.stringify({ ...(JSON.parse(generate.SecretStringTemplate) as object), [generate.GenerateStringKey]: value }) : String(properties['SecretString'] ?? value);
+      const generate = properties['GenerateSecretString'] as
+        { SecretStringTemplate?: string; GenerateStringKey?: string; PasswordLength?: number } | undefined;
+      const value = randomBytes(48)
+        .toString('base64')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, generate?.PasswordLength ?? 32);
+      const secretString =
+        generate?.SecretStringTemplate && generate.GenerateStringKey
+          ? JSON.stringify({
+              ...(JSON.parse(generate.SecretStringTemplate) as object),
+              [generate.GenerateStringKey]: value,
+            })
+          : String(properties['SecretString'] ?? value);
       const name = String(properties['Name'] ?? `${logicalId}-${hex(6)}`);
       const tags = Object.entries(this.resourceTags(logicalId)).map(([Key, Value]) => ({ Key, Value }));
-      const created = await admin.json<{ ARN: string }>('secretsmanager', 'secretsmanager.CreateSecret', { Name: name, SecretString: secretString, Tags: tags });
+      const created = await admin.json<{ ARN: string }>('secretsmanager', 'secretsmanager.CreateSecret', {
+        Name: name,
+        SecretString: secretString,
+        Tags: tags,
+      });
       this.physical.set(logicalId, { ref: created.ARN });
     }
     for (const [logicalId] of resources.filter(([, r]) => r.Type === 'AWS::Logs::LogGroup')) {
@@ -376,15 +536,33 @@ export class ClusterStack {
     for (const [logicalId, resource] of resources.filter(([, r]) => r.Type === 'AWS::IAM::Role')) {
       const properties = this.evaluator.resolve(resource.Properties ?? {}) as Record<string, unknown>;
       const roleName = this.physical.get(logicalId)!.ref;
-      await iam('CreateRole', { RoleName: roleName, AssumeRolePolicyDocument: JSON.stringify(properties['AssumeRolePolicyDocument']) });
-      for (const policyArn of (properties['ManagedPolicyArns'] as string[] | undefined) ?? []) await iam('AttachRolePolicy', { RoleName: roleName, PolicyArn: policyArn });
-      for (const policy of (properties['Policies'] as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ?? []) {
-        await iam('PutRolePolicy', { RoleName: roleName, PolicyName: policy.PolicyName, PolicyDocument: JSON.stringify(policy.PolicyDocument) });
+      await iam('CreateRole', {
+        RoleName: roleName,
+        AssumeRolePolicyDocument: JSON.stringify(properties['AssumeRolePolicyDocument']),
+      });
+      for (const policyArn of (properties['ManagedPolicyArns'] as string[] | undefined) ?? [])
+        await iam('AttachRolePolicy', { RoleName: roleName, PolicyArn: policyArn });
+      for (const policy of (properties['Policies'] as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ??
+        []) {
+        await iam('PutRolePolicy', {
+          RoleName: roleName,
+          PolicyName: policy.PolicyName,
+          PolicyDocument: JSON.stringify(policy.PolicyDocument),
+        });
       }
     }
     for (const [, resource] of resources.filter(([, r]) => r.Type === 'AWS::IAM::Policy')) {
-      const properties = this.evaluator.resolve(resource.Properties ?? {}) as { PolicyName: string; PolicyDocument: unknown; Roles?: string[] };
-      for (const roleName of properties.Roles ?? []) await iam('PutRolePolicy', { RoleName: roleName, PolicyName: properties.PolicyName, PolicyDocument: JSON.stringify(properties.PolicyDocument) });
+      const properties = this.evaluator.resolve(resource.Properties ?? {}) as {
+        PolicyName: string;
+        PolicyDocument: unknown;
+        Roles?: string[];
+      };
+      for (const roleName of properties.Roles ?? [])
+        await iam('PutRolePolicy', {
+          RoleName: roleName,
+          PolicyName: properties.PolicyName,
+          PolicyDocument: JSON.stringify(properties.PolicyDocument),
+        });
     }
   }
 
@@ -393,8 +571,17 @@ export class ClusterStack {
       subnet: this.options.subnet,
       fakeScript: 'fake-aws.py',
       // The results bucket by its virtual-hosted names (global and regional), as the AWS CLI addresses it.
-      httpsNames: [...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`), 'repo1.maven.org', ...this.bucketHosts()],
-      state: { region: TWIN_REGION, gatewaySocket: this.options.gatewaySocket, secrets: {}, mavenDirectory: cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT) ?? null },
+      httpsNames: [
+        ...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`),
+        'repo1.maven.org',
+        ...this.bucketHosts(),
+      ],
+      state: {
+        region: TWIN_REGION,
+        gatewaySocket: this.options.gatewaySocket,
+        secrets: {},
+        mavenDirectory: cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT) ?? null,
+      },
     });
     await hub.start();
     return hub;
@@ -402,12 +589,18 @@ export class ClusterStack {
 
   private bucketHosts(): string[] {
     const bucket = this.request.parameters['ResultsBucketName'];
-    return bucket ? [`${bucket}.s3.amazonaws.com`, `${bucket}.s3.${TWIN_REGION}.amazonaws.com`, 's3.amazonaws.com'] : [];
+    return bucket
+      ? [`${bucket}.s3.amazonaws.com`, `${bucket}.s3.${TWIN_REGION}.amazonaws.com`, 's3.amazonaws.com']
+      : [];
   }
 
   /** The role ARN an instance profile (a launch template's IamInstanceProfile Arn or name) holds. */
   private profileRole(profile: string): string {
-    const entry = Object.entries(this.request.template.Resources).find(([logicalId, resource]) => resource.Type === 'AWS::IAM::InstanceProfile' && [this.physical.get(logicalId)?.ref, this.physical.get(logicalId)?.attributes?.['Arn']].includes(profile));
+    const entry = Object.entries(this.request.template.Resources).find(
+      ([logicalId, resource]) =>
+        resource.Type === 'AWS::IAM::InstanceProfile' &&
+        [this.physical.get(logicalId)?.ref, this.physical.get(logicalId)?.attributes?.['Arn']].includes(profile),
+    );
     if (!entry) throw new Error(`the instance profile ${profile} is not one of the stack's`);
     const roles = this.evaluator.resolve(entry[1].Properties?.['Roles'] ?? []) as string[];
     return `arn:aws:iam::${TWIN_ACCOUNT}:role/${roles[0]}`;
@@ -416,21 +609,47 @@ export class ClusterStack {
   private async createGroup(logicalId: string): Promise<void> {
     const resource = this.request.template.Resources[logicalId]!;
     this.event(logicalId, resource.Type, 'CREATE_IN_PROGRESS');
-    const group = this.evaluator.resolve(resource.Properties ?? {}) as { DesiredCapacity?: string; MinSize: string; LaunchTemplate: { LaunchTemplateId: string } };
+    const group = this.evaluator.resolve(resource.Properties ?? {}) as {
+      DesiredCapacity?: string;
+      MinSize: string;
+      LaunchTemplate: { LaunchTemplateId: string };
+    };
     const desired = Number(group.DesiredCapacity ?? group.MinSize);
-    const launchTemplateId = Object.keys(this.request.template.Resources).find((id) => this.physical.get(id)?.ref === group.LaunchTemplate.LaunchTemplateId);
+    const launchTemplateId = Object.keys(this.request.template.Resources).find(
+      (id) => this.physical.get(id)?.ref === group.LaunchTemplate.LaunchTemplateId,
+    );
     if (!launchTemplateId) throw new Error(`${logicalId}: its launch template is not one of the stack's`);
-    const data = this.evaluator.resolve(this.request.template.Resources[launchTemplateId]!.Properties?.['LaunchTemplateData']) as { UserData: string; SecurityGroupIds?: string[]; IamInstanceProfile?: { Arn?: string; Name?: string }; BlockDeviceMappings?: { DeviceName: string; Ebs?: { VolumeSize?: number } }[] };
+    const data = this.evaluator.resolve(
+      this.request.template.Resources[launchTemplateId]!.Properties?.['LaunchTemplateData'],
+    ) as {
+      UserData: string;
+      SecurityGroupIds?: string[];
+      IamInstanceProfile?: { Arn?: string; Name?: string };
+      BlockDeviceMappings?: { DeviceName: string; Ebs?: { VolumeSize?: number } }[];
+    };
     // The data volume at its template size (a sparse file): RabbitMQ's disk_free_limit is judged against it.
-    const dataVolumeGiB = Number(data.BlockDeviceMappings?.find((mapping) => mapping.DeviceName === '/dev/sdf')?.Ebs?.VolumeSize ?? 1);
+    const dataVolumeGiB = Number(
+      data.BlockDeviceMappings?.find((mapping) => mapping.DeviceName === '/dev/sdf')?.Ebs?.VolumeSize ?? 1,
+    );
     const roleArn = this.profileRole(data.IamInstanceProfile?.Arn ?? data.IamInstanceProfile?.Name ?? '');
     const groupName = this.physical.get(logicalId)!.ref;
     const targetGroups = (this.evaluator.resolve(resource.Properties?.['TargetGroupARNs'] ?? []) as string[]) ?? [];
     // An instance of a group carries the group's tags marked PropagateAtLaunch and aws:autoscaling:groupName (EC2 Auto
     // Scaling User Guide, "Tag Auto Scaling groups and instances").
-    const groupTags = (this.evaluator.resolve(resource.Properties?.['Tags'] ?? []) as { Key: string; Value: string; PropagateAtLaunch?: boolean | string }[]).filter((tag) => String(tag.PropagateAtLaunch) === 'true');
-    const tags = { ...this.resourceTags(logicalId, Object.fromEntries(groupTags.map((tag) => [tag.Key, tag.Value]))), 'aws:autoscaling:groupName': groupName };
-    this.hub!.updateState((state) => Object.assign(state, { autoScalingGroupName: groupName, desiredCapacity: desired }));
+    const groupTags = (
+      this.evaluator.resolve(resource.Properties?.['Tags'] ?? []) as {
+        Key: string;
+        Value: string;
+        PropagateAtLaunch?: boolean | string;
+      }[]
+    ).filter((tag) => String(tag.PropagateAtLaunch) === 'true');
+    const tags = {
+      ...this.resourceTags(logicalId, Object.fromEntries(groupTags.map((tag) => [tag.Key, tag.Value]))),
+      'aws:autoscaling:groupName': groupName,
+    };
+    this.hub!.updateState((state) =>
+      Object.assign(state, { autoScalingGroupName: groupName, desiredCapacity: desired }),
+    );
     const members: SimulatedInstance[] = [];
     for (let index = 1; index <= desired; index += 1) {
       const instanceId = `i-0${hex(8)}`;
@@ -439,7 +658,10 @@ export class ClusterStack {
       const vm = this.hub!.createVm(
         instanceId,
         `ip-${ip.replace(/\./g, '-')}`,
-        { '/var/lib/cloud/instance/user-data.txt': { content: data.UserData, mode: 0o700 }, [INSTALL_OVERRIDE_FILE]: { content: RABBITMQ_STAND_IN, mode: 0o644 } },
+        {
+          '/var/lib/cloud/instance/user-data.txt': { content: data.UserData, mode: 0o700 },
+          [INSTALL_OVERRIDE_FILE]: { content: RABBITMQ_STAND_IN, mode: 0o644 },
+        },
         {
           blockDevice: '/dev/sdf',
           blockDeviceGiB: dataVolumeGiB,
@@ -448,22 +670,44 @@ export class ClusterStack {
           state: { instanceId, ...credentials },
         },
       );
-      members.push({ instanceId, vm, groupIds: data.SecurityGroupIds ?? [], targetGroups, accessKeyId: credentials.credentials['AccessKeyId']!, tags, launchedAt: new Date() });
+      members.push({
+        instanceId,
+        vm,
+        groupIds: data.SecurityGroupIds ?? [],
+        targetGroups,
+        accessKeyId: credentials.credentials['AccessKeyId']!,
+        tags,
+        launchedAt: new Date(),
+      });
     }
     this.instances.push(...members);
     for (const instance of members) this.boot(instance);
-    await this.awaitSignals(logicalId, resource.Type, Number(this.evaluator.resolve(resource.CreationPolicy?.ResourceSignal?.Count ?? desired)), members);
+    await this.awaitSignals(
+      logicalId,
+      resource.Type,
+      Number(this.evaluator.resolve(resource.CreationPolicy?.ResourceSignal?.Count ?? desired)),
+      members,
+    );
   }
 
   /** Each instance's packet filter from its groups' rules and the groups' current members. */
   applyFilters(): void {
     const members = new Map<string, string[]>();
-    const interfaces = [...this.instances.map((instance) => ({ groupIds: instance.groupIds, ip: instance.vm.ip })), ...(this.loadBalancer ? [{ groupIds: this.loadBalancer.groupIds, ip: this.loadBalancer.address }] : [])];
+    const interfaces = [
+      ...this.instances.map((instance) => ({ groupIds: instance.groupIds, ip: instance.vm.ip })),
+      ...(this.loadBalancer ? [{ groupIds: this.loadBalancer.groupIds, ip: this.loadBalancer.address }] : []),
+    ];
     interfaces.push(...[...this.interfaces].map(([ip, groupIds]) => ({ ip, groupIds })));
-    for (const { groupIds, ip } of interfaces) for (const groupId of groupIds) members.set(groupId, [...(members.get(groupId) ?? []), ip]);
+    for (const { groupIds, ip } of interfaces)
+      for (const groupId of groupIds) members.set(groupId, [...(members.get(groupId) ?? []), ip]);
     this.members = members;
-    for (const instance of this.instances) applyRuleset(instance.vm.pid, nftRuleset(instance.groupIds, this.rules, members));
-    if (this.loadBalancer) applyRuleset(this.hub!.hubNetns, nftRuleset(this.loadBalancer.groupIds, this.rules, members, this.loadBalancer.address));
+    for (const instance of this.instances)
+      applyRuleset(instance.vm.pid, nftRuleset(instance.groupIds, this.rules, members));
+    if (this.loadBalancer)
+      applyRuleset(
+        this.hub!.hubNetns,
+        nftRuleset(this.loadBalancer.groupIds, this.rules, members, this.loadBalancer.address),
+      );
   }
 
   private members: Map<string, string[]> = new Map();
@@ -497,14 +741,24 @@ export class ClusterStack {
   mapRuleCidr(rule: SecurityGroupRule): SecurityGroupRule {
     if (!('cidr' in rule.peer) || rule.peer.cidr === '0.0.0.0/0') return rule;
     const peer = rule.peer.cidr;
-    return this.vpcCidrs.some((cidr) => cidrContains(peer, cidr)) ? { ...rule, peer: { cidr: `10.91.${this.options.subnet}.0/24` } } : rule;
+    return this.vpcCidrs.some((cidr) => cidrContains(peer, cidr))
+      ? { ...rule, peer: { cidr: `10.91.${this.options.subnet}.0/24` } }
+      : rule;
   }
 
-  /** The CIDRs of the stack's PrivateSubnetIds parameter, as the twin's EC2 (moto, from the controller template) holds them. */
+  /**
+   * The CIDRs of the stack's PrivateSubnetIds parameter, as the twin's EC2 (moto, from the controller template) holds
+   * them.
+   */
   private async readVpcCidrs(): Promise<void> {
     const subnets = (this.request.parameters['PrivateSubnetIds'] ?? '').split(',').filter(Boolean);
     if (subnets.length === 0) return;
-    const xml = await this.options.admin.query('ec2', 'DescribeSubnets', Object.fromEntries(subnets.map((id, index) => [`SubnetId.${index + 1}`, id])), '2016-11-15');
+    const xml = await this.options.admin.query(
+      'ec2',
+      'DescribeSubnets',
+      Object.fromEntries(subnets.map((id, index) => [`SubnetId.${index + 1}`, id])),
+      '2016-11-15',
+    );
     this.vpcCidrs.push(...[...xml.matchAll(/<cidrBlock>([^<]+)<\/cidrBlock>/g)].map((match) => match[1]!));
   }
 
@@ -514,7 +768,12 @@ export class ClusterStack {
    * their security groups drop; the twin fails the group once such a packet has been dropped for
    * BLOCKED_BOOT_SECONDS with signals still missing, and says so.
    */
-  private async awaitSignals(logicalId: string, type: string, count: number, members: readonly SimulatedInstance[]): Promise<void> {
+  private async awaitSignals(
+    logicalId: string,
+    type: string,
+    count: number,
+    members: readonly SimulatedInstance[],
+  ): Promise<void> {
     const hub = this.hub!;
     const signals = () => hub.requestLog().filter((line) => / cloudformation SignalResource /.test(line));
     let firstDrop: number | undefined;
@@ -524,7 +783,8 @@ export class ClusterStack {
       const successes = received.filter((line) => line.endsWith(' SUCCESS')).length;
       if (successes >= count) return this.event(logicalId, type, 'CREATE_COMPLETE');
       const ended = members.every((instance) => instance.result !== undefined);
-      if (firstDrop === undefined && members.some((instance) => droppedPackets(instance.vm.pid).length > 0)) firstDrop = Date.now();
+      if (firstDrop === undefined && members.some((instance) => droppedPackets(instance.vm.pid).length > 0))
+        firstDrop = Date.now();
       const blocked = firstDrop !== undefined && Date.now() - firstDrop > BLOCKED_BOOT_SECONDS * 1000;
       if (failures > 0 || ended || blocked) {
         // CloudFormation's words for a failed creation policy; the twin adds what it saw on the way.
@@ -559,7 +819,9 @@ export class ClusterStack {
       for (const packet of droppedPackets(this.hub!.hubNetns)) {
         const peer = this.instances.find((other) => other.vm.ip === packet.peer);
         const who = peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
-        lines.push(`security groups ${this.loadBalancer.groupIds.join(', ')} of the load balancer dropped ${packet.protocol} ${packet.direction === 'in' ? `from ${who} to port ${packet.port}: no ingress rule allows it` : `to ${who} port ${packet.port}: no egress rule allows it`}`);
+        lines.push(
+          `security groups ${this.loadBalancer.groupIds.join(', ')} of the load balancer dropped ${packet.protocol} ${packet.direction === 'in' ? `from ${who} to port ${packet.port}: no ingress rule allows it` : `to ${who} port ${packet.port}: no egress rule allows it`}`,
+        );
       }
     }
     for (const instance of this.instances.filter((candidate) => candidate.result && candidate.result.status !== 0)) {
@@ -601,5 +863,3 @@ export function cidrContains(outer: string, inner: string): boolean {
   const size = 2 ** (32 - a.bits);
   return Math.floor(a.value / size) === Math.floor(b.value / size);
 }
-
-

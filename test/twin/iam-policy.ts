@@ -46,7 +46,10 @@ export interface AuthorizationRequest {
   readonly action: string;
   /** The resource ARN, or `*` for an action that supports no resource-level permission. */
   readonly resource: string;
-  /** Condition keys of the request (aws:PrincipalTag/x, ssm:resourceTag/x, aws:RequestTag/x, ...), matched case-insensitively. */
+  /**
+   * Condition keys of the request (aws:PrincipalTag/x, ssm:resourceTag/x, aws:RequestTag/x, ...), matched
+   * case-insensitively.
+   */
   readonly context?: Readonly<Record<string, string | readonly string[]>>;
 }
 
@@ -54,11 +57,15 @@ export type Decision =
   | { readonly allowed: true; readonly by: string }
   | { readonly allowed: false; readonly explicitDeny?: string; readonly reason: string };
 
-const list = <T>(value: T | readonly T[] | undefined): readonly T[] => (value === undefined ? [] : Array.isArray(value) ? (value as readonly T[]) : [value as T]);
+const list = <T>(value: T | readonly T[] | undefined): readonly T[] =>
+  value === undefined ? [] : Array.isArray(value) ? (value as readonly T[]) : [value as T];
 
 /** `*` and `?` wildcards of IAM (everything else literal). */
 export function wildcardMatches(pattern: string, value: string, caseInsensitive = false): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, caseInsensitive ? 'is' : 's').test(value);
 }
 
@@ -98,28 +105,39 @@ const COMPARATORS: Record<string, { compare: Comparator; negated: boolean }> = {
   Bool: { compare: (e, a) => e.toLowerCase() === a.toLowerCase(), negated: false },
 };
 
-function conditionHolds(operatorName: string, keys: Record<string, unknown>, context: AuthorizationRequest['context']): boolean {
+function conditionHolds(
+  operatorName: string,
+  keys: Record<string, unknown>,
+  context: AuthorizationRequest['context'],
+): boolean {
   const setPrefix = /^(ForAnyValue|ForAllValues):/.exec(operatorName)?.[1];
   const withoutSet = operatorName.replace(/^(ForAnyValue|ForAllValues):/, '');
   const ifExists = withoutSet.endsWith('IfExists');
   const base = ifExists ? withoutSet.slice(0, -'IfExists'.length) : withoutSet;
   if (base === 'Null') {
-    return Object.entries(keys).every(([key, expected]) => String(expected).toLowerCase() === String(contextValue(context, key) === undefined));
+    return Object.entries(keys).every(
+      ([key, expected]) => String(expected).toLowerCase() === String(contextValue(context, key) === undefined),
+    );
   }
   const operator = COMPARATORS[base];
   if (!operator) throw new Error(`the twin's IAM evaluator does not know the condition operator ${operatorName}`);
   return Object.entries(keys).every(([key, raw]) => {
     const actual = contextValue(context, key);
-    if (actual === undefined || actual.length === 0) return ifExists || operator.negated || setPrefix === 'ForAllValues';
-    const expected = list(raw as string | readonly string[]).map((value) => substituteVariables(String(value), context));
-    const anyMatches = (value: string) => expected.some((pattern) => pattern !== undefined && operator.compare(pattern, value));
+    if (actual === undefined || actual.length === 0)
+      return ifExists || operator.negated || setPrefix === 'ForAllValues';
+    const expected = list(raw as string | readonly string[]).map((value) =>
+      substituteVariables(String(value), context),
+    );
+    const anyMatches = (value: string) =>
+      expected.some((pattern) => pattern !== undefined && operator.compare(pattern, value));
     const matched = setPrefix === 'ForAllValues' ? actual.every(anyMatches) : actual.some(anyMatches);
     return operator.negated ? !matched : matched;
   });
 }
 
 function statementApplies(statement: PolicyStatement, request: AuthorizationRequest): boolean {
-  const actionMatches = (patterns: readonly string[]) => patterns.some((pattern) => wildcardMatches(pattern, request.action, true));
+  const actionMatches = (patterns: readonly string[]) =>
+    patterns.some((pattern) => wildcardMatches(pattern, request.action, true));
   if (statement.Action !== undefined && !actionMatches(list(statement.Action))) return false;
   if (statement.NotAction !== undefined && actionMatches(list(statement.NotAction))) return false;
   const resourceMatches = (patterns: readonly string[]) =>
@@ -129,7 +147,9 @@ function statementApplies(statement: PolicyStatement, request: AuthorizationRequ
     });
   if (statement.Resource !== undefined && !resourceMatches(list(statement.Resource))) return false;
   if (statement.NotResource !== undefined && resourceMatches(list(statement.NotResource))) return false;
-  return Object.entries(statement.Condition ?? {}).every(([operator, keys]) => conditionHolds(operator, keys, request.context));
+  return Object.entries(statement.Condition ?? {}).every(([operator, keys]) =>
+    conditionHolds(operator, keys, request.context),
+  );
 }
 
 /** The decision of `policies` (all of one principal) on `request`. */
@@ -139,7 +159,8 @@ export function evaluate(policies: readonly NamedPolicy[], request: Authorizatio
     for (const statement of list(policy.document.Statement)) {
       if (!statementApplies(statement, request)) continue;
       const label = statement.Sid ? `${policy.name} (${statement.Sid})` : policy.name;
-      if (statement.Effect === 'Deny') return { allowed: false, explicitDeny: label, reason: `with an explicit deny in ${label}` };
+      if (statement.Effect === 'Deny')
+        return { allowed: false, explicitDeny: label, reason: `with an explicit deny in ${label}` };
       allowedBy ??= label;
     }
   }
@@ -148,6 +169,10 @@ export function evaluate(policies: readonly NamedPolicy[], request: Authorizatio
 }
 
 /** AWS's words for a denial (the message its services return in AccessDenied errors). */
-export function denialMessage(principalArn: string, request: AuthorizationRequest, decision: Extract<Decision, { allowed: false }>): string {
+export function denialMessage(
+  principalArn: string,
+  request: AuthorizationRequest,
+  decision: Extract<Decision, { allowed: false }>,
+): string {
   return `User: ${principalArn} is not authorized to perform: ${request.action} on resource: ${request.resource} ${decision.reason}`;
 }

@@ -29,7 +29,9 @@ export interface FunctionConfiguration {
 
 export interface Invocation {
   /** The payload the function returned, or its error as Lambda reports it. */
-  readonly result: { readonly ok: true; readonly payload: unknown } | { readonly ok: false; readonly errorType: string; readonly errorMessage: string };
+  readonly result:
+    | { readonly ok: true; readonly payload: unknown }
+    | { readonly ok: false; readonly errorType: string; readonly errorMessage: string };
   readonly logs: string;
 }
 
@@ -84,8 +86,17 @@ export class LambdaRuntime {
     return dir;
   }
 
-  /** `prefix`: a command that runs the function's process elsewhere (e.g. in a VPC-attached function's network namespace). */
-  async invoke(config: FunctionConfiguration, event: unknown, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string }, endpoint: string, prefix: readonly string[] = []): Promise<Invocation> {
+  /**
+   * `prefix`: a command that runs the function's process elsewhere (e.g. in a VPC-attached function's network
+   * namespace).
+   */
+  async invoke(
+    config: FunctionConfiguration,
+    event: unknown,
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string },
+    endpoint: string,
+    prefix: readonly string[] = [],
+  ): Promise<Invocation> {
     const dir = await this.codeDir(config);
     const id = `${++this.invocations}`;
     const scratch = mkdtempSync(join(this.workDir, `invoke-${id}-`));
@@ -120,9 +131,26 @@ export class LambdaRuntime {
     }, config.timeoutSeconds * 1000);
     await new Promise<void>((resolve) => child.once('close', () => resolve()));
     clearTimeout(timer);
-    // Lambda's answer to a function that ran out of time (errorType Sandbox.Timedout, "Task timed out after N seconds").
-    if (timedOut) return { result: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${config.timeoutSeconds}.00 seconds` }, logs };
-    if (!existsSync(resultFile)) return { result: { ok: false, errorType: 'Runtime.ExitError', errorMessage: `RequestId: ${id} Error: Runtime exited with error: exit status ${child.exitCode}` }, logs };
+    // Lambda's answer to a function that ran out of time (errorType Sandbox.Timedout, "Task timed out after N
+    // seconds").
+    if (timedOut)
+      return {
+        result: {
+          ok: false,
+          errorType: 'Sandbox.Timedout',
+          errorMessage: `Task timed out after ${config.timeoutSeconds}.00 seconds`,
+        },
+        logs,
+      };
+    if (!existsSync(resultFile))
+      return {
+        result: {
+          ok: false,
+          errorType: 'Runtime.ExitError',
+          errorMessage: `RequestId: ${id} Error: Runtime exited with error: exit status ${child.exitCode}`,
+        },
+        logs,
+      };
     return { result: JSON.parse(readFileSync(resultFile, 'utf8')) as Invocation['result'], logs };
   }
 }

@@ -8,7 +8,8 @@ import { TWIN_REGION } from './aws-requests';
 
 export const ADMIN_ACCESS_KEY = 'twinadmin';
 
-const authorization = (service: string) => `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/${TWIN_REGION}/${service}/aws4_request, SignedHeaders=host, Signature=0`;
+const authorization = (service: string) =>
+  `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/${TWIN_REGION}/${service}/aws4_request, SignedHeaders=host, Signature=0`;
 
 export class MotoAdmin {
   constructor(readonly endpoint: string) {}
@@ -16,7 +17,11 @@ export class MotoAdmin {
   /** A query-protocol call (IAM, CloudFormation, EC2, Auto Scaling); the XML answer, or an error naming moto's. */
   async query(service: string, action: string, params: Record<string, string>, version: string): Promise<string> {
     const body = new URLSearchParams({ Action: action, Version: version, ...params }).toString();
-    const response = await fetch(`${this.endpoint}/`, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: authorization(service) } });
+    const response = await fetch(`${this.endpoint}/`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: authorization(service) },
+    });
     const text = await response.text();
     if (!response.ok) throw new Error(`moto ${service}:${action} answered ${response.status}: ${text.slice(0, 400)}`);
     return text;
@@ -32,25 +37,40 @@ export class MotoAdmin {
     const response = await fetch(`${this.endpoint}/`, {
       method: 'POST',
       body: JSON.stringify(payload),
-      headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target, authorization: authorization(service) },
+      headers: {
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amz-target': target,
+        authorization: authorization(service),
+      },
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`moto ${target} answered ${response.status}: ${text.slice(0, 400)}`);
     return (text ? JSON.parse(text) : {}) as T;
   }
 
-  /** Every identity policy of a role: its inline policies and the managed ones attached (moto ships AWS's managed policies). */
+  /**
+   * Every identity policy of a role: its inline policies and the managed ones attached (moto ships AWS's managed
+   * policies).
+   */
   async rolePolicies(roleName: string): Promise<NamedPolicy[]> {
     const iam = (action: string, params: Record<string, string>) => this.query('iam', action, params, '2010-05-08');
     const inlineNames = xmlValues(await iam('ListRolePolicies', { RoleName: roleName }), 'member');
     const inline = await Promise.all(
-      inlineNames.map(async (name) => ({ name: `inline policy ${name}`, document: decodePolicy(xmlValues(await iam('GetRolePolicy', { RoleName: roleName, PolicyName: name }), 'PolicyDocument')[0]!) })),
+      inlineNames.map(async (name) => ({
+        name: `inline policy ${name}`,
+        document: decodePolicy(
+          xmlValues(await iam('GetRolePolicy', { RoleName: roleName, PolicyName: name }), 'PolicyDocument')[0]!,
+        ),
+      })),
     );
     const attachedArns = xmlValues(await iam('ListAttachedRolePolicies', { RoleName: roleName }), 'PolicyArn');
     const attached = await Promise.all(
       attachedArns.map(async (policyArn) => {
         const versionId = xmlValues(await iam('GetPolicy', { PolicyArn: policyArn }), 'DefaultVersionId')[0]!;
-        const document = xmlValues(await iam('GetPolicyVersion', { PolicyArn: policyArn, VersionId: versionId }), 'Document')[0]!;
+        const document = xmlValues(
+          await iam('GetPolicyVersion', { PolicyArn: policyArn, VersionId: versionId }),
+          'Document',
+        )[0]!;
         return { name: `managed policy ${policyArn.split('/').pop()}`, document: decodePolicy(document) };
       }),
     );
@@ -69,14 +89,22 @@ export function xmlValues(xml: string, tag: string): string[] {
 }
 
 export function unescapeXml(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#x?([0-9a-fA-F]+);/g, (_m, code: string) => String.fromCodePoint(parseInt(code, 10))).replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#x?([0-9a-fA-F]+);/g, (_m, code: string) => String.fromCodePoint(parseInt(code, 10)))
+    .replace(/&amp;/g, '&');
 }
 
 export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** IAM returns policy documents URL-encoded (IAM API reference, GetRolePolicy: "URL-encoded compliant with RFC 3986"). */
+/**
+ * IAM returns policy documents URL-encoded (IAM API reference, GetRolePolicy: "URL-encoded compliant with RFC 3986").
+ */
 function decodePolicy(text: string): PolicyDocument {
   const trimmed = text.trim();
   return JSON.parse(trimmed.startsWith('{') ? trimmed : decodeURIComponent(trimmed)) as PolicyDocument;

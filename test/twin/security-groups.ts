@@ -30,14 +30,28 @@ export interface SecurityGroupRule {
   readonly origin: string;
 }
 
-const PROTOCOLS: Record<string, SecurityGroupRule['protocol']> = { tcp: 'tcp', '6': 'tcp', udp: 'udp', '17': 'udp', icmp: 'icmp', '1': 'icmp', '-1': 'all' };
+const PROTOCOLS: Record<string, SecurityGroupRule['protocol']> = {
+  tcp: 'tcp',
+  '6': 'tcp',
+  udp: 'udp',
+  '17': 'udp',
+  icmp: 'icmp',
+  '1': 'icmp',
+  '-1': 'all',
+};
 
-function ruleFrom(direction: SecurityGroupRule['direction'], groupId: string, raw: Record<string, unknown>, origin: string): SecurityGroupRule {
+function ruleFrom(
+  direction: SecurityGroupRule['direction'],
+  groupId: string,
+  raw: Record<string, unknown>,
+  origin: string,
+): SecurityGroupRule {
   const protocol = PROTOCOLS[String(raw['IpProtocol'])];
   if (!protocol) throw new Error(`${origin}: the twin does not filter IpProtocol ${String(raw['IpProtocol'])}`);
   const peerGroup = raw[direction === 'ingress' ? 'SourceSecurityGroupId' : 'DestinationSecurityGroupId'];
   const cidr = raw['CidrIp'];
-  if (typeof peerGroup !== 'string' && typeof cidr !== 'string') throw new Error(`${origin}: a rule with neither a security group nor an IPv4 CIDR (the twin filters IPv4 only)`);
+  if (typeof peerGroup !== 'string' && typeof cidr !== 'string')
+    throw new Error(`${origin}: a rule with neither a security group nor an IPv4 CIDR (the twin filters IPv4 only)`);
   const all = protocol === 'all' || raw['FromPort'] === undefined || Number(raw['FromPort']) === -1;
   return {
     direction,
@@ -62,14 +76,28 @@ export function securityGroupRules(template: StackTemplate, evaluator: TemplateE
     const properties = resource.Properties ?? {};
     if (resource.Type === 'AWS::EC2::SecurityGroup') {
       const groupId = evaluator.string({ 'Fn::GetAtt': [logicalId, 'GroupId'] });
-      for (const raw of (evaluator.resolve(properties['SecurityGroupIngress'] ?? []) as Record<string, unknown>[]) ?? []) rules.push(ruleFrom('ingress', groupId, raw, logicalId));
+      for (const raw of (evaluator.resolve(properties['SecurityGroupIngress'] ?? []) as Record<string, unknown>[]) ??
+        [])
+        rules.push(ruleFrom('ingress', groupId, raw, logicalId));
       const egress = properties['SecurityGroupEgress'];
-      if (egress === undefined) rules.push({ direction: 'egress', groupId, protocol: 'all', fromPort: 0, toPort: 65535, peer: { cidr: '0.0.0.0/0' }, origin: `${logicalId} (default egress)` });
-      for (const raw of (evaluator.resolve(egress ?? []) as Record<string, unknown>[]) ?? []) rules.push(ruleFrom('egress', groupId, raw, logicalId));
+      if (egress === undefined)
+        rules.push({
+          direction: 'egress',
+          groupId,
+          protocol: 'all',
+          fromPort: 0,
+          toPort: 65535,
+          peer: { cidr: '0.0.0.0/0' },
+          origin: `${logicalId} (default egress)`,
+        });
+      for (const raw of (evaluator.resolve(egress ?? []) as Record<string, unknown>[]) ?? [])
+        rules.push(ruleFrom('egress', groupId, raw, logicalId));
     }
     if (resource.Type === 'AWS::EC2::SecurityGroupIngress' || resource.Type === 'AWS::EC2::SecurityGroupEgress') {
       const raw = evaluator.resolve(properties) as Record<string, unknown>;
-      rules.push(ruleFrom(resource.Type.endsWith('Ingress') ? 'ingress' : 'egress', String(raw['GroupId']), raw, logicalId));
+      rules.push(
+        ruleFrom(resource.Type.endsWith('Ingress') ? 'ingress' : 'egress', String(raw['GroupId']), raw, logicalId),
+      );
     }
   }
   return rules;
@@ -89,11 +117,18 @@ function portMatch(rule: SecurityGroupRule): string {
   if (rule.protocol === 'all') return '';
   if (rule.protocol === 'icmp') return 'meta l4proto icmp ';
   const ports = rule.fromPort === rule.toPort ? String(rule.fromPort) : `${rule.fromPort}-${rule.toPort}`;
-  return rule.fromPort === 0 && rule.toPort === 65535 ? `meta l4proto ${rule.protocol} ` : `${rule.protocol} dport ${ports} `;
+  return rule.fromPort === 0 && rule.toPort === 65535
+    ? `meta l4proto ${rule.protocol} `
+    : `${rule.protocol} dport ${ports} `;
 }
 
 /** The nftables ruleset for an interface in `groupIds`: one transaction that replaces the table whole. */
-export function nftRuleset(groupIds: readonly string[], rules: readonly SecurityGroupRule[], members: GroupMembers, scope?: string): string {
+export function nftRuleset(
+  groupIds: readonly string[],
+  rules: readonly SecurityGroupRule[],
+  members: GroupMembers,
+  scope?: string,
+): string {
   // Scoped to one address (a load balancer's in the hub, whose other traffic is the fake endpoints'): only packets to
   // or from that address are filtered.
   const toScope = scope ? `ip daddr ${scope} ` : '';
@@ -105,7 +140,9 @@ export function nftRuleset(groupIds: readonly string[], rules: readonly Security
       .map((rule) => {
         const peer = peerMatch(rule, members, direction === 'ingress' ? 'saddr' : 'daddr');
         const within = direction === 'ingress' ? toScope : fromScope;
-        return peer === undefined ? `    # ${rule.origin}: source group ${JSON.stringify(rule.peer)} has no member` : `    ${within}${peer}${portMatch(rule)}accept comment ${JSON.stringify(rule.origin.slice(0, 120))}`;
+        return peer === undefined
+          ? `    # ${rule.origin}: source group ${JSON.stringify(rule.peer)} has no member`
+          : `    ${within}${peer}${portMatch(rule)}accept comment ${JSON.stringify(rule.origin.slice(0, 120))}`;
       });
   return [
     `table inet ${SECURITY_GROUP_TABLE}`,
@@ -138,7 +175,10 @@ export function nftRuleset(groupIds: readonly string[], rules: readonly Security
 
 /** A network namespace: an instance's (the PID of its namespace holder) or a named one (a hub's). */
 export type Namespace = number | string;
-const inNamespace = (namespace: Namespace, args: string[]) => (typeof namespace === 'number' ? ['nsenter', [`--net=/proc/${namespace}/ns/net`, ...args]] : ['ip', ['netns', 'exec', namespace, ...args]]) as [string, string[]];
+const inNamespace = (namespace: Namespace, args: string[]) =>
+  (typeof namespace === 'number'
+    ? ['nsenter', [`--net=/proc/${namespace}/ns/net`, ...args]]
+    : ['ip', ['netns', 'exec', namespace, ...args]]) as [string, string[]];
 
 /** Applies the ruleset in the network namespace. */
 export function applyRuleset(namespace: Namespace, ruleset: string): void {
@@ -159,12 +199,21 @@ export function droppedPackets(namespace: Namespace): DroppedPacket[] {
   for (const direction of ['in', 'out'] as const) {
     let listing = '';
     try {
-      listing = execFileSync(...inNamespace(namespace, ['nft', '-nn', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`]), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      listing = execFileSync(
+        ...inNamespace(namespace, ['nft', '-nn', 'list', 'set', 'inet', SECURITY_GROUP_TABLE, `dropped_${direction}`]),
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      );
     } catch {
       continue;
     }
     // -nn prints protocols and ports as numbers (6 is tcp, 17 udp: IANA protocol numbers).
-    for (const match of listing.matchAll(/(\d+\.\d+\.\d+\.\d+) \. (\d+) \. (\d+)/g)) dropped.push({ direction, peer: match[1]!, protocol: { '6': 'tcp', '17': 'udp' }[match[2]!] ?? match[2]!, port: Number(match[3]) });
+    for (const match of listing.matchAll(/(\d+\.\d+\.\d+\.\d+) \. (\d+) \. (\d+)/g))
+      dropped.push({
+        direction,
+        peer: match[1]!,
+        protocol: { '6': 'tcp', '17': 'udp' }[match[2]!] ?? match[2]!,
+        port: Number(match[3]),
+      });
   }
   return dropped;
 }

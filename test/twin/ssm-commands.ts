@@ -28,24 +28,55 @@ export class SsmCommands {
   private readonly invocations = new Map<string, Invocation>();
 
   /** Starts the document on each instance; the Command object SendCommand answers. */
-  send(params: Record<string, unknown>, targets: readonly { stack: ClusterStack; instance: SimulatedInstance }[]): Record<string, unknown> {
+  send(
+    params: Record<string, unknown>,
+    targets: readonly { stack: ClusterStack; instance: SimulatedInstance }[],
+  ): Record<string, unknown> {
     const documentName = String(params['DocumentName']);
-    if (documentName !== 'AWS-RunShellScript') throw new Error(`the twin runs only AWS-RunShellScript on its instances, not ${documentName}`);
+    if (documentName !== 'AWS-RunShellScript')
+      throw new Error(`the twin runs only AWS-RunShellScript on its instances, not ${documentName}`);
     const parameters = (params['Parameters'] as Record<string, string[]> | undefined) ?? {};
     const script = (parameters['commands'] ?? []).join('\n');
     const timeoutSeconds = Number(parameters['executionTimeout']?.[0] ?? 3600);
     const commandId = randomUUID();
     const requestedAt = new Date();
     for (const { stack, instance } of targets) {
-      const invocation: Invocation = { commandId, instanceId: instance.instanceId, documentName, status: 'InProgress', responseCode: -1, stdout: '', stderr: '', requestedAt };
+      const invocation: Invocation = {
+        commandId,
+        instanceId: instance.instanceId,
+        documentName,
+        status: 'InProgress',
+        responseCode: -1,
+        stdout: '',
+        stderr: '',
+        requestedAt,
+      };
       this.invocations.set(`${commandId}/${instance.instanceId}`, invocation);
       const started = Date.now();
-      void stack.simulatedHub!.exec(instance.vm, script, { env: ec2UserDataEnvironment(TWIN_REGION), timeoutMs: timeoutSeconds * 1000 }).then((result) => {
-        const timedOut = result.status !== 0 && Date.now() - started >= timeoutSeconds * 1000;
-        Object.assign(invocation, { status: timedOut ? 'TimedOut' : result.status === 0 ? 'Success' : 'Failed', responseCode: timedOut ? -1 : result.status, stdout: result.stdout, stderr: result.stderr });
-      });
+      void stack
+        .simulatedHub!.exec(instance.vm, script, {
+          env: ec2UserDataEnvironment(TWIN_REGION),
+          timeoutMs: timeoutSeconds * 1000,
+        })
+        .then((result) => {
+          const timedOut = result.status !== 0 && Date.now() - started >= timeoutSeconds * 1000;
+          Object.assign(invocation, {
+            status: timedOut ? 'TimedOut' : result.status === 0 ? 'Success' : 'Failed',
+            responseCode: timedOut ? -1 : result.status,
+            stdout: result.stdout,
+            stderr: result.stderr,
+          });
+        });
     }
-    return { CommandId: commandId, DocumentName: documentName, InstanceIds: targets.map((target) => target.instance.instanceId), Parameters: parameters, RequestedDateTime: requestedAt.getTime() / 1000, Status: 'Pending', TargetCount: targets.length };
+    return {
+      CommandId: commandId,
+      DocumentName: documentName,
+      InstanceIds: targets.map((target) => target.instance.instanceId),
+      Parameters: parameters,
+      RequestedDateTime: requestedAt.getTime() / 1000,
+      Status: 'Pending',
+      TargetCount: targets.length,
+    };
   }
 
   /** GetCommandInvocation's answer, or undefined (InvocationDoesNotExist) for a command the twin did not start. */

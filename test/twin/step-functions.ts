@@ -23,7 +23,10 @@ export interface ExecutionRecord {
   readonly done: Promise<void>;
 }
 
-export type LambdaInvoker = (functionArn: string, payload: unknown) => Promise<{ ok: true; payload: unknown } | { ok: false; errorType: string; errorMessage: string }>;
+export type LambdaInvoker = (
+  functionArn: string,
+  payload: unknown,
+) => Promise<{ ok: true; payload: unknown } | { ok: false; errorType: string; errorMessage: string }>;
 
 interface AslState {
   Type: string;
@@ -45,12 +48,16 @@ function taskResources(states: Record<string, AslState>, found: Record<string, s
 export class LocalExecutions {
   readonly executions = new Map<string, ExecutionRecord>();
 
-  constructor(
-    private readonly options: { readonly onTask?: (execution: string, state: string) => void } = {},
-  ) {}
+  constructor(private readonly options: { readonly onTask?: (execution: string, state: string) => void } = {}) {}
 
   /** Starts `executionArn` of a machine whose `definition` is given; invokes tasks through `invoke`. */
-  start(executionArn: string, stateMachineArn: string, definitionText: string, input: string, invoke: LambdaInvoker): ExecutionRecord {
+  start(
+    executionArn: string,
+    stateMachineArn: string,
+    definitionText: string,
+    input: string,
+    invoke: LambdaInvoker,
+  ): ExecutionRecord {
     const definition = JSON.parse(definitionText) as { States: Record<string, AslState> };
     const resources = taskResources(definition.States);
     const tasks: string[] = [];
@@ -63,7 +70,9 @@ export class LocalExecutions {
             throw error;
           });
           if (answer.ok) return answer.payload as Json;
-          const error = new Error(JSON.stringify({ errorType: answer.errorType, errorMessage: answer.errorMessage, trace: [] }));
+          const error = new Error(
+            JSON.stringify({ errorType: answer.errorType, errorMessage: answer.errorMessage, trace: [] }),
+          );
           error.name = answer.errorType;
           throw error;
         },
@@ -74,7 +83,10 @@ export class LocalExecutions {
     const startTime = new Date().toISOString();
     const parsedInput = JSON.parse(input) as Json;
     const run = machine.run(parsedInput, {
-      context: { Execution: { Id: executionArn, Name: name, Input: parsedInput, StartTime: startTime, RoleArn: '' }, StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop()! } },
+      context: {
+        Execution: { Id: executionArn, Name: name, Input: parsedInput, StartTime: startTime, RoleArn: '' },
+        StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop()! },
+      },
       overrides: {
         taskResourceLocalHandlers: handlers,
       },
@@ -100,7 +112,8 @@ export class LocalExecutions {
         record.stopDate = new Date();
         if (record.status === 'ABORTED') return;
         record.status = 'FAILED';
-        // A Fail state's Error and Cause are the thrown error's name and message (aws-local-stepfunctions FailStateError).
+        // A Fail state's Error and Cause are the thrown error's name and message (aws-local-stepfunctions
+        // FailStateError).
         record.error = error.name;
         record.cause = error.message;
       },

@@ -13,7 +13,10 @@ import { startAwsTwin } from './aws-twin';
 
 const ROOT = resolve(__dirname, '../..');
 
-/** The acceptance plan: 3 RabbitMQ nodes through the load balancer, two workloads of one repetition, one killing the leader. */
+/**
+ * The acceptance plan: 3 RabbitMQ nodes through the load balancer, two workloads of one repetition, one killing the
+ * leader.
+ */
 export const TWIN_PLAN_YAML = `name: twin
 repetitions: 1
 pauseSecondsBetweenRepetitions: 0
@@ -32,7 +35,9 @@ function argument(name: string): string | undefined {
 function synthesizeController(): string {
   const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cdkout-'));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { buildControllerApp } = require(join(ROOT, 'dist/examples/controller/controller-app.js')) as typeof import('../../examples/controller/controller-app');
+  const { buildControllerApp } = require(
+    join(ROOT, 'dist/examples/controller/controller-app.js'),
+  ) as typeof import('../../examples/controller/controller-app');
   buildControllerApp({ outdir }).synth();
   return outdir;
 }
@@ -54,15 +59,37 @@ async function main(): Promise<number> {
   }
   const twin = await startAwsTwin({ cdkOut, clusterSubnets: 40, log: (line) => console.error(line) });
   try {
-    console.error(`[twin] ${twin.stackName} deployed; running rmqbench run ${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`);
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bin/rmqbench.js'), 'run', planFile, '--target', 'aws', ...process.argv.slice(2).filter((_a, i, all) => !['--target', '--cdk-out', '--plan'].includes(all[i]!) && !['--target', '--cdk-out', '--plan'].includes(all[i - 1]!))], {
-      env: { ...process.env, ...twin.env },
-      stdio: 'inherit',
-    });
-    const code = await new Promise<number>((resolveCode) => child.once('exit', (exitCode) => resolveCode(exitCode ?? 1)));
+    console.error(
+      `[twin] ${twin.stackName} deployed; running rmqbench run ${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`,
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'dist/bin/rmqbench.js'),
+        'run',
+        planFile,
+        '--target',
+        'aws',
+        ...process.argv
+          .slice(2)
+          .filter(
+            (_a, i, all) =>
+              !['--target', '--cdk-out', '--plan'].includes(all[i]!) &&
+              !['--target', '--cdk-out', '--plan'].includes(all[i - 1]!),
+          ),
+      ],
+      {
+        env: { ...process.env, ...twin.env },
+        stdio: 'inherit',
+      },
+    );
+    const code = await new Promise<number>((resolveCode) =>
+      child.once('exit', (exitCode) => resolveCode(exitCode ?? 1)),
+    );
     const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
     console.error(`[twin] ${twin.gateway.decisions.length} IAM decisions, ${denied.length} denied`);
-    for (const decision of denied) console.error(`[twin]   denied: ${decision.principal} ${decision.action} ${decision.resource}`);
+    for (const decision of denied)
+      console.error(`[twin]   denied: ${decision.principal} ${decision.action} ${decision.resource}`);
     return code;
   } finally {
     await twin.stop();

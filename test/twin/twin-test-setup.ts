@@ -26,7 +26,11 @@ export interface TwinTestSetup {
   readonly cdkOut: string;
   readonly scratch: string;
   /** A copy of the assembly named `name` in which each file `select` picks is rewritten by `change` (its JSON). */
-  changedAssembly<T>(name: string, select: (file: string, json: Record<string, unknown>) => boolean, change: (json: T) => void): string;
+  changedAssembly<T>(
+    name: string,
+    select: (file: string, json: Record<string, unknown>) => boolean,
+    change: (json: T) => void,
+  ): string;
   /** `rmqbench run <acceptance plan> --target aws` against a twin of `assembly`. */
   runOnTwin(assembly: string, options?: { clusterSubnets?: number }): Promise<TwinRun>;
 }
@@ -49,7 +53,11 @@ export function twinTestSetup(): TwinTestSetup {
   return {
     cdkOut,
     scratch,
-    changedAssembly: <T>(name: string, select: (file: string, json: Record<string, unknown>) => boolean, change: (json: T) => void) => {
+    changedAssembly: <T>(
+      name: string,
+      select: (file: string, json: Record<string, unknown>) => boolean,
+      change: (json: T) => void,
+    ) => {
       const dir = join(scratch, name);
       cpSync(cdkOut, dir, { recursive: true });
       let changed = 0;
@@ -68,7 +76,12 @@ export function twinTestSetup(): TwinTestSetup {
       const log: string[] = [];
       const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: (line) => log.push(line) });
       twins.push(twin);
-      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')), ...twin.env };
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/root',
+        RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')),
+        ...twin.env,
+      };
       const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
       const code = await run.exited;
       return { twin, env, code, stdout: run.stdout, stderr: run.stderr, log: log.join('\n') };

@@ -33,10 +33,22 @@ let attachments = 0;
 
 /** HTTPS to any address allowed by an egress rule of `groupIds` (the path through the NAT gateway to the AWS APIs). */
 export function allowsHttpsOut(groupIds: readonly string[], rules: readonly SecurityGroupRule[]): boolean {
-  return rules.some((rule) => rule.direction === 'egress' && groupIds.includes(rule.groupId) && 'cidr' in rule.peer && rule.peer.cidr === '0.0.0.0/0' && (rule.protocol === 'all' || (rule.protocol === 'tcp' && rule.fromPort <= 443 && rule.toPort >= 443)));
+  return rules.some(
+    (rule) =>
+      rule.direction === 'egress' &&
+      groupIds.includes(rule.groupId) &&
+      'cidr' in rule.peer &&
+      rule.peer.cidr === '0.0.0.0/0' &&
+      (rule.protocol === 'all' || (rule.protocol === 'tcp' && rule.fromPort <= 443 && rule.toPort >= 443)),
+  );
 }
 
-export function attachToVpc(stack: ClusterStack, groupIds: readonly string[], rules: readonly SecurityGroupRule[], gateway: { socket: string; port: number }): VpcAttachment {
+export function attachToVpc(
+  stack: ClusterStack,
+  groupIds: readonly string[],
+  rules: readonly SecurityGroupRule[],
+  gateway: { socket: string; port: number },
+): VpcAttachment {
   const hub = stack.simulatedHub!;
   const index = attachments++;
   const namespace = `rmqtwinfn-${process.pid}-${index}`;
@@ -56,11 +68,29 @@ export function attachToVpc(stack: ClusterStack, groupIds: readonly string[], ru
   mkdirSync(etc, { recursive: true });
   writeFileSync(`${etc}/hosts`, `127.0.0.1 localhost\n${stack.hostEntries().join('\n')}\n`);
   const members = stack.addInterface({ ip, groupIds });
-  applyRuleset(namespace, nftRuleset(groupIds, rules.map((rule) => stack.mapRuleCidr(rule)), members));
+  applyRuleset(
+    namespace,
+    nftRuleset(
+      groupIds,
+      rules.map((rule) => stack.mapRuleCidr(rule)),
+      members,
+    ),
+  );
   const apisReachable = allowsHttpsOut(groupIds, rules);
   let relay: ChildProcess | undefined;
   if (apisReachable) {
-    relay = spawn('ip', ['netns', 'exec', namespace, 'socat', `TCP-LISTEN:${gateway.port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${gateway.socket}`], { stdio: 'ignore' });
+    relay = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        namespace,
+        'socat',
+        `TCP-LISTEN:${gateway.port},bind=127.0.0.1,fork,reuseaddr`,
+        `UNIX-CONNECT:${gateway.socket}`,
+      ],
+      { stdio: 'ignore' },
+    );
     // socat binds at once; a call made before it listens is retried by the SDK.
     execFileSync('sleep', ['0.2']);
   }
@@ -79,7 +109,11 @@ export function attachToVpc(stack: ClusterStack, groupIds: readonly string[], ru
       relay?.kill('SIGKILL');
       stack.removeInterface(ip);
       try {
-        for (const pid of execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' }).trim().split('\n').filter(Boolean)) process.kill(Number(pid), 'SIGKILL');
+        for (const pid of execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .filter(Boolean))
+          process.kill(Number(pid), 'SIGKILL');
       } catch {
         // nothing left
       }
