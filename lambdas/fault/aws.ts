@@ -41,7 +41,8 @@ export interface AwsFaultEvent {
   readonly plan: unknown;
   readonly item: ScheduledRepetition;
   readonly launch: { readonly clusterId: string };
-  readonly started: { readonly startedAt: string };
+  /** What StartRepetition returned: on AWS the PerfTest command's id and the load generator it runs on. */
+  readonly started: { readonly startedAt: string; readonly commandId?: string; readonly instanceId?: string };
   /** HealFault only: what InjectFault returned. */
   readonly applied?: AppliedFault;
 }
@@ -132,6 +133,12 @@ export interface FaultTarget {
   readonly clusterId: string;
   nodes(): Promise<CloudNode[]>;
   run(node: CloudNode, script: string): Promise<string>;
+  /**
+   * How the repetition's own PerfTest command ended, when it has already ended otherwise than in success (undefined
+   * while it runs, or when the target cannot tell): a fault whose leader cannot be found then names the repetition's
+   * failure, not the missing queue it caused.
+   */
+  repetitionEnded?(): Promise<string | undefined>;
 }
 
 /** The scenario's fault, from the plan the execution carries. */
@@ -161,6 +168,21 @@ async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNod
   throw new Error(`no node could list the queues to find the leader of ${queue}: ${failures.join('; ')}`);
 }
 
+/**
+ * The verifier queue's leader; when it cannot be found because the repetition's PerfTest command already failed (it
+ * declares that queue when it starts), the error names that failure: no fault was injected into a repetition that was
+ * not running.
+ */
+async function leaderOrRepetitionFailure(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
+  try {
+    return await verifierQueueLeader(target, nodes);
+  } catch (error) {
+    const ended = await target.repetitionEnded?.().catch(() => undefined);
+    if (ended === undefined) throw error;
+    throw new Error(`no fault was injected: the repetition's PerfTest command had already ended: ${ended}`);
+  }
+}
+
 const secondsSince = (start: string, at: Date) => Math.round((at.getTime() - Date.parse(start)) / 10) / 100;
 
 /** What InjectFault returns on a cloud target (kept in the execution state as `started.faultApplied`). */
@@ -183,7 +205,7 @@ export async function applyFault(
   const nodes = await target.nodes();
   if (nodes.length === 0)
     throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
-  const leader = typeof spec.node === 'number' ? undefined : await verifierQueueLeader(target, nodes);
+  const leader = typeof spec.node === 'number' ? undefined : await leaderOrRepetitionFailure(target, nodes);
   const node = chooseFaultNode(nodes, spec.node, leader);
   const appliedAt = now();
   await target.run(node, faultScript(spec.action, node.nodeName));
@@ -224,17 +246,41 @@ export async function healFault(
   };
 }
 
+/**
+ * How the repetition's PerfTest command (StartRepetition's `commandId` on the load generator `instanceId`) ended, if it
+ * ended otherwise than in success; GetCommandInvocation has no resource-level permission, so the fault's role may read
+ * it (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html).
+ */
+export async function awsCommandEnded(ssm: SSMClient, started: AwsFaultEvent['started']): Promise<string | undefined> {
+  if (!started.commandId || !started.instanceId) return undefined;
+  const invocation = await ssm.send(
+    new GetCommandInvocationCommand({ CommandId: started.commandId, InstanceId: started.instanceId }),
+  );
+  const status = invocation.Status ?? 'Pending';
+  if (status === 'Success' || !TERMINAL.includes(status)) return undefined;
+  const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
+  const exitCode = invocation.ResponseCode ?? 'unknown';
+  const ended = `command ${started.commandId} on ${started.instanceId} ended ${status} (exit code ${exitCode})`;
+  return stderr ? `${ended}: ${stderr}` : ended;
+}
+
 /** The run's cluster on AWS: its stack's node instances, scripts through SSM Run Command. */
-export function awsFaultTarget(clients: FaultClients, clusterId: string, timing: FaultTiming): FaultTarget {
+export function awsFaultTarget(
+  clients: FaultClients,
+  clusterId: string,
+  timing: FaultTiming,
+  started?: AwsFaultEvent['started'],
+): FaultTarget {
   return {
     target: 'aws',
     clusterId: `stack ${clusterId}`,
     nodes: () => clusterNodes(clients.ec2, clusterId),
     run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing),
+    ...(started ? { repetitionEnded: () => awsCommandEnded(clients.ssm, started) } : {}),
   };
 }
 
 export const applyAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) =>
-  applyFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);
+  applyFault(awsFaultTarget(clients, event.launch.clusterId, timing, event.started), event, timing.now);
 export const healAwsFault = (clients: FaultClients, event: AwsFaultEvent, timing: FaultTiming) =>
   healFault(awsFaultTarget(clients, event.launch.clusterId, timing), event, timing.now);

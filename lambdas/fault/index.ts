@@ -32,7 +32,12 @@ export const handler = withTransientErrors(
       target = (await azureFault()).azureFaultTarget(azure, event.launch.clusterId, timing);
     } else if (event.target === 'aws') {
       const clusterId = event.launch.clusterId;
-      target = awsFaultTarget({ ec2, ssm: clusterScopedSsm(faultNodeRoleArn, clusterId) }, clusterId, timing);
+      target = awsFaultTarget(
+        { ec2, ssm: clusterScopedSsm(faultNodeRoleArn, clusterId) },
+        clusterId,
+        timing,
+        event.started,
+      );
     } else {
       throw new Error(
         `the ${event.action} fault step runs on the cloud targets aws and azure, not on ${event.target ?? 'an unnamed target'}`,

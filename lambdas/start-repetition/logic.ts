@@ -185,7 +185,12 @@ export function perfTestScript(options: {
     `MANAGEMENT_URL=${quote(managementUrl)}`,
     // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a
     // shell builtin.
-    `ADMIN_CURL_CONFIG=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} --query SecretString --output text | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)})`,
+    // An unreadable secret stops here with the AWS CLI's own error (which names the role and the action) and one line
+    // that says what it means, before PerfTest starts; the cloud twin's acceptance test removes the permission.
+    `ADMIN_SECRET=$(aws secretsmanager get-secret-value --secret-id ${quote(options.secretArn)} ` +
+      `--query SecretString --output text) || { echo ${quote(unreadableSecret(options.secretArn))} >&2; exit 1; }`,
+    `ADMIN_CURL_CONFIG=$(printf '%s' "$ADMIN_SECRET" | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)}) ` +
+      '&& unset ADMIN_SECRET',
     ...benchmarkUserLines(),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
     ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
@@ -209,6 +214,11 @@ export function perfTestScript(options: {
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
 }
+
+/** What the script says when the load generator's role cannot read the admin secret. */
+const unreadableSecret = (secretArn: string) =>
+  `rmqbench: the load generator could not read the admin secret ${secretArn} with its instance role ` +
+  '(it needs secretsmanager:GetSecretValue on that secret); PerfTest did not start';
 
 /**
  * After the upload: a PerfTest that failed fails the command with its status, and the tail of its output (the

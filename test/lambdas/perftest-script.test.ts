@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +106,41 @@ describe('the PerfTest run scripts of the cloud targets', () => {
     expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' })).toContain(
       'mount -o remount,hidepid=2 /proc',
     );
+  });
+
+  test("an unreadable admin secret stops the AWS script first, with the CLI's error and its meaning", () => {
+    const { script } = awsScript({ type: 'quorum' });
+    // The script's own lines run by bash against a stand-in `aws` that refuses, as the CLI does on AccessDenied.
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-secret-'));
+    try {
+      writeFileSync(
+        join(dir, 'aws'),
+        '#!/bin/sh\necho "$*" >> "$(dirname "$0")/calls"\n' +
+          'echo "An error occurred (AccessDeniedException) when calling the GetSecretValue operation: ' +
+          'User: arn:aws:sts::1:assumed-role/LoadGeneratorRole/i-1 is not authorized to perform: ' +
+          'secretsmanager:GetSecretValue" >&2\nexit 254\n',
+        { mode: 0o755 },
+      );
+      const run = spawnSync('/bin/bash', ['-c', script], {
+        encoding: 'utf8',
+        env: { PATH: `${dir}:/usr/bin:/bin`, HOME: dir, TMPDIR: dir },
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(/is not authorized to perform: secretsmanager:GetSecretValue\n/);
+      expect(run.stderr).toContain(
+        'rmqbench: the load generator could not read the admin secret ' +
+          'arn:aws:secretsmanager:eu-west-1:1:secret:admin with its instance role ' +
+          '(it needs secretsmanager:GetSecretValue on that secret); PerfTest did not start',
+      );
+      expect(run.stderr).not.toContain('Traceback');
+      // Nothing ran after the read: no user created, no upload.
+      expect(readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n')).toEqual([
+        'secretsmanager get-secret-value --secret-id arn:aws:secretsmanager:eu-west-1:1:secret:admin ' +
+          '--query SecretString --output text',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a failed PerfTest fails the script with its status after the upload, its output tail on stderr: nothing hides it', () => {

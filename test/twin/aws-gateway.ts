@@ -210,12 +210,25 @@ export class AwsGateway {
     return decision.allowed ? { allowed: true } : { allowed: false, reason: decision.reason, message: message! };
   }
 
+  /**
+   * The simulated instances with these ids, each with its cluster stack: of live stacks, or also of deleted ones (the
+   * instance-tags lookup). One search for the tags lookup, SendCommand's targets and DescribeInstanceInformation.
+   */
+  private simulatedInstances(ids: readonly string[], options: { deletedStacks?: boolean } = {}) {
+    return [...this.clusterStacks.values()]
+      .filter((stack) => options.deletedStacks || !stack.deleted)
+      .flatMap((stack) =>
+        stack.instances
+          .filter((instance) => ids.includes(instance.instanceId))
+          .map((instance) => ({ stack, instance })),
+      );
+  }
+
   private readonly lookup: ResourceLookup = {
     instanceTags: async (instanceId) => {
-      const simulated = [...this.clusterStacks.values()]
-        .flatMap((stack) => stack.instances)
-        .find((instance) => instance.instanceId === instanceId);
-      if (simulated) return { ...simulated.tags };
+      // A terminated instance keeps its tags in DescribeInstances for a while: deleted stacks count here.
+      const [simulated] = this.simulatedInstances([instanceId], { deletedStacks: true });
+      if (simulated) return { ...simulated.instance.tags };
       const xml = await this.admin.query('ec2', 'DescribeInstances', { 'InstanceId.1': instanceId }, '2016-11-15');
       const tagSet = /<tagSet>([\s\S]*?)<\/tagSet>/.exec(xml)?.[1] ?? '';
       const keys = xmlValues(tagSet, 'key');
@@ -345,13 +358,7 @@ export class AwsGateway {
     }
     if (described?.service === 'ssm' && described.operation === 'SendCommand') {
       const ids = (described.params['InstanceIds'] as string[] | undefined) ?? [];
-      const targets = [...this.clusterStacks.values()]
-        .filter((stack) => !stack.deleted)
-        .flatMap((stack) =>
-          stack.instances
-            .filter((instance) => ids.includes(instance.instanceId))
-            .map((instance) => ({ stack, instance })),
-        );
+      const targets = this.simulatedInstances(ids);
       // Commands to the simulated instances run on them (moto would answer a command to an instance it does not know
       // with a "success" that ran nothing); an id that is none of them is SSM's InvalidInstanceId.
       if (targets.length > 0) {
@@ -499,10 +506,7 @@ export class AwsGateway {
   private async simulatedInstanceInformation(described: DescribedRequest): Promise<unknown[] | undefined> {
     const filters = (described.params['Filters'] as { Key: string; Values: string[] }[] | undefined) ?? [];
     const ids = filters.filter((filter) => filter.Key === 'InstanceIds').flatMap((filter) => filter.Values);
-    const instances = [...this.clusterStacks.values()]
-      .filter((stack) => !stack.deleted)
-      .flatMap((stack) => stack.instances)
-      .filter((instance) => ids.includes(instance.instanceId));
+    const instances = this.simulatedInstances(ids).map(({ instance }) => instance);
     if (instances.length === 0) return undefined;
     const online: unknown[] = [];
     for (const instance of instances) {

@@ -119,6 +119,47 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
   });
 
+  test("the load generator's role without GetSecretValue: the error names the action and the role", async () => {
+    const assembly = changedClusterTemplates('no-loadgen-secret', (template) => {
+      const [, policy] = Object.entries(template.Resources).find(
+        ([id, resource]) => id.startsWith('LoadGeneratorRoleDefaultPolicy') && resource.Type === 'AWS::IAM::Policy',
+      )!;
+      const document = policy.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+      const kept = document.Statement.filter(
+        (statement) => ![statement.Action].flat().includes('secretsmanager:GetSecretValue'),
+      );
+      expect(kept.length).toBe(document.Statement.length - 1);
+      document.Statement = kept;
+    });
+    const { twin, code, stderr, stdout } = await runOnTwin(assembly, 44);
+    expect(code).toBe(1);
+    const [stack] = [...twin.gateway.clusterStacks.values()];
+    const loadGenerator = stack!.instances.find((instance) => instance.logicalId?.startsWith('LoadGeneratorInstance'));
+    // The boot itself reads no secret: the load generator came up, and the call was refused when the command ran.
+    expect(loadGenerator?.result?.status).toBe(0);
+    const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
+    expect(
+      denied.map((decision) => [decision.action, decision.principal.endsWith(`/${loadGenerator!.instanceId}`)]),
+    ).toContainEqual(['secretsmanager:GetSecretValue', true]);
+    const output = `${stdout}\n${stderr}`;
+    // Each repetition's error carries the CLI's refusal (which names the role's session and the action) and the
+    // script's line saying what it means.
+    expect(output).toContain('three/steady #1: the SSM command ended Failed (exit code 1): ');
+    expect(output).toMatch(
+      /assumed-role\/[^/\s]*LoadGenerator[^/\s]*\/i-\w+ is not authorized to perform: secretsmanager:GetSecretValue/,
+    );
+    expect(output).toContain(
+      'with its instance role (it needs secretsmanager:GetSecretValue on that secret); PerfTest did not start',
+    );
+    // The fault workload's repetition failed the same way before its fault was due: the run's error says so, not that
+    // the verifier's queue is missing.
+    expect(output).toMatch(
+      /Error: no fault was injected: the repetition's PerfTest command had already ended: command \S+ on i-\w+ /,
+    );
+    expect(stack!.deleted).toBe(true);
+    expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+
   test("the smoke-test function's security group without its AMQP egress to the cluster subnets: the smoke test cannot reach the load balancer and the twin names the dropped port", async () => {
     const assembly = changedController('no-smoke-egress', (template) => {
       const [, group] = Object.entries(template.Resources).find(

@@ -38,7 +38,9 @@ import { TemplateEvaluator, type PhysicalResource, type StackTemplate } from './
 import type { MotoAdmin } from './moto-admin';
 import {
   applyRuleset,
+  describeDrop,
   droppedPackets,
+  type DroppedPacket,
   nftRuleset,
   securityGroupRules,
   type SecurityGroupRule,
@@ -804,25 +806,17 @@ export class ClusterStack {
   /** What the twin saw: the packets each instance's security groups dropped, and the end of each failed boot log. */
   async diagnosis(): Promise<string> {
     const lines: string[] = [];
+    const peerName = (packet: DroppedPacket) => {
+      const peer = this.instances.find((other) => other.vm.ip === packet.peer);
+      return peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
+    };
     for (const instance of this.instances) {
-      for (const packet of droppedPackets(instance.vm.pid)) {
-        const peer = this.instances.find((other) => other.vm.ip === packet.peer);
-        const who = peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
-        lines.push(
-          packet.direction === 'in'
-            ? `security groups ${instance.groupIds.join(', ')} of ${instance.instanceId} dropped ${packet.protocol} from ${who} to port ${packet.port}: no ingress rule allows it`
-            : `security groups ${instance.groupIds.join(', ')} of ${instance.instanceId} dropped ${packet.protocol} to ${who} port ${packet.port}: no egress rule allows it`,
-        );
-      }
+      for (const packet of droppedPackets(instance.vm.pid))
+        lines.push(describeDrop(instance.groupIds, instance.instanceId, packet, peerName(packet)));
     }
     if (this.loadBalancer) {
-      for (const packet of droppedPackets(this.hub!.hubNetns)) {
-        const peer = this.instances.find((other) => other.vm.ip === packet.peer);
-        const who = peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
-        lines.push(
-          `security groups ${this.loadBalancer.groupIds.join(', ')} of the load balancer dropped ${packet.protocol} ${packet.direction === 'in' ? `from ${who} to port ${packet.port}: no ingress rule allows it` : `to ${who} port ${packet.port}: no egress rule allows it`}`,
-        );
-      }
+      for (const packet of droppedPackets(this.hub!.hubNetns))
+        lines.push(describeDrop(this.loadBalancer.groupIds, 'the load balancer', packet, peerName(packet)));
     }
     for (const instance of this.instances.filter((candidate) => candidate.result && candidate.result.status !== 0)) {
       const tail = (await this.hub!.exec(instance.vm, 'tail -n 5 /var/log/rmqbench-boot.log')).stdout.trim();

@@ -193,6 +193,22 @@ export interface DroppedPacket {
   readonly port: number;
 }
 
+/**
+ * The sentence that names a dropped packet, the one the twin's failures quote: whose security groups, the packet's
+ * direction, peer and port, and the rule that is missing. `who` names the peer (an instance id and its address).
+ */
+export function describeDrop(
+  groupIds: readonly string[],
+  owner: string,
+  packet: DroppedPacket,
+  who = packet.peer,
+): string {
+  const dropped = `security groups ${groupIds.join(', ')} of ${owner} dropped ${packet.protocol}`;
+  return packet.direction === 'in'
+    ? `${dropped} from ${who} to port ${packet.port}: no ingress rule allows it`
+    : `${dropped} to ${who} port ${packet.port}: no egress rule allows it`;
+}
+
 /** What the instance's filter dropped so far (each peer, protocol and port once). */
 export function droppedPackets(namespace: Namespace): DroppedPacket[] {
   const dropped: DroppedPacket[] = [];

@@ -12,7 +12,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { ClusterStack } from './cluster-stack';
-import { applyRuleset, droppedPackets, nftRuleset, type SecurityGroupRule } from './security-groups';
+import { applyRuleset, describeDrop, droppedPackets, nftRuleset, type SecurityGroupRule } from './security-groups';
 
 /** Host numbers of function interfaces in the hub's /24. */
 const FIRST_FUNCTION_HOST = 60;
@@ -99,12 +99,7 @@ export function attachToVpc(
     ip,
     apisReachable,
     stack,
-    dropped: () =>
-      droppedPackets(namespace).map((packet) =>
-        packet.direction === 'out'
-          ? `security groups ${groupIds.join(', ')} of the function at ${ip} dropped ${packet.protocol} to ${packet.peer} port ${packet.port}: no egress rule allows it`
-          : `security groups ${groupIds.join(', ')} of the function at ${ip} dropped ${packet.protocol} from ${packet.peer} to port ${packet.port}: no ingress rule allows it`,
-      ),
+    dropped: () => droppedPackets(namespace).map((packet) => describeDrop(groupIds, `the function at ${ip}`, packet)),
     release: () => {
       relay?.kill('SIGKILL');
       stack.removeInterface(ip);
