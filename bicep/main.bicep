@@ -21,12 +21,13 @@ param tags object = {}
 ])
 param broker string = 'rabbitmq'
 
-@description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking on its NIC; the Dsv5 sizes require it (acceleratedNetworking must stay true).')
+@description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking on its NIC; the Dsv5 and Esv5 sizes require it (acceleratedNetworking must stay true).')
 @allowed([
   'Standard_D2s_v5'
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
+  'Standard_E4s_v5'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'
@@ -46,7 +47,7 @@ param availabilityZones array = [
   '3'
 ]
 
-@description('Optional. Accelerated networking on every NIC. The thesis measured up to 660% more throughput with it on. Dsv5 sizes require it: false is refused when clusterVmSize or loadGeneratorVmSize is a Dsv5 size.')
+@description('Optional. Accelerated networking on every NIC. The thesis measured up to 660% more throughput with it on. Dsv5 and Esv5 sizes require it: false is refused when clusterVmSize or loadGeneratorVmSize is one of them.')
 param acceleratedNetworking bool = true
 
 @description('Optional. Encryption at host for every disk. Needs the EncryptionAtHost feature registered on the subscription.')
@@ -113,6 +114,7 @@ param keyVaultPurgeProtection bool = false
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
+  'Standard_E4s_v5'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'
@@ -171,7 +173,8 @@ var tlsClientPorts = [
 var tlsGiven = !empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)
 var tlsEnabled = publicLoadBalancer && !tlsGiven ? fail('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required: the public frontend serves only AMQPS 5671 and management HTTPS 15671.') : empty(tlsCertificatePem) != empty(tlsPrivateKeyPem) ? fail('tlsCertificatePem and tlsPrivateKeyPem go together: give both (TLS listeners on 5671 and 15671) or neither.') : tlsGiven
 
-// Dsv5 sizes require accelerated networking: https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series
+// Dsv5 and Esv5 sizes require accelerated networking: https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series,
+// https://learn.microsoft.com/azure/virtual-machines/ev5-esv5-series ("Accelerated networking is required")
 // ("Accelerated Networking: Required"); the Fsv2 sizes allowed here support it on their single NIC:
 // https://learn.microsoft.com/azure/virtual-machines/fsv2-series ("Accelerated Networking: Supported"). Standard_F2s_v2 is left
 // out: the same page restricts it ("Accelerated networking can only be applied to a single NIC", footnote 4), the one size here
@@ -193,7 +196,7 @@ var policyCommandsJsonChecked = broker == 'rabbitmq' && empty(policyCommandsJson
 // bool, so the values themselves still reach only the secrets module's @secure() parameters.
 var rabbitmqSecretsChecked = broker != 'rabbitmq' ? false : length(rabbitmqAdminPassword) < 12 ? fail('broker is rabbitmq, so rabbitmqAdminPassword is required: at least 12 characters (the RabbitMQ administrator\'s password, stored in Key Vault only).') : length(erlangCookie) < 20 ? fail('broker is rabbitmq, so erlangCookie is required: at least 20 characters (the Erlang cookie the nodes share, stored in Key Vault only).') : true
 
-var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
+var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 or Esv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
 module network 'modules/network.bicep' = {
   name: '${deployment().name}-network'

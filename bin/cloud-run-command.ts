@@ -70,7 +70,7 @@ export function checkBudget(
   maxCost: string | undefined,
   region: string | undefined,
 ) {
-  return estimateCommand(plan, {
+  return estimateCommand([plan], {
     target,
     json: false,
     catalog,

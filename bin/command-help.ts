@@ -15,6 +15,7 @@ export const OPTIONS = {
   'run-id': { type: 'string' },
   region: { type: 'string' },
   'max-cost': { type: 'string' },
+  'cluster-concurrency': { type: 'string' },
   topology: { type: 'string', default: 'quorum' },
   nodes: { type: 'string', default: '3' },
   'rabbitmq-version': { type: 'string', default: '3.13.7' },
@@ -159,11 +160,20 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'estimate',
     summary: 'cluster-minutes and cost of a cloud run before it starts (exit 1 over the budget)',
-    usage: ['estimate <plan.yaml> --target aws|azure [--region R] [--max-cost USD] [--json]'],
+    usage: [
+      'estimate <plan.yaml>... --target aws|azure [--region R] [--max-cost USD] [--cluster-concurrency N] [--json]',
+    ],
     options: [
       ['--target aws|azure', 'the cloud to price (required)'],
-      ['--region R', "that region's prices (default: the newest price of each type in any region)"],
-      ['--max-cost USD', "exit 1 when the estimate exceeds it (also the plan's maxCostUsd)"],
+      [
+        '--region R',
+        "that region's prices (default: the plan's region for the target, else the newest price in any region)",
+      ],
+      [
+        '--max-cost USD',
+        "exit 1 when the estimate (of several plans: their sum) exceeds it (also each plan's maxCostUsd)",
+      ],
+      ['--cluster-concurrency N', 'clusters the controller runs at once, for the wall time (default 4, as deployed)'],
       JSON_OPTION,
     ],
     example: 'rmqbench estimate plans/thesis-ch4-lb-vs-direct.yaml --target aws --max-cost 20',

@@ -83,7 +83,7 @@ Usage:
   rmqbench prices [--json]                        the price catalog in use
   rmqbench prices update [--out FILE] [--json]    refresh it from the Azure/AWS price APIs (keeps it when offline)
   rmqbench plans [--json]                         the built-in plans
-  rmqbench estimate <plan.yaml> --target aws|azure [--region R] [--max-cost USD] [--json]
+  rmqbench estimate <plan.yaml>... --target aws|azure [--region R] [--max-cost USD] [--cluster-concurrency N] [--json]
                                                   cluster-minutes and cost of a cloud run before it starts
                                                   (exit 1 over --max-cost or the plan's maxCostUsd)
   rmqbench execution-input <plan.yaml> --target aws|azure [--run-id ID]
@@ -226,15 +226,17 @@ async function handleValidate(rest: string[], _values: CliValues, options: Globa
 }
 
 async function handleEstimate(rest: string[], values: CliValues, options: GlobalOptions): Promise<number> {
-  const plan = loadPlan(requireArg(rest, 'estimate <plan>'));
+  requireArg(rest, 'estimate <plan>...');
+  const plans = rest.map((reference) => loadPlan(reference));
   let result;
   try {
-    result = estimateCommand(plan, {
+    result = estimateCommand(plans, {
       target: options.target,
       json: options.json,
       catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
       ...(values.region ? { region: values.region } : {}),
       ...(values['max-cost'] ? { maxCost: values['max-cost'] } : {}),
+      ...(values['cluster-concurrency'] ? { clusterConcurrency: values['cluster-concurrency'] } : {}),
     });
   } catch (error) {
     if (error instanceof EstimateUsageError) throw new CliError(error.message, 2);

@@ -1,3 +1,5 @@
+import { PlanValidationError } from '../core/plan/errors';
+import { pathOnTarget, planOnTarget, regionOn } from '../core/plan/plan-target';
 import { defaultPriceCatalog } from '../core/cost/cost-catalog';
 import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan/plan';
 import { assertPlanRunsOnTarget } from '../core/plan/target-rules';
@@ -108,6 +110,36 @@ export function planData(plan: Plan): unknown {
   return { ...rest, workloads };
 }
 
+/**
+ * Where this controller launches clusters: its own AWS region (Lambda's AWS_REGION) and the Azure location it was
+ * given (AZURE_LOCATION).
+ */
+export interface ControllerRegions {
+  readonly aws?: string;
+  readonly azure?: string;
+}
+
+/**
+ * A plan that names its region on this target runs only there: the controller launches every cluster in its own region
+ * (CloudFormation stacks of its account and region) or its configured Azure location, so a plan priced and chosen for
+ * eu-west-1 is refused by a controller in us-east-1 rather than run and reported where it was not meant to.
+ */
+function assertRegionMatches(plan: Plan, target: WorkflowTarget, controllerRegions: ControllerRegions): void {
+  if (target === 'local') return;
+  const planned = regionOn(plan, target);
+  const actual = controllerRegions[target];
+  if (planned === undefined || actual === undefined || planned === actual) return;
+  throw new PlanValidationError('the execution input', [
+    {
+      path: pathOnTarget('region', plan.region, target),
+      message:
+        `the plan runs its clusters in ${planned}, but this controller launches them in ${actual}: ` +
+        "run it on a controller deployed there, or change the plan's region",
+      value: planned,
+    },
+  ]);
+}
+
 export function checkTarget(target: unknown): WorkflowTarget {
   if (typeof target === 'string' && (WORKFLOW_TARGETS as readonly string[]).includes(target))
     return target as WorkflowTarget;
@@ -118,12 +150,20 @@ export function checkTarget(target: unknown): WorkflowTarget {
  * Validates the execution input and lays the run out: one item per cluster configuration, each
  * with its scenario × repetition items in plan order. Throws PlanValidationError for an invalid plan.
  */
-export function buildSchedule(input: WorkflowInput, executionName: string): WorkflowSchedule {
+export function buildSchedule(
+  input: WorkflowInput,
+  executionName: string,
+  controllerRegions: ControllerRegions = {},
+): WorkflowSchedule {
   const target = checkTarget(input.target ?? 'aws');
-  const plan = validatePlan(input.plan, 'the execution input');
+  const given = validatePlan(input.plan, 'the execution input');
+  assertRegionMatches(given, target, controllerRegions);
   // A cloud run must be priceable: the instance types are checked against the shipped catalog before anything is
   // created.
-  assertPlanRunsOnTarget(plan, target, defaultPriceCatalog, 'the execution input');
+  assertPlanRunsOnTarget(given, target, defaultPriceCatalog, 'the execution input');
+  // From here on the plan is the one that runs on this target: every later step, the stored run and its reports see
+  // one instance type per cluster and one region (core/plan/plan-target.ts).
+  const plan = planOnTarget(given, target);
   const runId = runIdFor(input, executionName);
   const total = plan.scenarios.length * plan.repetitions;
   let index = 0;

@@ -15,12 +15,13 @@ param tags object = {}
 @description('Required. Resource ID of the subnet the nodes (and an internal load balancer frontend) live in.')
 param subnetResourceId string
 
-@description('Optional. VM size of the nodes. Every allowed size supports accelerated networking on its NIC (Dsv5 requires it), premium disks and Trusted Launch.')
+@description('Optional. VM size of the nodes. Every allowed size supports accelerated networking on its NIC (Dsv5 and Esv5 require it), premium disks and Trusted Launch.')
 @allowed([
   'Standard_D2s_v5'
   'Standard_D4s_v5'
   'Standard_D8s_v5'
   'Standard_D16s_v5'
+  'Standard_E4s_v5'
   'Standard_F4s_v2'
   'Standard_F8s_v2'
   'Standard_F16s_v2'

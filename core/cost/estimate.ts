@@ -7,6 +7,7 @@ import {
   type PriceCatalog,
 } from './cost-catalog';
 import { groupScenariosByCluster, type Plan } from '../plan/plan';
+import { planOnTarget, regionOn } from '../plan/plan-target';
 import {
   CLUSTER_POLL_SECONDS,
   historyEvents,
@@ -75,6 +76,30 @@ export interface EstimateOptions {
   readonly loadGeneratorInstanceType?: string;
   /** The workflow's cluster polling interval (state-machines/definition.ts default). @default 30 */
   readonly clusterPollSeconds?: number;
+  /**
+   * Clusters the controller runs at once (BenchmarkController's maxConcurrency, the workflow's cluster Map). @default
+   * DEFAULT_CLUSTER_CONCURRENCY (4)
+   */
+  readonly clusterConcurrency?: number;
+}
+
+/** The controller's default number of clusters run at once (cdk/BenchmarkController.ts maxConcurrency). */
+export const DEFAULT_CLUSTER_CONCURRENCY = 4;
+
+/**
+ * Wall-clock minutes of clusters run `concurrency` at a time in plan order, as the workflow's Map state starts the next
+ * item when one finishes: each cluster goes to the slot that frees first.
+ */
+export function wallMinutesOf(clusterMinutes: readonly number[], concurrency: number): number {
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`cluster concurrency must be a whole number of at least 1 (got ${concurrency})`);
+  }
+  const slots: number[] = new Array<number>(Math.min(concurrency, Math.max(1, clusterMinutes.length))).fill(0);
+  for (const minutes of clusterMinutes) {
+    const first = slots.indexOf(Math.min(...slots));
+    slots[first] = slots[first]! + minutes;
+  }
+  return Math.max(0, ...slots);
 }
 
 export interface CostPart {
@@ -99,6 +124,13 @@ export interface RunEstimate {
   /** False when a part could not be priced: the total is then a lower bound. */
   readonly complete: boolean;
   readonly clusters: readonly ClusterMinutes[];
+  /**
+   * Wall-clock minutes from start to the last teardown, with `clusterConcurrency` clusters at once (each cluster's
+   * minutes include its provisioning and teardown).
+   */
+  readonly wallMinutes: number;
+  /** The concurrency wallMinutes assumes. */
+  readonly clusterConcurrency: number;
   readonly stateTransitions: number;
   /**
    * History events of the run's execution (core/cloud/workflow-shape.ts): Step Functions fails an execution past
@@ -113,14 +145,16 @@ export { stateTransitions } from '../cloud/workflow-shape';
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
 
-export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
+export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate {
   const { target, catalog } = options;
+  // The plan's per-target instance types and region, for this target (core/plan/plan-target.ts).
+  const plan = planOnTarget(given, target);
   const provisioningMinutes = options.provisioningMinutes ?? (target === 'aws' ? 15 : 20);
   const teardownMinutes = options.teardownMinutes ?? 5;
   const overheadSeconds = options.repetitionOverheadSeconds ?? REPETITION_OVERHEAD_SECONDS;
   const clusterPollSeconds = options.clusterPollSeconds ?? CLUSTER_POLL_SECONDS;
   const loadGeneratorType = options.loadGeneratorInstanceType ?? DEFAULT_LOAD_GENERATOR_TYPE[target];
-  const region = options.region;
+  const region = options.region ?? regionOn(plan, target);
   const parts: CostPart[] = [];
   const clusters: ClusterMinutes[] = [];
   const workflow: ClusterShape[] = [];
@@ -130,19 +164,7 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   let crossZoneGb = 0;
   let unboundedScenarios = 0;
 
-  const hourly = (instanceType: string): { usd: number; source: string } | { error: string } => {
-    try {
-      const price = findInstancePrice(catalog, {
-        provider: target,
-        instanceType: catalogInstanceType(target, instanceType),
-        ...(region ? { region } : {}),
-      });
-      return { usd: price.hourlyUsd, source: `${price.region}, ${price.asOf}` };
-    } catch (error) {
-      if (error instanceof PriceCatalogError) return { error: error.message };
-      throw error;
-    }
-  };
+  const hourly = hourlyPrices(catalog, target, region);
 
   for (const group of groupScenariosByCluster(plan)) {
     // Plan clusters that differ only in connection mode share one launched cluster: it is named after the first.
@@ -170,14 +192,7 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
             workload.durationSeconds *
             plan.repetitions) /
           1e9;
-        const replicas =
-          group.topology.type === 'quorum' || group.topology.type === 'stream'
-            ? (group.topology.replicationFactor ?? group.nodes)
-            : group.topology.type === 'mirrored'
-              ? group.topology.mirrorTo === 'all'
-                ? group.nodes
-                : group.topology.mirrorTo
-              : 1;
+        const replicas = replicaCount(group);
         crossZoneGb += gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
       }
     }
@@ -196,11 +211,17 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
   const { transitions, events, workflowParts } = workflowCostParts(workflow, target, crossZoneGb, unboundedScenarios);
   parts.push(...workflowParts);
   const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
+  const clusterConcurrency = options.clusterConcurrency ?? DEFAULT_CLUSTER_CONCURRENCY;
   return {
     target,
     totalUsd,
     complete: parts.every((part) => part.priced),
     clusters,
+    wallMinutes: wallMinutesOf(
+      clusters.map((cluster) => cluster.minutes),
+      clusterConcurrency,
+    ),
+    clusterConcurrency,
     stateTransitions: transitions,
     historyEvents: events,
     parts,
@@ -208,6 +229,31 @@ export function estimateRun(plan: Plan, options: EstimateOptions): RunEstimate {
 }
 
 type Hourly = (instanceType: string) => { usd: number; source: string } | { error: string };
+
+/** An instance type's hourly price on `target` (in `region` when given), or why the catalog has none. */
+function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: string | undefined): Hourly {
+  return (instanceType) => {
+    try {
+      const price = findInstancePrice(catalog, {
+        provider: target,
+        instanceType: catalogInstanceType(target, instanceType),
+        ...(region ? { region } : {}),
+      });
+      return { usd: price.hourlyUsd, source: `${price.region}, ${price.asOf}` };
+    } catch (error) {
+      if (error instanceof PriceCatalogError) return { error: error.message };
+      throw error;
+    }
+  };
+}
+
+/** Copies of each message the cluster keeps: the queue type's replicas (a classic queue has one). */
+function replicaCount(group: ReturnType<typeof groupScenariosByCluster>[number]): number {
+  const { topology } = group;
+  if (topology.type === 'quorum' || topology.type === 'stream') return topology.replicationFactor ?? group.nodes;
+  if (topology.type === 'mirrored') return topology.mirrorTo === 'all' ? group.nodes : topology.mirrorTo;
+  return 1;
+}
 
 /** A launched cluster's parts: its nodes, its load balancer (RabbitMQ only) and its load generator for `minutes`. */
 function clusterCostParts(input: {
@@ -323,7 +369,7 @@ function workflowCostParts(
 
 /** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */
 export function budgetProblem(
-  estimate: RunEstimate,
+  estimate: Pick<RunEstimate, 'totalUsd' | 'target' | 'complete'>,
   maxCostUsd: number | undefined,
   source: string,
 ): string | undefined {

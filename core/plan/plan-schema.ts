@@ -51,6 +51,25 @@ export const queueTopologySchema = z.discriminatedUnion('type', [
 /** How PerfTest reaches the cluster. */
 export const connectionModeSchema = z.enum(['lb', 'direct', 'leader', 'follower']);
 
+const instanceTypeSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9._-]{1,63}$/,
+    'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)',
+  );
+
+/** A setting given per cloud target; the local target ignores it, and a target it leaves out has none. */
+export const perTargetSchema = <T extends z.ZodType>(value: T) =>
+  z.strictObject({ aws: value.optional(), azure: value.optional() });
+
+/**
+ * A region code: AWS (`eu-west-1`, https://docs.aws.amazon.com/global-infrastructure/latest/regions/aws-regions.html)
+ * or an Azure location's programmatic name (`northeurope`, https://learn.microsoft.com/azure/reliability/regions-list).
+ */
+export const regionSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{2,30}$/, 'expected a region code such as "eu-west-1" (AWS) or "northeurope" (Azure)');
+
 export const clusterSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
   /** The broker the cluster runs: RabbitMQ, or Kafka in KRaft mode (local target only so far). */
@@ -67,16 +86,12 @@ export const clusterSchema = z.strictObject({
   connection: connectionModeSchema.default('lb'),
   /**
    * Instance type of the nodes on a cloud target: an AWS instance type (`c5.xlarge`) or an Azure VM size
-   * (`Standard_F4s_v2`, or without the `Standard_` prefix). Required by the aws and azure targets, which refuse a
-   * type the price catalog does not know (core/plan/target-rules.ts); the local target ignores it.
+   * (`Standard_F4s_v2`, or without the `Standard_` prefix), or one per target (`{ aws: r5.xlarge, azure:
+   * Standard_E4s_v5 }`), so that one plan runs on every target as it is (core/plan/plan-target.ts). Required by the
+   * aws and azure targets, which refuse a type the price catalog does not know (core/plan/target-rules.ts); the local
+   * target ignores it.
    */
-  instanceType: z
-    .string()
-    .regex(
-      /^[A-Za-z][A-Za-z0-9._-]{1,63}$/,
-      'expected an instance type such as "c5.xlarge" (AWS) or "Standard_F4s_v2" (Azure)',
-    )
-    .optional(),
+  instanceType: z.union([instanceTypeSchema, perTargetSchema(instanceTypeSchema)]).optional(),
 });
 
 export const workloadFieldsShape = {
@@ -213,6 +228,13 @@ export const planSchema = z.strictObject({
   reproduces: z.string().optional(),
   repetitions: positiveInt(100).default(1),
   pauseSecondsBetweenRepetitions: z.number().min(0).max(3600).default(0),
+  /**
+   * Where the clusters run on each cloud target (`{ aws: eu-west-1, azure: northeurope }`), or one code for the target
+   * whose format it has. The estimate prices the run there; a run is refused on a controller deployed elsewhere
+   * (clusters launch in the controller's region or Azure location). @default - the controller's region, and the newest
+   * price of any region in an estimate
+   */
+  region: z.union([regionSchema, perTargetSchema(regionSchema)]).optional(),
   /** Cloud targets refuse the plan when its estimated cost (core/cost/estimate.ts) exceeds this many US dollars. */
   maxCostUsd: z.number().positive().optional(),
   clusters: z.array(clusterSchema).min(1),

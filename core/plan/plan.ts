@@ -19,6 +19,7 @@ import {
 import type { Broker } from '../kafka/kafka-plan';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
+import { plainInstanceType } from './plan-target';
 import {
   capacityDurationSeconds,
   capacityStepCount,
@@ -651,7 +652,9 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
     }
   >();
   for (const scenario of plan.scenarios) {
-    const { broker, nodes, topology, rabbitmqVersion, instanceType } = scenario.cluster;
+    const { broker, nodes, topology, rabbitmqVersion } = scenario.cluster;
+    // A plan resolved for its target (core/plan/plan-target.ts) carries one instance type per cluster.
+    const instanceType = plainInstanceType(scenario.cluster);
     // The broker leads the key only for Kafka, so that RabbitMQ groups keep the keys stored runs have.
     const key = JSON.stringify({
       ...(broker === 'kafka' ? { broker } : {}),

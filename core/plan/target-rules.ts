@@ -6,6 +6,7 @@ import { azureVmSize, catalogInstanceType, isArmInstanceType } from '../cost/ins
 import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from '../cost/estimate';
 import type { Plan } from './plan';
+import { onTarget, pathOnTarget, planOnTarget, regionOn } from './plan-target';
 import { honoursLazyQueueMode } from '../broker/rabbitmq-version';
 import {
   EXECUTION_TIMEOUT_SECONDS,
@@ -83,28 +84,50 @@ function localProblems(plan: Plan): PlanIssue[] {
   );
 }
 
-/** Every problem that keeps `plan` from running on `target`; the local target ignores instance types and prices. */
+/**
+ * Every problem that keeps `plan` from running on `target`; the local target ignores instance types, regions and
+ * prices. Per-target settings are checked for this target (core/plan/plan-target.ts).
+ */
 export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
   if (target === 'local') return localProblems(plan);
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
-  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target)];
+  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target), ...regionProblems(plan, provider)];
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
       ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
     ),
   );
-  issues.push(...lazyQueueProblems(plan, provider, target));
-  issues.push(...workflowLimitProblems(plan, provider, catalog));
+  const resolved = planOnTarget(plan, target);
+  issues.push(...lazyQueueProblems(resolved, provider, target));
+  issues.push(...workflowLimitProblems(resolved, provider, catalog));
   // The budget is checked once every cluster can be priced: an estimate that leaves parts out would pass too easily.
   if (issues.length === 0 && plan.maxCostUsd !== undefined) {
-    const problem = budgetProblem(estimateRun(plan, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
+    const problem = budgetProblem(estimateRun(resolved, { target: provider, catalog }), plan.maxCostUsd, 'maxCostUsd');
     if (problem)
       issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
   }
   return issues;
+}
+
+/** Region codes by their form on each cloud: `eu-west-1`, and Azure's programmatic names without dashes. */
+const REGION_FORMS: Record<CloudProvider, { pattern: RegExp; example: string }> = {
+  aws: { pattern: /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, example: 'eu-west-1' },
+  azure: { pattern: /^[a-z][a-z0-9]+$/, example: 'northeurope' },
+};
+
+/** The plan's region on this cloud, when it gives one, has that cloud's form. */
+function regionProblems(plan: Plan, provider: CloudProvider): PlanIssue[] {
+  const region = regionOn(plan, provider);
+  if (region === undefined || REGION_FORMS[provider].pattern.test(region)) return [];
+  const path = pathOnTarget('region', plan.region, provider);
+  const kind = provider === 'aws' ? 'an AWS region code' : 'an Azure location name';
+  const message =
+    `"${region}" is not ${kind} (e.g. "${REGION_FORMS[provider].example}"); ` +
+    'give one per target: region: { aws: eu-west-1, azure: northeurope }';
+  return [{ path, message, value: region }];
 }
 
 /**
@@ -202,20 +225,24 @@ function instanceTypeProblems(
   catalog: PriceCatalog,
   known: string[],
 ): PlanIssue[] {
-  const path = `clusters[${index}].instanceType`;
+  const path = pathOnTarget(`clusters[${index}].instanceType`, cluster.instanceType, target);
   const example = provider === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2';
-  if (cluster.instanceType === undefined) {
+  const instanceType = onTarget(cluster.instanceType, target);
+  if (instanceType === undefined) {
     return [
       {
         path,
-        message: `target ${target} needs the nodes' instance type (e.g. "${example}"), so that the run can be priced; the price catalog knows ${known.join(', ')}`,
+        message:
+          `target ${target} needs the nodes' instance type (e.g. "${example}", or one per target: ` +
+          `{ aws: c5.xlarge, azure: Standard_F4s_v2 }), so that the run can be priced; ` +
+          `the price catalog knows ${known.join(', ')}`,
       },
     ];
   }
-  if (provider === 'azure' && deployableAzureVmSize(cluster.instanceType) === undefined) {
-    return [{ path, message: undeployableAzureSize(cluster.instanceType), value: cluster.instanceType }];
+  if (provider === 'azure' && deployableAzureVmSize(instanceType) === undefined) {
+    return [{ path, message: undeployableAzureSize(instanceType), value: instanceType }];
   }
-  if (provider === 'aws' && isArmInstanceType(cluster.instanceType)) {
+  if (provider === 'aws' && isArmInstanceType(instanceType)) {
     return [
       {
         path,
@@ -223,16 +250,16 @@ function instanceTypeProblems(
           cluster.broker === 'kafka'
             ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
             : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
-        value: cluster.instanceType,
+        value: instanceType,
       },
     ];
   }
-  if (!isPriced(catalog, provider, cluster.instanceType)) {
+  if (!isPriced(catalog, provider, instanceType)) {
     return [
       {
         path,
         message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
-        value: cluster.instanceType,
+        value: instanceType,
       },
     ];
   }

@@ -17,6 +17,7 @@ import {
 } from '../results/comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from '../cost/cost-catalog';
 import { validatePlan, type Scenario } from '../plan/plan';
+import { onTarget } from '../plan/plan-target';
 import {
   candidatesForQueues,
   formatRangeRow,
@@ -352,13 +353,15 @@ export interface ScenarioFacts {
 export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
   const facts = new Map<string, ScenarioFacts>();
   for (const [id, scenario] of storedScenarios(run)) {
+    // A run stores its plan resolved for its target; an older or hand-made record may hold a per-target map.
+    const instanceType = onTarget(scenario.cluster.instanceType, run.target);
     facts.set(id, {
       scenarioId: id,
       clusterName: scenario.cluster.name,
       nodes: scenario.cluster.nodes,
       connection: scenario.cluster.connection,
       queues: scenario.workload.queues,
-      ...(scenario.cluster.instanceType === undefined ? {} : { instanceType: scenario.cluster.instanceType }),
+      ...(instanceType === undefined ? {} : { instanceType }),
     });
   }
   for (const id of run.scenarioIds) {

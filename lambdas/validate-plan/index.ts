@@ -6,5 +6,9 @@ import { withTransientErrors } from '../shared/transient-errors';
  * it.
  */
 export const handler = withTransientErrors(async (event: { input: WorkflowInput; executionName: string }) =>
-  buildSchedule(event.input, event.executionName),
+  // Where this controller launches clusters: a plan that names another region is refused (buildSchedule).
+  buildSchedule(event.input, event.executionName, {
+    ...(process.env.AWS_REGION ? { aws: process.env.AWS_REGION } : {}),
+    ...(process.env.AZURE_LOCATION ? { azure: process.env.AZURE_LOCATION } : {}),
+  }),
 );

@@ -654,7 +654,7 @@ describe('cluster', () => {
     // supports it,
     // F2s_v2 only restricted (https://learn.microsoft.com/azure/virtual-machines/fsv2-series, footnote 4), so it is not
     // offered.
-    const accelerated = /^Standard_(D(2|4|8|16)s_v5|F(4|8|16|32)s_v2)$/;
+    const accelerated = /^Standard_(D(2|4|8|16)s_v5|E4s_v5|F(4|8|16|32)s_v2)$/;
     for (const [name, param] of [
       ['main.bicep', 'clusterVmSize'],
       ['main.bicep', 'loadGeneratorVmSize'],
@@ -996,9 +996,11 @@ describe('main.bicep refuses exactly the prefixes core/cloud/source-prefixes.ts 
         variables(),
       );
     expect(() => check(false, 'Standard_D4s_v5', 'Standard_F16s_v2')).toThrow(
-      'fail: acceleratedNetworking is false, but Standard_D4s_v5 is a Dsv5 size',
+      'fail: acceleratedNetworking is false, but Standard_D4s_v5 is a Dsv5 or Esv5 size',
     );
-    expect(() => check(false, 'Standard_F8s_v2', 'Standard_D2s_v5')).toThrow('but Standard_D2s_v5 is a Dsv5 size');
+    expect(() => check(false, 'Standard_F8s_v2', 'Standard_D2s_v5')).toThrow(
+      'but Standard_D2s_v5 is a Dsv5 or Esv5 size',
+    );
     expect(check(false, 'Standard_F8s_v2', 'Standard_F16s_v2')).toBe(false);
     expect(check(true, 'Standard_D4s_v5', 'Standard_D4s_v5')).toBe(true);
   });

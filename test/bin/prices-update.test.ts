@@ -88,8 +88,8 @@ describe('updatePriceCatalog without network', () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, now: NOW });
     expect(update.catalog).toBe(defaultPriceCatalog);
     expect(update.messages).toEqual([
-      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 19 Azure entries (as of 2019, 2026-06-18)',
-      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 19 AWS entries (as of 2019, 2024-06, 2026-07-20)',
+      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 21 Azure entries (as of 2019, 2026-06-18)',
+      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 32 AWS entries (as of 2019, 2020-07-02, 2024-06, 2026-07-20)',
     ]);
   });
 
@@ -146,7 +146,7 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
     );
     expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F8s' }).hourlyUsd).toBe(0.398);
     expect(update.messages[0]).toMatch(
-      /^Azure prices refreshed for 2 of 19 instance type\/region pairs \(as of 2025-03-04\); not offered any more or not found, kept as they were: F16s in northeurope, D2s_v5 in eastus, .*, F32s_v2 in northeurope$/,
+      /^Azure prices refreshed for 2 of 21 instance type\/region pairs \(as of 2025-03-04\); not offered any more or not found, kept as they were: F16s in northeurope, D2s_v5 in eastus, .*, F32s_v2 in northeurope$/,
     );
   });
 
@@ -251,7 +251,7 @@ describe('updatePriceCatalog with an AWS Price List client', () => {
     });
     const c5 = findInstancePrice(update.catalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' });
     expect(c5).toMatchObject({ hourlyUsd: 0.17, asOf: '2025-03-04' });
-    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 20 instance type\/region pairs/);
+    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 24 instance type\/region pairs/);
   });
 });
 

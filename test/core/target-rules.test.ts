@@ -35,7 +35,7 @@ describe('what a cloud target needs from a plan', () => {
     expect(rest).toEqual([]);
     expect(missing!.path).toBe('clusters[0].instanceType');
     expect(missing!.message).toMatch(
-      /^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge"\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/,
+      /^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge", or one per target: \{ aws: c5\.xlarge, azure: Standard_F4s_v2 \}\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/,
     );
   });
 
@@ -241,7 +241,7 @@ describe('what a cloud target needs from a plan', () => {
 
   test("a size the Azure templates do not deploy is refused by field, naming the allowed sizes; the thesis's F4s points at its successor", () => {
     const [thesis, other] = targetProblems(
-      planWith([{ instanceType: 'F4s' }, { instanceType: 'Standard_E4s_v5' }]),
+      planWith([{ instanceType: 'F4s' }, { instanceType: 'Standard_E8s_v5' }]),
       'azure',
       defaultPriceCatalog,
     );
@@ -254,7 +254,7 @@ describe('what a cloud target needs from a plan', () => {
     });
     expect(other).toMatchObject({
       path: 'clusters[1].instanceType',
-      value: 'Standard_E4s_v5',
+      value: 'Standard_E8s_v5',
       message: expect.not.stringContaining('thesis'),
     });
   });

@@ -234,14 +234,14 @@ describe("IngestRepetition reads an Azure repetition's host metrics from Azure M
     );
     const unknownSize = await azureMonitorHostMetrics(
       clients,
-      { ...outputs, clusterVmSize: 'Standard_E4s_v5' },
+      { ...outputs, clusterVmSize: 'Standard_E8s_v5' },
       window,
     );
     expect(
       unknownSize.series.filter((one) => one.metric === 'memoryBytes').map((one) => [one.node, one.points]),
     ).toEqual([['load-generator', [[40, 2 * GIB]]]]);
     expect(unknownSize.incomplete).toBe(
-      "memoryBytes of the cluster's VMs not derived: the VM size Standard_E4s_v5 (output clusterVmSize) has no memory in core/cost/azure-vm-sizes.ts",
+      "memoryBytes of the cluster's VMs not derived: the VM size Standard_E8s_v5 (output clusterVmSize) has no memory in core/cost/azure-vm-sizes.ts",
     );
   });
 

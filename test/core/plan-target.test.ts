@@ -1,0 +1,225 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultPriceCatalog, findInstancePrice } from '../../core/cost/cost-catalog';
+import { catalogInstanceType } from '../../core/cost/instance-type-names';
+import { estimateRun, wallMinutesOf } from '../../core/cost/estimate';
+import { PlanValidationError } from '../../core/plan/errors';
+import { parsePlanText, validatePlan } from '../../core/plan/plan';
+import { onTarget, planOnTarget, regionOn } from '../../core/plan/plan-target';
+import { targetProblems } from '../../core/plan/target-rules';
+import { estimateCommand } from '../../bin/estimate-command';
+import { buildSchedule, planData } from '../../state-machines/schedule';
+
+/** Issue 26: one plan, every target. */
+const planWith = (cluster: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  name: 'every-target',
+  clusters: [{ name: 'three', nodes: 3, topology: { type: 'quorum' }, ...cluster }],
+  workloads: [{ name: 'w', durationSeconds: 60 }],
+  ...extra,
+});
+const perTarget = { instanceType: { aws: 'm5.xlarge', azure: 'Standard_F4s_v2' } };
+const problems = (data: unknown, target: string) =>
+  targetProblems(validatePlan(data, 'p.yaml'), target, defaultPriceCatalog).map((issue) => [issue.path, issue.message]);
+
+describe('per-target cluster settings', () => {
+  test('a per-target instanceType passes on each target it names, and a plain string keeps working', () => {
+    expect(problems(planWith(perTarget), 'aws')).toEqual([]);
+    expect(problems(planWith(perTarget), 'azure')).toEqual([]);
+    expect(problems(planWith(perTarget), 'local')).toEqual([]);
+    expect(problems(planWith({ instanceType: 'm5.xlarge' }), 'aws')).toEqual([]);
+  });
+
+  test('a target the map leaves out is named with the field, and so is a type that target cannot deploy', () => {
+    expect(problems(planWith({ instanceType: { aws: 'm5.xlarge' } }), 'azure')).toEqual([
+      ['clusters[0].instanceType.azure', expect.stringMatching(/^target azure needs the nodes' instance type/)],
+    ]);
+    expect(problems(planWith({ instanceType: { aws: 'm5.xlarge', azure: 'Standard_F4s' } }), 'azure')).toEqual([
+      ['clusters[0].instanceType.azure', expect.stringContaining('Standard_F4s_v2')],
+    ]);
+    expect(problems(planWith({ instanceType: { aws: 'm6g.xlarge', azure: 'F4s_v2' } }), 'aws')).toEqual([
+      ['clusters[0].instanceType.aws', expect.stringContaining('Arm (Graviton)')],
+    ]);
+  });
+
+  test('an unknown target key and a malformed region are refused by the schema, by field', () => {
+    expect(() => validatePlan(planWith({ instanceType: { gcp: 'n2-standard-4' } }), 'p.yaml')).toThrow(
+      /clusters\[0\]\.instanceType/,
+    );
+    expect(() => validatePlan(planWith(perTarget, { region: 'Ireland' }), 'p.yaml')).toThrow(/region/);
+  });
+
+  test("a region in the other cloud's form is refused on the target it is read for", () => {
+    expect(problems(planWith(perTarget, { region: 'northeurope' }), 'aws')).toEqual([
+      ['region', expect.stringMatching(/^"northeurope" is not an AWS region code/)],
+    ]);
+    expect(problems(planWith(perTarget, { region: { aws: 'eu-west-1', azure: 'north-europe' } }), 'azure')).toEqual([
+      ['region.azure', expect.stringMatching(/^"north-europe" is not an Azure location name/)],
+    ]);
+  });
+
+  test('the plan resolved for a target has plain values and the same scenario ids; local keeps none', () => {
+    const plan = validatePlan(planWith(perTarget, { region: { aws: 'eu-west-1', azure: 'northeurope' } }), 'p');
+    const onAzure = planOnTarget(plan, 'azure');
+    expect(onAzure.clusters[0]!.instanceType).toBe('Standard_F4s_v2');
+    expect(onAzure.scenarios[0]!.cluster.instanceType).toBe('Standard_F4s_v2');
+    expect(onAzure.region).toBe('northeurope');
+    expect(onAzure.scenarios.map((scenario) => scenario.id)).toEqual(plan.scenarios.map((scenario) => scenario.id));
+    const local = planOnTarget(plan, 'local');
+    expect([local.clusters[0]!.instanceType, local.region]).toEqual([undefined, undefined]);
+    expect(onTarget('eu-west-1', 'local')).toBeUndefined();
+  });
+
+  test('the workflow lays the run out with the resolved plan: later steps and the stored run see its values', () => {
+    const input = { plan: planWith(perTarget, { region: { aws: 'eu-west-1' } }), target: 'aws' };
+    const schedule = buildSchedule(input, 'exec', { aws: 'eu-west-1' });
+    expect(schedule.clusters[0]!.instanceType).toBe('m5.xlarge');
+    expect(schedule.plan).toMatchObject({ region: 'eu-west-1', clusters: [{ instanceType: 'm5.xlarge' }] });
+    // The resolved plan validates again (the execution input of later states, the stored run record).
+    expect(validatePlan(schedule.plan, 'again').clusters[0]!.instanceType).toBe('m5.xlarge');
+    expect(buildSchedule({ ...input, target: 'local' }, 'exec').plan).not.toHaveProperty('region');
+    // An unresolved plan's data round-trips as written.
+    expect(planData(validatePlan(input.plan, 'p'))).toMatchObject({ clusters: [perTarget] });
+  });
+
+  test('a controller in another region refuses the plan, naming both regions and the field', () => {
+    const input = { plan: planWith(perTarget, { region: { aws: 'eu-west-1' } }), target: 'aws' };
+    let error: unknown;
+    try {
+      buildSchedule(input, 'exec', { aws: 'us-east-1' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PlanValidationError);
+    expect((error as PlanValidationError).issues).toEqual([
+      expect.objectContaining({
+        path: 'region.aws',
+        message: expect.stringContaining(
+          'runs its clusters in eu-west-1, but this controller launches them in us-east-1',
+        ),
+      }),
+    ]);
+    // No region in the plan, or none known for the controller: no refusal.
+    expect(() => buildSchedule({ ...input, plan: planWith(perTarget) }, 'exec', { aws: 'us-east-1' })).not.toThrow();
+    expect(() => buildSchedule(input, 'exec')).not.toThrow();
+  });
+
+  test("the estimate prices each target's own type, in the plan's region for that target", () => {
+    const plan = validatePlan(planWith(perTarget, { region: { aws: 'us-east-1', azure: 'northeurope' } }), 'p');
+    const aws = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog });
+    const azure = estimateRun(plan, { target: 'azure', catalog: defaultPriceCatalog });
+    expect(aws.clusters[0]!.instanceType).toBe('m5.xlarge');
+    expect(azure.clusters[0]!.instanceType).toBe('Standard_F4s_v2');
+    expect(aws.parts.find((part) => part.name === 'three: nodes')!.detail).toContain('(us-east-1,');
+    expect(azure.parts.find((part) => part.name === 'three: nodes')!.detail).toContain('(northeurope,');
+    // --region still wins over the plan's.
+    const eastus = estimateRun(plan, { target: 'azure', catalog: defaultPriceCatalog, region: 'eastus' });
+    expect(eastus.parts.find((part) => part.name === 'three: nodes')!.detail).toContain('(eastus,');
+  });
+});
+
+describe('wall time beside cost', () => {
+  test('clusters run concurrency at a time, each next one in the slot that frees first', () => {
+    expect(wallMinutesOf([10, 10, 10, 10, 10], 4)).toBe(20);
+    expect(wallMinutesOf([30, 10, 10, 10, 10], 2)).toBe(40);
+    expect(wallMinutesOf([25], 4)).toBe(25);
+    expect(wallMinutesOf([], 4)).toBe(0);
+    expect(() => wallMinutesOf([1], 0)).toThrow(/at least 1/);
+  });
+
+  test("a plan's estimate carries its wall minutes with the controller's default concurrency", () => {
+    const clusters = [1, 2, 3, 4, 5].map((n) => ({ name: `c${n}`, nodes: n, instanceType: 'm5.xlarge' }));
+    const plan = validatePlan({ name: 'five', clusters, workloads: [{ name: 'w', durationSeconds: 60 }] }, 'p');
+    const estimate = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog });
+    expect(estimate.clusterConcurrency).toBe(4);
+    const minutes = estimate.clusters.map((cluster) => cluster.minutes);
+    expect(estimate.wallMinutes).toBeCloseTo(minutes[0]! + minutes[4]!, 9);
+    const one = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog, clusterConcurrency: 1 });
+    expect(one.wallMinutes).toBeCloseTo(
+      minutes.reduce((sum, value) => sum + value, 0),
+      9,
+    );
+  });
+
+  test('several plans at once: each one, and their sums of cost and wall time', () => {
+    const a = validatePlan(planWith(perTarget), 'a');
+    const b = validatePlan({ ...planWith(perTarget), name: 'other', repetitions: 3 }, 'b');
+    const result = estimateCommand([a, b], { target: 'aws', json: true, catalog: defaultPriceCatalog });
+    const sum = JSON.parse(result.stdout) as {
+      plans: { plan: string; totalUsd: number; wallMinutes: number }[];
+      totalUsd: number;
+      wallMinutes: number;
+      complete: boolean;
+    };
+    expect(sum.plans.map((plan) => plan.plan)).toEqual(['every-target', 'other']);
+    expect(sum.totalUsd).toBeCloseTo(sum.plans[0]!.totalUsd + sum.plans[1]!.totalUsd, 9);
+    expect(sum.wallMinutes).toBeCloseTo(sum.plans[0]!.wallMinutes + sum.plans[1]!.wallMinutes, 9);
+    const text = estimateCommand([a, b], { target: 'aws', json: false, catalog: defaultPriceCatalog }).stdout;
+    expect(text).toMatch(/^estimated cost of 2 plans on aws, run one after another:\n/);
+    expect(text).toMatch(/\n {2}total +\$\d+\.\d\d/);
+    const over = estimateCommand([a, b], { target: 'aws', json: false, catalog: defaultPriceCatalog, maxCost: '0.01' });
+    expect([over.exitCode, over.error]).toEqual([1, expect.stringContaining('exceeds --max-cost $0.01')]);
+    expect(() =>
+      estimateCommand([a], { target: 'aws', json: false, catalog: defaultPriceCatalog, clusterConcurrency: '0' }),
+    ).toThrow(/--cluster-concurrency must be a whole number from 1 to 40/);
+  });
+});
+
+describe("the built-in plans carry the seeds' machines", () => {
+  const PLANS = join(__dirname, '../../plans');
+  const builtIn = (name: string) => parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
+  const typesOn = (name: string, target: 'aws' | 'azure') =>
+    [...new Set(planOnTarget(builtIn(name), target).clusters.map((cluster) => cluster.instanceType))].sort();
+  /** The thesis's tables (seeds/000), with Azure's retired sizes replaced by their successors (see each plan). */
+  const TABLES: Record<string, { aws: string[]; azure: string[]; region: { aws: string; azure: string } }> = {
+    // Tables 4.2 / 4.3, high tier: r5.xlarge; A4m_v2 (4 vCPU, 32 GB) → Standard_E4s_v5.
+    'thesis-ch4-lb-vs-direct': {
+      aws: ['r5.xlarge'],
+      azure: ['Standard_E4s_v5'],
+      region: { aws: 'eu-west-1', azure: 'northeurope' },
+    },
+    // Tables 5.1 / 5.2: m5a.large and r5.xlarge; D2_v2 and D3_v2 → Standard_D2s_v5 and Standard_D4s_v5.
+    'thesis-ch5-message-size': {
+      aws: ['m5a.large', 'r5.xlarge'],
+      azure: ['Standard_D2s_v5', 'Standard_D4s_v5'],
+      region: { aws: 'eu-west-1', azure: 'northeurope' },
+    },
+  };
+
+  test.each(Object.keys(TABLES))("%s names its tables' instance types and regions on both clouds", (name) => {
+    const table = TABLES[name]!;
+    expect(typesOn(name, 'aws')).toEqual(table.aws);
+    expect(typesOn(name, 'azure')).toEqual(table.azure);
+    expect([regionOn(builtIn(name), 'aws'), regionOn(builtIn(name), 'azure')]).toEqual([
+      table.region.aws,
+      table.region.azure,
+    ]);
+  });
+
+  test.each(Object.keys(TABLES))('%s runs on aws and azure as shipped, and locally as before', (name) => {
+    expect(problems(planData(builtIn(name)), 'aws')).toEqual([]);
+    expect(problems(planData(builtIn(name)), 'azure')).toEqual([]);
+    expect(problems(planData(builtIn(name)), 'local')).toEqual([]);
+  });
+
+  test.each(Object.keys(TABLES))(
+    "every instance type %s names is priced in the plan's region on each cloud, with a dated source",
+    (name) => {
+      for (const target of ['aws', 'azure'] as const) {
+        const plan = planOnTarget(builtIn(name), target);
+        for (const cluster of plan.clusters) {
+          const price = findInstancePrice(defaultPriceCatalog, {
+            provider: target,
+            instanceType: catalogInstanceType(target, cluster.instanceType as string),
+            region: plan.region as string,
+          });
+          expect(price.source).not.toMatch(/^thesis/);
+          expect(price.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+        }
+        // The nodes and the load generator are priced; what is left unpriced is named (the eu-west-1 NLB).
+        const estimate = estimateRun(plan, { target, catalog: defaultPriceCatalog });
+        const unpriced = estimate.parts.filter((part) => !part.priced).map((part) => part.name);
+        expect(unpriced.filter((part) => /: (nodes|load generator)$/.test(part))).toEqual([]);
+      }
+    },
+  );
+});
