@@ -9,6 +9,7 @@ import { VERIFIER_QUEUE, type FaultOutcome } from '../core/failover/failover';
 import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan/plan';
 import type { FaultSpec } from '../core/plan/plan-schema';
+import { plainRabbitmqVersion } from '../core/plan/plan-target';
 import {
   PERFTEST_VERSION,
   benchmarkQueueNames,
@@ -85,9 +86,11 @@ export class LocalTarget {
         'rabbitmq-server is not installed; run: sudo apt-get install -y rabbitmq-server (or rmqbench doctor)',
       );
     plan.clusters.forEach((cluster, index) => {
-      if (cluster.rabbitmqVersion && !versionMatches(cluster.rabbitmqVersion, installed)) {
+      // A per-target version pins the clouds only (core/plan/plan-target.ts).
+      const asked = plainRabbitmqVersion(cluster);
+      if (asked && !versionMatches(asked, installed)) {
         throw new Error(
-          `clusters[${index}] (${cluster.name}) asks for RabbitMQ ${cluster.rabbitmqVersion}, but the local target runs Debian's rabbitmq-server ${installed}; remove rabbitmqVersion or run it on a cloud target`,
+          `clusters[${index}] (${cluster.name}) asks for RabbitMQ ${asked}, but the local target runs Debian's rabbitmq-server ${installed}; remove rabbitmqVersion or run it on a cloud target`,
         );
       }
       if (cluster.topology.type === 'mirrored' && !supportsClassicMirroring(installed)) {

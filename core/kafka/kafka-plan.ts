@@ -97,7 +97,7 @@ export interface KafkaRelevantCluster {
   readonly name: string;
   readonly nodes: number;
   readonly broker: Broker;
-  readonly rabbitmqVersion?: string | undefined;
+  readonly rabbitmqVersion?: unknown;
   readonly topology: { readonly type: string };
   readonly connection: string;
 }

@@ -76,8 +76,12 @@ export const clusterSchema = z.strictObject({
   broker: brokerSchema.default('rabbitmq'),
   /** Number of RabbitMQ nodes (Kafka brokers). */
   nodes: positiveInt(7),
-  /** RabbitMQ version the cloud targets install; the local target checks the installed version against it. */
-  rabbitmqVersion: rabbitmqVersionSchema.optional(),
+  /**
+   * RabbitMQ version the cloud targets install; the local target checks the installed version against a plain one.
+   * One per target (`{ aws: "3.13", azure: "3.13" }`) pins the clouds (a mirrored cluster needs 3.x there, where the
+   * default is 4.1 on AWS) and leaves the local target to the version it has.
+   */
+  rabbitmqVersion: z.union([rabbitmqVersionSchema, perTargetSchema(rabbitmqVersionSchema)]).optional(),
   topology: queueTopologySchema.default({ type: 'classic' }),
   /**
    * lb: through a load balancer; direct: to the first node; leader/follower: to the node that leads / does not lead the

@@ -3,9 +3,10 @@ import type { Plan } from './plan';
 
 /**
  * Settings a plan gives per cloud target (`instanceType: { aws: r5.xlarge, azure: Standard_E4s_v5 }`, `region: { aws:
- * eu-west-1, azure: northeurope }`), resolved for the target a run is on, so that one plan runs on every target as
- * it is. The workflow resolves the plan once, when it lays the run out (state-machines/schedule.ts buildSchedule):
- * every later step, the stored run and its reports see plain values, the ones that ran.
+ * eu-west-1, azure: northeurope }`, `rabbitmqVersion: { aws: "3.13", azure: "3.13" }`), resolved for the target a
+ * run is on, so that one plan runs on every target as it is. The workflow resolves the plan once, when it lays the
+ * run out (state-machines/schedule.ts buildSchedule): every later step, the stored run and its reports see plain
+ * values, the ones that ran.
  */
 export type PerTarget<T> = { readonly aws?: T; readonly azure?: T };
 
@@ -34,6 +35,20 @@ export function plainInstanceType(cluster: Pick<ClusterSpec, 'instanceType'>): s
   return typeof cluster.instanceType === 'string' ? cluster.instanceType : undefined;
 }
 
+/** A cluster's RabbitMQ version in a plan resolved for its target (a plain string), or none. */
+export function plainRabbitmqVersion(cluster: Pick<ClusterSpec, 'rabbitmqVersion'>): string | undefined {
+  return typeof cluster.rabbitmqVersion === 'string' ? cluster.rabbitmqVersion : undefined;
+}
+
+/** Every RabbitMQ version a cluster asks for: the plain one, or each target's. */
+export function versionsOf(cluster: Pick<ClusterSpec, 'rabbitmqVersion'>): string[] {
+  const setting = cluster.rabbitmqVersion;
+  if (setting === undefined) return [];
+  return typeof setting === 'string'
+    ? [setting]
+    : [setting.aws, setting.azure].filter((version): version is string => version !== undefined);
+}
+
 /** The plan's region on `target` (a plan resolved for its target carries it as a plain string). */
 export function regionOn(plan: Pick<Plan, 'region'>, target: string): string | undefined {
   return onTarget(plan.region, target);
@@ -45,9 +60,16 @@ export function regionOn(plan: Pick<Plan, 'region'>, target: string): string | u
  */
 export function planOnTarget(plan: Plan, target: string): Plan {
   const resolveCluster = (cluster: ClusterSpec): ClusterSpec => {
-    const { instanceType: _setting, ...rest } = cluster;
+    const { instanceType: _type, rabbitmqVersion: _version, ...rest } = cluster;
     const instanceType = target === 'local' ? plainInstanceType(cluster) : onTarget(cluster.instanceType, target);
-    return instanceType === undefined ? rest : { ...rest, instanceType };
+    // The local target checks a plain version against the installed one, and ignores a per-target one.
+    const rabbitmqVersion =
+      target === 'local' ? plainRabbitmqVersion(cluster) : onTarget(cluster.rabbitmqVersion, target);
+    return {
+      ...rest,
+      ...(instanceType === undefined ? {} : { instanceType }),
+      ...(rabbitmqVersion === undefined ? {} : { rabbitmqVersion }),
+    };
   };
   const clusters = new Map(plan.clusters.map((cluster) => [cluster, resolveCluster(cluster)]));
   const { region: _region, ...rest } = plan;

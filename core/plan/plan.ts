@@ -19,7 +19,7 @@ import {
 import type { Broker } from '../kafka/kafka-plan';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
-import { plainInstanceType } from './plan-target';
+import { plainInstanceType, plainRabbitmqVersion, versionsOf } from './plan-target';
 import {
   capacityDurationSeconds,
   capacityStepCount,
@@ -171,10 +171,10 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
   const at = `clusters[${index}]`;
   const topology = cluster.topology;
   if (topology.type === 'mirrored') {
-    if (cluster.rabbitmqVersion !== undefined && !supportsClassicMirroring(cluster.rabbitmqVersion)) {
+    for (const version of versionsOf(cluster).filter((asked) => !supportsClassicMirroring(asked))) {
       issues.push({
         path: `${at}.topology.type`,
-        message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${cluster.rabbitmqVersion}; use "quorum" or a 3.x rabbitmqVersion`,
+        message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${version}; use "quorum" or a 3.x rabbitmqVersion`,
         value: topology.type,
       });
     }
@@ -546,10 +546,10 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
         message: `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode (quorum queues keep message bodies on disk anyway)`,
         value: 'lazy',
       });
-    } else if (cluster.rabbitmqVersion !== undefined && !honoursLazyQueueMode(cluster.rabbitmqVersion)) {
+    } else if (versionsOf(cluster).some((version) => !honoursLazyQueueMode(version))) {
       issues.push({
         path: `${path}.queueMode`,
-        message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${cluster.rabbitmqVersion}; use a 3.11 or older rabbitmqVersion or drop queueMode`,
+        message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${versionsOf(cluster).join(' / ')}; use a 3.11 or older rabbitmqVersion or drop queueMode`,
         value: 'lazy',
       });
     }
@@ -652,9 +652,10 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
     }
   >();
   for (const scenario of plan.scenarios) {
-    const { broker, nodes, topology, rabbitmqVersion } = scenario.cluster;
-    // A plan resolved for its target (core/plan/plan-target.ts) carries one instance type per cluster.
+    const { broker, nodes, topology } = scenario.cluster;
+    // A plan resolved for its target (core/plan/plan-target.ts) carries one instance type and version per cluster.
     const instanceType = plainInstanceType(scenario.cluster);
+    const rabbitmqVersion = plainRabbitmqVersion(scenario.cluster);
     // The broker leads the key only for Kafka, so that RabbitMQ groups keep the keys stored runs have.
     const key = JSON.stringify({
       ...(broker === 'kafka' ? { broker } : {}),

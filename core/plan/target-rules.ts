@@ -200,15 +200,19 @@ function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number,
       });
     }
   } else {
-    const release = cloudRabbitmqVersion(provider, cluster.rabbitmqVersion);
+    const release = cloudRabbitmqVersion(provider, onTarget(cluster.rabbitmqVersion, provider));
     if ('error' in release) {
       issues.push({
-        path: `clusters[${index}].rabbitmqVersion`,
+        path: pathOnTarget(`clusters[${index}].rabbitmqVersion`, cluster.rabbitmqVersion, provider),
         message: release.error,
-        value: cluster.rabbitmqVersion,
+        value: onTarget(cluster.rabbitmqVersion, provider),
       });
     } else {
-      const problem = topologyVersionProblem(cluster.topology, release.version, cluster.rabbitmqVersion === undefined);
+      const problem = topologyVersionProblem(
+        cluster.topology,
+        release.version,
+        onTarget(cluster.rabbitmqVersion, provider) === undefined,
+      );
       if (problem)
         issues.push({ path: `clusters[${index}].topology.type`, message: problem, value: cluster.topology.type });
     }
@@ -271,7 +275,7 @@ function lazyQueueProblems(plan: Plan, provider: CloudProvider, target: string):
   const issues: PlanIssue[] = [];
   for (const scenario of plan.scenarios) {
     if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker === 'kafka') continue;
-    const release = cloudRabbitmqVersion(provider, scenario.cluster.rabbitmqVersion);
+    const release = cloudRabbitmqVersion(provider, onTarget(scenario.cluster.rabbitmqVersion, provider));
     if ('error' in release || honoursLazyQueueMode(release.version)) continue;
     const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);
     issues.push({

@@ -89,7 +89,7 @@ describe('updatePriceCatalog without network', () => {
     expect(update.catalog).toBe(defaultPriceCatalog);
     expect(update.messages).toEqual([
       'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 21 Azure entries (as of 2019, 2026-06-18)',
-      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 32 AWS entries (as of 2019, 2020-07-02, 2024-06, 2026-07-20)',
+      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 33 AWS entries (as of 2019, 2020-07-02, 2024-06, 2026-07-20)',
     ]);
   });
 
@@ -251,7 +251,7 @@ describe('updatePriceCatalog with an AWS Price List client', () => {
     });
     const c5 = findInstancePrice(update.catalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' });
     expect(c5).toMatchObject({ hourlyUsd: 0.17, asOf: '2025-03-04' });
-    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 24 instance type\/region pairs/);
+    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 25 instance type\/region pairs/);
   });
 });
 

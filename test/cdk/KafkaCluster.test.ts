@@ -416,6 +416,9 @@ describe('KafkaCluster', () => {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
           timeout: 30_000,
+          // stdin not a socket: bash sources ~/.bashrc (which may put other commands first on PATH) when stdin is a
+          // socket, as Node's pipes are, and SHLVL is under 2 (bash(1), INVOCATION, "run by the remote shell daemon").
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         const calls = existsSync(join(dir, 'calls')) ? readFileSync(join(dir, 'calls'), 'utf8') : '';
         return { status: run.status, output: `${run.stdout}${run.stderr}`, calls };
@@ -455,6 +458,7 @@ describe('KafkaCluster', () => {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
           timeout: 30_000,
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         return {
           status: run.status,
@@ -568,6 +572,7 @@ describe('KafkaCluster', () => {
         const run = spawnSync('bash', ['-c', `set -euo pipefail\nSTACK_NAME=c1\n${agent}\necho boot-continued`], {
           encoding: 'utf8',
           env: { PATH: `${dir}:/usr/bin:/bin` },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: 'boot-continued\n' });
         expect(run.stderr).toContain('the CloudWatch agent could not be installed or started');

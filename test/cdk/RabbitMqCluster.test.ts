@@ -552,6 +552,9 @@ describe('RabbitMqCluster', () => {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
           timeout: 30_000,
+          // stdin not a socket: bash sources ~/.bashrc (which may put other commands first on PATH) when stdin is a
+          // socket, as Node's pipes are, and SHLVL is under 2 (bash(1), INVOCATION, "run by the remote shell daemon").
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         const read = (file: string) => {
           try {
@@ -693,6 +696,7 @@ describe('RabbitMqCluster', () => {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, DRAIN_EXIT: String(drainExit) },
           timeout: 30_000,
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
         return {
           status: run.status,

@@ -82,7 +82,7 @@ describe('HTML report', () => {
       uniformRates([25_000, 25_000]),
     );
     expect(html).toContain('<td>3 × c5.xlarge</td>');
-    expect(html).toContain('<td class="num">$421.65</td>'); // 3 × 140.55 (thesis Table 7.1)
+    expect(html).toContain('<td class="num">$420.48</td>'); // 3 × 140.16 (the eu-west-1 Price List entry)
     expect(html).toContain('<caption>Best price-performance, 2 queues</caption>');
     expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
   });

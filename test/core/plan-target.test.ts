@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultPriceCatalog, findInstancePrice } from '../../core/cost/cost-catalog';
 import { catalogInstanceType } from '../../core/cost/instance-type-names';
@@ -222,4 +222,45 @@ describe("the built-in plans carry the seeds' machines", () => {
       }
     },
   );
+});
+
+describe('every built-in plan runs on every target as shipped', () => {
+  const PLANS = join(__dirname, '../../plans');
+  const names = readdirSync(PLANS)
+    .filter((file) => file.endsWith('.yaml'))
+    .map((file) => file.replace(/\.yaml$/, ''));
+
+  test.each(names)('%s: no problem on aws, azure or local', (name) => {
+    const plan = parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
+    for (const target of ['aws', 'azure', 'local'])
+      expect({ target, problems: targetProblems(plan, target, defaultPriceCatalog) }).toEqual({ target, problems: [] });
+  });
+});
+
+describe('a per-target RabbitMQ version', () => {
+  const mirrored = planWith({
+    topology: { type: 'mirrored', mirrorTo: 'all' },
+    instanceType: 'm5.xlarge',
+    rabbitmqVersion: { aws: '3.13' },
+  });
+
+  test("pins the cloud it names (AWS's default 4.1 has no mirroring) and leaves the local target its own", () => {
+    const plan = validatePlan(mirrored, 'p');
+    expect(planOnTarget(plan, 'aws').clusters[0]!.rabbitmqVersion).toBe('3.13');
+    expect(planOnTarget(plan, 'local').clusters[0]!.rabbitmqVersion).toBeUndefined();
+    expect(problems(mirrored, 'aws')).toEqual([]);
+    const without = { ...mirrored, clusters: [{ ...mirrored.clusters[0], rabbitmqVersion: { azure: '3.13' } }] };
+    expect(problems(without, 'aws')).toEqual([
+      ['clusters[0].topology.type', expect.stringContaining("would run 4.1.4 (the target's default)")],
+    ]);
+  });
+
+  test('a version the cloud does not install is named with its target; a 4.x mirrored one is refused', () => {
+    const odd = { ...mirrored, clusters: [{ ...mirrored.clusters[0], rabbitmqVersion: { aws: '3.12' } }] };
+    expect(problems(odd, 'aws')).toEqual([['clusters[0].rabbitmqVersion.aws', expect.stringContaining('not 3.12')]]);
+    const four = { ...mirrored, clusters: [{ ...mirrored.clusters[0], rabbitmqVersion: { azure: '4.1' } }] };
+    expect(() => validatePlan(four, 'p')).toThrow(
+      /mirroring was removed in RabbitMQ 4\.0 and this cluster asks for 4\.1/,
+    );
+  });
 });

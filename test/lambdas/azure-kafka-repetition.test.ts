@@ -71,6 +71,9 @@ describe('Kafka repetitions on the Azure load generator', () => {
       encoding: 'utf8',
       env: { PATH: process.env.PATH, ...env },
       timeout: 30_000,
+      // stdin not a socket: bash sources ~/.bashrc (which may put other commands first on PATH) when stdin is a
+      // socket, as Node's pipes are, and SHLVL is under 2 (bash(1), INVOCATION, "run by the remote shell daemon").
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(

@@ -337,7 +337,12 @@ for _ in $(seq 200); do [ "$(grep -c -- '--max-time' "${dir}/management-calls" 2
     );
     const path = perfTestAfterSleeps === undefined ? `${dir}:${process.env.PATH ?? ''}` : `${dir}:/usr/bin:/bin`;
     // The protected parameters reach the script as environment variables, as the Linux VM agent hands them over.
-    return spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, ...uploadUrls, PATH: path } });
+    // stdin not a socket, so that bash does not source ~/.bashrc (bash(1), INVOCATION), which may reorder PATH.
+    return spawnSync('bash', ['-c', script], {
+      encoding: 'utf8',
+      env: { ...process.env, ...uploadUrls, PATH: path },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   };
 
   test("the password read from Key Vault reaches only curl's stdin, to create a per-run benchmark user PerfTest connects as, deleted on exit", () => {
