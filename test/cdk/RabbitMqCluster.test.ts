@@ -547,7 +547,10 @@ describe('RabbitMqCluster', () => {
       } {
         const lines = defaults.userData.split('\n');
         const prefix = lines.slice(0, lines.indexOf('INSTANCE_ID=$(imds instance-id)')).join('\n');
-        const script = `${prefix.replaceAll(BOOT_LOG_FILE, join(dir, 'boot.log')).replace(/<\{[^\n]*?\}>/g, 'REF')}\nINSTANCE_ID=i-0123456789abcdef0\n${commands}\n`;
+        const script = `${prefix
+          .replaceAll(BOOT_LOG_FILE, join(dir, 'boot.log'))
+          .replaceAll('/run/rmqbench-boot-log-events.json', join(dir, 'boot-log-events.json'))
+          .replace(/<\{[^\n]*?\}>/g, 'REF')}\nINSTANCE_ID=i-0123456789abcdef0\n${commands}\n`;
         const run = spawnSync('bash', ['-c', script], {
           encoding: 'utf8',
           env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },

@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { holderName, holdMountpoint, releaseMountpoint } from './mountpoints';
 
 /** This folder (also when a bundle elsewhere, e.g. dist/twin, holds this module). */
 const HERE = existsSync(join(__dirname, 'fake-aws.py')) ? __dirname : join(__dirname, '../../test/simulated-vm');
@@ -281,7 +282,7 @@ export class SimulatedHub {
   readonly hubAddress: string;
   private readonly state: Record<string, unknown> & { vms: FakeVmState[] };
   private readonly vms: SimulatedVm[] = [];
-  private readonly createdMountpoints: string[] = [];
+  private readonly heldMountpoints: string[] = [];
   private readonly loopDevices: string[] = [];
   private readonly dnsNames: DnsNames = new Map();
   private fakePid?: number;
@@ -457,9 +458,10 @@ export class SimulatedHub {
     const root = join(this.dir, `vm${index}`);
     for (const path of PRIVATE_DIRECTORIES) {
       mkdirSync(join(root, path), { recursive: true });
-      if (!existsSync(path)) {
-        mkdirSync(path, { recursive: true });
-        this.createdMountpoints.push(path);
+      // Shared with every other hub (test/simulated-vm/mountpoints.ts): the last one to stop removes it.
+      if (!this.heldMountpoints.includes(path)) {
+        holdMountpoint(path, holderName(this.hubNetns));
+        this.heldMountpoints.push(path);
       }
     }
     for (const path of RABBITMQ_OWNED) {
@@ -715,16 +717,7 @@ export class SimulatedHub {
         // already gone
       }
     }
-    for (const path of this.createdMountpoints.reverse()) {
-      // A VM's mount namespace can outlive its last process by a moment (EBUSY): retry briefly.
-      for (let attempt = 0; attempt < 50 && existsSync(path); attempt += 1) {
-        try {
-          rmdirSync(path);
-        } catch {
-          execFileSync('sleep', ['0.2']);
-        }
-      }
-    }
+    for (const path of this.heldMountpoints.reverse()) releaseMountpoint(path, holderName(this.hubNetns));
     if (this.dirPath) rmSync(this.dirPath, { recursive: true, force: true });
   }
 }
