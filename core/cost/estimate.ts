@@ -8,6 +8,7 @@ import {
 } from './cost-catalog';
 import { groupScenariosByCluster, type Plan } from '../plan/plan';
 import { planOnTarget, regionOn } from '../plan/plan-target';
+import type { Workload } from '../plan/plan-schema';
 import {
   CLUSTER_POLL_SECONDS,
   historyEvents,
@@ -179,22 +180,9 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
         // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
         repetitions.push({ polls: repetitionPolls(workload.durationSeconds), pause: pause > 0 });
       }
-      if (workload.publishRateLimit === undefined) {
-        unboundedScenarios++;
-      } else {
-        // Published bytes cross zones on the way in and, to the consumers, on the way out (2 of 3 zones are another
-        // zone);
-        // a replicated queue copies each message to its followers, 2 of 3 of them in another zone too.
-        const gb =
-          (workload.producers *
-            workload.publishRateLimit *
-            workload.messageSizeBytes *
-            workload.durationSeconds *
-            plan.repetitions) /
-          1e9;
-        const replicas = replicaCount(group);
-        crossZoneGb += gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
-      }
+      const gb = crossZoneGbOf(workload, plan.repetitions, replicaCount(group));
+      if (gb === undefined) unboundedScenarios++;
+      else crossZoneGb += gb;
     }
     const minutes = provisioningMinutes + seconds / 60 + metricsWaitMinutes + teardownMinutes;
     const instanceType = group.instanceType ?? '(none)';
@@ -245,6 +233,24 @@ function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: st
       throw error;
     }
   };
+}
+
+/**
+ * GB a rate-limited workload moves between zones over its repetitions: published bytes cross zones on the way in
+ * and, to the consumers, on the way out (2 of 3 zones are another zone); a replicated queue copies each message to its
+ * followers, 2 of 3 of them in another zone too. Undefined without a publishRateLimit (it depends on the rate
+ * measured).
+ */
+function crossZoneGbOf(workload: Workload, repetitions: number, replicas: number): number | undefined {
+  if (workload.publishRateLimit === undefined) return undefined;
+  const gb =
+    (workload.producers *
+      workload.publishRateLimit *
+      workload.messageSizeBytes *
+      workload.durationSeconds *
+      repetitions) /
+    1e9;
+  return gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
 }
 
 /** Copies of each message the cluster keeps: the queue type's replicas (a classic queue has one). */

@@ -489,43 +489,8 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
 }
 
 function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
-  const fault = workload.fault;
-  if (fault && cluster.broker === 'kafka') {
-    return [
-      {
-        path: `${path}.fault`,
-        message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
-        value: fault.action,
-      },
-    ];
-  }
-  if (fault && typeof fault.node === 'number' && fault.node >= cluster.nodes) {
-    return [
-      {
-        path: `${path}.fault.node`,
-        message: `cluster "${cluster.name}" has ${cluster.nodes} node(s), numbered from 0 to ${cluster.nodes - 1}`,
-        value: fault.node,
-      },
-    ];
-  }
-  if (fault && fault.node === 'follower' && cluster.nodes < 2) {
-    return [
-      {
-        path: `${path}.fault.node`,
-        message: `cluster "${cluster.name}" has one node, so no follower; use "leader" or 0`,
-        value: fault.node,
-      },
-    ];
-  }
-  if (fault && cluster.topology.type === 'stream') {
-    return [
-      {
-        path: `${path}.fault`,
-        message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`,
-        value: fault.action,
-      },
-    ];
-  }
+  const faultIssues = checkFaultOnCluster(cluster, workload, path);
+  if (faultIssues.length > 0) return faultIssues;
   const brokerIssues = checkWorkloadBroker(cluster, workload, path);
   if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
   const issues: PlanIssue[] = [];
@@ -572,6 +537,48 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
     });
   }
   return issues;
+}
+
+/** A workload's fault on this cluster: RabbitMQ only, a node the cluster has, and queues the verifier can use. */
+function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
+  const fault = workload.fault;
+  if (fault && cluster.broker === 'kafka') {
+    return [
+      {
+        path: `${path}.fault`,
+        message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
+        value: fault.action,
+      },
+    ];
+  }
+  if (fault && typeof fault.node === 'number' && fault.node >= cluster.nodes) {
+    return [
+      {
+        path: `${path}.fault.node`,
+        message: `cluster "${cluster.name}" has ${cluster.nodes} node(s), numbered from 0 to ${cluster.nodes - 1}`,
+        value: fault.node,
+      },
+    ];
+  }
+  if (fault && fault.node === 'follower' && cluster.nodes < 2) {
+    return [
+      {
+        path: `${path}.fault.node`,
+        message: `cluster "${cluster.name}" has one node, so no follower; use "leader" or 0`,
+        value: fault.node,
+      },
+    ];
+  }
+  if (fault && cluster.topology.type === 'stream') {
+    return [
+      {
+        path: `${path}.fault`,
+        message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`,
+        value: fault.action,
+      },
+    ];
+  }
+  return [];
 }
 
 /**

@@ -394,7 +394,24 @@ export function latencyVsRateChart(
   const judged = repetitions.filter(
     (rep): rep is CapacityRepetition & { capacity: CapacityResult } => rep.capacity !== undefined,
   );
-  const values = judged.flatMap((rep) =>
+  const values = stepLatencyPoints(judged);
+  const bounds = [...new Set(judged.map((rep) => rep.capacity.p99BoundMs))].map((bound) => ({ bound }));
+  const chosen = capacities.flatMap((capacity) =>
+    capacity.rate === undefined ? [] : [{ scenario: capacity.scenarioId, rate: capacity.rate }],
+  );
+  return {
+    id: 'latency-vs-rate',
+    title: 'Latency against offered rate',
+    caption:
+      "Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario's capacity. Hollow points did not hold.",
+    marks: { kind: 'symbol', count: values.length },
+    spec: spec({ layer: latencyVsRateLayers(values, bounds, chosen) }),
+  };
+}
+
+/** One point per capacity step and percentile (p50, p99), latencies floored for the log axis. */
+function stepLatencyPoints(judged: readonly (CapacityRepetition & { capacity: CapacityResult })[]) {
+  return judged.flatMap((rep) =>
     rep.capacity.steps.flatMap((step) =>
       (['p50', 'p99'] as const).flatMap((percentile) => {
         const latencyMs = percentile === 'p50' ? step.p50LatencyMs : step.p99LatencyMs;
@@ -412,80 +429,64 @@ export function latencyVsRateChart(
       }),
     ),
   );
-  const bounds = [...new Set(judged.map((rep) => rep.capacity.p99BoundMs))].map((bound) => ({ bound }));
-  const chosen = capacities.flatMap((capacity) =>
-    capacity.rate === undefined ? [] : [{ scenario: capacity.scenarioId, rate: capacity.rate }],
-  );
+}
+
+/** The chart's layers: the steps' lines, their points (hollow when a step failed), the bound and each capacity. */
+function latencyVsRateLayers(
+  values: ReturnType<typeof stepLatencyPoints>,
+  bounds: readonly { bound: number }[],
+  chosen: readonly { scenario: string; rate: number }[],
+): Record<string, unknown>[] {
   const color = { field: 'scenario', type: 'nominal', title: 'scenario', scale: { scheme: 'tableau10' } };
   const x = { field: 'rate', type: 'quantitative', title: 'offered rate (msg/s, log scale)', scale: { type: 'log' } };
-  return {
-    id: 'latency-vs-rate',
-    title: 'Latency against offered rate',
-    caption:
-      "Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario's capacity. Hollow points did not hold.",
-    marks: { kind: 'symbol', count: values.length },
-    spec: spec({
-      layer: [
-        {
-          data: { values },
-          mark: { type: 'line', interpolate: 'linear' },
-          encoding: {
-            x,
-            y: {
-              field: 'latencyMs',
-              type: 'quantitative',
-              title: 'consumer latency (ms, log scale)',
-              scale: { type: 'log' },
-            },
-            color,
-            detail: { field: 'series', type: 'nominal' },
-            strokeDash: { field: 'percentile', type: 'nominal', title: 'percentile' },
-          },
-        },
-        {
-          data: { values },
-          mark: { type: 'point', size: 40, tooltip: true },
-          encoding: {
-            x,
-            y: { field: 'latencyMs', type: 'quantitative' },
-            color,
-            fill: {
-              condition: {
-                test: "datum.passed === 'held'",
-                field: 'scenario',
-                type: 'nominal',
-                legend: null,
-                scale: { scheme: 'tableau10' },
-              },
-              value: 'white',
-            },
-            tooltip: [
-              { field: 'series', type: 'nominal' },
-              { field: 'rate', type: 'quantitative', title: 'msg/s' },
-              { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.1f' },
-              { field: 'passed', type: 'nominal', title: 'step' },
-            ],
-          },
-        },
-        ...(bounds.length === 0
-          ? []
-          : [
-              {
-                data: { values: bounds },
-                mark: { type: 'rule', strokeDash: [2, 3], color: 'black' },
-                encoding: { y: { field: 'bound', type: 'quantitative' } },
-              },
-            ]),
-        ...(chosen.length === 0
-          ? []
-          : [
-              {
-                data: { values: chosen },
-                mark: { type: 'rule', strokeWidth: 1.5 },
-                encoding: { x: { field: 'rate', type: 'quantitative' }, color },
-              },
-            ]),
-      ],
-    }),
+  const y = {
+    field: 'latencyMs',
+    type: 'quantitative',
+    title: 'consumer latency (ms, log scale)',
+    scale: { type: 'log' },
   };
+  const fill = {
+    condition: {
+      test: "datum.passed === 'held'",
+      field: 'scenario',
+      type: 'nominal',
+      legend: null,
+      scale: { scheme: 'tableau10' },
+    },
+    value: 'white',
+  };
+  const tooltip = [
+    { field: 'series', type: 'nominal' },
+    { field: 'rate', type: 'quantitative', title: 'msg/s' },
+    { field: 'latencyMs', type: 'quantitative', title: 'ms', format: '.1f' },
+    { field: 'passed', type: 'nominal', title: 'step' },
+  ];
+  const detail = { field: 'series', type: 'nominal' };
+  const strokeDash = { field: 'percentile', type: 'nominal', title: 'percentile' };
+  return [
+    { data: { values }, mark: { type: 'line', interpolate: 'linear' }, encoding: { x, y, color, detail, strokeDash } },
+    {
+      data: { values },
+      mark: { type: 'point', size: 40, tooltip: true },
+      encoding: { x, y: { field: 'latencyMs', type: 'quantitative' }, color, fill, tooltip },
+    },
+    ...(bounds.length === 0
+      ? []
+      : [
+          {
+            data: { values: bounds },
+            mark: { type: 'rule', strokeDash: [2, 3], color: 'black' },
+            encoding: { y: { field: 'bound', type: 'quantitative' } },
+          },
+        ]),
+    ...(chosen.length === 0
+      ? []
+      : [
+          {
+            data: { values: chosen },
+            mark: { type: 'rule', strokeWidth: 1.5 },
+            encoding: { x: { field: 'rate', type: 'quantitative' }, color },
+          },
+        ]),
+  ];
 }

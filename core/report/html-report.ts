@@ -186,19 +186,8 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }],
     });
   }
-  const omitted = input.omittedCharts ?? [];
-  if (input.charts.length > 0 || omitted.length > 0) {
-    sections.push({
-      id: 'charts',
-      title: 'Charts',
-      blocks: [
-        ...input.charts.map((rendered): ReportBlock => ({ kind: 'chart', rendered })),
-        ...(omitted.length === 0
-          ? []
-          : [{ kind: 'list', items: omitted.map(({ id, reason }) => `Chart ${id} left out: ${reason}.`) } as const]),
-      ],
-    });
-  }
+  const charts = chartsSection(input);
+  if (charts) sections.push(charts);
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));
   const capacity = capacitySection(input.aggregates, input.pricePerformance);
   if (capacity) sections.push(capacity);
@@ -210,22 +199,8 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     });
   const failover = failoverSection(input);
   if (failover) sections.push(failover);
-  // A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros.
-  const uncounted = (input.uncountedFaults ?? []).filter((rep) => rep.uncountedFault !== undefined);
-  if (uncounted.length > 0) {
-    sections.push({
-      id: 'faults-not-counted',
-      title: 'Faults applied, lost messages not counted',
-      blocks: [
-        {
-          kind: 'list',
-          items: uncounted.map(
-            (rep) => `${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`,
-          ),
-        },
-      ],
-    });
-  }
+  const uncounted = uncountedFaultsSection(input);
+  if (uncounted) sections.push(uncounted);
   sections.push(pricePerformanceSection(input.pricePerformance));
   if (input.failedRepetitions.length > 0) {
     sections.push({
@@ -254,6 +229,40 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
     ],
     sections,
     generatedAt: input.generatedAt,
+  };
+}
+
+/** The rendered charts, and the ones left out with why; undefined when there is neither. */
+function chartsSection(input: RunReportInput): ReportSection | undefined {
+  const omitted = input.omittedCharts ?? [];
+  if (input.charts.length === 0 && omitted.length === 0) return undefined;
+  return {
+    id: 'charts',
+    title: 'Charts',
+    blocks: [
+      ...input.charts.map((rendered): ReportBlock => ({ kind: 'chart', rendered })),
+      ...(omitted.length === 0
+        ? []
+        : [{ kind: 'list', items: omitted.map(({ id, reason }) => `Chart ${id} left out: ${reason}.`) } as const]),
+    ],
+  };
+}
+
+/** A fault applied in the cloud is reported as applied with its counts "not counted", never as zeros. */
+function uncountedFaultsSection(input: RunReportInput): ReportSection | undefined {
+  const uncounted = (input.uncountedFaults ?? []).filter((rep) => rep.uncountedFault !== undefined);
+  if (uncounted.length === 0) return undefined;
+  return {
+    id: 'faults-not-counted',
+    title: 'Faults applied, lost messages not counted',
+    blocks: [
+      {
+        kind: 'list',
+        items: uncounted.map(
+          (rep) => `${rep.scenarioId} #${rep.repetition}: ${formatUncountedFaultLine(rep.uncountedFault!)}`,
+        ),
+      },
+    ],
   };
 }
 

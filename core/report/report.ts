@@ -211,27 +211,7 @@ export function renderMarkdownReport(
       `| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`,
     );
   }
-  const fixedWork = aggregates.filter((aggregate) => aggregate.completedInSeconds !== undefined);
-  if (fixedWork.length > 0) {
-    lines.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
-    for (const aggregate of fixedWork)
-      lines.push(
-        `| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
-      );
-  }
-  // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
-  const confirmed = aggregates.filter((aggregate) => aggregate.confirmLatency !== undefined);
-  if (confirmed.length > 0) {
-    lines.push(
-      '',
-      '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |',
-      '|---|---|',
-    );
-    for (const aggregate of confirmed) {
-      const latency = aggregate.confirmLatency!;
-      lines.push(`| ${aggregate.scenarioId} | ${[latency.median, latency.p95, latency.p99].map(ms).join(' / ')} |`);
-    }
-  }
+  lines.push(...fixedWorkAndConfirmLines(aggregates));
   const deltas = loadBalancerDeltas(run, aggregates);
   if (deltas.length > 0) {
     // One table per compared metric (the receive rate; the capacity at the p99 bound for capacity workloads).
@@ -265,6 +245,33 @@ export function renderMarkdownReport(
     for (const rep of failed) lines.push(`- ${rep.scenarioId} #${rep.repetition}: ${rep.error}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The fixed-work and confirm-latency tables (each only when some scenario has it), with a blank line before each. */
+function fixedWorkAndConfirmLines(aggregates: readonly ScenarioAggregate[]): string[] {
+  const out: string[] = [];
+  const fixedWork = aggregates.filter((aggregate) => aggregate.completedInSeconds !== undefined);
+  if (fixedWork.length > 0) {
+    out.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
+    for (const aggregate of fixedWork)
+      out.push(
+        `| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
+      );
+  }
+  // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
+  const confirmed = aggregates.filter((aggregate) => aggregate.confirmLatency !== undefined);
+  if (confirmed.length > 0) {
+    out.push(
+      '',
+      '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |',
+      '|---|---|',
+    );
+    for (const aggregate of confirmed) {
+      const latency = aggregate.confirmLatency!;
+      out.push(`| ${aggregate.scenarioId} | ${[latency.median, latency.p95, latency.p99].map(ms).join(' / ')} |`);
+    }
+  }
+  return out;
 }
 
 /**
