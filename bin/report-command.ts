@@ -148,50 +148,86 @@ export async function reportCommand(
     loadBalancerDeltas: deltas,
     pricePerformance,
   };
-  const succeeded = repetitions.filter((rep) => rep.status === 'SUCCEEDED');
-  const warnings: string[] = [];
-  const nothingToChart = `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
+  const context: ReportContext = {
+    stored,
+    aggregates,
+    deltas,
+    pricePerformance,
+    data,
+    getSamples,
+    getMetrics,
+    options,
+  };
+  if (options.format === 'markdown') return markdownReport(context);
+  if (options.format === 'png') return pngChart(context);
+  return htmlReport(context);
+}
 
-  if (options.format === 'markdown') {
-    if (options.json || options.out === undefined || options.out === '-') {
-      return {
-        stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions, pricePerformance),
-        warnings,
-        files: [],
-      };
-    }
-    writeFileSync(options.out, renderMarkdownReport(run, repetitions, pricePerformance));
-    return { stdout: `wrote ${resolve(options.out)}\n`, warnings, files: [resolve(options.out)] };
-  }
+/** What every output format of `report` starts from. */
+interface ReportContext {
+  readonly stored: StoredRun;
+  readonly aggregates: ReturnType<typeof aggregateRun>;
+  readonly deltas: ReturnType<typeof loadBalancerDeltas>;
+  readonly pricePerformance: ReturnType<typeof runPricePerformance>;
+  readonly data: Record<string, unknown>;
+  readonly getSamples: SamplesSource;
+  readonly getMetrics: MetricsSource;
+  readonly options: ReportCommandOptions;
+}
 
-  if (options.format === 'png') {
-    const chartId = options.chart ?? 'throughput-per-repetition';
-    if (succeeded.length === 0)
-      throw new ReportError(`${nothingToChart}: there is no chart to draw; see rmqbench show ${run.runId}`);
-    const { charts, omitted } = await chartsFor(stored, aggregates, getSamples, getMetrics);
-    const chart = charts.find((candidate) => candidate.id === chartId);
-    if (chart === undefined) {
-      const why = omitted.find((candidate) => candidate.id === chartId)?.reason ?? 'no data';
-      throw new ReportError(
-        `run ${run.runId} has no chart "${chartId}": ${why}; try --chart throughput-per-repetition`,
-      );
-    }
-    const [svg] = await renderVegaLiteToSvg([chart.spec]);
-    const png = svgToPng(svg!);
-    const out = options.out ?? `${run.runId}-${chartId}.png`;
-    if (out === '-') return { stdout: png, warnings, files: [] };
-    writeFileSync(out, png);
-    const file = resolve(out);
+const nothingToChart = ({ run, repetitions }: StoredRun) =>
+  `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
+
+/** `--format markdown`: to stdout (or the JSON data with --json), or to --out. */
+function markdownReport({ stored, pricePerformance, data, options }: ReportContext): ReportCommandResult {
+  const { run, repetitions } = stored;
+  if (options.json || options.out === undefined || options.out === '-') {
     return {
-      stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`,
-      warnings,
-      files: [file],
+      stdout: options.json ? json(data) : renderMarkdownReport(run, repetitions, pricePerformance),
+      warnings: [],
+      files: [],
     };
   }
+  writeFileSync(options.out, renderMarkdownReport(run, repetitions, pricePerformance));
+  return { stdout: `wrote ${resolve(options.out)}\n`, warnings: [], files: [resolve(options.out)] };
+}
 
-  const { charts, omitted } =
-    succeeded.length === 0 ? { charts: [], omitted: [] } : await chartsFor(stored, aggregates, getSamples, getMetrics);
-  if (succeeded.length === 0) warnings.push(`${nothingToChart}: the report has no charts`);
+/** `--format png`: one chart (--chart, default the throughput per repetition) rendered to PNG. */
+async function pngChart(context: ReportContext): Promise<ReportCommandResult> {
+  const { stored, aggregates, data, getSamples, getMetrics, options } = context;
+  const { run, repetitions } = stored;
+  const chartId = options.chart ?? 'throughput-per-repetition';
+  if (!repetitions.some((rep) => rep.status === 'SUCCEEDED'))
+    throw new ReportError(`${nothingToChart(stored)}: there is no chart to draw; see rmqbench show ${run.runId}`);
+  const { charts, omitted } = await chartsFor(stored, aggregates, getSamples, getMetrics);
+  const chart = charts.find((candidate) => candidate.id === chartId);
+  if (chart === undefined) {
+    const why = omitted.find((candidate) => candidate.id === chartId)?.reason ?? 'no data';
+    throw new ReportError(`run ${run.runId} has no chart "${chartId}": ${why}; try --chart throughput-per-repetition`);
+  }
+  const [svg] = await renderVegaLiteToSvg([chart.spec]);
+  const png = svgToPng(svg!);
+  const out = options.out ?? `${run.runId}-${chartId}.png`;
+  if (out === '-') return { stdout: png, warnings: [], files: [] };
+  writeFileSync(out, png);
+  const file = resolve(out);
+  return {
+    stdout: options.json ? json({ ...data, files: [file] }) : `wrote ${file} (${chartId}, ${png.length} bytes)\n`,
+    warnings: [],
+    files: [file],
+  };
+}
+
+/** `--format html` (the default): the whole report with its charts, and warnings for what it leaves out. */
+async function htmlReport(context: ReportContext): Promise<ReportCommandResult> {
+  const { stored, aggregates, deltas, pricePerformance, data, getSamples, getMetrics, options } = context;
+  const { run, repetitions } = stored;
+  const succeeded = repetitions.some((rep) => rep.status === 'SUCCEEDED');
+  const warnings: string[] = [];
+  const { charts, omitted } = succeeded
+    ? await chartsFor(stored, aggregates, getSamples, getMetrics)
+    : { charts: [], omitted: [] };
+  if (!succeeded) warnings.push(`${nothingToChart(stored)}: the report has no charts`);
   for (const { id, reason } of omitted) warnings.push(`chart ${id} left out: ${reason}`);
   if (!pricePerformance.available && run.target !== 'local')
     warnings.push(`no price-performance section: ${pricePerformance.reason}`);
