@@ -179,6 +179,28 @@ const ladder: CapacityExpectations = {
 const rateAt = (second: number) =>
   ladder.steps.find((step) => second - 1 >= step.fromSeconds && second <= step.toSeconds)!.targetRate;
 
+/**
+ * A stored repetition whose ladder (`ladder`) held up to `heldUpTo` msg/s: its p99 is 5 ms up to there and 90 ms
+ * above; its flat-out rates are `rate`.
+ */
+function heldRepetition(runId: string, scenarioId: string, repetition: number, heldUpTo: number, rate: number) {
+  const capacity = capacityVerdict(
+    samples(40, (second) => ({
+      published: rateAt(second),
+      received: rateAt(second),
+      p99: rateAt(second) > heldUpTo ? 90_000 : 5_000,
+    })),
+    ladder,
+  );
+  const result = {
+    summary: { sendRateAvg: rate, receiveRateAvg: rate },
+    sendRate: describeStats([rate]),
+    receiveRate: describeStats([rate]),
+  };
+  const times = { startedAt: 'a', finishedAt: 'b', perfTestArgs: [] };
+  return { runId, scenarioId, repetition, status: 'SUCCEEDED' as const, ...times, result, capacity };
+}
+
 describe('the capacity verdict', () => {
   test('the capacity is the last step before the first one over the p99 bound; warm-up seconds do not count', () => {
     const run = samples(40, (second) => {
@@ -363,32 +385,7 @@ describe('capacity in the report', () => {
   };
   const scenarioId = parsePlanText(JSON.stringify(planData), 'plan.json').scenarios[0]!.id;
   // Repetition 1 held up to 4,000 msg/s, repetition 2 up to 2,000: the scenario's capacity is the lower.
-  const repetition = (n: number, heldUpTo: number) => {
-    const capacity = capacityVerdict(
-      samples(40, (second) => ({
-        published: rateAt(second),
-        received: rateAt(second),
-        p99: rateAt(second) > heldUpTo ? 90_000 : 5_000,
-      })),
-      ladder,
-    );
-    const result = {
-      summary: { sendRateAvg: 1, receiveRateAvg: 1 },
-      sendRate: describeStats([1]),
-      receiveRate: describeStats([1]),
-    };
-    return {
-      runId: 'run-c',
-      scenarioId,
-      repetition: n,
-      status: 'SUCCEEDED' as const,
-      startedAt: 'a',
-      finishedAt: 'b',
-      perfTestArgs: [],
-      result,
-      capacity,
-    };
-  };
+  const repetition = (n: number, heldUpTo: number) => heldRepetition('run-c', scenarioId, n, heldUpTo, 1);
   const run = {
     runId: 'run-c',
     planName: 'capacity',
@@ -563,32 +560,8 @@ describe('capacity compared (Welch)', () => {
   const ids = parsePlanText(JSON.stringify(planData), 'plan.json').scenarios.map((scenario) => scenario.id);
   const [lbId, directId] = [ids.find((id) => id.startsWith('lb'))!, ids.find((id) => id.startsWith('direct'))!];
   // Every repetition of the direct scenario held 4,000 msg/s; the load-balanced one held 2,000 twice and 4,000 once.
-  const repetition = (scenarioId: string, n: number, heldUpTo: number) => {
-    const capacity = capacityVerdict(
-      samples(40, (second) => ({
-        published: rateAt(second),
-        received: rateAt(second),
-        p99: rateAt(second) > heldUpTo ? 90_000 : 5_000,
-      })),
-      ladder,
-    );
-    const result = {
-      summary: { sendRateAvg: 5000, receiveRateAvg: 5000 },
-      sendRate: describeStats([5000]),
-      receiveRate: describeStats([5000]),
-    };
-    return {
-      runId: 'run-w',
-      scenarioId,
-      repetition: n,
-      status: 'SUCCEEDED' as const,
-      startedAt: 'a',
-      finishedAt: 'b',
-      perfTestArgs: [],
-      result,
-      capacity,
-    };
-  };
+  const repetition = (scenarioId: string, n: number, heldUpTo: number) =>
+    heldRepetition('run-w', scenarioId, n, heldUpTo, 5000);
   const run = {
     runId: 'run-w',
     planName: 'capacity-lb',
