@@ -1,5 +1,6 @@
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import type { Plan } from '../core/plan/plan';
+import { regionOn } from '../core/plan/plan-target';
 import { newRunId } from '../local/run-plan';
 import {
   awsClients,
@@ -30,6 +31,29 @@ export interface CloudCommandOptions extends ControllerSelection {
 export class CloudCommandError extends Error {}
 
 /**
+ * Where a cloud run is priced before it starts. On aws the clusters launch in the controller's region (the SDK's, or
+ * --region), so the run is priced there, and a plan that names another region is refused here, as ValidatePlan
+ * would refuse it, before anything starts. On azure they launch in the Azure location the controller was deployed
+ * with, which the CLI does not know (--region is the controller's AWS region): the plan's azure region prices it, or
+ * else the newest price of any region (undefined here).
+ */
+export function pricingRegion(
+  plan: Plan,
+  target: 'aws' | 'azure',
+  controllerRegion: string | undefined,
+): string | undefined {
+  if (target === 'azure') return undefined;
+  const planned = regionOn(plan, 'aws');
+  if (planned !== undefined && controllerRegion !== undefined && planned !== controllerRegion) {
+    throw new CloudCommandError(
+      `the plan runs its clusters in ${planned} (region.aws), but the controller is in ${controllerRegion}: ` +
+        'run it on a controller deployed there (--region), or change the plan; nothing was started',
+    );
+  }
+  return controllerRegion;
+}
+
+/**
  * `rmqbench run <plan> --target aws|azure [--stack NAME | --state-machine-arn ARN] [--max-cost USD] [--detach]`:
  * the estimate first (refused over budget), then StartExecution, then the run followed to its end.
  */
@@ -38,7 +62,8 @@ export async function runInCloud(
   options: CloudCommandOptions & { catalog: PriceCatalog; maxCost?: string; runId?: string },
 ): Promise<CloudCommandResult> {
   const clients = awsClients(options.region);
-  const region = options.region ?? (await clients.sfn.config.region().catch(() => undefined));
+  const controllerRegion = options.region ?? (await clients.sfn.config.region().catch(() => undefined));
+  const region = pricingRegion(plan, options.target, controllerRegion);
   const budget = checkBudget(plan, options.target, options.catalog, options.maxCost, region);
   process.stderr.write(budget.stdout);
   if (budget.exitCode !== 0) throw new CloudCommandError(`${budget.error ?? 'over budget'}; nothing was started`);

@@ -8,6 +8,8 @@ import { parsePlanText, validatePlan } from '../../core/plan/plan';
 import { onTarget, planOnTarget, regionOn } from '../../core/plan/plan-target';
 import { targetProblems } from '../../core/plan/target-rules';
 import { estimateCommand } from '../../bin/estimate-command';
+import { pricingRegion } from '../../bin/cloud-commands';
+import { checkBudget } from '../../bin/cloud-run-command';
 import { buildSchedule, planData } from '../../state-machines/schedule';
 
 /** Issue 26: one plan, every target. */
@@ -261,6 +263,32 @@ describe('a per-target RabbitMQ version', () => {
     const four = { ...mirrored, clusters: [{ ...mirrored.clusters[0], rabbitmqVersion: { azure: '4.1' } }] };
     expect(() => validatePlan(four, 'p')).toThrow(
       /mirroring was removed in RabbitMQ 4\.0 and this cluster asks for 4\.1/,
+    );
+  });
+});
+
+describe('where `run --target` prices a cloud run before it starts', () => {
+  const plan = validatePlan(planWith(perTarget, { region: { aws: 'eu-west-1', azure: 'northeurope' } }), 'p');
+
+  test("aws: the controller's region, and a plan for another region is refused before anything starts", () => {
+    expect(pricingRegion(plan, 'aws', 'eu-west-1')).toBe('eu-west-1');
+    expect(() => pricingRegion(plan, 'aws', 'us-east-1')).toThrow(
+      'the plan runs its clusters in eu-west-1 (region.aws), but the controller is in us-east-1',
+    );
+    expect(pricingRegion(validatePlan(planWith(perTarget), 'p'), 'aws', 'us-east-1')).toBe('us-east-1');
+  });
+
+  test("azure: never the controller's AWS region (the plan's azure region prices it), so the nodes are priced", () => {
+    expect(pricingRegion(plan, 'azure', 'us-east-1')).toBeUndefined();
+    const estimate = checkBudget(
+      plan,
+      'azure',
+      defaultPriceCatalog,
+      undefined,
+      pricingRegion(plan, 'azure', 'us-east-1'),
+    );
+    expect(estimate.stdout).toMatch(
+      /three: nodes +\$ +\d+\.\d\d {2}3 × Standard_F4s_v2 × [\d.]+ min at \$[\d.]+\/h \(northeurope,/,
     );
   });
 });
