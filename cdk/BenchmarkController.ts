@@ -259,6 +259,15 @@ type ControllerSettings = ReturnType<typeof controllerSettings>;
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** What the stack-access grants share (BenchmarkController.grantStackAccess). */
+interface StackAccess {
+  readonly functions: Record<string, lambda.Function>;
+  readonly stack: Stack;
+  readonly stackArns: string;
+  readonly passRole: iam.PolicyStatement;
+  readonly acknowledgeRunStacks: (name: string) => void;
+}
+
 /**
  * faultCredentialsSecret and faultPrincipalId go together; the id is the principal's object id (a GUID); parameters may
  * not set it apart.
@@ -772,6 +781,15 @@ export class BenchmarkController extends Construct {
         reason:
           'Cluster stacks are named rmqbench-<runId>-c<n> at run time and their ARN ends with a stack id CloudFormation generates; the grant stops at the rmqbench- prefix.',
       });
+    const access: StackAccess = { functions, stack, stackArns, passRole, acknowledgeRunStacks };
+    this.grantLaunchAccess(access, props);
+    this.grantCheckClusterAccess(access);
+    this.grantTeardownAccess(access);
+  }
+
+  /** LaunchCluster: creates run stacks with CloudFormation's role, and knows the cluster network. */
+  private grantLaunchAccess(access: StackAccess, props: BenchmarkControllerProps): void {
+    const { functions, stackArns, passRole, acknowledgeRunStacks } = access;
     functions['launch-cluster']!.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'CreateRunStacks',
@@ -813,6 +831,11 @@ export class BenchmarkController extends Construct {
         'CONTROLLER_EGRESS_ADDRESSES',
         Fn.join(',', props.controllerEgressAddresses ?? this.natGatewayAddresses()),
       );
+  }
+
+  /** CheckCluster: follows a run stack, the load generator's registration and a failed node's boot log. */
+  private grantCheckClusterAccess(access: StackAccess): void {
+    const { functions, stack, stackArns, acknowledgeRunStacks } = access;
     // DescribeStackEvents: the reason a cluster stack failed goes into the run's error.
     functions['check-cluster']!.addToRolePolicy(
       new iam.PolicyStatement({
@@ -854,6 +877,11 @@ export class BenchmarkController extends Construct {
       reason:
         'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
     });
+  }
+
+  /** TeardownCluster, the failure handler and the sweeper: delete run stacks and their boot log groups. */
+  private grantTeardownAccess(access: StackAccess): void {
+    const { functions, stack, stackArns, passRole, acknowledgeRunStacks } = access;
     // CheckTeardown follows the deletion and names the resource a DELETE_FAILED stack could not delete.
     functions['teardown-cluster']!.addToRolePolicy(
       new iam.PolicyStatement({
@@ -1266,103 +1294,126 @@ export function buildClusterTemplateApp(
   nodeImageParameterName: string = DEFAULT_CLUSTER_NODE_IMAGE_PARAMETER,
 ): App {
   const app = new App(outdir ? { outdir } : {});
-  for (const release of CONTROLLER_RELEASES) {
-    const stack = new Stack(app, clusterTemplateStackName(release));
-    const { bucketName, subnetIds, vpc } = controllerPlacement(stack, '');
-    const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', {
-      type: 'AWS::EC2::SecurityGroup::Id',
-      description: 'Security group of the smoke-test function, allowed to AMQP and management',
-    });
-    const nodeCount = new CfnParameter(stack, 'NodeCount', {
-      type: 'Number',
-      minValue: CLUSTER_NODE_COUNT_RANGE.min,
-      maxValue: CLUSTER_NODE_COUNT_RANGE.max,
-      description: `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node group is pinned at it)`,
-    });
-    const instanceType = new CfnParameter(stack, 'InstanceType', {
-      type: 'String',
-      default: RabbitMqInstanceTiers.LOW.toString(),
-      // x86-64 only: an attribute letter g after the generation digit means Graviton (Arm), and a1 is Arm too
-      // (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); Team RabbitMQ's RPMs are
-      // x86-64 only.
-      allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-      constraintDescription:
-        "must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ's RPM repositories)",
-      description: "EC2 instance type of the RabbitMQ nodes (the plan cluster's instanceType)",
-    });
-    const policies = new CfnParameter(stack, 'BrokerPolicies', {
-      type: 'String',
-      default: '[]',
-      // One line (no here-document delimiter can appear on its own line) holding a JSON array.
-      allowedPattern: '^\\[.*\\]$',
-      maxLength: CLUSTER_POLICIES_MAX_LENGTH,
-      description:
-        'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
-    });
-    // The node group and the load balancer are given the whole subnet list (below), the constructs only the first 2.
-    // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and
-    // the policies then come from the parameters.
-    const cluster = new RabbitMqCluster(stack, 'Cluster', {
-      vpc,
-      release,
-      // The AMI the controller pinned (an SSM-typed parameter of this template, defaulting to that name).
-      machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
-      nodeCount: CLUSTER_NODE_COUNT_RANGE.max,
-      pinCapacity: true,
-      allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
-    });
-    if (cluster.brokerConfig.policies.length > 0)
-      throw new Error(
-        'the cluster template must be built without policies: they come from its BrokerPolicies parameter',
-      );
-    // Built with the default type (its x86-64 check passes); the plan cluster's type comes from the InstanceType
-    // parameter.
-    (cluster.launchTemplate.node.defaultChild as ec2.CfnLaunchTemplate).addPropertyOverride(
-      'LaunchTemplateData.InstanceType',
-      instanceType.valueAsString,
-    );
-    const nodeGroup = cluster.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup;
-    nodeGroup.minSize = nodeCount.valueAsString;
-    nodeGroup.maxSize = nodeCount.valueAsString;
-    nodeGroup.desiredCapacity = nodeCount.valueAsString;
-    nodeGroup.vpcZoneIdentifier = subnetIds.valueAsList;
-    (cluster.loadBalancer.node.defaultChild as elbv2.CfnLoadBalancer).subnets = subnetIds.valueAsList;
-    // CREATE_COMPLETE waits for a signal from each of the NodeCount nodes. A Ref in ResourceSignal.Count is a common
-    // pattern (e.g. `Count: !Ref DesiredCapacity`) that cfn-lint accepts; AWS's reference does not say so explicitly
-    // and it
-    // has not been deployed from here. These stacks are created and deleted, never updated; the
-    // rolling update policy still has to be valid for any NodeCount, so it keeps no minimum in service.
-    nodeGroup.cfnOptions.creationPolicy = {
-      ...nodeGroup.cfnOptions.creationPolicy,
-      resourceSignal: { ...nodeGroup.cfnOptions.creationPolicy?.resourceSignal, count: nodeCount.valueAsNumber },
-    };
-    nodeGroup.cfnOptions.updatePolicy = {
-      ...nodeGroup.cfnOptions.updatePolicy,
-      autoScalingRollingUpdate: {
-        ...nodeGroup.cfnOptions.updatePolicy?.autoScalingRollingUpdate,
-        minInstancesInService: 0,
-      },
-    };
-    cluster.launchTemplate.userData!.addCommands(
-      '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
-      `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
-      `python3 -c 'import json,subprocess,sys
-for args in json.load(open(sys.argv[1])):
-    if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
-    subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
-    );
-    const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
-      vpc,
-      resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
-      resultsPrefix: 'runs/',
-      cluster,
-    });
-    Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
-    // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
-    Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);
-  }
+  for (const release of CONTROLLER_RELEASES) buildRabbitMqClusterStack(app, release, nodeImageParameterName);
   for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) buildKafkaClusterStack(app, brokers, nodeImageParameterName);
   return app;
+}
+
+/** One RabbitMQ cluster + load generator template for `release` (see buildClusterTemplateApp). */
+function buildRabbitMqClusterStack(
+  app: App,
+  release: (typeof CONTROLLER_RELEASES)[number],
+  nodeImageParameterName: string,
+) {
+  const stack = new Stack(app, clusterTemplateStackName(release));
+  const { bucketName, subnetIds, vpc } = controllerPlacement(stack, '');
+  const { clientSecurityGroupId, nodeCount, instanceType, policies } = rabbitMqTemplateParameters(stack);
+  // The node group and the load balancer are given the whole subnet list (below), the constructs only the first 2.
+  // Built for the largest cluster with the default topology (no policies in its user data); the node group's size and
+  // the policies then come from the parameters.
+  const cluster = new RabbitMqCluster(stack, 'Cluster', {
+    vpc,
+    release,
+    // The AMI the controller pinned (an SSM-typed parameter of this template, defaulting to that name).
+    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
+    nodeCount: CLUSTER_NODE_COUNT_RANGE.max,
+    pinCapacity: true,
+    allowedPeers: [ec2.Peer.securityGroupId(clientSecurityGroupId.valueAsString)],
+  });
+  if (cluster.brokerConfig.policies.length > 0)
+    throw new Error('the cluster template must be built without policies: they come from its BrokerPolicies parameter');
+  pinNodeGroupToParameters(cluster, { nodeCount, instanceType, subnetIds });
+  cluster.launchTemplate.userData!.addCommands(
+    '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
+    `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
+    `python3 -c 'import json,subprocess,sys
+for args in json.load(open(sys.argv[1])):
+  if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
+  subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
+  );
+  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
+    vpc,
+    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
+    resultsPrefix: 'runs/',
+    cluster,
+  });
+  Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+  // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
+  Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);
+}
+
+/** The template's parameters the launch function sets per plan cluster (aws-launch.ts clusterStackParameters). */
+function rabbitMqTemplateParameters(stack: Stack) {
+  const clientSecurityGroupId = new CfnParameter(stack, 'SmokeTestSecurityGroupId', {
+    type: 'AWS::EC2::SecurityGroup::Id',
+    description: 'Security group of the smoke-test function, allowed to AMQP and management',
+  });
+  const nodeCount = new CfnParameter(stack, 'NodeCount', {
+    type: 'Number',
+    minValue: CLUSTER_NODE_COUNT_RANGE.min,
+    maxValue: CLUSTER_NODE_COUNT_RANGE.max,
+    description: `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node group is pinned at it)`,
+  });
+  const instanceType = new CfnParameter(stack, 'InstanceType', {
+    type: 'String',
+    default: RabbitMqInstanceTiers.LOW.toString(),
+    // x86-64 only: an attribute letter g after the generation digit means Graviton (Arm), and a1 is Arm too
+    // (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html); Team RabbitMQ's RPMs are
+    // x86-64 only.
+    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
+    constraintDescription:
+      "must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ's RPM repositories)",
+    description: "EC2 instance type of the RabbitMQ nodes (the plan cluster's instanceType)",
+  });
+  const policies = new CfnParameter(stack, 'BrokerPolicies', {
+    type: 'String',
+    default: '[]',
+    // One line (no here-document delimiter can appear on its own line) holding a JSON array.
+    allowedPattern: '^\\[.*\\]$',
+    maxLength: CLUSTER_POLICIES_MAX_LENGTH,
+    description:
+      'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
+  });
+  return { clientSecurityGroupId, nodeCount, instanceType, policies };
+}
+
+/**
+ * The node group sized, typed and placed by the template's parameters (the construct was built for the largest cluster
+ * on the default type in the constructs' two subnets).
+ */
+function pinNodeGroupToParameters(
+  cluster: RabbitMqCluster,
+  parameters: { nodeCount: CfnParameter; instanceType: CfnParameter; subnetIds: CfnParameter },
+) {
+  const { nodeCount, instanceType, subnetIds } = parameters;
+  // Built with the default type (its x86-64 check passes); the plan cluster's type comes from the InstanceType
+  // parameter.
+  (cluster.launchTemplate.node.defaultChild as ec2.CfnLaunchTemplate).addPropertyOverride(
+    'LaunchTemplateData.InstanceType',
+    instanceType.valueAsString,
+  );
+  const nodeGroup = cluster.autoScalingGroup.node.defaultChild as autoscaling.CfnAutoScalingGroup;
+  nodeGroup.minSize = nodeCount.valueAsString;
+  nodeGroup.maxSize = nodeCount.valueAsString;
+  nodeGroup.desiredCapacity = nodeCount.valueAsString;
+  nodeGroup.vpcZoneIdentifier = subnetIds.valueAsList;
+  (cluster.loadBalancer.node.defaultChild as elbv2.CfnLoadBalancer).subnets = subnetIds.valueAsList;
+  // CREATE_COMPLETE waits for a signal from each of the NodeCount nodes. A Ref in ResourceSignal.Count is a common
+  // pattern (e.g. `Count: !Ref DesiredCapacity`) that cfn-lint accepts; AWS's reference does not say so explicitly
+  // and it
+  // has not been deployed from here. These stacks are created and deleted, never updated; the
+  // rolling update policy still has to be valid for any NodeCount, so it keeps no minimum in service.
+  nodeGroup.cfnOptions.creationPolicy = {
+    ...nodeGroup.cfnOptions.creationPolicy,
+    resourceSignal: { ...nodeGroup.cfnOptions.creationPolicy?.resourceSignal, count: nodeCount.valueAsNumber },
+  };
+  nodeGroup.cfnOptions.updatePolicy = {
+    ...nodeGroup.cfnOptions.updatePolicy,
+    autoScalingRollingUpdate: {
+      ...nodeGroup.cfnOptions.updatePolicy?.autoScalingRollingUpdate,
+      minInstancesInService: 0,
+    },
+  };
 }
 
 /**
