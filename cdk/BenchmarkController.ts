@@ -1328,8 +1328,8 @@ function buildRabbitMqClusterStack(
     `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
     `python3 -c 'import json,subprocess,sys
 for args in json.load(open(sys.argv[1])):
-  if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
-  subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
+    if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
+    subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
   );
   const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
     vpc,
