@@ -489,6 +489,34 @@ export class RabbitMqCluster extends Construct {
       },
     ]);
 
+    const { amqpTargets, managementTargets } = this.createTargetGroups();
+    amqpTargets.addTarget(this.autoScalingGroup);
+    managementTargets.addTarget(this.autoScalingGroup);
+    loadBalancer.addListener('Amqp', {
+      port: AMQP_PORT,
+      protocol: elbv2.Protocol.TCP,
+      defaultTargetGroups: [amqpTargets],
+    });
+    loadBalancer.addListener('Management', {
+      port: MANAGEMENT_PORT,
+      protocol: elbv2.Protocol.TCP,
+      defaultTargetGroups: [managementTargets],
+    });
+    if (settings.tlsPort !== undefined && props.tlsCertificate) {
+      loadBalancer.addListener('Amqps', {
+        port: settings.tlsPort,
+        protocol: elbv2.Protocol.TLS,
+        certificates: [elbv2.ListenerCertificate.fromCertificateManager(props.tlsCertificate)],
+        sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
+        defaultTargetGroups: [amqpTargets],
+      });
+      amqpsEndpoint = `amqps://${loadBalancer.loadBalancerDnsName}:${settings.tlsPort}`;
+    }
+    return { loadBalancer, amqpsEndpoint };
+  }
+
+  /** The load balancer's target groups (AMQP, management), each with the health check that means "serves it". */
+  private createTargetGroups() {
     // "Healthy" means "serves AMQP": RabbitMQ opens its AMQP listener last, once the node has booted and joined.
     const healthCheck: elbv2.HealthCheck = {
       protocol: elbv2.Protocol.TCP,
@@ -526,29 +554,7 @@ export class RabbitMqCluster extends Construct {
       healthCheck: managementHealthCheck,
       deregistrationDelay: Duration.seconds(30),
     });
-    amqpTargets.addTarget(this.autoScalingGroup);
-    managementTargets.addTarget(this.autoScalingGroup);
-    loadBalancer.addListener('Amqp', {
-      port: AMQP_PORT,
-      protocol: elbv2.Protocol.TCP,
-      defaultTargetGroups: [amqpTargets],
-    });
-    loadBalancer.addListener('Management', {
-      port: MANAGEMENT_PORT,
-      protocol: elbv2.Protocol.TCP,
-      defaultTargetGroups: [managementTargets],
-    });
-    if (settings.tlsPort !== undefined && props.tlsCertificate) {
-      loadBalancer.addListener('Amqps', {
-        port: settings.tlsPort,
-        protocol: elbv2.Protocol.TLS,
-        certificates: [elbv2.ListenerCertificate.fromCertificateManager(props.tlsCertificate)],
-        sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
-        defaultTargetGroups: [amqpTargets],
-      });
-      amqpsEndpoint = `amqps://${loadBalancer.loadBalancerDnsName}:${settings.tlsPort}`;
-    }
-    return { loadBalancer, amqpsEndpoint };
+    return { amqpTargets, managementTargets };
   }
 
   /**
@@ -657,28 +663,7 @@ interface ClusterSettings {
 function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
   const nodeCount = props.nodeCount ?? 3;
   requireInteger('nodeCount', nodeCount, 1, MAX_NODES);
-  const pinCapacity = props.pinCapacity ?? false;
-  if (
-    pinCapacity &&
-    ((props.minCapacity !== undefined && props.minCapacity !== nodeCount) ||
-      (props.maxCapacity !== undefined && props.maxCapacity !== nodeCount))
-  ) {
-    throw new Error(
-      `pinCapacity fixes the cluster at nodeCount (${nodeCount}) nodes, but minCapacity is ${props.minCapacity} and maxCapacity is ${props.maxCapacity}: remove them or set them to ${nodeCount}`,
-    );
-  }
-  const minCapacity = pinCapacity ? nodeCount : (props.minCapacity ?? nodeCount);
-  const maxCapacity = pinCapacity ? nodeCount : (props.maxCapacity ?? Math.min(nodeCount + 2, MAX_NODES));
-  requireInteger('minCapacity', minCapacity, 1, MAX_NODES);
-  requireInteger('maxCapacity', maxCapacity, 1, MAX_NODES);
-  if (minCapacity > maxCapacity) {
-    throw new Error(`minCapacity (${minCapacity}) must not exceed maxCapacity (${maxCapacity})`);
-  }
-  if (nodeCount < minCapacity || nodeCount > maxCapacity) {
-    throw new Error(
-      `nodeCount (${nodeCount}) must lie between minCapacity (${minCapacity}) and maxCapacity (${maxCapacity})`,
-    );
-  }
+  const { pinCapacity, minCapacity, maxCapacity } = resolveCapacity(props, nodeCount);
   const scaleOutCpuPercent = props.scaleOutCpuPercent ?? 60;
   const scaleInCpuPercent = props.scaleInCpuPercent ?? 30;
   requireInteger('scaleOutCpuPercent', scaleOutCpuPercent, 1, 100);
@@ -712,20 +697,7 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
       `topology "mirrored" needs a RabbitMQ 3.x release, but release is RabbitMQ ${release.rabbitmqVersion} (classic mirroring was removed in 4.0): use topology { type: 'quorum' } or release RabbitMqRelease.V3_13`,
     );
   }
-  if (props.tlsPort !== undefined && !props.tlsCertificate) {
-    throw new Error(
-      `tlsPort (${props.tlsPort}) needs tlsCertificate: set tlsCertificate to an ACM certificate, or remove tlsPort`,
-    );
-  }
-  const tlsPort = props.tlsCertificate ? (props.tlsPort ?? 5671) : undefined;
-  if (tlsPort !== undefined) {
-    requireInteger('tlsPort', tlsPort, 1, 65_535);
-    if (tlsPort === AMQP_PORT || tlsPort === MANAGEMENT_PORT) {
-      throw new Error(
-        `tlsPort (${tlsPort}) must differ from the AMQP (${AMQP_PORT}) and management (${MANAGEMENT_PORT}) ports`,
-      );
-    }
-  }
+  const tlsPort = resolveTlsPort(props);
   return {
     nodeCount,
     minCapacity,
@@ -742,6 +714,52 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
     crossZoneEnabled: props.crossZoneEnabled ?? true,
     tlsPort,
   };
+}
+
+/** The node group's bounds: pinned at nodeCount, or nodeCount within [minCapacity, maxCapacity]. */
+function resolveCapacity(props: RabbitMqClusterProps, nodeCount: number) {
+  const pinCapacity = props.pinCapacity ?? false;
+  if (
+    pinCapacity &&
+    ((props.minCapacity !== undefined && props.minCapacity !== nodeCount) ||
+      (props.maxCapacity !== undefined && props.maxCapacity !== nodeCount))
+  ) {
+    throw new Error(
+      `pinCapacity fixes the cluster at nodeCount (${nodeCount}) nodes, but minCapacity is ${props.minCapacity} and maxCapacity is ${props.maxCapacity}: remove them or set them to ${nodeCount}`,
+    );
+  }
+  const minCapacity = pinCapacity ? nodeCount : (props.minCapacity ?? nodeCount);
+  const maxCapacity = pinCapacity ? nodeCount : (props.maxCapacity ?? Math.min(nodeCount + 2, MAX_NODES));
+  requireInteger('minCapacity', minCapacity, 1, MAX_NODES);
+  requireInteger('maxCapacity', maxCapacity, 1, MAX_NODES);
+  if (minCapacity > maxCapacity) {
+    throw new Error(`minCapacity (${minCapacity}) must not exceed maxCapacity (${maxCapacity})`);
+  }
+  if (nodeCount < minCapacity || nodeCount > maxCapacity) {
+    throw new Error(
+      `nodeCount (${nodeCount}) must lie between minCapacity (${minCapacity}) and maxCapacity (${maxCapacity})`,
+    );
+  }
+  return { pinCapacity, minCapacity, maxCapacity };
+}
+
+/** The AMQPS listener's port: only with a certificate, 5671 by default, apart from the AMQP and management ports. */
+function resolveTlsPort(props: RabbitMqClusterProps): number | undefined {
+  if (props.tlsPort !== undefined && !props.tlsCertificate) {
+    throw new Error(
+      `tlsPort (${props.tlsPort}) needs tlsCertificate: set tlsCertificate to an ACM certificate, or remove tlsPort`,
+    );
+  }
+  const tlsPort = props.tlsCertificate ? (props.tlsPort ?? 5671) : undefined;
+  if (tlsPort !== undefined) {
+    requireInteger('tlsPort', tlsPort, 1, 65_535);
+    if (tlsPort === AMQP_PORT || tlsPort === MANAGEMENT_PORT) {
+      throw new Error(
+        `tlsPort (${tlsPort}) must differ from the AMQP (${AMQP_PORT}) and management (${MANAGEMENT_PORT}) ports`,
+      );
+    }
+  }
+  return tlsPort;
 }
 
 function requireInteger(prop: string, value: number, min: number, max: number): void {
