@@ -92,8 +92,23 @@ export class LoadGenerator extends Construct {
       }),
     );
 
+    this.instance = this.createInstance(props, userData);
+
+    props.cluster?.allowClientsFrom(this.securityGroup);
+    // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets
+    // Manager.
+    props.cluster?.adminSecret.grantRead(this.role);
+
+    new CfnOutput(this, 'InstanceId', {
+      value: this.instance.instanceId,
+      description: 'Load generator instance (connect with SSM Session Manager)',
+    });
+  }
+
+  /** The instance: IMDSv2 only, an encrypted root volume, the boot script as user data. */
+  private createInstance(props: LoadGeneratorProps, userData: ec2.UserData): ec2.Instance {
     const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;
-    this.instance = new ec2.Instance(this, 'Instance', {
+    const instance = new ec2.Instance(this, 'Instance', {
       vpc: props.vpc,
       vpcSubnets: {
         subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS,
@@ -121,26 +136,17 @@ export class LoadGenerator extends Construct {
         },
       ],
     });
-    skipCheckov(this.instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
-    Validations.of(this.instance).acknowledge({
+    skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
+    Validations.of(instance).acknowledge({
       id: 'AwsSolutions-EC29',
       reason: 'A disposable benchmark client deleted with its stack; termination protection would block that teardown.',
     });
-    Validations.of(this.instance).acknowledge({
+    Validations.of(instance).acknowledge({
       id: 'AwsSolutions-EC26',
       reason:
         'The root volume is encrypted (asserted in test/cdk). cdk-nag 3.0.2 EC26 throws, and so reports, for an instance without a launch template in a stack that has one (the cluster).',
     });
-
-    props.cluster?.allowClientsFrom(this.securityGroup);
-    // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets
-    // Manager.
-    props.cluster?.adminSecret.grantRead(this.role);
-
-    new CfnOutput(this, 'InstanceId', {
-      value: this.instance.instanceId,
-      description: 'Load generator instance (connect with SSM Session Manager)',
-    });
+    return instance;
   }
 
   /** The instance role: SSM management and writing (only) under the results prefix. */
