@@ -133,35 +133,10 @@ export function kafkaRepetitionScript(options: {
     "ERROR=''",
     `touch ${[...files.producers, ...files.consumers].join(' ')}`,
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
-    'CONSUMER_PIDS=()',
-    'if [ -z "$ERROR" ]; then',
-    ...files.consumers.map(
-      (file) =>
-        `  timeout --kill-after=10 ${consumerLimit} ${tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)} > ${file} 2>&1 & CONSUMER_PIDS+=($!)`,
+    ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
+    ...runProducersLines(files.producers, producerLimit, (index) =>
+      tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
     ),
-    // Each consumer logs its partition assignment once it has joined (the tools' log4j2 configuration keeps that line).
-    `  JOIN_DEADLINE=$((SECONDS + ${KAFKA_CONSUMER_JOIN_SECONDS}))`,
-    `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${files.consumers.join(' ') || '/dev/null'} 2>/dev/null | wc -l)" -lt ${workload.consumers} ]; do`,
-    `    if [ $SECONDS -ge $JOIN_DEADLINE ]; then ERROR="Kafka consumers did not join their group within ${KAFKA_CONSUMER_JOIN_SECONDS} s"; break; fi`,
-    '    ALIVE=0; for pid in "${CONSUMER_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && ALIVE=1; done',
-    '    if [ "$ALIVE" = 0 ]; then ERROR="Kafka consumers exited before they joined their group"; break; fi',
-    '    sleep 1',
-    '  done',
-    'fi',
-    'PRODUCER_PIDS=()',
-    'if [ -z "$ERROR" ]; then',
-    ...files.producers.map(
-      (file, index) =>
-        `  timeout --kill-after=10 ${producerLimit} ${tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index))} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
-    ),
-    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
-      producerLimit +
-      ' s (durationSeconds + ' +
-      KAFKA_PRODUCER_GRACE_SECONDS +
-      ') and were stopped"; fi; done',
-    'else',
-    '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
-    'fi',
     // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
     'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ -z "$ERROR" ] && { [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; }; then ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done',
     `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} > topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
@@ -180,6 +155,57 @@ export function kafkaRepetitionScript(options: {
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
   return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+}
+
+/**
+ * Starts every consumer in the background and waits until each has joined its group (its partition assignment logged),
+ * or sets ERROR.
+ */
+function startConsumersLines(
+  consumerFiles: readonly string[],
+  consumerLimit: number,
+  consumerCommand: string,
+): string[] {
+  return [
+    'CONSUMER_PIDS=()',
+    'if [ -z "$ERROR" ]; then',
+    ...consumerFiles.map(
+      (file) => `  timeout --kill-after=10 ${consumerLimit} ${consumerCommand} > ${file} 2>&1 & CONSUMER_PIDS+=($!)`,
+    ),
+    // Each consumer logs its partition assignment once it has joined (the tools' log4j2 configuration keeps that line).
+    `  JOIN_DEADLINE=$((SECONDS + ${KAFKA_CONSUMER_JOIN_SECONDS}))`,
+    `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${consumerFiles.join(' ') || '/dev/null'} 2>/dev/null | wc -l)" -lt ${consumerFiles.length} ]; do`,
+    `    if [ $SECONDS -ge $JOIN_DEADLINE ]; then ERROR="Kafka consumers did not join their group within ${KAFKA_CONSUMER_JOIN_SECONDS} s"; break; fi`,
+    '    ALIVE=0; for pid in "${CONSUMER_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && ALIVE=1; done',
+    '    if [ "$ALIVE" = 0 ]; then ERROR="Kafka consumers exited before they joined their group"; break; fi',
+    '    sleep 1',
+    '  done',
+    'fi',
+  ];
+}
+
+/** Runs every producer (when nothing failed so far) and waits for them, or stops the consumers after an error. */
+function runProducersLines(
+  producerFiles: readonly string[],
+  producerLimit: number,
+  producerCommand: (index: number) => string,
+): string[] {
+  return [
+    'PRODUCER_PIDS=()',
+    'if [ -z "$ERROR" ]; then',
+    ...producerFiles.map(
+      (file, index) =>
+        `  timeout --kill-after=10 ${producerLimit} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
+    ),
+    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
+      producerLimit +
+      ' s (durationSeconds + ' +
+      KAFKA_PRODUCER_GRACE_SECONDS +
+      ') and were stopped"; fi; done',
+    'else',
+    '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
+    'fi',
+  ];
 }
 
 /** The plan scenario of a scheduled repetition. */
