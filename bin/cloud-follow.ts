@@ -53,18 +53,56 @@ function pollInterval(ms: number, signal: AbortSignal | undefined): Promise<void
  * and the one before it is stored; its msg/s are shown once IngestRepetition has stored it.
  */
 export async function followExecution(options: FollowOptions): Promise<FollowResult> {
-  const { schedule, onEvent } = options;
-  const now = options.now ?? Date.now;
+  const { schedule } = options;
   const pollMs = options.pollMs ?? 10_000;
-  const seen = new Set<string>();
-  const started = new Map<string, number>();
-  const clustersStarted = new Map<number, number>();
-  const clustersReady = new Set<number>();
+  const progress = new FollowProgress(schedule, options.onEvent, options.now ?? Date.now);
+  for (;;) {
+    // The status first, the table second: once the execution has ended, this read sees everything it stored.
+    const execution = await options.sfn.send(new DescribeExecutionCommand({ executionArn: options.executionArn }));
+    const status = execution.status ?? 'RUNNING';
+    const stored = await options.store.getRun(schedule.runId);
+    const byKey = new Map<string, StoredRepetition>(
+      (stored?.repetitions ?? []).map((rep) => [repetitionKey(rep.scenarioId, rep.repetition), rep]),
+    );
+    // Clusters run in parallel up to the definition's maxConcurrency, so each is looked at on every poll.
+    for (const [position, cluster] of schedule.clusters.entries())
+      await followCluster(progress, options, { position, cluster, byKey, status });
 
-  const announce = (repetition: ScheduledRepetition) => {
+    if (status !== 'RUNNING' && status !== 'PENDING_REDRIVE') {
+      const error = [execution.error, execution.cause].filter(Boolean).join(': ');
+      return { status, ...(stored ? { stored } : {}), ...(error ? { error } : {}) };
+    }
+    if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
+    await pollInterval(pollMs, options.signal);
+    if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
+  }
+}
+
+/** What a followed run has announced so far: repetitions seen and started, clusters starting and ready. */
+class FollowProgress {
+  readonly seen = new Set<string>();
+  private readonly started = new Map<string, number>();
+  private readonly clustersStarted = new Map<number, number>();
+  private readonly clustersReady = new Set<number>();
+
+  constructor(
+    private readonly schedule: WorkflowSchedule,
+    readonly onEvent: (event: RunEvent) => void,
+    private readonly now: () => number,
+  ) {}
+
+  isSeen(rep: ScheduledRepetition): boolean {
+    return this.seen.has(repetitionKey(rep.scenarioId, rep.repetition));
+  }
+
+  isReady(index: number): boolean {
+    return this.clustersReady.has(index);
+  }
+
+  announce(repetition: ScheduledRepetition): void {
     const key = repetitionKey(repetition.scenarioId, repetition.repetition);
-    if (started.has(key)) return;
-    started.set(key, now());
+    if (this.started.has(key)) return;
+    this.started.set(key, this.now());
     const {
       scenarioId,
       repetition: number,
@@ -74,7 +112,7 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
       durationSeconds,
       remainingPlannedSeconds,
     } = repetition;
-    onEvent({
+    this.onEvent({
       type: 'repetition-started',
       scenarioId,
       repetition: number,
@@ -84,71 +122,68 @@ export async function followExecution(options: FollowOptions): Promise<FollowRes
       durationSeconds,
       remainingPlannedSeconds,
     });
-  };
-  const clusterStarting = (index: number) => {
-    if (clustersStarted.has(index)) return;
-    clustersStarted.set(index, now());
-    const cluster = schedule.clusters[index]!;
-    onEvent({ type: 'cluster-starting', nodes: cluster.nodes, topology: cluster.topology });
-  };
-  const clusterIsReady = (index: number) => {
-    if (clustersReady.has(index)) return;
-    clusterStarting(index);
-    clustersReady.add(index);
-    onEvent({ type: 'cluster-ready', seconds: (now() - clustersStarted.get(index)!) / 1000 });
-  };
+  }
 
-  for (;;) {
-    // The status first, the table second: once the execution has ended, this read sees everything it stored.
-    const execution = await options.sfn.send(new DescribeExecutionCommand({ executionArn: options.executionArn }));
-    const status = execution.status ?? 'RUNNING';
-    const stored = await options.store.getRun(schedule.runId);
-    const byKey = new Map<string, StoredRepetition>(
-      (stored?.repetitions ?? []).map((rep) => [repetitionKey(rep.scenarioId, rep.repetition), rep]),
-    );
+  /** Seconds since the repetition was announced. */
+  elapsedSeconds(rep: ScheduledRepetition): number {
+    return (this.now() - this.started.get(repetitionKey(rep.scenarioId, rep.repetition))!) / 1000;
+  }
 
-    // Clusters run in parallel up to the definition's maxConcurrency, so each is looked at on every poll.
-    for (const [position, cluster] of schedule.clusters.entries()) {
-      const pending = cluster.repetitions.filter((rep) => !seen.has(repetitionKey(rep.scenarioId, rep.repetition)));
-      if (pending.length === 0) continue;
-      // Report what was stored in plan order; a cluster with a stored repetition was evidently ready.
-      for (const rep of pending) {
-        const record = byKey.get(repetitionKey(rep.scenarioId, rep.repetition));
-        if (!record) break;
-        clusterIsReady(cluster.index);
-        announce(rep);
-        seen.add(repetitionKey(rep.scenarioId, rep.repetition));
-        onEvent({ type: 'repetition-finished', record: record as RepetitionRecord });
-        const more = cluster.repetitions.some((next) => !seen.has(repetitionKey(next.scenarioId, next.repetition)));
-        if (rep.pauseSeconds > 0 && more && status === 'RUNNING') onEvent({ type: 'pause', seconds: rep.pauseSeconds });
-      }
-      const next = cluster.repetitions.find((rep) => !seen.has(repetitionKey(rep.scenarioId, rep.repetition)));
-      if (!next || status !== 'RUNNING' || clustersReady.has(cluster.index)) {
-        if (next && status === 'RUNNING') {
-          announce(next);
-          onEvent({
-            type: 'running',
-            elapsedSeconds: (now() - started.get(repetitionKey(next.scenarioId, next.repetition))!) / 1000,
-          });
-        }
-        continue;
-      }
-      const state = options.clusterReady ? await options.clusterReady(cluster.clusterId) : undefined;
-      // The first cluster is launching from the start (ValidatePlan, RecordRunStart, LaunchCluster come first); later
-      // ones wait for a free Map slot, so they are announced when their stack appears.
-      if (state === 'launching' || (state !== 'ready' && position === 0)) clusterStarting(cluster.index);
-      if (state === 'ready') {
-        clusterIsReady(cluster.index);
-        announce(next);
-      }
+  clusterStarting(index: number): void {
+    if (this.clustersStarted.has(index)) return;
+    this.clustersStarted.set(index, this.now());
+    const cluster = this.schedule.clusters[index]!;
+    this.onEvent({ type: 'cluster-starting', nodes: cluster.nodes, topology: cluster.topology });
+  }
+
+  clusterIsReady(index: number): void {
+    if (this.clustersReady.has(index)) return;
+    this.clusterStarting(index);
+    this.clustersReady.add(index);
+    this.onEvent({ type: 'cluster-ready', seconds: (this.now() - this.clustersStarted.get(index)!) / 1000 });
+  }
+}
+
+/** One poll of one cluster: its newly stored repetitions in plan order, then the one running or the cluster's state. */
+async function followCluster(
+  progress: FollowProgress,
+  options: FollowOptions,
+  poll: {
+    position: number;
+    cluster: WorkflowSchedule['clusters'][number];
+    byKey: Map<string, StoredRepetition>;
+    status: ExecutionStatus;
+  },
+): Promise<void> {
+  const { position, cluster, byKey, status } = poll;
+  const pending = cluster.repetitions.filter((rep) => !progress.isSeen(rep));
+  if (pending.length === 0) return;
+  // Report what was stored in plan order; a cluster with a stored repetition was evidently ready.
+  for (const rep of pending) {
+    const record = byKey.get(repetitionKey(rep.scenarioId, rep.repetition));
+    if (!record) break;
+    progress.clusterIsReady(cluster.index);
+    progress.announce(rep);
+    progress.seen.add(repetitionKey(rep.scenarioId, rep.repetition));
+    progress.onEvent({ type: 'repetition-finished', record: record as RepetitionRecord });
+    const more = cluster.repetitions.some((next) => !progress.isSeen(next));
+    if (rep.pauseSeconds > 0 && more && status === 'RUNNING')
+      progress.onEvent({ type: 'pause', seconds: rep.pauseSeconds });
+  }
+  const next = cluster.repetitions.find((rep) => !progress.isSeen(rep));
+  if (!next || status !== 'RUNNING' || progress.isReady(cluster.index)) {
+    if (next && status === 'RUNNING') {
+      progress.announce(next);
+      progress.onEvent({ type: 'running', elapsedSeconds: progress.elapsedSeconds(next) });
     }
-
-    if (status !== 'RUNNING' && status !== 'PENDING_REDRIVE') {
-      const error = [execution.error, execution.cause].filter(Boolean).join(': ');
-      return { status, ...(stored ? { stored } : {}), ...(error ? { error } : {}) };
-    }
-    if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
-    await pollInterval(pollMs, options.signal);
-    if (options.signal?.aborted) return { status, ...(stored ? { stored } : {}) };
+    return;
+  }
+  const state = options.clusterReady ? await options.clusterReady(cluster.clusterId) : undefined;
+  // The first cluster is launching from the start (ValidatePlan, RecordRunStart, LaunchCluster come first); later
+  // ones wait for a free Map slot, so they are announced when their stack appears.
+  if (state === 'launching' || (state !== 'ready' && position === 0)) progress.clusterStarting(cluster.index);
+  if (state === 'ready') {
+    progress.clusterIsReady(cluster.index);
+    progress.announce(next);
   }
 }
