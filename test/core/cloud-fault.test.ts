@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   chooseFaultNode,
   CLOUD_FAULT_ACTIONS,
@@ -125,7 +129,7 @@ describe('the cloud fault step: which node, from what the broker says', () => {
     expect(heal).toContain(
       'if nft list table inet rmqbench_partition > /dev/null 2>&1; then nft delete table inet rmqbench_partition; fi',
     );
-    expect(heal).toContain('rabbitmqctl -q await_startup --timeout 300');
+    expect(heal).toContain('until HEAL_OUTPUT=$(rabbitmqctl -q await_startup --timeout 60 2>&1); do');
     expect(heal).not.toContain('systemctl');
     expect(healScript('rabbit@10.0.1.10', 'kill')).toContain('systemctl start rabbitmq-server');
     expect(healScript('rabbit@10.0.1.10', 'kill')).not.toContain('nft');
@@ -157,5 +161,55 @@ describe('the cloud fault step: which node, from what the broker says', () => {
     expect(notCountedReason('aws', 'the verifier printed no result line')).toMatch(
       /^lost messages not counted on aws: the verifier printed no result line, so lostMessages, .* were not measured$/,
     );
+  });
+});
+
+describe('the partition heal on a node that pause_minority paused', () => {
+  /** Runs the heal script with stand-ins: hostname, nft (no table left) and a rabbitmqctl that fails `failures` times. */
+  const heal = (failures: number, deadlineSeconds?: number) => {
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-heal-'));
+    try {
+      const stub = (name: string, body: string) =>
+        writeFileSync(join(dir, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+      stub('hostname', 'echo node1');
+      stub('nft', 'exit 1');
+      stub('sleep', 'exit 0');
+      stub(
+        'rabbitmqctl',
+        `n=$(cat ${dir}/calls 2>/dev/null || echo 0); echo $((n + 1)) > ${dir}/calls; ` +
+          `if [ "$n" -lt ${failures} ]; then echo 'Error:' >&2; echo rabbit_is_not_running >&2; exit 69; fi`,
+      );
+      let script = healScript('rabbit@node1', 'partition');
+      if (deadlineSeconds !== undefined) script = script.replace('SECONDS + 300', `SECONDS + ${deadlineSeconds}`);
+      const run = spawnSync('/bin/bash', ['-c', script], {
+        encoding: 'utf8',
+        env: { PATH: `${dir}:/usr/bin:/bin`, HOME: dir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      return {
+        status: run.status,
+        stdout: run.stdout,
+        stderr: run.stderr,
+        calls: Number(readFileSync(join(dir, 'calls'), 'utf8')),
+      };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  test('waits while the node has not begun to start again (rabbit_is_not_running), then reports it healed', () => {
+    expect(heal(3)).toEqual({
+      status: 0,
+      stdout: 'rmqbench: partition of rabbit@node1 healed\n',
+      stderr: '',
+      calls: 4,
+    });
+  });
+
+  test('a node that never starts fails the heal at the deadline with what rabbitmqctl said', () => {
+    const result = heal(1_000_000, 0);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('rabbit_is_not_running');
+    expect(result.calls).toBe(1);
   });
 });
