@@ -286,9 +286,9 @@ export function healScript(nodeName: string, action: FaultAction): string {
     lines.push(
       `if nft list table inet ${PARTITION_TABLE} > /dev/null 2>&1; then nft delete table inet ${PARTITION_TABLE}; fi`,
       // A node paused by pause_minority starts its rabbit application again by itself once it sees the majority
-      // (https://www.rabbitmq.com/docs/partitions, "Pause-minority mode"); until it has begun to, await_startup fails at
-      // once with rabbit_is_not_running, so it is asked again until the node runs or 300 s have passed (found on the
-      // simulated nodes under load: one attempt raced the node's own restart).
+      // (https://www.rabbitmq.com/docs/partitions, "Pause-minority mode"); until it has begun to, await_startup
+      // fails at once with rabbit_is_not_running, so it is asked again until the node runs or 300 s have passed
+      // (found on the simulated nodes under load: one attempt raced the node's own restart).
       'HEAL_DEADLINE=$((SECONDS + 300))',
       'until HEAL_OUTPUT=$(rabbitmqctl -q await_startup --timeout 60 2>&1); do',
       '  if [ "$SECONDS" -ge "$HEAL_DEADLINE" ]; then echo "$HEAL_OUTPUT" >&2; exit 1; fi',

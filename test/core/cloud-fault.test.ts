@@ -165,7 +165,7 @@ describe('the cloud fault step: which node, from what the broker says', () => {
 });
 
 describe('the partition heal on a node that pause_minority paused', () => {
-  /** Runs the heal script with stand-ins: hostname, nft (no table left) and a rabbitmqctl that fails `failures` times. */
+  /** The heal script run with stand-ins: hostname, nft (no table) and a rabbitmqctl that fails `failures` times. */
   const heal = (failures: number, deadlineSeconds?: number) => {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-heal-'));
     try {
