@@ -182,6 +182,8 @@ export function perfTestScript(options: {
   const script = [
     'set -euo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK"',
+    // Removed however the script ends (the benchmark user's trap below replaces this one and removes it too).
+    `trap 'cd /; rm -rf "$WORK"' EXIT`,
     `MANAGEMENT_URL=${quote(managementUrl)}`,
     // A curl config line `user = "name:password"` (backslashes and quotes escaped), kept in a variable: printf is a
     // shell builtin.
@@ -367,6 +369,8 @@ export function azurePerfTestScript(options: {
     // PERF_TEST_READY_WAIT_SECONDS.
     ...perfTestReadyLines(),
     'WORK=$(mktemp -d) && cd "$WORK"',
+    // Removed however the script ends, also when Key Vault refuses the secret (the benchmark user's trap replaces it).
+    `trap 'cd /; rm -rf "$WORK"' EXIT`,
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
     // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on

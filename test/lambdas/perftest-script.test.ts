@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PERF_TEST_COMMAND, PERF_TEST_HOME, loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
@@ -133,6 +133,8 @@ describe('the PerfTest run scripts of the cloud targets', () => {
           '(it needs secretsmanager:GetSecretValue on that secret); PerfTest did not start',
       );
       expect(run.stderr).not.toContain('Traceback');
+      // Its working folder went with it (mktemp under TMPDIR, which is the test's folder).
+      expect(readdirSync(dir).filter((name) => name.startsWith('tmp.'))).toEqual([]);
       // Nothing ran after the read: no user created, no upload.
       expect(readFileSync(join(dir, 'calls'), 'utf8').trim().split('\n')).toEqual([
         'secretsmanager get-secret-value --secret-id arn:aws:secretsmanager:eu-west-1:1:secret:admin ' +
