@@ -107,12 +107,7 @@ export async function runOnInstance(
       );
       const status = invocation.Status ?? 'Pending';
       if (status === 'Success') return invocation.StandardOutputContent ?? '';
-      if (TERMINAL.includes(status)) {
-        const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
-        throw new Error(
-          `the fault command ${commandId} on ${instanceId} ended ${status} (exit code ${invocation.ResponseCode ?? 'unknown'})${stderr ? `: ${stderr}` : ''}`,
-        );
-      }
+      if (TERMINAL.includes(status)) throw new Error(`the fault ${endedInvocation(commandId, instanceId, invocation)}`);
     } catch (error) {
       if (errorName(error) !== 'InvocationDoesNotExist') throw error;
     }
@@ -258,9 +253,17 @@ export async function awsCommandEnded(ssm: SSMClient, started: AwsFaultEvent['st
   );
   const status = invocation.Status ?? 'Pending';
   if (status === 'Success' || !TERMINAL.includes(status)) return undefined;
+  return endedInvocation(started.commandId, started.instanceId, invocation);
+}
+
+/** `command <id> on <instance> ended <status> (exit code N): <the end of its stderr>`, for a finished invocation. */
+function endedInvocation(
+  commandId: string,
+  instanceId: string,
+  invocation: { Status?: string; ResponseCode?: number; StandardErrorContent?: string },
+): string {
   const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
-  const exitCode = invocation.ResponseCode ?? 'unknown';
-  const ended = `command ${started.commandId} on ${started.instanceId} ended ${status} (exit code ${exitCode})`;
+  const ended = `command ${commandId} on ${instanceId} ended ${invocation.Status} (exit code ${invocation.ResponseCode ?? 'unknown'})`;
   return stderr ? `${ended}: ${stderr}` : ended;
 }
 
