@@ -1,6 +1,6 @@
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import type { Plan } from '../core/plan/plan';
-import { regionOn } from '../core/plan/plan-target';
+import { regionMismatch } from '../core/plan/plan-target';
 import { newRunId } from '../local/run-plan';
 import {
   awsClients,
@@ -43,8 +43,8 @@ export function pricingRegion(
   controllerRegion: string | undefined,
 ): string | undefined {
   if (target === 'azure') return undefined;
-  const planned = regionOn(plan, 'aws');
-  if (planned !== undefined && controllerRegion !== undefined && planned !== controllerRegion) {
+  const planned = regionMismatch(plan, 'aws', controllerRegion);
+  if (planned !== undefined) {
     throw new CloudCommandError(
       `the plan runs its clusters in ${planned} (region.aws), but the controller is in ${controllerRegion}: ` +
         'run it on a controller deployed there (--region), or change the plan; nothing was started',

@@ -1,5 +1,5 @@
 import { PlanValidationError } from '../core/plan/errors';
-import { pathOnTarget, planOnTarget, regionOn } from '../core/plan/plan-target';
+import { pathOnTarget, planOnTarget, regionMismatch } from '../core/plan/plan-target';
 import { defaultPriceCatalog } from '../core/cost/cost-catalog';
 import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan/plan';
 import { assertPlanRunsOnTarget } from '../core/plan/target-rules';
@@ -126,9 +126,9 @@ export interface ControllerRegions {
  */
 function assertRegionMatches(plan: Plan, target: WorkflowTarget, controllerRegions: ControllerRegions): void {
   if (target === 'local') return;
-  const planned = regionOn(plan, target);
   const actual = controllerRegions[target];
-  if (planned === undefined || actual === undefined || planned === actual) return;
+  const planned = regionMismatch(plan, target, actual);
+  if (planned === undefined) return;
   throw new PlanValidationError('the execution input', [
     {
       path: pathOnTarget('region', plan.region, target),

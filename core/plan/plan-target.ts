@@ -55,6 +55,19 @@ export function regionOn(plan: Pick<Plan, 'region'>, target: string): string | u
 }
 
 /**
+ * The plan's region on a cloud target when the controller launches its clusters in another one (`actual`), else
+ * undefined: ValidatePlan and `run --target aws` both refuse such a plan.
+ */
+export function regionMismatch(
+  plan: Pick<Plan, 'region'>,
+  target: string,
+  actual: string | undefined,
+): string | undefined {
+  const planned = regionOn(plan, target);
+  return planned !== undefined && actual !== undefined && planned !== actual ? planned : undefined;
+}
+
+/**
  * The plan as it runs on `target`: each cluster's instanceType and the plan's region are the target's values (absent
  * when it has none); the local target keeps no instance type or region. Scenario ids do not change.
  */
