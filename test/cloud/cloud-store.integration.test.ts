@@ -92,7 +92,7 @@ describe("--store aws: runs, show, report, compare and baseline read the control
       expect.stringContaining('no CloudFormation stack "NoSuchStack" in us-east-1'),
     ]);
     expect(rmqbenchSync(env, 'prune', '--store', 'aws').stderr).toContain(
-      '--store aws is for runs, show, report, compare, baseline (not prune)',
+      '--store is for runs, show, report, compare, baseline (see rmqbench prune --help)',
     );
   });
 

@@ -1,0 +1,48 @@
+/** `rmqbench broker-config --target azure`: bicep/main.bicep's broker parameters as export lines. */
+import type { Command } from 'commander';
+import { brokerConfigCommand } from '../broker-config-command';
+import { CliError } from '../cli/cli-error';
+import { defineCommand, jsonOption, onRun } from '../cli/command-kit';
+
+interface BrokerConfigOptions {
+  readonly target: string;
+  readonly topology: string;
+  readonly nodes: string;
+  readonly rabbitmqVersion: string;
+  readonly mirrorTo?: string;
+  readonly replicationFactor?: string;
+  readonly json: boolean;
+}
+
+export function brokerConfigCli(): Command {
+  const command = defineCommand({
+    name: 'broker-config',
+    summary: "bicep/main.bicep's broker parameters as export lines",
+    examples: ['rmqbench broker-config --target azure --topology quorum --nodes 5'],
+  })
+    .option('--target <target>', 'the target whose parameters are printed', 'azure')
+    .option('--topology <topology>', 'quorum, classic, stream or mirrored', 'quorum')
+    .option('--nodes <n>', 'cluster size', '3')
+    .option('--rabbitmq-version <version>', 'the RabbitMQ version', '3.13.7')
+    .option('--mirror-to <all|n>', 'mirrored: how many nodes hold a mirror')
+    .option('--replication-factor <n>', 'quorum/stream: replicas per queue')
+    .addOption(jsonOption());
+  return onRun<BrokerConfigOptions>(command, (_args, options) => {
+    try {
+      process.stdout.write(
+        brokerConfigCommand({
+          target: options.target,
+          topology: options.topology,
+          nodes: options.nodes,
+          rabbitmqVersion: options.rabbitmqVersion,
+          ...(options.mirrorTo !== undefined ? { mirrorTo: options.mirrorTo } : {}),
+          ...(options.replicationFactor !== undefined ? { replicationFactor: options.replicationFactor } : {}),
+          json: options.json,
+        }),
+      );
+    } catch (error) {
+      throw new CliError((error as Error).message, 2);
+    }
+    return 0;
+  });
+}
