@@ -100,6 +100,7 @@ export interface KafkaRelevantCluster {
   readonly rabbitmqVersion?: unknown;
   readonly topology: { readonly type: string };
   readonly connection: string;
+  readonly loadGenerators?: number;
 }
 
 /** Cluster fields that mean nothing to Kafka, refused on a Kafka cluster so that no one believes they took effect. */
@@ -127,6 +128,15 @@ export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): Pl
       message:
         'Kafka clients bootstrap from every broker and then talk to each partition leader; use "lb" or "direct" (both mean: bootstrap from all brokers)',
       value: cluster.connection,
+    });
+  }
+  if (cluster.loadGenerators !== undefined && cluster.loadGenerators > 1) {
+    issues.push({
+      path: `${at}.loadGenerators`,
+      message:
+        'several load generators are RabbitMQ-only so far (the workload is split by queue); ' +
+        'a Kafka cluster runs its producer and consumer tools on one load generator: use 1 or leave it out',
+      value: cluster.loadGenerators,
     });
   }
   return issues;

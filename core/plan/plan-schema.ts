@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import { capacitySchema } from '../capacity/capacity-schema';
 import { brokerSchema, kafkaWorkloadFieldsShape } from '../kafka/kafka-plan';
+import { DEFAULT_LOAD_GENERATORS, MAX_LOAD_GENERATORS } from '../loadgen/load-generator-count';
 
 /**
  * The benchmark plan model: clusters × workloads × repetitions.
@@ -96,6 +97,18 @@ export const clusterSchema = z.strictObject({
    * target ignores it.
    */
   instanceType: z.union([instanceTypeSchema, perTargetSchema(instanceTypeSchema)]).optional(),
+  /**
+   * Load-generating machines (locally: PerfTest processes) that share each workload when one cannot saturate the
+   * brokers: the queues, with their producers and consumers, are split among them (core/loadgen/workload-split.ts).
+   * RabbitMQ only so far. At most MAX_LOAD_GENERATORS (10; core/loadgen/load-generator-count.ts says why).
+   * @default 1
+   */
+  loadGenerators: z
+    .number()
+    .int('expected a whole number of load generators')
+    .min(1, 'expected at least 1 load generator')
+    .max(MAX_LOAD_GENERATORS, `expected at most ${MAX_LOAD_GENERATORS} load generators per cluster`)
+    .default(DEFAULT_LOAD_GENERATORS),
 });
 
 export const workloadFieldsShape = {

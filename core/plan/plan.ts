@@ -20,6 +20,7 @@ import type { Broker } from '../kafka/kafka-plan';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
 import { plainInstanceType, plainRabbitmqVersion, versionsOf } from './plan-target';
+import { loadGeneratorSplitIssues } from '../loadgen/workload-split';
 import {
   capacityDurationSeconds,
   capacityStepCount,
@@ -528,6 +529,13 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
     });
   }
   issues.push(...checkFixedWork(workload, path));
+  // Several load generators split the workload by queue (core/loadgen/workload-split.ts), refused where they cannot.
+  issues.push(
+    ...loadGeneratorSplitIssues(workload, cluster.loadGenerators, path).map((issue) => ({
+      ...issue,
+      message: `cluster "${cluster.name}" has loadGenerators: ${cluster.loadGenerators}; ${issue.message}`,
+    })),
+  );
   // docs/quorum-queues/index.md "Length Limit": drop-head and reject-publish, not reject-publish-dlx.
   if (workload.overflow === 'reject-publish-dlx' && topology === 'quorum') {
     issues.push({

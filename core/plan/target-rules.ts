@@ -85,15 +85,40 @@ function localProblems(plan: Plan): PlanIssue[] {
 }
 
 /**
+ * Several load generators per cluster (issue 27): the plan validates them and core/loadgen splits the workload and
+ * merges the results, but no target launches more than one generator yet. Refused on every target, so that a run never
+ * reports one generator's figures as those of N.
+ */
+function loadGeneratorProblems(plan: Plan, target: string): PlanIssue[] {
+  return plan.clusters.flatMap((cluster, index) =>
+    cluster.loadGenerators > 1
+      ? [
+          {
+            path: `clusters[${index}].loadGenerators`,
+            message:
+              `target ${target} runs one load generator per cluster so far (several are planned, issue 27); ` +
+              'use 1 or leave it out',
+            value: cluster.loadGenerators,
+          },
+        ]
+      : [],
+  );
+}
+
+/**
  * Every problem that keeps `plan` from running on `target`; the local target ignores instance types, regions and
  * prices. Per-target settings are checked for this target (core/plan/plan-target.ts).
  */
 export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
-  if (target === 'local') return localProblems(plan);
+  if (target === 'local') return [...localProblems(plan), ...loadGeneratorProblems(plan, target)];
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
-  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target), ...regionProblems(plan, provider)];
+  const issues: PlanIssue[] = [
+    ...loadGeneratorProblems(plan, target),
+    ...cloudFaultProblems(plan, provider, target),
+    ...regionProblems(plan, provider),
+  ];
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
