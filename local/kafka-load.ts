@@ -61,6 +61,8 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   const suffix = randomBytes(3).toString('hex');
   // Topic names allow [a-zA-Z0-9._-] (kafka.common.Topic / org.apache.kafka.common.internals.Topic).
   const topic = `rmqbench-${workload.name}-${suffix}`;
+  const deleteTopic = () =>
+    cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
   const expectations: KafkaPerfExpectations = {
     producers: workload.producers,
     consumers: workload.consumers,
@@ -69,20 +71,7 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   const topicArgs = createTopicArgs(topic, settings);
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 
-  const start = (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) => {
-    const tool = startKafkaProcess(
-      options.processes,
-      name,
-      options.javaCommand ?? 'java',
-      javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args),
-      {
-        logPath: join(options.outputDir, `${name}.txt`),
-        ...(onLine ? { onLine } : {}),
-      },
-    );
-    options.onToolStarted?.(tool);
-    return tool;
-  };
+  const start = kafkaToolStarter(options);
   const consumerArgs = consumerPerformanceArgs({
     bootstrapServers: cluster.bootstrapServers,
     topic,
@@ -90,46 +79,18 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     totalRecords: settings.recordsPerProducer * workload.producers,
     consumers: workload.consumers,
   });
-  let joined = 0;
-  let allJoined: () => void = () => undefined;
-  const joinedPromise = new Promise<void>((resolve) => (allJoined = resolve));
-  let received = 0;
-  let seconds = 0;
-  const onConsumerLine = (line: string) => {
-    if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
-    const progress = parseKafkaProgressLine(line);
-    if (progress?.kind === 'received') received = progress.rate;
-  };
-  const onProducerLine = (line: string) => {
-    const progress = parseKafkaProgressLine(line);
-    if (progress?.kind === 'sent') options.onProgress?.({ time: ++seconds, sent: progress.rate, received });
-  };
-  if (workload.consumers === 0) allJoined();
+  const progress = new KafkaProgressRelay(workload.consumers, options.onProgress);
   const consumers = Array.from({ length: workload.consumers }, (_, index) =>
-    start(
-      `consumer-${index + 1}`,
-      'org.apache.kafka.tools.ConsumerPerformance',
-      consumerArgs,
-      index === 0
-        ? onConsumerLine
-        : (line) => {
-            if (CONSUMER_JOINED.test(line) && ++joined === workload.consumers) allJoined();
-          },
+    start(`consumer-${index + 1}`, 'org.apache.kafka.tools.ConsumerPerformance', consumerArgs, (line) =>
+      progress.onConsumerLine(line, index === 0),
     ),
   );
-  const joinError = await consumersJoined(joinedPromise, consumers);
+  const joinError = await consumersJoined(progress.allJoined, consumers);
   if (joinError) {
     await Promise.all(consumers.map((consumer) => consumer.stop(1000)));
-    await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
-    return {
-      output: {
-        producers: [],
-        consumers: consumers.map((_, index) => readOutput(options.outputDir, `consumer-${index + 1}`)),
-      },
-      expectations,
-      args: [],
-      error: joinError,
-    };
+    await deleteTopic();
+    const output = collectedOutput(options.outputDir, 0, consumers.length);
+    return { output, expectations, args: [], error: joinError };
   }
   const producerArgs = (index: number) =>
     producerPerformanceArgs({
@@ -144,7 +105,7 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
       `producer-${index + 1}`,
       'org.apache.kafka.tools.ProducerPerformance',
       producerArgs(index),
-      index === 0 ? onProducerLine : undefined,
+      index === 0 ? (line) => progress.onProducerLine(line) : undefined,
     ),
   );
 
@@ -152,7 +113,7 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   const producersLate = await exitWithin(producers, limitSeconds * 1000);
   // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
   const consumersLate = await exitWithin(consumers, consumerIdleTimeoutMs(workload.consumers) + 30_000);
-  await cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
+  await deleteTopic();
 
   const error = producersLate
     ? `Kafka producers did not finish within ${limitSeconds} s (durationSeconds + 60) and were stopped`
@@ -170,6 +131,57 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     args,
     ...(error ? { error } : {}),
   };
+}
+
+/** Starts one Kafka tool JVM with its console output in the output folder, and tells onToolStarted. */
+function kafkaToolStarter(options: KafkaLoadOptions) {
+  return (name: string, mainClass: string, args: readonly string[], onLine?: (line: string) => void) => {
+    const { cluster } = options;
+    const tool = startKafkaProcess(
+      options.processes,
+      name,
+      options.javaCommand ?? 'java',
+      javaArgs(cluster.jarsDir, cluster.log4j.tool, KAFKA_TOOL_HEAP, mainClass, args),
+      {
+        logPath: join(options.outputDir, `${name}.txt`),
+        ...(onLine ? { onLine } : {}),
+      },
+    );
+    options.onToolStarted?.(tool);
+    return tool;
+  };
+}
+
+/**
+ * What the tools' lines say while they run: when every consumer has joined its group, and the live rates (the first
+ * producer's 1 s reports, with the first consumer's latest receive rate) for the CLI's progress line.
+ */
+class KafkaProgressRelay {
+  private joined = 0;
+  private received = 0;
+  private seconds = 0;
+  private markJoined: () => void = () => undefined;
+  /** Resolves once every consumer has joined (at once without consumers). */
+  readonly allJoined = new Promise<void>((resolve) => (this.markJoined = resolve));
+
+  constructor(
+    private readonly consumers: number,
+    private readonly onProgress: KafkaLoadOptions['onProgress'],
+  ) {
+    if (consumers === 0) this.markJoined();
+  }
+
+  onConsumerLine(line: string, reportsRate: boolean): void {
+    if (CONSUMER_JOINED.test(line) && ++this.joined === this.consumers) this.markJoined();
+    const progress = reportsRate ? parseKafkaProgressLine(line) : undefined;
+    if (progress?.kind === 'received') this.received = progress.rate;
+  }
+
+  onProducerLine(line: string): void {
+    const progress = parseKafkaProgressLine(line);
+    if (progress?.kind === 'sent')
+      this.onProgress?.({ time: ++this.seconds, sent: progress.rate, received: this.received });
+  }
 }
 
 /**
