@@ -1,7 +1,7 @@
 import { formatPlanIssue, type PlanIssue } from '../plan/errors';
 import { perfTestMessageLimits } from '../plan/fixed-work';
 import type { Workload } from '../plan/plan-schema';
-import { QUEUE_PREFIX } from '../perftest/perftest-args';
+import { QUEUE_PREFIX, queueSelectionArgs } from '../perftest/perftest-args';
 import { capacityLadder, type CapacityStep } from '../capacity/capacity-plan';
 import { loadGeneratorId, MAX_LOAD_GENERATORS } from './load-generator-count';
 
@@ -178,16 +178,7 @@ export function splitWorkload(workload: SplittableWorkload, loadGenerators: numb
 
 /** PerfTest's queue arguments for one generator: its one queue, or its block of the `perf-test-%d` sequence. */
 export function generatorQueueArgs(share: Pick<LoadGeneratorShare, 'queues'>): string[] {
-  const { from, to } = share.queues;
-  if (from === to) return ['--queue', `${QUEUE_PREFIX}-${from}`];
-  return [
-    '--queue-pattern',
-    `${QUEUE_PREFIX}-%d`,
-    '--queue-pattern-from',
-    String(from),
-    '--queue-pattern-to',
-    String(to),
-  ];
+  return queueSelectionArgs(share.queues.from, share.queues.to);
 }
 
 /** Queues 1…total in `parts` contiguous blocks (1-based, inclusive), the first total mod parts one longer. */

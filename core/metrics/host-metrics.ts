@@ -42,6 +42,11 @@ export const UNIT_OF: Readonly<Record<MetricName, MetricUnit>> = {
 /** The node name of the load generator's series (PerfTest, or Kafka's performance tools). */
 export const LOAD_GENERATOR_NODE = 'load-generator';
 
+/** The metrics node of one of several load generators (issue 27): `load-generator-lg-2`. */
+export const loadGeneratorNode = (id: string) => `${LOAD_GENERATOR_NODE}-${id}`;
+const isLoadGeneratorNode = (node: string) =>
+  node === LOAD_GENERATOR_NODE || node.startsWith(`${LOAD_GENERATOR_NODE}-`);
+
 /**
  * `[tSeconds, value]`: tSeconds is seconds since the repetition started (PerfTest's start), PerSecondSample.time's
  * axis.
@@ -145,9 +150,15 @@ export function cpuPercentFromTicks(
 export const LOAD_GENERATOR_BOUND_PERCENT = 90;
 
 export interface LoadGeneratorVerdict {
-  /** Median of the load generator's cpuPercent over the measured seconds. */
+  /** Median of the load generator's cpuPercent over the measured seconds (several: the busiest generator's). */
   readonly medianCpuPercent: number;
   readonly bound: boolean;
+  /** Several generators, bound: those above the bound, busiest first (core/loadgen/load-generators-verdict.ts). */
+  readonly boundGenerators?: readonly { readonly id: string; readonly cpuPercent: number }[];
+  /** Several generators, bound: the count that would lift the bound. */
+  readonly suggestedLoadGenerators?: number;
+  /** Several generators, bound: the report line naming them and the suggested count. */
+  readonly line?: string;
 }
 
 /**
@@ -159,10 +170,9 @@ export interface LoadGeneratorVerdict {
 export function loadGeneratorVerdict(
   metrics: RepetitionMetrics | undefined,
   window?: { readonly from: number; readonly to: number },
+  node = LOAD_GENERATOR_NODE,
 ): LoadGeneratorVerdict | undefined {
-  const series = metrics?.series.find(
-    (candidate) => candidate.node === LOAD_GENERATOR_NODE && candidate.metric === 'cpuPercent',
-  );
+  const series = metrics?.series.find((candidate) => candidate.node === node && candidate.metric === 'cpuPercent');
   if (!series) return undefined;
   const values = series.points
     .filter(([t]) => !window || (t >= window.from && t <= window.to))
@@ -190,7 +200,7 @@ export interface NodeMetricsSummary {
 /** Per node, in the order nodes first appear; the load generator last. */
 export function summarizeNodes(metrics: RepetitionMetrics): NodeMetricsSummary[] {
   const nodes = [...new Set(metrics.series.map((series) => series.node))].sort(
-    (a, b) => Number(a === LOAD_GENERATOR_NODE) - Number(b === LOAD_GENERATOR_NODE),
+    (a, b) => Number(isLoadGeneratorNode(a)) - Number(isLoadGeneratorNode(b)),
   );
   return nodes.map((node) => {
     const values = (metric: MetricName) =>

@@ -30,6 +30,28 @@ export interface PerfTestInvocation {
   readonly csvPath: string;
   /** True when the target declared the queues beforehand (leader/follower placement). */
   readonly predeclared?: boolean;
+  /**
+   * One load generator's part of the workload (core/loadgen/workload-split.ts): its producers, consumers and block of
+   * queues; per-producer rates and message limits stay the workload's. Absent: the whole workload.
+   */
+  readonly share?: {
+    readonly producers: number;
+    readonly consumers: number;
+    readonly queues: { readonly from: number; readonly to: number };
+  };
+}
+
+/** PerfTest's queue selection: `perf-test-<from>` alone, or the block from…to of the `perf-test-%d` sequence. */
+export function queueSelectionArgs(from: number, to: number): string[] {
+  if (from === to) return ['--queue', `${QUEUE_PREFIX}-${from}`];
+  return [
+    '--queue-pattern',
+    `${QUEUE_PREFIX}-%d`,
+    '--queue-pattern-from',
+    String(from),
+    '--queue-pattern-to',
+    String(to),
+  ];
 }
 
 /** Workload → PerfTest command-line arguments, honouring PerfTest's quirks. */
@@ -43,19 +65,9 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
   // Producer and consumer counts are totals: with a queue sequence PerfTest spreads them over the queues round-robin
   // (rabbitmq-perf-test v2.22.1 src/docs/asciidoc/usage-advanced.adoc "Working With Many Queues"; MulticastSet creates
   // exactly --producers producer connections).
-  args.push('--producers', String(workload.producers), '--consumers', String(workload.consumers));
-  if (workload.queues === 1) {
-    args.push('--queue', benchmarkQueueNames(1)[0]!);
-  } else {
-    args.push(
-      '--queue-pattern',
-      `${QUEUE_PREFIX}-%d`,
-      '--queue-pattern-from',
-      '1',
-      '--queue-pattern-to',
-      String(workload.queues),
-    );
-  }
+  const share = invocation.share ?? { ...workload, queues: { from: 1, to: workload.queues } };
+  args.push('--producers', String(share.producers), '--consumers', String(share.consumers));
+  args.push(...queueSelectionArgs(share.queues.from, share.queues.to));
   // PerfTest declares the exchange with this type and binds every queue to it with the queue's name as routing key
   // (v2.22.1 MulticastParams: exchangeDeclare, queueBind, also with --predeclared); a fanout exchange ignores the key.
   // The name matches the benchmark user's permissions (rmqbench.*).

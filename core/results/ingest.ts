@@ -4,6 +4,7 @@ import type { PerfTestExpectations } from '../perftest/perftest-output';
 import { parsePerfTestOutput } from '../perftest/perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
 import {
+  loadGeneratorNode,
   loadGeneratorVerdict,
   type LoadGeneratorVerdict,
   type RepetitionMetrics,
@@ -11,6 +12,8 @@ import {
 } from '../metrics/host-metrics';
 import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-model';
 import { capacityVerdict, summedQueueDepth, type CapacityResult } from '../capacity/capacity-verdict';
+import { generatorsResult, type RawGeneratorOutput } from '../loadgen/generators-result';
+import { loadGeneratorsVerdict } from '../loadgen/load-generators-verdict';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
 export interface RawRepetition {
@@ -29,6 +32,11 @@ export interface RawRepetition {
    * `csv` are empty and `expectations` is what the workload asked for, for the record).
    */
   readonly kafka?: { readonly output: KafkaPerfOutput; readonly expectations: KafkaPerfExpectations };
+  /**
+   * Several load generators (issue 27): each one's output (then `stdout` and `csv` are empty, `expectations` is the
+   * whole workload's and `perfTestArgs` the first generator's), and how the workload was split, for the report.
+   */
+  readonly loadGenerators?: { readonly split: string; readonly outputs: readonly RawGeneratorOutput[] };
   /** Set when the target itself failed (PerfTest could not start, timed out, ...). */
   readonly targetError?: string;
   /** A repetition with a fault: the lost-message verifier's counts and the fault as applied. */
@@ -70,12 +78,15 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     ...(raw.uncountedFault ? { uncountedFault: raw.uncountedFault } : {}),
   };
   try {
-    const result = raw.kafka
-      ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations)
-      : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations);
+    const generators = raw.loadGenerators ? severalGenerators(raw.loadGenerators, base.metrics) : undefined;
+    const result =
+      generators?.result ??
+      (raw.kafka
+        ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations)
+        : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations));
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
     const verdict = {
-      ...measuredLoadGenerator(base.metrics, result),
+      ...(generators?.record ?? measuredLoadGenerator(base.metrics, result)),
       ...measuredCapacity(base.metrics, result, raw.expectations),
       ...queueingNote(base.metrics, result, raw.expectations),
     };
@@ -156,6 +167,51 @@ function measuredCapacity(
 }
 
 /**
+ * A repetition run by several load generators: their outputs merged into one result, each generator's figures with
+ * its CPU (the median over its measured seconds, from its own metrics node), the start skew, and the verdict naming
+ * the generators over the bound with the count that would lift it.
+ */
+function severalGenerators(
+  raw: NonNullable<RawRepetition['loadGenerators']>,
+  metrics: RepetitionMetrics | undefined,
+): { result: PerfTestResult; record: Partial<RepetitionRecord> } {
+  // Each generator's CPU over its own measured seconds (its PerfTest started within the start skew of the others).
+  const { result, merged } = generatorsResult(
+    raw.outputs,
+    (id, own) => loadGeneratorVerdict(metrics, measuredWindow(own), loadGeneratorNode(id))?.medianCpuPercent,
+  );
+  const loads = merged.loadGenerators.flatMap((figures) =>
+    figures.cpuPercent === undefined
+      ? []
+      : [{ id: figures.id, cpuPercent: figures.cpuPercent, sendRate: figures.sendRate }],
+  );
+  const verdict = loadGeneratorsVerdict(loads, raw.outputs.length);
+  const loadGenerator: LoadGeneratorVerdict | undefined = verdict && {
+    medianCpuPercent: verdict.maxCpuPercent,
+    bound: verdict.bound,
+    ...(verdict.bound
+      ? {
+          boundGenerators: verdict.boundGenerators,
+          ...(verdict.suggestedLoadGenerators === undefined
+            ? {}
+            : { suggestedLoadGenerators: verdict.suggestedLoadGenerators }),
+          ...(verdict.line ? { line: verdict.line } : {}),
+        }
+      : {}),
+  };
+  return {
+    result,
+    record: {
+      loadGenerators: merged.loadGenerators,
+      startSkewMs: merged.startSkewMs,
+      loadGeneratorSplit: raw.split,
+      loadGeneratorMerge: merged.method,
+      ...(loadGenerator ? { loadGenerator } : {}),
+    },
+  };
+}
+
+/**
  * The load-generator verdict over PerfTest's measured seconds: a metric point at t is the rate over (t - 1, t], a
  * sample at `time` the count over the second before it, so the points within half a second of the first and last
  * samples' seconds are the ones measured beside them.
@@ -164,9 +220,13 @@ function measuredLoadGenerator(
   metrics: RepetitionMetrics | undefined,
   result: PerfTestResult,
 ): { loadGenerator?: LoadGeneratorVerdict } {
+  const verdict = loadGeneratorVerdict(metrics, measuredWindow(result));
+  return verdict ? { loadGenerator: verdict } : {};
+}
+
+/** PerfTest's first and last samples' seconds, within which metric points were measured beside them. */
+function measuredWindow(result: PerfTestResult): { from: number; to: number } | undefined {
   const first = result.samples[0];
   const last = result.samples.at(-1);
-  const window = first && last ? { from: first.time - 0.5, to: last.time + 0.5 } : undefined;
-  const verdict = loadGeneratorVerdict(metrics, window);
-  return verdict ? { loadGenerator: verdict } : {};
+  return first && last ? { from: first.time - 0.5, to: last.time + 0.5 } : undefined;
 }

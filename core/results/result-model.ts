@@ -2,6 +2,7 @@ import type { LoadGeneratorVerdict, RepetitionMetrics } from '../metrics/host-me
 import type { Stats } from './statistics';
 import type { CapacityResult } from '../capacity/capacity-verdict';
 import type { ScenarioCapacity } from '../capacity/capacity-report';
+import type { GeneratorFigures } from '../loadgen/per-second-merge';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
 export interface LatencyPercentiles {
@@ -158,6 +159,17 @@ export interface RepetitionRecord {
    * (core/metrics/host-metrics.ts); kept on the repetition item so that reports need no metrics read.
    */
   readonly loadGenerator?: LoadGeneratorVerdict;
+  /**
+   * Several load generators (issue 27): one entry per generator (its producers, consumers, queues, rates,
+   * percentiles and CPU); the repetition's own rates are their sum.
+   */
+  readonly loadGenerators?: readonly GeneratorFigures[];
+  /** Several load generators: the latest PerfTest start minus the earliest, ms. */
+  readonly startSkewMs?: number;
+  /** Several load generators: how the workload was split (core/loadgen/workload-split.ts). */
+  readonly loadGeneratorSplit?: string;
+  /** Several load generators: how their rates and percentiles were combined (core/loadgen/per-second-merge.ts). */
+  readonly loadGeneratorMerge?: string;
   /**
    * Present when the scenario has a fault that a cloud target applied but could not count (no usable verifier output):
    * nothing was counted.

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generatorsResult, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
+import { loadGeneratorNode, type RepetitionMetrics } from '../../core/metrics/host-metrics';
+import { parsePerfTestOutput } from '../../core/perftest/perftest-output';
+import { ingestRepetition, type RawRepetition } from '../../core/results/ingest';
+
+const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
+const expectations = { durationSeconds: 5, producers: 1, consumers: 1, confirms: false };
+
+// Two real PerfTest 2.22.1 runs: 5 s with 1 producer and 1 consumer, 3 s with 2 and 2 on two queues, the second
+// started 1.4 s after the first.
+const outputs: RawGeneratorOutput[] = [
+  {
+    id: 'lg-1',
+    producers: 1,
+    consumers: 1,
+    queues: ['perf-test-1'],
+    startedAtMs: 1_000_000,
+    perfTestArgs: ['--queue', 'perf-test-1'],
+    expectations,
+    stdout: fixture('basic-150b.stdout.txt'),
+    csv: fixture('basic-150b.csv'),
+  },
+  {
+    id: 'lg-2',
+    producers: 2,
+    consumers: 2,
+    queues: ['perf-test-2', 'perf-test-3'],
+    startedAtMs: 1_001_400,
+    perfTestArgs: ['--queue-pattern', 'perf-test-%d', '--queue-pattern-from', '2', '--queue-pattern-to', '3'],
+    expectations: { ...expectations, durationSeconds: 3, producers: 2, consumers: 2 },
+    stdout: fixture('two-queues-12b.stdout.txt'),
+    csv: fixture('two-queues-12b.csv'),
+  },
+];
+const single = outputs.map((output) => parsePerfTestOutput(output.stdout, output.csv, output.expectations));
+
+function cpuSeries(node: string, value: number): RepetitionMetrics['series'][number] {
+  return { node, metric: 'cpuPercent', unit: 'percent', points: [1, 2, 3, 4, 5].map((t) => [t, value]) };
+}
+
+const raw = (metrics?: RepetitionMetrics, generators = outputs): RawRepetition => ({
+  runId: 'run-1',
+  scenarioId: 'c/w',
+  repetition: 1,
+  startedAt: '2026-11-26T04:00:00.000Z',
+  finishedAt: '2026-11-26T04:00:08.000Z',
+  perfTestArgs: outputs[0]!.perfTestArgs,
+  expectations: { ...expectations, producers: 3, consumers: 3 },
+  stdout: '',
+  csv: '',
+  loadGenerators: { split: 'split by queue over 2 load generators', outputs: generators },
+  ...(metrics ? { metrics } : {}),
+});
+
+describe('a repetition run by several load generators', () => {
+  test("its rates are the sum of the generators' summaries and its percentiles the worst generator's", () => {
+    const { result, merged } = generatorsResult(outputs);
+    expect(result.summary.sendRateAvg).toBe(single[0]!.summary.sendRateAvg + single[1]!.summary.sendRateAvg);
+    expect(result.summary.receiveRateAvg).toBe(single[0]!.summary.receiveRateAvg + single[1]!.summary.receiveRateAvg);
+    const p99s = single.map((one) => one.summary.consumerLatency!.p99);
+    expect(result.summary.consumerLatency!.p99).toBe(Math.max(...p99s));
+    expect(merged.startSkewMs).toBe(1400);
+    // Second 1 of lg-2 lands on second 2 of lg-1: the merged second 2 holds both.
+    const second2 = merged.samples.find((sample) => sample.time === 2)!;
+    expect(second2.published).toBe(single[0]!.samples[1]!.published + single[1]!.samples[0]!.published);
+    expect(second2.generators).toBe(2);
+    // The rate statistics count only seconds both generators measured.
+    const both = merged.samples.filter((sample) => sample.generators === 2);
+    expect(result.sendRate.mean).toBeCloseTo(both.reduce((sum, s) => sum + s.published, 0) / both.length, 6);
+    expect(result.samples.every((sample) => !('generators' in sample))).toBe(true);
+  });
+
+  test('ingest stores each generator with its CPU, the skew, the split and the summed result', () => {
+    const metrics: RepetitionMetrics = {
+      source: 'local-proc',
+      series: [cpuSeries(loadGeneratorNode('lg-1'), 40), cpuSeries(loadGeneratorNode('lg-2'), 60)],
+    };
+    const record = ingestRepetition(raw(metrics));
+    expect(record.status).toBe('SUCCEEDED');
+    expect(record.startSkewMs).toBe(1400);
+    expect(record.loadGeneratorSplit).toBe('split by queue over 2 load generators');
+    expect(record.loadGenerators!.map((lg) => [lg.id, lg.queues, lg.cpuPercent])).toEqual([
+      ['lg-1', ['perf-test-1'], 40],
+      ['lg-2', ['perf-test-2', 'perf-test-3'], 60],
+    ]);
+    expect(record.result!.summary.sendRateAvg).toBe(record.loadGenerators!.reduce((sum, lg) => sum + lg.sendRate, 0));
+    expect(record.loadGenerator).toEqual({ medianCpuPercent: 60, bound: false });
+  });
+
+  test('a generator over the bound is named, with the count that would lift it', () => {
+    const metrics: RepetitionMetrics = {
+      source: 'local-proc',
+      series: [cpuSeries(loadGeneratorNode('lg-1'), 50), cpuSeries(loadGeneratorNode('lg-2'), 95)],
+    };
+    const { loadGenerator } = ingestRepetition(raw(metrics));
+    expect(loadGenerator!.bound).toBe(true);
+    expect(loadGenerator!.boundGenerators).toEqual([{ id: 'lg-2', cpuPercent: 95 }]);
+    // ceil(2 × 95 / 70) = 3
+    expect(loadGenerator!.suggestedLoadGenerators).toBe(3);
+    expect(loadGenerator!.line).toMatch(/lg-2 at 95\.0 %.*loadGenerators: 3/);
+  });
+
+  test("one generator's output cut short fails the repetition, naming that generator", () => {
+    const cut = outputs.map((output, index) =>
+      index === 1 ? { ...output, csv: output.csv.split('\n').slice(0, 2).join('\n') } : output,
+    );
+    const record = ingestRepetition(raw(undefined, cut));
+    expect(record.status).toBe('FAILED');
+    expect(record.error).toMatch(/^load generator lg-2: PerfTest output is incomplete: missing per-second samples/);
+  });
+});
