@@ -17,6 +17,7 @@ import {
 import type { RepetitionMetrics } from '../core/metrics/host-metrics';
 import type { PriceCatalog } from '../core/cost/cost-catalog';
 import { renderHtmlReport, runReportDocument, thesisChapter7Document } from '../core/report/html-report';
+import { loadGeneratorsItems } from '../core/report/load-generators-report';
 import {
   aggregateRun,
   capacityRows,
@@ -240,6 +241,7 @@ async function htmlReport(context: ReportContext): Promise<ReportCommandResult> 
       uncountedFaults: uncountedFaultsOf(repetitions),
       failedRepetitions: repetitions.filter((rep) => rep.status === 'FAILED'),
       queueingNotes: queueingLines(repetitions),
+      loadGenerators: loadGeneratorsItems(repetitions),
       charts: charts.map((chart, index) => ({
         chart: { id: chart.id, title: chart.title, caption: chart.caption, marks: chart.marks },
         svg: svgs[index]!,

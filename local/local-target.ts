@@ -6,24 +6,25 @@ import type { RawRepetition } from '../core/results/ingest';
 import { perfTestExpectations } from '../core/perftest/perftest-output';
 import { workloadQueueArguments } from '../core/broker/broker-config';
 import { VERIFIER_QUEUE, type FaultOutcome } from '../core/failover/failover';
-import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
 import type { ClusterGroup, Plan, Scenario } from '../core/plan/plan';
 import type { FaultSpec } from '../core/plan/plan-schema';
 import { plainRabbitmqVersion } from '../core/plan/plan-target';
-import {
-  PERFTEST_VERSION,
-  benchmarkQueueNames,
-  buildPerfTestArgs,
-  redactPerfTestArgs,
-} from '../core/perftest/perftest-args';
+import { PERFTEST_VERSION, benchmarkQueueNames, redactPerfTestArgs } from '../core/perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/broker/rabbitmq-version';
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
-import { PerfTestProgress, PerfTestRun, runPerfTestProcess } from './perftest-process';
+import type { PerfTestProgress, PerfTestRun } from './perftest-process';
+import {
+  generatorNodes,
+  generatorOutputs,
+  plannedGenerators,
+  runGenerators,
+  type GeneratorLaunch,
+} from './perftest-generators';
 import { HostMetricsSampler } from './host-metrics-sampler';
-import { livePids, ManagedProcess, ProcessRegistry } from './processes';
+import type { ProcessRegistry } from './processes';
 import { LostMessageVerifier } from './lost-message-verifier';
 import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbitmq-cluster';
 
@@ -197,79 +198,102 @@ export class LocalTarget {
         }),
       };
     }
-    const csvPath = join(outputDir, 'perftest.csv');
     const { cluster } = handle;
     const { workload } = scenario;
     await cluster.deleteBenchmarkQueues();
     const { uris, predeclared, home } = await this.connectionFor(handle, scenario);
-    const args = buildPerfTestArgs({
-      workload,
+    const invocation = {
       topology: scenario.cluster.topology,
       queueArguments: cluster.queueArguments,
       uris,
-      csvPath,
       predeclared,
-    });
+    };
+    const { launches, split } = plannedGenerators(scenario, invocation, outputDir);
     const jarsDir = this.options.perfTestJarsDir ?? (await ensureArtifact(this.options.cacheDir, PERFTEST_ARTIFACT));
     const verifier = workload.fault ? await startVerifier(cluster, uris, home) : undefined;
     const fault: { spec: FaultSpec; nodeName?: string } | undefined = workload.fault
       ? { spec: workload.fault }
       : undefined;
     const startedAtMs = Date.now();
-    const startedAt = new Date(startedAtMs).toISOString();
-    let perfTest: ManagedProcess | undefined;
     // Beside PerfTest from its start (the samples' time axis) until it ends, on every path.
     const sampler = HostMetricsSampler.start({
-      nodes: [...cluster.sampledNodes(), { node: LOAD_GENERATOR_NODE, pids: () => livePids(perfTest) }],
+      nodes: [...cluster.sampledNodes(), ...generatorNodes(launches)],
       pollBroker: (tSeconds) => cluster.brokerReading(tSeconds),
       startedAtMs,
     });
-    const raw = (async (): Promise<RawRepetition> => {
-      let run;
-      try {
-        run = await runPerfTestProcess({
-          jarsDir,
-          args,
-          outputDir,
-          csvPath,
-          durationSeconds: workload.durationSeconds,
-          processes: this.options.processes,
-          finalLinePattern: finalSummaryLine(workload),
-          onStarted: (process) => (perfTest = process),
-          ...(onProgress ? { onProgress } : {}),
-        });
-      } catch (error) {
-        await sampler.stop();
-        await verifier?.abort();
-        throw error;
-      }
-      const collected = await sampler.stop();
-      const counts = await verifier?.finish();
-      const finishedAt = new Date().toISOString();
-      // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
-      if (fault) await cluster.restartStoppedNodes();
-      await cluster.deleteBenchmarkQueues().catch(() => undefined);
-      const targetError = perfTestFailure(run, workload.durationSeconds);
-      const faultOutcome: FaultOutcome | undefined = fault
-        ? { action: fault.spec.action, node: fault.spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) }
-        : undefined;
-      return {
-        runId,
-        scenarioId: scenario.id,
-        repetition,
-        startedAt,
-        finishedAt,
-        perfTestArgs: redactPerfTestArgs(args),
-        expectations: perfTestExpectations(workload),
-        stdout: run.stdout,
-        csv: run.csv,
-        ...(targetError ? { targetError } : {}),
-        ...(counts && faultOutcome ? { failover: { counts, fault: faultOutcome } } : {}),
-        metrics: collected.metrics,
-        ...(collected.error ? { metricsError: collected.error } : {}),
-      };
-    })();
+    const running = runGenerators(launches, {
+      jarsDir,
+      durationSeconds: workload.durationSeconds,
+      processes: this.options.processes,
+      ...(finalSummaryLine(workload) ? { finalLinePattern: finalSummaryLine(workload)! } : {}),
+      ...(onProgress ? { onProgress } : {}),
+    });
+    const raw = this.finishRepetition(
+      { runId, scenario, repetition, handle, startedAtMs, launches, running, sampler },
+      {
+        ...(split ? { split } : {}),
+        ...(verifier ? { verifier } : {}),
+        ...(fault ? { fault } : {}),
+      },
+    );
     return { raw, ...(verifier ? { verifier } : {}), ...(fault ? { fault } : {}) };
+  }
+
+  /** Waits for the repetition's PerfTest processes, stops what ran beside them, and returns the raw output. */
+  private async finishRepetition(
+    started: {
+      readonly runId: string;
+      readonly scenario: Scenario;
+      readonly repetition: number;
+      readonly handle: RabbitClusterHandle;
+      readonly startedAtMs: number;
+      readonly launches: readonly GeneratorLaunch[];
+      readonly running: Promise<PerfTestRun[]>;
+      readonly sampler: HostMetricsSampler;
+    },
+    extras: {
+      readonly split?: string;
+      readonly verifier?: LostMessageVerifier;
+      readonly fault?: { spec: FaultSpec; nodeName?: string };
+    },
+  ): Promise<RawRepetition> {
+    const { scenario, handle, launches, sampler } = started;
+    const { cluster } = handle;
+    const { workload } = scenario;
+    const { split, verifier, fault } = extras;
+    let runs;
+    try {
+      runs = await started.running;
+    } catch (error) {
+      await sampler.stop();
+      await verifier?.abort();
+      throw error;
+    }
+    const collected = await sampler.stop();
+    const counts = await verifier?.finish();
+    // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
+    if (fault) await cluster.restartStoppedNodes();
+    await cluster.deleteBenchmarkQueues().catch(() => undefined);
+    const faultOutcome: FaultOutcome | undefined = fault
+      ? { action: fault.spec.action, node: fault.spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) }
+      : undefined;
+    const targetError = generatorsFailure(launches, runs, workload.durationSeconds);
+    return {
+      runId: started.runId,
+      scenarioId: scenario.id,
+      repetition: started.repetition,
+      startedAt: new Date(started.startedAtMs).toISOString(),
+      finishedAt: new Date().toISOString(),
+      perfTestArgs: redactPerfTestArgs(launches[0]!.args),
+      expectations: perfTestExpectations(workload),
+      ...(split
+        ? { stdout: '', csv: '', loadGenerators: { split, outputs: generatorOutputs(scenario, launches, runs) } }
+        : { stdout: runs[0]!.stdout, csv: runs[0]!.csv }),
+      ...(targetError ? { targetError } : {}),
+      ...(counts && faultOutcome ? { failover: { counts, fault: faultOutcome } } : {}),
+      metrics: collected.metrics,
+      ...(collected.error ? { metricsError: collected.error } : {}),
+    };
   }
 
   /**
@@ -423,4 +447,18 @@ async function startVerifier(
 function perfTestFailure(run: PerfTestRun, durationSeconds: number): string | undefined {
   if (run.timedOut) return `PerfTest did not finish within ${durationSeconds + 60} s and was stopped`;
   return run.exitCode !== 0 && !run.stoppedAfterSummary ? `PerfTest exited with code ${run.exitCode}` : undefined;
+}
+
+/** The failures of a repetition's PerfTest processes, each named by its load generator when there are several. */
+function generatorsFailure(
+  launches: readonly GeneratorLaunch[],
+  runs: readonly PerfTestRun[],
+  durationSeconds: number,
+): string | undefined {
+  const failures = runs.flatMap((run, index) => {
+    const failure = perfTestFailure(run, durationSeconds);
+    const id = launches[index]!.share?.id;
+    return failure ? [id ? `load generator ${id}: ${failure}` : failure] : [];
+  });
+  return failures.length > 0 ? failures.join('; ') : undefined;
 }

@@ -60,7 +60,13 @@ function printText(stored: StoredRun, metrics: MetricsByRepetition, location: St
     if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
     const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
     if (found) for (const node of summarizeNodes(found)) console.log(`    ${formatNodeSummary(node)}`);
-    if (rep.loadGenerator?.bound) console.log(`    ${loadGeneratorBoundLine(1, 1)}`);
+    for (const lg of rep.loadGenerators ?? [])
+      console.log(
+        `    ${lg.id} (${lg.queues.join(', ')}): send ${lg.sendRate} msg/s, receive ${lg.receiveRate} msg/s` +
+          (lg.cpuPercent === undefined ? '' : `, CPU ${lg.cpuPercent.toFixed(1)} %`) +
+          (lg.startOffsetMs > 0 ? `, started ${lg.startOffsetMs} ms after the first` : ''),
+      );
+    if (rep.loadGenerator?.bound) console.log(`    ${rep.loadGenerator.line ?? loadGeneratorBoundLine(1, 1)}`);
     if (rep.metricsError) console.log(`    metrics: ${rep.metricsError}`);
   }
 }

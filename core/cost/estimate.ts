@@ -310,6 +310,7 @@ function clusterCostParts(input: {
           },
     );
   const generator = hourly(loadGeneratorType);
+  const generators = group.loadGenerators ?? 1;
   parts.push(
     'error' in generator
       ? {
@@ -320,9 +321,9 @@ function clusterCostParts(input: {
         }
       : {
           name: `${name}: load generator`,
-          usd: generator.usd * hours,
+          usd: generators * generator.usd * hours,
           priced: true,
-          detail: `1 × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})`,
+          detail: `${generators} × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})`,
         },
   );
   return parts;

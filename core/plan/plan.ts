@@ -650,6 +650,8 @@ export interface ClusterGroup {
   readonly rabbitmqVersion?: string;
   /** The plan cluster's instanceType (cloud targets). */
   readonly instanceType?: string;
+  /** The plan cluster's loadGenerators when above 1 (issue 27); absent: one. */
+  readonly loadGenerators?: number;
   readonly scenarios: readonly Scenario[];
 }
 
@@ -663,6 +665,7 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
       topology: ClusterSpec['topology'];
       rabbitmqVersion?: string;
       instanceType?: string;
+      loadGenerators?: number;
       scenarios: Scenario[];
     }
   >();
@@ -678,6 +681,8 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
       topology,
       rabbitmqVersion: rabbitmqVersion ?? null,
       instanceType: instanceType ?? null,
+      // Several load generators are launched with the cluster in the clouds (issue 27); 1 keeps stored keys.
+      ...(scenario.cluster.loadGenerators > 1 ? { loadGenerators: scenario.cluster.loadGenerators } : {}),
     });
     const group = groups.get(key) ?? {
       key,
@@ -686,6 +691,7 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
       topology,
       ...(rabbitmqVersion ? { rabbitmqVersion } : {}),
       ...(instanceType ? { instanceType } : {}),
+      ...(scenario.cluster.loadGenerators > 1 ? { loadGenerators: scenario.cluster.loadGenerators } : {}),
       scenarios: [],
     };
     group.scenarios.push(scenario);

@@ -166,6 +166,8 @@ export interface RunReportInput {
    * none
    */
   readonly queueingNotes?: readonly string[];
+  /** Several load generators: the split, the merge and each generator (load-generators-report.ts). @default - none */
+  readonly loadGenerators?: readonly string[];
   readonly charts: readonly RenderedChart[];
   /** Charts left out because they would show nothing to compare, each with its one-line reason. @default - none */
   readonly omittedCharts?: readonly { readonly id: string; readonly reason: string }[];
@@ -186,6 +188,12 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       blocks: [{ kind: 'list', items: bound.map(({ scenarioId, line }) => `${scenarioId}: ${line}`) }],
     });
   }
+  if ((input.loadGenerators ?? []).length > 0)
+    sections.push({
+      id: 'load-generators',
+      title: 'Load generators',
+      blocks: [{ kind: 'list', items: [...input.loadGenerators!] }],
+    });
   const charts = chartsSection(input);
   if (charts) sections.push(charts);
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));

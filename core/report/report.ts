@@ -8,6 +8,7 @@ import {
 } from '../capacity/capacity-report';
 import { aggregateFailover, renderFailoverMarkdown } from '../failover/failover-report';
 import { loadGeneratorBoundLine } from '../metrics/host-metrics';
+import { loadGeneratorsSection } from './load-generators-report';
 import {
   capacityIn,
   ComparisonError,
@@ -237,6 +238,8 @@ export function renderMarkdownReport(
     lines.push('', '## Load generator', '');
     for (const { scenarioId, line } of bound) lines.push(`- ${scenarioId}: ${line}`);
   }
+  const generators = loadGeneratorsSection(repetitions);
+  if (generators.length > 0) lines.push('', ...generators);
   const queueing = queueingLines(repetitions);
   if (queueing.length > 0) lines.push('', '## Latency is queueing time', '', ...queueing.map((line) => `- ${line}`));
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');

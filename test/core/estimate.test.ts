@@ -20,6 +20,23 @@ function thesisCh4OnAws(extra: Record<string, unknown> = {}) {
 }
 
 describe('rmqbench estimate: the cost of a cloud run before it starts', () => {
+  test('a cluster with loadGenerators: 3 pays for three load generators, and nothing else changes', () => {
+    const text = (extra: string) => `
+name: lg
+clusters:
+  - { name: c, nodes: 3, instanceType: c5.xlarge${extra} }
+workloads:
+  - { name: w, producers: 6, consumers: 6, queues: 6, durationSeconds: 60 }
+`;
+    const options = { target: 'aws' as const, catalog: defaultPriceCatalog, region: 'us-east-1' };
+    const one = estimateRun(parsePlanText(text(''), 'lg.yaml'), options);
+    const three = estimateRun(parsePlanText(text(', loadGenerators: 3'), 'lg.yaml'), options);
+    const part = (estimate: typeof one, name: string) => estimate.parts.find((candidate) => candidate.name === name)!;
+    expect(part(three, 'c: load generator').usd).toBeCloseTo(3 * part(one, 'c: load generator').usd, 9);
+    expect(part(three, 'c: load generator').detail).toMatch(/^3 × c5n\.4xlarge × /);
+    expect(part(three, 'c: nodes').usd).toBe(part(one, 'c: nodes').usd);
+  });
+
   test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 550 transitions', () => {
     const estimate = estimateRun(thesisCh4OnAws(), {
       target: 'aws',

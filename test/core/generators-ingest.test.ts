@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { generatorsResult, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
 import { loadGeneratorNode, type RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { parsePerfTestOutput } from '../../core/perftest/perftest-output';
+import { loadGeneratorsSection } from '../../core/report/load-generators-report';
 import { ingestRepetition, type RawRepetition } from '../../core/results/ingest';
 
 const fixture = (name: string) => readFileSync(join(__dirname, '../fixtures/perftest', name), 'utf8');
@@ -100,6 +101,18 @@ describe('a repetition run by several load generators', () => {
     // ceil(2 × 95 / 70) = 3
     expect(loadGenerator!.suggestedLoadGenerators).toBe(3);
     expect(loadGenerator!.line).toMatch(/lg-2 at 95\.0 %.*loadGenerators: 3/);
+    // The report states the split, how figures were combined, each generator, the skew and the verdict.
+    const section = loadGeneratorsSection([ingestRepetition(raw(metrics))]).join('\n');
+    expect(section).toContain('\n- c/w: split by queue over 2 load generators');
+    expect(section).toMatch(/Combined: rates: summed per second .* latency percentiles: never averaged/);
+    expect(section).toMatch(
+      /- c\/w #1 \(sent \/ received\): lg-1 \d+ \/ \d+ msg\/s, p99 [\d.]+ ms, CPU 50\.0 %; lg-2 .*CPU 95\.0 %/,
+    );
+    expect(section).toContain('; start skew 1400 ms');
+    expect(section).toMatch(
+      /- c\/w #1: load-generator bound .* loadGenerators: 3 would bring the busiest to about 63 % CPU/,
+    );
+    expect(loadGeneratorsSection([{ scenarioId: 'c/w', repetition: 1 }])).toEqual([]);
   });
 
   test("one generator's output cut short fails the repetition, naming that generator", () => {
