@@ -271,6 +271,7 @@ export class LocalTarget {
     }
     const collected = await sampler.stop();
     const counts = await verifier?.finish();
+    const finishedAt = new Date().toISOString();
     // A fault that was not healed leaves a node down: the next repetition gets the whole cluster again.
     if (fault) await cluster.restartStoppedNodes();
     await cluster.deleteBenchmarkQueues().catch(() => undefined);
@@ -283,7 +284,7 @@ export class LocalTarget {
       scenarioId: scenario.id,
       repetition: started.repetition,
       startedAt: new Date(started.startedAtMs).toISOString(),
-      finishedAt: new Date().toISOString(),
+      finishedAt,
       perfTestArgs: redactPerfTestArgs(launches[0]!.args),
       expectations: perfTestExpectations(workload),
       ...(split
