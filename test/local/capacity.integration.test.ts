@@ -1,0 +1,77 @@
+jest.setTimeout(600_000);
+
+import { groupScenariosByCluster, parsePlanText, type Scenario } from '../../core/plan/plan';
+import { ingestRepetition } from '../../core/results/ingest';
+import type { RepetitionRecord } from '../../core/results/result-model';
+import { LocalTarget, type RabbitClusterHandle } from '../../local/local-target';
+import { cacheDir } from '../../local/paths';
+import { ProcessRegistry } from '../../local/processes';
+import { tempDir } from './helpers';
+
+/*
+ * Issue 25's check on a real 3-node quorum cluster with the real PerfTest: the same messages flat out, then the
+ * capacity search at a 50 ms and at a 500 ms p99 bound. The 50 ms capacity lies between the ladder's first step and
+ * the saturated receive rate measured here; the 500 ms capacity is at least as high (a looser bound never holds less).
+ */
+const ladder = 'minRate: 1000, maxRate: 64000, stepFactor: 4, stepSeconds: 6, warmUpSeconds: 2';
+const plan = parsePlanText(
+  `
+name: capacity-bounds
+clusters:
+  - { name: three, nodes: 3, topology: { type: quorum }, connection: direct }
+workloads:
+  - { name: saturated, producers: 1, consumers: 1, messageSizeBytes: 150, durationSeconds: 8 }
+  - { name: p99-50ms, producers: 1, consumers: 1, messageSizeBytes: 150, capacity: { p99LatencyMs: 50, ${ladder} } }
+  - { name: p99-500ms, producers: 1, consumers: 1, messageSizeBytes: 150, capacity: { p99LatencyMs: 500, ${ladder} } }
+`,
+  'capacity-bounds.yaml',
+);
+
+describe('capacity at two latency bounds on a real 3-node quorum cluster', () => {
+  const processes = new ProcessRegistry();
+  const work = tempDir('capacity');
+  let target: LocalTarget;
+  let handle: RabbitClusterHandle;
+  const records = new Map<string, RepetitionRecord>();
+
+  beforeAll(async () => {
+    target = new LocalTarget({ processes, runDir: work.path, cacheDir: cacheDir() });
+    target.preflight(plan);
+    handle = await target.launchRabbitMq(groupScenariosByCluster(plan)[0]!, 0);
+    for (const scenario of plan.scenarios as Scenario[])
+      records.set(
+        scenario.workload.name,
+        ingestRepetition(await target.runRepetition(handle, 'capacity-run', scenario, 1)),
+      );
+  });
+  afterAll(async () => {
+    if (handle) await target.teardown(handle);
+    await processes.stopAll();
+    work.cleanup();
+  });
+
+  test('every run succeeded; the capacity runs stepped through the ladder and judged each step', () => {
+    for (const [name, record] of records)
+      expect([name, record.status, record.error]).toEqual([name, 'SUCCEEDED', undefined]);
+    for (const name of ['p99-50ms', 'p99-500ms']) {
+      const { steps } = records.get(name)!.capacity!;
+      expect(steps[0]!.targetRate).toBe(1000);
+      expect(steps.length).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  test('at 50 ms the capacity lies between the first step and the saturated receive rate', () => {
+    const saturated = records.get('saturated')!.result!.summary.receiveRateAvg;
+    const capacity = records.get('p99-50ms')!.capacity!;
+    expect(capacity.rateMsgPerSecond).toBeGreaterThanOrEqual(1000);
+    expect(capacity.rateMsgPerSecond!).toBeLessThanOrEqual(saturated);
+    expect(capacity.p99LatencyMs!).toBeLessThanOrEqual(50);
+  });
+
+  test('at 500 ms the capacity is at least the 50 ms one', () => {
+    const at50 = records.get('p99-50ms')!.capacity!.rateMsgPerSecond!;
+    const at500 = records.get('p99-500ms')!.capacity!;
+    expect(at500.rateMsgPerSecond!).toBeGreaterThanOrEqual(at50);
+    expect(at500.p99LatencyMs!).toBeLessThanOrEqual(500);
+  });
+});
