@@ -26,6 +26,20 @@ workloads:
   'workflow.yaml',
 );
 
+// A capacity search: one PerfTest run stepping through 3 rates × 5 s inside the repetition (issue 25).
+const capacityPlan = parsePlanText(
+  `
+name: workflow-capacity
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - name: ladder
+    messageSizeBytes: 150
+    capacity: { p99LatencyMs: 50, minRate: 500, maxRate: 2000, stepFactor: 2, stepSeconds: 5, warmUpSeconds: 1 }
+`,
+  'workflow-capacity.yaml',
+);
+
 describe('rmqbench run executes the deployed workflow definition on the local target', () => {
   const storeProcesses = new ProcessRegistry();
   const work = tempDir('workflow');
@@ -38,15 +52,15 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     work.cleanup();
   });
 
-  async function run(failAt?: string) {
+  async function run(failAt?: string, which = plan) {
     const processes = new ProcessRegistry();
-    const runId = newRunId(plan.name);
+    const runId = newRunId(which.name);
     const runDir = join(work.path, 'runs', runId);
     const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
     const events: RunEvent[] = [];
     try {
       const outcome = await runPlanWorkflow({
-        plan,
+        plan: which,
         target,
         store,
         runDir,
@@ -133,4 +147,15 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
       expect(launched).toBe(!['ValidatePlan', 'RecordRunStart', 'LaunchCluster'].includes(state));
     },
   );
+
+  test('--fail-at CheckRepetition:2 in the middle of a capacity ladder: FAILED, PerfTest stopped, teardown ran', async () => {
+    const { outcome, events, left, stored } = await run('CheckRepetition:2', capacityPlan);
+    expect(outcome.status).toBe('FAILED');
+    expect(outcome.error).toContain('fault injected at CheckRepetition');
+    expect(stored?.run.status).toBe('FAILED');
+    // The ladder had started: its PerfTest reported progress before the fault, and nothing is left running.
+    expect(events.some((event) => event.type === 'repetition-started')).toBe(true);
+    expect(events.some((event) => event.type === 'progress')).toBe(true);
+    expect(left).toEqual({ registered: 0, alive: [] });
+  });
 });
