@@ -10,6 +10,7 @@ import {
   consumerPerformanceArgs,
   createTopicArgs,
   consumerIdleTimeoutMs,
+  kafkaPerfExpectations,
   kafkaRunSettings,
   producerPerformanceArgs,
 } from '../core/kafka/kafka-perf-args';
@@ -63,11 +64,7 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
   const topic = `rmqbench-${workload.name}-${suffix}`;
   const deleteTopic = () =>
     cluster.topicCommand(['--delete', '--topic', topic], `topic-delete-${suffix}.log`).catch(() => undefined);
-  const expectations: KafkaPerfExpectations = {
-    producers: workload.producers,
-    consumers: workload.consumers,
-    recordsPerProducer: settings.recordsPerProducer,
-  };
+  const expectations: KafkaPerfExpectations = kafkaPerfExpectations(workload, settings);
   const topicArgs = createTopicArgs(topic, settings);
   await cluster.topicCommand(topicArgs, `topic-create-${suffix}.log`);
 

@@ -1,6 +1,7 @@
 import { fixedMessageCount } from '../plan/fixed-work';
 import { defaultReplicationFactor, KAFKA_DEFAULTS } from './kafka-plan';
 import type { Workload } from '../plan/plan-schema';
+import type { KafkaPerfExpectations } from './kafka-perf-output';
 
 /**
  * Kafka's own performance tools from org.apache.kafka:kafka-tools, as the load: ProducerPerformance and
@@ -37,6 +38,11 @@ export interface KafkaRunSettings {
   readonly recordsPerProducer: number;
   /** ProducerPerformance --throughput per producer: records/s, or -1 for no limit. */
   readonly throughput: number;
+  /**
+   * With warmUpSeconds (and so a publishRateLimit, core/kafka/kafka-plan.ts): the records each producer sends in the
+   * warm-up, ProducerPerformance --warmup-records (KIP-1052, Kafka 4.1+): left out of its "steady state" summary.
+   */
+  readonly warmupRecords?: number;
 }
 
 export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunSettings {
@@ -60,6 +66,21 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
     compression: workload.compression ?? KAFKA_DEFAULTS.compression,
     recordsPerProducer,
     throughput: workload.publishRateLimit ?? -1,
+    ...(workload.warmUpSeconds && workload.publishRateLimit
+      ? { warmupRecords: Math.min(recordsPerProducer - 1, workload.publishRateLimit * workload.warmUpSeconds) }
+      : {}),
+  };
+}
+
+/** What the parser expects of one Kafka workload's output, on every target. */
+export function kafkaPerfExpectations(workload: Workload, settings: KafkaRunSettings): KafkaPerfExpectations {
+  return {
+    producers: workload.producers,
+    consumers: workload.consumers,
+    recordsPerProducer: settings.recordsPerProducer,
+    ...(settings.warmupRecords !== undefined && workload.warmUpSeconds
+      ? { warmUpSeconds: workload.warmUpSeconds }
+      : {}),
   };
 }
 
@@ -98,6 +119,8 @@ export function producerPerformanceArgs(options: {
     String(settings.throughput),
     '--reporting-interval',
     String(KAFKA_REPORTING_INTERVAL_MS),
+    // Before --command-property, whose values run to the end of the line.
+    ...(settings.warmupRecords === undefined ? [] : ['--warmup-records', String(settings.warmupRecords)]),
     // --command-property replaces --producer-props in 4.x (the tool warns that --producer-props is deprecated).
     '--command-property',
     `acks=${settings.acks}`,

@@ -7,6 +7,11 @@ export interface KafkaPerfExpectations {
   readonly producers: number;
   readonly consumers: number;
   readonly recordsPerProducer: number;
+  /**
+   * The producers ran with --warmup-records for these seconds: the summary is their "steady state" line and the
+   * consumers' rate from the rows after it.
+   */
+  readonly warmUpSeconds?: number;
 }
 
 /** The console output of every ProducerPerformance and ConsumerPerformance of one repetition. */
@@ -26,9 +31,10 @@ const NUMBER = '(\\d+(?:\\.\\d+)?)';
 const WINDOW_LINE = new RegExp(
   `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`,
 );
-const TOTAL_LINE = new RegExp(
-  `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$`,
-);
+const TOTAL_FIELDS = `records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$`;
+const TOTAL_LINE = new RegExp(`^(\\d+) ${TOTAL_FIELDS}`);
+/** With --warmup-records the same summary over the records after the warm-up follows: "%d steady state records sent…". */
+const STEADY_LINE = new RegExp(`^(\\d+) steady state ${TOTAL_FIELDS}`);
 /** ConsumerPerformance --show-detailed-stats (printHeader / printConsumerProgress in ConsumerPerformance.java). */
 const CONSUMER_HEADER = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec';
 /** Its default --date-format is "yyyy-MM-dd HH:mm:ss:SSS". */
@@ -49,6 +55,8 @@ interface ProducerOutcome {
   readonly sent: number;
   readonly rate: number;
   readonly latency: LatencyPercentiles;
+  /** With --warmup-records: the rate and latency over the records after the warm-up. */
+  readonly steady?: { readonly rate: number; readonly latency: LatencyPercentiles };
 }
 
 interface ConsumerRow {
@@ -71,9 +79,7 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
     missing.push(`the output of ${expected.producers} producer(s) (found ${output.producers.length})`);
   if (output.consumers.length !== expected.consumers)
     missing.push(`the output of ${expected.consumers} consumer(s) (found ${output.consumers.length})`);
-  const producers = output.producers.map((text, index) =>
-    parseProducer(text, index + 1, expected.recordsPerProducer, missing),
-  );
+  const producers = output.producers.map((text, index) => parseProducer(text, index + 1, expected, missing));
   const consumers = output.consumers.map((text, index) => parseConsumer(text, index + 1, expected.consumers, missing));
   if (expected.consumers > 0 && consumers.every((rows) => rows !== undefined && rows.length === 0)) {
     missing.push(`per-second rows from any of the ${expected.consumers} consumer(s) (found none)`);
@@ -85,33 +91,54 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   }
   const done = producers as ProducerOutcome[];
   const rows = consumers as ConsumerRow[][];
-  const receiveRateAvg = rows.reduce((sum, consumer) => sum + consumerRate(consumer), 0);
   const samples = mergeSamples(done, rows);
-  return {
+  const summary = (steady: boolean) => ({
     // Whole msg/s, the resolution PerfTest reports its averages in.
-    summary: {
-      sendRateAvg: Math.round(done.reduce((sum, producer) => sum + producer.rate, 0)),
-      receiveRateAvg: Math.round(receiveRateAvg),
-      confirmLatency: medianLatency(done.map((producer) => producer.latency)),
-    },
+    sendRateAvg: Math.round(done.reduce((sum, producer) => sum + (steady ? producer.steady! : producer).rate, 0)),
+    receiveRateAvg: Math.round(
+      rows.reduce((sum, consumer) => sum + consumerRate(steady ? afterWarmUp(consumer, expected) : consumer), 0),
+    ),
+    confirmLatency: medianLatency(done.map((producer) => (steady ? producer.steady! : producer).latency)),
+  });
+  const warmUp = expected.warmUpSeconds ?? 0;
+  const measured = warmUp > 0 ? samples.filter((sample) => sample.time - 1 >= warmUp) : samples;
+  const counted = measured.length > 0 ? measured : samples;
+  return {
+    summary: summary(warmUp > 0),
+    ...(warmUp > 0 ? { warmUpSeconds: warmUp, perfTestSummary: summary(false) } : {}),
     samples,
-    sendRate: describe(samples.map((sample) => sample.published)),
-    receiveRate: describe(samples.map((sample) => sample.received)),
+    sendRate: describe(counted.map((sample) => sample.published)),
+    receiveRate: describe(counted.map((sample) => sample.received)),
   };
+}
+
+/** A consumer's rows from its first row plus the warm-up on (all of them when fewer than two would be left). */
+function afterWarmUp(rows: readonly ConsumerRow[], expected: KafkaPerfExpectations): readonly ConsumerRow[] {
+  const first = rows[0];
+  if (!first || !expected.warmUpSeconds) return rows;
+  const later = rows.filter((row) => row.atMs - first.atMs >= expected.warmUpSeconds! * 1000);
+  return later.length >= 2 ? later : rows;
 }
 
 function parseProducer(
   text: string,
   number: number,
-  expectedRecords: number,
+  expected: KafkaPerfExpectations,
   missing: string[],
 ): ProducerOutcome | undefined {
+  const expectedRecords = expected.recordsPerProducer;
   const windows: number[] = [];
   let total: RegExpExecArray | undefined;
+  let steady: RegExpExecArray | undefined;
   for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
     const window = WINDOW_LINE.exec(line);
     if (window) windows.push(Number(window[2]));
     total ??= TOTAL_LINE.exec(line) ?? undefined;
+    steady ??= STEADY_LINE.exec(line) ?? undefined;
+  }
+  if (total && expected.warmUpSeconds && !steady) {
+    missing.push(`producer ${number}: the "steady state records sent" line that follows the summary with a warm-up`);
+    return undefined;
   }
   if (!total) {
     missing.push(
@@ -126,8 +153,17 @@ function parseProducer(
     );
     return undefined;
   }
-  const ms = (group: number) => Number(total[group]) * 1000;
-  return { windows, sent, rate: Number(total[2]), latency: { median: ms(6), p95: ms(7), p99: ms(8) } };
+  const latency = (line: RegExpExecArray) => {
+    const ms = (group: number) => Number(line[group]) * 1000;
+    return { median: ms(6), p95: ms(7), p99: ms(8) };
+  };
+  return {
+    windows,
+    sent,
+    rate: Number(total[2]),
+    latency: latency(total),
+    ...(steady ? { steady: { rate: Number(steady[2]), latency: latency(steady) } } : {}),
+  };
 }
 
 function parseConsumer(text: string, number: number, consumers: number, missing: string[]): ConsumerRow[] | undefined {

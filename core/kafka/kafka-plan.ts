@@ -196,11 +196,15 @@ function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string;
   if (workload.overflow !== undefined)
     found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
   // Kafka's ProducerPerformance reports latency percentiles for the whole run only, and takes one --throughput per run.
-  if (workload.warmUpSeconds !== undefined) {
+  // ProducerPerformance leaves a number of records out (--warmup-records, KIP-1052), not seconds: the seconds become
+  // records at the producers' rate, so a rate is needed.
+  if (workload.warmUpSeconds !== undefined && workload.publishRateLimit === undefined) {
     found.push({
       field: 'warmUpSeconds',
       value: workload.warmUpSeconds,
-      why: 'ProducerPerformance reports latency percentiles only over the whole run, so seconds cannot be left out of them (not yet: its --warmup-records, KIP-1052)',
+      why:
+        "on Kafka the warm-up is a number of records (ProducerPerformance --warmup-records), the seconds at the producers' " +
+        'publishRateLimit: set publishRateLimit, or leave warmUpSeconds out',
     });
   }
   if (workload.capacity !== undefined)

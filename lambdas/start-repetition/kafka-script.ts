@@ -5,6 +5,7 @@ import {
   consumerIdleTimeoutMs,
   consumerPerformanceArgs,
   createTopicArgs,
+  kafkaPerfExpectations,
   kafkaRunSettings,
   producerPerformanceArgs,
 } from '../../core/kafka/kafka-perf-args';
@@ -51,12 +52,7 @@ export function kafkaRawFiles(producers: number, consumers: number): { producers
 
 /** What the parser expects of one Kafka scenario's output (the same as the local target's). */
 export function kafkaExpectations(scenario: Scenario): KafkaPerfExpectations {
-  const settings = kafkaRunSettings(scenario.workload, scenario.cluster.nodes);
-  return {
-    producers: scenario.workload.producers,
-    consumers: scenario.workload.consumers,
-    recordsPerProducer: settings.recordsPerProducer,
-  };
+  return kafkaPerfExpectations(scenario.workload, kafkaRunSettings(scenario.workload, scenario.cluster.nodes));
 }
 
 /**

@@ -129,11 +129,18 @@ describe('capacity workloads in a plan', () => {
     ]);
   });
 
-  test('a Kafka cluster refuses capacity and warmUpSeconds, naming the field and why', () => {
-    const issues = issuesOf(plan('    publishRateLimit: 100\n    warmUpSeconds: 5', 'broker: kafka'));
-    expect(issues).toEqual([
-      expect.objectContaining({ path: 'workloads[0].warmUpSeconds', message: expect.stringContaining('runs Kafka') }),
-    ]);
+  test('a Kafka cluster takes warmUpSeconds at a publishRateLimit (records to leave out), and refuses it without', () => {
+    expect(() =>
+      parsePlanText(plan('    publishRateLimit: 100\n    warmUpSeconds: 5', 'broker: kafka'), 'k.yaml'),
+    ).not.toThrow();
+    const issues = issuesOf(plan('    messageCount: 10000\n    warmUpSeconds: 5', 'broker: kafka'));
+    expect(issues).toContainEqual(
+      expect.objectContaining({
+        path: 'workloads[0].warmUpSeconds',
+        // A Kafka run without a rate is a fixed amount of work, where no warm-up has a meaning.
+        message: expect.stringContaining('a fixed amount of work is measured by the time it takes in full'),
+      }),
+    );
   });
 
   test('warmUpSeconds must leave measured seconds, and has no meaning for a fixed amount of work', () => {

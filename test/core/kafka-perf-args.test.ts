@@ -13,6 +13,26 @@ const workloadOf = (fields: string, nodes = 3) =>
   ).scenarios[0]!.workload;
 
 describe('Kafka tool arguments from a workload', () => {
+  test('warmUpSeconds at a publishRateLimit: --warmup-records of that many seconds, before --command-property', () => {
+    const settings = kafkaRunSettings(workloadOf(', publishRateLimit: 2000, durationSeconds: 8, warmUpSeconds: 3'), 1);
+    expect(settings.warmupRecords).toBe(6000);
+    const args = producerPerformanceArgs({
+      bootstrapServers: 'b:9092',
+      topic: 't',
+      settings,
+      messageSizeBytes: 200,
+      clientId: 'c',
+    });
+    expect(args.slice(args.indexOf('--warmup-records'), args.indexOf('--warmup-records') + 2)).toEqual([
+      '--warmup-records',
+      '6000',
+    ]);
+    expect(args.indexOf('--warmup-records')).toBeLessThan(args.indexOf('--command-property'));
+    expect(
+      kafkaRunSettings(workloadOf(', publishRateLimit: 2000, durationSeconds: 8'), 1).warmupRecords,
+    ).toBeUndefined();
+  });
+
   test('defaults: one partition, three copies where there are three brokers, acks=all, Kafka 4 batch and linger', () => {
     const settings = kafkaRunSettings(workloadOf(', messageCount: 1000'), 3);
     expect(settings).toEqual({

@@ -169,6 +169,36 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     ).toBe(99701);
   });
 
+  test("with a warm-up: the producers' steady-state summary and the consumers' rows after it; the whole run kept", () => {
+    const output = { producers: [fixture('warm-producer-1')], consumers: [fixture('warm-consumer-1')] };
+    const result = parseKafkaPerfOutput(output, {
+      producers: 1,
+      consumers: 1,
+      recordsPerProducer: 16_000,
+      warmUpSeconds: 3,
+    });
+    // "10000 steady state records sent, 1990.445860 records/sec ..., 4 ms 50th, 7 ms 95th, 9 ms 99th".
+    expect(result.summary.sendRateAvg).toBe(1990);
+    expect(result.summary.confirmLatency).toEqual({ median: 4000, p95: 7000, p99: 9000 });
+    // From the row 3 s after the first (04:16:55:311, 6900 records) to the last (04:16:59:325, 14930).
+    expect(result.summary.receiveRateAvg).toBe(Math.round(((14_930 - 6_900) * 1000) / 4_014));
+    expect(result.warmUpSeconds).toBe(3);
+    expect(result.perfTestSummary).toEqual({
+      sendRateAvg: 1995,
+      receiveRateAvg: Math.round(((14_930 - 1) * 1000) / 7_020),
+      confirmLatency: { median: 5000, p95: 98000, p99: 150000 },
+    });
+    // Without the steady-state line (a tool that ignored --warmup-records) the warm-up cannot be honoured.
+    const plain = output.producers[0]!.replace(/^\d+ steady state records sent.*$/m, '');
+    const failure = failureOf(() =>
+      parseKafkaPerfOutput(
+        { ...output, producers: [plain] },
+        { producers: 1, consumers: 1, recordsPerProducer: 16_000, warmUpSeconds: 3 },
+      ),
+    );
+    expect(failure.message).toContain('producer 1: the "steady state records sent" line');
+  });
+
   test('live progress reads the 1 s lines of both tools and nothing else', () => {
     const [producerLine] = fixture('one-producer-1').split('\n').slice(1, 2);
     expect(parseKafkaProgressLine(producerLine!)).toEqual({ kind: 'sent', rate: 4869.1 });
