@@ -31,9 +31,11 @@ const NUMBER = '(\\d+(?:\\.\\d+)?)';
 const WINDOW_LINE = new RegExp(
   `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`,
 );
-const TOTAL_FIELDS = `records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$`;
+const TOTAL_FIELDS =
+  `records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, ` +
+  '(\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99\\.9th\\.$';
 const TOTAL_LINE = new RegExp(`^(\\d+) ${TOTAL_FIELDS}`);
-/** With --warmup-records the same summary over the records after the warm-up follows: "%d steady state records sent…". */
+/** With --warmup-records, the summary over the records after the warm-up follows: "%d steady state records sent…". */
 const STEADY_LINE = new RegExp(`^(\\d+) steady state ${TOTAL_FIELDS}`);
 /** ConsumerPerformance --show-detailed-stats (printHeader / printConsumerProgress in ConsumerPerformance.java). */
 const CONSUMER_HEADER = 'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec';

@@ -129,7 +129,7 @@ describe('capacity workloads in a plan', () => {
     ]);
   });
 
-  test('a Kafka cluster takes warmUpSeconds at a publishRateLimit (records to leave out), and refuses it without', () => {
+  test('Kafka takes warmUpSeconds at a publishRateLimit (records to leave out), and refuses it without', () => {
     expect(() =>
       parsePlanText(plan('    publishRateLimit: 100\n    warmUpSeconds: 5', 'broker: kafka'), 'k.yaml'),
     ).not.toThrow();

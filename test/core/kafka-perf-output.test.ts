@@ -169,7 +169,7 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     ).toBe(99701);
   });
 
-  test("with a warm-up: the producers' steady-state summary and the consumers' rows after it; the whole run kept", () => {
+  test("with a warm-up: the producers' steady-state summary and the consumers' rows after it; whole run kept", () => {
     const output = { producers: [fixture('warm-producer-1')], consumers: [fixture('warm-consumer-1')] };
     const result = parseKafkaPerfOutput(output, {
       producers: 1,

@@ -148,7 +148,7 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     },
   );
 
-  test('--fail-at CheckRepetition:2 in the middle of a capacity ladder: FAILED, PerfTest stopped, teardown ran', async () => {
+  test('--fail-at CheckRepetition:2 mid capacity ladder: FAILED, PerfTest stopped, teardown ran', async () => {
     const { outcome, events, left, stored } = await run('CheckRepetition:2', capacityPlan);
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toContain('fault injected at CheckRepetition');
