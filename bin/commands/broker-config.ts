@@ -1,18 +1,8 @@
 /** `rmqbench broker-config --target azure`: bicep/main.bicep's broker parameters as export lines. */
 import type { Command } from 'commander';
-import { brokerConfigCommand } from '../broker-config-command';
+import { brokerConfigCommand, type BrokerConfigOptions } from '../broker-config-command';
 import { CliError } from '../cli/cli-error';
 import { defineCommand, jsonOption, onRun } from '../cli/command-kit';
-
-interface BrokerConfigOptions {
-  readonly target: string;
-  readonly topology: string;
-  readonly nodes: string;
-  readonly rabbitmqVersion: string;
-  readonly mirrorTo?: string;
-  readonly replicationFactor?: string;
-  readonly json: boolean;
-}
 
 export function brokerConfigCli(): Command {
   const command = defineCommand({
@@ -29,17 +19,7 @@ export function brokerConfigCli(): Command {
     .addOption(jsonOption());
   return onRun<BrokerConfigOptions>(command, (_args, options) => {
     try {
-      process.stdout.write(
-        brokerConfigCommand({
-          target: options.target,
-          topology: options.topology,
-          nodes: options.nodes,
-          rabbitmqVersion: options.rabbitmqVersion,
-          ...(options.mirrorTo !== undefined ? { mirrorTo: options.mirrorTo } : {}),
-          ...(options.replicationFactor !== undefined ? { replicationFactor: options.replicationFactor } : {}),
-          json: options.json,
-        }),
-      );
+      process.stdout.write(brokerConfigCommand(options));
     } catch (error) {
       throw new CliError((error as Error).message, 2);
     }

@@ -106,4 +106,14 @@ describe('per-command help and suggestions (commander)', () => {
     const help = rmqbench('--help');
     expect([help.code, help.stdout]).toEqual([0, bare.stdout]);
   });
+
+  test('broker-config: its own options with their defaults (azure, quorum, 3 nodes), a bad value by name', () => {
+    const quorum = rmqbench('broker-config', '--nodes', '5');
+    expect([quorum.code, quorum.stdout]).toEqual([0, expect.stringMatching(/^export RMQBENCH_RABBITMQ_CONF='/)]);
+    const mirrored = rmqbench('broker-config', '--topology', 'mirrored', '--mirror-to', '2', '--json');
+    const parsed = JSON.parse(mirrored.stdout) as { policyCommandsJson: string };
+    expect(parsed.policyCommandsJson).toContain('\\"ha-params\\":2');
+    const bad = rmqbench('broker-config', '--nodes', 'nine');
+    expect([bad.code, bad.stderr.trim()]).toEqual([2, 'rmqbench: --nodes must be a whole number, got "nine"']);
+  });
 });
