@@ -58,6 +58,8 @@ export function javaArgs(
     '-XX:+UseParallelGC',
     '-Duser.language=en',
     '-Duser.country=US',
+    // ConsumerPerformance prints its rows' times in the JVM's zone; the parser reads them as UTC.
+    '-Duser.timezone=UTC',
     `-Dlog4j2.configurationFile=${log4jConfig}`,
     '-cp',
     `${jarsDir}/*`,

@@ -12,9 +12,11 @@ import {
   consumerIdleTimeoutMs,
   kafkaPerfExpectations,
   kafkaRunSettings,
+  type KafkaRunSettings,
   producerPerformanceArgs,
 } from '../core/kafka/kafka-perf-args';
 import type { Workload } from '../core/plan/plan-schema';
+import { producersFailedStep, type KafkaStepOutput } from '../core/kafka/kafka-capacity';
 import type { LocalKafkaCluster } from './kafka-cluster';
 import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP, startKafkaProcess } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';
@@ -75,6 +77,8 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     group: `rmqbench-${suffix}`,
     totalRecords: settings.recordsPerProducer * workload.producers,
     consumers: workload.consumers,
+    // A ladder stops at its first failed step, before every record was sent: the consumers end by an idle timeout.
+    ...(expectations.capacity ? { timeoutMs: consumerIdleTimeoutMs(2) } : {}),
   });
   const progress = new KafkaProgressRelay(workload.consumers, options.onProgress);
   const consumers = Array.from({ length: workload.consumers }, (_, index) =>
@@ -89,6 +93,48 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     const output = collectedOutput(options.outputDir, 0, consumers.length);
     return { output, expectations, args: [], error: joinError };
   }
+  if (expectations.capacity)
+    return runLadder({
+      options,
+      topic,
+      settings,
+      start,
+      progress,
+      consumers,
+      deleteTopic,
+      expectations,
+      args: [`TopicCommand ${topicArgs.join(' ')}`, `ConsumerPerformance ${consumerArgs.join(' ')}`],
+    });
+  return runFlatOut({
+    options,
+    topic,
+    settings,
+    start,
+    progress,
+    consumers,
+    deleteTopic,
+    expectations,
+    topicArgs,
+    consumerArgs,
+  });
+}
+
+/** The producers of a run flat out or at a fixed rate, then the consumers draining; the topic deleted. */
+async function runFlatOut(run: {
+  options: KafkaLoadOptions;
+  topic: string;
+  settings: KafkaRunSettings;
+  start: ReturnType<typeof kafkaToolStarter>;
+  progress: KafkaProgressRelay;
+  consumers: readonly ManagedProcess[];
+  deleteTopic: () => Promise<unknown>;
+  expectations: KafkaPerfExpectations;
+  topicArgs: readonly string[];
+  consumerArgs: readonly string[];
+}): Promise<KafkaLoadRun> {
+  const { options, topic, settings, start, progress, consumers, deleteTopic, expectations, topicArgs, consumerArgs } =
+    run;
+  const { cluster, workload } = options;
   const producerArgs = (index: number) =>
     producerPerformanceArgs({
       bootstrapServers: cluster.bootstrapServers,
@@ -127,6 +173,71 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     expectations,
     args,
     ...(error ? { error } : {}),
+  };
+}
+
+/**
+ * A capacity ladder (core/kafka/kafka-capacity.ts): each step's producers at its rate, one step after the other,
+ * until a step's producers show it did not hold (or the ladder's top). A step's producers that overrun twice its
+ * length and 30 s are stopped: that step is then cut short, and the ladder ends there.
+ */
+async function runLadder(ladder: {
+  options: KafkaLoadOptions;
+  topic: string;
+  settings: KafkaRunSettings;
+  start: ReturnType<typeof kafkaToolStarter>;
+  progress: KafkaProgressRelay;
+  consumers: readonly ManagedProcess[];
+  deleteTopic: () => Promise<unknown>;
+  expectations: KafkaPerfExpectations;
+  /** The topic's and the consumers' command lines; each step's producer line is added. */
+  args: readonly string[];
+}): Promise<KafkaLoadRun> {
+  const { options } = ladder;
+  const capacity = ladder.expectations.capacity!;
+  const steps: KafkaStepOutput[] = [];
+  const args = [...ladder.args];
+  for (const [index, step] of capacity.steps.entries()) {
+    const producerArgs = (producer: number) =>
+      producerPerformanceArgs({
+        bootstrapServers: options.cluster.bootstrapServers,
+        topic: ladder.topic,
+        settings: {
+          ...ladder.settings,
+          recordsPerProducer: step.recordsPerProducer,
+          throughput: step.perProducerRate,
+          ...(step.warmupRecords > 0 ? { warmupRecords: step.warmupRecords } : {}),
+        },
+        messageSizeBytes: options.workload.messageSizeBytes,
+        clientId: `rmqbench-producer-${producer + 1}`,
+      });
+    args.push(`ProducerPerformance (step ${index + 1}) ${producerArgs(0).join(' ')}`);
+    const names = Array.from(
+      { length: options.workload.producers },
+      (_, producer) => `producer-${producer + 1}-step-${index + 1}`,
+    );
+    const startedAtMs = Date.now();
+    const producers = names.map((name, producer) =>
+      ladder.start(
+        name,
+        'org.apache.kafka.tools.ProducerPerformance',
+        producerArgs(producer),
+        producer === 0 ? (line) => ladder.progress.onProducerLine(line) : undefined,
+      ),
+    );
+    const late = await exitWithin(producers, (capacity.stepSeconds * 2 + 30) * 1000);
+    const outputs = names.map((name) => readOutput(options.outputDir, name));
+    steps.push({ producers: outputs, startedAtMs, endedAtMs: Date.now() });
+    if (late || producersFailedStep(outputs, step, capacity)) break;
+  }
+  // The consumers drain what was sent and end by their idle timeout.
+  const consumersLate = await exitWithin(ladder.consumers, consumerIdleTimeoutMs(2) + 30_000);
+  await ladder.deleteTopic();
+  return {
+    output: { ...collectedOutput(options.outputDir, 0, ladder.consumers.length), steps },
+    expectations: ladder.expectations,
+    args,
+    ...(consumersLate ? { error: 'Kafka consumers did not finish draining the topic and were stopped' } : {}),
   };
 }
 

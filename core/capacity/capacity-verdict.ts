@@ -240,7 +240,20 @@ export function capacityVerdict(
   expected: CapacityExpectations,
   queueDepth?: readonly MetricPoint[],
 ): CapacityResult {
-  const steps = expected.steps.map((step) => judgeStep(step, samples, expected, queueDepth));
+  return capacityFromSteps(
+    expected.steps.map((step) => judgeStep(step, samples, expected, queueDepth)),
+    expected,
+  );
+}
+
+/**
+ * The capacity of judged steps: the rate of the last step before the first that did not pass, with the verdict in one
+ * sentence (shared by PerfTest's ladder and Kafka's step runs, core/kafka/kafka-capacity.ts).
+ */
+export function capacityFromSteps(
+  steps: readonly CapacityStepResult[],
+  expected: Pick<CapacityExpectations, 'p99LatencyMs' | 'stepFactor' | 'warmUpSeconds'>,
+): CapacityResult {
   const firstFailed = steps.findIndex((step) => !step.passed);
   const base = {
     p99BoundMs: expected.p99LatencyMs,

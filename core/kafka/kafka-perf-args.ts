@@ -2,6 +2,7 @@ import { fixedMessageCount } from '../plan/fixed-work';
 import { defaultReplicationFactor, KAFKA_DEFAULTS } from './kafka-plan';
 import type { Workload } from '../plan/plan-schema';
 import type { KafkaPerfExpectations } from './kafka-perf-output';
+import { kafkaCapacityExpectations } from './kafka-capacity';
 
 /**
  * Kafka's own performance tools from org.apache.kafka:kafka-tools, as the load: ProducerPerformance and
@@ -50,8 +51,13 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
   // The same fixed work as on RabbitMQ (messageCount, or totalBytes ÷ messageSizeBytes); else a rate for
   // durationSeconds.
   const total = fixedMessageCount(workload);
-  const recordsPerProducer =
-    total !== undefined ? total / producers : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
+  // A capacity ladder runs one producer run per step (core/kafka/kafka-capacity.ts): every step's records.
+  const ladder = workload.capacity ? kafkaCapacityExpectations(workload.capacity, producers).steps : undefined;
+  const recordsPerProducer = ladder
+    ? ladder.reduce((sum, step) => sum + step.recordsPerProducer, 0)
+    : total !== undefined
+      ? total / producers
+      : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
   if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
     throw new Error(
       `workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`,
@@ -65,7 +71,7 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
     lingerMs: workload.lingerMs ?? KAFKA_DEFAULTS.lingerMs,
     compression: workload.compression ?? KAFKA_DEFAULTS.compression,
     recordsPerProducer,
-    throughput: workload.publishRateLimit ?? -1,
+    throughput: ladder?.[0]?.perProducerRate ?? workload.publishRateLimit ?? -1,
     ...(workload.warmUpSeconds && workload.publishRateLimit
       ? { warmupRecords: Math.min(recordsPerProducer - 1, workload.publishRateLimit * workload.warmUpSeconds) }
       : {}),
@@ -78,6 +84,7 @@ export function kafkaPerfExpectations(workload: Workload, settings: KafkaRunSett
     producers: workload.producers,
     consumers: workload.consumers,
     recordsPerProducer: settings.recordsPerProducer,
+    ...(workload.capacity ? { capacity: kafkaCapacityExpectations(workload.capacity, workload.producers) } : {}),
     ...(settings.warmupRecords !== undefined && workload.warmUpSeconds
       ? { warmUpSeconds: workload.warmUpSeconds }
       : {}),
@@ -140,6 +147,8 @@ export function consumerPerformanceArgs(options: {
   readonly totalRecords: number;
   /** How many consumers the group has (sets the idle timeout). */
   readonly consumers: number;
+  /** Overrides the idle timeout (a capacity ladder may stop before every record was sent). */
+  readonly timeoutMs?: number;
 }): string[] {
   return [
     '--bootstrap-server',
@@ -151,7 +160,7 @@ export function consumerPerformanceArgs(options: {
     '--num-records',
     String(options.totalRecords),
     '--timeout',
-    String(consumerIdleTimeoutMs(options.consumers)),
+    String(options.timeoutMs ?? consumerIdleTimeoutMs(options.consumers)),
     // Per-interval rows instead of the one summary line: the tool prints one or the other, and the rows give per-second
     // samples.
     '--show-detailed-stats',

@@ -1,6 +1,7 @@
 import { PerfTestOutputError } from '../plan/errors';
 import type { LatencyPercentiles, PerSecondSample, PerfTestResult } from '../results/result-model';
 import { describe } from '../results/statistics';
+import type { KafkaCapacityExpectations, KafkaStepOutput } from './kafka-capacity';
 
 /** What the parser must find, given what the workload asked the tools to do. */
 export interface KafkaPerfExpectations {
@@ -12,12 +13,16 @@ export interface KafkaPerfExpectations {
    * consumers' rate from the rows after it.
    */
   readonly warmUpSeconds?: number;
+  /** Capacity mode: the ladder run as one producer run per step (core/kafka/kafka-capacity.ts). */
+  readonly capacity?: KafkaCapacityExpectations;
 }
 
 /** The console output of every ProducerPerformance and ConsumerPerformance of one repetition. */
 export interface KafkaPerfOutput {
   readonly producers: readonly string[];
   readonly consumers: readonly string[];
+  /** Capacity mode: each step's producer runs and times (then `producers` is empty). */
+  readonly steps?: readonly KafkaStepOutput[];
 }
 
 /**
@@ -61,10 +66,52 @@ interface ProducerOutcome {
   readonly steady?: { readonly rate: number; readonly latency: LatencyPercentiles };
 }
 
-interface ConsumerRow {
+export interface ConsumerRow {
   readonly atMs: number;
   readonly total: number;
   readonly rate: number;
+}
+
+/** A ProducerPerformance run's lines: its 1 s windows' rates, and its summaries where it printed them. */
+export interface ProducerLines {
+  readonly windows: readonly number[];
+  readonly total?: { readonly records: number; readonly rate: number; readonly latency: LatencyPercentiles };
+  readonly steady?: { readonly records: number; readonly rate: number; readonly latency: LatencyPercentiles };
+}
+
+/** Reads a producer's output without judging it (core/kafka/kafka-capacity.ts judges each step's run). */
+export function producerLines(text: string): ProducerLines {
+  const windows: number[] = [];
+  let total: RegExpExecArray | undefined;
+  let steady: RegExpExecArray | undefined;
+  for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
+    const window = WINDOW_LINE.exec(line);
+    if (window) windows.push(Number(window[2]));
+    total ??= TOTAL_LINE.exec(line) ?? undefined;
+    steady ??= STEADY_LINE.exec(line) ?? undefined;
+  }
+  const summaryOf = (line: RegExpExecArray) => ({
+    records: Number(line[1]),
+    rate: Number(line[2]),
+    latency: { median: Number(line[6]) * 1000, p95: Number(line[7]) * 1000, p99: Number(line[8]) * 1000 },
+  });
+  return {
+    windows,
+    ...(total ? { total: summaryOf(total) } : {}),
+    ...(steady ? { steady: summaryOf(steady) } : {}),
+  };
+}
+
+/** A consumer's per-second rows (--show-detailed-stats), without judging them. */
+export function consumerRows(text: string): ConsumerRow[] {
+  const rows: ConsumerRow[] = [];
+  for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
+    const row = CONSUMER_ROW.exec(line);
+    if (!row) continue;
+    const atMs = Date.parse(`${row[1]}T${row[2]}:${row[3]}:${row[4]}.${row[5]}Z`);
+    rows.push({ atMs, total: Number(row[8]), rate: Number(row[9]) });
+  }
+  return rows;
 }
 
 /**

@@ -207,12 +207,6 @@ function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string;
         'publishRateLimit: set publishRateLimit, or leave warmUpSeconds out',
     });
   }
-  if (workload.capacity !== undefined)
-    found.push({
-      field: 'capacity',
-      value: workload.capacity,
-      why: 'ProducerPerformance takes one --throughput per run, so a rate ladder needs a run per step (not yet)',
-    });
   return found;
 }
 
@@ -238,8 +232,10 @@ export function checkWorkloadBroker(
         value: workload.replicationFactor,
       });
     }
-    // Kafka's ProducerPerformance sends a fixed number of records and has no time limit.
+    // Kafka's ProducerPerformance sends a fixed number of records and has no time limit (a capacity ladder gives each
+    // step's: its rate × stepSeconds).
     if (
+      workload.capacity === undefined &&
       workload.messageCount === undefined &&
       workload.totalBytes === undefined &&
       workload.publishRateLimit === undefined

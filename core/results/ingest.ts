@@ -14,6 +14,7 @@ import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-
 import { capacityVerdict, summedQueueDepth, type CapacityResult } from '../capacity/capacity-verdict';
 import { generatorsResult, type RawGeneratorOutput } from '../loadgen/generators-result';
 import { loadGeneratorsVerdict } from '../loadgen/load-generators-verdict';
+import { kafkaCapacityResult } from '../kafka/kafka-capacity';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
 export interface RawRepetition {
@@ -79,7 +80,11 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
   };
   try {
     const generators = raw.loadGenerators ? severalGenerators(raw.loadGenerators, base.metrics) : undefined;
+    const kafkaLadder = raw.kafka?.expectations.capacity
+      ? kafkaCapacityResult(raw.kafka.output.steps ?? [], raw.kafka.output.consumers, raw.kafka.expectations.capacity)
+      : undefined;
     const result =
+      kafkaLadder?.result ??
       generators?.result ??
       (raw.kafka
         ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations)
@@ -87,7 +92,7 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
     const verdict = {
       ...(generators?.record ?? measuredLoadGenerator(base.metrics, result)),
-      ...measuredCapacity(base.metrics, result, raw.expectations),
+      ...(kafkaLadder ? { capacity: kafkaLadder.capacity } : measuredCapacity(base.metrics, result, raw.expectations)),
       ...queueingNote(base.metrics, result, raw.expectations),
     };
     if (!raw.failover) return { ...base, status: 'SUCCEEDED', result, ...verdict };
