@@ -16,7 +16,7 @@ import {
   producerPerformanceArgs,
 } from '../core/kafka/kafka-perf-args';
 import type { Workload } from '../core/plan/plan-schema';
-import { producersFailedStep, type KafkaStepOutput } from '../core/kafka/kafka-capacity';
+import { kafkaStepSettings, producersFailedStep, type KafkaStepOutput } from '../core/kafka/kafka-capacity';
 import type { LocalKafkaCluster } from './kafka-cluster';
 import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP, startKafkaProcess } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';
@@ -202,12 +202,7 @@ async function runLadder(ladder: {
       producerPerformanceArgs({
         bootstrapServers: options.cluster.bootstrapServers,
         topic: ladder.topic,
-        settings: {
-          ...ladder.settings,
-          recordsPerProducer: step.recordsPerProducer,
-          throughput: step.perProducerRate,
-          ...(step.warmupRecords > 0 ? { warmupRecords: step.warmupRecords } : {}),
-        },
+        settings: kafkaStepSettings(ladder.settings, step),
         messageSizeBytes: options.workload.messageSizeBytes,
         clientId: `rmqbench-producer-${producer + 1}`,
       });

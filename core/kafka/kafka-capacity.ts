@@ -49,6 +49,17 @@ export interface KafkaStepOutput {
   readonly endedAtMs: number;
 }
 
+/** A step's producer settings: its records at its rate, its warm-up as `--warmup-records` (none when 0). */
+export function kafkaStepSettings<Settings extends object>(settings: Settings, step: KafkaCapacityStep) {
+  const { warmupRecords: _whole, ...rest } = settings as Settings & { warmupRecords?: number };
+  return {
+    ...rest,
+    recordsPerProducer: step.recordsPerProducer,
+    throughput: step.perProducerRate,
+    ...(step.warmupRecords > 0 ? { warmupRecords: step.warmupRecords } : {}),
+  };
+}
+
 export function kafkaCapacityExpectations(capacity: CapacitySpec, producers: number): KafkaCapacityExpectations {
   return {
     p99LatencyMs: capacity.p99LatencyMs,

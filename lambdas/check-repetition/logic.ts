@@ -16,7 +16,7 @@ import { perfTestExpectations } from '../../core/perftest/perftest-output';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
-import { kafkaExpectations, kafkaRawFiles } from '../start-repetition/kafka-script';
+import { kafkaExpectations, kafkaLadderOutput, kafkaRawFiles } from '../start-repetition/kafka-script';
 import { rawPrefix } from '../start-repetition/logic';
 
 export interface StartedCommon {
@@ -187,11 +187,12 @@ async function assembleRepetition(
   // (lambdas/start-repetition/kafka-script.ts).
   const kafka = async () => {
     const expectations = kafkaExpectations(scenario);
-    const files = kafkaRawFiles(expectations.producers, expectations.consumers);
+    const files = kafkaRawFiles(expectations.producers, expectations.consumers, expectations.capacity?.steps.length);
     return {
       output: {
         producers: await Promise.all(files.producers.map(read)),
         consumers: await Promise.all(files.consumers.map(read)),
+        ...(files.steps ? { steps: await kafkaLadderOutput(files, read) } : {}),
       },
       expectations,
     };

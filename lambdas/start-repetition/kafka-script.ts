@@ -10,6 +10,12 @@ import {
   producerPerformanceArgs,
 } from '../../core/kafka/kafka-perf-args';
 import type { KafkaPerfExpectations } from '../../core/kafka/kafka-perf-output';
+import {
+  kafkaStepSettings,
+  type KafkaCapacityExpectations,
+  type KafkaCapacityStep,
+  type KafkaStepOutput,
+} from '../../core/kafka/kafka-capacity';
 import { validatePlan, type Scenario } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import {
@@ -43,11 +49,46 @@ export const KAFKA_PRODUCER_GRACE_SECONDS = 60;
 /**
  * The raw files of one Kafka repetition, uploaded beside each other (check-repetition reads them back by these names).
  */
-export function kafkaRawFiles(producers: number, consumers: number): { producers: string[]; consumers: string[] } {
-  return {
-    producers: Array.from({ length: producers }, (_, index) => `producer-${index + 1}.txt`),
-    consumers: Array.from({ length: consumers }, (_, index) => `consumer-${index + 1}.txt`),
-  };
+export function kafkaRawFiles(
+  producers: number,
+  consumers: number,
+  ladderSteps?: number,
+): { producers: string[]; consumers: string[]; steps?: string[][]; stepTimes?: string } {
+  const numbered = (prefix: string, count: number, suffix = '') =>
+    Array.from({ length: count }, (_, index) => `${prefix}-${index + 1}${suffix}.txt`);
+  if (ladderSteps !== undefined)
+    return {
+      producers: [],
+      consumers: numbered('consumer', consumers),
+      // A capacity ladder: each step's producer runs, and the steps' times (core/kafka/kafka-capacity.ts).
+      steps: Array.from({ length: ladderSteps }, (_, step) => numbered('producer', producers, `-step-${step + 1}`)),
+      stepTimes: KAFKA_STEP_TIMES_FILE,
+    };
+  return { producers: numbered('producer', producers), consumers: numbered('consumer', consumers) };
+}
+
+/** A capacity ladder's steps as run: one line per step, `<step> <start epoch ms> <end epoch ms>`. */
+export const KAFKA_STEP_TIMES_FILE = 'steps.txt';
+
+/** The step outputs of a ladder from its files (check-repetition reads them from S3). */
+export async function kafkaLadderOutput(
+  files: { steps?: string[][]; stepTimes?: string },
+  read: (file: string) => Promise<string>,
+): Promise<KafkaStepOutput[]> {
+  if (!files.steps || !files.stepTimes) return [];
+  const lines = (await read(files.stepTimes)).split('\n').map((line) => /^(\d+) (\d+) (\d+)$/.exec(line.trim()));
+  const steps: KafkaStepOutput[] = [];
+  for (const match of lines) {
+    if (!match) continue;
+    const producers = files.steps[Number(match[1]) - 1];
+    if (!producers) continue;
+    steps.push({
+      producers: await Promise.all(producers.map(read)),
+      startedAtMs: Number(match[2]),
+      endedAtMs: Number(match[3]),
+    });
+  }
+  return steps;
 }
 
 /** What the parser expects of one Kafka scenario's output (the same as the local target's). */
@@ -60,23 +101,26 @@ export function kafkaExpectations(scenario: Scenario): KafkaPerfExpectations {
  * clean-up and upload.
  */
 export function kafkaRepetitionSeconds(scenario: Scenario): number {
-  const drain = consumerIdleTimeoutMs(Math.max(scenario.workload.consumers, 1)) / 1000 + 30;
-  return (
-    KAFKA_TOOLS_READY_WAIT_SECONDS +
-    60 +
-    KAFKA_CONSUMER_JOIN_SECONDS +
-    scenario.workload.durationSeconds +
-    KAFKA_PRODUCER_GRACE_SECONDS +
-    drain +
-    60
-  );
+  const ladder = kafkaExpectations(scenario).capacity;
+  const drain = consumerIdleTimeoutMs(ladder ? 2 : Math.max(scenario.workload.consumers, 1)) / 1000 + 30;
+  return KAFKA_TOOLS_READY_WAIT_SECONDS + 60 + KAFKA_CONSUMER_JOIN_SECONDS + producersLimit(scenario) + drain + 60;
 }
+
+/** How long the producers may take: the workload's duration and a grace, or every ladder step's own limit. */
+function producersLimit(scenario: Scenario): number {
+  const ladder = kafkaExpectations(scenario).capacity;
+  if (!ladder) return scenario.workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS;
+  return ladder.steps.length * ladderStepLimit(ladder);
+}
+
+/** A ladder step's producers are stopped after twice the step and 30 s (local/kafka-load.ts runLadder). */
+const ladderStepLimit = (ladder: KafkaCapacityExpectations) => ladder.stepSeconds * 2 + 30;
 
 export interface KafkaRepetitionScript {
   readonly script: string;
   /** The tools' command lines as recorded with the repetition (no credentials: the cluster has none). */
   readonly args: string[];
-  readonly files: { producers: string[]; consumers: string[] };
+  readonly files: ReturnType<typeof kafkaRawFiles>;
   readonly timeoutSeconds: number;
 }
 
@@ -100,25 +144,30 @@ export function kafkaRepetitionScript(options: {
   // Topic names allow [a-zA-Z0-9._-] (org.apache.kafka.common.internals.Topic), at most 249 characters.
   const topic = `rmqbench-${workload.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 200)}-${suffix}`;
   const topicArgs = ['--bootstrap-server', bootstrapServers, ...createTopicArgs(topic, settings)];
+  const ladder = kafkaPerfExpectations(workload, settings).capacity;
   const consumerArgs = consumerPerformanceArgs({
     bootstrapServers,
     topic,
     group: `rmqbench-${suffix}`,
     totalRecords: settings.recordsPerProducer * workload.producers,
     consumers: workload.consumers,
+    // A ladder may stop before every record was sent: the consumers end by an idle timeout.
+    ...(ladder ? { timeoutMs: consumerIdleTimeoutMs(2) } : {}),
   });
-  const producerArgs = (index: number) =>
+  // A ladder step's producers send its records at its rate (core/kafka/kafka-capacity.ts).
+  const producerArgs = (index: number, step?: KafkaCapacityStep) =>
     producerPerformanceArgs({
       bootstrapServers,
       topic,
-      settings,
+      settings: step ? kafkaStepSettings(settings, step) : settings,
       messageSizeBytes: workload.messageSizeBytes,
       clientId: `rmqbench-producer-${index + 1}`,
     });
-  const files = kafkaRawFiles(workload.producers, workload.consumers);
-  const producerLimit = workload.durationSeconds + KAFKA_PRODUCER_GRACE_SECONDS;
-  const consumerLimit =
-    KAFKA_CONSUMER_JOIN_SECONDS + producerLimit + consumerIdleTimeoutMs(Math.max(workload.consumers, 1)) / 1000 + 30;
+  const files = kafkaRawFiles(workload.producers, workload.consumers, ladder?.steps.length);
+  const producerLimit = producersLimit(scenario);
+  const idleSeconds = consumerIdleTimeoutMs(ladder ? 2 : Math.max(workload.consumers, 1)) / 1000;
+  const consumerLimit = KAFKA_CONSUMER_JOIN_SECONDS + producerLimit + idleSeconds + 30;
+  const allFiles = [...files.producers, ...(files.steps ?? []).flat(), ...files.consumers];
   const tool = (mainClass: string, args: readonly string[]) =>
     `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
   const script = [
@@ -127,27 +176,35 @@ export function kafkaRepetitionScript(options: {
     `trap 'cd /; rm -rf "$WORK"' EXIT`,
     ...toolsReadyLines(),
     "ERROR=''",
-    `touch ${[...files.producers, ...files.consumers].join(' ')}`,
+    `touch ${allFiles.join(' ')}${files.stepTimes ? ` ${files.stepTimes}` : ''}`,
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
-    ...runProducersLines(files.producers, producerLimit, (index) =>
-      tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
-    ),
+    ...(ladder
+      ? runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
+          tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, ladder.steps[step]!)),
+        )
+      : runProducersLines(files.producers, producerLimit, (index) =>
+          tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
+        )),
     // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
     'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ -z "$ERROR" ] && { [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; }; then ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done',
     `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} > topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
     'UPLOAD_FAILED=0',
-    ...[...files.producers, ...files.consumers].map((file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`),
+    ...[...allFiles, ...(files.stepTimes ? [files.stepTimes] : [])].map(
+      (file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`,
+    ),
     '[ "$UPLOAD_FAILED" = 0 ] || { echo "rmqbench: could not upload the Kafka tools\' output" >&2; exit 1; }',
     'if [ -n "$ERROR" ]; then',
     '  echo "$ERROR" >&2',
-    `  for file in ${[...files.producers, ...files.consumers].join(' ')}; do echo "--- $file" >&2; tail -n 5 "$file" >&2; done`,
+    `  for file in ${allFiles.join(' ')}; do echo "--- $file" >&2; tail -n 5 "$file" >&2; done`,
     '  exit 1',
     'fi',
   ].join('\n');
   const args = [
     `TopicCommand ${topicArgs.join(' ')}`,
-    `ProducerPerformance ${producerArgs(0).join(' ')}`,
+    ...(ladder
+      ? ladder.steps.map((step, index) => `ProducerPerformance (step ${index + 1}) ${producerArgs(0, step).join(' ')}`)
+      : [`ProducerPerformance ${producerArgs(0).join(' ')}`]),
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
   return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
@@ -198,6 +255,39 @@ function runProducersLines(
       ' s (durationSeconds + ' +
       KAFKA_PRODUCER_GRACE_SECONDS +
       ') and were stopped"; fi; done',
+    'else',
+    '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
+    'fi',
+  ];
+}
+
+/**
+ * A capacity ladder (core/kafka/kafka-capacity.ts): each step's producers at its rate, one step after the other, each
+ * step's start and end (epoch ms) appended to the step-times file. Producers that overrun the step limit are stopped
+ * and end the ladder there (a step that cannot keep up is a finding, not an error); ingest judges the steps.
+ */
+function runLadderLines(
+  stepFiles: readonly (readonly string[])[],
+  stepLimit: number,
+  producerCommand: (index: number, step: number) => string,
+): string[] {
+  return [
+    `: > ${KAFKA_STEP_TIMES_FILE}`,
+    "LADDER_STOPPED=''",
+    'if [ -z "$ERROR" ]; then',
+    ...stepFiles.flatMap((files, step) => [
+      '  if [ -z "$LADDER_STOPPED" ]; then',
+      '    PRODUCER_PIDS=(); STEP_START=$(date +%s%3N)',
+      ...files.map(
+        (file, index) =>
+          `    timeout --kill-after=10 ${stepLimit} ${producerCommand(index, step)} > ${file} 2>&1 ` +
+          '& PRODUCER_PIDS+=($!)',
+      ),
+      '    for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
+        'if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then LADDER_STOPPED=1; fi; done',
+      `    echo "${step + 1} $STEP_START $(date +%s%3N)" >> ${KAFKA_STEP_TIMES_FILE}`,
+      '  fi',
+    ]),
     'else',
     '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
     'fi',

@@ -7,6 +7,7 @@ import { perfTestExpectations } from '../../core/perftest/perftest-output';
 import { kafkaReadinessScript, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import {
   awsKafkaRepetitionScript,
+  kafkaLadderOutput,
   kafkaExpectations,
   kafkaRawFiles,
   scenarioOf,
@@ -140,6 +141,77 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
       expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
       // The topic was the benchmark's own and is gone.
       expect(await topicList('topics-after.log')).not.toMatch(/rmqbench-w-/);
+    } finally {
+      await fake.stop();
+    }
+  });
+
+  test('a capacity ladder: a producer run per step at its rate, the step times uploaded, judged at ingest', async () => {
+    const plan = {
+      name: 'kafka-ladder',
+      clusters: [{ name: 'k', broker: 'kafka', nodes: 1, instanceType: 'c5.xlarge' }],
+      workloads: [
+        {
+          name: 'w',
+          producers: 1,
+          consumers: 1,
+          messageSizeBytes: 100,
+          capacity: {
+            p99LatencyMs: 1000,
+            minRate: 500,
+            maxRate: 1000,
+            stepFactor: 2,
+            stepSeconds: 5,
+            warmUpSeconds: 1,
+          },
+        },
+      ],
+    };
+    const item = buildSchedule({ plan, target: 'local', runId: 'run-ladder' }, 'exec').clusters[0]!.repetitions[0]!;
+    const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
+    try {
+      const { script, args, files } = awsKafkaRepetitionScript({
+        plan,
+        runId: 'run-ladder',
+        item,
+        bootstrapServers: cluster.bootstrapServers,
+        bucket: BUCKET,
+      });
+      expect(files.steps).toEqual([['producer-1-step-1.txt'], ['producer-1-step-2.txt']]);
+      expect(args.filter((line) => line.startsWith('ProducerPerformance (step'))).toHaveLength(2);
+      const run = await runOnLoadGenerator(fake, script);
+      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+      const prefix = `${BUCKET}/${rawPrefix('run-ladder', item)}`;
+      expect([...fake.objects.keys()].sort()).toEqual(
+        ['consumer-1.txt', 'producer-1-step-1.txt', 'producer-1-step-2.txt', 'steps.txt'].map((f) => `${prefix}/${f}`),
+      );
+      const read = async (name: string) => fake.objects.get(`${prefix}/${name}`)?.toString('utf8') ?? '';
+      const scenario = scenarioOf(plan, item);
+      const expectations = kafkaExpectations(scenario);
+      const record = ingestRepetition({
+        runId: 'run-ladder',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: '2025-01-01T00:00:00.000Z',
+        finishedAt: '2025-01-01T00:00:30.000Z',
+        perfTestArgs: args,
+        expectations: perfTestExpectations(scenario.workload),
+        stdout: '',
+        csv: '',
+        kafka: {
+          output: {
+            producers: [],
+            consumers: [await read('consumer-1.txt')],
+            steps: await kafkaLadderOutput(files, read),
+          },
+          expectations,
+        },
+      });
+      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+      expect(record.capacity!.steps.map((step) => step.targetRate)).toEqual([500, 1000]);
+      expect(record.capacity!.steps[0]!.passed).toBe(true);
+      expect(record.capacity!.steps[0]!.consumeRate).toBeGreaterThan(0.9 * 500);
+      expect(record.capacity!.rateMsgPerSecond).toBeGreaterThanOrEqual(500);
     } finally {
       await fake.stop();
     }
