@@ -146,7 +146,7 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     }
   });
 
-  test('a capacity ladder: a producer run per step at its rate, the step times uploaded, judged at ingest', async () => {
+  test('a capacity ladder: a producer run per step at its rate, step times uploaded, judged at ingest', async () => {
     const plan = {
       name: 'kafka-ladder',
       clusters: [{ name: 'k', broker: 'kafka', nodes: 1, instanceType: 'c5.xlarge' }],
