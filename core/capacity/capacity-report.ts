@@ -7,6 +7,8 @@ import { ACHIEVED_RATE_SHARE, CONSUMED_SHARE } from './capacity-verdict';
 export interface ScenarioCapacity {
   /** The plan's bound (capacity.p99LatencyMs). */
   readonly p99BoundMs: number;
+  /** Kafka: the bound is on the acknowledgement latency (CapacityResult.latency). */
+  readonly latency?: 'acknowledgement';
   readonly stepFactor: number;
   readonly warmUpSeconds: number;
   /** The rate each repetition held (mean ± 95 % CI over the repetitions that held one); absent when none did. */
@@ -45,6 +47,7 @@ export function aggregateCapacity(
   const p99 = medianOf(found.map((capacity) => capacity.p99LatencyMs));
   return {
     p99BoundMs: first.p99BoundMs,
+    ...(first.latency ? { latency: first.latency } : {}),
     stepFactor: first.stepFactor,
     warmUpSeconds: first.warmUpSeconds,
     ...(found.length > 0 ? { rateMsgPerSecond: describe(found.map((capacity) => capacity.rateMsgPerSecond!)) } : {}),
@@ -63,8 +66,17 @@ export function aggregateCapacity(
 
 /** How the capacity was searched, in the words a report uses. */
 export function capacityStrategyLine(
-  capacity: Pick<ScenarioCapacity, 'stepFactor' | 'warmUpSeconds' | 'p99BoundMs'>,
+  capacity: Pick<ScenarioCapacity, 'stepFactor' | 'warmUpSeconds' | 'p99BoundMs' | 'latency'>,
 ): string {
+  if (capacity.latency === 'acknowledgement')
+    return (
+      `Kafka: searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the last), one ` +
+      `ProducerPerformance run per step at --throughput, its first ${capacity.warmUpSeconds} s of records left out ` +
+      `(--warmup-records). A step holds when the producers achieved ${ACHIEVED_RATE_SHARE * 100} % of its rate, the ` +
+      `consumers received ${CONSUMED_SHARE * 100} % of it within the step, and the producers' ` +
+      "acknowledgement latency p99 (send to broker ack: Kafka's tools measure no end-to-end latency) was within " +
+      `${capacity.p99BoundMs} ms.`
+    );
   return (
     `Searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the one before) in one PerfTest run per repetition, ` +
     `through PerfTest's --variable-rate, each step's first ${capacity.warmUpSeconds} s left out. A step holds when the producers achieved ` +
@@ -72,6 +84,11 @@ export function capacityStrategyLine(
     `(where the broker was sampled) and the step's consumer latency p99 was within ${capacity.p99BoundMs} ms (estimated from its seconds' percentiles, weighted by the messages each received). ` +
     `The capacity is the last step before the first that did not hold (mean ± 95 % CI over the repetitions): the true one lies below the next step (× ${capacity.stepFactor}).`
   );
+}
+
+/** The strategy line of each kind of search among the rows (PerfTest's ladder, Kafka's step runs). */
+export function capacityStrategyLines(rows: readonly { readonly capacity: ScenarioCapacity }[]): string[] {
+  return [...new Set(rows.map((row) => capacityStrategyLine(row.capacity)))];
 }
 
 /**
@@ -116,8 +133,7 @@ export function renderCapacityMarkdown(
   const lines = [
     '## Capacity at a latency target',
     '',
-    capacityStrategyLine(rows[0]!.capacity),
-    '',
+    ...capacityStrategyLines(rows).flatMap((line) => [line, '']),
     '| scenario | p99 bound (ms) | capacity (mean ± 95% CI) | p50 / p99 at it (ms) | USD per million messages | msg/s per USD-hour | repetitions |',
     '|---|---:|---:|---:|---:|---:|---|',
   ];

@@ -60,6 +60,8 @@ export interface CapacityStepResult {
 export interface CapacityResult {
   /** The plan's bound. */
   readonly p99BoundMs: number;
+  /** Kafka: the latency bounded is the producers' acknowledgement latency (absent: PerfTest's consumer latency). */
+  readonly latency?: 'acknowledgement';
   readonly stepFactor: number;
   readonly warmUpSeconds: number;
   readonly steps: readonly CapacityStepResult[];

@@ -104,7 +104,7 @@ export function kafkaCapacityResult(
       ? judgeKafkaStep(step, output, rows, expected, index)
       : notRun(step, index, expected.stepSeconds, 'not run: an earlier step did not hold');
   });
-  const capacity = capacityFromSteps(judged, expected);
+  const capacity = { ...capacityFromSteps(judged, expected), latency: 'acknowledgement' as const };
   return { capacity, result: kafkaCapacityRun(steps, rows) };
 }
 

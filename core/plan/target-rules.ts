@@ -117,7 +117,6 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   const known = knownInstanceTypes(catalog, provider);
   const issues: PlanIssue[] = [
     ...loadGeneratorProblems(plan, target),
-    ...kafkaCapacityProblems(plan, target),
     ...cloudFaultProblems(plan, provider, target),
     ...regionProblems(plan, provider),
   ];
@@ -137,27 +136,6 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
       issues.push({ path: 'maxCostUsd', message: `${problem}; see rmqbench estimate`, value: plan.maxCostUsd });
   }
   return issues;
-}
-
-/**
- * A Kafka capacity ladder is one producer run per step (core/kafka/kafka-capacity.ts): the local target runs it; the
- * AWS Kafka script still runs one producer run per repetition, so the clouds refuse it by field.
- */
-function kafkaCapacityProblems(plan: Plan, target: string): PlanIssue[] {
-  const byPath = new Map<string, PlanIssue>();
-  for (const scenario of plan.scenarios) {
-    if (scenario.cluster.broker !== 'kafka' || scenario.workload.capacity === undefined) continue;
-    const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);
-    const path = `workloads[${index}].capacity`;
-    byPath.set(path, {
-      path,
-      message:
-        `a Kafka capacity ladder runs on the local target so far (one producer run per step); target ${target} ` +
-        `runs Kafka flat out or at a publishRateLimit (cluster "${scenario.cluster.name}")`,
-      value: 'capacity',
-    });
-  }
-  return [...byPath.values()];
 }
 
 /** Region codes by their form on each cloud: `eu-west-1`, and Azure's programmatic names without dashes. */

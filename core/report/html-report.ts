@@ -8,7 +8,7 @@ import {
   formatUncountedFaultLine,
 } from '../failover/failover-report';
 import { capacityRows, formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
-import { capacityCells, capacityStrategyLine } from '../capacity/capacity-report';
+import { capacityCells, capacityStrategyLines } from '../capacity/capacity-report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from '../results/result-model';
 import type { Stats } from '../results/statistics';
 
@@ -386,7 +386,7 @@ function capacitySection(
     id: 'capacity',
     title: 'Capacity at a latency target',
     blocks: [
-      { kind: 'paragraph', text: capacityStrategyLine(rows[0]!.capacity) },
+      ...capacityStrategyLines(rows).map((text) => ({ kind: 'paragraph' as const, text })),
       {
         kind: 'table',
         caption: 'The highest publish rate every repetition held within its p99 bound',
