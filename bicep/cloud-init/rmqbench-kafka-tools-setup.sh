@@ -33,7 +33,7 @@ if ! rmqbench_check_jars "$root$home"; then
 fi
 install -m 0644 "$log4j" "$root$home/log4j2-tool.properties"
 # The wrapper names the paths on the VM ($home), byte for byte kafkaToolWrapper(home) of the AWS load generator.
-printf '#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Dlog4j2.configurationFile=%s/log4j2-tool.properties -cp '"'"'%s/lib/*'"'"' "$@"\n' "$home" "$home" >"$root$command"
+printf '#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Duser.timezone=UTC -Dlog4j2.configurationFile=%s/log4j2-tool.properties -cp '"'"'%s/lib/*'"'"' "$@"\n' "$home" "$home" >"$root$command"
 chmod 0755 "$root$command"
 echo "$version" >"$root$home/READY"
 echo "rmqbench-kafka-tools-setup: Kafka tools $version ready" >&2

@@ -28,13 +28,13 @@ export interface LoadGeneratorBootInput {
 
 /**
  * The wrapper around java for the Kafka tools: the same JVM options as the local target's tools (local/kafka-java.ts
- * javaArgs: an English locale, because the tools print rates with the JVM locale's decimal separator), the tools'
- * log4j2
+ * javaArgs: an English locale, because the tools print rates with the JVM locale's decimal separator; UTC, because
+ * ConsumerPerformance prints its rows' times in the JVM's zone and the parser reads them as UTC), the tools' log4j2
  * configuration (errors and the consumer's partition assignment on stderr), and the classpath of the pinned jars, which
  * the JVM expands itself (no shell glob).
  */
 export function kafkaToolWrapper(home: string): string {
-  return `#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Dlog4j2.configurationFile=${home}/log4j2-tool.properties -cp '${home}/lib/*' "$@"\n`;
+  return `#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Duser.timezone=UTC -Dlog4j2.configurationFile=${home}/log4j2-tool.properties -cp '${home}/lib/*' "$@"\n`;
 }
 
 /**
