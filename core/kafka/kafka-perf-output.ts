@@ -176,15 +176,7 @@ function parseProducer(
   missing: string[],
 ): ProducerOutcome | undefined {
   const expectedRecords = expected.recordsPerProducer;
-  const windows: number[] = [];
-  let total: RegExpExecArray | undefined;
-  let steady: RegExpExecArray | undefined;
-  for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
-    const window = WINDOW_LINE.exec(line);
-    if (window) windows.push(Number(window[2]));
-    total ??= TOTAL_LINE.exec(line) ?? undefined;
-    steady ??= STEADY_LINE.exec(line) ?? undefined;
-  }
+  const { windows, total, steady } = producerLines(text);
   if (total && expected.warmUpSeconds && !steady) {
     missing.push(`producer ${number}: the "steady state records sent" line that follows the summary with a warm-up`);
     return undefined;
@@ -195,23 +187,19 @@ function parseProducer(
     );
     return undefined;
   }
-  const sent = Number(total[1]);
+  const sent = total.records;
   if (sent !== expectedRecords) {
     missing.push(
       `producer ${number}: ${expectedRecords} acknowledged records (it reports ${sent}; failed sends are not counted)`,
     );
     return undefined;
   }
-  const latency = (line: RegExpExecArray) => {
-    const ms = (group: number) => Number(line[group]) * 1000;
-    return { median: ms(6), p95: ms(7), p99: ms(8) };
-  };
   return {
-    windows,
+    windows: [...windows],
     sent,
-    rate: Number(total[2]),
-    latency: latency(total),
-    ...(steady ? { steady: { rate: Number(steady[2]), latency: latency(steady) } } : {}),
+    rate: total.rate,
+    latency: total.latency,
+    ...(steady ? { steady: { rate: steady.rate, latency: steady.latency } } : {}),
   };
 }
 
@@ -221,13 +209,7 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
     missing.push(`consumer ${number}: the "${CONSUMER_HEADER}" header`);
     return undefined;
   }
-  const rows: ConsumerRow[] = [];
-  for (const line of lines) {
-    const row = CONSUMER_ROW.exec(line);
-    if (!row) continue;
-    const atMs = Date.parse(`${row[1]}T${row[2]}:${row[3]}:${row[4]}.${row[5]}Z`);
-    rows.push({ atMs, total: Number(row[8]), rate: Number(row[9]) });
-  }
+  const rows = consumerRows(text);
   // A lone consumer asks for exactly what the producers send, so its timeout means records never arrived.
   if (consumers === 1 && lines.some((line) => CONSUMER_TIMEOUT.test(line))) {
     missing.push(
