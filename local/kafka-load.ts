@@ -16,7 +16,12 @@ import {
   producerPerformanceArgs,
 } from '../core/kafka/kafka-perf-args';
 import type { Workload } from '../core/plan/plan-schema';
-import { kafkaStepSettings, producersFailedStep, type KafkaStepOutput } from '../core/kafka/kafka-capacity';
+import {
+  kafkaStepSettings,
+  producersFailedStep,
+  type KafkaCapacityStep,
+  type KafkaStepOutput,
+} from '../core/kafka/kafka-capacity';
 import type { LocalKafkaCluster } from './kafka-cluster';
 import { CONSUMER_JOINED, javaArgs, KAFKA_TOOL_HEAP, startKafkaProcess } from './kafka-java';
 import type { ManagedProcess, ProcessRegistry } from './processes';
@@ -93,19 +98,7 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     const output = collectedOutput(options.outputDir, 0, consumers.length);
     return { output, expectations, args: [], error: joinError };
   }
-  if (expectations.capacity)
-    return runLadder({
-      options,
-      topic,
-      settings,
-      start,
-      progress,
-      consumers,
-      deleteTopic,
-      expectations,
-      args: [`TopicCommand ${topicArgs.join(' ')}`, `ConsumerPerformance ${consumerArgs.join(' ')}`],
-    });
-  return runFlatOut({
+  const run: KafkaRun = {
     options,
     topic,
     settings,
@@ -116,41 +109,54 @@ export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoad
     expectations,
     topicArgs,
     consumerArgs,
+  };
+  return expectations.capacity ? runLadder(run) : runFlatOut(run);
+}
+
+/** What a repetition's producers need once the topic exists and the consumers have joined. */
+interface KafkaRun {
+  readonly options: KafkaLoadOptions;
+  readonly topic: string;
+  readonly settings: KafkaRunSettings;
+  readonly start: ReturnType<typeof kafkaToolStarter>;
+  readonly progress: KafkaProgressRelay;
+  readonly consumers: readonly ManagedProcess[];
+  readonly deleteTopic: () => Promise<unknown>;
+  readonly expectations: KafkaPerfExpectations;
+  readonly topicArgs: readonly string[];
+  readonly consumerArgs: readonly string[];
+}
+
+/** One producer's ProducerPerformance arguments: the repetition's settings, or a ladder step's. */
+function producerArgsOf(run: KafkaRun, index: number, step?: KafkaCapacityStep): string[] {
+  return producerPerformanceArgs({
+    bootstrapServers: run.options.cluster.bootstrapServers,
+    topic: run.topic,
+    settings: step ? kafkaStepSettings(run.settings, step) : run.settings,
+    messageSizeBytes: run.options.workload.messageSizeBytes,
+    clientId: `rmqbench-producer-${index + 1}`,
   });
 }
 
-/** The producers of a run flat out or at a fixed rate, then the consumers draining; the topic deleted. */
-async function runFlatOut(run: {
-  options: KafkaLoadOptions;
-  topic: string;
-  settings: KafkaRunSettings;
-  start: ReturnType<typeof kafkaToolStarter>;
-  progress: KafkaProgressRelay;
-  consumers: readonly ManagedProcess[];
-  deleteTopic: () => Promise<unknown>;
-  expectations: KafkaPerfExpectations;
-  topicArgs: readonly string[];
-  consumerArgs: readonly string[];
-}): Promise<KafkaLoadRun> {
-  const { options, topic, settings, start, progress, consumers, deleteTopic, expectations, topicArgs, consumerArgs } =
-    run;
-  const { cluster, workload } = options;
-  const producerArgs = (index: number) =>
-    producerPerformanceArgs({
-      bootstrapServers: cluster.bootstrapServers,
-      topic,
-      settings,
-      messageSizeBytes: workload.messageSizeBytes,
-      clientId: `rmqbench-producer-${index + 1}`,
-    });
-  const producers = Array.from({ length: workload.producers }, (_, index) =>
-    start(
-      `producer-${index + 1}`,
+/** Starts the named producers with their arguments; the first one's lines feed the progress relay. */
+function startProducers(run: KafkaRun, names: readonly string[], args: (index: number) => string[]) {
+  return names.map((name, index) =>
+    run.start(
+      name,
       'org.apache.kafka.tools.ProducerPerformance',
-      producerArgs(index),
-      index === 0 ? (line) => progress.onProducerLine(line) : undefined,
+      args(index),
+      index === 0 ? (line) => run.progress.onProducerLine(line) : undefined,
     ),
   );
+}
+
+/** The producers of a run flat out or at a fixed rate, then the consumers draining; the topic deleted. */
+async function runFlatOut(run: KafkaRun): Promise<KafkaLoadRun> {
+  const { options, consumers, deleteTopic, expectations, topicArgs, consumerArgs } = run;
+  const { workload } = options;
+  const producerArgs = (index: number) => producerArgsOf(run, index);
+  const names = Array.from({ length: workload.producers }, (_, index) => `producer-${index + 1}`);
+  const producers = startProducers(run, names, producerArgs);
 
   const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
   const producersLate = await exitWithin(producers, limitSeconds * 1000);
@@ -181,45 +187,20 @@ async function runFlatOut(run: {
  * until a step's producers show it did not hold (or the ladder's top). A step's producers that overrun twice its
  * length and 30 s are stopped: that step is then cut short, and the ladder ends there.
  */
-async function runLadder(ladder: {
-  options: KafkaLoadOptions;
-  topic: string;
-  settings: KafkaRunSettings;
-  start: ReturnType<typeof kafkaToolStarter>;
-  progress: KafkaProgressRelay;
-  consumers: readonly ManagedProcess[];
-  deleteTopic: () => Promise<unknown>;
-  expectations: KafkaPerfExpectations;
-  /** The topic's and the consumers' command lines; each step's producer line is added. */
-  args: readonly string[];
-}): Promise<KafkaLoadRun> {
+async function runLadder(ladder: KafkaRun): Promise<KafkaLoadRun> {
   const { options } = ladder;
   const capacity = ladder.expectations.capacity!;
   const steps: KafkaStepOutput[] = [];
-  const args = [...ladder.args];
+  const args = [`TopicCommand ${ladder.topicArgs.join(' ')}`, `ConsumerPerformance ${ladder.consumerArgs.join(' ')}`];
   for (const [index, step] of capacity.steps.entries()) {
-    const producerArgs = (producer: number) =>
-      producerPerformanceArgs({
-        bootstrapServers: options.cluster.bootstrapServers,
-        topic: ladder.topic,
-        settings: kafkaStepSettings(ladder.settings, step),
-        messageSizeBytes: options.workload.messageSizeBytes,
-        clientId: `rmqbench-producer-${producer + 1}`,
-      });
+    const producerArgs = (producer: number) => producerArgsOf(ladder, producer, step);
     args.push(`ProducerPerformance (step ${index + 1}) ${producerArgs(0).join(' ')}`);
     const names = Array.from(
       { length: options.workload.producers },
       (_, producer) => `producer-${producer + 1}-step-${index + 1}`,
     );
     const startedAtMs = Date.now();
-    const producers = names.map((name, producer) =>
-      ladder.start(
-        name,
-        'org.apache.kafka.tools.ProducerPerformance',
-        producerArgs(producer),
-        producer === 0 ? (line) => ladder.progress.onProducerLine(line) : undefined,
-      ),
-    );
+    const producers = startProducers(ladder, names, producerArgs);
     const late = await exitWithin(producers, (capacity.stepSeconds * 2 + 30) * 1000);
     const outputs = names.map((name) => readOutput(options.outputDir, name));
     steps.push({ producers: outputs, startedAtMs, endedAtMs: Date.now() });
