@@ -43,6 +43,38 @@ export interface FakeArmOptions {
    * ResourceGroupDeletionBlocked and the group's provisioning state is rolled back (it stays). @default 0
    */
   readonly failGroupDeletions?: number;
+  /**
+   * What a deployment, the VM list, a Run Command and a group deletion really do (the cloud twin's resource groups,
+   * test/twin/azure/azure-cloud.ts). Without it the fake deploys nothing and answers from its options.
+   */
+  readonly backend?: ArmBackend;
+  /** The certificate and key to serve (one a test CA signed); @default a throw-away self-signed one for 127.0.0.1. */
+  readonly tls?: { readonly certificate: string; readonly privateKey: string };
+  /** The bearer tokens it accepts (Authorization: Bearer <token>); @default any. */
+  readonly acceptToken?: (token: string) => boolean;
+}
+
+/** A deployment's state as the backend sees it. */
+export type BackendDeploymentState =
+  | { readonly state: 'Running' }
+  | { readonly state: 'Succeeded'; readonly outputs: Record<string, { type: string; value: unknown }> }
+  | { readonly state: 'Failed'; readonly error: { readonly code: string; readonly message: string } };
+
+/** The cloud behind the fake ARM endpoint (see FakeArmOptions.backend). */
+export interface ArmBackend {
+  /** Starts a deployment of the template with these parameter values; its progress is read with deploymentState. */
+  deploy(group: string, name: string, template: unknown, parameters: Record<string, unknown>): void;
+  deploymentState(group: string): BackendDeploymentState | undefined;
+  vms(group: string): FakeVm[];
+  /** Runs a managed Run Command's script on a VM with its environment; resolves with the instance view's result. */
+  runCommand(
+    group: string,
+    vm: string,
+    script: string,
+    environment: Record<string, string>,
+    timeoutSeconds: number,
+  ): Promise<RunCommandOutcome>;
+  deleteGroup(group: string): Promise<void>;
 }
 
 /**
@@ -112,7 +144,11 @@ export class FakeArm {
   /** Resource groups whose deletion is under way (GET answers provisioningState Deleting). */
   readonly deletingGroups = new Set<string>();
   private groupDeletionFailures = 0;
-  private readonly operations = new Map<string, { polls: number; done: () => { status: number; body?: unknown } }>();
+  private readonly operations = new Map<
+    string,
+    { polls: number; done: () => { status: number; body?: unknown; retry?: boolean } }
+  >();
+  private readonly deletedGroups = new Set<string>();
   private server?: Server;
   private next = 0;
   endpoint = '';
@@ -122,7 +158,26 @@ export class FakeArm {
     this.groupDeletionFailures = options.failGroupDeletions ?? 0;
   }
 
-  async start(): Promise<void> {
+  /**
+   * `socket`: listen on this Unix socket instead, as https://management.azure.com (the twin relays that name to it; its
+   * certificate is options.tls).
+   */
+  async start(socket?: string): Promise<void> {
+    if (this.options.tls) {
+      this.ca = this.options.tls.certificate;
+      this.server = createServer(
+        { key: this.options.tls.privateKey, cert: this.options.tls.certificate },
+        (request, response) => void this.handle(request, response),
+      );
+      if (socket) {
+        await new Promise<void>((resolve) => this.server!.listen(socket, resolve));
+        this.endpoint = 'https://management.azure.com';
+        return;
+      }
+      await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+      this.endpoint = `https://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+      return;
+    }
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-fake-arm-'));
     try {
       execFileSync(
@@ -186,12 +241,20 @@ export class FakeArm {
       });
       response.end(payload === undefined ? '' : JSON.stringify(payload));
     };
-    const operation = (done: () => { status: number; body?: unknown }) => {
+    const operation = (done: () => { status: number; body?: unknown; retry?: boolean }) => {
       const id = `op-${++this.next}`;
       this.operations.set(id, { polls: this.options.operationPolls ?? 2, done });
       return `${this.endpoint}/subscriptions/sub/providers/Microsoft.Fake/operations/${id}?api-version=2024-03-01`;
     };
 
+    const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+    if (this.options.acceptToken && !(token && this.options.acceptToken(token)))
+      return send(401, {
+        error: {
+          code: 'InvalidAuthenticationToken',
+          message: 'The access token is invalid (the twin issued no such token).',
+        },
+      });
     if (this.options.refuseAuthorization?.(request.method ?? '', path, request.headers.authorization)) {
       return send(403, {
         error: {
@@ -260,6 +323,7 @@ export class FakeArm {
             error: { code: 'ResourceGroupNotFound', message: `Resource group '${name}' could not be found.` },
           });
         this.deletingGroups.add(name);
+        const deleting = this.options.backend?.deleteGroup(name);
         return send(202, undefined, {
           location: operation(() => {
             this.deletingGroups.delete(name);
@@ -270,6 +334,13 @@ export class FakeArm {
               const message = `Deletion of resource group '${name}' failed as resources with identifiers 'Microsoft.Network/networkInterfaces/nic-0' could not be deleted. The provisioning state of the resource group will be rolled back.`;
               return { status: 409, body: { error: { code: 'ResourceGroupDeletionBlocked', message } } };
             }
+            if (deleting && !this.deletedGroups.has(name)) {
+              // Still deleting: the operation answers 202 again until the backend has removed everything.
+              void deleting.then(() => this.deletedGroups.add(name));
+              this.deletingGroups.add(name);
+              return { status: 202, retry: true };
+            }
+            this.deletedGroups.delete(name);
             this.groups.delete(name);
             this.deployments.delete(name);
             return { status: 200 };
@@ -292,6 +363,15 @@ export class FakeArm {
         if (this.options.rejectDeployment)
           return send(400, { error: { code: 'InvalidTemplate', message: this.options.rejectDeployment(body) } });
         this.deployments.set(group, { body: body as never, gets: 0 });
+        if (this.options.backend) {
+          const properties = (
+            body as { properties: { template: unknown; parameters?: Record<string, { value: unknown }> } }
+          ).properties;
+          const values = Object.fromEntries(
+            Object.entries(properties.parameters ?? {}).map(([name, parameter]) => [name, parameter.value]),
+          );
+          this.options.backend.deploy(group, match[2]!, properties.template, values);
+        }
         const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
         return send(
           201,
@@ -306,6 +386,16 @@ export class FakeArm {
             error: { code: 'DeploymentNotFound', message: `Deployment '${match[2]}' could not be found.` },
           });
         deployment.gets++;
+        const state = this.options.backend?.deploymentState(group);
+        if (state) {
+          const properties =
+            state.state === 'Running'
+              ? { provisioningState: 'Running' }
+              : state.state === 'Succeeded'
+                ? { provisioningState: 'Succeeded', outputs: state.outputs }
+                : { provisioningState: 'Failed', error: state.error };
+          return send(200, { id: path, name: match[2], properties });
+        }
         const template = deployment.body.properties.template as {
           outputs?: Record<string, { type: string; value: unknown }>;
           variables?: { fail?: string };
@@ -356,7 +446,7 @@ export class FakeArm {
       const scaleSetId = (name: string) =>
         `/subscriptions/${match![1]}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
       return send(200, {
-        value: (this.vms.get(group) ?? []).map((vm) => ({
+        value: (this.options.backend?.vms(group) ?? this.vms.get(group) ?? []).map((vm) => ({
           id: `${path}/${vm.name}`,
           name: vm.name,
           type: 'Microsoft.Compute/virtualMachines',
@@ -430,6 +520,16 @@ export class FakeArm {
           });
         const command: FakeRunCommand = { location, properties, gets: 0 };
         this.runCommands.set(key, command);
+        if (this.options.backend) {
+          const { script, environment } = this.scriptOf(command);
+          void this.options.backend
+            .runCommand(group, decodeURIComponent(match[2]!), script, environment, properties.timeoutInSeconds ?? 5400)
+            .then(
+              (outcome) => (command.outcome = outcome),
+              (error: Error) =>
+                (command.outcome = { executionState: 'Failed', exitCode: -1, output: '', error: error.message }),
+            );
+        }
         const asyncOperation = operation(() => ({ status: 200, body: { status: 'Succeeded' } }));
         return send(201, view(command), { 'azure-asyncoperation': asyncOperation });
       }
@@ -444,7 +544,7 @@ export class FakeArm {
       if (request.method === 'GET') {
         command.gets++;
         if (url.searchParams.get('$expand') !== 'instanceView') return send(200, view(command));
-        if (command.gets <= (this.options.runCommandPolls ?? 2))
+        if (this.options.backend ? !command.outcome : command.gets <= (this.options.runCommandPolls ?? 2))
           return send(200, view(command, { executionState: 'Running', startTime: new Date().toISOString() }));
         command.outcome ??= this.outcome(command);
         return send(
@@ -474,6 +574,10 @@ export class FakeArm {
       if (!state) return send(404, { error: { code: 'NotFound', message: `operation ${match[1]} not found` } });
       if (state.polls-- > 0) return send(202, undefined, { location: `${this.endpoint}${request.url}` });
       const result = state.done();
+      if (result.retry) {
+        state.polls = 1;
+        return send(202, undefined, { location: `${this.endpoint}${request.url}` });
+      }
       return send(result.status, result.body);
     }
     return send(400, {
@@ -569,13 +673,18 @@ export class FakeArm {
    * The VM agent's part: named and protected parameters become the script's environment (Linux), then the script's
    * result.
    */
-  private outcome(command: FakeRunCommand): RunCommandOutcome {
+  private scriptOf(command: FakeRunCommand): { script: string; environment: Record<string, string> } {
     const script = command.properties.source!.script!;
     const environment = Object.fromEntries(
       [...(command.properties.parameters ?? []), ...(command.properties.protectedParameters ?? [])].map(
         ({ name, value }) => [name, value],
       ),
     );
+    return { script, environment };
+  }
+
+  private outcome(command: FakeRunCommand): RunCommandOutcome {
+    const { script, environment } = this.scriptOf(command);
     if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment);
     return { executionState: 'Succeeded', exitCode: 0, output: `ran: ${script}`, error: '' };
   }

@@ -84,7 +84,22 @@ export interface GatewayOptions {
    * terms.
    */
   readonly securityGroupRules?: (groupIds: readonly string[]) => SecurityGroupRule[];
+  /**
+   * Where a function runs when no AWS cluster stack is live (the Azure twin: a network namespace that reaches the Azure
+   * endpoints and resource groups as the function's place in AWS would, azure/function-network.ts).
+   */
+  readonly placeFunction?: (config: FunctionConfiguration) => Promise<FunctionPlacement | undefined>;
   readonly log?: (line: string) => void;
+}
+
+/** A function's process placed in a network of its own (see GatewayOptions.placeFunction). */
+export interface FunctionPlacement {
+  readonly prefix: readonly string[];
+  /** Variables the place adds to the process (e.g. the trust of the Azure twin's CA). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** What the packet filters dropped, named. */
+  dropped(): string[];
+  release(): void;
 }
 
 /**
@@ -692,7 +707,15 @@ export class AwsGateway {
     const config = await this.functionConfiguration(name);
     const session = this.session(config.roleArn, config.functionName);
     const attachment = this.vpcAttachment(config);
-    const invocation = await this.options.runtime.invoke(config, event, session, this.endpoint, attachment?.prefix);
+    const placement = attachment ? undefined : await this.options.placeFunction?.(config);
+    const invocation = await this.options.runtime.invoke(
+      config,
+      event,
+      session,
+      this.endpoint,
+      attachment?.prefix ?? placement?.prefix,
+      placement?.environment,
+    );
     // A VPC function that failed: what the packet filters dropped on its way (the hop it could not make).
     if (attachment && !invocation.result.ok) {
       const own = attachment.dropped();
@@ -700,7 +723,12 @@ export class AwsGateway {
         `[twin] ${config.functionName}: ${own.length > 0 ? `The twin saw: ${own.join('; ')}` : await attachment.stack.diagnosis()}`,
       );
     }
+    if (placement && !invocation.result.ok) {
+      const dropped = placement.dropped();
+      if (dropped.length > 0) this.options.log?.(`[twin] ${config.functionName}: The twin saw: ${dropped.join('; ')}`);
+    }
     attachment?.release();
+    placement?.release();
     const tail = invocation.logs.trim().split('\n').slice(-15).join('\n');
     if (!invocation.result.ok)
       this.options.log?.(

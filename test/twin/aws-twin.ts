@@ -23,7 +23,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startMoto, type Moto } from '../cloud/moto';
-import { AwsGateway } from './aws-gateway';
+import { AwsGateway, type FunctionPlacement } from './aws-gateway';
+import type { FunctionConfiguration } from './lambda-runtime';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
 import { LambdaRuntime } from './lambda-runtime';
 import { ADMIN_ACCESS_KEY, MotoAdmin } from './moto-admin';
@@ -46,9 +47,32 @@ interface Template {
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
 }
 
+/** What the twin hands to the hooks that need its insides (the Azure twin's). */
+export interface TwinContext {
+  readonly admin: MotoAdmin;
+  /** The AWS-side clients' configuration: moto with an administrator's keys. */
+  readonly adminClientConfig: {
+    endpoint: string;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string };
+    forcePathStyle: boolean;
+  };
+  readonly gateway: { readonly socket: string; readonly port: number };
+  /** The controller stack's security group rules among `groupIds` (a function's VpcConfig), once it is deployed. */
+  readonly securityGroupRules: (groupIds: readonly string[]) => SecurityGroupRule[];
+}
+
 export interface AwsTwinOptions {
-  /** The cloud assembly (cdk.out) to deploy. */
-  readonly cdkOut: string;
+  /**
+   * The cloud assembly (cdk.out) to deploy, or a function that makes it once moto runs (e.g. after creating a secret
+   * whose ARN the app takes as context, as a user creates it before `cdk deploy`).
+   */
+  readonly cdkOut: string | ((context: TwinContext) => Promise<string>);
+  /** Where a function runs when no AWS cluster stack is live (GatewayOptions.placeFunction). */
+  readonly placeFunction?: (
+    config: FunctionConfiguration,
+    context: TwinContext,
+  ) => Promise<FunctionPlacement | undefined>;
   /** The stack to deploy from it. @default RmqbenchController */
   readonly stackName?: string;
   /**
@@ -94,6 +118,8 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const functionCode = new Map<string, { bucket: string; key: string }>();
   const definitionSubstitutions = new Map<string, Record<string, string>>();
   let controllerRules: (groupIds: readonly string[]) => SecurityGroupRule[] = () => [];
+  let context: TwinContext | undefined;
+  const placeFunction = options.placeFunction;
   const gateway = new AwsGateway({
     moto: moto.endpoint,
     runtime: new LambdaRuntime(workDir, fetchCode, NODE_22),
@@ -101,6 +127,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     definitionSubstitutions,
     log,
     securityGroupRules: (groupIds) => controllerRules(groupIds),
+    ...(placeFunction ? { placeFunction: async (config) => placeFunction(config, context!) } : {}),
     ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }),
   });
   const stop = async () => {
@@ -112,14 +139,21 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   try {
     const endpoint = await gateway.start();
     await gateway.listenUnix(join(workDir, 'gateway.sock'));
-    log(`[twin] publishing the assets of ${options.cdkOut}`);
-    await publishAssets(s3, options.cdkOut, stackName, workDir);
+    context = {
+      admin: new MotoAdmin(moto.endpoint),
+      adminClientConfig: admin,
+      gateway: { socket: join(workDir, 'gateway.sock'), port: Number(new URL(endpoint).port) },
+      securityGroupRules: (groupIds) => controllerRules(groupIds),
+    };
+    const cdkOut = typeof options.cdkOut === 'string' ? options.cdkOut : await options.cdkOut(context);
+    log(`[twin] publishing the assets of ${cdkOut}`);
+    await publishAssets(s3, cdkOut, stackName, workDir);
     // cdk bootstrap's version parameter, which every synthesized template checks (BootstrapVersion), and the
     // deploy itself.
     const ssm = new SSMClient(admin);
     await ssm.send(new PutParameterCommand({ Name: '/cdk-bootstrap/hnb659fds/version', Value: '30', Type: 'String' }));
     ssm.destroy();
-    const template = JSON.parse(readFileSync(join(options.cdkOut, `${stackName}.template.json`), 'utf8')) as Template;
+    const template = JSON.parse(readFileSync(join(cdkOut, `${stackName}.template.json`), 'utf8')) as Template;
     const cfn = new CloudFormationClient(admin);
     log(`[twin] deploying ${stackName} (${Object.keys(template.Resources).length} resources) into moto`);
     await cfn.send(

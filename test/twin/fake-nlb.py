@@ -8,9 +8,18 @@ filters then apply the nodes' rules that name those groups).
 
 Usage: fake-nlb.py CONFIG LOG, CONFIG = {"address": "10.91.X.4", "listeners": [{"port": 5672, "targets":
 ["10.91.X.11", ...], "targetPort": 5672}]}. Prints "ready" once every listener is bound; logs one line per connection.
+
+An Azure load balancer (test/twin/azure/resource-group.ts) adds, per listener:
+- "probe": {"port": 8081, "path": "/healthz"}: an HTTP probe; a target is used only while it answers 200 (Azure Load
+  Balancer health probes, https://learn.microsoft.com/azure/load-balancer/load-balancer-custom-probe-overview);
+- "inbound": the inbound rules of the backends' network security group in priority order ({"name", "access",
+  "sources", "destinations", "ports"}): an Azure load balancer keeps the client's address, so the backend's group
+  judges the client; a connection the first matching rule denies is closed unanswered and logged with the rule's name.
 """
+import ipaddress
 import json
 import socket
+import urllib.request
 import sys
 import threading
 
@@ -41,6 +50,25 @@ def pipe(source, destination):
                 pass
 
 
+def probe_ok(target, probe):
+    if not probe:
+        return True
+    try:
+        with urllib.request.urlopen(f"http://{target}:{probe['port']}{probe['path']}", timeout=3) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def nsg_decision(listener, client, target):
+    for rule in listener.get("inbound") or []:
+        inside = lambda address, cidrs: any(ipaddress.ip_address(address) in ipaddress.ip_network(cidr) for cidr in cidrs)
+        port = listener["targetPort"]
+        if inside(client, rule["sources"]) and inside(target, rule["destinations"]) and any(a <= port <= b for a, b in rule["ports"]):
+            return rule
+    return None
+
+
 def serve(listener):
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -54,6 +82,13 @@ def serve(listener):
         upstream = None
         for attempt in range(len(targets)):
             target = targets[(turn + attempt) % len(targets)]
+            rule = nsg_decision(listener, peer[0], target)
+            if rule is not None and rule["access"] != "Allow":
+                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} denied by NSG rule {rule['name']}")
+                break
+            if not probe_ok(target, listener.get("probe")):
+                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} skipped (probe down)")
+                continue
             candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             candidate.bind((CONFIG["address"], 0))
             candidate.settimeout(5)

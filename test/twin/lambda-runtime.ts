@@ -96,6 +96,7 @@ export class LambdaRuntime {
     credentials: { accessKeyId: string; secretAccessKey: string; sessionToken: string },
     endpoint: string,
     prefix: readonly string[] = [],
+    extraEnvironment: Readonly<Record<string, string>> = {},
   ): Promise<Invocation> {
     const dir = await this.codeDir(config);
     const id = `${++this.invocations}`;
@@ -118,6 +119,7 @@ export class LambdaRuntime {
       AWS_ENDPOINT_URL: endpoint,
       TWIN_REQUEST_ID: id,
       TZ: ':UTC',
+      ...extraEnvironment,
     };
     const command = [...prefix, this.nodeBinary, '-e', BOOTSTRAP, dir, config.handler, eventFile, resultFile];
     const child = spawn(command[0]!, command.slice(1), { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startAwsTwin } from './aws-twin';
+import { startAzureTwin } from './azure/azure-twin';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -32,21 +33,74 @@ function argument(name: string): string | undefined {
   return index > 0 ? process.argv[index + 1] : undefined;
 }
 
-function synthesizeController(): string {
+export function synthesizeController(context: Record<string, string> = {}): string {
   const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cdkout-'));
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { buildControllerApp } = require(
     join(ROOT, 'dist/examples/controller/controller-app.js'),
   ) as typeof import('../../examples/controller/controller-app');
-  buildControllerApp({ outdir }).synth();
+  buildControllerApp({ outdir, context }).synth();
   return outdir;
+}
+
+/** The CLI's own arguments after the twin's options. */
+function cliArguments(): string[] {
+  return process.argv
+    .slice(2)
+    .filter(
+      (_a, i, all) =>
+        !['--target', '--cdk-out', '--plan'].includes(all[i]!) &&
+        !['--target', '--cdk-out', '--plan'].includes(all[i - 1]!),
+    );
+}
+
+/** Runs `rmqbench run <plan> --target <target>` against the twin's endpoints; resolves with its exit code. */
+async function runCli(planFile: string, target: 'aws' | 'azure', env: Record<string, string>): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'dist/bin/rmqbench.js'), 'run', planFile, '--target', target, ...cliArguments()],
+    { env: { ...process.env, ...env }, stdio: 'inherit' },
+  );
+  return new Promise<number>((resolveCode) => child.once('exit', (exitCode) => resolveCode(exitCode ?? 1)));
+}
+
+async function mainAzure(planFile: string): Promise<number> {
+  if (argument('--cdk-out')) {
+    console.error(
+      'twin: --cdk-out is not taken with --target azure yet: the twin synthesizes examples/controller itself, after it has created the service principal secret whose ARN the app takes',
+    );
+    return 2;
+  }
+  const twin = await startAzureTwin({
+    synthesize: (context) => synthesizeController(context),
+    log: (line) => console.error(line),
+  });
+  try {
+    console.error(`[twin] running rmqbench run ${planFile} --target azure against ${twin.env.AWS_ENDPOINT_URL}`);
+    const code = await runCli(planFile, 'azure', twin.env);
+    const denied = twin.aws.gateway.decisions.filter((decision) => !decision.allowed);
+    console.error(`[twin] ${twin.aws.gateway.decisions.length} IAM decisions, ${denied.length} denied`);
+    return code;
+  } finally {
+    await twin.stop();
+  }
 }
 
 async function main(): Promise<number> {
   const target = argument('--target') ?? 'aws';
-  if (target !== 'aws') {
-    console.error(`twin: --target ${target} is not built yet (only aws)`);
+  if (target !== 'aws' && target !== 'azure') {
+    console.error(`twin: --target must be aws or azure (got ${target})`);
     return 2;
+  }
+  if (target === 'azure') {
+    const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-plan-'));
+    try {
+      const planFile = argument('--plan') ?? join(scratch, 'twin.yaml');
+      if (!argument('--plan')) writeFileSync(planFile, TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5'));
+      return await mainAzure(planFile);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   }
   const given = argument('--cdk-out');
   console.error(given ? `[twin] using the cloud assembly ${given}` : '[twin] synthesizing examples/controller');

@@ -1,0 +1,255 @@
+/**
+ * The Azure twin's cloud: ARM (test/lambdas/fake-arm.ts, HTTPS) with a backend that deploys each resource group's
+ * main.bicep into simulated VMs (resource-group.ts), runs managed Run Commands on them and deletes them with their
+ * group; Entra ID (fake-entra.ts) issuing the service principal's tokens, the only ones ARM accepts. Both listen on
+ * Unix sockets: the functions reach them as management.azure.com and login.microsoftonline.com through relays in their
+ * own network namespaces (function-network.ts), with certificates the twin's CA signs.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeArm, type ArmBackend, type BackendDeploymentState, type FakeVm } from '../../lambdas/fake-arm';
+import type { RunCommandOutcome } from '../../lambdas/fake-arm';
+import { FakeEntra, type ServicePrincipal } from './fake-entra';
+import { SimulatedResourceGroup } from './resource-group';
+
+export const AZURE_HOSTS = { arm: 'management.azure.com', entra: 'login.microsoftonline.com' } as const;
+
+export interface AzureCloudOptions {
+  readonly workDir: string;
+  readonly subscriptionId: string;
+  readonly principal: ServicePrincipal;
+  /** Third octet of the first resource group's hub; each further group takes the next. */
+  readonly firstSubnet: number;
+  /** Host names whose pre-signed uploads the groups' hubs keep (besides the twin gateway's relay). */
+  readonly uploadHosts?: readonly string[];
+  /** The AWS twin's gateway, relayed into every VM at 127.0.0.1:<port> (pre-signed S3 URLs name that address). */
+  readonly log?: (line: string) => void;
+}
+
+/** The last lines of a text, as the Run Command instance view keeps only the end of a long output. */
+const tail = (text: string, characters = 4096) => text.slice(-characters);
+
+export class AzureCloud implements ArmBackend {
+  readonly arm: FakeArm;
+  readonly entra: FakeEntra;
+  readonly groups = new Map<string, SimulatedResourceGroup>();
+  private readonly states = new Map<string, BackendDeploymentState>();
+  private nextSubnet: number;
+  private gateway?: { readonly socket: string; readonly port: number };
+  readonly caFile: string;
+  readonly armSocket: string;
+  readonly entraSocket: string;
+
+  constructor(private readonly options: AzureCloudOptions) {
+    this.nextSubnet = options.firstSubnet;
+    const tls = issueCertificates(options.workDir, [AZURE_HOSTS.arm, AZURE_HOSTS.entra]);
+    this.caFile = tls.caFile;
+    this.entra = new FakeEntra([options.principal], tls);
+    this.arm = new FakeArm({
+      backend: this,
+      tls,
+      acceptToken: (token) => this.entra.issued.has(token),
+      operationPolls: 1,
+    });
+    this.armSocket = join(options.workDir, 'arm.sock');
+    this.entraSocket = join(options.workDir, 'entra.sock');
+  }
+
+  /** The AWS twin's gateway, relayed into every VM (set once the gateway listens). */
+  setGateway(gateway: { readonly socket: string; readonly port: number }): void {
+    this.gateway = gateway;
+  }
+
+  async start(): Promise<void> {
+    await this.arm.start(this.armSocket);
+    await this.entra.listen(this.entraSocket);
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+
+  deploy(group: string, name: string, _template: unknown, parameters: Record<string, unknown>): void {
+    const live = [...this.groups.values()].find((candidate) => candidate.hubStarted);
+    if (live) {
+      // A twin limit, named as one: every group takes the controller's one address plan.
+      this.states.set(group, {
+        state: 'Failed',
+        error: { code: 'TwinLimit', message: 'the Azure twin runs one resource group at a time' },
+      });
+      return;
+    }
+    const subnet = this.nextSubnet;
+    const resourceGroup = new SimulatedResourceGroup({
+      subnet,
+      subscriptionId: this.options.subscriptionId,
+      tenantId: this.options.principal.tenantId,
+      name: group,
+      location: this.arm.groups.get(group)?.location ?? 'westeurope',
+      ...(this.options.uploadHosts ? { uploadHosts: this.options.uploadHosts } : {}),
+      ...(this.gateway ? { gateway: this.gateway } : {}),
+      ...(this.options.log ? { log: this.options.log } : {}),
+    });
+    this.groups.set(group, resourceGroup);
+    this.states.set(group, { state: 'Running' });
+    this.log(`[azure twin] deploying main.bicep into ${group} (hub 10.91.${subnet}.0/24)`);
+    void (async () => {
+      try {
+        const deployment = await resourceGroup.deploy(parameters, name);
+        const boots = await Promise.all(resourceGroup.vms.map(async (vm) => ({ vm, result: await vm.boot! })));
+        const failed = boots.filter((boot) => boot.result.status !== 0);
+        if (failed.length > 0) {
+          const dropped = resourceGroup.dropped();
+          const message = failed
+            .map((boot) => `VM ${boot.vm.vm.name}'s cloud-init failed: ${tail(boot.result.stderr.trim(), 600)}`)
+            .join('; ');
+          // A scale set whose VMs' extensions fail leaves the deployment Failed (VMExtensionProvisioningError); the
+          // twin names what the NSG dropped, the hop the boot may have needed.
+          this.states.set(group, {
+            state: 'Failed',
+            error: {
+              code: 'DeploymentFailed',
+              message: `${message}${dropped.length > 0 ? `. The twin saw: ${dropped.join('; ')}` : ''}`,
+            },
+          });
+          return;
+        }
+        const outputs = Object.fromEntries(
+          Object.entries(deployment.outputs).map(([key, value]) => [
+            key,
+            {
+              type:
+                typeof value === 'object'
+                  ? Array.isArray(value)
+                    ? 'Array'
+                    : 'Object'
+                  : typeof value === 'number'
+                    ? 'Int'
+                    : typeof value === 'boolean'
+                      ? 'Bool'
+                      : 'String',
+              value,
+            },
+          ]),
+        );
+        this.log(`[azure twin] ${group}: deployment Succeeded (${resourceGroup.vms.length} VMs booted)`);
+        this.states.set(group, { state: 'Succeeded', outputs });
+      } catch (error) {
+        // A template error (a fail() or a refused parameter) is ARM's InvalidTemplate / a deployment error.
+        this.log(`[azure twin] ${group}: deployment failed: ${(error as Error).message}`);
+        this.states.set(group, {
+          state: 'Failed',
+          error: { code: (error as { code?: string }).code ?? 'InvalidTemplate', message: (error as Error).message },
+        });
+      }
+    })();
+  }
+
+  deploymentState(group: string): BackendDeploymentState | undefined {
+    return this.states.get(group);
+  }
+
+  vms(group: string): FakeVm[] {
+    return (this.groups.get(group)?.vms ?? []).map((vm, index) => ({
+      name: vm.vm.name,
+      computerName: vm.vm.computerName,
+      timeCreated: new Date(Date.UTC(2026, 10, 26, 8, 0, index)).toISOString(),
+      ...(vm.scaleSet ? { scaleSet: vm.scaleSet } : {}),
+    }));
+  }
+
+  async runCommand(
+    group: string,
+    vm: string,
+    script: string,
+    environment: Record<string, string>,
+    timeoutSeconds: number,
+  ): Promise<RunCommandOutcome> {
+    const resourceGroup = this.groups.get(group);
+    if (!resourceGroup) throw new Error(`no resource group ${group}`);
+    this.log(`[azure twin] Run Command on ${vm} (${script.length} characters of script)`);
+    const result = await resourceGroup.runCommand(vm, script, environment, timeoutSeconds * 1000);
+    return {
+      executionState: result.status === 0 ? 'Succeeded' : 'Failed',
+      exitCode: result.status,
+      output: tail(result.stdout),
+      error: tail(result.stderr),
+    };
+  }
+
+  async deleteGroup(group: string): Promise<void> {
+    const resourceGroup = this.groups.get(group);
+    this.log(`[azure twin] deleting resource group ${group}`);
+    resourceGroup?.delete();
+    this.groups.delete(group);
+    this.states.delete(group);
+  }
+
+  /** Whatever is still running (every group deleted by then). */
+  async stop(): Promise<void> {
+    for (const group of this.groups.values()) group.delete();
+    this.groups.clear();
+    await this.arm.stop();
+    await this.entra.stop();
+  }
+}
+
+/** A twin CA and one certificate for the Azure hosts, in workDir (ca.pem is what the functions trust). */
+function issueCertificates(
+  workDir: string,
+  names: readonly string[],
+): { caFile: string; certificate: string; privateKey: string } {
+  const at = (file: string) => join(workDir, file);
+  const run = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  run([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=rmqbench Azure twin CA',
+    '-keyout',
+    at('azure-ca.key'),
+    '-out',
+    at('azure-ca.pem'),
+  ]);
+  run([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    `/CN=${names[0]}`,
+    '-keyout',
+    at('azure.key'),
+    '-out',
+    at('azure.csr'),
+  ]);
+  writeFileSync(at('azure.ext'), `subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}\n`);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    at('azure.csr'),
+    '-CA',
+    at('azure-ca.pem'),
+    '-CAkey',
+    at('azure-ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    at('azure.ext'),
+    '-out',
+    at('azure.pem'),
+  ]);
+  return {
+    caFile: at('azure-ca.pem'),
+    certificate: readFileSync(at('azure.pem'), 'utf8'),
+    privateKey: readFileSync(at('azure.key'), 'utf8'),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The Azure twin: the AWS twin's controller (moto behind the IAM gateway, the definition in aws-local-stepfunctions,
+ * each function's bundle in a process of its own) deployed with Azure on, as a user deploys it:
+ * 1. the service principal's secret is created first (Secrets Manager JSON with tenantId, clientId, clientSecret,
+ *    subscriptionId and the template's secret parameters, BenchmarkAzureProps.credentialsSecret), then
+ *    examples/controller is synthesized with its ARN, the location and a template file as context;
+ * 2. the functions reach Azure where they run (function-network.ts): ARM and Entra ID of azure-cloud.ts, the resource
+ *    groups' public load balancers from the NAT gateway's Elastic IP (in the VPC) or Lambda's own address (outside);
+ * 3. ARM deploys bicep/main.bicep, evaluated (bicep-evaluator.ts), into simulated VMs per resource group.
+ * The template file the controller uploads is a stand-in: no Bicep compiler can be installed here, so the twin's ARM
+ * evaluates main.bicep itself with the parameters the launch sends; the stand-in says so in its metadata.
+ * One resource group at a time: every group takes the same address plan (the controller's parameters are shared).
+ */
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAwsTwin, type AwsTwin, type TwinContext } from '../aws-twin';
+import { AzureCloud } from './azure-cloud';
+import { placeFunction } from './function-network';
+import { twinAddressPlan } from './resource-group';
+
+/** The hub of every twin resource group (10.91.52.0/24). */
+export const AZURE_TWIN_SUBNET = 52;
+
+export const TWIN_PRINCIPAL = {
+  tenantId: '00000000-0000-0000-0000-0000000000aa',
+  clientId: '00000000-0000-0000-0000-0000000000c1',
+  clientSecret: 'twin-client-secret-value',
+};
+export const TWIN_SUBSCRIPTION = '00000000-0000-0000-0000-000000000052';
+
+export interface AzureTwinOptions {
+  /** Synthesizes the controller app with this CDK context into a fresh folder; returns the folder. */
+  readonly synthesize: (context: Record<string, string>) => string;
+  /** Changes the synthesized assembly before it is deployed (a reviewer's or a test's one change). */
+  readonly changeAssembly?: (cdkOut: string) => void;
+  readonly log?: (line: string) => void;
+}
+
+export interface AzureTwin {
+  readonly aws: AwsTwin;
+  readonly cloud: AzureCloud;
+  readonly env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTwin> {
+  const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-azure-twin-'));
+  const log = options.log ?? (() => undefined);
+  const cloud = new AzureCloud({
+    workDir,
+    subscriptionId: TWIN_SUBSCRIPTION,
+    principal: TWIN_PRINCIPAL,
+    firstSubnet: AZURE_TWIN_SUBNET,
+    log,
+  });
+  await cloud.start();
+  let cdkOut: string | undefined;
+  const makeAssembly = async (context: TwinContext): Promise<string> => {
+    cloud.setGateway(context.gateway);
+    const secrets = new SecretsManagerClient(context.adminClientConfig);
+    const created = await secrets.send(
+      new CreateSecretCommand({
+        Name: 'rmqbench/azure-service-principal',
+        SecretString: JSON.stringify({
+          ...TWIN_PRINCIPAL,
+          subscriptionId: TWIN_SUBSCRIPTION,
+          parameters: {
+            adminSshPublicKey: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHR3aW4gdGVzdCBrZXkgb25seQ twin',
+            rabbitmqAdminPassword: 'twin-admin-password-0123',
+            erlangCookie: 'TWINERLANGCOOKIE0123456789',
+            allowedSourceAddressPrefixes: [],
+            ...twinAddressPlan(AZURE_TWIN_SUBNET),
+          },
+        }),
+      }),
+    );
+    secrets.destroy();
+    const templateFile = join(workDir, 'main.json');
+    writeFileSync(
+      templateFile,
+      JSON.stringify({
+        $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#',
+        contentVersion: '1.0.0.0',
+        metadata: { rmqbenchTwin: 'a stand-in: the twin evaluates bicep/main.bicep with the parameters given' },
+        parameters: {},
+        resources: [],
+      }),
+    );
+    log(`[azure twin] service principal secret ${created.ARN}; synthesizing examples/controller with Azure`);
+    cdkOut = options.synthesize({
+      azureCredentialsSecretArn: created.ARN!,
+      azureLocation: 'westeurope',
+      azureTemplateFile: templateFile,
+    });
+    options.changeAssembly?.(cdkOut);
+    return cdkOut;
+  };
+  try {
+    const aws = await startAwsTwin({
+      cdkOut: makeAssembly,
+      placeFunction: (config, context) =>
+        placeFunction(config, {
+          cloud,
+          admin: context.admin,
+          gateway: context.gateway,
+          securityGroupRules: context.securityGroupRules,
+          log,
+        }),
+      log,
+    });
+    return {
+      aws,
+      cloud,
+      env: aws.env,
+      stop: async () => {
+        await aws.stop();
+        await cloud.stop();
+        if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
+        rmSync(workDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await cloud.stop();
+    if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
+    rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  }
+}

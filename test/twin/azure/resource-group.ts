@@ -1,0 +1,551 @@
+/**
+ * One resource group of the Azure twin: the evaluated resources of a deployment of bicep/main.bicep
+ * (bicep-evaluator.ts) made as ARM would make them, on a simulated-VM hub (test/simulated-vm/harness.ts):
+ * - the scale set's instances and the load generator VM start as simulated VMs and run their template's customData as
+ *   cloud-init would (write_files, then runcmd in order, as root);
+ * - the user-assigned identities, the role assignments and the vault's secrets and firewall go into the hub's fake
+ *   (fake-azure.py), which then answers IMDS, ARM and Key Vault only as RBAC and the firewall allow;
+ * - the subnets' network security group becomes each VM's packet filter (network-security-group.ts), and each load
+ *   balancer a forwarding process on its frontend's address (fake-nlb.py) that probes its backends and applies their
+ *   group to the client's address;
+ * - managed Run Command runs a script on a VM as the agent does (bash, as root, its parameters as environment).
+ * Addresses: the hub is 10.91.S.0/24; `twinAddressPlan` gives the VNet 10.91.S.0/25 (cluster subnet .0/26, load
+ * generator subnet .64/26) and public IPs sit above it (.200 and up), outside the VNet, as the internet's addresses are.
+ * Package installation goes through the scripts' seams only: Debian's rabbitmq-server through the node script's
+ * install-override.sh, an apt-get stand-in on the load generator that "installs" what this machine has, and Maven
+ * Central served from this machine's Maven cache.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../../local/maven-artifacts';
+import { cacheDir } from '../../../local/paths';
+import { SimulatedHub, type CommandResult, type SimulatedVm } from '../../simulated-vm/harness';
+import { describeDrop, droppedPackets, applyRuleset } from '../security-groups';
+import { evaluateDeployment, type EvaluatedDeployment, type EvaluatedResource } from './bicep-evaluator';
+import { AZURE_LOAD_BALANCER_ADDRESS, cidrHas, nsgNftRuleset, nsgRules, type NsgRule } from './network-security-group';
+import { startLoadBalancer, type LoadBalancerListener } from './load-balancer';
+
+/** The VNet and subnets of a twin resource group on hub 10.91.S.0/24, as main.bicep's parameters take them. */
+export function twinAddressPlan(subnet: number): Record<string, string> {
+  return {
+    vnetAddressPrefix: `10.91.${subnet}.0/25`,
+    clusterSubnetPrefix: `10.91.${subnet}.0/26`,
+    loadGeneratorSubnetPrefix: `10.91.${subnet}.64/26`,
+  };
+}
+
+/** First host number of the public IPs in the hub's /24 (outside the VNet's /25). */
+const FIRST_PUBLIC_HOST = 200;
+
+/** The stand-in apt-get on a load generator: the packages the setup asks for, if this machine has them. */
+const APT_GET_STAND_IN = `#!/bin/sh
+# apt-get (twin): no package repository here; "installs" Java, curl and jq only when this machine has them.
+case "$1" in
+  update) exit 0 ;;
+  install) command -v java >/dev/null && command -v curl >/dev/null && command -v jq >/dev/null ;;
+  *) echo "apt-get (twin): not simulated: $*" >&2; exit 1 ;;
+esac
+`;
+
+/** The node script's seam: Debian's rabbitmq-server (installed on this machine) stands in for the apt install. */
+const INSTALL_OVERRIDE =
+  'install_rabbitmq() { command -v rabbitmq-server >/dev/null && command -v jq >/dev/null && command -v curl >/dev/null; }\n';
+
+export interface ResourceGroupOptions {
+  /** Third octet of the hub 10.91.S.0/24. */
+  readonly subnet: number;
+  readonly subscriptionId: string;
+  readonly tenantId: string;
+  readonly name: string;
+  readonly location: string;
+  /** Host names whose pre-signed PUT uploads the hub keeps (e.g. a storage account's blob host). */
+  readonly uploadHosts?: readonly string[];
+  /**
+   * The AWS twin's gateway, relayed into every VM at 127.0.0.1:<port>: the address pre-signed S3 URLs name when the
+   * functions' SDK is pointed at the twin (AWS_ENDPOINT_URL), as https://<bucket>.s3.<region>.amazonaws.com would be
+   * reached through the NAT gateway in Azure.
+   */
+  readonly gateway?: { readonly socket: string; readonly port: number };
+  readonly log?: (line: string) => void;
+}
+
+export interface TwinVm {
+  readonly vm: SimulatedVm;
+  readonly id: string;
+  /** The scale set it belongs to, if any. */
+  readonly scaleSet?: string;
+  /** The boot's result once cloud-init's runcmd ended. */
+  boot?: Promise<CommandResult>;
+}
+
+interface CloudConfig {
+  write_files?: { path: string; encoding?: string; permissions?: string; content: string }[];
+  runcmd?: (string[] | string)[];
+}
+
+const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** A GUID derived from a text (the twin's runtime values: identities' client and principal ids). */
+export function derivedGuid(text: string): string {
+  const hex = createHash('sha256').update(text).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export class SimulatedResourceGroup {
+  private hubValue?: SimulatedHub;
+  readonly vms: TwinVm[] = [];
+  private deployment?: EvaluatedDeployment;
+  private readonly privateIps = new Map<string, string>();
+  private readonly publicIps = new Map<string, string>();
+  private nextPrivateHost = new Map<string, number>();
+  private nextPublicHost = FIRST_PUBLIC_HOST;
+  private readonly stops: (() => void)[] = [];
+  private vnetPrefixes: string[] = [];
+  private subnetPrefixes = new Map<string, string>();
+  private started = false;
+
+  constructor(private readonly options: ResourceGroupOptions) {}
+
+  get hub(): SimulatedHub {
+    if (!this.hubValue) throw new Error(`resource group ${this.options.name} has no hub yet`);
+    return this.hubValue;
+  }
+
+  /** Whether the group's hub (its VNet and the internet side of its public IPs) exists. */
+  get hubStarted(): boolean {
+    return this.hubValue !== undefined && !this.deleted;
+  }
+
+  private deleted = false;
+
+  get id(): string {
+    return `/subscriptions/${this.options.subscriptionId}/resourceGroups/${this.options.name}`;
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+
+  /**
+   * A runtime value of a resource: the identities' ids, private IPs allocated in their subnet in creation order
+   * (Azure's first usable host is .4, https://learn.microsoft.com/azure/virtual-network/virtual-networks-faq "Are there
+   * any restrictions on using IP addresses within these subnets?"), public IPs above the VNet.
+   */
+  private runtime = (resource: EvaluatedResource, path: readonly string[]): unknown => {
+    const last = path[path.length - 1];
+    if (
+      resource.type === 'Microsoft.ManagedIdentity/userAssignedIdentities' &&
+      (last === 'clientId' || last === 'principalId')
+    )
+      return derivedGuid(`${resource.id}/${last}`);
+    if (resource.type === 'Microsoft.Network/publicIPAddresses' && last === 'ipAddress')
+      return this.publicIp(resource.id);
+    if (last === 'privateIPAddress') {
+      const key = `${resource.id}/${path.join('/')}`;
+      const configuration = this.ipConfiguration(resource, path);
+      const subnetId = configuration?.subnet?.id;
+      const stat = configuration?.privateIPAllocationMethod === 'Static' ? configuration.privateIPAddress : undefined;
+      if (typeof stat === 'string') return stat;
+      if (!subnetId) return undefined;
+      return this.privateIp(key, subnetId);
+    }
+    return undefined;
+  };
+
+  private ipConfiguration(
+    resource: EvaluatedResource,
+    path: readonly string[],
+  ): { subnet?: { id?: string }; privateIPAllocationMethod?: string; privateIPAddress?: unknown } | undefined {
+    let node: unknown = resource.body;
+    for (const part of path.slice(0, -1)) node = (node as Record<string, unknown> | undefined)?.[part];
+    return node as ReturnType<SimulatedResourceGroup['ipConfiguration']>;
+  }
+
+  private publicIp(id: string): string {
+    let ip = this.publicIps.get(id);
+    if (!ip) {
+      ip = `10.91.${this.options.subnet}.${this.nextPublicHost++}`;
+      this.publicIps.set(id, ip);
+    }
+    return ip;
+  }
+
+  /** The next free address of a subnet (by its resource id's prefix in twinAddressPlan order). */
+  private privateIp(key: string, subnetId: string): string {
+    const known = this.privateIps.get(key);
+    if (known) return known;
+    const base = subnetId.toLowerCase().endsWith('/subnets/loadgen') ? 64 : 0;
+    const next = this.nextPrivateHost.get(subnetId) ?? base + 4;
+    this.nextPrivateHost.set(subnetId, next + 1);
+    const ip = `10.91.${this.options.subnet}.${next}`;
+    this.privateIps.set(key, ip);
+    return ip;
+  }
+
+  /** Evaluates main.bicep with these parameters and makes its resources; resolves when every VM has booted. */
+  async deploy(parameters: Readonly<Record<string, unknown>>, deploymentName: string): Promise<EvaluatedDeployment> {
+    if (this.started) throw new Error(`the twin deploys once into resource group ${this.options.name}`);
+    this.started = true;
+    const deployment = await evaluateDeployment(
+      parameters,
+      {
+        subscriptionId: this.options.subscriptionId,
+        tenantId: this.options.tenantId,
+        resourceGroup: this.options.name,
+        location: this.options.location,
+        deploymentName,
+      },
+      { runtime: this.runtime },
+    );
+    this.deployment = deployment;
+    await this.startHub(deployment);
+    await this.createVms(deployment);
+    await this.startLoadBalancers(deployment);
+    return deployment;
+  }
+
+  private of(type: string): EvaluatedResource[] {
+    return (this.deployment?.resources ?? []).filter((resource) => resource.type === type && !resource.existing);
+  }
+
+  private async startHub(deployment: EvaluatedDeployment): Promise<void> {
+    const vault = this.of('Microsoft.KeyVault/vaults')[0];
+    const vnet = this.of('Microsoft.Network/virtualNetworks')[0];
+    const vnetProperties = vnet?.body['properties'] as
+      | {
+          addressSpace: { addressPrefixes: string[] };
+          subnets: { name: string; properties: { addressPrefix: string } }[];
+        }
+      | undefined;
+    this.vnetPrefixes = vnetProperties?.addressSpace.addressPrefixes ?? [];
+    for (const subnet of vnetProperties?.subnets ?? [])
+      this.subnetPrefixes.set(`${vnet!.id}/subnets/${subnet.name}`.toLowerCase(), subnet.properties.addressPrefix);
+    const acls = (vault?.body['properties'] as { networkAcls?: Record<string, unknown> } | undefined)?.networkAcls;
+    const allowedSubnets = ((acls?.['virtualNetworkRules'] as { id: string }[] | undefined) ?? []).map(
+      (rule) => this.subnetPrefixes.get(rule.id.toLowerCase()) ?? `unknown subnet ${rule.id}`,
+    );
+    const identities = this.of('Microsoft.ManagedIdentity/userAssignedIdentities');
+    const assignments = this.of('Microsoft.Authorization/roleAssignments').map((assignment) => {
+      const properties = assignment.body['properties'] as { principalId: string; roleDefinitionId: string };
+      return {
+        principalId: properties.principalId,
+        roleDefinitionId: properties.roleDefinitionId,
+        scope: assignment.scope ?? this.id,
+      };
+    });
+    const secrets = Object.fromEntries(
+      this.of('Microsoft.KeyVault/vaults/secrets').map((secret) => [
+        secret.name.split('/').pop()!,
+        (secret.body['properties'] as { value: string }).value,
+      ]),
+    );
+    const vaultName = vault?.name ?? 'no-vault';
+    this.hubValue = new SimulatedHub({
+      subnet: this.options.subnet,
+      fakeScript: 'fake-azure.py',
+      httpsNames: [
+        'management.azure.com',
+        `${vaultName}.vault.azure.net`,
+        'repo1.maven.org',
+        ...(this.options.uploadHosts ?? []),
+      ],
+      state: {
+        subscriptionId: this.options.subscriptionId,
+        resourceGroup: this.options.name,
+        scaleSetName: this.of('Microsoft.Compute/virtualMachineScaleSets')[0]?.name ?? '',
+        vaultName,
+        vaultResourceId: vault?.id ?? '',
+        secrets,
+        identities: identities.map((identity) => ({
+          clientId: derivedGuid(`${identity.id}/clientId`),
+          principalId: derivedGuid(`${identity.id}/principalId`),
+          vms: [],
+        })),
+        roleAssignments: assignments,
+        ...(acls?.['defaultAction'] === 'Deny' ? { vaultAllowedPrefixes: allowedSubnets } : {}),
+        mavenDirectories: [PERFTEST_ARTIFACT, KAFKA_ARTIFACT]
+          .map((artifact) => cachedArtifactDir(cacheDir(), artifact))
+          .filter(Boolean),
+        uploadHosts: this.options.uploadHosts ?? [],
+      },
+    });
+    await this.hub.start();
+    this.log(
+      `[azure twin] ${this.options.name}: vault ${vaultName} (${Object.keys(secrets).length} secrets), ` +
+        `${identities.length} identities, ${assignments.length} role assignments`,
+    );
+    void deployment;
+  }
+
+  /** The NSG rules of the subnet a resource id names, with the twin's service tags. */
+  private subnetRules(subnetId: string): NsgRule[] {
+    const vnet = this.of('Microsoft.Network/virtualNetworks')[0]!;
+    const subnets = (vnet.body['properties'] as { subnets: { name: string; properties: Record<string, unknown> }[] })
+      .subnets;
+    const subnet = subnets.find(
+      (candidate) => `${vnet.id}/subnets/${candidate.name}`.toLowerCase() === subnetId.toLowerCase(),
+    );
+    const nsgId = (subnet?.properties['networkSecurityGroup'] as { id?: string } | undefined)?.id;
+    const nsg = this.of('Microsoft.Network/networkSecurityGroups').find(
+      (group) => group.id.toLowerCase() === nsgId?.toLowerCase(),
+    );
+    if (!nsg) return [];
+    return nsgRules(nsg.body, { virtualNetwork: this.vnetPrefixes, azureLoadBalancer: [AZURE_LOAD_BALANCER_ADDRESS] });
+  }
+
+  private async createVms(deployment: EvaluatedDeployment): Promise<void> {
+    for (const scaleSet of this.of('Microsoft.Compute/virtualMachineScaleSets')) {
+      const sku = scaleSet.body['sku'] as { capacity: number };
+      const vmProfile = (scaleSet.body['properties'] as { virtualMachineProfile: VmProfile }).virtualMachineProfile;
+      const nic = vmProfile.networkProfile.networkInterfaceConfigurations?.[0];
+      const subnetId = nic?.properties.ipConfigurations[0]?.properties.subnet.id ?? '';
+      for (let index = 0; index < sku.capacity; index += 1) {
+        // Flexible orchestration names its VMs {scale-set-name}_{8 hex} and their hosts {computerNamePrefix}{6 chars}
+        // (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-orchestration-modes).
+        const name = `${scaleSet.name}_${randomBytes(4).toString('hex')}`;
+        const computerName = `${vmProfile.osProfile.computerNamePrefix}${randomBytes(3).toString('hex')}`;
+        const ip = this.privateIp(`${scaleSet.id}/${index}`, subnetId);
+        this.startVm(
+          name,
+          computerName,
+          ip,
+          vmProfile.osProfile.customData,
+          subnetId,
+          identityIds(scaleSet),
+          scaleSet.name,
+        );
+      }
+    }
+    for (const machine of this.of('Microsoft.Compute/virtualMachines')) {
+      const properties = machine.body['properties'] as VmProfile;
+      const nicId = properties.networkProfile.networkInterfaces?.[0]?.id ?? '';
+      const nic = this.of('Microsoft.Network/networkInterfaces').find(
+        (candidate) => candidate.id.toLowerCase() === nicId.toLowerCase(),
+      );
+      const configuration = (
+        nic?.body['properties'] as { ipConfigurations: { properties: IpConfiguration }[] } | undefined
+      )?.ipConfigurations[0]?.properties;
+      const subnetId = configuration?.subnet.id ?? '';
+      const ip =
+        configuration?.privateIPAllocationMethod === 'Static'
+          ? configuration.privateIPAddress!
+          : (this.runtime(nic!, ['properties', 'ipConfigurations', '0', 'properties', 'privateIPAddress']) as string);
+      this.startVm(
+        machine.name,
+        properties.osProfile.computerName ?? machine.name,
+        ip,
+        properties.osProfile.customData,
+        subnetId,
+        identityIds(machine),
+      );
+    }
+    void deployment;
+  }
+
+  private startVm(
+    name: string,
+    computerName: string,
+    ip: string,
+    customData: string | undefined,
+    subnetId: string,
+    identities: readonly string[],
+    scaleSet?: string,
+  ): void {
+    const hostNumber = Number(ip.split('.').pop());
+    const vm = this.hub.createVm(
+      name,
+      computerName,
+      {},
+      {
+        hostNumber,
+        overlays: ['/opt', '/usr/local/bin', '/usr/local/lib', '/home'],
+        privateProc: true,
+        state: { scaleSetName: scaleSet ?? '' },
+      },
+    );
+    this.hub.updateState((state) => {
+      for (const identity of state['identities'] as { clientId: string; vms: string[] }[]) {
+        if (identities.some((id) => derivedGuid(`${id}/clientId`) === identity.clientId)) identity.vms.push(name);
+      }
+    });
+    const rules = this.subnetRules(subnetId);
+    applyRuleset(vm.pid, nsgNftRuleset(rules, ip, this.loadBalancerAddresses()));
+    if (this.options.gateway) {
+      const { socket, port } = this.options.gateway;
+      const relay = spawn(
+        'nsenter',
+        [
+          '-t',
+          String(vm.pid),
+          '-n',
+          'socat',
+          `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`,
+          `UNIX-CONNECT:${socket}`,
+        ],
+        { stdio: 'ignore' },
+      );
+      this.stops.push(() => relay.kill('SIGKILL'));
+    }
+    const twinVm: TwinVm = {
+      vm,
+      id: `${this.id}/providers/Microsoft.Compute/virtualMachines/${name}`,
+      ...(scaleSet ? { scaleSet } : {}),
+    };
+    this.vms.push(twinVm);
+    twinVm.boot = this.runCloudInit(vm, customData);
+  }
+
+  /** write_files, then runcmd in order (as root), as cloud-init runs them; the seams' files first. */
+  private async runCloudInit(vm: SimulatedVm, customData: string | undefined): Promise<CommandResult> {
+    if (!customData) return { status: 0, stdout: '', stderr: '' };
+    const config = parseYaml(Buffer.from(customData, 'base64').toString('utf8')) as CloudConfig;
+    const files = [
+      ...(config.write_files ?? []).map((file) => ({
+        path: file.path,
+        mode: file.permissions ?? '0644',
+        base64: file.encoding === 'b64' ? file.content : Buffer.from(file.content, 'utf8').toString('base64'),
+      })),
+      {
+        path: '/etc/rmqbench/install-override.sh',
+        mode: '0644',
+        base64: Buffer.from(INSTALL_OVERRIDE).toString('base64'),
+      },
+      { path: '/usr/local/bin/apt-get', mode: '0755', base64: Buffer.from(APT_GET_STAND_IN).toString('base64') },
+    ];
+    const write = files
+      .map(
+        (file) =>
+          `mkdir -p "$(dirname ${shellQuote(file.path)})" && printf %s ${shellQuote(file.base64)} | base64 -d >${shellQuote(file.path)} && chmod ${file.mode} ${shellQuote(file.path)}`,
+      )
+      .join('\n');
+    const written = await this.hub.exec(vm, `set -e\n${write}`);
+    if (written.status !== 0) return written;
+    let last: CommandResult = written;
+    for (const command of config.runcmd ?? []) {
+      const line = Array.isArray(command) ? command.map(shellQuote).join(' ') : command;
+      last = await this.hub.exec(vm, line, {
+        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' },
+        timeoutMs: 900_000,
+      });
+      this.log(`[azure twin] ${vm.name}: ${line.slice(0, 80)} → ${last.status}`);
+      if (last.status !== 0) return last;
+    }
+    return last;
+  }
+
+  /** The frontends' addresses of every load balancer (the sources of the connections they forward). */
+  private loadBalancerAddresses(): string[] {
+    return this.of('Microsoft.Network/loadBalancers').map((balancer) => this.frontendAddress(balancer));
+  }
+
+  private frontendAddress(balancer: EvaluatedResource): string {
+    const frontend = (
+      balancer.body['properties'] as {
+        frontendIPConfigurations: { properties: IpConfiguration & { publicIPAddress?: { id: string } } }[];
+      }
+    ).frontendIPConfigurations[0]!.properties;
+    if (frontend.publicIPAddress) return this.publicIp(frontend.publicIPAddress.id);
+    return this.runtime(balancer, [
+      'properties',
+      'frontendIPConfigurations',
+      '0',
+      'properties',
+      'privateIPAddress',
+    ]) as string;
+  }
+
+  private async startLoadBalancers(deployment: EvaluatedDeployment): Promise<void> {
+    for (const balancer of this.of('Microsoft.Network/loadBalancers')) {
+      const properties = balancer.body['properties'] as LoadBalancerProperties;
+      const pool = `${balancer.id}/backendAddressPools/${properties.backendAddressPools[0]!.name}`.toLowerCase();
+      const members = this.vms.filter((vm) => vm.scaleSet && this.inPool(vm.scaleSet, pool)).map((vm) => vm.vm.ip);
+      const address = this.frontendAddress(balancer);
+      const listeners: LoadBalancerListener[] = properties.loadBalancingRules.map((rule) => {
+        const probeName = rule.properties.probe.id.split('/').pop();
+        const probe = properties.probes.find((candidate) => candidate.name === probeName)?.properties;
+        return {
+          port: rule.properties.frontendPort,
+          targetPort: rule.properties.backendPort,
+          targets: members,
+          ...(probe ? { probe: { port: probe.port, path: probe.requestPath ?? '/' } } : {}),
+          inbound: this.subnetRulesOfTargets(members),
+        };
+      });
+      this.stops.push(await startLoadBalancer(this.hub, balancer.name, address, listeners));
+      this.log(
+        `[azure twin] load balancer ${balancer.name} on ${address}: ports ${listeners.map((l) => l.port).join(', ')} → ${members.join(', ')}`,
+      );
+    }
+    void deployment;
+  }
+
+  private inPool(scaleSetName: string, pool: string): boolean {
+    const scaleSet = this.of('Microsoft.Compute/virtualMachineScaleSets').find(
+      (candidate) => candidate.name === scaleSetName,
+    )!;
+    const text = JSON.stringify(scaleSet.body).toLowerCase();
+    return text.includes(pool);
+  }
+
+  private subnetRulesOfTargets(targets: readonly string[]): NsgRule[] {
+    const subnetId = [...this.subnetPrefixes].find(([, prefix]) => targets.some((ip) => cidrHas(prefix, ip)))?.[0];
+    return subnetId ? this.subnetRules(subnetId) : [];
+  }
+
+  /** Managed Run Command on a VM: bash as root, the parameters as environment variables. */
+  async runCommand(
+    vmName: string,
+    script: string,
+    parameters: Readonly<Record<string, string>>,
+    timeoutMs: number,
+  ): Promise<CommandResult> {
+    const target = this.vms.find((vm) => vm.vm.name === vmName);
+    if (!target) throw new Error(`no VM ${vmName} in resource group ${this.options.name}`);
+    return this.hub.exec(target.vm, script, {
+      env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', ...parameters },
+      timeoutMs,
+    });
+  }
+
+  /** What the VMs' network security group dropped, named. */
+  dropped(): string[] {
+    return this.vms.flatMap((twinVm) =>
+      droppedPackets(twinVm.vm.pid).map((packet) =>
+        describeDrop(['(the subnet NSG)'], `${twinVm.vm.name} (${twinVm.vm.ip})`, packet),
+      ),
+    );
+  }
+
+  /** Deletes everything (the resource group's deletion). */
+  delete(): void {
+    for (const stop of this.stops.splice(0)) stop();
+    this.deleted = true;
+    this.hubValue?.cleanup();
+  }
+}
+
+interface IpConfiguration {
+  subnet: { id: string };
+  privateIPAllocationMethod?: string;
+  privateIPAddress?: string;
+}
+
+interface VmProfile {
+  osProfile: { computerNamePrefix?: string; computerName?: string; customData?: string };
+  networkProfile: {
+    networkInterfaceConfigurations?: { properties: { ipConfigurations: { properties: IpConfiguration }[] } }[];
+    networkInterfaces?: { id: string }[];
+  };
+}
+
+interface LoadBalancerProperties {
+  backendAddressPools: { name: string }[];
+  probes: { name: string; properties: { port: number; requestPath?: string } }[];
+  loadBalancingRules: { properties: { frontendPort: number; backendPort: number; probe: { id: string } } }[];
+}
+
+function identityIds(resource: EvaluatedResource): string[] {
+  const identity = resource.body['identity'] as { userAssignedIdentities?: Record<string, unknown> } | undefined;
+  return Object.keys(identity?.userAssignedIdentities ?? {});
+}
