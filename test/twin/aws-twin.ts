@@ -60,6 +60,8 @@ export interface TwinContext {
   readonly gateway: { readonly socket: string; readonly port: number };
   /** The controller stack's security group rules among `groupIds` (a function's VpcConfig), once it is deployed. */
   readonly securityGroupRules: (groupIds: readonly string[]) => SecurityGroupRule[];
+  /** The public IP of the NAT gateway a subnet of the controller stack routes 0.0.0.0/0 to, once it is deployed. */
+  readonly natAddress: (subnetId: string) => string | undefined;
 }
 
 export interface AwsTwinOptions {
@@ -118,6 +120,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const functionCode = new Map<string, { bucket: string; key: string }>();
   const definitionSubstitutions = new Map<string, Record<string, string>>();
   let controllerRules: (groupIds: readonly string[]) => SecurityGroupRule[] = () => [];
+  let natAddress: (subnetId: string) => string | undefined = () => undefined;
   let context: TwinContext | undefined;
   const placeFunction = options.placeFunction;
   const gateway = new AwsGateway({
@@ -144,6 +147,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
       adminClientConfig: admin,
       gateway: { socket: join(workDir, 'gateway.sock'), port: Number(new URL(endpoint).port) },
       securityGroupRules: (groupIds) => controllerRules(groupIds),
+      natAddress: (subnetId) => natAddress(subnetId),
     };
     const cdkOut = typeof options.cdkOut === 'string' ? options.cdkOut : await options.cdkOut(context);
     log(`[twin] publishing the assets of ${cdkOut}`);
@@ -159,7 +163,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     await cfn.send(
       new CreateStackCommand({
         StackName: stackName,
-        TemplateBody: JSON.stringify(template),
+        TemplateBody: JSON.stringify(motoCompatible(template)),
         Capabilities: ['CAPABILITY_IAM', 'CAPABILITY_NAMED_IAM'],
       }),
     );
@@ -195,6 +199,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
         );
     }
     controllerRules = (groupIds) => controllerSecurityGroupRules(template, resources, groupIds);
+    natAddress = (subnetId) => natGatewayAddress(template, resources, subnetId);
     const env = {
       AWS_ENDPOINT_URL: endpoint,
       AWS_REGION: TWIN_REGION,
@@ -247,6 +252,34 @@ function controllerSecurityGroupRules(
     { stackName: 'RmqbenchController', stackId: 'controller', parameters: {}, physical },
   );
   return securityGroupRules(sub, evaluator);
+}
+
+/**
+ * The Elastic IP of the NAT gateway that a subnet's route table sends 0.0.0.0/0 to, from the deployed template: the
+ * subnet's AWS::EC2::SubnetRouteTableAssociation, that table's AWS::EC2::Route with a NatGatewayId, the gateway's
+ * AllocationId (Fn::GetAtt of an AWS::EC2::EIP), whose physical id is its address (Ref of an EIP returns the Elastic IP
+ * address). moto 5.2.5 creates the route without its NAT gateway, so its own route tables cannot say.
+ */
+function natGatewayAddress(
+  template: Template,
+  resources: ReadonlyMap<string, StackResourceSummary>,
+  subnetId: string,
+): string | undefined {
+  const logicalOf = (value: unknown): string | undefined => {
+    const object = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] } | undefined;
+    return object?.Ref ?? object?.['Fn::GetAtt']?.[0];
+  };
+  const subnet = [...resources].find(([, summary]) => summary.PhysicalResourceId === subnetId)?.[0];
+  const of = (type: string) => Object.values(template.Resources).filter((resource) => resource.Type === type);
+  const table = of('AWS::EC2::SubnetRouteTableAssociation')
+    .map((association) => association.Properties ?? {})
+    .find((properties) => logicalOf(properties['SubnetId']) === subnet)?.['RouteTableId'];
+  const nat = of('AWS::EC2::Route')
+    .map((route) => route.Properties ?? {})
+    .find((properties) => logicalOf(properties['RouteTableId']) === logicalOf(table) && properties['NatGatewayId']);
+  const gateway = template.Resources[logicalOf(nat?.['NatGatewayId']) ?? ''];
+  const eip = logicalOf(gateway?.Properties?.['AllocationId']);
+  return eip ? resources.get(eip)?.PhysicalResourceId : undefined;
 }
 
 const PSEUDO_PARAMETERS: Record<string, string> = {
@@ -305,6 +338,28 @@ function resolveValue(
   if (getAtt && getAtt[1] === 'Arn' && template.Resources[getAtt[0]]?.Type === 'AWS::Lambda::Function')
     return `arn:aws:lambda:${TWIN_REGION}:${TWIN_ACCOUNT}:function:${physicalOf(getAtt[0])}`;
   throw new Error(`the twin cannot resolve ${JSON.stringify(value)} in a DefinitionSubstitutions`);
+}
+
+/**
+ * The template with what moto 5.2.5's CloudFormation cannot evaluate put in terms it can, meaning the same:
+ * `Fn::GetAtt [<AWS::EC2::EIP>, PublicIp]` becomes `Ref` of the EIP, which returns the same address ("Ref: returns the
+ * Elastic IP address", AWS::EC2::EIP return values,
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-ec2-eip.html#aws-resource-ec2-eip-return-values).
+ */
+export function motoCompatible(template: Template): Template {
+  const eips = new Set(
+    Object.entries(template.Resources)
+      .filter(([, resource]) => resource.Type === 'AWS::EC2::EIP')
+      .map(([logicalId]) => logicalId),
+  );
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
+    if (typeof value !== 'object' || value === null) return value;
+    const getAtt = (value as Record<string, unknown>)['Fn::GetAtt'] as unknown[] | undefined;
+    if (Array.isArray(getAtt) && getAtt[1] === 'PublicIp' && eips.has(String(getAtt[0]))) return { Ref: getAtt[0] };
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, rewrite(inner)]));
+  };
+  return rewrite(template) as Template;
 }
 
 /**

@@ -15,6 +15,21 @@ import { SimulatedResourceGroup } from './resource-group';
 
 export const AZURE_HOSTS = { arm: 'management.azure.com', entra: 'login.microsoftonline.com' } as const;
 
+/**
+ * Where S3 is reached over HTTPS in the functions' and the VMs' namespaces: https://127.0.0.1:4443, a TLS relay to the
+ * twin's gateway (the functions' S3 client is pointed there with AWS_ENDPOINT_URL_S3, so that the pre-signed URLs it
+ * makes are https, as Amazon S3's are, and the load generator's rmqbench-upload accepts them).
+ */
+export const S3_RELAY_PORT = 4443;
+
+/** What a TLS relay to the gateway needs: its certificate for 127.0.0.1 and the CA that signed it. */
+export interface S3Relay {
+  readonly socket: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+}
+
 export interface AzureCloudOptions {
   readonly workDir: string;
   readonly subscriptionId: string;
@@ -37,6 +52,7 @@ export class AzureCloud implements ArmBackend {
   private readonly states = new Map<string, BackendDeploymentState>();
   private nextSubnet: number;
   private gateway?: { readonly socket: string; readonly port: number };
+  private readonly relayFiles: { certFile: string; keyFile: string };
   readonly caFile: string;
   readonly armSocket: string;
   readonly entraSocket: string;
@@ -45,6 +61,7 @@ export class AzureCloud implements ArmBackend {
     this.nextSubnet = options.firstSubnet;
     const tls = issueCertificates(options.workDir, [AZURE_HOSTS.arm, AZURE_HOSTS.entra]);
     this.caFile = tls.caFile;
+    this.relayFiles = { certFile: tls.relayCertFile, keyFile: tls.relayKeyFile };
     this.entra = new FakeEntra([options.principal], tls);
     this.arm = new FakeArm({
       backend: this,
@@ -54,6 +71,11 @@ export class AzureCloud implements ArmBackend {
     });
     this.armSocket = join(options.workDir, 'arm.sock');
     this.entraSocket = join(options.workDir, 'entra.sock');
+  }
+
+  /** The TLS relay to the gateway's socket (once setGateway has run). */
+  get s3Relay(): S3Relay | undefined {
+    return this.gateway ? { socket: this.gateway.socket, ...this.relayFiles, caFile: this.caFile } : undefined;
   }
 
   /** The AWS twin's gateway, relayed into every VM (set once the gateway listens). */
@@ -88,7 +110,7 @@ export class AzureCloud implements ArmBackend {
       name: group,
       location: this.arm.groups.get(group)?.location ?? 'westeurope',
       ...(this.options.uploadHosts ? { uploadHosts: this.options.uploadHosts } : {}),
-      ...(this.gateway ? { gateway: this.gateway } : {}),
+      ...(this.s3Relay ? { s3Relay: this.s3Relay } : {}),
       ...(this.options.log ? { log: this.options.log } : {}),
     });
     this.groups.set(group, resourceGroup);
@@ -199,7 +221,7 @@ export class AzureCloud implements ArmBackend {
 function issueCertificates(
   workDir: string,
   names: readonly string[],
-): { caFile: string; certificate: string; privateKey: string } {
+): { caFile: string; certificate: string; privateKey: string; relayCertFile: string; relayKeyFile: string } {
   const at = (file: string) => join(workDir, file);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   run([
@@ -247,7 +269,39 @@ function issueCertificates(
     '-out',
     at('azure.pem'),
   ]);
+  run([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    at('relay.key'),
+    '-out',
+    at('relay.csr'),
+  ]);
+  writeFileSync(at('relay.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  run([
+    'x509',
+    '-req',
+    '-in',
+    at('relay.csr'),
+    '-CA',
+    at('azure-ca.pem'),
+    '-CAkey',
+    at('azure-ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    at('relay.ext'),
+    '-out',
+    at('relay.pem'),
+  ]);
   return {
+    relayCertFile: at('relay.pem'),
+    relayKeyFile: at('relay.key'),
     caFile: at('azure-ca.pem'),
     certificate: readFileSync(at('azure.pem'), 'utf8'),
     privateKey: readFileSync(at('azure.key'), 'utf8'),

@@ -103,7 +103,7 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
       placeFunction: (config, context) =>
         placeFunction(config, {
           cloud,
-          admin: context.admin,
+          natAddress: context.natAddress,
           gateway: context.gateway,
           securityGroupRules: context.securityGroupRules,
           log,

@@ -3,7 +3,7 @@
  * - a function attached to the VPC (VpcConfig) leaves through the NAT gateway of its subnet, so Azure sees that NAT
  *   gateway's Elastic IP (Amazon VPC User Guide, "NAT gateways": a public NAT gateway replaces the source address with
  *   its Elastic IP, https://docs.aws.amazon.com/vpc/latest/userguide/vpc-nat-gateway.html); the address is read from the
- *   twin's EC2 as the route table of the function's first subnet leads to it;
+ *   deployed controller template as the route table of the function's first subnet leads to it;
  * - a function outside a VPC reaches the internet from an address of Lambda's own, never the NAT's (Lambda Developer
  *   Guide, "Giving Lambda functions access to resources in an Amazon VPC": a function not attached to a VPC has internet
  *   access through Lambda's network).
@@ -18,17 +18,17 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { FunctionPlacement } from '../aws-gateway';
 import type { FunctionConfiguration } from '../lambda-runtime';
-import { xmlValues, type MotoAdmin } from '../moto-admin';
 import { applyRuleset, describeDrop, droppedPackets, nftRuleset, type SecurityGroupRule } from '../security-groups';
 import { allowsHttpsOut } from '../vpc-function';
-import { AZURE_HOSTS, type AzureCloud } from './azure-cloud';
+import { AZURE_HOSTS, S3_RELAY_PORT, type AzureCloud } from './azure-cloud';
 
 /** The address of Lambda's own network in the twin (outside every VNet and not a NAT gateway's). */
 export const LAMBDA_PUBLIC_ADDRESS = '10.93.0.10';
 
 export interface FunctionNetworkOptions {
   readonly cloud: AzureCloud;
-  readonly admin: MotoAdmin;
+  /** The Elastic IP of the NAT gateway a subnet routes to (TwinContext.natAddress). */
+  readonly natAddress: (subnetId: string) => string | undefined;
   readonly gateway: { readonly socket: string; readonly port: number };
   readonly securityGroupRules: (groupIds: readonly string[]) => SecurityGroupRule[];
   readonly log?: (line: string) => void;
@@ -39,27 +39,13 @@ const turns = new Map<string, Promise<void>>();
 
 const run = (...args: string[]) => execFileSync(args[0]!, args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** The public IP of the NAT gateway the subnet's route table sends 0.0.0.0/0 to. */
-export async function natAddressOfSubnet(admin: MotoAdmin, subnetId: string): Promise<string | undefined> {
-  const tables = await admin.query(
-    'ec2',
-    'DescribeRouteTables',
-    { 'Filter.1.Name': 'association.subnet-id', 'Filter.1.Value.1': subnetId },
-    '2016-11-15',
-  );
-  const natId = xmlValues(tables, 'natGatewayId')[0];
-  if (!natId) return undefined;
-  const gateways = await admin.query('ec2', 'DescribeNatGateways', { 'NatGatewayId.1': natId }, '2016-11-15');
-  return xmlValues(gateways, 'publicIp')[0];
-}
-
 /** Places one invocation (see the file's comment); the caller releases it when the process has ended. */
 export async function placeFunction(
   config: FunctionConfiguration,
   options: FunctionNetworkOptions,
 ): Promise<FunctionPlacement> {
   const inVpc = config.subnetIds.length > 0;
-  const address = inVpc ? await natAddressOfSubnet(options.admin, config.subnetIds[0]!) : LAMBDA_PUBLIC_ADDRESS;
+  const address = inVpc ? options.natAddress(config.subnetIds[0]!) : LAMBDA_PUBLIC_ADDRESS;
   if (!address) throw new Error(`the twin found no NAT gateway on the route table of subnet ${config.subnetIds[0]}`);
   const previous = turns.get(address) ?? Promise.resolve();
   let done!: () => void;
@@ -85,6 +71,21 @@ export async function placeFunction(
     run('ip', 'link', 'set', hubEnd, 'netns', hub.hubNetns);
     run('ip', 'netns', 'exec', hub.hubNetns, 'ip', 'link', 'set', hubEnd, 'master', 'br0', 'up');
     run('ip', 'netns', 'exec', hub.hubNetns, 'ip', 'route', 'replace', `${address}/32`, 'dev', 'br0');
+    // moto 5.2.5 gives Elastic IPs addresses in 127.0.0.0/8 (its random_ip()): loopback addresses are martians on
+    // any other device unless route_localnet is set on it (ip-sysctl.rst, "route_localnet"); set in these two
+    // namespaces only.
+    for (const [prefix, device] of [
+      [['ip', 'netns', 'exec', hub.hubNetns], 'br0'],
+      [['ip', 'netns', 'exec', namespace], 'eth0'],
+    ] as const)
+      run(
+        ...prefix,
+        'sysctl',
+        '-q',
+        '-w',
+        'net.ipv4.conf.all.route_localnet=1',
+        `net.ipv4.conf.${device}.route_localnet=1`,
+      );
     inNs('ip', 'addr', 'add', `${address}/32`, 'dev', 'eth0');
     inNs('ip', 'link', 'set', 'eth0', 'up');
     inNs('ip', 'route', 'add', `${hub.hubAddress.replace(/\.1$/, '.0')}/24`, 'dev', 'eth0', 'src', address);
@@ -99,6 +100,10 @@ export async function placeFunction(
     for (const [listen, socket] of [
       [`TCP-LISTEN:${options.gateway.port},bind=127.0.0.1`, options.gateway.socket],
       ['TCP-LISTEN:443,bind=127.0.0.2', options.cloud.armSocket],
+      [
+        `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${options.cloud.s3Relay!.certFile},key=${options.cloud.s3Relay!.keyFile},verify=0`,
+        options.gateway.socket,
+      ],
       ['TCP-LISTEN:443,bind=127.0.0.3', options.cloud.entraSocket],
     ] as const)
       relays.push(
@@ -113,7 +118,12 @@ export async function placeFunction(
   );
   return {
     prefix: ['ip', 'netns', 'exec', namespace],
-    environment: { NODE_EXTRA_CA_CERTS: options.cloud.caFile },
+    // The S3 client's own endpoint setting (AWS_ENDPOINT_URL_<SERVICE>,
+    // https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html): S3 over HTTPS, see S3_RELAY_PORT.
+    environment: {
+      NODE_EXTRA_CA_CERTS: options.cloud.caFile,
+      AWS_ENDPOINT_URL_S3: `https://127.0.0.1:${S3_RELAY_PORT}`,
+    },
     dropped: () =>
       inVpc
         ? droppedPackets(namespace).map((packet) =>

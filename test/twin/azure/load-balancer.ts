@@ -2,10 +2,15 @@
  * An Azure load balancer of the twin: fake-nlb.py on the frontend's address in the hub, with each rule's HTTP probe and
  * the backends' network security group (which it applies to the client's address, see fake-nlb.py).
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SimulatedHub } from '../../simulated-vm/harness';
 import type { NsgRule } from './network-security-group';
+
+/** fake-nlb.py's folder, from the sources or from the twin's bundle in dist/twin. */
+const TWIN_DIR = existsSync(join(__dirname, '..', 'fake-nlb.py'))
+  ? join(__dirname, '..')
+  : join(__dirname, '../../test/twin');
 
 export interface LoadBalancerListener {
   readonly port: number;
@@ -42,11 +47,7 @@ export async function startLoadBalancer(
       })),
     }),
   );
-  const proxy = hub.spawnInHub('python3', [
-    join(__dirname, '..', 'fake-nlb.py'),
-    config,
-    join(hub.dir, `lb-${name}.log`),
-  ]);
+  const proxy = hub.spawnInHub('python3', [join(TWIN_DIR, 'fake-nlb.py'), config, join(hub.dir, `lb-${name}.log`)]);
   let errors = '';
   proxy.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   await new Promise<void>((resolve, reject) => {

@@ -16,6 +16,8 @@
  * Central served from this machine's Maven cache.
  */
 import { spawn } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
 import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../../local/maven-artifacts';
@@ -25,6 +27,7 @@ import { describeDrop, droppedPackets, applyRuleset } from '../security-groups';
 import { evaluateDeployment, type EvaluatedDeployment, type EvaluatedResource } from './bicep-evaluator';
 import { AZURE_LOAD_BALANCER_ADDRESS, cidrHas, nsgNftRuleset, nsgRules, type NsgRule } from './network-security-group';
 import { startLoadBalancer, type LoadBalancerListener } from './load-balancer';
+import { S3_RELAY_PORT, type S3Relay } from './azure-cloud';
 
 /** The VNet and subnets of a twin resource group on hub 10.91.S.0/24, as main.bicep's parameters take them. */
 export function twinAddressPlan(subnet: number): Record<string, string> {
@@ -62,11 +65,11 @@ export interface ResourceGroupOptions {
   /** Host names whose pre-signed PUT uploads the hub keeps (e.g. a storage account's blob host). */
   readonly uploadHosts?: readonly string[];
   /**
-   * The AWS twin's gateway, relayed into every VM at 127.0.0.1:<port>: the address pre-signed S3 URLs name when the
-   * functions' SDK is pointed at the twin (AWS_ENDPOINT_URL), as https://<bucket>.s3.<region>.amazonaws.com would be
-   * reached through the NAT gateway in Azure.
+   * The AWS twin's gateway, relayed over TLS into every VM at https://127.0.0.1:S3_RELAY_PORT: the address the
+   * functions' pre-signed S3 URLs name (azure-cloud.ts), as https://<bucket>.s3.<region>.amazonaws.com would be reached
+   * through the NAT gateway in Azure. Its CA joins the VMs' trusted certificates.
    */
-  readonly gateway?: { readonly socket: string; readonly port: number };
+  readonly s3Relay?: S3Relay;
   readonly log?: (line: string) => void;
 }
 
@@ -271,6 +274,8 @@ export class SimulatedResourceGroup {
       },
     });
     await this.hub.start();
+    // The VMs trust the hub's CA (mounted as their CA bundle); the S3 relay's CA joins it.
+    if (this.options.s3Relay) appendFileSync(join(this.hub.dir, 'ca.pem'), readFileSync(this.options.s3Relay.caFile));
     this.log(
       `[azure twin] ${this.options.name}: vault ${vaultName} (${Object.keys(secrets).length} secrets), ` +
         `${identities.length} identities, ${assignments.length} role assignments`,
@@ -371,20 +376,12 @@ export class SimulatedResourceGroup {
     });
     const rules = this.subnetRules(subnetId);
     applyRuleset(vm.pid, nsgNftRuleset(rules, ip, this.loadBalancerAddresses()));
-    if (this.options.gateway) {
-      const { socket, port } = this.options.gateway;
-      const relay = spawn(
-        'nsenter',
-        [
-          '-t',
-          String(vm.pid),
-          '-n',
-          'socat',
-          `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`,
-          `UNIX-CONNECT:${socket}`,
-        ],
-        { stdio: 'ignore' },
-      );
+    if (this.options.s3Relay) {
+      const { socket, certFile, keyFile } = this.options.s3Relay;
+      const listen = `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${certFile},key=${keyFile},verify=0,fork,reuseaddr`;
+      const relay = spawn('nsenter', ['-t', String(vm.pid), '-n', 'socat', listen, `UNIX-CONNECT:${socket}`], {
+        stdio: 'ignore',
+      });
       this.stops.push(() => relay.kill('SIGKILL'));
     }
     const twinVm: TwinVm = {
