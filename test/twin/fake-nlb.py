@@ -10,8 +10,10 @@ Usage: fake-nlb.py CONFIG LOG, CONFIG = {"address": "10.91.X.4", "listeners": [{
 ["10.91.X.11", ...], "targetPort": 5672}]}. Prints "ready" once every listener is bound; logs one line per connection.
 
 An Azure load balancer (test/twin/azure/resource-group.ts) adds, per listener:
-- "probe": {"port": 8081, "path": "/healthz"}: an HTTP probe; a target is used only while it answers 200 (Azure Load
-  Balancer health probes, https://learn.microsoft.com/azure/load-balancer/load-balancer-custom-probe-overview);
+- "probe": {"port": 8081, "path": "/healthz", "intervalSeconds": 5, "threshold": 2}: an HTTP probe sent every interval
+  in the background; a target takes new connections only while its last `threshold` probes answered 200, and leaves
+  after `threshold` failures (Azure Load Balancer health probes,
+  https://learn.microsoft.com/azure/load-balancer/load-balancer-custom-probe-overview);
 - "inbound": the inbound rules of the backends' network security group in priority order ({"name", "access",
   "sources", "destinations", "ports"}): an Azure load balancer keeps the client's address, so the backend's group
   judges the client; a connection the first matching rule denies is closed unanswered and logged with the rule's name.
@@ -22,6 +24,7 @@ import socket
 import urllib.request
 import sys
 import threading
+import time
 
 CONFIG_FILE, LOG_FILE = sys.argv[1:3]
 CONFIG = json.load(open(CONFIG_FILE, encoding="utf-8"))
@@ -50,14 +53,33 @@ def pipe(source, destination):
                 pass
 
 
-def probe_ok(target, probe):
-    if not probe:
-        return True
+HEALTHY = {}
+
+
+def probe_once(target, probe):
     try:
         with urllib.request.urlopen(f"http://{target}:{probe['port']}{probe['path']}", timeout=3) as response:
             return response.status == 200
     except OSError:
         return False
+
+
+def prober(target, probe):
+    """Marks (target, port) healthy after `threshold` answers of 200 in a row, unhealthy after as many failures."""
+    key = (target, probe["port"])
+    streak, last = 0, None
+    while True:
+        ok = probe_once(target, probe)
+        streak = streak + 1 if ok == last else 1
+        last = ok
+        if streak >= probe.get("threshold", 2) and HEALTHY.get(key) != ok:
+            HEALTHY[key] = ok
+            log(f"probe {target}:{probe['port']}{probe['path']} {'up' if ok else 'down'}")
+        time.sleep(probe.get("intervalSeconds", 5))
+
+
+def probe_ok(target, probe):
+    return not probe or HEALTHY.get((target, probe["port"]), False)
 
 
 def nsg_decision(listener, client, target):
@@ -110,6 +132,8 @@ def serve(listener):
 
 
 ready = threading.Semaphore(0)
+for target, probe in {(t, json.dumps(l["probe"], sort_keys=True)) for l in CONFIG["listeners"] if l.get("probe") for t in l["targets"]}:
+    threading.Thread(target=prober, args=(target, json.loads(probe)), daemon=True).start()
 for entry in CONFIG["listeners"]:
     threading.Thread(target=serve, args=(entry,), daemon=True).start()
 for _ in CONFIG["listeners"]:

@@ -202,6 +202,8 @@ export class AzureCloud implements ArmBackend {
 
   async deleteGroup(group: string): Promise<void> {
     const resourceGroup = this.groups.get(group);
+    // What the group's load balancers refused, named by the NSG rule: the hop a failed run could not make.
+    for (const line of resourceGroup?.refusedConnections() ?? []) this.log(`[azure twin] ${line}`);
     this.log(`[azure twin] deleting resource group ${group}`);
     resourceGroup?.delete();
     this.groups.delete(group);

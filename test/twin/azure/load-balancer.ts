@@ -16,7 +16,12 @@ export interface LoadBalancerListener {
   readonly port: number;
   readonly targetPort: number;
   readonly targets: readonly string[];
-  readonly probe?: { readonly port: number; readonly path: string };
+  readonly probe?: {
+    readonly port: number;
+    readonly path: string;
+    readonly intervalSeconds: number;
+    readonly threshold: number;
+  };
   readonly inbound?: readonly NsgRule[];
 }
 

@@ -77,6 +77,7 @@ describe('a deployment of main.bicep in the Azure twin', () => {
         failed.map((boot) => `${boot.vm}: ${boot.result.stderr.slice(-1500)}`).join('\n') +
           `\ndropped: ${group.dropped().join('; ')}\nrequests: ${group.hub.requestLog().slice(-20).join('\n')}`,
       );
+    await group.backendsHealthy();
     // Two hosts on the internet side of the public load balancer: the controller's egress address and another.
     controller = group.hub.createVm('controller-egress', 'controller', {}, { hostNumber: 230 });
     stranger = group.hub.createVm('stranger', 'stranger', {}, { hostNumber: 231 });

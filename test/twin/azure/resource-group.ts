@@ -26,7 +26,7 @@ import { SimulatedHub, type CommandResult, type SimulatedVm } from '../../simula
 import { describeDrop, droppedPackets, applyRuleset } from '../security-groups';
 import { evaluateDeployment, type EvaluatedDeployment, type EvaluatedResource } from './bicep-evaluator';
 import { AZURE_LOAD_BALANCER_ADDRESS, cidrHas, nsgNftRuleset, nsgRules, type NsgRule } from './network-security-group';
-import { startLoadBalancer, type LoadBalancerListener } from './load-balancer';
+import { loadBalancerLog, startLoadBalancer, type LoadBalancerListener } from './load-balancer';
 import { S3_RELAY_PORT, type S3Relay } from './azure-cloud';
 
 /** The VNet and subnets of a twin resource group on hub 10.91.S.0/24, as main.bicep's parameters take them. */
@@ -465,7 +465,16 @@ export class SimulatedResourceGroup {
           port: rule.properties.frontendPort,
           targetPort: rule.properties.backendPort,
           targets: members,
-          ...(probe ? { probe: { port: probe.port, path: probe.requestPath ?? '/' } } : {}),
+          ...(probe
+            ? {
+                probe: {
+                  port: probe.port,
+                  path: probe.requestPath ?? '/',
+                  intervalSeconds: probe.intervalInSeconds ?? 5,
+                  threshold: probe.probeThreshold ?? 1,
+                },
+              }
+            : {}),
           inbound: this.subnetRulesOfTargets(members),
         };
       });
@@ -514,6 +523,28 @@ export class SimulatedResourceGroup {
     );
   }
 
+  /** Resolves once every load balancer's probe has marked each backend up (or rejects after `timeoutMs`). */
+  async backendsHealthy(timeoutMs = 120_000): Promise<void> {
+    const balancers = this.of('Microsoft.Network/loadBalancers').map((balancer) => balancer.name);
+    const nodes = this.vms.filter((vm) => vm.scaleSet).map((vm) => vm.vm.ip);
+    const up = (name: string) => loadBalancerLog(this.hub, name).filter((line) => / up$/.test(line));
+    const deadline = Date.now() + timeoutMs;
+    while (!balancers.every((name) => nodes.every((ip) => up(name).some((line) => line.includes(` ${ip}:`))))) {
+      if (Date.now() > deadline) throw new Error(`the load balancers' probes did not mark ${nodes.join(', ')} up`);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+
+  /** The connections the load balancers refused by an NSG rule ("load balancer X refused A -> port: ... rule R"). */
+  refusedConnections(): string[] {
+    if (!this.hubValue) return [];
+    return this.of('Microsoft.Network/loadBalancers').flatMap((balancer) =>
+      [...new Set(loadBalancerLog(this.hub, balancer.name).filter((line) => line.includes('denied by NSG rule')))].map(
+        (line) => `load balancer ${balancer.name} refused ${line}`,
+      ),
+    );
+  }
+
   /** Deletes everything (the resource group's deletion). */
   delete(): void {
     for (const stop of this.stops.splice(0)) stop();
@@ -538,7 +569,10 @@ interface VmProfile {
 
 interface LoadBalancerProperties {
   backendAddressPools: { name: string }[];
-  probes: { name: string; properties: { port: number; requestPath?: string } }[];
+  probes: {
+    name: string;
+    properties: { port: number; requestPath?: string; intervalInSeconds?: number; probeThreshold?: number };
+  }[];
   loadBalancingRules: { properties: { frontendPort: number; backendPort: number; probe: { id: string } } }[];
 }
 

@@ -1,0 +1,136 @@
+/**
+ * The Azure twin end to end (issue 23): examples/controller synthesized with Azure, deployed into the AWS twin, and
+ * `rmqbench run --target azure`, unchanged, against it. The functions reach the twin's ARM and Entra ID from where
+ * they run; ARM deploys bicep/main.bicep, evaluated, into simulated VMs (3 RabbitMQ nodes behind the internal and the
+ * public load balancer, a load generator); the smoke test reaches the public load balancer from the NAT gateway's
+ * Elastic IP, PerfTest runs by Run Command and uploads to the twin's S3, the fault step kills the leader by Run
+ * Command, and the resource group is deleted. A change to one thing in the synthesized assembly makes the run fail
+ * where Azure would fail it, and the twin names the hop.
+ */
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildControllerApp } from '../../../examples/controller/controller-app';
+import { rmqbenchAsync } from '../../cloud/cli-child';
+import { TWIN_PLAN_YAML } from '../twin-cli';
+import { LAMBDA_PUBLIC_ADDRESS } from './function-network';
+import { startAzureTwin, type AzureTwin } from './azure-twin';
+
+jest.setTimeout(900_000);
+
+type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+
+describe('the Azure twin runs rmqbench run --target azure on the example controller synthesized with Azure', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-azure-twin-test-'));
+  const planFile = join(scratch, 'twin.yaml');
+  const twins: AzureTwin[] = [];
+  writeFileSync(planFile, TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5'));
+  afterEach(async () => {
+    for (const twin of twins.splice(0)) await twin.stop();
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** `rmqbench run <plan> --target azure` against a twin whose assembly `change` rewrote (the controller template). */
+  const runOnTwin = async (change?: (template: Template) => void) => {
+    const log: string[] = [];
+    const twin = await startAzureTwin({
+      synthesize: (context) => {
+        const outdir = mkdtempSync(join(scratch, 'cdk.out-'));
+        buildControllerApp({ outdir, context }).synth();
+        return outdir;
+      },
+      ...(change
+        ? {
+            changeAssembly: (cdkOut: string) => {
+              const file = join(cdkOut, 'RmqbenchController.template.json');
+              const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
+              change(template);
+              writeFileSync(file, JSON.stringify(template));
+            },
+          }
+        : {}),
+      log: (line) => log.push(line),
+    });
+    twins.push(twin);
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')),
+      ...twin.env,
+    };
+    const run = rmqbenchAsync(env, 'run', planFile, '--target', 'azure', '--poll-seconds', '2');
+    const code = await run.exited;
+    return { twin, env, code, stdout: run.stdout, stderr: run.stderr, log: log.join('\n') };
+  };
+
+  /** The raw stdout of each repetition in the twin's S3 (what a failed repetition printed, for the failure message). */
+  const rawOutputs = async (twin: AzureTwin) => {
+    const s3 = new S3Client({ ...twin.aws.clientConfig, forcePathStyle: true });
+    try {
+      const buckets = twin.aws.resources;
+      const bucket = [...buckets.values()].find(
+        (resource) => resource.ResourceType === 'AWS::S3::Bucket' && /RawOutput/.test(resource.LogicalResourceId!),
+      )!.PhysicalResourceId!;
+      const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
+      const texts: string[] = [];
+      for (const object of listed.Contents ?? []) {
+        if (!object.Key!.endsWith('stdout.txt')) continue;
+        const body = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key! }));
+        texts.push(`${object.Key}:\n${(await body.Body!.transformToString()).slice(-1500)}`);
+      }
+      return texts.join('\n');
+    } finally {
+      s3.destroy();
+    }
+  };
+
+  test('unchanged: the run SUCCEEDS with both repetitions stored, the failover counted, every call allowed, the group deleted and nothing left', async () => {
+    const { twin, env, code, stdout, stderr, log } = await runOnTwin();
+    if (code !== 0)
+      throw new Error(`exit ${code}\n${stderr.slice(-3000)}\n${log.slice(-3000)}\n${await rawOutputs(twin)}`);
+    expect(stdout).toContain('status **SUCCEEDED**');
+    // The smoke test came from the NAT gateway's Elastic IP (the only source the NSG admits besides the user's).
+    expect(log).toMatch(/CheckClusterFunction\S* runs in the VPC, leaving through the NAT gateway's [\d.]+/);
+    expect(twin.aws.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
+    const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
+    expect(await runs.exited).toBe(0);
+    const [run] = JSON.parse(runs.stdout) as { runId: string; planName: string; status: string; target: string }[];
+    expect(run).toMatchObject({ planName: 'twin', status: 'SUCCEEDED' });
+    const show = rmqbenchAsync(env, 'show', run!.runId, '--store', 'aws', '--json');
+    expect(await show.exited).toBe(0);
+    const repetitions = (JSON.parse(show.stdout) as { repetitions: { status: string; failover?: unknown }[] })
+      .repetitions;
+    expect(repetitions.map((repetition) => repetition.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    expect(repetitions.some((repetition) => repetition.failover !== undefined)).toBe(true);
+    // Torn down: ARM holds no resource group, and no VM namespace is left.
+    expect([...twin.cloud.arm.groups.keys()]).toEqual([]);
+    expect(twin.cloud.groups.size).toBe(0);
+  });
+
+  test('the function that checks the cluster moved out of the VPC: the public load balancer refuses its address by the NSG, and the run fails at the launch deadline naming the rule', async () => {
+    const { code, stderr, log } = await runOnTwin((template) => {
+      const [, checkCluster] = Object.entries(template.Resources).find(
+        ([id, resource]) =>
+          id.startsWith('ControllerCheckClusterFunction') && resource.Type === 'AWS::Lambda::Function',
+      )!;
+      expect(checkCluster.Properties['VpcConfig']).toBeDefined();
+      delete checkCluster.Properties['VpcConfig'];
+      // Only to end the run sooner: the launch deadline (3 minutes instead of the default 30).
+      for (const resource of Object.values(template.Resources)) {
+        const variables = (resource.Properties['Environment'] as { Variables?: Record<string, unknown> } | undefined)
+          ?.Variables;
+        if (variables && 'LAUNCH_TIMEOUT_MINUTES' in variables) variables['LAUNCH_TIMEOUT_MINUTES'] = '3';
+      }
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/did not form by .*\(the deployment succeeded\); last seen: /);
+    expect(log).toContain(`CheckClusterFunction`);
+    expect(log).toContain(`outside a VPC, from Lambda's ${LAMBDA_PUBLIC_ADDRESS}`);
+    expect(log).toMatch(
+      new RegExp(
+        `load balancer rmqbench-lb-public refused ${LAMBDA_PUBLIC_ADDRESS.replace(/\./g, '\\.')} -> 15671 -> .* denied by NSG rule DenyClientPortsFromElsewhere`,
+      ),
+    );
+  });
+});
