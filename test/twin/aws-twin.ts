@@ -343,8 +343,8 @@ function resolveValue(
 /**
  * The template with what moto 5.2.5's CloudFormation cannot evaluate put in terms it can, meaning the same:
  * `Fn::GetAtt [<AWS::EC2::EIP>, PublicIp]` becomes `Ref` of the EIP, which returns the same address ("Ref: returns the
- * Elastic IP address", AWS::EC2::EIP return values,
- * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-ec2-eip.html#aws-resource-ec2-eip-return-values).
+ * Elastic IP address", AWS::EC2::EIP return values, https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/
+ * aws-resource-ec2-eip.html#aws-resource-ec2-eip-return-values).
  */
 export function motoCompatible(template: Template): Template {
   const eips = new Set(

@@ -16,6 +16,15 @@ import type { TemplateEvaluator, StackTemplate } from './cfn-template';
 
 export const SECURITY_GROUP_TABLE = 'rmqbench_twin_sg';
 
+/** The first lines of a ruleset: the table replaced whole, with the sets of dropped packets droppedPackets reads. */
+export const TABLE_HEADER = [
+  `table inet ${SECURITY_GROUP_TABLE}`,
+  `delete table inet ${SECURITY_GROUP_TABLE}`,
+  `table inet ${SECURITY_GROUP_TABLE} {`,
+  '  set dropped_in { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
+  '  set dropped_out { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
+] as const;
+
 export interface SecurityGroupRule {
   readonly direction: 'ingress' | 'egress';
   /** The group the rule belongs to. */
@@ -145,11 +154,7 @@ export function nftRuleset(
           : `    ${within}${peer}${portMatch(rule)}accept comment ${JSON.stringify(rule.origin.slice(0, 120))}`;
       });
   return [
-    `table inet ${SECURITY_GROUP_TABLE}`,
-    `delete table inet ${SECURITY_GROUP_TABLE}`,
-    `table inet ${SECURITY_GROUP_TABLE} {`,
-    '  set dropped_in { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
-    '  set dropped_out { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
+    ...TABLE_HEADER,
     '  chain input {',
     `    type filter hook input priority 0; policy ${policy};`,
     '    ct state established,related accept',

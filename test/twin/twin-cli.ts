@@ -28,6 +28,19 @@ workloads:
   - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
 `;
 
+/**
+ * The acceptance plan for the Azure twin: the same cluster and fault, a Standard_D2s_v5 cluster, and the steady
+ * workload as fixed work (3,000 messages at 200 msg/s, ~15 s, 60 s allowed). PerfTest's time limit counts its own
+ * setup,
+ * and the first declaration of the quorum queue by a fresh JVM on this 2-core machine, busy with the three nodes and
+ * the twin, took 4 to 9 s, so a timed first repetition came out seconds short of its duration (a twin artefact: in
+ * Azure the declaration takes milliseconds); fixed work is judged by its message count instead.
+ */
+export const TWIN_AZURE_PLAN_YAML = TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5').replace(
+  '{ name: steady, producers: 1, consumers: 1, durationSeconds: 20, publishRateLimit: 200 }',
+  '{ name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }',
+);
+
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   return index > 0 ? process.argv[index + 1] : undefined;
@@ -67,7 +80,8 @@ async function runCli(planFile: string, target: 'aws' | 'azure', env: Record<str
 async function mainAzure(planFile: string): Promise<number> {
   if (argument('--cdk-out')) {
     console.error(
-      'twin: --cdk-out is not taken with --target azure yet: the twin synthesizes examples/controller itself, after it has created the service principal secret whose ARN the app takes',
+      'twin: --cdk-out is not taken with --target azure yet: the twin synthesizes examples/controller itself, ' +
+        'after it has created the service principal secret whose ARN the app takes',
     );
     return 2;
   }
@@ -96,7 +110,7 @@ async function main(): Promise<number> {
     const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-plan-'));
     try {
       const planFile = argument('--plan') ?? join(scratch, 'twin.yaml');
-      if (!argument('--plan')) writeFileSync(planFile, TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5'));
+      if (!argument('--plan')) writeFileSync(planFile, TWIN_AZURE_PLAN_YAML);
       return await mainAzure(planFile);
     } finally {
       rmSync(scratch, { recursive: true, force: true });

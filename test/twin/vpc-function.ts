@@ -31,6 +31,25 @@ export interface VpcAttachment {
 
 let attachments = 0;
 
+/** Ends every process of a named network namespace, deletes it and its /etc/netns folder (each may be gone already). */
+export function deleteNamespace(namespace: string): void {
+  try {
+    for (const pid of execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean))
+      process.kill(Number(pid), 'SIGKILL');
+  } catch {
+    // nothing left
+  }
+  try {
+    execFileSync('ip', ['netns', 'del', namespace], { stdio: 'ignore' });
+  } catch {
+    // already gone with the hub
+  }
+  rmSync(`/etc/netns/${namespace}`, { recursive: true, force: true });
+}
+
 /** HTTPS to any address allowed by an egress rule of `groupIds` (the path through the NAT gateway to the AWS APIs). */
 export function allowsHttpsOut(groupIds: readonly string[], rules: readonly SecurityGroupRule[]): boolean {
   return rules.some(
@@ -103,21 +122,7 @@ export function attachToVpc(
     release: () => {
       relay?.kill('SIGKILL');
       stack.removeInterface(ip);
-      try {
-        for (const pid of execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' })
-          .trim()
-          .split('\n')
-          .filter(Boolean))
-          process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // nothing left
-      }
-      try {
-        run('ip', 'netns', 'del', namespace);
-      } catch {
-        // already gone with the hub
-      }
-      rmSync(etc, { recursive: true, force: true });
+      deleteNamespace(namespace);
     },
   };
 }

@@ -219,88 +219,46 @@ export class AzureCloud implements ArmBackend {
   }
 }
 
-/** A twin CA and one certificate for the Azure hosts, in workDir (ca.pem is what the functions trust). */
+/**
+ * A twin CA, one certificate for the Azure hosts and one for the S3 relay at 127.0.0.1, in workDir (azure-ca.pem is
+ * what the functions and the VMs trust).
+ */
 function issueCertificates(
   workDir: string,
   names: readonly string[],
 ): { caFile: string; certificate: string; privateKey: string; relayCertFile: string; relayKeyFile: string } {
   const at = (file: string) => join(workDir, file);
   const run = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  run([
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=rmqbench Azure twin CA',
-    '-keyout',
-    at('azure-ca.key'),
-    '-out',
-    at('azure-ca.pem'),
-  ]);
-  run([
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    `/CN=${names[0]}`,
-    '-keyout',
-    at('azure.key'),
-    '-out',
-    at('azure.csr'),
-  ]);
-  writeFileSync(at('azure.ext'), `subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}\n`);
-  run([
-    'x509',
-    '-req',
-    '-in',
-    at('azure.csr'),
-    '-CA',
-    at('azure-ca.pem'),
-    '-CAkey',
-    at('azure-ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    at('azure.ext'),
-    '-out',
-    at('azure.pem'),
-  ]);
-  run([
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-keyout',
-    at('relay.key'),
-    '-out',
-    at('relay.csr'),
-  ]);
-  writeFileSync(at('relay.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  run([
-    'x509',
-    '-req',
-    '-in',
-    at('relay.csr'),
-    '-CA',
-    at('azure-ca.pem'),
-    '-CAkey',
-    at('azure-ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    at('relay.ext'),
-    '-out',
-    at('relay.pem'),
-  ]);
+  run(
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=rmqbench Azure twin CA'].concat([
+      '-keyout',
+      at('azure-ca.key'),
+      '-out',
+      at('azure-ca.pem'),
+    ]),
+  );
+  const issue = (name: string, commonName: string, altNames: string) => {
+    run(
+      ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${commonName}`, '-keyout', at(`${name}.key`)].concat([
+        '-out',
+        at(`${name}.csr`),
+      ]),
+    );
+    writeFileSync(at(`${name}.ext`), `subjectAltName=${altNames}\n`);
+    run(
+      ['x509', '-req', '-in', at(`${name}.csr`), '-CA', at('azure-ca.pem'), '-CAkey', at('azure-ca.key')].concat([
+        '-CAcreateserial',
+        '-days',
+        '2',
+        '-extfile',
+        at(`${name}.ext`),
+        '-out',
+        at(`${name}.pem`),
+      ]),
+    );
+  };
+  issue('azure', names[0]!, names.map((name) => `DNS:${name}`).join(','));
+  issue('relay', '127.0.0.1', 'IP:127.0.0.1');
   return {
     relayCertFile: at('relay.pem'),
     relayKeyFile: at('relay.key'),

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildControllerApp } from '../../../examples/controller/controller-app';
 import { rmqbenchAsync } from '../../cloud/cli-child';
-import { TWIN_PLAN_YAML } from '../twin-cli';
+import { TWIN_AZURE_PLAN_YAML } from '../twin-cli';
 import { LAMBDA_PUBLIC_ADDRESS } from './function-network';
 import { startAzureTwin, type AzureTwin } from './azure-twin';
 
@@ -25,7 +25,7 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
   const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-azure-twin-test-'));
   const planFile = join(scratch, 'twin.yaml');
   const twins: AzureTwin[] = [];
-  writeFileSync(planFile, TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5'));
+  writeFileSync(planFile, TWIN_AZURE_PLAN_YAML);
   afterEach(async () => {
     for (const twin of twins.splice(0)) await twin.stop();
   });
@@ -85,7 +85,7 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
     }
   };
 
-  test('unchanged: the run SUCCEEDS with both repetitions stored, the failover counted, every call allowed, the group deleted and nothing left', async () => {
+  test('unchanged: SUCCEEDED, both repetitions stored, failover counted, no call denied, group deleted', async () => {
     const { twin, env, code, stdout, stderr, log } = await runOnTwin();
     if (code !== 0)
       throw new Error(`exit ${code}\n${stderr.slice(-3000)}\n${log.slice(-3000)}\n${await rawOutputs(twin)}`);
@@ -108,7 +108,7 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
     expect(twin.cloud.groups.size).toBe(0);
   });
 
-  test('the function that checks the cluster moved out of the VPC: the public load balancer refuses its address by the NSG, and the run fails at the launch deadline naming the rule', async () => {
+  test('the cluster check moved out of the VPC: the public load balancer refuses it by a named NSG rule', async () => {
     const { code, stderr, log } = await runOnTwin((template) => {
       const [, checkCluster] = Object.entries(template.Resources).find(
         ([id, resource]) =>
@@ -129,7 +129,8 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
     expect(log).toContain(`outside a VPC, from Lambda's ${LAMBDA_PUBLIC_ADDRESS}`);
     expect(log).toMatch(
       new RegExp(
-        `load balancer rmqbench-lb-public refused ${LAMBDA_PUBLIC_ADDRESS.replace(/\./g, '\\.')} -> 15671 -> .* denied by NSG rule DenyClientPortsFromElsewhere`,
+        `load balancer rmqbench-lb-public refused ${LAMBDA_PUBLIC_ADDRESS.replace(/\./g, '\\.')} -> 15671 -> ` +
+          '.* denied by NSG rule DenyClientPortsFromElsewhere',
       ),
     );
   });

@@ -85,12 +85,16 @@ export class FakeEntra {
     if (!principal)
       return send(400, {
         error: 'unauthorized_client',
-        error_description: `AADSTS700016: Application with identifier '${form.get('client_id')}' was not found in the directory '${token[1]}'.`,
+        error_description:
+          `AADSTS700016: Application with identifier '${form.get('client_id')}' was not found in the directory ` +
+          `'${token[1]}'.`,
       });
     if (form.get('client_secret') !== principal.clientSecret)
       return send(401, {
         error: 'invalid_client',
-        error_description: `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${principal.clientId}'.`,
+        error_description:
+          'AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client ' +
+          `secret value, not the client secret ID, for a secret added to app '${principal.clientId}'.`,
       });
     const accessToken = `twin-arm.${principal.clientId}.${randomBytes(8).toString('hex')}`;
     this.issued.set(accessToken, principal.clientId);

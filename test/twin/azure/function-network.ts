@@ -1,25 +1,28 @@
 /**
  * Where a controller function runs in the Azure twin, and so from which address the Azure side sees it:
  * - a function attached to the VPC (VpcConfig) leaves through the NAT gateway of its subnet, so Azure sees that NAT
- *   gateway's Elastic IP (Amazon VPC User Guide, "NAT gateways": a public NAT gateway replaces the source address with
- *   its Elastic IP, https://docs.aws.amazon.com/vpc/latest/userguide/vpc-nat-gateway.html); the address is read from the
+ *   gateway's Elastic IP (Amazon VPC User Guide, "NAT gateways": a public NAT gateway replaces the source address
+ *   with its Elastic IP, https://docs.aws.amazon.com/vpc/latest/userguide/vpc-nat-gateway.html); the address is read
+ *   from the
  *   deployed controller template as the route table of the function's first subnet leads to it;
- * - a function outside a VPC reaches the internet from an address of Lambda's own, never the NAT's (Lambda Developer
- *   Guide, "Giving Lambda functions access to resources in an Amazon VPC": a function not attached to a VPC has internet
+ * - a function outside a VPC reaches the internet from an address of Lambda's own, never the NAT's (Lambda
+ *   Developer Guide, "Giving Lambda functions access to resources in an Amazon VPC": a function not attached to a VPC
+ *   has internet
  *   access through Lambda's network).
  * Each invocation gets a network namespace with that address, attached to the bridge of the newest live resource
  * group (the "internet" side of its public load balancer), a route to that hub only, its security groups' egress rules
  * as its packet filter when it is in the VPC, and relays from 127.0.0.1:<gateway port>, management.azure.com:443 and
- * login.microsoftonline.com:443 to the twin's endpoints, only if its security groups let HTTPS out (the path through the
+ * login.microsoftonline.com:443 to the twin's endpoints, only if its security groups let HTTPS out (the path through
+ * the
  * NAT gateway; outside a VPC always). Invocations with the same address take turns (one interface per address on the
  * bridge).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { FunctionPlacement } from '../aws-gateway';
 import type { FunctionConfiguration } from '../lambda-runtime';
 import { applyRuleset, describeDrop, droppedPackets, nftRuleset, type SecurityGroupRule } from '../security-groups';
-import { allowsHttpsOut } from '../vpc-function';
+import { allowsHttpsOut, deleteNamespace } from '../vpc-function';
 import { AZURE_HOSTS, S3_RELAY_PORT, type AzureCloud } from './azure-cloud';
 
 /** The address of Lambda's own network in the twin (outside every VNet and not a NAT gateway's). */
@@ -101,7 +104,8 @@ export async function placeFunction(
       [`TCP-LISTEN:${options.gateway.port},bind=127.0.0.1`, options.gateway.socket],
       ['TCP-LISTEN:443,bind=127.0.0.2', options.cloud.armSocket],
       [
-        `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${options.cloud.s3Relay!.certFile},key=${options.cloud.s3Relay!.keyFile},verify=0`,
+        `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${options.cloud.s3Relay!.certFile},` +
+          `key=${options.cloud.s3Relay!.keyFile},verify=0`,
         options.gateway.socket,
       ],
       ['TCP-LISTEN:443,bind=127.0.0.3', options.cloud.entraSocket],
@@ -114,7 +118,9 @@ export async function placeFunction(
     execFileSync('sleep', ['0.2']);
   }
   options.log?.(
-    `[azure twin] ${config.functionName} runs ${inVpc ? `in the VPC, leaving through the NAT gateway's ${address}` : `outside a VPC, from Lambda's ${address}`}${apisReachable ? '' : ': no egress rule allows HTTPS out, so it reaches no AWS or Azure API'}`,
+    `[azure twin] ${config.functionName} runs ` +
+      (inVpc ? `in the VPC, leaving through the NAT gateway's ${address}` : `outside a VPC, from Lambda's ${address}`) +
+      (apisReachable ? '' : ': no egress rule allows HTTPS out, so it reaches no AWS or Azure API'),
   );
   return {
     prefix: ['ip', 'netns', 'exec', namespace],
@@ -132,21 +138,7 @@ export async function placeFunction(
         : [],
     release: () => {
       for (const relay of relays) relay.kill('SIGKILL');
-      try {
-        for (const pid of execFileSync('ip', ['netns', 'pids', namespace], { encoding: 'utf8' })
-          .trim()
-          .split('\n')
-          .filter(Boolean))
-          process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // nothing left
-      }
-      try {
-        run('ip', 'netns', 'del', namespace);
-      } catch {
-        // already gone
-      }
-      rmSync(etc, { recursive: true, force: true });
+      deleteNamespace(namespace);
       done();
     },
   };

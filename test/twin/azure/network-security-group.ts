@@ -12,7 +12,7 @@
  * directly), and in the simulated load balancer, which evaluates the rules for the client's own address before it
  * forwards a connection (an Azure load balancer keeps the client's address, so the backend's NSG sees it).
  */
-import { SECURITY_GROUP_TABLE } from '../security-groups';
+import { TABLE_HEADER } from '../security-groups';
 
 /** The platform address Azure's load balancer probes come from. */
 export const AZURE_LOAD_BALANCER_ADDRESS = '168.63.129.16';
@@ -176,11 +176,7 @@ export function nsgNftRuleset(
       );
     });
   return [
-    `table inet ${SECURITY_GROUP_TABLE}`,
-    `delete table inet ${SECURITY_GROUP_TABLE}`,
-    `table inet ${SECURITY_GROUP_TABLE} {`,
-    '  set dropped_in { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
-    '  set dropped_out { type ipv4_addr . inet_proto . inet_service; flags dynamic; size 4096; }',
+    ...TABLE_HEADER,
     '  chain input {',
     '    type filter hook input priority 0; policy drop;',
     '    ct state established,related accept',
@@ -190,7 +186,8 @@ export function nsgNftRuleset(
     '    ip protocol icmp accept',
     ...(forwarders.length > 0
       ? [
-          `    ip saddr { ${forwarders.join(', ')} } accept comment "forwarded by a load balancer that applied this group"`,
+          `    ip saddr { ${forwarders.join(', ')} } accept ` +
+            'comment "forwarded by a load balancer that applied this group"',
         ]
       : []),
     ...lines,

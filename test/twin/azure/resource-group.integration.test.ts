@@ -84,18 +84,11 @@ describe('a deployment of main.bicep in the Azure twin', () => {
   });
   afterAll(() => group.delete());
 
-  test('three scale-set VMs form one RabbitMQ cluster with the secrets their identity reads from the vault', async () => {
-    const nodes = group.vms.filter((vm) => vm.scaleSet);
-    expect(nodes).toHaveLength(3);
-    const status = await group.hub.clusterStatus(nodes[0]!.vm);
-    expect(status.running_nodes).toHaveLength(3);
-    // Every secret read went through RBAC: no request was denied.
-    expect(group.hub.requestLog().filter((line) => line.includes('denied'))).toEqual([]);
-    expect(group.dropped()).toEqual([]);
-  });
-
-  test("the load generator's PerfTest, installed by its customData, runs through the internal load balancer", async () => {
-    const loadGenerator = group.vms.find((vm) => !vm.scaleSet)!;
+  /**
+   * StartRepetition's Run Command for the plan's repetition, as the deployment's outputs give it, and the protected
+   * parameters that hand it upload URLs under `folder`.
+   */
+  const runCommandFor = (folder: string) => {
     const item = buildSchedule({ plan, target: 'azure', runId: 'run-twin' }, 'exec').clusters[0]!.repetitions[0]!;
     const { script } = azurePerfTestScript({
       plan,
@@ -109,8 +102,24 @@ describe('a deployment of main.bicep in the Azure twin', () => {
         identityClientId: String(outputs['loadGeneratorIdentityClientId']),
       },
     });
-    const urls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/raw/${file}?sig=TWIN`]));
+    const urls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/${folder}/${file}?sig=T`]));
     const parameters = Object.fromEntries(uploadUrlParameters(urls).map(({ name, value }) => [name, value]));
+    return { item, script, parameters };
+  };
+
+  test('three scale-set VMs form one cluster with the secrets their identity reads from the vault', async () => {
+    const nodes = group.vms.filter((vm) => vm.scaleSet);
+    expect(nodes).toHaveLength(3);
+    const status = await group.hub.clusterStatus(nodes[0]!.vm);
+    expect(status.running_nodes).toHaveLength(3);
+    // Every secret read went through RBAC: no request was denied.
+    expect(group.hub.requestLog().filter((line) => line.includes('denied'))).toEqual([]);
+    expect(group.dropped()).toEqual([]);
+  });
+
+  test("the load generator's PerfTest, installed by its customData, runs through the internal balancer", async () => {
+    const loadGenerator = group.vms.find((vm) => !vm.scaleSet)!;
+    const { item, script, parameters } = runCommandFor('raw');
     const run = await group.runCommand(loadGenerator.vm.name, script, parameters, 300_000);
     expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr.slice(-2000) }).toEqual({
       status: 0,
@@ -134,7 +143,7 @@ describe('a deployment of main.bicep in the Azure twin', () => {
     expect(internal.some((line) => line.startsWith(`${loadGenerator.vm.ip} -> 5672 -> `))).toBe(true);
   });
 
-  test("the public load balancer admits the controller's egress address on 5671 and refuses another by the NSG rule", async () => {
+  test("the public load balancer admits the controller's address on 5671, refuses another by the NSG", async () => {
     const publicAddress = /amqps:\/\/([\d.]+):/.exec(String(outputs['amqpsEndpoint']))![1]!;
     const probe = (vm: SimulatedVm) =>
       group.hub.exec(vm, `timeout 5 openssl s_client -connect ${publicAddress}:5671 </dev/null 2>&1 | head -20`);
@@ -150,7 +159,7 @@ describe('a deployment of main.bicep in the Azure twin', () => {
     );
   });
 
-  test("a role assignment not in effect yet: Key Vault refuses the load generator's identity by RBAC, the script retries, and goes on once it takes effect", async () => {
+  test('a role assignment not in effect yet: Key Vault refuses by RBAC, the script retries and goes on', async () => {
     const loadGenerator = group.vms.find((vm) => !vm.scaleSet)!;
     const clientId = String(outputs['loadGeneratorIdentityClientId']);
     let removed: unknown[] = [];
@@ -162,21 +171,7 @@ describe('a deployment of main.bicep in the Azure twin', () => {
       state['roleAssignments'] = assignments.filter((assignment) => assignment.principalId !== principalId);
     });
     expect(removed.length).toBeGreaterThan(0);
-    const item = buildSchedule({ plan, target: 'azure', runId: 'run-twin' }, 'exec').clusters[0]!.repetitions[0]!;
-    const { script } = azurePerfTestScript({
-      plan,
-      item,
-      endpoint: String(outputs['amqpEndpoint']),
-      managementUrl: String(outputs['managementUrl']),
-      username: 'rmqbench-admin',
-      password: {
-        keyVaultName: String(outputs['keyVaultName']),
-        secretName: String(outputs['adminPasswordSecretName']),
-        identityClientId: clientId,
-      },
-    });
-    const urls = Object.fromEntries(RAW_FILES.map((file) => [file, `https://${UPLOAD_HOST}/late/${file}?sig=TWIN`]));
-    const parameters = Object.fromEntries(uploadUrlParameters(urls).map(({ name, value }) => [name, value]));
+    const { script, parameters } = runCommandFor('late');
     const running = group.runCommand(loadGenerator.vm.name, script, parameters, 300_000);
     const refused = () =>
       group.hub.requestLog().some((line) => line.includes('denied') && line.includes('getSecret/action'));

@@ -10,7 +10,8 @@
  *   group to the client's address;
  * - managed Run Command runs a script on a VM as the agent does (bash, as root, its parameters as environment).
  * Addresses: the hub is 10.91.S.0/24; `twinAddressPlan` gives the VNet 10.91.S.0/25 (cluster subnet .0/26, load
- * generator subnet .64/26) and public IPs sit above it (.200 and up), outside the VNet, as the internet's addresses are.
+ * generator subnet .64/26) and public IPs sit above it (.200 and up), outside the VNet, as the internet's addresses
+ * are.
  * Package installation goes through the scripts' seams only: Debian's rabbitmq-server through the node script's
  * install-override.sh, an apt-get stand-in on the load generator that "installs" what this machine has, and Maven
  * Central served from this machine's Maven cache.
@@ -53,7 +54,8 @@ esac
 
 /** The node script's seam: Debian's rabbitmq-server (installed on this machine) stands in for the apt install. */
 const INSTALL_OVERRIDE =
-  'install_rabbitmq() { command -v rabbitmq-server >/dev/null && command -v jq >/dev/null && command -v curl >/dev/null; }\n';
+  'install_rabbitmq() { command -v rabbitmq-server >/dev/null && command -v jq >/dev/null && ' +
+  'command -v curl >/dev/null; }\n';
 
 export interface ResourceGroupOptions {
   /** Third octet of the hub 10.91.S.0/24. */
@@ -307,7 +309,8 @@ export class SimulatedResourceGroup {
       const subnetId = nic?.properties.ipConfigurations[0]?.properties.subnet.id ?? '';
       for (let index = 0; index < sku.capacity; index += 1) {
         // Flexible orchestration names its VMs {scale-set-name}_{8 hex} and their hosts {computerNamePrefix}{6 chars}
-        // (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-orchestration-modes).
+        // (https://learn.microsoft.com/azure/virtual-machine-scale-sets/
+        // virtual-machine-scale-sets-orchestration-modes).
         const name = `${scaleSet.name}_${randomBytes(4).toString('hex')}`;
         const computerName = `${vmProfile.osProfile.computerNamePrefix}${randomBytes(3).toString('hex')}`;
         const ip = this.privateIp(`${scaleSet.id}/${index}`, subnetId);
@@ -378,7 +381,8 @@ export class SimulatedResourceGroup {
     applyRuleset(vm.pid, nsgNftRuleset(rules, ip, this.loadBalancerAddresses()));
     if (this.options.s3Relay) {
       const { socket, certFile, keyFile } = this.options.s3Relay;
-      const listen = `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${certFile},key=${keyFile},verify=0,fork,reuseaddr`;
+      const listen =
+        `OPENSSL-LISTEN:${S3_RELAY_PORT},bind=127.0.0.1,cert=${certFile},key=${keyFile},` + 'verify=0,fork,reuseaddr';
       const relay = spawn('nsenter', ['-t', String(vm.pid), '-n', 'socat', listen, `UNIX-CONNECT:${socket}`], {
         stdio: 'ignore',
       });
@@ -413,7 +417,9 @@ export class SimulatedResourceGroup {
     const write = files
       .map(
         (file) =>
-          `mkdir -p "$(dirname ${shellQuote(file.path)})" && printf %s ${shellQuote(file.base64)} | base64 -d >${shellQuote(file.path)} && chmod ${file.mode} ${shellQuote(file.path)}`,
+          `mkdir -p "$(dirname ${shellQuote(file.path)})" && ` +
+          `printf %s ${shellQuote(file.base64)} | base64 -d >${shellQuote(file.path)} && ` +
+          `chmod ${file.mode} ${shellQuote(file.path)}`,
       )
       .join('\n');
     const written = await this.hub.exec(vm, `set -e\n${write}`);
@@ -480,7 +486,8 @@ export class SimulatedResourceGroup {
       });
       this.stops.push(await startLoadBalancer(this.hub, balancer.name, address, listeners));
       this.log(
-        `[azure twin] load balancer ${balancer.name} on ${address}: ports ${listeners.map((l) => l.port).join(', ')} → ${members.join(', ')}`,
+        `[azure twin] load balancer ${balancer.name} on ${address}: ` +
+          `ports ${listeners.map((l) => l.port).join(', ')} → ${members.join(', ')}`,
       );
     }
     void deployment;
