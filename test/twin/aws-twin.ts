@@ -19,11 +19,11 @@ import {
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startMoto, type Moto } from '../cloud/moto';
 import { AwsGateway, type FunctionPlacement } from './aws-gateway';
+import { removeTwinTempFolder, twinTempFolder } from './temp-folders';
 import type { FunctionConfiguration } from './lambda-runtime';
 import { TWIN_ACCOUNT, TWIN_REGION } from './aws-requests';
 import { LambdaRuntime } from './lambda-runtime';
@@ -106,7 +106,7 @@ const NODE_22 = resolve(__dirname, '../../node_modules/.bin/node');
 export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
   const stackName = options.stackName ?? 'RmqbenchController';
   const log = options.log ?? (() => undefined);
-  const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-'));
+  const workDir = twinTempFolder('rmqbench-twin-');
   const moto = await startMoto({ managedPolicies: true });
   const admin = {
     endpoint: moto.endpoint,
@@ -137,7 +137,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     await gateway.stop();
     s3.destroy();
     await moto.stop();
-    rmSync(workDir, { recursive: true, force: true });
+    removeTwinTempFolder(workDir);
   };
   try {
     const endpoint = await gateway.start();

@@ -6,10 +6,10 @@
  * Exit code: the CLI's.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startAwsTwin } from './aws-twin';
+import { twinTempFolder } from './temp-folders';
 import { startAzureTwin } from './azure/azure-twin';
 
 const ROOT = resolve(__dirname, '../..');
@@ -47,7 +47,7 @@ function argument(name: string): string | undefined {
 }
 
 export function synthesizeController(context: Record<string, string> = {}): string {
-  const outdir = mkdtempSync(join(tmpdir(), 'rmqbench-twin-cdkout-'));
+  const outdir = twinTempFolder('rmqbench-twin-cdkout-');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { buildControllerApp } = require(
     join(ROOT, 'dist/examples/controller/controller-app.js'),
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (target === 'azure') {
-    const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-plan-'));
+    const scratch = twinTempFolder('rmqbench-twin-plan-');
     try {
       const planFile = argument('--plan') ?? join(scratch, 'twin.yaml');
       if (!argument('--plan')) writeFileSync(planFile, TWIN_AZURE_PLAN_YAML);
@@ -120,7 +120,7 @@ async function main(): Promise<number> {
   console.error(given ? `[twin] using the cloud assembly ${given}` : '[twin] synthesizing examples/controller');
   const cdkOut = given ?? synthesizeController();
   let planFile = argument('--plan');
-  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-plan-'));
+  const scratch = twinTempFolder('rmqbench-twin-plan-');
   if (!planFile) {
     planFile = join(scratch, 'twin.yaml');
     writeFileSync(planFile, TWIN_PLAN_YAML);

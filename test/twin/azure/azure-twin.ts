@@ -12,12 +12,12 @@
  * One resource group at a time: every group takes the same address plan (the controller's parameters are shared).
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAwsTwin, type AwsTwin, type TwinContext } from '../aws-twin';
 import { AzureCloud } from './azure-cloud';
 import { placeFunction } from './function-network';
+import { removeTwinTempFolder, twinTempFolder } from '../temp-folders';
 import { twinAddressPlan } from './resource-group';
 
 /** The hub of every twin resource group (10.91.52.0/24). */
@@ -46,7 +46,7 @@ export interface AzureTwin {
 }
 
 export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTwin> {
-  const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-azure-twin-'));
+  const workDir = twinTempFolder('rmqbench-azure-twin-');
   const log = options.log ?? (() => undefined);
   const cloud = new AzureCloud({
     workDir,
@@ -118,13 +118,13 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
         await aws.stop();
         await cloud.stop();
         if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
-        rmSync(workDir, { recursive: true, force: true });
+        removeTwinTempFolder(workDir);
       },
     };
   } catch (error) {
     await cloud.stop();
     if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
-    rmSync(workDir, { recursive: true, force: true });
+    removeTwinTempFolder(workDir);
     throw error;
   }
 }
