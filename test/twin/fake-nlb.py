@@ -12,7 +12,8 @@ Usage: fake-nlb.py CONFIG LOG, CONFIG = {"address": "10.91.X.4", "listeners": [{
 An Azure load balancer (test/twin/azure/resource-group.ts) adds, per listener:
 - "probe": {"port": 8081, "path": "/healthz", "intervalSeconds": 5, "threshold": 2}: an HTTP probe sent every interval
   in the background; a target takes new connections only while its last `threshold` probes answered 200, and leaves
-  after `threshold` failures (Azure Load Balancer health probes,
+  after `threshold` failures; connections already forwarded go on when a target goes down (Standard SKU: "All probes
+  down, all TCP flows continue", Azure Load Balancer health probes,
   https://learn.microsoft.com/azure/load-balancer/load-balancer-custom-probe-overview);
 - "inbound": the inbound rules of the backends' network security group in priority order ({"name", "access",
   "sources", "destinations", "ports"}): an Azure load balancer keeps the client's address, so the backend's group
@@ -57,8 +58,12 @@ HEALTHY = {}
 
 
 def probe_once(target, probe):
+    # A probe that has not answered within the interval counts as failed (the interval is "slightly less than half the
+    # allocated timeout period": intervalInSeconds, https://learn.microsoft.com/javascript/api/@azure-rest/arm-network/
+    # probepropertiesformatoutput).
     try:
-        with urllib.request.urlopen(f"http://{target}:{probe['port']}{probe['path']}", timeout=3) as response:
+        url = f"http://{target}:{probe['port']}{probe['path']}"
+        with urllib.request.urlopen(url, timeout=probe.get("intervalSeconds", 5)) as response:
             return response.status == 200
     except OSError:
         return False
