@@ -35,6 +35,28 @@ export interface TwinTestSetup {
   runOnTwin(assembly: string, options?: { clusterSubnets?: number }): Promise<TwinRun>;
 }
 
+/**
+ * `rmqbench run <planFile> --target <target>` in a child, with a shell pointed at a twin (`twinEnv`) and a fresh
+ * RMQBENCH_HOME under `scratch`; resolves when it exits, with its environment for the commands a test runs after it.
+ */
+export async function runPlanOnTwin(
+  scratch: string,
+  twinEnv: Record<string, string>,
+  planFile: string,
+  target: 'aws' | 'azure',
+  pollSeconds: number,
+): Promise<{ env: Record<string, string>; code: number | null; stdout: string; stderr: string }> {
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/root',
+    RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')),
+    ...twinEnv,
+  };
+  const run = rmqbenchAsync(env, 'run', planFile, '--target', target, '--poll-seconds', String(pollSeconds));
+  const code = await run.exited;
+  return { env, code, stdout: run.stdout, stderr: run.stderr };
+}
+
 export function twinTestSetup(): TwinTestSetup {
   const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-test-'));
   const cdkOut = join(scratch, 'cdk.out');
@@ -76,15 +98,7 @@ export function twinTestSetup(): TwinTestSetup {
       const log: string[] = [];
       const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: (line) => log.push(line) });
       twins.push(twin);
-      const env = {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/root',
-        RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')),
-        ...twin.env,
-      };
-      const run = rmqbenchAsync(env, 'run', planFile, '--target', 'aws', '--poll-seconds', '1');
-      const code = await run.exited;
-      return { twin, env, code, stdout: run.stdout, stderr: run.stderr, log: log.join('\n') };
+      return { twin, ...(await runPlanOnTwin(scratch, twin.env, planFile, 'aws', 1)), log: log.join('\n') };
     },
   };
 }

@@ -34,8 +34,8 @@ export interface AzureCloudOptions {
   readonly workDir: string;
   readonly subscriptionId: string;
   readonly principal: ServicePrincipal;
-  /** Third octet of the first resource group's hub; each further group takes the next. */
-  readonly firstSubnet: number;
+  /** Third octet of the resource groups' hub (one group at a time: they share the controller's address plan). */
+  readonly subnet: number;
   /** Host names whose pre-signed uploads the groups' hubs keep (besides the twin gateway's relay). */
   readonly uploadHosts?: readonly string[];
   /** The AWS twin's gateway, relayed into every VM at 127.0.0.1:<port> (pre-signed S3 URLs name that address). */
@@ -50,7 +50,6 @@ export class AzureCloud implements ArmBackend {
   readonly entra: FakeEntra;
   readonly groups = new Map<string, SimulatedResourceGroup>();
   private readonly states = new Map<string, BackendDeploymentState>();
-  private nextSubnet: number;
   private gateway?: { readonly socket: string; readonly port: number };
   private readonly relayFiles: { certFile: string; keyFile: string };
   readonly caFile: string;
@@ -58,7 +57,6 @@ export class AzureCloud implements ArmBackend {
   readonly entraSocket: string;
 
   constructor(private readonly options: AzureCloudOptions) {
-    this.nextSubnet = options.firstSubnet;
     const tls = issueCertificates(options.workDir, [AZURE_HOSTS.arm, AZURE_HOSTS.entra]);
     this.caFile = tls.caFile;
     this.relayFiles = { certFile: tls.relayCertFile, keyFile: tls.relayKeyFile };
@@ -102,7 +100,7 @@ export class AzureCloud implements ArmBackend {
       });
       return;
     }
-    const subnet = this.nextSubnet;
+    const subnet = this.options.subnet;
     const resourceGroup = new SimulatedResourceGroup({
       subnet,
       subscriptionId: this.options.subscriptionId,

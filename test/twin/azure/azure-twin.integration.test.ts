@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { buildControllerApp } from '../../../examples/controller/controller-app';
 import { rmqbenchAsync } from '../../cloud/cli-child';
 import { TWIN_AZURE_PLAN_YAML } from '../twin-cli';
+import { runPlanOnTwin } from '../twin-test-setup';
 import { LAMBDA_PUBLIC_ADDRESS } from './function-network';
 import { startAzureTwin, type AzureTwin } from './azure-twin';
 
@@ -53,15 +54,7 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
       log: (line) => log.push(line),
     });
     twins.push(twin);
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/root',
-      RMQBENCH_HOME: mkdtempSync(join(scratch, 'home-')),
-      ...twin.env,
-    };
-    const run = rmqbenchAsync(env, 'run', planFile, '--target', 'azure', '--poll-seconds', '2');
-    const code = await run.exited;
-    return { twin, env, code, stdout: run.stdout, stderr: run.stderr, log: log.join('\n') };
+    return { twin, ...(await runPlanOnTwin(scratch, twin.env, planFile, 'azure', 2)), log: log.join('\n') };
   };
 
   /** The raw stdout of each repetition in the twin's S3 (what a failed repetition printed, for the failure message). */

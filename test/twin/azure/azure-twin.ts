@@ -52,7 +52,7 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
     workDir,
     subscriptionId: TWIN_SUBSCRIPTION,
     principal: TWIN_PRINCIPAL,
-    firstSubnet: AZURE_TWIN_SUBNET,
+    subnet: AZURE_TWIN_SUBNET,
     log,
   });
   await cloud.start();

@@ -204,9 +204,9 @@ export class SimulatedResourceGroup {
       { runtime: this.runtime },
     );
     this.deployment = deployment;
-    await this.startHub(deployment);
-    await this.createVms(deployment);
-    await this.startLoadBalancers(deployment);
+    await this.startHub();
+    await this.createVms();
+    await this.startLoadBalancers();
     return deployment;
   }
 
@@ -214,7 +214,7 @@ export class SimulatedResourceGroup {
     return (this.deployment?.resources ?? []).filter((resource) => resource.type === type && !resource.existing);
   }
 
-  private async startHub(deployment: EvaluatedDeployment): Promise<void> {
+  private async startHub(): Promise<void> {
     const vault = this.of('Microsoft.KeyVault/vaults')[0];
     const vnet = this.of('Microsoft.Network/virtualNetworks')[0];
     const vnetProperties = vnet?.body['properties'] as
@@ -282,7 +282,6 @@ export class SimulatedResourceGroup {
       `[azure twin] ${this.options.name}: vault ${vaultName} (${Object.keys(secrets).length} secrets), ` +
         `${identities.length} identities, ${assignments.length} role assignments`,
     );
-    void deployment;
   }
 
   /** The NSG rules of the subnet a resource id names, with the twin's service tags. */
@@ -301,7 +300,7 @@ export class SimulatedResourceGroup {
     return nsgRules(nsg.body, { virtualNetwork: this.vnetPrefixes, azureLoadBalancer: [AZURE_LOAD_BALANCER_ADDRESS] });
   }
 
-  private async createVms(deployment: EvaluatedDeployment): Promise<void> {
+  private async createVms(): Promise<void> {
     for (const scaleSet of this.of('Microsoft.Compute/virtualMachineScaleSets')) {
       const sku = scaleSet.body['sku'] as { capacity: number };
       const vmProfile = (scaleSet.body['properties'] as { virtualMachineProfile: VmProfile }).virtualMachineProfile;
@@ -348,7 +347,6 @@ export class SimulatedResourceGroup {
         identityIds(machine),
       );
     }
-    void deployment;
   }
 
   private startVm(
@@ -458,7 +456,7 @@ export class SimulatedResourceGroup {
     ]) as string;
   }
 
-  private async startLoadBalancers(deployment: EvaluatedDeployment): Promise<void> {
+  private async startLoadBalancers(): Promise<void> {
     for (const balancer of this.of('Microsoft.Network/loadBalancers')) {
       const properties = balancer.body['properties'] as LoadBalancerProperties;
       const pool = `${balancer.id}/backendAddressPools/${properties.backendAddressPools[0]!.name}`.toLowerCase();
@@ -490,7 +488,6 @@ export class SimulatedResourceGroup {
           `ports ${listeners.map((l) => l.port).join(', ')} → ${members.join(', ')}`,
       );
     }
-    void deployment;
   }
 
   private inPool(scaleSetName: string, pool: string): boolean {
