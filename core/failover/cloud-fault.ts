@@ -98,6 +98,11 @@ export function queueLeadersScript(): string {
   ].join('\n');
 }
 
+/** The queue whose leader was asked for is not (yet) on the cluster: its declaration may still be on its way. */
+export class QueueNotDeclaredError extends Error {
+  override readonly name = 'QueueNotDeclaredError';
+}
+
 /**
  * The node leading `queue`, from queueLeadersScript's output: its `leader`, else the one node that hosts it locally.
  */
@@ -116,7 +121,7 @@ export function queueLeader(output: string, queue: string): string {
   const entry = queues.find((candidate) => candidate.name === queue);
   if (!entry) {
     const names = queues.map((candidate) => String(candidate.name)).join(', ');
-    throw new Error(
+    throw new QueueNotDeclaredError(
       `queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`,
     );
   }

@@ -6,6 +6,7 @@ import {
   healScript,
   queueLeader,
   queueLeadersScript,
+  QueueNotDeclaredError,
   type CloudNode,
 } from '../../core/failover/cloud-fault';
 import { VERIFIER_QUEUE } from '../../core/failover/failover';
@@ -134,6 +135,8 @@ export interface FaultTarget {
    * failure, not the missing queue it caused.
    */
   repetitionEnded?(): Promise<string | undefined>;
+  /** The step's clock and deadline: with it, a verifier queue not declared yet is waited for (else: asked once). */
+  readonly timing?: FaultTiming;
 }
 
 /** The scenario's fault, from the plan the execution carries. */
@@ -145,6 +148,16 @@ function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
   if (!scenario.workload.fault) throw new Error(`scenario ${item.scenarioId} has no fault to apply`);
   return scenario.workload.fault;
 }
+
+/**
+ * How long InjectFault waits for the verifier's queue to appear when it is not there yet at the fault's time, asking
+ * again every VERIFIER_QUEUE_POLL_MS: the verifier declares it only once its JVM has compiled and started
+ * (lambdas/start-repetition/verifier-lines.ts, Java source-file mode) after the per-run user was created, which on a
+ * small or cold load generator can take longer than an early `atSeconds`. The fault's real time is what is recorded
+ * (`appliedAtSeconds`), so a late fault is reported as late, never as on time.
+ */
+export const VERIFIER_QUEUE_WAIT_MS = 60_000;
+export const VERIFIER_QUEUE_POLL_MS = 3_000;
 
 /** The leader of the verifier's queue, asked of the first node that answers. */
 async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
@@ -164,13 +177,36 @@ async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNod
 }
 
 /**
+ * The verifier queue's leader, asked again while the queue is not declared yet (for VERIFIER_QUEUE_WAIT_MS, within
+ * the step's deadline, while the repetition's command has not ended) when the target gives its timing; without it, one
+ * answer.
+ */
+async function verifierQueueLeaderOnceDeclared(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
+  const timing = target.timing;
+  if (!timing) return verifierQueueLeader(target, nodes);
+  const now = timing.now ?? (() => new Date());
+  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const giveUpAt = Math.min(now().getTime() + VERIFIER_QUEUE_WAIT_MS, timing.deadline.getTime());
+  for (;;) {
+    try {
+      return await verifierQueueLeader(target, nodes);
+    } catch (error) {
+      if (!(error instanceof QueueNotDeclaredError)) throw error;
+      if (now().getTime() + VERIFIER_QUEUE_POLL_MS > giveUpAt) throw error;
+      if ((await target.repetitionEnded?.().catch(() => undefined)) !== undefined) throw error;
+      await sleep(VERIFIER_QUEUE_POLL_MS);
+    }
+  }
+}
+
+/**
  * The verifier queue's leader; when it cannot be found because the repetition's PerfTest command already failed (it
  * declares that queue when it starts), the error names that failure: no fault was injected into a repetition that was
  * not running.
  */
 async function leaderOrRepetitionFailure(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
   try {
-    return await verifierQueueLeader(target, nodes);
+    return await verifierQueueLeaderOnceDeclared(target, nodes);
   } catch (error) {
     const ended = await target.repetitionEnded?.().catch(() => undefined);
     if (ended === undefined) throw error;
@@ -279,6 +315,7 @@ export function awsFaultTarget(
     clusterId: `stack ${clusterId}`,
     nodes: () => clusterNodes(clients.ec2, clusterId),
     run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing),
+    timing,
     ...(started ? { repetitionEnded: () => awsCommandEnded(clients.ssm, started) } : {}),
   };
 }

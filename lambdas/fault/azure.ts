@@ -131,5 +131,6 @@ export function azureFaultTarget(clients: AzureClients, resourceGroup: string, t
     clusterId: `resource group ${resourceGroup}`,
     nodes: () => azureClusterNodes(clients, resourceGroup, timing),
     run: (node, script) => runOnVm(clients, resourceGroup, node.id, script, timing),
+    timing,
   };
 }

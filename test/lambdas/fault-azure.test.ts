@@ -6,7 +6,13 @@
  * (test/simulated-vm/aws-node.integration.test.ts; the node check also reads rabbit@<hostname -s>, Azure's case).
  */
 import { faultScript, healScript, queueLeadersScript } from '../../core/failover/cloud-fault';
-import { applyFault, healFault, type AwsFaultEvent } from '../../lambdas/fault/aws';
+import {
+  applyFault,
+  healFault,
+  VERIFIER_QUEUE_POLL_MS,
+  VERIFIER_QUEUE_WAIT_MS,
+  type AwsFaultEvent,
+} from '../../lambdas/fault/aws';
 import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -123,17 +129,64 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
       () => new Date('2025-01-01T00:10:11.000Z'),
     );
     expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
-    // Before the verifier declared its queue there is no leader to hit: the step says so and faults nothing.
-    leaderAnswer = JSON.stringify({
+  });
+
+  describe("the verifier's queue not declared yet at the fault's time", () => {
+    const withoutVerifier = JSON.stringify({
       queues: [{ name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' }],
       local: {},
     });
-    await expect(
-      applyFault(
-        azureFaultTarget(clients, cluster.clusterId, timing()),
+    /** The step's timing on a clock that moves only when the step sleeps; `onSleep` sees the clock after each. */
+    const clockTiming = (onSleep: (elapsedMs: number) => void) => {
+      let clock = Date.parse('2025-01-01T00:10:10.000Z');
+      const start = clock;
+      return {
+        deadline: new Date(clock + 240_000),
+        pollMs: 10,
+        now: () => new Date(clock),
+        sleep: async (ms: number) => {
+          clock += ms;
+          onSleep(clock - start);
+        },
+      };
+    };
+    const leaderQueries = () => scriptsSent().filter((sent) => sent.script === queueLeadersScript()).length;
+
+    test('asked again until the verifier declares it; the fault hits its leader, at its real time', async () => {
+      leaderAnswer = withoutVerifier;
+      const verifierDeclared = JSON.stringify({
+        queues: [{ name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' }],
+        local: {},
+      });
+      const timing = clockTiming((elapsed) => {
+        if (elapsed >= VERIFIER_QUEUE_POLL_MS * 2) leaderAnswer = verifierDeclared;
+      });
+      const applied = await applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing),
         event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
-      ),
-    ).rejects.toThrow(/queue rmqbench-verifier does not exist on the cluster .*queues: perf-test-1/);
+        timing.now,
+      );
+      expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
+      expect(leaderQueries()).toBeGreaterThanOrEqual(3);
+      expect(applied.appliedAtSeconds).toBeGreaterThanOrEqual(10 + (VERIFIER_QUEUE_POLL_MS * 2) / 1000);
+      expect(scriptsSent().at(-1)).toEqual({ vm: 'nodes_b2', script: faultScript('kill', 'rabbit@RMQBENCHN000002') });
+    });
+
+    test('still missing after VERIFIER_QUEUE_WAIT_MS: the error names it and the queues seen; no fault', async () => {
+      leaderAnswer = withoutVerifier;
+      let waited = 0;
+      const timing = clockTiming((elapsed) => (waited = elapsed));
+      await expect(
+        applyFault(
+          azureFaultTarget(clients, cluster.clusterId, timing),
+          event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+          timing.now,
+        ),
+      ).rejects.toThrow(/queue rmqbench-verifier does not exist on the cluster .*queues: perf-test-1/);
+      expect(waited).toBeGreaterThan(VERIFIER_QUEUE_WAIT_MS - VERIFIER_QUEUE_POLL_MS);
+      expect(waited).toBeLessThanOrEqual(VERIFIER_QUEUE_WAIT_MS + 1_000);
+      expect(scriptsSent().every((sent) => sent.script === queueLeadersScript())).toBe(true);
+    });
   });
 
   test('the heal runs on the VM the fault hit; a failing script fails the step with its stderr', async () => {

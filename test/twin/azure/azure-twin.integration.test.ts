@@ -80,8 +80,9 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
 
   test('unchanged: SUCCEEDED, both repetitions stored, failover counted, no call denied, group deleted', async () => {
     const { twin, env, code, stdout, stderr, log } = await runOnTwin();
+    // The CLI's error last: a long failure message is shown by its head and tail.
     if (code !== 0)
-      throw new Error(`exit ${code}\n${stderr.slice(-3000)}\n${log.slice(-3000)}\n${await rawOutputs(twin)}`);
+      throw new Error(`exit ${code}\n${await rawOutputs(twin)}\n${log.slice(-3000)}\n${stderr.slice(-3000)}`);
     expect(stdout).toContain('status **SUCCEEDED**');
     // The smoke test came from the NAT gateway's Elastic IP (the only source the NSG admits besides the user's).
     expect(log).toMatch(/CheckClusterFunction\S* runs in the VPC, leaving through the NAT gateway's [\d.]+/);
