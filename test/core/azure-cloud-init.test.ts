@@ -27,12 +27,19 @@ describe('azureBrokerParameters', () => {
     ]);
   });
 
-  test('enables no peer-discovery plugin and sets no discovery backend (Azure has none; the join script clusters)', () => {
-    const parameters = azureBrokerParameters({ topology: { type: 'quorum' }, rabbitmqVersion: '4.1.2', nodeCount: 3 });
-    expect(parameters.enabledPluginsFile).toBe('[rabbitmq_management].\n');
-    expect(parameters.rabbitmqConf).not.toContain('peer_discovery');
-    expect(parameters.policyCommandsJson).toBe('[]');
-  });
+  test(
+    'enables no peer-discovery plugin and sets no discovery ' + 'backend (Azure has none; the join script clusters)',
+    () => {
+      const parameters = azureBrokerParameters({
+        topology: { type: 'quorum' },
+        rabbitmqVersion: '4.1.2',
+        nodeCount: 3,
+      });
+      expect(parameters.enabledPluginsFile).toBe('[rabbitmq_management].\n');
+      expect(parameters.rabbitmqConf).not.toContain('peer_discovery');
+      expect(parameters.policyCommandsJson).toBe('[]');
+    },
+  );
 
   test('rejects what the generator rejects, with its message', () => {
     expect(() =>

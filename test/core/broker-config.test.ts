@@ -33,55 +33,68 @@ describe('broker configuration generator', () => {
     expect(config.rabbitmqConf).toContain('listeners.tcp.default = 5672');
   });
 
-  test('every target places queue leaders client-local with queue_leader_locator, not the deprecated queue_master_locator', () => {
-    for (const peerDiscovery of [
-      { backend: 'classic' as const, nodes: ['rabbit1@localhost'] },
-      { backend: 'aws' as const },
-      { backend: 'external' as const },
-    ]) {
-      const { rabbitmqConf } = generateBrokerConfig({
-        topology: { type: 'quorum' },
-        rabbitmqVersion: '3.10.8',
-        peerDiscovery,
-        nodeCount: 1,
-      });
-      expect(rabbitmqConf).toContain('queue_leader_locator = client-local\n');
-      expect(rabbitmqConf).not.toContain('queue_master_locator');
-    }
-  });
-
-  test('AWS clusters from 3.13 on reconcile quorum queue membership onto replaced and added nodes, with a node-count-independent target', () => {
-    for (const version of ['3.13.7', '4.1.4']) {
-      for (const nodeCount of [1, 3, 7]) {
+  test(
+    'every target places queue leaders client-local with ' +
+      'queue_leader_locator, not the deprecated queue_master_locator',
+    () => {
+      for (const peerDiscovery of [
+        { backend: 'classic' as const, nodes: ['rabbit1@localhost'] },
+        { backend: 'aws' as const },
+        { backend: 'external' as const },
+      ]) {
         const { rabbitmqConf } = generateBrokerConfig({
           topology: { type: 'quorum' },
-          rabbitmqVersion: version,
-          peerDiscovery: { backend: 'aws' },
-          nodeCount,
+          rabbitmqVersion: '3.10.8',
+          peerDiscovery,
+          nodeCount: 1,
         });
-        expect(rabbitmqConf).toContain('quorum_queue.continuous_membership_reconciliation.enabled = true\n');
-        expect(rabbitmqConf).toContain(
-          `quorum_queue.continuous_membership_reconciliation.target_group_size = ${AWS_QUORUM_TARGET_GROUP_SIZE}\n`,
-        );
-        expect(rabbitmqConf).toContain('quorum_queue.continuous_membership_reconciliation.auto_remove = true\n');
+        expect(rabbitmqConf).toContain('queue_leader_locator = client-local\n');
+        expect(rabbitmqConf).not.toContain('queue_master_locator');
       }
-    }
-    expect(AWS_QUORUM_TARGET_GROUP_SIZE).toBe(7);
-  });
+    },
+  );
 
-  test('releases without membership reconciliation (3.10, 3.12) and the local and Azure backends get none of its keys', () => {
-    const conf = (
-      rabbitmqVersion: string,
-      peerDiscovery: Parameters<typeof generateBrokerConfig>[0]['peerDiscovery'],
-    ) =>
-      generateBrokerConfig({ topology: { type: 'quorum' }, rabbitmqVersion, peerDiscovery, nodeCount: 3 }).rabbitmqConf;
-    expect(conf('3.10.8', { backend: 'aws' })).not.toContain('continuous_membership_reconciliation');
-    expect(conf('3.12.14', { backend: 'aws' })).not.toContain('continuous_membership_reconciliation');
-    expect(conf('4.1.4', { backend: 'classic', nodes: ['rabbit1@localhost'] })).not.toContain(
-      'continuous_membership_reconciliation',
-    );
-    expect(conf('4.1.4', { backend: 'external' })).not.toContain('continuous_membership_reconciliation');
-  });
+  test(
+    'AWS clusters from 3.13 on reconcile quorum queue membership onto ' +
+      'replaced and added nodes, with a node-count-independent target',
+    () => {
+      for (const version of ['3.13.7', '4.1.4']) {
+        for (const nodeCount of [1, 3, 7]) {
+          const { rabbitmqConf } = generateBrokerConfig({
+            topology: { type: 'quorum' },
+            rabbitmqVersion: version,
+            peerDiscovery: { backend: 'aws' },
+            nodeCount,
+          });
+          expect(rabbitmqConf).toContain('quorum_queue.continuous_membership_reconciliation.enabled = true\n');
+          expect(rabbitmqConf).toContain(
+            `quorum_queue.continuous_membership_reconciliation.target_group_size = ${AWS_QUORUM_TARGET_GROUP_SIZE}\n`,
+          );
+          expect(rabbitmqConf).toContain('quorum_queue.continuous_membership_reconciliation.auto_remove = true\n');
+        }
+      }
+      expect(AWS_QUORUM_TARGET_GROUP_SIZE).toBe(7);
+    },
+  );
+
+  test(
+    'releases without membership reconciliation (3.10, 3.12) ' +
+      'and the local and Azure backends get none of its keys',
+    () => {
+      const conf = (
+        rabbitmqVersion: string,
+        peerDiscovery: Parameters<typeof generateBrokerConfig>[0]['peerDiscovery'],
+      ) =>
+        generateBrokerConfig({ topology: { type: 'quorum' }, rabbitmqVersion, peerDiscovery, nodeCount: 3 })
+          .rabbitmqConf;
+      expect(conf('3.10.8', { backend: 'aws' })).not.toContain('continuous_membership_reconciliation');
+      expect(conf('3.12.14', { backend: 'aws' })).not.toContain('continuous_membership_reconciliation');
+      expect(conf('4.1.4', { backend: 'classic', nodes: ['rabbit1@localhost'] })).not.toContain(
+        'continuous_membership_reconciliation',
+      );
+      expect(conf('4.1.4', { backend: 'external' })).not.toContain('continuous_membership_reconciliation');
+    },
+  );
 
   test('mirroring to N nodes ("N+1") becomes an ha-mode exactly policy on benchmark queues only', () => {
     const config = generateBrokerConfig({

@@ -54,15 +54,19 @@ describe('broker metrics from the management API sampler (captured on a local 3-
     expect(validateRepetitionMetrics(brokerMetricsFromSamples(depth, depthStart).metrics).series).toHaveLength(6);
   });
 
-  test('output cut short mid-line (the load generator stopped while writing) keeps every complete line and reports nothing', () => {
-    const cut = depth.slice(0, depth.lastIndexOf('\n', depth.length - 2) + 40);
-    const result = brokerMetricsFromSamples(cut, depthStart);
-    expect({ samples: result.samples, unusable: result.unusable, firstProblem: result.firstProblem }).toEqual({
-      samples: 4,
-      unusable: 0,
-      firstProblem: undefined,
-    });
-  });
+  test(
+    'output cut short mid-line (the load generator stopped ' +
+      'while writing) keeps every complete line and reports nothing',
+    () => {
+      const cut = depth.slice(0, depth.lastIndexOf('\n', depth.length - 2) + 40);
+      const result = brokerMetricsFromSamples(cut, depthStart);
+      expect({ samples: result.samples, unusable: result.unusable, firstProblem: result.firstProblem }).toEqual({
+        samples: 4,
+        unusable: 0,
+        firstProblem: undefined,
+      });
+    },
+  );
 
   test('a node that stops answering (killed mid-run) has points only while it ran', () => {
     const lines = depth.trimEnd().split('\n');
@@ -82,17 +86,20 @@ describe('broker metrics from the management API sampler (captured on a local 3-
     expect(values(metrics, 'rmqbench1@localhost', 'memoryAlarm')).toHaveLength(5);
   });
 
-  test('error bodies and failed requests are counted as unusable lines, the rest is kept, the first problem named', () => {
-    const [, body] = /^401 (.*)$/.exec(fixture('not-management-user.json').trim())!;
-    const lines = depth.trimEnd().split('\n');
-    const refused = `{"t":1795452129.5,"nodes":${body},"alarms":{"status":"ok"},"queues":[]}`;
-    const noAnswer = '{"t":1795452129.6,"nodes":null,"alarms":null,"queues":null}';
-    const result = brokerMetricsFromSamples([refused, noAnswer, 'garbage', ...lines].join('\n') + '\n', depthStart);
-    expect({ samples: result.samples, unusable: result.unusable }).toEqual({ samples: 5, unusable: 3 });
-    expect(result.firstProblem).toBe(
-      'line 1: /api/nodes?columns=name,running answered {"error":"not_authorised","reason":"Not management user"}',
-    );
-  });
+  test(
+    'error bodies and failed requests are counted as unusable lines, ' + 'the rest is kept, the first problem named',
+    () => {
+      const [, body] = /^401 (.*)$/.exec(fixture('not-management-user.json').trim())!;
+      const lines = depth.trimEnd().split('\n');
+      const refused = `{"t":1795452129.5,"nodes":${body},"alarms":{"status":"ok"},"queues":[]}`;
+      const noAnswer = '{"t":1795452129.6,"nodes":null,"alarms":null,"queues":null}';
+      const result = brokerMetricsFromSamples([refused, noAnswer, 'garbage', ...lines].join('\n') + '\n', depthStart);
+      expect({ samples: result.samples, unusable: result.unusable }).toEqual({ samples: 5, unusable: 3 });
+      expect(result.firstProblem).toBe(
+        'line 1: /api/nodes?columns=name,running answered {"error":"not_authorised","reason":"Not management user"}',
+      );
+    },
+  );
 
   test('no usable line at all is a BrokerSamplesError that says what the file held', () => {
     expect(() => brokerMetricsFromSamples('', depthStart)).toThrow(

@@ -77,7 +77,8 @@ describe('capacity workloads in a plan', () => {
   test('the repetition lasts as long as the ladder, and PerfTest gets the ladder', () => {
     const parsed = parsePlanText(
       plan(
-        '    capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: 8000, stepFactor: 2, stepSeconds: 10, warmUpSeconds: 3 }',
+        '    capacity: { p99LatencyMs: 50, minRate: 1000, maxRate: ' +
+          '8000, stepFactor: 2, stepSeconds: 10, warmUpSeconds: 3 }',
       ),
       'test.yaml',
     );
@@ -103,7 +104,8 @@ describe('capacity workloads in a plan', () => {
     // durationSeconds is only reported once the rest is right (its message states the ladder's length).
     const alone = issuesOf(
       plan(
-        '    durationSeconds: 60\n    capacity: { p99LatencyMs: 50, minRate: 100, maxRate: 400, stepFactor: 2, stepSeconds: 10 }',
+        '    durationSeconds: 60\n    capacity: { p99LatencyMs: 50, ' +
+          'minRate: 100, maxRate: 400, stepFactor: 2, stepSeconds: 10 }',
       ),
     );
     expect(alone).toEqual([
@@ -265,47 +267,55 @@ describe('the capacity verdict', () => {
     expect(growing.steps[2]!.failedBy).toEqual(['queue-growing']);
   });
 
-  test('every step held: the capacity is at least the top; none held: no capacity; output cut short: the step says so', () => {
-    const all = capacityVerdict(
-      samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })),
-      ladder,
-    );
-    expect(all).toMatchObject({ rateMsgPerSecond: 8000, atLeast: true });
-    const none = capacityVerdict(
-      samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 900_000 })),
-      ladder,
-    );
-    expect(none.rateMsgPerSecond).toBeUndefined();
-    expect(none.verdict).toMatch(/lower capacity.minRate/);
-    const cut = capacityVerdict(
-      samples(15, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })),
-      ladder,
-    );
-    expect(cut.rateMsgPerSecond).toBe(2000);
-    expect(cut.steps[2]!.failedBy).toEqual(['no-samples']);
-  });
+  test(
+    'every step held: the capacity is at least the top; ' +
+      'none held: no capacity; output cut short: the step says so',
+    () => {
+      const all = capacityVerdict(
+        samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })),
+        ladder,
+      );
+      expect(all).toMatchObject({ rateMsgPerSecond: 8000, atLeast: true });
+      const none = capacityVerdict(
+        samples(40, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 900_000 })),
+        ladder,
+      );
+      expect(none.rateMsgPerSecond).toBeUndefined();
+      expect(none.verdict).toMatch(/lower capacity.minRate/);
+      const cut = capacityVerdict(
+        samples(15, (second) => ({ published: rateAt(second), received: rateAt(second), p99: 1000 })),
+        ladder,
+      );
+      expect(cut.rateMsgPerSecond).toBe(2000);
+      expect(cut.steps[2]!.failedBy).toEqual(['no-samples']);
+    },
+  );
 
-  test("a step's p99 comes from its seconds' percentiles weighted by their messages: one slow second among quiet ones does not fail it, a slow step does", () => {
-    const quiet = { min: 500, median: 1000, p75: 1500, p95: 2000, p99: 3000 };
-    const slow = { min: 500, median: 2000, p75: 10_000, p95: 30_000, p99: 112_000 };
-    const second = (time: number, latency: typeof quiet) => ({
-      time,
-      published: 1000,
-      returned: 0,
-      confirmed: 0,
-      nacked: 0,
-      received: 1000,
-      consumerLatency: latency,
-    });
-    const oneSlow = [...Array.from({ length: 9 }, (_, index) => second(index + 1, quiet)), second(10, slow)];
-    // 1 % of the step is slower than ~2x ms: the slow second's 1 % above 112 ms is 0.1 % of the step.
-    expect(stepP99Micros(oneSlow)).toBeLessThan(50_000);
-    expect(stepP99Micros(oneSlow)).toBeGreaterThan(3000);
-    expect(stepP99Micros(Array.from({ length: 10 }, (_, index) => second(index + 1, slow)))).toBeCloseTo(112_000, -3);
-    expect(shareSlowerThan(quiet, 1250)).toBeCloseTo(0.375, 6);
-    expect(shareSlowerThan(quiet, 6000)).toBeCloseTo(0.005, 6);
-    expect(shareSlowerThan(quiet, 100)).toBe(1);
-  });
+  test(
+    "a step's p99 comes from its seconds' percentiles weighted by their messages: " +
+      'one slow second among quiet ones does not fail it, a slow step does',
+    () => {
+      const quiet = { min: 500, median: 1000, p75: 1500, p95: 2000, p99: 3000 };
+      const slow = { min: 500, median: 2000, p75: 10_000, p95: 30_000, p99: 112_000 };
+      const second = (time: number, latency: typeof quiet) => ({
+        time,
+        published: 1000,
+        returned: 0,
+        confirmed: 0,
+        nacked: 0,
+        received: 1000,
+        consumerLatency: latency,
+      });
+      const oneSlow = [...Array.from({ length: 9 }, (_, index) => second(index + 1, quiet)), second(10, slow)];
+      // 1 % of the step is slower than ~2x ms: the slow second's 1 % above 112 ms is 0.1 % of the step.
+      expect(stepP99Micros(oneSlow)).toBeLessThan(50_000);
+      expect(stepP99Micros(oneSlow)).toBeGreaterThan(3000);
+      expect(stepP99Micros(Array.from({ length: 10 }, (_, index) => second(index + 1, slow)))).toBeCloseTo(112_000, -3);
+      expect(shareSlowerThan(quiet, 1250)).toBeCloseTo(0.375, 6);
+      expect(shareSlowerThan(quiet, 6000)).toBeCloseTo(0.005, 6);
+      expect(shareSlowerThan(quiet, 100)).toBe(1);
+    },
+  );
 
   test('queue depth is summed over the nodes at each second', () => {
     expect(
@@ -431,7 +441,9 @@ describe('capacity in the report', () => {
     expect(markdown).toContain('## Capacity at a latency target');
     const ci = Math.round(aggregates[0]!.capacity!.rateMsgPerSecond!.ci95).toLocaleString('en-US');
     expect(markdown).toContain(
-      `| ${scenarioId} | 50 | 3,000 ± ${ci} msg/s | 1.3 / 5 | ${((hourly / (3000 * 3600)) * 1e6).toPrecision(3)} | ${Math.round(3000 / hourly).toLocaleString('en-US')} |`,
+      `| ${scenarioId} | 50 | 3,000 ± ${ci} msg/s | ` +
+        `1.3 / 5 | ${((hourly / (3000 * 3600)) * 1e6).toPrecision(3)} ` +
+        `| ${Math.round(3000 / hourly).toLocaleString('en-US')} |`,
     );
     expect(markdown).toMatch(/#1: 4,000 msg\/s held p99 ≤ 50 ms; 8,000 msg\/s did not/);
     expect(markdown).toContain('each step × 2 the one before');
@@ -597,7 +609,8 @@ describe('capacity compared (Welch)', () => {
     expect(capacity.deltaPercent).toBeCloseTo(-100 / 3, 3);
     const markdown = renderMarkdownReport(run, repetitions);
     expect(markdown).toContain(
-      '| load balancer vs direct (direct is the baseline) | capacity at the p99 bound change (delta ± 95% CI) | verdict |',
+      '| load balancer vs direct (direct is the baseline) | ' +
+        'capacity at the p99 bound change (delta ± 95% CI) | verdict |',
     );
     expect(markdown).toContain(
       '| load balancer vs direct (direct is the baseline) | receive rate change (delta ± 95% CI) | verdict |',

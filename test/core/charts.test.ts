@@ -131,14 +131,17 @@ describe('latency percentiles', () => {
     ]);
   });
 
-  it("puts latency on a log axis; a value below PerfTest's 1 µs resolution is drawn at 1 µs, its tooltip keeps 0", () => {
-    const stored = storedRun('r1', uniformRates([10_000]));
-    const [first, ...rest] = aggregateRun(stored.run, stored.repetitions);
-    const chart = latencyPercentilesChart([
-      { ...first!, consumerLatency: { min: 0, median: 10, p75: 20, p95: 30, p99: 40 } },
-      ...rest,
-    ]);
-    expect((chart.spec.encoding as { y: { scale: unknown } }).y.scale).toEqual({ type: 'log', domainMin: 0.0001 });
-    expect(values(chart)[0]).toEqual(expect.objectContaining({ percentile: 'min', latencyMs: 0, barMs: 0.001 }));
-  });
+  it(
+    "puts latency on a log axis; a value below PerfTest's " + '1 µs resolution is drawn at 1 µs, its tooltip keeps 0',
+    () => {
+      const stored = storedRun('r1', uniformRates([10_000]));
+      const [first, ...rest] = aggregateRun(stored.run, stored.repetitions);
+      const chart = latencyPercentilesChart([
+        { ...first!, consumerLatency: { min: 0, median: 10, p75: 20, p95: 30, p99: 40 } },
+        ...rest,
+      ]);
+      expect((chart.spec.encoding as { y: { scale: unknown } }).y.scale).toEqual({ type: 'log', domainMin: 0.0001 });
+      expect(values(chart)[0]).toEqual(expect.objectContaining({ percentile: 'min', latencyMs: 0, barMs: 0.001 }));
+    },
+  );
 });

@@ -6,32 +6,38 @@ import { cloudFailoverResult, cloudVerifierCounts, parseVerifierOutput } from '.
 // second 4 of unconfirmedPerSecond set to 3 (it was 0), so that the test tells which second is read.
 const STARTED_AT_MS = 1795454070338;
 const classicKilled =
-  '{"startedAtMs":1795454070338,"published":1750,"confirmed":1740,"consumed":680,"lostMessages":1060,"duplicatedMessages":0,"reconnects":1,"receivedPerSecond":[30, 160, 172, 158, 160, 0, 0, 0, 0, 0, 0, 0],"unconfirmedPerSecond":[0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]}\n';
+  '{"startedAtMs":1795454070338,"published":1750,"confirmed":1740,"consumed":680,"lostMessages":1060,' +
+  '"duplicatedMessages":0,"reconnects":1,"receivedPerSecond":[30, 160, 172, 158, 160, 0, 0, 0, 0, 0, 0, 0],' +
+  '"unconfirmedPerSecond":[0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]}\n';
 const at = (seconds: number) => new Date(STARTED_AT_MS + seconds * 1000).toISOString();
 const fault = { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.12' };
 
 describe('the cloud verifier output on the fault step timeline', () => {
-  test('counts as printed; the fault and heal placed in seconds after the verifier started; unconfirmed from the second of the fault', () => {
-    const failover = cloudFailoverResult(classicKilled, { ...fault, appliedAt: at(4.621), healedAt: at(9.5) });
-    expect(failover).toEqual({
-      fault: {
-        action: 'kill',
-        node: 'leader',
-        nodeName: 'rabbit@10.0.1.12',
-        appliedAtSeconds: 4.621,
-        healedAtSeconds: 9.5,
-      },
-      published: 1750,
-      confirmed: 1740,
-      consumed: 680,
-      lostMessages: 1060,
-      duplicatedMessages: 0,
-      unconfirmedAtFault: 3,
-      unavailableSeconds: 7,
-      reconnects: 1,
-      receivedPerSecond: [30, 160, 172, 158, 160, 0, 0, 0, 0, 0, 0, 0],
-    });
-  });
+  test(
+    'counts as printed; the fault and heal placed in seconds after ' +
+      'the verifier started; unconfirmed from the second of the fault',
+    () => {
+      const failover = cloudFailoverResult(classicKilled, { ...fault, appliedAt: at(4.621), healedAt: at(9.5) });
+      expect(failover).toEqual({
+        fault: {
+          action: 'kill',
+          node: 'leader',
+          nodeName: 'rabbit@10.0.1.12',
+          appliedAtSeconds: 4.621,
+          healedAtSeconds: 9.5,
+        },
+        published: 1750,
+        confirmed: 1740,
+        consumed: 680,
+        lostMessages: 1060,
+        duplicatedMessages: 0,
+        unconfirmedAtFault: 3,
+        unavailableSeconds: 7,
+        reconnects: 1,
+        receivedPerSecond: [30, 160, 172, 158, 160, 0, 0, 0, 0, 0, 0, 0],
+      });
+    },
+  );
 
   test('log lines before the result line (a JVM warning) are skipped; the last JSON line is the result', () => {
     const output = `WARNING: something the JVM said\n${classicKilled}`;

@@ -163,14 +163,16 @@ describe('compareRuns (run vs baseline, cloud vs cloud)', () => {
     const other = run('run-x', candidate.aggregates as ScenarioAggregate[], { planName: 'other-plan' });
     expect(() => compareRuns(baseline, [other])).toThrow(ComparisonError);
     expect(() => compareRuns(baseline, [other])).toThrow(
-      'runs of different plans cannot be compared scenario by scenario: run-a ran plan "lb-vs-direct" but run-x ran "other-plan"',
+      'runs of different plans cannot be compared scenario by scenario: ' +
+        'run-a ran plan "lb-vs-direct" but run-x ran "other-plan"',
     );
   });
 
   it('refuses a run with no successful repetition at all', () => {
     const failed = run('run-f', [aggregate(SCENARIO, undefined, 5)], { status: 'FAILED', error: 'broker unreachable' });
     expect(() => compareRuns(baseline, [failed])).toThrow(
-      'run run-f (plan "lb-vs-direct", status FAILED) has no successful repetition (5 failed): broker unreachable; rerun it or compare another run',
+      'run run-f (plan "lb-vs-direct", status FAILED) has no successful ' +
+        'repetition (5 failed): broker unreachable; rerun it or compare another run',
     );
   });
 

@@ -97,27 +97,30 @@ workloads:
     expect(part).toMatchObject({ priced: true, usd: expect.closeTo(0.26667 * 0.01, 6) });
   });
 
-  test('a plan over its maxCostUsd is refused by ValidatePlan and validate --target, naming the field and the figure', () => {
-    const plan = thesisCh4OnAws({ maxCostUsd: 0.1 });
-    const [issue] = targetProblems(plan, 'aws', defaultPriceCatalog);
-    expect(issue).toMatchObject({
-      path: 'maxCostUsd',
-      value: 0.1,
-      message: expect.stringMatching(
-        /^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/,
-      ),
-    });
-    const input = {
-      plan: Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')),
-      target: 'aws',
-      runId: 'r',
-    };
-    expect(() => buildSchedule(input, 'exec')).toThrow(PlanValidationError);
-    expect(() => buildSchedule(input, 'exec')).toThrow(/maxCostUsd: the estimated cost/);
-    expect(targetProblems(thesisCh4OnAws({ maxCostUsd: 5 }), 'aws', defaultPriceCatalog)).toEqual([]);
-    // Locally a plan costs nothing: no budget check.
-    expect(() => buildSchedule({ ...input, target: 'local' }, 'exec')).not.toThrow();
-  });
+  test(
+    'a plan over its maxCostUsd is refused by ValidatePlan ' + 'and validate --target, naming the field and the figure',
+    () => {
+      const plan = thesisCh4OnAws({ maxCostUsd: 0.1 });
+      const [issue] = targetProblems(plan, 'aws', defaultPriceCatalog);
+      expect(issue).toMatchObject({
+        path: 'maxCostUsd',
+        value: 0.1,
+        message: expect.stringMatching(
+          /^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/,
+        ),
+      });
+      const input = {
+        plan: Object.fromEntries(Object.entries(plan).filter(([key]) => key !== 'scenarios')),
+        target: 'aws',
+        runId: 'r',
+      };
+      expect(() => buildSchedule(input, 'exec')).toThrow(PlanValidationError);
+      expect(() => buildSchedule(input, 'exec')).toThrow(/maxCostUsd: the estimated cost/);
+      expect(targetProblems(thesisCh4OnAws({ maxCostUsd: 5 }), 'aws', defaultPriceCatalog)).toEqual([]);
+      // Locally a plan costs nothing: no budget check.
+      expect(() => buildSchedule({ ...input, target: 'local' }, 'exec')).not.toThrow();
+    },
+  );
 
   test('budgetProblem: none without a budget or within it', () => {
     const estimate = estimateRun(thesisCh4OnAws(), { target: 'aws', catalog: defaultPriceCatalog });
@@ -126,32 +129,36 @@ workloads:
     expect(budgetProblem(estimate, 0.01, '--max-cost')).toMatch(/exceeds --max-cost \$0\.01/);
   });
 
-  test('stateTransitions adds up per run, cluster and repetition (checked against the real definition in test/state-machines)', () => {
-    // A cluster deleted at once (local): IsTeardownDone once, no CheckTeardown.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(
-      25,
-    );
-    expect(
-      stateTransitions([
-        {
-          clusterPolls: 3,
-          teardownPolls: 0,
-          repetitions: [
-            { polls: 4, pause: true },
-            { polls: 1, pause: false },
-          ],
-        },
-      ]),
-    ).toBe(6 + 17 + 18 + 8);
-    // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
-    expect(
-      stateTransitions([
-        { clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] },
-      ]),
-    ).toBe(27);
-    // Each check of a cluster being deleted: WaitForTeardown, CheckTeardown, IsTeardownDone.
-    expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(
-      25 + 12,
-    );
-  });
+  test(
+    'stateTransitions adds up per run, cluster and repetition (checked ' +
+      'against the real definition in test/state-machines)',
+    () => {
+      // A cluster deleted at once (local): IsTeardownDone once, no CheckTeardown.
+      expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(
+        25,
+      );
+      expect(
+        stateTransitions([
+          {
+            clusterPolls: 3,
+            teardownPolls: 0,
+            repetitions: [
+              { polls: 4, pause: true },
+              { polls: 1, pause: false },
+            ],
+          },
+        ]),
+      ).toBe(6 + 17 + 18 + 8);
+      // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
+      expect(
+        stateTransitions([
+          { clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] },
+        ]),
+      ).toBe(27);
+      // Each check of a cluster being deleted: WaitForTeardown, CheckTeardown, IsTeardownDone.
+      expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(
+        25 + 12,
+      );
+    },
+  );
 });

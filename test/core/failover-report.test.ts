@@ -64,31 +64,40 @@ const classic = [failover(1900, undefined, 9), failover(2100, undefined, 9), fai
 );
 
 describe('the verifier numbers in reports and comparisons', () => {
-  test('over repetitions: mean and 95% CI per metric under the report names; recoverySeconds over the repetitions that recovered', () => {
-    const [aggregate] = aggregateRun(runRecord('classic'), classic);
-    expect(Object.keys(aggregate!.failover!)).toEqual([
-      'lostMessages',
-      'duplicatedMessages',
-      'unconfirmedAtFault',
-      'recoverySeconds',
-      'unavailableSeconds',
-      'reconnects',
-    ]);
-    expect(aggregate!.failover!.lostMessages).toMatchObject({ n: 3, mean: 2000 });
-    expect(aggregate!.failover!.lostMessages!.ci95).toBeGreaterThan(0);
-    expect(aggregate!.failover!.recoverySeconds).toMatchObject({ n: 1, mean: 12 });
-  });
+  test(
+    'over repetitions: mean and 95% CI per metric under the report names; ' +
+      'recoverySeconds over the repetitions that recovered',
+    () => {
+      const [aggregate] = aggregateRun(runRecord('classic'), classic);
+      expect(Object.keys(aggregate!.failover!)).toEqual([
+        'lostMessages',
+        'duplicatedMessages',
+        'unconfirmedAtFault',
+        'recoverySeconds',
+        'unavailableSeconds',
+        'reconnects',
+      ]);
+      expect(aggregate!.failover!.lostMessages).toMatchObject({ n: 3, mean: 2000 });
+      expect(aggregate!.failover!.lostMessages!.ci95).toBeGreaterThan(0);
+      expect(aggregate!.failover!.recoverySeconds).toMatchObject({ n: 1, mean: 12 });
+    },
+  );
 
-  test('the Markdown report has the failover section: per scenario and per repetition, "not recovered" where it never came back', () => {
-    const text = renderMarkdownReport(runRecord('classic'), classic);
-    expect(text).toContain('## Failover (lost-message verifier)');
-    expect(text).toMatch(
-      /\| three\/kill \| 3 \| 2,000 ± [\d,.]+ \| 0 ± 0 \| 2 ± 0 \| 12 ± 0 \| 8\.67 ± [\d.]+ \| 1 ± 0 \|/,
-    );
-    expect(text).toContain(
-      '| three/kill #1 | kill rmqbench1@localhost (leader) at 10.1 s | 4,000 | 2,100 | 1,900 | 0 | 2 | not recovered | 9 | 1 |',
-    );
-  });
+  test(
+    'the Markdown report has the failover section: per scenario ' +
+      'and per repetition, "not recovered" where it never came back',
+    () => {
+      const text = renderMarkdownReport(runRecord('classic'), classic);
+      expect(text).toContain('## Failover (lost-message verifier)');
+      expect(text).toMatch(
+        /\| three\/kill \| 3 \| 2,000 ± [\d,.]+ \| 0 ± 0 \| 2 ± 0 \| 12 ± 0 \| 8\.67 ± [\d.]+ \| 1 ± 0 \|/,
+      );
+      expect(text).toContain(
+        '| three/kill #1 | kill rmqbench1@localhost (leader) at 10.1 s | ' +
+          '4,000 | 2,100 | 1,900 | 0 | 2 | not recovered | 9 | 1 |',
+      );
+    },
+  );
 
   test('a run without faults has no failover section', () => {
     const plain = quorum.map(({ failover: _failover, ...rest }) => rest);
@@ -96,28 +105,33 @@ describe('the verifier numbers in reports and comparisons', () => {
     expect(aggregateRun(runRecord('quorum'), plain)[0]!.failover).toBeUndefined();
   });
 
-  test('a cloud run whose faults were applied without the verifier says "lost messages not counted on aws" per repetition, and has no failover numbers at all (no zeros)', () => {
-    const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
-      ...rest,
-      uncountedFault: {
-        fault: {
-          action: 'kill' as const,
-          node: 'leader' as const,
-          nodeName: 'rabbit@10.0.1.5',
-          appliedAtSeconds: 12.5,
-          healedAtSeconds: 21,
+  test(
+    'a cloud run whose faults were applied without the verifier says "lost messages ' +
+      'not counted on aws" per repetition, and has no failover numbers at all (no zeros)',
+    () => {
+      const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
+        ...rest,
+        uncountedFault: {
+          fault: {
+            action: 'kill' as const,
+            node: 'leader' as const,
+            nodeName: 'rabbit@10.0.1.5',
+            appliedAtSeconds: 12.5,
+            healedAtSeconds: 21,
+          },
+          reason: 'lost messages not counted on aws: no verifier',
         },
-        reason: 'lost messages not counted on aws: no verifier',
-      },
-    }));
-    const text = renderMarkdownReport({ ...runRecord('aws'), target: 'aws' }, uncounted);
-    expect(text).toContain('## Faults applied, lost messages not counted');
-    expect(text).toContain(
-      '- three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier',
-    );
-    expect(text).not.toContain('## Failover (lost-message verifier)');
-    expect(aggregateRun({ ...runRecord('aws'), target: 'aws' }, uncounted)[0]!.failover).toBeUndefined();
-  });
+      }));
+      const text = renderMarkdownReport({ ...runRecord('aws'), target: 'aws' }, uncounted);
+      expect(text).toContain('## Faults applied, lost messages not counted');
+      expect(text).toContain(
+        '- three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, ' +
+          'healed at 21 s: lost messages not counted on aws: no verifier',
+      );
+      expect(text).not.toContain('## Failover (lost-message verifier)');
+      expect(aggregateRun({ ...runRecord('aws'), target: 'aws' }, uncounted)[0]!.failover).toBeUndefined();
+    },
+  );
 
   test('the HTML report document has a failover section with both tables', () => {
     const document = runReportDocument({
@@ -138,40 +152,45 @@ describe('the verifier numbers in reports and comparisons', () => {
     ).toEqual([1, 3]);
   });
 
-  test('the HTML report of a cloud run lists each fault applied without the verifier as "not counted", and has no failover table', () => {
-    const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
-      ...rest,
-      uncountedFault: {
-        fault: {
-          action: 'kill' as const,
-          node: 'leader' as const,
-          nodeName: 'rabbit@10.0.1.5',
-          appliedAtSeconds: 12.5,
-          healedAtSeconds: 21,
+  test(
+    'the HTML report of a cloud run lists each fault applied ' +
+      'without the verifier as "not counted", and has no failover table',
+    () => {
+      const uncounted = quorum.map(({ failover: _failover, ...rest }) => ({
+        ...rest,
+        uncountedFault: {
+          fault: {
+            action: 'kill' as const,
+            node: 'leader' as const,
+            nodeName: 'rabbit@10.0.1.5',
+            appliedAtSeconds: 12.5,
+            healedAtSeconds: 21,
+          },
+          reason: 'lost messages not counted on aws: no verifier',
         },
-        reason: 'lost messages not counted on aws: no verifier',
-      },
-    }));
-    const run: RunRecord = { ...runRecord('aws'), target: 'aws' };
-    const html = renderHtmlReport(
-      runReportDocument({
-        run,
-        aggregates: aggregateRun(run, uncounted),
-        uncountedFaults: uncounted,
-        failedRepetitions: [],
-        charts: [],
-        loadBalancerDeltas: [],
-        pricePerformance: { available: false, reason: 'test' },
-        generatedAt: '2026-11-23T11:00:00Z',
-      }),
-    );
-    expect(html).toContain('<section id="faults-not-counted">');
-    expect(html).toContain(
-      'three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, healed at 21 s: lost messages not counted on aws: no verifier',
-    );
-    expect(html.match(/lost messages not counted on aws: no verifier/g)).toHaveLength(uncounted.length);
-    expect(html).not.toContain('<section id="failover">');
-  });
+      }));
+      const run: RunRecord = { ...runRecord('aws'), target: 'aws' };
+      const html = renderHtmlReport(
+        runReportDocument({
+          run,
+          aggregates: aggregateRun(run, uncounted),
+          uncountedFaults: uncounted,
+          failedRepetitions: [],
+          charts: [],
+          loadBalancerDeltas: [],
+          pricePerformance: { available: false, reason: 'test' },
+          generatedAt: '2026-11-23T11:00:00Z',
+        }),
+      );
+      expect(html).toContain('<section id="faults-not-counted">');
+      expect(html).toContain(
+        'three/kill #1: kill rabbit@10.0.1.5 (leader) at 12.5 s, ' +
+          'healed at 21 s: lost messages not counted on aws: no verifier',
+      );
+      expect(html.match(/lost messages not counted on aws: no verifier/g)).toHaveLength(uncounted.length);
+      expect(html).not.toContain('<section id="failover">');
+    },
+  );
 
   test('comparison verdicts cover each verifier metric: classic loses significantly more than quorum', () => {
     const runs = [

@@ -7,13 +7,17 @@ const quorumLeaderKilled = [170, 200, 200, 200, 200, 200, 191, 89, 200, 200, 200
 const classicLeaderKilled = [170, 200, 200, 180, 190, 200, 190, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 describe('recovery time and unavailability from received msg/s', () => {
-  test('recorded quorum failover: recovery runs from the fault to the first second back at 90 % of the pre-fault median', () => {
-    const measure = measureRecovery(quorumLeaderKilled, 7.114);
-    expect(measure.preFaultMedian).toBe(200);
-    // Second 7 (89 msg/s) is below 180; second 8 (200) is back: 8 - 7.114 s.
-    expect(measure.recoverySeconds).toBe(0.886);
-    expect(measure.unavailableSeconds).toBe(0);
-  });
+  test(
+    'recorded quorum failover: recovery runs from the fault to the ' +
+      'first second back at 90 % of the pre-fault median',
+    () => {
+      const measure = measureRecovery(quorumLeaderKilled, 7.114);
+      expect(measure.preFaultMedian).toBe(200);
+      // Second 7 (89 msg/s) is below 180; second 8 (200) is back: 8 - 7.114 s.
+      expect(measure.recoverySeconds).toBe(0.886);
+      expect(measure.unavailableSeconds).toBe(0);
+    },
+  );
 
   test('recorded classic-queue loss: no recovery, every silent second after the fault counts as unavailable', () => {
     const measure = measureRecovery(classicLeaderKilled, 7.115);
@@ -26,17 +30,21 @@ describe('recovery time and unavailability from received msg/s', () => {
     expect(measureRecovery(outage, 10.4)).toEqual({ preFaultMedian: 200, recoverySeconds: 4.6, unavailableSeconds: 3 });
   });
 
-  test('a dip long after the fault is noise, not the fault: recorded mirrored run, a 170 msg/s second 9 s after the fault', () => {
-    // failover-quorum-vs-mirrored, mirrored #2 (leader killed at 10.14 s; the consumer was on another node).
-    const mirrored = [
-      170, 200, 190, 201, 190, 189, 200, 200, 200, 192, 218, 194, 197, 199, 200, 200, 200, 190, 200, 170, 200,
-    ];
-    expect(measureRecovery(mirrored, 10.14)).toEqual({
-      preFaultMedian: 200,
-      recoverySeconds: 0,
-      unavailableSeconds: 0,
-    });
-  });
+  test(
+    'a dip long after the fault is noise, not the fault: ' +
+      'recorded mirrored run, a 170 msg/s second 9 s after the fault',
+    () => {
+      // failover-quorum-vs-mirrored, mirrored #2 (leader killed at 10.14 s; the consumer was on another node).
+      const mirrored = [
+        170, 200, 190, 201, 190, 189, 200, 200, 200, 192, 218, 194, 197, 199, 200, 200, 200, 190, 200, 170, 200,
+      ];
+      expect(measureRecovery(mirrored, 10.14)).toEqual({
+        preFaultMedian: 200,
+        recoverySeconds: 0,
+        unavailableSeconds: 0,
+      });
+    },
+  );
 
   test('a fault the consumer never noticed recovers in 0 s with no unavailable second', () => {
     const steady = [50, 100, 101, 99, 100, 100, 98, 100, 102, 100];
@@ -88,7 +96,10 @@ describe('failoverResult: the stored verifier result', () => {
     });
   });
 
-  test('counts without an applied fault are refused with the reason, not stored as a failover that did not happen', () => {
-    expect(() => failoverResult(counts, { action: 'stop', node: 1 })).toThrow(/the stop fault was never applied/);
-  });
+  test(
+    'counts without an applied fault are refused with the ' + 'reason, not stored as a failover that did not happen',
+    () => {
+      expect(() => failoverResult(counts, { action: 'stop', node: 1 })).toThrow(/the stop fault was never applied/);
+    },
+  );
 });

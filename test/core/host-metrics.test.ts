@@ -113,7 +113,8 @@ describe('load-generator bound verdict', () => {
 
   test('the verdict line says how many repetitions and what it means', () => {
     expect(loadGeneratorBoundLine(2, 3)).toBe(
-      "load-generator bound (load generator CPU median above 90 % in 2 of 3 repetitions): the broker's maximum was not measured",
+      'load-generator bound (load generator CPU median ' +
+        "above 90 % in 2 of 3 repetitions): the broker's maximum was not measured",
     );
   });
 });
@@ -338,36 +339,39 @@ function dynamoItemBytes(item: Record<string, unknown>): number {
 }
 
 describe('rates from counters that come and go', () => {
-  test('sums the increase of keys present at both ends; a closed or new connection is neither a drop nor a burst', () => {
-    const readings = [
-      {
-        tSeconds: 0,
-        counters: new Map([
-          ['conn-a', 100],
-          ['link-b', 50],
-        ]),
-      },
-      // conn-a closed, conn-c opened with 10,000 bytes it carried before this interval was measured.
-      {
-        tSeconds: 1,
-        counters: new Map([
-          ['link-b', 80],
-          ['conn-c', 10_000],
-        ]),
-      },
-      {
-        tSeconds: 3,
-        counters: new Map([
-          ['link-b', 100],
-          ['conn-c', 10_400],
-        ]),
-      },
-    ];
-    expect(ratesFromKeyedCounters(readings)).toEqual([
-      [1, 30],
-      [3, 210],
-    ]);
-  });
+  test(
+    'sums the increase of keys present at both ends; ' + 'a closed or new connection is neither a drop nor a burst',
+    () => {
+      const readings = [
+        {
+          tSeconds: 0,
+          counters: new Map([
+            ['conn-a', 100],
+            ['link-b', 50],
+          ]),
+        },
+        // conn-a closed, conn-c opened with 10,000 bytes it carried before this interval was measured.
+        {
+          tSeconds: 1,
+          counters: new Map([
+            ['link-b', 80],
+            ['conn-c', 10_000],
+          ]),
+        },
+        {
+          tSeconds: 3,
+          counters: new Map([
+            ['link-b', 100],
+            ['conn-c', 10_400],
+          ]),
+        },
+      ];
+      expect(ratesFromKeyedCounters(readings)).toEqual([
+        [1, 30],
+        [3, 210],
+      ]);
+    },
+  );
 
   test('a counter that was reset adds nothing', () => {
     const readings = [

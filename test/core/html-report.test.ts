@@ -4,7 +4,8 @@ import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../cor
 import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
 
 const svg =
-  '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';
+  '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><g ' +
+  'class="mark-rect role-mark"><path d="M0,0h5v5h-5Z"/></g></svg>';
 const chart: RenderedChart = {
   chart: {
     id: 'throughput-per-repetition',
@@ -36,7 +37,8 @@ describe('HTML report', () => {
     const html = report();
     expect(html).toMatch(/^<!DOCTYPE html>/);
     expect(html).toContain(
-      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; ` +
+        `style-src 'unsafe-inline'; img-src data:">`,
     );
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
     // The only URL is the SVG namespace, which is a name, not a fetch.
@@ -47,7 +49,8 @@ describe('HTML report', () => {
     const html = report();
     expect(html).not.toContain('<?xml');
     expect(html).toContain(
-      `<figure class="chart" id="chart-throughput-per-repetition" data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="1">\n${svg}`,
+      `<figure class="chart" id="chart-throughput-per-repetition" ` +
+        `data-chart="throughput-per-repetition" data-mark-kind="rect" data-expected-marks="1">\n${svg}`,
     );
   });
 
@@ -76,16 +79,20 @@ describe('HTML report', () => {
     );
   });
 
-  it('prices an aws run by cluster (nodes × instance + load balancer) and prints the chapter-7 table per queue count', () => {
-    const html = report(
-      { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
-      uniformRates([25_000, 25_000]),
-    );
-    expect(html).toContain('<td>3 × c5.xlarge</td>');
-    expect(html).toContain('<td class="num">$420.48</td>'); // 3 × 140.16 (the eu-west-1 Price List entry)
-    expect(html).toContain('<caption>Best price-performance, 2 queues</caption>');
-    expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
-  });
+  it(
+    'prices an aws run by cluster (nodes × instance + load ' +
+      'balancer) and prints the chapter-7 table per queue count',
+    () => {
+      const html = report(
+        { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
+        uniformRates([25_000, 25_000]),
+      );
+      expect(html).toContain('<td>3 × c5.xlarge</td>');
+      expect(html).toContain('<td class="num">$420.48</td>'); // 3 × 140.16 (the eu-west-1 Price List entry)
+      expect(html).toContain('<caption>Best price-performance, 2 queues</caption>');
+      expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
+    },
+  );
 
   it('keeps two clusters of the same composition apart in the price-performance table', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), {
@@ -104,31 +111,41 @@ describe('HTML report', () => {
     ]);
   });
 
-  it('prices each cluster by its own plan instanceType (c5.xlarge vs c5.2xlarge in one run; Azure sizes with or without Standard_)', () => {
-    const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: { region: 'eu-west-1' } });
-    const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
-    const typed = (types: string[], target: 'aws' | 'azure') => ({
-      ...stored.run,
-      target,
-      plan: { ...plan, clusters: plan.clusters.map((cluster, index) => ({ ...cluster, instanceType: types[index] })) },
-    });
-    const aws = runPricePerformance(
-      typed(['c5.xlarge', 'c5.2xlarge'], 'aws'),
-      aggregateRun(stored.run, stored.repetitions),
-      defaultPriceCatalog,
-    );
-    expect(aws.available && aws.costs.map((cost) => [cost.description, cost.monthlyUsd > 0])).toEqual([
-      ['3 × c5.xlarge + lb', true],
-      ['3 × c5.2xlarge', true],
-    ]);
-    expect(aws.available && aws.instanceType).toBe('c5.xlarge, c5.2xlarge');
-    const azure = runPricePerformance(
-      { ...typed(['Standard_F4s', 'F8s'], 'azure'), environment: {} },
-      aggregateRun(stored.run, stored.repetitions),
-      defaultPriceCatalog,
-    );
-    expect(azure.available && azure.costs.map((cost) => cost.description)).toEqual(['3 × F4s + lb', '3 × F8s']);
-  });
+  it(
+    'prices each cluster by its own plan instanceType (c5.xlarge vs ' +
+      'c5.2xlarge in one run; Azure sizes with or without Standard_)',
+    () => {
+      const stored = storedRun('run-1', uniformRates([25_000]), {
+        target: 'aws',
+        environment: { region: 'eu-west-1' },
+      });
+      const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
+      const typed = (types: string[], target: 'aws' | 'azure') => ({
+        ...stored.run,
+        target,
+        plan: {
+          ...plan,
+          clusters: plan.clusters.map((cluster, index) => ({ ...cluster, instanceType: types[index] })),
+        },
+      });
+      const aws = runPricePerformance(
+        typed(['c5.xlarge', 'c5.2xlarge'], 'aws'),
+        aggregateRun(stored.run, stored.repetitions),
+        defaultPriceCatalog,
+      );
+      expect(aws.available && aws.costs.map((cost) => [cost.description, cost.monthlyUsd > 0])).toEqual([
+        ['3 × c5.xlarge + lb', true],
+        ['3 × c5.2xlarge', true],
+      ]);
+      expect(aws.available && aws.instanceType).toBe('c5.xlarge, c5.2xlarge');
+      const azure = runPricePerformance(
+        { ...typed(['Standard_F4s', 'F8s'], 'azure'), environment: {} },
+        aggregateRun(stored.run, stored.repetitions),
+        defaultPriceCatalog,
+      );
+      expect(azure.available && azure.costs.map((cost) => cost.description)).toEqual(['3 × F4s + lb', '3 × F8s']);
+    },
+  );
 
   it('says which clusters have no instance type when a cloud run records none', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: {} });
@@ -136,7 +153,8 @@ describe('HTML report', () => {
     expect(result).toEqual({
       available: false,
       reason:
-        'run run-1 records no instance type for cluster(s) c-lb, c-direct (plan clusters[].instanceType or environment.instanceType), so it cannot be priced',
+        'run run-1 records no instance type for cluster(s) c-lb, c-direct (plan ' +
+        'clusters[].instanceType or environment.instanceType), so it cannot be priced',
     });
   });
 

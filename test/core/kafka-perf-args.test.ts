@@ -33,20 +33,23 @@ describe('Kafka tool arguments from a workload', () => {
     ).toBeUndefined();
   });
 
-  test('defaults: one partition, three copies where there are three brokers, acks=all, Kafka 4 batch and linger', () => {
-    const settings = kafkaRunSettings(workloadOf(', messageCount: 1000'), 3);
-    expect(settings).toEqual({
-      partitions: 1,
-      replicationFactor: 3,
-      acks: 'all',
-      batchSizeBytes: 16384,
-      lingerMs: 5,
-      compression: 'none',
-      recordsPerProducer: 1000,
-      throughput: -1,
-    });
-    expect(kafkaRunSettings(workloadOf(', messageCount: 1000', 1), 1).replicationFactor).toBe(1);
-  });
+  test(
+    'defaults: one partition, three copies where there ' + 'are three brokers, acks=all, Kafka 4 batch and linger',
+    () => {
+      const settings = kafkaRunSettings(workloadOf(', messageCount: 1000'), 3);
+      expect(settings).toEqual({
+        partitions: 1,
+        replicationFactor: 3,
+        acks: 'all',
+        batchSizeBytes: 16384,
+        lingerMs: 5,
+        compression: 'none',
+        recordsPerProducer: 1000,
+        throughput: -1,
+      });
+      expect(kafkaRunSettings(workloadOf(', messageCount: 1000', 1), 1).replicationFactor).toBe(1);
+    },
+  );
 
   test('the message count is split over the producers; totalBytes and a rate × duration count too', () => {
     expect(kafkaRunSettings(workloadOf(', producers: 4, messageCount: 1000'), 3).recordsPerProducer).toBe(250);
@@ -59,7 +62,8 @@ describe('Kafka tool arguments from a workload', () => {
 
   test('the producer, consumer and topic command lines carry every setting', () => {
     const workload = workloadOf(
-      ', messageCount: 2000, messageSizeBytes: 512, partitions: 6, replicationFactor: 2, acks: 1, batchSizeBytes: 65536, lingerMs: 20, compression: snappy',
+      ', messageCount: 2000, messageSizeBytes: 512, partitions: 6, replicationFactor: 2, ' +
+        'acks: 1, batchSizeBytes: 65536, lingerMs: 20, compression: snappy',
     );
     const settings = kafkaRunSettings(workload, 3);
     expect(createTopicArgs('t', settings)).toEqual([

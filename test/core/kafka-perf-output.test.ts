@@ -39,22 +39,26 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(result.sendRate.n).toBe(14);
   });
 
-  test('two producers and two consumers of one group: rates add up, and the consumers ending by idle timeout is normal', () => {
-    const result = parseKafkaPerfOutput(
-      {
-        producers: [fixture('two-producer-1'), fixture('two-producer-2')],
-        consumers: [fixture('two-consumer-1'), fixture('two-consumer-2')],
-      },
-      { producers: 2, consumers: 2, recordsPerProducer: 100_000 },
-    );
-    expect(result.summary.sendRateAvg).toBe(Math.round(12756.729175 + 12119.743061));
-    const consumer1 = ((101_342 - 1) * 1000) / (25_251 - 18_088);
-    const consumer2 = ((85_340 - 1) * 1000) / (24_513 - 18_477);
-    expect(result.summary.receiveRateAvg).toBe(Math.round(consumer1 + consumer2));
-    // The median of the two producers' percentiles.
-    expect(result.summary.confirmLatency).toEqual({ median: 1_701_000, p95: 3_065_000, p99: 3_246_000 });
-    expect(result.samples[0]!.published).toBeCloseTo(197.8 + 0.8, 5);
-  });
+  test(
+    'two producers and two consumers of one group: rates add up, ' +
+      'and the consumers ending by idle timeout is normal',
+    () => {
+      const result = parseKafkaPerfOutput(
+        {
+          producers: [fixture('two-producer-1'), fixture('two-producer-2')],
+          consumers: [fixture('two-consumer-1'), fixture('two-consumer-2')],
+        },
+        { producers: 2, consumers: 2, recordsPerProducer: 100_000 },
+      );
+      expect(result.summary.sendRateAvg).toBe(Math.round(12756.729175 + 12119.743061));
+      const consumer1 = ((101_342 - 1) * 1000) / (25_251 - 18_088);
+      const consumer2 = ((85_340 - 1) * 1000) / (24_513 - 18_477);
+      expect(result.summary.receiveRateAvg).toBe(Math.round(consumer1 + consumer2));
+      // The median of the two producers' percentiles.
+      expect(result.summary.confirmLatency).toEqual({ median: 1_701_000, p95: 3_065_000, p99: 3_246_000 });
+      expect(result.samples[0]!.published).toBeCloseTo(197.8 + 0.8, 5);
+    },
+  );
 
   test('a producer stopped before its final line fails the repetition, naming both tools and what each lacked', () => {
     const error = failureOf(() =>
@@ -65,7 +69,8 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     );
     expect(error.missing).toEqual([
       'producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 2 per-second line(s))',
-      'consumer 1: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")',
+      'consumer 1: every record (it stopped waiting: "WARNING: ' +
+        'Exiting before consuming the expected number of records")',
     ]);
     expect(error.message).toMatch(/^Kafka tool output is incomplete: missing producer 1: the final/);
   });
@@ -130,8 +135,11 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
 
   test('a consumer of a group that got no partition has no rows and counts 0; one row counts its own rate', () => {
     const header =
-      'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
-    const idle = `${header}WARNING: Exiting before consuming the expected number of records: timeout (10000 ms) exceeded. You can use the --timeout option to increase the timeout.\n`;
+      'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, ' +
+      'nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
+    const idle =
+      `${header}WARNING: Exiting before consuming the expected number of records: ` +
+      `timeout (10000 ms) exceeded. You can use the --timeout option to increase the timeout.\n`;
     const oneRow = `${header}2026-11-23 10:26:13:558, 0, 0.0954, 0.0950, 1000, 996.0159, 0, 1004, 0.0950, 996.0159\n`;
     const result = parseKafkaPerfOutput(
       { producers: [fixture('two-producer-1'), fixture('two-producer-2')], consumers: [idle, oneRow] },
@@ -140,34 +148,39 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(result.summary.receiveRateAvg).toBe(996);
   });
 
-  test('a consumer that got every record before its first row is refused as too short to measure, not read as 0 records/s', () => {
-    const header =
-      'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
-    const rows = [
-      '2026-11-23 10:26:13:558, 0, 19.0735, 6.3579, 200000, 66666.6667, 2001, 999, 19.0926, 200200.2002',
-      '2026-11-23 10:26:14:561, 0, 19.0735, 0.0000, 200000, 0.0000, 0, 1003, 0.0000, 0.0000',
-    ];
-    const allAtOnce = `${header}${rows.join('\n')}\n`;
-    const error = failureOf(() =>
-      parseKafkaPerfOutput(
-        { producers: [fixture('one-producer-1')], consumers: [allAtOnce] },
-        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
-      ),
-    );
-    expect(error.missing).toEqual([
-      expect.stringMatching(
-        /^consumer 1: a measurable receive rate \(all 200000 of its records arrived before its first per-second row/,
-      ),
-    ]);
-    // The same rows with the second one moving on are a rate.
-    const moving = allAtOnce.replace('19.0735, 6.3579, 200000', '9.5367, 3.1789, 100000');
-    expect(
-      parseKafkaPerfOutput(
-        { producers: [fixture('one-producer-1')], consumers: [moving] },
-        { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
-      ).summary.receiveRateAvg,
-    ).toBe(99701);
-  });
+  test(
+    'a consumer that got every record before its first row is ' +
+      'refused as too short to measure, not read as 0 records/s',
+    () => {
+      const header =
+        'time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, ' +
+        'nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n';
+      const rows = [
+        '2026-11-23 10:26:13:558, 0, 19.0735, 6.3579, 200000, 66666.6667, 2001, 999, 19.0926, 200200.2002',
+        '2026-11-23 10:26:14:561, 0, 19.0735, 0.0000, 200000, 0.0000, 0, 1003, 0.0000, 0.0000',
+      ];
+      const allAtOnce = `${header}${rows.join('\n')}\n`;
+      const error = failureOf(() =>
+        parseKafkaPerfOutput(
+          { producers: [fixture('one-producer-1')], consumers: [allAtOnce] },
+          { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+        ),
+      );
+      expect(error.missing).toEqual([
+        expect.stringMatching(
+          /^consumer 1: a measurable receive rate \(all 200000 of its records arrived before its first per-second row/,
+        ),
+      ]);
+      // The same rows with the second one moving on are a rate.
+      const moving = allAtOnce.replace('19.0735, 6.3579, 200000', '9.5367, 3.1789, 100000');
+      expect(
+        parseKafkaPerfOutput(
+          { producers: [fixture('one-producer-1')], consumers: [moving] },
+          { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+        ).summary.receiveRateAvg,
+      ).toBe(99701);
+    },
+  );
 
   test("with a warm-up: the producers' steady-state summary and the consumers' rows after it; whole run kept", () => {
     const output = { producers: [fixture('warm-producer-1')], consumers: [fixture('warm-consumer-1')] };

@@ -18,25 +18,29 @@ workloads:
 `;
 
 describe('Kafka plan fields', () => {
-  test('a Kafka cluster with the Kafka fields parses; acks written as a YAML number is read as the string Kafka takes', () => {
-    const plan = parsePlanText(
-      kafkaPlan(
-        '',
-        ', partitions: 6, replicationFactor: 3, acks: 1, batchSizeBytes: 65536, lingerMs: 10, compression: snappy',
-      ),
-      'ok.yaml',
-    );
-    expect(plan.clusters[0]!.broker).toBe('kafka');
-    expect(plan.scenarios[0]!.workload).toMatchObject({
-      partitions: 6,
-      replicationFactor: 3,
-      acks: '1',
-      batchSizeBytes: 65536,
-      lingerMs: 10,
-      compression: 'snappy',
-      messageCount: 1000,
-    });
-  });
+  test(
+    'a Kafka cluster with the Kafka fields parses; ' +
+      'acks written as a YAML number is read as the string Kafka takes',
+    () => {
+      const plan = parsePlanText(
+        kafkaPlan(
+          '',
+          ', partitions: 6, replicationFactor: 3, acks: 1, batchSizeBytes: 65536, lingerMs: 10, compression: snappy',
+        ),
+        'ok.yaml',
+      );
+      expect(plan.clusters[0]!.broker).toBe('kafka');
+      expect(plan.scenarios[0]!.workload).toMatchObject({
+        partitions: 6,
+        replicationFactor: 3,
+        acks: '1',
+        batchSizeBytes: 65536,
+        lingerMs: 10,
+        compression: 'snappy',
+        messageCount: 1000,
+      });
+    },
+  );
 
   test('a cluster without broker is a RabbitMQ cluster, and its workloads carry no Kafka field', () => {
     const plan = parsePlanText(
@@ -133,7 +137,8 @@ describe('Kafka plan fields', () => {
 
   test('Kafka-only workload fields on a RabbitMQ cluster are refused', () => {
     const issues = issuesOf(
-      'name: r\nclusters: [{ name: r1, nodes: 3 }]\nworkloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n',
+      'name: r\nclusters: [{ name: r1, nodes: 3 }]\n' +
+        'workloads: [{ name: w, durationSeconds: 5, partitions: 3, acks: all }]\n',
     );
     expect(issues).toEqual([
       {
@@ -158,37 +163,41 @@ describe('Kafka plan fields', () => {
     ]);
   });
 
-  test('a Kafka workload needs a message count (or a rate to send for durationSeconds), divisible by the producers', () => {
-    const noCount = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
-    expect(issuesOf(noCount)).toEqual([
-      expect.objectContaining({
-        path: 'workloads[0].messageCount',
-        message: expect.stringMatching(
-          /fixed number of records: set messageCount \(or totalBytes\), or publishRateLimit/,
-        ),
-      }),
-    ]);
-    expect(() =>
-      parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml'),
-    ).not.toThrow();
-    expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
-      expect.objectContaining({
-        path: 'workloads[0].messageCount',
-        value: 1000,
-        message: expect.stringMatching(/multiple of producers \(3\)/),
-      }),
-    ]);
-    expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([
-      expect.objectContaining({ path: 'workloads[0].producers', value: 0 }),
-    ]);
-    expect(issuesOf(kafkaPlan('', ', messageSizeBytes: 0'))).toEqual([
-      expect.objectContaining({ path: 'workloads[0].messageSizeBytes', value: 0 }),
-    ]);
-  });
+  test(
+    'a Kafka workload needs a message count (or a rate to send ' + 'for durationSeconds), divisible by the producers',
+    () => {
+      const noCount = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
+      expect(issuesOf(noCount)).toEqual([
+        expect.objectContaining({
+          path: 'workloads[0].messageCount',
+          message: expect.stringMatching(
+            /fixed number of records: set messageCount \(or totalBytes\), or publishRateLimit/,
+          ),
+        }),
+      ]);
+      expect(() =>
+        parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml'),
+      ).not.toThrow();
+      expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
+        expect.objectContaining({
+          path: 'workloads[0].messageCount',
+          value: 1000,
+          message: expect.stringMatching(/multiple of producers \(3\)/),
+        }),
+      ]);
+      expect(issuesOf(kafkaPlan('', ', producers: 0'))).toEqual([
+        expect.objectContaining({ path: 'workloads[0].producers', value: 0 }),
+      ]);
+      expect(issuesOf(kafkaPlan('', ', messageSizeBytes: 0'))).toEqual([
+        expect.objectContaining({ path: 'workloads[0].messageSizeBytes', value: 0 }),
+      ]);
+    },
+  );
 
   test('Kafka and RabbitMQ clusters of the same size are separate cluster groups', () => {
     const plan = parsePlanText(
-      'name: both\nclusters:\n  - { name: r, nodes: 1 }\n  - { name: k, nodes: 1, broker: kafka }\nworkloads: [{ name: w, publishRateLimit: 10, durationSeconds: 5 }]\n',
+      'name: both\nclusters:\n  - { name: r, nodes: 1 }\n  - { name: k, nodes: 1, broker: kafka }\n' +
+        'workloads: [{ name: w, publishRateLimit: 10, durationSeconds: 5 }]\n',
       'both.yaml',
     );
     // A fixed message count is a workload field of both brokers (RabbitMQ: PerfTest's message limits).
@@ -205,37 +214,42 @@ describe('Kafka plan fields', () => {
 describe('Kafka on the cloud targets', () => {
   const plan = parsePlanText(kafkaPlan(', instanceType: c5.xlarge', ''), 'kafka.yaml');
 
-  test('aws runs a 1-, 3- or 5-broker Kafka cluster; azure runs 1 to 7 brokers (bicep/main.bicep instanceCount) and refuses others by field; local accepts it', () => {
-    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
-    const azure = (nodes: number) =>
-      parsePlanText(
-        kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', `nodes: ${nodes}`),
-        'kafka.yaml',
-      );
-    for (const nodes of [1, 2, 3, 5, 7]) expect(targetProblems(azure(nodes), 'azure', defaultPriceCatalog)).toEqual([]);
-    // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound if
-    // that changes.
-    expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', 'nodes: 8'))).toEqual([
-      expect.objectContaining({ path: 'clusters[0].nodes', value: 8 }),
-    ]);
-    const three = azure(3);
-    const eight = { ...three, clusters: [{ ...three.clusters[0]!, nodes: 8 }] };
-    expect(targetProblems(eight, 'azure', defaultPriceCatalog)).toEqual([
-      {
-        path: 'clusters[0].nodes',
-        value: 8,
-        message: expect.stringMatching(
-          /^a Kafka cluster on azure has 1 to 7 brokers \(bicep\/main\.bicep instanceCount\)/,
+  test(
+    'aws runs a 1-, 3- or 5-broker Kafka cluster; azure runs 1 to 7 brokers ' +
+      '(bicep/main.bicep instanceCount) and refuses others by field; local accepts it',
+    () => {
+      expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
+      const azure = (nodes: number) =>
+        parsePlanText(
+          kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', `nodes: ${nodes}`),
+          'kafka.yaml',
+        );
+      for (const nodes of [1, 2, 3, 5, 7])
+        expect(targetProblems(azure(nodes), 'azure', defaultPriceCatalog)).toEqual([]);
+      // The plan schema caps nodes at 7 as well (a parsed plan never has 8); the target rule keeps main.bicep's bound
+      // if that changes.
+      expect(issuesOf(kafkaPlan(', instanceType: Standard_F4s_v2', '').replace('nodes: 3', 'nodes: 8'))).toEqual([
+        expect.objectContaining({ path: 'clusters[0].nodes', value: 8 }),
+      ]);
+      const three = azure(3);
+      const eight = { ...three, clusters: [{ ...three.clusters[0]!, nodes: 8 }] };
+      expect(targetProblems(eight, 'azure', defaultPriceCatalog)).toEqual([
+        {
+          path: 'clusters[0].nodes',
+          value: 8,
+          message: expect.stringMatching(
+            /^a Kafka cluster on azure has 1 to 7 brokers \(bicep\/main\.bicep instanceCount\)/,
+          ),
+        },
+      ]);
+      expect(
+        targetProblems(parsePlanText(kafkaPlan('', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog).map(
+          (issue) => issue.path,
         ),
-      },
-    ]);
-    expect(
-      targetProblems(parsePlanText(kafkaPlan('', ''), 'kafka.yaml'), 'azure', defaultPriceCatalog).map(
-        (issue) => issue.path,
-      ),
-    ).toEqual(['clusters[0].instanceType']);
-    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-  });
+      ).toEqual(['clusters[0].instanceType']);
+      expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+    },
+  );
 
   test("the Azure broker-count bounds are main.bicep instanceCount's @minValue and @maxValue", () => {
     const bicep = readFileSync(join(__dirname, '../../bicep/main.bicep'), 'utf8');
@@ -243,69 +257,85 @@ describe('Kafka on the cloud targets', () => {
     expect(bounds && { min: Number(bounds[1]), max: Number(bounds[2]) }).toEqual(AZURE_KAFKA_BROKER_COUNT);
   });
 
-  test('rmqbench estimate / ValidatePlan price a Kafka cluster on azure: the brokers and the load generator at the catalog prices, no load balancer', () => {
-    const azure = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60'), 'kafka.yaml');
-    // The load generator is the Azure default (bicep/main.bicep loadGeneratorVmSize), which the shipped catalog prices.
-    const estimate = estimateRun(azure, { target: 'azure', catalog: defaultPriceCatalog });
-    const names = estimate.parts.map((part) => part.name);
-    expect(names).toEqual(expect.arrayContaining(['k3: nodes', 'k3: load generator']));
-    expect(names).not.toContain('k3: load balancer');
-    const nodes = estimate.parts.find((part) => part.name === 'k3: nodes')!;
-    expect(nodes).toMatchObject({ priced: true, detail: expect.stringMatching(/^3 × Standard_F4s_v2 × /) });
-    expect(nodes.usd).toBeGreaterThan(0);
-    expect(estimate.parts.find((part) => part.name === 'k3: load generator')).toMatchObject({ priced: true });
-    expect(estimate.complete).toBe(true);
-    expect(Number.isFinite(estimate.totalUsd) && estimate.totalUsd > 0).toBe(true);
-    const { scenarios: _scenarios, ...data } = parsePlanText(
-      kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60').replace(
-        'name: kafka',
-        'name: kafka\nmaxCostUsd: 0.01',
-      ),
-      'kafka.yaml',
-    );
-    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(
-      /maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/,
-    );
-  });
-
-  test('aws refuses a broker count it ships no template for, and an Arm type (the pinned node image is x86-64), by field', () => {
-    const four = parsePlanText(
-      kafkaPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 4'),
-      'kafka.yaml',
-    );
-    expect(targetProblems(four, 'aws', defaultPriceCatalog)).toEqual([
-      {
-        path: 'clusters[0].nodes',
-        value: 4,
-        message: expect.stringMatching(
-          /^a Kafka cluster on aws has 1, 3, 5 brokers \(the controller ships one cluster template per count/,
+  test(
+    'rmqbench estimate / ValidatePlan price a Kafka cluster on azure: ' +
+      'the brokers and the load generator at the catalog prices, no load balancer',
+    () => {
+      const azure = parsePlanText(kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60'), 'kafka.yaml');
+      // The load generator is the Azure default (bicep/main.bicep loadGeneratorVmSize), which the shipped catalog
+      // prices.
+      const estimate = estimateRun(azure, { target: 'azure', catalog: defaultPriceCatalog });
+      const names = estimate.parts.map((part) => part.name);
+      expect(names).toEqual(expect.arrayContaining(['k3: nodes', 'k3: load generator']));
+      expect(names).not.toContain('k3: load balancer');
+      const nodes = estimate.parts.find((part) => part.name === 'k3: nodes')!;
+      expect(nodes).toMatchObject({ priced: true, detail: expect.stringMatching(/^3 × Standard_F4s_v2 × /) });
+      expect(nodes.usd).toBeGreaterThan(0);
+      expect(estimate.parts.find((part) => part.name === 'k3: load generator')).toMatchObject({ priced: true });
+      expect(estimate.complete).toBe(true);
+      expect(Number.isFinite(estimate.totalUsd) && estimate.totalUsd > 0).toBe(true);
+      const { scenarios: _scenarios, ...data } = parsePlanText(
+        kafkaPlan(', instanceType: Standard_F4s_v2', ', durationSeconds: 60').replace(
+          'name: kafka',
+          'name: kafka\nmaxCostUsd: 0.01',
         ),
-      },
-    ]);
-    const arm = parsePlanText(kafkaPlan(', instanceType: m6g.large', ''), 'kafka.yaml');
-    expect(targetProblems(arm, 'aws', defaultPriceCatalog)).toEqual([
-      expect.objectContaining({
-        path: 'clusters[0].instanceType',
-        value: 'm6g.large',
-        message: expect.stringMatching(/pins one x86-64 Amazon Linux 2023 image/),
-      }),
-    ]);
-    const untyped = parsePlanText(kafkaPlan('', ''), 'kafka.yaml');
-    expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual([
-      'clusters[0].instanceType',
-    ]);
-  });
+        'kafka.yaml',
+      );
+      expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(
+        /maxCostUsd: the estimated cost \$\d+\.\d\d on azure exceeds maxCostUsd \$0\.01/,
+      );
+    },
+  );
 
-  test("the workflow's ValidatePlan state accepts it on aws and on azure, and refuses an Azure broker count above main.bicep's 7 by field", () => {
-    const { scenarios: _scenarios, ...data } = plan;
-    expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
-    const { scenarios: _azureScenarios, ...azure } = parsePlanText(
-      kafkaPlan(', instanceType: Standard_F4s_v2', ''),
-      'kafka.yaml',
-    );
-    expect(buildSchedule({ plan: azure, target: 'azure' }, 'exec-1').clusters).toHaveLength(1);
-    expect(() =>
-      buildSchedule({ plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' }, 'exec-1'),
-    ).toThrow(/clusters\[0\]\.nodes: /);
-  });
+  test(
+    'aws refuses a broker count it ships no template for, ' +
+      'and an Arm type (the pinned node image is x86-64), by field',
+    () => {
+      const four = parsePlanText(
+        kafkaPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 4'),
+        'kafka.yaml',
+      );
+      expect(targetProblems(four, 'aws', defaultPriceCatalog)).toEqual([
+        {
+          path: 'clusters[0].nodes',
+          value: 4,
+          message: expect.stringMatching(
+            /^a Kafka cluster on aws has 1, 3, 5 brokers \(the controller ships one cluster template per count/,
+          ),
+        },
+      ]);
+      const arm = parsePlanText(kafkaPlan(', instanceType: m6g.large', ''), 'kafka.yaml');
+      expect(targetProblems(arm, 'aws', defaultPriceCatalog)).toEqual([
+        expect.objectContaining({
+          path: 'clusters[0].instanceType',
+          value: 'm6g.large',
+          message: expect.stringMatching(/pins one x86-64 Amazon Linux 2023 image/),
+        }),
+      ]);
+      const untyped = parsePlanText(kafkaPlan('', ''), 'kafka.yaml');
+      expect(targetProblems(untyped, 'aws', defaultPriceCatalog).map((issue) => issue.path)).toEqual([
+        'clusters[0].instanceType',
+      ]);
+    },
+  );
+
+  test(
+    "the workflow's ValidatePlan state accepts it on aws and on azure, " +
+      "and refuses an Azure broker count above main.bicep's 7 by field",
+    () => {
+      const { scenarios: _scenarios, ...data } = plan;
+      expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
+      const { scenarios: _azureScenarios, ...azure } = parsePlanText(
+        kafkaPlan(', instanceType: Standard_F4s_v2', ''),
+        'kafka.yaml',
+      );
+      expect(buildSchedule({ plan: azure, target: 'azure' }, 'exec-1').clusters).toHaveLength(1);
+      expect(() =>
+        buildSchedule(
+          { plan: { ...azure, clusters: [{ ...azure.clusters[0]!, nodes: 8 }] }, target: 'azure' },
+          'exec-1',
+        ),
+      ).toThrow(/clusters\[0\]\.nodes: /);
+    },
+  );
 });

@@ -55,7 +55,8 @@ describe('load-generator-bound verdict in reports', () => {
   test('Markdown: one verdict line for the bound scenario only', () => {
     const markdown = renderMarkdownReport(run, repetitions);
     expect(markdown).toContain(
-      "## Load generator\n\n- three/big: load-generator bound (load generator CPU median above 90 % in 2 of 3 repetitions): the broker's maximum was not measured\n",
+      '## Load generator\n\n- three/big: load-generator bound (load generator CPU ' +
+        "median above 90 % in 2 of 3 repetitions): the broker's maximum was not measured\n",
     );
     expect(markdown).not.toMatch(/three\/small: load-generator bound/);
   });

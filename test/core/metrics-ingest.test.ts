@@ -86,37 +86,41 @@ describe('ingest of broker and host metrics', () => {
     expect(record).not.toHaveProperty('metricsError');
   });
 
-  test('the load-generator verdict is kept on the repetition, over the seconds PerfTest measured (samples 1.001 to 5.0 s)', () => {
-    const saturated: RepetitionMetrics = {
-      source: 'local-proc',
-      // Seconds 1-5 measured: 95 % median; seconds 6-9 after PerfTest's last sample (draining, shutting down) do not
-      // count.
-      series: [
-        {
-          node: 'load-generator',
-          metric: 'cpuPercent',
-          unit: 'percent',
-          points: [
-            [1, 93],
-            [2, 95],
-            [3, 96],
-            [4, 91],
-            [5, 99],
-            [6, 1],
-            [7, 1],
-            [8, 1],
-            [9, 1],
-          ],
-        },
-      ],
-    };
-    expect(ingestRepetition({ ...raw, metrics: saturated }).loadGenerator).toEqual({
-      medianCpuPercent: 95,
-      bound: true,
-    });
-    expect(ingestRepetition({ ...raw, metrics }).loadGenerator).toEqual({ medianCpuPercent: 42.5, bound: false });
-    expect(ingestRepetition(raw)).not.toHaveProperty('loadGenerator');
-  });
+  test(
+    'the load-generator verdict is kept on the repetition, ' +
+      'over the seconds PerfTest measured (samples 1.001 to 5.0 s)',
+    () => {
+      const saturated: RepetitionMetrics = {
+        source: 'local-proc',
+        // Seconds 1-5 measured: 95 % median; seconds 6-9 after PerfTest's last sample (draining, shutting down) do not
+        // count.
+        series: [
+          {
+            node: 'load-generator',
+            metric: 'cpuPercent',
+            unit: 'percent',
+            points: [
+              [1, 93],
+              [2, 95],
+              [3, 96],
+              [4, 91],
+              [5, 99],
+              [6, 1],
+              [7, 1],
+              [8, 1],
+              [9, 1],
+            ],
+          },
+        ],
+      };
+      expect(ingestRepetition({ ...raw, metrics: saturated }).loadGenerator).toEqual({
+        medianCpuPercent: 95,
+        bound: true,
+      });
+      expect(ingestRepetition({ ...raw, metrics }).loadGenerator).toEqual({ medianCpuPercent: 42.5, bound: false });
+      expect(ingestRepetition(raw)).not.toHaveProperty('loadGenerator');
+    },
+  );
 
   test('a FAILED repetition keeps its metrics: they may say why it failed', () => {
     const record = ingestRepetition({ ...raw, metrics, targetError: 'PerfTest exited with code 1' });

@@ -65,14 +65,17 @@ describe('PerfTest arguments', () => {
     expect(args).not.toContain('--autoack');
   });
 
-  test('a queue sequence gets the total producers and consumers, which PerfTest spreads over the queues round-robin', () => {
-    const args = argsFor({ type: 'classic' }, { queues: 10, producers: 10, consumers: 20 });
-    expect(valueAfter(args, '--producers')).toBe('10');
-    expect(valueAfter(args, '--consumers')).toBe('20');
-    expect(valueAfter(args, '--queue-pattern')).toBe('perf-test-%d');
-    expect(valueAfter(args, '--queue-pattern-to')).toBe('10');
-    expect(args).not.toContain('--exchange');
-  });
+  test(
+    'a queue sequence gets the total producers and consumers, ' + 'which PerfTest spreads over the queues round-robin',
+    () => {
+      const args = argsFor({ type: 'classic' }, { queues: 10, producers: 10, consumers: 20 });
+      expect(valueAfter(args, '--producers')).toBe('10');
+      expect(valueAfter(args, '--consumers')).toBe('20');
+      expect(valueAfter(args, '--queue-pattern')).toBe('perf-test-%d');
+      expect(valueAfter(args, '--queue-pattern-to')).toBe('10');
+      expect(args).not.toContain('--exchange');
+    },
+  );
 
   test('a fanout or topic exchange is declared by PerfTest under a name the benchmark user may use', () => {
     const fanout = argsFor({ type: 'quorum' }, { queues: 5, producers: 1, consumers: 5, exchange: { type: 'fanout' } });
@@ -83,26 +86,30 @@ describe('PerfTest arguments', () => {
     expect(new RegExp(BENCHMARK_USER_PERMISSIONS.configure).test(valueAfter(fanout, '--exchange')!)).toBe(true);
   });
 
-  test("a fixed amount of work: each producer sends its share (--pmessages), each queue's consumer stops after what its queue receives (--cmessages)", () => {
-    const direct = argsFor({ type: 'quorum' }, { queues: 2, producers: 4, consumers: 2, messageCount: 1000 });
-    expect([
-      valueAfter(direct, '--pmessages'),
-      valueAfter(direct, '--cmessages'),
-      valueAfter(direct, '--time'),
-    ]).toEqual(['250', '500', '20']);
-    const fanout = argsFor(
-      { type: 'classic' },
-      { queues: 3, producers: 1, consumers: 3, messageCount: 900, exchange: { type: 'fanout' } },
-    );
-    expect([valueAfter(fanout, '--pmessages'), valueAfter(fanout, '--cmessages')]).toEqual(['900', '900']);
-    const publishOnly = argsFor(
-      { type: 'classic' },
-      { producers: 2, consumers: 0, totalBytes: 1_500, messageSizeBytes: 100 },
-    );
-    expect(valueAfter(publishOnly, '--pmessages')).toBe('8');
-    expect(publishOnly).not.toContain('--cmessages');
-    expect(argsFor({ type: 'classic' })).not.toContain('--pmessages');
-  });
+  test(
+    'a fixed amount of work: each producer sends its share (--pmessages), ' +
+      "each queue's consumer stops after what its queue receives (--cmessages)",
+    () => {
+      const direct = argsFor({ type: 'quorum' }, { queues: 2, producers: 4, consumers: 2, messageCount: 1000 });
+      expect([
+        valueAfter(direct, '--pmessages'),
+        valueAfter(direct, '--cmessages'),
+        valueAfter(direct, '--time'),
+      ]).toEqual(['250', '500', '20']);
+      const fanout = argsFor(
+        { type: 'classic' },
+        { queues: 3, producers: 1, consumers: 3, messageCount: 900, exchange: { type: 'fanout' } },
+      );
+      expect([valueAfter(fanout, '--pmessages'), valueAfter(fanout, '--cmessages')]).toEqual(['900', '900']);
+      const publishOnly = argsFor(
+        { type: 'classic' },
+        { producers: 2, consumers: 0, totalBytes: 1_500, messageSizeBytes: 100 },
+      );
+      expect(valueAfter(publishOnly, '--pmessages')).toBe('8');
+      expect(publishOnly).not.toContain('--cmessages');
+      expect(argsFor({ type: 'classic' })).not.toContain('--pmessages');
+    },
+  );
 
   test("the workload's queue mode and length limit join the topology's queue arguments", () => {
     const args = argsFor({ type: 'quorum' }, { maxLength: 1000, overflow: 'reject-publish' });

@@ -26,21 +26,25 @@ describe('PerfTest output parsing (fixtures captured from real PerfTest 2.22.1 r
     expect(result.receiveRate.median).toBe(4998);
   });
 
-  test('reads latency when the JVM had no UTF-8 locale and wrote "?s" for "µs" (captured from the AWS run script run as the SSM agent runs it)', () => {
-    const stdout = fixture('no-utf8-locale.stdout.txt');
-    expect(stdout).toMatch(/consumer latency min\/median\/75th\/95th\/99th \d+\/\d+\/\d+\/\d+\/\d+ \?s$/m);
-    expect(parsePerfTestOutput(stdout, fixture('basic-150b.csv'), basic).summary.consumerLatency).toEqual({
-      min: 662,
-      median: 70450,
-      p75: 119747,
-      p95: 206774,
-      p99: 273876,
-    });
-    expect(
-      parsePerfTestOutput(stdout.replace(/\?s$/gm, 'Âµs'), fixture('basic-150b.csv'), basic).summary.consumerLatency!
-        .median,
-    ).toBe(70450);
-  });
+  test(
+    'reads latency when the JVM had no UTF-8 locale and wrote "?s" ' +
+      'for "µs" (captured from the AWS run script run as the SSM agent runs it)',
+    () => {
+      const stdout = fixture('no-utf8-locale.stdout.txt');
+      expect(stdout).toMatch(/consumer latency min\/median\/75th\/95th\/99th \d+\/\d+\/\d+\/\d+\/\d+ \?s$/m);
+      expect(parsePerfTestOutput(stdout, fixture('basic-150b.csv'), basic).summary.consumerLatency).toEqual({
+        min: 662,
+        median: 70450,
+        p75: 119747,
+        p95: 206774,
+        p99: 273876,
+      });
+      expect(
+        parsePerfTestOutput(stdout.replace(/\?s$/gm, 'Âµs'), fixture('basic-150b.csv'), basic).summary.consumerLatency!
+          .median,
+      ).toBe(70450);
+    },
+  );
 
   test('reads confirm latency when confirms were on', () => {
     const result = parsePerfTestOutput(fixture('confirms-4000b.stdout.txt'), fixture('confirms-4000b.csv'), {
@@ -124,52 +128,63 @@ describe('PerfTest output of a fixed amount of work (--pmessages/--cmessages)', 
   const stoppedBy = (reason: string) =>
     fixture('basic-150b.stdout.txt').replace(/test stopped \([^)]*\)/, `test stopped (${reason})`);
 
-  test('ends by the message limits before the duration limit: accepted, with the time it took from the last sample', () => {
-    const result = parsePerfTestOutput(
-      stoppedBy('Producer reached message limit, Consumer reached message limit'),
-      fixture('basic-150b.csv'),
-      fixed,
-    );
-    expect(result.completedInSeconds).toBe(5);
-    expect(result.samples).toHaveLength(5);
-  });
+  test(
+    'ends by the message limits before the duration limit: ' + 'accepted, with the time it took from the last sample',
+    () => {
+      const result = parsePerfTestOutput(
+        stoppedBy('Producer reached message limit, Consumer reached message limit'),
+        fixture('basic-150b.csv'),
+        fixed,
+      );
+      expect(result.completedInSeconds).toBe(5);
+      expect(result.samples).toHaveLength(5);
+    },
+  );
 
   test('cut short by the duration limit: a failure that names the work left undone', () => {
     expect(() => parsePerfTestOutput(stoppedBy('Reached time limit'), fixture('basic-150b.csv'), fixed)).toThrow(
-      'the end of the fixed work: 30000 messages were not sent and consumed within the 60 s limit (PerfTest stopped: Reached time limit)',
+      'the end of the fixed work: 30000 messages were not sent and consumed ' +
+        'within the 60 s limit (PerfTest stopped: Reached time limit)',
     );
   });
 
-  test('done within the first second (no per-second sample): a failure that says the work is too small to measure', () => {
-    let error: unknown;
-    try {
-      parsePerfTestOutput(stoppedBy('Producer reached message limit, Consumer reached message limit'), '', fixed);
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(PerfTestOutputError);
-    expect((error as Error).message).toContain(
-      "the fixed work (30000 messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes",
-    );
-    expect((error as Error).message).not.toContain('empty file');
-  });
+  test(
+    'done within the first second (no per-second sample): ' + 'a failure that says the work is too small to measure',
+    () => {
+      let error: unknown;
+      try {
+        parsePerfTestOutput(stoppedBy('Producer reached message limit, Consumer reached message limit'), '', fixed);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(PerfTestOutputError);
+      expect((error as Error).message).toContain(
+        "the fixed work (30000 messages) was done before PerfTest's first one (under 1 s), " +
+          'too little to measure; use a larger messageCount or totalBytes',
+      );
+      expect((error as Error).message).not.toContain('empty file');
+    },
+  );
 });
 
 describe('warm-up (warmUpSeconds)', () => {
-  test("the summary and rate statistics leave the first seconds out; PerfTest's own summary is kept beside them", () => {
-    const result = parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), {
-      ...basic,
-      warmUpSeconds: 2,
-    });
-    // Seconds 3..5 of the captured run (CSV rows at 3.001, 4.001, 5.000).
-    expect(result.summary.sendRateAvg).toBe(Math.round((5621 + 5611 + 8677) / 3));
-    expect(result.summary.receiveRateAvg).toBe(Math.round((4836 + 5162 + 9822) / 3));
-    // Each percentile is the median of the seconds' values, each weighted by the messages it received.
-    expect(result.summary.consumerLatency?.p99).toBe(449660);
-    expect(result.sendRate.n).toBe(3);
-    expect(result.warmUpSeconds).toBe(2);
-    expect(result.perfTestSummary?.sendRateAvg).toBe(6068);
-  });
+  test(
+    'the summary and rate statistics leave the first seconds out; ' + "PerfTest's own summary is kept beside them",
+    () => {
+      const result = parsePerfTestOutput(fixture('basic-150b.stdout.txt'), fixture('basic-150b.csv'), {
+        ...basic,
+        warmUpSeconds: 2,
+      });
+      // Seconds 3..5 of the captured run (CSV rows at 3.001, 4.001, 5.000).
+      expect(result.summary.sendRateAvg).toBe(Math.round((5621 + 5611 + 8677) / 3));
+      expect(result.summary.receiveRateAvg).toBe(Math.round((4836 + 5162 + 9822) / 3));
+      // Each percentile is the median of the seconds' values, each weighted by the messages it received.
+      expect(result.summary.consumerLatency?.p99).toBe(449660);
+      expect(result.sendRate.n).toBe(3);
+      expect(result.warmUpSeconds).toBe(2);
+      expect(result.perfTestSummary?.sendRateAvg).toBe(6068);
+    },
+  );
 
   test('a run cut short before the warm-up ended is incomplete, not a result', () => {
     expect(() =>

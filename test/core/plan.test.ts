@@ -36,7 +36,8 @@ describe('plan parsing', () => {
 
   test('expands a sweep into the cartesian product with the swept values in the scenario id', () => {
     const plan = parsePlanText(
-      `${minimal}    sweep:\n      messageSizeBytes: [12, 150]\n      queues: [1, 2]\n      producers: [2]\n      consumers: [2]\n`,
+      `${minimal}    sweep:\n      messageSizeBytes: [12, 150]\n` +
+        `      queues: [1, 2]\n      producers: [2]\n      consumers: [2]\n`,
       'sweep.yaml',
     );
     expect(plan.scenarios.map((s) => s.id)).toEqual([
@@ -67,7 +68,8 @@ describe('plan parsing', () => {
         .replace('nodes: 3', 'nodes: 3\n    instancetype: c5.xlarge')
         .replace(
           'durationSeconds: 10',
-          'durationSecond: 10\n    producer: 2\n    messageSize: 100\n    fault: { action: kill, node: leader, atSeconds: 5, healAtSecond: 8 }',
+          'durationSecond: 10\n    producer: 2\n    messageSize: 100\n' +
+            '    fault: { action: kill, node: leader, atSeconds: 5, healAtSecond: 8 }',
         ),
     );
     expect(
@@ -138,32 +140,36 @@ describe('plan parsing', () => {
     expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].sweep.messageSizeBytes[1]', value: -1 })]);
   });
 
-  test('fewer producers or consumers than queues are refused by field (round-robin would leave queues without one); uneven counts are fine', () => {
-    const withQueues = (fields: string) =>
-      minimal.replace('durationSeconds: 10', `durationSeconds: 10\n    queues: 4\n    ${fields}`);
-    expect(issuesOf(withQueues('producers: 2\n    consumers: 3'))).toEqual([
-      expect.objectContaining({
-        path: 'workloads[0].producers',
-        value: 2,
-        message: expect.stringContaining('queues perf-test-3… would get no messages'),
-      }),
-      expect.objectContaining({
-        path: 'workloads[0].consumers',
-        value: 3,
-        message: expect.stringContaining('queues perf-test-4… would have no consumer'),
-      }),
-    ]);
-    // One producer feeds every queue through a fanout exchange (seed 002's fan-out experiment).
-    expect(
-      parsePlanText(withQueues('producers: 1\n    consumers: 4\n    exchange: { type: fanout }'), 'fanout.yaml')
-        .scenarios[0]!.workload.exchange,
-    ).toEqual({ type: 'fanout' });
-    expect(parsePlanText(withQueues('producers: 5\n    consumers: 6'), 'uneven.yaml').scenarios).toHaveLength(1);
-    expect(
-      parsePlanText(withQueues('producers: 1\n    consumers: 0\n    exchange: { type: fanout }'), 'publish-only.yaml')
-        .scenarios,
-    ).toHaveLength(1);
-  });
+  test(
+    'fewer producers or consumers than queues are refused by field (round-robin ' +
+      'would leave queues without one); uneven counts are fine',
+    () => {
+      const withQueues = (fields: string) =>
+        minimal.replace('durationSeconds: 10', `durationSeconds: 10\n    queues: 4\n    ${fields}`);
+      expect(issuesOf(withQueues('producers: 2\n    consumers: 3'))).toEqual([
+        expect.objectContaining({
+          path: 'workloads[0].producers',
+          value: 2,
+          message: expect.stringContaining('queues perf-test-3… would get no messages'),
+        }),
+        expect.objectContaining({
+          path: 'workloads[0].consumers',
+          value: 3,
+          message: expect.stringContaining('queues perf-test-4… would have no consumer'),
+        }),
+      ]);
+      // One producer feeds every queue through a fanout exchange (seed 002's fan-out experiment).
+      expect(
+        parsePlanText(withQueues('producers: 1\n    consumers: 4\n    exchange: { type: fanout }'), 'fanout.yaml')
+          .scenarios[0]!.workload.exchange,
+      ).toEqual({ type: 'fanout' });
+      expect(parsePlanText(withQueues('producers: 5\n    consumers: 6'), 'uneven.yaml').scenarios).toHaveLength(1);
+      expect(
+        parsePlanText(withQueues('producers: 1\n    consumers: 0\n    exchange: { type: fanout }'), 'publish-only.yaml')
+          .scenarios,
+      ).toHaveLength(1);
+    },
+  );
 
   test('queue mode and length limits: refused where the queue type or version ignores them, naming the field', () => {
     const on = (topology: string, version: string, fields: string) =>
@@ -263,26 +269,32 @@ describe('plan parsing', () => {
     expect(plan.scenarios).toHaveLength(1);
   });
 
-  test('a workload that names its clusters runs only on them; unknown names and clusters without a workload are refused by field', () => {
-    const plan = parsePlanText(
-      'name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\nworkloads:\n  - { name: everywhere, durationSeconds: 5 }\n  - { name: only-b, durationSeconds: 5, clusters: [b] }\n',
-      'pairs.yaml',
-    );
-    expect(plan.scenarios.map((scenario) => scenario.id)).toEqual(['a/everywhere', 'b/everywhere', 'b/only-b']);
-    expect(plan.scenarios[2]!.workload).not.toHaveProperty('clusters');
-    expect(
-      issuesOf(
-        'name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\nworkloads:\n  - { name: w, durationSeconds: 5, clusters: [a, c] }\n',
-      ),
-    ).toEqual([
-      { path: 'workloads[0].clusters[1]', message: 'no plan cluster is named "c"; clusters: a, b', value: 'c' },
-      {
-        path: 'clusters[1]',
-        message: 'no workload runs on cluster "b": add it to a workload\'s clusters or remove it',
-        value: 'b',
-      },
-    ]);
-  });
+  test(
+    'a workload that names its clusters runs only on them; ' +
+      'unknown names and clusters without a workload are refused by field',
+    () => {
+      const plan = parsePlanText(
+        'name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\nworkloads:\n' +
+          '  - { name: everywhere, durationSeconds: 5 }\n  - { name: only-b, durationSeconds: 5, clusters: [b] }\n',
+        'pairs.yaml',
+      );
+      expect(plan.scenarios.map((scenario) => scenario.id)).toEqual(['a/everywhere', 'b/everywhere', 'b/only-b']);
+      expect(plan.scenarios[2]!.workload).not.toHaveProperty('clusters');
+      expect(
+        issuesOf(
+          'name: pairs\nclusters:\n  - { name: a, nodes: 1 }\n  - { name: b, nodes: 3 }\n' +
+            'workloads:\n  - { name: w, durationSeconds: 5, clusters: [a, c] }\n',
+        ),
+      ).toEqual([
+        { path: 'workloads[0].clusters[1]', message: 'no plan cluster is named "c"; clusters: a, b', value: 'c' },
+        {
+          path: 'clusters[1]',
+          message: 'no workload runs on cluster "b": add it to a workload\'s clusters or remove it',
+          value: 'b',
+        },
+      ]);
+    },
+  );
 
   test('a sweep over the exchange names each scenario by the exchange type', () => {
     const plan = parsePlanText(

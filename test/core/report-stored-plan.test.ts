@@ -5,7 +5,8 @@ import type { RunRecord } from '../../core/results/result-model';
 import { planData } from '../../state-machines/schedule';
 
 const plan = parsePlanText(
-  'name: p\nclusters: [{ name: k, broker: kafka, nodes: 3 }]\nworkloads:\n  - { name: w, messageSizeBytes: 500, messageCount: 1000, consumers: 0, sweep: { acks: ["1", all], partitions: [5, 15] } }\n',
+  'name: p\nclusters: [{ name: k, broker: kafka, nodes: 3 }]\nworkloads:\n  - { name: w, messageSizeBytes: ' +
+    '500, messageCount: 1000, consumers: 0, sweep: { acks: ["1", all], partitions: [5, 15] } }\n',
   'p.yaml',
 );
 
@@ -32,13 +33,17 @@ const run: RunRecord = {
 };
 
 describe('reports read the plan stored with a run', () => {
-  test('a multi-field sweep read back with its keys in another order still finds every scenario by the id the run recorded', () => {
-    expect(run.scenarioIds[1]).toBe('k/w@acks=1,partitions=15');
-    const found = storedScenarios(run);
-    expect([...found.keys()]).toEqual(run.scenarioIds);
-    expect(found.get('k/w@acks=1,partitions=15')!.workload).toMatchObject({ acks: '1', partitions: 15 });
-    expect(scenarioFacts(run).get('k/w@acks=all,partitions=5')).toMatchObject({ clusterName: 'k', nodes: 3 });
-  });
+  test(
+    'a multi-field sweep read back with its keys in another ' +
+      'order still finds every scenario by the id the run recorded',
+    () => {
+      expect(run.scenarioIds[1]).toBe('k/w@acks=1,partitions=15');
+      const found = storedScenarios(run);
+      expect([...found.keys()]).toEqual(run.scenarioIds);
+      expect(found.get('k/w@acks=1,partitions=15')!.workload).toMatchObject({ acks: '1', partitions: 15 });
+      expect(scenarioFacts(run).get('k/w@acks=all,partitions=5')).toMatchObject({ clusterName: 'k', nodes: 3 });
+    },
+  );
 
   test("so MB/s is reported for them, and the producers' acknowledgement latency in a table of its own", () => {
     const repetitions: StoredRepetition[] = run.scenarioIds.map((scenarioId) => ({

@@ -49,90 +49,103 @@ describe('what a cloud target needs from a plan', () => {
       'test',
     );
 
-  test('the local target refuses a partition fault by field (so `rmqbench validate` says so before a run starts) and takes kill, stop and restart', () => {
-    expect(
-      targetProblems(
-        faultPlan({ action: 'partition', node: 'follower', atSeconds: 3, healAtSeconds: 6 }),
-        'local',
-        defaultPriceCatalog,
-      ),
-    ).toEqual([
-      {
-        path: 'workloads[0].fault.action',
-        value: 'partition',
-        message: expect.stringMatching(
-          /^fault action "partition" is not available on the local target: its nodes share the loopback interface/,
-        ),
-      },
-    ]);
-    for (const action of ['kill', 'stop', 'restart'])
-      expect(targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog)).toEqual(
-        [],
-      );
-  });
-
-  test("aws runs kill, stop, restart and partition faults that heal (partition through the node's own firewall)", () => {
-    for (const action of ['kill', 'stop'])
+  test(
+    'the local target refuses a partition fault by field (so `rmqbench ' +
+      'validate` says so before a run starts) and takes kill, stop and restart',
+    () => {
       expect(
         targetProblems(
-          faultPlan({ action, node: 'leader', atSeconds: 5, healAtSeconds: 8 }),
+          faultPlan({ action: 'partition', node: 'follower', atSeconds: 3, healAtSeconds: 6 }),
+          'local',
+          defaultPriceCatalog,
+        ),
+      ).toEqual([
+        {
+          path: 'workloads[0].fault.action',
+          value: 'partition',
+          message: expect.stringMatching(
+            /^fault action "partition" is not available on the local target: its nodes share the loopback interface/,
+          ),
+        },
+      ]);
+      for (const action of ['kill', 'stop', 'restart'])
+        expect(
+          targetProblems(faultPlan({ action, node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog),
+        ).toEqual([]);
+    },
+  );
+
+  test(
+    'aws runs kill, stop, restart and partition faults ' + "that heal (partition through the node's own firewall)",
+    () => {
+      for (const action of ['kill', 'stop'])
+        expect(
+          targetProblems(
+            faultPlan({ action, node: 'leader', atSeconds: 5, healAtSeconds: 8 }),
+            'aws',
+            defaultPriceCatalog,
+          ),
+        ).toEqual([]);
+      // restart brings its node back by itself (the plan refuses healAtSeconds on it).
+      expect(
+        targetProblems(faultPlan({ action: 'restart', node: 1, atSeconds: 5 }), 'aws', defaultPriceCatalog),
+      ).toEqual([]);
+      expect(
+        targetProblems(
+          faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 80 }),
           'aws',
           defaultPriceCatalog,
         ),
       ).toEqual([]);
-    // restart brings its node back by itself (the plan refuses healAtSeconds on it).
-    expect(targetProblems(faultPlan({ action: 'restart', node: 1, atSeconds: 5 }), 'aws', defaultPriceCatalog)).toEqual(
-      [],
-    );
-    expect(
-      targetProblems(
-        faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 80 }),
-        'aws',
-        defaultPriceCatalog,
-      ),
-    ).toEqual([]);
-    // Healed before net_ticktime can have noticed it: refused, naming the earliest heal.
-    expect(
-      targetProblems(
-        faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 }),
-        'aws',
-        defaultPriceCatalog,
-      ),
-    ).toEqual([
-      {
-        path: 'workloads[0].fault.healAtSeconds',
-        value: 8,
-        message:
-          "a partition healed 3 s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least 75 s after atSeconds (healAtSeconds >= 80)",
-      },
-    ]);
-    // A partition left standing would leave the next repetition a node short: it needs its heal like kill and stop.
-    expect(
-      targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog),
-    ).toEqual([
-      expect.objectContaining({
-        path: 'workloads[0].fault.healAtSeconds',
-        message: expect.stringMatching(
-          /^on aws a partition fault needs healAtSeconds: the heal step is what removes the partition/,
+      // Healed before net_ticktime can have noticed it: refused, naming the earliest heal.
+      expect(
+        targetProblems(
+          faultPlan({ action: 'partition', node: 'leader', atSeconds: 5, healAtSeconds: 8 }),
+          'aws',
+          defaultPriceCatalog,
         ),
-      }),
-    ]);
-  });
+      ).toEqual([
+        {
+          path: 'workloads[0].fault.healAtSeconds',
+          value: 8,
+          message:
+            'a partition healed 3 s after atSeconds may end before the cluster ' +
+            "notices it (RabbitMQ's net_ticktime of 60 s declares a node down " +
+            'after 45 to 75 s); heal at least 75 s after atSeconds (healAtSeconds >= 80)',
+        },
+      ]);
+      // A partition left standing would leave the next repetition a node short: it needs its heal like kill and stop.
+      expect(
+        targetProblems(faultPlan({ action: 'partition', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog),
+      ).toEqual([
+        expect.objectContaining({
+          path: 'workloads[0].fault.healAtSeconds',
+          message: expect.stringMatching(
+            /^on aws a partition fault needs healAtSeconds: the heal step is what removes the partition/,
+          ),
+        }),
+      ]);
+    },
+  );
 
-  test('on aws a kill or stop without healAtSeconds is refused by field: the next repetition would run on a cluster missing a node', () => {
-    expect(
-      targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog),
-    ).toEqual([
-      expect.objectContaining({
-        path: 'workloads[0].fault.healAtSeconds',
-        message: expect.stringMatching(/^on aws a kill fault needs healAtSeconds/),
-      }),
-    ]);
-    // The local target starts the node again after each repetition.
-    expect(
-      targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog),
-    ).toEqual([]);
-  });
+  test(
+    'on aws a kill or stop without healAtSeconds is refused by field: ' +
+      'the next repetition would run on a cluster missing a node',
+    () => {
+      expect(
+        targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'aws', defaultPriceCatalog),
+      ).toEqual([
+        expect.objectContaining({
+          path: 'workloads[0].fault.healAtSeconds',
+          message: expect.stringMatching(/^on aws a kill fault needs healAtSeconds/),
+        }),
+      ]);
+      // The local target starts the node again after each repetition.
+      expect(
+        targetProblems(faultPlan({ action: 'kill', node: 'leader', atSeconds: 5 }), 'local', defaultPriceCatalog),
+      ).toEqual([]);
+    },
+  );
 
   test('azure runs kill, stop, restart and partition faults too', () => {
     const onAzure = (plan: ReturnType<typeof faultPlan>) => ({
@@ -169,43 +182,47 @@ describe('what a cloud target needs from a plan', () => {
     ).toEqual(['workloads[0].fault.healAtSeconds']);
   });
 
-  test('lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, naming the workload field; the local target decides by its installed version', () => {
-    const plan = validatePlan(
-      {
-        name: 'p',
-        clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'classic' } }],
-        workloads: [
-          { name: 'w', durationSeconds: 10 },
-          { name: 'lazy', durationSeconds: 10, queueMode: 'lazy' },
-        ],
-      },
-      'test',
-    );
-    for (const target of ['aws', 'azure']) {
-      const issues = targetProblems(
+  test(
+    'lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, ' +
+      'naming the workload field; the local target decides by its installed version',
+    () => {
+      const plan = validatePlan(
         {
-          ...plan,
-          clusters: plan.clusters.map((cluster) => ({
-            ...cluster,
-            instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2',
-          })),
-          scenarios: plan.scenarios.map((scenario) => ({
-            ...scenario,
-            cluster: { ...scenario.cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2' },
-          })),
+          name: 'p',
+          clusters: [{ name: 'c', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'classic' } }],
+          workloads: [
+            { name: 'w', durationSeconds: 10 },
+            { name: 'lazy', durationSeconds: 10, queueMode: 'lazy' },
+          ],
         },
-        target,
-        defaultPriceCatalog,
+        'test',
       );
-      expect(issues).toEqual([
-        expect.objectContaining({
-          path: 'workloads[1].queueMode',
-          message: expect.stringContaining('ignores the lazy queue mode (3.12 and later)'),
-        }),
-      ]);
-    }
-    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-  });
+      for (const target of ['aws', 'azure']) {
+        const issues = targetProblems(
+          {
+            ...plan,
+            clusters: plan.clusters.map((cluster) => ({
+              ...cluster,
+              instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2',
+            })),
+            scenarios: plan.scenarios.map((scenario) => ({
+              ...scenario,
+              cluster: { ...scenario.cluster, instanceType: target === 'aws' ? 'c5.xlarge' : 'F4s_v2' },
+            })),
+          },
+          target,
+          defaultPriceCatalog,
+        );
+        expect(issues).toEqual([
+          expect.objectContaining({
+            path: 'workloads[1].queueMode',
+            message: expect.stringContaining('ignores the lazy queue mode (3.12 and later)'),
+          }),
+        ]);
+      }
+      expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
+    },
+  );
 
   test('an instance type the catalog does not price is refused by name, with the known ones', () => {
     const [issue] = targetProblems(planWith([{ instanceType: 'c5.mega' }]), 'aws', defaultPriceCatalog);
@@ -221,56 +238,68 @@ describe('what a cloud target needs from a plan', () => {
     expect(targetProblems(planWith([{ instanceType: 'c5.xlarge' }]), 'azure', defaultPriceCatalog)).toHaveLength(1);
   });
 
-  test('Azure sizes are accepted with or without the Standard_ prefix and in any case; the template gets its own spelling', () => {
-    expect(
-      targetProblems(
-        planWith([{ instanceType: 'Standard_F4s_v2' }, { instanceType: 'd2s_v5' }]),
+  test(
+    'Azure sizes are accepted with or without the Standard_ ' +
+      'prefix and in any case; the template gets its own spelling',
+    () => {
+      expect(
+        targetProblems(
+          planWith([{ instanceType: 'Standard_F4s_v2' }, { instanceType: 'd2s_v5' }]),
+          'azure',
+          defaultPriceCatalog,
+        ),
+      ).toEqual([]);
+      expect(catalogInstanceType('azure', 'Standard_F4s_v2')).toBe('F4s_v2');
+      expect(catalogInstanceType('azure', 'standard_d2s_v5')).toBe('D2s_v5');
+      expect(catalogInstanceType('aws', 'c5.xlarge')).toBe('c5.xlarge');
+      expect([azureVmSize('F4s_v2'), azureVmSize('standard_f4s_v2'), azureVmSize('Standard_F4s')]).toEqual([
+        'Standard_F4s_v2',
+        'Standard_F4s_v2',
+        'Standard_F4s',
+      ]);
+    },
+  );
+
+  test(
+    'a size the Azure templates do not deploy is refused by field, ' +
+      "naming the allowed sizes; the thesis's F4s points at its successor",
+    () => {
+      const [thesis, other] = targetProblems(
+        planWith([{ instanceType: 'F4s' }, { instanceType: 'Standard_E8s_v5' }]),
         'azure',
         defaultPriceCatalog,
-      ),
-    ).toEqual([]);
-    expect(catalogInstanceType('azure', 'Standard_F4s_v2')).toBe('F4s_v2');
-    expect(catalogInstanceType('azure', 'standard_d2s_v5')).toBe('D2s_v5');
-    expect(catalogInstanceType('aws', 'c5.xlarge')).toBe('c5.xlarge');
-    expect([azureVmSize('F4s_v2'), azureVmSize('standard_f4s_v2'), azureVmSize('Standard_F4s')]).toEqual([
-      'Standard_F4s_v2',
-      'Standard_F4s_v2',
-      'Standard_F4s',
-    ]);
-  });
-
-  test("a size the Azure templates do not deploy is refused by field, naming the allowed sizes; the thesis's F4s points at its successor", () => {
-    const [thesis, other] = targetProblems(
-      planWith([{ instanceType: 'F4s' }, { instanceType: 'Standard_E8s_v5' }]),
-      'azure',
-      defaultPriceCatalog,
-    );
-    expect(thesis).toEqual({
-      path: 'clusters[0].instanceType',
-      value: 'F4s',
-      message:
-        'is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ' +
-        `${AZURE_VM_SIZES.join(', ')}; the thesis's F4s is an Fs-series (v1) size, whose current successor is Standard_F4s_v2`,
-    });
-    expect(other).toMatchObject({
-      path: 'clusters[1].instanceType',
-      value: 'Standard_E8s_v5',
-      message: expect.not.stringContaining('thesis'),
-    });
-  });
-
-  test('every size the Azure templates deploy, and each default load generator, is priced by the shipped catalog', () => {
-    for (const size of AZURE_VM_SIZES) {
-      expect(targetProblems(planWith([{ instanceType: size }]), 'azure', defaultPriceCatalog)).toEqual([]);
-    }
-    for (const provider of ['aws', 'azure'] as const) {
-      const estimate = estimateRun(planWith([{ instanceType: provider === 'aws' ? 'c5.xlarge' : 'F4s_v2' }]), {
-        target: provider,
-        catalog: defaultPriceCatalog,
+      );
+      expect(thesis).toEqual({
+        path: 'clusters[0].instanceType',
+        value: 'F4s',
+        message:
+          'is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ' +
+          `${AZURE_VM_SIZES.join(', ')}; the thesis's F4s is an Fs-series (v1) ` +
+          `size, whose current successor is Standard_F4s_v2`,
       });
-      expect(estimate.parts.find((part) => part.name.endsWith('load generator'))).toMatchObject({ priced: true });
-    }
-  });
+      expect(other).toMatchObject({
+        path: 'clusters[1].instanceType',
+        value: 'Standard_E8s_v5',
+        message: expect.not.stringContaining('thesis'),
+      });
+    },
+  );
+
+  test(
+    'every size the Azure templates deploy, and each ' + 'default load generator, is priced by the shipped catalog',
+    () => {
+      for (const size of AZURE_VM_SIZES) {
+        expect(targetProblems(planWith([{ instanceType: size }]), 'azure', defaultPriceCatalog)).toEqual([]);
+      }
+      for (const provider of ['aws', 'azure'] as const) {
+        const estimate = estimateRun(planWith([{ instanceType: provider === 'aws' ? 'c5.xlarge' : 'F4s_v2' }]), {
+          target: provider,
+          catalog: defaultPriceCatalog,
+        });
+        expect(estimate.parts.find((part) => part.name.endsWith('load generator'))).toMatchObject({ priced: true });
+      }
+    },
+  );
 
   test.each([
     ['m6g.large', true],
@@ -364,7 +393,8 @@ describe('RabbitMQ versions on the cloud targets', () => {
       ],
       [
         'clusters[1].topology.type',
-        'classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run 4.1.4 (the target\'s default): set rabbitmqVersion to "3.13" or use "quorum"',
+        'classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run ' +
+          '4.1.4 (the target\'s default): set rabbitmqVersion to "3.13" or use "quorum"',
       ],
     ]);
     // Azure's default release is 3.13.7 (main.bicep), where mirroring still exists.
@@ -372,41 +402,48 @@ describe('RabbitMQ versions on the cloud targets', () => {
     expect(targetProblems(azurePlan, 'azure', defaultPriceCatalog)).toEqual([]);
   });
 
-  test("an Azure plan cluster gets its own version and broker configuration, the generator's output for its topology", () => {
-    const quorum = azurePlanClusterParameters({
-      nodes: 5,
-      topology: { type: 'quorum', replicationFactor: 3 },
-      rabbitmqVersion: '4.1',
-    });
-    const expected = generateBrokerConfig({
-      topology: { type: 'quorum', replicationFactor: 3 },
-      rabbitmqVersion: '4.1.4',
-      peerDiscovery: { backend: 'external' },
-      nodeCount: 5,
-    });
-    expect(quorum).toEqual({
-      rabbitmqVersion: '4.1.4',
-      rabbitmqConf: expected.rabbitmqConf,
-      enabledPluginsFile: expected.enabledPluginsFile,
-      policyCommandsJson: JSON.stringify(expected.policies.map(policyCommandArgs)),
-    });
-    expect(azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).rabbitmqVersion).toBe(
-      '3.13.7',
-    );
-    expect(
-      JSON.parse(
-        azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).policyCommandsJson,
-      ),
-    ).toEqual([
-      expect.arrayContaining(['set_policy', '{"ha-mode":"exactly","ha-params":2,"ha-sync-mode":"automatic"}']),
-    ]);
-    expect(() =>
-      azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 'all' }, rabbitmqVersion: '4.1' }),
-    ).toThrow(/classic queue mirroring was removed in RabbitMQ 4\.0 and this cluster would run 4\.1\.4:/);
-    expect(() =>
-      azurePlanClusterParameters({ nodes: 3, topology: { type: 'quorum' }, rabbitmqVersion: '3.12' }),
-    ).toThrow('target azure installs RabbitMQ 3.13.7 or 4.1.4, not 3.12');
-  });
+  test(
+    'an Azure plan cluster gets its own version and broker ' + "configuration, the generator's output for its topology",
+    () => {
+      const quorum = azurePlanClusterParameters({
+        nodes: 5,
+        topology: { type: 'quorum', replicationFactor: 3 },
+        rabbitmqVersion: '4.1',
+      });
+      const expected = generateBrokerConfig({
+        topology: { type: 'quorum', replicationFactor: 3 },
+        rabbitmqVersion: '4.1.4',
+        peerDiscovery: { backend: 'external' },
+        nodeCount: 5,
+      });
+      expect(quorum).toEqual({
+        rabbitmqVersion: '4.1.4',
+        rabbitmqConf: expected.rabbitmqConf,
+        enabledPluginsFile: expected.enabledPluginsFile,
+        policyCommandsJson: JSON.stringify(expected.policies.map(policyCommandArgs)),
+      });
+      expect(
+        azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).rabbitmqVersion,
+      ).toBe('3.13.7');
+      expect(
+        JSON.parse(
+          azurePlanClusterParameters({ nodes: 3, topology: { type: 'mirrored', mirrorTo: 2 } }).policyCommandsJson,
+        ),
+      ).toEqual([
+        expect.arrayContaining(['set_policy', '{"ha-mode":"exactly","ha-params":2,"ha-sync-mode":"automatic"}']),
+      ]);
+      expect(() =>
+        azurePlanClusterParameters({
+          nodes: 3,
+          topology: { type: 'mirrored', mirrorTo: 'all' },
+          rabbitmqVersion: '4.1',
+        }),
+      ).toThrow(/classic queue mirroring was removed in RabbitMQ 4\.0 and this cluster would run 4\.1\.4:/);
+      expect(() =>
+        azurePlanClusterParameters({ nodes: 3, topology: { type: 'quorum' }, rabbitmqVersion: '3.12' }),
+      ).toThrow('target azure installs RabbitMQ 3.13.7 or 4.1.4, not 3.12');
+    },
+  );
 
   test("the Azure default is main.bicep's rabbitmqVersion default", () => {
     const bicep = readFileSync(join(__dirname, '../../bicep/main.bicep'), 'utf8');
