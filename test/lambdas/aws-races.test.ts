@@ -55,36 +55,41 @@ const completeStack = {
 };
 
 describe('the load generator must be an online SSM managed instance before the first repetition', () => {
-  test('CREATE_COMPLETE is not ready while the load generator is unregistered or ConnectionLost, and ready once Online', async () => {
-    cfnMock.on(DescribeStacksCommand).resolves(completeStack);
-    ssmMock
-      .on(DescribeInstanceInformationCommand)
-      .resolvesOnce({ InstanceInformationList: [] })
-      .resolvesOnce({ InstanceInformationList: [{ InstanceId: 'i-0lg', PingStatus: 'ConnectionLost' }] })
-      .resolvesOnce({ InstanceInformationList: [{ InstanceId: 'i-0lg', PingStatus: 'Online' }] });
-    await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
-      ready: false,
-      status: 'CREATE_COMPLETE, load generator i-0lg not registered with Systems Manager',
-    });
-    await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
-      ready: false,
-      status: 'CREATE_COMPLETE, load generator i-0lg PingStatus ConnectionLost',
-    });
-    await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
-      ready: true,
-      status: 'CREATE_COMPLETE',
-      outputs: { LoadGeneratorInstanceIdABC: 'i-0lg', ClusterAmqpEndpoint: 'nlb:5672' },
-    });
-    expect(ssmMock.commandCalls(DescribeInstanceInformationCommand)[0]!.args[0].input).toEqual({
-      Filters: [{ Key: 'InstanceIds', Values: ['i-0lg'] }],
-    });
-  });
+  test(
+    'CREATE_COMPLETE is not ready while the load generator is ' +
+      'unregistered or ConnectionLost, and ready once Online',
+    async () => {
+      cfnMock.on(DescribeStacksCommand).resolves(completeStack);
+      ssmMock
+        .on(DescribeInstanceInformationCommand)
+        .resolvesOnce({ InstanceInformationList: [] })
+        .resolvesOnce({ InstanceInformationList: [{ InstanceId: 'i-0lg', PingStatus: 'ConnectionLost' }] })
+        .resolvesOnce({ InstanceInformationList: [{ InstanceId: 'i-0lg', PingStatus: 'Online' }] });
+      await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
+        ready: false,
+        status: 'CREATE_COMPLETE, load generator i-0lg not registered with Systems Manager',
+      });
+      await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
+        ready: false,
+        status: 'CREATE_COMPLETE, load generator i-0lg PingStatus ConnectionLost',
+      });
+      await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
+        ready: true,
+        status: 'CREATE_COMPLETE',
+        outputs: { LoadGeneratorInstanceIdABC: 'i-0lg', ClusterAmqpEndpoint: 'nlb:5672' },
+      });
+      expect(ssmMock.commandCalls(DescribeInstanceInformationCommand)[0]!.args[0].input).toEqual({
+        Filters: [{ Key: 'InstanceIds', Values: ['i-0lg'] }],
+      });
+    },
+  );
 
   test('the launch deadline passed while the load generator is still offline fails with that cause', async () => {
     cfnMock.on(DescribeStacksCommand).resolves(completeStack);
     ssmMock.on(DescribeInstanceInformationCommand).resolves({ InstanceInformationList: [] });
     await expect(checkStack(cfn, launch, AFTER_DEADLINE, ssm)).rejects.toThrow(
-      'stack rmqbench-run-1-c1 is CREATE_COMPLETE, but its load generator i-0lg was not an online SSM managed instance by 2025-01-01T00:30:00.000Z (not registered with Systems Manager)',
+      'stack rmqbench-run-1-c1 is CREATE_COMPLETE, but its load generator i-0lg was not an online ' +
+        'SSM managed instance by 2025-01-01T00:30:00.000Z (not registered with Systems Manager)',
     );
   });
 
@@ -166,7 +171,8 @@ describe('GetCommandInvocation right after SendCommand', () => {
   test('past the bound, InvocationDoesNotExist fails with the cause', async () => {
     ssmMock.on(GetCommandInvocationCommand).rejects(notYet());
     await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 121_000))).rejects.toThrow(
-      'the SSM command cmd-1 has no invocation on the load generator i-0lg 121 s after SendCommand (InvocationDoesNotExist): the command was not delivered',
+      'the SSM command cmd-1 has no invocation on the load generator i-0lg ' +
+        '121 s after SendCommand (InvocationDoesNotExist): the command was not delivered',
     );
   });
 });
@@ -237,79 +243,97 @@ describe('a cluster stack that fails to create keeps its reason', () => {
     },
   ];
 
-  test("CREATE_FAILED: the first failed resource's reason, the failing node and its boot log stream end up in the run's error", async () => {
-    cfnMock.on(DescribeStacksCommand).resolves({
-      Stacks: [
-        {
-          StackName: launch.clusterId,
-          CreationTime: NOW,
-          StackStatus: 'CREATE_FAILED',
-          StackStatusReason: 'The following resource(s) failed to create: [NodeGroupASG, LoadGeneratorInstance].',
-        },
-      ],
-    });
-    cfnMock
-      .on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: undefined })
-      .resolves({ StackEvents: events.slice(0, 3), NextToken: 'older' });
-    cfnMock
-      .on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: 'older' })
-      .resolves({ StackEvents: events.slice(3) });
-    logsMock
-      .on(GetLogEventsCommand, {
-        logGroupName: 'rmqbench-run-1-c1-BootLogs-AbC123',
-        logStreamName: 'i-0bad/boot',
-        limit: 15,
-        startFromHead: false,
-      })
-      .resolves({
-        events: [
-          { message: 'Installing: erlang-26.2.5.6-1.el9' },
-          { message: 'Error: GPG check FAILED' },
-          { message: 'rmqbench boot script ended with exit code 1: signalling FAILURE' },
+  test(
+    "CREATE_FAILED: the first failed resource's reason, " +
+      "the failing node and its boot log stream end up in the run's error",
+    async () => {
+      cfnMock.on(DescribeStacksCommand).resolves({
+        Stacks: [
+          {
+            StackName: launch.clusterId,
+            CreationTime: NOW,
+            StackStatus: 'CREATE_FAILED',
+            StackStatusReason: 'The following resource(s) failed to create: [NodeGroupASG, LoadGeneratorInstance].',
+          },
         ],
       });
-    const error = await checkStack(cfn, launch, NOW, ssm).then(
-      () => undefined,
-      (caught: Error) => caught,
-    );
-    const expected =
-      'stack rmqbench-run-1-c1 is CREATE_FAILED: first failed resource NodeGroupASG (AWS::AutoScaling::AutoScalingGroup) CREATE_FAILED: Received 1 FAILURE signal(s) out of 3. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement; ' +
-      'boot FAILURE signalled by i-0bad; boot log tail in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123, stream i-0bad/boot; ' +
-      'last boot log lines of i-0bad/boot: Installing: erlang-26.2.5.6-1.el9 | Error: GPG check FAILED | rmqbench boot script ended with exit code 1: signalling FAILURE';
-    expect(error?.message).toBe(expected);
-    // The workflow's Catch puts Lambda's error JSON under $.error; FinishRun makes the first cluster failure the run's
-    // error.
-    const caught = { Error: 'Error', Cause: JSON.stringify({ errorType: 'Error', errorMessage: error!.message }) };
-    const failure = firstClusterFailure([{ clusterId: launch.clusterId, failed: true, state: { error: caught } }]);
-    expect(runStatus(failure, [], 3)).toEqual({ status: 'FAILED', error: expected });
-    // Nothing was deleted to read it: TeardownCluster deletes the stack afterwards, as for every failure.
-    expect(cfnMock.commandCalls(DeleteStackCommand)).toHaveLength(0);
-  });
+      cfnMock
+        .on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: undefined })
+        .resolves({ StackEvents: events.slice(0, 3), NextToken: 'older' });
+      cfnMock
+        .on(DescribeStackEventsCommand, { StackName: launch.clusterId, NextToken: 'older' })
+        .resolves({ StackEvents: events.slice(3) });
+      logsMock
+        .on(GetLogEventsCommand, {
+          logGroupName: 'rmqbench-run-1-c1-BootLogs-AbC123',
+          logStreamName: 'i-0bad/boot',
+          limit: 15,
+          startFromHead: false,
+        })
+        .resolves({
+          events: [
+            { message: 'Installing: erlang-26.2.5.6-1.el9' },
+            { message: 'Error: GPG check FAILED' },
+            { message: 'rmqbench boot script ended with exit code 1: signalling FAILURE' },
+          ],
+        });
+      const error = await checkStack(cfn, launch, NOW, ssm).then(
+        () => undefined,
+        (caught: Error) => caught,
+      );
+      const expected =
+        'stack rmqbench-run-1-c1 is CREATE_FAILED: first failed resource NodeGroupASG ' +
+        '(AWS::AutoScaling::AutoScalingGroup) CREATE_FAILED: Received 1 FAILURE signal(s) ' +
+        'out of 3. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement; ' +
+        'boot FAILURE signalled by i-0bad; boot log tail in CloudWatch ' +
+        'Logs group rmqbench-run-1-c1-BootLogs-AbC123, stream i-0bad/boot; ' +
+        'last boot log lines of i-0bad/boot: Installing: erlang-26.2.5.6-1.el9 | Error: ' +
+        'GPG check FAILED | rmqbench boot script ended with exit code 1: signalling FAILURE';
+      expect(error?.message).toBe(expected);
+      // The workflow's Catch puts Lambda's error JSON under $.error; FinishRun makes the first cluster failure the
+      // run's error.
+      const caught = { Error: 'Error', Cause: JSON.stringify({ errorType: 'Error', errorMessage: error!.message }) };
+      const failure = firstClusterFailure([{ clusterId: launch.clusterId, failed: true, state: { error: caught } }]);
+      expect(runStatus(failure, [], 3)).toEqual({ status: 'FAILED', error: expected });
+      // Nothing was deleted to read it: TeardownCluster deletes the stack afterwards, as for every failure.
+      expect(cfnMock.commandCalls(DeleteStackCommand)).toHaveLength(0);
+    },
+  );
 
-  test("a boot log that cannot be read is named in the error instead of the tail, which never hides the stack's reason", async () => {
-    cfnMock
-      .on(DescribeStacksCommand)
-      .resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_FAILED' }] });
-    cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events });
-    logsMock.on(GetLogEventsCommand).rejects(
-      Object.assign(new Error('User is not authorized to perform: logs:GetLogEvents'), {
-        name: 'AccessDeniedException',
-      }),
-    );
-    await expect(checkStack(cfn, launch, NOW, ssm)).rejects.toThrow(
-      /stream i-0bad\/boot; its boot log tail could not be read \(AccessDeniedException: User is not authorized to perform: logs:GetLogEvents\)$/,
-    );
-  });
+  test(
+    'a boot log that cannot be read is named in the error ' +
+      "instead of the tail, which never hides the stack's reason",
+    async () => {
+      cfnMock
+        .on(DescribeStacksCommand)
+        .resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_FAILED' }] });
+      cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events });
+      logsMock.on(GetLogEventsCommand).rejects(
+        Object.assign(new Error('User is not authorized to perform: logs:GetLogEvents'), {
+          name: 'AccessDeniedException',
+        }),
+      );
+      await expect(checkStack(cfn, launch, NOW, ssm)).rejects.toThrow(
+        /stream i-0bad\/boot; its boot log tail could not be read \(AccessDeniedException: User is not authorized to perform: logs:GetLogEvents\)$/,
+      );
+    },
+  );
 
-  test('a stack still creating at the deadline: the error says which nodes signalled their boot so far and where the boot logs are', async () => {
-    cfnMock
-      .on(DescribeStacksCommand)
-      .resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_IN_PROGRESS' }] });
-    cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events.slice(4) });
-    await expect(checkStack(cfn, launch, AFTER_DEADLINE, ssm)).rejects.toThrow(
-      'stack rmqbench-run-1-c1 was not ready by 2025-01-01T00:30:00.000Z (still CREATE_IN_PROGRESS); boot signals so far: i-0good SUCCESS; node boot logs in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123',
-    );
-  });
+  test(
+    'a stack still creating at the deadline: the error says which ' +
+      'nodes signalled their boot so far and where the boot logs are',
+    async () => {
+      cfnMock
+        .on(DescribeStacksCommand)
+        .resolves({ Stacks: [{ StackName: launch.clusterId, CreationTime: NOW, StackStatus: 'CREATE_IN_PROGRESS' }] });
+      cfnMock.on(DescribeStackEventsCommand).resolves({ StackEvents: events.slice(4) });
+      await expect(checkStack(cfn, launch, AFTER_DEADLINE, ssm)).rejects.toThrow(
+        'stack rmqbench-run-1-c1 was not ready by 2025-01-01T00:30:00.000Z (still ' +
+          'CREATE_IN_PROGRESS); boot signals so far: i-0good SUCCESS; node boot ' +
+          'logs in CloudWatch Logs group rmqbench-run-1-c1-BootLogs-AbC123',
+      );
+    },
+  );
 
   test('when the events cannot be read, the stack status reason is kept with why', async () => {
     cfnMock.on(DescribeStacksCommand).resolves({
@@ -330,54 +354,58 @@ describe('a cluster stack that fails to create keeps its reason', () => {
 });
 
 describe('the sweeper and DELETE_FAILED stacks', () => {
-  test('an expired stack left DELETE_FAILED is deleted again and reported in the result, the log and the DeleteFailedStacks metric', async () => {
-    const expired = '2024-12-31T23:00:00Z';
-    const described = [
-      {
-        StackName: 'rmqbench-stuck',
-        CreationTime: NOW,
-        StackStatus: 'DELETE_FAILED' as const,
-        StackStatusReason: 'The following resource(s) failed to delete: [NodeSecurityGroup].',
-        Tags: [{ Key: 'rmqbench:expires-at', Value: expired }],
-      },
-      {
-        StackName: 'rmqbench-old',
-        CreationTime: NOW,
-        StackStatus: 'CREATE_COMPLETE' as const,
-        Tags: [{ Key: 'rmqbench:expires-at', Value: expired }],
-      },
-    ];
-    cfnMock.on(ListStacksCommand).resolves({
-      StackSummaries: described.map(({ StackName, StackStatus }) => ({ StackName, StackStatus, CreationTime: NOW })),
-    });
-    for (const stack of described)
-      cfnMock.on(DescribeStacksCommand, { StackName: stack.StackName }).resolves({ Stacks: [stack] });
-    cfnMock.on(DeleteStackCommand).resolves({});
-    const lines: string[] = [];
-    const result = await sweepExpiredStacks(cfn, 'arn:aws:iam::1:role/cfn', 'rmqbench-', NOW, undefined, (line) =>
-      lines.push(line),
-    );
-    expect(result).toEqual({
-      deleted: ['rmqbench-stuck', 'rmqbench-old'],
-      deleteFailedRetried: [
-        { name: 'rmqbench-stuck', reason: 'The following resource(s) failed to delete: [NodeSecurityGroup].' },
-      ],
-    });
-    expect(cfnMock.commandCalls(DeleteStackCommand).map((call) => call.args[0].input)).toEqual([
-      { StackName: 'rmqbench-stuck', RoleARN: 'arn:aws:iam::1:role/cfn' },
-      { StackName: 'rmqbench-old', RoleARN: 'arn:aws:iam::1:role/cfn' },
-    ]);
-    const report = JSON.parse(lines[0]!) as Record<string, unknown> & {
-      _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
-    };
-    // Embedded metric format: the metric named in the directive is a top-level number, each dimension a top-level
-    // string.
-    const directive = report._aws.CloudWatchMetrics[0]!;
-    expect(directive.Metrics.map((metric) => metric.Name)).toEqual([DELETE_FAILED_METRIC]);
-    expect(report[DELETE_FAILED_METRIC]).toBe(1);
-    expect(directive.Dimensions.flat().map((dimension) => typeof report[dimension])).toEqual(['string']);
-    expect(report.message).toContain(
-      'rmqbench-stuck (The following resource(s) failed to delete: [NodeSecurityGroup].)',
-    );
-  });
+  test(
+    'an expired stack left DELETE_FAILED is deleted again and ' +
+      'reported in the result, the log and the DeleteFailedStacks metric',
+    async () => {
+      const expired = '2024-12-31T23:00:00Z';
+      const described = [
+        {
+          StackName: 'rmqbench-stuck',
+          CreationTime: NOW,
+          StackStatus: 'DELETE_FAILED' as const,
+          StackStatusReason: 'The following resource(s) failed to delete: [NodeSecurityGroup].',
+          Tags: [{ Key: 'rmqbench:expires-at', Value: expired }],
+        },
+        {
+          StackName: 'rmqbench-old',
+          CreationTime: NOW,
+          StackStatus: 'CREATE_COMPLETE' as const,
+          Tags: [{ Key: 'rmqbench:expires-at', Value: expired }],
+        },
+      ];
+      cfnMock.on(ListStacksCommand).resolves({
+        StackSummaries: described.map(({ StackName, StackStatus }) => ({ StackName, StackStatus, CreationTime: NOW })),
+      });
+      for (const stack of described)
+        cfnMock.on(DescribeStacksCommand, { StackName: stack.StackName }).resolves({ Stacks: [stack] });
+      cfnMock.on(DeleteStackCommand).resolves({});
+      const lines: string[] = [];
+      const result = await sweepExpiredStacks(cfn, 'arn:aws:iam::1:role/cfn', 'rmqbench-', NOW, undefined, (line) =>
+        lines.push(line),
+      );
+      expect(result).toEqual({
+        deleted: ['rmqbench-stuck', 'rmqbench-old'],
+        deleteFailedRetried: [
+          { name: 'rmqbench-stuck', reason: 'The following resource(s) failed to delete: [NodeSecurityGroup].' },
+        ],
+      });
+      expect(cfnMock.commandCalls(DeleteStackCommand).map((call) => call.args[0].input)).toEqual([
+        { StackName: 'rmqbench-stuck', RoleARN: 'arn:aws:iam::1:role/cfn' },
+        { StackName: 'rmqbench-old', RoleARN: 'arn:aws:iam::1:role/cfn' },
+      ]);
+      const report = JSON.parse(lines[0]!) as Record<string, unknown> & {
+        _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+      };
+      // Embedded metric format: the metric named in the directive is a top-level number, each dimension a top-level
+      // string.
+      const directive = report._aws.CloudWatchMetrics[0]!;
+      expect(directive.Metrics.map((metric) => metric.Name)).toEqual([DELETE_FAILED_METRIC]);
+      expect(report[DELETE_FAILED_METRIC]).toBe(1);
+      expect(directive.Dimensions.flat().map((dimension) => typeof report[dimension])).toEqual(['string']);
+      expect(report.message).toContain(
+        'rmqbench-stuck (The following resource(s) failed to delete: [NodeSecurityGroup].)',
+      );
+    },
+  );
 });

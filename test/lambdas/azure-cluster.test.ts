@@ -52,58 +52,66 @@ beforeEach(async () => {
 afterEach(async () => arm.stop());
 
 describe('Azure cluster logic against a fake ARM endpoint', () => {
-  test('launch creates the resource group tagged with run id and expiry, and submits the template with the node count', async () => {
-    const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
-    expect(launch).toEqual({
-      clusterId: 'rmqbench-run-1-c1',
-      readyBy: '2025-01-01T00:30:00.000Z',
-      expiresAt: '2025-01-01T12:00:00.000Z',
-    });
-    expect(arm.groups.get('rmqbench-run-1-c1')).toEqual({
-      location: 'westeurope',
-      tags: { 'rmqbench:run-id': 'run-1', 'rmqbench:expires-at': '2025-01-01T12:00:00.000Z' },
-    });
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    expect(put.path).toBe(
-      '/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1/providers/Microsoft.Resources/deployments/rmqbench-cluster',
-    );
-    expect(put.apiVersion).toBe(DEPLOYMENTS_API_VERSION);
-    expect(put.body).toEqual({
-      properties: {
-        mode: 'Incremental',
-        template,
-        parameters: {
-          adminUsername: { value: 'rmqbench' },
-          instanceCount: { value: 3 },
-          tags: { value: arm.groups.get('rmqbench-run-1-c1')!.tags },
+  test(
+    'launch creates the resource group tagged with run id and ' +
+      'expiry, and submits the template with the node count',
+    async () => {
+      const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+      expect(launch).toEqual({
+        clusterId: 'rmqbench-run-1-c1',
+        readyBy: '2025-01-01T00:30:00.000Z',
+        expiresAt: '2025-01-01T12:00:00.000Z',
+      });
+      expect(arm.groups.get('rmqbench-run-1-c1')).toEqual({
+        location: 'westeurope',
+        tags: { 'rmqbench:run-id': 'run-1', 'rmqbench:expires-at': '2025-01-01T12:00:00.000Z' },
+      });
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      expect(put.path).toBe(
+        '/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1' +
+          '/providers/Microsoft.Resources/deployments/rmqbench-cluster',
+      );
+      expect(put.apiVersion).toBe(DEPLOYMENTS_API_VERSION);
+      expect(put.body).toEqual({
+        properties: {
+          mode: 'Incremental',
+          template,
+          parameters: {
+            adminUsername: { value: 'rmqbench' },
+            instanceCount: { value: 3 },
+            tags: { value: arm.groups.get('rmqbench-run-1-c1')!.tags },
+          },
         },
-      },
-    });
-    expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
-  });
+      });
+      expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer fake-token']));
+    },
+  );
 
-  test("the plan cluster's own parameters (version, broker configuration) take precedence over the shared ones", async () => {
-    const shared: AzureClusterConfig = {
-      ...config,
-      parameters: { adminUsername: 'rmqbench', rabbitmqVersion: '3.13.7', policyCommandsJson: '[]' },
-    };
-    await launchResourceGroup(clients, shared, 'run-1', cluster(0), NOW, {
-      rabbitmqVersion: '4.1.4',
-      policyCommandsJson: '[["set_policy"]]',
-    });
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
-      .parameters;
-    expect([parameters.rabbitmqVersion, parameters.policyCommandsJson, parameters.adminUsername]).toEqual([
-      { value: '4.1.4' },
-      { value: '[["set_policy"]]' },
-      { value: 'rmqbench' },
-    ]);
-  });
+  test(
+    "the plan cluster's own parameters (version, " + 'broker configuration) take precedence over the shared ones',
+    async () => {
+      const shared: AzureClusterConfig = {
+        ...config,
+        parameters: { adminUsername: 'rmqbench', rabbitmqVersion: '3.13.7', policyCommandsJson: '[]' },
+      };
+      await launchResourceGroup(clients, shared, 'run-1', cluster(0), NOW, {
+        rabbitmqVersion: '4.1.4',
+        policyCommandsJson: '[["set_policy"]]',
+      });
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
+        .parameters;
+      expect([parameters.rabbitmqVersion, parameters.policyCommandsJson, parameters.adminUsername]).toEqual([
+        { value: '4.1.4' },
+        { value: '[["set_policy"]]' },
+        { value: 'rmqbench' },
+      ]);
+    },
+  );
 
   test("the plan cluster's instance type becomes clusterVmSize, with the Standard_ prefix ARM expects", async () => {
     await launchResourceGroup(clients, config, 'run-1', { ...cluster(0), instanceType: 'F8s_v2' }, NOW);
@@ -116,55 +124,65 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     ).toEqual({ value: 'Standard_F8s_v2' });
   });
 
-  test("with controller egress addresses the load balancer is public and the NSG admits them as /32 besides the user's prefixes (deduplicated)", async () => {
-    const withEgress: AzureClusterConfig = {
-      ...config,
-      parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24', '203.0.113.10/32'] },
-      controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'],
-    };
-    await launchResourceGroup(clients, withEgress, 'run-1', cluster(0), NOW);
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
-      .parameters;
-    expect(parameters.publicLoadBalancer).toEqual({ value: true });
-    expect(parameters.allowedSourceAddressPrefixes).toEqual({
-      value: ['198.51.100.0/24', '203.0.113.10/32', '192.0.2.7/32'],
-    });
-    expect(parameters.adminUsername).toEqual({ value: 'rmqbench' });
-    expect(parameters.instanceCount).toEqual({ value: 3 });
-  });
+  test(
+    'with controller egress addresses the load balancer is public and ' +
+      "the NSG admits them as /32 besides the user's prefixes (deduplicated)",
+    async () => {
+      const withEgress: AzureClusterConfig = {
+        ...config,
+        parameters: { adminUsername: 'rmqbench', allowedSourceAddressPrefixes: ['198.51.100.0/24', '203.0.113.10/32'] },
+        controllerEgressAddresses: ['203.0.113.10', '192.0.2.7'],
+      };
+      await launchResourceGroup(clients, withEgress, 'run-1', cluster(0), NOW);
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
+        .parameters;
+      expect(parameters.publicLoadBalancer).toEqual({ value: true });
+      expect(parameters.allowedSourceAddressPrefixes).toEqual({
+        value: ['198.51.100.0/24', '203.0.113.10/32', '192.0.2.7/32'],
+      });
+      expect(parameters.adminUsername).toEqual({ value: 'rmqbench' });
+      expect(parameters.instanceCount).toEqual({ value: 3 });
+    },
+  );
 
-  test("without user prefixes the controller's address alone is admitted; a prefixes value that is not an array is refused", async () => {
-    await launchResourceGroup(
-      clients,
-      { ...config, controllerEgressAddresses: ['203.0.113.10'] },
-      'run-1',
-      cluster(0),
-      NOW,
-    );
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    expect((put.body as { properties: { parameters: Record<string, unknown> } }).properties.parameters).toMatchObject({
-      publicLoadBalancer: { value: true },
-      allowedSourceAddressPrefixes: { value: ['203.0.113.10/32'] },
-    });
-    await expect(
-      launchResourceGroup(
+  test(
+    "without user prefixes the controller's address alone is " +
+      'admitted; a prefixes value that is not an array is refused',
+    async () => {
+      await launchResourceGroup(
         clients,
-        {
-          ...config,
-          parameters: { allowedSourceAddressPrefixes: '10.0.0.0/8' },
-          controllerEgressAddresses: ['203.0.113.10'],
-        },
+        { ...config, controllerEgressAddresses: ['203.0.113.10'] },
         'run-1',
-        cluster(1),
+        cluster(0),
         NOW,
-      ),
-    ).rejects.toThrow('template parameter allowedSourceAddressPrefixes must be an array of address prefixes');
-  });
+      );
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      expect((put.body as { properties: { parameters: Record<string, unknown> } }).properties.parameters).toMatchObject(
+        {
+          publicLoadBalancer: { value: true },
+          allowedSourceAddressPrefixes: { value: ['203.0.113.10/32'] },
+        },
+      );
+      await expect(
+        launchResourceGroup(
+          clients,
+          {
+            ...config,
+            parameters: { allowedSourceAddressPrefixes: '10.0.0.0/8' },
+            controllerEgressAddresses: ['203.0.113.10'],
+          },
+          'run-1',
+          cluster(1),
+          NOW,
+        ),
+      ).rejects.toThrow('template parameter allowedSourceAddressPrefixes must be an array of address prefixes');
+    },
+  );
 
   test('readiness polls the deployment until Succeeded and returns its outputs as strings', async () => {
     const launch = await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
@@ -177,120 +195,135 @@ describe('Azure cluster logic against a fake ARM endpoint', () => {
     });
   });
 
-  test('a failed deployment, and one still running after its deadline, are errors naming the resource group', async () => {
-    const failing = await launchResourceGroup(
-      clients,
-      { ...config, template: { ...template, variables: { fail: 'QuotaExceeded: not enough cores' } } },
-      'run-1',
-      cluster(1),
-      NOW,
-    );
-    for (let poll = 0; poll < 2; poll++) await checkDeployment(clients, failing, NOW);
-    await expect(checkDeployment(clients, failing, NOW)).rejects.toThrow(
-      'deployment rmqbench-cluster in resource group rmqbench-run-1-c2 is Failed: QuotaExceeded: not enough cores',
-    );
-    const slow = await launchResourceGroup(clients, config, 'run-1', cluster(2), NOW);
-    await expect(checkDeployment(clients, slow, new Date('2025-01-01T00:31:00Z'))).rejects.toThrow(
-      'resource group rmqbench-run-1-c3 was not ready by 2025-01-01T00:30:00.000Z (deployment still Running)',
-    );
-  });
+  test(
+    'a failed deployment, and one still running after ' + 'its deadline, are errors naming the resource group',
+    async () => {
+      const failing = await launchResourceGroup(
+        clients,
+        { ...config, template: { ...template, variables: { fail: 'QuotaExceeded: not enough cores' } } },
+        'run-1',
+        cluster(1),
+        NOW,
+      );
+      for (let poll = 0; poll < 2; poll++) await checkDeployment(clients, failing, NOW);
+      await expect(checkDeployment(clients, failing, NOW)).rejects.toThrow(
+        'deployment rmqbench-cluster in resource group rmqbench-run-1-c2 is Failed: QuotaExceeded: not enough cores',
+      );
+      const slow = await launchResourceGroup(clients, config, 'run-1', cluster(2), NOW);
+      await expect(checkDeployment(clients, slow, new Date('2025-01-01T00:31:00Z'))).rejects.toThrow(
+        'resource group rmqbench-run-1-c3 was not ready by 2025-01-01T00:30:00.000Z (deployment still Running)',
+      );
+    },
+  );
 
-  test('a managed Run Command is created on the VM (its location, the script, protected parameters, async) and polled through its instance view until the script is done, then deleted', async () => {
-    await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
-    const started = await startRunCommand(clients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
-      name: 'rmqbench-rep-1',
-      script: 'echo "$SECRET_URL"',
-      protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }],
-      timeoutInSeconds: 300,
-    });
-    expect(started).toEqual({
-      resourceGroup: 'rmqbench-run-1-c1',
-      vmName: 'rmqbench-loadgen',
-      runCommandName: 'rmqbench-rep-1',
-    });
-    const put = arm.requests.find((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))!;
-    expect(put.path).toBe(
-      '/subscriptions/sub-1/resourceGroups/rmqbench-run-1-c1/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommands/rmqbench-rep-1',
-    );
-    expect(put.body).toEqual({
-      location: 'westeurope',
-      properties: {
-        source: { script: 'echo "$SECRET_URL"' },
+  test(
+    'a managed Run Command is created on the VM (its location, the script, protected parameters, ' +
+      'async) and polled through its instance view until the script is done, then deleted',
+    async () => {
+      await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+      const started = await startRunCommand(clients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
+        name: 'rmqbench-rep-1',
+        script: 'echo "$SECRET_URL"',
         protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }],
-        asyncExecution: true,
         timeoutInSeconds: 300,
-      },
-    });
-    // A fresh client, as in the next Lambda invocation: only the names are carried over.
-    const next = fakeArmClients(arm);
-    const polls: unknown[] = [];
-    for (let poll = 0; poll < 5; poll++) {
-      const state = await checkRunCommand(next, JSON.parse(JSON.stringify(started)) as typeof started);
-      polls.push(state);
-      if (state.done) break;
-    }
-    expect(polls).toEqual([
-      { done: false },
-      { done: false },
-      { done: true, succeeded: true, stdout: 'ran: echo "$SECRET_URL"', stderr: '' },
-    ]);
-    const gets = arm.requests.filter(
-      (request) => request.method === 'GET' && request.path.endsWith('/runCommands/rmqbench-rep-1'),
-    );
-    expect(gets).toHaveLength(3);
-    expect(arm.runCommands.size).toBe(0);
-    expect(
-      arm.requests.some(
-        (request) => request.method === 'DELETE' && request.path.endsWith('/runCommands/rmqbench-rep-1'),
-      ),
-    ).toBe(true);
-  });
+      });
+      expect(started).toEqual({
+        resourceGroup: 'rmqbench-run-1-c1',
+        vmName: 'rmqbench-loadgen',
+        runCommandName: 'rmqbench-rep-1',
+      });
+      const put = arm.requests.find((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))!;
+      expect(put.path).toBe(
+        '/subscriptions/sub-1/resourceGroups/rmqbench-run-1-c1/providers' +
+          '/Microsoft.Compute/virtualMachines/rmqbench-loadgen/runCommands/rmqbench-rep-1',
+      );
+      expect(put.body).toEqual({
+        location: 'westeurope',
+        properties: {
+          source: { script: 'echo "$SECRET_URL"' },
+          protectedParameters: [{ name: 'SECRET_URL', value: 'https://example/sig=1' }],
+          asyncExecution: true,
+          timeoutInSeconds: 300,
+        },
+      });
+      // A fresh client, as in the next Lambda invocation: only the names are carried over.
+      const next = fakeArmClients(arm);
+      const polls: unknown[] = [];
+      for (let poll = 0; poll < 5; poll++) {
+        const state = await checkRunCommand(next, JSON.parse(JSON.stringify(started)) as typeof started);
+        polls.push(state);
+        if (state.done) break;
+      }
+      expect(polls).toEqual([
+        { done: false },
+        { done: false },
+        { done: true, succeeded: true, stdout: 'ran: echo "$SECRET_URL"', stderr: '' },
+      ]);
+      const gets = arm.requests.filter(
+        (request) => request.method === 'GET' && request.path.endsWith('/runCommands/rmqbench-rep-1'),
+      );
+      expect(gets).toHaveLength(3);
+      expect(arm.runCommands.size).toBe(0);
+      expect(
+        arm.requests.some(
+          (request) => request.method === 'DELETE' && request.path.endsWith('/runCommands/rmqbench-rep-1'),
+        ),
+      ).toBe(true);
+    },
+  );
 
-  test("a Run Command whose script fails, or that times out, is done and failed with the script's stderr or the state it ended in", async () => {
-    const failing: FakeArmOptions = {
-      runCommandPolls: 0,
-      runCommandOutcome: (script) =>
-        script.includes('timeout')
-          ? { executionState: 'TimedOut', exitCode: -1, output: '', error: '' }
-          : { executionState: 'Succeeded', exitCode: 3, output: 'partial', error: 'perf-test: connection refused' },
-    };
-    await withFakeArm(failing, async (failingClients) => {
-      await launchResourceGroup(failingClients, config, 'run-1', cluster(0), NOW);
-      const request = { protectedParameters: [], timeoutInSeconds: 60 };
-      const exitedNonZero = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
-        ...request,
-        name: 'a',
-        script: 'perf-test',
+  test(
+    'a Run Command whose script fails, or that times out, is done ' +
+      "and failed with the script's stderr or the state it ended in",
+    async () => {
+      const failing: FakeArmOptions = {
+        runCommandPolls: 0,
+        runCommandOutcome: (script) =>
+          script.includes('timeout')
+            ? { executionState: 'TimedOut', exitCode: -1, output: '', error: '' }
+            : { executionState: 'Succeeded', exitCode: 3, output: 'partial', error: 'perf-test: connection refused' },
+      };
+      await withFakeArm(failing, async (failingClients) => {
+        await launchResourceGroup(failingClients, config, 'run-1', cluster(0), NOW);
+        const request = { protectedParameters: [], timeoutInSeconds: 60 };
+        const exitedNonZero = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
+          ...request,
+          name: 'a',
+          script: 'perf-test',
+        });
+        await expect(checkRunCommand(failingClients, exitedNonZero)).resolves.toEqual({
+          done: true,
+          succeeded: false,
+          stdout: 'partial',
+          stderr: 'perf-test: connection refused',
+        });
+        const timedOut = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
+          ...request,
+          name: 'b',
+          script: 'timeout',
+        });
+        await expect(checkRunCommand(failingClients, timedOut)).resolves.toEqual({
+          done: true,
+          succeeded: false,
+          stdout: '',
+          stderr: 'Run Command b ended TimedOut (exit code -1)',
+        });
       });
-      await expect(checkRunCommand(failingClients, exitedNonZero)).resolves.toEqual({
-        done: true,
-        succeeded: false,
-        stdout: 'partial',
-        stderr: 'perf-test: connection refused',
-      });
-      const timedOut = await startRunCommand(failingClients, 'rmqbench-run-1-c1', 'rmqbench-loadgen', {
-        ...request,
-        name: 'b',
-        script: 'timeout',
-      });
-      await expect(checkRunCommand(failingClients, timedOut)).resolves.toEqual({
-        done: true,
-        succeeded: false,
-        stdout: '',
-        stderr: 'Run Command b ended TimedOut (exit code -1)',
-      });
-    });
-  });
+    },
+  );
 
-  test('teardown deletes the resource group through 202 + Location polling, and a missing group counts as deleted', async () => {
-    await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
-    await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
-    expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
-    expect(
-      arm.requests.filter((request) => request.method === 'GET' && request.path.includes('/operations/')).length,
-    ).toBeGreaterThanOrEqual(3);
-    await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
-  });
+  test(
+    'teardown deletes the resource group through 202 + Location ' + 'polling, and a missing group counts as deleted',
+    async () => {
+      await launchResourceGroup(clients, config, 'run-1', cluster(0), NOW);
+      await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
+      expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
+      expect(
+        arm.requests.filter((request) => request.method === 'GET' && request.path.includes('/operations/')).length,
+      ).toBeGreaterThanOrEqual(3);
+      await expect(deleteResourceGroup(clients, 'rmqbench-run-1-c1', 10_000, 10)).resolves.toEqual({ deleted: true });
+    },
+  );
 
   test('teardown that outlasts its wait returns deleted: false and leaves ARM to finish', async () => {
     await withFakeArm({ operationPolls: 1_000 }, async (slowClients) => {

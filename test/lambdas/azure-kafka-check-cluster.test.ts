@@ -14,7 +14,9 @@ const cluster: ScheduledCluster = {
   repetitions: [],
 };
 const BOOTSTRAP = '10.20.1.99:9092,10.20.1.100:9092,10.20.1.101:9092';
-const LOADGEN = `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
+const LOADGEN =
+  `/subscriptions/sub-1/resourceGroups/${cluster.clusterId}/providers` +
+  `/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
 const kafkaTemplate = {
   $schema: 'https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#',
   contentVersion: '1.0.0.0',
@@ -31,102 +33,117 @@ const noCredentials = () => {
   throw new Error('a Kafka cluster must not ask for the RabbitMQ credentials');
 };
 
-describe('CheckClusterReady on Azure for a Kafka deployment: a readiness Run Command on the load generator (real @azure/arm-compute client, fake ARM)', () => {
-  let arm: FakeArm;
-  let clients: AzureClients;
-  const start = async (options: FakeArmOptions) => {
-    ({ arm, clients } = await startFakeArm({ operationPolls: 1, deploymentPolls: 0, runCommandPolls: 1, ...options }));
-    await launchResourceGroup(clients, fakeClusterConfig(kafkaTemplate), 'run-k', cluster, NOW, { broker: 'kafka' });
-  };
-  afterEach(async () => arm.stop());
-  const methods = () =>
-    arm.requests.filter((request) => request.path === RUN_COMMAND_PATH).map((request) => request.method);
-
-  test('first poll starts the check, a later poll sees it running, then Succeeded is ready and the Run Command is deleted', async () => {
-    const scripts: string[] = [];
-    await start({
-      runCommandOutcome: (script) => (
-        scripts.push(script),
-        { executionState: 'Succeeded', exitCode: 0, output: 'readiness: 3 of 3 brokers registered', error: '' }
-      ),
-    });
-    const first = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
-    expect(first).toEqual({
-      ready: false,
-      status:
-        'deployment succeeded, Kafka brokers registering: readiness check started on the load generator rmqbench-loadgen',
-    });
-    expect(methods()).toContain('PUT');
-    const second = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
-    expect(second.ready).toBe(false);
-    expect(second.status).toContain('readiness check running');
-    const third = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
-    expect(third).toEqual({
-      ready: true,
-      status: 'Succeeded; readiness: 3 of 3 brokers registered',
-      outputs: { kafkaBootstrapServers: BOOTSTRAP, loadGeneratorResourceId: LOADGEN },
-    });
-    expect(scripts).toEqual([kafkaReadinessScript({ bootstrapServers: BOOTSTRAP, brokers: 3 })]);
-    expect(methods()).toContain('DELETE');
-    expect(arm.runCommands.size).toBe(0);
-  });
-
-  test('a failed check is "not yet" before readyBy, and the next poll starts a new one', async () => {
-    let outcome: 'Failed' | 'Succeeded' = 'Failed';
-    await start({
-      runCommandPolls: 0,
-      runCommandOutcome: () =>
-        outcome === 'Failed'
-          ? { executionState: 'Failed', exitCode: 1, output: '', error: 'readiness: 2 of 3 brokers registered:' }
-          : { executionState: 'Succeeded', exitCode: 0, output: 'readiness: 3 of 3 brokers registered', error: '' },
-    });
-    expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).status).toContain(
-      'readiness check started',
-    );
-    const failed = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
-    expect(failed).toEqual({
-      ready: false,
-      status: 'deployment succeeded, Kafka brokers registering: readiness: 2 of 3 brokers registered:',
-    });
-    expect(arm.runCommands.size).toBe(0);
-    outcome = 'Succeeded';
-    expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).status).toContain(
-      'readiness check started',
-    );
-    expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).ready).toBe(true);
-    expect(methods().filter((method) => method === 'PUT')).toHaveLength(2);
-  });
-
-  test('a check still failing past readyBy is an error naming what it saw last', async () => {
-    await start({
-      runCommandPolls: 0,
-      runCommandOutcome: () => ({
-        executionState: 'Failed',
-        exitCode: 1,
-        output: '',
-        error: 'readiness: 1 of 3 brokers registered:',
-      }),
-    });
-    await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
-    const late = new Date(Date.parse(launch.readyBy) + 1000);
-    await expect(checkAzureCluster(clients, launch, 3, noCredentials, late)).rejects.toThrow(
-      `Kafka cluster ${cluster.clusterId} did not form by ${launch.readyBy} (the deployment succeeded); last seen: readiness: 1 of 3 brokers registered:`,
-    );
-  });
-
-  test('a Kafka deployment without the load generator output is refused before any Run Command', async () => {
-    const template = {
-      ...kafkaTemplate,
-      outputs: { kafkaBootstrapServers: kafkaTemplate.outputs.kafkaBootstrapServers },
+describe(
+  'CheckClusterReady on Azure for a Kafka deployment: a readiness Run ' +
+    'Command on the load generator (real @azure/arm-compute client, fake ARM)',
+  () => {
+    let arm: FakeArm;
+    let clients: AzureClients;
+    const start = async (options: FakeArmOptions) => {
+      ({ arm, clients } = await startFakeArm({
+        operationPolls: 1,
+        deploymentPolls: 0,
+        runCommandPolls: 1,
+        ...options,
+      }));
+      await launchResourceGroup(clients, fakeClusterConfig(kafkaTemplate), 'run-k', cluster, NOW, { broker: 'kafka' });
     };
-    ({ arm, clients } = await startFakeArm({ deploymentPolls: 0 }));
-    await launchResourceGroup(clients, fakeClusterConfig(template), 'run-k', cluster, NOW, { broker: 'kafka' });
-    await expect(checkAzureCluster(clients, launch, 3, noCredentials, NOW)).rejects.toThrow(
-      'lacks the kafkaBootstrapServers or loadGeneratorResourceId output',
+    afterEach(async () => arm.stop());
+    const methods = () =>
+      arm.requests.filter((request) => request.path === RUN_COMMAND_PATH).map((request) => request.method);
+
+    test(
+      'first poll starts the check, a later poll sees it running, ' +
+        'then Succeeded is ready and the Run Command is deleted',
+      async () => {
+        const scripts: string[] = [];
+        await start({
+          runCommandOutcome: (script) => (
+            scripts.push(script),
+            { executionState: 'Succeeded', exitCode: 0, output: 'readiness: 3 of 3 brokers registered', error: '' }
+          ),
+        });
+        const first = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
+        expect(first).toEqual({
+          ready: false,
+          status:
+            'deployment succeeded, Kafka brokers registering: ' +
+            'readiness check started on the load generator rmqbench-loadgen',
+        });
+        expect(methods()).toContain('PUT');
+        const second = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
+        expect(second.ready).toBe(false);
+        expect(second.status).toContain('readiness check running');
+        const third = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
+        expect(third).toEqual({
+          ready: true,
+          status: 'Succeeded; readiness: 3 of 3 brokers registered',
+          outputs: { kafkaBootstrapServers: BOOTSTRAP, loadGeneratorResourceId: LOADGEN },
+        });
+        expect(scripts).toEqual([kafkaReadinessScript({ bootstrapServers: BOOTSTRAP, brokers: 3 })]);
+        expect(methods()).toContain('DELETE');
+        expect(arm.runCommands.size).toBe(0);
+      },
     );
-    expect(arm.requests.filter((request) => request.path.includes('/runCommands/'))).toHaveLength(0);
-  });
-});
+
+    test('a failed check is "not yet" before readyBy, and the next poll starts a new one', async () => {
+      let outcome: 'Failed' | 'Succeeded' = 'Failed';
+      await start({
+        runCommandPolls: 0,
+        runCommandOutcome: () =>
+          outcome === 'Failed'
+            ? { executionState: 'Failed', exitCode: 1, output: '', error: 'readiness: 2 of 3 brokers registered:' }
+            : { executionState: 'Succeeded', exitCode: 0, output: 'readiness: 3 of 3 brokers registered', error: '' },
+      });
+      expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).status).toContain(
+        'readiness check started',
+      );
+      const failed = await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
+      expect(failed).toEqual({
+        ready: false,
+        status: 'deployment succeeded, Kafka brokers registering: readiness: 2 of 3 brokers registered:',
+      });
+      expect(arm.runCommands.size).toBe(0);
+      outcome = 'Succeeded';
+      expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).status).toContain(
+        'readiness check started',
+      );
+      expect((await checkAzureCluster(clients, launch, 3, noCredentials, NOW)).ready).toBe(true);
+      expect(methods().filter((method) => method === 'PUT')).toHaveLength(2);
+    });
+
+    test('a check still failing past readyBy is an error naming what it saw last', async () => {
+      await start({
+        runCommandPolls: 0,
+        runCommandOutcome: () => ({
+          executionState: 'Failed',
+          exitCode: 1,
+          output: '',
+          error: 'readiness: 1 of 3 brokers registered:',
+        }),
+      });
+      await checkAzureCluster(clients, launch, 3, noCredentials, NOW);
+      const late = new Date(Date.parse(launch.readyBy) + 1000);
+      await expect(checkAzureCluster(clients, launch, 3, noCredentials, late)).rejects.toThrow(
+        `Kafka cluster ${cluster.clusterId} did not form by ${launch.readyBy} (the ` +
+          `deployment succeeded); last seen: readiness: 1 of 3 brokers registered:`,
+      );
+    });
+
+    test('a Kafka deployment without the load generator output is refused before any Run Command', async () => {
+      const template = {
+        ...kafkaTemplate,
+        outputs: { kafkaBootstrapServers: kafkaTemplate.outputs.kafkaBootstrapServers },
+      };
+      ({ arm, clients } = await startFakeArm({ deploymentPolls: 0 }));
+      await launchResourceGroup(clients, fakeClusterConfig(template), 'run-k', cluster, NOW, { broker: 'kafka' });
+      await expect(checkAzureCluster(clients, launch, 3, noCredentials, NOW)).rejects.toThrow(
+        'lacks the kafkaBootstrapServers or loadGeneratorResourceId output',
+      );
+      expect(arm.requests.filter((request) => request.path.includes('/runCommands/'))).toHaveLength(0);
+    });
+  },
+);
 
 describe('kafkaReadinessScript', () => {
   test('asks BrokerApiVersionsCommand and requires as many distinct broker ids as brokers', () => {

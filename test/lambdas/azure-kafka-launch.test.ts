@@ -44,50 +44,54 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
   });
   afterEach(async () => arm.stop());
 
-  test('deploys main.bicep with broker kafka: no certificate, no public load balancer, no RabbitMQ broker texts, the source prefixes unchanged', async () => {
-    const launch = await launchAzureKafkaCluster(clients, config, 'run-1', cluster, NOW);
-    expect(launch).toEqual({
-      clusterId: 'rmqbench-run-1-c1',
-      readyBy: '2025-01-01T00:30:00.000Z',
-      expiresAt: '2025-01-01T12:00:00.000Z',
-    });
-    const group = arm.requests.find(
-      (request) => request.method === 'PUT' && /\/resourcegroups\/rmqbench-run-1-c1$/i.test(request.path),
-    )!;
-    expect(group.body).toEqual({
-      location: 'westeurope',
-      tags: { [RUN_ID_TAG]: 'run-1', [EXPIRES_AT_TAG]: '2025-01-01T12:00:00.000Z' },
-    });
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    const body = put.body as DeploymentPut;
-    expect(body.properties.mode).toBe('Incremental');
-    const parameters = body.properties.parameters;
-    expect(parameters.broker).toEqual({ value: 'kafka' });
-    expect(parameters.instanceCount).toEqual({ value: 3 });
-    expect(parameters.clusterVmSize).toEqual({ value: 'Standard_F4s_v2' });
-    // main.bicep fails a kafka deployment with publicLoadBalancer true; the controller's egress /32 would be of no use
-    // to private brokers.
-    expect(parameters.publicLoadBalancer).toBeUndefined();
-    expect(parameters.allowedSourceAddressPrefixes).toEqual({ value: ['198.51.100.0/24'] });
-    // Neither the RabbitMQ broker texts nor its secrets (given in the shared parameters): main.bicep creates no
-    // RabbitMQ secret for kafka.
-    for (const name of [
-      'tlsCertificatePem',
-      'tlsPrivateKeyPem',
-      'rabbitmqConf',
-      'enabledPluginsFile',
-      'policyCommandsJson',
-      'rabbitmqVersion',
-      'rabbitmqAdminPassword',
-      'erlangCookie',
-    ]) {
-      expect({ name, value: parameters[name] }).toEqual({ name, value: undefined });
-    }
-    // The deployment was really submitted: the fake ARM holds it for CheckClusterReady to poll.
-    expect(arm.deployments.has('rmqbench-run-1-c1')).toBe(true);
-  });
+  test(
+    'deploys main.bicep with broker kafka: no certificate, no public load ' +
+      'balancer, no RabbitMQ broker texts, the source prefixes unchanged',
+    async () => {
+      const launch = await launchAzureKafkaCluster(clients, config, 'run-1', cluster, NOW);
+      expect(launch).toEqual({
+        clusterId: 'rmqbench-run-1-c1',
+        readyBy: '2025-01-01T00:30:00.000Z',
+        expiresAt: '2025-01-01T12:00:00.000Z',
+      });
+      const group = arm.requests.find(
+        (request) => request.method === 'PUT' && /\/resourcegroups\/rmqbench-run-1-c1$/i.test(request.path),
+      )!;
+      expect(group.body).toEqual({
+        location: 'westeurope',
+        tags: { [RUN_ID_TAG]: 'run-1', [EXPIRES_AT_TAG]: '2025-01-01T12:00:00.000Z' },
+      });
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      const body = put.body as DeploymentPut;
+      expect(body.properties.mode).toBe('Incremental');
+      const parameters = body.properties.parameters;
+      expect(parameters.broker).toEqual({ value: 'kafka' });
+      expect(parameters.instanceCount).toEqual({ value: 3 });
+      expect(parameters.clusterVmSize).toEqual({ value: 'Standard_F4s_v2' });
+      // main.bicep fails a kafka deployment with publicLoadBalancer true; the controller's egress /32 would be of no
+      // use to private brokers.
+      expect(parameters.publicLoadBalancer).toBeUndefined();
+      expect(parameters.allowedSourceAddressPrefixes).toEqual({ value: ['198.51.100.0/24'] });
+      // Neither the RabbitMQ broker texts nor its secrets (given in the shared parameters): main.bicep creates no
+      // RabbitMQ secret for kafka.
+      for (const name of [
+        'tlsCertificatePem',
+        'tlsPrivateKeyPem',
+        'rabbitmqConf',
+        'enabledPluginsFile',
+        'policyCommandsJson',
+        'rabbitmqVersion',
+        'rabbitmqAdminPassword',
+        'erlangCookie',
+      ]) {
+        expect({ name, value: parameters[name] }).toEqual({ name, value: undefined });
+      }
+      // The deployment was really submitted: the fake ARM holds it for CheckClusterReady to poll.
+      expect(arm.deployments.has('rmqbench-run-1-c1')).toBe(true);
+    },
+  );
 
   test('a Kafka launch needs no RabbitMQ secret: without any, the deployment is submitted with none', async () => {
     const { rabbitmqAdminPassword: _password, erlangCookie: _cookie, ...withoutSecrets } = config.parameters;
@@ -177,7 +181,8 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
         launchAzureCluster(quotingClients, config, 'run-1', { ...cluster, topology: 'quorum' }, NOW),
     ],
   ])(
-    'a %s launch failure is re-thrown without the admin password or Erlang cookie, even when ARM quotes the parameters back',
+    'a %s launch failure is re-thrown without the admin ' +
+      'password or Erlang cookie, even when ARM quotes the parameters back',
     async (_broker, launch) => {
       const quoting = {
         rejectDeployment: (body: unknown) =>

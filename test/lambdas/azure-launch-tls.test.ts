@@ -38,29 +38,33 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
   });
   afterEach(async () => arm.stop());
 
-  test('the deployment gets a fresh certificate and its key as parameters; the launch result carries only the fingerprint', async () => {
-    const launch = await launchAzureCluster(clients, config, 'run-1', cluster, NOW);
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
-      .parameters;
-    const certificatePem = parameters.tlsCertificatePem?.value as string;
-    const privateKeyPem = parameters.tlsPrivateKeyPem?.value as string;
-    expect(keyMatchesCertificate(certificatePem, privateKeyPem)).toBe(true);
-    expect(parameters.publicLoadBalancer).toEqual({ value: true });
-    const certificate = new X509Certificate(certificatePem);
-    expect(certificate.subject).toBe('CN=rmqbench rmqbench-run-1-c1');
-    // Valid until a day after the expiry tag (12 h), so the certificate never dies before the cluster is swept.
-    expect(new Date(certificate.validTo).toISOString()).toBe('2025-01-02T12:00:00.000Z');
-    expect(launch).toEqual({
-      clusterId: 'rmqbench-run-1-c1',
-      readyBy: '2025-01-01T00:30:00.000Z',
-      expiresAt: '2025-01-01T12:00:00.000Z',
-      tlsCertificateFingerprint256: certificate.fingerprint256,
-    });
-    expect(JSON.stringify(launch)).not.toContain('PRIVATE KEY');
-  });
+  test(
+    'the deployment gets a fresh certificate and its key as parameters; ' +
+      'the launch result carries only the fingerprint',
+    async () => {
+      const launch = await launchAzureCluster(clients, config, 'run-1', cluster, NOW);
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      const parameters = (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties
+        .parameters;
+      const certificatePem = parameters.tlsCertificatePem?.value as string;
+      const privateKeyPem = parameters.tlsPrivateKeyPem?.value as string;
+      expect(keyMatchesCertificate(certificatePem, privateKeyPem)).toBe(true);
+      expect(parameters.publicLoadBalancer).toEqual({ value: true });
+      const certificate = new X509Certificate(certificatePem);
+      expect(certificate.subject).toBe('CN=rmqbench rmqbench-run-1-c1');
+      // Valid until a day after the expiry tag (12 h), so the certificate never dies before the cluster is swept.
+      expect(new Date(certificate.validTo).toISOString()).toBe('2025-01-02T12:00:00.000Z');
+      expect(launch).toEqual({
+        clusterId: 'rmqbench-run-1-c1',
+        readyBy: '2025-01-01T00:30:00.000Z',
+        expiresAt: '2025-01-01T12:00:00.000Z',
+        tlsCertificateFingerprint256: certificate.fingerprint256,
+      });
+      expect(JSON.stringify(launch)).not.toContain('PRIVATE KEY');
+    },
+  );
 
   test('two launches get two different key pairs', async () => {
     const a = azureLaunchConfig(config, 'c1', NOW);
@@ -96,23 +100,27 @@ describe('LaunchCluster on Azure: world-open prefixes refused, a certificate per
     ).toThrow(/must be an array/);
   });
 
-  test('an ARM failure is re-thrown as a message without the private key, even when ARM quotes the parameters back', async () => {
-    const quoting = {
-      rejectDeployment: (body: unknown) =>
-        `invalid template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}`,
-    };
-    await withFakeArm(quoting, async (quotingClients) => {
-      const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch(
-        (caught: unknown) => caught,
-      )) as Error;
-      expect(error).toBeInstanceOf(Error);
-      expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
-      // The fake did quote the key (JSON-escaped); the re-thrown message has the placeholder instead.
-      expect(error.message).toContain('"tlsPrivateKeyPem":{"value":"<tlsPrivateKeyPem>"}');
-      expect(error.message).not.toContain('PRIVATE KEY');
-      expect(Object.keys(error)).toEqual([]);
-    });
-  });
+  test(
+    'an ARM failure is re-thrown as a message without the ' + 'private key, even when ARM quotes the parameters back',
+    async () => {
+      const quoting = {
+        rejectDeployment: (body: unknown) =>
+          `invalid ` +
+          `template: ${JSON.stringify((body as { properties: { parameters: unknown } }).properties.parameters)}`,
+      };
+      await withFakeArm(quoting, async (quotingClients) => {
+        const error = (await launchAzureCluster(quotingClients, config, 'run-1', cluster, NOW).catch(
+          (caught: unknown) => caught,
+        )) as Error;
+        expect(error).toBeInstanceOf(Error);
+        expect(error.message).toMatch(/^launching resource group rmqbench-run-1-c1 failed: .*invalid template: /);
+        // The fake did quote the key (JSON-escaped); the re-thrown message has the placeholder instead.
+        expect(error.message).toContain('"tlsPrivateKeyPem":{"value":"<tlsPrivateKeyPem>"}');
+        expect(error.message).not.toContain('PRIVATE KEY');
+        expect(Object.keys(error)).toEqual([]);
+      });
+    },
+  );
 });
 
 describe('pinned TLS options', () => {
@@ -133,7 +141,8 @@ describe('pinned TLS options', () => {
     expect(check('20.1.2.3', { fingerprint256: certificate.fingerprint256 } as never)).toBeUndefined();
     expect(check('20.1.2.3', { fingerprint256: other.fingerprint256 } as never)).toEqual(
       new Error(
-        `TLS: 20.1.2.3 presented certificate ${other.fingerprint256}, not the deployment's ${certificate.fingerprint256}`,
+        `TLS: 20.1.2.3 presented certificate ${other.fingerprint256}, ` +
+          `not the deployment's ${certificate.fingerprint256}`,
       ),
     );
   });

@@ -30,30 +30,36 @@ afterEach(async () => {
 });
 
 describe('Azure safety nets against a fake ARM endpoint', () => {
-  test("the failure handler finds a run's resource groups by the run-id tag filter ARM applies, and deletes them", async () => {
-    const groups = await resourceGroupsOfRun(clients, 'run-1');
-    expect(groups.sort()).toEqual(['other-team-rg', 'rmqbench-run-1-c1', 'rmqbench-run-1-c2']);
-    const list = arm.requests.find((request) => request.method === 'GET' && /\/resourcegroups$/i.test(request.path))!;
-    expect(list.path).toBe('/subscriptions/sub-1/resourcegroups');
-    await expect(deleteGroups(clients, ['rmqbench-run-1-c1', 'rmqbench-run-1-c2'], 10_000, 10)).resolves.toEqual([
-      'rmqbench-run-1-c1',
-      'rmqbench-run-1-c2',
-    ]);
-    expect([...arm.groups.keys()].sort()).toEqual(['other-team-rg', 'rmqbench-run-2-c1', 'untagged-rg']);
-  });
+  test(
+    "the failure handler finds a run's resource groups by the " + 'run-id tag filter ARM applies, and deletes them',
+    async () => {
+      const groups = await resourceGroupsOfRun(clients, 'run-1');
+      expect(groups.sort()).toEqual(['other-team-rg', 'rmqbench-run-1-c1', 'rmqbench-run-1-c2']);
+      const list = arm.requests.find((request) => request.method === 'GET' && /\/resourcegroups$/i.test(request.path))!;
+      expect(list.path).toBe('/subscriptions/sub-1/resourcegroups');
+      await expect(deleteGroups(clients, ['rmqbench-run-1-c1', 'rmqbench-run-1-c2'], 10_000, 10)).resolves.toEqual([
+        'rmqbench-run-1-c1',
+        'rmqbench-run-1-c2',
+      ]);
+      expect([...arm.groups.keys()].sort()).toEqual(['other-team-rg', 'rmqbench-run-2-c1', 'untagged-rg']);
+    },
+  );
 
-  test('the sweeper deletes only rmqbench- resource groups whose expiry tag has passed, next to the expired stacks', async () => {
-    await expect(expiredResourceGroups(clients, 'rmqbench-', NOW)).resolves.toEqual(['rmqbench-run-1-c1']);
-    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
-    await expect(
-      sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW, clients, () => undefined),
-    ).resolves.toEqual({ deleted: [], deleteFailedRetried: [], deletedResourceGroups: ['rmqbench-run-1-c1'] });
-    expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
-    expect(arm.groups.has('rmqbench-run-1-c2')).toBe(true);
-    expect(arm.requests.filter((request) => request.method === 'DELETE').map((request) => request.path)).toEqual([
-      '/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1',
-    ]);
-  });
+  test(
+    'the sweeper deletes only rmqbench- resource groups ' + 'whose expiry tag has passed, next to the expired stacks',
+    async () => {
+      await expect(expiredResourceGroups(clients, 'rmqbench-', NOW)).resolves.toEqual(['rmqbench-run-1-c1']);
+      cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
+      await expect(
+        sweepExpiredStacks(new CloudFormationClient({}), 'arn:role', 'rmqbench-', NOW, clients, () => undefined),
+      ).resolves.toEqual({ deleted: [], deleteFailedRetried: [], deletedResourceGroups: ['rmqbench-run-1-c1'] });
+      expect(arm.groups.has('rmqbench-run-1-c1')).toBe(false);
+      expect(arm.groups.has('rmqbench-run-1-c2')).toBe(true);
+      expect(arm.requests.filter((request) => request.method === 'DELETE').map((request) => request.path)).toEqual([
+        '/subscriptions/sub-1/resourcegroups/rmqbench-run-1-c1',
+      ]);
+    },
+  );
 
   test('without Azure the sweeper reports stacks only and calls no ARM endpoint', async () => {
     cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });

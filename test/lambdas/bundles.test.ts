@@ -51,7 +51,8 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
     for (const entry of report)
       expect(buildOutput).toMatch(
         new RegExp(
-          `${entry.name} +cold start +${Math.round(entry.coldStartBytes / KB)} KB +all chunks +${Math.round(entry.totalBytes / KB)} KB`,
+          `${entry.name} +cold start +${Math.round(entry.coldStartBytes / KB)} KB +all ` +
+            `chunks +${Math.round(entry.totalBytes / KB)} KB`,
         ),
       );
   });
@@ -95,15 +96,18 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
       });
   });
 
-  test('the AWS SDK is bundled, with @aws-sdk/lib-dynamodb and @aws-sdk/s3-request-presigner where they are used', () => {
-    for (const name of ['run-record', 'ingest-repetition', 'failure-handler'])
-      expect(bundle(name).coldStartPackages).toContain('@aws-sdk/lib-dynamodb');
-    expect(bundle('start-repetition').packages).toContain('@aws-sdk/s3-request-presigner');
-    expect(bundle('check-cluster').coldStartPackages).toEqual(
-      expect.arrayContaining(['@aws-sdk/client-cloudformation', '@aws-sdk/client-ssm']),
-    );
-    expect(bundle('validate-plan').packages.filter((pkg) => pkg.startsWith('@aws-sdk'))).toEqual([]);
-  });
+  test(
+    'the AWS SDK is bundled, with @aws-sdk/lib-dynamodb ' + 'and @aws-sdk/s3-request-presigner where they are used',
+    () => {
+      for (const name of ['run-record', 'ingest-repetition', 'failure-handler'])
+        expect(bundle(name).coldStartPackages).toContain('@aws-sdk/lib-dynamodb');
+      expect(bundle('start-repetition').packages).toContain('@aws-sdk/s3-request-presigner');
+      expect(bundle('check-cluster').coldStartPackages).toEqual(
+        expect.arrayContaining(['@aws-sdk/client-cloudformation', '@aws-sdk/client-ssm']),
+      );
+      expect(bundle('validate-plan').packages.filter((pkg) => pkg.startsWith('@aws-sdk'))).toEqual([]);
+    },
+  );
 
   test('yaml (plan files only) is in no bundle, and zod only where a plan is validated', () => {
     for (const entry of report)
@@ -131,16 +135,20 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
     }
   });
 
-  test("each function's folder (its Lambda asset) holds only the ES module bundle: no index.js that Lambda would load first", () => {
-    for (const entry of report) {
-      const files = readdirSync(join(out, entry.name)).sort();
-      expect({
-        name: entry.name,
-        entry: files.includes('index.mjs'),
-        others: files.filter((file) => file !== 'index.mjs' && file !== 'chunks'),
-      }).toEqual({ name: entry.name, entry: true, others: [] });
-    }
-  });
+  test(
+    "each function's folder (its Lambda asset) holds only " +
+      'the ES module bundle: no index.js that Lambda would load first',
+    () => {
+      for (const entry of report) {
+        const files = readdirSync(join(out, entry.name)).sort();
+        expect({
+          name: entry.name,
+          entry: files.includes('index.mjs'),
+          others: files.filter((file) => file !== 'index.mjs' && file !== 'chunks'),
+        }).toEqual({ name: entry.name, entry: true, others: [] });
+      }
+    },
+  );
 
   test('each bundle loads as an ES module without node_modules, and an azure invocation loads the Azure chunk', () => {
     const run = spawnSync(
@@ -157,7 +165,8 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
       report.map((entry) => [entry.name, 'function']),
     );
     const missingAzure =
-      'environment variable AZURE_CREDENTIALS_SECRET_ARN is not set (the BenchmarkController sets it when its azure prop is given)';
+      'environment variable AZURE_CREDENTIALS_SECRET_ARN is not set (the ' +
+      'BenchmarkController sets it when its azure prop is given)';
     expect(results.filter((result) => result.azure !== undefined)).toEqual(
       ['check-cluster', 'check-repetition', 'smoke-test', 'start-repetition', 'teardown-cluster'].map((name) => ({
         name,

@@ -48,35 +48,39 @@ describe('check-repetition', () => {
     expect(s3Mock.calls()).toHaveLength(0);
   });
 
-  test('a finished command: the uploaded stdout, CSV and broker samples become the RawRepetition under the ingest key', async () => {
-    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
-    const rawPrefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
-    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/stdout.txt` }).resolves({ Body: body('summary') });
-    s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/perftest.csv` }).resolves({ Body: body('time,sent\n1,10\n') });
-    s3Mock
-      .on(GetObjectCommand, { Key: `${rawPrefix}/broker-metrics.jsonl` })
-      .resolves({ Body: body('{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n') });
-    s3Mock.on(PutObjectCommand).resolves({});
-    const now = new Date('2025-01-01T00:00:40Z');
-    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({
-      done: true,
-      rawKey: item.rawKey,
-    });
-    const put = s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input;
-    expect(put.Key).toBe(`runs/run-1/ingest/${item.rawKey}`);
-    expect(JSON.parse(put.Body as string)).toEqual({
-      runId: 'run-1',
-      scenarioId: item.scenarioId,
-      repetition: 1,
-      startedAt: started.startedAt,
-      finishedAt: now.toISOString(),
-      perfTestArgs: started.perfTestArgs,
-      expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false },
-      stdout: 'summary',
-      csv: 'time,sent\n1,10\n',
-      brokerSamples: '{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n',
-    });
-  });
+  test(
+    'a finished command: the uploaded stdout, CSV and broker ' +
+      'samples become the RawRepetition under the ingest key',
+    async () => {
+      ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+      const rawPrefix = `runs/run-1/raw/${item.rawKey.replace(/\.json$/, '')}`;
+      s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/stdout.txt` }).resolves({ Body: body('summary') });
+      s3Mock.on(GetObjectCommand, { Key: `${rawPrefix}/perftest.csv` }).resolves({ Body: body('time,sent\n1,10\n') });
+      s3Mock
+        .on(GetObjectCommand, { Key: `${rawPrefix}/broker-metrics.jsonl` })
+        .resolves({ Body: body('{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n') });
+      s3Mock.on(PutObjectCommand).resolves({});
+      const now = new Date('2025-01-01T00:00:40Z');
+      await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', event, now)).resolves.toEqual({
+        done: true,
+        rawKey: item.rawKey,
+      });
+      const put = s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input;
+      expect(put.Key).toBe(`runs/run-1/ingest/${item.rawKey}`);
+      expect(JSON.parse(put.Body as string)).toEqual({
+        runId: 'run-1',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: started.startedAt,
+        finishedAt: now.toISOString(),
+        perfTestArgs: started.perfTestArgs,
+        expectations: { durationSeconds: 30, producers: 2, consumers: 3, confirms: false },
+        stdout: 'summary',
+        csv: 'time,sent\n1,10\n',
+        brokerSamples: '{"t":1735689601.5,"nodes":[],"alarms":{"status":"ok"},"queues":[]}\n',
+      });
+    },
+  );
 
   test('a failed command is still ingested, with the target error, and missing output is empty', async () => {
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Failed', ResponseCode: 1 });
@@ -95,46 +99,50 @@ describe('check-repetition', () => {
     });
   });
 
-  test('a repetition whose fault the aws step applied records it as not counted (what, on which node, when), never as zero lost messages', async () => {
-    const faultPlan = {
-      ...plan,
-      workloads: [
-        { ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } },
-      ],
-    };
-    const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
-    const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
-    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
-    s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
-    s3Mock.on(PutObjectCommand).resolves({});
-    const faultStarted = {
-      ...started,
-      faultApplied: { nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5 },
-      faultHealed: { healedAtSeconds: 21 },
-    };
-    await checkRepetition(
-      new SSMClient({}),
-      new S3Client({}),
-      'raw',
-      { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted },
-      new Date('2025-01-01T00:00:40Z'),
-    );
-    const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<
-      string,
-      unknown
-    >;
-    expect(raw.failover).toBeUndefined();
-    expect(raw.uncountedFault).toEqual({
-      fault: {
-        action: 'kill',
-        node: 'leader',
-        nodeName: 'rabbit@10.0.1.5',
-        appliedAtSeconds: 12.5,
-        healedAtSeconds: 21,
-      },
-      reason: expect.stringMatching(/^lost messages not counted on aws: /),
-    });
-  });
+  test(
+    'a repetition whose fault the aws step applied records it as not ' +
+      'counted (what, on which node, when), never as zero lost messages',
+    async () => {
+      const faultPlan = {
+        ...plan,
+        workloads: [
+          { ...plan.workloads[0], fault: { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 } },
+        ],
+      };
+      const faultSchedule = buildSchedule({ plan: faultPlan, runId: 'run-1', target: 'aws' }, 'exec');
+      const faultItem = faultSchedule.clusters[0]!.repetitions[0]!;
+      ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Success', ResponseCode: 0 });
+      s3Mock.on(GetObjectCommand).resolves({ Body: body('') });
+      s3Mock.on(PutObjectCommand).resolves({});
+      const faultStarted = {
+        ...started,
+        faultApplied: { nodeName: 'rabbit@10.0.1.5', appliedAtSeconds: 12.5 },
+        faultHealed: { healedAtSeconds: 21 },
+      };
+      await checkRepetition(
+        new SSMClient({}),
+        new S3Client({}),
+        'raw',
+        { runId: 'run-1', plan: faultSchedule.plan, item: faultItem, started: faultStarted },
+        new Date('2025-01-01T00:00:40Z'),
+      );
+      const raw = JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as Record<
+        string,
+        unknown
+      >;
+      expect(raw.failover).toBeUndefined();
+      expect(raw.uncountedFault).toEqual({
+        fault: {
+          action: 'kill',
+          node: 'leader',
+          nodeName: 'rabbit@10.0.1.5',
+          appliedAtSeconds: 12.5,
+          healedAtSeconds: 21,
+        },
+        reason: expect.stringMatching(/^lost messages not counted on aws: /),
+      });
+    },
+  );
 
   /**
    * A fault repetition checked with the verifier's output file holding `verifierOutput`; returns the RawRepetition
@@ -171,42 +179,49 @@ describe('check-repetition', () => {
 
   // The verifier started 3.5 s after the command was sent (2025-01-01T00:00:03.500Z); captured shape, 12 whole seconds.
   const verifierOutput =
-    'rmqbench verifier: publishing to rmqbench-verifier\n{"startedAtMs":1735689603500,"published":1990,"confirmed":1978,"consumed":1978,"lostMessages":0,"duplicatedMessages":0,"reconnects":2,"receivedPerSecond":[30,160,190,190,200,190,180,200,100,138,200,200],"unconfirmedPerSecond":[0,10,0,0,0,0,0,4,0,0,0,0]}\n';
+    'rmqbench verifier: publishing to rmqbench-verifier\n' +
+    '{"startedAtMs":1735689603500,"published":1990,"confirmed":1978,"consumed":1978,' +
+    '"lostMessages":0,"duplicatedMessages":0,"reconnects":2,"receivedPerSecond":[30,160,' +
+    '190,190,200,190,180,200,100,138,200,200],"unconfirmedPerSecond":[0,10,0,0,0,0,0,4,0,0,0,0]}\n';
 
-  test('a repetition whose fault the aws step applied, with the verifier output: counted as failover on the verifier timeline, and the ingest stores it', async () => {
-    const raw = await checkFault(
-      verifierOutput,
-      { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:11.000Z', appliedAtSeconds: 11 },
-      { nodeName: 'rabbit@10.0.1.5', healedAt: '2025-01-01T00:00:13.250Z', healedAtSeconds: 13.25 },
-    );
-    expect(raw.uncountedFault).toBeUndefined();
-    expect(raw.failover).toEqual({
-      counts: expect.objectContaining({
+  test(
+    'a repetition whose fault the aws step applied, with the verifier output: ' +
+      'counted as failover on the verifier timeline, and the ingest stores it',
+    async () => {
+      const raw = await checkFault(
+        verifierOutput,
+        { nodeName: 'rabbit@10.0.1.5', instanceId: 'i-2', appliedAt: '2025-01-01T00:00:11.000Z', appliedAtSeconds: 11 },
+        { nodeName: 'rabbit@10.0.1.5', healedAt: '2025-01-01T00:00:13.250Z', healedAtSeconds: 13.25 },
+      );
+      expect(raw.uncountedFault).toBeUndefined();
+      expect(raw.failover).toEqual({
+        counts: expect.objectContaining({
+          lostMessages: 0,
+          confirmed: 1978,
+          faultAtSeconds: 7.5,
+          unconfirmedAtFault: 4,
+          healAtSeconds: 9.75,
+          reconnects: 2,
+        }),
+        fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5' },
+      });
+      // IngestRepetition with a real PerfTest output (5 s, 1 producer, 1 consumer) beside it stores the failover.
+      const counted = ingestRepetition({
+        ...raw,
+        stdout: fixture('basic-150b.stdout.txt'),
+        csv: fixture('basic-150b.csv'),
+        expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+      });
+      expect(counted.status).toBe('SUCCEEDED');
+      expect(counted.failover).toMatchObject({
+        fault: { appliedAtSeconds: 7.5, healedAtSeconds: 9.75, nodeName: 'rabbit@10.0.1.5' },
         lostMessages: 0,
-        confirmed: 1978,
-        faultAtSeconds: 7.5,
         unconfirmedAtFault: 4,
-        healAtSeconds: 9.75,
-        reconnects: 2,
-      }),
-      fault: { action: 'kill', node: 'leader', nodeName: 'rabbit@10.0.1.5' },
-    });
-    // IngestRepetition with a real PerfTest output (5 s, 1 producer, 1 consumer) beside it stores the failover.
-    const counted = ingestRepetition({
-      ...raw,
-      stdout: fixture('basic-150b.stdout.txt'),
-      csv: fixture('basic-150b.csv'),
-      expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
-    });
-    expect(counted.status).toBe('SUCCEEDED');
-    expect(counted.failover).toMatchObject({
-      fault: { appliedAtSeconds: 7.5, healedAtSeconds: 9.75, nodeName: 'rabbit@10.0.1.5' },
-      lostMessages: 0,
-      unconfirmedAtFault: 4,
-      recoverySeconds: 2.5,
-    });
-    expect(counted.uncountedFault).toBeUndefined();
-  });
+        recoverySeconds: 2.5,
+      });
+      expect(counted.uncountedFault).toBeUndefined();
+    },
+  );
 
   test.each([
     [

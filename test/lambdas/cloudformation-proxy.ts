@@ -80,7 +80,9 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
         if (accepted !== undefined)
           return reply(
             200,
-            `<CreateStackResponse xmlns="${XMLNS}"><CreateStackResult><StackId>${accepted}</StackId></CreateStackResult><ResponseMetadata><RequestId>retry</RequestId></ResponseMetadata></CreateStackResponse>`,
+            `<CreateStackResponse ` +
+              `xmlns="${XMLNS}"><CreateStackResult><StackId>${accepted}</StackId></CreateStackResult>` +
+              `<ResponseMetadata><RequestId>retry</RequestId></ResponseMetadata></CreateStackResponse>`,
           );
         const answer = await forward(request, body);
         const stackId = /<StackId>([^<]+)<\/StackId>/.exec(answer.text)?.[1];
@@ -95,7 +97,9 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
         failedStacks.set(stackName, failing.resource);
         return reply(
           200,
-          `<DeleteStackResponse xmlns="${XMLNS}"><ResponseMetadata><RequestId>delete-failed</RequestId></ResponseMetadata></DeleteStackResponse>`,
+          `<DeleteStackResponse ` +
+            `xmlns="${XMLNS}"><ResponseMetadata><RequestId>delete-failed` +
+            `</RequestId></ResponseMetadata></DeleteStackResponse>`,
         );
       }
       const answer = await forward(request, body);
@@ -115,7 +119,10 @@ export async function startCloudFormationProxy(motoEndpoint: string): Promise<Cl
       if (stuck && answer.status === 200 && fields.Action === 'DescribeStackEvents') {
         // Newest first, as CloudFormation lists them: the stack's own DELETE_FAILED, then the resource's.
         const event = (logicalId: string, type: string, reason: string, id: string) =>
-          `<member><StackId>${stackName}</StackId><EventId>${id}</EventId><StackName>${stackName}</StackName><LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}</ResourceType><Timestamp>${new Date().toISOString()}</Timestamp><ResourceStatus>DELETE_FAILED</ResourceStatus><ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason></member>`;
+          `<member><StackId>${stackName}</StackId><EventId>${id}</EventId><StackName>${stackName}<` +
+          `/StackName><LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}<` +
+          `/ResourceType><Timestamp>${new Date().toISOString()}</Timestamp><ResourceStatus>DELETE_FAILED` +
+          `</ResourceStatus><ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason></member>`;
         const injected =
           event(
             stackName,

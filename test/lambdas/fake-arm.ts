@@ -259,7 +259,10 @@ export class FakeArm {
       return send(403, {
         error: {
           code: 'AuthorizationFailed',
-          message: `The client 'fake-client' with object id 'fake-object' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+          message:
+            `The client 'fake-client' with object id 'fake-object' does not have authorization to ` +
+            `perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the ` +
+            `scope is invalid. If access was recently granted, please refresh your credentials.`,
         },
       });
     }
@@ -331,7 +334,10 @@ export class FakeArm {
               this.groupDeletionFailures -= 1;
               // ARM's words (its ResourceGroupDeletionBlocked error, as ARM returns it for a resource that would not
               // go).
-              const message = `Deletion of resource group '${name}' failed as resources with identifiers 'Microsoft.Network/networkInterfaces/nic-0' could not be deleted. The provisioning state of the resource group will be rolled back.`;
+              const message =
+                `Deletion of resource group '${name}' failed as resources with ` +
+                `identifiers 'Microsoft.Network/networkInterfaces/nic-0' could not be ` +
+                `deleted. The provisioning state of the resource group will be rolled back.`;
               return { status: 409, body: { error: { code: 'ResourceGroupDeletionBlocked', message } } };
             }
             if (deleting && !this.deletedGroups.has(name)) {
@@ -444,7 +450,8 @@ export class FakeArm {
           error: { code: 'ResourceGroupNotFound', message: `Resource group '${group}' could not be found.` },
         });
       const scaleSetId = (name: string) =>
-        `/subscriptions/${match![1]}/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachineScaleSets/${name}`;
+        `/subscriptions/${match![1]}/resourceGroups/${group}/providers` +
+        `/Microsoft.Compute/virtualMachineScaleSets/${name}`;
       return send(200, {
         value: (this.options.backend?.vms(group) ?? this.vms.get(group) ?? []).map((vm) => ({
           id: `${path}/${vm.name}`,
@@ -538,7 +545,9 @@ export class FakeArm {
         return send(404, {
           error: {
             code: 'ResourceNotFound',
-            message: `The Resource 'Microsoft.Compute/virtualMachines/runCommands/${name}' under resource group '${group}' was not found.`,
+            message:
+              `The Resource 'Microsoft.Compute/virtualMachines/runCommands/${name}' ` +
+              `under resource group '${group}' was not found.`,
           },
         });
       if (request.method === 'GET') {
@@ -599,7 +608,9 @@ export class FakeArm {
       return send(400, {
         error: {
           code: 'InvalidApiVersionParameter',
-          message: `The api-version '${query.get('api-version')}' is invalid for Microsoft.Insights/metrics in the fake (2023-10-01).`,
+          message:
+            `The api-version '${query.get('api-version')}' is invalid ` +
+            `for Microsoft.Insights/metrics in the fake (2023-10-01).`,
         },
       });
     const timespan = /^([^/]+)\/([^/]+)$/.exec(query.get('timespan') ?? '');
@@ -624,7 +635,9 @@ export class FakeArm {
       return send(400, {
         error: {
           code: 'BadRequest',
-          message: `Failed to find metric configuration for provider: Microsoft.Compute, resource Type: virtualMachineScaleSets, metric: ${unknown}, Valid metrics: ${known.join(',')}`,
+          message:
+            `Failed to find metric configuration for provider: Microsoft.Compute, resource Type: ` +
+            `virtualMachineScaleSets, metric: ${unknown}, Valid metrics: ${known.join(',')}`,
         },
       });
     const filter = query.get('$filter');

@@ -83,7 +83,10 @@ export async function startFakeAws(options: {
           response.end(
             JSON.stringify({
               __type: 'AccessDeniedException',
-              Message: `User: arn:aws:sts::${options.account}:assumed-role/LoadGeneratorRole/i-0 is not authorized to perform: secretsmanager:GetSecretValue on resource: ${SecretId} because no identity-based policy allows the secretsmanager:GetSecretValue action`,
+              Message:
+                `User: arn:aws:sts::${options.account}:assumed-role/LoadGeneratorRole/i-0 is not ` +
+                `authorized to perform: secretsmanager:GetSecretValue on resource: ${SecretId} ` +
+                `because no identity-based policy allows the secretsmanager:GetSecretValue action`,
             }),
           );
           return;
@@ -118,7 +121,8 @@ export async function startFakeAws(options: {
         if (!authorize('s3:PutObject', `arn:aws:s3:::${bucket}/${objectKey}`)) {
           response.writeHead(403, { 'content-type': 'application/xml' });
           response.end(
-            '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>',
+            '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access ' +
+              'Denied</Message></Error>',
           );
           return;
         }

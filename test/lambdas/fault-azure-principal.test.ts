@@ -77,37 +77,41 @@ describe('the Azure fault step runs as the fault-only service principal when one
     await arm?.stop();
   });
 
-  test("with FAULT_AZURE_CREDENTIALS_SECRET_ARN it reads that secret only, and every ARM call of the step carries the fault principal's token", async () => {
-    // ARM refuses every token but the fault principal's: the step succeeds only if it never uses the controller's.
-    await startArm({
-      refuseAuthorization: (_method, path, authorization) =>
-        path.includes('/providers/Microsoft.Compute/') && authorization !== 'Bearer token-of-fault-client',
-      runCommandOutcome: () => ({ executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' }),
-    });
-    const { clients, principal: runsAs } = await azureFaultClients({
-      secrets,
-      env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
-      connect,
-      credentialFor,
-    });
-    expect(runsAs).toBe('fault');
-    expect(aws.calls).toEqual([{ action: 'secretsmanager:GetSecretValue', resource: FAULT_SECRET, allowed: true }]);
-    const target = azureFaultTarget(clients, cluster.clusterId, {
-      deadline: new Date(Date.now() + 30_000),
-      pollMs: 10,
-    });
-    expect(await target.nodes()).toEqual([
-      { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
-      { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
-    ]);
-    expect(await target.run({ id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' }, queueLeadersScript())).toBe(
-      'rmqbench: done',
-    );
-    expect(arm.requests.length).toBeGreaterThan(3);
-    expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(
-      new Set(['Bearer token-of-fault-client']),
-    );
-  });
+  test(
+    'with FAULT_AZURE_CREDENTIALS_SECRET_ARN it reads that secret only, ' +
+      "and every ARM call of the step carries the fault principal's token",
+    async () => {
+      // ARM refuses every token but the fault principal's: the step succeeds only if it never uses the controller's.
+      await startArm({
+        refuseAuthorization: (_method, path, authorization) =>
+          path.includes('/providers/Microsoft.Compute/') && authorization !== 'Bearer token-of-fault-client',
+        runCommandOutcome: () => ({ executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' }),
+      });
+      const { clients, principal: runsAs } = await azureFaultClients({
+        secrets,
+        env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
+        connect,
+        credentialFor,
+      });
+      expect(runsAs).toBe('fault');
+      expect(aws.calls).toEqual([{ action: 'secretsmanager:GetSecretValue', resource: FAULT_SECRET, allowed: true }]);
+      const target = azureFaultTarget(clients, cluster.clusterId, {
+        deadline: new Date(Date.now() + 30_000),
+        pollMs: 10,
+      });
+      expect(await target.nodes()).toEqual([
+        { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
+        { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
+      ]);
+      expect(await target.run({ id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' }, queueLeadersScript())).toBe(
+        'rmqbench: done',
+      );
+      expect(arm.requests.length).toBeGreaterThan(3);
+      expect(new Set(arm.requests.map((request) => request.authorization))).toEqual(
+        new Set(['Bearer token-of-fault-client']),
+      );
+    },
+  );
 
   test("without it, the controller's principal as before (its secret, its token)", async () => {
     await startArm({});
@@ -131,82 +135,98 @@ describe('the Azure fault step runs as the fault-only service principal when one
     );
   });
 
-  test('AuthorizationFailed while the role assignment takes effect: listing and the Run Command are tried again until ARM allows them', async () => {
-    let refusals = 4;
-    await startArm({
-      refuseAuthorization: (_method, path) => path.includes('/virtualMachines') && refusals-- > 0,
-      runCommandOutcome: () => ({ executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' }),
-    });
-    const { clients } = await azureFaultClients({
-      secrets,
-      env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
-      connect,
-      credentialFor,
-    });
-    const timing = { deadline: new Date(Date.now() + 30_000), pollMs: 10, authorizationRetryMs: 10 };
-    const target = azureFaultTarget(clients, cluster.clusterId, timing);
-    expect((await target.nodes()).map((node) => node.id)).toEqual(['nodes_a1', 'nodes_b2']);
-    expect(await target.run({ id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' }, queueLeadersScript())).toBe(
-      'rmqbench: done',
-    );
-    expect(refusals).toBeLessThan(0);
-    // Each refused call was made again: 4 refusals, then the list, the VM read and the Run Command PUT got through.
-    expect(arm.requests.filter((request) => request.path.includes('/virtualMachines')).length).toBeGreaterThanOrEqual(
-      4 + 3,
-    );
-  });
+  test(
+    'AuthorizationFailed while the role assignment takes effect: ' +
+      'listing and the Run Command are tried again until ARM allows them',
+    async () => {
+      let refusals = 4;
+      await startArm({
+        refuseAuthorization: (_method, path) => path.includes('/virtualMachines') && refusals-- > 0,
+        runCommandOutcome: () => ({ executionState: 'Succeeded', exitCode: 0, output: 'rmqbench: done', error: '' }),
+      });
+      const { clients } = await azureFaultClients({
+        secrets,
+        env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
+        connect,
+        credentialFor,
+      });
+      const timing = { deadline: new Date(Date.now() + 30_000), pollMs: 10, authorizationRetryMs: 10 };
+      const target = azureFaultTarget(clients, cluster.clusterId, timing);
+      expect((await target.nodes()).map((node) => node.id)).toEqual(['nodes_a1', 'nodes_b2']);
+      expect(await target.run({ id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' }, queueLeadersScript())).toBe(
+        'rmqbench: done',
+      );
+      expect(refusals).toBeLessThan(0);
+      // Each refused call was made again: 4 refusals, then the list, the VM read and the Run Command PUT got through.
+      expect(arm.requests.filter((request) => request.path.includes('/virtualMachines')).length).toBeGreaterThanOrEqual(
+        4 + 3,
+      );
+    },
+  );
 
-  test("still refused at the step's deadline: a clear error naming the resource group, the refusals and faultPrincipalId; other errors are not retried", async () => {
-    await startArm({
-      refuseAuthorization: (_method, path) =>
-        path.toLowerCase().includes(`/resourcegroups/${cluster.clusterId}/providers/microsoft.compute/virtualmachines`),
-    });
-    const { clients } = await azureFaultClients({
-      secrets,
-      env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
-      connect,
-      credentialFor,
-    });
-    const target = azureFaultTarget(clients, cluster.clusterId, {
-      deadline: new Date(Date.now() + 300),
-      pollMs: 10,
-      authorizationRetryMs: 50,
-    });
-    await expect(target.nodes()).rejects.toThrow(
-      new RegExp(
-        `the fault step's Azure service principal may not list the VMs of resource group ${cluster.clusterId}: ARM refused it \\d+ time\\(s\\) with AuthorizationFailed .*faultPrincipalId \\(its object id, not its client id\\); a new assignment can take up to 10 minutes`,
-      ),
-    );
-    // A resource group that does not exist is a 404, not a refusal: it fails at once, after one call.
-    const before = arm.requests.length;
-    await expect(
-      azureFaultTarget(clients, 'rmqbench-no-such-group', {
-        deadline: new Date(Date.now() + 30_000),
+  test(
+    "still refused at the step's deadline: a clear error naming the resource group, " +
+      'the refusals and faultPrincipalId; other errors are not retried',
+    async () => {
+      await startArm({
+        refuseAuthorization: (_method, path) =>
+          path
+            .toLowerCase()
+            .includes(`/resourcegroups/${cluster.clusterId}/providers/microsoft.compute/virtualmachines`),
+      });
+      const { clients } = await azureFaultClients({
+        secrets,
+        env: { AZURE_CREDENTIALS_SECRET_ARN: CONTROLLER_SECRET, FAULT_AZURE_CREDENTIALS_SECRET_ARN: FAULT_SECRET },
+        connect,
+        credentialFor,
+      });
+      const target = azureFaultTarget(clients, cluster.clusterId, {
+        deadline: new Date(Date.now() + 300),
         pollMs: 10,
-        authorizationRetryMs: 10,
-      }).nodes(),
-    ).rejects.toThrow(/404/);
-    expect(arm.requests.length - before).toBe(1);
-  });
+        authorizationRetryMs: 50,
+      });
+      await expect(target.nodes()).rejects.toThrow(
+        new RegExp(
+          `the fault step's Azure service principal may not list the VMs of resource ` +
+            `group ${cluster.clusterId}: ARM refused it \\d+ time\\(s\\) with AuthorizationFailed ` +
+            `.*faultPrincipalId \\(its object id, not its client id\\); a new assignment can take up to 10 minutes`,
+        ),
+      );
+      // A resource group that does not exist is a 404, not a refusal: it fails at once, after one call.
+      const before = arm.requests.length;
+      await expect(
+        azureFaultTarget(clients, 'rmqbench-no-such-group', {
+          deadline: new Date(Date.now() + 30_000),
+          pollMs: 10,
+          authorizationRetryMs: 10,
+        }).nodes(),
+      ).rejects.toThrow(/404/);
+      expect(arm.requests.length - before).toBe(1);
+    },
+  );
 
-  test("the launch passes faultPrincipalId to the run's deployment (AZURE_PARAMETERS_JSON as the construct writes it)", async () => {
-    await startArm({});
-    const shared = JSON.parse(
-      JSON.stringify({ rabbitmqAdminUsername: 'admin', faultPrincipalId: FAULT_PRINCIPAL_ID }),
-    ) as Record<string, unknown>;
-    await launchResourceGroup(
-      fakeArmClients(arm),
-      { ...fakeClusterConfig(), parameters: shared },
-      'run-2',
-      { ...cluster, clusterId: 'rmqbench-run-2-c1' },
-      new Date(),
-    );
-    const put = arm.requests.find(
-      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
-    )!;
-    expect(
-      (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters
-        .faultPrincipalId,
-    ).toEqual({ value: FAULT_PRINCIPAL_ID });
-  });
+  test(
+    "the launch passes faultPrincipalId to the run's " +
+      'deployment (AZURE_PARAMETERS_JSON as the construct writes it)',
+    async () => {
+      await startArm({});
+      const shared = JSON.parse(
+        JSON.stringify({ rabbitmqAdminUsername: 'admin', faultPrincipalId: FAULT_PRINCIPAL_ID }),
+      ) as Record<string, unknown>;
+      await launchResourceGroup(
+        fakeArmClients(arm),
+        { ...fakeClusterConfig(), parameters: shared },
+        'run-2',
+        { ...cluster, clusterId: 'rmqbench-run-2-c1' },
+        new Date(),
+      );
+      const put = arm.requests.find(
+        (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+      )!;
+      expect(
+        (put.body as { properties: { parameters: Record<string, { value: unknown }> } }).properties.parameters
+          .faultPrincipalId,
+      ).toEqual({ value: FAULT_PRINCIPAL_ID });
+    },
+  );
 });

@@ -88,48 +88,60 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
         script: (request.body as { properties: { source: { script: string } } }).properties.source.script,
       }));
 
-  test("the nodes are the scale set's VMs of the run's resource group, oldest first, named rabbit@<computerName>: not the load generator, not a VM being deleted", async () => {
-    expect(await azureClusterNodes(clients, cluster.clusterId)).toEqual([
-      { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
-      { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
-    ]);
-  });
+  test(
+    "the nodes are the scale set's VMs of the run's resource group, oldest first, " +
+      'named rabbit@<computerName>: not the load generator, not a VM being deleted',
+    async () => {
+      expect(await azureClusterNodes(clients, cluster.clusterId)).toEqual([
+        { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
+        { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
+      ]);
+    },
+  );
 
-  test("a kill of the leader asks the first node for the queues, then runs the kill script for the leader on the leader's VM only", async () => {
-    const applied = await applyFault(
-      azureFaultTarget(clients, cluster.clusterId, timing()),
-      event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
-      () => new Date('2025-01-01T00:10:11.000Z'),
-    );
-    expect(applied).toEqual({
-      nodeName: 'rabbit@RMQBENCHN000002',
-      instanceId: 'nodes_b2',
-      appliedAt: '2025-01-01T00:10:11.000Z',
-      appliedAtSeconds: 11,
-    });
-    expect(scriptsSent()).toEqual([
-      { vm: 'nodes_a1', script: queueLeadersScript() },
-      { vm: 'nodes_b2', script: faultScript('kill', 'rabbit@RMQBENCHN000002') },
-    ]);
-    // Each Run Command is deleted once it has ended (it is no record to keep).
-    expect(arm.runCommands.size).toBe(0);
-  });
+  test(
+    'a kill of the leader asks the first node for the queues, ' +
+      "then runs the kill script for the leader on the leader's VM only",
+    async () => {
+      const applied = await applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+        () => new Date('2025-01-01T00:10:11.000Z'),
+      );
+      expect(applied).toEqual({
+        nodeName: 'rabbit@RMQBENCHN000002',
+        instanceId: 'nodes_b2',
+        appliedAt: '2025-01-01T00:10:11.000Z',
+        appliedAtSeconds: 11,
+      });
+      expect(scriptsSent()).toEqual([
+        { vm: 'nodes_a1', script: queueLeadersScript() },
+        { vm: 'nodes_b2', script: faultScript('kill', 'rabbit@RMQBENCHN000002') },
+      ]);
+      // Each Run Command is deleted once it has ended (it is no record to keep).
+      expect(arm.runCommands.size).toBe(0);
+    },
+  );
 
-  test('"leader" is the leader of the verifier\'s queue, where the lost messages are counted, not of PerfTest\'s queue on another node', async () => {
-    leaderAnswer = JSON.stringify({
-      queues: [
-        { name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' },
-        { name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' },
-      ],
-      local: {},
-    });
-    const applied = await applyFault(
-      azureFaultTarget(clients, cluster.clusterId, timing()),
-      event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
-      () => new Date('2025-01-01T00:10:11.000Z'),
-    );
-    expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
-  });
+  test(
+    '"leader" is the leader of the verifier\'s queue, where the lost ' +
+      "messages are counted, not of PerfTest's queue on another node",
+    async () => {
+      leaderAnswer = JSON.stringify({
+        queues: [
+          { name: 'perf-test-1', type: 'quorum', leader: 'rabbit@RMQBENCHN000001' },
+          { name: 'rmqbench-verifier', type: 'quorum', leader: 'rabbit@RMQBENCHN000002' },
+        ],
+        local: {},
+      });
+      const applied = await applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+        () => new Date('2025-01-01T00:10:11.000Z'),
+      );
+      expect(applied.nodeName).toBe('rabbit@RMQBENCHN000002');
+    },
+  );
 
   describe("the verifier's queue not declared yet at the fault's time", () => {
     const withoutVerifier = JSON.stringify({
@@ -247,34 +259,38 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
     expect(scriptsSent().map((sent) => sent.script)).toEqual([queueLeadersScript()]);
   });
 
-  test("a partition of the leader runs the partition script on the leader's VM; its heal runs the script that deletes the firewall table there, not a broker start", async () => {
-    const fault = { action: 'partition', node: 'leader', atSeconds: 10, healAtSeconds: 20 };
-    const applied = await applyFault(
-      azureFaultTarget(clients, cluster.clusterId, timing()),
-      event(fault),
-      () => new Date('2025-01-01T00:10:10.000Z'),
-    );
-    expect(applied).toEqual({
-      nodeName: 'rabbit@RMQBENCHN000002',
-      instanceId: 'nodes_b2',
-      appliedAt: '2025-01-01T00:10:10.000Z',
-      appliedAtSeconds: 10,
-    });
-    const healed = await healFault(
-      azureFaultTarget(clients, cluster.clusterId, timing()),
-      event(fault, applied),
-      () => new Date('2025-01-01T00:10:20.000Z'),
-    );
-    expect(healed).toEqual({
-      nodeName: 'rabbit@RMQBENCHN000002',
-      healedAt: '2025-01-01T00:10:20.000Z',
-      healedAtSeconds: 20,
-    });
-    expect(scriptsSent()).toEqual([
-      { vm: 'nodes_a1', script: queueLeadersScript() },
-      { vm: 'nodes_b2', script: faultScript('partition', 'rabbit@RMQBENCHN000002') },
-      { vm: 'nodes_b2', script: healScript('rabbit@RMQBENCHN000002', 'partition') },
-    ]);
-    expect(scriptsSent()[2]!.script).toContain('nft delete table inet rmqbench_partition');
-  });
+  test(
+    "a partition of the leader runs the partition script on the leader's VM; " +
+      'its heal runs the script that deletes the firewall table there, not a broker start',
+    async () => {
+      const fault = { action: 'partition', node: 'leader', atSeconds: 10, healAtSeconds: 20 };
+      const applied = await applyFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event(fault),
+        () => new Date('2025-01-01T00:10:10.000Z'),
+      );
+      expect(applied).toEqual({
+        nodeName: 'rabbit@RMQBENCHN000002',
+        instanceId: 'nodes_b2',
+        appliedAt: '2025-01-01T00:10:10.000Z',
+        appliedAtSeconds: 10,
+      });
+      const healed = await healFault(
+        azureFaultTarget(clients, cluster.clusterId, timing()),
+        event(fault, applied),
+        () => new Date('2025-01-01T00:10:20.000Z'),
+      );
+      expect(healed).toEqual({
+        nodeName: 'rabbit@RMQBENCHN000002',
+        healedAt: '2025-01-01T00:10:20.000Z',
+        healedAtSeconds: 20,
+      });
+      expect(scriptsSent()).toEqual([
+        { vm: 'nodes_a1', script: queueLeadersScript() },
+        { vm: 'nodes_b2', script: faultScript('partition', 'rabbit@RMQBENCHN000002') },
+        { vm: 'nodes_b2', script: healScript('rabbit@RMQBENCHN000002', 'partition') },
+      ]);
+      expect(scriptsSent()[2]!.script).toContain('nft delete table inet rmqbench_partition');
+    },
+  );
 });

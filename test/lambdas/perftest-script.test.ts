@@ -86,27 +86,36 @@ describe('the PerfTest run scripts of the cloud targets', () => {
     },
   );
 
-  test('the AWS script runs the wrapper the boot script installs, which runs the jars where the boot script puts them', () => {
-    const { script } = awsScript({ type: 'quorum' });
-    expect(script).toContain(`\n${PERF_TEST_COMMAND} `);
-    expect(script).not.toMatch(/\/opt\/perftest\b/);
-    const boot = loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n');
-    expect(boot).toContain(`install -d ${PERF_TEST_HOME}/lib`);
-    expect(boot).toContain(
-      `cat > ${PERF_TEST_COMMAND} <<'RMQBENCH_WRAPPER'\n#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"`,
-    );
-  });
+  test(
+    'the AWS script runs the wrapper the boot script installs, ' +
+      'which runs the jars where the boot script puts them',
+    () => {
+      const { script } = awsScript({ type: 'quorum' });
+      expect(script).toContain(`\n${PERF_TEST_COMMAND} `);
+      expect(script).not.toMatch(/\/opt\/perftest\b/);
+      const boot = loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n');
+      expect(boot).toContain(`install -d ${PERF_TEST_HOME}/lib`);
+      expect(boot).toContain(
+        `cat > ${PERF_TEST_COMMAND} <<'RMQBENCH_WRAPPER'\n#!/bin/sh\n` +
+          `exec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"`,
+      );
+    },
+  );
 
-  test('the AWS script never puts the admin credentials in a process argument: curl reads them on stdin, PerfTest runs as a per-run user deleted on exit', () => {
-    const { script } = awsScript({ type: 'quorum' });
-    expect(script).toContain('printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K -');
-    expect(script).toMatch(/^trap 'admin_api DELETE "users\/\$BENCH_USER"/m);
-    expect(script).toContain('amqp://$BENCH_USER:$BENCH_PASS@nlb:5672');
-    expect(script).not.toMatch(/\$USER:\$PASS|\$ADMIN_CURL_CONFIG"? [^|]/);
-    expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' })).toContain(
-      'mount -o remount,hidepid=2 /proc',
-    );
-  });
+  test(
+    'the AWS script never puts the admin credentials in a process argument: ' +
+      'curl reads them on stdin, PerfTest runs as a per-run user deleted on exit',
+    () => {
+      const { script } = awsScript({ type: 'quorum' });
+      expect(script).toContain('printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K -');
+      expect(script).toMatch(/^trap 'admin_api DELETE "users\/\$BENCH_USER"/m);
+      expect(script).toContain('amqp://$BENCH_USER:$BENCH_PASS@nlb:5672');
+      expect(script).not.toMatch(/\$USER:\$PASS|\$ADMIN_CURL_CONFIG"? [^|]/);
+      expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' })).toContain(
+        'mount -o remount,hidepid=2 /proc',
+      );
+    },
+  );
 
   test("an unreadable admin secret stops the AWS script first, with the CLI's error and its meaning", () => {
     const { script } = awsScript({ type: 'quorum' });
@@ -145,20 +154,24 @@ describe('the PerfTest run scripts of the cloud targets', () => {
     }
   });
 
-  test('a failed PerfTest fails the script with its status after the upload, its output tail on stderr: nothing hides it', () => {
-    for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
-      expect(script).not.toContain('|| echo "exit');
-      const lines = script.split('\n');
-      const upload = lines.findIndex(
-        (line) => line.includes('s3 cp stdout.txt') || line.includes('rmqbench-upload stdout.txt'),
-      );
-      const exit = lines.indexOf('  exit "$PERF_TEST_STATUS"');
-      expect(upload).toBeGreaterThan(0);
-      expect(exit).toBeGreaterThan(upload);
-      // The credential is masked through awk's environment, never its arguments.
-      expect(script).not.toMatch(/awk -v/);
-    }
-  });
+  test(
+    'a failed PerfTest fails the script with its status after ' +
+      'the upload, its output tail on stderr: nothing hides it',
+    () => {
+      for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
+        expect(script).not.toContain('|| echo "exit');
+        const lines = script.split('\n');
+        const upload = lines.findIndex(
+          (line) => line.includes('s3 cp stdout.txt') || line.includes('rmqbench-upload stdout.txt'),
+        );
+        const exit = lines.indexOf('  exit "$PERF_TEST_STATUS"');
+        expect(upload).toBeGreaterThan(0);
+        expect(exit).toBeGreaterThan(upload);
+        // The credential is masked through awk's environment, never its arguments.
+        expect(script).not.toMatch(/awk -v/);
+      }
+    },
+  );
 });
 
 describe('the management API sampler in the run scripts', () => {
@@ -166,7 +179,8 @@ describe('the management API sampler in the run scripts', () => {
     ['aws', () => awsScript({ type: 'quorum' }).script, /^\/usr\/local\/bin\/perf-test /m],
     ['azure', () => azureScript({ type: 'quorum' }).script, /^perf-test /m],
   ])(
-    '%s: starts in the background before PerfTest, is stopped and awaited after it, before any upload; bounded by the duration + %s s',
+    '%s: starts in the background before PerfTest, is stopped and ' +
+      'awaited after it, before any upload; bounded by the duration + %s s',
     (_target, script, perfTest) => {
       const lines = script().split('\n');
       const started = lines.indexOf('sample_broker & SAMPLER_PID=$!');
@@ -183,21 +197,25 @@ describe('the management API sampler in the run scripts', () => {
     },
   );
 
-  test("the sampler reads as the per-run benchmark user, now tagged monitoring, with its credentials on curl's stdin only", () => {
-    for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
-      expect(BENCHMARK_USER_TAGS).toBe('monitoring');
-      expect(script).toContain(`printf '{"password":"%s","tags":"monitoring"}' "$BENCH_PASS" > user.json`);
-      const requests = script.split('\n').filter((line) => line.startsWith('    body='));
-      expect(requests).toHaveLength(3);
-      for (const line of requests)
-        expect(line).toMatch(
-          /^ {4}body=\$\(printf 'user = "%s:%s"\\n' "\$BENCH_USER" "\$BENCH_PASS" \| curl -sS --max-time 2 -K - "\$MANAGEMENT_URL\/api\/[^"]+" 2> \/dev\/null \|/,
+  test(
+    'the sampler reads as the per-run benchmark user, ' +
+      "now tagged monitoring, with its credentials on curl's stdin only",
+    () => {
+      for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
+        expect(BENCHMARK_USER_TAGS).toBe('monitoring');
+        expect(script).toContain(`printf '{"password":"%s","tags":"monitoring"}' "$BENCH_PASS" > user.json`);
+        const requests = script.split('\n').filter((line) => line.startsWith('    body='));
+        expect(requests).toHaveLength(3);
+        for (const line of requests)
+          expect(line).toMatch(
+            /^ {4}body=\$\(printf 'user = "%s:%s"\\n' "\$BENCH_USER" "\$BENCH_PASS" \| curl -sS --max-time 2 -K - "\$MANAGEMENT_URL\/api\/[^"]+" 2> \/dev\/null \|/,
+          );
+        expect(requests.map((line) => /"\$MANAGEMENT_URL([^"]+)"/.exec(line)![1])).toEqual(
+          Object.values(BROKER_SAMPLE_PATHS),
         );
-      expect(requests.map((line) => /"\$MANAGEMENT_URL([^"]+)"/.exec(line)![1])).toEqual(
-        Object.values(BROKER_SAMPLE_PATHS),
-      );
-    }
-  });
+      }
+    },
+  );
 
   test("the sampler's file is uploaded with the raw files, and a failed upload of it does not fail the script", () => {
     expect(RAW_FILES).toContain(BROKER_SAMPLES_FILE);
@@ -251,16 +269,20 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
         }).script;
   };
 
-  test("the largest script (with the verifier) stays far below SendCommand's 64 KB document limit, and one over it is refused before anything is sent", async () => {
-    expect(Buffer.byteLength(withFault('aws'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
-    expect(Buffer.byteLength(withFault('azure'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
-    let sent = 0;
-    const ssm = { send: async () => ++sent } as unknown as Parameters<typeof startPerfTest>[0];
-    await expect(startPerfTest(ssm, 'i-1', 'x'.repeat(SSM_COMMAND_SIZE_LIMIT_BYTES), 60)).rejects.toThrow(
-      /run script is 65536 bytes, too close to SendCommand's 64 KB document limit/,
-    );
-    expect(sent).toBe(0);
-  });
+  test(
+    "the largest script (with the verifier) stays far below SendCommand's 64 KB " +
+      'document limit, and one over it is refused before anything is sent',
+    async () => {
+      expect(Buffer.byteLength(withFault('aws'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
+      expect(Buffer.byteLength(withFault('azure'))).toBeLessThan(SSM_COMMAND_SIZE_LIMIT_BYTES / 2);
+      let sent = 0;
+      const ssm = { send: async () => ++sent } as unknown as Parameters<typeof startPerfTest>[0];
+      await expect(startPerfTest(ssm, 'i-1', 'x'.repeat(SSM_COMMAND_SIZE_LIMIT_BYTES), 60)).rejects.toThrow(
+        /run script is 65536 bytes, too close to SendCommand's 64 KB document limit/,
+      );
+      expect(sent).toBe(0);
+    },
+  );
 
   test('no fault, no verifier: nothing of it in either script', () => {
     for (const { script } of [awsScript({ type: 'quorum' }), azureScript({ type: 'quorum' })]) {
@@ -273,7 +295,8 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
     ['aws', 'nlb:5672', /^\/usr\/local\/bin\/perf-test /m],
     ['azure', '10.20.1.10:5672', /^perf-test /m],
   ] as const)(
-    '%s: started after the benchmark user exists and before PerfTest, with the URI in its environment only; awaited after PerfTest, before the uploads',
+    '%s: started after the benchmark user exists and before PerfTest, ' +
+      'with the URI in its environment only; awaited after PerfTest, before the uploads',
     (target, host, perfTest) => {
       const script = withFault(target);
       const lines = script.split('\n');
@@ -290,7 +313,12 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
       expect(waited).toBeGreaterThan(perfTestLine);
       expect(firstUpload).toBeGreaterThan(waited);
       expect(lines[started]).toBe(
-        `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${host}" timeout ${10 + VERIFIER_GRACE_SECONDS} java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java --queue 'rmqbench-verifier' --seconds 10 --queue-arg 'x-queue-type=quorum' --queue-arg 'x-quorum-initial-group-size=3' > ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
+        `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${host}" ` +
+          `timeout ${10 + VERIFIER_GRACE_SECONDS} ` +
+          `java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java ` +
+          `--queue 'rmqbench-verifier' --seconds 10 ` +
+          `--queue-arg 'x-queue-type=quorum' --queue-arg 'x-quorum-initial-group-size=3' ` +
+          `> ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
       );
       // The verifier's queue is the one the fault step finds the leader of.
       expect(VERIFIER_QUEUE).toBe('rmqbench-verifier');
@@ -300,7 +328,8 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
   test('its output is uploaded beside the raw files, and a failed upload does not fail the script', () => {
     expect(withFault('aws')).toMatch(
       new RegExp(
-        `^aws s3 cp ${VERIFIER_OUTPUT_FILE} 's3://b/runs/r/raw/[^']+/${VERIFIER_OUTPUT_FILE}' \\|\\| echo 'rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}' >&2$`,
+        `^aws s3 cp ${VERIFIER_OUTPUT_FILE} 's3://b/runs/r/raw/[^']+/${VERIFIER_OUTPUT_FILE}' \\|\\| ` +
+          `echo 'rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}' >&2$`,
         'm',
       ),
     );
@@ -313,56 +342,66 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
     expect(azureScript({ type: 'quorum' }).script).not.toContain(uploadUrlVariable(VERIFIER_OUTPUT_FILE));
   });
 
-  test("the source in the script decodes to the verifier, and the class path comes from either cloud's PerfTest wrapper", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-verifier-lines-'));
-    try {
-      const lines = withFault('aws').split('\n');
-      const decode = lines.find((line) => line.includes(`| base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`))!;
-      const wrapperLine = lines.find((line) => line.startsWith('VERIFIER_WRAPPER='))!;
-      const classpath = lines.find((line) => line.startsWith('VERIFIER_CLASSPATH='))!;
-      // Each script looks the wrapper up as it runs PerfTest: by its path on AWS, on PATH on Azure.
-      expect(wrapperLine).toBe(`VERIFIER_WRAPPER=$(command -v '${PERF_TEST_COMMAND}') || VERIFIER_WRAPPER=''`);
-      expect(withFault('azure')).toContain("\nVERIFIER_WRAPPER=$(command -v 'perf-test') || VERIFIER_WRAPPER=''\n");
-      // The wrappers as the boot scripts write them: cdk/user-data/load-generator.ts (AWS),
-      // bicep/cloud-init/rmqbench-loadgen-setup.sh (Azure, $home expanded).
-      const wrappers = {
-        aws: `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
-        azure: `#!/bin/sh\nexec java \${PERF_TEST_JAVA_OPTS:-} -cp '/opt/perf-test/2.22.1/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
-      };
-      expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n')).toContain(
-        wrappers.aws,
-      );
-      expect(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-loadgen-setup.sh'), 'utf8')).toContain(
-        `exec java \\\${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest`,
-      );
-      const found: Record<string, string> = {};
-      for (const [cloud, wrapper] of Object.entries(wrappers)) {
-        // Executable, as the boot scripts make it (command -v finds executables only).
-        writeFileSync(join(dir, 'perf-test'), wrapper, { mode: 0o755 });
-        const script = [
-          decode,
-          wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'perf-test')}'`),
+  test(
+    'the source in the script decodes to the verifier, ' +
+      "and the class path comes from either cloud's PerfTest wrapper",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-verifier-lines-'));
+      try {
+        const lines = withFault('aws').split('\n');
+        const decode = lines.find((line) =>
+          line.includes(`| base64 -d | gunzip > ${LOST_MESSAGE_VERIFIER_CLASS}.java`),
+        )!;
+        const wrapperLine = lines.find((line) => line.startsWith('VERIFIER_WRAPPER='))!;
+        const classpath = lines.find((line) => line.startsWith('VERIFIER_CLASSPATH='))!;
+        // Each script looks the wrapper up as it runs PerfTest: by its path on AWS, on PATH on Azure.
+        expect(wrapperLine).toBe(`VERIFIER_WRAPPER=$(command -v '${PERF_TEST_COMMAND}') || VERIFIER_WRAPPER=''`);
+        expect(withFault('azure')).toContain("\nVERIFIER_WRAPPER=$(command -v 'perf-test') || VERIFIER_WRAPPER=''\n");
+        // The wrappers as the boot scripts write them: cdk/user-data/load-generator.ts (AWS),
+        // bicep/cloud-init/rmqbench-loadgen-setup.sh (Azure, $home expanded).
+        const wrappers = {
+          aws: `#!/bin/sh\nexec java -cp '${PERF_TEST_HOME}/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
+          azure:
+            `#!/bin/sh\nexec java \${PERF_TEST_JAVA_OPTS:-} -cp ` +
+            `'/opt/perf-test/2.22.1/lib/*' com.rabbitmq.perf.PerfTest "$@"\n`,
+        };
+        expect(loadGeneratorBootCommands({ resultsBucketName: 'b', resultsPrefix: 'runs/' }).join('\n')).toContain(
+          wrappers.aws,
+        );
+        expect(readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-loadgen-setup.sh'), 'utf8')).toContain(
+          `exec java \\\${PERF_TEST_JAVA_OPTS:-} -cp '$home/lib/*' com.rabbitmq.perf.PerfTest`,
+        );
+        const found: Record<string, string> = {};
+        for (const [cloud, wrapper] of Object.entries(wrappers)) {
+          // Executable, as the boot scripts make it (command -v finds executables only).
+          writeFileSync(join(dir, 'perf-test'), wrapper, { mode: 0o755 });
+          const script = [
+            decode,
+            wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'perf-test')}'`),
+            classpath,
+            'printf "%s" "$VERIFIER_CLASSPATH"',
+          ].join('\n');
+          found[cloud] = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8' });
+          expect(readFileSync(join(dir, `${LOST_MESSAGE_VERIFIER_CLASS}.java`), 'utf8')).toBe(
+            LOST_MESSAGE_VERIFIER_JAVA,
+          );
+        }
+        expect(found).toEqual({ aws: '/opt/perf-test/lib/*', azure: '/opt/perf-test/2.22.1/lib/*' });
+        // No wrapper where the script looks: an empty class path (the verifier then records why it did not run), never
+        // a failed script.
+        const missing = [
+          wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'absent')}'`),
           classpath,
-          'printf "%s" "$VERIFIER_CLASSPATH"',
+          'printf "[%s]" "$VERIFIER_CLASSPATH"',
         ].join('\n');
-        found[cloud] = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8' });
-        expect(readFileSync(join(dir, `${LOST_MESSAGE_VERIFIER_CLASS}.java`), 'utf8')).toBe(LOST_MESSAGE_VERIFIER_JAVA);
+        expect(execFileSync('bash', ['-euo', 'pipefail', '-c', missing], { cwd: dir, encoding: 'utf8' })).toBe('[]');
+        // gzip and base64 keep the script well under the source's size.
+        expect(decode.length).toBeLessThan(LOST_MESSAGE_VERIFIER_JAVA.length / 2);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect(found).toEqual({ aws: '/opt/perf-test/lib/*', azure: '/opt/perf-test/2.22.1/lib/*' });
-      // No wrapper where the script looks: an empty class path (the verifier then records why it did not run), never a
-      // failed script.
-      const missing = [
-        wrapperLine.replace(`'${PERF_TEST_COMMAND}'`, `'${join(dir, 'absent')}'`),
-        classpath,
-        'printf "[%s]" "$VERIFIER_CLASSPATH"',
-      ].join('\n');
-      expect(execFileSync('bash', ['-euo', 'pipefail', '-c', missing], { cwd: dir, encoding: 'utf8' })).toBe('[]');
-      // gzip and base64 keep the script well under the source's size.
-      expect(decode.length).toBeLessThan(LOST_MESSAGE_VERIFIER_JAVA.length / 2);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   test('bad inputs are refused by name', () => {
     expect(() =>

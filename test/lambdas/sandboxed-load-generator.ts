@@ -84,7 +84,9 @@ function sandboxBootScript(options: SandboxOptions): string {
   });
   const dirs = options.jarDirs.map((dir) => `'${dir}'`).join(' ');
   // `rmqbench_fetch_jar <Maven path> <file>`: the same file from the first local jar folder that has it.
-  const copyJar = `rmqbench_fetch_jar() { local dir; for dir in ${dirs}; do if [ -f "$dir/$2" ]; then cp "$dir/$2" "$2"; return 0; fi; done; echo "$2 is in no local jar folder (${options.jarDirs.join(', ')})" >&2; return 1; }`;
+  const copyJar =
+    `rmqbench_fetch_jar() { local dir; for dir in ${dirs}; do if [ -f "$dir/$2" ]; then cp "$dir/$2" "$2"; ` +
+    `return 0; fi; done; echo "$2 is in no local jar folder (${options.jarDirs.join(', ')})" >&2; return 1; }`;
   let fetchFunctions = 0;
   const substituted = commands.map((command) => {
     if (command === 'dnf install -y java-21-amazon-corretto-headless') return ': Java comes from the test machine';

@@ -46,19 +46,22 @@ describe('TeardownCluster and CheckTeardown on azure', () => {
     });
   });
 
-  test('past the deadline the check fails with TeardownIncomplete naming the group and why its deletion failed', async () => {
-    await withFakeArm({ operationPolls: 0, failGroupDeletions: 5 }, async (clients, arm) => {
-      put(arm);
-      const started = await startGroupTeardown(clients, GROUP, 10_000, NOW);
-      const late = new Date(Date.parse(started.deleteBy) + 1000);
-      await expect(checkGroupTeardown(clients, GROUP, started.deleteBy, late, started.lastError)).rejects.toMatchObject(
-        {
+  test(
+    'past the deadline the check fails with TeardownIncomplete ' + 'naming the group and why its deletion failed',
+    async () => {
+      await withFakeArm({ operationPolls: 0, failGroupDeletions: 5 }, async (clients, arm) => {
+        put(arm);
+        const started = await startGroupTeardown(clients, GROUP, 10_000, NOW);
+        const late = new Date(Date.parse(started.deleteBy) + 1000);
+        await expect(
+          checkGroupTeardown(clients, GROUP, started.deleteBy, late, started.lastError),
+        ).rejects.toMatchObject({
           name: 'TeardownIncomplete',
           message: expect.stringMatching(
             /^resource group rmqbench-az-c1 was not deleted by .* \(provisioning state Succeeded\); its deletion failed: Deletion of resource group 'rmqbench-az-c1' failed/,
           ),
-        },
-      );
-    });
-  });
+        });
+      });
+    },
+  );
 });
