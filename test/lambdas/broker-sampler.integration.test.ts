@@ -80,56 +80,63 @@ describe('the management API sampler on a real 3-node cluster', () => {
     }
   }
 
-  test('queue depth on the leader, no memory alarm on any node, at most one line a second, and the benchmark user gone afterwards', async () => {
-    const leader = cluster.nodes[1]!;
-    const leaders = await cluster.declareQueues(['perf-test-1'], true, leader);
-    for (let index = 0; index < 25; index++) {
+  test(
+    'queue depth on the leader, no memory alarm on any node, at most ' +
+      'one line a second, and the benchmark user gone afterwards',
+    async () => {
+      const leader = cluster.nodes[1]!;
+      const leaders = await cluster.declareQueues(['perf-test-1'], true, leader);
+      for (let index = 0; index < 25; index++) {
+        await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', {
+          properties: { delivery_mode: 2 },
+          routing_key: 'perf-test-1',
+          payload: `m${index}`,
+          payload_encoding: 'string',
+        });
+      }
+      // A queue that is not a benchmark queue does not count.
+      await cluster.api('PUT', '/api/queues/%2F/someone-elses', { durable: true, arguments: {} }, cluster.nodes[0]);
       await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', {
-        properties: { delivery_mode: 2 },
-        routing_key: 'perf-test-1',
-        payload: `m${index}`,
+        properties: {},
+        routing_key: 'someone-elses',
+        payload: 'x',
         payload_encoding: 'string',
       });
-    }
-    // A queue that is not a benchmark queue does not count.
-    await cluster.api('PUT', '/api/queues/%2F/someone-elses', { durable: true, arguments: {} }, cluster.nodes[0]);
-    await cluster.api('POST', '/api/exchanges/%2F/amq.default/publish', {
-      properties: {},
-      routing_key: 'someone-elses',
-      payload: 'x',
-      payload_encoding: 'string',
-    });
-    // A quorum queue's count reaches the management API at its leader's Ra tick (quorum_tick_interval, 5 s by default:
-    // deps/rabbit/src/rabbit_quorum_queue.erl make_ra_conf, handle_tick -> rabbit_core_metrics:queue_stats): wait for
-    // it.
-    const deadline = Date.now() + 30_000;
-    while ((await cluster.api<{ messages?: number }>('GET', '/api/queues/%2F/perf-test-1')).messages !== 25) {
-      if (Date.now() > deadline) throw new Error('perf-test-1 did not show 25 messages within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    const startedAt = new Date();
-    const run = await runSampler(5);
-    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    const parsed = brokerMetricsFromSamples(run.samples, startedAt);
-    expect(parsed.unusable).toBe(0);
-    // Once a second at most, on whole seconds from its start (a slow round skips a second, never doubles one): over 5 s
-    // of "PerfTest" at most 6 lines and never two within one second; how many depends on the machine's load.
-    expect(parsed.samples).toBeGreaterThanOrEqual(2);
-    expect(parsed.samples).toBeLessThanOrEqual(7);
-    const times = parsed.metrics.series[0]!.points.map(([t]) => t);
-    for (let index = 1; index < times.length; index++)
-      expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(0.9);
-    const series = (node: string, metric: string) =>
-      parsed.metrics.series.find((one) => one.node === node && one.metric === metric)?.points.map(([, value]) => value);
-    const leaderName = leaders.get('perf-test-1')!;
-    for (const node of cluster.nodes) {
-      expect(series(node.name, 'memoryAlarm')).toEqual(Array(parsed.samples).fill(0));
-      expect(series(node.name, 'queueDepth')).toEqual(Array(parsed.samples).fill(node.name === leaderName ? 25 : 0));
-    }
-    const users = await cluster.api<{ name: string }[]>('GET', '/api/users');
-    expect(users.map((user) => user.name)).toEqual(['guest']);
-    await cluster.api('DELETE', '/api/queues/%2F/someone-elses');
-  });
+      // A quorum queue's count reaches the management API at its leader's Ra tick (quorum_tick_interval, 5 s by
+      // default: deps/rabbit/src/rabbit_quorum_queue.erl make_ra_conf, handle_tick -> rabbit_core_metrics:queue_stats):
+      // wait for
+      // it.
+      const deadline = Date.now() + 30_000;
+      while ((await cluster.api<{ messages?: number }>('GET', '/api/queues/%2F/perf-test-1')).messages !== 25) {
+        if (Date.now() > deadline) throw new Error('perf-test-1 did not show 25 messages within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const startedAt = new Date();
+      const run = await runSampler(5);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      const parsed = brokerMetricsFromSamples(run.samples, startedAt);
+      expect(parsed.unusable).toBe(0);
+      // Once a second at most, on whole seconds from its start (a slow round skips a second, never doubles one): over 5
+      // s of "PerfTest" at most 6 lines and never two within one second; how many depends on the machine's load.
+      expect(parsed.samples).toBeGreaterThanOrEqual(2);
+      expect(parsed.samples).toBeLessThanOrEqual(7);
+      const times = parsed.metrics.series[0]!.points.map(([t]) => t);
+      for (let index = 1; index < times.length; index++)
+        expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(0.9);
+      const series = (node: string, metric: string) =>
+        parsed.metrics.series
+          .find((one) => one.node === node && one.metric === metric)
+          ?.points.map(([, value]) => value);
+      const leaderName = leaders.get('perf-test-1')!;
+      for (const node of cluster.nodes) {
+        expect(series(node.name, 'memoryAlarm')).toEqual(Array(parsed.samples).fill(0));
+        expect(series(node.name, 'queueDepth')).toEqual(Array(parsed.samples).fill(node.name === leaderName ? 25 : 0));
+      }
+      const users = await cluster.api<{ name: string }[]>('GET', '/api/users');
+      expect(users.map((user) => user.name)).toEqual(['guest']);
+      await cluster.api('DELETE', '/api/queues/%2F/someone-elses');
+    },
+  );
 
   test('a memory alarm raised on one node shows as 1 on that node only', async () => {
     const alarmed = cluster.nodes[2]!;
@@ -151,28 +158,33 @@ describe('the management API sampler on a real 3-node cluster', () => {
     }
   });
 
-  test('a management API that does not answer leaves null samples, never fails the script, and the parser says so', async () => {
-    // The benchmark user is created through $MANAGEMENT_URL, so only the sampler is pointed at a port nothing listens
-    // on.
-    const dir = tempDir('sampler-down');
-    try {
-      const script = [
-        'set -euo pipefail',
-        `cd ${dir.path}`,
-        "MANAGEMENT_URL='http://127.0.0.1:9'",
-        'BENCH_USER=u BENCH_PASS=p',
-        ...startBrokerSamplerLines(30),
-        'sleep 2',
-        ...stopBrokerSamplerLines(),
-        `cat ${BROKER_SAMPLES_FILE}`,
-      ].join('\n');
-      const { stdout } = await execFileAsync('bash', ['-c', script], { env: { PATH: '/usr/local/bin:/usr/bin:/bin' } });
-      expect(stdout).toMatch(/^\{"t":\d+\.\d{3},"nodes":null,"alarms":null,"queues":null\}$/m);
-      expect(() => brokerMetricsFromSamples(stdout, new Date())).toThrow(
-        /holds \d+ unusable lines? \(first: line 1: no answer from \/api\/nodes\?columns=name,running\)/,
-      );
-    } finally {
-      dir.cleanup();
-    }
-  });
+  test(
+    'a management API that does not answer leaves null samples, ' + 'never fails the script, and the parser says so',
+    async () => {
+      // The benchmark user is created through $MANAGEMENT_URL, so only the sampler is pointed at a port nothing listens
+      // on.
+      const dir = tempDir('sampler-down');
+      try {
+        const script = [
+          'set -euo pipefail',
+          `cd ${dir.path}`,
+          "MANAGEMENT_URL='http://127.0.0.1:9'",
+          'BENCH_USER=u BENCH_PASS=p',
+          ...startBrokerSamplerLines(30),
+          'sleep 2',
+          ...stopBrokerSamplerLines(),
+          `cat ${BROKER_SAMPLES_FILE}`,
+        ].join('\n');
+        const { stdout } = await execFileAsync('bash', ['-c', script], {
+          env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+        });
+        expect(stdout).toMatch(/^\{"t":\d+\.\d{3},"nodes":null,"alarms":null,"queues":null\}$/m);
+        expect(() => brokerMetricsFromSamples(stdout, new Date())).toThrow(
+          /holds \d+ unusable lines? \(first: line 1: no answer from \/api\/nodes\?columns=name,running\)/,
+        );
+      } finally {
+        dir.cleanup();
+      }
+    },
+  );
 });

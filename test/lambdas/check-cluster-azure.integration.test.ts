@@ -125,49 +125,62 @@ describe('CheckClusterReady on Azure asks the cluster itself, through the pinned
     work.cleanup();
   });
 
-  test('ready when every expected node runs in one cluster, asked through whichever node the load balancer picks', async () => {
-    const launch = await deploy('rmqbench-run-1-c1', lbUrl);
-    lbHits.clear();
-    // Three checks: the load balancer's round robin sends each to another node, and each lists all three.
-    for (let check = 0; check < 3; check++) {
-      const result = await checkAzureCluster(clients, launch, 3, credentials, NOW);
-      expect(result.ready).toBe(true);
-      expect(result.status).toMatch(/^Succeeded; 3 of 3 expected node\(s\) running/);
-      expect(result.outputs?.managementHttpsUrl).toBe(lbUrl);
-    }
-    expect([...lbHits.keys()].sort()).toEqual(rabbit.nodes.map((member) => member.managementPort).sort());
-  });
+  test(
+    'ready when every expected node runs in one cluster, ' + 'asked through whichever node the load balancer picks',
+    async () => {
+      const launch = await deploy('rmqbench-run-1-c1', lbUrl);
+      lbHits.clear();
+      // Three checks: the load balancer's round robin sends each to another node, and each lists all three.
+      for (let check = 0; check < 3; check++) {
+        const result = await checkAzureCluster(clients, launch, 3, credentials, NOW);
+        expect(result.ready).toBe(true);
+        expect(result.status).toMatch(/^Succeeded; 3 of 3 expected node\(s\) running/);
+        expect(result.outputs?.managementHttpsUrl).toBe(lbUrl);
+      }
+      expect([...lbHits.keys()].sort()).toEqual(rabbit.nodes.map((member) => member.managementPort).sort());
+    },
+  );
 
-  test('not ready while fewer nodes than planned run in the cluster; past the deadline it fails with what it saw', async () => {
-    const launch = await deploy('rmqbench-run-1-c2', lbUrl);
-    const waiting = await checkAzureCluster(clients, launch, 4, credentials, NOW);
-    const names = rabbit.nodes
-      .map((member) => member.name)
-      .sort()
-      .join(', ');
-    expect(waiting).toEqual({
-      ready: false,
-      status: `deployment succeeded, cluster forming: 3 of 4 expected node(s) running in the cluster that answered (${names})`,
-    });
-    const late = new Date(Date.parse(launch.readyBy) + 1000);
-    await expect(checkAzureCluster(clients, launch, 4, credentials, late)).rejects.toThrow(
-      new RegExp(
-        `^cluster rmqbench-run-1-c2 did not form by ${launch.readyBy.replace(/[.]/g, '\\.')} \\(the deployment succeeded\\); last seen: 3 of 4 expected node\\(s\\) running`,
-      ),
-    );
-  });
+  test(
+    'not ready while fewer nodes than planned run in the ' + 'cluster; past the deadline it fails with what it saw',
+    async () => {
+      const launch = await deploy('rmqbench-run-1-c2', lbUrl);
+      const waiting = await checkAzureCluster(clients, launch, 4, credentials, NOW);
+      const names = rabbit.nodes
+        .map((member) => member.name)
+        .sort()
+        .join(', ');
+      expect(waiting).toEqual({
+        ready: false,
+        status:
+          `deployment succeeded, cluster forming: 3 of 4 expected ` +
+          `node(s) running in the cluster that answered (${names})`,
+      });
+      const late = new Date(Date.parse(launch.readyBy) + 1000);
+      await expect(checkAzureCluster(clients, launch, 4, credentials, late)).rejects.toThrow(
+        new RegExp(
+          `^cluster rmqbench-run-1-c2 did not form by ${launch.readyBy.replace(/[.]/g, '\\.')} \\(the ` +
+            `deployment succeeded\\); last seen: 3 of 4 expected node\\(s\\) running`,
+        ),
+      );
+    },
+  );
 
-  test('a load balancer presenting another certificate is never asked for the cluster: the pinned connection fails, and past the deadline so does the check', async () => {
-    const launch = await deploy('rmqbench-run-1-c3', impostorUrl);
-    const waiting = await checkAzureCluster(clients, launch, 3, credentials, NOW);
-    expect(waiting.ready).toBe(false);
-    expect(waiting.status).toMatch(
-      /cluster forming: GET https:\/\/127\.0\.0\.1:\d+\/api\/nodes failed: TLS: 127\.0\.0\.1 presented certificate|self.signed|certificate/i,
-    );
-    await expect(
-      checkAzureCluster(clients, launch, 3, credentials, new Date(Date.parse(launch.readyBy) + 1000)),
-    ).rejects.toThrow(/did not form by .*last seen: GET .* failed/);
-  });
+  test(
+    'a load balancer presenting another certificate is never asked for the cluster: ' +
+      'the pinned connection fails, and past the deadline so does the check',
+    async () => {
+      const launch = await deploy('rmqbench-run-1-c3', impostorUrl);
+      const waiting = await checkAzureCluster(clients, launch, 3, credentials, NOW);
+      expect(waiting.ready).toBe(false);
+      expect(waiting.status).toMatch(
+        /cluster forming: GET https:\/\/127\.0\.0\.1:\d+\/api\/nodes failed: TLS: 127\.0\.0\.1 presented certificate|self.signed|certificate/i,
+      );
+      await expect(
+        checkAzureCluster(clients, launch, 3, credentials, new Date(Date.parse(launch.readyBy) + 1000)),
+      ).rejects.toThrow(/did not form by .*last seen: GET .* failed/);
+    },
+  );
 
   test('wrong credentials are not readiness: the 401 is what it saw', async () => {
     const launch = await deploy('rmqbench-run-1-c4', lbUrl);
@@ -178,12 +191,17 @@ describe('CheckClusterReady on Azure asks the cluster itself, through the pinned
     });
   });
 
-  test('a deployment whose certificate output is not the one LaunchCluster made is refused before any request to the cluster', async () => {
-    const launch = await deploy('rmqbench-run-1-c5', lbUrl, impostor.certificatePem);
-    await expect(checkAzureCluster(clients, launch, 3, credentials, NOW)).rejects.toThrow(
-      `outputs certificate ${impostor.fingerprint256}, not the one LaunchCluster made for it (${certificate.fingerprint256})`,
-    );
-  });
+  test(
+    'a deployment whose certificate output is not the one ' +
+      'LaunchCluster made is refused before any request to the cluster',
+    async () => {
+      const launch = await deploy('rmqbench-run-1-c5', lbUrl, impostor.certificatePem);
+      await expect(checkAzureCluster(clients, launch, 3, credentials, NOW)).rejects.toThrow(
+        `outputs certificate ${impostor.fingerprint256}, not the one ` +
+          `LaunchCluster made for it (${certificate.fingerprint256})`,
+      );
+    },
+  );
 });
 
 describe('clusterFormed reads /api/nodes', () => {

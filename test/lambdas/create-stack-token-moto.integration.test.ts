@@ -70,30 +70,37 @@ afterAll(async () => {
 });
 
 describe('CreateStack and an SDK retry of a request CloudFormation accepted', () => {
-  test('the token (from the run and the cluster) is on the wire, the lost answer is retried with the same token, and one stack exists', async () => {
-    proxy.loseFirstCreateResponse = true;
-    await expect(launchStack(cfn, config, 'tok', cluster('rmqbench-tok-c1'), spec)).resolves.toMatchObject({
-      clusterId: 'rmqbench-tok-c1',
-    });
-    const creates = proxy.requests.filter((request) => request.Action === 'CreateStack');
-    // The first attempt reached moto (the stack exists) and its answer was lost: the SDK sent it again.
-    const token = createStackToken('tok', 'rmqbench-tok-c1');
-    expect(token).toMatch(/^rmqbench-tok-c1-[0-9a-f]{16}$/);
-    expect(creates.map((request) => request.ClientRequestToken)).toEqual([token, token]);
-    const stacks = (await cfn.send(new ListStacksCommand({}))).StackSummaries?.filter(
-      (stack) => stack.StackName === 'rmqbench-tok-c1',
-    );
-    expect(stacks).toHaveLength(1);
-    expect((await cfn.send(new DescribeStacksCommand({ StackName: 'rmqbench-tok-c1' }))).Stacks?.[0]?.StackStatus).toBe(
-      'CREATE_COMPLETE',
-    );
-  });
+  test(
+    'the token (from the run and the cluster) is on the wire, ' +
+      'the lost answer is retried with the same token, and one stack exists',
+    async () => {
+      proxy.loseFirstCreateResponse = true;
+      await expect(launchStack(cfn, config, 'tok', cluster('rmqbench-tok-c1'), spec)).resolves.toMatchObject({
+        clusterId: 'rmqbench-tok-c1',
+      });
+      const creates = proxy.requests.filter((request) => request.Action === 'CreateStack');
+      // The first attempt reached moto (the stack exists) and its answer was lost: the SDK sent it again.
+      const token = createStackToken('tok', 'rmqbench-tok-c1');
+      expect(token).toMatch(/^rmqbench-tok-c1-[0-9a-f]{16}$/);
+      expect(creates.map((request) => request.ClientRequestToken)).toEqual([token, token]);
+      const stacks = (await cfn.send(new ListStacksCommand({}))).StackSummaries?.filter(
+        (stack) => stack.StackName === 'rmqbench-tok-c1',
+      );
+      expect(stacks).toHaveLength(1);
+      expect(
+        (await cfn.send(new DescribeStacksCommand({ StackName: 'rmqbench-tok-c1' }))).Stacks?.[0]?.StackStatus,
+      ).toBe('CREATE_COMPLETE');
+    },
+  );
 
-  test('another run whose cluster id is the same does not get the existing stack as its own: AlreadyExistsException', async () => {
-    proxy.loseFirstCreateResponse = false;
-    await launchStack(cfn, config, '2025-01-01T00:00:00Z_p', cluster('rmqbench-T00-00-00Z-p-c1'), spec);
-    await expect(
-      launchStack(cfn, config, '2025-01-02T00:00:00Z_p', cluster('rmqbench-T00-00-00Z-p-c1'), spec),
-    ).rejects.toMatchObject({ name: 'AlreadyExistsException' });
-  });
+  test(
+    'another run whose cluster id is the same does not get ' + 'the existing stack as its own: AlreadyExistsException',
+    async () => {
+      proxy.loseFirstCreateResponse = false;
+      await launchStack(cfn, config, '2025-01-01T00:00:00Z_p', cluster('rmqbench-T00-00-00Z-p-c1'), spec);
+      await expect(
+        launchStack(cfn, config, '2025-01-02T00:00:00Z_p', cluster('rmqbench-T00-00-00Z-p-c1'), spec),
+      ).rejects.toMatchObject({ name: 'AlreadyExistsException' });
+    },
+  );
 });

@@ -36,65 +36,73 @@ const run = (runId: string) => ({
 });
 
 describe('failure-handler', () => {
-  test("a timed-out execution: the run's stacks are deleted and the RUNNING run is recorded FAILED with the status and cause", async () => {
-    await store.putRun(run('run-timeout'));
-    cfnMock.on(ListStacksCommand).resolves({
-      StackSummaries: [
-        { StackName: 'rmqbench-run-timeout-c1', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' },
-      ],
-    });
-    cfnMock.on(DescribeStacksCommand, { StackName: 'rmqbench-run-timeout-c1' }).resolves({
-      Stacks: [
+  test(
+    "a timed-out execution: the run's stacks are deleted and " +
+      'the RUNNING run is recorded FAILED with the status and cause',
+    async () => {
+      await store.putRun(run('run-timeout'));
+      cfnMock.on(ListStacksCommand).resolves({
+        StackSummaries: [
+          { StackName: 'rmqbench-run-timeout-c1', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' },
+        ],
+      });
+      cfnMock.on(DescribeStacksCommand, { StackName: 'rmqbench-run-timeout-c1' }).resolves({
+        Stacks: [
+          {
+            StackName: 'rmqbench-run-timeout-c1',
+            CreationTime: new Date(),
+            StackStatus: 'CREATE_COMPLETE',
+            Tags: [{ Key: 'rmqbench:run-id', Value: 'run-timeout' }],
+          },
+        ],
+      });
+      cfnMock.on(DeleteStackCommand).resolves({});
+      const result = await handleFailedExecution(
+        new CloudFormationClient({}),
+        store,
+        'arn:role',
         {
-          StackName: 'rmqbench-run-timeout-c1',
-          CreationTime: new Date(),
-          StackStatus: 'CREATE_COMPLETE',
-          Tags: [{ Key: 'rmqbench:run-id', Value: 'run-timeout' }],
+          detail: {
+            name: 'exec',
+            status: 'TIMED_OUT',
+            input: JSON.stringify({ runId: 'run-timeout' }),
+            cause: 'took too long',
+          },
         },
-      ],
-    });
-    cfnMock.on(DeleteStackCommand).resolves({});
-    const result = await handleFailedExecution(
-      new CloudFormationClient({}),
-      store,
-      'arn:role',
-      {
-        detail: {
-          name: 'exec',
-          status: 'TIMED_OUT',
-          input: JSON.stringify({ runId: 'run-timeout' }),
-          cause: 'took too long',
-        },
-      },
-      () => '2025-01-02T00:00:00.000Z',
-    );
-    expect(result).toEqual({ runId: 'run-timeout', deleted: ['rmqbench-run-timeout-c1'] });
-    expect(cfnMock.commandCalls(DeleteStackCommand)[0]!.args[0].input).toEqual({
-      StackName: 'rmqbench-run-timeout-c1',
-      RoleARN: 'arn:role',
-    });
-    expect((await store.getRun('run-timeout'))!.run).toMatchObject({
-      status: 'FAILED',
-      error: 'execution TIMED_OUT: took too long',
-      finishedAt: '2025-01-02T00:00:00.000Z',
-    });
-  });
+        () => '2025-01-02T00:00:00.000Z',
+      );
+      expect(result).toEqual({ runId: 'run-timeout', deleted: ['rmqbench-run-timeout-c1'] });
+      expect(cfnMock.commandCalls(DeleteStackCommand)[0]!.args[0].input).toEqual({
+        StackName: 'rmqbench-run-timeout-c1',
+        RoleARN: 'arn:role',
+      });
+      expect((await store.getRun('run-timeout'))!.run).toMatchObject({
+        status: 'FAILED',
+        error: 'execution TIMED_OUT: took too long',
+        finishedAt: '2025-01-02T00:00:00.000Z',
+      });
+    },
+  );
 
-  test('a run the workflow already recorded FAILED keeps its error; a run id is derived from the plan name when the input has none', async () => {
-    await store.putRun(run('run-recorded'));
-    await store.finishRun('run-recorded', 'FAILED', '2025-01-01T01:00:00.000Z', 'IngestRepetition failed');
-    cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
-    await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', {
-      detail: { name: 'exec', status: 'FAILED', input: JSON.stringify({ runId: 'run-recorded' }) },
-    });
-    expect((await store.getRun('run-recorded'))!.run).toMatchObject({
-      status: 'FAILED',
-      error: 'IngestRepetition failed',
-      finishedAt: '2025-01-01T01:00:00.000Z',
-    });
-    const derived = await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', {
-      detail: { name: 'exec-9', status: 'ABORTED', input: JSON.stringify({ plan: { name: 'weekly' } }) },
-    });
-    expect(derived).toEqual({ runId: 'weekly-exec-9', deleted: [] });
-  });
+  test(
+    'a run the workflow already recorded FAILED keeps its error; ' +
+      'a run id is derived from the plan name when the input has none',
+    async () => {
+      await store.putRun(run('run-recorded'));
+      await store.finishRun('run-recorded', 'FAILED', '2025-01-01T01:00:00.000Z', 'IngestRepetition failed');
+      cfnMock.on(ListStacksCommand).resolves({ StackSummaries: [] });
+      await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', {
+        detail: { name: 'exec', status: 'FAILED', input: JSON.stringify({ runId: 'run-recorded' }) },
+      });
+      expect((await store.getRun('run-recorded'))!.run).toMatchObject({
+        status: 'FAILED',
+        error: 'IngestRepetition failed',
+        finishedAt: '2025-01-01T01:00:00.000Z',
+      });
+      const derived = await handleFailedExecution(new CloudFormationClient({}), store, 'arn:role', {
+        detail: { name: 'exec-9', status: 'ABORTED', input: JSON.stringify({ plan: { name: 'weekly' } }) },
+      });
+      expect(derived).toEqual({ runId: 'weekly-exec-9', deleted: [] });
+    },
+  );
 });

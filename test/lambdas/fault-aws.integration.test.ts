@@ -119,159 +119,196 @@ describe('the AWS fault step against moto (real SDK v3 EC2 and SSM clients)', ()
   const commands = async () => sent.length;
   const sentSince = async (before: number) => sent.slice(before);
 
-  test("the run's nodes are the running instances of its cluster stack tagged as nodes: not its load generator, not another run's, not a stopped one", async () => {
-    const nodes = await clusterNodes(ec2, STACK);
-    expect(nodes.map((node) => node.id).sort()).toEqual([...nodeIds].sort());
-    const described = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: nodeIds }))).Reservations!.flatMap(
-      (reservation) => reservation.Instances!,
-    );
-    for (const node of nodes)
-      expect(node.nodeName).toBe(
-        `rabbit@${described.find((instance) => instance.InstanceId === node.id)!.PrivateIpAddress}`,
+  test(
+    "the run's nodes are the running instances of its cluster stack tagged as nodes: " +
+      "not its load generator, not another run's, not a stopped one",
+    async () => {
+      const nodes = await clusterNodes(ec2, STACK);
+      expect(nodes.map((node) => node.id).sort()).toEqual([...nodeIds].sort());
+      const described = (await ec2.send(new DescribeInstancesCommand({ InstanceIds: nodeIds }))).Reservations!.flatMap(
+        (reservation) => reservation.Instances!,
       );
-  });
+      for (const node of nodes)
+        expect(node.nodeName).toBe(
+          `rabbit@${described.find((instance) => instance.InstanceId === node.id)!.PrivateIpAddress}`,
+        );
+    },
+  );
 
-  test("a kill of node 1 sends the kill script for that node's name to that instance only, with AWS-RunShellScript, and reports when it was applied", async () => {
-    const before = await commands();
-    const nodes = await clusterNodes(ec2, STACK);
-    const applied = await applyAwsFault(
-      { ec2, ssm },
-      event({ action: 'kill', node: 1, atSeconds: 10, healAtSeconds: 20 }),
-      timing('2026-11-23T10:00:12.500Z'),
-    );
-    expect(applied).toEqual({
-      nodeName: nodes[1]!.nodeName,
-      instanceId: nodes[1]!.id,
-      appliedAt: '2026-11-23T10:00:12.500Z',
-      appliedAtSeconds: 12.5,
-    });
-    expect(await sentSince(before)).toEqual([
-      { instanceIds: [nodes[1]!.id], document: 'AWS-RunShellScript', script: faultScript('kill', nodes[1]!.nodeName) },
-    ]);
-  });
-
-  test("the heal starts the broker on the instance the fault hit; an instance that is not a running node of the run's stack is refused", async () => {
-    const nodes = await clusterNodes(ec2, STACK);
-    const before = await commands();
-    const healed = await healAwsFault(
-      { ec2, ssm },
-      event(
-        { action: 'stop', node: 2, atSeconds: 10, healAtSeconds: 20 },
+  test(
+    "a kill of node 1 sends the kill script for that node's name to that " +
+      'instance only, with AWS-RunShellScript, and reports when it was applied',
+    async () => {
+      const before = await commands();
+      const nodes = await clusterNodes(ec2, STACK);
+      const applied = await applyAwsFault(
+        { ec2, ssm },
+        event({ action: 'kill', node: 1, atSeconds: 10, healAtSeconds: 20 }),
+        timing('2026-11-23T10:00:12.500Z'),
+      );
+      expect(applied).toEqual({
+        nodeName: nodes[1]!.nodeName,
+        instanceId: nodes[1]!.id,
+        appliedAt: '2026-11-23T10:00:12.500Z',
+        appliedAtSeconds: 12.5,
+      });
+      expect(await sentSince(before)).toEqual([
         {
-          nodeName: nodes[2]!.nodeName,
-          instanceId: nodes[2]!.id,
-          appliedAt: '2026-11-23T10:00:10.000Z',
-          appliedAtSeconds: 10,
+          instanceIds: [nodes[1]!.id],
+          document: 'AWS-RunShellScript',
+          script: faultScript('kill', nodes[1]!.nodeName),
         },
-      ),
-      timing('2026-11-23T10:00:21.000Z'),
-    );
-    expect(healed).toEqual({ nodeName: nodes[2]!.nodeName, healedAt: '2026-11-23T10:00:21.000Z', healedAtSeconds: 21 });
-    expect(await sentSince(before)).toEqual([
-      { instanceIds: [nodes[2]!.id], document: 'AWS-RunShellScript', script: healScript(nodes[2]!.nodeName, 'stop') },
-    ]);
-    const foreign = (await clusterNodes(ec2, 'rmqbench-run2-c1'))[0]!;
-    await expect(
-      healAwsFault(
+      ]);
+    },
+  );
+
+  test(
+    'the heal starts the broker on the instance the fault hit; ' +
+      "an instance that is not a running node of the run's stack is refused",
+    async () => {
+      const nodes = await clusterNodes(ec2, STACK);
+      const before = await commands();
+      const healed = await healAwsFault(
         { ec2, ssm },
         event(
-          { action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 },
-          { ...foreign, instanceId: foreign.id, appliedAt: '', appliedAtSeconds: 0 },
+          { action: 'stop', node: 2, atSeconds: 10, healAtSeconds: 20 },
+          {
+            nodeName: nodes[2]!.nodeName,
+            instanceId: nodes[2]!.id,
+            appliedAt: '2026-11-23T10:00:10.000Z',
+            appliedAtSeconds: 10,
+          },
         ),
         timing('2026-11-23T10:00:21.000Z'),
-      ),
-    ).rejects.toThrow(
-      `${foreign.nodeName} (${foreign.id}) is no longer a running node of cluster stack ${STACK}, so it cannot be healed`,
-    );
-  });
-
-  test('"leader" asks a node for the queues first; an answer that names no leader fails the step without faulting any node', async () => {
-    const before = await commands();
-    // moto answers every command with empty output: no queue list, so no leader.
-    await expect(
-      applyAwsFault(
-        { ec2, ssm },
-        event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
-        timing('2026-11-23T10:00:10.000Z'),
-      ),
-    ).rejects.toThrow(/the queue listing printed no queues and hosts/);
-    const sent = await sentSince(before);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.script).toBe(queueLeadersScript());
-  });
-
-  test("with FaultNodeRole, every SSM call runs on credentials assumed with the cluster's stack as the rmqbench:cluster-stack session tag", async () => {
-    const assumeRoleInputs: unknown[] = [];
-    const recordAssumeRole = {
-      applyToStack: (stack: { add: (middleware: unknown, options: { step: 'initialize'; name: string }) => void }) =>
-        stack.add(
-          (next: (args: { input: unknown }) => Promise<unknown>) => async (args: { input: unknown }) => {
-            assumeRoleInputs.push(args.input);
-            return next(args);
-          },
-          { step: 'initialize', name: 'recordAssumeRole' },
+      );
+      expect(healed).toEqual({
+        nodeName: nodes[2]!.nodeName,
+        healedAt: '2026-11-23T10:00:21.000Z',
+        healedAtSeconds: 21,
+      });
+      expect(await sentSince(before)).toEqual([
+        { instanceIds: [nodes[2]!.id], document: 'AWS-RunShellScript', script: healScript(nodes[2]!.nodeName, 'stop') },
+      ]);
+      const foreign = (await clusterNodes(ec2, 'rmqbench-run2-c1'))[0]!;
+      await expect(
+        healAwsFault(
+          { ec2, ssm },
+          event(
+            { action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 },
+            { ...foreign, instanceId: foreign.id, appliedAt: '', appliedAtSeconds: 0 },
+          ),
+          timing('2026-11-23T10:00:21.000Z'),
         ),
-    };
-    const roleArn = 'arn:aws:iam::123456789012:role/rmqbench-FaultNodeRole';
-    const scoped = clusterScopedSsm(roleArn, STACK, {
-      ssmConfig: { endpoint: moto.endpoint, region: 'us-east-1' },
-      stsConfig: motoClientConfig(moto),
-      stsPlugins: [recordAssumeRole as never],
-    });
-    const signedBy: string[] = [];
-    scoped.middlewareStack.add(
-      (next) => async (args) => {
-        signedBy.push(String((args.request as { headers: Record<string, string> }).headers.authorization ?? ''));
-        return next(args);
-      },
-      { step: 'finalizeRequest', name: 'recordSigner' },
-    );
-    await applyAwsFault(
-      { ec2, ssm: scoped },
-      event({ action: 'kill', node: 0, atSeconds: 10, healAtSeconds: 20 }),
-      timing('2026-11-23T10:00:10.000Z'),
-    );
-    expect(assumeRoleInputs).toEqual([
-      {
-        RoleArn: roleArn,
-        RoleSessionName: `rmqbench-fault-${STACK}`,
-        Tags: [{ Key: 'rmqbench:cluster-stack', Value: STACK }],
-        DurationSeconds: 900,
-      },
-    ]);
-    // SendCommand and GetCommandInvocation are signed with moto's temporary key (ASIA…), never the caller's own.
-    expect(signedBy.length).toBeGreaterThanOrEqual(2);
-    for (const authorization of signedBy) expect(authorization).toMatch(/Credential=ASIA[A-Z0-9]+\//);
-    scoped.destroy();
-  });
+      ).rejects.toThrow(
+        `${foreign.nodeName} (${foreign.id}) is no longer a running ` +
+          `node of cluster stack ${STACK}, so it cannot be healed`,
+      );
+    },
+  );
 
-  test('a partition of node 0 sends the partition script (nftables table of its own) to that instance only; its heal sends the script that deletes the table, to the same instance', async () => {
-    const nodes = await clusterNodes(ec2, STACK);
-    const before = await commands();
-    const fault = { action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 };
-    const applied = await applyAwsFault({ ec2, ssm }, event(fault), timing('2026-11-23T10:00:10.000Z'));
-    expect(applied).toEqual({
-      nodeName: nodes[0]!.nodeName,
-      instanceId: nodes[0]!.id,
-      appliedAt: '2026-11-23T10:00:10.000Z',
-      appliedAtSeconds: 10,
-    });
-    const healed = await healAwsFault({ ec2, ssm }, event(fault, applied), timing('2026-11-23T10:00:20.000Z'));
-    expect(healed).toEqual({ nodeName: nodes[0]!.nodeName, healedAt: '2026-11-23T10:00:20.000Z', healedAtSeconds: 20 });
-    expect(await sentSince(before)).toEqual([
-      {
-        instanceIds: [nodes[0]!.id],
-        document: 'AWS-RunShellScript',
-        script: faultScript('partition', nodes[0]!.nodeName),
-      },
-      {
-        instanceIds: [nodes[0]!.id],
-        document: 'AWS-RunShellScript',
-        script: healScript(nodes[0]!.nodeName, 'partition'),
-      },
-    ]);
-    expect(sent.at(-2)!.script).toContain('table inet rmqbench_partition {');
-    expect(sent.at(-1)!.script).toContain('nft delete table inet rmqbench_partition');
-    expect(sent.at(-1)!.script).not.toContain('systemctl start');
-  });
+  test(
+    '"leader" asks a node for the queues first; an answer that ' +
+      'names no leader fails the step without faulting any node',
+    async () => {
+      const before = await commands();
+      // moto answers every command with empty output: no queue list, so no leader.
+      await expect(
+        applyAwsFault(
+          { ec2, ssm },
+          event({ action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 20 }),
+          timing('2026-11-23T10:00:10.000Z'),
+        ),
+      ).rejects.toThrow(/the queue listing printed no queues and hosts/);
+      const sent = await sentSince(before);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.script).toBe(queueLeadersScript());
+    },
+  );
+
+  test(
+    'with FaultNodeRole, every SSM call runs on credentials assumed ' +
+      "with the cluster's stack as the rmqbench:cluster-stack session tag",
+    async () => {
+      const assumeRoleInputs: unknown[] = [];
+      const recordAssumeRole = {
+        applyToStack: (stack: { add: (middleware: unknown, options: { step: 'initialize'; name: string }) => void }) =>
+          stack.add(
+            (next: (args: { input: unknown }) => Promise<unknown>) => async (args: { input: unknown }) => {
+              assumeRoleInputs.push(args.input);
+              return next(args);
+            },
+            { step: 'initialize', name: 'recordAssumeRole' },
+          ),
+      };
+      const roleArn = 'arn:aws:iam::123456789012:role/rmqbench-FaultNodeRole';
+      const scoped = clusterScopedSsm(roleArn, STACK, {
+        ssmConfig: { endpoint: moto.endpoint, region: 'us-east-1' },
+        stsConfig: motoClientConfig(moto),
+        stsPlugins: [recordAssumeRole as never],
+      });
+      const signedBy: string[] = [];
+      scoped.middlewareStack.add(
+        (next) => async (args) => {
+          signedBy.push(String((args.request as { headers: Record<string, string> }).headers.authorization ?? ''));
+          return next(args);
+        },
+        { step: 'finalizeRequest', name: 'recordSigner' },
+      );
+      await applyAwsFault(
+        { ec2, ssm: scoped },
+        event({ action: 'kill', node: 0, atSeconds: 10, healAtSeconds: 20 }),
+        timing('2026-11-23T10:00:10.000Z'),
+      );
+      expect(assumeRoleInputs).toEqual([
+        {
+          RoleArn: roleArn,
+          RoleSessionName: `rmqbench-fault-${STACK}`,
+          Tags: [{ Key: 'rmqbench:cluster-stack', Value: STACK }],
+          DurationSeconds: 900,
+        },
+      ]);
+      // SendCommand and GetCommandInvocation are signed with moto's temporary key (ASIA…), never the caller's own.
+      expect(signedBy.length).toBeGreaterThanOrEqual(2);
+      for (const authorization of signedBy) expect(authorization).toMatch(/Credential=ASIA[A-Z0-9]+\//);
+      scoped.destroy();
+    },
+  );
+
+  test(
+    'a partition of node 0 sends the partition script (nftables table of its own) to that ' +
+      'instance only; its heal sends the script that deletes the table, to the same instance',
+    async () => {
+      const nodes = await clusterNodes(ec2, STACK);
+      const before = await commands();
+      const fault = { action: 'partition', node: 0, atSeconds: 10, healAtSeconds: 20 };
+      const applied = await applyAwsFault({ ec2, ssm }, event(fault), timing('2026-11-23T10:00:10.000Z'));
+      expect(applied).toEqual({
+        nodeName: nodes[0]!.nodeName,
+        instanceId: nodes[0]!.id,
+        appliedAt: '2026-11-23T10:00:10.000Z',
+        appliedAtSeconds: 10,
+      });
+      const healed = await healAwsFault({ ec2, ssm }, event(fault, applied), timing('2026-11-23T10:00:20.000Z'));
+      expect(healed).toEqual({
+        nodeName: nodes[0]!.nodeName,
+        healedAt: '2026-11-23T10:00:20.000Z',
+        healedAtSeconds: 20,
+      });
+      expect(await sentSince(before)).toEqual([
+        {
+          instanceIds: [nodes[0]!.id],
+          document: 'AWS-RunShellScript',
+          script: faultScript('partition', nodes[0]!.nodeName),
+        },
+        {
+          instanceIds: [nodes[0]!.id],
+          document: 'AWS-RunShellScript',
+          script: healScript(nodes[0]!.nodeName, 'partition'),
+        },
+      ]);
+      expect(sent.at(-2)!.script).toContain('table inet rmqbench_partition {');
+      expect(sent.at(-1)!.script).toContain('nft delete table inet rmqbench_partition');
+      expect(sent.at(-1)!.script).not.toContain('systemctl start');
+    },
+  );
 });

@@ -103,45 +103,49 @@ beforeAll(async () => {
 afterAll(async () => moto?.stop());
 
 describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, moto server)', () => {
-  test('every node and the load generator get per-second cpu, memory, disk-write and network series from the agent metrics of their cluster only', async () => {
-    const metrics = await cloudWatchHostMetrics(cloudwatch, CLUSTER, {
-      startedAt: START.toISOString(),
-      finishedAt: FINISH.toISOString(),
-    });
-    expect(metrics.source).toBe('cloudwatch');
-    const series = (nodeName: string, metric: string) =>
-      metrics.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
-    expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0node1', 'i-0node2', 'load-generator']);
-    expect(series('i-0node1', 'cpuPercent')).toEqual([
-      [0, 40],
-      [1, 41],
-      [2, 42],
-    ]);
-    expect(series('load-generator', 'cpuPercent')).toEqual([
-      [0, 95],
-      [1, 96],
-      [2, 97],
-    ]);
-    expect(series('i-0node2', 'memoryBytes')).toEqual([
-      [0, 1e9],
-      [1, 1.1e9],
-      [2, 1.2e9],
-    ]);
-    expect(series('i-0node1', 'diskWriteBytesPerSecond')).toEqual([
-      [0, 5100],
-      [1, 6100],
-      [2, 7100],
-    ]);
-    expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([
-      [0, 1010],
-      [1, 2020],
-      [2, 3030],
-    ]);
-    expect(metrics.series.every((one) => one.node !== 'i-0other')).toBe(true);
-    expect(metrics.series.map((one) => one.unit)).toEqual(
-      expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']),
-    );
-  });
+  test(
+    'every node and the load generator get per-second cpu, memory, ' +
+      'disk-write and network series from the agent metrics of their cluster only',
+    async () => {
+      const metrics = await cloudWatchHostMetrics(cloudwatch, CLUSTER, {
+        startedAt: START.toISOString(),
+        finishedAt: FINISH.toISOString(),
+      });
+      expect(metrics.source).toBe('cloudwatch');
+      const series = (nodeName: string, metric: string) =>
+        metrics.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+      expect([...new Set(metrics.series.map((one) => one.node))]).toEqual(['i-0node1', 'i-0node2', 'load-generator']);
+      expect(series('i-0node1', 'cpuPercent')).toEqual([
+        [0, 40],
+        [1, 41],
+        [2, 42],
+      ]);
+      expect(series('load-generator', 'cpuPercent')).toEqual([
+        [0, 95],
+        [1, 96],
+        [2, 97],
+      ]);
+      expect(series('i-0node2', 'memoryBytes')).toEqual([
+        [0, 1e9],
+        [1, 1.1e9],
+        [2, 1.2e9],
+      ]);
+      expect(series('i-0node1', 'diskWriteBytesPerSecond')).toEqual([
+        [0, 5100],
+        [1, 6100],
+        [2, 7100],
+      ]);
+      expect(series('i-0node1', 'networkBytesPerSecond')).toEqual([
+        [0, 1010],
+        [1, 2020],
+        [2, 3030],
+      ]);
+      expect(metrics.series.every((one) => one.node !== 'i-0other')).toBe(true);
+      expect(metrics.series.map((one) => one.unit)).toEqual(
+        expect.arrayContaining(['percent', 'bytes', 'bytesPerSecond']),
+      );
+    },
+  );
 
   test("a Kafka cluster's brokers are nodes under their instance ids beside its load generator", async () => {
     const metrics = await cloudWatchHostMetrics(cloudwatch, KAFKA_CLUSTER, {
@@ -304,199 +308,222 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       expect(await store.getMetrics('run-9', item.scenarioId, 1)).toBeUndefined();
     });
 
-    test("the management API sampler's output adds queueDepth and memoryAlarm per broker node beside the CloudWatch series", async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-2', item, (window) =>
-        cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
-      );
-      const stored = await store.getMetrics('run-2', item.scenarioId, 1);
-      expect(stored?.source).toBe('cloudwatch+management-api');
-      const points = (nodeName: string, metric: string) =>
-        stored?.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
-      expect(points('rmqbench2@localhost', 'queueDepth')?.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
-      expect(points('rmqbench2@localhost', 'queueDepth')?.[0]?.[0]).toBe(0.5);
-      expect(points('rmqbench3@localhost', 'memoryAlarm')?.map(([, value]) => value)).toEqual([0, 0, 0, 0, 0]);
-      expect(points('i-0node1', 'cpuPercent')).toEqual([
-        [0, 40],
-        [1, 41],
-        [2, 42],
-      ]);
-      expect((await store.getRun('run-2'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
-        ['SUCCEEDED', undefined],
-      ]);
-    });
-
-    test("broker metrics are kept when CloudWatch fails, and CloudWatch's are kept when the sampler left nothing; each failure is named", async () => {
-      await ingestFromS3(s3, 'raw', store, 'run-3', item, (window) =>
-        cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window),
-      );
-      const brokerOnly = await store.getMetrics('run-3', item.scenarioId, 1);
-      expect(brokerOnly?.source).toBe('management-api');
-      expect([...new Set(brokerOnly?.series.map((one) => one.metric))].sort()).toEqual(['memoryAlarm', 'queueDepth']);
-      const three = (await store.getRun('run-3'))?.repetitions[0];
-      expect([three?.status, three?.metricsError]).toEqual([
-        'SUCCEEDED',
-        expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/),
-      ]);
-
-      await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) =>
-        cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
-      );
-      expect((await store.getMetrics('run-4', item.scenarioId, 1))?.source).toBe('cloudwatch');
-      const four = (await store.getRun('run-4'))?.repetitions[0];
-      expect([four?.status, four?.metricsError]).toEqual([
-        'SUCCEEDED',
-        "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line",
-      ]);
-      expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
-    });
-
-    test("with the cluster's instances listed (EC2 DescribeInstances on moto), a broker node's series are under its instance id, the name its host series have", async () => {
-      await ingestFromS3(
-        s3,
-        'raw',
-        store,
-        'run-5',
-        item,
-        (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
-        listHosts,
-      );
-      const stored = await store.getMetrics('run-5', item.scenarioId, 1);
-      const nodes = [...new Set(stored?.series.filter((one) => one.metric === 'queueDepth').map((one) => one.node))];
-      expect(nodes.sort()).toEqual([...instanceIds].sort());
-      expect(
-        stored?.series
-          .find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')
-          ?.points.map(([, value]) => value),
-      ).toEqual([25, 25, 25, 25, 25]);
-      expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
-    });
-
-    test("an Azure Kafka repetition: each broker VM's Azure Monitor series (fake ARM, real ARM client), used memory included, are stored under its VM name beside the load generator's", async () => {
-      const { arm, clients } = await startFakeArm();
-      try {
-        const group = 'rmqbench-run-7-c1';
-        const vm = (name: string) =>
-          `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
-        const brokers = ['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3'];
-        const minuteOf = new Date(Math.floor(START.getTime() / 60_000) * 60_000).toISOString();
-        const GIB = 2 ** 30;
-        brokers.forEach((name, index) =>
-          arm.metricValues.set(vm(name).toLowerCase(), [
-            { metric: 'Percentage CPU', timeStamp: minuteOf, value: 20 + index },
-            { metric: 'Disk Write Bytes', timeStamp: minuteOf, value: 600 * (index + 1) },
-            { metric: 'Available Memory Bytes', timeStamp: minuteOf, value: (12 - index) * GIB },
-          ]),
+    test(
+      "the management API sampler's output adds queueDepth and " +
+        'memoryAlarm per broker node beside the CloudWatch series',
+      async () => {
+        await ingestFromS3(s3, 'raw', store, 'run-2', item, (window) =>
+          cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
         );
-        arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [
-          { metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 },
+        const stored = await store.getMetrics('run-2', item.scenarioId, 1);
+        expect(stored?.source).toBe('cloudwatch+management-api');
+        const points = (nodeName: string, metric: string) =>
+          stored?.series.find((one) => one.node === nodeName && one.metric === metric)?.points;
+        expect(points('rmqbench2@localhost', 'queueDepth')?.map(([, value]) => value)).toEqual([25, 25, 25, 25, 25]);
+        expect(points('rmqbench2@localhost', 'queueDepth')?.[0]?.[0]).toBe(0.5);
+        expect(points('rmqbench3@localhost', 'memoryAlarm')?.map(([, value]) => value)).toEqual([0, 0, 0, 0, 0]);
+        expect(points('i-0node1', 'cpuPercent')).toEqual([
+          [0, 40],
+          [1, 41],
+          [2, 42],
         ]);
-        // The deployment outputs as checkDeployment hands them on (an array output as its JSON text).
-        const outputs = {
-          scaleSetResourceId: '',
-          loadGeneratorResourceId: vm('rmqbench-loadgen'),
-          kafkaBootstrapServers: '10.20.1.10:9092',
-          kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)),
-          clusterVmSize: 'Standard_F8s_v2',
-          loadGeneratorVmSize: 'Standard_F16s_v2',
-        };
-        // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the repetition's
-        // window.
-        const kafkaFixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kafka', name), 'utf8');
-        const raw: RawRepetition = {
-          runId: 'run-7',
-          scenarioId: item.scenarioId,
-          repetition: 1,
-          startedAt: START.toISOString(),
-          finishedAt: FINISH.toISOString(),
-          perfTestArgs: [],
-          expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
-          stdout: '',
-          csv: '',
-          kafka: {
-            output: {
-              producers: [kafkaFixture('one-producer-1.txt')],
-              consumers: [kafkaFixture('one-consumer-1.txt')],
-            },
-            expectations: { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
-          },
-        };
-        await s3.send(
-          new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-7/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }),
-        );
-        await store.putRun({
-          runId: 'run-7',
-          planName: 'kafka',
-          plan: {},
-          target: 'azure',
-          status: 'RUNNING',
-          startedAt: START.toISOString(),
-          environment: {},
-          scenarioIds: [item.scenarioId],
-        });
-
-        const result = await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
-          azureMonitorHostMetrics(clients, outputs, window),
-        );
-        expect(result.status).toBe('SUCCEEDED');
-        const stored = await store.getMetrics('run-7', item.scenarioId, 1);
-        expect(stored?.source).toBe('azure-monitor');
-        expect([...new Set(stored?.series.map((one) => one.node))]).toEqual([...brokers, 'load-generator']);
-        const offset = Math.max(0, Math.round((Date.parse(minuteOf) - START.getTime()) / 1000));
-        expect(
-          brokers.map((name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points),
-        ).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
-        expect(
-          stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')
-            ?.points,
-        ).toEqual([[offset, 30]]);
-        // Used memory of each 16 GiB Standard_F8s_v2 broker: its size's memory minus the available memory.
-        expect(
-          brokers.map(
-            (name) => stored?.series.find((one) => one.node === name && one.metric === 'memoryBytes')?.points,
-          ),
-        ).toEqual([[[offset, 4 * GIB]], [[offset, 5 * GIB]], [[offset, 6 * GIB]]]);
-        expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
+        expect((await store.getRun('run-2'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
           ['SUCCEEDED', undefined],
         ]);
+      },
+    );
 
-        // The same repetition with the outputs of a Kafka deployment from before kafkaBrokerResourceIds: the load
-        // generator's series are stored and the record names the missing output.
-        const { kafkaBrokerResourceIds: _absent, ...before } = outputs;
-        await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
-          azureMonitorHostMetrics(clients, before, window),
+    test(
+      "broker metrics are kept when CloudWatch fails, and CloudWatch's " +
+        'are kept when the sampler left nothing; each failure is named',
+      async () => {
+        await ingestFromS3(s3, 'raw', store, 'run-3', item, (window) =>
+          cloudWatchHostMetrics(cloudwatch, 'rmqbench-run-9-c1', window),
         );
-        expect([
-          ...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node)),
-        ]).toEqual(['load-generator']);
-        expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe(
-          "metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep",
-        );
-      } finally {
-        await arm.stop();
-      }
-    });
+        const brokerOnly = await store.getMetrics('run-3', item.scenarioId, 1);
+        expect(brokerOnly?.source).toBe('management-api');
+        expect([...new Set(brokerOnly?.series.map((one) => one.metric))].sort()).toEqual(['memoryAlarm', 'queueDepth']);
+        const three = (await store.getRun('run-3'))?.repetitions[0];
+        expect([three?.status, three?.metricsError]).toEqual([
+          'SUCCEEDED',
+          expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/),
+        ]);
 
-    test("when the hosts cannot be listed the broker series keep RabbitMQ's names, and the record says why", async () => {
-      await ingestFromS3(
-        s3,
-        'raw',
-        store,
-        'run-6',
-        item,
-        (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
-        async () => {
-          throw new Error('UnauthorizedOperation: You are not authorized to perform this operation.');
-        },
-      );
-      const stored = await store.getMetrics('run-6', item.scenarioId, 1);
-      expect(
-        stored?.series.filter((one) => one.metric === 'queueDepth').every((one) => one.node.startsWith('rabbit@')),
-      ).toBe(true);
-      const six = (await store.getRun('run-6'))?.repetitions[0];
-      expect([six?.status, six?.metricsError]).toEqual([
-        'SUCCEEDED',
-        "broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: UnauthorizedOperation: You are not authorized to perform this operation.",
-      ]);
-    });
+        await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) =>
+          cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+        );
+        expect((await store.getMetrics('run-4', item.scenarioId, 1))?.source).toBe('cloudwatch');
+        const four = (await store.getRun('run-4'))?.repetitions[0];
+        expect([four?.status, four?.metricsError]).toEqual([
+          'SUCCEEDED',
+          "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line",
+        ]);
+        expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
+      },
+    );
+
+    test(
+      "with the cluster's instances listed (EC2 DescribeInstances on moto), a broker " +
+        "node's series are under its instance id, the name its host series have",
+      async () => {
+        await ingestFromS3(
+          s3,
+          'raw',
+          store,
+          'run-5',
+          item,
+          (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+          listHosts,
+        );
+        const stored = await store.getMetrics('run-5', item.scenarioId, 1);
+        const nodes = [...new Set(stored?.series.filter((one) => one.metric === 'queueDepth').map((one) => one.node))];
+        expect(nodes.sort()).toEqual([...instanceIds].sort());
+        expect(
+          stored?.series
+            .find((one) => one.node === instanceIds[1] && one.metric === 'queueDepth')
+            ?.points.map(([, value]) => value),
+        ).toEqual([25, 25, 25, 25, 25]);
+        expect((await store.getRun('run-5'))?.repetitions[0]?.metricsError).toBeUndefined();
+      },
+    );
+
+    test(
+      "an Azure Kafka repetition: each broker VM's Azure Monitor series (fake ARM, real ARM client), " +
+        "used memory included, are stored under its VM name beside the load generator's",
+      async () => {
+        const { arm, clients } = await startFakeArm();
+        try {
+          const group = 'rmqbench-run-7-c1';
+          const vm = (name: string) =>
+            `/subscriptions/sub-1/resourceGroups/${group}/providers/Microsoft.Compute/virtualMachines/${name}`;
+          const brokers = ['rmqbench-kafka-1', 'rmqbench-kafka-2', 'rmqbench-kafka-3'];
+          const minuteOf = new Date(Math.floor(START.getTime() / 60_000) * 60_000).toISOString();
+          const GIB = 2 ** 30;
+          brokers.forEach((name, index) =>
+            arm.metricValues.set(vm(name).toLowerCase(), [
+              { metric: 'Percentage CPU', timeStamp: minuteOf, value: 20 + index },
+              { metric: 'Disk Write Bytes', timeStamp: minuteOf, value: 600 * (index + 1) },
+              { metric: 'Available Memory Bytes', timeStamp: minuteOf, value: (12 - index) * GIB },
+            ]),
+          );
+          arm.metricValues.set(vm('rmqbench-loadgen').toLowerCase(), [
+            { metric: 'Percentage CPU', timeStamp: minuteOf, value: 70 },
+          ]);
+          // The deployment outputs as checkDeployment hands them on (an array output as its JSON text).
+          const outputs = {
+            scaleSetResourceId: '',
+            loadGeneratorResourceId: vm('rmqbench-loadgen'),
+            kafkaBootstrapServers: '10.20.1.10:9092',
+            kafkaBrokerResourceIds: JSON.stringify(brokers.map(vm)),
+            clusterVmSize: 'Standard_F8s_v2',
+            loadGeneratorVmSize: 'Standard_F16s_v2',
+          };
+          // A real Kafka 4.3.1 ProducerPerformance / ConsumerPerformance pair (test/fixtures/kafka) over the
+          // repetition's window.
+          const kafkaFixture = (name: string) => readFileSync(join(__dirname, '../fixtures/kafka', name), 'utf8');
+          const raw: RawRepetition = {
+            runId: 'run-7',
+            scenarioId: item.scenarioId,
+            repetition: 1,
+            startedAt: START.toISOString(),
+            finishedAt: FINISH.toISOString(),
+            perfTestArgs: [],
+            expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+            stdout: '',
+            csv: '',
+            kafka: {
+              output: {
+                producers: [kafkaFixture('one-producer-1.txt')],
+                consumers: [kafkaFixture('one-consumer-1.txt')],
+              },
+              expectations: { producers: 1, consumers: 1, recordsPerProducer: 200_000 },
+            },
+          };
+          await s3.send(
+            new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-7/ingest/${item.rawKey}`, Body: JSON.stringify(raw) }),
+          );
+          await store.putRun({
+            runId: 'run-7',
+            planName: 'kafka',
+            plan: {},
+            target: 'azure',
+            status: 'RUNNING',
+            startedAt: START.toISOString(),
+            environment: {},
+            scenarioIds: [item.scenarioId],
+          });
+
+          const result = await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
+            azureMonitorHostMetrics(clients, outputs, window),
+          );
+          expect(result.status).toBe('SUCCEEDED');
+          const stored = await store.getMetrics('run-7', item.scenarioId, 1);
+          expect(stored?.source).toBe('azure-monitor');
+          expect([...new Set(stored?.series.map((one) => one.node))]).toEqual([...brokers, 'load-generator']);
+          const offset = Math.max(0, Math.round((Date.parse(minuteOf) - START.getTime()) / 1000));
+          expect(
+            brokers.map(
+              (name) => stored?.series.find((one) => one.node === name && one.metric === 'cpuPercent')?.points,
+            ),
+          ).toEqual([[[offset, 20]], [[offset, 21]], [[offset, 22]]]);
+          expect(
+            stored?.series.find((one) => one.node === 'rmqbench-kafka-3' && one.metric === 'diskWriteBytesPerSecond')
+              ?.points,
+          ).toEqual([[offset, 30]]);
+          // Used memory of each 16 GiB Standard_F8s_v2 broker: its size's memory minus the available memory.
+          expect(
+            brokers.map(
+              (name) => stored?.series.find((one) => one.node === name && one.metric === 'memoryBytes')?.points,
+            ),
+          ).toEqual([[[offset, 4 * GIB]], [[offset, 5 * GIB]], [[offset, 6 * GIB]]]);
+          expect((await store.getRun('run-7'))?.repetitions.map((one) => [one.status, one.metricsError])).toEqual([
+            ['SUCCEEDED', undefined],
+          ]);
+
+          // The same repetition with the outputs of a Kafka deployment from before kafkaBrokerResourceIds: the load
+          // generator's series are stored and the record names the missing output.
+          const { kafkaBrokerResourceIds: _absent, ...before } = outputs;
+          await ingestFromS3(s3, 'raw', store, 'run-7', item, (window) =>
+            azureMonitorHostMetrics(clients, before, window),
+          );
+          expect([
+            ...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node)),
+          ]).toEqual(['load-generator']);
+          expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe(
+            "metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks " +
+              'the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep',
+          );
+        } finally {
+          await arm.stop();
+        }
+      },
+    );
+
+    test(
+      'when the hosts cannot be listed the broker series ' + "keep RabbitMQ's names, and the record says why",
+      async () => {
+        await ingestFromS3(
+          s3,
+          'raw',
+          store,
+          'run-6',
+          item,
+          (window) => cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+          async () => {
+            throw new Error('UnauthorizedOperation: You are not authorized to perform this operation.');
+          },
+        );
+        const stored = await store.getMetrics('run-6', item.scenarioId, 1);
+        expect(
+          stored?.series.filter((one) => one.metric === 'queueDepth').every((one) => one.node.startsWith('rabbit@')),
+        ).toBe(true);
+        const six = (await store.getRun('run-6'))?.repetitions[0];
+        expect([six?.status, six?.metricsError]).toEqual([
+          'SUCCEEDED',
+          "broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: " +
+            'UnauthorizedOperation: You are not authorized to perform this operation.',
+        ]);
+      },
+    );
   });
 });

@@ -123,61 +123,65 @@ describe('a Kafka plan cluster through the AWS workflow functions, against moto'
   };
   const NOW = new Date('2030-01-01T00:00:00Z');
 
-  test('launch picks the template of the broker count, passes the network and instance type, tags run and expiry; each stack gets a zone of its own; readiness returns the bootstrap servers and the load generator', async () => {
-    const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-k' }, 'exec');
-    expect(schedule.clusters.map((cluster) => cluster.nodes)).toEqual([1, 3]);
-    const launches = [];
-    for (const cluster of schedule.clusters)
-      launches.push(await launchStack(cfn, config, 'run-k', cluster, planClusterOf(plan, cluster), NOW));
-    const servers: string[] = [];
-    for (const [index, launch] of launches.entries()) {
-      const stack = (await cfn.send(new DescribeStacksCommand({ StackName: launch.clusterId }))).Stacks![0]!;
-      expect(stack.StackStatus).toBe('CREATE_COMPLETE');
+  test(
+    'launch picks the template of the broker count, passes the network and instance type, tags run and expiry; ' +
+      'each stack gets a zone of its own; readiness returns the bootstrap servers and the load generator',
+    async () => {
+      const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-k' }, 'exec');
+      expect(schedule.clusters.map((cluster) => cluster.nodes)).toEqual([1, 3]);
+      const launches = [];
+      for (const cluster of schedule.clusters)
+        launches.push(await launchStack(cfn, config, 'run-k', cluster, planClusterOf(plan, cluster), NOW));
+      const servers: string[] = [];
+      for (const [index, launch] of launches.entries()) {
+        const stack = (await cfn.send(new DescribeStacksCommand({ StackName: launch.clusterId }))).Stacks![0]!;
+        expect(stack.StackStatus).toBe('CREATE_COMPLETE');
+        expect(
+          Object.fromEntries(
+            stack
+              .Parameters!.filter(
+                (parameter) =>
+                  !parameter.ParameterKey!.startsWith('SsmParameterValue') &&
+                  parameter.ParameterKey !== 'BootstrapVersion',
+              )
+              .map((parameter) => [parameter.ParameterKey, parameter.ParameterValue]),
+          ),
+        ).toEqual({
+          ResultsBucketName: BUCKET,
+          VpcId: config.network.vpcId,
+          PrivateSubnetIds: expect.stringContaining(config.network.privateSubnetIds[0]!),
+          AvailabilityZones: expect.stringContaining('us-east-1a'),
+          InstanceType: index === 0 ? 'c5.xlarge' : 'c5.2xlarge',
+        });
+        expect(stack.Tags).toEqual([
+          { Key: 'rmqbench:run-id', Value: 'run-k' },
+          { Key: 'rmqbench:expires-at', Value: '2030-01-01T12:00:00.000Z' },
+        ]);
+        const readiness = await checkStack(cfn, launch, NOW);
+        expect(readiness.ready).toBe(true);
+        const outputs = (readiness as { outputs: Record<string, string> }).outputs;
+        const bootstrap = Object.entries(outputs).find(([key]) => key.includes('BootstrapServers'))![1];
+        const stackUuid = stack.StackId!.split('/')[2]!;
+        expect(bootstrap.split(',')).toEqual(
+          Array.from(
+            { length: schedule.clusters[index]!.nodes },
+            (_, broker) => `kafka-${broker + 1}.${stackUuid}.rmqbench.internal:9092`,
+          ),
+        );
+        expect(Object.entries(outputs).filter(([key]) => key.includes('InstanceId'))).toHaveLength(1);
+        servers.push(bootstrap);
+      }
+      // Two clusters of one run in the one VPC: zones of different names.
+      expect(servers[0]!.split('.')[1]).not.toBe(servers[1]!.split('.')[1]);
+      // Teardown and the sweeper find them by the same tags as a RabbitMQ stack.
+      expect((await stacksOfRun(cfn, 'run-k')).sort()).toEqual(launches.map((launch) => launch.clusterId).sort());
       expect(
-        Object.fromEntries(
-          stack
-            .Parameters!.filter(
-              (parameter) =>
-                !parameter.ParameterKey!.startsWith('SsmParameterValue') &&
-                parameter.ParameterKey !== 'BootstrapVersion',
-            )
-            .map((parameter) => [parameter.ParameterKey, parameter.ParameterValue]),
-        ),
-      ).toEqual({
-        ResultsBucketName: BUCKET,
-        VpcId: config.network.vpcId,
-        PrivateSubnetIds: expect.stringContaining(config.network.privateSubnetIds[0]!),
-        AvailabilityZones: expect.stringContaining('us-east-1a'),
-        InstanceType: index === 0 ? 'c5.xlarge' : 'c5.2xlarge',
-      });
-      expect(stack.Tags).toEqual([
-        { Key: 'rmqbench:run-id', Value: 'run-k' },
-        { Key: 'rmqbench:expires-at', Value: '2030-01-01T12:00:00.000Z' },
-      ]);
-      const readiness = await checkStack(cfn, launch, NOW);
-      expect(readiness.ready).toBe(true);
-      const outputs = (readiness as { outputs: Record<string, string> }).outputs;
-      const bootstrap = Object.entries(outputs).find(([key]) => key.includes('BootstrapServers'))![1];
-      const stackUuid = stack.StackId!.split('/')[2]!;
-      expect(bootstrap.split(',')).toEqual(
-        Array.from(
-          { length: schedule.clusters[index]!.nodes },
-          (_, broker) => `kafka-${broker + 1}.${stackUuid}.rmqbench.internal:9092`,
-        ),
-      );
-      expect(Object.entries(outputs).filter(([key]) => key.includes('InstanceId'))).toHaveLength(1);
-      servers.push(bootstrap);
-    }
-    // Two clusters of one run in the one VPC: zones of different names.
-    expect(servers[0]!.split('.')[1]).not.toBe(servers[1]!.split('.')[1]);
-    // Teardown and the sweeper find them by the same tags as a RabbitMQ stack.
-    expect((await stacksOfRun(cfn, 'run-k')).sort()).toEqual(launches.map((launch) => launch.clusterId).sort());
-    expect(
-      (await expiredStacks(cfn, 'rmqbench-', new Date('2030-01-01T13:00:00Z'))).map((stack) => stack.name).sort(),
-    ).toEqual(launches.map((launch) => launch.clusterId).sort());
-    for (const launch of launches) await deleteStack(cfn, config.cloudFormationRoleArn, launch.clusterId);
-    expect(await stacksOfRun(cfn, 'run-k')).toEqual([]);
-  });
+        (await expiredStacks(cfn, 'rmqbench-', new Date('2030-01-01T13:00:00Z'))).map((stack) => stack.name).sort(),
+      ).toEqual(launches.map((launch) => launch.clusterId).sort());
+      for (const launch of launches) await deleteStack(cfn, config.cloudFormationRoleArn, launch.clusterId);
+      expect(await stacksOfRun(cfn, 'run-k')).toEqual([]);
+    },
+  );
 
   test('a Kafka broker count without a template is refused by name, before anything is created', async () => {
     const four = { ...plan, clusters: [{ name: 'k4', broker: 'kafka', nodes: 4, instanceType: 'c5.xlarge' }] };
@@ -194,82 +198,86 @@ describe('a Kafka plan cluster through the AWS workflow functions, against moto'
     expect(await stacksOfRun(cfn, 'run-4')).toEqual([]);
   });
 
-  test("the smoke test and a repetition go to the load generator over Run Command; the repetition's uploaded tool output is assembled and ingested as the same record", async () => {
-    const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-r' }, 'exec');
-    const cluster = schedule.clusters[1]!;
-    const launch = await launchStack(cfn, config, 'run-r', cluster, planClusterOf(plan, cluster), NOW);
-    const { outputs } = (await checkStack(cfn, launch, NOW)) as { outputs: Record<string, string> };
-    const instanceId = Object.entries(outputs).find(([key]) => key.includes('InstanceId'))![1];
-    const bootstrap = Object.entries(outputs).find(([key]) => key.includes('BootstrapServers'))![1];
+  test(
+    'the smoke test and a repetition go to the load generator over Run Command; ' +
+      "the repetition's uploaded tool output is assembled and ingested as the same record",
+    async () => {
+      const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-r' }, 'exec');
+      const cluster = schedule.clusters[1]!;
+      const launch = await launchStack(cfn, config, 'run-r', cluster, planClusterOf(plan, cluster), NOW);
+      const { outputs } = (await checkStack(cfn, launch, NOW)) as { outputs: Record<string, string> };
+      const instanceId = Object.entries(outputs).find(([key]) => key.includes('InstanceId'))![1];
+      const bootstrap = Object.entries(outputs).find(([key]) => key.includes('BootstrapServers'))![1];
 
-    await expect(kafkaSmokeTest(ssm, instanceId, bootstrap, 3, { sleep: async () => undefined })).resolves.toEqual({
-      status: 'Success',
-      brokers: 3,
-    });
-    const smokes = (await ssm.send(new ListCommandsCommand({}))).Commands!.filter((command) =>
-      command.Parameters?.commands?.[0]?.includes('rmqbench-smoke-'),
-    );
-    expect(smokes).toHaveLength(1);
-    const smoke = smokes[0]!;
-    // moto 5 lists more instance ids on a command than it was sent to; the one sent to is among them.
-    expect(smoke.InstanceIds).toContain(instanceId);
-    expect(smoke.DocumentName).toBe('AWS-RunShellScript');
-    expect(smoke.Parameters!.commands![0]).toContain(`'--bootstrap-server' '${bootstrap}' '--create'`);
-    expect(smoke.Parameters!.commands![0]).toContain("'--partitions' '3' '--replication-factor' '3'");
-
-    // StartRepetition's handler, with its clients built from the environment (AWS_ENDPOINT_URL: moto).
-    const item = cluster.repetitions[0]!;
-    const started = (await withEnv({ ...moto.env, RAW_OUTPUT_BUCKET: BUCKET }, async () => {
-      const { handler } =
-        (await import('../../lambdas/start-repetition/index')) as typeof import('../../lambdas/start-repetition/index');
-      return handler({ runId: 'run-r', target: 'aws', plan, item, launch, readiness: { outputs } });
-    })) as { commandId: string; instanceId: string; startedAt: string; doneBy: string; perfTestArgs: string[] };
-    expect(started).toMatchObject({
-      instanceId,
-      commandId: expect.any(String),
-      perfTestArgs: [
-        expect.stringMatching(
-          /^TopicCommand --bootstrap-server \S+ --create --topic rmqbench-w-[0-9a-f]{6} --partitions 1 --replication-factor 3$/,
-        ),
-        expect.stringMatching(/^ProducerPerformance /),
-        expect.stringMatching(/^ConsumerPerformance /),
-      ],
-    });
-    const command = (await ssm.send(new ListCommandsCommand({ CommandId: started.commandId }))).Commands![0]!;
-    expect(command.Parameters!.commands![0]).toContain('org.apache.kafka.tools.ProducerPerformance');
-    expect(command.Parameters!.commands![0]).toContain(
-      `aws s3 cp producer-1.txt 's3://${BUCKET}/${rawPrefix('run-r', item)}/producer-1.txt'`,
-    );
-    // Longer than a PerfTest repetition: the tools' wait, the consumers' join and drain.
-    expect(Number(command.Parameters!.executionTimeout![0])).toBeGreaterThan(item.durationSeconds + 120);
-
-    // What the load generator's script uploads: captured real tool output (test/fixtures/kafka).
-    const prefix = rawPrefix('run-r', item);
-    for (const [file, fixture] of [
-      ['producer-1.txt', 'one-producer-1.txt'],
-      ['consumer-1.txt', 'one-consumer-1.txt'],
-    ] as const) {
-      await s3.send(
-        new PutObjectCommand({
-          Bucket: BUCKET,
-          Key: `${prefix}/${file}`,
-          Body: readFileSync(join(FIXTURES, fixture), 'utf8'),
-        }),
+      await expect(kafkaSmokeTest(ssm, instanceId, bootstrap, 3, { sleep: async () => undefined })).resolves.toEqual({
+        status: 'Success',
+        brokers: 3,
+      });
+      const smokes = (await ssm.send(new ListCommandsCommand({}))).Commands!.filter((command) =>
+        command.Parameters?.commands?.[0]?.includes('rmqbench-smoke-'),
       );
-    }
-    const checked = await checkRepetition(ssm, s3, BUCKET, { runId: 'run-r', plan, item, started });
-    expect(checked).toEqual({ done: true, rawKey: item.rawKey });
-    const object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `runs/run-r/ingest/${item.rawKey}` }));
-    const raw = JSON.parse(await object.Body!.transformToString()) as RawRepetition;
-    expect(raw.kafka!.expectations).toEqual({ producers: 1, consumers: 1, recordsPerProducer: 200000 });
-    expect([raw.stdout, raw.csv, raw.targetError]).toEqual(['', '', undefined]);
-    // Kafka has no management API: no broker samples are read or carried (IngestRepetition adds no broker series).
-    expect('brokerSamples' in raw).toBe(false);
-    const record = ingestRepetition(raw);
-    expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
-    expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
-    await deleteStack(cfn, config.cloudFormationRoleArn, launch.clusterId);
-  });
+      expect(smokes).toHaveLength(1);
+      const smoke = smokes[0]!;
+      // moto 5 lists more instance ids on a command than it was sent to; the one sent to is among them.
+      expect(smoke.InstanceIds).toContain(instanceId);
+      expect(smoke.DocumentName).toBe('AWS-RunShellScript');
+      expect(smoke.Parameters!.commands![0]).toContain(`'--bootstrap-server' '${bootstrap}' '--create'`);
+      expect(smoke.Parameters!.commands![0]).toContain("'--partitions' '3' '--replication-factor' '3'");
+
+      // StartRepetition's handler, with its clients built from the environment (AWS_ENDPOINT_URL: moto).
+      const item = cluster.repetitions[0]!;
+      const started = (await withEnv({ ...moto.env, RAW_OUTPUT_BUCKET: BUCKET }, async () => {
+        type StartRepetition = typeof import('../../lambdas/start-repetition/index');
+        const { handler } = (await import('../../lambdas/start-repetition/index')) as StartRepetition;
+        return handler({ runId: 'run-r', target: 'aws', plan, item, launch, readiness: { outputs } });
+      })) as { commandId: string; instanceId: string; startedAt: string; doneBy: string; perfTestArgs: string[] };
+      expect(started).toMatchObject({
+        instanceId,
+        commandId: expect.any(String),
+        perfTestArgs: [
+          expect.stringMatching(
+            /^TopicCommand --bootstrap-server \S+ --create --topic rmqbench-w-[0-9a-f]{6} --partitions 1 --replication-factor 3$/,
+          ),
+          expect.stringMatching(/^ProducerPerformance /),
+          expect.stringMatching(/^ConsumerPerformance /),
+        ],
+      });
+      const command = (await ssm.send(new ListCommandsCommand({ CommandId: started.commandId }))).Commands![0]!;
+      expect(command.Parameters!.commands![0]).toContain('org.apache.kafka.tools.ProducerPerformance');
+      expect(command.Parameters!.commands![0]).toContain(
+        `aws s3 cp producer-1.txt 's3://${BUCKET}/${rawPrefix('run-r', item)}/producer-1.txt'`,
+      );
+      // Longer than a PerfTest repetition: the tools' wait, the consumers' join and drain.
+      expect(Number(command.Parameters!.executionTimeout![0])).toBeGreaterThan(item.durationSeconds + 120);
+
+      // What the load generator's script uploads: captured real tool output (test/fixtures/kafka).
+      const prefix = rawPrefix('run-r', item);
+      for (const [file, fixture] of [
+        ['producer-1.txt', 'one-producer-1.txt'],
+        ['consumer-1.txt', 'one-consumer-1.txt'],
+      ] as const) {
+        await s3.send(
+          new PutObjectCommand({
+            Bucket: BUCKET,
+            Key: `${prefix}/${file}`,
+            Body: readFileSync(join(FIXTURES, fixture), 'utf8'),
+          }),
+        );
+      }
+      const checked = await checkRepetition(ssm, s3, BUCKET, { runId: 'run-r', plan, item, started });
+      expect(checked).toEqual({ done: true, rawKey: item.rawKey });
+      const object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `runs/run-r/ingest/${item.rawKey}` }));
+      const raw = JSON.parse(await object.Body!.transformToString()) as RawRepetition;
+      expect(raw.kafka!.expectations).toEqual({ producers: 1, consumers: 1, recordsPerProducer: 200000 });
+      expect([raw.stdout, raw.csv, raw.targetError]).toEqual(['', '', undefined]);
+      // Kafka has no management API: no broker samples are read or carried (IngestRepetition adds no broker series).
+      expect('brokerSamples' in raw).toBe(false);
+      const record = ingestRepetition(raw);
+      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+      expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
+      await deleteStack(cfn, config.cloudFormationRoleArn, launch.clusterId);
+    },
+  );
 });
 
 /**

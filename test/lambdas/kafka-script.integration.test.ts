@@ -96,55 +96,59 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     ],
   });
 
-  test("the repetition script creates the topic, runs consumer and producer, uploads both outputs with the template's role, and they ingest into a SUCCEEDED record", async () => {
-    const plan = planWith(1);
-    const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka' }, 'exec').clusters[0]!.repetitions[0]!;
-    const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
-    try {
-      const { script, args, files } = awsKafkaRepetitionScript({
-        plan,
-        runId: 'run-kafka',
-        item,
-        bootstrapServers: cluster.bootstrapServers,
-        bucket: BUCKET,
-      });
-      expect(files).toEqual(kafkaRawFiles(1, 1));
-      const run = await runOnLoadGenerator(fake, script);
-      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-      expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
-        ['s3:PutObject', true],
-        ['s3:PutObject', true],
-      ]);
-      const prefix = `${BUCKET}/${rawPrefix('run-kafka', item)}`;
-      expect([...fake.objects.keys()].sort()).toEqual([`${prefix}/consumer-1.txt`, `${prefix}/producer-1.txt`]);
-      const scenario = scenarioOf(plan, item);
-      const record = ingestRepetition({
-        runId: 'run-kafka',
-        scenarioId: item.scenarioId,
-        repetition: 1,
-        startedAt: '2025-01-01T00:00:00.000Z',
-        finishedAt: '2025-01-01T00:00:30.000Z',
-        perfTestArgs: args,
-        expectations: perfTestExpectations(scenario.workload),
-        stdout: '',
-        csv: '',
-        kafka: {
-          output: {
-            producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
-            consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+  test(
+    'the repetition script creates the topic, runs consumer and producer, ' +
+      "uploads both outputs with the template's role, and they ingest into a SUCCEEDED record",
+    async () => {
+      const plan = planWith(1);
+      const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka' }, 'exec').clusters[0]!.repetitions[0]!;
+      const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
+      try {
+        const { script, args, files } = awsKafkaRepetitionScript({
+          plan,
+          runId: 'run-kafka',
+          item,
+          bootstrapServers: cluster.bootstrapServers,
+          bucket: BUCKET,
+        });
+        expect(files).toEqual(kafkaRawFiles(1, 1));
+        const run = await runOnLoadGenerator(fake, script);
+        expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
+          ['s3:PutObject', true],
+          ['s3:PutObject', true],
+        ]);
+        const prefix = `${BUCKET}/${rawPrefix('run-kafka', item)}`;
+        expect([...fake.objects.keys()].sort()).toEqual([`${prefix}/consumer-1.txt`, `${prefix}/producer-1.txt`]);
+        const scenario = scenarioOf(plan, item);
+        const record = ingestRepetition({
+          runId: 'run-kafka',
+          scenarioId: item.scenarioId,
+          repetition: 1,
+          startedAt: '2025-01-01T00:00:00.000Z',
+          finishedAt: '2025-01-01T00:00:30.000Z',
+          perfTestArgs: args,
+          expectations: perfTestExpectations(scenario.workload),
+          stdout: '',
+          csv: '',
+          kafka: {
+            output: {
+              producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
+              consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+            },
+            expectations: kafkaExpectations(scenario),
           },
-          expectations: kafkaExpectations(scenario),
-        },
-      });
-      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
-      expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
-      expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-      // The topic was the benchmark's own and is gone.
-      expect(await topicList('topics-after.log')).not.toMatch(/rmqbench-w-/);
-    } finally {
-      await fake.stop();
-    }
-  });
+        });
+        expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+        expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
+        expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+        // The topic was the benchmark's own and is gone.
+        expect(await topicList('topics-after.log')).not.toMatch(/rmqbench-w-/);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
 
   test('a capacity ladder: a producer run per step at its rate, step times uploaded, judged at ingest', async () => {
     const plan = {
@@ -217,83 +221,98 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     }
   });
 
-  test('a topic the cluster cannot place (3 replicas asked of 1 broker) fails the script with the reason on stderr, after uploading the (empty) outputs, and ingests as FAILED', async () => {
-    const plan = planWith(3);
-    const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka-bad' }, 'exec').clusters[0]!.repetitions[0]!;
-    const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
-    try {
-      const { script } = awsKafkaRepetitionScript({
-        plan,
-        runId: 'run-kafka-bad',
-        item,
-        bootstrapServers: cluster.bootstrapServers,
-        bucket: BUCKET,
-      });
-      const run = await runOnLoadGenerator(fake, script);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(
-        /could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/,
-      );
-      expect(fake.objects.size).toBe(2);
-      const scenario = scenarioOf(plan, item);
-      const prefix = `${BUCKET}/${rawPrefix('run-kafka-bad', item)}`;
-      const record = ingestRepetition({
-        runId: 'run-kafka-bad',
-        scenarioId: item.scenarioId,
-        repetition: 1,
-        startedAt: '2025-01-01T00:00:00.000Z',
-        finishedAt: '2025-01-01T00:00:30.000Z',
-        perfTestArgs: [],
-        expectations: perfTestExpectations(scenario.workload),
-        stdout: '',
-        csv: '',
-        kafka: {
-          output: {
-            producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
-            consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+  test(
+    'a topic the cluster cannot place (3 replicas asked of 1 broker) fails the script ' +
+      'with the reason on stderr, after uploading the (empty) outputs, and ingests as FAILED',
+    async () => {
+      const plan = planWith(3);
+      const item = buildSchedule({ plan, target: 'aws', runId: 'run-kafka-bad' }, 'exec').clusters[0]!.repetitions[0]!;
+      const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
+      try {
+        const { script } = awsKafkaRepetitionScript({
+          plan,
+          runId: 'run-kafka-bad',
+          item,
+          bootstrapServers: cluster.bootstrapServers,
+          bucket: BUCKET,
+        });
+        const run = await runOnLoadGenerator(fake, script);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(
+          /could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/,
+        );
+        expect(fake.objects.size).toBe(2);
+        const scenario = scenarioOf(plan, item);
+        const prefix = `${BUCKET}/${rawPrefix('run-kafka-bad', item)}`;
+        const record = ingestRepetition({
+          runId: 'run-kafka-bad',
+          scenarioId: item.scenarioId,
+          repetition: 1,
+          startedAt: '2025-01-01T00:00:00.000Z',
+          finishedAt: '2025-01-01T00:00:30.000Z',
+          perfTestArgs: [],
+          expectations: perfTestExpectations(scenario.workload),
+          stdout: '',
+          csv: '',
+          kafka: {
+            output: {
+              producers: [fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8')],
+              consumers: [fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8')],
+            },
+            expectations: kafkaExpectations(scenario),
           },
-          expectations: kafkaExpectations(scenario),
-        },
-        targetError: 'the SSM command ended Failed (exit code 1)',
+          targetError: 'the SSM command ended Failed (exit code 1)',
+        });
+        expect(record.status).toBe('FAILED');
+        expect(record.error).toMatch(/^the SSM command ended Failed \(exit code 1\); Kafka tool output is incomplete/);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
+  test(
+    'the smoke-test script creates, describes, writes to with acks=all and deletes a topic; ' +
+      'asked for more brokers than the cluster has it fails saying what failed',
+    async () => {
+      const passed = await runOnLoadGenerator(
+        undefined,
+        kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1, suffix: 'ok' }),
+      );
+      expect({ code: passed.code, stderr: passed.stderr.slice(-2000) }).toEqual({
+        code: 0,
+        stderr: expect.any(String),
       });
-      expect(record.status).toBe('FAILED');
-      expect(record.error).toMatch(/^the SSM command ended Failed \(exit code 1\); Kafka tool output is incomplete/);
-    } finally {
-      await fake.stop();
-    }
-  });
+      expect(passed.stdout).toContain('smoke test: 1 partition leaders, 10 records acknowledged by 1 replicas');
+      expect(await topicList('topics-after-smoke.log')).not.toContain('rmqbench-smoke-ok');
+      // 2 brokers asked of a 1-broker cluster: the topic cannot be placed.
+      const failed = await runOnLoadGenerator(
+        undefined,
+        kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }),
+      );
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(
+        /smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/,
+      );
+    },
+  );
 
-  test('the smoke-test script creates, describes, writes to with acks=all and deletes a topic; asked for more brokers than the cluster has it fails saying what failed', async () => {
-    const passed = await runOnLoadGenerator(
-      undefined,
-      kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1, suffix: 'ok' }),
-    );
-    expect({ code: passed.code, stderr: passed.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-    expect(passed.stdout).toContain('smoke test: 1 partition leaders, 10 records acknowledged by 1 replicas');
-    expect(await topicList('topics-after-smoke.log')).not.toContain('rmqbench-smoke-ok');
-    // 2 brokers asked of a 1-broker cluster: the topic cannot be placed.
-    const failed = await runOnLoadGenerator(
-      undefined,
-      kafkaSmokeTestScript({ bootstrapServers: cluster.bootstrapServers, brokers: 2, suffix: 'two' }),
-    );
-    expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(
-      /smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/,
-    );
-  });
-
-  test('the readiness script (CheckClusterReady on azure) passes when every broker is registered and fails naming how many are', async () => {
-    const ready = await runOnLoadGenerator(
-      undefined,
-      kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1 }),
-    );
-    expect({ code: ready.code, stderr: ready.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-    expect(ready.stdout).toContain('readiness: 1 of 1 brokers registered');
-    const short = await runOnLoadGenerator(
-      undefined,
-      kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 3 }),
-    );
-    expect(short.code).toBe(1);
-    expect(short.stderr).toMatch(/readiness: 1 of 3 brokers registered, 0 not answering:\n.*\(id: \d+ rack: /);
-  });
+  test(
+    'the readiness script (CheckClusterReady on azure) ' +
+      'passes when every broker is registered and fails naming how many are',
+    async () => {
+      const ready = await runOnLoadGenerator(
+        undefined,
+        kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 1 }),
+      );
+      expect({ code: ready.code, stderr: ready.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+      expect(ready.stdout).toContain('readiness: 1 of 1 brokers registered');
+      const short = await runOnLoadGenerator(
+        undefined,
+        kafkaReadinessScript({ bootstrapServers: cluster.bootstrapServers, brokers: 3 }),
+      );
+      expect(short.code).toBe(1);
+      expect(short.stderr).toMatch(/readiness: 1 of 3 brokers registered, 0 not answering:\n.*\(id: \d+ rack: /);
+    },
+  );
 });

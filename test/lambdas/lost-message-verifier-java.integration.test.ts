@@ -126,25 +126,29 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     return { code, stderr, stdout, leaderName, failover };
   }
 
-  test('quorum queue, leader SIGKILLed: no confirmed message lost, the reconnects counted, the fault placed on the verifier timeline', async () => {
-    const run = await runAndKill('rmqbench-verifier-quorum', cluster.nodes[0]!, 'x-queue-type=quorum');
-    console.log(`java verifier, quorum kill-leader: ${run.stdout.trim()} stderr: ${run.stderr.trim()}`);
-    expect(run.code).toBe(0);
-    expect(run.leaderName).toBe(cluster.nodes[0]!.name);
-    const failover = run.failover;
-    expect(failover.lostMessages).toBe(0);
-    expect(failover.confirmed).toBeGreaterThan(500);
-    expect(failover.consumed).toBeGreaterThanOrEqual(failover.confirmed);
-    expect(failover.published).toBeGreaterThanOrEqual(failover.confirmed);
-    // Both clients were on the killed node (its URI is first): each recovered once at least.
-    expect(failover.reconnects).toBeGreaterThanOrEqual(2);
-    // JVM start and connections come before publishing, so the kill is KILL_AFTER_SECONDS or later on the verifier's
-    // clock.
-    expect(failover.fault.appliedAtSeconds).toBeGreaterThanOrEqual(KILL_AFTER_SECONDS);
-    expect(failover.fault.appliedAtSeconds).toBeLessThan(SECONDS);
-    expect(failover.receivedPerSecond.length).toBe(SECONDS);
-    expect(failover.unconfirmedAtFault).toBeLessThanOrEqual(200);
-  });
+  test(
+    'quorum queue, leader SIGKILLed: no confirmed message lost, ' +
+      'the reconnects counted, the fault placed on the verifier timeline',
+    async () => {
+      const run = await runAndKill('rmqbench-verifier-quorum', cluster.nodes[0]!, 'x-queue-type=quorum');
+      console.log(`java verifier, quorum kill-leader: ${run.stdout.trim()} stderr: ${run.stderr.trim()}`);
+      expect(run.code).toBe(0);
+      expect(run.leaderName).toBe(cluster.nodes[0]!.name);
+      const failover = run.failover;
+      expect(failover.lostMessages).toBe(0);
+      expect(failover.confirmed).toBeGreaterThan(500);
+      expect(failover.consumed).toBeGreaterThanOrEqual(failover.confirmed);
+      expect(failover.published).toBeGreaterThanOrEqual(failover.confirmed);
+      // Both clients were on the killed node (its URI is first): each recovered once at least.
+      expect(failover.reconnects).toBeGreaterThanOrEqual(2);
+      // JVM start and connections come before publishing, so the kill is KILL_AFTER_SECONDS or later on the verifier's
+      // clock.
+      expect(failover.fault.appliedAtSeconds).toBeGreaterThanOrEqual(KILL_AFTER_SECONDS);
+      expect(failover.fault.appliedAtSeconds).toBeLessThan(SECONDS);
+      expect(failover.receivedPerSecond.length).toBe(SECONDS);
+      expect(failover.unconfirmedAtFault).toBeLessThanOrEqual(200);
+    },
+  );
 
   test('classic non-replicated queue on the killed node: confirmed messages are reported lost', async () => {
     const run = await runAndKill('rmqbench-verifier-classic', cluster.nodes[1]!, 'x-queue-type=classic');
@@ -155,92 +159,103 @@ describe('the Java lost-message verifier on a real 3-node cluster', () => {
     expect(run.failover.confirmed).toBeGreaterThan(run.failover.lostMessages);
   });
 
-  test("the run scripts' verifier lines (as the benchmark user, through one endpoint, PerfTest's wrapper for the class path), the fault on the leader of rmqbench-verifier, then what CheckRepetition records", async () => {
-    const dir = tempDir('verifier-lines');
-    try {
-      // PerfTest's wrapper as the boot scripts write it, pointing at this machine's PerfTest jars.
-      const wrapper = join(dir.path, 'perf-test');
-      writeFileSync(wrapper, `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`, {
-        mode: 0o755,
-      });
-      // One endpoint, as in the cloud; here it is the node that is killed (in the cloud, the load balancer in front of
-      // all of them), so nothing is published after the kill: what counts is that nothing confirmed was lost.
-      const first = cluster.nodes[2]!;
-      const script = [
-        'set -euo pipefail',
-        `WORK=${dir.path}/work && mkdir -p "$WORK" && cd "$WORK"`,
-        `MANAGEMENT_URL='${cluster.managementUrl()}'`,
-        'ADMIN_CURL_CONFIG=\'user = "guest:guest"\'',
-        ...benchmarkUserLines(),
-        ...startVerifierLines({
-          perfTestCommand: wrapper,
-          amqpHost: `127.0.0.1:${first.amqpPort}`,
-          seconds: SECONDS,
-          queueArguments: queueArgumentsFor({ type: 'quorum' }, 3),
-        }),
-        // PerfTest's place in the script: as long as the verifier publishes.
-        `sleep ${SECONDS}`,
-        ...waitVerifierLines(),
-        `cp ${VERIFIER_OUTPUT_FILE} ${dir.path}/`,
-      ].join('\n');
-      const child = spawn('bash', ['-c', script], {
+  test(
+    "the run scripts' verifier lines (as the benchmark user, through one endpoint, PerfTest's wrapper " +
+      'for the class path), the fault on the leader of rmqbench-verifier, then what CheckRepetition records',
+    async () => {
+      const dir = tempDir('verifier-lines');
+      try {
+        // PerfTest's wrapper as the boot scripts write it, pointing at this machine's PerfTest jars.
+        const wrapper = join(dir.path, 'perf-test');
+        writeFileSync(
+          wrapper,
+          `#!/bin/sh\nexec java -cp '${join(perfTestLib, '*')}' com.rabbitmq.perf.PerfTest "$@"\n`,
+          {
+            mode: 0o755,
+          },
+        );
+        // One endpoint, as in the cloud; here it is the node that is killed (in the cloud, the load balancer in front
+        // of all of them), so nothing is published after the kill: what counts is that nothing confirmed was lost.
+        const first = cluster.nodes[2]!;
+        const script = [
+          'set -euo pipefail',
+          `WORK=${dir.path}/work && mkdir -p "$WORK" && cd "$WORK"`,
+          `MANAGEMENT_URL='${cluster.managementUrl()}'`,
+          'ADMIN_CURL_CONFIG=\'user = "guest:guest"\'',
+          ...benchmarkUserLines(),
+          ...startVerifierLines({
+            perfTestCommand: wrapper,
+            amqpHost: `127.0.0.1:${first.amqpPort}`,
+            seconds: SECONDS,
+            queueArguments: queueArgumentsFor({ type: 'quorum' }, 3),
+          }),
+          // PerfTest's place in the script: as long as the verifier publishes.
+          `sleep ${SECONDS}`,
+          ...waitVerifierLines(),
+          `cp ${VERIFIER_OUTPUT_FILE} ${dir.path}/`,
+        ].join('\n');
+        const child = spawn('bash', ['-c', script], {
+          env: { PATH: process.env.PATH },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+        const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+        // The verifier's queue is declared through `first`, which leads it; the fault step picks that leader.
+        const outputFile = join(dir.path, 'work', VERIFIER_OUTPUT_FILE);
+        const waitUntil = Date.now() + 120_000;
+        while (
+          !(existsSync(outputFile) && readFileSync(outputFile, 'utf8').includes('publishing to')) &&
+          Date.now() < waitUntil
+        )
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        const publishingAt = Date.now();
+        const leaderName = await leaderOf(VERIFIER_QUEUE);
+        expect(leaderName).toBe(first.name);
+        const appliedAt = await killAt(publishingAt + KILL_AFTER_SECONDS * 1000, leaderName);
+        expect(await exited).toBe(0);
+        expect(stderr).toBe('');
+        const output = readFileSync(join(dir.path, VERIFIER_OUTPUT_FILE), 'utf8');
+        console.log(`verifier lines, quorum kill-leader: ${output.trim()}`);
+        const failover = cloudFailoverResult(output, {
+          action: 'kill',
+          node: 'leader',
+          nodeName: first.name,
+          appliedAt: appliedAt.toISOString(),
+        });
+        expect(failover.lostMessages).toBe(0);
+        expect(failover.confirmed).toBeGreaterThan(500);
+        // The benchmark user is gone once the script exits.
+        const users = await cluster.api<{ name: string }[]>('GET', '/api/users', undefined, cluster.nodes[0]);
+        expect(users.map((user) => user.name)).toEqual(['guest']);
+      } finally {
+        dir.cleanup();
+      }
+    },
+  );
+
+  test(
+    'no URI in the environment: exit 2 with the ' + 'reason on stderr and no result line, which the parser names',
+    async () => {
+      const child = spawn('java', ['-cp', join(perfTestLib, '*'), source, '--queue', 'q', '--seconds', '1'], {
         env: { PATH: process.env.PATH },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      let stdout = '';
       let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      // The verifier's queue is declared through `first`, which leads it; the fault step picks that leader.
-      const outputFile = join(dir.path, 'work', VERIFIER_OUTPUT_FILE);
-      const waitUntil = Date.now() + 120_000;
-      while (
-        !(existsSync(outputFile) && readFileSync(outputFile, 'utf8').includes('publishing to')) &&
-        Date.now() < waitUntil
-      )
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      const publishingAt = Date.now();
-      const leaderName = await leaderOf(VERIFIER_QUEUE);
-      expect(leaderName).toBe(first.name);
-      const appliedAt = await killAt(publishingAt + KILL_AFTER_SECONDS * 1000, leaderName);
-      expect(await exited).toBe(0);
-      expect(stderr).toBe('');
-      const output = readFileSync(join(dir.path, VERIFIER_OUTPUT_FILE), 'utf8');
-      console.log(`verifier lines, quorum kill-leader: ${output.trim()}`);
-      const failover = cloudFailoverResult(output, {
-        action: 'kill',
-        node: 'leader',
-        nodeName: first.name,
-        appliedAt: appliedAt.toISOString(),
-      });
-      expect(failover.lostMessages).toBe(0);
-      expect(failover.confirmed).toBeGreaterThan(500);
-      // The benchmark user is gone once the script exits.
-      const users = await cluster.api<{ name: string }[]>('GET', '/api/users', undefined, cluster.nodes[0]);
-      expect(users.map((user) => user.name)).toEqual(['guest']);
-    } finally {
-      dir.cleanup();
-    }
-  });
-
-  test('no URI in the environment: exit 2 with the reason on stderr and no result line, which the parser names', async () => {
-    const child = spawn('java', ['-cp', join(perfTestLib, '*'), source, '--queue', 'q', '--seconds', '1'], {
-      env: { PATH: process.env.PATH },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(code).toBe(2);
-    expect(stderr).toContain('RMQBENCH_VERIFIER_URIS holds no AMQP URI');
-    expect(() =>
-      cloudFailoverResult(stdout, {
-        action: 'kill',
-        node: 'leader',
-        nodeName: 'rabbit@x',
-        appliedAt: new Date().toISOString(),
-      }),
-    ).toThrow(/printed no result line/);
-  });
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code).toBe(2);
+      expect(stderr).toContain('RMQBENCH_VERIFIER_URIS holds no AMQP URI');
+      expect(() =>
+        cloudFailoverResult(stdout, {
+          action: 'kill',
+          node: 'leader',
+          nodeName: 'rabbit@x',
+          appliedAt: new Date().toISOString(),
+        }),
+      ).toThrow(/printed no result line/);
+    },
+  );
 });

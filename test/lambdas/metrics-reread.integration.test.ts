@@ -20,8 +20,11 @@ import { startFakeArm } from './fake-arm-clients';
 // with them.
 
 const GROUP = 'rmqbench-run-1-c1';
-const SCALE_SET = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachineScaleSets/rmqbench-cluster`;
-const LOAD_GENERATOR = `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
+const SCALE_SET =
+  `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` +
+  `/Microsoft.Compute/virtualMachineScaleSets/rmqbench-cluster`;
+const LOAD_GENERATOR =
+  `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` + `/Microsoft.Compute/virtualMachines/rmqbench-loadgen`;
 const outputs = {
   scaleSetResourceId: SCALE_SET,
   loadGeneratorResourceId: LOAD_GENERATOR,
@@ -119,59 +122,65 @@ beforeEach(async () => {
 afterEach(async () => arm.stop());
 
 describe('RereadHostMetrics (IngestRepetition metricsOnly) reads the late minutes again before teardown', () => {
-  test('a repetition ingested before Azure Monitor had its last minutes is stored again with them and loses its "incomplete"; a complete one is not read again', async () => {
-    await storeRaw('run-1');
-    // At ingest time: repetition 1 only has 13:00 (13:01 and 13:02 not yet in Azure Monitor); repetition 2 is complete.
-    cpu([0, 5, 6, 7]);
-    for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-1', item, read());
-    expect(await errors('run-1')).toEqual([
-      [
-        1,
-        'SUCCEEDED',
-        'metrics incomplete: Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)',
-      ],
-      [2, 'SUCCEEDED', undefined],
-    ]);
-    expect(await cpuPoints('run-1', 1)).toEqual([[0, 90]]);
-    const before = (await store.getRun('run-1'))!.repetitions.find((one) => one.repetition === 1)!;
+  test(
+    'a repetition ingested before Azure Monitor had its last minutes is stored ' +
+      'again with them and loses its "incomplete"; a complete one is not read again',
+    async () => {
+      await storeRaw('run-1');
+      // At ingest time: repetition 1 only has 13:00 (13:01 and 13:02 not yet in Azure Monitor); repetition 2 is
+      // complete.
+      cpu([0, 5, 6, 7]);
+      for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-1', item, read());
+      expect(await errors('run-1')).toEqual([
+        [
+          1,
+          'SUCCEEDED',
+          'metrics incomplete: Azure Monitor had data up to 2026-11-23T13:01:00.000Z of a ' +
+            'repetition that ended at 2026-11-23T13:02:40.000Z (platform metrics arrive late)',
+        ],
+        [2, 'SUCCEEDED', undefined],
+      ]);
+      expect(await cpuPoints('run-1', 1)).toEqual([[0, 90]]);
+      const before = (await store.getRun('run-1'))!.repetitions.find((one) => one.repetition === 1)!;
 
-    // Azure Monitor catches up; the re-read asks for repetition 1 only (one request per resource).
-    cpu([1, 2]);
-    const requestsBefore = metricsRequests();
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-1', items, read())).resolves.toEqual({
-      reread: 1,
-      stored: 1,
-      stillIncomplete: 0,
-    });
-    expect(metricsRequests() - requestsBefore).toBe(2);
-    expect(await errors('run-1')).toEqual([
-      [1, 'SUCCEEDED', undefined],
-      [2, 'SUCCEEDED', undefined],
-    ]);
-    expect(await cpuPoints('run-1', 1)).toEqual([
-      [0, 90],
-      [40, 91],
-      [100, 92],
-    ]);
-    expect(await cpuPoints('run-1', 2)).toEqual([
-      [0, 95],
-      [40, 96],
-      [100, 97],
-    ]);
-    // The same keys: still one record per repetition, with the same result.
-    const after = (await store.getRun('run-1'))!.repetitions;
-    expect(after).toHaveLength(2);
-    expect(after.find((one) => one.repetition === 1)!.result).toEqual(before.result);
+      // Azure Monitor catches up; the re-read asks for repetition 1 only (one request per resource).
+      cpu([1, 2]);
+      const requestsBefore = metricsRequests();
+      await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-1', items, read())).resolves.toEqual({
+        reread: 1,
+        stored: 1,
+        stillIncomplete: 0,
+      });
+      expect(metricsRequests() - requestsBefore).toBe(2);
+      expect(await errors('run-1')).toEqual([
+        [1, 'SUCCEEDED', undefined],
+        [2, 'SUCCEEDED', undefined],
+      ]);
+      expect(await cpuPoints('run-1', 1)).toEqual([
+        [0, 90],
+        [40, 91],
+        [100, 92],
+      ]);
+      expect(await cpuPoints('run-1', 2)).toEqual([
+        [0, 95],
+        [40, 96],
+        [100, 97],
+      ]);
+      // The same keys: still one record per repetition, with the same result.
+      const after = (await store.getRun('run-1'))!.repetitions;
+      expect(after).toHaveLength(2);
+      expect(after.find((one) => one.repetition === 1)!.result).toEqual(before.result);
 
-    // Read again once more: nothing is late any more, nothing is asked.
-    const requestsAfter = metricsRequests();
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-1', items, read())).resolves.toEqual({
-      reread: 0,
-      stored: 0,
-      stillIncomplete: 0,
-    });
-    expect(metricsRequests()).toBe(requestsAfter);
-  });
+      // Read again once more: nothing is late any more, nothing is asked.
+      const requestsAfter = metricsRequests();
+      await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-1', items, read())).resolves.toEqual({
+        reread: 0,
+        stored: 0,
+        stillIncomplete: 0,
+      });
+      expect(metricsRequests()).toBe(requestsAfter);
+    },
+  );
 
   test('still late at the re-read: stored with what is there now and still said to be incomplete', async () => {
     await storeRaw('run-2');
@@ -187,58 +196,66 @@ describe('RereadHostMetrics (IngestRepetition metricsOnly) reads the late minute
     );
   });
 
-  test('broker samples that cannot be used (named in metricsError too) do not stop the re-read of the host metrics', async () => {
-    await storeRaw('run-4', { brokerSamples: '' });
-    cpu([0, 5, 6, 7]);
-    for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-4', item, read());
-    expect((await errors('run-4'))?.[0]?.[2]).toMatch(
-      /^metrics incomplete: .*\(platform metrics arrive late\); broker metrics unavailable: /,
-    );
-    cpu([1, 2]);
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-4', items, read())).resolves.toEqual({
-      reread: 1,
-      stored: 1,
-      stillIncomplete: 0,
-    });
-    expect((await errors('run-4'))?.[0]?.[2]).toMatch(/^broker metrics unavailable: [^;]*$/);
-    expect(await cpuPoints('run-4', 1)).toEqual([
-      [0, 90],
-      [40, 91],
-      [100, 92],
-    ]);
-  });
+  test(
+    'broker samples that cannot be used (named in metricsError ' + 'too) do not stop the re-read of the host metrics',
+    async () => {
+      await storeRaw('run-4', { brokerSamples: '' });
+      cpu([0, 5, 6, 7]);
+      for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-4', item, read());
+      expect((await errors('run-4'))?.[0]?.[2]).toMatch(
+        /^metrics incomplete: .*\(platform metrics arrive late\); broker metrics unavailable: /,
+      );
+      cpu([1, 2]);
+      await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-4', items, read())).resolves.toEqual({
+        reread: 1,
+        stored: 1,
+        stillIncomplete: 0,
+      });
+      expect((await errors('run-4'))?.[0]?.[2]).toMatch(/^broker metrics unavailable: [^;]*$/);
+      expect(await cpuPoints('run-4', 1)).toEqual([
+        [0, 90],
+        [40, 91],
+        [100, 92],
+      ]);
+    },
+  );
 
-  test('a re-read that fails keeps the stored record as it was, goes on with the other repetitions, and then fails naming the one it could not read', async () => {
-    await storeRaw('run-3');
-    // Both repetitions late at ingest time.
-    cpu([0, 5]);
-    for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-3', item, read());
-    const stored = await errors('run-3');
-    expect(stored?.map((one) => one[2])).toEqual([
-      expect.stringMatching(/arrive late/),
-      expect.stringMatching(/arrive late/),
-    ]);
-    // Repetition 1's raw object is gone: it cannot be read again; repetition 2 still is.
-    await s3.send(
-      new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-3/ingest/${items[0]!.rawKey}`, Body: 'not json' }),
-    );
-    cpu([1, 2, 6, 7]);
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read())).rejects.toThrow(
-      /^the host metrics of 1 of 2 repetition\(s\) were not read again: three\/small #1: /,
-    );
-    expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
-    expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);
+  test(
+    'a re-read that fails keeps the stored record as it was, goes on with ' +
+      'the other repetitions, and then fails naming the one it could not read',
+    async () => {
+      await storeRaw('run-3');
+      // Both repetitions late at ingest time.
+      cpu([0, 5]);
+      for (const item of items) await ingestFromS3(s3, 'raw', store, 'run-3', item, read());
+      const stored = await errors('run-3');
+      expect(stored?.map((one) => one[2])).toEqual([
+        expect.stringMatching(/arrive late/),
+        expect.stringMatching(/arrive late/),
+      ]);
+      // Repetition 1's raw object is gone: it cannot be read again; repetition 2 still is.
+      await s3.send(
+        new PutObjectCommand({ Bucket: 'raw', Key: `runs/run-3/ingest/${items[0]!.rawKey}`, Body: 'not json' }),
+      );
+      cpu([1, 2, 6, 7]);
+      await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read())).rejects.toThrow(
+        /^the host metrics of 1 of 2 repetition\(s\) were not read again: three\/small #1: /,
+      );
+      expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
+      expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);
 
-    // Azure Monitor refusing the read (here: a deployment output that names no VM) keeps the stored record too.
-    await putRaw('run-3', 0);
-    const refused = {
-      ...outputs,
-      loadGeneratorResourceId: `/subscriptions/sub-1/resourceGroups/${GROUP}/providers/Microsoft.Network/loadBalancers/lb`,
-    };
-    await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read(refused))).rejects.toThrow(
-      /three\/small #1: its host metrics could not be read again \(Azure Monitor answered 400 .*\); the stored record is kept/,
-    );
-    expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
-    expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);
-  });
+      // Azure Monitor refusing the read (here: a deployment output that names no VM) keeps the stored record too.
+      await putRaw('run-3', 0);
+      const refused = {
+        ...outputs,
+        loadGeneratorResourceId:
+          `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` + `/Microsoft.Network/loadBalancers/lb`,
+      };
+      await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read(refused))).rejects.toThrow(
+        /three\/small #1: its host metrics could not be read again \(Azure Monitor answered 400 .*\); the stored record is kept/,
+      );
+      expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
+      expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);
+    },
+  );
 });

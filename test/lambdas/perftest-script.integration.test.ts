@@ -82,7 +82,8 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
         // The boot remounted this namespace's /proc with hidepid=2: an unprivileged user cannot see PID 1 (this shell,
         // root).
         afterBoot: [
-          'if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: /proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi',
+          'if runuser -u nobody -- test -e /proc/1/cmdline; then echo "hidepid: ' +
+            '/proc/1 visible to nobody"; else echo "hidepid: other users see no process of root"; fi',
         ],
       },
       fake,
@@ -117,161 +118,180 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       ).json()) as { name: string; tags: unknown }[]
     ).map((user) => user.name);
 
-  test("with the role the template grants it reads the secret, runs PerfTest with the broker sampler beside it, uploads the raw files, and the queue is the plan's quorum queue", async () => {
-    const fake = await startFakeAws({
-      statements: statements(),
-      secrets: { [SECRET_ARN]: credentials },
-      region: REGION,
-      account: ACCOUNT,
-    });
-    try {
-      const run = await runOnLoadGenerator(fake, script());
-      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-      expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
-        ['secretsmanager:GetSecretValue', true],
-        ['s3:PutObject', true],
-        ['s3:PutObject', true],
-        ['s3:PutObject', true],
-      ]);
-      const prefix = `${BUCKET}/${rawPrefix('run-script', item)}`;
-      expect([...fake.objects.keys()].sort()).toEqual(RAW_FILES.map((file) => `${prefix}/${file}`).sort());
-      const record = ingestRepetition({
+  test(
+    'with the role the template grants it reads the secret, runs PerfTest with the broker ' +
+      "sampler beside it, uploads the raw files, and the queue is the plan's quorum queue",
+    async () => {
+      const fake = await startFakeAws({
+        statements: statements(),
+        secrets: { [SECRET_ARN]: credentials },
+        region: REGION,
+        account: ACCOUNT,
+      });
+      try {
+        const run = await runOnLoadGenerator(fake, script());
+        expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
+          ['secretsmanager:GetSecretValue', true],
+          ['s3:PutObject', true],
+          ['s3:PutObject', true],
+          ['s3:PutObject', true],
+        ]);
+        const prefix = `${BUCKET}/${rawPrefix('run-script', item)}`;
+        expect([...fake.objects.keys()].sort()).toEqual(RAW_FILES.map((file) => `${prefix}/${file}`).sort());
+        const record = ingestRepetition({
+          runId: 'run-script',
+          scenarioId: item.scenarioId,
+          repetition: 1,
+          startedAt: '2025-01-01T00:00:00.000Z',
+          finishedAt: '2025-01-01T00:00:10.000Z',
+          perfTestArgs: [],
+          expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+          stdout: fake.objects.get(`${prefix}/stdout.txt`)!.toString('utf8'),
+          csv: fake.objects.get(`${prefix}/perftest.csv`)!.toString('utf8'),
+        });
+        expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+        expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+        // The sampler read the management API as the benchmark user (monitoring tag) while PerfTest ran: every line
+        // usable,
+        // the node's memory alarm and queue depth per second (the queue exists once PerfTest declared it).
+        const broker = brokerMetricsFromSamples(
+          fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'),
+          new Date(Date.now() - 600_000),
+        );
+        expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
+          unusable: 0,
+          firstProblem: undefined,
+        });
+        // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
+        expect(broker.samples).toBeGreaterThanOrEqual(2);
+        expect(broker.metrics.series.map((series) => [series.node, series.metric])).toEqual([
+          [cluster.nodes[0]!.name, 'memoryAlarm'],
+          [cluster.nodes[0]!.name, 'queueDepth'],
+        ]);
+        expect(broker.metrics.series[0]!.points.every(([, value]) => value === 0)).toBe(true);
+        // The broker declared what the plan asked for (before issue 15.3, cloud repetitions declared classic queues).
+        const response = await fetch(
+          `http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`,
+          {
+            headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+          },
+        );
+        expect(((await response.json()) as { type: string; arguments: Record<string, unknown> }).type).toBe('quorum');
+        // PerfTest ran as a per-run benchmark user (it declared the queue through it), which the script deleted on
+        // exit.
+        expect(await users()).toEqual(['guest']);
+        expect(run.stdout).toContain('hidepid: other users see no process of root');
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
+  test(
+    'a scenario with a fault: the lost-message verifier runs beside PerfTest as the ' +
+      'benchmark user, with the jars the boot installed, and its output is uploaded and usable',
+    async () => {
+      // The fault step is not part of this test (it runs on the nodes): the verifier's counts without a fault.
+      const faultPlan = {
+        ...plan,
+        workloads: [{ ...plan.workloads[0]!, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }],
+      };
+      const faultItem = buildSchedule({ plan: faultPlan, target: 'aws', runId: 'run-script' }, 'exec').clusters[0]!
+        .repetitions[0]!;
+      const faultScript = perfTestScript({
+        plan: faultPlan,
         runId: 'run-script',
-        scenarioId: item.scenarioId,
-        repetition: 1,
-        startedAt: '2025-01-01T00:00:00.000Z',
-        finishedAt: '2025-01-01T00:00:10.000Z',
-        perfTestArgs: [],
-        expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
-        stdout: fake.objects.get(`${prefix}/stdout.txt`)!.toString('utf8'),
-        csv: fake.objects.get(`${prefix}/perftest.csv`)!.toString('utf8'),
-      });
-      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
-      expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-      // The sampler read the management API as the benchmark user (monitoring tag) while PerfTest ran: every line
-      // usable,
-      // the node's memory alarm and queue depth per second (the queue exists once PerfTest declared it).
-      const broker = brokerMetricsFromSamples(
-        fake.objects.get(`${prefix}/${BROKER_SAMPLES_FILE}`)!.toString('utf8'),
-        new Date(Date.now() - 600_000),
-      );
-      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
-        unusable: 0,
-        firstProblem: undefined,
-      });
-      // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
-      expect(broker.samples).toBeGreaterThanOrEqual(2);
-      expect(broker.metrics.series.map((series) => [series.node, series.metric])).toEqual([
-        [cluster.nodes[0]!.name, 'memoryAlarm'],
-        [cluster.nodes[0]!.name, 'queueDepth'],
-      ]);
-      expect(broker.metrics.series[0]!.points.every(([, value]) => value === 0)).toBe(true);
-      // The broker declared what the plan asked for (before issue 15.3, cloud repetitions declared classic queues).
-      const response = await fetch(`http://127.0.0.1:${cluster.nodes[0]!.managementPort}/api/queues/%2F/perf-test-1`, {
-        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
-      });
-      expect(((await response.json()) as { type: string; arguments: Record<string, unknown> }).type).toBe('quorum');
-      // PerfTest ran as a per-run benchmark user (it declared the queue through it), which the script deleted on exit.
-      expect(await users()).toEqual(['guest']);
-      expect(run.stdout).toContain('hidepid: other users see no process of root');
-    } finally {
-      await fake.stop();
-    }
-  });
-
-  test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user, with the jars the boot installed, and its output is uploaded and usable', async () => {
-    // The fault step is not part of this test (it runs on the nodes): the verifier's counts without a fault.
-    const faultPlan = {
-      ...plan,
-      workloads: [{ ...plan.workloads[0]!, fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 } }],
-    };
-    const faultItem = buildSchedule({ plan: faultPlan, target: 'aws', runId: 'run-script' }, 'exec').clusters[0]!
-      .repetitions[0]!;
-    const faultScript = perfTestScript({
-      plan: faultPlan,
-      runId: 'run-script',
-      item: faultItem,
-      endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`,
-      managementUrl: managementUrl(),
-      secretArn: SECRET_ARN,
-      bucket: BUCKET,
-    }).script;
-    const fake = await startFakeAws({
-      statements: statements(),
-      secrets: { [SECRET_ARN]: credentials },
-      region: REGION,
-      account: ACCOUNT,
-    });
-    try {
-      const run = await runOnLoadGenerator(fake, faultScript);
-      expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
-      const prefix = `${BUCKET}/${rawPrefix('run-script', faultItem)}`;
-      expect([...fake.objects.keys()].sort()).toEqual(
-        [...RAW_FILES, ...FAULT_RAW_FILES].map((file) => `${prefix}/${file}`).sort(),
-      );
-      const output = fake.objects.get(`${prefix}/${VERIFIER_OUTPUT_FILE}`)!.toString('utf8');
-      const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
-      expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0, reconnects: 0 });
-      expect(counts.confirmed).toBeGreaterThan(0);
-      expect(counts.consumed).toBe(counts.confirmed);
-      expect(counts.receivedPerSecond).toHaveLength(5);
-      // The verifier's queue was declared with the plan's queue type, and the benchmark user is gone.
-      const response = await fetch(`${managementUrl()}/api/queues/%2F/${VERIFIER_QUEUE}`, {
-        headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
-      });
-      expect(((await response.json()) as { type: string }).type).toBe('quorum');
-      expect(await users()).toEqual(['guest']);
-    } finally {
-      await fake.stop();
-    }
-  });
-
-  test('a role without the secret grant (as before issue 15.1) is refused by the fake as AWS would, and the script stops there', async () => {
-    const withoutSecret = statements().filter(
-      (statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')),
-    );
-    const fake = await startFakeAws({
-      statements: withoutSecret,
-      secrets: { [SECRET_ARN]: credentials },
-      region: REGION,
-      account: ACCOUNT,
-    });
-    try {
-      const run = await runOnLoadGenerator(fake, script());
-      expect(run.code).not.toBe(0);
-      expect(run.stderr).toMatch(/AccessDeniedException.*not authorized to perform: secretsmanager:GetSecretValue/);
-      expect(fake.calls).toEqual([{ action: 'secretsmanager:GetSecretValue', resource: SECRET_ARN, allowed: false }]);
-      expect(fake.objects.size).toBe(0);
-    } finally {
-      await fake.stop();
-    }
-  });
-
-  test('a PerfTest that cannot connect fails the script with its status and output tail after uploading its output', async () => {
-    const fake = await startFakeAws({
-      statements: statements(),
-      secrets: { [SECRET_ARN]: credentials },
-      region: REGION,
-      account: ACCOUNT,
-    });
-    try {
-      // A port nothing listens on: PerfTest fails to connect.
-      const broken = perfTestScript({
-        plan,
-        runId: 'run-script',
-        item,
-        endpoint: '127.0.0.1:9',
+        item: faultItem,
+        endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`,
         managementUrl: managementUrl(),
         secretArn: SECRET_ARN,
         bucket: BUCKET,
       }).script;
-      const run = await runOnLoadGenerator(fake, broken);
-      expect(run.code).not.toBe(0);
-      expect(run.stderr).toMatch(/^PerfTest exited with status \d+:$/m);
-      expect(run.stderr).not.toContain('guest:guest');
-      expect(fake.objects.size).toBe(3);
-    } finally {
-      await fake.stop();
-    }
-  });
+      const fake = await startFakeAws({
+        statements: statements(),
+        secrets: { [SECRET_ARN]: credentials },
+        region: REGION,
+        account: ACCOUNT,
+      });
+      try {
+        const run = await runOnLoadGenerator(fake, faultScript);
+        expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        const prefix = `${BUCKET}/${rawPrefix('run-script', faultItem)}`;
+        expect([...fake.objects.keys()].sort()).toEqual(
+          [...RAW_FILES, ...FAULT_RAW_FILES].map((file) => `${prefix}/${file}`).sort(),
+        );
+        const output = fake.objects.get(`${prefix}/${VERIFIER_OUTPUT_FILE}`)!.toString('utf8');
+        const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
+        expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0, reconnects: 0 });
+        expect(counts.confirmed).toBeGreaterThan(0);
+        expect(counts.consumed).toBe(counts.confirmed);
+        expect(counts.receivedPerSecond).toHaveLength(5);
+        // The verifier's queue was declared with the plan's queue type, and the benchmark user is gone.
+        const response = await fetch(`${managementUrl()}/api/queues/%2F/${VERIFIER_QUEUE}`, {
+          headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+        });
+        expect(((await response.json()) as { type: string }).type).toBe('quorum');
+        expect(await users()).toEqual(['guest']);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
+  test(
+    'a role without the secret grant (as before issue 15.1) ' +
+      'is refused by the fake as AWS would, and the script stops there',
+    async () => {
+      const withoutSecret = statements().filter(
+        (statement) => ![statement.Action].flat().some((action) => action.startsWith('secretsmanager:')),
+      );
+      const fake = await startFakeAws({
+        statements: withoutSecret,
+        secrets: { [SECRET_ARN]: credentials },
+        region: REGION,
+        account: ACCOUNT,
+      });
+      try {
+        const run = await runOnLoadGenerator(fake, script());
+        expect(run.code).not.toBe(0);
+        expect(run.stderr).toMatch(/AccessDeniedException.*not authorized to perform: secretsmanager:GetSecretValue/);
+        expect(fake.calls).toEqual([{ action: 'secretsmanager:GetSecretValue', resource: SECRET_ARN, allowed: false }]);
+        expect(fake.objects.size).toBe(0);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
+  test(
+    'a PerfTest that cannot connect fails the script with ' + 'its status and output tail after uploading its output',
+    async () => {
+      const fake = await startFakeAws({
+        statements: statements(),
+        secrets: { [SECRET_ARN]: credentials },
+        region: REGION,
+        account: ACCOUNT,
+      });
+      try {
+        // A port nothing listens on: PerfTest fails to connect.
+        const broken = perfTestScript({
+          plan,
+          runId: 'run-script',
+          item,
+          endpoint: '127.0.0.1:9',
+          managementUrl: managementUrl(),
+          secretArn: SECRET_ARN,
+          bucket: BUCKET,
+        }).script;
+        const run = await runOnLoadGenerator(fake, broken);
+        expect(run.code).not.toBe(0);
+        expect(run.stderr).toMatch(/^PerfTest exited with status \d+:$/m);
+        expect(run.stderr).not.toContain('guest:guest');
+        expect(fake.objects.size).toBe(3);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
 });

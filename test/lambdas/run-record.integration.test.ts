@@ -30,46 +30,57 @@ const plan = {
 };
 
 describe('RunRecord', () => {
-  test('start stores the validated plan, its name and the scenario ids in plan order, as ValidatePlan laid them out', async () => {
-    const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-order' }, 'exec');
-    expect(schedule.clusters.flatMap((cluster) => cluster.repetitions.map((rep) => rep.scenarioId))).toEqual([
-      'a/w',
-      'c/w',
-      'b/w',
-    ]);
-    await recordRun(store, { action: 'start', state: schedule }, environment, now);
-    const stored = (await store.getRun('run-order'))!.run;
-    expect(stored).toMatchObject({
-      runId: 'run-order',
-      planName: 'order',
-      target: 'aws',
-      status: 'RUNNING',
-      scenarioIds: ['a/w', 'b/w', 'c/w'],
-      environment,
-    });
-    expect(stored.plan).toEqual(schedule.plan);
-    expect(stored.plan).toMatchObject({
-      repetitions: 1,
-      workloads: [expect.objectContaining({ producers: 1, exchange: { type: 'direct' } })],
-    });
-  });
+  test(
+    'start stores the validated plan, its name and the ' + 'scenario ids in plan order, as ValidatePlan laid them out',
+    async () => {
+      const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-order' }, 'exec');
+      expect(schedule.clusters.flatMap((cluster) => cluster.repetitions.map((rep) => rep.scenarioId))).toEqual([
+        'a/w',
+        'c/w',
+        'b/w',
+      ]);
+      await recordRun(store, { action: 'start', state: schedule }, environment, now);
+      const stored = (await store.getRun('run-order'))!.run;
+      expect(stored).toMatchObject({
+        runId: 'run-order',
+        planName: 'order',
+        target: 'aws',
+        status: 'RUNNING',
+        scenarioIds: ['a/w', 'b/w', 'c/w'],
+        environment,
+      });
+      expect(stored.plan).toEqual(schedule.plan);
+      expect(stored.plan).toMatchObject({
+        repetitions: 1,
+        workloads: [expect.objectContaining({ producers: 1, exchange: { type: 'direct' } })],
+      });
+    },
+  );
 
-  test('a run that failed before RecordRunStart is stored FAILED with its plan; an invalid plan stores nothing', async () => {
-    const error = { Error: 'States.TaskFailed', Cause: JSON.stringify({ errorMessage: 'LaunchCluster failed' }) };
-    await expect(
-      recordRun(store, { action: 'fail', state: { runId: 'run-early', plan, target: 'aws', error } }, environment, now),
-    ).resolves.toMatchObject({ status: 'FAILED' });
-    expect((await store.getRun('run-early'))!.run).toMatchObject({
-      status: 'FAILED',
-      planName: 'order',
-      scenarioIds: ['a/w', 'b/w', 'c/w'],
-    });
-    await recordRun(
-      store,
-      { action: 'fail', state: { runId: 'run-invalid', plan: { name: 'Bad Name' }, target: 'aws', error } },
-      environment,
-      now,
-    );
-    expect(await store.getRun('run-invalid')).toBeUndefined();
-  });
+  test(
+    'a run that failed before RecordRunStart is stored ' + 'FAILED with its plan; an invalid plan stores nothing',
+    async () => {
+      const error = { Error: 'States.TaskFailed', Cause: JSON.stringify({ errorMessage: 'LaunchCluster failed' }) };
+      await expect(
+        recordRun(
+          store,
+          { action: 'fail', state: { runId: 'run-early', plan, target: 'aws', error } },
+          environment,
+          now,
+        ),
+      ).resolves.toMatchObject({ status: 'FAILED' });
+      expect((await store.getRun('run-early'))!.run).toMatchObject({
+        status: 'FAILED',
+        planName: 'order',
+        scenarioIds: ['a/w', 'b/w', 'c/w'],
+      });
+      await recordRun(
+        store,
+        { action: 'fail', state: { runId: 'run-invalid', plan: { name: 'Bad Name' }, target: 'aws', error } },
+        environment,
+        now,
+      );
+      expect(await store.getRun('run-invalid')).toBeUndefined();
+    },
+  );
 });

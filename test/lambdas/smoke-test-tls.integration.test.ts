@@ -98,7 +98,8 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
       },
       120_000,
       () =>
-        `RabbitMQ with TLS listeners did not answer on ${managementHttpsUrl} within 120 s; see ${join(dir, 'stdout.log')}`,
+        `RabbitMQ with TLS listeners did not answer on ${managementHttpsUrl} ` +
+        `within 120 s; see ${join(dir, 'stdout.log')}`,
     );
   });
 
@@ -134,8 +135,11 @@ describe('smoke test over TLS, pinned to the deployment certificate', () => {
     ).rejects.toThrow(/answered 401/);
   });
 
-  test('an amqps:// URL without a certificate to pin, or a pin on plain amqp://, is refused before connecting', async () => {
-    await expect(smokeTest(amqpsUrl, 10_000)).rejects.toThrow(/no certificate to pin/);
-    await expect(smokeTest(plainUrl, 10_000, certificate.certificatePem)).rejects.toThrow(/not amqps/);
-  });
+  test(
+    'an amqps:// URL without a certificate to pin, or a ' + 'pin on plain amqp://, is refused before connecting',
+    async () => {
+      await expect(smokeTest(amqpsUrl, 10_000)).rejects.toThrow(/no certificate to pin/);
+      await expect(smokeTest(plainUrl, 10_000, certificate.certificatePem)).rejects.toThrow(/not amqps/);
+    },
+  );
 });

@@ -84,49 +84,56 @@ describe('the failure handler and a launch still running when the execution was 
     expect((await store.getRun('race'))!.run).toMatchObject({ status: 'FAILED', error: 'execution ABORTED' });
   });
 
-  test('on azure, a resource group created after the first listing is deleted too (the real ARM client, the fake ARM)', async () => {
-    await withFakeArm({ operationPolls: 0 }, async (azure, arm) => {
-      const tags = { 'rmqbench:run-id': 'az-race', 'rmqbench:expires-at': '2030-01-01T00:00:00Z' };
-      arm.groups.set('rmqbench-az-race-c1', { location: 'westeurope', tags });
-      const stoppedAt = Date.parse('2030-01-01T01:00:00Z');
-      let clock = stoppedAt;
-      const result = await handleFailedExecution(
-        cfn,
-        store,
-        'arn:role',
-        {
-          detail: {
-            name: 'az-race',
-            status: 'ABORTED',
-            input: JSON.stringify({ runId: 'az-race' }),
-            stopDate: stoppedAt,
+  test(
+    'on azure, a resource group created after the first ' +
+      'listing is deleted too (the real ARM client, the fake ARM)',
+    async () => {
+      await withFakeArm({ operationPolls: 0 }, async (azure, arm) => {
+        const tags = { 'rmqbench:run-id': 'az-race', 'rmqbench:expires-at': '2030-01-01T00:00:00Z' };
+        arm.groups.set('rmqbench-az-race-c1', { location: 'westeurope', tags });
+        const stoppedAt = Date.parse('2030-01-01T01:00:00Z');
+        let clock = stoppedAt;
+        const result = await handleFailedExecution(
+          cfn,
+          store,
+          'arn:role',
+          {
+            detail: {
+              name: 'az-race',
+              status: 'ABORTED',
+              input: JSON.stringify({ runId: 'az-race' }),
+              stopDate: stoppedAt,
+            },
           },
-        },
-        undefined,
-        azure,
-        {
-          launchDeadlineMs: 60_000,
-          clock: () => clock,
-          sleep: async (ms) => {
-            // The first group is already gone; the in-flight launch creates its group now.
-            expect(arm.groups.has('rmqbench-az-race-c1')).toBe(false);
-            arm.groups.set('rmqbench-az-race-c2', { location: 'westeurope', tags });
-            clock += ms;
+          undefined,
+          azure,
+          {
+            launchDeadlineMs: 60_000,
+            clock: () => clock,
+            sleep: async (ms) => {
+              // The first group is already gone; the in-flight launch creates its group now.
+              expect(arm.groups.has('rmqbench-az-race-c1')).toBe(false);
+              arm.groups.set('rmqbench-az-race-c2', { location: 'westeurope', tags });
+              clock += ms;
+            },
           },
-        },
-      );
-      expect(result.deletedResourceGroups).toEqual(['rmqbench-az-race-c1', 'rmqbench-az-race-c2']);
-      expect([...arm.groups.keys()]).toEqual([]);
-    });
-  });
+        );
+        expect(result.deletedResourceGroups).toEqual(['rmqbench-az-race-c1', 'rmqbench-az-race-c2']);
+        expect([...arm.groups.keys()]).toEqual([]);
+      });
+    },
+  );
 
-  test('without the wait (the old behaviour) the late stack would have been left: the first listing cannot see it', async () => {
-    await launch('rmqbench-late-c1', 'late');
-    const result = await handleFailedExecution(cfn, store, 'arn:role', {
-      detail: { name: 'late', status: 'ABORTED', input: JSON.stringify({ runId: 'late' }) },
-    });
-    await launch('rmqbench-late-c2', 'late');
-    expect(result.deleted).toEqual(['rmqbench-late-c1']);
-    expect(await status('rmqbench-late-c2')).toBe('CREATE_COMPLETE');
-  });
+  test(
+    'without the wait (the old behaviour) the late stack ' + 'would have been left: the first listing cannot see it',
+    async () => {
+      await launch('rmqbench-late-c1', 'late');
+      const result = await handleFailedExecution(cfn, store, 'arn:role', {
+        detail: { name: 'late', status: 'ABORTED', input: JSON.stringify({ runId: 'late' }) },
+      });
+      await launch('rmqbench-late-c2', 'late');
+      expect(result.deleted).toEqual(['rmqbench-late-c1']);
+      expect(await status('rmqbench-late-c2')).toBe('CREATE_COMPLETE');
+    },
+  );
 });

@@ -86,129 +86,138 @@ afterAll(async () => {
 });
 
 describe('TeardownCluster and CheckTeardown against moto', () => {
-  test('a stack left DELETE_FAILED is deleted again, the check is done once it is gone, and a cluster that ran loses its boot log group', async () => {
-    await launch('rmqbench-td-c1', 'td');
-    expect(await logGroups('rmqbench-td-c1')).toEqual(['rmqbench-td-c1-ClusterBootLogs']);
-    proxy.failDeletes.set('rmqbench-td-c1', {
-      remaining: 1,
-      resource: { logicalId: 'Topic', type: 'AWS::SNS::Topic', reason: 'Rate exceeded' },
-    });
-    const before = Date.now();
-    const started = (await handler({
-      runId: 'td',
-      target: 'aws',
-      cluster: cluster('rmqbench-td-c1'),
-      keepBootLogs: false,
-    })) as TeardownStarted;
-    expect(started).toMatchObject({ done: false, bootLogGroup: 'rmqbench-td-c1-ClusterBootLogs' });
-    // The deadline: 30 minutes from the start of the deletion.
-    expect(Date.parse(started.deleteBy) - before).toBeGreaterThanOrEqual(30 * 60_000);
-    expect(Date.parse(started.deleteBy) - Date.now()).toBeLessThanOrEqual(30 * 60_000);
-    expect(await stackStatus('rmqbench-td-c1')).toBe('DELETE_FAILED');
-    const check = {
-      action: 'check',
-      runId: 'td',
-      target: 'aws',
-      cluster: cluster('rmqbench-td-c1'),
-      teardown: started,
-    };
-    // DELETE_FAILED: DeleteStack again, with the CloudFormation role, and not done yet.
-    await expect(handler(check)).resolves.toEqual({ done: false });
-    expect(deletesOf('rmqbench-td-c1')).toEqual([ROLE, ROLE]);
-    expect(await stackStatus('rmqbench-td-c1')).toBe('GONE');
-    await expect(handler(check)).resolves.toEqual({ done: true });
-    expect(await logGroups('rmqbench-td-c1')).toEqual([]);
-  });
+  test(
+    'a stack left DELETE_FAILED is deleted again, the check is done ' +
+      'once it is gone, and a cluster that ran loses its boot log group',
+    async () => {
+      await launch('rmqbench-td-c1', 'td');
+      expect(await logGroups('rmqbench-td-c1')).toEqual(['rmqbench-td-c1-ClusterBootLogs']);
+      proxy.failDeletes.set('rmqbench-td-c1', {
+        remaining: 1,
+        resource: { logicalId: 'Topic', type: 'AWS::SNS::Topic', reason: 'Rate exceeded' },
+      });
+      const before = Date.now();
+      const started = (await handler({
+        runId: 'td',
+        target: 'aws',
+        cluster: cluster('rmqbench-td-c1'),
+        keepBootLogs: false,
+      })) as TeardownStarted;
+      expect(started).toMatchObject({ done: false, bootLogGroup: 'rmqbench-td-c1-ClusterBootLogs' });
+      // The deadline: 30 minutes from the start of the deletion.
+      expect(Date.parse(started.deleteBy) - before).toBeGreaterThanOrEqual(30 * 60_000);
+      expect(Date.parse(started.deleteBy) - Date.now()).toBeLessThanOrEqual(30 * 60_000);
+      expect(await stackStatus('rmqbench-td-c1')).toBe('DELETE_FAILED');
+      const check = {
+        action: 'check',
+        runId: 'td',
+        target: 'aws',
+        cluster: cluster('rmqbench-td-c1'),
+        teardown: started,
+      };
+      // DELETE_FAILED: DeleteStack again, with the CloudFormation role, and not done yet.
+      await expect(handler(check)).resolves.toEqual({ done: false });
+      expect(deletesOf('rmqbench-td-c1')).toEqual([ROLE, ROLE]);
+      expect(await stackStatus('rmqbench-td-c1')).toBe('GONE');
+      await expect(handler(check)).resolves.toEqual({ done: true });
+      expect(await logGroups('rmqbench-td-c1')).toEqual([]);
+    },
+  );
 
-  test('past the deadline the check fails with TeardownIncomplete naming the stack and the reason, and the run record stores it', async () => {
-    await store.putRun({
-      runId: 'stuck',
-      planName: 'p',
-      plan: { name: 'p' },
-      target: 'aws',
-      status: 'RUNNING',
-      startedAt: '2030-01-01T00:00:00.000Z',
-      environment: {},
-      scenarioIds: [],
-    });
-    await launch('rmqbench-stuck-c1', 'stuck');
-    proxy.failDeletes.set('rmqbench-stuck-c1', {
-      remaining: Infinity,
-      resource: {
-        logicalId: 'NodeSecurityGroup',
-        type: 'AWS::EC2::SecurityGroup',
-        reason: 'resource sg-0abc has a dependent object',
-      },
-    });
-    const teardownInput = { runId: 'stuck', target: 'aws', cluster: cluster('rmqbench-stuck-c1') };
-    // A failed cluster keeps its boot log group: not read, not deleted.
-    const started = (await handler({ ...teardownInput, keepBootLogs: true })) as TeardownStarted;
-    expect(started.bootLogGroup).toBeUndefined();
-    await expect(handler({ action: 'check', ...teardownInput, teardown: started })).resolves.toEqual({ done: false });
-    expect(deletesOf('rmqbench-stuck-c1')).toHaveLength(2);
-    const late = { ...started, deleteBy: new Date(Date.now() - 1000).toISOString() };
-    const error = await handler({ action: 'check', ...teardownInput, teardown: late }).then(
-      () => undefined,
-      (caught: Error) => caught,
-    );
-    expect(error?.name).toBe('TeardownIncomplete');
-    expect(error?.message).toMatch(
-      /^stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
-    );
-    expect(await logGroups('rmqbench-stuck-c1')).toEqual(['rmqbench-stuck-c1-ClusterBootLogs']);
+  test(
+    'past the deadline the check fails with TeardownIncomplete ' +
+      'naming the stack and the reason, and the run record stores it',
+    async () => {
+      await store.putRun({
+        runId: 'stuck',
+        planName: 'p',
+        plan: { name: 'p' },
+        target: 'aws',
+        status: 'RUNNING',
+        startedAt: '2030-01-01T00:00:00.000Z',
+        environment: {},
+        scenarioIds: [],
+      });
+      await launch('rmqbench-stuck-c1', 'stuck');
+      proxy.failDeletes.set('rmqbench-stuck-c1', {
+        remaining: Infinity,
+        resource: {
+          logicalId: 'NodeSecurityGroup',
+          type: 'AWS::EC2::SecurityGroup',
+          reason: 'resource sg-0abc has a dependent object',
+        },
+      });
+      const teardownInput = { runId: 'stuck', target: 'aws', cluster: cluster('rmqbench-stuck-c1') };
+      // A failed cluster keeps its boot log group: not read, not deleted.
+      const started = (await handler({ ...teardownInput, keepBootLogs: true })) as TeardownStarted;
+      expect(started.bootLogGroup).toBeUndefined();
+      await expect(handler({ action: 'check', ...teardownInput, teardown: started })).resolves.toEqual({ done: false });
+      expect(deletesOf('rmqbench-stuck-c1')).toHaveLength(2);
+      const late = { ...started, deleteBy: new Date(Date.now() - 1000).toISOString() };
+      const error = await handler({ action: 'check', ...teardownInput, teardown: late }).then(
+        () => undefined,
+        (caught: Error) => caught,
+      );
+      expect(error?.name).toBe('TeardownIncomplete');
+      expect(error?.message).toMatch(
+        /^stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
+      );
+      expect(await logGroups('rmqbench-stuck-c1')).toEqual(['rmqbench-stuck-c1-ClusterBootLogs']);
 
-    // What the workflow hands FinishRun: CheckTeardown's Catch puts Lambda's error under $.teardownError, ClusterFailed
-    // keeps the iteration's state ('state.$': '$'); a Lambda error's Cause is its JSON (errorType, errorMessage).
-    const teardownError = {
-      Error: error!.name,
-      Cause: JSON.stringify({ errorType: error!.name, errorMessage: error!.message, trace: [] }),
-    };
-    const clusterResults = [
-      { clusterId: 'rmqbench-stuck-c1', failed: true, state: { ...teardownInput, teardown: started, teardownError } },
-    ];
-    const state = { runId: 'stuck', totalRepetitions: 1, clusterResults } as unknown as Parameters<
-      typeof recordRun
-    >[1]['state'];
-    await recordRun(store, { action: 'finish', state } as Parameters<typeof recordRun>[1], {});
-    expect((await store.getRun('stuck'))!.run).toMatchObject({
-      status: 'FAILED',
-      error: expect.stringMatching(
-        /^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
-      ),
-    });
+      // What the workflow hands FinishRun: CheckTeardown's Catch puts Lambda's error under $.teardownError,
+      // ClusterFailed keeps the iteration's state ('state.$': '$'); a Lambda error's Cause is its JSON (errorType,
+      // errorMessage).
+      const teardownError = {
+        Error: error!.name,
+        Cause: JSON.stringify({ errorType: error!.name, errorMessage: error!.message, trace: [] }),
+      };
+      const clusterResults = [
+        { clusterId: 'rmqbench-stuck-c1', failed: true, state: { ...teardownInput, teardown: started, teardownError } },
+      ];
+      const state = { runId: 'stuck', totalRepetitions: 1, clusterResults } as unknown as Parameters<
+        typeof recordRun
+      >[1]['state'];
+      await recordRun(store, { action: 'finish', state } as Parameters<typeof recordRun>[1], {});
+      expect((await store.getRun('stuck'))!.run).toMatchObject({
+        status: 'FAILED',
+        error: expect.stringMatching(
+          /^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
+        ),
+      });
 
-    // A cluster that failed before its teardown failed too: the record names both, the stack left behind included.
-    await store.putRun({
-      runId: 'both',
-      planName: 'p',
-      plan: { name: 'p' },
-      target: 'aws',
-      status: 'RUNNING',
-      startedAt: '2030-01-01T00:00:00.000Z',
-      environment: {},
-      scenarioIds: [],
-    });
-    const smokeError = {
-      Error: 'SmokeTestFailed',
-      Cause: JSON.stringify({ errorType: 'SmokeTestFailed', errorMessage: 'no route to the cluster', trace: [] }),
-    };
-    const both = [
-      {
-        clusterId: 'rmqbench-stuck-c1',
-        failed: true,
-        state: { ...teardownInput, error: smokeError, teardown: started, teardownError },
-      },
-    ];
-    await recordRun(
-      store,
-      {
-        action: 'finish',
-        state: { runId: 'both', totalRepetitions: 1, clusterResults: both },
-      } as unknown as Parameters<typeof recordRun>[1],
-      {},
-    );
-    expect((await store.getRun('both'))!.run.error).toMatch(
-      /^no route to the cluster; teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup/,
-    );
-  });
+      // A cluster that failed before its teardown failed too: the record names both, the stack left behind included.
+      await store.putRun({
+        runId: 'both',
+        planName: 'p',
+        plan: { name: 'p' },
+        target: 'aws',
+        status: 'RUNNING',
+        startedAt: '2030-01-01T00:00:00.000Z',
+        environment: {},
+        scenarioIds: [],
+      });
+      const smokeError = {
+        Error: 'SmokeTestFailed',
+        Cause: JSON.stringify({ errorType: 'SmokeTestFailed', errorMessage: 'no route to the cluster', trace: [] }),
+      };
+      const both = [
+        {
+          clusterId: 'rmqbench-stuck-c1',
+          failed: true,
+          state: { ...teardownInput, error: smokeError, teardown: started, teardownError },
+        },
+      ];
+      await recordRun(
+        store,
+        {
+          action: 'finish',
+          state: { runId: 'both', totalRepetitions: 1, clusterResults: both },
+        } as unknown as Parameters<typeof recordRun>[1],
+        {},
+      );
+      expect((await store.getRun('both'))!.run.error).toMatch(
+        /^no route to the cluster; teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup/,
+      );
+    },
+  );
 });
