@@ -24,7 +24,8 @@ export function shellQuote(value: string): string {
 export function brokerConfigCommand(options: BrokerConfigOptions): string {
   if (options.target !== 'azure') {
     throw new Error(
-      `broker-config --target ${options.target}: only "azure" needs it (the AWS construct and the local target call the generator themselves)`,
+      `broker-config --target ${options.target}: only "azure" needs it (the AWS construct and the local target ` +
+        `call the generator themselves)`,
     );
   }
   const topologyInput: Record<string, unknown> = { type: options.topology };

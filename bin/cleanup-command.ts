@@ -90,7 +90,8 @@ export function formatCleanup(outcome: CleanupOutcome, dryRun: boolean, json: bo
   for (const { candidate, runState, delete: remove, reason, ageHours } of outcome.decisions) {
     const verb = remove ? (dryRun ? 'would delete' : 'deleting') : 'keeping';
     lines.push(
-      `${verb.padEnd(12)} ${candidate.kind} ${candidate.name}  run ${candidate.runId ?? '—'} (${runState ?? 'not read'}), age ${hours(ageHours)}, expires ${candidate.expiresAt ?? '—'}: ${reason}`,
+      `${verb.padEnd(12)} ${candidate.kind} ${candidate.name}  run ${candidate.runId ?? '—'} ` +
+        `(${runState ?? 'not read'}), age ${hours(ageHours)}, expires ${candidate.expiresAt ?? '—'}: ${reason}`,
     );
   }
   return `${lines.join('\n')}\n`;

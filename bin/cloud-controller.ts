@@ -73,7 +73,8 @@ export async function resolveController(
     const region = await cfn.config.region().catch(() => 'the default region');
     if (/does not exist/.test((error as Error).message)) {
       throw new ControllerLookupError(
-        `no CloudFormation stack "${stackName}" in ${region}: deploy examples/controller (README, "Benchmark in the cloud"), or name the controller with --stack NAME, --state-machine-arn ARN and --table NAME`,
+        `no CloudFormation stack "${stackName}" in ${region}: deploy examples/controller (README, "Benchmark ` +
+          `in the cloud"), or name the controller with --stack NAME, --state-machine-arn ARN and --table NAME`,
       );
     }
     throw new ControllerLookupError(`could not read stack "${stackName}" in ${region}: ${(error as Error).message}`);
@@ -82,7 +83,8 @@ export async function resolveController(
     const value = outputs[key];
     if (value === undefined)
       throw new ControllerLookupError(
-        `stack "${stackName}" has no output ${key} (outputs: ${Object.keys(outputs).join(', ') || 'none'}): is it an rmqbench controller stack (examples/controller)?`,
+        `stack "${stackName}" has no output ${key} (outputs: ${Object.keys(outputs).join(', ') || 'none'}): is ` +
+          `it an rmqbench controller stack (examples/controller)?`,
       );
     return value;
   };

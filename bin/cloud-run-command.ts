@@ -135,7 +135,8 @@ export async function findExecution(
       return { executionArn, schedule: buildSchedule(found.input, found.name) };
   }
   throw new Error(
-    `no execution of ${stateMachineArn} has run id "${runId}" (rmqbench run names executions after their run id; see rmqbench runs --store aws)`,
+    `no execution of ${stateMachineArn} has run id "${runId}" (rmqbench run names executions after their run ` +
+      `id; see rmqbench runs --store aws)`,
   );
 }
 
@@ -159,7 +160,8 @@ export function awsClusterReadiness(cfn: CloudFormationClient): ClusterReadiness
  * What happens to a stopped execution's clusters, as the BenchmarkController deploys it (cdk/BenchmarkController.ts).
  */
 export const STOPPED_TEARDOWN =
-  "the controller's failure rule (EventBridge, Step Functions status ABORTED) runs its failure handler, which deletes the run's stacks (and Azure resource groups) and records the run FAILED; " +
+  "the controller's failure rule (EventBridge, Step Functions status ABORTED) runs its failure handler, which " +
+  "deletes the run's stacks (and Azure resource groups) and records the run FAILED; " +
   'whatever outlives its expiry tag is deleted by the hourly sweeper';
 
 /** Follows a started (or found) execution, printing progress, and turns its end into the CLI's output and exit code. */
@@ -195,7 +197,9 @@ async function interrupted(context: CloudRunContext, executionArn: string, runId
     return {
       exitCode: 130,
       stdout: '',
-      error: `stopped following; execution ${executionArn} keeps running: rmqbench watch ${runId} follows it again, aws stepfunctions stop-execution --execution-arn ${executionArn} stops it`,
+      error:
+        `stopped following; execution ${executionArn} keeps running: rmqbench watch ${runId} follows it again, ` +
+        `aws stepfunctions stop-execution --execution-arn ${executionArn} stops it`,
     };
   }
   await context.sfn.send(
@@ -214,7 +218,18 @@ export function cloudOutcome(
   const stored = result.stored;
   const runStatus = stored?.run.status;
   const stdout = context.json
-    ? `${JSON.stringify({ runId, executionArn, executionStatus: result.status, status: runStatus ?? 'UNKNOWN', ...(result.error ? { error: result.error } : {}), report: stored ? aggregateRun(stored.run, stored.repetitions) : undefined }, null, 2)}\n`
+    ? `${JSON.stringify(
+        {
+          runId,
+          executionArn,
+          executionStatus: result.status,
+          status: runStatus ?? 'UNKNOWN',
+          ...(result.error ? { error: result.error } : {}),
+          report: stored ? aggregateRun(stored.run, stored.repetitions) : undefined,
+        },
+        null,
+        2,
+      )}\n`
     : stored
       ? renderMarkdownReport(stored.run, stored.repetitions)
       : '';
@@ -233,7 +248,9 @@ export function cloudOutcome(
     return {
       exitCode: 3,
       stdout,
-      error: `run ${runId} finished with ${failed} failed repetition(s) of ${stored.repetitions.length}; see the report above`,
+      error:
+        `run ${runId} finished with ${failed} failed repetition(s) of ${stored.repetitions.length}; see the ` +
+        `report above`,
     };
   }
   if (runStatus !== 'SUCCEEDED')

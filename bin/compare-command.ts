@@ -103,7 +103,8 @@ export async function compareStoredRuns(store: ComparisonStore, runIds: readonly
   } else {
     note =
       mark === undefined
-        ? `run ${first.run.runId} alone: plan "${first.run.planName}" has no marked baseline (rmqbench baseline <runId> marks one)`
+        ? `run ${first.run.runId} alone: plan "${first.run.planName}" has no marked baseline (rmqbench baseline ` +
+          `<runId> marks one)`
         : `run ${first.run.runId} is itself the marked baseline of plan "${first.run.planName}"`;
   }
   // A run without a successful repetition cannot be compared with anything; say so before anything else.
@@ -132,7 +133,10 @@ export async function baselineCommand(
   await store.setBaseline(mark.planName, mark.runId);
   if (options.json) return `${JSON.stringify({ ...mark, previous: previous ?? null }, null, 2)}\n`;
   const was = previous === undefined ? 'no baseline before' : previous === runId ? 'unchanged' : `was ${previous}`;
-  return `run ${runId} is now the baseline of plan "${mark.planName}" (${was}); rmqbench compare compares its later runs with it\n`;
+  return (
+    `run ${runId} is now the baseline of plan "${mark.planName}" (${was}); rmqbench compare compares its later ` +
+    `runs with it\n`
+  );
 }
 
 async function loadResults(store: ComparisonStore, runId: string): Promise<RunResults> {

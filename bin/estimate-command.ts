@@ -100,7 +100,8 @@ export function formatMinutes(minutes: number): string {
 
 export function formatEstimate(planName: string, estimate: RunEstimate): string {
   const lines = [
-    `estimated cost of plan ${planName} on ${estimate.target}: $${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least: some parts are not priced)'}`,
+    `estimated cost of plan ${planName} on ${estimate.target}: ` +
+      `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least: some parts are not priced)'}`,
     `wall time: about ${formatMinutes(estimate.wallMinutes)} ` +
       `(${estimate.clusters.length} cluster(s), ${estimate.clusterConcurrency} at a time)`,
     '',
@@ -113,7 +114,8 @@ export function formatEstimate(planName: string, estimate: RunEstimate): string 
   const width = Math.max(...estimate.parts.map((part) => part.name.length));
   for (const part of estimate.parts)
     lines.push(
-      `  ${part.name.padEnd(width)}  ${part.priced ? `$${part.usd.toFixed(2).padStart(8)}` : '  ——————'}  ${part.detail}`,
+      `  ${part.name.padEnd(width)}  ${part.priced ? `$${part.usd.toFixed(2).padStart(8)}` : '  ——————'}  ` +
+        `${part.detail}`,
     );
   return `${lines.join('\n')}\n`;
 }

@@ -85,7 +85,8 @@ export async function updatePriceCatalog(
       fresh.push(...found);
       const missing = wanted.filter((target) => !found.some((price) => sameKey(price, target)));
       messages.push(
-        `${label(provider)} prices refreshed for ${found.length} of ${wanted.length} instance type/region pairs (as of ${asOf})` +
+        `${label(provider)} prices refreshed for ${found.length} of ${wanted.length} instance type/region ` +
+          `pairs (as of ${asOf})` +
           (missing.length === 0
             ? ''
             : `; not offered any more or not found, kept as they were: ${missing.map(show).join(', ')}`),
@@ -134,7 +135,9 @@ async function fetchAzurePrices(
   for (const region of [...new Set(targets.map((target) => target.region))]) {
     const inRegion = targets.filter((target) => target.region === region);
     const skus = inRegion.map((target) => `armSkuName eq '${azureArmSku(target.instanceType)}'`).join(' or ');
-    const filter = `serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '${region}' and (${skus})`;
+    const filter =
+      `serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '${region}' and ` +
+      `(${skus})`;
     let url: string | undefined = `${AZURE_RETAIL_PRICES_URL}?$filter=${encodeURIComponent(filter)}`;
     const items: AzureRetailItem[] = [];
     for (let page = 0; url !== undefined; page++) {

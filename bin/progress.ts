@@ -23,7 +23,8 @@ export class ProgressDisplay {
     switch (event.type) {
       case 'run-started':
         this.line(
-          `run ${event.runId}: about ${formatSeconds(event.plannedSeconds)} of PerfTest time; raw output in ${event.runDir}`,
+          `run ${event.runId}: about ${formatSeconds(event.plannedSeconds)} of PerfTest time; raw output in ` +
+            `${event.runDir}`,
         );
         break;
       case 'cluster-starting':
@@ -40,7 +41,8 @@ export class ProgressDisplay {
         this.current = event;
         this.lastPrinted = -Infinity;
         this.line(
-          `[${event.index}/${event.total}] ${event.scenarioId} repetition ${event.repetition}/${event.repetitions} (${event.durationSeconds} s)`,
+          `[${event.index}/${event.total}] ${event.scenarioId} repetition ` +
+            `${event.repetition}/${event.repetitions} (${event.durationSeconds} s)`,
         );
         break;
       case 'progress': {
@@ -48,7 +50,9 @@ export class ProgressDisplay {
         if (!current) break;
         const left = current.durationSeconds - event.progress.time;
         const planLeft = current.remainingPlannedSeconds - event.progress.time;
-        const text = `  ${event.progress.sent} msg/s sent, ${event.progress.received} msg/s received, ${formatSeconds(left)} left (plan: ${formatSeconds(planLeft)})`;
+        const text =
+          `  ${event.progress.sent} msg/s sent, ${event.progress.received} msg/s received, ` +
+          `${formatSeconds(left)} left (plan: ${formatSeconds(planLeft)})`;
         if (this.tty) this.out.write(`\r\x1b[2K${text}`);
         else if (event.progress.time - this.lastPrinted >= 10) {
           this.lastPrinted = event.progress.time;
@@ -61,7 +65,9 @@ export class ProgressDisplay {
         if (!current) break;
         const left = current.durationSeconds - event.elapsedSeconds;
         const planLeft = current.remainingPlannedSeconds - event.elapsedSeconds;
-        const text = `  running, ${formatSeconds(left)} left (plan: ${formatSeconds(planLeft)}); msg/s once the repetition is stored`;
+        const text =
+          `  running, ${formatSeconds(left)} left (plan: ${formatSeconds(planLeft)}); msg/s once the repetition ` +
+          `is stored`;
         if (this.tty) this.out.write(`\r\x1b[2K${text}`);
         else if (event.elapsedSeconds - this.lastPrinted >= 10) {
           this.lastPrinted = event.elapsedSeconds;

@@ -45,7 +45,8 @@ export function formatPrune(decisions: readonly PruneDecision[], dryRun: boolean
   const lines = [
     ...deleted.map((d) => `${verb.padEnd(12)}  ${d.runId}  ${megabytes(d.bytes)}`),
     ...kept.map((d) => `${'kept'.padEnd(12)}  ${d.runId}: ${d.reason}`),
-    `${deleted.length} run folder(s) ${verb} (${megabytes(freed)}${dryRun ? ' would be freed' : ' freed'}), ${kept.length} kept`,
+    `${deleted.length} run folder(s) ${verb} (${megabytes(freed)}${dryRun ? ' would be freed' : ' freed'}), ` +
+      `${kept.length} kept`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -20,7 +20,8 @@ export class ChartRenderError extends Error {
 }
 
 /** The child's program. Module paths arrive as arguments, so it does not depend on its working directory. */
-const RENDERER = `
+const RENDERER =
+  `
 import { pathToFileURL } from 'node:url';
 const [vegaPath, vegaLitePath] = process.argv.slice(1);
 const vega = await import(pathToFileURL(vegaPath).href);
@@ -36,7 +37,8 @@ for (const [index, spec] of specs.entries()) {
     svgs.push(await view.toSVG());
     view.finalize();
   } catch (error) {
-    process.stderr.write('chart ' + (index + 1) + ' of ' + specs.length + ': ' + String(error && error.message || error).split('\\n')[0] + '\\n');
+    process.stderr.write('chart ' + (index + 1) + ' of ' + specs.length + ': ' + ` +
+  `String(error && error.message || error).split('\\n')[0] + '\\n');
     process.exit(1);
   }
 }
@@ -69,7 +71,8 @@ export async function renderVegaLiteToSvg(
   if (code !== 0) {
     const lastLine = Buffer.concat(stderr).toString('utf8').trim().split('\n').filter(Boolean).at(-1) ?? '';
     throw new ChartRenderError(
-      `rendering ${specs.length} chart(s) with vega failed (${signal ? `signal ${signal}` : `exit ${code}`})${lastLine ? `: ${lastLine}` : ''}`,
+      `rendering ${specs.length} chart(s) with vega failed ` +
+        `(${signal ? `signal ${signal}` : `exit ${code}`})${lastLine ? `: ${lastLine}` : ''}`,
     );
   }
   const svgs = JSON.parse(Buffer.concat(stdout).toString('utf8')) as unknown;

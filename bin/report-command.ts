@@ -177,7 +177,8 @@ interface ReportContext {
 }
 
 const nothingToChart = ({ run, repetitions }: StoredRun) =>
-  `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition (${repetitions.length} failed or missing)`;
+  `run ${run.runId} (plan "${run.planName}", status ${run.status}) has no successful repetition ` +
+  `(${repetitions.length} failed or missing)`;
 
 /** `--format markdown`: to stdout (or the JSON data with --json), or to --out. */
 function markdownReport({ stored, pricePerformance, data, options }: ReportContext): ReportCommandResult {
@@ -256,7 +257,9 @@ async function htmlReport(context: ReportContext): Promise<ReportCommandResult> 
   if (out === '-') return { stdout: html, warnings, files: [] };
   writeFileSync(out, html);
   const file = resolve(out);
-  const summary = `wrote ${file} (${charts.length} chart${charts.length === 1 ? '' : 's'}: ${charts.map((chart) => chart.id).join(', ') || 'none'})\n`;
+  const summary =
+    `wrote ${file} (${charts.length} chart${charts.length === 1 ? '' : 's'}: ` +
+    `${charts.map((chart) => chart.id).join(', ') || 'none'})\n`;
   return {
     stdout: options.json
       ? json({ ...data, files: [file], charts: charts.map(({ id, marks }) => ({ id, marks })) })
@@ -319,7 +322,8 @@ export async function chartsFor(
     {
       chart: cpuOverTimeChart(metrics),
       emptyBecause:
-        'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)',
+        'no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not ' +
+        'collect them)',
     },
     // Only a run with capacity workloads has a latency-against-rate curve (others are not told it is missing).
     ...(repetitions.some((rep) => rep.capacity !== undefined)

@@ -275,7 +275,8 @@ interface StackAccess {
 function validateFaultPrincipal(azure: BenchmarkAzureProps): void {
   if (Boolean(azure.faultCredentialsSecret) !== Boolean(azure.faultPrincipalId)) {
     throw new Error(
-      "azure.faultCredentialsSecret and azure.faultPrincipalId go together: give the fault-only service principal's secret and its object id, or neither",
+      'azure.faultCredentialsSecret and azure.faultPrincipalId go together: give the fault-only service ' +
+        "principal's secret and its object id, or neither",
     );
   }
   if (azure.faultPrincipalId !== undefined && !GUID.test(azure.faultPrincipalId))
@@ -284,7 +285,8 @@ function validateFaultPrincipal(azure: BenchmarkAzureProps): void {
     );
   if (azure.parameters && 'faultPrincipalId' in azure.parameters)
     throw new Error(
-      'azure.parameters must not hold faultPrincipalId: give it as azure.faultPrincipalId, together with azure.faultCredentialsSecret',
+      'azure.parameters must not hold faultPrincipalId: give it as azure.faultPrincipalId, together with ' +
+        'azure.faultCredentialsSecret',
     );
 }
 
@@ -335,7 +337,8 @@ export class BenchmarkController extends Construct {
       : [];
     if (this.clusterSubnets.length < CLUSTER_MIN_AVAILABILITY_ZONES) {
       throw new Error(
-        `vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`,
+        `vpc must have private subnets with egress in at least ${CLUSTER_MIN_AVAILABILITY_ZONES} Availability ` +
+          `Zones (3 recommended; got ${this.clusterSubnets.length}): the clusters are spread over them`,
       );
     }
     this.smokeTestSecurityGroup = this.createClusterClientSecurityGroup(props);
@@ -413,18 +416,21 @@ export class BenchmarkController extends Construct {
     Validations.of(bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
-        'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
+        'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API ' +
+        'calls, and it expires by lifecycle rule.',
     });
     skipCheckov(bucket, [
       {
         id: 'CKV_AWS_18',
         comment:
-          'Raw PerfTest output written by the controller and load generators only; CloudTrail records their API calls, and it expires by lifecycle rule.',
+          'Raw PerfTest output written by the controller and load generators only; CloudTrail records their ' +
+          'API calls, and it expires by lifecycle rule.',
       },
       {
         id: 'CKV_AWS_21',
         comment:
-          'Each object is written once per repetition under a key of its own and expires by lifecycle rule; versions would only keep copies of benchmark output.',
+          'Each object is written once per repetition under a key of its own and expires by lifecycle rule; ' +
+          'versions would only keep copies of benchmark output.',
       },
     ]);
     return bucket;
@@ -479,7 +485,8 @@ export class BenchmarkController extends Construct {
         .imageId,
       dataType: ssm.ParameterDataType.AWS_EC2_IMAGE,
       description:
-        'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 x86-64 then)',
+        'AMI of the rmqbench cluster nodes, pinned at the last controller deployment (latest Amazon Linux 2023 ' +
+        'x86-64 then)',
     });
     const templatesDir = synthesizeClusterTemplates(nodeImageParameterName);
     const clusterTemplates = Object.fromEntries(
@@ -529,12 +536,18 @@ export class BenchmarkController extends Construct {
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/PowerUserAccess]',
       reason:
-        'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, Secrets Manager); callers can only pass it.',
+        'Only CloudFormation assumes this role, to build whole cluster stacks (security groups, EC2, NLB, ' +
+        'Secrets Manager); callers can only pass it.',
     });
     for (const resource of ['role', 'instance-profile']) {
       Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, stack.formatArn({ service: 'iam', region: '', resource, resourceName: `${CLUSTER_STACK_PREFIX}*` }))}]`,
-        reason: `CloudFormation names the node ${resource}s of a cluster stack <stackName>-<logicalId>-<suffix> at run time; the grant stops at the rmqbench- stack prefix.`,
+        id: `AwsSolutions-IAM5[Resource::${nagResourceText(
+          this,
+          stack.formatArn({ service: 'iam', region: '', resource, resourceName: `${CLUSTER_STACK_PREFIX}*` }),
+        )}]`,
+        reason:
+          `CloudFormation names the node ${resource}s of a cluster stack <stackName>-<logicalId>-<suffix> at run ` +
+          `time; the grant stops at the rmqbench- stack prefix.`,
       });
     }
     return role;
@@ -600,12 +613,16 @@ export class BenchmarkController extends Construct {
       {
         id: 'CKV_AWS_115',
         comment:
-          'The workflow bounds how often each function runs (one execution drives at most its Map concurrency); reserved concurrency would take from the account pool for functions that are idle between runs.',
+          'The workflow bounds how often each function runs (one execution drives at most its Map ' +
+          'concurrency); reserved concurrency would take from the account pool for functions that are idle ' +
+          'between runs.',
       },
       {
         id: 'CKV_AWS_116',
         comment:
-          'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are retried by it and backed by the hourly sweep.',
+          'Step Functions invokes these synchronously and retries or catches each failure (a dead-letter queue ' +
+          'applies to asynchronous invocations); the failure handler and sweeper, invoked by EventBridge, are ' +
+          'retried by it and backed by the hourly sweep.',
       },
       ...(network.vpc
         ? []
@@ -613,13 +630,16 @@ export class BenchmarkController extends Construct {
             {
               id: 'CKV_AWS_117',
               comment:
-                'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) run in it.',
+                'Calls only AWS APIs (CloudFormation, SSM, S3, DynamoDB, Secrets Manager, ARM over HTTPS): it ' +
+                'needs no VPC; only the functions that connect to a cluster (smoke test; readiness with Azure) ' +
+                'run in it.',
             },
           ]),
       {
         id: 'CKV_AWS_173',
         comment:
-          'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so the AWS managed key suffices.',
+          'The environment holds names and ARNs only (table, bucket, template URL, secret ARN): no secret, so ' +
+          'the AWS managed key suffices.',
       },
     ]);
     Validations.of(fn).acknowledge({
@@ -631,7 +651,9 @@ export class BenchmarkController extends Construct {
     Validations.of(fn.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) have no resource-level permissions.',
+        'X-Ray PutTraceSegments / PutTelemetryRecords (and, where granted, ListStacks, ' +
+        'DescribeInstanceInformation, DescribeInstances, GetCommandInvocation, ListMetrics and GetMetricData) ' +
+        'have no resource-level permissions.',
     });
     return fn;
   }
@@ -649,7 +671,9 @@ export class BenchmarkController extends Construct {
     ) => this.makeFunction(name, environment, settings.bundleDir, timeout, network);
     const acknowledgeVpcAccessRole = (fn: lambda.Function) =>
       Validations.of(fn).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        id:
+          'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/' +
+          'AWSLambdaVPCAccessExecutionRole]',
         reason: 'The AWS-managed minimum for a function to create and delete its network interfaces in the VPC.',
       });
     const functions: Record<string, lambda.Function> = {};
@@ -759,7 +783,9 @@ export class BenchmarkController extends Construct {
     fn.addToRolePolicy(new iam.PolicyStatement({ sid, actions: [action], resources: [objects] }));
     Validations.of(fn.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, objects)}]`,
-      reason: `The wildcards are the run id and the file names under runs/<runId>/${part}/ of the controller's own raw output bucket, which are known only at run time.`,
+      reason:
+        `The wildcards are the run id and the file names under runs/<runId>/${part}/ of the controller's own raw ` +
+        `output bucket, which are known only at run time.`,
     });
   }
 
@@ -779,7 +805,8 @@ export class BenchmarkController extends Construct {
       Validations.of(functions[name]!.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, stackArns)}]`,
         reason:
-          'Cluster stacks are named rmqbench-<runId>-c<n> at run time and their ARN ends with a stack id CloudFormation generates; the grant stops at the rmqbench- prefix.',
+          'Cluster stacks are named rmqbench-<runId>-c<n> at run time and their ARN ends with a stack id ' +
+          'CloudFormation generates; the grant stops at the rmqbench- prefix.',
       });
     const access: StackAccess = { functions, stack, stackArns, passRole, acknowledgeRunStacks };
     this.grantLaunchAccess(access, props);
@@ -875,7 +902,8 @@ export class BenchmarkController extends Construct {
     Validations.of(functions['check-cluster']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogStreams)}]`,
       reason:
-        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
+        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-BootLogs-<suffix>) at run ' +
+        'time; the grant is read-only GetLogEvents and stops at the rmqbench- prefix.',
     });
   }
 
@@ -909,7 +937,8 @@ export class BenchmarkController extends Construct {
     Validations.of(functions['teardown-cluster']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, bootLogGroups)}]`,
       reason:
-        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-...BootLogs-<suffix>) at run time; the grant stops at the rmqbench- prefix.',
+        'Boot log groups are created by the cluster stacks (rmqbench-<runId>-c<n>-...BootLogs-<suffix>) at run ' +
+        'time; the grant stops at the rmqbench- prefix.',
     });
     for (const name of ['teardown-cluster', 'failure-handler', 'sweeper']) {
       functions[name]!.addToRolePolicy(
@@ -955,7 +984,8 @@ export class BenchmarkController extends Construct {
       Validations.of(functions[name]!.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, loadGeneratorInstances)}]`,
         reason:
-          'Load generator instance ids are known only at run time; the statement requires the rmqbench:component=load-generator tag.',
+          'Load generator instance ids are known only at run time; the statement requires the ' +
+          'rmqbench:component=load-generator tag.',
       });
       functions[name]!.addToRolePolicy(
         new iam.PolicyStatement({
@@ -1009,7 +1039,8 @@ export class BenchmarkController extends Construct {
     const faultFunctionRole = functions.fault!.role!;
     const faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
       description:
-        'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session tag rmqbench:cluster-stack',
+        'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session ' +
+        'tag rmqbench:cluster-stack',
       assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(faultFunctionRole.roleArn)).withConditions({
         StringLike: { [`aws:RequestTag/${CLUSTER_STACK_SESSION_TAG}`]: `${CLUSTER_STACK_PREFIX}*` },
       }),
@@ -1045,12 +1076,15 @@ export class BenchmarkController extends Construct {
       {
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
         reason:
-          "Node instance ids are known only at run time; the statement requires the rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
+          'Node instance ids are known only at run time; the statement requires the ' +
+          'rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the ' +
+          "session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason:
-          'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only reads command results.',
+          'ssm:GetCommandInvocation has no resource-level permission (list_awssystemsmanager.html); it only ' +
+          'reads command results.',
       },
     );
     functions.fault!.addToRolePolicy(
@@ -1086,7 +1120,8 @@ export class BenchmarkController extends Construct {
     Validations.of(functions['smoke-test']!.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterSecrets)}]`,
       reason:
-        'The admin secret of a cluster stack gets a generated name at run time; the statement requires the rmqbench:run-id tag the stack puts on it.',
+        'The admin secret of a cluster stack gets a generated name at run time; the statement requires the ' +
+        'rmqbench:run-id tag the stack puts on it.',
     });
   }
 
@@ -1121,7 +1156,8 @@ export class BenchmarkController extends Construct {
     Validations.of(stateMachine.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no resource-level permissions.',
+        'CloudWatch Logs delivery and X-Ray actions, which Step Functions logging and tracing need, have no ' +
+        'resource-level permissions.',
     });
     return stateMachine;
   }
@@ -1206,7 +1242,9 @@ export class BenchmarkController extends Construct {
       } catch {
         Annotations.of(this).addWarningV2(
           'rmqbench:vpcSubnetCidrUnknown',
-          `vpc: subnet ${subnet.subnetId} does not say its IPv4 CIDR block, so the smoke test's AMQP egress is the VPC's primary CIDR; a cluster subnet from a secondary CIDR block would be unreachable (give privateSubnetIpv4CidrBlocks to Vpc.fromVpcAttributes, or use Vpc.fromLookup)`,
+          `vpc: subnet ${subnet.subnetId} does not say its IPv4 CIDR block, so the smoke test's AMQP egress is ` +
+            `the VPC's primary CIDR; a cluster subnet from a secondary CIDR block would be unreachable (give ` +
+            `privateSubnetIpv4CidrBlocks to Vpc.fromVpcAttributes, or use Vpc.fromLookup)`,
         );
         return [ec2.Peer.ipv4(this.vpc.vpcCidrBlock)];
       }
@@ -1324,11 +1362,14 @@ function buildRabbitMqClusterStack(
     throw new Error('the cluster template must be built without policies: they come from its BrokerPolicies parameter');
   pinNodeGroupToParameters(cluster, { nodeCount, instanceType, subnetIds });
   cluster.launchTemplate.userData!.addCommands(
-    '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors are run).',
-    `cat > /etc/rabbitmq/rmqbench-policies.json <<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
+    '# ...here those of the plan cluster, from the BrokerPolicies parameter (only set_policy argument vectors ' +
+      'are run).',
+    `cat > /etc/rabbitmq/rmqbench-policies.json ` +
+      `<<'${POLICIES_DELIMITER}'\n${policies.valueAsString}\n${POLICIES_DELIMITER}`,
     `python3 -c 'import json,subprocess,sys
 for args in json.load(open(sys.argv[1])):
-    if not (isinstance(args, list) and args and args[0] == "set_policy" and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
+    if not (isinstance(args, list) and args and args[0] == "set_policy" ` +
+      `and all(isinstance(arg, str) for arg in args)): sys.exit("not a set_policy argument vector: %r" % (args,))
     subprocess.run(["rabbitmqctl", *args], check=True)' /etc/rabbitmq/rmqbench-policies.json`,
   );
   const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
@@ -1352,7 +1393,9 @@ function rabbitMqTemplateParameters(stack: Stack) {
     type: 'Number',
     minValue: CLUSTER_NODE_COUNT_RANGE.min,
     maxValue: CLUSTER_NODE_COUNT_RANGE.max,
-    description: `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node group is pinned at it)`,
+    description:
+      `Number of RabbitMQ nodes, ${CLUSTER_NODE_COUNT_RANGE.min} to ${CLUSTER_NODE_COUNT_RANGE.max} (the node ` +
+      `group is pinned at it)`,
   });
   const instanceType = new CfnParameter(stack, 'InstanceType', {
     type: 'String',
@@ -1362,7 +1405,8 @@ function rabbitMqTemplateParameters(stack: Stack) {
     // x86-64 only.
     allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
     constraintDescription:
-      "must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from Team RabbitMQ's RPM repositories)",
+      'must be an x86-64 EC2 instance type such as c5.xlarge (Arm/Graviton types cannot install Erlang from ' +
+      "Team RabbitMQ's RPM repositories)",
     description: "EC2 instance type of the RabbitMQ nodes (the plan cluster's instanceType)",
   });
   const policies = new CfnParameter(stack, 'BrokerPolicies', {
@@ -1372,7 +1416,8 @@ function rabbitMqTemplateParameters(stack: Stack) {
     allowedPattern: '^\\[.*\\]$',
     maxLength: CLUSTER_POLICIES_MAX_LENGTH,
     description:
-      'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) every node applies after it has started',
+      'JSON array of rabbitmqctl set_policy argument vectors (core/broker/broker-config.ts policyCommandArgs) ' +
+      'every node applies after it has started',
   });
   return { clientSecurityGroupId, nodeCount, instanceType, policies };
 }
@@ -1479,7 +1524,9 @@ function controllerPlacement(stack: Stack, subnetsNote: string) {
   });
   const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', {
     type: 'List<AWS::EC2::Subnet::Id>',
-    description: `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of that VPC, one per Availability Zone${subnetsNote}`,
+    description:
+      `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of ` +
+      `that VPC, one per Availability Zone${subnetsNote}`,
   });
   const zones = new CfnParameter(stack, 'AvailabilityZones', {
     type: 'List<AWS::EC2::AvailabilityZone::Name>',
@@ -1563,12 +1610,16 @@ function checkGivenVpcEgress(vpc: ec2.IVpc, addresses: readonly string[] | undef
   if (!addresses?.length) {
     if (eips.length > 0) return;
     throw new Error(
-      "controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app: the public IPv4 addresses (the Elastic IP of the NAT gateway of every subnet the controller's in-VPC functions run in) Azure clusters admit",
+      'controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined ' +
+        'in this app: the public IPv4 addresses (the Elastic IP of the NAT gateway of every subnet the ' +
+        "controller's in-VPC functions run in) Azure clusters admit",
     );
   }
   if (eips.length > addresses.length) {
     throw new Error(
-      `controllerEgressAddresses has ${addresses.length} address(es) but the vpc has ${eips.length} NAT gateways: the in-VPC functions leave through the NAT gateway of their subnet's zone, so give the Elastic IP of each (or leave controllerEgressAddresses out to use them)`,
+      `controllerEgressAddresses has ${addresses.length} address(es) but the vpc has ${eips.length} NAT ` +
+        `gateways: the in-VPC functions leave through the NAT gateway of their subnet's zone, so give the ` +
+        `Elastic IP of each (or leave controllerEgressAddresses out to use them)`,
     );
   }
 }
@@ -1584,6 +1635,7 @@ function checkGivenVpcDns(vpc: ec2.IVpc): void {
   const off = (['enableDnsSupport', 'enableDnsHostnames'] as const).filter((setting) => cfnVpc[setting] === false);
   if (off.length > 0)
     throw new Error(
-      `vpc must have ${off.join(' and ')} on: Kafka clusters' brokers are found by name in a private hosted zone, which resolves only with DNS support and DNS host names`,
+      `vpc must have ${off.join(' and ')} on: Kafka clusters' brokers are found by name in a private hosted ` +
+        `zone, which resolves only with DNS support and DNS host names`,
     );
 }

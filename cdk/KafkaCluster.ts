@@ -217,7 +217,8 @@ export class KafkaCluster extends Construct {
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
+        'limits it to the rmqbench namespace.',
     });
   }
 
@@ -300,7 +301,8 @@ export class KafkaCluster extends Construct {
     Validations.of(instance).acknowledge({
       id: 'AwsSolutions-EC29',
       reason:
-        'A benchmark cluster is deleted with its stack after the run; termination protection would block that teardown.',
+        'A benchmark cluster is deleted with its stack after the run; termination protection would block that ' +
+        'teardown.',
     });
     return { networkInterface, instance, userData };
   }
@@ -382,7 +384,9 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
   const kafkaVersion = props.kafkaVersion ?? KAFKA_VERSION_ON_AWS;
   if (!(KAFKA_VERSIONS_ON_AWS as readonly string[]).includes(kafkaVersion)) {
     throw new Error(
-      `kafkaVersion ${JSON.stringify(kafkaVersion)} is not supported: allowed values are ${KAFKA_VERSIONS_ON_AWS.map((v) => `'${v}'`).join(', ')} (the versions whose jars are pinned by checksum)`,
+      `kafkaVersion ${JSON.stringify(kafkaVersion)} is not supported: allowed values are ` +
+        `${KAFKA_VERSIONS_ON_AWS.map((v) => `'${v}'`).join(', ')} (the versions whose jars are pinned by ` +
+        `checksum)`,
     );
   }
   const zoneName = props.zoneName ?? `kafka-${address.slice(0, 8)}.rmqbench.internal`;
@@ -392,7 +396,8 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
     (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)
   ) {
     throw new Error(
-      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, digits, hyphens), e.g. 'kafka.bench.internal'`,
+      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, ` +
+        `digits, hyphens), e.g. 'kafka.bench.internal'`,
     );
   }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
@@ -400,7 +405,8 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
   const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
   if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
     throw new Error(
-      `bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes minutes), got ${bootTimeout.toHumanString()}`,
+      `bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes ` +
+        `minutes), got ${bootTimeout.toHumanString()}`,
     );
   }
   return {

@@ -82,7 +82,8 @@ export class LoadGenerator extends Construct {
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition limits it to the rmqbench namespace.',
+        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
+        'limits it to the rmqbench namespace.',
     });
     userData.addCommands(
       ...loadGeneratorBootCommands({
@@ -144,7 +145,8 @@ export class LoadGenerator extends Construct {
     Validations.of(instance).acknowledge({
       id: 'AwsSolutions-EC26',
       reason:
-        'The root volume is encrypted (asserted in test/cdk). cdk-nag 3.0.2 EC26 throws, and so reports, for an instance without a launch template in a stack that has one (the cluster).',
+        'The root volume is encrypted (asserted in test/cdk). cdk-nag 3.0.2 EC26 throws, and so reports, for ' +
+        'an instance without a launch template in a stack that has one (the cluster).',
     });
     return instance;
   }
@@ -176,7 +178,8 @@ export class LoadGenerator extends Construct {
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, resultObjects)}]`,
       reason:
-        'The wildcard is the object keys under the results prefix of the one results bucket: writing new results is the purpose.',
+        'The wildcard is the object keys under the results prefix of the one results bucket: writing new ' +
+        'results is the purpose.',
     });
     return role;
   }

@@ -313,7 +313,8 @@ export class RabbitMqCluster extends Construct {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; the cluster is redeployed instead.',
+          'Rotating the Erlang cookie or the admin password needs a coordinated change on every running node; ' +
+          'the cluster is redeployed instead.',
       });
       skipCheckov(secret, [{ id: 'CKV_AWS_149', comment: CHECKOV_REASON.awsManagedEncryption }]);
     }
@@ -349,7 +350,9 @@ export class RabbitMqCluster extends Construct {
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, and the metrics agent cloudwatch:PutMetricData (limited to the rmqbench namespace by condition), none of which support resource-level permissions.',
+        'Peer discovery calls autoscaling:Describe* and ec2:DescribeInstances, and the metrics agent ' +
+        'cloudwatch:PutMetricData (limited to the rmqbench namespace by condition), none of which support ' +
+        'resource-level permissions.',
     });
     return role;
   }
@@ -432,7 +435,8 @@ export class RabbitMqCluster extends Construct {
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, group.autoScalingGroupArn)}]`,
       reason:
-        'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant names the group.',
+        'An Auto Scaling group ARN contains a generated UUID that is known only after creation; the grant ' +
+        'names the group.',
     });
     return group;
   }
@@ -462,7 +466,8 @@ export class RabbitMqCluster extends Construct {
     Validations.of(this.autoScalingGroup).acknowledge({
       id: 'AwsSolutions-AS3',
       reason:
-        'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when a topic should receive them.',
+        'Scaling events are recorded in the group activity history; add notifications to autoScalingGroup when ' +
+        'a topic should receive them.',
     });
   }
 
@@ -479,13 +484,15 @@ export class RabbitMqCluster extends Construct {
     Validations.of(loadBalancer).acknowledge({
       id: 'AwsSolutions-ELB2',
       reason:
-        'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
+        'Network Load Balancer access logs record only TLS connections; enable them with ' +
+        'loadBalancer.logAccessLogs when a TLS listener is used.',
     });
     skipCheckov(loadBalancer, [
       {
         id: 'CKV_AWS_91',
         comment:
-          'Network Load Balancer access logs record only TLS connections; enable them with loadBalancer.logAccessLogs when a TLS listener is used.',
+          'Network Load Balancer access logs record only TLS connections; enable them with ' +
+          'loadBalancer.logAccessLogs when a TLS listener is used.',
       },
     ]);
 
@@ -679,13 +686,16 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
     // (amd64) packages of Erlang"; arm64 builds are only direct downloads, and not made for every patch release
     // (rabbitmq/erlang-rpm README.md).
     throw new Error(
-      `instanceType ${instanceType.toString()} is an ARM (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as m5a.large, r5.xlarge or c5.xlarge (RabbitMqInstanceTiers)`,
+      `instanceType ${instanceType.toString()} is an ARM (Graviton) type, but Team RabbitMQ's RPM repositories ` +
+        `provide x86-64 Erlang packages only: use an x86-64 type such as m5a.large, r5.xlarge or c5.xlarge ` +
+        `(RabbitMqInstanceTiers)`,
     );
   }
   const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
   if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
     throw new Error(
-      `bootTimeout must be from 5 to 60 minutes (installing and joining takes minutes), got ${bootTimeout.toHumanString()}`,
+      `bootTimeout must be from 5 to 60 minutes (installing and joining takes minutes), got ` +
+        `${bootTimeout.toHumanString()}`,
     );
   }
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
@@ -694,7 +704,8 @@ function resolveSettings(props: RabbitMqClusterProps): ClusterSettings {
   const topology: QueueTopology = props.topology ?? { type: 'quorum' };
   if (topology.type === 'mirrored' && !release.supportsClassicMirroring) {
     throw new Error(
-      `topology "mirrored" needs a RabbitMQ 3.x release, but release is RabbitMQ ${release.rabbitmqVersion} (classic mirroring was removed in 4.0): use topology { type: 'quorum' } or release RabbitMqRelease.V3_13`,
+      `topology "mirrored" needs a RabbitMQ 3.x release, but release is RabbitMQ ${release.rabbitmqVersion} ` +
+        `(classic mirroring was removed in 4.0): use topology { type: 'quorum' } or release RabbitMqRelease.V3_13`,
     );
   }
   const tlsPort = resolveTlsPort(props);
@@ -725,7 +736,8 @@ function resolveCapacity(props: RabbitMqClusterProps, nodeCount: number) {
       (props.maxCapacity !== undefined && props.maxCapacity !== nodeCount))
   ) {
     throw new Error(
-      `pinCapacity fixes the cluster at nodeCount (${nodeCount}) nodes, but minCapacity is ${props.minCapacity} and maxCapacity is ${props.maxCapacity}: remove them or set them to ${nodeCount}`,
+      `pinCapacity fixes the cluster at nodeCount (${nodeCount}) nodes, but minCapacity is ` +
+        `${props.minCapacity} and maxCapacity is ${props.maxCapacity}: remove them or set them to ${nodeCount}`,
     );
   }
   const minCapacity = pinCapacity ? nodeCount : (props.minCapacity ?? nodeCount);

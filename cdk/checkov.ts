@@ -23,9 +23,13 @@ export function skipCheckov(
 /** Reasons shared by several constructs. */
 export const CHECKOV_REASON = {
   awsManagedEncryption:
-    'Encrypted at rest with the AWS managed key; a customer managed key would add a monthly key charge and a key policy to every benchmark deployment without protecting more than benchmark results.',
+    'Encrypted at rest with the AWS managed key; a customer managed key would add a monthly key charge and a ' +
+    'key policy to every benchmark deployment without protecting more than benchmark results.',
   userDataWithoutSecrets:
-    "False positive: checkov's AWS-secret-key pattern (any 40-character run of [A-Za-z0-9/+=]) matches a Maven Central path in the download list (e.g. org/maven2/io/dropwizard/metrics/metrics). The user data holds no secret: credentials are read from Secrets Manager at boot.",
+    "False positive: checkov's AWS-secret-key pattern (any 40-character run of [A-Za-z0-9/+=]) matches a Maven " +
+    'Central path in the download list (e.g. org/maven2/io/dropwizard/metrics/metrics). The user data holds no ' +
+    'secret: credentials are read from Secrets Manager at boot.',
   logGroupKms:
-    'CloudWatch Logs encrypts log data at rest by default; the boot and flow logs hold no secrets (scripts mask them), and a customer managed key would add a key charge per deployment.',
+    'CloudWatch Logs encrypts log data at rest by default; the boot and flow logs hold no secrets (scripts ' +
+    'mask them), and a customer managed key would add a key charge per deployment.',
 } as const;

@@ -119,7 +119,9 @@ export const KAFKA_ARTIFACTS: readonly MavenArtifact[] = [
     sha256: '40f4c57a2e6f34505338da188724e7ace7b343dde3964b76a12c993cdedad1af',
   },
   {
-    path: 'com/fasterxml/jackson/jakarta/rs/jackson-jakarta-rs-json-provider/2.21.2/jackson-jakarta-rs-json-provider-2.21.2.jar',
+    path:
+      'com/fasterxml/jackson/jakarta/rs/jackson-jakarta-rs-json-provider/2.21.2/' +
+      'jackson-jakarta-rs-json-provider-2.21.2.jar',
     sha256: 'ca969ea798efedc4b56589505fab51eb69c11a361b2e7583855593fc8690a666',
   },
   {
@@ -127,7 +129,9 @@ export const KAFKA_ARTIFACTS: readonly MavenArtifact[] = [
     sha256: '5ed62cdcd357a24b73de9280e167aa014d7b4c17d04823844d482274cf07097e',
   },
   {
-    path: 'com/fasterxml/jackson/module/jackson-module-jakarta-xmlbind-annotations/2.21.2/jackson-module-jakarta-xmlbind-annotations-2.21.2.jar',
+    path:
+      'com/fasterxml/jackson/module/jackson-module-jakarta-xmlbind-annotations/2.21.2/' +
+      'jackson-module-jakarta-xmlbind-annotations-2.21.2.jar',
     sha256: 'f507551c823b137c8487275fc171652a78a4f083732e349e1d3cb42e568dd7e4',
   },
   {
@@ -187,7 +191,9 @@ export const KAFKA_ARTIFACTS: readonly MavenArtifact[] = [
     sha256: '4aadc66d2d36afb273b3898581d6aa51e0f992308d56fd51b8e3201efa461f67',
   },
   {
-    path: 'org/glassfish/jersey/containers/jersey-container-servlet-core/3.1.10/jersey-container-servlet-core-3.1.10.jar',
+    path:
+      'org/glassfish/jersey/containers/jersey-container-servlet-core/3.1.10/' +
+      'jersey-container-servlet-core-3.1.10.jar',
     sha256: 'fd15e7e37215d772ccdae8d4076c41a11ad3fec9ca88a1f8a8f6dacf4663bb69',
   },
   {

@@ -46,7 +46,8 @@ export async function doctor(options: {
     detail:
       nodeMajor >= 22
         ? process.version
-        : `${process.version} is too old; run through npm scripts (they use the node@22 devDependency) or install Node 22+`,
+        : `${process.version} is too old; run through npm scripts (they use the node@22 devDependency) or ` +
+          `install Node 22+`,
   });
   const java = commandOutput('java', ['-version']);
   checks.push({

@@ -125,7 +125,9 @@ export class LocalKafkaCluster {
     if (failed >= 0) {
       const result = results[failed]!;
       throw new Error(
-        `kafka-storage format of node ${failed + 1} ${result.timedOut ? 'timed out' : `exited with code ${result.exitCode}`}:\n${indent(tail(result.output, 15))}`,
+        `kafka-storage format of node ${failed + 1} ` +
+          `${result.timedOut ? 'timed out' : `exited with code ${result.exitCode}`}:\n` +
+          `${indent(tail(result.output, 15))}`,
       );
     }
   }
@@ -158,14 +160,18 @@ export class LocalKafkaCluster {
           this.nodes[views.findIndex((brokers) => brokers === undefined || brokers.length < this.nodes.length)] ??
           this.nodes[0]!;
         const registered = Math.max(0, ...views.map((brokers) => brokers?.length ?? 0));
-        return `Kafka cluster of ${this.nodes.length} broker(s) did not form within ${Math.round(timeoutMs / 1000)} s (${registered} registered); broker ${laggard.nodeId} log tail:\n${this.logTail(laggard)}`;
+        return (
+          `Kafka cluster of ${this.nodes.length} broker(s) did not form within ${Math.round(timeoutMs / 1000)} s ` +
+          `(${registered} registered); broker ${laggard.nodeId} log tail:\n${this.logTail(laggard)}`
+        );
       },
       250,
     );
     const quorum = await this.describeQuorum();
     if (quorum.leaderId < 0 || quorum.voters.length !== this.nodes.length) {
       throw new Error(
-        `the Kafka metadata quorum is not complete: leader ${quorum.leaderId}, voters [${quorum.voters.join(', ')}] of ${this.nodes.length}`,
+        `the Kafka metadata quorum is not complete: leader ${quorum.leaderId}, voters ` +
+          `[${quorum.voters.join(', ')}] of ${this.nodes.length}`,
       );
     }
   }

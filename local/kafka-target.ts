@@ -52,7 +52,8 @@ export async function smokeTestKafka(handle: KafkaClusterHandle): Promise<{ roun
     const brokers = await fetchRegisteredBrokers(node.brokerPort);
     if (brokers.length !== handle.kafka.nodes.length) {
       throw new Error(
-        `smoke test: Kafka broker ${node.nodeId} lists ${brokers.length} of ${handle.kafka.nodes.length} brokers as registered`,
+        `smoke test: Kafka broker ${node.nodeId} lists ${brokers.length} of ${handle.kafka.nodes.length} ` +
+          `brokers as registered`,
       );
     }
   }

@@ -91,19 +91,22 @@ export class LocalTarget {
       const asked = plainRabbitmqVersion(cluster);
       if (asked && !versionMatches(asked, installed)) {
         throw new Error(
-          `clusters[${index}] (${cluster.name}) asks for RabbitMQ ${asked}, but the local target runs Debian's rabbitmq-server ${installed}; remove rabbitmqVersion or run it on a cloud target`,
+          `clusters[${index}] (${cluster.name}) asks for RabbitMQ ${asked}, but the local target runs Debian's ` +
+            `rabbitmq-server ${installed}; remove rabbitmqVersion or run it on a cloud target`,
         );
       }
       if (cluster.topology.type === 'mirrored' && !supportsClassicMirroring(installed)) {
         throw new Error(
-          `clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ${installed} no longer has`,
+          `clusters[${index}] (${cluster.name}) uses classic mirroring, which the installed RabbitMQ ` +
+            `${installed} no longer has`,
         );
       }
     });
     const lazy = plan.scenarios.find((scenario) => scenario.workload.queueMode === 'lazy');
     if (lazy && !honoursLazyQueueMode(installed)) {
       throw new Error(
-        `scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ignores (3.12 and later)`,
+        `scenario ${lazy.id} asks for lazy queues (queueMode: lazy), which the installed RabbitMQ ${installed} ` +
+          `ignores (3.12 and later)`,
       );
     }
     plan.workloads.forEach((workload, index) => {
@@ -403,7 +406,8 @@ export class LocalTarget {
     const distinct = new Set(leaders.values());
     if (distinct.size !== 1) {
       throw new Error(
-        `the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so "${spec.connection}" is ambiguous`,
+        `the queues of ${scenario.id} are led by several nodes (${[...distinct].join(', ')}), so ` +
+          `"${spec.connection}" is ambiguous`,
       );
     }
     return handle.cluster.nodeByName([...distinct][0]!);

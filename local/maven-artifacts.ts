@@ -52,7 +52,8 @@ export function pomDependencies(artifact: MavenArtifact): string {
   return [artifact, ...(artifact.with ?? [])]
     .map(
       (one) =>
-        `<dependency><groupId>${one.groupId}</groupId><artifactId>${one.artifactId}</artifactId><version>${one.version}</version></dependency>`,
+        `<dependency><groupId>${one.groupId}</groupId><artifactId>${one.artifactId}</` +
+        `artifactId><version>${one.version}</version></dependency>`,
     )
     .join('\n');
 }
@@ -102,7 +103,8 @@ export async function ensureArtifact(cache: string, artifact: MavenArtifact): Pr
     rmSync(staging, { recursive: true, force: true });
     const detail = error instanceof Error ? error.message.split('\n').slice(0, 3).join(' ') : String(error);
     throw new Error(
-      `could not fetch ${artifact.groupId}:${artifact.artifactId}:${artifact.version} from Maven Central with mvn (${detail}); is Maven installed and the network reachable? Run 'rmqbench doctor'.`,
+      `could not fetch ${artifact.groupId}:${artifact.artifactId}:${artifact.version} from Maven Central with ` +
+        `mvn (${detail}); is Maven installed and the network reachable? Run 'rmqbench doctor'.`,
     );
   }
   rmSync(dir, { recursive: true, force: true });

@@ -54,7 +54,8 @@ export async function planPrune(
         ? `one of the ${selection.keep} newest (--keep ${selection.keep})`
         : selection.olderThanDays !== undefined &&
             now.getTime() - folder.startedAt.getTime() <= selection.olderThanDays * DAY_MS
-          ? `started ${((now.getTime() - folder.startedAt.getTime()) / DAY_MS).toFixed(1)} days ago, not more than ${selection.olderThanDays} (--older-than)`
+          ? `started ${((now.getTime() - folder.startedAt.getTime()) / DAY_MS).toFixed(1)} days ago, not more ` +
+            `than ${selection.olderThanDays} (--older-than)`
           : await unstoredReason(folder, store);
     decisions.push(reason === undefined ? { ...base, delete: true } : { ...base, delete: false, reason });
   }
@@ -78,12 +79,18 @@ async function unstoredReason(folder: RunFolder, store: ResultsStore): Promise<s
   const stored = await store.getRun(folder.runId);
   if (!stored) return `run ${folder.runId} is not in table ${store.tableName}${storeAgain}`;
   if (stored.run.status === 'RUNNING')
-    return `run ${folder.runId} is recorded as RUNNING (still running, or stopped before its end was recorded)${storeAgain}`;
+    return (
+      `run ${folder.runId} is recorded as RUNNING (still running, or stopped before its end was ` +
+      `recorded)${storeAgain}`
+    );
   const have = new Set(stored.repetitions.map((rep) => `${rep.scenarioId}#${rep.repetition}`));
   const missing = measuredRepetitions(folder.dir).filter((rep) => !have.has(`${rep.scenarioId}#${rep.repetition}`));
   if (missing.length > 0) {
     const names = missing.map((rep) => `${rep.scenarioId} #${rep.repetition}`).join(', ');
-    return `${missing.length} repetition(s) measured in this folder are not in table ${store.tableName} (${names})${storeAgain}`;
+    return (
+      `${missing.length} repetition(s) measured in this folder are not in table ${store.tableName} ` +
+      `(${names})${storeAgain}`
+    );
   }
   return undefined;
 }

@@ -50,7 +50,8 @@ export interface LocalNode {
  * "discovery_retry_interval"), present in 3.10.8's schema (plugins/rabbit-3.10.8/priv/schema/rabbit.schema).
  */
 const LOCAL_FORMATION =
-  '\n# rmqbench local target: the seed node stops retrying its peers sooner\ncluster_formation.discovery_retry_interval = 100\n';
+  '\n# rmqbench local target: the seed node stops retrying its peers ' +
+  'sooner\ncluster_formation.discovery_retry_interval = 100\n';
 
 /**
  * Local only: the management API's queue depths and connection byte counters are refreshed every statistics
@@ -59,7 +60,8 @@ const LOCAL_FORMATION =
  * (plugins/rabbit-3.10.8/priv/schema/rabbit.schema: "{collect_statistics_interval, 5000}").
  */
 const LOCAL_STATISTICS =
-  '# rmqbench local target: statistics every second, for the per-second broker metrics\ncollect_statistics_interval = 1000\n';
+  '# rmqbench local target: statistics every second, for the per-second broker ' +
+  'metrics\ncollect_statistics_interval = 1000\n';
 
 const CREDENTIALS = 'guest:guest'; // the default user, accepted only on loopback
 const AUTH_HEADER = `Basic ${Buffer.from(CREDENTIALS).toString('base64')}`;
@@ -86,7 +88,8 @@ export class LocalRabbitCluster {
     const serverCommand = options.serverCommand ?? RABBITMQ_SERVER;
     if (!version || !existsSync(serverCommand)) {
       throw new Error(
-        `rabbitmq-server is not installed (${serverCommand} missing); install it with: sudo apt-get install -y rabbitmq-server`,
+        `rabbitmq-server is not installed (${serverCommand} missing); install it with: sudo apt-get install -y ` +
+          `rabbitmq-server`,
       );
     }
     const ports = await freePorts(1 + options.nodes * 3);
@@ -298,7 +301,11 @@ export class LocalRabbitCluster {
           ),
         );
         const laggard = this.nodes[ready.indexOf(false)] ?? this.nodes[0]!;
-        return `RabbitMQ cluster of ${this.nodes.length} node(s) did not form within ${Math.round(timeoutMs / 1000)} s (${ready.filter(Boolean).length} answering); node ${laggard.name} log tail:\n${this.logTail(laggard)}`;
+        return (
+          `RabbitMQ cluster of ${this.nodes.length} node(s) did not form within ${Math.round(timeoutMs / 1000)} ` +
+          `s (${ready.filter(Boolean).length} answering); node ${laggard.name} log ` +
+          `tail:\n${this.logTail(laggard)}`
+        );
       },
       // Each poll is one local HTTP request; 250 ms instead of 500 ms saves 125 ms on average.
       250,

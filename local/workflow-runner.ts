@@ -42,7 +42,8 @@ export function parseFailAt(failAt: string | undefined): { state: string; occurr
   const match = /^([A-Za-z]+)(?::([1-9]\d*))?$/.exec(failAt);
   if (!match || !(FAULT_INJECTABLE_STATES as readonly string[]).includes(match[1]!)) {
     throw new Error(
-      `--fail-at must name a Task state of the workflow, optionally with :N for its N-th run: ${FAULT_INJECTABLE_STATES.join(', ')} (got "${failAt}")`,
+      `--fail-at must name a Task state of the workflow, optionally with :N for its N-th run: ` +
+        `${FAULT_INJECTABLE_STATES.join(', ')} (got "${failAt}")`,
     );
   }
   return match[2] ? { state: match[1]!, occurrence: Number(match[2]) } : { state: match[1]! };
@@ -131,7 +132,9 @@ async function outcome(run: LocalRun, executionError: string | undefined): Promi
         runId,
         status: 'FAILED',
         records,
-        error: `${error}; also ${message} (raw output kept in ${runDir}; store it later with: rmqbench ingest ${runDir})`,
+        error:
+          `${error}; also ${message} (raw output kept in ${runDir}; store it later with: rmqbench ingest ` +
+          `${runDir})`,
       };
     }
   }

@@ -95,7 +95,8 @@ export function cloudWatchAgentBootCommands(input: CloudWatchAgentInput): string
   const variable = SHELL_VARIABLE.exec(input.clusterId);
   if (!variable && !Token.isUnresolved(input.clusterId) && !/^[A-Za-z][A-Za-z0-9-]*$/.test(input.clusterId))
     throw new Error(
-      `clusterId ${JSON.stringify(input.clusterId)} must be a stack name (letters, digits, hyphens), a token, or a shell variable ($NAME)`,
+      `clusterId ${JSON.stringify(input.clusterId)} must be a stack name (letters, digits, hyphens), a token, ` +
+        `or a shell variable ($NAME)`,
     );
   const argument = variable ? `"$${variable[1]}"` : shellQuote(input.clusterId);
   return [
@@ -109,6 +110,7 @@ export function cloudWatchAgentBootCommands(input: CloudWatchAgentInput): string
     CLOUDWATCH_AGENT_CONFIG_DELIMITER,
     `  ${CLOUDWATCH_AGENT_CTL} -a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`,
     '}',
-    `rmqbench_start_cloudwatch_agent ${argument} || echo "rmqbench: the CloudWatch agent could not be installed or started: repetitions will record their host metrics as unavailable" >&2`,
+    `rmqbench_start_cloudwatch_agent ${argument} || echo "rmqbench: the CloudWatch agent could not be ` +
+      `installed or started: repetitions will record their host metrics as unavailable" >&2`,
   ];
 }

@@ -53,7 +53,8 @@ export function kafkaServerProperties(input: KafkaServerPropertiesInput): string
     '# Written by rmqbench (KafkaCluster on AWS): a combined broker+controller in KRaft mode, no ZooKeeper.',
     'process.roles=broker,controller',
     `node.id=${input.self.nodeId}`,
-    `controller.quorum.voters=${input.all.map((broker) => `${broker.nodeId}@${broker.hostName}:${input.controllerPort}`).join(',')}`,
+    `controller.quorum.voters=` +
+      `${input.all.map((broker) => `${broker.nodeId}@${broker.hostName}:${input.controllerPort}`).join(',')}`,
     // Bound on every interface (the instance has one ENI); clients and other brokers are told the DNS name.
     `listeners=PLAINTEXT://0.0.0.0:${input.clientPort},CONTROLLER://0.0.0.0:${input.controllerPort}`,
     `advertised.listeners=PLAINTEXT://${input.self.hostName}:${input.clientPort}`,
@@ -82,7 +83,11 @@ export const KAFKA_LOG4J = KAFKA_BROKER_LOG4J;
  * `java` with the Kafka classpath and log4j2 configuration; the JVM expands the classpath's `*` itself (no shell glob).
  */
 function javaCommand(jvmOptions = ''): string {
-  return `/usr/bin/java ${jvmOptions ? `${jvmOptions} ` : ''}-Dlog4j2.configurationFile=${KAFKA_CONFIG_DIR}/log4j2.properties -cp '${KAFKA_HOME}/libs/*'`;
+  return (
+    `/usr/bin/java ` +
+    `${jvmOptions ? `${jvmOptions} ` : ''}-Dlog4j2.configurationFile=${KAFKA_CONFIG_DIR}/log4j2.properties -cp ` +
+    `'${KAFKA_HOME}/libs/*'`
+  );
 }
 const JAVA_COMMAND = javaCommand();
 
@@ -173,7 +178,8 @@ function brokerDataVolumeCommands(input: KafkaNodeBootInput): string[] {
     `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
     `blkid ${input.dataVolumeDevice} >/dev/null || mkfs.xfs ${input.dataVolumeDevice}`,
     `mkdir -p ${KAFKA_DATA_MOUNT}`,
-    `grep -q ' ${KAFKA_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${KAFKA_DATA_MOUNT} xfs defaults,nofail 0 2' >> /etc/fstab`,
+    `grep -q ' ${KAFKA_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${KAFKA_DATA_MOUNT} xfs ` +
+      `defaults,nofail 0 2' >> /etc/fstab`,
     `mountpoint -q ${KAFKA_DATA_MOUNT} || mount ${KAFKA_DATA_MOUNT}`,
   ];
 }
@@ -181,13 +187,15 @@ function brokerDataVolumeCommands(input: KafkaNodeBootInput): string[] {
 /** Java and the pinned Kafka jars (through the one test seam), each checked against its SHA-256. */
 function brokerInstallCommands(): string[] {
   return [
-    `# Java (the load generator's Corretto 21) and Kafka ${KAFKA_VERSION_ON_AWS} from Maven Central, every jar checked against its pinned SHA-256.`,
+    `# Java (the load generator's Corretto 21) and Kafka ${KAFKA_VERSION_ON_AWS} from Maven Central, every jar ` +
+      `checked against its pinned SHA-256.`,
     'id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin kafka',
     `install -d ${KAFKA_HOME}/libs ${KAFKA_CONFIG_DIR}`,
     `cd ${KAFKA_HOME}/libs`,
     'rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }',
     FETCH_JAR_FUNCTION,
-    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine rmqbench_install_packages and rmqbench_fetch_jar (<Maven path> <file>).`,
+    `# Test seam (the only one; absent on EC2): ${INSTALL_OVERRIDE_FILE} may redefine ` +
+      `rmqbench_install_packages and rmqbench_fetch_jar (<Maven path> <file>).`,
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     'rmqbench_install_packages',
     // Within EC2's 16 KB of user data: coordinates and one digest instead of a line and a checksum per jar
@@ -222,27 +230,32 @@ function brokerConfigurationCommands(input: KafkaNodeBootInput): string[] {
     // Read back from server.properties rather than written out again: the zone name in every broker's name is a token
     // in a controller's template, and each repetition of it counts against EC2's 16 KB of user data.
     "# The brokers' names and this broker's listener, as server.properties names them.",
-    `voter_hosts=$(sed -n 's/^controller\\.quorum\\.voters=//p' ${KAFKA_SERVER_PROPERTIES} | tr ',' '\\n' | sed 's/^[0-9]*@//; s/:[0-9]*$//')`,
+    `voter_hosts=$(sed -n 's/^controller\\.quorum\\.voters=//p' ${KAFKA_SERVER_PROPERTIES} | tr ',' '\\n' | ` +
+      `sed 's/^[0-9]*@//; s/:[0-9]*$//')`,
     `self_listener=$(sed -n 's|^advertised\\.listeners=PLAINTEXT://||p' ${KAFKA_SERVER_PROPERTIES})`,
     `echo "broker ${input.self.nodeId} is $self_listener; voters:" $voter_hosts`,
 
     // The records exist before the instance (KafkaCluster makes the instance depend on them); a new private zone can
     // still take a moment to answer inside the VPC, and Kafka resolves the voters' names when it starts.
     '# Wait until every broker name resolves.',
-    'for host in $voter_hosts; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ "$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done',
+    'for host in $voter_hosts; do for attempt in $(seq 1 60); do getent hosts "$host" >/dev/null && break; [ ' +
+      '"$attempt" -lt 60 ] || { echo "$host does not resolve" >&2; exit 1; }; sleep 5; done; done',
   ];
 }
 
 /** Storage formatted with the shared cluster id, the systemd unit, and waiting for the whole quorum with a leader. */
 function brokerStartCommands(input: KafkaNodeBootInput): string[] {
-  const quorumCommand = `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$self_listener" describe --status`;
+  const quorumCommand =
+    `${JAVA_COMMAND} org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "$self_listener" ` +
+    `describe --status`;
   return [
     // A static quorum: every broker formats with the same cluster id and no --standalone / --initial-controllers, which
     // are for a dynamic quorum (`kafka-storage format --help` in 4.3.1, kafka.tools.StorageTool: "--standalone ... When
     // setting this flag, the controller.quorum.voters config must not be set"). --ignore-formatted keeps a reboot from
     // failing on the already formatted log directory (same help text).
     '# Storage formatted once with the cluster id all brokers share.',
-    `runuser -u kafka -- ${JAVA_COMMAND} kafka.tools.StorageTool format --config ${KAFKA_SERVER_PROPERTIES} --cluster-id ${shellQuote(input.clusterId)} --ignore-formatted`,
+    `runuser -u kafka -- ${JAVA_COMMAND} kafka.tools.StorageTool format --config ${KAFKA_SERVER_PROPERTIES} ` +
+      `--cluster-id ${shellQuote(input.clusterId)} --ignore-formatted`,
 
     writeFileCommand(KAFKA_UNIT_PATH, KAFKA_UNIT, KAFKA_UNIT_DELIMITER),
     'systemctl daemon-reload && systemctl enable --now kafka.service',
@@ -255,9 +268,14 @@ function brokerStartCommands(input: KafkaNodeBootInput): string[] {
     'while true; do',
     `  status=$(runuser -u kafka -- ${quorumCommand} 2>/dev/null || true)`,
     '  leader=$(printf "%s\\n" "$status" | sed -n "s/^LeaderId:[[:space:]]*//p")',
-    '  voters=$(printf "%s\\n" "$status" | sed -n "s/^CurrentVoters:[[:space:]]*//p" | grep -o \'"id":[[:space:]]*[0-9]*\' | wc -l)',
-    `  if [ -n "$leader" ] && [ "$leader" -ge 0 ] && [ "$voters" -eq ${input.all.length} ]; then echo "quorum formed: leader $leader, $voters voters"; break; fi`,
-    `  if [ "$(date +%s)" -ge "$deadline" ]; then echo "the quorum did not form within ${input.clusterFormationTimeoutSeconds} s (leader '\${leader}', \${voters} of ${input.all.length} voters)" >&2; systemctl status kafka.service --no-pager || true; journalctl -u kafka.service -n 50 --no-pager || true; exit 1; fi`,
+    '  voters=$(printf "%s\\n" "$status" | sed -n "s/^CurrentVoters:[[:space:]]*//p" | grep -o ' +
+      '\'"id":[[:space:]]*[0-9]*\' | wc -l)',
+    `  if [ -n "$leader" ] && [ "$leader" -ge 0 ] && [ "$voters" -eq ${input.all.length} ]; then echo "quorum ` +
+      `formed: leader $leader, $voters voters"; break; fi`,
+    `  if [ "$(date +%s)" -ge "$deadline" ]; then echo "the quorum did not form within ` +
+      `${input.clusterFormationTimeoutSeconds} s (leader '\${leader}', \${voters} of ${input.all.length} ` +
+      `voters)" >&2; systemctl status kafka.service --no-pager || true; journalctl -u kafka.service -n 50 ` +
+      `--no-pager || true; exit 1; fi`,
     '  sleep 10',
     'done',
   ];

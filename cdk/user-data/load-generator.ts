@@ -34,7 +34,10 @@ export interface LoadGeneratorBootInput {
  * the JVM expands itself (no shell glob).
  */
 export function kafkaToolWrapper(home: string): string {
-  return `#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Duser.timezone=UTC -Dlog4j2.configurationFile=${home}/log4j2-tool.properties -cp '${home}/lib/*' "$@"\n`;
+  return (
+    `#!/bin/sh\nexec java -Xmx1g -XX:+UseParallelGC -Duser.language=en -Duser.country=US -Duser.timezone=UTC ` +
+    `-Dlog4j2.configurationFile=${home}/log4j2-tool.properties -cp '${home}/lib/*' "$@"\n`
+  );
 }
 
 /**
@@ -95,7 +98,8 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
     'mount -o remount,hidepid=2 /proc',
     "grep -q '^proc /proc proc' /etc/fstab || echo 'proc /proc proc defaults,hidepid=2 0 0' >> /etc/fstab",
     'install -d /etc/rmqbench',
-    `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
+    `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ` +
+      `${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
     ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
   ];
 }

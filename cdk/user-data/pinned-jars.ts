@@ -16,7 +16,8 @@ import { writeFileCommand } from '../shell';
  * Downloads one jar: `rmqbench_fetch_jar <path under Maven Central's maven2/> <file>`. A boot's test seam may redefine
  * it.
  */
-export const FETCH_JAR_FUNCTION = `rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "${MAVEN_CENTRAL_URL}/$1"; }`;
+export const FETCH_JAR_FUNCTION =
+  `rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors ` + `-o "$2" "${MAVEN_CENTRAL_URL}/$1"; }`;
 
 /**
  * A jar's Maven coordinates `group:artifact:version` from its path in Maven's repository layout
@@ -75,6 +76,8 @@ export function pinnedJarCommands(input: PinnedJarsInput): string[] {
     writeFileCommand(manifest, jarsManifest(input.artifacts), input.delimiter),
     eachJar('rmqbench_fetch_jar "${group//.//}/$artifact/$version/$artifact-$version.jar" "$artifact-$version.jar"'),
     eachJar('sha256sum "$artifact-$version.jar" || true') + ` > ${input.home}/SHA256SUMS`,
-    `if [ "$(sha256sum < ${input.home}/SHA256SUMS | cut -d ' ' -f 1)" != ${jarsDigest(input.artifacts)} ]; then rm -f ${input.libDir}/*.jar; echo "${input.label}: the jars' SHA-256 sums (below) differ from the pinned ones: jars removed" >&2; cat ${input.home}/SHA256SUMS >&2; exit 1; fi`,
+    `if [ "$(sha256sum < ${input.home}/SHA256SUMS | cut -d ' ' -f 1)" != ${jarsDigest(input.artifacts)} ]; ` +
+      `then rm -f ${input.libDir}/*.jar; echo "${input.label}: the jars' SHA-256 sums (below) differ from the ` +
+      `pinned ones: jars removed" >&2; cat ${input.home}/SHA256SUMS >&2; exit 1; fi`,
   ];
 }

@@ -118,7 +118,9 @@ export const RABBITMQ_REPO_FILE = [
 
 /** `imds <path>`: one IMDSv2 metadata read (token first); shared with the Kafka brokers' boot script. */
 export const IMDS_FUNCTION =
-  'imds() { local token; token=$(curl -sSf -X PUT http://169.254.169.254/latest/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 300"); curl -sSf -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/meta-data/$1"; }';
+  'imds() { local token; token=$(curl -sSf -X PUT http://169.254.169.254/latest/api/token -H ' +
+  '"X-aws-ec2-metadata-token-ttl-seconds: 300"); curl -sSf -H "X-aws-ec2-metadata-token: $token" ' +
+  '"http://169.254.169.254/latest/meta-data/$1"; }';
 
 /**
  * Runs on the node as a systemd service: polls the Auto Scaling target lifecycle state through IMDSv2 and, once it
@@ -128,7 +130,8 @@ export const IMDS_FUNCTION =
  * pattern of https://docs.aws.amazon.com/autoscaling/ec2/userguide/retrieving-target-lifecycle-state-through-imds.html;
  * `drain` is documented in rabbitmq-website versioned_docs/version-3.13/man/rabbitmq-upgrade.8.md (3.13 and 4.1).
  */
-const DRAIN_SCRIPT = `#!/bin/bash
+const DRAIN_SCRIPT =
+  `#!/bin/bash
 set -uo pipefail
 . /etc/rmqbench/node.env
 ${IMDS_FUNCTION}
@@ -136,7 +139,8 @@ while true; do
   if [ "$(imds autoscaling/target-lifecycle-state 2>/dev/null || true)" = "Terminated" ]; then
     echo "this instance is being terminated: draining RabbitMQ"
     timeout "$DRAIN_TIMEOUT_SECONDS" rabbitmq-upgrade drain || echo "drain did not finish; terminating anyway"
-    aws autoscaling complete-lifecycle-action --region "$REGION" --auto-scaling-group-name "$ASG_NAME" --lifecycle-hook-name "$DRAIN_HOOK_NAME" --instance-id "$INSTANCE_ID" --lifecycle-action-result CONTINUE
+    aws autoscaling complete-lifecycle-action --region "$REGION" --auto-scaling-group-name "$ASG_NAME" ` +
+  `--lifecycle-hook-name "$DRAIN_HOOK_NAME" --instance-id "$INSTANCE_ID" --lifecycle-action-result CONTINUE
     exit 0
   fi
   sleep 5
@@ -178,11 +182,19 @@ export const BOOT_FINISHED_FUNCTION = [
   // it up to 2 s to finish, so that the tail below holds the script's last lines (a background process still holding
   // the pipe cannot block the signal). From here on the output goes to the log file only.
   `  exec >> ${BOOT_LOG_FILE} 2>&1`,
-  '  local waited; for waited in $(seq 20); do [ -n "${BOOT_LOG_TEE_PID:-}" ] && kill -0 "$BOOT_LOG_TEE_PID" 2>/dev/null || break; sleep 0.1; done',
-  '  aws logs create-log-stream --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name "$stream" 2>/dev/null || true',
-  `  tail -n ${BOOT_LOG_TAIL_LINES} ${BOOT_LOG_FILE} | python3 -c 'import json,sys,time; now=int(time.time()*1000); print(json.dumps([{"timestamp": now, "message": line.rstrip("\\n") or " "} for line in sys.stdin]))' > /run/rmqbench-boot-log-events.json || true`,
-  '  aws logs put-log-events --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name "$stream" --log-events file:///run/rmqbench-boot-log-events.json >/dev/null || echo "could not copy the boot log to CloudWatch Logs"',
-  '  aws cloudformation signal-resource --region "$REGION" --stack-name "$STACK_NAME" --logical-resource-id "$SIGNAL_RESOURCE" --unique-id "${INSTANCE_ID:-unknown-instance}" --status "$status" || echo "could not signal CloudFormation"',
+  '  local waited; for waited in $(seq 20); do [ -n "${BOOT_LOG_TEE_PID:-}" ] && kill -0 "$BOOT_LOG_TEE_PID" ' +
+    '2>/dev/null || break; sleep 0.1; done',
+  '  aws logs create-log-stream --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name ' +
+    '"$stream" 2>/dev/null || true',
+  `  tail -n ${BOOT_LOG_TAIL_LINES} ${BOOT_LOG_FILE} | python3 -c 'import json,sys,time; ` +
+    `now=int(time.time()*1000); print(json.dumps([{"timestamp": now, "message": line.rstrip("\\n") or " "} for ` +
+    `line in sys.stdin]))' > /run/rmqbench-boot-log-events.json || true`,
+  '  aws logs put-log-events --region "$REGION" --log-group-name "$BOOT_LOG_GROUP" --log-stream-name "$stream" ' +
+    '--log-events file:///run/rmqbench-boot-log-events.json >/dev/null || echo "could not copy the boot log to ' +
+    'CloudWatch Logs"',
+  '  aws cloudformation signal-resource --region "$REGION" --stack-name "$STACK_NAME" --logical-resource-id ' +
+    '"$SIGNAL_RESOURCE" --unique-id "${INSTANCE_ID:-unknown-instance}" --status "$status" || echo "could not ' +
+    'signal CloudFormation"',
   '}',
 ].join('\n');
 
@@ -224,7 +236,9 @@ function bootPrelude(input: RabbitMqNodeBootInput): string[] {
     // The first secret read also waits out a new instance role whose credentials are not usable yet (IAM is eventually
     // consistent:
     // https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).
-    'read_secret() { local attempt; for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do aws secretsmanager get-secret-value --region "$REGION" --secret-id "$1" --query SecretString --output text && return 0; echo "secret $1 not readable yet (attempt $attempt of 12)" >&2; sleep 10; done; return 1; }',
+    'read_secret() { local attempt; for attempt in 1 2 3 4 5 6 7 8 9 10 11 12; do aws secretsmanager ' +
+      'get-secret-value --region "$REGION" --secret-id "$1" --query SecretString --output text && return 0; echo ' +
+      '"secret $1 not readable yet (attempt $attempt of 12)" >&2; sleep 10; done; return 1; }',
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
     'INSTANCE_ID=$(imds instance-id)',
@@ -238,7 +252,8 @@ function dataVolumeCommands(): string[] {
     `for attempt in $(seq 1 60); do [ -e ${DATA_VOLUME_DEVICE} ] && break; sleep 2; done`,
     `blkid ${DATA_VOLUME_DEVICE} >/dev/null || mkfs.xfs ${DATA_VOLUME_DEVICE}`,
     'mkdir -p /var/lib/rabbitmq',
-    `grep -q ' /var/lib/rabbitmq ' /etc/fstab || echo '${DATA_VOLUME_DEVICE} /var/lib/rabbitmq xfs defaults,nofail 0 2' >> /etc/fstab`,
+    `grep -q ' /var/lib/rabbitmq ' /etc/fstab || echo '${DATA_VOLUME_DEVICE} /var/lib/rabbitmq xfs ` +
+      `defaults,nofail 0 2' >> /etc/fstab`,
     'mountpoint -q /var/lib/rabbitmq || mount /var/lib/rabbitmq',
   ];
 }
@@ -246,12 +261,14 @@ function dataVolumeCommands(): string[] {
 /** RabbitMQ and Erlang, pinned, from Team RabbitMQ's signed repositories (through the one test seam). */
 function installCommands(release: RabbitMqRelease): string[] {
   return [
-    `# Pinned RabbitMQ ${release.rabbitmqVersion} on Erlang ${release.erlangVersion} from Team RabbitMQ's signed repositories.`,
+    `# Pinned RabbitMQ ${release.rabbitmqVersion} on Erlang ${release.erlangVersion} from Team RabbitMQ's ` +
+      `signed repositories.`,
     'rmqbench_install_packages() {',
     ...Object.values(SIGNING_KEYS).map((key) => `rpm --import ${key}`),
     writeFileCommand('/etc/yum.repos.d/rabbitmq.repo', RABBITMQ_REPO_FILE, 'RMQBENCH_REPO'),
     // logrotate is the one dependency the guide installs from the distribution's own repositories.
-    `dnf install -y --setopt=install_weak_deps=False logrotate erlang-${release.erlangVersion} rabbitmq-server-${release.rabbitmqVersion}`,
+    `dnf install -y --setopt=install_weak_deps=False logrotate erlang-${release.erlangVersion} ` +
+      `rabbitmq-server-${release.rabbitmqVersion}`,
     // Holding the versions keeps a later `dnf upgrade` from splitting the cluster across versions.
     'dnf install -y python3-dnf-plugin-versionlock && dnf versionlock add erlang rabbitmq-server',
     '}',
@@ -261,7 +278,8 @@ function installCommands(release: RabbitMqRelease): string[] {
     // nft for a partition fault (core/failover/cloud-fault.ts faultScript): the AL2023 core repository has nftables,
     // the default
     // AMI does not list it. Not fatal: a partition installs it itself when this failed.
-    'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
+    'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition ' +
+      'fault installs it" >&2',
     'systemctl stop rabbitmq-server || true',
     'chown -R rabbitmq:rabbitmq /var/lib/rabbitmq',
   ];
@@ -280,7 +298,8 @@ function brokerFileCommands(brokerConfig: BrokerConfig): string[] {
     '# Erlang cookie: read from Secrets Manager straight into the file, never into the log.',
     'umask 077',
     'read_secret "$ERLANG_COOKIE_SECRET_ARN" | tr -d "\\n" > /var/lib/rabbitmq/.erlang.cookie',
-    '[ -s /var/lib/rabbitmq/.erlang.cookie ] || { echo "the Erlang cookie secret is empty or unreadable" >&2; exit 1; }',
+    '[ -s /var/lib/rabbitmq/.erlang.cookie ] || { echo "the Erlang cookie secret is empty or unreadable" >&2; ' +
+      'exit 1; }',
     'chown rabbitmq:rabbitmq /var/lib/rabbitmq/.erlang.cookie && chmod 400 /var/lib/rabbitmq/.erlang.cookie',
     'umask 022',
   ];
@@ -294,8 +313,10 @@ function clusterFormationCommands(input: RabbitMqNodeBootInput): string[] {
     'rabbitmqctl await_startup --timeout 900',
 
     '# Success means clustered: wait until as many nodes run as the Auto Scaling group wants (its desired capacity).',
-    'ASG_NAME=$(aws autoscaling describe-auto-scaling-instances --region "$REGION" --instance-ids "$INSTANCE_ID" --query "AutoScalingInstances[0].AutoScalingGroupName" --output text)',
-    'EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups --region "$REGION" --auto-scaling-group-names "$ASG_NAME" --query "AutoScalingGroups[0].DesiredCapacity" --output text)',
+    'ASG_NAME=$(aws autoscaling describe-auto-scaling-instances --region "$REGION" --instance-ids ' +
+      '"$INSTANCE_ID" --query "AutoScalingInstances[0].AutoScalingGroupName" --output text)',
+    'EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups --region "$REGION" ' +
+      '--auto-scaling-group-names "$ASG_NAME" --query "AutoScalingGroups[0].DesiredCapacity" --output text)',
     `rabbitmqctl await_online_nodes "$EXPECTED_NODES" --timeout ${input.clusterFormationTimeoutSeconds}`,
     'echo "cluster has $EXPECTED_NODES running nodes"',
   ];
@@ -305,11 +326,13 @@ function clusterFormationCommands(input: RabbitMqNodeBootInput): string[] {
 function administratorCommands(): string[] {
   return [
     '# Administrator: created once per cluster; the password goes through stdin, not the command line.',
-    'admin_secret() { read_secret "$ADMIN_SECRET_ARN" | python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
+    'admin_secret() { read_secret "$ADMIN_SECRET_ARN" | python3 -c "import json,sys; ' +
+      'print(json.load(sys.stdin)[sys.argv[1]], end=\'\')" "$1"; }',
     'ADMIN_USER=$(admin_secret username)',
     // rabbitmqctl reads the password as a line: without the newline add_user says "Password is not provided via
     // argument or stdin" (seen on the simulated EC2 instance, test/simulated-vm/aws-node.integration.test.ts).
-    'if ! rabbitmqctl --quiet list_users | cut -f1 | grep -qxF "$ADMIN_USER"; then { admin_secret password; echo; } | rabbitmqctl add_user "$ADMIN_USER" || true; fi',
+    'if ! rabbitmqctl --quiet list_users | cut -f1 | grep -qxF "$ADMIN_USER"; then { admin_secret password; ' +
+      'echo; } | rabbitmqctl add_user "$ADMIN_USER" || true; fi',
     'rabbitmqctl set_user_tags "$ADMIN_USER" administrator',
     'rabbitmqctl set_permissions -p / "$ADMIN_USER" ".*" ".*" ".*"',
     'rabbitmqctl delete_user guest 2>/dev/null || true',
@@ -321,7 +344,9 @@ function drainCommands(input: RabbitMqNodeBootInput): string[] {
   return [
     '# Drain before scale-in: a watcher completes the termination lifecycle hook once this node is drained.',
     'mkdir -p /etc/rmqbench',
-    `printf 'REGION=%s\\nASG_NAME=%s\\nINSTANCE_ID=%s\\nDRAIN_HOOK_NAME=%s\\nDRAIN_TIMEOUT_SECONDS=%s\\n' "$REGION" "$ASG_NAME" "$INSTANCE_ID" ${shellQuote(input.drainLifecycleHookName)} ${input.drainTimeoutSeconds} > /etc/rmqbench/node.env`,
+    `printf 'REGION=%s\\nASG_NAME=%s\\nINSTANCE_ID=%s\\nDRAIN_HOOK_NAME=%s\\nDRAIN_TIMEOUT_SECONDS=%s\\n' ` +
+      `"$REGION" "$ASG_NAME" "$INSTANCE_ID" ${shellQuote(input.drainLifecycleHookName)} ` +
+      `${input.drainTimeoutSeconds} > /etc/rmqbench/node.env`,
     writeFileCommand(DRAIN_SCRIPT_PATH, DRAIN_SCRIPT, DRAIN_SCRIPT_DELIMITER),
     `chmod 755 ${DRAIN_SCRIPT_PATH}`,
     writeFileCommand(DRAIN_UNIT_PATH, DRAIN_UNIT, DRAIN_UNIT_DELIMITER),

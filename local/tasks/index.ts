@@ -29,7 +29,8 @@ export function localTaskHandlers(run: LocalRun): Record<TaskStateName, TaskHand
     // Azure only (the re-read of Azure Monitor's late minutes): a local run never enters it.
     [STATE.rereadHostMetrics]: async () => {
       throw new Error(
-        'RereadHostMetrics is entered on the azure target only; a local repetition stores its own metrics when it is ingested',
+        'RereadHostMetrics is entered on the azure target only; a local repetition stores its own metrics when ' +
+          'it is ingested',
       );
     },
     [STATE.finishRun]: finishRun(run),

@@ -15,7 +15,9 @@ describe('rmqbench broker-config --target azure', () => {
     const expected = azureBrokerEnvironment(
       azureBrokerParameters({ topology: { type: 'mirrored', mirrorTo: 2 }, rabbitmqVersion: '3.13.7', nodeCount: 3 }),
     );
-    const script = `${output}\nnode -e 'console.log(JSON.stringify({a:process.env.RMQBENCH_RABBITMQ_CONF,b:process.env.RMQBENCH_ENABLED_PLUGINS_FILE,c:process.env.RMQBENCH_POLICY_COMMANDS_JSON}))'`;
+    const script =
+      `${output}\nnode -e 'console.log(JSON.stringify({a:process.env.RMQBENCH_RABBITMQ_CONF,` +
+      `b:process.env.RMQBENCH_ENABLED_PLUGINS_FILE,c:process.env.RMQBENCH_POLICY_COMMANDS_JSON}))'`;
     const evaluated = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
     expect(JSON.parse(evaluated.stdout)).toEqual({
       a: expected.RMQBENCH_RABBITMQ_CONF,

@@ -19,65 +19,69 @@ describe('rmqbench CLI end to end on the local target', () => {
     });
   };
 
-  test('run stores results in the persisted DynamoDB Local; runs, show and report read them back in later invocations', () => {
-    const plan = join(home, 'tiny.yaml');
-    writeFileSync(
-      plan,
-      `name: tiny
+  test(
+    'run stores results in the persisted DynamoDB Local; runs, show and report read them back in later ' +
+      'invocations',
+    () => {
+      const plan = join(home, 'tiny.yaml');
+      writeFileSync(
+        plan,
+        `name: tiny
 repetitions: 2
 clusters:
   - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
 workloads:
   - { name: w, messageSizeBytes: 150, durationSeconds: 3 }
 `,
-    );
-    const run = rmqbench('run', plan, '--json');
-    expect(run.stderr).toMatch(/\[2\/2\] one-node\/w repetition 2\/2/);
-    expect(run.status).toBe(0);
-    const outcome = JSON.parse(run.stdout) as { runId: string; status: string };
-    expect(outcome.status).toBe('SUCCEEDED');
+      );
+      const run = rmqbench('run', plan, '--json');
+      expect(run.stderr).toMatch(/\[2\/2\] one-node\/w repetition 2\/2/);
+      expect(run.status).toBe(0);
+      const outcome = JSON.parse(run.stdout) as { runId: string; status: string };
+      expect(outcome.status).toBe('SUCCEEDED');
 
-    const runs = rmqbench('runs', '--json');
-    expect(runs.status).toBe(0);
-    expect((JSON.parse(runs.stdout) as { runId: string }[]).map((r) => r.runId)).toContain(outcome.runId);
+      const runs = rmqbench('runs', '--json');
+      expect(runs.status).toBe(0);
+      expect((JSON.parse(runs.stdout) as { runId: string }[]).map((r) => r.runId)).toContain(outcome.runId);
 
-    const show = rmqbench('show', outcome.runId, '--json');
-    const stored = JSON.parse(show.stdout) as {
-      repetitions: {
-        status: string;
-        result: { summary: { receiveRateAvg: number } };
-        metrics: { series: { node: string; metric: string; points: number[][] }[] };
-      }[];
-    };
-    expect(stored.repetitions).toHaveLength(2);
-    for (const rep of stored.repetitions) expect(rep.result.summary.receiveRateAvg).toBeGreaterThan(0);
-    // Each repetition's metrics: every series names its node and metric.
-    for (const rep of stored.repetitions) {
-      const cpu = rep.metrics.series
-        .filter((series) => series.metric === 'cpuPercent')
-        .map((series) => series.node)
-        .sort();
-      expect(cpu).toEqual(['load-generator', 'rmqbench1@localhost']);
-    }
-    const human = rmqbench('show', outcome.runId);
-    expect(human.status).toBe(0);
-    expect(human.stdout).toMatch(
-      /^ {4}rmqbench1@localhost: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB; memory alarm no$/m,
-    );
-    expect(human.stdout).toMatch(/^ {4}load-generator: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB$/m);
+      const show = rmqbench('show', outcome.runId, '--json');
+      const stored = JSON.parse(show.stdout) as {
+        repetitions: {
+          status: string;
+          result: { summary: { receiveRateAvg: number } };
+          metrics: { series: { node: string; metric: string; points: number[][] }[] };
+        }[];
+      };
+      expect(stored.repetitions).toHaveLength(2);
+      for (const rep of stored.repetitions) expect(rep.result.summary.receiveRateAvg).toBeGreaterThan(0);
+      // Each repetition's metrics: every series names its node and metric.
+      for (const rep of stored.repetitions) {
+        const cpu = rep.metrics.series
+          .filter((series) => series.metric === 'cpuPercent')
+          .map((series) => series.node)
+          .sort();
+        expect(cpu).toEqual(['load-generator', 'rmqbench1@localhost']);
+      }
+      const human = rmqbench('show', outcome.runId);
+      expect(human.status).toBe(0);
+      expect(human.stdout).toMatch(
+        /^ {4}rmqbench1@localhost: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB; memory alarm no$/m,
+      );
+      expect(human.stdout).toMatch(/^ {4}load-generator: CPU max [\d.]+ %, median [\d.]+ %; RSS max [\d,]+ MB$/m);
 
-    const report = rmqbench('report', outcome.runId);
-    expect(report.status).toBe(0);
-    expect(report.stdout).toMatch(/\| one-node\/w \| 2\/2 \| [\d,]+ ± [\d,]+ \| [\d,]+ ± [\d,]+ \|/);
+      const report = rmqbench('report', outcome.runId);
+      expect(report.status).toBe(0);
+      expect(report.stdout).toMatch(/\| one-node\/w \| 2\/2 \| [\d,]+ ± [\d,]+ \| [\d,]+ ± [\d,]+ \|/);
 
-    const missing = rmqbench('show', 'no-such-run');
-    expect(missing.status).toBe(1);
-    expect(missing.stderr.trim()).toMatch(/^rmqbench: no run "no-such-run"/);
+      const missing = rmqbench('show', 'no-such-run');
+      expect(missing.status).toBe(1);
+      expect(missing.stderr.trim()).toMatch(/^rmqbench: no run "no-such-run"/);
 
-    // Nothing the CLI started is left running.
-    const left = spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim();
-    expect(left).toBe('');
-  });
+      // Nothing the CLI started is left running.
+      const left = spawnSync('pgrep', ['-f', home], { encoding: 'utf8' }).stdout.trim();
+      expect(left).toBe('');
+    },
+  );
 
   test('Ctrl-C during a run stops every RabbitMQ, PerfTest and DynamoDB Local process and exits 130', async () => {
     const plan = join(home, 'interrupted.yaml');

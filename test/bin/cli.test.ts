@@ -36,7 +36,9 @@ describe('rmqbench CLI', () => {
     const file = join(dir, 'broken.yaml');
     writeFileSync(
       file,
-      'name: broken\nclusters:\n  - { name: c, nodes: 3, rabbitmqVersion: "4.0", topology: { type: mirrored } }\nworkloads:\n  - { name: w, producers: -1, messageSizeBytes: "big", colour: blue }\n',
+      'name: broken\nclusters:\n' +
+        '  - { name: c, nodes: 3, rabbitmqVersion: "4.0", topology: { type: mirrored } }\n' +
+        'workloads:\n  - { name: w, producers: -1, messageSizeBytes: "big", colour: blue }\n',
     );
     const { code, stderr, stdout } = rmqbench('run', file);
     expect(code).toBe(2);
@@ -52,7 +54,9 @@ describe('rmqbench CLI', () => {
     const file = join(dir, 'mirror4.yaml');
     writeFileSync(
       file,
-      'name: mirror4\nclusters:\n  - { name: c, nodes: 3, rabbitmqVersion: "4.1", topology: { type: mirrored } }\nworkloads:\n  - { name: w }\n',
+      'name: mirror4\nclusters:\n' +
+        '  - { name: c, nodes: 3, rabbitmqVersion: "4.1", topology: { type: mirrored } }\n' +
+        'workloads:\n  - { name: w }\n',
     );
     const { code, stderr } = rmqbench('validate', file);
     expect(code).toBe(2);
@@ -77,7 +81,9 @@ describe('rmqbench CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-input-'));
     writeFileSync(
       join(dir, 'p.yaml'),
-      'name: cloud\nclusters:\n  - { name: small, nodes: 3, instanceType: c5.xlarge, topology: { type: quorum } }\nworkloads:\n  - { name: w, producers: 2, consumers: 2, sweep: { queues: [1, 2] } }\n',
+      'name: cloud\nclusters:\n' +
+        '  - { name: small, nodes: 3, instanceType: c5.xlarge, topology: { type: quorum } }\n' +
+        'workloads:\n  - { name: w, producers: 2, consumers: 2, sweep: { queues: [1, 2] } }\n',
     );
     const { code, stdout } = rmqbench('execution-input', join(dir, 'p.yaml'), '--target', 'aws', '--run-id', 'r-1');
     expect(code).toBe(0);
@@ -94,80 +100,88 @@ describe('rmqbench CLI', () => {
     expect(rmqbench('execution-input', join(dir, 'p.yaml')).stderr).toContain('give --target aws or --target azure');
   });
 
-  test('estimate prints the cost with its parts (--json: totalUsd and parts), exits 1 over --max-cost and 2 for a local target', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-estimate-'));
-    writeFileSync(
-      join(dir, 'p.yaml'),
-      'name: cloud\nrepetitions: 2\nclusters:\n  - { name: small, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n  - { name: w, durationSeconds: 120 }\n',
-    );
-    const json = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--region', 'us-east-1', '--json');
-    expect(json.code).toBe(0);
-    const estimate = JSON.parse(json.stdout) as {
-      totalUsd: number;
-      complete: boolean;
-      parts: { name: string; usd: number }[];
-    };
-    expect(estimate.parts.map((part) => part.name)).toEqual([
-      'small: nodes',
-      'small: load balancer',
-      'small: load generator',
-      'Step Functions',
-      'Lambda',
-      'data transfer between zones',
-    ]);
-    expect(estimate.totalUsd).toBeCloseTo(
-      estimate.parts.reduce((sum, part) => sum + part.usd, 0),
-      9,
-    );
-    const text = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws');
-    expect(text.stdout).toMatch(
-      /^estimated cost of plan cloud on aws: \$\d+\.\d\d \(at least: some parts are not priced\)\n/,
-    );
-    const over = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', '0.01');
-    expect([over.code, over.stderr.trim()]).toEqual([
-      1,
-      expect.stringMatching(/^rmqbench: the estimated cost \$\d+\.\d\d on aws exceeds --max-cost \$0\.01/),
-    ]);
-    expect(rmqbench('estimate', join(dir, 'p.yaml')).code).toBe(2);
-    expect(rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', 'cheap').stderr).toContain(
-      '--max-cost must be a positive number of US dollars, got "cheap"',
-    );
-  });
+  test(
+    'estimate prints the cost with its parts (--json: totalUsd and parts), exits 1 over --max-cost and 2 for a ' +
+      'local target',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-estimate-'));
+      writeFileSync(
+        join(dir, 'p.yaml'),
+        'name: cloud\nrepetitions: 2\nclusters:\n  - { name: small, nodes: 3, instanceType: c5.xlarge }\n' +
+          'workloads:\n  - { name: w, durationSeconds: 120 }\n',
+      );
+      const json = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--region', 'us-east-1', '--json');
+      expect(json.code).toBe(0);
+      const estimate = JSON.parse(json.stdout) as {
+        totalUsd: number;
+        complete: boolean;
+        parts: { name: string; usd: number }[];
+      };
+      expect(estimate.parts.map((part) => part.name)).toEqual([
+        'small: nodes',
+        'small: load balancer',
+        'small: load generator',
+        'Step Functions',
+        'Lambda',
+        'data transfer between zones',
+      ]);
+      expect(estimate.totalUsd).toBeCloseTo(
+        estimate.parts.reduce((sum, part) => sum + part.usd, 0),
+        9,
+      );
+      const text = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws');
+      expect(text.stdout).toMatch(
+        /^estimated cost of plan cloud on aws: \$\d+\.\d\d \(at least: some parts are not priced\)\n/,
+      );
+      const over = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', '0.01');
+      expect([over.code, over.stderr.trim()]).toEqual([
+        1,
+        expect.stringMatching(/^rmqbench: the estimated cost \$\d+\.\d\d on aws exceeds --max-cost \$0\.01/),
+      ]);
+      expect(rmqbench('estimate', join(dir, 'p.yaml')).code).toBe(2);
+      expect(rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', 'cheap').stderr).toContain(
+        '--max-cost must be a positive number of US dollars, got "cheap"',
+      );
+    },
+  );
 
-  test('validate --target aws names every cluster without a priced x86 instance type (exit 2); with one it passes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-target-'));
-    const plan = (types: (string | undefined)[]) =>
-      JSON.stringify({
-        name: 'cloud',
-        clusters: types.map((instanceType, index) => ({
-          name: `c${index}`,
-          nodes: 3,
-          ...(instanceType ? { instanceType } : {}),
-        })),
-        workloads: [{ name: 'w' }],
-      });
-    writeFileSync(join(dir, 'bad.json'), plan([undefined, 'm6g.large', 'c5.mega']));
-    const bad = rmqbench('validate', join(dir, 'bad.json'), '--target', 'aws');
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('plan cloud cannot run on target aws (3 problems):');
-    expect(bad.stderr).toMatch(/clusters\[0\]\.instanceType: target aws needs the nodes' instance type/);
-    expect(bad.stderr).toMatch(/clusters\[1\]\.instanceType: is an Arm \(Graviton\) type.*\(got "m6g\.large"\)/);
-    expect(bad.stderr).toMatch(
-      /clusters\[2\]\.instanceType: the price catalog .* has no aws price for this type.*\(got "c5\.mega"\)/,
-    );
-    writeFileSync(join(dir, 'good.json'), plan(['c5.xlarge', 'm5.xlarge']));
-    const good = rmqbench('validate', join(dir, 'good.json'), '--target', 'aws');
-    expect([good.code, good.stdout.trim()]).toEqual([
-      0,
-      'plan cloud is valid for target aws: 2 scenario(s) × 1 repetition(s)',
-    ]);
-    expect(rmqbench('validate', join(dir, 'good.json')).code).toBe(0);
-    const unknownTarget = rmqbench('validate', join(dir, 'good.json'), '--target', 'gcp');
-    expect([unknownTarget.code, unknownTarget.stderr.trim()]).toEqual([
-      2,
-      expect.stringContaining('--target must be one of aws, azure, local (got "gcp")'),
-    ]);
-  });
+  test(
+    'validate --target aws names every cluster without a ' + 'priced x86 instance type (exit 2); with one it passes',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-target-'));
+      const plan = (types: (string | undefined)[]) =>
+        JSON.stringify({
+          name: 'cloud',
+          clusters: types.map((instanceType, index) => ({
+            name: `c${index}`,
+            nodes: 3,
+            ...(instanceType ? { instanceType } : {}),
+          })),
+          workloads: [{ name: 'w' }],
+        });
+      writeFileSync(join(dir, 'bad.json'), plan([undefined, 'm6g.large', 'c5.mega']));
+      const bad = rmqbench('validate', join(dir, 'bad.json'), '--target', 'aws');
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('plan cloud cannot run on target aws (3 problems):');
+      expect(bad.stderr).toMatch(/clusters\[0\]\.instanceType: target aws needs the nodes' instance type/);
+      expect(bad.stderr).toMatch(/clusters\[1\]\.instanceType: is an Arm \(Graviton\) type.*\(got "m6g\.large"\)/);
+      expect(bad.stderr).toMatch(
+        /clusters\[2\]\.instanceType: the price catalog .* has no aws price for this type.*\(got "c5\.mega"\)/,
+      );
+      writeFileSync(join(dir, 'good.json'), plan(['c5.xlarge', 'm5.xlarge']));
+      const good = rmqbench('validate', join(dir, 'good.json'), '--target', 'aws');
+      expect([good.code, good.stdout.trim()]).toEqual([
+        0,
+        'plan cloud is valid for target aws: 2 scenario(s) × 1 repetition(s)',
+      ]);
+      expect(rmqbench('validate', join(dir, 'good.json')).code).toBe(0);
+      const unknownTarget = rmqbench('validate', join(dir, 'good.json'), '--target', 'gcp');
+      expect([unknownTarget.code, unknownTarget.stderr.trim()]).toEqual([
+        2,
+        expect.stringContaining('--target must be one of aws, azure, local (got "gcp")'),
+      ]);
+    },
+  );
 
   test('an unreachable --dynamodb-endpoint is a one-line error naming it', () => {
     const { code, stderr } = rmqbench('runs', '--dynamodb-endpoint', 'http://127.0.0.1:9');
@@ -177,24 +191,28 @@ describe('rmqbench CLI', () => {
     );
   });
 
-  test('prune refuses --keep with --older-than, negative or non-numeric values: exit 2 naming the problem, before touching the store', () => {
-    const cases: [string[], RegExp][] = [
-      [
-        ['--keep', '2', '--older-than', '3'],
-        /use either --keep N or --older-than DAYS, not both \(got --keep 2 --older-than 3\)/,
-      ],
-      [['--keep=-1'], /--keep must be a whole number of run folders, 0 or more \(got "-1"\)/],
-      [['--keep', '1.5'], /--keep must be a whole number of run folders, 0 or more \(got "1\.5"\)/],
-      [['--older-than=-7'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "-7"\)/],
-      [['--older-than', 'week'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "week"\)/],
-    ];
-    for (const [args, message] of cases) {
-      // An unreachable endpoint: had the arguments been accepted, the error would be about the store.
-      const { code, stderr, stdout } = rmqbench('prune', ...args, '--dynamodb-endpoint', 'http://127.0.0.1:9');
-      expect({ args, code, stdout }).toEqual({ args, code: 2, stdout: '' });
-      expect(stderr.trim()).toMatch(message);
-    }
-  });
+  test(
+    'prune refuses --keep with --older-than, negative or non-numeric values: exit 2 naming the problem, before ' +
+      'touching the store',
+    () => {
+      const cases: [string[], RegExp][] = [
+        [
+          ['--keep', '2', '--older-than', '3'],
+          /use either --keep N or --older-than DAYS, not both \(got --keep 2 --older-than 3\)/,
+        ],
+        [['--keep=-1'], /--keep must be a whole number of run folders, 0 or more \(got "-1"\)/],
+        [['--keep', '1.5'], /--keep must be a whole number of run folders, 0 or more \(got "1\.5"\)/],
+        [['--older-than=-7'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "-7"\)/],
+        [['--older-than', 'week'], /--older-than must be a number of days, 0 or more, e\.g\. 7 or 0\.5 \(got "week"\)/],
+      ];
+      for (const [args, message] of cases) {
+        // An unreachable endpoint: had the arguments been accepted, the error would be about the store.
+        const { code, stderr, stdout } = rmqbench('prune', ...args, '--dynamodb-endpoint', 'http://127.0.0.1:9');
+        expect({ args, code, stdout }).toEqual({ args, code: 2, stdout: '' });
+        expect(stderr.trim()).toMatch(message);
+      }
+    },
+  );
 
   test('doctor names what is missing and how to get it, and exits 1', () => {
     // An empty PATH and cache: no java, mvn, epmd or haproxy, no jars.

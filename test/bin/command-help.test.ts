@@ -62,7 +62,8 @@ describe('per-command help and suggestions (commander)', () => {
     const prune = rmqbench('prune', '--store', 'aws');
     expect([prune.code, prune.stderr.trim()]).toEqual([
       2,
-      'rmqbench: unknown option --store; --store is for runs, show, report, compare, baseline (see rmqbench prune --help)',
+      'rmqbench: unknown option --store; --store is for runs, show, report, compare, baseline (see rmqbench ' +
+        'prune --help)',
     ]);
   });
 

@@ -10,18 +10,21 @@ const otherPlan = storedRun('other', uniformRates([10_000, 10_000]), { planName:
 const store = () => new InMemoryStore([faster, slower, noisy, failed, otherPlan]);
 
 describe('rmqbench compare', () => {
-  it('compares every scenario of later runs with the first run when no baseline is marked, flagging noise', async () => {
-    const outcome = await compareStoredRuns(store(), ['slower', 'faster', 'noisy']);
-    expect(outcome.note).toBe('baseline: run slower, the first given (no baseline is marked for this plan)');
-    const rows = outcome.comparisons[0]!.rows;
-    expect(rows).toHaveLength(8);
-    expect(rows.filter((row) => row.candidate.runId === 'faster').map((row) => row.verdict)).toEqual(
-      Array(4).fill('higher'),
-    );
-    expect(rows.filter((row) => row.candidate.runId === 'noisy').map((row) => row.verdict)).toEqual(
-      Array(4).fill('inside-noise'),
-    );
-  });
+  it(
+    'compares every scenario of later runs with the ' + 'first run when no baseline is marked, flagging noise',
+    async () => {
+      const outcome = await compareStoredRuns(store(), ['slower', 'faster', 'noisy']);
+      expect(outcome.note).toBe('baseline: run slower, the first given (no baseline is marked for this plan)');
+      const rows = outcome.comparisons[0]!.rows;
+      expect(rows).toHaveLength(8);
+      expect(rows.filter((row) => row.candidate.runId === 'faster').map((row) => row.verdict)).toEqual(
+        Array(4).fill('higher'),
+      );
+      expect(rows.filter((row) => row.candidate.runId === 'noisy').map((row) => row.verdict)).toEqual(
+        Array(4).fill('inside-noise'),
+      );
+    },
+  );
 
   it('uses the marked baseline of the plan when it is among the runs, whatever the order', async () => {
     const marked = store();
@@ -43,18 +46,23 @@ describe('rmqbench compare', () => {
     ]);
   });
 
-  it('refuses runs of different plans, unknown runs and runs without a successful repetition, each in one line', async () => {
-    await expect(compareStoredRuns(store(), ['slower', 'other'])).rejects.toThrow(
-      /^runs of different plans cannot be compared scenario by scenario: slower ran plan "fixture-plan" but other ran "other-plan"/,
-    );
-    await expect(compareStoredRuns(store(), ['slower', 'nope'])).rejects.toThrow(
-      new ComparisonError('no run "nope" in table in-memory (see rmqbench runs)'),
-    );
-    await expect(compareStoredRuns(store(), ['slower', 'failed'])).rejects.toThrow(
-      /^run failed \(plan "fixture-plan", status FAILED\) has no successful repetition \(8 failed\): broker down; rerun it/,
-    );
-    await expect(compareStoredRuns(store(), ['failed'])).rejects.toThrow(/^run failed .* has no successful repetition/);
-  });
+  it(
+    'refuses runs of different plans, unknown runs and ' + 'runs without a successful repetition, each in one line',
+    async () => {
+      await expect(compareStoredRuns(store(), ['slower', 'other'])).rejects.toThrow(
+        /^runs of different plans cannot be compared scenario by scenario: slower ran plan "fixture-plan" but other ran "other-plan"/,
+      );
+      await expect(compareStoredRuns(store(), ['slower', 'nope'])).rejects.toThrow(
+        new ComparisonError('no run "nope" in table in-memory (see rmqbench runs)'),
+      );
+      await expect(compareStoredRuns(store(), ['slower', 'failed'])).rejects.toThrow(
+        /^run failed \(plan "fixture-plan", status FAILED\) has no successful repetition \(8 failed\): broker down; rerun it/,
+      );
+      await expect(compareStoredRuns(store(), ['failed'])).rejects.toThrow(
+        /^run failed .* has no successful repetition/,
+      );
+    },
+  );
 
   it('a single run with neither a baseline nor an lb/direct pair says what to do', async () => {
     const plain = storedRun(
@@ -78,7 +86,8 @@ describe('rmqbench baseline', () => {
   it('marks a run and says what it replaced', async () => {
     const marked = store();
     expect(await baselineCommand(marked, 'slower', { json: false })).toBe(
-      'run slower is now the baseline of plan "fixture-plan" (no baseline before); rmqbench compare compares its later runs with it\n',
+      'run slower is now the baseline of plan "fixture-plan" (no baseline before); rmqbench compare compares ' +
+        'its later runs with it\n',
     );
     expect(JSON.parse(await baselineCommand(marked, 'faster', { json: true }))).toEqual({
       planName: 'fixture-plan',

@@ -88,8 +88,10 @@ describe('updatePriceCatalog without network', () => {
     const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: offline, now: NOW });
     expect(update.catalog).toBe(defaultPriceCatalog);
     expect(update.messages).toEqual([
-      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 21 Azure entries (as of 2019, 2026-06-18)',
-      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 33 AWS entries (as of 2019, 2020-07-02, 2024-06, 2026-07-20)',
+      'Azure prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); kept the 21 Azure ' +
+        'entries (as of 2019, 2026-06-18)',
+      'AWS prices not refreshed: the AWS Price List API needs AWS credentials (none were given); kept the 33 ' +
+        'AWS entries (as of 2019, 2020-07-02, 2024-06, 2026-07-20)',
     ]);
   });
 
@@ -126,29 +128,36 @@ describe('updatePriceCatalog with the Azure Retail Prices API', () => {
     return respond(url.includes('$skip=100') ? PAGE_2 : PAGE_1);
   };
 
-  it('asks for the catalog sizes and every size the templates deploy in each region, follows NextPageLink and keeps the newest Linux pay-as-you-go price', async () => {
-    requested.length = 0;
-    const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: azure, now: NOW });
-    const deployed = AZURE_VM_SIZES.map((size) => `armSkuName eq '${size}'`).join(' or ');
-    expect(decodeURIComponent(requested[0]!)).toBe(
-      "https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and " +
-        `armRegionName eq 'northeurope' and (armSkuName eq 'Standard_F4s' or armSkuName eq 'Standard_F8s' or armSkuName eq 'Standard_F16s' or ${deployed})`,
-    );
-    // Two pages for northeurope, then eastus (where the catalog has only the deployable sizes), two pages again.
-    expect(requested).toHaveLength(4);
-    expect(decodeURIComponent(requested[2]!)).toContain(`armRegionName eq 'eastus' and (${deployed})`);
+  it(
+    'asks for the catalog sizes and every size the templates deploy in each region, follows NextPageLink and ' +
+      'keeps the newest Linux pay-as-you-go price',
+    async () => {
+      requested.length = 0;
+      const update = await updatePriceCatalog(defaultPriceCatalog, { fetchImpl: azure, now: NOW });
+      const deployed = AZURE_VM_SIZES.map((size) => `armSkuName eq '${size}'`).join(' or ');
+      expect(decodeURIComponent(requested[0]!)).toBe(
+        "https://prices.azure.com/api/retail/prices?$filter=serviceName eq 'Virtual Machines' and priceType eq " +
+          "'Consumption' and " +
+          `armRegionName eq 'northeurope' and (armSkuName eq 'Standard_F4s' or armSkuName eq 'Standard_F8s' or ` +
+          `armSkuName eq 'Standard_F16s' or ${deployed})`,
+      );
+      // Two pages for northeurope, then eastus (where the catalog has only the deployable sizes), two pages again.
+      expect(requested).toHaveLength(4);
+      expect(decodeURIComponent(requested[2]!)).toContain(`armRegionName eq 'eastus' and (${deployed})`);
 
-    const f4s = findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F4s' });
-    expect(f4s).toMatchObject({ region: 'northeurope', hourlyUsd: 0.199, asOf: '2025-03-04' });
-    expect(f4s.monthlyUsd).toBeCloseTo(0.199 * 730, 10);
-    expect(f4s.source).toBe(
-      'Azure Retail Prices API (https://prices.azure.com/api/retail/prices), Virtual Machines FS Series F4s, Linux pay-as-you-go, effective 2016-10-01',
-    );
-    expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F8s' }).hourlyUsd).toBe(0.398);
-    expect(update.messages[0]).toMatch(
-      /^Azure prices refreshed for 2 of 21 instance type\/region pairs \(as of 2025-03-04\); not offered any more or not found, kept as they were: F16s in northeurope, D2s_v5 in eastus, .*, F32s_v2 in northeurope$/,
-    );
-  });
+      const f4s = findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F4s' });
+      expect(f4s).toMatchObject({ region: 'northeurope', hourlyUsd: 0.199, asOf: '2025-03-04' });
+      expect(f4s.monthlyUsd).toBeCloseTo(0.199 * 730, 10);
+      expect(f4s.source).toBe(
+        'Azure Retail Prices API (https://prices.azure.com/api/retail/prices), Virtual Machines FS Series F4s, ' +
+          'Linux pay-as-you-go, effective 2016-10-01',
+      );
+      expect(findInstancePrice(update.catalog, { provider: 'azure', instanceType: 'F8s' }).hourlyUsd).toBe(0.398);
+      expect(update.messages[0]).toMatch(
+        /^Azure prices refreshed for 2 of 21 instance type\/region pairs \(as of 2025-03-04\); not offered any more or not found, kept as they were: F16s in northeurope, D2s_v5 in eastus, .*, F32s_v2 in northeurope$/,
+      );
+    },
+  );
 
   it('adds a deployable size the catalog lacks instead of refreshing only what it has', async () => {
     const thesisOnly = {
@@ -224,35 +233,38 @@ describe('updatePriceCatalog with an AWS Price List client', () => {
       },
     });
 
-  it('asks GetProducts per type and region with Linux shared-tenancy filters and records the hourly price', async () => {
-    const inputs: Parameters<AwsGetProducts>[0][] = [];
-    const getProducts: AwsGetProducts = (input) => {
-      inputs.push(input);
-      const type = input.Filters.find((filter) => filter.Field === 'instanceType')!.Value;
-      return Promise.resolve({ PriceList: type === 'c5.xlarge' ? [product(type, '0.1700000000')] : [] });
-    };
-    const offline: FetchLike = () => Promise.reject(new Error('offline'));
-    const update = await updatePriceCatalog(defaultPriceCatalog, {
-      fetchImpl: offline,
-      awsGetProducts: getProducts,
-      now: NOW,
-    });
-    expect(inputs[0]).toEqual({
-      ServiceCode: 'AmazonEC2',
-      Filters: [
-        { Type: 'TERM_MATCH', Field: 'instanceType', Value: 'c5.xlarge' },
-        { Type: 'TERM_MATCH', Field: 'regionCode', Value: 'eu-west-1' },
-        { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
-        { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
-        { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
-        { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
-        { Type: 'TERM_MATCH', Field: 'licenseModel', Value: 'No License required' },
-      ],
-    });
-    const c5 = findInstancePrice(update.catalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' });
-    expect(c5).toMatchObject({ hourlyUsd: 0.17, asOf: '2025-03-04' });
-    expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 25 instance type\/region pairs/);
-  });
+  it(
+    'asks GetProducts per type and region with Linux ' + 'shared-tenancy filters and records the hourly price',
+    async () => {
+      const inputs: Parameters<AwsGetProducts>[0][] = [];
+      const getProducts: AwsGetProducts = (input) => {
+        inputs.push(input);
+        const type = input.Filters.find((filter) => filter.Field === 'instanceType')!.Value;
+        return Promise.resolve({ PriceList: type === 'c5.xlarge' ? [product(type, '0.1700000000')] : [] });
+      };
+      const offline: FetchLike = () => Promise.reject(new Error('offline'));
+      const update = await updatePriceCatalog(defaultPriceCatalog, {
+        fetchImpl: offline,
+        awsGetProducts: getProducts,
+        now: NOW,
+      });
+      expect(inputs[0]).toEqual({
+        ServiceCode: 'AmazonEC2',
+        Filters: [
+          { Type: 'TERM_MATCH', Field: 'instanceType', Value: 'c5.xlarge' },
+          { Type: 'TERM_MATCH', Field: 'regionCode', Value: 'eu-west-1' },
+          { Type: 'TERM_MATCH', Field: 'operatingSystem', Value: 'Linux' },
+          { Type: 'TERM_MATCH', Field: 'tenancy', Value: 'Shared' },
+          { Type: 'TERM_MATCH', Field: 'preInstalledSw', Value: 'NA' },
+          { Type: 'TERM_MATCH', Field: 'capacitystatus', Value: 'Used' },
+          { Type: 'TERM_MATCH', Field: 'licenseModel', Value: 'No License required' },
+        ],
+      });
+      const c5 = findInstancePrice(update.catalog, { provider: 'aws', instanceType: 'c5.xlarge', region: 'eu-west-1' });
+      expect(c5).toMatchObject({ hourlyUsd: 0.17, asOf: '2025-03-04' });
+      expect(update.messages[1]).toMatch(/^AWS prices refreshed for 2 of 25 instance type\/region pairs/);
+    },
+  );
 });
 
 it('maps thesis Azure sizes to armSkuName', () => {

@@ -45,26 +45,29 @@ describe('rendering Vega-Lite to SVG and PNG', () => {
     expect(png.readUInt32BE(16)).toBe(width * 2);
   });
 
-  it('draws a 50 ms latency bar visibly next to a 6.5 s one (log axis: at least a tenth of the tallest bar)', async () => {
-    const [fast, slow] = aggregateRun(stored.run, stored.repetitions);
-    const latency = (ms: number) => ({
-      min: ms * 1000,
-      median: ms * 1000,
-      p75: ms * 1000,
-      p95: ms * 1000,
-      p99: ms * 1000,
-    });
-    const latencyChart = latencyPercentilesChart([
-      { ...fast!, consumerLatency: latency(50) },
-      { ...slow!, consumerLatency: latency(6_500) },
-    ]);
-    const [svg] = await renderVegaLiteToSvg([latencyChart.spec]);
-    const group = /<g class="mark-rect role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/.exec(svg!);
-    // vega draws each bar as a path "Mx,yhWvHh-WZ": H is the bar's height in pixels.
-    const heights = [...group![1]!.matchAll(/<path [^>]*d="M[^"]*?h[\d.]+v([\d.]+)h/g)].map((match) =>
-      Number(match[1]),
-    );
-    expect(heights).toHaveLength(latencyChart.marks.count);
-    expect(Math.min(...heights) / Math.max(...heights)).toBeGreaterThan(0.1);
-  });
+  it(
+    'draws a 50 ms latency bar visibly next to a 6.5 s ' + 'one (log axis: at least a tenth of the tallest bar)',
+    async () => {
+      const [fast, slow] = aggregateRun(stored.run, stored.repetitions);
+      const latency = (ms: number) => ({
+        min: ms * 1000,
+        median: ms * 1000,
+        p75: ms * 1000,
+        p95: ms * 1000,
+        p99: ms * 1000,
+      });
+      const latencyChart = latencyPercentilesChart([
+        { ...fast!, consumerLatency: latency(50) },
+        { ...slow!, consumerLatency: latency(6_500) },
+      ]);
+      const [svg] = await renderVegaLiteToSvg([latencyChart.spec]);
+      const group = /<g class="mark-rect role-mark[^"]*"[^>]*>([\s\S]*?)<\/g>/.exec(svg!);
+      // vega draws each bar as a path "Mx,yhWvHh-WZ": H is the bar's height in pixels.
+      const heights = [...group![1]!.matchAll(/<path [^>]*d="M[^"]*?h[\d.]+v([\d.]+)h/g)].map((match) =>
+        Number(match[1]),
+      );
+      expect(heights).toHaveLength(latencyChart.marks.count);
+      expect(Math.min(...heights) / Math.max(...heights)).toBeGreaterThan(0.1);
+    },
+  );
 });

@@ -9,18 +9,21 @@ const dir = () => mkdtempSync(join(tmpdir(), 'rmqbench-report-'));
 const base = { catalog: defaultPriceCatalog, json: false, now: new Date('2026-01-01T00:00:00Z') };
 
 describe('rmqbench report', () => {
-  it('--json (markdown format) keeps run and scenarios and adds the lb vs direct deltas and price-performance', async () => {
-    const result = await reportCommand(storedRun('r1', uniformRates([10_000, 10_200])), steadySamples, {
-      ...base,
-      format: 'markdown',
-      json: true,
-    });
-    const report = JSON.parse(result.stdout as string) as Record<string, unknown[] & { available?: boolean }>;
-    expect(Object.keys(report)).toEqual(['run', 'scenarios', 'loadBalancerDeltas', 'pricePerformance']);
-    expect(report.scenarios).toHaveLength(4);
-    expect(report.loadBalancerDeltas).toHaveLength(2);
-    expect(report.pricePerformance!.available).toBe(false);
-  });
+  it(
+    '--json (markdown format) keeps run and scenarios and ' + 'adds the lb vs direct deltas and price-performance',
+    async () => {
+      const result = await reportCommand(storedRun('r1', uniformRates([10_000, 10_200])), steadySamples, {
+        ...base,
+        format: 'markdown',
+        json: true,
+      });
+      const report = JSON.parse(result.stdout as string) as Record<string, unknown[] & { available?: boolean }>;
+      expect(Object.keys(report)).toEqual(['run', 'scenarios', 'loadBalancerDeltas', 'pricePerformance']);
+      expect(report.scenarios).toHaveLength(4);
+      expect(report.loadBalancerDeltas).toHaveLength(2);
+      expect(report.pricePerformance!.available).toBe(false);
+    },
+  );
 
   it('reports MB/s beside msg/s: --json per scenario, the Markdown and HTML tables (12 B messages)', async () => {
     const stored = storedRun('r1', uniformRates([10_000, 30_000]));
@@ -74,7 +77,8 @@ describe('rmqbench report', () => {
     };
     const { stdout } = await reportCommand(storedRun('r1', rates), steadySamples, { ...base, format: 'markdown' });
     expect(stdout).toContain(
-      `| ${SCENARIOS[0]} vs ${SCENARIOS[2]} | −50.0% (−10,000 ± 227 msg/s) | lower: significant (95% CI of the delta excludes 0) |`,
+      `| ${SCENARIOS[0]} vs ${SCENARIOS[2]} | −50.0% (−10,000 ± 227 msg/s) | lower: significant (95% CI of the ` +
+        `delta excludes 0) |`,
     );
     expect(stdout).toContain('inside the noise');
   });
@@ -88,7 +92,8 @@ describe('rmqbench report', () => {
       steadyMetrics,
     );
     expect(result.stdout).toBe(
-      `wrote ${out} (5 charts: throughput-per-repetition, throughput-over-time, throughput-vs-queues, latency-percentiles, cpu-over-time)\n`,
+      `wrote ${out} (5 charts: throughput-per-repetition, throughput-over-time, throughput-vs-queues, ` +
+        `latency-percentiles, cpu-over-time)\n`,
     );
     expect(result.warnings).toEqual([]);
     const html = readFileSync(out, 'utf8');
@@ -107,7 +112,8 @@ describe('rmqbench report', () => {
     });
     expect(result.stdout).toMatch(/\(4 charts: .*latency-percentiles\)\n$/);
     expect(result.warnings).toEqual([
-      'chart cpu-over-time left out: no CPU metrics were stored with the repetitions (a run from before metrics, or a target that did not collect them)',
+      'chart cpu-over-time left out: no CPU metrics were stored with the repetitions (a run from before ' +
+        'metrics, or a target that did not collect them)',
     ]);
   });
 
@@ -174,62 +180,76 @@ describe('rmqbench report', () => {
     ]);
   });
 
-  it('an HTML report of a run without a successful repetition has no charts, lists the failures and warns', async () => {
-    const out = join(dir(), 'failed.html');
-    const result = await reportCommand(
-      storedRun('r1', uniformRates([null, null]), { status: 'FAILED' }),
-      steadySamples,
-      { ...base, format: 'html', out },
-    );
-    expect(result.warnings).toEqual([
-      'run r1 (plan "fixture-plan", status FAILED) has no successful repetition (8 failed or missing): the report has no charts',
-    ]);
-    const html = readFileSync(out, 'utf8');
-    expect(html).not.toContain('<figure');
-    expect(html).toContain('<section id="failed-repetitions">');
-  });
+  it(
+    'an HTML report of a run without a successful ' + 'repetition has no charts, lists the failures and warns',
+    async () => {
+      const out = join(dir(), 'failed.html');
+      const result = await reportCommand(
+        storedRun('r1', uniformRates([null, null]), { status: 'FAILED' }),
+        steadySamples,
+        { ...base, format: 'html', out },
+      );
+      expect(result.warnings).toEqual([
+        'run r1 (plan "fixture-plan", status FAILED) has no successful repetition (8 failed or missing): the ' +
+          'report has no charts',
+      ]);
+      const html = readFileSync(out, 'utf8');
+      expect(html).not.toContain('<figure');
+      expect(html).toContain('<section id="failed-repetitions">');
+    },
+  );
 
-  it('refuses a PNG for a run without a successful repetition, and a chart without data, naming what would work', async () => {
-    await expect(
-      reportCommand(storedRun('r1', uniformRates([null])), steadySamples, { ...base, format: 'png' }),
-    ).rejects.toThrow(
-      new ReportError(
-        'run r1 (plan "fixture-plan", status SUCCEEDED) has no successful repetition (4 failed or missing): there is no chart to draw; see rmqbench show r1',
-      ),
-    );
-    await expect(
-      reportCommand(storedRun('r1', uniformRates([1_000])), async () => [], {
-        ...base,
-        format: 'png',
-        chart: 'throughput-over-time',
-      }),
-    ).rejects.toThrow(
-      new ReportError(
-        'run r1 has no chart "throughput-over-time": no per-second samples were stored; try --chart throughput-per-repetition',
-      ),
-    );
-  });
+  it(
+    'refuses a PNG for a run without a successful repetition, ' + 'and a chart without data, naming what would work',
+    async () => {
+      await expect(
+        reportCommand(storedRun('r1', uniformRates([null])), steadySamples, { ...base, format: 'png' }),
+      ).rejects.toThrow(
+        new ReportError(
+          'run r1 (plan "fixture-plan", status SUCCEEDED) has no successful repetition (4 failed or missing): ' +
+            'there is no chart to draw; see rmqbench show r1',
+        ),
+      );
+      await expect(
+        reportCommand(storedRun('r1', uniformRates([1_000])), async () => [], {
+          ...base,
+          format: 'png',
+          chart: 'throughput-over-time',
+        }),
+      ).rejects.toThrow(
+        new ReportError(
+          'run r1 has no chart "throughput-over-time": no per-second samples were stored; try --chart ' +
+            'throughput-per-repetition',
+        ),
+      );
+    },
+  );
 
-  it('leaves out throughput-vs-queues when every cluster ran one queue count, and says why in one line (warning and HTML)', async () => {
-    const out = join(dir(), 'one-queue.html');
-    const oneQueueCount = Object.fromEntries(
-      SCENARIOS.filter((id) => id.endsWith('@queues=1')).map((id) => [id, [10_000, 11_000]]),
-    );
-    const result = await reportCommand(
-      storedRun('r1', oneQueueCount),
-      steadySamples,
-      { ...base, format: 'html', out },
-      steadyMetrics,
-    );
-    expect(result.stdout).toBe(
-      `wrote ${out} (4 charts: throughput-per-repetition, throughput-over-time, latency-percentiles, cpu-over-time)\n`,
-    );
-    const why = 'every scenario of a cluster uses the same queue count (1), so there is no line to draw';
-    expect(result.warnings).toEqual([`chart throughput-vs-queues left out: ${why}`]);
-    const html = readFileSync(out, 'utf8');
-    expect(html).not.toContain('data-chart="throughput-vs-queues"');
-    expect(html).toContain(`Chart throughput-vs-queues left out: ${why}.`);
-  });
+  it(
+    'leaves out throughput-vs-queues when every cluster ran one queue count, and says why in one line (warning ' +
+      'and HTML)',
+    async () => {
+      const out = join(dir(), 'one-queue.html');
+      const oneQueueCount = Object.fromEntries(
+        SCENARIOS.filter((id) => id.endsWith('@queues=1')).map((id) => [id, [10_000, 11_000]]),
+      );
+      const result = await reportCommand(
+        storedRun('r1', oneQueueCount),
+        steadySamples,
+        { ...base, format: 'html', out },
+        steadyMetrics,
+      );
+      expect(result.stdout).toBe(
+        `wrote ${out} (4 charts: throughput-per-repetition, throughput-over-time, latency-percentiles, ` +
+          `cpu-over-time)\n`,
+      );
+      const why = 'every scenario of a cluster uses the same queue count (1), so there is no line to draw';
+      expect(result.warnings).toEqual([`chart throughput-vs-queues left out: ${why}`]);
+      const html = readFileSync(out, 'utf8');
+      expect(html).not.toContain('data-chart="throughput-vs-queues"');
+      expect(html).toContain(`Chart throughput-vs-queues left out: ${why}.`);
+    },
+  );
 
   it('--json names the latency unit: consumerLatencyMicroseconds, never a bare consumerLatency', async () => {
     const result = await reportCommand(storedRun('r1', uniformRates([10_000, 10_200])), steadySamples, {
@@ -313,92 +333,103 @@ describe('rmqbench report <runId> <runId>...', () => {
     expect(cells).toContain('m5.xlarge');
   });
 
-  it('says why there is no price-performance when no run can be priced, and refuses html/png for several runs', async () => {
-    const { stdout, warnings } = await reportOverRuns([local, local], { ...base, format: 'markdown' });
-    expect(stdout).toContain('Not available: run run-local ran on target local');
-    expect(warnings).toEqual([expect.stringMatching(/^no price-performance section: /)]);
-    await expect(reportOverRuns([c5, m5], { ...base, format: 'html' })).rejects.toThrow(
-      new ReportError('a report over 2 runs is Markdown or --json; --format html takes one run id'),
-    );
-  });
-
-  it('--json over several runs gives each run what report <runId> --json gives: fault counts, uncounted faults, metrics and their errors', async () => {
-    const first = c5.repetitions[0]!;
-    const fault = { action: 'kill' as const, node: 'leader' as const, nodeName: 'i-0abc', appliedAtSeconds: 10 };
-    const failover = {
-      fault,
-      published: 905,
-      confirmed: 900,
-      consumed: 900,
-      lostMessages: 0,
-      duplicatedMessages: 2,
-      unconfirmedAtFault: 5,
-      recoverySeconds: 4,
-      unavailableSeconds: 2,
-      reconnects: 1,
-      receivedPerSecond: [90, 90, 0, 0, 85],
-    };
-    const faulted = {
-      ...c5,
-      repetitions: [
-        { ...first, failover, metricsError: 'metrics unavailable: AccessDenied' },
-        ...c5.repetitions.slice(1),
-      ],
-    };
-    const uncounted = {
-      ...m5,
-      repetitions: [
-        { ...m5.repetitions[0]!, uncountedFault: { fault, reason: 'the verifier printed nothing' } },
-        ...m5.repetitions.slice(1),
-      ],
-    };
-    const { runs } = JSON.parse(
-      (await reportOverRuns([faulted, uncounted], { ...base, format: 'markdown', json: true }, steadyMetrics))
-        .stdout as string,
-    ) as {
-      runs: {
-        run: { runId: string };
-        failoverRepetitions?: unknown[];
-        uncountedFaults?: unknown[];
-        repetitionMetrics?: { scenarioId: string; repetition: number; series: { node: string; metric: string }[] }[];
-        metricsErrors?: unknown[];
-      }[];
-    };
-    expect(runs.map((entry) => entry.run.runId)).toEqual(['run-c5', 'run-m5']);
-    expect(runs[0]!.failoverRepetitions).toEqual([
-      { scenarioId: first.scenarioId, repetition: first.repetition, failover },
-    ]);
-    expect(runs[0]!.metricsErrors).toEqual([
-      { scenarioId: first.scenarioId, repetition: first.repetition, metricsError: 'metrics unavailable: AccessDenied' },
-    ]);
-    expect(runs[0]!.uncountedFaults).toBeUndefined();
-    expect(runs[1]!.uncountedFaults).toEqual([
-      {
-        scenarioId: m5.repetitions[0]!.scenarioId,
-        repetition: m5.repetitions[0]!.repetition,
-        uncountedFault: { fault, reason: 'the verifier printed nothing' },
-      },
-    ]);
-    expect(runs[1]!.failoverRepetitions).toBeUndefined();
-    // Every repetition of both runs has its series, each naming its node and metric.
-    for (const entry of runs) {
-      expect(entry.repetitionMetrics).toHaveLength(
-        entry === runs[0] ? faulted.repetitions.length : uncounted.repetitions.length,
+  it(
+    'says why there is no price-performance when no run ' + 'can be priced, and refuses html/png for several runs',
+    async () => {
+      const { stdout, warnings } = await reportOverRuns([local, local], { ...base, format: 'markdown' });
+      expect(stdout).toContain('Not available: run run-local ran on target local');
+      expect(warnings).toEqual([expect.stringMatching(/^no price-performance section: /)]);
+      await expect(reportOverRuns([c5, m5], { ...base, format: 'html' })).rejects.toThrow(
+        new ReportError('a report over 2 runs is Markdown or --json; --format html takes one run id'),
       );
-      expect(entry.repetitionMetrics![0]!.series.map(({ node, metric }) => `${node}/${metric}`)).toEqual([
-        'rmqbench1@localhost/cpuPercent',
-        'load-generator/cpuPercent',
+    },
+  );
+
+  it(
+    '--json over several runs gives each run what report <runId> --json gives: fault counts, uncounted faults, ' +
+      'metrics and their errors',
+    async () => {
+      const first = c5.repetitions[0]!;
+      const fault = { action: 'kill' as const, node: 'leader' as const, nodeName: 'i-0abc', appliedAtSeconds: 10 };
+      const failover = {
+        fault,
+        published: 905,
+        confirmed: 900,
+        consumed: 900,
+        lostMessages: 0,
+        duplicatedMessages: 2,
+        unconfirmedAtFault: 5,
+        recoverySeconds: 4,
+        unavailableSeconds: 2,
+        reconnects: 1,
+        receivedPerSecond: [90, 90, 0, 0, 85],
+      };
+      const faulted = {
+        ...c5,
+        repetitions: [
+          { ...first, failover, metricsError: 'metrics unavailable: AccessDenied' },
+          ...c5.repetitions.slice(1),
+        ],
+      };
+      const uncounted = {
+        ...m5,
+        repetitions: [
+          { ...m5.repetitions[0]!, uncountedFault: { fault, reason: 'the verifier printed nothing' } },
+          ...m5.repetitions.slice(1),
+        ],
+      };
+      const { runs } = JSON.parse(
+        (await reportOverRuns([faulted, uncounted], { ...base, format: 'markdown', json: true }, steadyMetrics))
+          .stdout as string,
+      ) as {
+        runs: {
+          run: { runId: string };
+          failoverRepetitions?: unknown[];
+          uncountedFaults?: unknown[];
+          repetitionMetrics?: { scenarioId: string; repetition: number; series: { node: string; metric: string }[] }[];
+          metricsErrors?: unknown[];
+        }[];
+      };
+      expect(runs.map((entry) => entry.run.runId)).toEqual(['run-c5', 'run-m5']);
+      expect(runs[0]!.failoverRepetitions).toEqual([
+        { scenarioId: first.scenarioId, repetition: first.repetition, failover },
       ]);
-    }
-    // Without a metrics source (as before), no repetitionMetrics key at all.
-    const without = JSON.parse(
-      (await reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true })).stdout as string,
-    ) as { runs: Record<string, unknown>[] };
-    expect(without.runs.map((entry) => Object.keys(entry))).toEqual([
-      ['run', 'scenarios'],
-      ['run', 'scenarios'],
-    ]);
-  });
+      expect(runs[0]!.metricsErrors).toEqual([
+        {
+          scenarioId: first.scenarioId,
+          repetition: first.repetition,
+          metricsError: 'metrics unavailable: AccessDenied',
+        },
+      ]);
+      expect(runs[0]!.uncountedFaults).toBeUndefined();
+      expect(runs[1]!.uncountedFaults).toEqual([
+        {
+          scenarioId: m5.repetitions[0]!.scenarioId,
+          repetition: m5.repetitions[0]!.repetition,
+          uncountedFault: { fault, reason: 'the verifier printed nothing' },
+        },
+      ]);
+      expect(runs[1]!.failoverRepetitions).toBeUndefined();
+      // Every repetition of both runs has its series, each naming its node and metric.
+      for (const entry of runs) {
+        expect(entry.repetitionMetrics).toHaveLength(
+          entry === runs[0] ? faulted.repetitions.length : uncounted.repetitions.length,
+        );
+        expect(entry.repetitionMetrics![0]!.series.map(({ node, metric }) => `${node}/${metric}`)).toEqual([
+          'rmqbench1@localhost/cpuPercent',
+          'load-generator/cpuPercent',
+        ]);
+      }
+      // Without a metrics source (as before), no repetitionMetrics key at all.
+      const without = JSON.parse(
+        (await reportOverRuns([c5, m5], { ...base, format: 'markdown', json: true })).stdout as string,
+      ) as { runs: Record<string, unknown>[] };
+      expect(without.runs.map((entry) => Object.keys(entry))).toEqual([
+        ['run', 'scenarios'],
+        ['run', 'scenarios'],
+      ]);
+    },
+  );
 });
 
 describe('rmqbench report --thesis-ch7', () => {
@@ -462,30 +493,36 @@ describe('rmqbench report with fault scenarios', () => {
     };
   };
 
-  it('--json carries the verifier numbers over repetitions (scenarios[].failover) and per repetition (failoverRepetitions), by name', async () => {
-    const json = JSON.parse(
-      (await reportCommand(withFailover(), steadySamples, { ...base, format: 'markdown', json: true }))
-        .stdout as string,
-    ) as {
-      scenarios: { scenarioId: string; failover?: Record<string, { n: number; mean: number; ci95: number }> }[];
-      failoverRepetitions: { scenarioId: string; repetition: number; failover: { lostMessages: number } }[];
-    };
-    const first = json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[0])!;
-    expect(Object.keys(first.failover!)).toEqual([
-      'lostMessages',
-      'duplicatedMessages',
-      'unconfirmedAtFault',
-      'recoverySeconds',
-      'unavailableSeconds',
-      'reconnects',
-    ]);
-    expect(first.failover!.lostMessages).toMatchObject({ n: 2, mean: 0.5 });
-    expect(json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[1])!.failover).toBeUndefined();
-    expect(json.failoverRepetitions.map((rep) => [rep.scenarioId, rep.repetition, rep.failover.lostMessages])).toEqual([
-      [SCENARIOS[0], 1, 0],
-      [SCENARIOS[0], 2, 1],
-    ]);
-  });
+  it(
+    '--json carries the verifier numbers over repetitions (scenarios[].failover) and per repetition ' +
+      '(failoverRepetitions), by name',
+    async () => {
+      const json = JSON.parse(
+        (await reportCommand(withFailover(), steadySamples, { ...base, format: 'markdown', json: true }))
+          .stdout as string,
+      ) as {
+        scenarios: { scenarioId: string; failover?: Record<string, { n: number; mean: number; ci95: number }> }[];
+        failoverRepetitions: { scenarioId: string; repetition: number; failover: { lostMessages: number } }[];
+      };
+      const first = json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[0])!;
+      expect(Object.keys(first.failover!)).toEqual([
+        'lostMessages',
+        'duplicatedMessages',
+        'unconfirmedAtFault',
+        'recoverySeconds',
+        'unavailableSeconds',
+        'reconnects',
+      ]);
+      expect(first.failover!.lostMessages).toMatchObject({ n: 2, mean: 0.5 });
+      expect(json.scenarios.find((scenario) => scenario.scenarioId === SCENARIOS[1])!.failover).toBeUndefined();
+      expect(
+        json.failoverRepetitions.map((rep) => [rep.scenarioId, rep.repetition, rep.failover.lostMessages]),
+      ).toEqual([
+        [SCENARIOS[0], 1, 0],
+        [SCENARIOS[0], 2, 1],
+      ]);
+    },
+  );
 
   it('the HTML report has the failover section with both tables', async () => {
     const out = join(dir(), 'report.html');

@@ -34,23 +34,30 @@ describe('workflow limits in the CLI', () => {
     );
   });
 
-  test('validate --target refuses a plan over the history budget (repetitions) and a cluster over the execution timeout (clusters[0])', () => {
-    const many = planFile(
-      'name: many\nrepetitions: 100\nclusters:\n  - { name: c, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n  - { name: w, durationSeconds: 60, sweep: { messageSizeBytes: [100, 200, 300, 400, 500] } }\n',
-    );
-    const refused = rmqbench('validate', many, '--target', 'aws');
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(
-      /repetitions: one execution of this plan would record about \d+ Step Functions history events, more than the 20000/,
-    );
-    const long = planFile(
-      'name: long\nrepetitions: 25\nclusters:\n  - { name: c, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n  - { name: w, durationSeconds: 3600 }\n',
-    );
-    const tooLong = rmqbench('validate', long, '--target', 'aws');
-    expect(tooLong.code).toBe(2);
-    expect(tooLong.stderr).toMatch(
-      /clusters\[0\]: cluster c would run about 2\d\.\d h .*longer than an execution's 24 h timeout/,
-    );
-    expect(rmqbench('validate', long).code).toBe(0);
-  });
+  test(
+    'validate --target refuses a plan over the history budget (repetitions) and a cluster over the execution ' +
+      'timeout (clusters[0])',
+    () => {
+      const many = planFile(
+        'name: many\nrepetitions: 100\nclusters:\n  - { name: c, nodes: 3, instanceType: c5.xlarge }\n' +
+          'workloads:\n' +
+          '  - { name: w, durationSeconds: 60, sweep: { messageSizeBytes: [100, 200, 300, 400, 500] } }\n',
+      );
+      const refused = rmqbench('validate', many, '--target', 'aws');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(
+        /repetitions: one execution of this plan would record about \d+ Step Functions history events, more than the 20000/,
+      );
+      const long = planFile(
+        'name: long\nrepetitions: 25\nclusters:\n  - { name: c, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n' +
+          '  - { name: w, durationSeconds: 3600 }\n',
+      );
+      const tooLong = rmqbench('validate', long, '--target', 'aws');
+      expect(tooLong.code).toBe(2);
+      expect(tooLong.stderr).toMatch(
+        /clusters\[0\]: cluster c would run about 2\d\.\d h .*longer than an execution's 24 h timeout/,
+      );
+      expect(rmqbench('validate', long).code).toBe(0);
+    },
+  );
 });

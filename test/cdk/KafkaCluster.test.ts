@@ -132,15 +132,20 @@ describe('KafkaCluster', () => {
       );
     });
 
-    test('every broker is a KRaft combined broker+controller with the same static quorum of DNS names, no ZooKeeper', () => {
-      const voters = `1@kafka-1.${ZONE}:${KAFKA_CONTROLLER_PORT},2@kafka-2.${ZONE}:${KAFKA_CONTROLLER_PORT},3@kafka-3.${ZONE}:${KAFKA_CONTROLLER_PORT}`;
-      for (const props of defaults.properties) {
-        expect(props['process.roles']).toBe('broker,controller');
-        expect(props['controller.quorum.voters']).toBe(voters);
-        expect(props['controller.listener.names']).toBe('CONTROLLER');
-        expect(Object.keys(props).filter((key) => key.startsWith('zookeeper'))).toEqual([]);
-      }
-    });
+    test(
+      'every broker is a KRaft combined broker+controller ' + 'with the same static quorum of DNS names, no ZooKeeper',
+      () => {
+        const voters =
+          `1@kafka-1.${ZONE}:${KAFKA_CONTROLLER_PORT},2@kafka-2.${ZONE}:${KAFKA_CONTROLLER_PORT},` +
+          `3@kafka-3.${ZONE}:${KAFKA_CONTROLLER_PORT}`;
+        for (const props of defaults.properties) {
+          expect(props['process.roles']).toBe('broker,controller');
+          expect(props['controller.quorum.voters']).toBe(voters);
+          expect(props['controller.listener.names']).toBe('CONTROLLER');
+          expect(Object.keys(props).filter((key) => key.startsWith('zookeeper'))).toEqual([]);
+        }
+      },
+    );
 
     test('each broker advertises its own DNS name on the client port', () => {
       expect(defaults.properties.map((props) => props['advertised.listeners'])).toEqual(
@@ -215,19 +220,23 @@ describe('KafkaCluster', () => {
   });
 
   describe('security group', () => {
-    test('the controller port is open only to the brokers, the client port to the brokers and nothing else by default', () => {
-      const rules = ingressRules(defaults.template);
-      const controller = rules.filter(
-        (rule) => rule.FromPort <= KAFKA_CONTROLLER_PORT && rule.ToPort >= KAFKA_CONTROLLER_PORT,
-      );
-      expect(controller).toHaveLength(1);
-      expect(controller[0]!.CidrIp).toBeUndefined();
-      expect(controller[0]!.SourceSecurityGroupId).toEqual(controller[0]!.GroupId);
-      const client = rules.filter((rule) => rule.FromPort <= KAFKA_CLIENT_PORT && rule.ToPort >= KAFKA_CLIENT_PORT);
-      expect(client).toHaveLength(1);
-      expect(client[0]!.SourceSecurityGroupId).toEqual(client[0]!.GroupId);
-      expect(rules.filter((rule) => rule.FromPort <= 22 && rule.ToPort >= 22)).toEqual([]);
-    });
+    test(
+      'the controller port is open only to the brokers, the client port to the brokers and nothing else ' +
+        'by default',
+      () => {
+        const rules = ingressRules(defaults.template);
+        const controller = rules.filter(
+          (rule) => rule.FromPort <= KAFKA_CONTROLLER_PORT && rule.ToPort >= KAFKA_CONTROLLER_PORT,
+        );
+        expect(controller).toHaveLength(1);
+        expect(controller[0]!.CidrIp).toBeUndefined();
+        expect(controller[0]!.SourceSecurityGroupId).toEqual(controller[0]!.GroupId);
+        const client = rules.filter((rule) => rule.FromPort <= KAFKA_CLIENT_PORT && rule.ToPort >= KAFKA_CLIENT_PORT);
+        expect(client).toHaveLength(1);
+        expect(client[0]!.SourceSecurityGroupId).toEqual(client[0]!.GroupId);
+        expect(rules.filter((rule) => rule.FromPort <= 22 && rule.ToPort >= 22)).toEqual([]);
+      },
+    );
 
     test('an allowed peer reaches the client port only, never the controller port', () => {
       const { template } = synth({ allowedPeers: [ec2.Peer.ipv4('10.9.0.0/16')] });
@@ -252,31 +261,35 @@ describe('KafkaCluster', () => {
   });
 
   describe('instances', () => {
-    test('require IMDSv2 in their own metadata options (no launch template, whose fixed name would clash between two cluster stacks), have no SSH key, are SSM managed and carry an encrypted gp3 data volume', () => {
-      // requireImdsv2 would add launch templates named Broker<i>LaunchTemplate: unique per account and region, so the
-      // controller's second Kafka stack would fail to create them.
-      defaults.template.resourceCountIs('AWS::EC2::LaunchTemplate', 0);
-      defaults.template.allResourcesProperties('AWS::EC2::Instance', {
-        MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1 },
-      });
-      for (const instance of Object.values(defaults.template.findResources('AWS::EC2::Instance'))) {
-        expect(instance.Properties.KeyName).toBeUndefined();
-        expect(instance.Properties.LaunchTemplate).toBeUndefined();
-        expect(instance.Properties.BlockDeviceMappings).toEqual(
-          expect.arrayContaining([
-            {
-              DeviceName: '/dev/sdf',
-              Ebs: { DeleteOnTermination: true, Encrypted: true, VolumeSize: 50, VolumeType: 'gp3' },
-            },
-          ]),
-        );
-      }
-      defaults.template.hasResourceProperties('AWS::IAM::Role', {
-        ManagedPolicyArns: [
-          { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] },
-        ],
-      });
-    });
+    test(
+      'require IMDSv2 in their own metadata options (no launch template, whose fixed name would clash between ' +
+        'two cluster stacks), have no SSH key, are SSM managed and carry an encrypted gp3 data volume',
+      () => {
+        // requireImdsv2 would add launch templates named Broker<i>LaunchTemplate: unique per account and region, so the
+        // controller's second Kafka stack would fail to create them.
+        defaults.template.resourceCountIs('AWS::EC2::LaunchTemplate', 0);
+        defaults.template.allResourcesProperties('AWS::EC2::Instance', {
+          MetadataOptions: { HttpTokens: 'required', HttpPutResponseHopLimit: 1 },
+        });
+        for (const instance of Object.values(defaults.template.findResources('AWS::EC2::Instance'))) {
+          expect(instance.Properties.KeyName).toBeUndefined();
+          expect(instance.Properties.LaunchTemplate).toBeUndefined();
+          expect(instance.Properties.BlockDeviceMappings).toEqual(
+            expect.arrayContaining([
+              {
+                DeviceName: '/dev/sdf',
+                Ebs: { DeleteOnTermination: true, Encrypted: true, VolumeSize: 50, VolumeType: 'gp3' },
+              },
+            ]),
+          );
+        }
+        defaults.template.hasResourceProperties('AWS::IAM::Role', {
+          ManagedPolicyArns: [
+            { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/AmazonSSMManagedInstanceCore']] },
+          ],
+        });
+      },
+    );
 
     test('instance type and data volume size follow the props; m5a.large by default', () => {
       defaults.template.allResourcesProperties('AWS::EC2::Instance', { InstanceType: 'm5a.large' });
@@ -300,49 +313,62 @@ describe('KafkaCluster', () => {
       for (const script of defaults.userData) expect(bashSyntaxErrors(script)).toBe('');
     });
 
-    test('Java is Corretto 21 and the download loop, run by bash, fetches exactly every pinned jar from its Maven Central path, before the check and before anything runs', () => {
-      const script = defaults.userData[0]!;
-      expect(script).toContain('rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }');
-      expect(script).toContain(
-        'rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" "https://repo1.maven.org/maven2/$1"; }',
-      );
-      expect(hereDocument(script, KAFKA_JARS_MANIFEST_PATH, KAFKA_JARS_DELIMITER)).toBe(KAFKA_JARS_MANIFEST);
-      const lines = script.split('\n');
-      const fetchLoop = lines.find((line) => line.includes('do rmqbench_fetch_jar'))!;
-      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-fetch-'));
-      try {
-        writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
-        const loop = fetchLoop.replace(KAFKA_JARS_MANIFEST_PATH, join(dir, 'jars.txt'));
-        const run = spawnSync('bash', ['-c', `set -euo pipefail; rmqbench_fetch_jar() { echo "$1 -> $2"; }\n${loop}`], {
-          encoding: 'utf8',
-        });
-        expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-        expect(run.stdout).toBe(
-          KAFKA_ARTIFACTS.map(
-            (artifact) => `${artifact.path} -> ${artifact.path.slice(artifact.path.lastIndexOf('/') + 1)}\n`,
-          ).join(''),
+    test(
+      'Java is Corretto 21 and the download loop, run by bash, fetches exactly every pinned jar from its Maven ' +
+        'Central path, before the check and before anything runs',
+      () => {
+        const script = defaults.userData[0]!;
+        expect(script).toContain('rmqbench_install_packages() { dnf install -y java-21-amazon-corretto-headless; }');
+        expect(script).toContain(
+          'rmqbench_fetch_jar() { curl -sSf --retry 5 --retry-all-errors -o "$2" ' +
+            '"https://repo1.maven.org/maven2/$1"; }',
         );
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-      const check = script.indexOf(KAFKA_JARS_DIGEST);
-      expect(check).toBeGreaterThan(script.indexOf(fetchLoop));
-      expect(check).toBeLessThan(script.indexOf('kafka.tools.StorageTool format'));
-    });
+        expect(hereDocument(script, KAFKA_JARS_MANIFEST_PATH, KAFKA_JARS_DELIMITER)).toBe(KAFKA_JARS_MANIFEST);
+        const lines = script.split('\n');
+        const fetchLoop = lines.find((line) => line.includes('do rmqbench_fetch_jar'))!;
+        const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-fetch-'));
+        try {
+          writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
+          const loop = fetchLoop.replace(KAFKA_JARS_MANIFEST_PATH, join(dir, 'jars.txt'));
+          const run = spawnSync(
+            'bash',
+            ['-c', `set -euo pipefail; rmqbench_fetch_jar() { echo "$1 -> $2"; }\n${loop}`],
+            {
+              encoding: 'utf8',
+            },
+          );
+          expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+          expect(run.stdout).toBe(
+            KAFKA_ARTIFACTS.map(
+              (artifact) => `${artifact.path} -> ${artifact.path.slice(artifact.path.lastIndexOf('/') + 1)}\n`,
+            ).join(''),
+          );
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+        const check = script.indexOf(KAFKA_JARS_DIGEST);
+        expect(check).toBeGreaterThan(script.indexOf(fetchLoop));
+        expect(check).toBeLessThan(script.indexOf('kafka.tools.StorageTool format'));
+      },
+    );
 
     // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16
     // KB,
     // in raw form, before it is base64-encoded" (RunInstances refuses more).
-    test("every broker's user data fits EC2's 16 KB, with each token at a worst-case 256 characters (a stack name has at most 128), up to 7 brokers with a zone name that is a token (as the controller's)", () => {
-      const tokenZone = Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']);
-      for (const props of [{ brokers: 3 }, { brokers: 7 }, { brokers: 7, zoneName: tokenZone }]) {
-        for (const script of synth(props).userData) {
-          const worstCase = script.replace(/<\{[^\n]*?\}>/g, 'x'.repeat(256));
-          expect(worstCase).not.toContain('<{');
-          expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
+    test(
+      "every broker's user data fits EC2's 16 KB, with each token at a worst-case 256 characters (a stack name " +
+        "has at most 128), up to 7 brokers with a zone name that is a token (as the controller's)",
+      () => {
+        const tokenZone = Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']);
+        for (const props of [{ brokers: 3 }, { brokers: 7 }, { brokers: 7, zoneName: tokenZone }]) {
+          for (const script of synth(props).userData) {
+            const worstCase = script.replace(/<\{[^\n]*?\}>/g, 'x'.repeat(256));
+            expect(worstCase).not.toContain('<{');
+            expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
+          }
         }
-      }
-    });
+      },
+    );
 
     test('a systemd unit runs kafka.Kafka as the kafka user with the generated server.properties', () => {
       const unit = hereDocument(defaults.userData[0]!, KAFKA_UNIT_PATH, KAFKA_UNIT_DELIMITER);
@@ -357,33 +383,37 @@ describe('KafkaCluster', () => {
       expect(userData[4]).toContain('[ "$voters" -eq 5 ]');
     });
 
-    test("the brokers' names and this broker's listener are read back from its server.properties by bash (a zone token is written once per name, not thrice)", () => {
-      const { userData } = synth({ brokers: 5 });
-      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-names-'));
-      try {
-        const run = spawnSync(
-          'bash',
-          [
-            '-c',
-            `set -euo pipefail\n${readBackLines(userData[3]!, dir)}\nprintf '%s\\n' "$self_listener" $voter_hosts`,
-          ],
-          { encoding: 'utf8' },
-        );
-        expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-        expect(run.stdout).toBe(
-          `kafka-4.${ZONE}:${KAFKA_CLIENT_PORT}\n${[1, 2, 3, 4, 5].map((i) => `kafka-${i}.${ZONE}\n`).join('')}`,
-        );
-        // Outside server.properties, the script names no broker: its resolution wait loops over what was read back.
-        const outsideProperties = userData[3]!.replace(
-          hereDocument(userData[3]!, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER),
-          '',
-        );
-        expect(outsideProperties).not.toContain(ZONE);
-        expect(userData[3]).toContain('for host in $voter_hosts; do');
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+    test(
+      "the brokers' names and this broker's listener are read back from its server.properties by bash (a zone " +
+        'token is written once per name, not thrice)',
+      () => {
+        const { userData } = synth({ brokers: 5 });
+        const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-names-'));
+        try {
+          const run = spawnSync(
+            'bash',
+            [
+              '-c',
+              `set -euo pipefail\n${readBackLines(userData[3]!, dir)}\nprintf '%s\\n' "$self_listener" $voter_hosts`,
+            ],
+            { encoding: 'utf8' },
+          );
+          expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+          expect(run.stdout).toBe(
+            `kafka-4.${ZONE}:${KAFKA_CLIENT_PORT}\n${[1, 2, 3, 4, 5].map((i) => `kafka-${i}.${ZONE}\n`).join('')}`,
+          );
+          // Outside server.properties, the script names no broker: its resolution wait loops over what was read back.
+          const outsideProperties = userData[3]!.replace(
+            hereDocument(userData[3]!, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER),
+            '',
+          );
+          expect(outsideProperties).not.toContain(ZONE);
+          expect(userData[3]).toContain('for host in $voter_hosts; do');
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
 
     describe('the quorum wait, run by bash on real kafka-metadata-quorum output (test/fixtures/kafka)', () => {
       const fixture = resolve(__dirname, '../fixtures/kafka/metadata-quorum-status-3.txt');
@@ -469,14 +499,18 @@ describe('KafkaCluster', () => {
         };
       }
 
-      test('the signal names the stack as deployed (AWS::StackName), not the synthesized stack: a controller deploys the template under another name', () => {
-        const userData = JSON.stringify(
-          Stack.of(defaults.cluster).resolve(
-            (defaults.cluster.instances[1]!.node.defaultChild as ec2.CfnInstance).userData,
-          ),
-        );
-        expect(userData).toContain('STACK_NAME=",{"Ref":"AWS::StackName"}');
-      });
+      test(
+        'the signal names the stack as deployed (AWS::StackName), not the synthesized stack: a controller ' +
+          'deploys the template under another name',
+        () => {
+          const userData = JSON.stringify(
+            Stack.of(defaults.cluster).resolve(
+              (defaults.cluster.instances[1]!.node.defaultChild as ec2.CfnInstance).userData,
+            ),
+          );
+          expect(userData).toContain('STACK_NAME=",{"Ref":"AWS::StackName"}');
+        },
+      );
 
       test("a failing command signals FAILURE to this broker's own instance", () => {
         const broker2 = Stack.of(defaults.cluster).getLogicalId(
@@ -485,7 +519,8 @@ describe('KafkaCluster', () => {
         const result = runBootPrefix('echo "downloading jars"\nfalse\necho "never reached"');
         expect(result.status).toBe(1);
         expect(result.calls).toContain(
-          `cloudformation signal-resource --region ${REGION} --stack-name REF --logical-resource-id ${broker2} --unique-id i-0123456789abcdef0 --status FAILURE`,
+          `cloudformation signal-resource --region ${REGION} --stack-name REF --logical-resource-id ${broker2} ` +
+            `--unique-id i-0123456789abcdef0 --status FAILURE`,
         );
         expect(result.calls).toContain('logs put-log-events');
       });
@@ -528,40 +563,44 @@ describe('KafkaCluster', () => {
   });
 
   describe('host metrics: the CloudWatch agent on every broker', () => {
-    test("each broker's boot installs and starts the agent, which names the stack as ClusterId (the STACK_NAME the script set from AWS::StackName), Role kafka-broker and the instance", () => {
-      defaults.userData.forEach((script) => {
-        expect(script).toContain('dnf install -y amazon-cloudwatch-agent || return 1');
-        expect(script).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
-        // STACK_NAME is the deployed stack's name, set before the agent starts and before the installation.
-        expect(script).toContain('\nSTACK_NAME=<{"Ref":"AWS::StackName"}>\n');
-        expect(script.indexOf('\nSTACK_NAME=')).toBeLessThan(
-          script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"'),
-        );
-        expect(script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"')).toBeLessThan(
-          script.indexOf('rmqbench_install_packages\n'),
-        );
-        const { config, ctlArguments } = runAgentBootLines(
-          script,
-          { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL },
-          { STACK_NAME: 'rmqbench-run-3-c1' },
-        );
-        const metrics = (
-          config as {
-            metrics: {
-              namespace: string;
-              append_dimensions: unknown;
-              metrics_collected: Record<string, { append_dimensions: unknown }>;
-            };
-          }
-        ).metrics;
-        expect(metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
-        expect(metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
-        expect(Object.keys(metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
-        for (const plugin of Object.values(metrics.metrics_collected))
-          expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-run-3-c1', Role: KAFKA_BROKER_ROLE });
-        expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
-      });
-    });
+    test(
+      "each broker's boot installs and starts the agent, which names the stack as ClusterId (the STACK_NAME the " +
+        'script set from AWS::StackName), Role kafka-broker and the instance',
+      () => {
+        defaults.userData.forEach((script) => {
+          expect(script).toContain('dnf install -y amazon-cloudwatch-agent || return 1');
+          expect(script).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
+          // STACK_NAME is the deployed stack's name, set before the agent starts and before the installation.
+          expect(script).toContain('\nSTACK_NAME=<{"Ref":"AWS::StackName"}>\n');
+          expect(script.indexOf('\nSTACK_NAME=')).toBeLessThan(
+            script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"'),
+          );
+          expect(script.indexOf('rmqbench_start_cloudwatch_agent "$STACK_NAME"')).toBeLessThan(
+            script.indexOf('rmqbench_install_packages\n'),
+          );
+          const { config, ctlArguments } = runAgentBootLines(
+            script,
+            { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL },
+            { STACK_NAME: 'rmqbench-run-3-c1' },
+          );
+          const metrics = (
+            config as {
+              metrics: {
+                namespace: string;
+                append_dimensions: unknown;
+                metrics_collected: Record<string, { append_dimensions: unknown }>;
+              };
+            }
+          ).metrics;
+          expect(metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
+          expect(metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
+          expect(Object.keys(metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
+          for (const plugin of Object.values(metrics.metrics_collected))
+            expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-run-3-c1', Role: KAFKA_BROKER_ROLE });
+          expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
+        });
+      },
+    );
 
     test("an agent that cannot be installed does not stop the broker's boot", () => {
       const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-agent-'));
@@ -648,58 +687,69 @@ describe('KafkaCluster', () => {
 describe('pinned Kafka jars', () => {
   const cached = join(cacheDir(), 'maven', 'kafka_2.13-4.3.1');
 
-  test('every pinned jar has a distinct file name and a 64-hex-digit SHA-256, and the broker and tools are among them', () => {
-    const names = KAFKA_ARTIFACTS.map((artifact) => artifact.path.slice(artifact.path.lastIndexOf('/') + 1));
-    expect(new Set(names).size).toBe(names.length);
-    expect(KAFKA_ARTIFACTS.every((artifact) => /^[0-9a-f]{64}$/.test(artifact.sha256))).toBe(true);
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'kafka_2.13-4.3.1.jar',
-        'kafka-tools-4.3.1.jar',
-        'kafka-clients-4.3.1.jar',
-        'log4j-slf4j-impl-2.25.4.jar',
-      ]),
-    );
-  });
+  test(
+    'every pinned jar has a distinct file name and a 64-hex-digit SHA-256, and the broker and tools are ' +
+      'among them',
+    () => {
+      const names = KAFKA_ARTIFACTS.map((artifact) => artifact.path.slice(artifact.path.lastIndexOf('/') + 1));
+      expect(new Set(names).size).toBe(names.length);
+      expect(KAFKA_ARTIFACTS.every((artifact) => /^[0-9a-f]{64}$/.test(artifact.sha256))).toBe(true);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'kafka_2.13-4.3.1.jar',
+          'kafka-tools-4.3.1.jar',
+          'kafka-clients-4.3.1.jar',
+          'log4j-slf4j-impl-2.25.4.jar',
+        ]),
+      );
+    },
+  );
 
   // The local target's cache holds the jars Maven fetched from Maven Central (local/maven-artifacts.ts): the pinned
   // list must be exactly its contents, checksum for checksum. Like cfn-lint, the cache is part of the set-up.
-  test("the boot's check, run by bash on the cached jars, passes them, and refuses one changed jar by removing them all and failing with the computed sums", () => {
-    if (!existsSync(cached))
-      throw new Error(
-        `${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven Central) first`,
-      );
-    const lines = synth().userData[0]!.split('\n');
-    const sums = lines.find((line) => line.includes('do sha256sum'))!;
-    const check = lines.find((line) => line.includes(KAFKA_JARS_DIGEST))!;
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-check-'));
-    try {
-      mkdirSync(join(dir, 'libs'));
-      for (const name of readdirSync(cached).filter((file) => file.endsWith('.jar')))
-        copyFileSync(join(cached, name), join(dir, 'libs', name));
-      writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
-      const script = [sums, check, 'echo checked'].join('\n').split(KAFKA_HOME).join(dir);
-      const run = () => spawnSync('bash', ['-c', `set -euo pipefail; cd ${dir}/libs\n${script}`], { encoding: 'utf8' });
-      const passed = run();
-      expect({ status: passed.status, stdout: passed.stdout, stderr: passed.stderr }).toEqual({
-        status: 0,
-        stdout: 'checked\n',
-        stderr: '',
-      });
-      writeFileSync(join(dir, 'libs', 'snappy-java-1.1.10.7.jar'), 'not the pinned jar');
-      const refused = run();
-      expect(refused.status).toBe(1);
-      expect(refused.stderr).toContain(
-        "Kafka 4.3.1 (pinned in cdk/kafka-artifacts.ts): the jars' SHA-256 sums (below) differ from the pinned ones: jars removed",
-      );
-      expect(refused.stderr).toContain(
-        `${createHash('sha256').update('not the pinned jar').digest('hex')}  snappy-java-1.1.10.7.jar`,
-      );
-      expect(readdirSync(join(dir, 'libs'))).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test(
+    "the boot's check, run by bash on the cached jars, passes them, and refuses one changed jar by removing them " +
+      'all and failing with the computed sums',
+    () => {
+      if (!existsSync(cached))
+        throw new Error(
+          `${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven ` +
+            `Central) first`,
+        );
+      const lines = synth().userData[0]!.split('\n');
+      const sums = lines.find((line) => line.includes('do sha256sum'))!;
+      const check = lines.find((line) => line.includes(KAFKA_JARS_DIGEST))!;
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-check-'));
+      try {
+        mkdirSync(join(dir, 'libs'));
+        for (const name of readdirSync(cached).filter((file) => file.endsWith('.jar')))
+          copyFileSync(join(cached, name), join(dir, 'libs', name));
+        writeFileSync(join(dir, 'jars.txt'), KAFKA_JARS_MANIFEST);
+        const script = [sums, check, 'echo checked'].join('\n').split(KAFKA_HOME).join(dir);
+        const run = () =>
+          spawnSync('bash', ['-c', `set -euo pipefail; cd ${dir}/libs\n${script}`], { encoding: 'utf8' });
+        const passed = run();
+        expect({ status: passed.status, stdout: passed.stdout, stderr: passed.stderr }).toEqual({
+          status: 0,
+          stdout: 'checked\n',
+          stderr: '',
+        });
+        writeFileSync(join(dir, 'libs', 'snappy-java-1.1.10.7.jar'), 'not the pinned jar');
+        const refused = run();
+        expect(refused.status).toBe(1);
+        expect(refused.stderr).toContain(
+          "Kafka 4.3.1 (pinned in cdk/kafka-artifacts.ts): the jars' SHA-256 sums (below) differ from the pinned " +
+            'ones: jars removed',
+        );
+        expect(refused.stderr).toContain(
+          `${createHash('sha256').update('not the pinned jar').digest('hex')}  snappy-java-1.1.10.7.jar`,
+        );
+        expect(readdirSync(join(dir, 'libs'))).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test("every pinned jar lies at its Maven coordinates' path, which the boot derives from the manifest", () => {
     expect(
@@ -718,7 +768,8 @@ describe('pinned Kafka jars', () => {
   test('the pinned list equals the jars in the local Maven cache', () => {
     if (!existsSync(cached))
       throw new Error(
-        `${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven Central) first`,
+        `${cached} is missing: run scripts/setup.sh or a local Kafka run (rmqbench fetches the jars from Maven ` +
+          `Central) first`,
       );
     const onDisk = readdirSync(cached)
       .filter((name) => name.endsWith('.jar'))

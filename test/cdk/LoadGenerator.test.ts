@@ -95,56 +95,65 @@ describe('LoadGenerator', () => {
     );
   });
 
-  test(`user data installs Java and PerfTest ${PERF_TEST_VERSION} from Maven Central: its jars' coordinates, downloaded by bash from their Maven paths and checked by one digest over the pinned sums before use`, () => {
-    const { userData } = defaults;
-    expect(userData).toContain('dnf install -y java-21-amazon-corretto-headless');
-    expect(userData).toContain(FETCH_JAR_FUNCTION);
-    expect(FETCH_JAR_FUNCTION).toContain('"https://repo1.maven.org/maven2/$1"');
-    expect(hereDocument(userData, '/opt/perf-test/jars.txt', PERF_TEST_JARS_DELIMITER)).toBe(
-      jarsManifest(PERF_TEST_ARTIFACTS),
-    );
-    expect(jarsManifest(PERF_TEST_ARTIFACTS)).toContain(`com.rabbitmq:perf-test:${PERF_TEST_VERSION}\n`);
-    // The loop, run by bash with a fetch that prints its arguments, asks for exactly the pinned Maven paths.
-    const loop = userData
-      .split('\n')
-      .find((line) => line.includes('do rmqbench_fetch_jar') && line.endsWith('/opt/perf-test/jars.txt'))!;
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-perftest-fetch-'));
-    try {
-      writeFileSync(join(dir, 'jars.txt'), jarsManifest(PERF_TEST_ARTIFACTS));
-      const run = spawnSync(
-        'bash',
-        [
-          '-c',
-          `set -euo pipefail; rmqbench_fetch_jar() { echo "$1"; }\n${loop.replace('/opt/perf-test/jars.txt', join(dir, 'jars.txt'))}`,
-        ],
-        { encoding: 'utf8' },
+  test(
+    `user data installs Java and PerfTest ${PERF_TEST_VERSION} from Maven Central: its jars' coordinates, ` +
+      `downloaded by bash from their Maven paths and checked by one digest over the pinned sums before use`,
+    () => {
+      const { userData } = defaults;
+      expect(userData).toContain('dnf install -y java-21-amazon-corretto-headless');
+      expect(userData).toContain(FETCH_JAR_FUNCTION);
+      expect(FETCH_JAR_FUNCTION).toContain('"https://repo1.maven.org/maven2/$1"');
+      expect(hereDocument(userData, '/opt/perf-test/jars.txt', PERF_TEST_JARS_DELIMITER)).toBe(
+        jarsManifest(PERF_TEST_ARTIFACTS),
       );
-      expect({ status: run.status, stdout: run.stdout }).toEqual({
-        status: 0,
-        stdout: PERF_TEST_ARTIFACTS.map((artifact) => `${artifact.path}\n`).join(''),
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    // The check runs after the downloads and before the wrapper that runs PerfTest is written.
-    const check = userData.indexOf(`!= ${jarsDigest(PERF_TEST_ARTIFACTS)} ]`);
-    expect(check).toBeGreaterThan(userData.indexOf(loop));
-    expect(check).toBeLessThan(userData.indexOf('/usr/local/bin/perf-test'));
-  });
+      expect(jarsManifest(PERF_TEST_ARTIFACTS)).toContain(`com.rabbitmq:perf-test:${PERF_TEST_VERSION}\n`);
+      // The loop, run by bash with a fetch that prints its arguments, asks for exactly the pinned Maven paths.
+      const loop = userData
+        .split('\n')
+        .find((line) => line.includes('do rmqbench_fetch_jar') && line.endsWith('/opt/perf-test/jars.txt'))!;
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-perftest-fetch-'));
+      try {
+        writeFileSync(join(dir, 'jars.txt'), jarsManifest(PERF_TEST_ARTIFACTS));
+        const run = spawnSync(
+          'bash',
+          [
+            '-c',
+            `set -euo pipefail; rmqbench_fetch_jar() { echo "$1"; }\n` +
+              `${loop.replace('/opt/perf-test/jars.txt', join(dir, 'jars.txt'))}`,
+          ],
+          { encoding: 'utf8' },
+        );
+        expect({ status: run.status, stdout: run.stdout }).toEqual({
+          status: 0,
+          stdout: PERF_TEST_ARTIFACTS.map((artifact) => `${artifact.path}\n`).join(''),
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      // The check runs after the downloads and before the wrapper that runs PerfTest is written.
+      const check = userData.indexOf(`!= ${jarsDigest(PERF_TEST_ARTIFACTS)} ]`);
+      expect(check).toBeGreaterThan(userData.indexOf(loop));
+      expect(check).toBeLessThan(userData.indexOf('/usr/local/bin/perf-test'));
+    },
+  );
 
   // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16
   // KB,
   // in raw form, before it is base64-encoded" (with the Kafka tools, a line and a checksum per jar came to ~36 KB).
-  test("user data fits EC2's 16 KB with and without the Kafka tools, each token counted at a worst-case 256 characters", () => {
-    for (const kafkaTools of [false, true]) {
-      const worstCase = synth({ kafkaTools }).userData.replace(/<\{[^>]*\}>/g, 'x'.repeat(256));
-      expect(worstCase).not.toContain('<{');
-      expect({ kafkaTools, fits: Buffer.byteLength(worstCase, 'utf8') < 16 * 1024 }).toEqual({
-        kafkaTools,
-        fits: true,
-      });
-    }
-  });
+  test(
+    "user data fits EC2's 16 KB with and without the Kafka tools, each token counted at a worst-case 256 " +
+      'characters',
+    () => {
+      for (const kafkaTools of [false, true]) {
+        const worstCase = synth({ kafkaTools }).userData.replace(/<\{[^>]*\}>/g, 'x'.repeat(256));
+        expect(worstCase).not.toContain('<{');
+        expect({ kafkaTools, fits: Buffer.byteLength(worstCase, 'utf8') < 16 * 1024 }).toEqual({
+          kafkaTools,
+          fits: true,
+        });
+      }
+    },
+  );
 
   test('the pinned PerfTest jar is the one Maven Central serves for 2.22.1', () => {
     const perfTest = PERF_TEST_ARTIFACTS.find((artifact) =>
@@ -174,38 +183,42 @@ describe('LoadGenerator', () => {
     Template.fromStack(stack).hasResourceProperties('AWS::EC2::Instance', { AvailabilityZone: 'eu-west-1b' });
   });
 
-  test('given the cluster, the load generator may read exactly its admin secret (the run script reads the credentials), no other secret', () => {
-    const stack = new Stack(new App(), 'Secret');
-    const cluster = new RabbitMqCluster(stack, 'Cluster');
-    new LoadGenerator(stack, 'LoadGenerator', {
-      vpc: cluster.vpc,
-      resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'rmqbench-results'),
-      cluster,
-    });
-    const template = Template.fromStack(stack);
-    const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([id]) =>
-      id.startsWith('LoadGeneratorRole'),
-    );
-    const statements = policies.flatMap(
-      ([, policy]) =>
-        (
-          policy as {
-            Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } };
-          }
-        ).Properties.PolicyDocument.Statement,
-    );
-    const secretStatements = statements.filter((statement) =>
-      [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')),
-    );
-    expect(secretStatements).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
-        Resource: stack.resolve(cluster.adminSecret.secretArn),
-      },
-    ]);
-    expect(JSON.stringify(statements)).not.toContain(stack.resolve(cluster.erlangCookieSecret.secretArn).Ref);
-  });
+  test(
+    'given the cluster, the load generator may read exactly its admin secret (the run script reads the ' +
+      'credentials), no other secret',
+    () => {
+      const stack = new Stack(new App(), 'Secret');
+      const cluster = new RabbitMqCluster(stack, 'Cluster');
+      new LoadGenerator(stack, 'LoadGenerator', {
+        vpc: cluster.vpc,
+        resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', 'rmqbench-results'),
+        cluster,
+      });
+      const template = Template.fromStack(stack);
+      const policies = Object.entries(template.findResources('AWS::IAM::Policy')).filter(([id]) =>
+        id.startsWith('LoadGeneratorRole'),
+      );
+      const statements = policies.flatMap(
+        ([, policy]) =>
+          (
+            policy as {
+              Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } };
+            }
+          ).Properties.PolicyDocument.Statement,
+      );
+      const secretStatements = statements.filter((statement) =>
+        [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')),
+      );
+      expect(secretStatements).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+          Resource: stack.resolve(cluster.adminSecret.secretArn),
+        },
+      ]);
+      expect(JSON.stringify(statements)).not.toContain(stack.resolve(cluster.erlangCookieSecret.secretArn).Ref);
+    },
+  );
 
   test('given the cluster, the load generator may reach AMQP and management on the nodes and the load balancer', () => {
     const stack = new Stack(new App(), 'WithCluster');

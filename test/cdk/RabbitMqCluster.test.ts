@@ -35,31 +35,38 @@ describe('RabbitMqCluster', () => {
   // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16
   // KB,
   // in raw form, before it is base64-encoded" (RunInstances refuses more).
-  test("the node user data fits EC2's 16 KB with each token at a worst-case 256 characters, and installs nftables for a partition fault without failing the boot", () => {
-    for (const props of [
-      {},
-      { release: RabbitMqRelease.V3_13, topology: { type: 'mirrored' as const, mirrorTo: 'all' as const } },
-    ]) {
-      const worstCase = synth(props).userData.replace(/<\{"Ref":"[^"]+"\}>/g, 'x'.repeat(256));
-      expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
-    }
-    const line = defaults.userData.split('\n').find((candidate) => candidate.startsWith('command -v nft '))!;
-    expect(line).toBe(
-      'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition fault installs it" >&2',
-    );
-    // Under the user data's own `set -e` semantics: a failing dnf is reported and the boot goes on; nft present, no
-    // dnf.
-    const failed = runWithStubs(`set -euo pipefail\n${line}\necho continued`, { dnf: 1 });
-    expect(failed).toMatchObject({
-      status: 0,
-      stdout: 'continued\n',
-      calls: ['dnf install -y -q nftables DEBIAN_FRONTEND='],
-    });
-    expect(failed.stderr).toContain('nftables not installed; a partition fault installs it');
-    expect(runWithStubs(`set -euo pipefail\n${line}`, { nft: 0, dnf: 0 })).toMatchObject({ status: 0, calls: [] });
-    // After the packages, before the broker is configured.
-    expect(defaults.userData.indexOf(line)).toBeGreaterThan(defaults.userData.indexOf('\nrmqbench_install_packages\n'));
-  });
+  test(
+    "the node user data fits EC2's 16 KB with each token at a worst-case 256 characters, and installs nftables " +
+      'for a partition fault without failing the boot',
+    () => {
+      for (const props of [
+        {},
+        { release: RabbitMqRelease.V3_13, topology: { type: 'mirrored' as const, mirrorTo: 'all' as const } },
+      ]) {
+        const worstCase = synth(props).userData.replace(/<\{"Ref":"[^"]+"\}>/g, 'x'.repeat(256));
+        expect(Buffer.byteLength(worstCase, 'utf8')).toBeLessThan(16 * 1024);
+      }
+      const line = defaults.userData.split('\n').find((candidate) => candidate.startsWith('command -v nft '))!;
+      expect(line).toBe(
+        'command -v nft >/dev/null || dnf install -y -q nftables || echo "nftables not installed; a partition ' +
+          'fault installs it" >&2',
+      );
+      // Under the user data's own `set -e` semantics: a failing dnf is reported and the boot goes on; nft present, no
+      // dnf.
+      const failed = runWithStubs(`set -euo pipefail\n${line}\necho continued`, { dnf: 1 });
+      expect(failed).toMatchObject({
+        status: 0,
+        stdout: 'continued\n',
+        calls: ['dnf install -y -q nftables DEBIAN_FRONTEND='],
+      });
+      expect(failed.stderr).toContain('nftables not installed; a partition fault installs it');
+      expect(runWithStubs(`set -euo pipefail\n${line}`, { nft: 0, dnf: 0 })).toMatchObject({ status: 0, calls: [] });
+      // After the packages, before the broker is configured.
+      expect(defaults.userData.indexOf(line)).toBeGreaterThan(
+        defaults.userData.indexOf('\nrmqbench_install_packages\n'),
+      );
+    },
+  );
 
   describe('broker configuration comes from core/broker/broker-config.ts unchanged', () => {
     test.each([
@@ -501,30 +508,34 @@ describe('RabbitMqCluster', () => {
       expect(pinnedGroup.UpdatePolicy).toMatchObject({ AutoScalingRollingUpdate: { MinInstancesInService: 4 } });
     });
 
-    test('the node signals its own stack (by the deployed name: the controller deploys the template under another) and group, after waiting for as many running nodes as the group desires', () => {
-      const lines = defaults.userData.split('\n');
-      expect(lines).toContain('STACK_NAME=<{"Ref":"AWS::StackName"}>');
-      const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0];
-      expect(lines).toContain(`SIGNAL_RESOURCE=${groupId}`);
-      const startup = lines.indexOf('rabbitmqctl await_startup --timeout 900');
-      const awaitNodes = lines.findIndex((line) =>
-        line.startsWith('rabbitmqctl await_online_nodes "$EXPECTED_NODES" --timeout '),
-      );
-      expect(startup).toBeGreaterThan(0);
-      expect(awaitNodes).toBeGreaterThan(startup);
-      expect(
-        lines.findIndex((line) => line.startsWith('EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups')),
-      ).toBeLessThan(awaitNodes);
-      // The trap is installed before anything can fail, so every exit path signals.
-      expect(lines.slice(0, 6)).toEqual([
-        '#!/bin/bash',
-        'function exitTrap(){',
-        'exitCode=$?',
-        'rmqbench_boot_finished "$exitCode"',
-        '}',
-        'trap exitTrap EXIT',
-      ]);
-    });
+    test(
+      'the node signals its own stack (by the deployed name: the controller deploys the template under another) ' +
+        'and group, after waiting for as many running nodes as the group desires',
+      () => {
+        const lines = defaults.userData.split('\n');
+        expect(lines).toContain('STACK_NAME=<{"Ref":"AWS::StackName"}>');
+        const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0];
+        expect(lines).toContain(`SIGNAL_RESOURCE=${groupId}`);
+        const startup = lines.indexOf('rabbitmqctl await_startup --timeout 900');
+        const awaitNodes = lines.findIndex((line) =>
+          line.startsWith('rabbitmqctl await_online_nodes "$EXPECTED_NODES" --timeout '),
+        );
+        expect(startup).toBeGreaterThan(0);
+        expect(awaitNodes).toBeGreaterThan(startup);
+        expect(
+          lines.findIndex((line) => line.startsWith('EXPECTED_NODES=$(aws autoscaling describe-auto-scaling-groups')),
+        ).toBeLessThan(awaitNodes);
+        // The trap is installed before anything can fail, so every exit path signals.
+        expect(lines.slice(0, 6)).toEqual([
+          '#!/bin/bash',
+          'function exitTrap(){',
+          'exitCode=$?',
+          'rmqbench_boot_finished "$exitCode"',
+          '}',
+          'trap exitTrap EXIT',
+        ]);
+      },
+    );
 
     describe('the exit trap, run by bash with a fake aws command', () => {
       let dir: string;
@@ -533,7 +544,8 @@ describe('RabbitMqCluster', () => {
         // The fake CLI records its arguments, and keeps the log events file put-log-events would send.
         writeFileSync(
           join(dir, 'aws'),
-          `#!/bin/bash\necho "$*" >> ${dir}/aws-calls\nfor arg in "$@"; do case "$arg" in file://*) cp "\${arg#file://}" ${dir}/events.json;; esac; done\n`,
+          `#!/bin/bash\necho "$*" >> ${dir}/aws-calls\nfor arg in "$@"; do case "$arg" in file://*) cp ` +
+            `"\${arg#file://}" ${dir}/events.json;; esac; done\n`,
         );
         chmodSync(join(dir, 'aws'), 0o755);
       });
@@ -626,33 +638,39 @@ describe('RabbitMqCluster', () => {
   });
 
   describe('drain before scale-in', () => {
-    test('a termination lifecycle hook holds a leaving node; it continues after the heartbeat if nobody completes it', () => {
-      defaults.template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
-        LifecycleHookName: 'rmqbench-drain-before-termination',
-        LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
-        DefaultResult: 'CONTINUE',
-        HeartbeatTimeout: 300,
-      });
-    });
+    test(
+      'a termination lifecycle hook holds a leaving node; it ' + 'continues after the heartbeat if nobody completes it',
+      () => {
+        defaults.template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
+          LifecycleHookName: 'rmqbench-drain-before-termination',
+          LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
+          DefaultResult: 'CONTINUE',
+          HeartbeatTimeout: 300,
+        });
+      },
+    );
 
-    test('the node may complete the hook through a policy of its own, which the group creation does not wait for', () => {
-      const policies = defaults.template.findResources('AWS::IAM::Policy') as Record<
-        string,
-        { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }
-      >;
-      const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0]!;
-      const drain = Object.entries(policies).filter(([, policy]) =>
-        JSON.stringify(policy).includes('autoscaling:CompleteLifecycleAction'),
-      );
-      expect(drain).toHaveLength(1);
-      expect(drain[0]![0]).toMatch(/^ClusterDrainPolicy/);
-      // The default policy (secrets, signal, logs) must not reference the group, or it would be created after the
-      // group,
-      // whose creation waits for nodes that need those grants.
-      const defaultPolicy = Object.entries(policies).find(([id]) => id.startsWith('ClusterNodeRoleDefaultPolicy'));
-      expect(defaultPolicy).toBeDefined();
-      expect(JSON.stringify(defaultPolicy![1])).not.toContain(groupId);
-    });
+    test(
+      'the node may complete the hook through a policy of ' + 'its own, which the group creation does not wait for',
+      () => {
+        const policies = defaults.template.findResources('AWS::IAM::Policy') as Record<
+          string,
+          { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }
+        >;
+        const groupId = Object.keys(defaults.template.findResources('AWS::AutoScaling::AutoScalingGroup'))[0]!;
+        const drain = Object.entries(policies).filter(([, policy]) =>
+          JSON.stringify(policy).includes('autoscaling:CompleteLifecycleAction'),
+        );
+        expect(drain).toHaveLength(1);
+        expect(drain[0]![0]).toMatch(/^ClusterDrainPolicy/);
+        // The default policy (secrets, signal, logs) must not reference the group, or it would be created after the
+        // group,
+        // whose creation waits for nodes that need those grants.
+        const defaultPolicy = Object.entries(policies).find(([id]) => id.startsWith('ClusterNodeRoleDefaultPolicy'));
+        expect(defaultPolicy).toBeDefined();
+        expect(JSON.stringify(defaultPolicy![1])).not.toContain(groupId);
+      },
+    );
 
     test('the watcher is valid bash, drains RabbitMQ before completing the hook, and starts with the node', () => {
       const script = hereDocument(defaults.userData, DRAIN_SCRIPT_PATH, DRAIN_SCRIPT_DELIMITER);
@@ -685,7 +703,8 @@ describe('RabbitMqCluster', () => {
         fake('aws', `echo "aws $*" >> ${dir}/calls`);
         writeFileSync(
           join(dir, 'node.env'),
-          'REGION=eu-west-1\nASG_NAME=my-group\nINSTANCE_ID=i-0123456789abcdef0\nDRAIN_HOOK_NAME=rmqbench-drain-before-termination\nDRAIN_TIMEOUT_SECONDS=5\n',
+          'REGION=eu-west-1\nASG_NAME=my-group\nINSTANCE_ID=i-0123456789abcdef0\n' +
+            'DRAIN_HOOK_NAME=rmqbench-drain-before-termination\nDRAIN_TIMEOUT_SECONDS=5\n',
         );
       });
       afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -714,7 +733,9 @@ describe('RabbitMqCluster', () => {
         expect(output).not.toContain('drain did not finish');
         expect(calls).toEqual([
           'rabbitmq-upgrade drain',
-          'aws autoscaling complete-lifecycle-action --region eu-west-1 --auto-scaling-group-name my-group --lifecycle-hook-name rmqbench-drain-before-termination --instance-id i-0123456789abcdef0 --lifecycle-action-result CONTINUE',
+          'aws autoscaling complete-lifecycle-action --region eu-west-1 --auto-scaling-group-name my-group ' +
+            '--lifecycle-hook-name rmqbench-drain-before-termination --instance-id i-0123456789abcdef0 ' +
+            '--lifecycle-action-result CONTINUE',
         ]);
       });
 
@@ -745,22 +766,25 @@ describe('RabbitMqCluster', () => {
       expect(defaults.userData.split(INSTALL_OVERRIDE_FILE)).toHaveLength(4); // the comment, the test, the source
     });
 
-    test("the repository file lists the guide's four el9 repositories, each with both mirrors and signature checks", () => {
-      const repo = hereDocument(defaults.userData, '/etc/yum.repos.d/rabbitmq.repo', 'RMQBENCH_REPO');
-      const sections = repo.split(/\n(?=\[)/);
-      expect(sections.map((section) => section.split('\n')[0])).toEqual([
-        '[modern-erlang]',
-        '[modern-erlang-noarch]',
-        '[rabbitmq-el9]',
-        '[rabbitmq-el9-noarch]',
-      ]);
-      for (const section of sections) {
-        expect(section).toMatch(/yum1\.rabbitmq\.com/);
-        expect(section).toMatch(/yum2\.rabbitmq\.com/);
-        expect(section).toContain('gpgcheck=1');
-        expect(section).toContain('repo_gpgcheck=1');
-      }
-    });
+    test(
+      "the repository file lists the guide's four el9 " + 'repositories, each with both mirrors and signature checks',
+      () => {
+        const repo = hereDocument(defaults.userData, '/etc/yum.repos.d/rabbitmq.repo', 'RMQBENCH_REPO');
+        const sections = repo.split(/\n(?=\[)/);
+        expect(sections.map((section) => section.split('\n')[0])).toEqual([
+          '[modern-erlang]',
+          '[modern-erlang-noarch]',
+          '[rabbitmq-el9]',
+          '[rabbitmq-el9-noarch]',
+        ]);
+        for (const section of sections) {
+          expect(section).toMatch(/yum1\.rabbitmq\.com/);
+          expect(section).toMatch(/yum2\.rabbitmq\.com/);
+          expect(section).toContain('gpgcheck=1');
+          expect(section).toContain('repo_gpgcheck=1');
+        }
+      },
+    );
 
     test('the image is the latest x86-64 Amazon Linux 2023 by default, a prop otherwise, and is a stack output', () => {
       const parameters = Object.values(defaults.template.toJSON().Parameters ?? {}) as { Default?: string }[];

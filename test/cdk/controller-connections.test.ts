@@ -141,7 +141,10 @@ function blockedHop(connection: Connection): string | undefined {
   const fn = functionNamed(connection.fn);
   const sources = sourceAddresses(fn);
   if (sources === 'aws-owned')
-    return `${connection.fn} is not attached to the VPC: its requests leave from AWS-owned addresses, which the cluster's NSG does not admit`;
+    return (
+      `${connection.fn} is not attached to the VPC: its requests leave from AWS-owned addresses, which the ` +
+      `cluster's NSG does not admit`
+    );
   if (!internetEgressPorts(fn).includes(connection.port))
     return `${connection.fn}'s security group does not let tcp ${connection.port} out to the internet`;
   // The launcher's addresses become the NSG's source prefixes, through the real deploymentParameterValues.
@@ -153,7 +156,10 @@ function blockedHop(connection: Connection): string | undefined {
   const prefixes = deploymentParameterValues(config, 3, {}).allowedSourceAddressPrefixes as string[];
   const missing = sources.filter((eip) => !fakeIp.has(eip) || !prefixes.includes(`${fakeIp.get(eip)}/32`));
   if (missing.length > 0)
-    return `${connection.fn} leaves through NAT address(es) ${missing.join(', ')}, which the cluster's NSG does not admit (CONTROLLER_EGRESS_ADDRESSES)`;
+    return (
+      `${connection.fn} leaves through NAT address(es) ${missing.join(', ')}, which the cluster's NSG does not ` +
+      `admit (CONTROLLER_EGRESS_ADDRESSES)`
+    );
   const { nsgPorts, lbPorts } = azureFrontDoor();
   if (!nsgPorts.includes(connection.port))
     return `the cluster's NSG does not open ${connection.port} to the allowed prefixes`;
@@ -168,14 +174,18 @@ describe('every connection a controller function opens to an Azure cluster gets 
     expect(blockedHop(connection)).toBeUndefined();
   });
 
-  test('the check can fail: a function outside the VPC, a port the load balancer does not forward, and a missing security-group rule are each named', () => {
-    const outside = { fn: 'launch-cluster', port: 15671, why: 'not a cluster client' };
-    expect(blockedHop(outside)).toMatch(
-      /launch-cluster is not attached to the VPC: its requests leave from AWS-owned addresses/,
-    );
-    expect(blockedHop({ fn: 'smoke-test', port: 5672, why: 'plain AMQP' })).toMatch(
-      /security group does not let tcp 5672 out to the internet/,
-    );
-    expect(azureFrontDoor()).toEqual({ nsgPorts: [5671, 15671], lbPorts: [5671, 15671] });
-  });
+  test(
+    'the check can fail: a function outside the VPC, a port the load balancer does not forward, and a missing ' +
+      'security-group rule are each named',
+    () => {
+      const outside = { fn: 'launch-cluster', port: 15671, why: 'not a cluster client' };
+      expect(blockedHop(outside)).toMatch(
+        /launch-cluster is not attached to the VPC: its requests leave from AWS-owned addresses/,
+      );
+      expect(blockedHop({ fn: 'smoke-test', port: 5672, why: 'plain AMQP' })).toMatch(
+        /security group does not let tcp 5672 out to the internet/,
+      );
+      expect(azureFrontDoor()).toEqual({ nsgPorts: [5671, 15671], lbPorts: [5671, 15671] });
+    },
+  );
 });

@@ -27,12 +27,17 @@ describe('examples/controller: the deployable controller app', () => {
   };
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  test('synthesizes with cdk-nag AwsSolutions on (an unacknowledged finding fails synthesis) and outputs what a run needs', () => {
-    const { template } = synth();
-    expect(Object.keys(template.Outputs ?? {})).toEqual(expect.arrayContaining(Object.values(CONTROLLER_OUTPUTS)));
-    // AWS only by default: no Azure template asset, no credentials secret read.
-    expect(JSON.stringify(template)).not.toContain('AZURE_');
-  }, 180_000);
+  test(
+    'synthesizes with cdk-nag AwsSolutions on (an unacknowledged finding fails synthesis) and outputs what a ' +
+      'run needs',
+    () => {
+      const { template } = synth();
+      expect(Object.keys(template.Outputs ?? {})).toEqual(expect.arrayContaining(Object.values(CONTROLLER_OUTPUTS)));
+      // AWS only by default: no Azure template asset, no credentials secret read.
+      expect(JSON.stringify(template)).not.toContain('AZURE_');
+    },
+    180_000,
+  );
 
   test('the S3 gateway endpoint keeps load-generator uploads and Amazon Linux repositories off the NAT gateway', () => {
     const { template } = synth();

@@ -65,7 +65,8 @@ describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load 
     ['RabbitMQ node', () => node, 'rabbitmq-node'],
     ['load generator', () => loadGenerator, 'load-generator'],
   ])(
-    'the %s boot installs the agent from the distribution repository and starts it with a configuration naming the cluster, role and instance',
+    'the %s boot installs the agent from the distribution repository and starts it with a configuration naming ' +
+      'the cluster, role and instance',
     (_name, userData, role) => {
       const script = userData();
       expect(script).toContain('dnf install -y amazon-cloudwatch-agent');
@@ -92,48 +93,58 @@ describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load 
     },
   );
 
-  test('the configuration is one line whose cluster id is the function argument: the stack name is in the script once, and the agent gets ${aws:InstanceId} unexpanded', () => {
-    for (const script of [node, loadGenerator]) {
-      const lines = script.split('\n');
-      const heredoc = lines.indexOf(`  cat > ${CLOUDWATCH_AGENT_CONFIG_PATH} <<${CLOUDWATCH_AGENT_CONFIG_DELIMITER}`);
-      expect(heredoc).toBeGreaterThan(-1);
-      expect(lines[heredoc + 2]).toBe(CLOUDWATCH_AGENT_CONFIG_DELIMITER);
-      const agentLines = lines
-        .slice(
-          lines.indexOf('rmqbench_start_cloudwatch_agent() {'),
-          lines.findIndex((line) => line.startsWith('rmqbench_start_cloudwatch_agent ')) + 1,
-        )
-        .join('\n');
-      expect(agentLines.split(STACK_NAME_REF)).toHaveLength(2);
-      expect(agentLines).toContain(`rmqbench_start_cloudwatch_agent '${STACK_NAME_REF}' || echo`);
-      const { config, ctlArguments } = runAgentBootLines(script.split(STACK_NAME_REF).join('STACK'), {
-        configPath: CLOUDWATCH_AGENT_CONFIG_PATH,
-        ctl: CLOUDWATCH_AGENT_CTL,
-      });
-      expect((config as unknown as AgentConfig).metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
-      expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
-    }
-  });
+  test(
+    'the configuration is one line whose cluster id is the function argument: the stack name is in the script ' +
+      'once, and the agent gets ${aws:InstanceId} unexpanded',
+    () => {
+      for (const script of [node, loadGenerator]) {
+        const lines = script.split('\n');
+        const heredoc = lines.indexOf(`  cat > ${CLOUDWATCH_AGENT_CONFIG_PATH} <<${CLOUDWATCH_AGENT_CONFIG_DELIMITER}`);
+        expect(heredoc).toBeGreaterThan(-1);
+        expect(lines[heredoc + 2]).toBe(CLOUDWATCH_AGENT_CONFIG_DELIMITER);
+        const agentLines = lines
+          .slice(
+            lines.indexOf('rmqbench_start_cloudwatch_agent() {'),
+            lines.findIndex((line) => line.startsWith('rmqbench_start_cloudwatch_agent ')) + 1,
+          )
+          .join('\n');
+        expect(agentLines.split(STACK_NAME_REF)).toHaveLength(2);
+        expect(agentLines).toContain(`rmqbench_start_cloudwatch_agent '${STACK_NAME_REF}' || echo`);
+        const { config, ctlArguments } = runAgentBootLines(script.split(STACK_NAME_REF).join('STACK'), {
+          configPath: CLOUDWATCH_AGENT_CONFIG_PATH,
+          ctl: CLOUDWATCH_AGENT_CTL,
+        });
+        expect((config as unknown as AgentConfig).metrics.append_dimensions).toEqual({
+          InstanceId: '${aws:InstanceId}',
+        });
+        expect(ctlArguments).toBe(`-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}`);
+      }
+    },
+  );
 
-  test('a cluster id may be a shell variable the script set before ($NAME), and a value that is neither a stack name nor a variable is refused by name', () => {
-    const lines = cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: 'kafka-broker' }).join('\n');
-    expect(lines).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
-    const { config } = runAgentBootLines(
-      lines,
-      { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL },
-      { STACK_NAME: 'rmqbench-run-7-c2' },
-    );
-    expect((config as unknown as AgentConfig).metrics.metrics_collected.mem?.append_dimensions).toEqual({
-      ClusterId: 'rmqbench-run-7-c2',
-      Role: 'kafka-broker',
-    });
-    expect(() => cloudWatchAgentBootCommands({ clusterId: '$(reboot)', role: 'kafka-broker' })).toThrow(
-      /clusterId "\$\(reboot\)" must be a stack name/,
-    );
-    expect(() => cloudWatchAgentBootCommands({ clusterId: 'c1', role: 'Kafka Broker' })).toThrow(
-      /role "Kafka Broker" must be lower-case/,
-    );
-  });
+  test(
+    'a cluster id may be a shell variable the script set before ($NAME), and a value that is neither a stack ' +
+      'name nor a variable is refused by name',
+    () => {
+      const lines = cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: 'kafka-broker' }).join('\n');
+      expect(lines).toContain('rmqbench_start_cloudwatch_agent "$STACK_NAME" || echo');
+      const { config } = runAgentBootLines(
+        lines,
+        { configPath: CLOUDWATCH_AGENT_CONFIG_PATH, ctl: CLOUDWATCH_AGENT_CTL },
+        { STACK_NAME: 'rmqbench-run-7-c2' },
+      );
+      expect((config as unknown as AgentConfig).metrics.metrics_collected.mem?.append_dimensions).toEqual({
+        ClusterId: 'rmqbench-run-7-c2',
+        Role: 'kafka-broker',
+      });
+      expect(() => cloudWatchAgentBootCommands({ clusterId: '$(reboot)', role: 'kafka-broker' })).toThrow(
+        /clusterId "\$\(reboot\)" must be a stack name/,
+      );
+      expect(() => cloudWatchAgentBootCommands({ clusterId: 'c1', role: 'Kafka Broker' })).toThrow(
+        /role "Kafka Broker" must be lower-case/,
+      );
+    },
+  );
 
   test('the agent starts before the RabbitMQ installation (its metrics exist long before the first repetition)', () => {
     expect(node.indexOf('dnf install -y amazon-cloudwatch-agent')).toBeGreaterThan(-1);
@@ -142,39 +153,43 @@ describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load 
     );
   });
 
-  test('the node and load-generator roles may put metrics into the rmqbench namespace only, and nothing else of CloudWatch', () => {
-    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
-      (policy) =>
-        (
-          policy as {
-            Properties: {
-              PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown; Resource: unknown }[] };
-            };
-          }
-        ).Properties.PolicyDocument.Statement,
-    );
-    const cloudWatch = statements.filter((statement) =>
-      [statement.Action].flat().some((action) => action.startsWith('cloudwatch:')),
-    );
-    expect(cloudWatch).toEqual([
-      {
-        Sid: 'PutHostMetricsInRmqbenchNamespace',
-        Effect: 'Allow',
-        Action: 'cloudwatch:PutMetricData',
-        Resource: '*',
-        Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } },
-      },
-      {
-        Sid: 'PutHostMetricsInRmqbenchNamespace',
-        Effect: 'Allow',
-        Action: 'cloudwatch:PutMetricData',
-        Resource: '*',
-        Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } },
-      },
-    ]);
-    // Not the broad AWS managed CloudWatchAgentServerPolicy (logs, SSM parameters, PutMetricData in any namespace).
-    expect(JSON.stringify(template.toJSON())).not.toContain('CloudWatchAgentServerPolicy');
-  });
+  test(
+    'the node and load-generator roles may put metrics into the rmqbench namespace only, and nothing else of ' +
+      'CloudWatch',
+    () => {
+      const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+        (policy) =>
+          (
+            policy as {
+              Properties: {
+                PolicyDocument: { Statement: { Action: string | string[]; Condition?: unknown; Resource: unknown }[] };
+              };
+            }
+          ).Properties.PolicyDocument.Statement,
+      );
+      const cloudWatch = statements.filter((statement) =>
+        [statement.Action].flat().some((action) => action.startsWith('cloudwatch:')),
+      );
+      expect(cloudWatch).toEqual([
+        {
+          Sid: 'PutHostMetricsInRmqbenchNamespace',
+          Effect: 'Allow',
+          Action: 'cloudwatch:PutMetricData',
+          Resource: '*',
+          Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } },
+        },
+        {
+          Sid: 'PutHostMetricsInRmqbenchNamespace',
+          Effect: 'Allow',
+          Action: 'cloudwatch:PutMetricData',
+          Resource: '*',
+          Condition: { StringEquals: { 'cloudwatch:namespace': 'rmqbench' } },
+        },
+      ]);
+      // Not the broad AWS managed CloudWatchAgentServerPolicy (logs, SSM parameters, PutMetricData in any namespace).
+      expect(JSON.stringify(template.toJSON())).not.toContain('CloudWatchAgentServerPolicy');
+    },
+  );
 
   test('detailed monitoring (1-minute EC2 metrics) is on for the nodes and the load generator', () => {
     template.hasResourceProperties('AWS::EC2::LaunchTemplate', {
@@ -183,21 +198,25 @@ describe('host metrics: the CloudWatch agent on the RabbitMQ nodes and the load 
     template.hasResourceProperties('AWS::EC2::Instance', { Monitoring: true });
   });
 
-  test('an agent that cannot be installed does not fail the boot: the script goes on and says why metrics will be missing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-agent-'));
-    try {
-      writeFileSync(join(dir, 'dnf'), '#!/bin/sh\necho "dnf: no such repository" >&2\nexit 1\n', { mode: 0o755 });
-      const script = [
-        'set -euo pipefail',
-        ...cloudWatchAgentBootCommands({ clusterId: 'rmqbench-run-c1', role: 'rabbitmq-node' }),
-        'echo boot-continued',
-      ].join('\n');
-      const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { PATH: `${dir}:/usr/bin:/bin` } });
-      expect(run.status).toBe(0);
-      expect(run.stdout).toContain('boot-continued');
-      expect(run.stderr).toContain('the CloudWatch agent could not be installed or started');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'an agent that cannot be installed does not fail the boot: the script goes on and says why metrics will ' +
+      'be missing',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-agent-'));
+      try {
+        writeFileSync(join(dir, 'dnf'), '#!/bin/sh\necho "dnf: no such repository" >&2\nexit 1\n', { mode: 0o755 });
+        const script = [
+          'set -euo pipefail',
+          ...cloudWatchAgentBootCommands({ clusterId: 'rmqbench-run-c1', role: 'rabbitmq-node' }),
+          'echo boot-continued',
+        ].join('\n');
+        const run = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { PATH: `${dir}:/usr/bin:/bin` } });
+        expect(run.status).toBe(0);
+        expect(run.stdout).toContain('boot-continued');
+        expect(run.stderr).toContain('the CloudWatch agent could not be installed or started');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

@@ -25,7 +25,8 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
     const dir = cachedArtifactDir(cacheDir(), KAFKA_ARTIFACT);
     if (!dir)
       throw new Error(
-        `Kafka ${KAFKA_ARTIFACT.version} is not in the rmqbench cache: run scripts/setup.sh (rmqbench doctor --fix fetches it)`,
+        `Kafka ${KAFKA_ARTIFACT.version} is not in the rmqbench cache: run scripts/setup.sh (rmqbench doctor ` +
+          `--fix fetches it)`,
       );
     jars = dir;
     work = mkdtempSync(join(tmpdir(), 'rmqbench-kafka-format-'));
@@ -53,40 +54,45 @@ describe('KafkaCluster boot configuration against the real Kafka 4.3.1 storage t
     return { status: result.status, output: `${result.stdout}${result.stderr}` };
   }
 
-  test('every broker of a 3-broker cluster formats its storage with its node id and the shared cluster id, and a second boot skips it', () => {
-    const stack = new Stack(new App(), 'KafkaFormat');
-    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3 });
-    const cluster = new KafkaCluster(stack, 'Kafka', { vpc });
-    const template = Template.fromStack(stack);
-    cluster.instances.forEach((instance, index) => {
-      const logicalId = stack.getLogicalId(instance.node.defaultChild as ec2.CfnInstance);
-      const userData = userDataText(
-        Template.fromJSON({ Resources: { [logicalId]: template.toJSON().Resources[logicalId] } }),
-        'AWS::EC2::Instance',
-      );
-      expect(userData).toContain(`--cluster-id '${cluster.clusterId}'`);
-      const logDir = join(work, `broker-${index + 1}`);
-      const properties = hereDocument(userData, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER);
-      expect(properties).toContain(`log.dirs=${KAFKA_LOG_DIR}\n`);
-      const config = join(work, `server-${index + 1}.properties`);
-      writeFileSync(config, properties.replace(`log.dirs=${KAFKA_LOG_DIR}\n`, `log.dirs=${logDir}\n`));
+  test(
+    'every broker of a 3-broker cluster formats its storage with its node id and the shared cluster id, and a ' +
+      'second boot skips it',
+    () => {
+      const stack = new Stack(new App(), 'KafkaFormat');
+      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 3 });
+      const cluster = new KafkaCluster(stack, 'Kafka', { vpc });
+      const template = Template.fromStack(stack);
+      cluster.instances.forEach((instance, index) => {
+        const logicalId = stack.getLogicalId(instance.node.defaultChild as ec2.CfnInstance);
+        const userData = userDataText(
+          Template.fromJSON({ Resources: { [logicalId]: template.toJSON().Resources[logicalId] } }),
+          'AWS::EC2::Instance',
+        );
+        expect(userData).toContain(`--cluster-id '${cluster.clusterId}'`);
+        const logDir = join(work, `broker-${index + 1}`);
+        const properties = hereDocument(userData, KAFKA_SERVER_PROPERTIES, SERVER_PROPERTIES_DELIMITER);
+        expect(properties).toContain(`log.dirs=${KAFKA_LOG_DIR}\n`);
+        const config = join(work, `server-${index + 1}.properties`);
+        writeFileSync(config, properties.replace(`log.dirs=${KAFKA_LOG_DIR}\n`, `log.dirs=${logDir}\n`));
 
-      const first = storageFormat(config, cluster.clusterId);
-      expect({ status: first.status, output: first.output }).toEqual({
-        status: 0,
-        output: expect.stringContaining(`Formatting metadata directory ${logDir}`),
-      });
-      const meta = readFileSync(join(logDir, 'meta.properties'), 'utf8');
-      expect(meta).toMatch(new RegExp(`^node\\.id=${index + 1}$`, 'm'));
-      expect(meta).toContain(`cluster.id=${cluster.clusterId}\n`);
+        const first = storageFormat(config, cluster.clusterId);
+        expect({ status: first.status, output: first.output }).toEqual({
+          status: 0,
+          output: expect.stringContaining(`Formatting metadata directory ${logDir}`),
+        });
+        const meta = readFileSync(join(logDir, 'meta.properties'), 'utf8');
+        expect(meta).toMatch(new RegExp(`^node\\.id=${index + 1}$`, 'm'));
+        expect(meta).toContain(`cluster.id=${cluster.clusterId}\n`);
 
-      const again = storageFormat(config, cluster.clusterId);
-      expect({ status: again.status, output: again.output }).toEqual({
-        status: 0,
-        output: expect.stringContaining('already formatted'),
+        const again = storageFormat(config, cluster.clusterId);
+        expect({ status: again.status, output: again.output }).toEqual({
+          status: 0,
+          output: expect.stringContaining('already formatted'),
+        });
       });
-    });
-  }, 180_000);
+    },
+    180_000,
+  );
 
   test('the check can fail: Kafka refuses a controller whose node id is not among the voters', () => {
     const config = join(work, 'not-a-voter.properties');
