@@ -42,10 +42,13 @@ if (bicepOnPath) {
 } else {
   // Printed at load: jest does not run hooks of a block whose tests are all skipped.
   console.warn(
-    'bicep CLI not on PATH: `bicep build`, `bicep lint` and `bicep build-params` were NOT run; the templates are verified only by tree-sitter, the structural tests and checkov.',
+    'bicep CLI not on PATH: `bicep build`, `bicep lint` and `bicep build-params` were NOT ' +
+      'run; the templates are verified only by tree-sitter, the structural tests and checkov.',
   );
   describe('bicep CLI', () => {
-    test.skip('bicep CLI not on PATH: bicep build / bicep lint / bicep build-params not run (not counted as passed)', () =>
-      undefined);
+    test.skip(
+      'bicep CLI not on PATH: bicep build / bicep lint / ' + 'bicep build-params not run (not counted as passed)',
+      () => undefined,
+    );
   });
 }

@@ -46,7 +46,8 @@ export function syntaxErrors(tree: Tree): string[] {
   const visit = (node: Node): void => {
     if (node.isError || node.isMissing) {
       found.push(
-        `${node.startPosition.row + 1}:${node.startPosition.column + 1} ${node.isMissing ? 'MISSING' : 'ERROR'} ${JSON.stringify(node.text.slice(0, 60))}`,
+        `${node.startPosition.row + 1}:${node.startPosition.column + 1} ` +
+          `${node.isMissing ? 'MISSING' : 'ERROR'} ${JSON.stringify(node.text.slice(0, 60))}`,
       );
     }
     for (const child of node.children) if (child) visit(child);

@@ -64,17 +64,21 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     expect(written['/etc/rmqbench/node.env']).toContain('KEY_VAULT_NAME=<keyVaultName>');
   });
 
-  test('customData is built from the rabbitmqConf, enabledPluginsFile and policyCommandsJson parameters, and from no secret', () => {
-    const scaleSet = cluster.resources.find(
-      (resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets',
-    );
-    const [customData] = propertyValues(scaleSet?.body as never, 'customData');
-    const dependencies = parameterDependencies(cluster, customData as never);
-    expect([...dependencies]).toEqual(
-      expect.arrayContaining(['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']),
-    );
-    expect(dependencies.has('adminSshPublicKey')).toBe(false);
-  });
+  test(
+    'customData is built from the rabbitmqConf, enabledPluginsFile ' +
+      'and policyCommandsJson parameters, and from no secret',
+    () => {
+      const scaleSet = cluster.resources.find(
+        (resource) => resource.resourceType === 'Microsoft.Compute/virtualMachineScaleSets',
+      );
+      const [customData] = propertyValues(scaleSet?.body as never, 'customData');
+      const dependencies = parameterDependencies(cluster, customData as never);
+      expect([...dependencies]).toEqual(
+        expect.arrayContaining(['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson', 'rabbitmqVersion']),
+      );
+      expect(dependencies.has('adminSshPublicKey')).toBe(false);
+    },
+  );
 
   test('a change in the generator output changes the customData (the parameters are really used)', () => {
     const a = clusterCustomData(cluster, {
@@ -113,7 +117,8 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     expect(manifest).toHaveLength(25);
     for (const line of manifest) expect(line).toMatch(/^[0-9a-f]{64} {2}[\w./-]+\.jar$/);
     expect(manifest).toContain(
-      '57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar',
+      '57b2057b56f582e88bd5f89a2c7c4507139b48bfb80a23b5e12809f31aba8acf  ' +
+        'com/rabbitmq/perf-test/2.22.1/perf-test-2.22.1.jar',
     );
     // Both setup scripts source the one jar download and check (rmqbench-jars.sh) from where cloud-init writes it.
     const jarsLib = '/usr/local/lib/rmqbench/rmqbench-jars.sh';
@@ -133,19 +138,23 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     ]);
   });
 
-  test("the load generator installs Kafka's tools from the brokers' pinned jars, with the AWS load generator's log4j2 configuration", () => {
-    const vm = loadgen.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
-    const [customData] = propertyValues(vm?.body as never, 'customData');
-    const text = Buffer.from(evaluateString(loadgen, customData as never, {}), 'base64').toString('utf8');
-    expect(text).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
-    const written = decodeFiles(parseYaml(text) as CloudConfig);
-    expect(written['/etc/rmqbench/kafka.sha256']).toBe(
-      KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${artifact.path}\n`).join(''),
-    );
-    expect(written['/etc/rmqbench/kafka-tool-log4j2.properties']).toBe(KAFKA_TOOL_LOG4J);
-    expect(written['/usr/local/sbin/rmqbench-kafka-tools-setup']).toBe(
-      readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-kafka-tools-setup.sh'), 'utf8'),
-    );
-    expect(text.length).toBeLessThan(65536);
-  });
+  test(
+    "the load generator installs Kafka's tools from the brokers' " +
+      "pinned jars, with the AWS load generator's log4j2 configuration",
+    () => {
+      const vm = loadgen.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
+      const [customData] = propertyValues(vm?.body as never, 'customData');
+      const text = Buffer.from(evaluateString(loadgen, customData as never, {}), 'base64').toString('utf8');
+      expect(text).not.toMatch(/\{\{[A-Z0-9_]+\}\}/);
+      const written = decodeFiles(parseYaml(text) as CloudConfig);
+      expect(written['/etc/rmqbench/kafka.sha256']).toBe(
+        KAFKA_ARTIFACTS.map((artifact) => `${artifact.sha256}  ${artifact.path}\n`).join(''),
+      );
+      expect(written['/etc/rmqbench/kafka-tool-log4j2.properties']).toBe(KAFKA_TOOL_LOG4J);
+      expect(written['/usr/local/sbin/rmqbench-kafka-tools-setup']).toBe(
+        readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-kafka-tools-setup.sh'), 'utf8'),
+      );
+      expect(text.length).toBeLessThan(65536);
+    },
+  );
 });

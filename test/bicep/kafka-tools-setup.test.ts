@@ -62,25 +62,28 @@ describe("rmqbench-kafka-tools-setup (the Azure load generator's Kafka tools)", 
       timeout: 120_000,
     });
 
-  test('installs the 92 checked jars, the AWS wrapper byte for byte and the READY file; TopicCommand runs through it', () => {
-    const root = join(work, 'good');
-    const run = setup(root);
-    expect({ status: run.status, stderr: run.stderr }).toEqual({
-      status: 0,
-      stderr: expect.stringContaining('Kafka tools 4.3.1 ready'),
-    });
-    expect(readdirSync(join(root, KAFKA_TOOLS_HOME, 'lib'))).toHaveLength(KAFKA_ARTIFACTS.length);
-    expect(readFileSync(join(root, KAFKA_TOOL_COMMAND), 'utf8')).toBe(kafkaToolWrapper(KAFKA_TOOLS_HOME));
-    expect(readFileSync(join(root, KAFKA_TOOLS_READY_FILE), 'utf8')).toBe('4.3.1\n');
-    // The wrapper names the VM's paths; run the same command line against the test's root.
-    const wrapper = kafkaToolWrapper(join(root, KAFKA_TOOLS_HOME));
-    writeFileSync(join(work, 'kafka-tool'), wrapper, { mode: 0o755 });
-    const version = spawnSync(join(work, 'kafka-tool'), ['org.apache.kafka.tools.TopicCommand', '--version'], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    expect(version.stdout).toMatch(/^4\.3\.1/m);
-  });
+  test(
+    'installs the 92 checked jars, the AWS wrapper byte for ' + 'byte and the READY file; TopicCommand runs through it',
+    () => {
+      const root = join(work, 'good');
+      const run = setup(root);
+      expect({ status: run.status, stderr: run.stderr }).toEqual({
+        status: 0,
+        stderr: expect.stringContaining('Kafka tools 4.3.1 ready'),
+      });
+      expect(readdirSync(join(root, KAFKA_TOOLS_HOME, 'lib'))).toHaveLength(KAFKA_ARTIFACTS.length);
+      expect(readFileSync(join(root, KAFKA_TOOL_COMMAND), 'utf8')).toBe(kafkaToolWrapper(KAFKA_TOOLS_HOME));
+      expect(readFileSync(join(root, KAFKA_TOOLS_READY_FILE), 'utf8')).toBe('4.3.1\n');
+      // The wrapper names the VM's paths; run the same command line against the test's root.
+      const wrapper = kafkaToolWrapper(join(root, KAFKA_TOOLS_HOME));
+      writeFileSync(join(work, 'kafka-tool'), wrapper, { mode: 0o755 });
+      const version = spawnSync(join(work, 'kafka-tool'), ['org.apache.kafka.tools.TopicCommand', '--version'], {
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(version.stdout).toMatch(/^4\.3\.1/m);
+    },
+  );
 
   test('a jar that does not match its sha256 fails the setup: every jar removed, no READY file', () => {
     const root = join(work, 'tampered');

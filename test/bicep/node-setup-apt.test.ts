@@ -35,7 +35,8 @@ function simulatedInstall(root: string, rabbitmqVersion: string): string {
   }
   writeFileSync(join(root, 'var/lib/dpkg/status'), '');
   const stanza = (name: string, version: string, depends?: string): string =>
-    `Package: ${name}\nVersion: ${version}\nArchitecture: amd64\nMaintainer: test <test@example.invalid>\nFilename: pool/${name}.deb\nSize: 1\nDescription: test\n${depends ? `Depends: ${depends}\n` : ''}\n`;
+    `Package: ${name}\nVersion: ${version}\nArchitecture: amd64\nMaintainer: test <test@example.invalid>\n` +
+    `Filename: pool/${name}.deb\nSize: 1\nDescription: test\n${depends ? `Depends: ${depends}\n` : ''}\n`;
   writeFileSync(
     join(repo, 'Packages'),
     ['1:25.3.2.21-1', '1:26.2.5.13-1', '1:27.3.4.2-1', '1:28.0.2-1']
@@ -111,7 +112,8 @@ describe("node setup: Erlang pinned per RabbitMQ release (apt preferences as in 
     runFunction(`write_apt_sources "${root}" noble`);
     const sources = readFileSync(join(root, 'etc/apt/sources.list.d/rabbitmq.list'), 'utf8').trim().split('\n');
     const repo = (host: string, name: string): string =>
-      `deb [arch=amd64 signed-by=/usr/share/keyrings/com.rabbitmq.team.gpg] https://${host}/${name}/ubuntu/noble noble main`;
+      'deb [arch=amd64 signed-by=/usr/share/keyrings/com.rabbitmq.team.gpg] ' +
+      `https://${host}/${name}/ubuntu/noble noble main`;
     expect(sources).toEqual([
       repo('deb1.rabbitmq.com', 'rabbitmq-erlang'),
       repo('deb2.rabbitmq.com', 'rabbitmq-erlang'),
@@ -125,16 +127,24 @@ describe("node setup: Erlang pinned per RabbitMQ release (apt preferences as in 
 });
 
 describe('node setup: nftables for a partition fault', () => {
-  test('installed with apt-get when nft is missing, not when present; a failed install is logged and the boot goes on', () => {
-    const boot = `. "${SCRIPT}"; install_nftables; echo continued`;
-    expect(runWithStubs(boot, { 'apt-get': 0 })).toMatchObject({
-      status: 0,
-      stdout: 'continued\n',
-      calls: ['apt-get install -y -q nftables DEBIAN_FRONTEND=noninteractive'],
-    });
-    expect(runWithStubs(boot, { nft: 0, 'apt-get': 0 })).toMatchObject({ status: 0, stdout: 'continued\n', calls: [] });
-    const failed = runWithStubs(boot, { 'apt-get': 100 });
-    expect({ status: failed.status, stdout: failed.stdout }).toEqual({ status: 0, stdout: 'continued\n' });
-    expect(failed.stderr).toContain('rmqbench-node-setup: nftables not installed; a partition fault installs it');
-  });
+  test(
+    'installed with apt-get when nft is missing, not when ' +
+      'present; a failed install is logged and the boot goes on',
+    () => {
+      const boot = `. "${SCRIPT}"; install_nftables; echo continued`;
+      expect(runWithStubs(boot, { 'apt-get': 0 })).toMatchObject({
+        status: 0,
+        stdout: 'continued\n',
+        calls: ['apt-get install -y -q nftables DEBIAN_FRONTEND=noninteractive'],
+      });
+      expect(runWithStubs(boot, { nft: 0, 'apt-get': 0 })).toMatchObject({
+        status: 0,
+        stdout: 'continued\n',
+        calls: [],
+      });
+      const failed = runWithStubs(boot, { 'apt-get': 100 });
+      expect({ status: failed.status, stdout: failed.stdout }).toEqual({ status: 0, stdout: 'continued\n' });
+      expect(failed.stderr).toContain('rmqbench-node-setup: nftables not installed; a partition fault installs it');
+    },
+  );
 });

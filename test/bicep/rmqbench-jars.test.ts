@@ -54,25 +54,29 @@ describe("rmqbench-jars.sh (the load generator setup scripts' shared jar downloa
       timeout: 100_000,
     });
 
-  test('downloads every listed jar into HOME/lib, records its pinned sum relative to HOME, and the check passes', () => {
-    const result = run(
-      'rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; rmqbench_check_jars "$HOME_DIR"; echo checked',
-    );
-    expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
-      status: 0,
-      stdout: 'checked\n',
-      stderr: '',
-    });
-    expect(readdirSync(join(work, 'home', 'lib')).sort()).toEqual(['a-1.0.jar', 'b-2.0.jar']);
-    expect(readFileSync(join(work, 'home', 'SHA256SUMS'), 'utf8')).toBe(
-      `${sha256('jar a')}  lib/a-1.0.jar\n${sha256('jar b')}  lib/b-2.0.jar\n`,
-    );
-  });
+  test(
+    'downloads every listed jar into HOME/lib, records ' + 'its pinned sum relative to HOME, and the check passes',
+    () => {
+      const result = run(
+        'rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; rmqbench_check_jars "$HOME_DIR"; echo checked',
+      );
+      expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({
+        status: 0,
+        stdout: 'checked\n',
+        stderr: '',
+      });
+      expect(readdirSync(join(work, 'home', 'lib')).sort()).toEqual(['a-1.0.jar', 'b-2.0.jar']);
+      expect(readFileSync(join(work, 'home', 'SHA256SUMS'), 'utf8')).toBe(
+        `${sha256('jar a')}  lib/a-1.0.jar\n${sha256('jar b')}  lib/b-2.0.jar\n`,
+      );
+    },
+  );
 
   test('a jar that does not match its pinned sum fails the check, which names it', () => {
     writeFileSync(join(repository, 'org/example/b/2.0/b-2.0.jar'), 'tampered');
     const result = run(
-      'rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; if rmqbench_check_jars "$HOME_DIR"; then echo passed; else echo "failed $?"; fi',
+      'rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; if ' +
+        'rmqbench_check_jars "$HOME_DIR"; then echo passed; else echo "failed $?"; fi',
     );
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('lib/b-2.0.jar: FAILED\nfailed 1\n');
@@ -80,17 +84,22 @@ describe("rmqbench-jars.sh (the load generator setup scripts' shared jar downloa
   });
 
   // curl retries the missing file 5 times (--retry-all-errors, backing off 1 + 2 + 4 + 8 + 16 s) before it gives up.
-  test('a jar that cannot be downloaded stops the download there, even called from a condition where set -e does not apply', () => {
-    rmSync(join(repository, 'com/example/a/1.0/a-1.0.jar'));
-    const result = run(
-      'if rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; then echo downloaded; else echo "stopped $?"; fi',
-    );
-    expect(result.stdout).toMatch(/^stopped [1-9]\d*\n$/);
-    expect(result.stderr).toContain('curl');
-    // Nothing after the failed jar was fetched or recorded.
-    expect(readdirSync(join(work, 'home', 'lib'))).toEqual([]);
-    expect(readFileSync(join(work, 'home', 'SHA256SUMS'), 'utf8')).toBe('');
-  }, 120_000);
+  test(
+    'a jar that cannot be downloaded stops the download there, ' +
+      'even called from a condition where set -e does not apply',
+    () => {
+      rmSync(join(repository, 'com/example/a/1.0/a-1.0.jar'));
+      const result = run(
+        'if rmqbench_download_jars "$MANIFEST" "$REPO" "$HOME_DIR"; then echo downloaded; else echo "stopped $?"; fi',
+      );
+      expect(result.stdout).toMatch(/^stopped [1-9]\d*\n$/);
+      expect(result.stderr).toContain('curl');
+      // Nothing after the failed jar was fetched or recorded.
+      expect(readdirSync(join(work, 'home', 'lib'))).toEqual([]);
+      expect(readFileSync(join(work, 'home', 'SHA256SUMS'), 'utf8')).toBe('');
+    },
+    120_000,
+  );
 
   test('sourcing it only defines functions', () => {
     const result = run('declare -F | grep -o "rmqbench_[a-z_]*"; ls "$HOME_DIR" 2>/dev/null || echo "no home written"');

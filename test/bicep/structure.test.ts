@@ -100,52 +100,56 @@ describe('every template follows the parameter and output conventions', () => {
     );
   });
 
-  test('host metrics need no agent: IngestRepetition reads Azure Monitor platform metrics of the resources whose ids main.bicep outputs (the scale set per VM, each Kafka broker VM, the load generator VM)', () => {
-    // Platform metrics ("Percentage CPU", "Available Memory Bytes", "Disk Write Bytes", "Network In/Out Total") exist
-    // for
-    // every VM and scale set without an agent or data collection rule; what the fetch needs is the resource ids
-    // (AZURE_METRICS_OUTPUTS).
-    const main = file('main.bicep');
-    expect(AZURE_METRICS_OUTPUTS.filter((name) => !main.outputs.has(name))).toEqual([]);
-    // The scale set exists with broker = 'rabbitmq' (the default); with 'kafka' its id is empty (the brokers are VMs of
-    // their own).
-    expect(main.outputs.get('scaleSetResourceId')?.value.text).toBe(
-      "broker == 'rabbitmq' ? cluster.outputs.resourceId : ''",
-    );
-    // With 'kafka' every broker VM's id, from the module's loop over the same VM resources; an empty array with
-    // 'rabbitmq'.
-    const kafkaOutput = main.outputs.get('kafkaBrokerResourceIds');
-    expect(kafkaOutput?.type).toBe('array');
-    expect(kafkaOutput?.value.text).toBe("broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []");
-    const kafkaCluster = file('modules/kafka-cluster.bicep');
-    const brokers = resource(kafkaCluster, 'Microsoft.Compute/virtualMachines');
-    expect(kafkaCluster.outputs.get('brokerResourceIds')?.value.text.replace(/\s+/g, ' ')).toBe(
-      `[ for i in range(0, brokerCount): ${brokers.name}[i].id ]`,
-    );
-    expect(brokers.node.text).toMatch(/= \[\s*for i in range\(0, brokerCount\):/);
-    // The VM sizes whose memory turns "Available Memory Bytes" into used memory: the sizes the VMs are deployed with.
-    expect(main.outputs.get('clusterVmSize')?.value.text).toBe('clusterVmSize');
-    expect(main.outputs.get('loadGeneratorVmSize')?.value.text).toBe('loadGeneratorVmSize');
-    const vmSizeOf = (path: string) =>
-      asObject(asObject(literal(main.modules.find((candidate) => candidate.path === path)?.body as never)).params)
-        .vmSize;
-    expect([
-      vmSizeOf('modules/cluster.bicep'),
-      vmSizeOf('modules/kafka-cluster.bicep'),
-      vmSizeOf('modules/loadgen.bicep'),
-    ]).toEqual([
-      { expression: 'clusterVmSize' },
-      { expression: 'clusterVmSize' },
-      { expression: 'loadGeneratorVmSize' },
-    ]);
-    expect(file('modules/cluster.bicep').outputs.get('resourceId')?.value.text).toBe(
-      `${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`,
-    );
-    expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
-    expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(
-      `${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`,
-    );
-  });
+  test(
+    'host metrics need no agent: IngestRepetition reads Azure Monitor platform metrics of the resources ' +
+      'whose ids main.bicep outputs (the scale set per VM, each Kafka broker VM, the load generator VM)',
+    () => {
+      // Platform metrics ("Percentage CPU", "Available Memory Bytes", "Disk Write Bytes", "Network In/Out Total") exist
+      // for
+      // every VM and scale set without an agent or data collection rule; what the fetch needs is the resource ids
+      // (AZURE_METRICS_OUTPUTS).
+      const main = file('main.bicep');
+      expect(AZURE_METRICS_OUTPUTS.filter((name) => !main.outputs.has(name))).toEqual([]);
+      // The scale set exists with broker = 'rabbitmq' (the default); with 'kafka' its id is empty (the brokers are VMs
+      // of their own).
+      expect(main.outputs.get('scaleSetResourceId')?.value.text).toBe(
+        "broker == 'rabbitmq' ? cluster.outputs.resourceId : ''",
+      );
+      // With 'kafka' every broker VM's id, from the module's loop over the same VM resources; an empty array with
+      // 'rabbitmq'.
+      const kafkaOutput = main.outputs.get('kafkaBrokerResourceIds');
+      expect(kafkaOutput?.type).toBe('array');
+      expect(kafkaOutput?.value.text).toBe("broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []");
+      const kafkaCluster = file('modules/kafka-cluster.bicep');
+      const brokers = resource(kafkaCluster, 'Microsoft.Compute/virtualMachines');
+      expect(kafkaCluster.outputs.get('brokerResourceIds')?.value.text.replace(/\s+/g, ' ')).toBe(
+        `[ for i in range(0, brokerCount): ${brokers.name}[i].id ]`,
+      );
+      expect(brokers.node.text).toMatch(/= \[\s*for i in range\(0, brokerCount\):/);
+      // The VM sizes whose memory turns "Available Memory Bytes" into used memory: the sizes the VMs are deployed with.
+      expect(main.outputs.get('clusterVmSize')?.value.text).toBe('clusterVmSize');
+      expect(main.outputs.get('loadGeneratorVmSize')?.value.text).toBe('loadGeneratorVmSize');
+      const vmSizeOf = (path: string) =>
+        asObject(asObject(literal(main.modules.find((candidate) => candidate.path === path)?.body as never)).params)
+          .vmSize;
+      expect([
+        vmSizeOf('modules/cluster.bicep'),
+        vmSizeOf('modules/kafka-cluster.bicep'),
+        vmSizeOf('modules/loadgen.bicep'),
+      ]).toEqual([
+        { expression: 'clusterVmSize' },
+        { expression: 'clusterVmSize' },
+        { expression: 'loadGeneratorVmSize' },
+      ]);
+      expect(file('modules/cluster.bicep').outputs.get('resourceId')?.value.text).toBe(
+        `${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`,
+      );
+      expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
+      expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(
+        `${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`,
+      );
+    },
+  );
 
   test('declarations come in STYLE.md order: targetScope, parameters, variables, resources/modules, outputs', () => {
     const rank: Record<string, number> = {
@@ -165,40 +169,48 @@ describe('every template follows the parameter and output conventions', () => {
 });
 
 describe('secrets', () => {
-  test('the Erlang cookie and the admin password are @secure() parameters whose only default is the empty string (refused for RabbitMQ, see below)', () => {
-    for (const [name, param] of [
-      ['main.bicep', 'erlangCookie'],
-      ['main.bicep', 'rabbitmqAdminPassword'],
-      ['modules/secrets.bicep', 'erlangCookie'],
-      ['modules/secrets.bicep', 'rabbitmqAdminPassword'],
-    ] as const) {
-      const declaration = file(name).params.get(param);
-      expect(declaration?.decorators).toContain('secure()');
-      // The one hard-coded default the secure-parameter-default linter rule accepts besides newGuid().
-      expect(declaration?.defaultValue?.text).toBe("''");
-    }
-  });
+  test(
+    'the Erlang cookie and the admin password are @secure() parameters whose ' +
+      'only default is the empty string (refused for RabbitMQ, see below)',
+    () => {
+      for (const [name, param] of [
+        ['main.bicep', 'erlangCookie'],
+        ['main.bicep', 'rabbitmqAdminPassword'],
+        ['modules/secrets.bicep', 'erlangCookie'],
+        ['modules/secrets.bicep', 'rabbitmqAdminPassword'],
+      ] as const) {
+        const declaration = file(name).params.get(param);
+        expect(declaration?.decorators).toContain('secure()');
+        // The one hard-coded default the secure-parameter-default linter rule accepts besides newGuid().
+        expect(declaration?.defaultValue?.text).toBe("''");
+      }
+    },
+  );
 
-  test('the vault gets the Erlang cookie and admin password secrets only for RabbitMQ: main.bicep passes its checked broker flag, the module conditions both secrets and empties their name outputs', () => {
-    const secrets = file('modules/secrets.bicep');
-    for (const name of ['erlangCookieSecret', 'adminPasswordSecret']) {
-      const declaration = secrets.resources.find((candidate) => candidate.name === name);
-      expect(declaration?.resourceType).toBe('Microsoft.KeyVault/vaults/secrets');
-      expect(declaration?.node.text).toContain('= if (rabbitmqSecretsEnabled) {');
-    }
-    expect(secrets.params.get('rabbitmqSecretsEnabled')?.defaultValue?.text).toBe('true');
-    expect(secrets.outputs.get('erlangCookieSecretName')?.value.text).toBe(
-      "rabbitmqSecretsEnabled ? erlangCookieSecretName : ''",
-    );
-    expect(secrets.outputs.get('adminPasswordSecretName')?.value.text).toBe(
-      "rabbitmqSecretsEnabled ? adminPasswordSecretName : ''",
-    );
-    const main = file('main.bicep');
-    const params = asObject(
-      asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params,
-    );
-    expect(params.rabbitmqSecretsEnabled).toEqual({ expression: 'rabbitmqSecretsChecked' });
-  });
+  test(
+    'the vault gets the Erlang cookie and admin password secrets only for RabbitMQ: main.bicep passes ' +
+      'its checked broker flag, the module conditions both secrets and empties their name outputs',
+    () => {
+      const secrets = file('modules/secrets.bicep');
+      for (const name of ['erlangCookieSecret', 'adminPasswordSecret']) {
+        const declaration = secrets.resources.find((candidate) => candidate.name === name);
+        expect(declaration?.resourceType).toBe('Microsoft.KeyVault/vaults/secrets');
+        expect(declaration?.node.text).toContain('= if (rabbitmqSecretsEnabled) {');
+      }
+      expect(secrets.params.get('rabbitmqSecretsEnabled')?.defaultValue?.text).toBe('true');
+      expect(secrets.outputs.get('erlangCookieSecretName')?.value.text).toBe(
+        "rabbitmqSecretsEnabled ? erlangCookieSecretName : ''",
+      );
+      expect(secrets.outputs.get('adminPasswordSecretName')?.value.text).toBe(
+        "rabbitmqSecretsEnabled ? adminPasswordSecretName : ''",
+      );
+      const main = file('main.bicep');
+      const params = asObject(
+        asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params,
+      );
+      expect(params.rabbitmqSecretsEnabled).toEqual({ expression: 'rabbitmqSecretsChecked' });
+    },
+  );
 
   test('no @secure() parameter flows into customData or an output', () => {
     let customDataSeen = 0;
@@ -226,29 +238,32 @@ describe('secrets', () => {
     expect(customDataSeen).toBe(3);
   });
 
-  test('secure values passed to a module land in @secure() module parameters, and only the secrets module gets them', () => {
-    const main = file('main.bicep');
-    const secure = [...main.params.values()]
-      .filter((param) => param.decorators.includes('secure()'))
-      .map((param) => param.name);
-    for (const module of main.modules) {
-      const target = file(module.path);
-      const params = asObject(asObject(literal(module.body)).params);
-      for (const [key, value] of Object.entries(params)) {
-        if (!isExpression(value) || !secure.includes(value.expression)) continue;
-        expect({
-          module: module.path,
-          param: key,
-          secure: target.params.get(key)?.decorators.includes('secure()'),
-        }).toEqual({
-          module: module.path,
-          param: key,
-          secure: true,
-        });
-        expect(module.path).toBe('modules/secrets.bicep');
+  test(
+    'secure values passed to a module land in @secure() ' + 'module parameters, and only the secrets module gets them',
+    () => {
+      const main = file('main.bicep');
+      const secure = [...main.params.values()]
+        .filter((param) => param.decorators.includes('secure()'))
+        .map((param) => param.name);
+      for (const module of main.modules) {
+        const target = file(module.path);
+        const params = asObject(asObject(literal(module.body)).params);
+        for (const [key, value] of Object.entries(params)) {
+          if (!isExpression(value) || !secure.includes(value.expression)) continue;
+          expect({
+            module: module.path,
+            param: key,
+            secure: target.params.get(key)?.decorators.includes('secure()'),
+          }).toEqual({
+            module: module.path,
+            param: key,
+            secure: true,
+          });
+          expect(module.path).toBe('modules/secrets.bicep');
+        }
       }
-    }
-  });
+    },
+  );
 
   test('the nodes read the secrets from Key Vault through a role assignment made before the scale set', () => {
     const cluster = file('modules/cluster.bicep');
@@ -273,67 +288,77 @@ describe('secrets', () => {
     expect(asObject(vault.networkAcls).defaultAction).toBe('Deny');
   });
 
-  test('the load generator reads the admin password from the vault: Key Vault Secrets User for its identity, scoped to the vault, made before the VM', () => {
-    const loadgen = file('modules/loadgen.bicep');
-    expect(loadgen.variables.get('keyVaultSecretsUserRoleId')?.text).toBe("'4633458b-17de-408a-b874-0445c86b69e6'");
-    const vaults = loadgen.resources.filter(
-      (candidate) => candidate.resourceType === 'Microsoft.KeyVault/vaults' && candidate.existing,
-    );
-    expect(vaults.map((vault) => asObject(literal(vault.body)).name)).toEqual([{ expression: 'keyVaultName' }]);
-    const assignments = loadgen.resources.filter(
-      (candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments',
-    );
-    const onVault = assignments.filter(
-      (assignment) =>
-        isExpression(asObject(literal(assignment.body)).scope) &&
-        (asObject(literal(assignment.body)).scope as { expression: string }).expression === vaults[0]?.name,
-    );
-    expect(onVault).toHaveLength(1);
-    const properties = asObject(asObject(literal(onVault[0]?.body as never)).properties);
-    expect(properties).toMatchObject({
-      roleDefinitionId: {
-        expression: "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUserRoleId)",
-      },
-      principalId: { expression: 'identity.properties.principalId' },
-      principalType: 'ServicePrincipal',
-    });
-    expect(resource(loadgen, 'Microsoft.ManagedIdentity/userAssignedIdentities').name).toBe('identity');
-    expect(asObject(literal(resource(loadgen, 'Microsoft.Compute/virtualMachines').body)).dependsOn).toEqual([
-      { expression: onVault[0]?.name },
-    ]);
-    expect(loadgen.params.get('keyVaultName')?.defaultValue).toBeUndefined();
-  });
+  test(
+    'the load generator reads the admin password from the vault: Key Vault ' +
+      'Secrets User for its identity, scoped to the vault, made before the VM',
+    () => {
+      const loadgen = file('modules/loadgen.bicep');
+      expect(loadgen.variables.get('keyVaultSecretsUserRoleId')?.text).toBe("'4633458b-17de-408a-b874-0445c86b69e6'");
+      const vaults = loadgen.resources.filter(
+        (candidate) => candidate.resourceType === 'Microsoft.KeyVault/vaults' && candidate.existing,
+      );
+      expect(vaults.map((vault) => asObject(literal(vault.body)).name)).toEqual([{ expression: 'keyVaultName' }]);
+      const assignments = loadgen.resources.filter(
+        (candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments',
+      );
+      const onVault = assignments.filter(
+        (assignment) =>
+          isExpression(asObject(literal(assignment.body)).scope) &&
+          (asObject(literal(assignment.body)).scope as { expression: string }).expression === vaults[0]?.name,
+      );
+      expect(onVault).toHaveLength(1);
+      const properties = asObject(asObject(literal(onVault[0]?.body as never)).properties);
+      expect(properties).toMatchObject({
+        roleDefinitionId: {
+          expression: "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', keyVaultSecretsUserRoleId)",
+        },
+        principalId: { expression: 'identity.properties.principalId' },
+        principalType: 'ServicePrincipal',
+      });
+      expect(resource(loadgen, 'Microsoft.ManagedIdentity/userAssignedIdentities').name).toBe('identity');
+      expect(asObject(literal(resource(loadgen, 'Microsoft.Compute/virtualMachines').body)).dependsOn).toEqual([
+        { expression: onVault[0]?.name },
+      ]);
+      expect(loadgen.params.get('keyVaultName')?.defaultValue).toBeUndefined();
+    },
+  );
 
-  test("a fault-only principal (faultPrincipalId) gets Virtual Machine Contributor on the run's resource group only, and only when given", () => {
-    const main = file('main.bicep');
-    expect(main.params.get('faultPrincipalId')?.defaultValue?.text).toBe("''");
-    const assignments = main.resources.filter(
-      (candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments',
-    );
-    expect(assignments.map((assignment) => assignment.typeWithVersion)).toEqual([
-      'Microsoft.Authorization/roleAssignments@2022-04-01',
-    ]);
-    const assignment = assignments[0] as ResourceDeclaration;
-    // Conditional on the parameter: without it, no assignment and nothing else changes.
-    const condition = assignment.node.namedChildren.find((child) => child?.type === 'if_statement')?.namedChildren[0]
-      ?.text;
-    expect(condition).toBe('(!empty(faultPrincipalId))');
-    const body = asObject(literal(assignment.body));
-    // No scope: the deployment's resource group (a scale-set scope would not reach a Flexible scale set's VMs).
-    expect(body.scope).toBeUndefined();
-    expect(body.name).toEqual({
-      expression: 'guid(resourceGroup().id, faultPrincipalId, virtualMachineContributorRoleId)',
-    });
-    expect(main.variables.get('virtualMachineContributorRoleId')?.text).toBe("'9980e02c-c2be-4d73-94e8-173b1dc7cf3c'");
-    expect(asObject(body.properties)).toMatchObject({
-      roleDefinitionId: {
-        expression:
-          "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', virtualMachineContributorRoleId)",
-      },
-      principalId: { expression: 'faultPrincipalId' },
-      principalType: 'ServicePrincipal',
-    });
-  });
+  test(
+    'a fault-only principal (faultPrincipalId) gets Virtual Machine ' +
+      "Contributor on the run's resource group only, and only when given",
+    () => {
+      const main = file('main.bicep');
+      expect(main.params.get('faultPrincipalId')?.defaultValue?.text).toBe("''");
+      const assignments = main.resources.filter(
+        (candidate) => candidate.resourceType === 'Microsoft.Authorization/roleAssignments',
+      );
+      expect(assignments.map((assignment) => assignment.typeWithVersion)).toEqual([
+        'Microsoft.Authorization/roleAssignments@2022-04-01',
+      ]);
+      const assignment = assignments[0] as ResourceDeclaration;
+      // Conditional on the parameter: without it, no assignment and nothing else changes.
+      const condition = assignment.node.namedChildren.find((child) => child?.type === 'if_statement')?.namedChildren[0]
+        ?.text;
+      expect(condition).toBe('(!empty(faultPrincipalId))');
+      const body = asObject(literal(assignment.body));
+      // No scope: the deployment's resource group (a scale-set scope would not reach a Flexible scale set's VMs).
+      expect(body.scope).toBeUndefined();
+      expect(body.name).toEqual({
+        expression: 'guid(resourceGroup().id, faultPrincipalId, virtualMachineContributorRoleId)',
+      });
+      expect(main.variables.get('virtualMachineContributorRoleId')?.text).toBe(
+        "'9980e02c-c2be-4d73-94e8-173b1dc7cf3c'",
+      );
+      expect(asObject(body.properties)).toMatchObject({
+        roleDefinitionId: {
+          expression:
+            "subscriptionResourceId('Microsoft.Authorization/roleDefinitions', virtualMachineContributorRoleId)",
+        },
+        principalId: { expression: 'faultPrincipalId' },
+        principalType: 'ServicePrincipal',
+      });
+    },
+  );
 
   test('main.bicep gives the load generator the vault and lets its subnet through the vault firewall', () => {
     const main = file('main.bicep');
@@ -402,78 +427,89 @@ describe('network security group', () => {
   };
   const inboundAllows = (): Json[] => rules().filter((rule) => rule.direction === 'Inbound' && rule.access === 'Allow');
 
-  test('client ports are allowed from the allowedSourceAddressPrefixes parameter (only allowedSourcePorts) and from the load-generator subnet, nowhere else', () => {
-    const clientPorts = ['5672', '5671', '15672', '15671'];
-    const clientRules = inboundAllows().filter(
-      (rule) =>
-        isExpression(rule.destinationPortRanges) &&
-        ['allowedSourcePorts', 'clientPorts'].includes(rule.destinationPortRanges.expression),
-    );
-    expect(clientRules.map((rule) => rule.name)).toEqual([
-      'AllowClientPortsFromAllowedSources',
-      'AllowClientPortsFromLoadGenerator',
-    ]);
-    expect(clientRules[0]).toMatchObject({
-      sourceAddressPrefixes: { expression: 'allowedSourceAddressPrefixes' },
-      destinationPortRanges: { expression: 'allowedSourcePorts' },
-    });
-    expect(clientRules[1]).toMatchObject({
-      sourceAddressPrefix: { expression: 'loadGeneratorSubnetPrefix' },
-      destinationPortRanges: { expression: 'clientPorts' },
-    });
-    expect(ports(clientRules[1] as Json).sort()).toEqual([...clientPorts].sort());
-    // No other allow rule opens a client port.
-    const others = inboundAllows().filter(
-      (rule) =>
-        !clientRules.includes(rule) &&
-        !isExpression(rule.destinationPortRanges) &&
-        ports(rule).some((port) => clientPorts.includes(port)),
-    );
-    expect(others).toEqual([]);
-    // The default of allowedSourcePorts is the TLS listeners only.
-    expect(literal(file('modules/network.bicep').params.get('allowedSourcePorts')?.defaultValue as never)).toEqual([
-      '5671',
-      '15671',
-    ]);
-    for (const name of ['modules/network.bicep', 'main.bicep']) {
-      const param = file(name).params.get('allowedSourceAddressPrefixes');
-      expect(param?.defaultValue).toBeUndefined();
-      expect(param?.decorators).toContain('minLength(1)');
-    }
-  });
+  test(
+    'client ports are allowed from the allowedSourceAddressPrefixes parameter ' +
+      '(only allowedSourcePorts) and from the load-generator subnet, nowhere else',
+    () => {
+      const clientPorts = ['5672', '5671', '15672', '15671'];
+      const clientRules = inboundAllows().filter(
+        (rule) =>
+          isExpression(rule.destinationPortRanges) &&
+          ['allowedSourcePorts', 'clientPorts'].includes(rule.destinationPortRanges.expression),
+      );
+      expect(clientRules.map((rule) => rule.name)).toEqual([
+        'AllowClientPortsFromAllowedSources',
+        'AllowClientPortsFromLoadGenerator',
+      ]);
+      expect(clientRules[0]).toMatchObject({
+        sourceAddressPrefixes: { expression: 'allowedSourceAddressPrefixes' },
+        destinationPortRanges: { expression: 'allowedSourcePorts' },
+      });
+      expect(clientRules[1]).toMatchObject({
+        sourceAddressPrefix: { expression: 'loadGeneratorSubnetPrefix' },
+        destinationPortRanges: { expression: 'clientPorts' },
+      });
+      expect(ports(clientRules[1] as Json).sort()).toEqual([...clientPorts].sort());
+      // No other allow rule opens a client port.
+      const others = inboundAllows().filter(
+        (rule) =>
+          !clientRules.includes(rule) &&
+          !isExpression(rule.destinationPortRanges) &&
+          ports(rule).some((port) => clientPorts.includes(port)),
+      );
+      expect(others).toEqual([]);
+      // The default of allowedSourcePorts is the TLS listeners only.
+      expect(literal(file('modules/network.bicep').params.get('allowedSourcePorts')?.defaultValue as never)).toEqual([
+        '5671',
+        '15671',
+      ]);
+      for (const name of ['modules/network.bicep', 'main.bicep']) {
+        const param = file(name).params.get('allowedSourceAddressPrefixes');
+        expect(param?.defaultValue).toBeUndefined();
+        expect(param?.decorators).toContain('minLength(1)');
+      }
+    },
+  );
 
-  test('main.bicep opens only AMQPS 5671 and HTTPS 15671 to the allowed sources when the load balancer is public', () => {
-    const main = file('main.bicep');
-    const network = asObject(
-      asObject(literal(main.modules.find((module) => module.path === 'modules/network.bicep')?.body as never)).params,
-    );
-    expect(network.allowedSourcePorts).toEqual({
-      expression:
-        'publicLoadBalancer ? tlsClientPorts : tlsEnabled ? concat(plainClientPorts, tlsClientPorts) : plainClientPorts',
-    });
-    expect(literal(main.variables.get('tlsClientPorts') as never)).toEqual(['5671', '15671']);
-    expect(literal(main.variables.get('plainClientPorts') as never)).toEqual(['5672', '15672']);
-    // The prefixes reach the NSG only through the world-open check.
-    expect(network.allowedSourceAddressPrefixes).toEqual({ expression: 'checkedSourcePrefixes' });
-  });
+  test(
+    'main.bicep opens only AMQPS 5671 and HTTPS 15671 to ' + 'the allowed sources when the load balancer is public',
+    () => {
+      const main = file('main.bicep');
+      const network = asObject(
+        asObject(literal(main.modules.find((module) => module.path === 'modules/network.bicep')?.body as never)).params,
+      );
+      expect(network.allowedSourcePorts).toEqual({
+        expression:
+          'publicLoadBalancer ? tlsClientPorts : tlsEnabled ? ' +
+          'concat(plainClientPorts, tlsClientPorts) : plainClientPorts',
+      });
+      expect(literal(main.variables.get('tlsClientPorts') as never)).toEqual(['5671', '15671']);
+      expect(literal(main.variables.get('plainClientPorts') as never)).toEqual(['5672', '15672']);
+      // The prefixes reach the NSG only through the world-open check.
+      expect(network.allowedSourceAddressPrefixes).toEqual({ expression: 'checkedSourcePrefixes' });
+    },
+  );
 
-  test('main.bicep refuses world-open source prefixes with fail(), by the same rule as core/cloud/source-prefixes.ts', () => {
-    const main = file('main.bicep');
-    expect(literal(main.variables.get('worldOpenSourceNames') as never)).toEqual([...WORLD_OPEN_SOURCE_NAMES]);
-    expect(literal(main.variables.get('minimumSourcePrefixLength') as never)).toBe(MINIMUM_SOURCE_PREFIX_LENGTH);
-    const filter = main.variables.get('worldOpenSourcePrefixes')?.text ?? '';
-    expect(filter).toMatch(/^filter\(\s*allowedSourceAddressPrefixes,/);
-    for (const part of [
-      'contains(worldOpenSourceNames, toLower(trim(prefix)))',
-      "startsWith(toLower(trim(prefix)), 'azurecloud.')",
-      '< minimumSourcePrefixLength',
-    ])
-      expect(filter).toContain(part);
-    const checked = main.variables.get('checkedSourcePrefixes')?.text ?? '';
-    expect(checked).toMatch(
-      /^empty\(worldOpenSourcePrefixes\)\s*\?\s*allowedSourceAddressPrefixes\s*:\s*fail\('allowedSourceAddressPrefixes must not open the cluster to the world; refused: \$\{join\(worldOpenSourcePrefixes, ', '\)\}/,
-    );
-  });
+  test(
+    'main.bicep refuses world-open source prefixes with ' + 'fail(), by the same rule as core/cloud/source-prefixes.ts',
+    () => {
+      const main = file('main.bicep');
+      expect(literal(main.variables.get('worldOpenSourceNames') as never)).toEqual([...WORLD_OPEN_SOURCE_NAMES]);
+      expect(literal(main.variables.get('minimumSourcePrefixLength') as never)).toBe(MINIMUM_SOURCE_PREFIX_LENGTH);
+      const filter = main.variables.get('worldOpenSourcePrefixes')?.text ?? '';
+      expect(filter).toMatch(/^filter\(\s*allowedSourceAddressPrefixes,/);
+      for (const part of [
+        'contains(worldOpenSourceNames, toLower(trim(prefix)))',
+        "startsWith(toLower(trim(prefix)), 'azurecloud.')",
+        '< minimumSourcePrefixLength',
+      ])
+        expect(filter).toContain(part);
+      const checked = main.variables.get('checkedSourcePrefixes')?.text ?? '';
+      expect(checked).toMatch(
+        /^empty\(worldOpenSourcePrefixes\)\s*\?\s*allowedSourceAddressPrefixes\s*:\s*fail\('allowedSourceAddressPrefixes must not open the cluster to the world; refused: \$\{join\(worldOpenSourcePrefixes, ', '\)\}/,
+      );
+    },
+  );
 
   test('4369, 25672 and 35672-35682 are allowed only inside the cluster subnet and denied from anywhere else', () => {
     const interNode = ['4369', '25672', '35672-35682'];
@@ -538,40 +574,44 @@ describe('cluster', () => {
     return literal(cluster().variables.get(over) as never);
   };
 
-  test('an internal Standard load balancer forwards AMQP and management (and the TLS listeners when enabled); a public one, only AMQPS and HTTPS', () => {
-    const lbs = loadBalancers();
-    expect([...lbs.keys()]).toEqual(['loadBalancer', 'publicLoadBalancerResource']);
-    for (const lb of lbs.values()) expect(lb.sku).toEqual({ name: 'Standard', tier: 'Regional' });
-    const internal = lbs.get('loadBalancer') as Json;
-    const internalFrontend = asObject(
-      (asObject(internal.properties).frontendIPConfigurations as Json[])[0]?.properties,
-    );
-    expect(internalFrontend.subnet).toEqual({ id: { expression: 'subnetResourceId' } });
-    expect(internalFrontend.publicIPAddress).toBeUndefined();
-    expect(forwardedPorts(internal)).toEqual({
-      expression: 'tlsEnabled ? concat(plainPorts, publicPorts) : plainPorts',
-    });
-    expect(literal(cluster().variables.get('plainPorts') as never)).toEqual([
-      { expression: 'amqpPort' },
-      { expression: 'managementPort' },
-    ]);
-    const publicLb = lbs.get('publicLoadBalancerResource') as Json;
-    expect(
-      asObject((asObject(publicLb.properties).frontendIPConfigurations as Json[])[0]?.properties).publicIPAddress,
-    ).toEqual({ id: { expression: 'publicIp.id' } });
-    expect(forwardedPorts(publicLb)).toEqual([{ expression: 'amqpsPort' }, { expression: 'managementTlsPort' }]);
-    expect([
-      amqpPortsOf('amqpPort'),
-      amqpPortsOf('managementPort'),
-      amqpPortsOf('amqpsPort'),
-      amqpPortsOf('managementTlsPort'),
-    ]).toEqual([5672, 15672, 5671, 15671]);
-    const declaration = cluster().resources.find((candidate) => candidate.name === 'publicLoadBalancerResource');
-    expect(declaration?.node.text).toContain('= if (publicLoadBalancer) {');
-    // Every rule goes through the health probe of its own load balancer.
-    for (const name of ['internalLoadBalancingRules', 'publicLoadBalancingRules'])
-      expect(cluster().variables.get(name)?.text).toMatch(/probes', \w+LoadBalancerName, probeName\)/);
-  });
+  test(
+    'an internal Standard load balancer forwards AMQP and management (and ' +
+      'the TLS listeners when enabled); a public one, only AMQPS and HTTPS',
+    () => {
+      const lbs = loadBalancers();
+      expect([...lbs.keys()]).toEqual(['loadBalancer', 'publicLoadBalancerResource']);
+      for (const lb of lbs.values()) expect(lb.sku).toEqual({ name: 'Standard', tier: 'Regional' });
+      const internal = lbs.get('loadBalancer') as Json;
+      const internalFrontend = asObject(
+        (asObject(internal.properties).frontendIPConfigurations as Json[])[0]?.properties,
+      );
+      expect(internalFrontend.subnet).toEqual({ id: { expression: 'subnetResourceId' } });
+      expect(internalFrontend.publicIPAddress).toBeUndefined();
+      expect(forwardedPorts(internal)).toEqual({
+        expression: 'tlsEnabled ? concat(plainPorts, publicPorts) : plainPorts',
+      });
+      expect(literal(cluster().variables.get('plainPorts') as never)).toEqual([
+        { expression: 'amqpPort' },
+        { expression: 'managementPort' },
+      ]);
+      const publicLb = lbs.get('publicLoadBalancerResource') as Json;
+      expect(
+        asObject((asObject(publicLb.properties).frontendIPConfigurations as Json[])[0]?.properties).publicIPAddress,
+      ).toEqual({ id: { expression: 'publicIp.id' } });
+      expect(forwardedPorts(publicLb)).toEqual([{ expression: 'amqpsPort' }, { expression: 'managementTlsPort' }]);
+      expect([
+        amqpPortsOf('amqpPort'),
+        amqpPortsOf('managementPort'),
+        amqpPortsOf('amqpsPort'),
+        amqpPortsOf('managementTlsPort'),
+      ]).toEqual([5672, 15672, 5671, 15671]);
+      const declaration = cluster().resources.find((candidate) => candidate.name === 'publicLoadBalancerResource');
+      expect(declaration?.node.text).toContain('= if (publicLoadBalancer) {');
+      // Every rule goes through the health probe of its own load balancer.
+      for (const name of ['internalLoadBalancingRules', 'publicLoadBalancingRules'])
+        expect(cluster().variables.get(name)?.text).toMatch(/probes', \w+LoadBalancerName, probeName\)/);
+    },
+  );
   const amqpPortsOf = (name: string): BicepValue => literal(cluster().variables.get(name) as never);
 
   test('the health probe asks the node whether it serves AMQP and management and has joined', () => {
@@ -583,22 +623,28 @@ describe('cluster', () => {
     expect(cluster().variables.get('nodeEnvironment')?.text).toContain('HEALTH_PORT=${healthProbePort}');
   });
 
-  test('node.env tells the node scripts the TLS secret names (empty without TLS) and the TLS ports, with the keys the node side reads', () => {
-    const environment = cluster().variables.get('nodeEnvironment')?.text ?? '';
-    expect(environment).toContain(
-      "\\nTLS_CERTIFICATE_SECRET_NAME=${tlsEnabled ? tlsCertificateSecretName : ''}\\nTLS_PRIVATE_KEY_SECRET_NAME=${tlsEnabled ? tlsPrivateKeySecretName : ''}\\nAMQPS_PORT=${amqpsPort}\\nMANAGEMENT_TLS_PORT=${managementTlsPort}\\n",
-    );
-    const main = asObject(
-      asObject(
-        literal(file('main.bicep').modules.find((module) => module.path === 'modules/cluster.bicep')?.body as never),
-      ).params,
-    );
-    expect(main).toMatchObject({
-      tlsEnabled: { expression: 'tlsEnabled' },
-      tlsCertificateSecretName: { expression: 'secrets.outputs.tlsCertificateSecretName' },
-      tlsPrivateKeySecretName: { expression: 'secrets.outputs.tlsPrivateKeySecretName' },
-    });
-  });
+  test(
+    'node.env tells the node scripts the TLS secret names (empty ' +
+      'without TLS) and the TLS ports, with the keys the node side reads',
+    () => {
+      const environment = cluster().variables.get('nodeEnvironment')?.text ?? '';
+      expect(environment).toContain(
+        "\\nTLS_CERTIFICATE_SECRET_NAME=${tlsEnabled ? tlsCertificateSecretName : ''}" +
+          "\\nTLS_PRIVATE_KEY_SECRET_NAME=${tlsEnabled ? tlsPrivateKeySecretName : ''}" +
+          '\\nAMQPS_PORT=${amqpsPort}\\nMANAGEMENT_TLS_PORT=${managementTlsPort}\\n',
+      );
+      const main = asObject(
+        asObject(
+          literal(file('main.bicep').modules.find((module) => module.path === 'modules/cluster.bicep')?.body as never),
+        ).params,
+      );
+      expect(main).toMatchObject({
+        tlsEnabled: { expression: 'tlsEnabled' },
+        tlsCertificateSecretName: { expression: 'secrets.outputs.tlsCertificateSecretName' },
+        tlsPrivateKeySecretName: { expression: 'secrets.outputs.tlsPrivateKeySecretName' },
+      });
+    },
+  );
 
   test('the scale set is Flexible, zonal, with a managed identity, boot diagnostics and SSH-key-only Linux', () => {
     const vmss = scaleSet();
@@ -629,25 +675,29 @@ describe('cluster', () => {
     });
   });
 
-  test('main.bicep passes acceleratedNetworking, the broker texts and the instance count unchanged to the cluster module', () => {
-    const module = file('main.bicep').modules.find((candidate) => candidate.path === 'modules/cluster.bicep');
-    const params = asObject(asObject(literal(module?.body as never)).params);
-    expect({ param: 'instanceCount', value: params.instanceCount }).toEqual({
-      param: 'instanceCount',
-      value: { expression: 'instanceCount' },
-    });
-    // The broker texts pass through their check (fail() when empty with broker rabbitmq; optional only for kafka).
-    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
-      expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: `${name}Checked` } });
-    }
-    // acceleratedNetworking passes through the Dsv5 check (fail() when false on a size that requires it).
-    expect(params.acceleratedNetworking).toEqual({ expression: 'acceleratedNetworkingChecked' });
-    const checked = file('main.bicep').variables.get('acceleratedNetworkingChecked')?.text ?? '';
-    expect(checked).toMatch(
-      /^!acceleratedNetworking && \(endsWith\(clusterVmSize, 's_v5'\) \|\| endsWith\(loadGeneratorVmSize, 's_v5'\)\)\s*\?\s*fail\(/,
-    );
-    expect(checked).toMatch(/:\s*acceleratedNetworking$/);
-  });
+  test(
+    'main.bicep passes acceleratedNetworking, the broker texts ' +
+      'and the instance count unchanged to the cluster module',
+    () => {
+      const module = file('main.bicep').modules.find((candidate) => candidate.path === 'modules/cluster.bicep');
+      const params = asObject(asObject(literal(module?.body as never)).params);
+      expect({ param: 'instanceCount', value: params.instanceCount }).toEqual({
+        param: 'instanceCount',
+        value: { expression: 'instanceCount' },
+      });
+      // The broker texts pass through their check (fail() when empty with broker rabbitmq; optional only for kafka).
+      for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
+        expect({ param: name, value: params[name] }).toEqual({ param: name, value: { expression: `${name}Checked` } });
+      }
+      // acceleratedNetworking passes through the Dsv5 check (fail() when false on a size that requires it).
+      expect(params.acceleratedNetworking).toEqual({ expression: 'acceleratedNetworkingChecked' });
+      const checked = file('main.bicep').variables.get('acceleratedNetworkingChecked')?.text ?? '';
+      expect(checked).toMatch(
+        /^!acceleratedNetworking && \(endsWith\(clusterVmSize, 's_v5'\) \|\| endsWith\(loadGeneratorVmSize, 's_v5'\)\)\s*\?\s*fail\(/,
+      );
+      expect(checked).toMatch(/:\s*acceleratedNetworking$/);
+    },
+  );
 
   test('every VM size offered supports accelerated networking (an allowed list of current s-sizes)', () => {
     // Dsv5 requires accelerated networking (https://learn.microsoft.com/azure/virtual-machines/dv5-dsv5-series); Fsv2
@@ -681,34 +731,38 @@ test('the test reads the templates it claims to (bicep/ exists next to test/)', 
 });
 
 describe('TLS, secret lifetime and linter suppressions', () => {
-  test('a public load balancer requires tlsCertificatePem and the @secure() tlsPrivateKeyPem, refused by name with fail()', () => {
-    const main = file('main.bicep');
-    expect(main.params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
-    expect(main.params.get('tlsCertificatePem')?.decorators).not.toContain('secure()');
-    const tlsEnabled = main.variables.get('tlsEnabled')?.text ?? '';
-    expect(tlsEnabled).toMatch(
-      /^publicLoadBalancer && !tlsGiven\s*\?\s*fail\('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required/,
-    );
-    expect(main.variables.get('tlsGiven')?.text).toBe('!empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)');
-    // The key goes to the secrets module only, into a @secure() parameter (checked above for every secure value).
-    const secrets = asObject(
-      asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params,
-    );
-    expect(secrets).toMatchObject({
-      tlsCertificatePem: { expression: 'tlsCertificatePem' },
-      tlsPrivateKeyPem: { expression: 'tlsPrivateKeyPem' },
-    });
-    expect(file('modules/secrets.bicep').params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
-    expect([...main.outputs.keys()]).toEqual(
-      expect.arrayContaining([
-        'amqpsEndpoint',
-        'managementHttpsUrl',
-        'tlsCertificatePem',
-        'tlsCertificateSecretName',
-        'tlsPrivateKeySecretName',
-      ]),
-    );
-  });
+  test(
+    'a public load balancer requires tlsCertificatePem and the ' +
+      '@secure() tlsPrivateKeyPem, refused by name with fail()',
+    () => {
+      const main = file('main.bicep');
+      expect(main.params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
+      expect(main.params.get('tlsCertificatePem')?.decorators).not.toContain('secure()');
+      const tlsEnabled = main.variables.get('tlsEnabled')?.text ?? '';
+      expect(tlsEnabled).toMatch(
+        /^publicLoadBalancer && !tlsGiven\s*\?\s*fail\('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required/,
+      );
+      expect(main.variables.get('tlsGiven')?.text).toBe('!empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)');
+      // The key goes to the secrets module only, into a @secure() parameter (checked above for every secure value).
+      const secrets = asObject(
+        asObject(literal(main.modules.find((module) => module.path === 'modules/secrets.bicep')?.body as never)).params,
+      );
+      expect(secrets).toMatchObject({
+        tlsCertificatePem: { expression: 'tlsCertificatePem' },
+        tlsPrivateKeyPem: { expression: 'tlsPrivateKeyPem' },
+      });
+      expect(file('modules/secrets.bicep').params.get('tlsPrivateKeyPem')?.decorators).toContain('secure()');
+      expect([...main.outputs.keys()]).toEqual(
+        expect.arrayContaining([
+          'amqpsEndpoint',
+          'managementHttpsUrl',
+          'tlsCertificatePem',
+          'tlsCertificateSecretName',
+          'tlsPrivateKeySecretName',
+        ]),
+      );
+    },
+  );
 
   test('the vault holds the certificate and key as secrets, created only when TLS is given', () => {
     const secrets = file('modules/secrets.bicep');
@@ -743,26 +797,30 @@ describe('TLS, secret lifetime and linter suppressions', () => {
     }
   });
 
-  test('every output whose name the linter takes for a secret ("password") carries a reasoned #disable-next-line outputs-should-not-contain-secrets', () => {
-    let seen = 0;
-    for (const [name, bicep] of files) {
-      for (const output of bicep.outputs.values()) {
-        if (!/password/i.test(output.name)) continue;
-        seen++;
-        const previous = output.node.previousNamedSibling;
-        expect({
-          file: name,
-          output: output.name,
-          suppression: previous?.type === 'diagnostic_comment' ? previous.text : undefined,
-        }).toEqual({
-          file: name,
-          output: output.name,
-          suppression: expect.stringMatching(/^#disable-next-line outputs-should-not-contain-secrets \/\/ \S.{10,}/),
-        });
+  test(
+    'every output whose name the linter takes for a secret ("password") ' +
+      'carries a reasoned #disable-next-line outputs-should-not-contain-secrets',
+    () => {
+      let seen = 0;
+      for (const [name, bicep] of files) {
+        for (const output of bicep.outputs.values()) {
+          if (!/password/i.test(output.name)) continue;
+          seen++;
+          const previous = output.node.previousNamedSibling;
+          expect({
+            file: name,
+            output: output.name,
+            suppression: previous?.type === 'diagnostic_comment' ? previous.text : undefined,
+          }).toEqual({
+            file: name,
+            output: output.name,
+            suppression: expect.stringMatching(/^#disable-next-line outputs-should-not-contain-secrets \/\/ \S.{10,}/),
+          });
+        }
       }
-    }
-    expect(seen).toBe(2);
-  });
+      expect(seen).toBe(2);
+    },
+  );
 });
 
 /**
@@ -874,134 +932,146 @@ function evaluate(node: Node, scope: Readonly<Record<string, Value>>, variables:
   }
 }
 
-describe('main.bicep refuses exactly the prefixes core/cloud/source-prefixes.ts refuses (its expressions evaluated)', () => {
-  const samples = [
-    '*',
-    'Internet',
-    'INTERNET',
-    ' any ',
-    'AzureCloud',
-    'AzureCloud.westeurope',
-    '0.0.0.0/0',
-    '::/0',
-    '0.0.0.0/1',
-    '128.0.0.0/7',
-    '10.0.0.0/8',
-    '203.0.113.7/32',
-    '198.51.100.0/24',
-    '2001:db8::/32',
-    'VirtualNetwork',
-    'AzureLoadBalancer',
-    '10.20.2.0/24',
-  ];
-  const variables = (): ReadonlyMap<string, Node> => file('main.bicep').variables;
+describe(
+  'main.bicep refuses exactly the prefixes ' + 'core/cloud/source-prefixes.ts refuses (its expressions evaluated)',
+  () => {
+    const samples = [
+      '*',
+      'Internet',
+      'INTERNET',
+      ' any ',
+      'AzureCloud',
+      'AzureCloud.westeurope',
+      '0.0.0.0/0',
+      '::/0',
+      '0.0.0.0/1',
+      '128.0.0.0/7',
+      '10.0.0.0/8',
+      '203.0.113.7/32',
+      '198.51.100.0/24',
+      '2001:db8::/32',
+      'VirtualNetwork',
+      'AzureLoadBalancer',
+      '10.20.2.0/24',
+    ];
+    const variables = (): ReadonlyMap<string, Node> => file('main.bicep').variables;
 
-  test.each(samples)('%s: refused by both or by neither', (prefix) => {
-    const refusedByTemplate = evaluate(
-      variables().get('worldOpenSourcePrefixes') as Node,
-      { allowedSourceAddressPrefixes: [prefix] },
-      variables(),
-    ) as string[];
-    expect({ prefix, refused: refusedByTemplate.length > 0 }).toEqual({
-      prefix,
-      refused: worldOpenReason(prefix) !== undefined,
+    test.each(samples)('%s: refused by both or by neither', (prefix) => {
+      const refusedByTemplate = evaluate(
+        variables().get('worldOpenSourcePrefixes') as Node,
+        { allowedSourceAddressPrefixes: [prefix] },
+        variables(),
+      ) as string[];
+      expect({ prefix, refused: refusedByTemplate.length > 0 }).toEqual({
+        prefix,
+        refused: worldOpenReason(prefix) !== undefined,
+      });
     });
-  });
 
-  test('the deployment fails naming every refused prefix, and passes the accepted ones through unchanged', () => {
-    const given = ['203.0.113.7/32', '*', '0.0.0.0/0', 'AzureCloud'];
-    expect(() =>
-      evaluate(variables().get('checkedSourcePrefixes') as Node, { allowedSourceAddressPrefixes: given }, variables()),
-    ).toThrow(
-      'fail: allowedSourceAddressPrefixes must not open the cluster to the world; refused: *, 0.0.0.0/0, AzureCloud. Give the addresses that need the cluster',
-    );
-    const accepted = ['203.0.113.7/32', '10.0.0.0/8'];
-    expect(
-      evaluate(
-        variables().get('checkedSourcePrefixes') as Node,
-        { allowedSourceAddressPrefixes: accepted },
-        variables(),
-      ),
-    ).toEqual(accepted);
-  });
-
-  test('TLS parameters: required together when the load balancer is public, both or neither otherwise', () => {
-    const tls = (publicLoadBalancer: boolean, tlsCertificatePem: string, tlsPrivateKeyPem: string) =>
-      evaluate(
-        variables().get('tlsEnabled') as Node,
-        { publicLoadBalancer, tlsCertificatePem, tlsPrivateKeyPem },
-        variables(),
+    test('the deployment fails naming every refused prefix, and passes the accepted ones through unchanged', () => {
+      const given = ['203.0.113.7/32', '*', '0.0.0.0/0', 'AzureCloud'];
+      expect(() =>
+        evaluate(
+          variables().get('checkedSourcePrefixes') as Node,
+          { allowedSourceAddressPrefixes: given },
+          variables(),
+        ),
+      ).toThrow(
+        'fail: allowedSourceAddressPrefixes must not open the cluster to the world; ' +
+          'refused: *, 0.0.0.0/0, AzureCloud. Give the addresses that need the cluster',
       );
-    expect(() => tls(true, '', '')).toThrow(
-      'fail: publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required',
-    );
-    expect(() => tls(true, 'CERT', '')).toThrow('fail: publicLoadBalancer is true');
-    expect(() => tls(false, 'CERT', '')).toThrow('fail: tlsCertificatePem and tlsPrivateKeyPem go together');
-    expect(tls(true, 'CERT', 'KEY')).toBe(true);
-    expect(tls(false, 'CERT', 'KEY')).toBe(true);
-    expect(tls(false, '', '')).toBe(false);
-  });
+      const accepted = ['203.0.113.7/32', '10.0.0.0/8'];
+      expect(
+        evaluate(
+          variables().get('checkedSourcePrefixes') as Node,
+          { allowedSourceAddressPrefixes: accepted },
+          variables(),
+        ),
+      ).toEqual(accepted);
+    });
 
-  test('broker texts: refused empty with broker rabbitmq, unchanged when given, optional with broker kafka', () => {
-    for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
-      const checked = (broker: string, value: string) =>
-        evaluate(variables().get(`${name}Checked`) as Node, { broker, [name]: value }, variables());
-      expect(() => checked('rabbitmq', '')).toThrow(`fail: broker is rabbitmq, so ${name} is required`);
-      expect(checked('rabbitmq', 'TEXT')).toBe('TEXT');
-      expect(checked('kafka', '')).toBe('');
-      expect(file('main.bicep').params.get(name)?.defaultValue?.text).toBe("''");
-    }
-  });
-
-  test('RabbitMQ secrets: refused by name (never quoting the value) when missing or short with broker rabbitmq, not created with broker kafka', () => {
-    const checked = (broker: string, rabbitmqAdminPassword: string, erlangCookie: string) =>
-      evaluate(
-        variables().get('rabbitmqSecretsChecked') as Node,
-        { broker, rabbitmqAdminPassword, erlangCookie },
-        variables(),
+    test('TLS parameters: required together when the load balancer is public, both or neither otherwise', () => {
+      const tls = (publicLoadBalancer: boolean, tlsCertificatePem: string, tlsPrivateKeyPem: string) =>
+        evaluate(
+          variables().get('tlsEnabled') as Node,
+          { publicLoadBalancer, tlsCertificatePem, tlsPrivateKeyPem },
+          variables(),
+        );
+      expect(() => tls(true, '', '')).toThrow(
+        'fail: publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required',
       );
-    const password = 'p'.repeat(12);
-    const cookie = 'C'.repeat(20);
-    expect(() => checked('rabbitmq', '', cookie)).toThrow(
-      'fail: broker is rabbitmq, so rabbitmqAdminPassword is required: at least 12 characters',
-    );
-    const refusal = (run: () => unknown): string => {
-      try {
-        run();
-      } catch (error) {
-        return (error as Error).message;
+      expect(() => tls(true, 'CERT', '')).toThrow('fail: publicLoadBalancer is true');
+      expect(() => tls(false, 'CERT', '')).toThrow('fail: tlsCertificatePem and tlsPrivateKeyPem go together');
+      expect(tls(true, 'CERT', 'KEY')).toBe(true);
+      expect(tls(false, 'CERT', 'KEY')).toBe(true);
+      expect(tls(false, '', '')).toBe(false);
+    });
+
+    test('broker texts: refused empty with broker rabbitmq, unchanged when given, optional with broker kafka', () => {
+      for (const name of ['rabbitmqConf', 'enabledPluginsFile', 'policyCommandsJson']) {
+        const checked = (broker: string, value: string) =>
+          evaluate(variables().get(`${name}Checked`) as Node, { broker, [name]: value }, variables());
+        expect(() => checked('rabbitmq', '')).toThrow(`fail: broker is rabbitmq, so ${name} is required`);
+        expect(checked('rabbitmq', 'TEXT')).toBe('TEXT');
+        expect(checked('kafka', '')).toBe('');
+        expect(file('main.bicep').params.get(name)?.defaultValue?.text).toBe("''");
       }
-      return 'not refused';
-    };
-    const shortPassword = refusal(() => checked('rabbitmq', 'pw-secret-1', cookie));
-    expect(shortPassword).toContain('so rabbitmqAdminPassword is required');
-    expect(shortPassword).not.toContain('pw-secret-1');
-    expect(() => checked('rabbitmq', password, '')).toThrow(
-      'fail: broker is rabbitmq, so erlangCookie is required: at least 20 characters',
-    );
-    const shortCookie = refusal(() => checked('rabbitmq', password, 'COOKIE-SECRET-01234'));
-    expect(shortCookie).toContain('so erlangCookie is required');
-    expect(shortCookie).not.toContain('COOKIE-SECRET');
-    expect(checked('rabbitmq', password, cookie)).toBe(true);
-    // Kafka: nothing required, nothing created, whatever was given.
-    expect(checked('kafka', '', '')).toBe(false);
-    expect(checked('kafka', password, cookie)).toBe(false);
-  });
+    });
 
-  test('acceleratedNetworking false is refused when a Dsv5 size is chosen, accepted on Fsv2', () => {
-    const check = (acceleratedNetworking: boolean, clusterVmSize: string, loadGeneratorVmSize: string) =>
-      evaluate(
-        variables().get('acceleratedNetworkingChecked') as Node,
-        { acceleratedNetworking, clusterVmSize, loadGeneratorVmSize },
-        variables(),
+    test(
+      'RabbitMQ secrets: refused by name (never quoting the value) when ' +
+        'missing or short with broker rabbitmq, not created with broker kafka',
+      () => {
+        const checked = (broker: string, rabbitmqAdminPassword: string, erlangCookie: string) =>
+          evaluate(
+            variables().get('rabbitmqSecretsChecked') as Node,
+            { broker, rabbitmqAdminPassword, erlangCookie },
+            variables(),
+          );
+        const password = 'p'.repeat(12);
+        const cookie = 'C'.repeat(20);
+        expect(() => checked('rabbitmq', '', cookie)).toThrow(
+          'fail: broker is rabbitmq, so rabbitmqAdminPassword is required: at least 12 characters',
+        );
+        const refusal = (run: () => unknown): string => {
+          try {
+            run();
+          } catch (error) {
+            return (error as Error).message;
+          }
+          return 'not refused';
+        };
+        const shortPassword = refusal(() => checked('rabbitmq', 'pw-secret-1', cookie));
+        expect(shortPassword).toContain('so rabbitmqAdminPassword is required');
+        expect(shortPassword).not.toContain('pw-secret-1');
+        expect(() => checked('rabbitmq', password, '')).toThrow(
+          'fail: broker is rabbitmq, so erlangCookie is required: at least 20 characters',
+        );
+        const shortCookie = refusal(() => checked('rabbitmq', password, 'COOKIE-SECRET-01234'));
+        expect(shortCookie).toContain('so erlangCookie is required');
+        expect(shortCookie).not.toContain('COOKIE-SECRET');
+        expect(checked('rabbitmq', password, cookie)).toBe(true);
+        // Kafka: nothing required, nothing created, whatever was given.
+        expect(checked('kafka', '', '')).toBe(false);
+        expect(checked('kafka', password, cookie)).toBe(false);
+      },
+    );
+
+    test('acceleratedNetworking false is refused when a Dsv5 size is chosen, accepted on Fsv2', () => {
+      const check = (acceleratedNetworking: boolean, clusterVmSize: string, loadGeneratorVmSize: string) =>
+        evaluate(
+          variables().get('acceleratedNetworkingChecked') as Node,
+          { acceleratedNetworking, clusterVmSize, loadGeneratorVmSize },
+          variables(),
+        );
+      expect(() => check(false, 'Standard_D4s_v5', 'Standard_F16s_v2')).toThrow(
+        'fail: acceleratedNetworking is false, but Standard_D4s_v5 is a Dsv5 or Esv5 size',
       );
-    expect(() => check(false, 'Standard_D4s_v5', 'Standard_F16s_v2')).toThrow(
-      'fail: acceleratedNetworking is false, but Standard_D4s_v5 is a Dsv5 or Esv5 size',
-    );
-    expect(() => check(false, 'Standard_F8s_v2', 'Standard_D2s_v5')).toThrow(
-      'but Standard_D2s_v5 is a Dsv5 or Esv5 size',
-    );
-    expect(check(false, 'Standard_F8s_v2', 'Standard_F16s_v2')).toBe(false);
-    expect(check(true, 'Standard_D4s_v5', 'Standard_D4s_v5')).toBe(true);
-  });
-});
+      expect(() => check(false, 'Standard_F8s_v2', 'Standard_D2s_v5')).toThrow(
+        'but Standard_D2s_v5 is a Dsv5 or Esv5 size',
+      );
+      expect(check(false, 'Standard_F8s_v2', 'Standard_F16s_v2')).toBe(false);
+      expect(check(true, 'Standard_D4s_v5', 'Standard_D4s_v5')).toBe(true);
+    });
+  },
+);

@@ -93,32 +93,36 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
       expect(await status(name)).toBe('CREATE_COMPLETE');
   });
 
-  test("the sweeper (no table) deletes only the expired stack; cleanup then deletes the finished run's stack and keeps the rest", async () => {
-    const logs: string[] = [];
-    const swept = await sweepExpiredStacks(
-      cfn,
-      'arn:aws:iam::123456789012:role/rmqbench-cfn',
-      'rmqbench-',
-      new Date(),
-      undefined,
-      (line) => logs.push(line),
-    );
-    expect(swept.deleted).toEqual(['rmqbench-r-expired-c1']);
-    expect(await status('rmqbench-r-expired-c1')).toBe('GONE');
+  test(
+    'the sweeper (no table) deletes only the expired stack; cleanup ' +
+      "then deletes the finished run's stack and keeps the rest",
+    async () => {
+      const logs: string[] = [];
+      const swept = await sweepExpiredStacks(
+        cfn,
+        'arn:aws:iam::123456789012:role/rmqbench-cfn',
+        'rmqbench-',
+        new Date(),
+        undefined,
+        (line) => logs.push(line),
+      );
+      expect(swept.deleted).toEqual(['rmqbench-r-expired-c1']);
+      expect(await status('rmqbench-r-expired-c1')).toBe('GONE');
 
-    const cleaned = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--json');
-    expect(cleaned.code).toBe(0);
-    const outcome = JSON.parse(cleaned.stdout) as {
-      dryRun: boolean;
-      deleted: string[];
-      decisions: { candidate: { name: string }; delete: boolean }[];
-    };
-    expect(outcome.dryRun).toBe(false);
-    expect(outcome.deleted).toEqual(['rmqbench-r-done-c1']);
-    expect(await status('rmqbench-r-done-c1')).toBe('GONE');
-    for (const name of ['rmqbench-r-running-c1', 'rmqbench-r-none-c1', 'rmqbench-untagged'])
-      expect(await status(name)).toBe('CREATE_COMPLETE');
-  });
+      const cleaned = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--json');
+      expect(cleaned.code).toBe(0);
+      const outcome = JSON.parse(cleaned.stdout) as {
+        dryRun: boolean;
+        deleted: string[];
+        decisions: { candidate: { name: string }; delete: boolean }[];
+      };
+      expect(outcome.dryRun).toBe(false);
+      expect(outcome.deleted).toEqual(['rmqbench-r-done-c1']);
+      expect(await status('rmqbench-r-done-c1')).toBe('GONE');
+      for (const name of ['rmqbench-r-running-c1', 'rmqbench-r-none-c1', 'rmqbench-untagged'])
+        expect(await status(name)).toBe('CREATE_COMPLETE');
+    },
+  );
 
   test('without a controller table only expiry decides, and it says so', () => {
     const dry = rmqbenchSync(env, 'cleanup', '--target', 'aws', '--dry-run', '--stack', 'NoSuchStack');
@@ -131,31 +135,35 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
     expect(rmqbenchSync(env, 'cleanup', '--target', 'azure').stderr).toContain('needs --subscription ID');
   });
 
-  test('--target azure: resource groups from the fake ARM endpoint, run states from the table, expired and finished groups deleted', async () => {
-    await withFakeArm({ operationPolls: 1 }, async (clients, arm) => {
-      const groupTags = (runId: string, expiresAt: string) => ({
-        'rmqbench:run-id': runId,
-        'rmqbench:expires-at': expiresAt,
+  test(
+    '--target azure: resource groups from the fake ARM endpoint, ' +
+      'run states from the table, expired and finished groups deleted',
+    async () => {
+      await withFakeArm({ operationPolls: 1 }, async (clients, arm) => {
+        const groupTags = (runId: string, expiresAt: string) => ({
+          'rmqbench:run-id': runId,
+          'rmqbench:expires-at': expiresAt,
+        });
+        arm.groups.set('rmqbench-r-expired-c1', { location: 'westeurope', tags: groupTags('r-expired', at(-1)) });
+        arm.groups.set('rmqbench-r-done-c1', { location: 'westeurope', tags: groupTags('r-done', at(10)) });
+        arm.groups.set('rmqbench-r-running-c1', { location: 'westeurope', tags: groupTags('r-running', at(10)) });
+        arm.groups.set('other-team-group', { location: 'westeurope', tags: groupTags('r-done', at(-1)) });
+        const dry = await cleanupAzure(clients, controller.store, { dryRun: true });
+        expect(dry.deleted).toEqual([]);
+        expect(dry.decisions.map((d) => [d.candidate.name, d.delete])).toEqual([
+          // Expired, but its run is RUNNING in the table: kept until its execution must have ended.
+          ['rmqbench-r-expired-c1', false],
+          ['rmqbench-r-done-c1', true],
+          ['rmqbench-r-running-c1', false],
+        ]);
+        const done = await cleanupAzure(clients, controller.store, { dryRun: false, updateIntervalInMs: 10 });
+        expect(done.deleted).toEqual(['rmqbench-r-done-c1']);
+        expect([...arm.groups.keys()].sort()).toEqual([
+          'other-team-group',
+          'rmqbench-r-expired-c1',
+          'rmqbench-r-running-c1',
+        ]);
       });
-      arm.groups.set('rmqbench-r-expired-c1', { location: 'westeurope', tags: groupTags('r-expired', at(-1)) });
-      arm.groups.set('rmqbench-r-done-c1', { location: 'westeurope', tags: groupTags('r-done', at(10)) });
-      arm.groups.set('rmqbench-r-running-c1', { location: 'westeurope', tags: groupTags('r-running', at(10)) });
-      arm.groups.set('other-team-group', { location: 'westeurope', tags: groupTags('r-done', at(-1)) });
-      const dry = await cleanupAzure(clients, controller.store, { dryRun: true });
-      expect(dry.deleted).toEqual([]);
-      expect(dry.decisions.map((d) => [d.candidate.name, d.delete])).toEqual([
-        // Expired, but its run is RUNNING in the table: kept until its execution must have ended.
-        ['rmqbench-r-expired-c1', false],
-        ['rmqbench-r-done-c1', true],
-        ['rmqbench-r-running-c1', false],
-      ]);
-      const done = await cleanupAzure(clients, controller.store, { dryRun: false, updateIntervalInMs: 10 });
-      expect(done.deleted).toEqual(['rmqbench-r-done-c1']);
-      expect([...arm.groups.keys()].sort()).toEqual([
-        'other-team-group',
-        'rmqbench-r-expired-c1',
-        'rmqbench-r-running-c1',
-      ]);
-    });
-  });
+    },
+  );
 });

@@ -81,47 +81,52 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     }
   }
 
-  test('quorum queue, leader SIGKILLed mid-run: no confirmed message lost, recovery and unavailability recorded and stored, nothing left running', async () => {
-    const { outcome, events, left, seen, leftInKernel, stored } = await run(
-      planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'),
-    );
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.status).toBe('SUCCEEDED');
-    const failover = outcome.records[0]!.failover!;
-    expect(failover.fault).toMatchObject({ action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost' });
-    expect(failover.fault.appliedAtSeconds).toBeGreaterThan(6);
-    expect(failover.confirmed).toBeGreaterThan(1000);
-    expect(failover.lostMessages).toBe(0);
-    expect(failover.consumed).toBeGreaterThanOrEqual(failover.confirmed);
-    expect(failover.recoverySeconds).toEqual(expect.any(Number));
-    expect(failover.unavailableSeconds).toEqual(expect.any(Number));
-    expect(failover.receivedPerSecond.length).toBeGreaterThanOrEqual(15);
-    // The fault was a state of the workflow, reported as it happened; the stored repetition carries the same counts.
-    expect(events.filter((event) => event.type === 'fault')).toEqual([
-      { type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' },
-    ]);
-    expect(stored!.repetitions[0]!.failover).toEqual(failover);
-    // Host metrics across the kill: the killed node's CPU stops at the fault (no zeros invented for a dead process),
-    // the survivors' go on to PerfTest's end.
-    const metrics = (await store.getMetrics(outcome.runId, 'three/kill-leader', 1))!;
-    const lastCpuSecond = (node: string) =>
-      Math.max(
-        ...metrics.series
-          .find((series) => series.node === node && series.metric === 'cpuPercent')!
-          .points.map(([t]) => t),
+  test(
+    'quorum queue, leader SIGKILLed mid-run: no confirmed message lost, ' +
+      'recovery and unavailability recorded and stored, nothing left running',
+    async () => {
+      const { outcome, events, left, seen, leftInKernel, stored } = await run(
+        planText('quorum', '{ action: kill, node: leader, atSeconds: 7 }'),
       );
-    expect(lastCpuSecond('rmqbench1@localhost')).toBeLessThanOrEqual(failover.fault.appliedAtSeconds + 1);
-    expect(lastCpuSecond('rmqbench2@localhost') - lastCpuSecond('rmqbench1@localhost')).toBeGreaterThanOrEqual(5);
-    expect(left).toEqual({ registered: 0, alive: [] });
-    // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything they
-    // started, is left.
-    expect(seen.filter((comm) => comm === 'beam.smp').length).toBeGreaterThanOrEqual(4);
-    expect(leftInKernel).toEqual([]);
-    // For the README and the unit test's shape: what this machine measured.
-    console.log(
-      `quorum kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
-    );
-  });
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.status).toBe('SUCCEEDED');
+      const failover = outcome.records[0]!.failover!;
+      expect(failover.fault).toMatchObject({ action: 'kill', node: 'leader', nodeName: 'rmqbench1@localhost' });
+      expect(failover.fault.appliedAtSeconds).toBeGreaterThan(6);
+      expect(failover.confirmed).toBeGreaterThan(1000);
+      expect(failover.lostMessages).toBe(0);
+      expect(failover.consumed).toBeGreaterThanOrEqual(failover.confirmed);
+      expect(failover.recoverySeconds).toEqual(expect.any(Number));
+      expect(failover.unavailableSeconds).toEqual(expect.any(Number));
+      expect(failover.receivedPerSecond.length).toBeGreaterThanOrEqual(15);
+      // The fault was a state of the workflow, reported as it happened; the stored repetition carries the same counts.
+      expect(events.filter((event) => event.type === 'fault')).toEqual([
+        { type: 'fault', scenarioId: 'three/kill-leader', action: 'kill', nodeName: 'rmqbench1@localhost' },
+      ]);
+      expect(stored!.repetitions[0]!.failover).toEqual(failover);
+      // Host metrics across the kill: the killed node's CPU stops at the fault (no zeros invented for a dead process),
+      // the survivors' go on to PerfTest's end.
+      const metrics = (await store.getMetrics(outcome.runId, 'three/kill-leader', 1))!;
+      const lastCpuSecond = (node: string) =>
+        Math.max(
+          ...metrics.series
+            .find((series) => series.node === node && series.metric === 'cpuPercent')!
+            .points.map(([t]) => t),
+        );
+      expect(lastCpuSecond('rmqbench1@localhost')).toBeLessThanOrEqual(failover.fault.appliedAtSeconds + 1);
+      expect(lastCpuSecond('rmqbench2@localhost') - lastCpuSecond('rmqbench1@localhost')).toBeGreaterThanOrEqual(5);
+      expect(left).toEqual({ registered: 0, alive: [] });
+      // Four brokers ran (three, then the killed one started again after the repetition); none of them, nor anything
+      // they started, is left.
+      expect(seen.filter((comm) => comm === 'beam.smp').length).toBeGreaterThanOrEqual(4);
+      expect(leftInKernel).toEqual([]);
+      // For the README and the unit test's shape: what this machine measured.
+      console.log(
+        'quorum kill-leader: ' +
+          `${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+      );
+    },
+  );
 
   test('classic (non-replicated) queue on the killed node: the verifier reports confirmed messages lost', async () => {
     const { outcome, left, leftInKernel } = await run(
@@ -135,57 +140,70 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
     expect(left).toEqual({ registered: 0, alive: [] });
     expect(leftInKernel).toEqual([]);
     console.log(
-      `classic kill-leader: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+      'classic kill-leader: ' +
+        `${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
     );
   });
 
-  test('classic queue killed and healed: the consumer subscribes again after the broker cancelled it and receives again', async () => {
-    // Longer than the others: the healed node boots (about 10 s here) before the consumer can subscribe again.
-    const { outcome, leftInKernel } = await run(
-      planText('classic', '{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 8 }').replace(
-        'durationSeconds: 16',
-        'durationSeconds: 26',
-      ),
-    );
-    const failover = outcome.records[0]!.failover!;
-    console.log(
-      `classic kill-heal: ${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
-    );
-    expect(failover.fault).toMatchObject({
-      nodeName: 'rmqbench1@localhost',
-      appliedAtSeconds: expect.any(Number),
-      healedAtSeconds: expect.any(Number),
-    });
-    // Deliveries in the seconds after the heal: only a consumer that subscribed again gets them.
-    const afterHeal = failover.receivedPerSecond.slice(Math.ceil(failover.fault.healedAtSeconds!) + 1);
-    expect(afterHeal.some((received) => received > 0)).toBe(true);
-    expect(leftInKernel).toEqual([]);
-  });
+  test(
+    'classic queue killed and healed: the consumer subscribes ' +
+      'again after the broker cancelled it and receives again',
+    async () => {
+      // Longer than the others: the healed node boots (about 10 s here) before the consumer can subscribe again.
+      const { outcome, leftInKernel } = await run(
+        planText('classic', '{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 8 }').replace(
+          'durationSeconds: 16',
+          'durationSeconds: 26',
+        ),
+      );
+      const failover = outcome.records[0]!.failover!;
+      console.log(
+        'classic kill-heal: ' +
+          `${JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') })}`,
+      );
+      expect(failover.fault).toMatchObject({
+        nodeName: 'rmqbench1@localhost',
+        appliedAtSeconds: expect.any(Number),
+        healedAtSeconds: expect.any(Number),
+      });
+      // Deliveries in the seconds after the heal: only a consumer that subscribed again gets them.
+      const afterHeal = failover.receivedPerSecond.slice(Math.ceil(failover.fault.healedAtSeconds!) + 1);
+      expect(afterHeal.some((received) => received > 0)).toBe(true);
+      expect(leftInKernel).toEqual([]);
+    },
+  );
 
-  test('stop a follower and heal it, then restart node 2, on one cluster: HealFault ran, the node rejoined, nothing lost', async () => {
-    const text = `
+  test(
+    'stop a follower and heal it, then restart node 2, on one ' +
+      'cluster: HealFault ran, the node rejoined, nothing lost',
+    async () => {
+      const text =
+        `
 name: failover-stop-restart
 clusters:
   - { name: three, nodes: 3, topology: { type: quorum }, connection: direct }
 workloads:
-  - { name: stop-heal, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: stop, node: follower, atSeconds: 4, healAtSeconds: 8 } }
-  - { name: restart, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, publishRateLimit: 300, fault: { action: restart, node: 2, atSeconds: 4 } }
+  - { name: stop-heal, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, ` +
+        `publishRateLimit: 300, fault: { action: stop, node: follower, atSeconds: 4, healAtSeconds: 8 } }
+  - { name: restart, durationSeconds: 14, persistent: true, confirmWindow: 50, autoAck: false, prefetch: 100, ` +
+        `publishRateLimit: 300, fault: { action: restart, node: 2, atSeconds: 4 } }
 `;
-    const { outcome, events, left, leftInKernel } = await run(text);
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.status).toBe('SUCCEEDED');
-    const [stopped, restarted] = outcome.records.map((record) => record.failover!);
-    expect(stopped!.fault).toMatchObject({ action: 'stop', node: 'follower' });
-    expect(stopped!.fault.nodeName).not.toBe('rmqbench1@localhost');
-    expect(stopped!.fault.healedAtSeconds).toBeGreaterThan(stopped!.fault.appliedAtSeconds);
-    expect(restarted!.fault).toMatchObject({ action: 'restart', node: 2, nodeName: 'rmqbench3@localhost' });
-    for (const failover of [stopped!, restarted!]) expect(failover.lostMessages).toBe(0);
-    expect(
-      events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : '')),
-    ).toEqual(['stop', 'heal', 'restart']);
-    expect(left).toEqual({ registered: 0, alive: [] });
-    expect(leftInKernel).toEqual([]);
-  });
+      const { outcome, events, left, leftInKernel } = await run(text);
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.status).toBe('SUCCEEDED');
+      const [stopped, restarted] = outcome.records.map((record) => record.failover!);
+      expect(stopped!.fault).toMatchObject({ action: 'stop', node: 'follower' });
+      expect(stopped!.fault.nodeName).not.toBe('rmqbench1@localhost');
+      expect(stopped!.fault.healedAtSeconds).toBeGreaterThan(stopped!.fault.appliedAtSeconds);
+      expect(restarted!.fault).toMatchObject({ action: 'restart', node: 2, nodeName: 'rmqbench3@localhost' });
+      for (const failover of [stopped!, restarted!]) expect(failover.lostMessages).toBe(0);
+      expect(
+        events.filter((event) => event.type === 'fault').map((event) => (event.type === 'fault' ? event.action : '')),
+      ).toEqual(['stop', 'heal', 'restart']);
+      expect(left).toEqual({ registered: 0, alive: [] });
+      expect(leftInKernel).toEqual([]);
+    },
+  );
 
   test('--fail-at InjectFault: the run ends FAILED with the cause and teardown leaves nothing running', async () => {
     const { outcome, stored, left, leftInKernel } = await run(

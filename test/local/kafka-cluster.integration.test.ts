@@ -17,45 +17,49 @@ describe('a real KRaft Kafka cluster on localhost', () => {
   });
   afterAll(() => work.cleanup());
 
-  test('three combined broker+controller nodes form a quorum, register, take a replicated topic, and stop leaving nothing running', async () => {
-    const processes = new ProcessRegistry();
-    try {
-      const cluster = await LocalKafkaCluster.start({
-        nodes: 3,
-        workDir: join(work.path, 'three'),
-        processes,
-        jarsDir,
-      });
-      // Every broker lists all three as registered.
-      for (const node of cluster.nodes) {
-        const brokers = await fetchRegisteredBrokers(node.brokerPort);
-        expect(brokers.map((broker) => broker.nodeId).sort()).toEqual([1, 2, 3]);
-        expect(brokers.find((broker) => broker.nodeId === node.nodeId)!.port).toBe(node.brokerPort);
+  test(
+    'three combined broker+controller nodes form a quorum, register, ' +
+      'take a replicated topic, and stop leaving nothing running',
+    async () => {
+      const processes = new ProcessRegistry();
+      try {
+        const cluster = await LocalKafkaCluster.start({
+          nodes: 3,
+          workDir: join(work.path, 'three'),
+          processes,
+          jarsDir,
+        });
+        // Every broker lists all three as registered.
+        for (const node of cluster.nodes) {
+          const brokers = await fetchRegisteredBrokers(node.brokerPort);
+          expect(brokers.map((broker) => broker.nodeId).sort()).toEqual([1, 2, 3]);
+          expect(brokers.find((broker) => broker.nodeId === node.nodeId)!.port).toBe(node.brokerPort);
+        }
+        const quorum = await cluster.describeQuorum();
+        expect(quorum.voters).toEqual([1, 2, 3]);
+        expect(quorum.voters).toContain(quorum.leaderId);
+        // Only a cluster with three registered brokers can place three replicas.
+        await cluster.topicCommand(
+          ['--create', '--topic', 'rmqbench-check', '--partitions', '3', '--replication-factor', '3'],
+          'topic-create.log',
+        );
+        await expect(
+          cluster.topicCommand(
+            ['--create', '--topic', 'rmqbench-too-many', '--partitions', '1', '--replication-factor', '4'],
+            'topic-fail.log',
+          ),
+        ).rejects.toThrow(
+          /failed \(exit 1\)[\s\S]*target replication factor of 4 cannot be reached because only 3 broker\(s\) are registered/,
+        );
+        await cluster.stop();
+        for (const node of cluster.nodes) expect(existsSync(node.dataDir)).toBe(false);
+        expect(alivePids(processes)).toEqual([]);
+      } finally {
+        await processes.stopAll();
       }
-      const quorum = await cluster.describeQuorum();
-      expect(quorum.voters).toEqual([1, 2, 3]);
-      expect(quorum.voters).toContain(quorum.leaderId);
-      // Only a cluster with three registered brokers can place three replicas.
-      await cluster.topicCommand(
-        ['--create', '--topic', 'rmqbench-check', '--partitions', '3', '--replication-factor', '3'],
-        'topic-create.log',
-      );
-      await expect(
-        cluster.topicCommand(
-          ['--create', '--topic', 'rmqbench-too-many', '--partitions', '1', '--replication-factor', '4'],
-          'topic-fail.log',
-        ),
-      ).rejects.toThrow(
-        /failed \(exit 1\)[\s\S]*target replication factor of 4 cannot be reached because only 3 broker\(s\) are registered/,
-      );
-      await cluster.stop();
-      for (const node of cluster.nodes) expect(existsSync(node.dataDir)).toBe(false);
-      expect(alivePids(processes)).toEqual([]);
-    } finally {
-      await processes.stopAll();
-    }
-    expect(processes.running).toEqual([]);
-  });
+      expect(processes.running).toEqual([]);
+    },
+  );
 
   test('a broker that never registers times out with its log tail, and is stopped', async () => {
     // Stands in for a broker that hangs at boot: it logs, never listens, and must be stopped by us.

@@ -41,101 +41,108 @@ describe('Kafka runs through the deployed workflow definition on the local targe
     work.cleanup();
   });
 
-  test('a 3-broker Kafka cluster and a RabbitMQ node run the same plan: results stored, reported side by side, nothing left running', async () => {
-    const processes = new ProcessRegistry();
-    const runId = newRunId(sideBySide.name);
-    const runDir = join(work.path, 'runs', runId);
-    const events: RunEvent[] = [];
-    try {
-      const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
-      target.preflight(sideBySide);
-      const outcome = await runPlanWorkflow({
-        plan: sideBySide,
-        target,
-        store,
-        runDir,
-        runId,
-        onEvent: (event) => events.push(event),
-      });
-      expect(outcome.records.map((record) => [record.scenarioId, record.status, record.error])).toEqual([
-        ['kafka-3/steady', 'SUCCEEDED', undefined],
-        ['rabbit-1/steady', 'SUCCEEDED', undefined],
-      ]);
-      expect(outcome.error).toBeUndefined();
-      expect(outcome.status).toBe('SUCCEEDED');
-      // Each broker got its own cluster, torn down before the next started.
-      expect(events.filter((event) => event.type === 'cluster-starting')).toEqual([
-        { type: 'cluster-starting', nodes: 3, topology: 'classic', broker: 'kafka' },
-        { type: 'cluster-starting', nodes: 1, topology: 'classic', broker: 'rabbitmq' },
-      ]);
-      expect(processes.running).toEqual([]);
-      expect(alivePids(processes)).toEqual([]);
-      // The producer's 1 s reports reach the progress display as PerfTest's do.
-      const rabbitStart = events.findIndex((event) => event.type === 'cluster-starting' && event.broker === 'rabbitmq');
-      expect(events.slice(0, rabbitStart).some((event) => event.type === 'progress' && event.progress.sent > 0)).toBe(
-        true,
-      );
+  test(
+    'a 3-broker Kafka cluster and a RabbitMQ node run the same plan: ' +
+      'results stored, reported side by side, nothing left running',
+    async () => {
+      const processes = new ProcessRegistry();
+      const runId = newRunId(sideBySide.name);
+      const runDir = join(work.path, 'runs', runId);
+      const events: RunEvent[] = [];
+      try {
+        const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+        target.preflight(sideBySide);
+        const outcome = await runPlanWorkflow({
+          plan: sideBySide,
+          target,
+          store,
+          runDir,
+          runId,
+          onEvent: (event) => events.push(event),
+        });
+        expect(outcome.records.map((record) => [record.scenarioId, record.status, record.error])).toEqual([
+          ['kafka-3/steady', 'SUCCEEDED', undefined],
+          ['rabbit-1/steady', 'SUCCEEDED', undefined],
+        ]);
+        expect(outcome.error).toBeUndefined();
+        expect(outcome.status).toBe('SUCCEEDED');
+        // Each broker got its own cluster, torn down before the next started.
+        expect(events.filter((event) => event.type === 'cluster-starting')).toEqual([
+          { type: 'cluster-starting', nodes: 3, topology: 'classic', broker: 'kafka' },
+          { type: 'cluster-starting', nodes: 1, topology: 'classic', broker: 'rabbitmq' },
+        ]);
+        expect(processes.running).toEqual([]);
+        expect(alivePids(processes)).toEqual([]);
+        // The producer's 1 s reports reach the progress display as PerfTest's do.
+        const rabbitStart = events.findIndex(
+          (event) => event.type === 'cluster-starting' && event.broker === 'rabbitmq',
+        );
+        expect(events.slice(0, rabbitStart).some((event) => event.type === 'progress' && event.progress.sent > 0)).toBe(
+          true,
+        );
 
-      const stored = (await store.getRun(runId))!;
-      expect(stored.run.status).toBe('SUCCEEDED');
-      expect(stored.run.environment.kafkaVersion).toBe('4.3.1');
-      const kafka = stored.repetitions.find((rep) => rep.scenarioId === 'kafka-3/steady')!;
-      expect(kafka.status).toBe('SUCCEEDED');
-      // 12000 records at about 2000/s: a rate near the limit, the acknowledgement latency, the consumer's rate.
-      expect(kafka.result!.summary.sendRateAvg).toBeGreaterThan(500);
-      expect(kafka.result!.summary.sendRateAvg).toBeLessThan(2500);
-      expect(kafka.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-      expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(
-        kafka.result!.summary.confirmLatency!.median,
-      );
-      expect(kafka.perfTestArgs.join(' ')).toMatch(
-        /^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/,
-      );
-      expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
-      // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue
-      // depth).
-      const metrics = (await store.getMetrics(runId, 'kafka-3/steady', 1))!;
-      expect(kafka.metricsError).toBeUndefined();
-      expect([...new Set(metrics.series.map((series) => series.node))].sort()).toEqual([
-        'kafka1',
-        'kafka2',
-        'kafka3',
-        'load-generator',
-      ]);
-      expect([...new Set(metrics.series.map((series) => series.metric))].sort()).toEqual([
-        'cpuPercent',
-        'diskWriteBytesPerSecond',
-        'memoryBytes',
-      ]);
-      const toolCpu = metrics.series.find(
-        (series) => series.node === 'load-generator' && series.metric === 'cpuPercent',
-      )!.points;
-      expect(toolCpu.length).toBeGreaterThanOrEqual(2);
-      expect(Math.max(...toolCpu.map(([, value]) => value))).toBeGreaterThan(0);
-      const rabbit = stored.repetitions.find((rep) => rep.scenarioId === 'rabbit-1/steady')!;
-      expect(rabbit.status).toBe('SUCCEEDED');
+        const stored = (await store.getRun(runId))!;
+        expect(stored.run.status).toBe('SUCCEEDED');
+        expect(stored.run.environment.kafkaVersion).toBe('4.3.1');
+        const kafka = stored.repetitions.find((rep) => rep.scenarioId === 'kafka-3/steady')!;
+        expect(kafka.status).toBe('SUCCEEDED');
+        // 12000 records at about 2000/s: a rate near the limit, the acknowledgement latency, the consumer's rate.
+        expect(kafka.result!.summary.sendRateAvg).toBeGreaterThan(500);
+        expect(kafka.result!.summary.sendRateAvg).toBeLessThan(2500);
+        expect(kafka.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+        expect(kafka.result!.summary.confirmLatency!.p99).toBeGreaterThanOrEqual(
+          kafka.result!.summary.confirmLatency!.median,
+        );
+        expect(kafka.perfTestArgs.join(' ')).toMatch(
+          /^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/,
+        );
+        expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
+        // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue
+        // depth).
+        const metrics = (await store.getMetrics(runId, 'kafka-3/steady', 1))!;
+        expect(kafka.metricsError).toBeUndefined();
+        expect([...new Set(metrics.series.map((series) => series.node))].sort()).toEqual([
+          'kafka1',
+          'kafka2',
+          'kafka3',
+          'load-generator',
+        ]);
+        expect([...new Set(metrics.series.map((series) => series.metric))].sort()).toEqual([
+          'cpuPercent',
+          'diskWriteBytesPerSecond',
+          'memoryBytes',
+        ]);
+        const toolCpu = metrics.series.find(
+          (series) => series.node === 'load-generator' && series.metric === 'cpuPercent',
+        )!.points;
+        expect(toolCpu.length).toBeGreaterThanOrEqual(2);
+        expect(Math.max(...toolCpu.map(([, value]) => value))).toBeGreaterThan(0);
+        const rabbit = stored.repetitions.find((rep) => rep.scenarioId === 'rabbit-1/steady')!;
+        expect(rabbit.status).toBe('SUCCEEDED');
 
-      const report = renderMarkdownReport(stored.run, stored.repetitions);
-      expect(report).toMatch(/\| kafka-3\/steady \| 1\/1 \| [\d,]+ ± /);
-      expect(report).toMatch(/\| rabbit-1\/steady \| 1\/1 \| [\d,]+ ± /);
+        const report = renderMarkdownReport(stored.run, stored.repetitions);
+        expect(report).toMatch(/\| kafka-3\/steady \| 1\/1 \| [\d,]+ ± /);
+        expect(report).toMatch(/\| rabbit-1\/steady \| 1\/1 \| [\d,]+ ± /);
 
-      // The raw tool output is kept, and `rmqbench ingest` reads the run folder back the same way.
-      expect(readdirSync(join(runDir, 'raw', 'kafka-3_steady', 'rep-1')).sort()).toEqual([
-        'consumer-1.txt',
-        'producer-1.txt',
-      ]);
-      await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
-    } finally {
-      await processes.stopAll();
-    }
-  });
+        // The raw tool output is kept, and `rmqbench ingest` reads the run folder back the same way.
+        expect(readdirSync(join(runDir, 'raw', 'kafka-3_steady', 'rep-1')).sort()).toEqual([
+          'consumer-1.txt',
+          'producer-1.txt',
+        ]);
+        await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
+      } finally {
+        await processes.stopAll();
+      }
+    },
+  );
 
   test('a Kafka broker that never registers fails the run with its log tail, and nothing is left running', async () => {
     const hanging = join(work.path, 'hanging-java');
     writeFileSync(hanging, '#!/bin/sh\necho "simulated broker hang: no controller quorum"\nexec sleep 600\n');
     chmodSync(hanging, 0o755);
     const plan = parsePlanText(
-      'name: kafka-hang\nclusters: [{ name: k, broker: kafka, nodes: 1 }]\nworkloads: [{ name: w, messageCount: 100 }]\n',
+      'name: kafka-hang\nclusters: [{ name: k, broker: kafka, nodes: 1 }]\n' +
+        'workloads: [{ name: w, messageCount: 100 }]\n',
       'hang.yaml',
     );
     const processes = new ProcessRegistry();

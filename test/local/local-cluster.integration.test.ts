@@ -13,7 +13,12 @@ const plan = parsePlanText(
 name: integration
 repetitions: 1
 clusters:
-${connections.map((connection) => `  - { name: quorum-${connection}, nodes: 3, topology: { type: quorum }, connection: ${connection} }`).join('\n')}
+${connections
+  .map(
+    (connection) =>
+      `  - { name: quorum-${connection}, nodes: 3, topology: ` + `{ type: quorum }, connection: ${connection} }`,
+  )
+  .join('\n')}
 workloads:
   - { name: small, producers: 1, consumers: 1, queues: 1, messageSizeBytes: 150, durationSeconds: 5 }
 `,
@@ -30,57 +35,68 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     work.cleanup();
   });
 
-  test('runs a workload through lb, direct, leader and follower on one reused cluster and reads the results back from DynamoDB Local', async () => {
-    const { store } = await startStore(processes, work.path);
-    const runId = newRunId(plan.name);
-    const runDir = join(work.path, 'runs', runId);
-    const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
-    const events: string[] = [];
-    const outcome = await runPlan({ plan, target, store, runDir, runId, onEvent: (event) => events.push(event.type) });
+  test(
+    'runs a workload through lb, direct, leader and follower on one ' +
+      'reused cluster and reads the results back from DynamoDB Local',
+    async () => {
+      const { store } = await startStore(processes, work.path);
+      const runId = newRunId(plan.name);
+      const runDir = join(work.path, 'runs', runId);
+      const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+      const events: string[] = [];
+      const outcome = await runPlan({
+        plan,
+        target,
+        store,
+        runDir,
+        runId,
+        onEvent: (event) => events.push(event.type),
+      });
 
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.status).toBe('SUCCEEDED');
-    // One cluster served all four connection modes.
-    expect(events.filter((type) => type === 'cluster-starting')).toHaveLength(1);
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.status).toBe('SUCCEEDED');
+      // One cluster served all four connection modes.
+      expect(events.filter((type) => type === 'cluster-starting')).toHaveLength(1);
 
-    const stored = await store.getRun(runId);
-    expect(stored?.run.status).toBe('SUCCEEDED');
-    expect(stored?.run.environment.rabbitmqVersion).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(stored?.run.environment.java).toMatch(/version "\d+/);
-    expect(stored?.repetitions.map((rep) => rep.scenarioId).sort()).toEqual(
-      connections.map((c) => `quorum-${c}/small`).sort(),
-    );
-    for (const rep of stored!.repetitions) {
-      expect(rep.status).toBe('SUCCEEDED');
-      expect(rep.result!.summary.receiveRateAvg).toBeGreaterThan(100);
-      expect(rep.result!.summary.consumerLatency!.p99).toBeGreaterThan(0);
-      const samples = await store.getSamples(runId, rep.scenarioId, 1);
-      expect(samples.length).toBeGreaterThanOrEqual(4);
-    }
+      const stored = await store.getRun(runId);
+      expect(stored?.run.status).toBe('SUCCEEDED');
+      expect(stored?.run.environment.rabbitmqVersion).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(stored?.run.environment.java).toMatch(/version "\d+/);
+      expect(stored?.repetitions.map((rep) => rep.scenarioId).sort()).toEqual(
+        connections.map((c) => `quorum-${c}/small`).sort(),
+      );
+      for (const rep of stored!.repetitions) {
+        expect(rep.status).toBe('SUCCEEDED');
+        expect(rep.result!.summary.receiveRateAvg).toBeGreaterThan(100);
+        expect(rep.result!.summary.consumerLatency!.p99).toBeGreaterThan(0);
+        const samples = await store.getSamples(runId, rep.scenarioId, 1);
+        expect(samples.length).toBeGreaterThanOrEqual(4);
+      }
 
-    // leader and follower connect to different nodes, and the load balancer is not a node.
-    const portOf = (connection: string) => {
-      const rep = stored!.repetitions.find((r) => r.scenarioId === `quorum-${connection}/small`)!;
-      return rep.perfTestArgs[rep.perfTestArgs.indexOf('--uri') + 1]!.replace(/.*:(\d+)$/, '$1');
-    };
-    expect(portOf('leader')).not.toBe(portOf('follower'));
-    expect(portOf('leader')).toBe(portOf('direct'));
-    expect(new Set(connections.map(portOf)).size).toBe(3);
-    expect(stored!.repetitions.find((r) => r.scenarioId === 'quorum-leader/small')!.perfTestArgs).toContain(
-      '--predeclared',
-    );
+      // leader and follower connect to different nodes, and the load balancer is not a node.
+      const portOf = (connection: string) => {
+        const rep = stored!.repetitions.find((r) => r.scenarioId === `quorum-${connection}/small`)!;
+        return rep.perfTestArgs[rep.perfTestArgs.indexOf('--uri') + 1]!.replace(/.*:(\d+)$/, '$1');
+      };
+      expect(portOf('leader')).not.toBe(portOf('follower'));
+      expect(portOf('leader')).toBe(portOf('direct'));
+      expect(new Set(connections.map(portOf)).size).toBe(3);
+      expect(stored!.repetitions.find((r) => r.scenarioId === 'quorum-leader/small')!.perfTestArgs).toContain(
+        '--predeclared',
+      );
 
-    // Writing the same result again stores it once.
-    const before = await store.getRun(runId);
-    for (const record of outcome.records) await store.putRepetition(record);
-    expect((await store.getRun(runId))!.repetitions).toHaveLength(before!.repetitions.length);
-    expect(await store.getSamples(runId, 'quorum-lb/small', 1)).toHaveLength(
-      (await store.getSamples(runId, 'quorum-lb/small', 1)).length,
-    );
+      // Writing the same result again stores it once.
+      const before = await store.getRun(runId);
+      for (const record of outcome.records) await store.putRepetition(record);
+      expect((await store.getRun(runId))!.repetitions).toHaveLength(before!.repetitions.length);
+      expect(await store.getSamples(runId, 'quorum-lb/small', 1)).toHaveLength(
+        (await store.getSamples(runId, 'quorum-lb/small', 1)).length,
+      );
 
-    // Teardown stopped every RabbitMQ node, epmd and HAProxy; only DynamoDB Local is left.
-    expect(processes.running.map((p) => p.name)).toEqual(['dynamodb-local']);
-  });
+      // Teardown stopped every RabbitMQ node, epmd and HAProxy; only DynamoDB Local is left.
+      expect(processes.running.map((p) => p.name)).toEqual(['dynamodb-local']);
+    },
+  );
 
   test('the generated broker configuration forms a cluster and applies the "N+1" mirroring topology', async () => {
     const cluster = await LocalRabbitCluster.start({

@@ -103,30 +103,34 @@ describe('broker and host metrics of a real local run', () => {
     expect(cpus().length).toBeGreaterThanOrEqual(1);
   });
 
-  test('RSS of each broker node in a plausible range; memory alarm never raised; network bytes and queue depth per node', () => {
-    for (const metrics of stored) {
-      for (const node of NODES) {
-        const rss = points(metrics, node, 'memoryBytes').map(([, value]) => value);
-        expect(rss.length).toBeGreaterThanOrEqual(4);
-        // A RabbitMQ node with management takes tens to hundreds of MB; less than 20 MB would not be beam.smp.
-        expect(Math.min(...rss)).toBeGreaterThan(20 * 1024 * 1024);
-        expect(points(metrics, node, 'memoryAlarm').every(([, value]) => value === 0)).toBe(true);
-        // Management polls skip a second while the previous one is still answered (a busy 2-core machine): fewer than
-        // /proc's.
-        expect(points(metrics, node, 'memoryAlarm').length).toBeGreaterThanOrEqual(3);
-        expect(points(metrics, node, 'queueDepth').length).toBeGreaterThanOrEqual(3);
-        expect(points(metrics, node, 'diskWriteBytesPerSecond').length).toBeGreaterThanOrEqual(4);
+  test(
+    'RSS of each broker node in a plausible range; memory ' +
+      'alarm never raised; network bytes and queue depth per node',
+    () => {
+      for (const metrics of stored) {
+        for (const node of NODES) {
+          const rss = points(metrics, node, 'memoryBytes').map(([, value]) => value);
+          expect(rss.length).toBeGreaterThanOrEqual(4);
+          // A RabbitMQ node with management takes tens to hundreds of MB; less than 20 MB would not be beam.smp.
+          expect(Math.min(...rss)).toBeGreaterThan(20 * 1024 * 1024);
+          expect(points(metrics, node, 'memoryAlarm').every(([, value]) => value === 0)).toBe(true);
+          // Management polls skip a second while the previous one is still answered (a busy 2-core machine): fewer than
+          // /proc's.
+          expect(points(metrics, node, 'memoryAlarm').length).toBeGreaterThanOrEqual(3);
+          expect(points(metrics, node, 'queueDepth').length).toBeGreaterThanOrEqual(3);
+          expect(points(metrics, node, 'diskWriteBytesPerSecond').length).toBeGreaterThanOrEqual(4);
+        }
       }
-    }
-    // Quorum replication and the client connection move bytes: some node sent or received in some second. Asked of
-    // the run, not of each 5 s repetition: the management API's octet counters lag their 1 s statistics interval when
-    // the machine is busy, and in one CI run all counters of one repetition read the same in every poll.
-    const network = stored.flatMap((metrics) =>
-      NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)),
-    );
-    expect(network.length).toBeGreaterThan(0);
-    expect(Math.max(...network)).toBeGreaterThan(0);
-  });
+      // Quorum replication and the client connection move bytes: some node sent or received in some second. Asked of
+      // the run, not of each 5 s repetition: the management API's octet counters lag their 1 s statistics interval when
+      // the machine is busy, and in one CI run all counters of one repetition read the same in every poll.
+      const network = stored.flatMap((metrics) =>
+        NODES.flatMap((node) => points(metrics, node, 'networkBytesPerSecond').map(([, value]) => value)),
+      );
+      expect(network.length).toBeGreaterThan(0);
+      expect(Math.max(...network)).toBeGreaterThan(0);
+    },
+  );
 
   test('the HTML report draws CPU over time: one line per node and the load generator in each repetition', async () => {
     if (!existsSync(CHROMIUM))

@@ -2,7 +2,8 @@ import { parseCpuTicks, parseRssBytes, parseState, parseWriteBytes, readProcess 
 
 // /proc/<pid>/stat of this machine's beam.smp (RabbitMQ 3.10.8 node), utime 1712 and stime 311 ticks.
 const beamStat =
-  '28984 (beam.smp) S 28950 28984 28984 0 -1 4194560 61543 1205 2 0 1712 311 0 0 20 0 30 0 1229002 2835283968 39125 18446744073709551615 1 1 0 0 0 0 0 4096 536892935 0 0 0 17 1 0 0 0 0 0';
+  '28984 (beam.smp) S 28950 28984 28984 0 -1 4194560 61543 1205 2 0 1712 311 0 0 20 0 30 0 ' +
+  '1229002 2835283968 39125 18446744073709551615 1 1 0 0 0 0 0 4096 536892935 0 0 0 17 1 0 0 0 0 0';
 
 describe('/proc parsing', () => {
   test('utime + stime are fields 14 and 15 of stat', () => {
@@ -29,7 +30,8 @@ describe('/proc parsing', () => {
   test('write_bytes of io', () => {
     expect(
       parseWriteBytes(
-        'rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\nread_bytes: 16883712\nwrite_bytes: 1482752\ncancelled_write_bytes: 0\n',
+        'rchar: 6976\nwchar: 0\nsyscr: 10\nsyscw: 0\nread_bytes: 16883712\n' +
+          'write_bytes: 1482752\ncancelled_write_bytes: 0\n',
       ),
     ).toBe(1482752);
     expect(() => parseWriteBytes('rchar: 1\n')).toThrow(/no write_bytes/);

@@ -81,37 +81,40 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     }
   }
 
-  test('a plan runs through every state: repetitions stored, run SUCCEEDED, raw files kept, nothing left running', async () => {
-    const { outcome, events, runDir, left, stored } = await run();
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.status).toBe('SUCCEEDED');
-    expect(outcome.records.map((record) => [record.scenarioId, record.repetition, record.status])).toEqual([
-      ['one-node/small', 1, 'SUCCEEDED'],
-      ['one-node/small', 2, 'SUCCEEDED'],
-    ]);
-    expect(stored?.run.status).toBe('SUCCEEDED');
-    expect(stored?.repetitions).toHaveLength(2);
-    expect(stored!.repetitions[0]!.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-    expect(left).toEqual({ registered: 0, alive: [] });
-    // The same events as the in-process loop, in the same order, for the progress display.
-    expect(events.map((event) => event.type).filter((type) => type !== 'progress')).toEqual([
-      'run-started',
-      'cluster-starting',
-      'cluster-ready',
-      'repetition-started',
-      'repetition-finished',
-      'pause',
-      'repetition-started',
-      'repetition-finished',
-    ]);
-    // The run folder works with `rmqbench ingest` as before.
-    expect(existsSync(join(runDir, 'run.json'))).toBe(true);
-    expect(readdirSync(join(runDir, 'ingest')).sort()).toEqual([
-      'one-node_small.rep-1.json',
-      'one-node_small.rep-2.json',
-    ]);
-    await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
-  });
+  test(
+    'a plan runs through every state: repetitions stored, ' + 'run SUCCEEDED, raw files kept, nothing left running',
+    async () => {
+      const { outcome, events, runDir, left, stored } = await run();
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.status).toBe('SUCCEEDED');
+      expect(outcome.records.map((record) => [record.scenarioId, record.repetition, record.status])).toEqual([
+        ['one-node/small', 1, 'SUCCEEDED'],
+        ['one-node/small', 2, 'SUCCEEDED'],
+      ]);
+      expect(stored?.run.status).toBe('SUCCEEDED');
+      expect(stored?.repetitions).toHaveLength(2);
+      expect(stored!.repetitions[0]!.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+      expect(left).toEqual({ registered: 0, alive: [] });
+      // The same events as the in-process loop, in the same order, for the progress display.
+      expect(events.map((event) => event.type).filter((type) => type !== 'progress')).toEqual([
+        'run-started',
+        'cluster-starting',
+        'cluster-ready',
+        'repetition-started',
+        'repetition-finished',
+        'pause',
+        'repetition-started',
+        'repetition-finished',
+      ]);
+      // The run folder works with `rmqbench ingest` as before.
+      expect(existsSync(join(runDir, 'run.json'))).toBe(true);
+      expect(readdirSync(join(runDir, 'ingest')).sort()).toEqual([
+        'one-node_small.rep-1.json',
+        'one-node_small.rep-2.json',
+      ]);
+      await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
+    },
+  );
 
   test('an unknown --fail-at state is refused before anything starts, naming the allowed states', async () => {
     await expect(run('NoSuchState')).rejects.toThrow(

@@ -31,7 +31,8 @@ clusters:
   - { name: one-lb, nodes: 1, topology: { type: classic }, connection: lb }
   - { name: one-direct, nodes: 1, topology: { type: classic }, connection: direct }
 workloads:
-  - { name: small, producers: 2, consumers: 2, queues: 1, messageSizeBytes: 100, durationSeconds: 3, sweep: { queues: [1, 2] } }
+  - { name: small, producers: 2, consumers: 2, queues: 1, messageSizeBytes: 100, durationSeconds: 3, ` +
+    `sweep: { queues: [1, 2] } }
 `,
   'report-integration.yaml',
 );
@@ -111,64 +112,67 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     expect(outcome.records.filter((record) => record.status === 'SUCCEEDED')).toHaveLength(8);
   });
 
-  test('the HTML report draws every chart with one mark per data point, without console errors or network requests', async () => {
-    const { code, stdout, stderr } = rmqbench('report', outcome.runId, '--format', 'html', '--out', 'report.html');
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/^wrote .*report\.html \(5 charts: /);
-    const file = join(work.path, 'report.html');
-    const html = readFileSync(file, 'utf8');
-    expect(html).not.toMatch(/<script|<link|<img|@import|url\(/i);
+  test(
+    'the HTML report draws every chart with one mark per ' + 'data point, without console errors or network requests',
+    async () => {
+      const { code, stdout, stderr } = rmqbench('report', outcome.runId, '--format', 'html', '--out', 'report.html');
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^wrote .*report\.html \(5 charts: /);
+      const file = join(work.path, 'report.html');
+      const html = readFileSync(file, 'utf8');
+      expect(html).not.toMatch(/<script|<link|<img|@import|url\(/i);
 
-    const page = await browser!.newPage();
-    const errors: string[] = [];
-    const requests: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning')
-        errors.push(`${message.type()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-    page.on('request', (request) => requests.push(request.url()));
-    await page.goto(`file://${file}`, { waitUntil: 'load' });
+      const page = await browser!.newPage();
+      const errors: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning')
+          errors.push(`${message.type()}: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+      page.on('request', (request) => requests.push(request.url()));
+      await page.goto(`file://${file}`, { waitUntil: 'load' });
 
-    const charts = await page.$$eval('figure.chart', (figures) =>
-      figures.map((figure) => {
-        const kind = figure.getAttribute('data-mark-kind')!;
-        const svg = figure.querySelector('svg');
-        const box = svg?.getBoundingClientRect();
-        return {
-          id: figure.getAttribute('data-chart')!,
-          marks: figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`).length,
-          width: box?.width ?? 0,
-          height: box?.height ?? 0,
-          nonEmptyPaths: Array.from(figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`)).filter(
-            (path) => ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length > 5,
-          ).length,
-        };
-      }),
-    );
-    // Expected from the plan, not from the report: 2 clusters × 2 queue counts = 4 scenarios, 2 repetitions each.
-    const scenarios = plan.scenarios.length;
-    const repetitions = scenarios * plan.repetitions;
-    expect(charts.map(({ id, marks }) => ({ id, marks }))).toEqual([
-      { id: 'throughput-per-repetition', marks: repetitions },
-      { id: 'throughput-over-time', marks: repetitions },
-      { id: 'throughput-vs-queues', marks: scenarios },
-      { id: 'latency-percentiles', marks: scenarios * 5 },
-      // Each repetition: CPU of its one broker node and of the load generator.
-      { id: 'cpu-over-time', marks: repetitions * 2 },
-    ]);
-    for (const chart of charts) {
-      expect(chart.nonEmptyPaths).toBe(chart.marks);
-      expect(chart.width).toBeGreaterThan(300);
-      expect(chart.height).toBeGreaterThan(150);
-    }
-    expect(await page.locator('#load-balancer-vs-direct tbody tr').count()).toBe(2);
-    expect(await page.locator('#price-performance').innerText()).toMatch(/ran on target local .* no cloud price/);
-    expect(errors).toEqual([]);
-    expect(requests).toEqual([`file://${file}`]);
-    await page.close();
-  });
+      const charts = await page.$$eval('figure.chart', (figures) =>
+        figures.map((figure) => {
+          const kind = figure.getAttribute('data-mark-kind')!;
+          const svg = figure.querySelector('svg');
+          const box = svg?.getBoundingClientRect();
+          return {
+            id: figure.getAttribute('data-chart')!,
+            marks: figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`).length,
+            width: box?.width ?? 0,
+            height: box?.height ?? 0,
+            nonEmptyPaths: Array.from(figure.querySelectorAll(`svg g.mark-${kind}.role-mark path`)).filter(
+              (path) => ((path as { getAttribute(name: string): string | null }).getAttribute('d') ?? '').length > 5,
+            ).length,
+          };
+        }),
+      );
+      // Expected from the plan, not from the report: 2 clusters × 2 queue counts = 4 scenarios, 2 repetitions each.
+      const scenarios = plan.scenarios.length;
+      const repetitions = scenarios * plan.repetitions;
+      expect(charts.map(({ id, marks }) => ({ id, marks }))).toEqual([
+        { id: 'throughput-per-repetition', marks: repetitions },
+        { id: 'throughput-over-time', marks: repetitions },
+        { id: 'throughput-vs-queues', marks: scenarios },
+        { id: 'latency-percentiles', marks: scenarios * 5 },
+        // Each repetition: CPU of its one broker node and of the load generator.
+        { id: 'cpu-over-time', marks: repetitions * 2 },
+      ]);
+      for (const chart of charts) {
+        expect(chart.nonEmptyPaths).toBe(chart.marks);
+        expect(chart.width).toBeGreaterThan(300);
+        expect(chart.height).toBeGreaterThan(150);
+      }
+      expect(await page.locator('#load-balancer-vs-direct tbody tr').count()).toBe(2);
+      expect(await page.locator('#price-performance').innerText()).toMatch(/ran on target local .* no cloud price/);
+      expect(errors).toEqual([]);
+      expect(requests).toEqual([`file://${file}`]);
+      await page.close();
+    },
+  );
 
   test('report --json carries the aggregates, the lb vs direct deltas and why there is no price-performance', () => {
     const { code, stdout } = rmqbench('report', outcome.runId, '--json');
@@ -183,22 +187,25 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     expect(report.pricePerformance.available).toBe(false);
   });
 
-  test("report over several runs --json reads each run's stored metrics from the table (series per node and metric)", () => {
-    const { code, stdout } = rmqbench('report', outcome.runId, outcome.runId, '--json');
-    expect(code).toBe(0);
-    const { runs } = JSON.parse(stdout) as {
-      runs: { run: { runId: string }; repetitionMetrics?: { series: { node: string; metric: string }[] }[] }[];
-    };
-    expect(runs.map((entry) => entry.run.runId)).toEqual([outcome.runId, outcome.runId]);
-    for (const entry of runs) {
-      expect(entry.repetitionMetrics).toHaveLength(8);
-      const cpuNodes = entry
-        .repetitionMetrics![0]!.series.filter((series) => series.metric === 'cpuPercent')
-        .map((series) => series.node);
-      expect(cpuNodes).toContain('load-generator');
-      expect(cpuNodes.some((node) => node.startsWith('rmqbench'))).toBe(true);
-    }
-  });
+  test(
+    "report over several runs --json reads each run's stored " + 'metrics from the table (series per node and metric)',
+    () => {
+      const { code, stdout } = rmqbench('report', outcome.runId, outcome.runId, '--json');
+      expect(code).toBe(0);
+      const { runs } = JSON.parse(stdout) as {
+        runs: { run: { runId: string }; repetitionMetrics?: { series: { node: string; metric: string }[] }[] }[];
+      };
+      expect(runs.map((entry) => entry.run.runId)).toEqual([outcome.runId, outcome.runId]);
+      for (const entry of runs) {
+        expect(entry.repetitionMetrics).toHaveLength(8);
+        const cpuNodes = entry
+          .repetitionMetrics![0]!.series.filter((series) => series.metric === 'cpuPercent')
+          .map((series) => series.node);
+        expect(cpuNodes).toContain('load-generator');
+        expect(cpuNodes.some((node) => node.startsWith('rmqbench'))).toBe(true);
+      }
+    },
+  );
 
   test('report --format png writes one chart as a PNG image', () => {
     const { code, stdout } = rmqbench(
@@ -220,71 +227,78 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     expect(png.readUInt32BE(20)).toBeGreaterThan(500);
   });
 
-  test('a report for an aws run of a catalogued instance type has the cluster cost and the chapter-7 tables', async () => {
-    await storeVariant('priced-aws-run', {
-      target: 'aws',
-      environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' },
-    });
-    const { code, stdout } = rmqbench('report', 'priced-aws-run', '--format', 'html', '--out', 'priced.html');
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/wrote/);
-    const html = readFileSync(join(work.path, 'priced.html'), 'utf8');
-    expect(html).toContain('1 × c5.xlarge + lb');
-    // c5.xlarge in eu-west-1: $0.192/h × 730 (the 2020-07-02 Price List entry, newer than the thesis's $140.55).
-    expect(html).toContain('$140.16');
-    expect(html).toMatch(/Best price-performance, 1 queue</);
-  });
+  test(
+    'a report for an aws run of a catalogued instance ' + 'type has the cluster cost and the chapter-7 tables',
+    async () => {
+      await storeVariant('priced-aws-run', {
+        target: 'aws',
+        environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' },
+      });
+      const { code, stdout } = rmqbench('report', 'priced-aws-run', '--format', 'html', '--out', 'priced.html');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/wrote/);
+      const html = readFileSync(join(work.path, 'priced.html'), 'utf8');
+      expect(html).toContain('1 × c5.xlarge + lb');
+      // c5.xlarge in eu-west-1: $0.192/h × 730 (the 2020-07-02 Price List entry, newer than the thesis's $140.55).
+      expect(html).toContain('$140.16');
+      expect(html).toMatch(/Best price-performance, 1 queue</);
+    },
+  );
 
-  test('a priced capacity run: the hockey-stick chart draws one point per step and percentile in Chromium, and the capacity is priced per million messages', async () => {
-    // The real run's repetitions, each given the same measured ladder: 1,000 and 2,000 msg/s held, 4,000 did not.
-    const step = (targetRate: number, p50: number, p99: number, passed: boolean) => ({
-      targetRate,
-      fromSeconds: 0,
-      toSeconds: 10,
-      measuredSeconds: 8,
-      publishRate: targetRate,
-      consumeRate: targetRate,
-      p50LatencyMs: p50,
-      p99LatencyMs: p99,
-      passed,
-      failedBy: passed ? [] : ['latency' as const],
-      reasons: passed ? [] : ['p99 over the bound'],
-    });
-    const capacity = {
-      p99BoundMs: 50,
-      stepFactor: 2,
-      warmUpSeconds: 2,
-      steps: [step(1000, 1, 5, true), step(2000, 2, 20, true), step(4000, 40, 300, false)],
-      rateMsgPerSecond: 2000,
-      p50LatencyMs: 2,
-      p99LatencyMs: 20,
-      atLeast: false,
-      firstFailedRate: 4000,
-      verdict: '2,000 msg/s held p99 ≤ 50 ms; 4,000 msg/s did not (p99 over the bound)',
-    };
-    await storeVariant(
-      'capacity-run',
-      { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
-      (record) => ({ ...record, capacity }),
-    );
-    const { code, stdout } = rmqbench('report', 'capacity-run', '--format', 'html', '--out', 'capacity.html');
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/\(6 charts: .*latency-vs-rate/);
-    const file = join(work.path, 'capacity.html');
-    const page = await browser!.newPage();
-    await page.goto(`file://${file}`, { waitUntil: 'load' });
-    const points = await page.$$eval(
-      'figure.chart[data-chart="latency-vs-rate"] svg g.mark-symbol.role-mark path',
-      (paths) => paths.length,
-    );
-    expect(points).toBe(outcome.records.length * 3 * 2);
-    expect(await page.locator('#capacity').innerText()).toMatch(/2,000 ± 0 msg\/s/);
-    await page.close();
-    const markdown = rmqbench('report', 'capacity-run');
-    expect(markdown.stdout).toMatch(
-      /\| one-lb\/small@queues=1 \| 50 \| 2,000 ± 0 msg\/s \| 2 \/ 20 \| [0-9.]+ \| [0-9,]+ \|/,
-    );
-  });
+  test(
+    'a priced capacity run: the hockey-stick chart draws one point per step and ' +
+      'percentile in Chromium, and the capacity is priced per million messages',
+    async () => {
+      // The real run's repetitions, each given the same measured ladder: 1,000 and 2,000 msg/s held, 4,000 did not.
+      const step = (targetRate: number, p50: number, p99: number, passed: boolean) => ({
+        targetRate,
+        fromSeconds: 0,
+        toSeconds: 10,
+        measuredSeconds: 8,
+        publishRate: targetRate,
+        consumeRate: targetRate,
+        p50LatencyMs: p50,
+        p99LatencyMs: p99,
+        passed,
+        failedBy: passed ? [] : ['latency' as const],
+        reasons: passed ? [] : ['p99 over the bound'],
+      });
+      const capacity = {
+        p99BoundMs: 50,
+        stepFactor: 2,
+        warmUpSeconds: 2,
+        steps: [step(1000, 1, 5, true), step(2000, 2, 20, true), step(4000, 40, 300, false)],
+        rateMsgPerSecond: 2000,
+        p50LatencyMs: 2,
+        p99LatencyMs: 20,
+        atLeast: false,
+        firstFailedRate: 4000,
+        verdict: '2,000 msg/s held p99 ≤ 50 ms; 4,000 msg/s did not (p99 over the bound)',
+      };
+      await storeVariant(
+        'capacity-run',
+        { target: 'aws', environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' } },
+        (record) => ({ ...record, capacity }),
+      );
+      const { code, stdout } = rmqbench('report', 'capacity-run', '--format', 'html', '--out', 'capacity.html');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/\(6 charts: .*latency-vs-rate/);
+      const file = join(work.path, 'capacity.html');
+      const page = await browser!.newPage();
+      await page.goto(`file://${file}`, { waitUntil: 'load' });
+      const points = await page.$$eval(
+        'figure.chart[data-chart="latency-vs-rate"] svg g.mark-symbol.role-mark path',
+        (paths) => paths.length,
+      );
+      expect(points).toBe(outcome.records.length * 3 * 2);
+      expect(await page.locator('#capacity').innerText()).toMatch(/2,000 ± 0 msg\/s/);
+      await page.close();
+      const markdown = rmqbench('report', 'capacity-run');
+      expect(markdown.stdout).toMatch(
+        /\| one-lb\/small@queues=1 \| 50 \| 2,000 ± 0 msg\/s \| 2 \/ 20 \| [0-9.]+ \| [0-9,]+ \|/,
+      );
+    },
+  );
 
   test('an instance type missing from the catalog is a clear note in the report, not a crash', async () => {
     await storeVariant('unpriced-aws-run', { target: 'aws', environment: { instanceType: 'c9.galactic' } });

@@ -76,7 +76,8 @@ export function nodeFiles(
     '',
   );
   content += options.tls
-    ? `TLS_CERTIFICATE_SECRET_NAME=${SECRETS.tlsCertificate}\nTLS_PRIVATE_KEY_SECRET_NAME=${SECRETS.tlsKey}\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n`
+    ? `TLS_CERTIFICATE_SECRET_NAME=${SECRETS.tlsCertificate}\n` +
+      `TLS_PRIVATE_KEY_SECRET_NAME=${SECRETS.tlsKey}\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n`
     : 'TLS_CERTIFICATE_SECRET_NAME=\nTLS_PRIVATE_KEY_SECRET_NAME=\nAMQPS_PORT=5671\nMANAGEMENT_TLS_PORT=15671\n';
   if (/<[^>]*>/.test(content)) throw new Error(`node.env still holds an unevaluated template expression:\n${content}`);
   files['/etc/rmqbench/node.env'] = { content, mode: env.mode };
@@ -85,7 +86,8 @@ export function nodeFiles(
     mode: 0o644,
     content: options.installFails
       ? 'install_rabbitmq() { echo "simulated: the package installation failed" >&2; return 1; }\n'
-      : 'install_rabbitmq() { command -v rabbitmq-server >/dev/null && command -v jq >/dev/null && command -v curl >/dev/null; }\n',
+      : 'install_rabbitmq() { command -v rabbitmq-server >/dev/null && ' +
+        'command -v jq >/dev/null && command -v curl >/dev/null; }\n',
   };
   return files;
 }

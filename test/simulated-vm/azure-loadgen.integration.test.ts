@@ -108,99 +108,111 @@ describe('the Azure Run Command script on a simulated load generator', () => {
     };
   };
 
-  test("reads the password from Key Vault with the VM identity, runs PerfTest as a per-run user (quorum queue on the broker, user gone afterwards) and uploads the raw files with the broker sampler's lines; no secret in the script", async () => {
-    const plan = {
-      name: 'azure-script',
-      clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }],
-      workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }],
-    };
-    const { script, item, protectedParameters } = runCommandFor(plan, RAW_FILES);
-    expect(script).not.toContain(ADMIN_PASSWORD);
-    expect(script).not.toContain('sig=');
-    // Managed Run Command runs the script as root with a minimal environment plus its protected parameters as
-    // variables.
-    const run = await hub.exec(loadGenerator, script, {
-      env: {
-        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-        HOME: '/root',
-        ...protectedParameters,
-      },
-      timeoutMs: 300_000,
-    });
-    expect({ status: run.status, stderr: run.stderr.slice(-1500) }).toEqual({ status: 0, stderr: expect.any(String) });
-    expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
-    const uploaded = (file: string) => readFileSync(join(hub.dir, 'uploads', 'raw', file), 'utf8');
-    const record = ingestRepetition({
-      runId: 'run-azure',
-      scenarioId: item.scenarioId,
-      repetition: 1,
-      startedAt: '2025-01-01T00:00:00.000Z',
-      finishedAt: '2025-01-01T00:00:10.000Z',
-      perfTestArgs: [],
-      expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
-      stdout: uploaded('stdout.txt'),
-      csv: uploaded('perftest.csv'),
-    });
-    expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
-    expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
-    // The broker sampler read the node's management API beside PerfTest as the benchmark user: every line usable.
-    const broker = brokerMetricsFromSamples(uploaded('broker-metrics.jsonl'), new Date(Date.now() - 600_000));
-    expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
-      unusable: 0,
-      firstProblem: undefined,
-    });
-    // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
-    expect(broker.samples).toBeGreaterThanOrEqual(2);
-    expect(broker.metrics.series.map((series) => series.metric)).toEqual(['memoryAlarm', 'queueDepth']);
-    expect(broker.metrics.series[0]!.node).toMatch(/^rabbit@/);
-    // PerfTest ran as a per-run benchmark user, which the script deleted on exit: only the admin user is left.
-    const users = await hub.exec(node, 'rabbitmqctl -q list_users --formatter json');
-    expect((JSON.parse(users.stdout) as { user: string }[]).map((user) => user.user)).toEqual([adminUsername]);
-    const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
-    expect(JSON.parse(queues.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'perf-test-1', type: 'quorum' })]),
-    );
-  });
-
-  test('a scenario with a fault: the lost-message verifier runs beside PerfTest as the benchmark user and its output goes to its own pre-signed URL', async () => {
-    // The fault step runs on the nodes and is not part of this test: the verifier's counts without a fault.
-    const plan = {
-      name: 'azure-fault',
-      clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }],
-      workloads: [
-        {
-          name: 'w',
-          producers: 1,
-          consumers: 1,
-          messageSizeBytes: 100,
-          durationSeconds: 5,
-          fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 },
+  test(
+    'reads the password from Key Vault with the VM identity, runs PerfTest as a ' +
+      'per-run user (quorum queue on the broker, user gone afterwards) and uploads ' +
+      "the raw files with the broker sampler's lines; no secret in the script",
+    async () => {
+      const plan = {
+        name: 'azure-script',
+        clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }],
+        workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 5 }],
+      };
+      const { script, item, protectedParameters } = runCommandFor(plan, RAW_FILES);
+      expect(script).not.toContain(ADMIN_PASSWORD);
+      expect(script).not.toContain('sig=');
+      // Managed Run Command runs the script as root with a minimal environment plus its protected parameters as
+      // variables.
+      const run = await hub.exec(loadGenerator, script, {
+        env: {
+          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          HOME: '/root',
+          ...protectedParameters,
         },
-      ],
-    };
-    const { script, protectedParameters } = runCommandFor(plan, [...RAW_FILES, ...FAULT_RAW_FILES]);
-    const run = await hub.exec(loadGenerator, script, {
-      env: {
-        PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-        HOME: '/root',
-        ...protectedParameters,
-      },
-      timeoutMs: 300_000,
-    });
-    // The stderr only when the script failed (a successful one prints the boot lines' noise there).
-    expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr.slice(-1500) }).toEqual({
-      status: 0,
-      stderr: '',
-    });
-    expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
-    const output = readFileSync(join(hub.dir, 'uploads', 'raw', VERIFIER_OUTPUT_FILE), 'utf8');
-    const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
-    expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0 });
-    expect(counts.confirmed).toBeGreaterThan(0);
-    expect(counts.consumed).toBe(counts.confirmed);
-    const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
-    expect(JSON.parse(queues.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: VERIFIER_QUEUE, type: 'quorum' })]),
-    );
-  });
+        timeoutMs: 300_000,
+      });
+      expect({ status: run.status, stderr: run.stderr.slice(-1500) }).toEqual({
+        status: 0,
+        stderr: expect.any(String),
+      });
+      expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
+      const uploaded = (file: string) => readFileSync(join(hub.dir, 'uploads', 'raw', file), 'utf8');
+      const record = ingestRepetition({
+        runId: 'run-azure',
+        scenarioId: item.scenarioId,
+        repetition: 1,
+        startedAt: '2025-01-01T00:00:00.000Z',
+        finishedAt: '2025-01-01T00:00:10.000Z',
+        perfTestArgs: [],
+        expectations: { durationSeconds: 5, producers: 1, consumers: 1, confirms: false },
+        stdout: uploaded('stdout.txt'),
+        csv: uploaded('perftest.csv'),
+      });
+      expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+      expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+      // The broker sampler read the node's management API beside PerfTest as the benchmark user: every line usable.
+      const broker = brokerMetricsFromSamples(uploaded('broker-metrics.jsonl'), new Date(Date.now() - 600_000));
+      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
+        unusable: 0,
+        firstProblem: undefined,
+      });
+      // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
+      expect(broker.samples).toBeGreaterThanOrEqual(2);
+      expect(broker.metrics.series.map((series) => series.metric)).toEqual(['memoryAlarm', 'queueDepth']);
+      expect(broker.metrics.series[0]!.node).toMatch(/^rabbit@/);
+      // PerfTest ran as a per-run benchmark user, which the script deleted on exit: only the admin user is left.
+      const users = await hub.exec(node, 'rabbitmqctl -q list_users --formatter json');
+      expect((JSON.parse(users.stdout) as { user: string }[]).map((user) => user.user)).toEqual([adminUsername]);
+      const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
+      expect(JSON.parse(queues.stdout)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'perf-test-1', type: 'quorum' })]),
+      );
+    },
+  );
+
+  test(
+    'a scenario with a fault: the lost-message verifier runs beside PerfTest ' +
+      'as the benchmark user and its output goes to its own pre-signed URL',
+    async () => {
+      // The fault step runs on the nodes and is not part of this test: the verifier's counts without a fault.
+      const plan = {
+        name: 'azure-fault',
+        clusters: [{ name: 'q', nodes: 1, instanceType: 'F4s_v2', topology: { type: 'quorum' } }],
+        workloads: [
+          {
+            name: 'w',
+            producers: 1,
+            consumers: 1,
+            messageSizeBytes: 100,
+            durationSeconds: 5,
+            fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 },
+          },
+        ],
+      };
+      const { script, protectedParameters } = runCommandFor(plan, [...RAW_FILES, ...FAULT_RAW_FILES]);
+      const run = await hub.exec(loadGenerator, script, {
+        env: {
+          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          HOME: '/root',
+          ...protectedParameters,
+        },
+        timeoutMs: 300_000,
+      });
+      // The stderr only when the script failed (a successful one prints the boot lines' noise there).
+      expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr.slice(-1500) }).toEqual({
+        status: 0,
+        stderr: '',
+      });
+      expect(run.stderr + run.stdout).not.toContain(ADMIN_PASSWORD);
+      const output = readFileSync(join(hub.dir, 'uploads', 'raw', VERIFIER_OUTPUT_FILE), 'utf8');
+      const counts = cloudVerifierCounts(parseVerifierOutput(output), { action: 'kill', node: 0 });
+      expect(counts).toMatchObject({ lostMessages: 0, duplicatedMessages: 0 });
+      expect(counts.confirmed).toBeGreaterThan(0);
+      expect(counts.consumed).toBe(counts.confirmed);
+      const queues = await hub.exec(node, 'rabbitmqctl -q list_queues name type --formatter json');
+      expect(JSON.parse(queues.stdout)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: VERIFIER_QUEUE, type: 'quorum' })]),
+      );
+    },
+  );
 });

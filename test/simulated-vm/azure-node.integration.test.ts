@@ -78,19 +78,22 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
   });
   afterAll(() => hub.cleanup());
 
-  test('three VMs with upper-case host names boot at once and form ONE cluster named with the exact host names', async () => {
-    for (const [name, computerName] of names.slice(0, 3))
-      vms.push(hub.createVm(name, computerName, nodeFiles(cloudConfig, { tls: true })));
-    const results = await Promise.all(vms.map((vm) => runCloudInit(hub, vm, cloudConfig)));
-    for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
-    const expected = sorted(vms.map(nodeName));
-    for (const vm of vms) {
-      const status = await hub.clusterStatus(vm);
-      expect(sorted(status.running_nodes)).toEqual(expected);
-      expect(sorted(status.disk_nodes)).toEqual(expected);
-    }
-    expect((await hub.exec(vms[0] as SimulatedVm, 'hostname -s')).stdout.trim()).toBe('rmqbenchQ7K2ZD');
-  });
+  test(
+    'three VMs with upper-case host names boot at once ' + 'and form ONE cluster named with the exact host names',
+    async () => {
+      for (const [name, computerName] of names.slice(0, 3))
+        vms.push(hub.createVm(name, computerName, nodeFiles(cloudConfig, { tls: true })));
+      const results = await Promise.all(vms.map((vm) => runCloudInit(hub, vm, cloudConfig)));
+      for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
+      const expected = sorted(vms.map(nodeName));
+      for (const vm of vms) {
+        const status = await hub.clusterStatus(vm);
+        expect(sorted(status.running_nodes)).toEqual(expected);
+        expect(sorted(status.disk_nodes)).toEqual(expected);
+      }
+      expect((await hub.exec(vms[0] as SimulatedVm, 'hostname -s')).stdout.trim()).toBe('rmqbenchQ7K2ZD');
+    },
+  );
 
   test('the script created the admin user from Key Vault, deleted guest and applied the generated policy', async () => {
     const vm = vms[1] as SimulatedVm;
@@ -119,19 +122,22 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
     expect(log.some((line) => line.includes('management.azure.com /subscriptions/'))).toBe(true);
   });
 
-  test('AMQPS (5671) and management HTTPS (15671) answer with the Key Vault certificate; the key is 0600 rabbitmq', async () => {
-    const [first, second] = vms as [SimulatedVm, SimulatedVm];
-    const files = await hub.exec(first, 'stat -c "%n %a %U" /etc/rabbitmq/tls/cert.pem /etc/rabbitmq/tls/key.pem');
-    expect(files.stdout).toBe('/etc/rabbitmq/tls/cert.pem 640 rabbitmq\n/etc/rabbitmq/tls/key.pem 600 rabbitmq\n');
-    // From another VM, verifying the chain to the test CA and the certificate's name.
-    const https = await hub.exec(
-      second,
-      `curl -sS -o /dev/null -w '%{http_code} %{ssl_verify_result}' --resolve rmqbench-broker:15671:${first.ip} https://rmqbench-broker:15671/`,
-    );
-    expect(https.stdout).toBe('200 0');
-    const amqps = await hub.exec(
-      second,
-      `python3 - <<'PY'
+  test(
+    'AMQPS (5671) and management HTTPS (15671) answer with ' + 'the Key Vault certificate; the key is 0600 rabbitmq',
+    async () => {
+      const [first, second] = vms as [SimulatedVm, SimulatedVm];
+      const files = await hub.exec(first, 'stat -c "%n %a %U" /etc/rabbitmq/tls/cert.pem /etc/rabbitmq/tls/key.pem');
+      expect(files.stdout).toBe('/etc/rabbitmq/tls/cert.pem 640 rabbitmq\n/etc/rabbitmq/tls/key.pem 600 rabbitmq\n');
+      // From another VM, verifying the chain to the test CA and the certificate's name.
+      const https = await hub.exec(
+        second,
+        `curl -sS -o /dev/null -w '%{http_code} %{ssl_verify_result}' --resolve ` +
+          `rmqbench-broker:15671:${first.ip} https://rmqbench-broker:15671/`,
+      );
+      expect(https.stdout).toBe('200 0');
+      const amqps = await hub.exec(
+        second,
+        `python3 - <<'PY'
 import socket, ssl
 context = ssl.create_default_context(cafile="/etc/ssl/certs/ca-certificates.crt")
 with socket.create_connection(("${first.ip}", 5671), timeout=10) as raw:
@@ -140,16 +146,17 @@ with socket.create_connection(("${first.ip}", 5671), timeout=10) as raw:
         frame = tls.recv(11)
         print(tls.getpeercert()["subject"][0][0][1], frame[0], frame[7:11].hex())
 PY`,
-    );
-    expect({ stdout: amqps.stdout, stderr: amqps.stderr }).toEqual({
-      stdout: 'rmqbench-broker 1 000a000a\n',
-      stderr: '',
-    });
-    // The plain listeners stay for in-VNet traffic.
-    expect(
-      (await hub.exec(second, `curl -s -o /dev/null -w '%{http_code}' http://${first.computerName}:15672/`)).stdout,
-    ).toBe('200');
-  });
+      );
+      expect({ stdout: amqps.stdout, stderr: amqps.stderr }).toEqual({
+        stdout: 'rmqbench-broker 1 000a000a\n',
+        stderr: '',
+      });
+      // The plain listeners stay for in-VNet traffic.
+      expect(
+        (await hub.exec(second, `curl -s -o /dev/null -w '%{http_code}' http://${first.computerName}:15672/`)).stdout,
+      ).toBe('200');
+    },
+  );
 
   /**
    * The fault step's scripts (core/failover/cloud-fault.ts) as a managed Run Command runs them on a node VM (bash,
@@ -158,39 +165,45 @@ PY`,
    * of
    * a classic mirrored queue is the node that hosts it locally, and the cluster goes on while the killed node is down.
    */
-  test("the fault scripts on Azure nodes: the listing finds the classic mirrored queue's node (the one hosting it locally), kill takes exactly that node down, heal brings it back, another VM refuses", async () => {
-    const run = (vm: SimulatedVm, script: string) =>
-      hub.exec(vm, script, {
-        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' },
-      });
-    const all = sorted(vms.map(nodeName));
-    const declared = await run(
-      vms[0]!,
-      `curl -sSf -u rmqbench-admin:simulated-admin-password -X PUT -H 'content-type: application/json' --data '{"durable":true}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`,
-    );
-    expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
-    const listed = await run(vms[2]!, queueLeadersScript());
-    expect(listed.status).toBe(0);
-    const leader = queueLeader(listed.stdout, 'perf-test-1');
-    expect(all).toContain(leader);
-    const leaderVm = vms.find((vm) => nodeName(vm) === leader)!;
-    const other = vms.find((vm) => vm !== leaderVm)!;
+  test(
+    "the fault scripts on Azure nodes: the listing finds the classic mirrored queue's node (the one " +
+      'hosting it locally), kill takes exactly that node down, heal brings it back, another VM refuses',
+    async () => {
+      const run = (vm: SimulatedVm, script: string) =>
+        hub.exec(vm, script, {
+          env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' },
+        });
+      const all = sorted(vms.map(nodeName));
+      const declared = await run(
+        vms[0]!,
+        "curl -sSf -u rmqbench-admin:simulated-admin-password -X PUT -H 'content-type: application/json' " +
+          `--data '{"durable":true}' http://127.0.0.1:15672/api/queues/%2F/perf-test-1`,
+      );
+      expect({ status: declared.status, stderr: declared.stderr }).toEqual({ status: 0, stderr: '' });
+      const listed = await run(vms[2]!, queueLeadersScript());
+      expect(listed.status).toBe(0);
+      const leader = queueLeader(listed.stdout, 'perf-test-1');
+      expect(all).toContain(leader);
+      const leaderVm = vms.find((vm) => nodeName(vm) === leader)!;
+      const other = vms.find((vm) => vm !== leaderVm)!;
 
-    const wrong = await run(other, faultScript('kill', leader));
-    expect(wrong.status).toBe(3);
-    expect(wrong.stderr).toContain(`this instance does not run ${leader} (it runs ${nodeName(other)})`);
+      const wrong = await run(other, faultScript('kill', leader));
+      expect(wrong.status).toBe(3);
+      expect(wrong.stderr).toContain(`this instance does not run ${leader} (it runs ${nodeName(other)})`);
 
-    const killed = await run(leaderVm, faultScript('kill', leader));
-    expect({ status: killed.status, stderr: killed.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all.filter((node) => node !== leader));
-    const healed = await run(leaderVm, healScript(leader, 'kill'));
-    expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all);
-    await run(
-      vms[0]!,
-      'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE http://127.0.0.1:15672/api/queues/%2F/perf-test-1',
-    );
-  });
+      const killed = await run(leaderVm, faultScript('kill', leader));
+      expect({ status: killed.status, stderr: killed.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all.filter((node) => node !== leader));
+      const healed = await run(leaderVm, healScript(leader, 'kill'));
+      expect({ status: healed.status, stderr: healed.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(sorted((await hub.clusterStatus(other)).running_nodes)).toEqual(all);
+      await run(
+        vms[0]!,
+        'curl -sSf -u rmqbench-admin:simulated-admin-password -X DELETE ' +
+          'http://127.0.0.1:15672/api/queues/%2F/perf-test-1',
+      );
+    },
+  );
 
   test('a fourth VM added later joins the existing cluster', async () => {
     const [name, computerName] = names[3];

@@ -451,7 +451,8 @@ export class SimulatedHub {
       this.state.vms.some((vm) => vm.ip.endsWith(`.${hostNumber}`))
     ) {
       throw new Error(
-        `createVm: hostNumber ${hostNumber} must be a free host number of 10.91.${this.options.subnet}.0/24 between 2 and 254`,
+        `createVm: hostNumber ${hostNumber} must be a free host ` +
+          `number of 10.91.${this.options.subnet}.0/24 between 2 and 254`,
       );
     }
     const ip = `10.91.${this.options.subnet}.${hostNumber}`;
@@ -562,8 +563,10 @@ export class SimulatedHub {
       ...Object.entries({ null: '1 3', zero: '1 5', full: '1 7', random: '1 8', urandom: '1 9', tty: '5 0' }).map(
         ([device, numbers]) => `mknod -m 0666 /dev/${device} c ${numbers}`,
       ),
-      'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr',
-      'mkdir /dev/pts /dev/shm && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ln -s pts/ptmx /dev/ptmx && mount -t tmpfs tmpfs /dev/shm',
+      'ln -s /proc/self/fd /dev/fd && ln -s /proc/self/fd/0 /dev/stdin && ' +
+        'ln -s /proc/self/fd/1 /dev/stdout && ln -s /proc/self/fd/2 /dev/stderr',
+      'mkdir /dev/pts /dev/shm && mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts && ' +
+        'ln -s pts/ptmx /dev/ptmx && mount -t tmpfs tmpfs /dev/shm',
       // Azure names its data disks by a link under /dev/disk/azure (a device node stands in for it here).
       `mkdir -p ${dirname(path)} && mknod -m 0660 ${path} b ${major} ${minor}`,
     ];
@@ -643,7 +646,8 @@ export class SimulatedHub {
   async diagnostics(vm: SimulatedVm): Promise<string> {
     const result = await this.exec(
       vm,
-      'for f in /var/log/rabbitmq/* /run/rmqbench-sim/*.out /run/rmqbench-sim/*.err; do [ -f "$f" ] && { echo "== $f"; tail -n 15 "$f"; }; done; true',
+      'for f in /var/log/rabbitmq/* /run/rmqbench-sim/*.out /run/rmqbench-sim/*.err; ' +
+        'do [ -f "$f" ] && { echo "== $f"; tail -n 15 "$f"; }; done; true',
     );
     return result.stdout;
   }

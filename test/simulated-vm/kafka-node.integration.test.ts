@@ -188,110 +188,129 @@ describe('AWS Kafka broker user data on three simulated EC2 instances', () => {
     return userData.render();
   }
 
-  test('booting at once, the three brokers form ONE KRaft quorum: node ids 1-3, advertised by their zone names, each signals SUCCESS', async () => {
-    const jars = kafkaJarDirectory();
-    await hub.start();
-    for (const identity of identities) {
-      const instanceId = `i-0${identity.nodeId}a0000000000kafka`;
-      vms.push(
-        hub.createVm(
-          instanceId,
-          `ip-10-91-5-${10 + identity.nodeId}`,
-          {
-            '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
-            // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path>
-            // <file>, into
-            // the script's /opt/kafka/libs); the script's manifest loop and digest check run as on EC2.
-            [INSTALL_OVERRIDE_FILE]: {
-              content: `rmqbench_install_packages() { command -v java >/dev/null; }\nrmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`,
-              mode: 0o644,
+  test(
+    'booting at once, the three brokers form ONE KRaft quorum: node ' +
+      'ids 1-3, advertised by their zone names, each signals SUCCESS',
+    async () => {
+      const jars = kafkaJarDirectory();
+      await hub.start();
+      for (const identity of identities) {
+        const instanceId = `i-0${identity.nodeId}a0000000000kafka`;
+        vms.push(
+          hub.createVm(
+            instanceId,
+            `ip-10-91-5-${10 + identity.nodeId}`,
+            {
+              '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
+              // Downloads only: Java is this machine's, each jar its Maven cache's (rmqbench_fetch_jar <Maven path>
+              // <file>, into
+              // the script's /opt/kafka/libs); the script's manifest loop and digest check run as on EC2.
+              [INSTALL_OVERRIDE_FILE]: {
+                content:
+                  'rmqbench_install_packages() { command -v java >/dev/null; }\n' +
+                  `rmqbench_fetch_jar() { cp ${shellQuote(jars)}/"$2" "$2"; }\n`,
+                mode: 0o644,
+              },
+              ...(identity.nodeId < 3 ? { '/usr/local/sbin/dnf': { content: FAKE_DNF, mode: 0o755 } } : {}),
             },
-            ...(identity.nodeId < 3 ? { '/usr/local/sbin/dnf': { content: FAKE_DNF, mode: 0o755 } } : {}),
-          },
-          // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's
-          // address.
-          { blockDevice: DATA_VOLUME_DEVICE, state: { instanceId }, overlays: OVERLAYS, dnsNames: [identity.hostName] },
-        ),
-      );
-    }
-    // What cloud-init gives the user data here: the AWS CLI on PATH, and AWS_CA_BUNDLE for the test CA (the CLI keeps
-    // its own bundle).
-    const environment = {
-      PATH: `${awsCliDirectory()}:${MINIMAL_PATH}`,
-      HOME: '/root',
-      AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
-      AWS_CONFIG_FILE: '/nonexistent',
-      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
-    };
-    const results = await Promise.all(
-      vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: environment })),
-    );
-    for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
-
-    const requests = hub.requestLog();
-    for (const vm of vms) {
-      // The exit trap copied the boot log's tail to CloudWatch Logs and signalled the instance's creation policy.
-      expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${vm.name}/boot`);
-      expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
-    }
-    for (const [index, vm] of vms.entries()) {
-      const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
-      // The jars were checked against their pins (the digest over their SHA-256 sums), and all 92 are there.
-      expect((await hub.exec(vm, 'ls /opt/kafka/libs/*.jar | wc -l')).stdout.trim()).toBe(
-        String(KAFKA_ARTIFACTS.length),
-      );
-      expect(bootLog).not.toContain('differ from the pinned ones');
-      expect(bootLog).toContain('quorum formed: leader');
-      expect(bootLog).toContain('3 voters');
-      expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId });
-      expect(await brokerProcess(hub, vm)).toBe(`kafka /etc/kafka/server.properties`);
-      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
-        `${DATA_VOLUME_DEVICE} xfs\n`,
-      );
-    }
-  });
-
-  test('the boot wrote the CloudWatch agent configuration with the stack name as ClusterId and Role kafka-broker, and started the agent; without dnf the broker booted all the same', async () => {
-    for (const vm of vms.slice(0, 2)) {
-      const config = JSON.parse((await hub.exec(vm, `cat ${CLOUDWATCH_AGENT_CONFIG_PATH}`)).stdout) as {
-        metrics: {
-          namespace: string;
-          append_dimensions: Record<string, string>;
-          metrics_collected: Record<string, { append_dimensions: Record<string, string> }>;
-        };
+            // The Route 53 private zone's A record for the broker's interface: its name resolves to the instance's
+            // address.
+            {
+              blockDevice: DATA_VOLUME_DEVICE,
+              state: { instanceId },
+              overlays: OVERLAYS,
+              dnsNames: [identity.hostName],
+            },
+          ),
+        );
+      }
+      // What cloud-init gives the user data here: the AWS CLI on PATH, and AWS_CA_BUNDLE for the test CA (the CLI keeps
+      // its own bundle).
+      const environment = {
+        PATH: `${awsCliDirectory()}:${MINIMAL_PATH}`,
+        HOME: '/root',
+        AWS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt',
+        AWS_CONFIG_FILE: '/nonexistent',
+        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
       };
-      expect(config.metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
-      // The agent's own placeholder arrives unexpanded; it fills in the instance id.
-      expect(config.metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
-      expect(Object.keys(config.metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
-      for (const plugin of Object.values(config.metrics.metrics_collected))
-        expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-sim-stack', Role: KAFKA_BROKER_ROLE });
-      expect((await hub.exec(vm, `cat ${AGENT_CTL_CALLS}`)).stdout).toBe(
-        `-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}\n`,
+      const results = await Promise.all(
+        vms.map((vm) => hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: environment })),
       );
-    }
-    const third = vms[2] as SimulatedVm;
-    expect((await hub.exec(third, `cat ${BOOT_LOG_FILE}`)).stdout).toContain(
-      'the CloudWatch agent could not be installed or started',
-    );
-    expect(
-      (await hub.exec(third, `test -e ${CLOUDWATCH_AGENT_CONFIG_PATH} && echo present || echo absent`)).stdout,
-    ).toBe('absent\n');
-  });
+      for (const [index, result] of results.entries()) await expectBooted(hub, vms[index] as SimulatedVm, result);
 
-  test("from inside an instance, Kafka's tools see one quorum of voters 1-3 with a leader, and each broker advertised at its zone name", async () => {
-    const [first, second, third] = vms as [SimulatedVm, SimulatedVm, SimulatedVm];
-    const status = await quorumStatus(hub, second, `${identities[0]!.hostName}:9092`);
-    expect(status.clusterId).toBe(clusterId);
-    expect(status.voterIds).toEqual([1, 2, 3]);
-    expect(status.voterEndpoints).toEqual(identities.map((broker) => `CONTROLLER://${broker.hostName}:9093`));
-    expect([1, 2, 3]).toContain(status.leaderId);
-    // The same quorum asked through another broker.
-    expect((await quorumStatus(hub, third, `${identities[2]!.hostName}:9092`)).voterIds).toEqual([1, 2, 3]);
-    expect(await advertisedBrokers(hub, first, `${identities[1]!.hostName}:9092`)).toEqual(
-      Object.fromEntries(identities.map((broker) => [`${broker.hostName}:9092`, broker.nodeId])),
-    );
-  });
+      const requests = hub.requestLog();
+      for (const vm of vms) {
+        // The exit trap copied the boot log's tail to CloudWatch Logs and signalled the instance's creation policy.
+        expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${vm.name}/boot`);
+        expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
+      }
+      for (const [index, vm] of vms.entries()) {
+        const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
+        // The jars were checked against their pins (the digest over their SHA-256 sums), and all 92 are there.
+        expect((await hub.exec(vm, 'ls /opt/kafka/libs/*.jar | wc -l')).stdout.trim()).toBe(
+          String(KAFKA_ARTIFACTS.length),
+        );
+        expect(bootLog).not.toContain('differ from the pinned ones');
+        expect(bootLog).toContain('quorum formed: leader');
+        expect(bootLog).toContain('3 voters');
+        expect(await formattedIdentity(hub, vm)).toEqual({ nodeId: String(index + 1), clusterId });
+        expect(await brokerProcess(hub, vm)).toBe(`kafka /etc/kafka/server.properties`);
+        expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
+          `${DATA_VOLUME_DEVICE} xfs\n`,
+        );
+      }
+    },
+  );
+
+  test(
+    'the boot wrote the CloudWatch agent configuration with the stack name as ClusterId and ' +
+      'Role kafka-broker, and started the agent; without dnf the broker booted all the same',
+    async () => {
+      for (const vm of vms.slice(0, 2)) {
+        const config = JSON.parse((await hub.exec(vm, `cat ${CLOUDWATCH_AGENT_CONFIG_PATH}`)).stdout) as {
+          metrics: {
+            namespace: string;
+            append_dimensions: Record<string, string>;
+            metrics_collected: Record<string, { append_dimensions: Record<string, string> }>;
+          };
+        };
+        expect(config.metrics.namespace).toBe(CLOUDWATCH_NAMESPACE);
+        // The agent's own placeholder arrives unexpanded; it fills in the instance id.
+        expect(config.metrics.append_dimensions).toEqual({ InstanceId: '${aws:InstanceId}' });
+        expect(Object.keys(config.metrics.metrics_collected).sort()).toEqual(['cpu', 'diskio', 'mem', 'net']);
+        for (const plugin of Object.values(config.metrics.metrics_collected))
+          expect(plugin.append_dimensions).toEqual({ ClusterId: 'rmqbench-sim-stack', Role: KAFKA_BROKER_ROLE });
+        expect((await hub.exec(vm, `cat ${AGENT_CTL_CALLS}`)).stdout).toBe(
+          `-a fetch-config -m ec2 -s -c file:${CLOUDWATCH_AGENT_CONFIG_PATH}\n`,
+        );
+      }
+      const third = vms[2] as SimulatedVm;
+      expect((await hub.exec(third, `cat ${BOOT_LOG_FILE}`)).stdout).toContain(
+        'the CloudWatch agent could not be installed or started',
+      );
+      expect(
+        (await hub.exec(third, `test -e ${CLOUDWATCH_AGENT_CONFIG_PATH} && echo present || echo absent`)).stdout,
+      ).toBe('absent\n');
+    },
+  );
+
+  test(
+    "from inside an instance, Kafka's tools see one quorum of voters " +
+      '1-3 with a leader, and each broker advertised at its zone name',
+    async () => {
+      const [first, second, third] = vms as [SimulatedVm, SimulatedVm, SimulatedVm];
+      const status = await quorumStatus(hub, second, `${identities[0]!.hostName}:9092`);
+      expect(status.clusterId).toBe(clusterId);
+      expect(status.voterIds).toEqual([1, 2, 3]);
+      expect(status.voterEndpoints).toEqual(identities.map((broker) => `CONTROLLER://${broker.hostName}:9093`));
+      expect([1, 2, 3]).toContain(status.leaderId);
+      // The same quorum asked through another broker.
+      expect((await quorumStatus(hub, third, `${identities[2]!.hostName}:9092`)).voterIds).toEqual([1, 2, 3]);
+      expect(await advertisedBrokers(hub, first, `${identities[1]!.hostName}:9092`)).toEqual(
+        Object.fromEntries(identities.map((broker) => [`${broker.hostName}:9092`, broker.nodeId])),
+      );
+    },
+  );
 
   test('cleanup leaves no broker process, namespace or folder behind', () => {
     expect(vms).toHaveLength(3);
@@ -358,77 +377,87 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
     return config;
   }
 
-  test('booting at once, the three brokers form ONE KRaft quorum: node ids 1-3, advertised at their static private IPs', async () => {
-    const jars = kafkaJarDirectory();
-    await hub.start();
-    const configs: CloudConfig[] = [];
-    for (const i of [0, 1, 2]) {
-      const config = await renderCustomData(i);
-      configs.push(config);
-      const files: Record<string, { content: string; mode: number }> = {};
-      for (const entry of config.write_files) {
-        files[entry.path] = {
-          content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
-          mode: parseInt(entry.permissions ?? '0644', 8),
+  test(
+    'booting at once, the three brokers form ONE KRaft quorum: ' +
+      'node ids 1-3, advertised at their static private IPs',
+    async () => {
+      const jars = kafkaJarDirectory();
+      await hub.start();
+      const configs: CloudConfig[] = [];
+      for (const i of [0, 1, 2]) {
+        const config = await renderCustomData(i);
+        configs.push(config);
+        const files: Record<string, { content: string; mode: number }> = {};
+        for (const entry of config.write_files) {
+          files[entry.path] = {
+            content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
+            mode: parseInt(entry.permissions ?? '0644', 8),
+          };
+        }
+        expect(files['/etc/rmqbench/kafka.env']?.content).toContain(
+          `NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`,
+        );
+        // Downloads only: Java is this machine's, the jars its Maven cache's; the script checks their SHA-256 sums
+        // itself.
+        files['/etc/rmqbench/install-override.sh'] = {
+          content: `install_kafka() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar "$home/libs/"; }\n`,
+          mode: 0o644,
         };
+        vms.push(
+          hub.createVm(`rmqbench-kafka-${i + 1}`, `rmqbench-kafka-${i + 1}`, files, {
+            hostNumber: FIRST_HOST_NUMBER + i + 1,
+            // The data disk at LUN 0, by the name Azure's udev rules give it.
+            blockDevice: '/dev/disk/azure/scsi1/lun0',
+            overlays: OVERLAYS,
+          }),
+        );
       }
-      expect(files['/etc/rmqbench/kafka.env']?.content).toContain(
-        `NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`,
-      );
-      // Downloads only: Java is this machine's, the jars its Maven cache's; the script checks their SHA-256 sums
-      // itself.
-      files['/etc/rmqbench/install-override.sh'] = {
-        content: `install_kafka() { command -v java >/dev/null && cp ${shellQuote(jars)}/*.jar "$home/libs/"; }\n`,
-        mode: 0o644,
-      };
-      vms.push(
-        hub.createVm(`rmqbench-kafka-${i + 1}`, `rmqbench-kafka-${i + 1}`, files, {
-          hostNumber: FIRST_HOST_NUMBER + i + 1,
-          // The data disk at LUN 0, by the name Azure's udev rules give it.
-          blockDevice: '/dev/disk/azure/scsi1/lun0',
-          overlays: OVERLAYS,
+      expect(vms.map((vm) => vm.ip)).toEqual(brokerHosts);
+      // cloud-init's runcmd, in order, as root with a minimal environment.
+      const results = await Promise.all(
+        vms.map(async (vm, index) => {
+          let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
+          for (const command of configs[index]!.runcmd) {
+            last = await hub.exec(vm, command.map(shellQuote).join(' '), {
+              env: { PATH: MINIMAL_PATH, HOME: '/root' },
+            });
+            if (last.status !== 0) break;
+          }
+          return last;
         }),
       );
-    }
-    expect(vms.map((vm) => vm.ip)).toEqual(brokerHosts);
-    // cloud-init's runcmd, in order, as root with a minimal environment.
-    const results = await Promise.all(
-      vms.map(async (vm, index) => {
-        let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
-        for (const command of configs[index]!.runcmd) {
-          last = await hub.exec(vm, command.map(shellQuote).join(' '), { env: { PATH: MINIMAL_PATH, HOME: '/root' } });
-          if (last.status !== 0) break;
-        }
-        return last;
-      }),
-    );
-    for (const [index, result] of results.entries()) {
-      await expectBooted(hub, vms[index] as SimulatedVm, result);
-      expect(result.stderr).toContain('rmqbench-kafka-setup: quorum formed: leader');
-    }
-    for (const [index, vm] of vms.entries()) {
-      expect(await formattedIdentity(hub, vm)).toEqual({
-        nodeId: String(index + 1),
-        clusterId: kafkaClusterId(clusterSeed),
-      });
-      expect(await brokerProcess(hub, vm)).toBe('kafka /etc/kafka/server.properties');
-      expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
-        '/dev/disk/azure/scsi1/lun0 xfs\n',
-      );
-    }
-  });
+      for (const [index, result] of results.entries()) {
+        await expectBooted(hub, vms[index] as SimulatedVm, result);
+        expect(result.stderr).toContain('rmqbench-kafka-setup: quorum formed: leader');
+      }
+      for (const [index, vm] of vms.entries()) {
+        expect(await formattedIdentity(hub, vm)).toEqual({
+          nodeId: String(index + 1),
+          clusterId: kafkaClusterId(clusterSeed),
+        });
+        expect(await brokerProcess(hub, vm)).toBe('kafka /etc/kafka/server.properties');
+        expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/kafka')).stdout).toBe(
+          '/dev/disk/azure/scsi1/lun0 xfs\n',
+        );
+      }
+    },
+  );
 
-  test("from inside a VM, Kafka's tools see one quorum of voters 1-3 with a leader, and each broker advertised at its static IP", async () => {
-    const [first, second] = vms as [SimulatedVm, SimulatedVm];
-    const status = await quorumStatus(hub, first, `${brokerHosts[1]}:9092`);
-    expect(status.clusterId).toBe(kafkaClusterId(clusterSeed));
-    expect(status.voterIds).toEqual([1, 2, 3]);
-    expect(status.voterEndpoints).toEqual(brokerHosts.map((host) => `CONTROLLER://${host}:9093`));
-    expect([1, 2, 3]).toContain(status.leaderId);
-    expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(
-      Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])),
-    );
-  });
+  test(
+    "from inside a VM, Kafka's tools see one quorum of voters 1-3 " +
+      'with a leader, and each broker advertised at its static IP',
+    async () => {
+      const [first, second] = vms as [SimulatedVm, SimulatedVm];
+      const status = await quorumStatus(hub, first, `${brokerHosts[1]}:9092`);
+      expect(status.clusterId).toBe(kafkaClusterId(clusterSeed));
+      expect(status.voterIds).toEqual([1, 2, 3]);
+      expect(status.voterEndpoints).toEqual(brokerHosts.map((host) => `CONTROLLER://${host}:9093`));
+      expect([1, 2, 3]).toContain(status.leaderId);
+      expect(await advertisedBrokers(hub, second, `${brokerHosts[0]}:9092`)).toEqual(
+        Object.fromEntries(brokerHosts.map((host, index) => [`${host}:9092`, index + 1])),
+      );
+    },
+  );
 
   test('cleanup leaves no broker process, namespace or folder behind', () => {
     expect(vms).toHaveLength(3);

@@ -40,19 +40,22 @@ describe('the benchmark workflow definition', () => {
     expect([...used].sort()).toEqual([...FUNCTION_PLACEHOLDERS].sort());
   });
 
-  test('every Task state can fail into teardown or the failure record: its own Catch, or that of the Map around it', () => {
-    const states = allStates(definition.States);
-    const byName = new Map(states.map((entry) => [entry.name, entry.state]));
-    for (const { name, state, parents } of states.filter((entry) => entry.state.Type === 'Task')) {
-      const catchers = [state, ...parents.map((parent) => byName.get(parent)!)].flatMap(
-        (candidate) => (candidate.Catch as { ErrorEquals: string[]; Next: string }[] | undefined) ?? [],
-      );
-      expect({ name, catchesAll: catchers.some((catcher) => catcher.ErrorEquals.includes('States.ALL')) }).toEqual({
-        name,
-        catchesAll: true,
-      });
-    }
-  });
+  test(
+    'every Task state can fail into teardown or the failure ' + 'record: its own Catch, or that of the Map around it',
+    () => {
+      const states = allStates(definition.States);
+      const byName = new Map(states.map((entry) => [entry.name, entry.state]));
+      for (const { name, state, parents } of states.filter((entry) => entry.state.Type === 'Task')) {
+        const catchers = [state, ...parents.map((parent) => byName.get(parent)!)].flatMap(
+          (candidate) => (candidate.Catch as { ErrorEquals: string[]; Next: string }[] | undefined) ?? [],
+        );
+        expect({ name, catchesAll: catchers.some((catcher) => catcher.ErrorEquals.includes('States.ALL')) }).toEqual({
+          name,
+          catchesAll: true,
+        });
+      }
+    },
+  );
 
   test('cluster failures inside the Map lead to TeardownCluster, which retries every error', () => {
     const inner = allStates(definition.States).filter(

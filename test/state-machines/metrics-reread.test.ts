@@ -133,83 +133,99 @@ async function execute(
 }
 
 describe('on azure the host metrics are read again before teardown', () => {
-  test('the definition waits AZURE_METRICS_SETTLE_SECONDS (180 s) on azure only, then RereadHostMetrics invokes IngestRepetition in metricsOnly mode, caught into teardown', () => {
-    const cluster = (
-      buildBenchmarkDefinition().States[STATE.forEachCluster]!.ItemProcessor as {
-        States: Record<string, Record<string, unknown>>;
-      }
-    ).States;
-    expect(AZURE_METRICS_SETTLE_SECONDS).toBe(180);
-    expect(cluster[STATE.forEachRepetition]!.Next).toBe(STATE.isMetricsRereadNeeded);
-    expect(cluster[STATE.isMetricsRereadNeeded]).toEqual({
-      Type: 'Choice',
-      Choices: [{ Variable: '$.target', StringEquals: 'azure', Next: STATE.waitForLateMetrics }],
-      Default: STATE.dropBootLogs,
-    });
-    expect(cluster[STATE.waitForLateMetrics]).toEqual({ Type: 'Wait', Seconds: 180, Next: STATE.rereadHostMetrics });
-    expect(cluster[STATE.rereadHostMetrics]).toMatchObject({
-      Resource: '${IngestRepetitionFunctionArn}',
-      Parameters: {
-        action: 'metricsOnly',
-        'cluster.$': '$.cluster',
-        'readiness.$': '$.readiness',
-        'launch.$': '$.launch',
-      },
-      Next: STATE.dropBootLogs,
-      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.metricsRereadError', Next: STATE.dropBootLogs }],
-    });
-  });
+  test(
+    'the definition waits AZURE_METRICS_SETTLE_SECONDS (180 s) on azure only, then ' +
+      'RereadHostMetrics invokes IngestRepetition in metricsOnly mode, caught into teardown',
+    () => {
+      const cluster = (
+        buildBenchmarkDefinition().States[STATE.forEachCluster]!.ItemProcessor as {
+          States: Record<string, Record<string, unknown>>;
+        }
+      ).States;
+      expect(AZURE_METRICS_SETTLE_SECONDS).toBe(180);
+      expect(cluster[STATE.forEachRepetition]!.Next).toBe(STATE.isMetricsRereadNeeded);
+      expect(cluster[STATE.isMetricsRereadNeeded]).toEqual({
+        Type: 'Choice',
+        Choices: [{ Variable: '$.target', StringEquals: 'azure', Next: STATE.waitForLateMetrics }],
+        Default: STATE.dropBootLogs,
+      });
+      expect(cluster[STATE.waitForLateMetrics]).toEqual({ Type: 'Wait', Seconds: 180, Next: STATE.rereadHostMetrics });
+      expect(cluster[STATE.rereadHostMetrics]).toMatchObject({
+        Resource: '${IngestRepetitionFunctionArn}',
+        Parameters: {
+          action: 'metricsOnly',
+          'cluster.$': '$.cluster',
+          'readiness.$': '$.readiness',
+          'launch.$': '$.launch',
+        },
+        Next: STATE.dropBootLogs,
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.metricsRereadError', Next: STATE.dropBootLogs }],
+      });
+    },
+  );
 
-  test("azure: after the last IngestRepetition, WaitForLateMetrics then RereadHostMetrics (with the cluster's repetitions and deployment outputs) run, then TeardownCluster", async () => {
-    const run = await execute('azure', () => ({ reread: 2, stored: 2, stillIncomplete: 0 }));
-    expect(run.succeeded).toBe(true);
-    expect(run.tasks.slice(-5)).toEqual([
-      STATE.ingestRepetition,
-      STATE.waitForLateMetrics,
-      STATE.rereadHostMetrics,
-      STATE.teardownCluster,
-      STATE.finishRun,
-    ]);
-    expect(run.tasks.filter((name) => name === STATE.ingestRepetition)).toHaveLength(2);
-    expect(run.reread).toHaveLength(1);
-    const event = run.reread[0] as {
-      action: string;
-      target: string;
-      cluster: ScheduledCluster;
-      readiness: { outputs: Record<string, string> };
-      launch: { clusterId: string };
-    };
-    expect(event.action).toBe('metricsOnly');
-    expect(event.target).toBe('azure');
-    expect(event.cluster.repetitions.map((item) => item.repetition)).toEqual([1, 2]);
-    expect(event.readiness.outputs.scaleSetResourceId).toMatch(/virtualMachineScaleSets/);
-    expect(event.launch.clusterId).toBe(event.cluster.clusterId);
-    expect((run.finish[0] as { state: { clusterResults: { failed: boolean }[] } }).state.clusterResults).toEqual([
-      { clusterId: event.cluster.clusterId, failed: false },
-    ]);
-  });
+  test(
+    'azure: after the last IngestRepetition, WaitForLateMetrics then RereadHostMetrics ' +
+      "(with the cluster's repetitions and deployment outputs) run, then TeardownCluster",
+    async () => {
+      const run = await execute('azure', () => ({ reread: 2, stored: 2, stillIncomplete: 0 }));
+      expect(run.succeeded).toBe(true);
+      expect(run.tasks.slice(-5)).toEqual([
+        STATE.ingestRepetition,
+        STATE.waitForLateMetrics,
+        STATE.rereadHostMetrics,
+        STATE.teardownCluster,
+        STATE.finishRun,
+      ]);
+      expect(run.tasks.filter((name) => name === STATE.ingestRepetition)).toHaveLength(2);
+      expect(run.reread).toHaveLength(1);
+      const event = run.reread[0] as {
+        action: string;
+        target: string;
+        cluster: ScheduledCluster;
+        readiness: { outputs: Record<string, string> };
+        launch: { clusterId: string };
+      };
+      expect(event.action).toBe('metricsOnly');
+      expect(event.target).toBe('azure');
+      expect(event.cluster.repetitions.map((item) => item.repetition)).toEqual([1, 2]);
+      expect(event.readiness.outputs.scaleSetResourceId).toMatch(/virtualMachineScaleSets/);
+      expect(event.launch.clusterId).toBe(event.cluster.clusterId);
+      expect((run.finish[0] as { state: { clusterResults: { failed: boolean }[] } }).state.clusterResults).toEqual([
+        { clusterId: event.cluster.clusterId, failed: false },
+      ]);
+    },
+  );
 
-  test('azure: a RereadHostMetrics that fails still leads to TeardownCluster, and the cluster and run do not fail because of it', async () => {
-    const run = await execute('azure', () => {
-      throw new Error('the host metrics of 1 of 2 repetition(s) were not read again: ...');
-    });
-    expect(run.succeeded).toBe(true);
-    expect(run.tasks.slice(-3)).toEqual([STATE.rereadHostMetrics, STATE.teardownCluster, STATE.finishRun]);
-    expect(
-      (run.finish[0] as { state: { clusterResults: { failed: boolean }[] } }).state.clusterResults.map(
-        (one) => one.failed,
-      ),
-    ).toEqual([false]);
-  });
+  test(
+    'azure: a RereadHostMetrics that fails still leads to ' +
+      'TeardownCluster, and the cluster and run do not fail because of it',
+    async () => {
+      const run = await execute('azure', () => {
+        throw new Error('the host metrics of 1 of 2 repetition(s) were not read again: ...');
+      });
+      expect(run.succeeded).toBe(true);
+      expect(run.tasks.slice(-3)).toEqual([STATE.rereadHostMetrics, STATE.teardownCluster, STATE.finishRun]);
+      expect(
+        (run.finish[0] as { state: { clusterResults: { failed: boolean }[] } }).state.clusterResults.map(
+          (one) => one.failed,
+        ),
+      ).toEqual([false]);
+    },
+  );
 
-  test('aws: no wait and no re-read (the agent flushes every 10 s): the last IngestRepetition goes on to TeardownCluster', async () => {
-    const run = await execute('aws', () => {
-      throw new Error('RereadHostMetrics entered on aws');
-    });
-    expect(run.succeeded).toBe(true);
-    expect(run.reread).toEqual([]);
-    expect(run.tasks.slice(-3)).toEqual([STATE.ingestRepetition, STATE.teardownCluster, STATE.finishRun]);
-  });
+  test(
+    'aws: no wait and no re-read (the agent flushes every 10 s): ' +
+      'the last IngestRepetition goes on to TeardownCluster',
+    async () => {
+      const run = await execute('aws', () => {
+        throw new Error('RereadHostMetrics entered on aws');
+      });
+      expect(run.succeeded).toBe(true);
+      expect(run.reread).toEqual([]);
+      expect(run.tasks.slice(-3)).toEqual([STATE.ingestRepetition, STATE.teardownCluster, STATE.finishRun]);
+    },
+  );
 
   test("core/cost/estimate.ts counts the azure re-read's transitions as executed (and one Choice on aws)", async () => {
     const repetitions = [

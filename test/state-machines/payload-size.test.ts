@@ -172,16 +172,23 @@ describe('Step Functions payload size of the built-in plans (256 KiB per state i
 
   for (const planFile of ['thesis-ch4-lb-vs-direct.yaml', 'thesis-ch6-queue-count.yaml']) {
     for (const failAt of [undefined, STATE.checkRepetition, STATE.smokeTest] as const) {
-      test(`${planFile}${failAt ? `, ${failAt} failing in every cluster` : ', every repetition succeeding'}: the largest state payload stays under the limit`, async () => {
-        const measured = await measure(planFile, failAt);
-        report.push(
-          `  ${planFile}${failAt ? ` (${failAt} failing)` : ''}: ${measured.largest.bytes} bytes, ${measured.largest.state} ${measured.largest.kind} (execution input ${measured.executionInputBytes} bytes, ${measured.states} state transitions measured)`,
-        );
-        // The measurement saw the run: states were entered, and the schedule (plan + repetitions) outweighs the input.
-        expect(measured.states).toBeGreaterThan(20);
-        expect(measured.largest.bytes).toBeGreaterThan(measured.executionInputBytes);
-        expect(measured.largest.bytes).toBeLessThan(STEP_FUNCTIONS_PAYLOAD_LIMIT);
-      });
+      test(
+        `${planFile}${failAt ? `, ${failAt} failing in every cluster` : ', every repetition succeeding'}: ` +
+          'the largest state payload stays under the limit',
+        async () => {
+          const measured = await measure(planFile, failAt);
+          report.push(
+            `  ${planFile}${failAt ? ` (${failAt} failing)` : ''}: ${measured.largest.bytes} ` +
+              `bytes, ${measured.largest.state} ${measured.largest.kind} (execution input ` +
+              `${measured.executionInputBytes} bytes, ${measured.states} state transitions measured)`,
+          );
+          // The measurement saw the run: states were entered, and the schedule (plan + repetitions) outweighs the
+          // input.
+          expect(measured.states).toBeGreaterThan(20);
+          expect(measured.largest.bytes).toBeGreaterThan(measured.executionInputBytes);
+          expect(measured.largest.bytes).toBeLessThan(STEP_FUNCTIONS_PAYLOAD_LIMIT);
+        },
+      );
     }
   }
 });

@@ -88,13 +88,16 @@ async function runWithSmokeTest(smokeTest: (attempt: number) => unknown) {
 }
 
 describe('SmokeTest retries a cluster the load balancer does not route to yet', () => {
-  test('two failed smoke tests (Lambda errorType Error), then a success: the cluster runs its repetitions', async () => {
-    const result = await runWithSmokeTest((attempt) => {
-      if (attempt <= 2) throw new Error('smoke test: could not connect to amqp://nlb:5672 within 20 s');
-      return { roundTripMs: 5 };
-    });
-    expect(result).toEqual({ attempts: 3, clusterFailed: false });
-  });
+  test(
+    'two failed smoke tests (Lambda errorType Error), ' + 'then a success: the cluster runs its repetitions',
+    async () => {
+      const result = await runWithSmokeTest((attempt) => {
+        if (attempt <= 2) throw new Error('smoke test: could not connect to amqp://nlb:5672 within 20 s');
+        return { roundTripMs: 5 };
+      });
+      expect(result).toEqual({ attempts: 3, clusterFailed: false });
+    },
+  );
 
   test('a smoke test that keeps failing fails the cluster after 1 + 3 attempts', async () => {
     const result = await runWithSmokeTest(() => {

@@ -62,17 +62,20 @@ const checkRepetition = () => {
 };
 
 describe('transient errors are retried by the workflow', () => {
-  test('a ThrottlingException twice, then success: the repetition succeeds, CheckRepetition ran three times', async () => {
-    throttleNext = 2;
-    const run = await executeWorkflow(
-      { plan, target: 'aws', runId: 'throttled' },
-      { [STATE.checkRepetition]: checkRepetition() },
-    );
-    expect(throttleNext).toBe(0);
-    expect(run.attempts[STATE.checkRepetition]).toBe(3);
-    expect(run.succeeded).toBe(true);
-    expect(run.finished?.clusterResults).toEqual([expect.objectContaining({ failed: false })]);
-  });
+  test(
+    'a ThrottlingException twice, then success: the ' + 'repetition succeeds, CheckRepetition ran three times',
+    async () => {
+      throttleNext = 2;
+      const run = await executeWorkflow(
+        { plan, target: 'aws', runId: 'throttled' },
+        { [STATE.checkRepetition]: checkRepetition() },
+      );
+      expect(throttleNext).toBe(0);
+      expect(run.attempts[STATE.checkRepetition]).toBe(3);
+      expect(run.succeeded).toBe(true);
+      expect(run.finished?.clusterResults).toEqual([expect.objectContaining({ failed: false })]);
+    },
+  );
 
   test('a throttle that never ends fails the cluster after 6 retries, and it is torn down', async () => {
     throttleNext = 100;
@@ -115,29 +118,37 @@ describe('transient errors are retried by the workflow', () => {
 });
 
 describe('isTransientError', () => {
-  test('SDK throttling, 5xx, network resets (also as a fetch cause) and Azure 429s are transient; plain errors are not', () => {
-    expect(
-      isTransientError(Object.assign(new Error('x'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } })),
-    ).toBe(true);
-    expect(
-      isTransientError(Object.assign(new Error('x'), { name: 'InternalFailure', $metadata: { httpStatusCode: 500 } })),
-    ).toBe(true);
-    expect(
-      isTransientError(
-        new TypeError('fetch failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }),
-      ),
-    ).toBe(true);
-    expect(isTransientError(Object.assign(new Error('busy'), { name: 'RestError', statusCode: 429 }))).toBe(true);
-    expect(
-      isTransientError(Object.assign(new Error('x'), { name: 'ValidationError', $metadata: { httpStatusCode: 400 } })),
-    ).toBe(false);
-    expect(
-      isTransientError(
-        Object.assign(new Error('quota'), { name: 'LimitExceededException', $metadata: { httpStatusCode: 400 } }),
-      ),
-    ).toBe(false);
-    expect(isTransientError(new Error('stack failed'))).toBe(false);
-  });
+  test(
+    'SDK throttling, 5xx, network resets (also as a fetch ' +
+      'cause) and Azure 429s are transient; plain errors are not',
+    () => {
+      expect(
+        isTransientError(Object.assign(new Error('x'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } })),
+      ).toBe(true);
+      expect(
+        isTransientError(
+          Object.assign(new Error('x'), { name: 'InternalFailure', $metadata: { httpStatusCode: 500 } }),
+        ),
+      ).toBe(true);
+      expect(
+        isTransientError(
+          new TypeError('fetch failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }),
+        ),
+      ).toBe(true);
+      expect(isTransientError(Object.assign(new Error('busy'), { name: 'RestError', statusCode: 429 }))).toBe(true);
+      expect(
+        isTransientError(
+          Object.assign(new Error('x'), { name: 'ValidationError', $metadata: { httpStatusCode: 400 } }),
+        ),
+      ).toBe(false);
+      expect(
+        isTransientError(
+          Object.assign(new Error('quota'), { name: 'LimitExceededException', $metadata: { httpStatusCode: 400 } }),
+        ),
+      ).toBe(false);
+      expect(isTransientError(new Error('stack failed'))).toBe(false);
+    },
+  );
 
   test('the wrapper renames only transient errors, keeping the original in the message', async () => {
     const throttled = withTransientErrors(async () => {

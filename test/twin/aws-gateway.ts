@@ -336,7 +336,9 @@ export class AwsGateway {
     if (described?.service === 'sts' && described.operation === 'GetCallerIdentity' && session) {
       return this.xml(
         res,
-        `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>${session.principalArn}</Arn><UserId>AROATWIN:${session.principalArn.split('/').pop()}</UserId><Account>${TWIN_ACCOUNT}</Account></GetCallerIdentityResult></GetCallerIdentityResponse>`,
+        '<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>' +
+          `<Arn>${session.principalArn}</Arn><UserId>AROATWIN:${session.principalArn.split('/').pop()}</UserId>` +
+          `<Account>${TWIN_ACCOUNT}</Account></GetCallerIdentityResult></GetCallerIdentityResponse>`,
       );
     }
     if (
@@ -348,7 +350,8 @@ export class AwsGateway {
       if (failure) {
         this.stackOverlays.set(String(described.params['StackName']), { failure, at: new Date() });
         this.options.log?.(
-          `[twin] stack ${String(described.params['StackName'])}: ${failure.logicalId} CREATE_FAILED: ${failure.reason}`,
+          `[twin] stack ${String(described.params['StackName'])}: ` +
+            `${failure.logicalId} CREATE_FAILED: ${failure.reason}`,
         );
         // Nothing of the template is created: moto gets an empty stack of the same name, tags and role.
         const params = {
@@ -367,7 +370,9 @@ export class AwsGateway {
         res,
         described,
         TWIN_CANNOT_PROVISION,
-        `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} may create every resource of ${String(described.params['StackName'])}, but does not provision cluster stacks yet (simulated VMs for its instances)`,
+        `the twin checked that ${roleNameOf(String(described.params['RoleARN']))} ` +
+          `may create every resource of ${String(described.params['StackName'])}, but ` +
+          'does not provision cluster stacks yet (simulated VMs for its instances)',
         400,
       );
     }
@@ -382,7 +387,9 @@ export class AwsGateway {
             res,
             described,
             'InvalidInstanceId',
-            `Instances [${ids.filter((id) => !targets.some((target) => target.instance.instanceId === id)).join(', ')}] not in a valid state for account ${TWIN_ACCOUNT}`,
+            'Instances ' +
+              `[${ids.filter((id) => !targets.some((target) => target.instance.instanceId === id)).join(', ')}] ` +
+              `not in a valid state for account ${TWIN_ACCOUNT}`,
             400,
           );
         this.options.log?.(`[twin] SSM ${String(described.params['DocumentName'])} on ${ids.join(', ')}`);
@@ -507,10 +514,21 @@ export class AwsGateway {
         const tags = Object.entries(instance.tags)
           .map(([key, value]) => `<item><key>${escapeXml(key)}</key><value>${escapeXml(value)}</value></item>`)
           .join('');
-        return `<item><reservationId>r-${instance.instanceId.slice(2)}</reservationId><ownerId>${TWIN_ACCOUNT}</ownerId><instancesSet><item><instanceId>${instance.instanceId}</instanceId><instanceState><code>16</code><name>running</name></instanceState><privateIpAddress>${instance.vm.ip}</privateIpAddress><launchTime>${instance.launchedAt.toISOString()}</launchTime><tagSet>${tags}</tagSet></item></instancesSet></item>`;
+        return (
+          `<item><reservationId>r-${instance.instanceId.slice(2)}</reservationId>` +
+          `<ownerId>${TWIN_ACCOUNT}</ownerId><instancesSet><item>` +
+          `<instanceId>${instance.instanceId}</instanceId><instanceState><code>16</code>` +
+          `<name>running</name></instanceState><privateIpAddress>${instance.vm.ip}</privateIpAddress>` +
+          `<launchTime>${instance.launchedAt.toISOString()}</launchTime><tagSet>${tags}</tagSet>` +
+          '</item></instancesSet></item>'
+        );
       })
       .join('');
-    return `<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>${randomUUID()}</requestId><reservationSet>${items}</reservationSet></DescribeInstancesResponse>`;
+    return (
+      '<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">' +
+      `<requestId>${randomUUID()}</requestId>` +
+      `<reservationSet>${items}</reservationSet></DescribeInstancesResponse>`
+    );
   }
 
   /**
@@ -562,7 +580,8 @@ export class AwsGateway {
         xml
           .replace(
             /<StackStatus>[^<]*<\/StackStatus>/,
-            `<StackStatus>${status}</StackStatus>${reason ? `<StackStatusReason>${escapeXml(reason)}</StackStatusReason>` : ''}`,
+            `<StackStatus>${status}</StackStatus>` +
+              `${reason ? `<StackStatusReason>${escapeXml(reason)}</StackStatusReason>` : ''}`,
           )
           .replace(/<Outputs>[\s\S]*?<\/Outputs>|<Outputs\/>/, '')
           .replace('</StackStatus>', `</StackStatus><Outputs>${outputs}</Outputs>`),
@@ -573,11 +592,21 @@ export class AwsGateway {
       .reverse()
       .map(
         (event) =>
-          `<member><StackName>${escapeXml(name)}</StackName><StackId>${escapeXml(stack.request.stackId)}</StackId><EventId>${randomUUID()}</EventId><LogicalResourceId>${escapeXml(event.logicalId)}</LogicalResourceId><ResourceType>${event.type}</ResourceType><ResourceStatus>${event.status}</ResourceStatus>${event.reason ? `<ResourceStatusReason>${escapeXml(event.reason)}</ResourceStatusReason>` : ''}<Timestamp>${event.at.toISOString()}</Timestamp></member>`,
+          `<member><StackName>${escapeXml(name)}</StackName>` +
+          `<StackId>${escapeXml(stack.request.stackId)}</StackId><EventId>${randomUUID()}</EventId>` +
+          `<LogicalResourceId>${escapeXml(event.logicalId)}</LogicalResourceId>` +
+          `<ResourceType>${event.type}</ResourceType>` +
+          `<ResourceStatus>${event.status}</ResourceStatus>` +
+          `${event.reason ? `<ResourceStatusReason>${escapeXml(event.reason)}</ResourceStatusReason>` : ''}` +
+          `<Timestamp>${event.at.toISOString()}</Timestamp>` +
+          '</member>',
       );
     return this.xml(
       res,
-      `<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents></DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></DescribeStackEventsResponse>`,
+      '<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">' +
+        `<DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents>` +
+        `</DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId>` +
+        '</ResponseMetadata></DescribeStackEventsResponse>',
     );
   }
 
@@ -625,12 +654,18 @@ export class AwsGateway {
       return this.forward(raw, res, (xml) =>
         xml.replace(
           /<StackStatus>[^<]*<\/StackStatus>/,
-          `<StackStatus>ROLLBACK_COMPLETE</StackStatus><StackStatusReason>The following resource(s) failed to create: [${overlay.failure.logicalId}]. Rollback requested by user.</StackStatusReason>`,
+          '<StackStatus>ROLLBACK_COMPLETE</StackStatus><StackStatusReason>The following resource(s) failed ' +
+            `to create: [${overlay.failure.logicalId}]. Rollback requested by user.</StackStatusReason>`,
         ),
       );
     }
     const event = (status: string, logicalId: string, type: string, reason?: string) =>
-      `<member><StackName>${escapeXml(name)}</StackName><EventId>${randomUUID()}</EventId><LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}</ResourceType><ResourceStatus>${status}</ResourceStatus>${reason ? `<ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason>` : ''}<Timestamp>${overlay.at.toISOString()}</Timestamp></member>`;
+      `<member><StackName>${escapeXml(name)}</StackName><EventId>${randomUUID()}</EventId>` +
+      `<LogicalResourceId>${logicalId}</LogicalResourceId><ResourceType>${type}</ResourceType>` +
+      `<ResourceStatus>${status}</ResourceStatus>` +
+      `${reason ? `<ResourceStatusReason>${escapeXml(reason)}</ResourceStatusReason>` : ''}` +
+      `<Timestamp>${overlay.at.toISOString()}</Timestamp>` +
+      '</member>';
     // Newest first, as DescribeStackEvents answers.
     const events = [
       event('ROLLBACK_COMPLETE', name, 'AWS::CloudFormation::Stack'),
@@ -639,7 +674,10 @@ export class AwsGateway {
     ];
     return this.xml(
       res,
-      `<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents></DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></DescribeStackEventsResponse>`,
+      '<DescribeStackEventsResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">' +
+        `<DescribeStackEventsResult><StackEvents>${events.join('')}</StackEvents>` +
+        `</DescribeStackEventsResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId>` +
+        '</ResponseMetadata></DescribeStackEventsResponse>',
     );
   }
 
@@ -691,7 +729,10 @@ export class AwsGateway {
       port: Number(new URL(this.endpoint).port),
     });
     this.options.log?.(
-      `[twin] ${config.functionName} runs in the VPC at ${attachment.ip} (security groups ${config.securityGroupIds.join(', ')})${attachment.apisReachable ? '' : ': no egress rule allows HTTPS out, so its AWS API calls cannot leave the VPC'}`,
+      `[twin] ${config.functionName} runs in the VPC at ${attachment.ip} (security groups ` +
+        `${config.securityGroupIds.join(', ')})${
+          attachment.apisReachable ? '' : ': no egress rule allows HTTPS out, so its AWS API calls cannot leave the VPC'
+        }`,
     );
     return attachment;
   }
@@ -720,7 +761,8 @@ export class AwsGateway {
     if (attachment && !invocation.result.ok) {
       const own = attachment.dropped();
       this.options.log?.(
-        `[twin] ${config.functionName}: ${own.length > 0 ? `The twin saw: ${own.join('; ')}` : await attachment.stack.diagnosis()}`,
+        `[twin] ${config.functionName}: ` +
+          `${own.length > 0 ? `The twin saw: ${own.join('; ')}` : await attachment.stack.diagnosis()}`,
       );
     }
     if (placement && !invocation.result.ok) {
@@ -732,7 +774,8 @@ export class AwsGateway {
     const tail = invocation.logs.trim().split('\n').slice(-15).join('\n');
     if (!invocation.result.ok)
       this.options.log?.(
-        `[twin] ${config.functionName} failed: ${invocation.result.errorType}: ${invocation.result.errorMessage}${tail ? `\n${tail}` : ''}`,
+        `[twin] ${config.functionName} failed: ${invocation.result.errorType}: ` +
+          `${invocation.result.errorMessage}${tail ? `\n${tail}` : ''}`,
       );
     return invocation.result;
   }
@@ -784,7 +827,8 @@ export class AwsGateway {
           res,
           described,
           'AccessDenied',
-          `User: ${caller.principalArn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn} because the role's trust policy does not name it`,
+          `User: ${caller.principalArn} is not authorized to perform: sts:AssumeRole ` +
+            `on resource: ${roleArn} because the role's trust policy does not name it`,
           403,
         );
       const session = this.session(roleArn, String(described.params['RoleSessionName'] ?? 'twin'), tags);
@@ -793,7 +837,14 @@ export class AwsGateway {
       ).toISOString();
       return this.xml(
         res,
-        `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${session.accessKeyId}</AccessKeyId><SecretAccessKey>${session.secretAccessKey}</SecretAccessKey><SessionToken>${escapeXml(session.sessionToken)}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${session.principalArn}</Arn><AssumedRoleId>AROATWIN:${escapeXml(String(described.params['RoleSessionName']))}</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+        '<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>' +
+          `<AccessKeyId>${session.accessKeyId}</AccessKeyId>` +
+          `<SecretAccessKey>${session.secretAccessKey}</SecretAccessKey>` +
+          `<SessionToken>${escapeXml(session.sessionToken)}</SessionToken><Expiration>${expiration}</Expiration>` +
+          `</Credentials><AssumedRoleUser><Arn>${session.principalArn}</Arn>` +
+          `<AssumedRoleId>AROATWIN:${escapeXml(String(described.params['RoleSessionName']))}</AssumedRoleId>` +
+          `</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId>` +
+          '</ResponseMetadata></AssumeRoleResponse>',
       );
     });
   }
@@ -954,21 +1005,26 @@ export class AwsGateway {
         res
           .writeHead(status, { 'content-type': 'text/xml' })
           .end(
-            `<Response><Errors><Error><Code>${code === 'AccessDenied' ? 'UnauthorizedOperation' : code}</Code><Message>${escapeXml(message)}</Message></Error></Errors><RequestID>${requestId}</RequestID></Response>`,
+            `<Response><Errors><Error><Code>${code === 'AccessDenied' ? 'UnauthorizedOperation' : code}</Code>` +
+              `<Message>${escapeXml(message)}</Message></Error></Errors><RequestID>${requestId}</RequestID>` +
+              '</Response>',
           );
         return;
       case 'rest-xml':
         res
           .writeHead(status, { 'content-type': 'application/xml' })
           .end(
-            `<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message><RequestId>${requestId}</RequestId></Error>`,
+            `<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message>` +
+              `<RequestId>${requestId}</RequestId></Error>`,
           );
         return;
       default:
         res
           .writeHead(status, { 'content-type': 'text/xml' })
           .end(
-            `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+            '<ErrorResponse><Error><Type>Sender</Type>' +
+              `<Code>${code}</Code><Message>${escapeXml(message)}</Message>` +
+              `</Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
           );
     }
   }

@@ -29,95 +29,107 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
   const changedController = (name: string, change: (template: ClusterTemplate) => void) =>
     changedAssembly(name, (file) => file === 'RmqbenchController.template.json', change);
 
-  test('unchanged: the acceptance plan runs to SUCCEEDED: three nodes boot the user data and form one cluster, the load generator boots, the smoke test passes from the VPC through the load balancer, PerfTest runs over SSM and uploads to S3, the leader is killed and healed, results are ingested; no call is denied and the teardown leaves nothing', async () => {
-    const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41);
-    expect({ code, stderr: code === 0 ? '' : `${stderr}\n${log}` }).toEqual({ code: 0, stderr: '' });
-    expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
-    expect(log).toMatch(/rmqbench-twin-\S+ CREATE_COMPLETE/);
-    const [stack] = [...twin.gateway.clusterStacks.values()];
-    expect(stack!.instances).toHaveLength(4);
-    // The load generator's user data ran to its end (Java, the pinned PerfTest jars checked by their sums).
-    const loadGenerator = stack!.instances.find((instance) => instance.logicalId?.startsWith('LoadGeneratorInstance'));
-    expect(loadGenerator?.result?.status).toBe(0);
-    // The smoke test ran in the VPC, reached the load balancer and through it a node (AMQP publish confirmed and
-    // consumed).
-    expect(log).toMatch(/SmokeTestFunction\S+ runs in the VPC at 10\.91\.41\.\d+/);
-    const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
-    expect(tasks).toEqual(
-      expect.arrayContaining([
-        'SmokeTest',
-        'StartRepetition',
-        'InjectFault',
-        'HealFault',
-        'IngestRepetition',
-        'TeardownCluster',
-        'FinishRun',
-      ]),
-    );
-    // Both workloads measured through the load balancer, the failover with the verifier's counts.
-    expect(stdout).toMatch(/\| three\/steady \| 1\/1 \|/);
-    expect(stdout).toMatch(/\| three\/failover #1 \| kill rabbit@10\.91\.41\.\d+ \(leader\)/);
-    // The instances called AWS as the node role (sessions named by instance id), through the gateway: secrets, boot
-    // log, Auto Scaling, signal.
-    const instanceIds = stack!.instances
-      .filter((instance) => !instance.logicalId)
-      .map((instance) => instance.instanceId);
-    expect(instanceIds).toHaveLength(3);
-    const nodeCalls = twin.gateway.decisions.filter((decision) =>
-      instanceIds.some((id) => decision.principal.endsWith(`/${id}`)),
-    );
-    expect(nodeCalls.every((decision) => decision.principal.includes('ClusterNo'))).toBe(true);
-    expect(new Set(nodeCalls.map((decision) => decision.action))).toEqual(
-      new Set([
-        'secretsmanager:GetSecretValue',
-        'autoscaling:DescribeAutoScalingInstances',
-        'autoscaling:DescribeAutoScalingGroups',
-        'ec2:DescribeInstances',
-        'logs:CreateLogStream',
-        'logs:PutLogEvents',
-        'cloudformation:SignalResource',
-      ]),
-    );
-    // The load generator read the admin secret and uploaded the raw files as its own role.
-    const loadGeneratorCalls = twin.gateway.decisions.filter((decision) =>
-      decision.principal.endsWith(`/${loadGenerator!.instanceId}`),
-    );
-    expect(loadGeneratorCalls.map((decision) => decision.action)).toEqual(
-      expect.arrayContaining(['secretsmanager:GetSecretValue', 's3:PutObject']),
-    );
-    expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
-    // The run is in the twin's DynamoDB.
-    const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
-    expect(await runs.exited).toBe(0);
-    expect(JSON.parse(runs.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'SUCCEEDED' })]),
-    );
-    // The teardown's DeleteStack removed every instance, namespace and folder.
-    expect(stack!.deleted).toBe(true);
-    expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
-  });
-
-  test('the node security group without its Erlang distribution rule (25672): the nodes cannot cluster, the group fails and the failure names the dropped port between two instances', async () => {
-    const assembly = changedClusterTemplates('no-25672', (template) => {
-      const ids = Object.keys(template.Resources).filter(
-        (id) =>
-          template.Resources[id]!.Type === 'AWS::EC2::SecurityGroupIngress' &&
-          template.Resources[id]!.Properties?.['FromPort'] === 25672,
+  test(
+    'unchanged: the acceptance plan runs to SUCCEEDED: three nodes boot the user data and ' +
+      'form one cluster, the load generator boots, the smoke test passes from the VPC through ' +
+      'the load balancer, PerfTest runs over SSM and uploads to S3, the leader is killed and ' +
+      'healed, results are ingested; no call is denied and the teardown leaves nothing',
+    async () => {
+      const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41);
+      expect({ code, stderr: code === 0 ? '' : `${stderr}\n${log}` }).toEqual({ code: 0, stderr: '' });
+      expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
+      expect(log).toMatch(/rmqbench-twin-\S+ CREATE_COMPLETE/);
+      const [stack] = [...twin.gateway.clusterStacks.values()];
+      expect(stack!.instances).toHaveLength(4);
+      // The load generator's user data ran to its end (Java, the pinned PerfTest jars checked by their sums).
+      const loadGenerator = stack!.instances.find((instance) =>
+        instance.logicalId?.startsWith('LoadGeneratorInstance'),
       );
-      expect(ids).toHaveLength(1);
-      delete template.Resources[ids[0]!];
-    });
-    const { twin, code, stderr } = await runOnTwin(assembly, 42);
-    expect(code).toBe(1);
-    const [stack] = [...twin.gateway.clusterStacks.values()];
-    const instanceIds = stack!.instances.map((instance) => instance.instanceId);
-    expect(stderr).toMatch(
-      /ClusterNodesASG\w+ \(AWS::AutoScaling::AutoScalingGroup\) CREATE_FAILED: .*security groups sg-\w+ of i-\w+ dropped tcp from i-\w+ \(10\.91\.42\.\d+\) to port 25672: no ingress rule allows it/,
-    );
-    const named = /of (i-\w+) dropped tcp from (i-\w+) /.exec(stderr)!;
-    expect(instanceIds).toEqual(expect.arrayContaining([named[1], named[2]]));
-    expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
-  });
+      expect(loadGenerator?.result?.status).toBe(0);
+      // The smoke test ran in the VPC, reached the load balancer and through it a node (AMQP publish confirmed and
+      // consumed).
+      expect(log).toMatch(/SmokeTestFunction\S+ runs in the VPC at 10\.91\.41\.\d+/);
+      const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
+      expect(tasks).toEqual(
+        expect.arrayContaining([
+          'SmokeTest',
+          'StartRepetition',
+          'InjectFault',
+          'HealFault',
+          'IngestRepetition',
+          'TeardownCluster',
+          'FinishRun',
+        ]),
+      );
+      // Both workloads measured through the load balancer, the failover with the verifier's counts.
+      expect(stdout).toMatch(/\| three\/steady \| 1\/1 \|/);
+      expect(stdout).toMatch(/\| three\/failover #1 \| kill rabbit@10\.91\.41\.\d+ \(leader\)/);
+      // The instances called AWS as the node role (sessions named by instance id), through the gateway: secrets, boot
+      // log, Auto Scaling, signal.
+      const instanceIds = stack!.instances
+        .filter((instance) => !instance.logicalId)
+        .map((instance) => instance.instanceId);
+      expect(instanceIds).toHaveLength(3);
+      const nodeCalls = twin.gateway.decisions.filter((decision) =>
+        instanceIds.some((id) => decision.principal.endsWith(`/${id}`)),
+      );
+      expect(nodeCalls.every((decision) => decision.principal.includes('ClusterNo'))).toBe(true);
+      expect(new Set(nodeCalls.map((decision) => decision.action))).toEqual(
+        new Set([
+          'secretsmanager:GetSecretValue',
+          'autoscaling:DescribeAutoScalingInstances',
+          'autoscaling:DescribeAutoScalingGroups',
+          'ec2:DescribeInstances',
+          'logs:CreateLogStream',
+          'logs:PutLogEvents',
+          'cloudformation:SignalResource',
+        ]),
+      );
+      // The load generator read the admin secret and uploaded the raw files as its own role.
+      const loadGeneratorCalls = twin.gateway.decisions.filter((decision) =>
+        decision.principal.endsWith(`/${loadGenerator!.instanceId}`),
+      );
+      expect(loadGeneratorCalls.map((decision) => decision.action)).toEqual(
+        expect.arrayContaining(['secretsmanager:GetSecretValue', 's3:PutObject']),
+      );
+      expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
+      // The run is in the twin's DynamoDB.
+      const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
+      expect(await runs.exited).toBe(0);
+      expect(JSON.parse(runs.stdout)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'SUCCEEDED' })]),
+      );
+      // The teardown's DeleteStack removed every instance, namespace and folder.
+      expect(stack!.deleted).toBe(true);
+      expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+    },
+  );
+
+  test(
+    'the node security group without its Erlang distribution rule (25672): the nodes cannot ' +
+      'cluster, the group fails and the failure names the dropped port between two instances',
+    async () => {
+      const assembly = changedClusterTemplates('no-25672', (template) => {
+        const ids = Object.keys(template.Resources).filter(
+          (id) =>
+            template.Resources[id]!.Type === 'AWS::EC2::SecurityGroupIngress' &&
+            template.Resources[id]!.Properties?.['FromPort'] === 25672,
+        );
+        expect(ids).toHaveLength(1);
+        delete template.Resources[ids[0]!];
+      });
+      const { twin, code, stderr } = await runOnTwin(assembly, 42);
+      expect(code).toBe(1);
+      const [stack] = [...twin.gateway.clusterStacks.values()];
+      const instanceIds = stack!.instances.map((instance) => instance.instanceId);
+      expect(stderr).toMatch(
+        /ClusterNodesASG\w+ \(AWS::AutoScaling::AutoScalingGroup\) CREATE_FAILED: .*security groups sg-\w+ of i-\w+ dropped tcp from i-\w+ \(10\.91\.42\.\d+\) to port 25672: no ingress rule allows it/,
+      );
+      const named = /of (i-\w+) dropped tcp from (i-\w+) /.exec(stderr)!;
+      expect(instanceIds).toEqual(expect.arrayContaining([named[1], named[2]]));
+      expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+    },
+  );
 
   test("the load generator's role without GetSecretValue: the error names the action and the role", async () => {
     const assembly = changedClusterTemplates('no-loadgen-secret', (template) => {
@@ -160,22 +172,26 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
   });
 
-  test("the smoke-test function's security group without its AMQP egress to the cluster subnets: the smoke test cannot reach the load balancer and the twin names the dropped port", async () => {
-    const assembly = changedController('no-smoke-egress', (template) => {
-      const [, group] = Object.entries(template.Resources).find(
-        ([id, resource]) =>
-          id.startsWith('ControllerSmokeTestSecurityGroup') && resource.Type === 'AWS::EC2::SecurityGroup',
-      )!;
-      const egress = group.Properties!['SecurityGroupEgress'] as { FromPort: number }[];
-      const kept = egress.filter((rule) => rule.FromPort !== 5672);
-      expect(kept.length).toBeLessThan(egress.length);
-      group.Properties!['SecurityGroupEgress'] = kept;
-    });
-    const { code, stderr, log } = await runOnTwin(assembly, 43);
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
-    expect(log).toMatch(
-      /security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 port 5672: no egress rule allows it/,
-    );
-  });
+  test(
+    "the smoke-test function's security group without its AMQP egress to the cluster subnets: " +
+      'the smoke test cannot reach the load balancer and the twin names the dropped port',
+    async () => {
+      const assembly = changedController('no-smoke-egress', (template) => {
+        const [, group] = Object.entries(template.Resources).find(
+          ([id, resource]) =>
+            id.startsWith('ControllerSmokeTestSecurityGroup') && resource.Type === 'AWS::EC2::SecurityGroup',
+        )!;
+        const egress = group.Properties!['SecurityGroupEgress'] as { FromPort: number }[];
+        const kept = egress.filter((rule) => rule.FromPort !== 5672);
+        expect(kept.length).toBeLessThan(egress.length);
+        group.Properties!['SecurityGroupEgress'] = kept;
+      });
+      const { code, stderr, log } = await runOnTwin(assembly, 43);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
+      expect(log).toMatch(
+        /security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 port 5672: no egress rule allows it/,
+      );
+    },
+  );
 });

@@ -40,70 +40,83 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
     expect(removed).toBeGreaterThan(0);
   };
 
-  test('unchanged: every call of every function is allowed by its own role, the service role may create every cluster resource, and the run stops where the twin stops (provisioning) with the run recorded', async () => {
-    const { twin, env, code, stderr, log } = await runOnTwin(cdkOut);
-    expect(code).toBe(1);
-    // The real workflow ran the real bundles up to the cluster launch, and the failure path recorded the run.
-    const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
-    expect(tasks.slice(0, 3)).toEqual(['ValidatePlan', 'RecordRunStart', 'LaunchCluster']);
-    expect(tasks).toContain('FinishRun');
-    const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
-    expect(denied).toEqual([]);
-    // Calls were made as the functions' roles, and CloudFormation's role was asked about the instance profiles' roles.
-    const principals = new Set(twin.gateway.decisions.map((decision) => decision.principal.split('/')[1]));
-    expect([...principals].some((role) => role?.includes('LaunchClusterFunctionServiceRole'))).toBe(true);
-    expect(twin.gateway.decisions).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          action: 'iam:PassRole',
-          principal: expect.stringContaining('CloudFormationRole'),
-          allowed: true,
-        }),
-      ]),
-    );
-    expect(stderr).toMatch(/may create every resource of rmqbench-\S+, but does not provision cluster stacks yet/);
-    expect(log).toContain('[twin]');
-    // The run is in the twin's DynamoDB, as `rmqbench runs --store aws` shows it.
-    // (A child that does not block this process: the gateway answering it runs here.)
-    const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
-    expect(await runs.exited).toBe(0);
-    expect(JSON.parse(runs.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'FAILED' })]),
-    );
-  });
+  test(
+    'unchanged: every call of every function is allowed by its own role, the service role may create ' +
+      'every cluster resource, and the run stops where the twin stops (provisioning) with the run recorded',
+    async () => {
+      const { twin, env, code, stderr, log } = await runOnTwin(cdkOut);
+      expect(code).toBe(1);
+      // The real workflow ran the real bundles up to the cluster launch, and the failure path recorded the run.
+      const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
+      expect(tasks.slice(0, 3)).toEqual(['ValidatePlan', 'RecordRunStart', 'LaunchCluster']);
+      expect(tasks).toContain('FinishRun');
+      const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
+      expect(denied).toEqual([]);
+      // Calls were made as the functions' roles, and CloudFormation's role was asked about the instance profiles'
+      // roles.
+      const principals = new Set(twin.gateway.decisions.map((decision) => decision.principal.split('/')[1]));
+      expect([...principals].some((role) => role?.includes('LaunchClusterFunctionServiceRole'))).toBe(true);
+      expect(twin.gateway.decisions).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            action: 'iam:PassRole',
+            principal: expect.stringContaining('CloudFormationRole'),
+            allowed: true,
+          }),
+        ]),
+      );
+      expect(stderr).toMatch(/may create every resource of rmqbench-\S+, but does not provision cluster stacks yet/);
+      expect(log).toContain('[twin]');
+      // The run is in the twin's DynamoDB, as `rmqbench runs --store aws` shows it.
+      // (A child that does not block this process: the gateway answering it runs here.)
+      const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
+      expect(await runs.exited).toBe(0);
+      expect(JSON.parse(runs.stdout)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'FAILED' })]),
+      );
+    },
+  );
 
-  test("CloudFormation's service role without iam:PassRole: the cluster stack rolls back at the first instance profile and the run fails naming iam:PassRole and the node role", async () => {
-    const assembly = changedAssembly(
-      'no-cfn-passrole',
-      withoutAction('ControllerCloudFormationRoleDefaultPolicy', 'iam:PassRole'),
-    );
-    const { twin, code, stderr } = await runOnTwin(assembly);
-    expect(code).toBe(1);
-    expect(stderr).toMatch(
-      /is ROLLBACK_COMPLETE: first failed resource \w+ \(AWS::IAM::InstanceProfile\) CREATE_FAILED: .*assumed-role\/RmqbenchController-ControllerCloudFormationRole[^/]*\/AWSCloudFormation is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/rmqbench-/,
-    );
-    const stack = /stack (rmqbench-\S+) is ROLLBACK_COMPLETE/.exec(stderr)![1]!;
-    const cfn = new CloudFormationClient(twin.clientConfig);
-    try {
-      // The failure path tore the stack down.
-      await expect(cfn.send(new DescribeStacksCommand({ StackName: stack }))).rejects.toThrow(/does not exist/);
-    } finally {
-      cfn.destroy();
-    }
-  });
+  test(
+    "CloudFormation's service role without iam:PassRole: the cluster stack rolls back at " +
+      'the first instance profile and the run fails naming iam:PassRole and the node role',
+    async () => {
+      const assembly = changedAssembly(
+        'no-cfn-passrole',
+        withoutAction('ControllerCloudFormationRoleDefaultPolicy', 'iam:PassRole'),
+      );
+      const { twin, code, stderr } = await runOnTwin(assembly);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /is ROLLBACK_COMPLETE: first failed resource \w+ \(AWS::IAM::InstanceProfile\) CREATE_FAILED: .*assumed-role\/RmqbenchController-ControllerCloudFormationRole[^/]*\/AWSCloudFormation is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/rmqbench-/,
+      );
+      const stack = /stack (rmqbench-\S+) is ROLLBACK_COMPLETE/.exec(stderr)![1]!;
+      const cfn = new CloudFormationClient(twin.clientConfig);
+      try {
+        // The failure path tore the stack down.
+        await expect(cfn.send(new DescribeStacksCommand({ StackName: stack }))).rejects.toThrow(/does not exist/);
+      } finally {
+        cfn.destroy();
+      }
+    },
+  );
 
-  test("the launch function's role without iam:PassRole on CloudFormation's role: CreateStack is refused and the run fails naming the permission", async () => {
-    const assembly = changedAssembly(
-      'no-launch-passrole',
-      withoutAction('ControllerLaunchClusterFunctionServiceRoleDefaultPolicy', 'iam:PassRole'),
-    );
-    const { twin, code, stderr } = await runOnTwin(assembly);
-    expect(code).toBe(1);
-    expect(stderr).toMatch(
-      /assumed-role\/RmqbenchController-ControllerLaunchClusterFunctionServiceRole[^/]*\/\S+ is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/RmqbenchController-ControllerCloudFormationRole/,
-    );
-    expect(twin.gateway.decisions.filter((decision) => !decision.allowed).map((decision) => decision.action)).toEqual([
-      'iam:PassRole',
-    ]);
-  });
+  test(
+    "the launch function's role without iam:PassRole on CloudFormation's " +
+      'role: CreateStack is refused and the run fails naming the permission',
+    async () => {
+      const assembly = changedAssembly(
+        'no-launch-passrole',
+        withoutAction('ControllerLaunchClusterFunctionServiceRoleDefaultPolicy', 'iam:PassRole'),
+      );
+      const { twin, code, stderr } = await runOnTwin(assembly);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /assumed-role\/RmqbenchController-ControllerLaunchClusterFunctionServiceRole[^/]*\/\S+ is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/RmqbenchController-ControllerCloudFormationRole/,
+      );
+      expect(twin.gateway.decisions.filter((decision) => !decision.allowed).map((decision) => decision.action)).toEqual(
+        ['iam:PassRole'],
+      );
+    },
+  );
 });

@@ -54,7 +54,8 @@ export class TemplateEvaluator {
     let value = this.context.parameters[name] ?? declared.Default;
     if (value === undefined)
       throw new Error(
-        `parameter ${name} has no value and no default (CreateStack would fail with "Parameters: [${name}] must have values")`,
+        `parameter ${name} has no value and no default (CreateStack ` +
+          `would fail with "Parameters: [${name}] must have values")`,
       );
     if (declared.Type.startsWith('AWS::SSM::Parameter::Value<')) {
       const resolved = this.context.ssmParameters?.[value];

@@ -92,7 +92,11 @@ export function createPermissions(
         resource: roleArnOf(template, stackName, refTarget(role) ?? ''),
       }));
     case 'AWS::IAM::InstanceProfile': {
-      const profile = `arn:aws:iam::${TWIN_ACCOUNT}:instance-profile/${typeof properties['InstanceProfileName'] === 'string' ? (properties['InstanceProfileName'] as string) : generatedName(stackName, logicalId)}`;
+      const profile = `arn:aws:iam::${TWIN_ACCOUNT}:instance-profile/${
+        typeof properties['InstanceProfileName'] === 'string'
+          ? (properties['InstanceProfileName'] as string)
+          : generatedName(stackName, logicalId)
+      }`;
       const roles = instanceProfileRoles(template, stackName, { Ref: logicalId });
       return [
         { action: 'iam:CreateInstanceProfile', resource: profile },
@@ -153,7 +157,11 @@ export function createPermissions(
           action: 'logs:CreateLogGroup',
           resource: arn(
             'logs',
-            `log-group:${typeof properties['LogGroupName'] === 'string' ? (properties['LogGroupName'] as string) : generatedName(stackName, logicalId)}`,
+            `log-group:${
+              typeof properties['LogGroupName'] === 'string'
+                ? (properties['LogGroupName'] as string)
+                : generatedName(stackName, logicalId)
+            }`,
           ),
         },
       ];
@@ -163,7 +171,8 @@ export function createPermissions(
       return any('route53:ChangeResourceRecordSets');
     default:
       throw new Error(
-        `the twin does not know what CloudFormation's role needs to create ${resource.Type} (${logicalId}); add it to test/twin/cloudformation-role.ts`,
+        `the twin does not know what CloudFormation's role needs to create ` +
+          `${resource.Type} (${logicalId}); add it to test/twin/cloudformation-role.ts`,
       );
   }
 }
@@ -189,8 +198,10 @@ export function firstCreateFailure(
     for (const request of createPermissions(template, stackName, logicalId)) {
       const decision = allowed(request);
       if (!decision.allowed) {
-        const message =
-          `User: ${session} is not authorized to perform: ${request.action} on resource: ${request.resource} ${decision.reason ?? ''}`.trim();
+        const message = (
+          `User: ${session} is not authorized to perform: ${request.action} ` +
+          `on resource: ${request.resource} ${decision.reason ?? ''}`
+        ).trim();
         return {
           logicalId,
           type: resource.Type,

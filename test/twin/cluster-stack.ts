@@ -64,7 +64,8 @@ const INSTANCE_SERVICES = [
  * know (quorum_queue.continuous_membership_reconciliation.*, RabbitMQ 3.13 docs, "Continuous Membership
  * Reconciliation"), which the generated 3.13 configuration holds.
  */
-const RABBITMQ_STAND_IN = `rmqbench_install_packages() {
+const RABBITMQ_STAND_IN =
+  `rmqbench_install_packages() {
   command -v rabbitmq-server >/dev/null || return 1
   cat > /usr/local/sbin/rmqbench-twin-rabbitmq-server <<'EOF'
 #!/bin/sh
@@ -72,7 +73,8 @@ sed -i '/^quorum_queue\\.continuous_membership_reconciliation\\./d' /etc/rabbitm
 exec /usr/lib/rabbitmq/bin/rabbitmq-server "$@"
 EOF
   chmod 755 /usr/local/sbin/rmqbench-twin-rabbitmq-server
-  sed 's|^ExecStart=.*|ExecStart=/usr/local/sbin/rmqbench-twin-rabbitmq-server|' /lib/systemd/system/rabbitmq-server.service > /etc/systemd/system/rabbitmq-server.service
+  sed 's|^ExecStart=.*|ExecStart=/usr/local/sbin/rmqbench-twin-rabbitmq-server|' ` +
+  `/lib/systemd/system/rabbitmq-server.service > /etc/systemd/system/rabbitmq-server.service
 }
 `;
 
@@ -483,7 +485,9 @@ export class ClusterStack {
         values[path] = answer.Parameter.Value;
       } catch {
         throw new Error(
-          `parameter ${name} names the SSM parameter ${path}, which the account does not hold (CreateStack fails with "Parameters [${path}] referenced by template have types not supported by CloudFormation" or "... not found")`,
+          `parameter ${name} names the SSM parameter ${path}, which the account does ` +
+            `not hold (CreateStack fails with "Parameters [${path}] referenced by ` +
+            'template have types not supported by CloudFormation" or "... not found")',
         );
       }
     }
@@ -792,10 +796,13 @@ export class ClusterStack {
         // CloudFormation's words for a failed creation policy; the twin adds what it saw on the way.
         const why =
           failures > 0
-            ? `Received ${failures} FAILURE signal(s) out of ${count}. Unable to satisfy 100% MinSuccessfulInstancesPercent requirement`
+            ? `Received ${failures} FAILURE signal(s) out of ${count}. Unable ` +
+              'to satisfy 100% MinSuccessfulInstancesPercent requirement'
             : ended
               ? `Failed to receive ${count} resource signal(s) within the specified duration`
-              : `${successes} of ${count} resource signal(s) received; the twin stopped waiting for the rest (CloudFormation would wait for the creation policy's timeout) ${BLOCKED_BOOT_SECONDS} s after the security groups first dropped a packet`;
+              : `${successes} of ${count} resource signal(s) received; the twin stopped waiting ` +
+                `for the rest (CloudFormation would wait for the creation policy's timeout) ` +
+                `${BLOCKED_BOOT_SECONDS} s after the security groups first dropped a packet`;
         return this.event(logicalId, type, 'CREATE_FAILED', `${why}. ${await this.diagnosis()}`);
       }
       if (this.deleted) return;

@@ -174,5 +174,8 @@ export function denialMessage(
   request: AuthorizationRequest,
   decision: Extract<Decision, { allowed: false }>,
 ): string {
-  return `User: ${principalArn} is not authorized to perform: ${request.action} on resource: ${request.resource} ${decision.reason}`;
+  return (
+    `User: ${principalArn} is not authorized to perform: ` +
+    `${request.action} on resource: ${request.resource} ${decision.reason}`
+  );
 }

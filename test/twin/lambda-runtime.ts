@@ -36,14 +36,16 @@ export interface Invocation {
 }
 
 /** Runs in the child: loads the handler module and calls it once (the event from a file, the answer to a file). */
-const BOOTSTRAP = `
+const BOOTSTRAP =
+  `
 const { readFileSync, writeFileSync } = require('node:fs');
 const { pathToFileURL } = require('node:url');
 const [codeDir, handler, eventFile, resultFile] = process.argv.slice(1);
 const [moduleName, exportName] = handler.split('.');
 const started = Date.now();
 const deadline = started + Number(process.env.AWS_LAMBDA_FUNCTION_TIMEOUT) * 1000;
-const context = { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequestId: process.env.TWIN_REQUEST_ID, getRemainingTimeInMillis: () => deadline - Date.now() };
+const context = { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequestId: process.env.TWIN_REQUEST_ID, ` +
+  `getRemainingTimeInMillis: () => deadline - Date.now() };
 (async () => {
   try {
     const module = await import(pathToFileURL(codeDir + '/' + moduleName + '.mjs').href);
@@ -51,7 +53,8 @@ const context = { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequest
     writeFileSync(resultFile, JSON.stringify({ ok: true, payload: payload === undefined ? null : payload }));
   } catch (error) {
     console.error(error);
-    writeFileSync(resultFile, JSON.stringify({ ok: false, errorType: (error && error.name) || 'Error', errorMessage: String((error && error.message) || error) }));
+    writeFileSync(resultFile, JSON.stringify({ ok: false, errorType: (error && error.name) || 'Error', ` +
+  `errorMessage: String((error && error.message) || error) }));
   }
   process.exit(0);
 })();

@@ -9,7 +9,8 @@ import { TWIN_REGION } from './aws-requests';
 export const ADMIN_ACCESS_KEY = 'twinadmin';
 
 const authorization = (service: string) =>
-  `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/${TWIN_REGION}/${service}/aws4_request, SignedHeaders=host, Signature=0`;
+  `AWS4-HMAC-SHA256 Credential=${ADMIN_ACCESS_KEY}/20260101/${TWIN_REGION}/${service}/aws4_request, ` +
+  'SignedHeaders=host, Signature=0';
 
 export class MotoAdmin {
   constructor(readonly endpoint: string) {}

@@ -18,14 +18,16 @@ const ROOT = resolve(__dirname, '../..');
  * The acceptance plan: 3 RabbitMQ nodes through the load balancer, two workloads of one repetition, one killing the
  * leader.
  */
-export const TWIN_PLAN_YAML = `name: twin
+export const TWIN_PLAN_YAML =
+  `name: twin
 repetitions: 1
 pauseSecondsBetweenRepetitions: 0
 clusters:
   - { name: three, nodes: 3, instanceType: m5.xlarge, topology: { type: quorum } }
 workloads:
   - { name: steady, producers: 1, consumers: 1, durationSeconds: 20, publishRateLimit: 200 }
-  - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
+  - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, ` +
+  `fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
 `;
 
 /**
@@ -128,7 +130,8 @@ async function main(): Promise<number> {
   const twin = await startAwsTwin({ cdkOut, clusterSubnets: 40, log: (line) => console.error(line) });
   try {
     console.error(
-      `[twin] ${twin.stackName} deployed; running rmqbench run ${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`,
+      `[twin] ${twin.stackName} deployed; running rmqbench run ` +
+        `${planFile} --target aws against ${twin.env.AWS_ENDPOINT_URL}`,
     );
     const child = spawn(
       process.execPath,
