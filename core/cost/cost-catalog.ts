@@ -40,6 +40,12 @@ export interface LoadBalancerPrice {
   readonly kind: string;
   readonly hourlyUsd: number;
   readonly monthlyUsd: number;
+  /**
+   * The charge per GB the load balancer processes (both directions), when the catalog knows it: Azure's "Standard Data
+   * Processed" meter; for an AWS NLB, the NLCU-hour price, one NLCU being 1 GB processed per hour (the dimension that
+   * decides for a benchmark's few long-lived connections). Absent: only the hourly charge is known.
+   */
+  readonly perGbProcessedUsd?: number;
   readonly asOf: string;
   readonly source: string;
 }
@@ -74,7 +80,11 @@ const catalogSchema = z.object({
   hoursPerMonth: z.number().positive().default(HOURS_PER_MONTH),
   notes: z.string().optional(),
   instances: z.array(z.strictObject({ ...dated, instanceType: z.string().min(1) })),
-  loadBalancers: z.array(z.strictObject({ ...dated, kind: z.string().min(1) })).default([]),
+  loadBalancers: z
+    .array(
+      z.strictObject({ ...dated, kind: z.string().min(1), perGbProcessedUsd: z.number().nonnegative().optional() }),
+    )
+    .default([]),
 });
 
 /** Validates catalog data (the shipped JSON, or a refreshed copy) and fills in hourly/monthly from each other. */

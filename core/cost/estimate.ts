@@ -172,8 +172,15 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
     const name = group.scenarios[0]?.cluster.name ?? `${group.nodes} nodes`;
     const repetitions: RepetitionShape[] = [];
     let seconds = 0;
+    const lbTraffic = { gb: 0, unbounded: 0 };
     for (const scenario of group.scenarios) {
       const { workload } = scenario;
+      if (scenario.cluster.connection === 'lb') {
+        const published = publishedGbOf(workload, plan.repetitions);
+        // In to the brokers and out to the consumers: both directions are processed bytes.
+        if (published === undefined) lbTraffic.unbounded++;
+        else lbTraffic.gb += 2 * published;
+      }
       for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
         seconds += workload.durationSeconds + overheadSeconds + pause;
@@ -193,7 +200,9 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
       teardownPolls: Math.max(1, Math.ceil((teardownMinutes * 60) / TEARDOWN_POLL_SECONDS)),
       repetitions,
     });
-    parts.push(...clusterCostParts({ name, group, minutes, hourly, catalog, target, region, loadGeneratorType }));
+    parts.push(
+      ...clusterCostParts({ name, group, minutes, hourly, catalog, target, region, loadGeneratorType, lbTraffic }),
+    );
   }
 
   const { transitions, events, workflowParts } = workflowCostParts(workflow, target, crossZoneGb, unboundedScenarios);
@@ -216,7 +225,7 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
   };
 }
 
-type Hourly = (instanceType: string) => { usd: number; source: string } | { error: string };
+type Hourly = (instanceType: string) => { usd: number; source: string; region: string } | { error: string };
 
 /** An instance type's hourly price on `target` (in `region` when given), or why the catalog has none. */
 function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: string | undefined): Hourly {
@@ -227,7 +236,7 @@ function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: st
         instanceType: catalogInstanceType(target, instanceType),
         ...(region ? { region } : {}),
       });
-      return { usd: price.hourlyUsd, source: `${price.region}, ${price.asOf}` };
+      return { usd: price.hourlyUsd, source: `${price.region}, ${price.asOf}`, region: price.region };
     } catch (error) {
       if (error instanceof PriceCatalogError) return { error: error.message };
       throw error;
@@ -242,15 +251,21 @@ function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: st
  * measured).
  */
 function crossZoneGbOf(workload: Workload, repetitions: number, replicas: number): number | undefined {
+  const gb = publishedGbOf(workload, repetitions);
+  return gb === undefined ? undefined : gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
+}
+
+/** GB a rate-limited workload publishes over its repetitions; undefined without a publishRateLimit. */
+function publishedGbOf(workload: Workload, repetitions: number): number | undefined {
   if (workload.publishRateLimit === undefined) return undefined;
-  const gb =
+  return (
     (workload.producers *
       workload.publishRateLimit *
       workload.messageSizeBytes *
       workload.durationSeconds *
       repetitions) /
-    1e9;
-  return gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
+    1e9
+  );
 }
 
 /** Copies of each message the cluster keeps: the queue type's replicas (a classic queue has one). */
@@ -271,6 +286,8 @@ function clusterCostParts(input: {
   target: EstimateOptions['target'];
   region: string | undefined;
   loadGeneratorType: string;
+  /** GB the load balancer processes in the cluster's `lb` scenarios, and how many of them have no rate limit. */
+  lbTraffic: { gb: number; unbounded: number };
 }): CostPart[] {
   const { name, group, minutes, hourly, catalog, target, region, loadGeneratorType } = input;
   const instanceType = group.instanceType ?? '(none)';
@@ -290,25 +307,13 @@ function clusterCostParts(input: {
   );
   // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
   // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker
-  // at
-  // its advertised private address).
-  const loadBalancer = group.broker === 'kafka' ? undefined : findLoadBalancerPrice(catalog, target, region ?? '*');
-  if (group.broker !== 'kafka')
+  // at its advertised private address). Its region is the plan's, else the one the nodes were priced in.
+  if (group.broker !== 'kafka') {
+    const nodeRegion = 'error' in node ? undefined : node.region;
     parts.push(
-      loadBalancer === undefined
-        ? {
-            name: `${name}: load balancer`,
-            usd: 0,
-            priced: false,
-            detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}`,
-          }
-        : {
-            name: `${name}: load balancer`,
-            usd: loadBalancer.hourlyUsd * hours,
-            priced: true,
-            detail: `${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h, fixed hourly charge only (${loadBalancer.kind}, ${loadBalancer.asOf})`,
-          },
+      loadBalancerPart({ name, minutes, catalog, target, region: region ?? nodeRegion, lbTraffic: input.lbTraffic }),
     );
+  }
   const generator = hourly(loadGeneratorType);
   const generators = group.loadGenerators ?? 1;
   parts.push(
@@ -327,6 +332,57 @@ function clusterCostParts(input: {
         },
   );
   return parts;
+}
+
+/** Load balancers of one controller-launched RabbitMQ cluster, per target. */
+const LOAD_BALANCERS_PER_CLUSTER: Readonly<Record<'aws' | 'azure', number>> = { aws: 1, azure: 2 };
+
+/**
+ * The cluster's load balancer for `minutes`: its hourly charge, plus the catalog's per-GB charge on the traffic of the
+ * scenarios that connect through it (`lb`), when the plan bounds their rate; a scenario without a publishRateLimit
+ * leaves the part unpriced (its traffic depends on the measured rate), as between zones.
+ */
+function loadBalancerPart(input: {
+  name: string;
+  minutes: number;
+  catalog: PriceCatalog;
+  target: EstimateOptions['target'];
+  region: string | undefined;
+  lbTraffic: { gb: number; unbounded: number };
+}): CostPart {
+  const { name, minutes, catalog, target, region, lbTraffic } = input;
+  const loadBalancer = findLoadBalancerPrice(catalog, target, region ?? '*');
+  const partName = `${name}: load balancer`;
+  if (loadBalancer === undefined)
+    return {
+      name: partName,
+      usd: 0,
+      priced: false,
+      detail: `no ${target} load balancer price in the catalog${region ? ` for ${region}` : ''}`,
+    };
+  // On Azure the controller's clusters have two: the internal one and a public one that admits only the controller's
+  // NAT addresses (lambdas/shared/azure-cluster.ts deploymentParameterValues, publicLoadBalancer); each is billed its
+  // first five rules. On AWS one NLB has both.
+  const count = LOAD_BALANCERS_PER_CLUSTER[target];
+  const fixed = count * loadBalancer.hourlyUsd * (minutes / 60);
+  const hourlyText = `${count > 1 ? `${count} × ` : ''}${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h`;
+  const asOf = `${loadBalancer.kind}, ${loadBalancer.region === '*' ? '' : `${loadBalancer.region}, `}${loadBalancer.asOf}`;
+  const perGb = loadBalancer.perGbProcessedUsd;
+  if (perGb === undefined)
+    return { name: partName, usd: fixed, priced: true, detail: `${hourlyText}, fixed hourly charge only (${asOf})` };
+  const unbounded =
+    lbTraffic.unbounded > 0
+      ? `; ${lbTraffic.unbounded} scenario(s) through it have no publishRateLimit, so their traffic depends on the ` +
+        `measured rate ($${perGb} per GB)`
+      : '';
+  return {
+    name: partName,
+    usd: fixed + lbTraffic.gb * perGb,
+    priced: lbTraffic.unbounded === 0,
+    detail:
+      `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of rate-limited traffic processed at $${perGb}/GB ` +
+      `(${asOf})${unbounded}`,
+  };
 }
 
 /** Step Functions' transitions, Lambda's invocations and (AWS) the rate-limited traffic between zones. */

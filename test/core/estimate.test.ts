@@ -37,6 +37,83 @@ workloads:
     expect(part(three, 'c: nodes').usd).toBe(part(one, 'c: nodes').usd);
   });
 
+  describe("the load balancer: its hours and the traffic it processes (the catalog's per-GB charge)", () => {
+    // 2 producers × 500 msg/s × 1,000 B × 60 s × 2 repetitions = 0.12 GB published through the load balancer, and
+    // as much delivered out of it to the consumers: 0.24 GB processed.
+    const plan = (limit: string, connection = 'lb') => `
+name: lbgb
+repetitions: 2
+clusters:
+  - { name: c, nodes: 3, instanceType: c5.xlarge, connection: ${connection} }
+workloads:
+  - { name: w, producers: 2, consumers: 2, messageSizeBytes: 1000, durationSeconds: 60${limit} }
+`;
+    const part = (estimate: ReturnType<typeof estimateRun>) =>
+      estimate.parts.find((candidate) => candidate.name === 'c: load balancer')!;
+    const minutesOf = (estimate: ReturnType<typeof estimateRun>) => estimate.clusters[0]!.minutes;
+
+    test('aws, rate-limited: the NLB hour plus 0.24 GB at $0.006 (NLCU by processed bytes)', () => {
+      const estimate = estimateRun(parsePlanText(plan(', publishRateLimit: 500'), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(0.0225 * (minutesOf(estimate) / 60) + 0.24 * 0.006, 9),
+      });
+      expect(part(estimate).detail).toMatch(/\+ 0\.24 GB of rate-limited traffic processed at \$0\.006\/GB/);
+    });
+
+    test('azure: two load balancers (internal and the public one for the controller) and $0.005 per GB', () => {
+      const estimate = estimateRun(
+        parsePlanText(plan(', publishRateLimit: 500').replace('c5.xlarge', 'Standard_D4s_v5'), 'p.yaml'),
+        {
+          target: 'azure',
+          catalog: defaultPriceCatalog,
+          region: 'eastus',
+        },
+      );
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(2 * 0.025 * (minutesOf(estimate) / 60) + 0.24 * 0.005, 9),
+      });
+      expect(part(estimate).detail).toMatch(/^2 × /);
+    });
+
+    test('a direct connection sends nothing through it: the hour only', () => {
+      const estimate = estimateRun(parsePlanText(plan(', publishRateLimit: 500', 'direct'), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(0.0225 * (minutesOf(estimate) / 60), 9),
+      });
+    });
+
+    test('no publishRateLimit: the part is unpriced, says why, and the estimate is a lower bound', () => {
+      const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate).priced).toBe(false);
+      expect(part(estimate).detail).toMatch(/1 scenario\(s\) through it have no publishRateLimit/);
+      expect(estimate.complete).toBe(false);
+    });
+
+    test('no region given: priced in the region the nodes were priced in, not left out', () => {
+      const estimate = estimateRun(parsePlanText(plan(', publishRateLimit: 500'), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+      });
+      expect(part(estimate).priced).toBe(true);
+      expect(part(estimate).detail).toContain('network-load-balancer, us-east-1');
+    });
+  });
+
   test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 550 transitions', () => {
     const estimate = estimateRun(thesisCh4OnAws(), {
       target: 'aws',
