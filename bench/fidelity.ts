@@ -26,7 +26,8 @@ async function main() {
   const plan = parsePlanText(
     `name: fidelity
 clusters: [{ name: one-node, nodes: 1, topology: { type: classic }, connection: direct }]
-workloads: [{ name: w150b, producers: 1, consumers: 1, queues: 1, messageSizeBytes: 150, durationSeconds: ${DURATION} }]`,
+workloads: [{ name: w150b, producers: 1, consumers: 1, queues: 1, ` +
+      `messageSizeBytes: 150, durationSeconds: ${DURATION} }]`,
     'fidelity',
   );
   const scenario = plan.scenarios[0]!;

@@ -66,17 +66,20 @@ async function main(): Promise<void> {
   const between = (last - first) / 1000 - times.reduce((sum, t) => sum + (t.end - t.start) / 1000, 0);
   console.log(
     `outside PerfTest: start-up until the first repetition ${((first - startMs) / 1000).toFixed(1)} s, ` +
-      `PerfTest process beyond its duration ${inRepetitions.toFixed(1)} s, between repetitions ${between.toFixed(1)} s, ` +
+      `PerfTest process beyond its duration ${inRepetitions.toFixed(1)} s, ` +
+      `between repetitions ${between.toFixed(1)} s, ` +
       `after the last repetition ${((startMs + wallSeconds * 1000 - last) / 1000).toFixed(1)} s`,
   );
   if (marks.run !== undefined && marks.clusterReady !== undefined) {
     console.log(
-      `start-up: store up and run recorded at ${marks.run.toFixed(1)} s, first cluster answering at ${marks.clusterReady.toFixed(1)} s ` +
+      `start-up: store up and run recorded at ${marks.run.toFixed(1)} s, ` +
+        `first cluster answering at ${marks.clusterReady.toFixed(1)} s ` +
         `(booting ${marks.clusterBoot?.toFixed(1)} s, in parallel with the store)`,
     );
   }
   console.log(
-    `wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s (${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`,
+    `wall time: ${wallSeconds.toFixed(1)} s; PerfTest time: ${perfTestSeconds} s ` +
+      `(${plan.scenarios.length} scenarios x ${plan.repetitions} repetitions)`,
   );
   console.log(`overhead ratio (wall / PerfTest): ${(wallSeconds / perfTestSeconds).toFixed(3)}  (target <= 1.25)`);
 }

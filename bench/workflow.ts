@@ -190,18 +190,22 @@ async function main(): Promise<void> {
   const minimumTotal = minimum.reduce((sum, minutes) => sum + minutes, 0);
   const f = (value: number) => value.toFixed(1);
   console.log(
-    `bench:workflow: K = ${k} cluster configurations, maxConcurrency ${k}, ${RECORDED.repetitions} × ${RECORDED.perfTestSeconds} s PerfTest each, 1 min simulated as ${MS_PER_MINUTE} ms`,
+    `bench:workflow: K = ${k} cluster configurations, maxConcurrency ${k}, ` +
+      `${RECORDED.repetitions} × ${RECORDED.perfTestSeconds} s PerfTest each, 1 min simulated as ${MS_PER_MINUTE} ms`,
   );
   for (const [index, cluster] of clusters.entries()) {
     console.log(
-      `  ${cluster.clusterId} (${cluster.nodes} nodes, ${cluster.topology}): minimum ${f(minimum[index]!)} min, billed ${f(billed[index]!)} min`,
+      `  ${cluster.clusterId} (${cluster.nodes} nodes, ${cluster.topology}): ` +
+        `minimum ${f(minimum[index]!)} min, billed ${f(billed[index]!)} min`,
     );
   }
   console.log(
-    `total time ÷ slowest configuration's time: ${f(totalMinutes)} / ${f(slowest)} min = ${(totalMinutes / slowest).toFixed(3)} (target ≤ 1.2)`,
+    `total time ÷ slowest configuration's time: ${f(totalMinutes)} / ${f(slowest)} min = ` +
+      `${(totalMinutes / slowest).toFixed(3)} (target ≤ 1.2)`,
   );
   console.log(
-    `billed cluster-minutes ÷ minimum: ${f(billedTotal)} / ${f(minimumTotal)} min = ${(billedTotal / minimumTotal).toFixed(3)} (target ≤ 1.1)`,
+    `billed cluster-minutes ÷ minimum: ${f(billedTotal)} / ${f(minimumTotal)} min = ` +
+      `${(billedTotal / minimumTotal).toFixed(3)} (target ≤ 1.1)`,
   );
 }
 

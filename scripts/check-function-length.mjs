@@ -70,6 +70,7 @@ for (const offender of offenders) {
     console.log(`${offender.where} ${offender.name}: ${offender.lines} lines, ${note}`);
 }
 console.log(
-  `check-function-length: ${offenders.length} function(s) over ${max} lines in ${DIRS.join(', ')}, ${failing.length} not allowed`,
+  `check-function-length: ${offenders.length} function(s) over ${max} lines in ${DIRS.join(', ')}, ` +
+    `${failing.length} not allowed`,
 );
 if (failing.length > 0 && !report) process.exit(1);

@@ -56,6 +56,7 @@ if (process.argv.includes('--report'))
   for (const [file, count] of Object.entries(counts)) console.log(`${file}: ${count}`);
 const total = Object.values(counts).reduce((sum, count) => sum + count, 0);
 console.log(
-  `check-line-length: ${total} line(s) over ${MAX} columns in ${Object.keys(counts).length} file(s), ${failing.length} file(s) over their allowance`,
+  `check-line-length: ${total} line(s) over ${MAX} columns in ${Object.keys(counts).length} file(s), ` +
+    `${failing.length} file(s) over their allowance`,
 );
 process.exit(failing.length > 0 ? 1 : 0);

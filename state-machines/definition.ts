@@ -40,7 +40,8 @@ export function buildBenchmarkDefinition(options: BenchmarkDefinitionOptions = {
   };
   return {
     Comment:
-      'rmqbench: validate a plan, then per cluster configuration launch, smoke-test, run PerfTest, ingest and always tear down',
+      'rmqbench: validate a plan, then per cluster configuration launch, smoke-test, run PerfTest, ' +
+      'ingest and always tear down',
     StartAt: STATE.validatePlan,
     TimeoutSeconds: options.timeoutSeconds ?? EXECUTION_TIMEOUT_SECONDS,
     States: {

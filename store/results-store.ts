@@ -141,7 +141,8 @@ export class ResultsStore {
       for (let attempt = 0; requests.length > 0; attempt++) {
         if (attempt > 5)
           throw new StoreError(
-            `${this.describeEndpoint}: could not write ${requests.length} item(s) of ${record.scenarioId} #${record.repetition} after retries`,
+            `${this.describeEndpoint}: could not write ${requests.length} item(s) of ` +
+              `${record.scenarioId} #${record.repetition} after retries`,
           );
         const response = await this.call(`store ${record.scenarioId} repetition ${record.repetition}`, () =>
           this.documents.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } })),

@@ -75,7 +75,8 @@ export function generateBrokerConfig(input: BrokerConfigInput): BrokerConfig {
   }
   if (input.topology.type === 'mirrored' && !supportsClassicMirroring(input.rabbitmqVersion)) {
     throw new Error(
-      `topology "mirrored" needs RabbitMQ 3.x: classic queue mirroring was removed in 4.0 (rabbitmqVersion is ${input.rabbitmqVersion}); use "quorum"`,
+      `topology "mirrored" needs RabbitMQ 3.x: classic queue mirroring was removed in 4.0 ` +
+        `(rabbitmqVersion is ${input.rabbitmqVersion}); use "quorum"`,
     );
   }
   const enabledPlugins = [

@@ -36,7 +36,8 @@ export function capacityLadder(capacity: CapacitySpec, producers: number): Capac
   add(capacity.maxRate);
   if (perProducer.length > MAX_CAPACITY_STEPS) {
     throw new Error(
-      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s by × ${capacity.stepFactor} has ${perProducer.length} steps, more than ${MAX_CAPACITY_STEPS}`,
+      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s by × ${capacity.stepFactor} ` +
+        `has ${perProducer.length} steps, more than ${MAX_CAPACITY_STEPS}`,
     );
   }
   return perProducer.map((rate, index) => ({

@@ -78,11 +78,16 @@ export function capacityStrategyLine(
       `${capacity.p99BoundMs} ms.`
     );
   return (
-    `Searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the one before) in one PerfTest run per repetition, ` +
-    `through PerfTest's --variable-rate, each step's first ${capacity.warmUpSeconds} s left out. A step holds when the producers achieved ` +
-    `${ACHIEVED_RATE_SHARE * 100} % of its rate, the consumers received ${CONSUMED_SHARE * 100} % of what was delivered, the queues did not grow ` +
-    `(where the broker was sampled) and the step's consumer latency p99 was within ${capacity.p99BoundMs} ms (estimated from its seconds' percentiles, weighted by the messages each received). ` +
-    `The capacity is the last step before the first that did not hold (mean ± 95 % CI over the repetitions): the true one lies below the next step (× ${capacity.stepFactor}).`
+    `Searched with a geometric ladder of publish rates (each step × ${capacity.stepFactor} the one before) ` +
+    `in one PerfTest run per repetition, ` +
+    `through PerfTest's --variable-rate, each step's first ${capacity.warmUpSeconds} s left out. ` +
+    `A step holds when the producers achieved ` +
+    `${ACHIEVED_RATE_SHARE * 100} % of its rate, the consumers received ${CONSUMED_SHARE * 100} % ` +
+    `of what was delivered, the queues did not grow ` +
+    `(where the broker was sampled) and the step's consumer latency p99 was within ${capacity.p99BoundMs} ms ` +
+    `(estimated from its seconds' percentiles, weighted by the messages each received). ` +
+    `The capacity is the last step before the first that did not hold (mean ± 95 % CI over the repetitions): ` +
+    `the true one lies below the next step (× ${capacity.stepFactor}).`
   );
 }
 
@@ -134,13 +139,15 @@ export function renderCapacityMarkdown(
     '## Capacity at a latency target',
     '',
     ...capacityStrategyLines(rows).flatMap((line) => [line, '']),
-    '| scenario | p99 bound (ms) | capacity (mean ± 95% CI) | p50 / p99 at it (ms) | USD per million messages | msg/s per USD-hour | repetitions |',
+    '| scenario | p99 bound (ms) | capacity (mean ± 95% CI) | p50 / p99 at it (ms) | ' +
+      'USD per million messages | msg/s per USD-hour | repetitions |',
     '|---|---:|---:|---:|---:|---:|---|',
   ];
   for (const { scenarioId, capacity } of rows) {
     const cells = capacityCells(capacity, byScenario.get(scenarioId));
     lines.push(
-      `| ${scenarioId} | ${cells.join(' | ')} | ${capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join('<br>')} |`,
+      `| ${scenarioId} | ${cells.join(' | ')} | ` +
+        `${capacity.repetitions.map((rep) => `#${rep.repetition}: ${rep.verdict}`).join('<br>')} |`,
     );
   }
   return lines;

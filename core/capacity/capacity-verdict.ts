@@ -114,7 +114,8 @@ export function judgeStep(
     measuredSeconds: measured.length,
   };
   if (measured.length === 0) {
-    const reason = `no per-second sample between ${from} s and ${step.toSeconds} s (PerfTest's output ended before the step)`;
+    const reason =
+      `no per-second sample between ${from} s and ${step.toSeconds} s ` + `(PerfTest's output ended before the step)`;
     return { ...base, publishRate: 0, consumeRate: 0, passed: false, failedBy: ['no-samples'], reasons: [reason] };
   }
   const mean = (pick: (sample: PerSecondSample) => number) =>
@@ -137,14 +138,16 @@ export function judgeStep(
   if (publishRate < ACHIEVED_RATE_SHARE * step.targetRate) {
     failures.push([
       'publisher-behind',
-      `published ${formatRate(publishRate)} msg/s, under ${ACHIEVED_RATE_SHARE * 100} % of ${formatRate(step.targetRate)}: the producers fell behind their schedule`,
+      `published ${formatRate(publishRate)} msg/s, under ${ACHIEVED_RATE_SHARE * 100} % of ` +
+        `${formatRate(step.targetRate)}: the producers fell behind their schedule`,
     ]);
   }
   const expectedConsume = publishRate * expected.deliveriesPerMessage;
   if (consumeRate < CONSUMED_SHARE * expectedConsume) {
     failures.push([
       'consumers-behind',
-      `received ${formatRate(consumeRate)} msg/s, under ${CONSUMED_SHARE * 100} % of the ${formatRate(expectedConsume)} msg/s delivered: the consumers fell behind`,
+      `received ${formatRate(consumeRate)} msg/s, under ${CONSUMED_SHARE * 100} % of the ` +
+        `${formatRate(expectedConsume)} msg/s delivered: the consumers fell behind`,
     ]);
   }
   const queueGrowth = growthOver(queueDepth, from, step.toSeconds);
@@ -270,7 +273,9 @@ export function capacityFromSteps(
       ...base,
       atLeast: false,
       firstFailedRate: first.targetRate,
-      verdict: `no rate held ${bound}: the first step (${formatRate(first.targetRate)} msg/s) did not (${first.reasons.join('; ')}); lower capacity.minRate`,
+      verdict:
+        `no rate held ${bound}: the first step (${formatRate(first.targetRate)} msg/s) did not ` +
+        `(${first.reasons.join('; ')}); lower capacity.minRate`,
     };
   }
   const held = steps[(firstFailed < 0 ? steps.length : firstFailed) - 1]!;
@@ -284,7 +289,9 @@ export function capacityFromSteps(
       ...base,
       ...atRate,
       atLeast: true,
-      verdict: `every step held ${bound}, up to ${formatRate(held.targetRate)} msg/s, the ladder's top: the capacity is at least that; raise capacity.maxRate to find it`,
+      verdict:
+        `every step held ${bound}, up to ${formatRate(held.targetRate)} msg/s, the ladder's top: ` +
+        `the capacity is at least that; raise capacity.maxRate to find it`,
     };
   }
   const failed = steps[firstFailed]!;
@@ -293,7 +300,9 @@ export function capacityFromSteps(
     ...atRate,
     atLeast: false,
     firstFailedRate: failed.targetRate,
-    verdict: `${formatRate(held.targetRate)} msg/s held ${bound}; ${formatRate(failed.targetRate)} msg/s did not (${failed.reasons.join('; ')})`,
+    verdict:
+      `${formatRate(held.targetRate)} msg/s held ${bound}; ` +
+      `${formatRate(failed.targetRate)} msg/s did not (${failed.reasons.join('; ')})`,
   };
 }
 

@@ -68,7 +68,8 @@ export function decideCleanup(candidate: CleanupCandidate, runState: CleanupRunS
     if (runState === 'RUNNING' && now.getTime() < executionEnd) {
       return decide(
         false,
-        `expired at ${candidate.expiresAt}, but its run ${candidate.runId} is RUNNING: kept until ${new Date(executionEnd).toISOString()}, when its execution must have ended`,
+        `expired at ${candidate.expiresAt}, but its run ${candidate.runId} is RUNNING: ` +
+          `kept until ${new Date(executionEnd).toISOString()}, when its execution must have ended`,
       );
     }
     return decide(true, `expired at ${candidate.expiresAt}`);
@@ -79,7 +80,8 @@ export function decideCleanup(candidate: CleanupCandidate, runState: CleanupRunS
   if (runState === 'not-recorded')
     return decide(
       false,
-      `its run ${candidate.runId ?? '(no run-id tag)'} is not in the results table; kept until it expires at ${candidate.expiresAt}`,
+      `its run ${candidate.runId ?? '(no run-id tag)'} is not in the results table; ` +
+        `kept until it expires at ${candidate.expiresAt}`,
     );
   return decide(false, `expires at ${candidate.expiresAt}`);
 }

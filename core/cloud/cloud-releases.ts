@@ -27,7 +27,9 @@ export function cloudRabbitmqVersion(
   const version = CLOUD_RABBITMQ_VERSIONS.find((candidate) => versionMatches(wanted, candidate));
   return version === undefined
     ? {
-        error: `target ${target} installs RabbitMQ ${CLOUD_RABBITMQ_VERSIONS.join(' or ')}, not ${wanted} (give "major.minor" or the exact version)`,
+        error:
+          `target ${target} installs RabbitMQ ${CLOUD_RABBITMQ_VERSIONS.join(' or ')}, not ${wanted} ` +
+          `(give "major.minor" or the exact version)`,
       }
     : { version };
 }
@@ -39,5 +41,8 @@ export function topologyVersionProblem(
   defaulted: boolean,
 ): string | undefined {
   if (topology.type !== 'mirrored' || supportsClassicMirroring(version)) return undefined;
-  return `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run ${version}${defaulted ? " (the target's default)" : ''}: set rabbitmqVersion to "3.13" or use "quorum"`;
+  return (
+    `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster would run ` +
+    `${version}${defaulted ? " (the target's default)" : ''}: set rabbitmqVersion to "3.13" or use "quorum"`
+  );
 }

@@ -57,7 +57,8 @@ export function assertNoWorldOpenSourcePrefixes(
   if (refused.length > 0) {
     throw new Error(
       `${parameter} must not open the cluster to the world; refused: ${refused.join(', ')}. ` +
-        `Give the addresses that need the cluster, e.g. your own address as x.x.x.x/32 (prefixes of /${MINIMUM_SOURCE_PREFIX_LENGTH} or longer).`,
+        `Give the addresses that need the cluster, e.g. your own address as x.x.x.x/32 ` +
+        `(prefixes of /${MINIMUM_SOURCE_PREFIX_LENGTH} or longer).`,
     );
   }
 }

@@ -142,7 +142,8 @@ export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): Ins
       ...new Set(catalog.instances.filter((e) => e.provider === query.provider).map((e) => e.instanceType)),
     ];
     throw new PriceCatalogError(
-      `unknown ${query.provider} instance type "${query.instanceType}" in the price catalog; known: ${known.sort().join(', ') || 'none'} ` +
+      `unknown ${query.provider} instance type "${query.instanceType}" in the price catalog; ` +
+        `known: ${known.sort().join(', ') || 'none'} ` +
         `(run "rmqbench prices update" or add it to core/data/prices.json)`,
     );
   }

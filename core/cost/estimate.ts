@@ -328,7 +328,9 @@ function clusterCostParts(input: {
           name: `${name}: load generator`,
           usd: generators * generator.usd * hours,
           priced: true,
-          detail: `${generators} × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h (${generator.source})`,
+          detail:
+            `${generators} × ${loadGeneratorType} × ${minutes.toFixed(1)} min at ${usd(generator.usd)}/h ` +
+            `(${generator.source})`,
         },
   );
   return parts;
@@ -399,7 +401,9 @@ function workflowCostParts(
     name: 'Step Functions',
     usd: transitions * STEP_FUNCTIONS_USD_PER_TRANSITION,
     priced: true,
-    detail: `${transitions} state transitions at $0.025 per 1,000; ${events} history events of the ${STEP_FUNCTIONS_HISTORY_LIMIT} one execution may hold`,
+    detail:
+      `${transitions} state transitions at $0.025 per 1,000; ` +
+      `${events} history events of the ${STEP_FUNCTIONS_HISTORY_LIMIT} one execution may hold`,
   });
   const invocations = lambdaInvocations(workflow);
   workflowParts.push({
@@ -411,7 +415,8 @@ function workflowCostParts(
   if (target === 'aws') {
     const note =
       unboundedScenarios > 0
-        ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
+        ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, ` +
+          `so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
         : '';
     workflowParts.push({
       name: 'data transfer between zones',
@@ -437,5 +442,8 @@ export function budgetProblem(
   source: string,
 ): string | undefined {
   if (maxCostUsd === undefined || estimate.totalUsd <= maxCostUsd) return undefined;
-  return `the estimated cost ${usd(estimate.totalUsd)} on ${estimate.target} exceeds ${source} ${usd(maxCostUsd)}${estimate.complete ? '' : ' (and the estimate leaves out parts the catalog cannot price)'}`;
+  return (
+    `the estimated cost ${usd(estimate.totalUsd)} on ${estimate.target} exceeds ${source} ${usd(maxCostUsd)}` +
+    `${estimate.complete ? '' : ' (and the estimate leaves out parts the catalog cannot price)'}`
+  );
 }

@@ -195,7 +195,8 @@ function checkCandidate(candidate: PricePerformanceCandidate): void {
   }
   if (!(candidate.maxThroughput >= 0) || !Number.isFinite(candidate.maxThroughput)) {
     throw new PricePerformanceError(
-      `${candidate.instanceType}: maximum throughput must be a non-negative number of msg/s, got ${candidate.maxThroughput}`,
+      `${candidate.instanceType}: maximum throughput must be a non-negative number of msg/s, ` +
+        `got ${candidate.maxThroughput}`,
     );
   }
 }

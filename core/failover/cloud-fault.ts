@@ -64,9 +64,11 @@ function sameNodeLines(nodeName: string): string[] {
     `EXPECTED=${quote(checkedNodeName(nodeName))}`,
     // The file is absent on Azure nodes: sed's failure there must not end the script (set -e with pipefail).
     "THIS_NODE=''",
-    'if [ -f /etc/rabbitmq/rabbitmq-env.conf ]; then THIS_NODE=$(sed -n "s/^NODENAME=//p" /etc/rabbitmq/rabbitmq-env.conf | tail -n 1); fi',
+    'if [ -f /etc/rabbitmq/rabbitmq-env.conf ]; then ' +
+      'THIS_NODE=$(sed -n "s/^NODENAME=//p" /etc/rabbitmq/rabbitmq-env.conf | tail -n 1); fi',
     '[ -n "$THIS_NODE" ] || THIS_NODE="rabbit@$(hostname -s)"',
-    '[ "$THIS_NODE" = "$EXPECTED" ] || { echo "rmqbench: this instance does not run $EXPECTED (it runs $THIS_NODE)" >&2; exit 3; }',
+    '[ "$THIS_NODE" = "$EXPECTED" ] || ' +
+      '{ echo "rmqbench: this instance does not run $EXPECTED (it runs $THIS_NODE)" >&2; exit 3; }',
   ];
 }
 
@@ -86,7 +88,8 @@ export function queueLeadersScript(): string {
     "python3 - <<'RMQBENCH_PY'",
     'import json, subprocess',
     'def ctl(*args):',
-    '    return json.loads(subprocess.run(["rabbitmqctl", "-q", *args, "--formatter", "json"], check=True, capture_output=True, text=True).stdout)',
+    '    return json.loads(subprocess.run(["rabbitmqctl", "-q", *args, "--formatter", "json"], ' +
+      'check=True, capture_output=True, text=True).stdout)',
     'found = {"queues": ctl("list_queues", "name", "type", "leader"), "local": {}}',
     'for node in ctl("cluster_status").get("running_nodes", []):',
     '    try:',
@@ -122,7 +125,8 @@ export function queueLeader(output: string, queue: string): string {
   if (!entry) {
     const names = queues.map((candidate) => String(candidate.name)).join(', ');
     throw new QueueNotDeclaredError(
-      `queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`,
+      `queue ${queue} does not exist on the cluster (the load generator declares it when PerfTest and the verifier ` +
+        `start; queues: ${names || 'none'}), so its leader is unknown: is atSeconds before they have connected?`,
     );
   }
   if (typeof entry.leader === 'string' && entry.leader !== '') return entry.leader;
@@ -131,7 +135,9 @@ export function queueLeader(output: string, queue: string): string {
     .map(([node]) => node);
   if (hosts.length === 1) return hosts[0]!;
   throw new Error(
-    `queue ${queue} has no leader column and ${hosts.length === 0 ? 'no running node' : `several nodes (${hosts.join(', ')})`} hosts it locally, so its leader is unknown`,
+    `queue ${queue} has no leader column and ` +
+      `${hosts.length === 0 ? 'no running node' : `several nodes (${hosts.join(', ')})`} hosts it locally, ` +
+      `so its leader is unknown`,
   );
 }
 
@@ -162,7 +168,8 @@ export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['n
   if (which === 'leader') {
     if (!leading)
       throw new Error(
-        `the verifier's queue is led by ${leader}, which is none of the cluster's running instances (${nodes.map((node) => node.nodeName).join(', ')})`,
+        `the verifier's queue is led by ${leader}, which is none of the cluster's running instances ` +
+          `(${nodes.map((node) => node.nodeName).join(', ')})`,
       );
     return leading;
   }
@@ -186,7 +193,8 @@ export function chooseFaultNode(nodes: readonly CloudNode[], which: FaultSpec['n
 const ENSURE_NFT_LINES = [
   'if ! command -v nft > /dev/null; then',
   '  echo "rmqbench: nft is missing (the boot installs nftables); installing it now" >&2',
-  '  if command -v dnf > /dev/null; then dnf install -y -q nftables; else DEBIAN_FRONTEND=noninteractive apt-get install -y -q nftables; fi',
+  '  if command -v dnf > /dev/null; then dnf install -y -q nftables; ' +
+    'else DEBIAN_FRONTEND=noninteractive apt-get install -y -q nftables; fi',
   'fi',
 ];
 
@@ -258,7 +266,8 @@ export function faultScript(action: FaultAction, nodeName: string): string {
         '[ -n "$BROKER_PID" ] || { echo "rmqbench: the broker did not report its pid: is it running?" >&2; exit 4; }',
         'kill -KILL "$BROKER_PID"',
         'for attempt in $(seq 1 50); do kill -0 "$BROKER_PID" 2> /dev/null || break; sleep 0.1; done',
-        'if kill -0 "$BROKER_PID" 2> /dev/null; then echo "rmqbench: the broker (pid $BROKER_PID) still runs 5 s after SIGKILL" >&2; exit 5; fi',
+        'if kill -0 "$BROKER_PID" 2> /dev/null; then ' +
+          'echo "rmqbench: the broker (pid $BROKER_PID) still runs 5 s after SIGKILL" >&2; exit 5; fi',
       );
       break;
     case 'stop':
@@ -317,7 +326,8 @@ export function healScript(nodeName: string, action: FaultAction): string {
  * connect, not uploaded, the fault before its start), or none ran (Kafka).
  */
 export const notCountedReason = (target: string, why: string) =>
-  `lost messages not counted on ${target}: ${why}, so lostMessages, duplicatedMessages, unconfirmedAtFault, recoverySeconds, unavailableSeconds and reconnects were not measured`;
+  `lost messages not counted on ${target}: ${why}, so lostMessages, duplicatedMessages, unconfirmedAtFault, ` +
+  `recoverySeconds, unavailableSeconds and reconnects were not measured`;
 
 /**
  * The STS session tag the AWS fault step assumes its node role with: the cluster stack's name. The role's SendCommand

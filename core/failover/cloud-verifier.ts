@@ -55,7 +55,8 @@ export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
   if (line === undefined) {
     const tail = lines.slice(-2).join(' | ').slice(0, 300);
     throw new Error(
-      `the verifier printed no result line (it was cut short or failed before its drain)${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`,
+      `the verifier printed no result line (it was cut short or failed before its drain)` +
+        `${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`,
     );
   }
   let parsed: unknown;
@@ -63,7 +64,8 @@ export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
     parsed = JSON.parse(line);
   } catch (error) {
     throw new Error(
-      `the verifier's result line is not valid JSON (${error instanceof Error ? error.message : String(error)}): ${line.slice(0, 200)}`,
+      `the verifier's result line is not valid JSON ` +
+        `(${error instanceof Error ? error.message : String(error)}): ${line.slice(0, 200)}`,
     );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
@@ -84,7 +86,8 @@ export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
     const series = record[field];
     if (!Array.isArray(series) || !series.every(isCount))
       throw new Error(
-        `the verifier's result has no ${field} (a list of non-negative integers), got ${JSON.stringify(series)?.slice(0, 100)}`,
+        `the verifier's result has no ${field} (a list of non-negative integers), ` +
+          `got ${JSON.stringify(series)?.slice(0, 100)}`,
       );
   }
   const output = record as unknown as CloudVerifierOutput;
@@ -110,7 +113,8 @@ function secondsAfterStart(output: CloudVerifierOutput, iso: string, what: strin
   const seconds = (at - output.startedAtMs) / 1000;
   if (seconds < 0)
     throw new Error(
-      `the fault was ${what} ${-seconds} s before the verifier started (${new Date(output.startedAtMs).toISOString()}), so the verifier did not see it`,
+      `the fault was ${what} ${-seconds} s before the verifier started ` +
+        `(${new Date(output.startedAtMs).toISOString()}), so the verifier did not see it`,
     );
   return Math.round(seconds * 1000) / 1000;
 }

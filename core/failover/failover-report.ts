@@ -82,7 +82,10 @@ export function failoverRepetitionRows(
 export function formatUncountedFaultLine(uncounted: UncountedFault): string {
   const { fault } = uncounted;
   const healed = fault.healedAtSeconds === undefined ? '' : `, healed at ${number(fault.healedAtSeconds)} s`;
-  return `${fault.action} ${fault.nodeName} (${String(fault.node)}) at ${number(fault.appliedAtSeconds)} s${healed}: ${uncounted.reason}`;
+  return (
+    `${fault.action} ${fault.nodeName} (${String(fault.node)}) at ${number(fault.appliedAtSeconds)} s${healed}: ` +
+    `${uncounted.reason}`
+  );
 }
 
 /** The Markdown lines for faults applied without a lost-message count; empty when there are none. */
@@ -116,7 +119,8 @@ export function renderFailoverMarkdown(
   return [
     '## Failover (lost-message verifier)',
     '',
-    'lostMessages: confirmed, never consumed after the run drained; recoverySeconds: from the fault until the receive rate is back to 90 % of its pre-fault median; unavailableSeconds: seconds with nothing received.',
+    'lostMessages: confirmed, never consumed after the run drained; recoverySeconds: from the fault until the ' +
+      'receive rate is back to 90 % of its pre-fault median; unavailableSeconds: seconds with nothing received.',
     '',
     ...table(FAILOVER_SCENARIO_HEADER, scenarioRows),
     '',
@@ -133,8 +137,10 @@ export function formatFailoverLine(failover: FailoverResult): string {
       ? 'recoverySeconds: not recovered'
       : `recoverySeconds ${number(failover.recoverySeconds)}`;
   return (
-    `${fault.action} ${fault.nodeName} at ${number(fault.appliedAtSeconds)} s: confirmed ${failover.confirmed}, consumed ${failover.consumed}, ` +
-    `lostMessages ${failover.lostMessages}, duplicatedMessages ${failover.duplicatedMessages}, unconfirmedAtFault ${failover.unconfirmedAtFault}, ` +
+    `${fault.action} ${fault.nodeName} at ${number(fault.appliedAtSeconds)} s: ` +
+    `confirmed ${failover.confirmed}, consumed ${failover.consumed}, ` +
+    `lostMessages ${failover.lostMessages}, duplicatedMessages ${failover.duplicatedMessages}, ` +
+    `unconfirmedAtFault ${failover.unconfirmedAtFault}, ` +
     `${recovery}, unavailableSeconds ${failover.unavailableSeconds}, reconnects ${failover.reconnects}`
   );
 }

@@ -47,7 +47,8 @@ export function measureRecovery(receivedPerSecond: readonly number[], faultAtSec
   const before = receivedPerSecond.slice(0, faultSecond);
   if (before.length === 0)
     throw new Error(
-      `no whole second was recorded before the fault at ${faultAtSeconds} s, so there is no pre-fault rate to recover to`,
+      `no whole second was recorded before the fault at ${faultAtSeconds} s, ` +
+        `so there is no pre-fault rate to recover to`,
     );
   const preFaultMedian = median(before.length > 1 ? before.slice(1) : before);
   const threshold = RECOVERED_SHARE * preFaultMedian;

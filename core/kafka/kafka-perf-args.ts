@@ -60,7 +60,8 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
       : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
   if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
     throw new Error(
-      `workload ${workload.name} gives each producer ${recordsPerProducer} records; set messageCount (a multiple of producers), totalBytes or publishRateLimit`,
+      `workload ${workload.name} gives each producer ${recordsPerProducer} records; ` +
+        `set messageCount (a multiple of producers), totalBytes or publishRateLimit`,
     );
   }
   return {

@@ -34,7 +34,8 @@ export interface KafkaPerfOutput {
  */
 const NUMBER = '(\\d+(?:\\.\\d+)?)';
 const WINDOW_LINE = new RegExp(
-  `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`,
+  `^(\\d+) records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ` +
+    `${NUMBER} ms avg latency, ${NUMBER} ms max latency\\.$`,
 );
 const TOTAL_FIELDS =
   `records sent, ${NUMBER} records/sec \\(${NUMBER} MB/sec\\), ${NUMBER} ms avg latency, ${NUMBER} ms max latency, ` +
@@ -183,7 +184,8 @@ function parseProducer(
   }
   if (!total) {
     missing.push(
-      `producer ${number}: the final "records sent ... ms 99.9th" line (the run was cut short after ${windows.length} per-second line(s))`,
+      `producer ${number}: the final "records sent ... ms 99.9th" line ` +
+        `(the run was cut short after ${windows.length} per-second line(s))`,
     );
     return undefined;
   }
@@ -213,7 +215,8 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
   // A lone consumer asks for exactly what the producers send, so its timeout means records never arrived.
   if (consumers === 1 && lines.some((line) => CONSUMER_TIMEOUT.test(line))) {
     missing.push(
-      `consumer ${number}: every record (it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`,
+      `consumer ${number}: every record ` +
+        `(it stopped waiting: "WARNING: Exiting before consuming the expected number of records")`,
     );
     return undefined;
   }
@@ -222,8 +225,10 @@ function parseConsumer(text: string, number: number, consumers: number, missing:
   const first = rows[0];
   if (rows.length >= 2 && first !== undefined && first.total > 0 && rows[rows.length - 1]!.total === first.total) {
     missing.push(
-      `consumer ${number}: a measurable receive rate (all ${first.total} of its records arrived before its first per-second row, ` +
-        'so the transfer was shorter than the 1 s report interval: send more records, e.g. a larger messageCount, or a longer durationSeconds)',
+      `consumer ${number}: a measurable receive rate ` +
+        `(all ${first.total} of its records arrived before its first per-second row, ` +
+        'so the transfer was shorter than the 1 s report interval: ' +
+        'send more records, e.g. a larger messageCount, or a longer durationSeconds)',
     );
     return undefined;
   }

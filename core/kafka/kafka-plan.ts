@@ -126,7 +126,8 @@ export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): Pl
     issues.push({
       path: `${at}.connection`,
       message:
-        'Kafka clients bootstrap from every broker and then talk to each partition leader; use "lb" or "direct" (both mean: bootstrap from all brokers)',
+        'Kafka clients bootstrap from every broker and then talk to each partition leader; ' +
+        'use "lb" or "direct" (both mean: bootstrap from all brokers)',
       value: cluster.connection,
     });
   }
@@ -203,7 +204,8 @@ function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string;
       field: 'warmUpSeconds',
       value: workload.warmUpSeconds,
       why:
-        "on Kafka the warm-up is a number of records (ProducerPerformance --warmup-records), the seconds at the producers' " +
+        'on Kafka the warm-up is a number of records (ProducerPerformance --warmup-records), ' +
+        "the seconds at the producers' " +
         'publishRateLimit: set publishRateLimit, or leave warmUpSeconds out',
     });
   }
@@ -242,7 +244,9 @@ export function checkWorkloadBroker(
     ) {
       issues.push({
         path: `${path}.messageCount`,
-        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
+        message:
+          `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: ` +
+          `set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
       });
     }
     if (
@@ -259,14 +263,17 @@ export function checkWorkloadBroker(
     if (workload.messageSizeBytes === 0) {
       issues.push({
         path: `${path}.messageSizeBytes`,
-        message: `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance needs a record size of at least 1 byte`,
+        message:
+          `cluster "${cluster.name}" runs Kafka, ` + `whose ProducerPerformance needs a record size of at least 1 byte`,
         value: 0,
       });
     }
     if (workload.producers === 0) {
       issues.push({
         path: `${path}.producers`,
-        message: `cluster "${cluster.name}" runs Kafka: a workload needs at least one producer (consumers read what it sends)`,
+        message:
+          `cluster "${cluster.name}" runs Kafka: ` +
+          `a workload needs at least one producer (consumers read what it sends)`,
         value: 0,
       });
     }

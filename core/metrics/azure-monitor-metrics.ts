@@ -215,5 +215,8 @@ export function azureMetricsLateness(
     }
   }
   if (earliestLast === undefined || earliestLast >= lastWholeMinute) return undefined;
-  return `Azure Monitor had data up to ${new Date(earliestLast + minute).toISOString()} of a repetition that ended at ${window.finishedAt.toISOString()} ${AZURE_METRICS_LATE}`;
+  return (
+    `Azure Monitor had data up to ${new Date(earliestLast + minute).toISOString()} of a repetition ` +
+    `that ended at ${window.finishedAt.toISOString()} ${AZURE_METRICS_LATE}`
+  );
 }

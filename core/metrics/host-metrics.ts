@@ -184,7 +184,10 @@ export function loadGeneratorVerdict(
 
 /** The verdict line a report prints for a scenario with `bound` of `of` repetitions load-generator bound. */
 export function loadGeneratorBoundLine(bound: number, of: number): string {
-  return `load-generator bound (load generator CPU median above ${LOAD_GENERATOR_BOUND_PERCENT} % in ${bound} of ${of} repetition${of === 1 ? '' : 's'}): the broker's maximum was not measured`;
+  return (
+    `load-generator bound (load generator CPU median above ${LOAD_GENERATOR_BOUND_PERCENT} % ` +
+    `in ${bound} of ${of} repetition${of === 1 ? '' : 's'}): the broker's maximum was not measured`
+  );
 }
 
 /** Per node: what a one-line summary shows (human `show`). */

@@ -81,13 +81,15 @@ export function parsePerfTestOutput(stdout: string, csv: string, expected: PerfT
   } else if (stopped.includes('Reached time limit')) {
     // PerfTest's stop reasons (v2.22.1 Producer/Consumer/MulticastSet): the time limit came before the message limits.
     missing.push(
-      `the end of the fixed work: ${expected.fixedMessages} messages were not sent and consumed within the ${expected.durationSeconds} s limit (PerfTest stopped: ${stopped})`,
+      `the end of the fixed work: ${expected.fixedMessages} messages were not sent and consumed ` +
+        `within the ${expected.durationSeconds} s limit (PerfTest stopped: ${stopped})`,
     );
   } else if (samples.length === 0 && csv.trim() === '') {
     // PerfTest writes its CSV once per second: work done within the first second leaves no sample to measure.
     missing.splice(missing.indexOf('the per-second CSV (empty file)'), 1);
     missing.push(
-      `a per-second sample: the fixed work (${expected.fixedMessages} messages) was done before PerfTest's first one (under 1 s), too little to measure; use a larger messageCount or totalBytes`,
+      `a per-second sample: the fixed work (${expected.fixedMessages} messages) was done before PerfTest's ` +
+        `first one (under 1 s), too little to measure; use a larger messageCount or totalBytes`,
     );
   }
   if (missing.length > 0 || summary === undefined) {

@@ -113,7 +113,11 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
       const suggestion = suggestField(key, known);
       return {
         path: path ? `${path}.${key}` : key,
-        message: `unknown field (${suggestion === undefined ? 'check its spelling against the plan reference, docs/plans.md' : `did you mean "${suggestion}"?`})`,
+        message: `unknown field (${
+          suggestion === undefined
+            ? 'check its spelling against the plan reference, docs/plans.md'
+            : `did you mean "${suggestion}"?`
+        })`,
       };
     });
   }
@@ -125,7 +129,9 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
     return [
       {
         path,
-        message: `required field missing (expected ${issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`})`,
+        message: `required field missing (expected ${
+          issue.expected === 'array' ? 'a list' : issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`
+        })`,
       },
     ];
   }
@@ -175,7 +181,9 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
     for (const version of versionsOf(cluster).filter((asked) => !supportsClassicMirroring(asked))) {
       issues.push({
         path: `${at}.topology.type`,
-        message: `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${version}; use "quorum" or a 3.x rabbitmqVersion`,
+        message:
+          `classic queue mirroring was removed in RabbitMQ 4.0 and this cluster asks for ${version}; ` +
+          `use "quorum" or a 3.x rabbitmqVersion`,
         value: topology.type,
       });
     }
@@ -327,14 +335,20 @@ function checkWorkload(workload: Workload, path: string): PlanIssue[] {
     if (!fanout && workload.producers > 0 && workload.producers < workload.queues) {
       issues.push({
         path: `${path}.producers`,
-        message: `fewer producers than queues (${workload.queues}): with a ${workload.exchange.type} exchange queues ${QUEUE_PREFIX}-${workload.producers + 1}… would get no messages; use at least ${workload.queues} producers or exchange type fanout`,
+        message:
+          `fewer producers than queues (${workload.queues}): with a ${workload.exchange.type} exchange ` +
+          `queues ${QUEUE_PREFIX}-${workload.producers + 1}… would get no messages; ` +
+          `use at least ${workload.queues} producers or exchange type fanout`,
         value: workload.producers,
       });
     }
     if (workload.consumers > 0 && workload.consumers < workload.queues) {
       issues.push({
         path: `${path}.consumers`,
-        message: `fewer consumers than queues (${workload.queues}): queues ${QUEUE_PREFIX}-${workload.consumers + 1}… would have no consumer and only grow; use at least ${workload.queues} consumers (or none)`,
+        message:
+          `fewer consumers than queues (${workload.queues}): ` +
+          `queues ${QUEUE_PREFIX}-${workload.consumers + 1}… would have no consumer and only grow; ` +
+          `use at least ${workload.queues} consumers (or none)`,
         value: workload.consumers,
       });
     }
@@ -391,7 +405,8 @@ function checkCapacity(workload: Workload, path: string, durationGiven: boolean)
   if (workload.fault !== undefined)
     add(
       'fault',
-      'a fault in a capacity search would fail the step it hits for reasons that are not the rate; measure failover in a workload of its own',
+      'a fault in a capacity search would fail the step it hits for reasons that are not the rate; ' +
+        'measure failover in a workload of its own',
       workload.fault.action,
     );
   if (workload.warmUpSeconds !== undefined)
@@ -401,7 +416,8 @@ function checkCapacity(workload: Workload, path: string, durationGiven: boolean)
   else if (capacityStepCount(capacity, workload.producers) === undefined) {
     add(
       'capacity.stepFactor',
-      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s would have more than ${MAX_CAPACITY_STEPS} steps; raise stepFactor or narrow the rates`,
+      `the ladder from ${capacity.minRate} to ${capacity.maxRate} msg/s would have more than ` +
+        `${MAX_CAPACITY_STEPS} steps; raise stepFactor or narrow the rates`,
       capacity.stepFactor,
     );
   }
@@ -416,7 +432,8 @@ function checkCapacity(workload: Workload, path: string, durationGiven: boolean)
     const seconds = capacityDurationSeconds(capacity, workload.producers);
     add(
       'durationSeconds',
-      `remove it: a capacity workload lasts as long as its ladder (${seconds / capacity.stepSeconds} steps × ${capacity.stepSeconds} s = ${seconds} s)`,
+      `remove it: a capacity workload lasts as long as its ladder ` +
+        `(${seconds / capacity.stepSeconds} steps × ${capacity.stepSeconds} s = ${seconds} s)`,
       workload.durationSeconds,
     );
   }
@@ -434,7 +451,8 @@ function checkWarmUp(workload: Workload, path: string): PlanIssue[] {
       {
         path: `${path}.warmUpSeconds`,
         message:
-          'a fixed amount of work is measured by the time it takes in full; remove warmUpSeconds or messageCount/totalBytes',
+          'a fixed amount of work is measured by the time it takes in full; ' +
+          'remove warmUpSeconds or messageCount/totalBytes',
         value: warmUp,
       },
     ];
@@ -443,7 +461,9 @@ function checkWarmUp(workload: Workload, path: string): PlanIssue[] {
     return [
       {
         path: `${path}.warmUpSeconds`,
-        message: `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds of the ${workload.durationSeconds} s duration`,
+        message:
+          `must leave at least ${MIN_MEASURED_STEP_SECONDS} measured seconds ` +
+          `of the ${workload.durationSeconds} s duration`,
         value: warmUp,
       },
     ];
@@ -460,7 +480,9 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
   if (fault.atSeconds >= workload.durationSeconds) {
     issues.push({
       path: `${at}.atSeconds`,
-      message: `must be less than durationSeconds (${workload.durationSeconds}): the fault has to happen while PerfTest runs`,
+      message:
+        `must be less than durationSeconds (${workload.durationSeconds}): ` +
+        `the fault has to happen while PerfTest runs`,
       value: fault.atSeconds,
     });
   }
@@ -469,7 +491,8 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
       issues.push({
         path: `${at}.healAtSeconds`,
         message:
-          'a restart starts the node again by itself; remove healAtSeconds, or use action "stop" or "kill" to choose when it comes back',
+          'a restart starts the node again by itself; remove healAtSeconds, ' +
+          'or use action "stop" or "kill" to choose when it comes back',
         value: fault.healAtSeconds,
       });
     } else if (fault.healAtSeconds <= fault.atSeconds) {
@@ -509,13 +532,17 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
     if (topology === 'quorum' || topology === 'stream') {
       issues.push({
         path: `${path}.queueMode`,
-        message: `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode (quorum queues keep message bodies on disk anyway)`,
+        message:
+          `cluster "${cluster.name}" uses ${topology} queues; lazy is a classic queue mode ` +
+          `(quorum queues keep message bodies on disk anyway)`,
         value: 'lazy',
       });
     } else if (versionsOf(cluster).some((version) => !honoursLazyQueueMode(version))) {
       issues.push({
         path: `${path}.queueMode`,
-        message: `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" asks for ${versionsOf(cluster).join(' / ')}; use a 3.11 or older rabbitmqVersion or drop queueMode`,
+        message:
+          `RabbitMQ ignores the lazy queue mode from 3.12 on and cluster "${cluster.name}" ` +
+          `asks for ${versionsOf(cluster).join(' / ')}; use a 3.11 or older rabbitmqVersion or drop queueMode`,
         value: 'lazy',
       });
     }
@@ -524,7 +551,8 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
   if (workload.maxLength !== undefined && topology === 'stream') {
     issues.push({
       path: `${path}.maxLength`,
-      message: `cluster "${cluster.name}" uses streams, which have no message-count limit (retention is by size or age)`,
+      message:
+        `cluster "${cluster.name}" uses streams, ` + `which have no message-count limit (retention is by size or age)`,
       value: workload.maxLength,
     });
   }
@@ -540,7 +568,9 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
   if (workload.overflow === 'reject-publish-dlx' && topology === 'quorum') {
     issues.push({
       path: `${path}.overflow`,
-      message: `cluster "${cluster.name}" uses quorum queues, which support drop-head and reject-publish but not reject-publish-dlx`,
+      message:
+        `cluster "${cluster.name}" uses quorum queues, ` +
+        `which support drop-head and reject-publish but not reject-publish-dlx`,
       value: workload.overflow,
     });
   }
@@ -554,7 +584,9 @@ function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: str
     return [
       {
         path: `${path}.fault`,
-        message: `cluster "${cluster.name}" runs Kafka; fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
+        message:
+          `cluster "${cluster.name}" runs Kafka; ` +
+          `fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
         value: fault.action,
       },
     ];
@@ -581,7 +613,9 @@ function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: str
     return [
       {
         path: `${path}.fault`,
-        message: `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements from a queue, so faults need classic, mirrored or quorum queues`,
+        message:
+          `cluster "${cluster.name}" uses streams; the lost-message verifier consumes with acknowledgements ` +
+          `from a queue, so faults need classic, mirrored or quorum queues`,
         value: fault.action,
       },
     ];
@@ -612,7 +646,8 @@ function checkFixedWork(workload: Workload, path: string): PlanIssue[] {
   if (workload.consumers > 0 && workload.consumers !== workload.queues) {
     add(
       'consumers',
-      `with a fixed amount of work each queue needs exactly one consumer (consumers = queues = ${workload.queues}): PerfTest counts consumed messages per consumer, and competing consumers share a queue unevenly`,
+      `with a fixed amount of work each queue needs exactly one consumer (consumers = queues = ${workload.queues}): ` +
+        `PerfTest counts consumed messages per consumer, and competing consumers share a queue unevenly`,
       workload.consumers,
     );
   }
@@ -624,7 +659,8 @@ function checkFixedWork(workload: Workload, path: string): PlanIssue[] {
   ) {
     add(
       'producers',
-      `with a fixed amount of work over ${workload.queues} queues, producers must be a multiple of queues so that every queue receives the same count`,
+      `with a fixed amount of work over ${workload.queues} queues, ` +
+        `producers must be a multiple of queues so that every queue receives the same count`,
       workload.producers,
     );
   }

@@ -61,16 +61,21 @@ const THESIS_AZURE_SIZES = /^(standard_)?f(4|8|16)s$/i;
 function undeployableAzureSize(instanceType: string): string {
   const thesis = THESIS_AZURE_SIZES.exec(instanceType);
   return (
-    `is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): use one of ${AZURE_VM_SIZES.join(', ')}` +
+    `is not a size the Azure target deploys (bicep/main.bicep clusterVmSize @allowed): ` +
+    `use one of ${AZURE_VM_SIZES.join(', ')}` +
     (thesis
-      ? `; the thesis's ${instanceType} is an Fs-series (v1) size, whose current successor is Standard_F${thesis[2]}s_v2`
+      ? `; the thesis's ${instanceType} is an Fs-series (v1) size, ` +
+        `whose current successor is Standard_F${thesis[2]}s_v2`
       : '')
   );
 }
 
 /** Why the local target refuses `partition`, in the words its error and the README use. */
 export const LOCAL_PARTITION_REFUSAL =
-  'fault action "partition" is not available on the local target: its nodes share the loopback interface, so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, and the rules would outlive a crashed run; use kill, stop or restart locally (aws and azure run partition, on the node\'s own firewall)';
+  'fault action "partition" is not available on the local target: its nodes share the loopback interface, ' +
+  'so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, ' +
+  'and the rules would outlive a crashed run; use kill, stop or restart locally ' +
+  "(aws and azure run partition, on the node's own firewall)";
 
 /**
  * What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when
@@ -169,7 +174,9 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
     if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
       issues.push({
         path: `workloads[${index}].fault.action`,
-        message: `fault action "${fault.action}" is not applied on ${target} (it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`,
+        message:
+          `fault action "${fault.action}" is not applied on ${target} ` +
+          `(it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`,
         value: fault.action,
       });
       return;
@@ -180,7 +187,9 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
       const heals = fault.action === 'partition' ? 'removes the partition' : 'starts the node again';
       issues.push({
         path: `workloads[${index}].fault.healAtSeconds`,
-        message: `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, and without it the next repetition would run on a cluster missing a node`,
+        message:
+          `on ${target} a ${fault.action} fault needs healAtSeconds: the heal step is what ${heals}, ` +
+          `and without it the next repetition would run on a cluster missing a node`,
       });
     }
     if (
@@ -190,7 +199,11 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
     ) {
       issues.push({
         path: `workloads[${index}].fault.healAtSeconds`,
-        message: `a partition healed ${fault.healAtSeconds - fault.atSeconds} s after atSeconds may end before the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); heal at least ${PARTITION_DETECTION_SECONDS} s after atSeconds (healAtSeconds >= ${fault.atSeconds + PARTITION_DETECTION_SECONDS})`,
+        message:
+          `a partition healed ${fault.healAtSeconds - fault.atSeconds} s after atSeconds may end before ` +
+          `the cluster notices it (RabbitMQ's net_ticktime of 60 s declares a node down after 45 to 75 s); ` +
+          `heal at least ${PARTITION_DETECTION_SECONDS} s after atSeconds ` +
+          `(healAtSeconds >= ${fault.atSeconds + PARTITION_DETECTION_SECONDS})`,
         value: fault.healAtSeconds,
       });
     }
@@ -214,14 +227,19 @@ function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number,
       ) {
         issues.push({
           path: `clusters[${index}].nodes`,
-          message: `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
+          message:
+            `a Kafka cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} ` +
+            `brokers (bicep/main.bicep instanceCount); 3 or 5 keep a KRaft majority through one or two failures`,
           value: cluster.nodes,
         });
       }
     } else if (!AWS_KAFKA_BROKER_COUNTS.includes(cluster.nodes)) {
       issues.push({
         path: `clusters[${index}].nodes`,
-        message: `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers (the controller ships one cluster template per count; odd counts keep a KRaft majority); use one of them or --target local`,
+        message:
+          `a Kafka cluster on aws has ${AWS_KAFKA_BROKER_COUNTS.join(', ')} brokers ` +
+          `(the controller ships one cluster template per count; odd counts keep a KRaft majority); ` +
+          `use one of them or --target local`,
         value: cluster.nodes,
       });
     }
@@ -278,8 +296,10 @@ function instanceTypeProblems(
         path,
         message:
           cluster.broker === 'kafka'
-            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
-            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: use an x86-64 type such as c5.xlarge or m5.xlarge",
+            ? 'is an Arm (Graviton) type, but the controller pins one x86-64 Amazon Linux 2023 image ' +
+              'for every cluster node: use an x86-64 type such as c5.xlarge or m5.xlarge'
+            : "is an Arm (Graviton) type, but Team RabbitMQ's RPM repositories provide x86-64 Erlang packages only: " +
+              'use an x86-64 type such as c5.xlarge or m5.xlarge',
         value: instanceType,
       },
     ];
@@ -288,7 +308,9 @@ function instanceTypeProblems(
     return [
       {
         path,
-        message: `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price for this type, so the run could not be priced; known: ${known.join(', ')}`,
+        message:
+          `the price catalog shipped with rmqbench (core/data/prices.json) has no ${provider} price ` +
+          `for this type, so the run could not be priced; known: ${known.join(', ')}`,
         value: instanceType,
       },
     ];
@@ -306,7 +328,9 @@ function lazyQueueProblems(plan: Plan, provider: CloudProvider, target: string):
     const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);
     issues.push({
       path: `workloads[${index}].queueMode`,
-      message: `scenario ${scenario.id} would run on RabbitMQ ${release.version} (${target}), which ignores the lazy queue mode (3.12 and later); ${target} installs no release that honours it`,
+      message:
+        `scenario ${scenario.id} would run on RabbitMQ ${release.version} (${target}), ` +
+        `which ignores the lazy queue mode (3.12 and later); ${target} installs no release that honours it`,
       value: 'lazy',
     });
   }
@@ -326,9 +350,12 @@ function workflowLimitProblems(plan: Plan, provider: CloudProvider, catalog: Pri
     issues.push({
       path: plan.repetitions > 1 ? 'repetitions' : 'workloads',
       message:
-        `one execution of this plan would record about ${estimate.historyEvents} Step Functions history events, more than the ` +
-        `${HISTORY_EVENTS_BUDGET} rmqbench allows of the ${STEP_FUNCTIONS_HISTORY_LIMIT} an execution may hold: split it into ` +
-        'several plans (fewer clusters or workloads each) or lower repetitions; see rmqbench estimate --json historyEvents',
+        `one execution of this plan would record about ${estimate.historyEvents} Step Functions history events, ` +
+        `more than the ` +
+        `${HISTORY_EVENTS_BUDGET} rmqbench allows of the ${STEP_FUNCTIONS_HISTORY_LIMIT} an execution may hold: ` +
+        `split it into ` +
+        'several plans (fewer clusters or workloads each) or lower repetitions; ' +
+        'see rmqbench estimate --json historyEvents',
       value: plan.repetitions > 1 ? plan.repetitions : plan.workloads.length,
     });
   }
@@ -338,8 +365,10 @@ function workflowLimitProblems(plan: Plan, provider: CloudProvider, catalog: Pri
     issues.push({
       path: `clusters[${Math.max(0, index)}]`,
       message:
-        `cluster ${cluster.cluster} would run about ${(cluster.minutes / 60).toFixed(1)} h (launch, its repetitions, teardown), longer than ` +
-        `an execution's ${EXECUTION_TIMEOUT_SECONDS / 3600} h timeout: give its workloads shorter durations or fewer repetitions, or split the plan`,
+        `cluster ${cluster.cluster} would run about ${(cluster.minutes / 60).toFixed(1)} h ` +
+        `(launch, its repetitions, teardown), longer than ` +
+        `an execution's ${EXECUTION_TIMEOUT_SECONDS / 3600} h timeout: ` +
+        `give its workloads shorter durations or fewer repetitions, or split the plan`,
       value: cluster.cluster,
     });
   });

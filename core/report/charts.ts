@@ -95,7 +95,8 @@ export function throughputPerRepetitionChart(
     id: 'throughput-per-repetition',
     title: 'Throughput per repetition',
     caption:
-      'Average receive rate of each successful repetition (PerfTest summary), one bar per repetition, grouped by scenario.',
+      'Average receive rate of each successful repetition (PerfTest summary), ' +
+      'one bar per repetition, grouped by scenario.',
     marks: { kind: 'rect', count: values.length },
     spec: spec({
       data: { values },
@@ -151,7 +152,8 @@ export function throughputOverTimeChart(series: readonly RepetitionSamples[]): C
     id: 'throughput-over-time',
     title: 'Throughput over time',
     caption:
-      'Messages received per second during each successful repetition (PerfTest samples, one per second, joined by straight segments); one line per repetition.',
+      'Messages received per second during each successful repetition ' +
+      '(PerfTest samples, one per second, joined by straight segments); one line per repetition.',
     marks: { kind: 'line', count: withData.length },
     spec: spec({
       data: { values },
@@ -262,7 +264,8 @@ export function latencyPercentilesChart(aggregates: readonly ScenarioAggregate[]
     id: 'latency-percentiles',
     title: 'Consumer latency percentiles',
     caption:
-      'Consumer latency (publish to consume) per scenario: each percentile is the median over the successful repetitions.',
+      'Consumer latency (publish to consume) per scenario: ' +
+      'each percentile is the median over the successful repetitions.',
     marks: { kind: 'rect', count: values.length },
     spec: spec({
       data: { values },
@@ -337,7 +340,8 @@ export function cpuOverTimeChart(repetitions: readonly RepetitionMetricsOf[]): C
     id: 'cpu-over-time',
     title: 'CPU per node over time',
     caption:
-      'CPU of each broker node and of the load generator in each second of each repetition (one panel per repetition), as a share of all the CPUs of its host: 100 % = every core busy.',
+      'CPU of each broker node and of the load generator in each second of each repetition ' +
+      '(one panel per repetition), as a share of all the CPUs of its host: 100 % = every core busy.',
     marks: { kind: 'line', count: lines.length },
     // A faceted chart: width and height are those of each panel, not of the whole figure.
     spec: {
@@ -403,7 +407,9 @@ export function latencyVsRateChart(
     id: 'latency-vs-rate',
     title: 'Latency against offered rate',
     caption:
-      "Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; the dotted horizontal line is the p99 bound, the vertical lines each scenario's capacity. Hollow points did not hold.",
+      'Consumer latency p50 (solid) and p99 (dashed) of each capacity step against its publish rate; ' +
+      "the dotted horizontal line is the p99 bound, the vertical lines each scenario's capacity. " +
+      'Hollow points did not hold.',
     marks: { kind: 'symbol', count: values.length },
     spec: spec({ layer: latencyVsRateLayers(values, bounds, chosen) }),
   };

@@ -191,13 +191,15 @@ export function renderMarkdownReport(
   const lines = [
     `# rmqbench report: ${run.planName}`,
     '',
-    `Run \`${run.runId}\` on target **${run.target}**, status **${run.status}**, started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}.`,
+    `Run \`${run.runId}\` on target **${run.target}**, status **${run.status}**, ` +
+      `started ${run.startedAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}.`,
     `Environment: ${Object.entries(run.environment)
       .map(([key, value]) => `${key} ${value}`)
       .join(', ')}.`,
     ...(run.error ? ['', `Error: ${run.error}`] : []),
     '',
-    '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | send / receive MB/s (mean) | consumer latency min / median / 75th / 95th / 99th (ms) |',
+    '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | ' +
+      'send / receive MB/s (mean) | consumer latency min / median / 75th / 95th / 99th (ms) |',
     '|---|---:|---:|---:|---:|---|',
   ];
   for (const aggregate of aggregates) {
@@ -209,7 +211,8 @@ export function renderMarkdownReport(
       : '—';
     const reps = `${aggregate.repetitionsSucceeded}/${aggregate.repetitionsSucceeded + aggregate.repetitionsFailed}`;
     lines.push(
-      `| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`,
+      `| ${aggregate.scenarioId} | ${reps} | ${rate(aggregate.sendRate)} | ${rate(aggregate.receiveRate)} | ` +
+        `${formatMBps(aggregate.sendMBps)} / ${formatMBps(aggregate.receiveMBps)} | ${latencyCell} |`,
     );
   }
   lines.push(...fixedWorkAndConfirmLines(aggregates));
@@ -258,7 +261,8 @@ function fixedWorkAndConfirmLines(aggregates: readonly ScenarioAggregate[]): str
     out.push('', '| fixed amount of work | completed in s (mean ± 95% CI) |', '|---|---:|');
     for (const aggregate of fixedWork)
       out.push(
-        `| ${aggregate.scenarioId} | ${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
+        `| ${aggregate.scenarioId} | ` +
+          `${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
       );
   }
   // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
@@ -304,7 +308,8 @@ const VERDICT_TEXT: Record<Verdict, string> = {
 /** A delta as the reports print it: change in percent, then the absolute delta ± its 95% CI half-width. */
 export function formatDelta(delta: ScenarioDelta): { change: string; verdict: string } {
   const signed = (value: number, digits = 0) =>
-    `${value >= 0 ? '+' : '−'}${Math.abs(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}`;
+    `${value >= 0 ? '+' : '−'}` +
+    `${Math.abs(value).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })}`;
   let change = '—';
   if (delta.delta !== undefined) {
     const percent = delta.deltaPercent === undefined ? '' : `${signed(delta.deltaPercent, 1)}% `;
@@ -528,7 +533,9 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
   if (run.target === 'local') {
     return {
       available: false,
-      reason: `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), which has no cloud price; price-performance needs an aws or azure run`,
+      reason:
+        `run ${run.runId} ran on target local (instance type ${runInstanceType ?? 'unknown'}), ` +
+        `which has no cloud price; price-performance needs an aws or azure run`,
     };
   }
   const provider: CloudProvider = run.target;
@@ -544,7 +551,9 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
   if (unpriced.length > 0) {
     return {
       available: false,
-      reason: `run ${run.runId} records no instance type for cluster(s) ${unpriced.join(', ')} (plan clusters[].instanceType or environment.instanceType), so it cannot be priced`,
+      reason:
+        `run ${run.runId} records no instance type for cluster(s) ${unpriced.join(', ')} ` +
+        `(plan clusters[].instanceType or environment.instanceType), so it cannot be priced`,
     };
   }
   const instanceTypes = [...new Set([...clusters.values()].map((fact) => instanceTypeOfCluster(fact)!))];

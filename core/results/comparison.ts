@@ -186,7 +186,8 @@ export function compareRuns(
   const otherPlans = candidates.filter((results) => results.run.planName !== baseline.run.planName);
   if (otherPlans.length > 0) {
     throw new ComparisonError(
-      `runs of different plans cannot be compared scenario by scenario: ${baseline.run.runId} ran plan "${baseline.run.planName}" but ` +
+      `runs of different plans cannot be compared scenario by scenario: ` +
+        `${baseline.run.runId} ran plan "${baseline.run.planName}" but ` +
         otherPlans.map((results) => `${results.run.runId} ran "${results.run.planName}"`).join(', ') +
         '; compare runs of one plan (e.g. the same plan on aws and azure)',
     );
@@ -198,7 +199,8 @@ export function compareRuns(
     for (const scenarioId of unionInOrder(baseline, candidate)) {
       const label =
         candidates.length > 1 || baseline.run.target !== candidate.run.target
-          ? `${scenarioId} (${baseline.run.target} ${baseline.run.runId} → ${candidate.run.target} ${candidate.run.runId})`
+          ? `${scenarioId} ` +
+            `(${baseline.run.target} ${baseline.run.runId} → ${candidate.run.target} ${candidate.run.runId})`
           : scenarioId;
       rows.push(compareSides(label, metric, side(baseline, scenarioId, metric), side(candidate, scenarioId, metric)));
     }
@@ -267,7 +269,8 @@ export function compareLoadBalancerToDirect(
   const pairs = loadBalancerPairs(plan);
   if (pairs.length === 0) {
     throw new ComparisonError(
-      `plan "${plan.name}" of run ${results.run.runId} has no pair of clusters that differ only in connection (lb vs direct); ` +
+      `plan "${plan.name}" of run ${results.run.runId} has no pair of clusters ` +
+        `that differ only in connection (lb vs direct); ` +
         'add such a pair to the plan, or compare two scenarios by id',
     );
   }
@@ -315,8 +318,10 @@ function requireSomeSuccess(results: RunResults): void {
   if (succeeded === 0) {
     const failed = results.aggregates.reduce((sum, aggregate) => sum + aggregate.repetitionsFailed, 0);
     throw new ComparisonError(
-      `run ${results.run.runId} (plan "${results.run.planName}", status ${results.run.status}) has no successful repetition ` +
-        `(${failed} failed)${results.run.error === undefined ? '' : `: ${results.run.error}`}; rerun it or compare another run`,
+      `run ${results.run.runId} (plan "${results.run.planName}", status ${results.run.status}) ` +
+        `has no successful repetition ` +
+        `(${failed} failed)${results.run.error === undefined ? '' : `: ${results.run.error}`}; ` +
+        `rerun it or compare another run`,
     );
   }
 }

@@ -154,7 +154,10 @@ export function queueingNote(
   const received = result.samples.reduce((sum, sample) => sum + sample.received, 0);
   if (!(growth > Math.max(QUEUEING_SHARE * received, 1000))) return {};
   return {
-    queueingNote: `the queues grew by ${Math.round(growth).toLocaleString('en-US')} messages during the run: publishers outran consumers, so its latencies are mostly queueing time, not broker latency (capacity mode measures latency at a rate the cluster sustains)`,
+    queueingNote:
+      `the queues grew by ${Math.round(growth).toLocaleString('en-US')} messages during the run: ` +
+      `publishers outran consumers, so its latencies are mostly queueing time, not broker latency ` +
+      `(capacity mode measures latency at a rate the cluster sustains)`,
   };
 }
 

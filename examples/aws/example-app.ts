@@ -39,7 +39,8 @@ export class RmqbenchExampleStack extends Stack {
       {
         id: 'CKV_AWS_21',
         comment:
-          'Example results bucket: each result is written once under a key of its own; versions would only keep copies.',
+          'Example results bucket: each result is written once under a key of its own; ' +
+          'versions would only keep copies.',
       },
     ]);
 

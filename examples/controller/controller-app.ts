@@ -45,7 +45,8 @@ export class RmqbenchControllerStack extends Stack {
     new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, {
       value: this.controller.stateMachine.stateMachineArn,
       description:
-        'Start a run: rmqbench run <plan> --target aws (reads this output), or aws stepfunctions start-execution with rmqbench execution-input as --input',
+        'Start a run: rmqbench run <plan> --target aws (reads this output), ' +
+        'or aws stepfunctions start-execution with rmqbench execution-input as --input',
     });
     new CfnOutput(this, CONTROLLER_OUTPUTS.resultsTableName, {
       value: this.controller.resultsTable.tableName,

@@ -26,7 +26,8 @@ export async function checkAzureKafkaReadiness(
   const { kafkaBootstrapServers, loadGeneratorResourceId } = outputs;
   if (!kafkaBootstrapServers || !loadGeneratorResourceId) {
     throw new Error(
-      `deployment of ${launch.clusterId} lacks the kafkaBootstrapServers or loadGeneratorResourceId output: Kafka readiness is asked from the load generator`,
+      `deployment of ${launch.clusterId} lacks the kafkaBootstrapServers or loadGeneratorResourceId output: ` +
+        `Kafka readiness is asked from the load generator`,
     );
   }
   const vmName = vmNameFromResourceId(loadGeneratorResourceId);
@@ -65,7 +66,8 @@ export async function checkAzureKafkaReadiness(
   }
   if (now.getTime() > Date.parse(launch.readyBy)) {
     throw new Error(
-      `Kafka cluster ${launch.clusterId} did not form by ${launch.readyBy} (the deployment succeeded); last seen: ${saw}`,
+      `Kafka cluster ${launch.clusterId} did not form by ${launch.readyBy} (the deployment succeeded); ` +
+        `last seen: ${saw}`,
     );
   }
   return { ready: false, status: `deployment succeeded, Kafka brokers registering: ${saw}` };

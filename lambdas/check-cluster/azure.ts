@@ -54,7 +54,9 @@ export function clusterFormed(body: string, expectedNodes: number): { formed: bo
     .filter((node) => !node.running)
     .map((node) => node.name)
     .sort();
-  const saw = `${running.length} of ${expectedNodes} expected node(s) running in the cluster that answered (${running.join(', ') || 'none'})${stopped.length > 0 ? `, not running: ${stopped.join(', ')}` : ''}`;
+  const saw =
+    `${running.length} of ${expectedNodes} expected node(s) running in the cluster that answered ` +
+    `(${running.join(', ') || 'none'})${stopped.length > 0 ? `, not running: ${stopped.join(', ')}` : ''}`;
   return { formed: listed.length === expectedNodes && running.length === expectedNodes, saw };
 }
 
@@ -86,13 +88,15 @@ export async function checkAzureCluster(
   const { managementHttpsUrl, tlsCertificatePem } = outputs;
   if (!managementHttpsUrl || !tlsCertificatePem) {
     throw new Error(
-      `deployment of ${launch.clusterId} has no managementHttpsUrl or tlsCertificatePem output: the cluster template must be deployed with publicLoadBalancer and a TLS certificate (LaunchCluster does)`,
+      `deployment of ${launch.clusterId} has no managementHttpsUrl or tlsCertificatePem output: ` +
+        `the cluster template must be deployed with publicLoadBalancer and a TLS certificate (LaunchCluster does)`,
     );
   }
   const presented = certificateFingerprint256(tlsCertificatePem);
   if (launch.tlsCertificateFingerprint256 !== undefined && presented !== launch.tlsCertificateFingerprint256) {
     throw new Error(
-      `deployment of ${launch.clusterId} outputs certificate ${presented}, not the one LaunchCluster made for it (${launch.tlsCertificateFingerprint256})`,
+      `deployment of ${launch.clusterId} outputs certificate ${presented}, ` +
+        `not the one LaunchCluster made for it (${launch.tlsCertificateFingerprint256})`,
     );
   }
   const url = `${managementHttpsUrl.replace(/\/+$/, '')}/api/nodes`;

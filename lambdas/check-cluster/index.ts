@@ -26,7 +26,8 @@ async function checkAzure(event: {
     const password = parameters.rabbitmqAdminPassword;
     if (typeof password !== 'string')
       throw new Error(
-        "the Azure template parameters lack rabbitmqAdminPassword (the credentials secret's `parameters` or AZURE_PARAMETERS_JSON)",
+        'the Azure template parameters lack rabbitmqAdminPassword ' +
+          "(the credentials secret's `parameters` or AZURE_PARAMETERS_JSON)",
       );
     const username =
       typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';

@@ -97,7 +97,8 @@ export async function checkAzureRepetition(
 function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): { done: false } {
   if (now.getTime() > Date.parse(event.started.doneBy))
     throw new Error(
-      `PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ${event.started.doneBy} (${status})`,
+      `PerfTest for ${event.item.scenarioId} #${event.item.repetition} did not finish by ` +
+        `${event.started.doneBy} (${status})`,
     );
   return { done: false };
 }

@@ -265,7 +265,8 @@ export async function healFault(
   );
   if (!node)
     throw new Error(
-      `${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, so it cannot be healed`,
+      `${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, ` +
+        `so it cannot be healed`,
     );
   const { action } = faultOf(event.plan, event.item);
   const healedAt = now();
@@ -299,7 +300,9 @@ function endedInvocation(
   invocation: { Status?: string; ResponseCode?: number; StandardErrorContent?: string },
 ): string {
   const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
-  const ended = `command ${commandId} on ${instanceId} ended ${invocation.Status} (exit code ${invocation.ResponseCode ?? 'unknown'})`;
+  const ended =
+    `command ${commandId} on ${instanceId} ended ${invocation.Status} ` +
+    `(exit code ${invocation.ResponseCode ?? 'unknown'})`;
   return stderr ? `${ended}: ${stderr}` : ended;
 }
 

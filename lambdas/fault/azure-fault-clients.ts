@@ -38,7 +38,8 @@ export async function azureFaultClients(
   const secretArn = faultSecret || options.env.AZURE_CREDENTIALS_SECRET_ARN;
   if (!secretArn)
     throw new Error(
-      'the Azure fault step needs AZURE_CREDENTIALS_SECRET_ARN (or FAULT_AZURE_CREDENTIALS_SECRET_ARN): the BenchmarkController sets it when its azure prop is given',
+      'the Azure fault step needs AZURE_CREDENTIALS_SECRET_ARN (or FAULT_AZURE_CREDENTIALS_SECRET_ARN): ' +
+        'the BenchmarkController sets it when its azure prop is given',
     );
   const { credential, subscriptionId } = await azureCredentialFromSecret(
     options.secrets,

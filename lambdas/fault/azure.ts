@@ -76,8 +76,12 @@ export async function whileUnauthorized<T>(call: () => Promise<T>, timing: Fault
       refusals += 1;
       if (now().getTime() + waitMs > timing.deadline.getTime()) {
         throw new Error(
-          `the fault step's Azure service principal may not ${what}: ARM refused it ${refusals} time(s) with AuthorizationFailed until ${timing.deadline.toISOString()} (${message ?? 'no message'}). ` +
-            "A fault-only principal needs the Virtual Machine Contributor role assignment that the run's deployment makes for faultPrincipalId (its object id, not its client id); a new assignment can take up to 10 minutes to take effect.",
+          `the fault step's Azure service principal may not ${what}: ` +
+            `ARM refused it ${refusals} time(s) with AuthorizationFailed until ${timing.deadline.toISOString()} ` +
+            `(${message ?? 'no message'}). ` +
+            'A fault-only principal needs the Virtual Machine Contributor role assignment ' +
+            "that the run's deployment makes for faultPrincipalId (its object id, not its client id); " +
+            'a new assignment can take up to 10 minutes to take effect.',
         );
       }
       await sleep(waitMs);

@@ -40,7 +40,8 @@ export const handler = withTransientErrors(
       );
     } else {
       throw new Error(
-        `the ${event.action} fault step runs on the cloud targets aws and azure, not on ${event.target ?? 'an unnamed target'}`,
+        `the ${event.action} fault step runs on the cloud targets aws and azure, ` +
+          `not on ${event.target ?? 'an unnamed target'}`,
       );
     }
     return event.action === 'heal' ? healFault(target, event) : applyFault(target, event);

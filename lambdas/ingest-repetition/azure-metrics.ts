@@ -47,12 +47,14 @@ export function kafkaBrokerResourceIds(output: string): string[] {
     parsed = JSON.parse(output);
   } catch {
     throw new Error(
-      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got "${output.slice(0, 100)}"`,
+      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, ` +
+        `got "${output.slice(0, 100)}"`,
     );
   }
   if (!Array.isArray(parsed) || !parsed.every((id): id is string => typeof id === 'string'))
     throw new Error(
-      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, got ${output.slice(0, 100)}`,
+      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, ` +
+        `got ${output.slice(0, 100)}`,
     );
   // Each one names its VM (vmNameFromResourceId throws naming an id that is not a VM's).
   for (const id of parsed) vmNameFromResourceId(id);
@@ -89,7 +91,9 @@ export async function azureMonitorHostMetrics(
     throw new Error(`the deployment lacks the output(s) ${missing.join(', ')}: deploy the current bicep/main.bicep`);
   const span = { startedAt: new Date(window.startedAt), finishedAt: new Date(window.finishedAt) };
   const read = async (resourceId: string, splitByVmName: boolean): Promise<AzureMetricsResponse> => {
-    const url = `${(clients.endpoint ?? 'https://management.azure.com').replace(/\/+$/, '')}${resourceId}/providers/Microsoft.Insights/metrics?${azureMetricsQuery(span, splitByVmName)}`;
+    const url =
+      `${(clients.endpoint ?? 'https://management.azure.com').replace(/\/+$/, '')}${resourceId}` +
+      `/providers/Microsoft.Insights/metrics?${azureMetricsQuery(span, splitByVmName)}`;
     const response = await clients.resources.sendRequest(createPipelineRequest({ url, method: 'GET' }));
     const text = response.bodyAsText ?? '';
     if (response.status !== 200) {
@@ -147,7 +151,8 @@ export async function azureMonitorHostMetrics(
   if (late) problems.push(late);
   if (brokers === undefined)
     problems.unshift(
-      "the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep",
+      "the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds " +
+        '(deployed before it): deploy the current bicep/main.bicep',
     );
   return problems.length > 0 ? { ...metrics, incomplete: problems.join('; ') } : metrics;
 }
@@ -166,14 +171,16 @@ function memoryOf(
   const size = outputs[output];
   if (!size) {
     problems.push(
-      `memoryBytes of ${whose} not derived: the deployment lacks the output ${output} (deployed before it): deploy the current bicep/main.bicep`,
+      `memoryBytes of ${whose} not derived: the deployment lacks the output ${output} (deployed before it): ` +
+        `deploy the current bicep/main.bicep`,
     );
     return undefined;
   }
   const bytes = azureVmMemoryBytes(size);
   if (bytes === undefined)
     problems.push(
-      `memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) has no memory in core/cost/azure-vm-sizes.ts`,
+      `memoryBytes of ${whose} not derived: the VM size ${size} (output ${output}) ` +
+        `has no memory in core/cost/azure-vm-sizes.ts`,
     );
   return bytes;
 }

@@ -54,7 +54,8 @@ export async function cloudWatchHostMetrics(
     // ListMetrics shows a new metric up to 15 minutes after its first data point (API_ListMetrics.html), and the agent
     // starts at boot, so this is a cluster whose agent did not run (or a very fast first repetition).
     throw new Error(
-      `CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} (did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`,
+      `CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} ` +
+        `(did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`,
     );
   }
   const fetched = await readMetrics(cloudwatch, listed, startedAt, finishedAt);

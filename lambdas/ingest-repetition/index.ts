@@ -75,7 +75,8 @@ export const handler = withTransientErrors(async (event: IngestEvent) => {
     const hostMetrics = hostMetricsSource(event);
     if (!hostMetrics || !event.cluster)
       throw new Error(
-        `metricsOnly needs a cloud target's cluster (target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`,
+        `metricsOnly needs a cloud target's cluster ` +
+          `(target ${event.target ?? 'missing'}, cluster ${event.cluster ? 'given' : 'missing'})`,
       );
     return rereadLateHostMetrics(
       s3,

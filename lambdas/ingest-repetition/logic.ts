@@ -131,12 +131,14 @@ export async function rereadLateHostMetrics(
       const error = record.metricsError ?? '';
       if (hostFailure !== undefined)
         throw new Error(
-          `its host metrics could not be read again (${hostFailure instanceof Error ? hostFailure.message : String(hostFailure)}); the stored record is kept`,
+          `its host metrics could not be read again ` +
+            `(${hostFailure instanceof Error ? hostFailure.message : String(hostFailure)}); the stored record is kept`,
         );
       const before = await store.getMetrics(runId, item.scenarioId, item.repetition);
       if (pointsOf(record.metrics) < pointsOf(before))
         throw new Error(
-          `the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); the stored record is kept`,
+          `the new read has fewer points (${pointsOf(record.metrics)}) than the stored one (${pointsOf(before)}); ` +
+            `the stored record is kept`,
         );
       await store.putRepetition(record);
       storedCount++;
@@ -147,7 +149,8 @@ export async function rereadLateHostMetrics(
   }
   if (failures.length > 0)
     throw new Error(
-      `the host metrics of ${failures.length} of ${late.length} repetition(s) were not read again: ${failures.join('; ')}`,
+      `the host metrics of ${failures.length} of ${late.length} repetition(s) were not read again: ` +
+        `${failures.join('; ')}`,
     );
   return { reread: late.length, stored: storedCount, stillIncomplete };
 }
@@ -175,7 +178,8 @@ async function withCloudMetrics(
       const broker = brokerMetricsFromSamples(raw.brokerSamples, new Date(raw.startedAt));
       if (broker.unusable > 0)
         problems.push(
-          `broker metrics: ${broker.unusable} of ${broker.samples + broker.unusable} samples unusable (first: ${broker.firstProblem})`,
+          `broker metrics: ${broker.unusable} of ${broker.samples + broker.unusable} samples unusable ` +
+            `(first: ${broker.firstProblem})`,
         );
       parts.push(brokerHosts ? await onHosts(broker.metrics, brokerHosts, problems) : broker.metrics);
     } catch (error) {
@@ -204,14 +208,16 @@ async function onHosts(
     hosts = await brokerHosts();
   } catch (error) {
     problems.push(
-      `broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: ${error instanceof Error ? error.message : String(error)}`,
+      `broker metrics keep RabbitMQ's node names: the cluster's hosts could not be listed: ` +
+        `${error instanceof Error ? error.message : String(error)}`,
     );
     return metrics;
   }
   const named = brokerSeriesOnHosts(metrics, hosts);
   if (named.unmatched.length > 0)
     problems.push(
-      `broker metrics keep RabbitMQ's node names for ${named.unmatched.join(', ')}: no running host of the cluster has that name`,
+      `broker metrics keep RabbitMQ's node names for ${named.unmatched.join(', ')}: ` +
+        `no running host of the cluster has that name`,
     );
   return named.metrics;
 }

@@ -31,7 +31,8 @@ export function azureLaunchConfig(
   const notIpv4 = egress.filter((address) => !/^(\d{1,3}\.){3}\d{1,3}$/.test(address));
   if (notIpv4.length > 0)
     throw new Error(
-      `CONTROLLER_EGRESS_ADDRESSES must be IPv4 addresses without a prefix length (each becomes <ip>/32); refused: ${notIpv4.join(', ')}`,
+      `CONTROLLER_EGRESS_ADDRESSES must be IPv4 addresses without a prefix length (each becomes <ip>/32); ` +
+        `refused: ${notIpv4.join(', ')}`,
     );
   assertNoWorldOpenSourcePrefixes([...given, ...egress.map((address) => `${address}/32`)]);
   const expiresAt = now.getTime() + config.expiryHours * 3_600_000;
@@ -75,7 +76,9 @@ export function assertRabbitmqSecrets(parameters: Readonly<Record<string, unknow
   });
   if (problems.length > 0) {
     throw new Error(
-      `a RabbitMQ cluster on Azure needs its secrets as template parameters: ${problems.join('; ')}. Put them in the \`parameters\` of the Azure service principal secret (AZURE_CREDENTIALS_SECRET_ARN); a Kafka cluster needs neither.`,
+      `a RabbitMQ cluster on Azure needs its secrets as template parameters: ${problems.join('; ')}. ` +
+        `Put them in the \`parameters\` of the Azure service principal secret (AZURE_CREDENTIALS_SECRET_ARN); ` +
+        `a Kafka cluster needs neither.`,
     );
   }
 }

@@ -89,7 +89,8 @@ export const handler = withTransientErrors(
     }
     if (event.target !== 'aws')
       throw new Error(
-        `this controller launches AWS and Azure clusters; target "${event.target}" runs with rmqbench run on the machine itself`,
+        `this controller launches AWS and Azure clusters; ` +
+          `target "${event.target}" runs with rmqbench run on the machine itself`,
       );
     // The scheduled cluster carries the node count and topology type; the plan has the rest (mirrorTo,
     // rabbitmqVersion).

@@ -48,7 +48,9 @@ export async function checkStack(
         const seen = pingStatus === undefined ? 'not registered with Systems Manager' : `PingStatus ${pingStatus}`;
         if (pastDeadline)
           throw new Error(
-            `stack ${launch.clusterId} is ${status}, but its load generator ${instanceId} was not an online SSM managed instance by ${launch.readyBy} (${seen}): PerfTest cannot be started on it with Run Command`,
+            `stack ${launch.clusterId} is ${status}, but its load generator ${instanceId} ` +
+              `was not an online SSM managed instance by ${launch.readyBy} (${seen}): ` +
+              `PerfTest cannot be started on it with Run Command`,
           );
         return { ready: false, status: `${status}, load generator ${instanceId} ${seen}` };
       }
@@ -57,11 +59,13 @@ export async function checkStack(
   }
   if (status !== 'CREATE_IN_PROGRESS')
     throw new Error(
-      `stack ${launch.clusterId} is ${status}: ${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`,
+      `stack ${launch.clusterId} is ${status}: ` +
+        `${await stackFailureReason(cfn, launch.clusterId, stack?.StackStatusReason)}`,
     );
   if (pastDeadline)
     throw new Error(
-      `stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})${await bootProgress(cfn, launch.clusterId)}`,
+      `stack ${launch.clusterId} was not ready by ${launch.readyBy} (still ${status})` +
+        `${await bootProgress(cfn, launch.clusterId)}`,
     );
   return { ready: false, status };
 }
@@ -155,13 +159,17 @@ export async function stackFailureReason(
   const first = failed.find((event) => !/cancel/i.test(event.ResourceStatusReason ?? '')) ?? failed[0];
   const parts = [
     first
-      ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ${first.ResourceStatusReason ?? 'no reason given'}`
+      ? `first failed resource ${first.LogicalResourceId} (${first.ResourceType}) ${first.ResourceStatus}: ` +
+        `${first.ResourceStatusReason ?? 'no reason given'}`
       : (statusReason ?? 'no reason given'),
   ];
   const boot = bootReport(events);
   if (boot.failed.length > 0) {
     parts.push(
-      `boot FAILURE signalled by ${boot.failed.join(', ')}${boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''}`,
+      `boot FAILURE signalled by ${boot.failed.join(', ')}` +
+        `${
+          boot.logGroup ? `; boot log tail in CloudWatch Logs group ${boot.logGroup}, ${boot.streams(boot.failed)}` : ''
+        }`,
     );
     // The first failing node's last boot lines, as its exit trap shipped them, so that the run's error says what
     // failed.
@@ -206,7 +214,10 @@ export const readBootLogTail: BootLogTail = async (logGroupName, logStreamName) 
 export function formatBootLogTail(logStreamName: string, lines: readonly string[]): string {
   if (lines.length === 0) return `boot log ${logStreamName} is empty`;
   const text = lines.map((line) => line.trimEnd()).join(' | ');
-  return `last boot log lines of ${logStreamName}: ${text.length > BOOT_LOG_TAIL_CHARS ? `…${text.slice(-BOOT_LOG_TAIL_CHARS)}` : text}`;
+  return (
+    `last boot log lines of ${logStreamName}: ` +
+    `${text.length > BOOT_LOG_TAIL_CHARS ? `…${text.slice(-BOOT_LOG_TAIL_CHARS)}` : text}`
+  );
 }
 
 /**
@@ -217,7 +228,10 @@ async function bootProgress(cfn: CloudFormationClient, stackName: string): Promi
   try {
     const boot = bootReport(await stackEventsOldestFirst(cfn, stackName));
     const signalled = [...boot.succeeded.map((id) => `${id} SUCCESS`), ...boot.failed.map((id) => `${id} FAILURE`)];
-    return `; boot signals so far: ${signalled.length > 0 ? signalled.join(', ') : 'none'}${boot.logGroup ? `; node boot logs in CloudWatch Logs group ${boot.logGroup}` : ''}`;
+    return (
+      `; boot signals so far: ${signalled.length > 0 ? signalled.join(', ') : 'none'}` +
+      `${boot.logGroup ? `; node boot logs in CloudWatch Logs group ${boot.logGroup}` : ''}`
+    );
   } catch (error) {
     return ` (its events could not be read: ${(error as Error).message})`;
   }
@@ -386,7 +400,8 @@ export async function startPerfTest(
   const bytes = Buffer.byteLength(script, 'utf8');
   if (bytes > SSM_COMMAND_SIZE_LIMIT_BYTES - 1024) {
     throw new Error(
-      `the load generator's run script is ${bytes} bytes, too close to SendCommand's 64 KB document limit (MaxDocumentSizeExceeded); nothing was sent`,
+      `the load generator's run script is ${bytes} bytes, ` +
+        `too close to SendCommand's 64 KB document limit (MaxDocumentSizeExceeded); nothing was sent`,
     );
   }
   const sleep = retry?.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -407,7 +422,9 @@ export async function startPerfTest(
       if (errorName(error) !== 'InvalidInstanceId' || !retry) throw error;
       if (now().getTime() + delay > retry.until.getTime()) {
         throw new Error(
-          `SendCommand to the load generator ${instanceId} still failed with InvalidInstanceId after ${attempt} attempts (until ${retry.until.toISOString()}): its SSM agent is not registered and online, so PerfTest cannot start (${(error as Error).message})`,
+          `SendCommand to the load generator ${instanceId} still failed with InvalidInstanceId ` +
+            `after ${attempt} attempts (until ${retry.until.toISOString()}): ` +
+            `its SSM agent is not registered and online, so PerfTest cannot start (${(error as Error).message})`,
         );
       }
       await sleep(delay);
@@ -442,7 +459,9 @@ export async function perfTestState(
     const since = started.startedAt ? (now.getTime() - Date.parse(started.startedAt)) / 1000 : Infinity;
     if (since > INVOCATION_APPEARANCE_SECONDS) {
       throw new Error(
-        `the SSM command ${started.commandId} has no invocation on the load generator ${started.instanceId} ${Number.isFinite(since) ? `${Math.round(since)} s after SendCommand` : '(no start time recorded)'} (InvocationDoesNotExist): the command was not delivered`,
+        `the SSM command ${started.commandId} has no invocation on the load generator ${started.instanceId} ` +
+          `${Number.isFinite(since) ? `${Math.round(since)} s after SendCommand` : '(no start time recorded)'} ` +
+          `(InvocationDoesNotExist): the command was not delivered`,
       );
     }
     return { done: false, status: 'NotYetVisible' };

@@ -57,7 +57,8 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
   const group = groupScenariosByCluster(validatePlan(plan, 'the execution input'))[cluster.index];
   if (!group || group.nodes !== cluster.nodes || group.topology.type !== cluster.topology) {
     throw new Error(
-      `cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) is not a cluster of the execution's plan`,
+      `cluster ${cluster.clusterId} (index ${cluster.index}, ${cluster.nodes} nodes, ${cluster.topology}) ` +
+        `is not a cluster of the execution's plan`,
     );
   }
   return {
@@ -85,7 +86,9 @@ export function clusterTemplateFor(
   const templateUrl = installed === undefined ? undefined : config.templateUrls[installed];
   if (installed === undefined || templateUrl === undefined) {
     throw new Error(
-      `the AWS target has no cluster template for RabbitMQ ${rabbitmqVersion ?? `${config.defaultRabbitmqVersion} (the default)`}: it supports ${supported.join(', ')} (rabbitmqVersion "major.minor" or the exact version)`,
+      `the AWS target has no cluster template for RabbitMQ ` +
+        `${rabbitmqVersion ?? `${config.defaultRabbitmqVersion} (the default)`}: ` +
+        `it supports ${supported.join(', ')} (rabbitmqVersion "major.minor" or the exact version)`,
     );
   }
   return { rabbitmqVersion: installed, templateUrl };
@@ -101,12 +104,15 @@ export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClust
   const { network } = config;
   if (network.privateSubnetIds.length !== network.availabilityZones.length) {
     throw new Error(
-      `the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
+      `the cluster network needs one Availability Zone per private subnet, ` +
+        `got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
     );
   }
   if (spec.topology.type === 'mirrored' && !supportsClassicMirroring(rabbitmqVersion)) {
     throw new Error(
-      `topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ ${rabbitmqVersion}${spec.rabbitmqVersion ? '' : ' (the default)'}: set its rabbitmqVersion to a 3.x version the AWS target supports, or use "quorum"`,
+      `topology "mirrored" needs RabbitMQ 3.x, and this cluster would run RabbitMQ ` +
+        `${rabbitmqVersion}${spec.rabbitmqVersion ? '' : ' (the default)'}: ` +
+        `set its rabbitmqVersion to a 3.x version the AWS target supports, or use "quorum"`,
     );
   }
   const brokerConfig = generateBrokerConfig({
@@ -137,7 +143,13 @@ export function kafkaClusterTemplateFor(config: AwsClusterConfig, brokers: numbe
       .map(Number)
       .sort((a, b) => a - b);
     throw new Error(
-      `the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ${counts.length > 0 ? counts.join(', ') : 'no Kafka cluster (this controller was deployed without Kafka templates)'} (the plan cluster's nodes)`,
+      `the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ` +
+        `${
+          counts.length > 0
+            ? counts.join(', ')
+            : 'no Kafka cluster (this controller was deployed without Kafka templates)'
+        } ` +
+        `(the plan cluster's nodes)`,
     );
   }
   return templateUrl;
@@ -151,7 +163,8 @@ export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: Plan
   const { network } = config;
   if (network.privateSubnetIds.length !== network.availabilityZones.length) {
     throw new Error(
-      `the cluster network needs one Availability Zone per private subnet, got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
+      `the cluster network needs one Availability Zone per private subnet, ` +
+        `got subnets ${network.privateSubnetIds.join(',')} and zones ${network.availabilityZones.join(',')}`,
     );
   }
   return [
@@ -192,7 +205,8 @@ export function createStackToken(runId: string, clusterId: string): string {
   const token = `${clusterId.slice(0, 128 - digest.length - 1)}-${digest}`;
   if (!CLIENT_REQUEST_TOKEN.test(token))
     throw new Error(
-      `cluster id ${clusterId} cannot start a CreateStack ClientRequestToken (1-128 of [-a-zA-Z0-9], starting alphanumeric)`,
+      `cluster id ${clusterId} cannot start a CreateStack ClientRequestToken ` +
+        `(1-128 of [-a-zA-Z0-9], starting alphanumeric)`,
     );
   return token;
 }

@@ -80,7 +80,8 @@ export async function azureCredentialFromSecret(
   );
   if (missing.length > 0)
     throw new Error(
-      `secret ${secretId} lacks ${missing.join(', ')} (expected JSON with tenantId, clientId, clientSecret and subscriptionId)`,
+      `secret ${secretId} lacks ${missing.join(', ')} ` +
+        `(expected JSON with tenantId, clientId, clientSecret and subscriptionId)`,
     );
   const field = (key: string) => value[key] as string;
   const parameters =
@@ -218,7 +219,8 @@ export async function checkDeployment(
   }
   if (['Failed', 'Canceled'].includes(status))
     throw new Error(
-      `deployment ${DEPLOYMENT_NAME} in resource group ${launch.clusterId} is ${status}: ${properties.error?.message ?? 'no reason given'}`,
+      `deployment ${DEPLOYMENT_NAME} in resource group ${launch.clusterId} is ${status}: ` +
+        `${properties.error?.message ?? 'no reason given'}`,
     );
   if (now.getTime() > Date.parse(launch.readyBy))
     throw new Error(
@@ -308,7 +310,9 @@ export async function checkRunCommand(
     view?.error ||
     (succeeded
       ? ''
-      : `Run Command ${started.runCommandName} ended ${provisioningFailed ? 'with provisioning state Failed' : state}${view?.exitCode === undefined ? '' : ` (exit code ${view.exitCode})`}${view?.executionMessage ? `: ${view.executionMessage}` : ''}`);
+      : `Run Command ${started.runCommandName} ended ${provisioningFailed ? 'with provisioning state Failed' : state}` +
+        `${view?.exitCode === undefined ? '' : ` (exit code ${view.exitCode})`}` +
+        `${view?.executionMessage ? `: ${view.executionMessage}` : ''}`);
   try {
     await clients.compute.virtualMachineRunCommands
       .delete(started.resourceGroup, started.vmName, started.runCommandName)
@@ -394,7 +398,8 @@ export function vmNameFromResourceId(resourceId: string): string {
   const name = /\/virtualMachines\/([^/]+)$/i.exec(resourceId)?.[1];
   if (!name)
     throw new Error(
-      `expected a virtual machine resource id (…/providers/Microsoft.Compute/virtualMachines/<name>), got "${resourceId}"`,
+      `expected a virtual machine resource id (…/providers/Microsoft.Compute/virtualMachines/<name>), ` +
+        `got "${resourceId}"`,
     );
   return name;
 }

@@ -48,8 +48,11 @@ export function checkedBootstrapServers(value: string): string {
 /** Lines that wait for the boot to have installed the tools, or fail saying so. */
 export function toolsReadyLines(): string[] {
   return [
-    `for attempt in $(seq 1 ${KAFKA_TOOLS_READY_WAIT_SECONDS / 5}); do [ -e ${KAFKA_TOOLS_READY_FILE} ] && break; sleep 5; done`,
-    `[ -e ${KAFKA_TOOLS_READY_FILE} ] || { echo "rmqbench: the load generator has not installed the Kafka tools (${KAFKA_TOOLS_READY_FILE} missing after ${KAFKA_TOOLS_READY_WAIT_SECONDS} s): see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
+    `for attempt in $(seq 1 ${KAFKA_TOOLS_READY_WAIT_SECONDS / 5}); do ` +
+      `[ -e ${KAFKA_TOOLS_READY_FILE} ] && break; sleep 5; done`,
+    `[ -e ${KAFKA_TOOLS_READY_FILE} ] || { echo "rmqbench: the load generator has not installed the Kafka tools ` +
+      `(${KAFKA_TOOLS_READY_FILE} missing after ${KAFKA_TOOLS_READY_WAIT_SECONDS} s): ` +
+      `see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
   ];
 }
 
@@ -73,20 +76,52 @@ export function kafkaSmokeTestScript(options: { bootstrapServers: string; broker
   const replicas = Math.min(3, options.brokers);
   const records = options.brokers * 10;
   const topics = (args: string[]) =>
-    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.topics} ${['--bootstrap-server', bootstrapServers, ...args].map(quote).join(' ')}`;
+    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.topics} ` +
+    `${['--bootstrap-server', bootstrapServers, ...args].map(quote).join(' ')}`;
   return [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
     `trap 'cd /; rm -rf "$WORK"' EXIT`,
     ...toolsReadyLines(),
-    `${topics(['--create', '--topic', topic, '--partitions', String(options.brokers), '--replication-factor', String(replicas)])} > create.txt 2>&1 || { echo "smoke test: could not create a topic with ${options.brokers} partitions and ${replicas} replicas:" >&2; tail -n 5 create.txt >&2; exit 1; }`,
+    `${topics([
+      '--create',
+      '--topic',
+      topic,
+      '--partitions',
+      String(options.brokers),
+      '--replication-factor',
+      String(replicas),
+    ])}` +
+      ` > create.txt 2>&1 || { echo "smoke test: could not create a topic with ${options.brokers} partitions ` +
+      `and ${replicas} replicas:" >&2; tail -n 5 create.txt >&2; exit 1; }`,
     `${topics(['--describe', '--topic', topic])} > describe.txt 2>&1`,
     // TopicCommand prints one line per partition, "Partition: <n>\tLeader: <id>\t..." (a partition without a leader
     // shows Leader: none or -1).
     `LED=$(grep -cE 'Partition: [0-9]+[[:space:]]+Leader: [0-9]+' describe.txt)`,
-    `[ "$LED" -eq ${options.brokers} ] || { echo "smoke test: $LED of ${options.brokers} partitions of ${topic} have a leader:" >&2; tail -n ${options.brokers + 2} describe.txt >&2; ${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
-    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.producer} ${['--bootstrap-server', bootstrapServers, '--topic', topic, '--num-records', String(records), '--record-size', '100', '--throughput', '-1', '--command-property', 'acks=all'].map(quote).join(' ')} > produce.txt 2>&1`,
-    `grep -qE '^${records} records sent, .* 99\\.9th\\.$' produce.txt || { echo "smoke test: ${records} records were not all acknowledged (acks=all):" >&2; tail -n 5 produce.txt >&2; ${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
+    `[ "$LED" -eq ${options.brokers} ] || { echo "smoke test: $LED of ${options.brokers} partitions of ${topic} ` +
+      `have a leader:" >&2; tail -n ${options.brokers + 2} describe.txt >&2; ` +
+      `${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
+    `${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.producer} ` +
+      `${[
+        '--bootstrap-server',
+        bootstrapServers,
+        '--topic',
+        topic,
+        '--num-records',
+        String(records),
+        '--record-size',
+        '100',
+        '--throughput',
+        '-1',
+        '--command-property',
+        'acks=all',
+      ]
+        .map(quote)
+        .join(' ')}` +
+      ` > produce.txt 2>&1`,
+    `grep -qE '^${records} records sent, .* 99\\.9th\\.$' produce.txt || ` +
+      `{ echo "smoke test: ${records} records were not all acknowledged (acks=all):" >&2; tail -n 5 produce.txt >&2; ` +
+      `${topics(['--delete', '--topic', topic])} > /dev/null 2>&1; exit 1; }`,
     `${topics(['--delete', '--topic', topic])} > delete.txt 2>&1 || echo "smoke test: could not delete ${topic}" >&2`,
     `echo "smoke test: ${options.brokers} partition leaders, ${records} records acknowledged by ${replicas} replicas"`,
   ].join('\n');
@@ -119,10 +154,13 @@ export function kafkaReadinessScript(options: { bootstrapServers: string; broker
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
     `trap 'cd /; rm -rf "$WORK"' EXIT`,
     ...toolsReadyLines(),
-    `timeout ${KAFKA_READINESS_TOOL_SECONDS} ${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.brokerApiVersions} ${['--bootstrap-server', bootstrapServers].map(quote).join(' ')} > versions.txt 2>&1`,
+    `timeout ${KAFKA_READINESS_TOOL_SECONDS} ${KAFKA_TOOL_COMMAND} ${KAFKA_TOOL_CLASSES.brokerApiVersions} ` +
+      `${['--bootstrap-server', bootstrapServers].map(quote).join(' ')} > versions.txt 2>&1`,
     `SEEN=$(grep -oE '\\(id: [0-9]+ rack: ' versions.txt | sort -u | wc -l)`,
     `DOWN=$(grep -cE '\\(id: [0-9]+ rack: .* -> ERROR' versions.txt)`,
-    `[ "$SEEN" -eq ${options.brokers} ] && [ "$DOWN" -eq 0 ] || { echo "readiness: $SEEN of ${options.brokers} brokers registered, $DOWN not answering:" >&2; grep -E '\\(id: ' versions.txt | cut -c1-200 >&2; tail -n 3 versions.txt | cut -c1-300 >&2; exit 1; }`,
+    `[ "$SEEN" -eq ${options.brokers} ] && [ "$DOWN" -eq 0 ] || ` +
+      `{ echo "readiness: $SEEN of ${options.brokers} brokers registered, $DOWN not answering:" >&2; ` +
+      `grep -E '\\(id: ' versions.txt | cut -c1-200 >&2; tail -n 3 versions.txt | cut -c1-300 >&2; exit 1; }`,
     `echo "readiness: ${options.brokers} of ${options.brokers} brokers registered"`,
   ].join('\n');
 }

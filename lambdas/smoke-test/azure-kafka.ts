@@ -33,7 +33,8 @@ export async function azureKafkaSmokeTest(
   const { kafkaBootstrapServers, loadGeneratorResourceId } = outputs;
   if (!kafkaBootstrapServers || !loadGeneratorResourceId) {
     throw new Error(
-      `the deployment in resource group ${resourceGroup} lacks the kafkaBootstrapServers or loadGeneratorResourceId output: the Kafka smoke test runs on the load generator against the brokers`,
+      `the deployment in resource group ${resourceGroup} lacks the kafkaBootstrapServers or loadGeneratorResourceId ` +
+        `output: the Kafka smoke test runs on the load generator against the brokers`,
     );
   }
   const suffix = options.suffix ?? randomBytes(4).toString('hex');

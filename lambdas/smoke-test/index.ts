@@ -16,7 +16,10 @@ const ssm = new SSMClient({});
 /** The endpoint with credentials, keeping its scheme (amqp:// or amqps://; amqp:// when it has none). */
 const amqpUrl = (username: string, password: string, endpoint: string) => {
   const scheme = /^amqps:\/\//.test(endpoint) ? 'amqps' : 'amqp';
-  return `${scheme}://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${endpoint.replace(/^amqps?:\/\//, '')}`;
+  return (
+    `${scheme}://${encodeURIComponent(username)}:${encodeURIComponent(password)}@` +
+    `${endpoint.replace(/^amqps?:\/\//, '')}`
+  );
 };
 
 /**
@@ -55,7 +58,8 @@ export const handler = withTransientErrors(
       if (typeof password !== 'string') throw new Error('the template parameters lack rabbitmqAdminPassword');
       if (!amqpsEndpoint || !managementHttpsUrl || !tlsCertificatePem) {
         throw new Error(
-          'the Azure deployment has no amqpsEndpoint, managementHttpsUrl or tlsCertificatePem output (they are set when the load balancer is public, as LaunchCluster deploys it)',
+          'the Azure deployment has no amqpsEndpoint, managementHttpsUrl or tlsCertificatePem output ' +
+            '(they are set when the load balancer is public, as LaunchCluster deploys it)',
         );
       }
       // The pin comes from the deployment's output; it must be the certificate LaunchCluster made for this deployment.
@@ -63,7 +67,8 @@ export const handler = withTransientErrors(
       const echoed = certificateFingerprint256(tlsCertificatePem);
       if (echoed !== launched)
         throw new Error(
-          `the deployment's tlsCertificatePem (${echoed}) is not the certificate LaunchCluster made for it (${launched ?? 'none recorded'})`,
+          `the deployment's tlsCertificatePem (${echoed}) is not the certificate LaunchCluster made for it ` +
+            `(${launched ?? 'none recorded'})`,
         );
       const amqp = await smokeTest(amqpUrl(username, password, amqpsEndpoint), undefined, tlsCertificatePem);
       const management = await managementSmokeTest(managementHttpsUrl, username, password, tlsCertificatePem);

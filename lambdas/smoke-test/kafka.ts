@@ -38,13 +38,15 @@ export async function kafkaSmokeTest(
     if (state.done) {
       if (state.status !== 'Success')
         throw new Error(
-          `Kafka smoke test on the load generator ${instanceId} ended ${state.status} (exit code ${state.exitCode}): ${state.stderr?.trim().slice(-1500) || 'no stderr'}`,
+          `Kafka smoke test on the load generator ${instanceId} ended ${state.status} ` +
+            `(exit code ${state.exitCode}): ${state.stderr?.trim().slice(-1500) || 'no stderr'}`,
         );
       return { status: state.status, brokers };
     }
     if (now().getTime() > deadline)
       throw new Error(
-        `Kafka smoke test on the load generator ${instanceId} did not finish within ${KAFKA_SMOKE_TEST_SECONDS + 30} s (${state.status})`,
+        `Kafka smoke test on the load generator ${instanceId} did not finish ` +
+          `within ${KAFKA_SMOKE_TEST_SECONDS + 30} s (${state.status})`,
       );
     await sleep(options.pollMs ?? 3000);
   }

@@ -34,7 +34,8 @@ export function azureKafkaRepetitionScript(options: {
   const files = [...kafka.files.producers, ...kafka.files.consumers];
   const checks = files.map(
     (file) =>
-      `[ -n "\${${kafkaUploadVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ${kafkaUploadVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`,
+      `[ -n "\${${kafkaUploadVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ` +
+      `${kafkaUploadVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`,
   );
   return { ...kafka, script: ['set +x', ...checks, kafka.script].join('\n') };
 }
@@ -64,7 +65,9 @@ export async function startAzureKafkaRepetition(
   const missing = AZURE_KAFKA_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
   if (missing.length > 0)
     throw new Error(
-      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep with broker kafka`,
+      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} ` +
+        `(outputs: ${Object.keys(outputs).join(', ') || 'none'}); ` +
+        `deploy the current bicep/main.bicep with broker kafka`,
     );
   const kafka = azureKafkaRepetitionScript({
     plan: event.plan,

@@ -28,7 +28,10 @@ export function startBrokerSamplerLines(maxSeconds: number): string[] {
   if (!(Number.isInteger(maxSeconds) && maxSeconds > 0))
     throw new Error(`the sampler's maxSeconds must be a positive integer, got ${maxSeconds}`);
   const request = (name: keyof typeof BROKER_SAMPLE_PATHS) =>
-    `    body=$(printf 'user = "%s:%s"\\n' "$BENCH_USER" "$BENCH_PASS" | curl -sS --max-time ${REQUEST_TIMEOUT_SECONDS} -K - "$MANAGEMENT_URL${BROKER_SAMPLE_PATHS[name]}" 2> /dev/null | tr -d '\\r\\n'); line="$line,\\"${name}\\":\${body:-null}"`;
+    `    body=$(printf 'user = "%s:%s"\\n' "$BENCH_USER" "$BENCH_PASS" | ` +
+    `curl -sS --max-time ${REQUEST_TIMEOUT_SECONDS} -K - ` +
+    `"$MANAGEMENT_URL${BROKER_SAMPLE_PATHS[name]}" 2> /dev/null | ` +
+    `tr -d '\\r\\n'); line="$line,\\"${name}\\":\${body:-null}"`;
   return [
     'sample_broker() {',
     '  set +e',

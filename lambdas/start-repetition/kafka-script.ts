@@ -177,7 +177,8 @@ export function kafkaRepetitionScript(options: {
     ...toolsReadyLines(),
     "ERROR=''",
     `touch ${allFiles.join(' ')}${files.stepTimes ? ` ${files.stepTimes}` : ''}`,
-    `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
+    `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ` +
+      `ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
     ...(ladder
       ? runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
@@ -227,8 +228,10 @@ function startConsumersLines(
     ),
     // Each consumer logs its partition assignment once it has joined (the tools' log4j2 configuration keeps that line).
     `  JOIN_DEADLINE=$((SECONDS + ${KAFKA_CONSUMER_JOIN_SECONDS}))`,
-    `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${consumerFiles.join(' ') || '/dev/null'} 2>/dev/null | wc -l)" -lt ${consumerFiles.length} ]; do`,
-    `    if [ $SECONDS -ge $JOIN_DEADLINE ]; then ERROR="Kafka consumers did not join their group within ${KAFKA_CONSUMER_JOIN_SECONDS} s"; break; fi`,
+    `  while [ "$(grep -lF ${quote(CONSUMER_JOINED_TEXT)} ${consumerFiles.join(' ') || '/dev/null'} ` +
+      `2>/dev/null | wc -l)" -lt ${consumerFiles.length} ]; do`,
+    `    if [ $SECONDS -ge $JOIN_DEADLINE ]; then ` +
+      `ERROR="Kafka consumers did not join their group within ${KAFKA_CONSUMER_JOIN_SECONDS} s"; break; fi`,
     '    ALIVE=0; for pid in "${CONSUMER_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && ALIVE=1; done',
     '    if [ "$ALIVE" = 0 ]; then ERROR="Kafka consumers exited before they joined their group"; break; fi',
     '    sleep 1',
@@ -250,7 +253,8 @@ function runProducersLines(
       (file, index) =>
         `  timeout --kill-after=10 ${producerLimit} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
     ),
-    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
+    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
+      'if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
       producerLimit +
       ' s (durationSeconds + ' +
       KAFKA_PRODUCER_GRACE_SECONDS +

@@ -109,7 +109,9 @@ export function faultSchedule(
  * Turns the admin secret's JSON into the curl config line `user = "name:password"`, escaping backslashes and quotes as
  * curl's config syntax needs.
  */
-const ADMIN_CURL_CONFIG_PY = String.raw`import json,sys; s=json.load(sys.stdin); e=lambda v: v.replace("\\", "\\\\").replace('"', '\\"'); print('user = "%s:%s"' % (e(s["username"]), e(s["password"])))`;
+const ADMIN_CURL_CONFIG_PY =
+  String.raw`import json,sys; s=json.load(sys.stdin); e=lambda v: v.replace("\\", "\\\\").replace('"', '\\"'); ` +
+  String.raw`print('user = "%s:%s"' % (e(s["username"]), e(s["password"])))`;
 
 /** Permissions of the per-run benchmark user: PerfTest's exchange (`direct`) and the benchmark queues, nothing else. */
 export const BENCHMARK_USER_PERMISSIONS = {
@@ -136,10 +138,13 @@ export const BENCHMARK_USER_TAGS = 'monitoring';
  */
 export function benchmarkUserLines(): string[] {
   return [
-    'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | curl -sSf -K - -X "$1" -H \'content-type: application/json\' ${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
+    'admin_api() { printf \'%s\\n\' "$ADMIN_CURL_CONFIG" | ' +
+      'curl -sSf -K - -X "$1" -H \'content-type: application/json\' ' +
+      '${3:+--data-binary "@$3"} "$MANAGEMENT_URL/api/$2"; }',
     'BENCH_USER="rmqbench-run-$(od -An -N6 -tx1 /dev/urandom | tr -d \' \\n\')"',
     "BENCH_PASS=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \\n')",
-    'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
+    'trap \'admin_api DELETE "users/$BENCH_USER" > /dev/null 2>&1 || ' +
+      'echo "rmqbench: could not delete benchmark user $BENCH_USER" >&2; cd /; rm -rf "$WORK"\' EXIT',
     `(umask 077 && printf '{"password":"%s","tags":"${BENCHMARK_USER_TAGS}"}' "$BENCH_PASS" > user.json)`,
     `printf '%s' ${quote(JSON.stringify(BENCHMARK_USER_PERMISSIONS))} > permissions.json`,
     'admin_api PUT "users/$BENCH_USER" user.json',
@@ -198,18 +203,25 @@ export function perfTestScript(options: {
     ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
     ...verifier.start,
     'PERF_TEST_STATUS=0',
-    `${PERF_TEST_COMMAND} ${args.map((arg) => (arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg))).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
+    `${PERF_TEST_COMMAND} ${args
+      .map((arg) =>
+        arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg),
+      )
+      .join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     ...stopBrokerSamplerLines(),
     ...verifier.wait,
     'touch perftest.csv',
-    `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
+    `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && ` +
+      `aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
     // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why
     // they are missing.
-    `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
+    `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || ` +
+      `echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
     // So is the verifier's output: without it the fault is recorded as applied but not counted, with the reason.
     ...(verifier.runs
       ? [
-          `aws s3 cp ${VERIFIER_OUTPUT_FILE} ${quote(`${prefix}/${VERIFIER_OUTPUT_FILE}`)} || echo ${quote(`rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}`)} >&2`,
+          `aws s3 cp ${VERIFIER_OUTPUT_FILE} ${quote(`${prefix}/${VERIFIER_OUTPUT_FILE}`)} || ` +
+            `echo ${quote(`rmqbench: could not upload ${VERIFIER_OUTPUT_FILE}`)} >&2`,
         ]
       : []),
     ...perfTestFailureLines('BENCH_PASS'),
@@ -232,7 +244,8 @@ function perfTestFailureLines(passwordVariable: string): string[] {
   return [
     'if [ "$PERF_TEST_STATUS" -ne 0 ]; then',
     '  printf \'PerfTest exited with status %s:\\n\' "$PERF_TEST_STATUS" >&2',
-    `  tail -n 20 stdout.txt | RMQBENCH_MASK="$${passwordVariable}" awk 'BEGIN { secret = ENVIRON["RMQBENCH_MASK"] } secret != "" { gsub(secret, "***") } { print }' >&2`,
+    `  tail -n 20 stdout.txt | RMQBENCH_MASK="$${passwordVariable}" ` +
+      `awk 'BEGIN { secret = ENVIRON["RMQBENCH_MASK"] } secret != "" { gsub(secret, "***") } { print }' >&2`,
     '  exit "$PERF_TEST_STATUS"',
     'fi',
   ];
@@ -319,11 +332,15 @@ export const PERF_TEST_READY_WAIT_SECONDS = 300;
 export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, pollSeconds = 5): string[] {
   if (!Number.isInteger(waitSeconds) || !Number.isInteger(pollSeconds) || pollSeconds < 1 || waitSeconds < pollSeconds)
     throw new Error(
-      `perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, got ${waitSeconds} and ${pollSeconds}`,
+      `perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, ` +
+        `got ${waitSeconds} and ${pollSeconds}`,
     );
   return [
-    `for attempt in $(seq 1 ${Math.ceil(waitSeconds / pollSeconds)}); do command -v perf-test >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
-    `command -v perf-test >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest (perf-test not on PATH after ${waitSeconds} s): see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
+    `for attempt in $(seq 1 ${Math.ceil(waitSeconds / pollSeconds)}); do ` +
+      `command -v perf-test >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
+    `command -v perf-test >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest ` +
+      `(perf-test not on PATH after ${waitSeconds} s): ` +
+      `see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
   ];
 }
 
@@ -354,7 +371,9 @@ export function azurePerfTestScript(options: {
   // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
   const curlUsername = options.username.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   const { keyVaultName, secretName, identityClientId } = options.password;
-  const tokenUrl = `http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=${encodeURIComponent('https://vault.azure.net')}&client_id=${encodeURIComponent(identityClientId)}`;
+  const tokenUrl =
+    `http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01` +
+    `&resource=${encodeURIComponent('https://vault.azure.net')}&client_id=${encodeURIComponent(identityClientId)}`;
   const secretUrl = `https://${keyVaultName}.vault.azure.net/secrets/${encodeURIComponent(secretName)}?api-version=7.4`;
   // The benchmark user's credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
   const shellArg = (arg: string) => arg.split('USER:PASS').map(quote).join('"$AMQP_CREDENTIALS"');
@@ -363,7 +382,8 @@ export function azurePerfTestScript(options: {
     'set -euo pipefail',
     ...uploaded.map(
       (file) =>
-        `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`,
+        `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ` +
+        `${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`,
     ),
     // The boot may still be installing PerfTest (and jq, which the secret read below needs): see
     // PERF_TEST_READY_WAIT_SECONDS.
@@ -377,11 +397,15 @@ export function azurePerfTestScript(options: {
     // stdin (-K -), not in its arguments.
     "ADMIN_PASSWORD=''",
     'for attempt in $(seq 1 30); do',
-    `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty') && [ -n "$ADMIN_PASSWORD" ] && break`,
+    `  TOKEN=$(curl -sSf --retry 3 -H Metadata:true ${quote(tokenUrl)} | jq -r .access_token) && ` +
+      `ADMIN_PASSWORD=$(printf 'header = "Authorization: Bearer %s"\\n' "$TOKEN" | ` +
+      `curl -sSf --retry 3 -K - ${quote(secretUrl)} | jq -r '.value // empty') && [ -n "$ADMIN_PASSWORD" ] && break`,
     '  sleep 10',
     'done',
     'unset TOKEN',
-    '[ -n "$ADMIN_PASSWORD" ] || { echo "rmqbench: could not read secret $ADMIN_PASSWORD_SECRET_NAME from Key Vault $KEY_VAULT_NAME with the load generator identity (needs Key Vault Secrets User on the vault and the load-generator subnet in its firewall)" >&2; exit 1; }',
+    '[ -n "$ADMIN_PASSWORD" ] || { echo "rmqbench: could not read secret $ADMIN_PASSWORD_SECRET_NAME ' +
+      'from Key Vault $KEY_VAULT_NAME with the load generator identity ' +
+      '(needs Key Vault Secrets User on the vault and the load-generator subnet in its firewall)" >&2; exit 1; }',
     `MANAGEMENT_URL=${quote(managementUrl)}`,
     'ADMIN_PASSWORD=${ADMIN_PASSWORD//\\\\/\\\\\\\\}',
     'ADMIN_PASSWORD=${ADMIN_PASSWORD//\\"/\\\\\\"}',
@@ -398,10 +422,8 @@ export function azurePerfTestScript(options: {
     ...verifier.wait,
     'touch perftest.csv',
     // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics and
-    // the
-    // verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition records
-    // why
-    // they are missing).
+    // the verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition
+    // records why they are missing).
     ...uploaded.map(
       (file) =>
         `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file !== 'stdout.txt' && file !== 'perftest.csv' ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`,
@@ -459,7 +481,8 @@ export async function startAzureRepetition(
   const missing = AZURE_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
   if (missing.length > 0)
     throw new Error(
-      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} (outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`,
+      `the deployment in resource group ${event.launch.clusterId} lacks the output(s) ${missing.join(', ')} ` +
+        `(outputs: ${Object.keys(outputs).join(', ') || 'none'}); deploy the current bicep/main.bicep`,
     );
   const output = (name: (typeof AZURE_REQUIRED_OUTPUTS)[number]) => outputs[name] as string;
   const keyVaultName = output('keyVaultName');

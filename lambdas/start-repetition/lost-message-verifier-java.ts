@@ -8,7 +8,8 @@
  */
 export const LOST_MESSAGE_VERIFIER_CLASS = 'LostMessageVerifier';
 
-export const LOST_MESSAGE_VERIFIER_JAVA = String.raw`import com.rabbitmq.client.AMQP;
+export const LOST_MESSAGE_VERIFIER_JAVA =
+  String.raw`import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -85,7 +86,8 @@ public class LostMessageVerifier {
   Thread publisherReconnect;
   Thread consumerReconnect;
 
-  LostMessageVerifier(List<String> uris, String queue, int rate, int window, int prefetch, Map<String, Object> queueArguments) {
+  LostMessageVerifier(List<String> uris, String queue, int rate, int window, int prefetch, ` +
+  String.raw`Map<String, Object> queueArguments) {
     this.uris = uris;
     this.queue = queue;
     this.rate = rate;
@@ -223,7 +225,8 @@ public class LostMessageVerifier {
         publisherConnection = connection;
         publisherChannel = channel;
       }
-      channel.addConfirmListener((tag, multiple) -> onConfirm(epoch, tag, multiple, true), (tag, multiple) -> onConfirm(epoch, tag, multiple, false));
+      channel.addConfirmListener((tag, multiple) -> onConfirm(epoch, tag, multiple, true), ` +
+  String.raw`(tag, multiple) -> onConfirm(epoch, tag, multiple, false));
       connection.addShutdownListener(cause -> publisherLost(epoch));
       channel.addShutdownListener(cause -> publisherLost(epoch));
     } catch (Exception error) {
@@ -235,7 +238,8 @@ public class LostMessageVerifier {
   void onConfirm(int epoch, long tag, boolean multiple, boolean ack) {
     synchronized (lock) {
       if (epoch != publisherEpoch) return;
-      NavigableMap<Long, Integer> settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
+      NavigableMap<Long, Integer> settled = multiple ? outstanding.headMap(tag, true) ` +
+  String.raw`: outstanding.subMap(tag, true, tag, true);
       if (ack && !settled.isEmpty()) {
         for (int seq : settled.values()) confirmed.set(seq);
         recovered(true);
@@ -308,7 +312,8 @@ public class LostMessageVerifier {
           long tag = channel.getNextPublishSeqNo();
           outstanding.put(tag, seq);
           try {
-            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(Integer.toString(seq)).build();
+            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()` +
+  String.raw`.deliveryMode(2).messageId(Integer.toString(seq)).build();
             channel.basicPublish(queue, queue, properties, Integer.toString(seq).getBytes(StandardCharsets.UTF_8));
           } catch (Exception closing) {
             // The channel is closing: its shutdown listener reconnects.
@@ -366,9 +371,12 @@ public class LostMessageVerifier {
     synchronized (lock) {
       BitSet lost = (BitSet) confirmed.clone();
       lost.andNot(consumed);
-      return "{\"startedAtMs\":" + startedAtMs + ",\"published\":" + nextSeq + ",\"confirmed\":" + confirmed.cardinality()
-          + ",\"consumed\":" + consumed.cardinality() + ",\"lostMessages\":" + lost.cardinality() + ",\"duplicatedMessages\":" + duplicates
-          + ",\"reconnects\":" + reconnects + ",\"receivedPerSecond\":" + buckets + ",\"unconfirmedPerSecond\":" + unconfirmedPerSecond + "}";
+      return "{\"startedAtMs\":" + startedAtMs + ",\"published\":" + nextSeq + ` +
+  String.raw`",\"confirmed\":" + confirmed.cardinality()
+          + ",\"consumed\":" + consumed.cardinality() + ",\"lostMessages\":" + lost.cardinality() ` +
+  String.raw`+ ",\"duplicatedMessages\":" + duplicates
+          + ",\"reconnects\":" + reconnects + ",\"receivedPerSecond\":" + buckets ` +
+  String.raw`+ ",\"unconfirmedPerSecond\":" + unconfirmedPerSecond + "}";
     }
   }
 
@@ -413,7 +421,8 @@ public class LostMessageVerifier {
     try {
       Map<String, List<String>> options = new HashMap<>();
       for (int i = 0; i < args.length; i += 2) {
-        if (!args[i].startsWith("--") || i + 1 >= args.length) throw new IllegalArgumentException("expected --name value pairs, got \"" + args[i] + "\"");
+        if (!args[i].startsWith("--") || i + 1 >= args.length) ` +
+  String.raw`throw new IllegalArgumentException("expected --name value pairs, got \"" + args[i] + "\"");
         options.computeIfAbsent(args[i].substring(2), key -> new ArrayList<>()).add(args[i + 1]);
       }
       String environment = System.getenv("RMQBENCH_VERIFIER_URIS");
@@ -427,7 +436,8 @@ public class LostMessageVerifier {
         String value = pair.substring(equals + 1);
         queueArguments.put(pair.substring(0, equals), value.matches("-?\\d+") ? (Object) Long.valueOf(value) : value);
       }
-      LostMessageVerifier verifier = new LostMessageVerifier(uris, option(options, "queue", null), positive(options, "rate", "200"),
+      LostMessageVerifier verifier = new LostMessageVerifier(uris, option(options, "queue", null), ` +
+  String.raw`positive(options, "rate", "200"),
           positive(options, "window", "200"), positive(options, "prefetch", "200"), queueArguments);
       int seconds = positive(options, "seconds", null);
       // The consumer first, so that nothing is published before it can be consumed.

@@ -56,11 +56,17 @@ export function startVerifierLines(options: {
     // Found as the script runs PerfTest (an absolute path on AWS, on PATH on Azure); a missing wrapper only leaves the
     // class path empty (`|| ...`: under set -e a failed substitution would end the script).
     `VERIFIER_WRAPPER=$(command -v ${quote(options.perfTestCommand)}) || VERIFIER_WRAPPER=''`,
-    `VERIFIER_CLASSPATH=$(sed -n "s/.* -cp '\\([^']*\\)'.*/\\1/p" "$VERIFIER_WRAPPER" 2> /dev/null | head -n 1) || VERIFIER_CLASSPATH=''`,
+    `VERIFIER_CLASSPATH=$(sed -n "s/.* -cp '\\([^']*\\)'.*/\\1/p" "$VERIFIER_WRAPPER" 2> /dev/null | head -n 1) ` +
+      `|| VERIFIER_CLASSPATH=''`,
     `if [ -n "$VERIFIER_CLASSPATH" ]; then`,
-    `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${options.amqpHost}" timeout ${options.seconds + VERIFIER_GRACE_SECONDS} java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java ${args} > ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
+    `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${options.amqpHost}" ` +
+      `timeout ${options.seconds + VERIFIER_GRACE_SECONDS} java -cp "$VERIFIER_CLASSPATH" ` +
+      `${LOST_MESSAGE_VERIFIER_CLASS}.java ${args} > ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
     'else',
-    `  echo ${quote(`rmqbench verifier: no class path in the PerfTest wrapper ${options.perfTestCommand}, so the verifier did not run`)} > ${VERIFIER_OUTPUT_FILE}; VERIFIER_PID=''`,
+    `  echo ${quote(
+      `rmqbench verifier: no class path in the PerfTest wrapper ${options.perfTestCommand}, ` +
+        'so the verifier did not run',
+    )} > ${VERIFIER_OUTPUT_FILE}; VERIFIER_PID=''`,
     'fi',
   ];
 }
@@ -71,6 +77,7 @@ export function startVerifierLines(options: {
  */
 export function waitVerifierLines(): string[] {
   return [
-    `if [ -n "$VERIFIER_PID" ]; then wait "$VERIFIER_PID" || echo "rmqbench verifier: exited with status $?" >> ${VERIFIER_OUTPUT_FILE}; fi`,
+    `if [ -n "$VERIFIER_PID" ]; then wait "$VERIFIER_PID" || ` +
+      `echo "rmqbench verifier: exited with status $?" >> ${VERIFIER_OUTPUT_FILE}; fi`,
   ];
 }

@@ -76,7 +76,8 @@ export function deleteFailedReport(prefix: string, retried: readonly RetriedStac
     message:
       retried.length === 0
         ? 'no stack was left DELETE_FAILED'
-        : `retried the deletion of ${retried.length} stack(s) left DELETE_FAILED: ${retried.map((stack) => `${stack.name} (${stack.reason})`).join('; ')}`,
+        : `retried the deletion of ${retried.length} stack(s) left DELETE_FAILED: ` +
+          `${retried.map((stack) => `${stack.name} (${stack.reason})`).join('; ')}`,
     deleteFailedStacks: retried,
   });
 }

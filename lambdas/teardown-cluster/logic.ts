@@ -118,7 +118,8 @@ export async function checkStackTeardown(
     const reason =
       status === 'DELETE_FAILED' ? await deleteFailedReason(cfn, clusterId, statusReason) : `still ${status}`;
     throw new TeardownIncompleteError(
-      `stack ${clusterId} was not deleted by ${deleteBy}: ${reason}; the hourly sweeper deletes it again (rmqbench cleanup --target aws shows it)`,
+      `stack ${clusterId} was not deleted by ${deleteBy}: ${reason}; ` +
+        `the hourly sweeper deletes it again (rmqbench cleanup --target aws shows it)`,
     );
   }
   if (status !== 'DELETE_IN_PROGRESS') await deleteStack(cfn, roleArn, clusterId);
@@ -136,7 +137,8 @@ async function deleteFailedReason(
     (event) => event.ResourceStatus === 'DELETE_FAILED' && event.LogicalResourceId !== clusterId,
   );
   return failed
-    ? `DELETE_FAILED at ${failed.LogicalResourceId} (${failed.ResourceType}): ${failed.ResourceStatusReason ?? 'no reason given'}`
+    ? `DELETE_FAILED at ${failed.LogicalResourceId} (${failed.ResourceType}): ` +
+        `${failed.ResourceStatusReason ?? 'no reason given'}`
     : `DELETE_FAILED: ${statusReason ?? 'no reason given'}`;
 }
 
@@ -186,7 +188,8 @@ export async function checkGroupTeardown(
   if (now.getTime() > Date.parse(deleteBy)) {
     const reason = lastError === undefined ? '' : `; its deletion failed: ${lastError}`;
     throw new TeardownIncompleteError(
-      `resource group ${name} was not deleted by ${deleteBy} (provisioning state ${state ?? 'unknown'})${reason}; the hourly sweeper deletes it again (rmqbench cleanup --target azure shows it)`,
+      `resource group ${name} was not deleted by ${deleteBy} (provisioning state ${state ?? 'unknown'})${reason}; ` +
+        `the hourly sweeper deletes it again (rmqbench cleanup --target azure shows it)`,
     );
   }
   if (state !== 'Deleting') await clients.resources.resourceGroups.beginDelete(name);
