@@ -701,6 +701,64 @@ describe('parameters are validated as ARM validates them, naming the parameter',
   });
 });
 
+describe("main.bicep's user-defined parameter types are checked as ARM checks them, before anything deploys", () => {
+  test.each([
+    [
+      'an availability zone as a number, not a string',
+      { availabilityZones: [1, 2, 3] },
+      "The provided value '[1,2,3]' for the template parameter 'availabilityZones' is not valid. The value at '[0]' " +
+        "is not part of the allowed value(s): '1,2,3'.",
+    ],
+    [
+      'an availability zone a region does not have',
+      { availabilityZones: ['1', '4'] },
+      "The value at '[1]' is not part",
+    ],
+    [
+      'a single address prefix instead of an array',
+      { allowedSourceAddressPrefixes: '203.0.113.0/28' },
+      "'allowedSourceAddressPrefixes' is not valid. Expected a value of type 'Array', but received a value of type " +
+        "'String'.",
+    ],
+    [
+      'an address prefix that is not a string',
+      { allowedSourceAddressPrefixes: ['203.0.113.0/28', 7] },
+      "Expected a value of type 'String' at '[1]', but received a value of type 'Int'.",
+    ],
+    [
+      'a tag value that is not a string',
+      { tags: { 'rmqbench:run-id': 42 } },
+      "'tags' is not valid. Expected a value of type 'String' at '['rmqbench:run-id']', but received a value of type " +
+        "'Int'.",
+    ],
+    [
+      'tags as an array',
+      { tags: ['run42'] },
+      "Expected a value of type 'Object', but received a value of type 'Array'",
+    ],
+  ])('%s is refused', async (_, change, message) => {
+    const error = await refusal({ ...rabbitmqLaunch(), ...change });
+    expect(error.message).toContain(message);
+  });
+
+  test('what the launches send fits the types: zones as strings, the run tags, the prefixes', async () => {
+    const launch: Record<string, unknown> = { ...rabbitmqLaunch(EGRESS), availabilityZones: ['1', '3'] };
+    expect(launch.tags).toEqual({ 'rmqbench-run-id': 'run42' });
+    const deployment = await deploy(launch);
+    const scaleSet = deployment.resources.find((r) => r.type === 'Microsoft.Compute/virtualMachineScaleSets');
+    expect(scaleSet?.body.zones).toEqual(['1', '3']);
+    expect(scaleSet?.body.tags).toEqual({ 'rmqbench-run-id': 'run42' });
+    await expect(deploy(kafkaLaunch())).resolves.toBeDefined();
+  });
+
+  test("a module's typed parameter is checked too (the secrets module's allowedSubnetResourceIds)", async () => {
+    const deployment = await deploy(rabbitmqLaunch());
+    const vault = deployment.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults');
+    const rules = (vault?.body.properties as { networkAcls: { virtualNetworkRules: { id: string }[] } }).networkAcls;
+    expect(rules.virtualNetworkRules.map((rule) => typeof rule.id)).toEqual(['string', 'string']);
+  });
+});
+
 describe('the evaluator on small templates: user-defined types', () => {
   const typed = (): string =>
     template(
