@@ -3,6 +3,10 @@ metadata description = 'A highly available RabbitMQ cluster on a Flexible VM Sca
 
 targetScope = 'resourceGroup'
 
+// The shared user-defined types (types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { availabilityZoneType, tagsType } from 'types.bicep'
+
 @description('Optional. Prefix of every resource name (lower-case letters and digits; also the prefix of the node host names).')
 @minLength(3)
 @maxLength(12)
@@ -11,8 +15,8 @@ param namePrefix string = 'rmqbench'
 @description('Optional. Location of every resource. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to every resource.')
-param tags object = {}
+@description('Optional. Tags applied to every resource: tag names with string values (tagsType).')
+param tags tagsType = {}
 
 @description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) and the RabbitMQ secrets (rabbitmqAdminPassword, erlangCookie) may be left out, and the vault gets no RabbitMQ secret; TLS is still taken but unused by the brokers, and publicLoadBalancer must stay false.')
 @allowed([
@@ -40,8 +44,8 @@ param clusterVmSize string = 'Standard_D2s_v5'
 @maxValue(7)
 param instanceCount int = 3
 
-@description('Optional. Availability zones the nodes are spread over. Empty for regions without zones.')
-param availabilityZones array = [
+@description('Optional. Availability zones the nodes are spread over, as strings (\'1\', \'2\', \'3\'; availabilityZoneType). Empty for regions without zones.')
+param availabilityZones availabilityZoneType[] = [
   '1'
   '2'
   '3'
@@ -58,7 +62,7 @@ param publicLoadBalancer bool = false
 
 @description('Required. Source address prefixes allowed to reach the cluster through the load balancer, in addition to the load-generator subnet (e.g. your own address as x.x.x.x/32): AMQPS 5671 and management HTTPS 15671 when publicLoadBalancer is true, else AMQP 5672 and management 15672 (and the TLS ports when a certificate is given). No default; "*", "Internet", "Any", "AzureCloud[.<region>]" and prefixes shorter than /8 (0.0.0.0/0, ::/0, ...) are refused.')
 @minLength(1)
-param allowedSourceAddressPrefixes array
+param allowedSourceAddressPrefixes string[]
 
 @description('Optional. PEM certificate of the TLS listeners (AMQPS 5671, management HTTPS 15671). Public: stored in Key Vault for the nodes and returned as the tlsCertificatePem output, which clients pin. Required when publicLoadBalancer is true.')
 param tlsCertificatePem string = ''

@@ -1,6 +1,10 @@
 metadata name = 'rmqbench cluster'
 metadata description = 'RabbitMQ nodes on a Flexible VM Scale Set across availability zones behind a Standard load balancer; the nodes form the cluster by themselves at boot.'
 
+// The shared user-defined types (../types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { availabilityZoneType, tagsType } from '../types.bicep'
+
 @description('Required. Prefix of every resource name.')
 @minLength(3)
 @maxLength(12)
@@ -9,8 +13,8 @@ param namePrefix string
 @description('Optional. Location of the resources. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to every resource.')
-param tags object = {}
+@description('Optional. Tags applied to every resource (tag names with string values: tagsType).')
+param tags tagsType = {}
 
 @description('Required. Resource ID of the subnet the nodes (and an internal load balancer frontend) live in.')
 param subnetResourceId string
@@ -35,7 +39,7 @@ param vmSize string = 'Standard_D2s_v5'
 param instanceCount int = 3
 
 @description('Optional. Availability zones to spread the nodes over. An empty array deploys without zones (regions that have none).')
-param availabilityZones array = [
+param availabilityZones availabilityZoneType[] = [
   '1'
   '2'
   '3'

@@ -1,6 +1,10 @@
 metadata name = 'rmqbench Kafka cluster'
 metadata description = 'Apache Kafka brokers in KRaft mode (each a broker and a controller, no ZooKeeper) on individual VMs with static private IPs, spread over availability zones; the brokers form a static quorum at boot.'
 
+// The shared user-defined types (../types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { availabilityZoneType, tagsType } from '../types.bicep'
+
 @description('Required. Prefix of every resource name.')
 @minLength(3)
 @maxLength(12)
@@ -9,8 +13,8 @@ param namePrefix string
 @description('Optional. Location of the resources. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to every resource.')
-param tags object = {}
+@description('Optional. Tags applied to every resource (tag names with string values: tagsType).')
+param tags tagsType = {}
 
 @description('Required. Resource ID of the subnet the brokers live in.')
 param subnetResourceId string
@@ -43,7 +47,7 @@ param vmSize string = 'Standard_D2s_v5'
 param brokerCount int = 3
 
 @description('Optional. Availability zones the brokers are spread over (broker i in zone i modulo their number). An empty array deploys without zones.')
-param availabilityZones array = [
+param availabilityZones availabilityZoneType[] = [
   '1'
   '2'
   '3'

@@ -1,6 +1,10 @@
 metadata name = 'rmqbench load generator'
 metadata description = 'Linux VM with Java and a pinned, checksummed PerfTest that drives the cluster and uploads its results to a pre-signed URL.'
 
+// The shared user-defined types (../types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { tagsType } from '../types.bicep'
+
 @description('Required. Prefix of every resource name.')
 @minLength(3)
 @maxLength(12)
@@ -9,8 +13,8 @@ param namePrefix string
 @description('Optional. Location of the resources. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to every resource.')
-param tags object = {}
+@description('Optional. Tags applied to every resource (tag names with string values: tagsType).')
+param tags tagsType = {}
 
 @description('Required. Resource ID of the subnet the VM lives in.')
 param subnetResourceId string

@@ -1,6 +1,10 @@
 metadata name = 'rmqbench network'
 metadata description = 'VNet with a cluster subnet and a load-generator subnet, one NSG, and a NAT gateway for outbound package downloads.'
 
+// The shared user-defined types (../types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { tagsType } from '../types.bicep'
+
 @description('Required. Prefix of every resource name.')
 @minLength(3)
 @maxLength(12)
@@ -9,8 +13,8 @@ param namePrefix string
 @description('Optional. Location of the resources. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to every resource.')
-param tags object = {}
+@description('Optional. Tags applied to every resource (tag names with string values: tagsType).')
+param tags tagsType = {}
 
 @description('Optional. Address space of the virtual network.')
 param addressPrefix string = '10.20.0.0/16'
@@ -23,11 +27,11 @@ param loadGeneratorSubnetPrefix string = '10.20.2.0/24'
 
 @description('Required. Source address prefixes (CIDR or service tags) allowed to reach allowedSourcePorts on the cluster subnet. There is deliberately no default: pass your own address, never "*" (main.bicep refuses world-open prefixes).')
 @minLength(1)
-param allowedSourceAddressPrefixes array
+param allowedSourceAddressPrefixes string[]
 
 @description('Optional. Client ports allowedSourceAddressPrefixes may reach: the TLS listeners only (5671, 15671) behind a public load balancer. The load-generator subnet always reaches every client port.')
 @minLength(1)
-param allowedSourcePorts array = [
+param allowedSourcePorts string[] = [
   '5671'
   '15671'
 ]

@@ -1,6 +1,10 @@
 metadata name = 'rmqbench secrets'
 metadata description = 'Key Vault (RBAC, firewalled to the cluster and load-generator subnets) holding the Erlang cookie and the RabbitMQ admin password (unless rabbitmqSecretsEnabled is false) and, when given, the TLS certificate and key.'
 
+// The shared user-defined types (../types.bicep), imported at compile time:
+// https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
+import { tagsType } from '../types.bicep'
+
 @description('Required. Name of the Key Vault (3-24 characters, globally unique).')
 @minLength(3)
 @maxLength(24)
@@ -9,8 +13,8 @@ param keyVaultName string
 @description('Optional. Location of the vault. Defaults to the resource group location.')
 param location string = resourceGroup().location
 
-@description('Optional. Tags applied to the vault.')
-param tags object = {}
+@description('Optional. Tags applied to the vault (tag names with string values: tagsType).')
+param tags tagsType = {}
 
 @description('Optional. Whether to create the RabbitMQ secrets (Erlang cookie, admin password). False for a Kafka cluster, whose brokers use neither: then both values may be empty and their secret name outputs are empty.')
 param rabbitmqSecretsEnabled bool = true
@@ -25,7 +29,7 @@ param rabbitmqAdminPassword string = ''
 
 @description('Required. Subnets whose service endpoint may reach the vault (the cluster subnet and the load-generator subnet).')
 @minLength(1)
-param allowedSubnetResourceIds array
+param allowedSubnetResourceIds string[]
 
 @description('Optional. PEM certificate of the nodes\' TLS listeners. Empty: no TLS secrets are created.')
 param tlsCertificatePem string = ''

@@ -70,6 +70,56 @@ describe('every template follows the parameter and output conventions', () => {
     }
   });
 
+  test('no parameter is a plain array or object: each has a user-defined type from types.bicep (AVM style)', () => {
+    const untyped = [...files].flatMap(([name, bicep]) =>
+      [...bicep.params.values()]
+        .filter((param) => param.type === 'array' || param.type === 'object')
+        .map((param) => `${name} ${param.name} ${param.type}`),
+    );
+    expect(untyped).toEqual([]);
+    const typeOf = (name: string, param: string) => file(name).params.get(param)?.type;
+    for (const name of ['main.bicep', 'modules/cluster.bicep', 'modules/kafka-cluster.bicep']) {
+      expect(typeOf(name, 'availabilityZones')).toBe('availabilityZoneType[]');
+    }
+    for (const name of files.keys()) if (name !== 'types.bicep') expect(typeOf(name, 'tags')).toBe('tagsType');
+    expect(typeOf('main.bicep', 'allowedSourceAddressPrefixes')).toBe('string[]');
+    expect(typeOf('modules/network.bicep', 'allowedSourcePorts')).toBe('string[]');
+    expect(typeOf('modules/secrets.bicep', 'allowedSubnetResourceIds')).toBe('string[]');
+  });
+
+  test('types.bicep: every type is exported and described, and so is every property of an object type', () => {
+    const types = file('types.bicep');
+    const statements = types.tree.rootNode.namedChildren.filter((node): node is Node => node !== null);
+    const declarations = statements.filter((node) => node.type === 'type_declaration');
+    expect(declarations.map((node) => node.namedChildren[0]?.text)).toEqual(['availabilityZoneType', 'tagsType']);
+    for (const declaration of declarations) {
+      const decorators = declaration.previousNamedSibling;
+      expect(decorators?.type).toBe('decorators');
+      expect(decorators?.text).toMatch(/@export\(\)\s+@description\('/);
+      const value = declaration.namedChildren[1];
+      if (value?.type !== 'object') continue;
+      const members = value.namedChildren.filter((node): node is Node => node !== null);
+      for (const [index, member] of members.entries()) {
+        if (member.type !== 'object_property') continue;
+        expect({ property: member.text, described: members[index - 1]?.text ?? '' }).toEqual({
+          property: member.text,
+          described: expect.stringMatching(/^@description\('(Required|Optional)\. /),
+        });
+      }
+    }
+    // The zones are the strings ARM takes in a resource's `zones`, never numbers.
+    expect(declarations[0]?.namedChildren[1]?.text).toBe("'1' | '2' | '3'");
+    // Each template imports what it uses from it, and only the types it exports.
+    for (const [name, bicep] of files) {
+      if (name === 'types.bicep') continue;
+      const imports = bicep.tree.rootNode.namedChildren.filter((node) => node?.type === 'import_functionality');
+      expect({ name, imports: imports.map((node) => node?.namedChildren.at(-1)?.text) }).toEqual({
+        name,
+        imports: [name.startsWith('modules/') ? "'../types.bicep'" : "'types.bicep'"],
+      });
+    }
+  });
+
   test('every module outputs name and resourceId', () => {
     for (const [name, bicep] of files) {
       if (!name.startsWith('modules/')) continue;

@@ -701,6 +701,146 @@ describe('parameters are validated as ARM validates them, naming the parameter',
   });
 });
 
+describe("main.bicep's user-defined parameter types are checked as ARM checks them, before anything deploys", () => {
+  test.each([
+    [
+      'an availability zone as a number, not a string',
+      { availabilityZones: [1, 2, 3] },
+      "The provided value '[1,2,3]' for the template parameter 'availabilityZones' is not valid. The value at '[0]' " +
+        "is not part of the allowed value(s): '1,2,3'.",
+    ],
+    [
+      'an availability zone a region does not have',
+      { availabilityZones: ['1', '4'] },
+      "The value at '[1]' is not part",
+    ],
+    [
+      'a single address prefix instead of an array',
+      { allowedSourceAddressPrefixes: '203.0.113.0/28' },
+      "'allowedSourceAddressPrefixes' is not valid. Expected a value of type 'Array', but received a value of type " +
+        "'String'.",
+    ],
+    [
+      'an address prefix that is not a string',
+      { allowedSourceAddressPrefixes: ['203.0.113.0/28', 7] },
+      "Expected a value of type 'String' at '[1]', but received a value of type 'Int'.",
+    ],
+    [
+      'a tag value that is not a string',
+      { tags: { 'rmqbench:run-id': 42 } },
+      "'tags' is not valid. Expected a value of type 'String' at '['rmqbench:run-id']', but received a value of type " +
+        "'Int'.",
+    ],
+    [
+      'tags as an array',
+      { tags: ['run42'] },
+      "Expected a value of type 'Object', but received a value of type 'Array'",
+    ],
+  ])('%s is refused', async (_, change, message) => {
+    const error = await refusal({ ...rabbitmqLaunch(), ...change });
+    expect(error.message).toContain(message);
+  });
+
+  test('what the launches send fits the types: zones as strings, the run tags, the prefixes', async () => {
+    const launch: Record<string, unknown> = { ...rabbitmqLaunch(EGRESS), availabilityZones: ['1', '3'] };
+    expect(launch.tags).toEqual({ 'rmqbench-run-id': 'run42' });
+    const deployment = await deploy(launch);
+    const scaleSet = deployment.resources.find((r) => r.type === 'Microsoft.Compute/virtualMachineScaleSets');
+    expect(scaleSet?.body.zones).toEqual(['1', '3']);
+    expect(scaleSet?.body.tags).toEqual({ 'rmqbench-run-id': 'run42' });
+    await expect(deploy(kafkaLaunch())).resolves.toBeDefined();
+  });
+
+  test("a module's typed parameter is checked too (the secrets module's allowedSubnetResourceIds)", async () => {
+    const deployment = await deploy(rabbitmqLaunch());
+    const vault = deployment.resources.find((r) => r.type === 'Microsoft.KeyVault/vaults');
+    const rules = (vault?.body.properties as { networkAcls: { virtualNetworkRules: { id: string }[] } }).networkAcls;
+    expect(rules.virtualNetworkRules.map((rule) => typeof rule.id)).toEqual(['string', 'string']);
+  });
+});
+
+describe('the evaluator on small templates: user-defined types', () => {
+  const typed = (): string =>
+    template(
+      'typed.bicep',
+      [
+        "import { sizeType } from 'shared-types.bicep'",
+        'param server serverType',
+        'param labels labelsType = {}',
+        'param sizes sizeType[] = [1]',
+        'param note string?',
+        'output name string = server.name',
+        'output port int = server.?port ?? 5672',
+        "output note string = note ?? 'none'",
+        '',
+        "@description('A server.')",
+        'type serverType = {',
+        "  @description('Required. Its name.')",
+        '  name: string',
+        "  @description('Optional. Its port.')",
+        '  port: int?',
+        "  @description('Optional. Its role.')",
+        "  role: ('primary' | 'replica')?",
+        '}',
+        '',
+        '@sealed()',
+        'type labelsType = {',
+        '  team: string?',
+        '}',
+      ].join('\n'),
+    );
+  beforeAll(() => {
+    template('shared-types.bicep', "@export()\n@description('A size.')\ntype sizeType = 1 | 2 | 4\n");
+  });
+
+  test('a value that fits: optional properties and a nullable parameter left out, an imported type', async () => {
+    const deployment = await evaluateFile(typed(), { server: { name: 'a', extra: true }, sizes: [2, 4] });
+    expect(deployment.outputs).toEqual({ name: 'a', port: 5672, note: 'none' });
+  });
+
+  test.each([
+    [
+      'a missing required property',
+      { server: { port: 1 } },
+      "The provided value '{\"port\":1}' for the template parameter 'server' is not valid. The value is missing the " +
+        "required property 'name'.",
+    ],
+    ['a property of the wrong type', { server: { name: 'a', port: '1' } }, "type 'Int' at 'port', but received"],
+    [
+      'a property outside its literal union',
+      { server: { name: 'a', role: 'leader' } },
+      "The value at 'role' is not part of the allowed value(s): 'primary,replica'.",
+    ],
+    [
+      'an unknown property of a sealed type',
+      { server: { name: 'a' }, labels: { owner: 'x' } },
+      "The property 'owner' is not allowed: the object type is sealed (its properties: 'team').",
+    ],
+    [
+      "an imported union's member missing",
+      { server: { name: 'a' }, sizes: [3] },
+      "The value at '[0]' is not part of the allowed value(s): '1,2,4'.",
+    ],
+    [
+      'null for a required object parameter',
+      { server: null },
+      "Expected a value of type 'Object', but received a value of type 'Null'.",
+    ],
+  ])('%s is refused', async (_, parameters, message) => {
+    const error = await evaluateFile(typed(), parameters).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BicepDeploymentError);
+    expect((error as Error).message).toContain(message);
+  });
+
+  test('a type imported that its file does not export is refused as unsupported', async () => {
+    template('private-types.bicep', 'type hiddenType = string\n');
+    const file = template('imports.bicep', "import { hiddenType } from 'private-types.bicep'\nparam p hiddenType");
+    const error = await evaluateFile(file, { p: 'x' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UnsupportedBicepError);
+    expect((error as Error).message).toContain("imports.bicep: 'hiddenType' is not an exported type");
+  });
+});
+
 describe('the evaluator on small templates: operators and arrays', () => {
   test('member access binds tighter than operators (tree-sitter-bicep nests them the other way round)', async () => {
     const file = template(
@@ -812,7 +952,16 @@ describe('the evaluator on small templates: runtime values and unsupported synta
       "resource v 'Microsoft.KeyVault/vaults@2023-07-01' existing = { name: 'v' }\noutput s string = v.getSecret('x')",
       /unsupported\.bicep:2: unsupported method call/,
     ],
-    ['a user-defined parameter type', "param p 'a' | 'b'", /unsupported\.bicep:1: unsupported parameter type/],
+    [
+      'a wildcard import',
+      "import * as shared from 'types.bicep'",
+      /unsupported\.bicep:1: unsupported wildcard or aliased import/,
+    ],
+    [
+      'a decorator on a type that this evaluator does not check',
+      "@minLength(2)\ntype names = string[]\nparam p names = ['a', 'b']",
+      /unsupported\.bicep:2: unsupported type decorator @minLength/,
+    ],
   ])('%s is refused with the file, line and construct', async (_, source, message) => {
     const error = await evaluateFile(template('unsupported.bicep', source)).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UnsupportedBicepError);

@@ -1,8 +1,9 @@
 /**
- * Evaluates a Bicep deployment as ARM evaluates the compiled template: parameters validated (type, @allowed,
- * @minValue/@maxValue, @minLength/@maxLength, required, unknown), variables, conditional and looped resources and
- * modules, module outputs, and the template's outputs. There is no Bicep compiler on this machine, so the files are
- * read through the tree-sitter Bicep grammar (test/bicep/bicep-tree.ts) and evaluated here.
+ * Evaluates a Bicep deployment as ARM evaluates the compiled template: parameters validated (type, user-defined types
+ * with their imports (bicep-types.ts), @allowed, @minValue/@maxValue, @minLength/@maxLength, required, unknown),
+ * variables, conditional and looped resources and modules, module outputs, and the template's outputs. There is no
+ * Bicep compiler on this machine, so the files are read through the tree-sitter Bicep grammar
+ * (test/bicep/bicep-tree.ts) and evaluated here.
  *
  * What ARM knows only once a resource exists (an identity's clientId, a dynamic private IP, a public IP address) is
  * asked of `options.runtime`; without an answer it is the declared value when the body declares it, a sub-resource's id
@@ -23,6 +24,19 @@ import type {
   ParamDeclaration,
   ResourceDeclaration,
 } from '../../bicep/bicep-tree';
+import {
+  ARM_TYPE_NAMES,
+  type BicepType,
+  TypeReader,
+  armTypeOf,
+  deepEqual,
+  importsOf,
+  isNullable,
+  isPrimitiveType,
+  isRecord,
+  type PrimitiveType,
+  typeProblem,
+} from './bicep-types';
 
 export interface DeploymentContext {
   readonly subscriptionId: string;
@@ -117,16 +131,6 @@ export async function evaluateDeployment(
 // ---------------------------------------------------------------------------------------------------------------------
 // Templates: the tree-sitter nodes turned into expressions once per file.
 
-type ParamType = 'string' | 'int' | 'bool' | 'array' | 'object';
-const ARM_TYPE_NAMES: Readonly<Record<ParamType, string>> = {
-  string: 'String',
-  int: 'Int',
-  bool: 'Bool',
-  array: 'Array',
-  object: 'Object',
-};
-const isParamType = (type: string): type is ParamType => Object.hasOwn(ARM_TYPE_NAMES, type);
-
 type Expr =
   | { readonly kind: 'literal'; readonly at: string; readonly value: null | boolean | number }
   | { readonly kind: 'string'; readonly at: string; readonly parts: readonly (string | Expr)[] }
@@ -184,7 +188,8 @@ type CallExpr = Extract<Expr, { kind: 'call' }>;
 
 interface ParamDecl {
   readonly name: string;
-  readonly type: ParamType;
+  /** Its type: a primitive one, or a user-defined one (bicep-types.ts). */
+  readonly type: BicepType;
   readonly defaultValue: Expr | undefined;
   /** Decorator name → its arguments (`allowed` → [array], `secure` → []). */
   readonly decorators: ReadonlyMap<string, readonly Expr[]>;
@@ -211,7 +216,7 @@ interface ModuleDecl extends DeclarationBody {
 }
 interface OutputDecl {
   readonly name: string;
-  readonly type: ParamType;
+  readonly type: PrimitiveType;
   readonly value: Expr;
 }
 interface Template {
@@ -224,17 +229,62 @@ interface Template {
   readonly outputs: readonly OutputDecl[];
 }
 
-/** The top-level file and every module it reaches, converted before evaluation so that evaluation is synchronous. */
+/**
+ * The top-level file and every module it reaches, converted before evaluation so that evaluation is synchronous; the
+ * types each imports are read from the files they come from first.
+ */
 async function loadTemplates(root: string): Promise<ReadonlyMap<string, Template>> {
   const templates = new Map<string, Template>();
+  const exports: ExportedTypes = { root, byPath: new Map() };
   const pending = [root];
   for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
     if (templates.has(path)) continue;
-    const template = convertTemplate(await parseBicepFile(path), relative(dirname(root), path));
+    const display = relative(dirname(root), path);
+    const file = await parseBicepFile(path);
+    const template = convertTemplate(file, display, await importedTypes(file, exports));
     templates.set(path, template);
     for (const declaration of template.declarations) if (declaration.kind === 'module') pending.push(declaration.path);
   }
   return templates;
+}
+
+/** The @export() types of every file imported from, each read once. */
+interface ExportedTypes {
+  readonly root: string;
+  readonly byPath: Map<string, Promise<ReadonlyMap<string, BicepType>>>;
+}
+
+/** The types `file` imports (compile-time imports of @export() types), by name. */
+async function importedTypes(file: BicepFile, exports: ExportedTypes): Promise<ReadonlyMap<string, BicepType>> {
+  const display = relative(dirname(exports.root), file.path);
+  const converter = new Converter(display);
+  const found = new Map<string, BicepType>();
+  const imports = importsOf(file.tree.rootNode, file.path, (node, what) => converter.unsupported(node, what));
+  for (const [path, names] of imports) {
+    let exported = exports.byPath.get(path);
+    if (!exported) {
+      exported = (async () => {
+        const source = await parseBicepFile(path);
+        const sourceConverter = new Converter(relative(dirname(exports.root), path));
+        const imported = await importedTypes(source, exports);
+        return new TypeReader(source.tree.rootNode, imported, (node, what) =>
+          sourceConverter.unsupported(node, what),
+        ).exported();
+      })();
+      exports.byPath.set(path, exported);
+    }
+    const types = await exported;
+    for (const name of names) {
+      const type = types.get(name);
+      if (!type) {
+        throw new UnsupportedBicepError(
+          `${display}: '${name}' is not an exported type of ${relative(dirname(file.path), path)}`,
+        );
+      }
+      found.set(name, type);
+    }
+  }
+  return found;
 }
 
 function templateAt(templates: ReadonlyMap<string, Template>, path: string): Template {
@@ -251,13 +301,16 @@ const SUPPORTED_STATEMENTS = new Set([
   'resource_declaration',
   'module_declaration',
   'output_declaration',
+  'type_declaration',
+  'import_functionality',
   'decorators',
   'comment',
   'diagnostic_comment',
 ]);
 
-function convertTemplate(file: BicepFile, display: string): Template {
+function convertTemplate(file: BicepFile, display: string, imported: ReadonlyMap<string, BicepType>): Template {
   const converter = new Converter(display);
+  const types = new TypeReader(file.tree.rootNode, imported, (node, what) => converter.unsupported(node, what));
   const [syntaxError] = syntaxErrors(file.tree);
   if (syntaxError) throw new UnsupportedBicepError(`${display}: syntax error at ${syntaxError}`);
   for (const statement of namedOf(file.tree.rootNode)) {
@@ -273,7 +326,7 @@ function convertTemplate(file: BicepFile, display: string): Template {
   return {
     display,
     path: file.path,
-    params: [...file.params.values()].map((param) => converter.param(param)),
+    params: [...file.params.values()].map((param) => converter.param(param, types)),
     variables: new Map([...file.variables].map(([name, node]) => [name, converter.expr(node)])),
     declarations,
     outputs: [...file.outputs.values()].map((output) => converter.output(output)),
@@ -573,12 +626,11 @@ class Converter {
     return { kind: 'lambda', at: this.at(node), params: params.map((param) => param.text), body: this.expr(body) };
   }
 
-  param(declaration: ParamDeclaration): ParamDecl {
-    const type = declaration.type;
-    if (!isParamType(type)) return this.unsupported(declaration.node, `parameter type '${type}'`);
+  param(declaration: ParamDeclaration, types: TypeReader): ParamDecl {
+    const typeNode = namedOf(declaration.node).find((child) => child.type === 'type');
     return {
       name: declaration.name,
-      type,
+      type: types.parameter(typeNode ?? this.unsupported(declaration.node, 'parameter type'), declaration.node),
       defaultValue: declaration.defaultValue ? this.expr(declaration.defaultValue) : undefined,
       decorators: this.decorators(declaration.node),
     };
@@ -640,7 +692,7 @@ class Converter {
 
   output(declaration: OutputDeclaration): OutputDecl {
     const type = declaration.type;
-    if (!isParamType(type)) return this.unsupported(declaration.node, `output type '${type}'`);
+    if (!isPrimitiveType(type)) return this.unsupported(declaration.node, `output type '${type}'`);
     return { name: declaration.name, type, value: this.expr(declaration.value) };
   }
 }
@@ -827,6 +879,9 @@ class Scope {
       given !== undefined || !param.defaultValue
         ? given
         : this.guard(site, () => evaluate(param.defaultValue as Expr, this.env));
+    // A parameter of a nullable type (`type?`) is optional: without a value it is null
+    // (https://learn.microsoft.com/azure/azure-resource-manager/bicep/parameters#nullable-types).
+    if (value === undefined && isNullable(param.type)) return null;
     if (value === undefined) {
       // ARM's wording: https://github.com/Azure/azure-quickstart-templates/pull/867
       throw this.invalid(
@@ -1559,21 +1614,14 @@ export function runtimePlaceholder(resourceId: string, path: readonly string[]):
 // ---------------------------------------------------------------------------------------------------------------------
 // Parameters and values.
 
-function armTypeOf(value: unknown): string {
-  if (typeof value === 'string') return 'String';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'Int' : 'Number';
-  if (typeof value === 'boolean') return 'Bool';
-  if (Array.isArray(value)) return 'Array';
-  if (isRecord(value)) return 'Object';
-  return value === null ? 'Null' : typeof value;
-}
-
 /**
  * ARM's checks of a parameter value. The wording follows ARM's messages: "The provided value for the template
  * parameter 'x' ... is not valid. The parameter value is not part of the allowed value(s)" (documented at
  * https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/error-invalid-template) and "Length of the
  * value should be greater than or equal to '12'" (https://github.com/microsoft/vscode-azurearmtools/issues/1350); the
- * type and min/max value messages are modelled on them. A @secure() parameter's value is never repeated.
+ * type and min/max value messages are modelled on them, and so are those of a user-defined type (bicep-types.ts
+ * typeProblem), which name where in the value it departs from the type. A @secure() parameter's value is never
+ * repeated.
  */
 function validateParameter(scope: Scope, param: ParamDecl, value: unknown): void {
   const shown = param.decorators.has('secure') ? '' : ` '${typeof value === 'string' ? value : JSON.stringify(value)}'`;
@@ -1582,8 +1630,11 @@ function validateParameter(scope: Scope, param: ParamDecl, value: unknown): void
       `The provided value${shown} for the template parameter '${param.name}' is not valid. ${reason}`,
     );
   };
-  const [expected, actual] = [ARM_TYPE_NAMES[param.type], armTypeOf(value)];
-  if (actual !== expected) refuse(`Expected a value of type '${expected}', but received a value of type '${actual}'.`);
+  // The declared type first: a primitive type's message as before; a user-defined type's names where the value
+  // departs from it (bicep-types.ts typeProblem).
+  const problem = typeProblem(param.type, value);
+  if (problem) refuse(problem);
+  if (value === null) return;
   const decorator = (name: string): unknown => {
     const arg = param.decorators.get(name)?.[0];
     return arg ? evaluate(arg, scope.env) : undefined;
@@ -1611,10 +1662,6 @@ function validateParameter(scope: Scope, param: ParamDecl, value: unknown): void
   if (length !== undefined && maxLength !== undefined && length > maxLength) {
     refuse(`Length of the value should be less than or equal to '${maxLength}'.`);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 }
 
 function describe(value: unknown): string {
@@ -1673,18 +1720,5 @@ function jsonValue(value: unknown, at: string, dropNulls: boolean): unknown {
     Object.entries(value)
       .filter(([, item]) => !(dropNulls && item === null))
       .map(([key, item]) => [key, jsonValue(item, at, dropNulls)]),
-  );
-}
-
-function deepEqual(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (Array.isArray(left) && Array.isArray(right)) {
-    return left.length === right.length && left.every((item, index) => deepEqual(item, right[index]));
-  }
-  if (!isRecord(left) || !isRecord(right)) return false;
-  const keys = Object.keys(left);
-  return (
-    keys.length === Object.keys(right).length &&
-    keys.every((key) => Object.hasOwn(right, key) && deepEqual(left[key], right[key]))
   );
 }
