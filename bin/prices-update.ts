@@ -2,6 +2,10 @@ import type { CloudProvider, InstancePrice, PriceCatalog } from '../core/cost/co
 import { AZURE_VM_SIZES } from '../core/cost/azure-vm-sizes';
 import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost/cost-catalog';
 import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
+import { updateLoadBalancerPrices } from './load-balancer-prices';
+import { AZURE_RETAIL_PRICES_URL, reason, type AwsGetProducts, type FetchLike } from './price-api';
+
+export { AZURE_RETAIL_PRICES_URL, type AwsGetProducts, type FetchLike } from './price-api';
 
 /**
  * The network half of `rmqbench prices update`: refreshes the on-demand Linux prices of every
@@ -12,25 +16,11 @@ import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
  *  - AWS: the Price List Query API (GetProducts), which needs credentials, so the caller passes a
  *    client function when it has them. The public bulk offer file of a region is hundreds of MB,
  *    too much for a price refresh.
- * Each provider is all or nothing: any failure keeps that provider's old entries and says why.
+ * Each provider is all or nothing: any failure keeps that provider's old entries and says why. The load balancers'
+ * prices are refreshed the same way (bin/load-balancer-prices.ts).
  * The thesis entries (Tables 7.1–7.3) are reference data and are never replaced; current prices are
  * added next to them.
  */
-
-export const AZURE_RETAIL_PRICES_URL = 'https://prices.azure.com/api/retail/prices';
-
-/** The part of the Fetch API used here, so that tests can pass their own. */
-export type FetchLike = (
-  url: string,
-  init?: { signal?: AbortSignal },
-) => Promise<{ ok: boolean; status: number; statusText: string; json(): Promise<unknown> }>;
-
-/** Shape of @aws-sdk/client-pricing GetProducts, e.g. `(input) => client.send(new GetProductsCommand(input))`. */
-export type AwsGetProducts = (input: {
-  ServiceCode: string;
-  Filters: { Type: 'TERM_MATCH'; Field: string; Value: string }[];
-  NextToken?: string;
-}) => Promise<{ PriceList?: (string | Record<string, unknown>)[]; NextToken?: string }>;
 
 export interface UpdatePriceCatalogOptions {
   /** @default globalThis.fetch */
@@ -96,11 +86,18 @@ export async function updatePriceCatalog(
     }
   }
 
-  if (fresh.length === 0) return { catalog, messages };
+  const { loadBalancers, messages: loadBalancerMessages } = await updateLoadBalancerPrices(catalog, asOf, options);
+  messages.push(...loadBalancerMessages);
+  if (fresh.length === 0 && loadBalancers.every((entry, index) => entry === catalog.loadBalancers[index]))
+    return { catalog, messages };
   const replaced = (entry: InstancePrice) =>
     !entry.source.startsWith(THESIS_SOURCE_PREFIX) && fresh.some((price) => sameKey(price, entry));
   return {
-    catalog: { ...catalog, instances: [...catalog.instances.filter((entry) => !replaced(entry)), ...fresh] },
+    catalog: {
+      ...catalog,
+      instances: [...catalog.instances.filter((entry) => !replaced(entry)), ...fresh],
+      loadBalancers,
+    },
     messages,
   };
 }
@@ -294,13 +291,4 @@ function label(provider: CloudProvider): string {
 
 function show(target: Target): string {
   return `${target.instanceType} in ${target.region}`;
-}
-
-function reason(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as Error & { cause?: unknown }).cause;
-    const detail = cause instanceof Error ? `: ${cause.message}` : '';
-    return `${error.name === 'TimeoutError' ? 'timed out' : error.message}${detail}`;
-  }
-  return String(error);
 }

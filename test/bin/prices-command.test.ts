@@ -64,6 +64,9 @@ describe('rmqbench prices', () => {
         /^Azure prices not refreshed \(fetch failed: getaddrinfo ENOTFOUND prices\.azure\.com\); kept the \d+ Azure entries/,
       ),
       expect.stringMatching(/^AWS prices not refreshed: the AWS Price List API needs AWS credentials/),
+      'Azure load balancer prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); ' +
+        'kept the old ones',
+      'AWS load balancer prices not refreshed: the AWS Price List API needs AWS credentials',
       `no prices refreshed: kept ${SHIPPED_CATALOG} unchanged`,
     ]);
   });
