@@ -368,7 +368,8 @@ function loadBalancerPart(input: {
   const count = LOAD_BALANCERS_PER_CLUSTER[target];
   const fixed = count * loadBalancer.hourlyUsd * (minutes / 60);
   const hourlyText = `${count > 1 ? `${count} × ` : ''}${minutes.toFixed(1)} min at ${usd(loadBalancer.hourlyUsd)}/h`;
-  const asOf = `${loadBalancer.kind}, ${loadBalancer.region === '*' ? '' : `${loadBalancer.region}, `}${loadBalancer.asOf}`;
+  const where = loadBalancer.region === '*' ? '' : `${loadBalancer.region}, `;
+  const asOf = `${loadBalancer.kind}, ${where}${loadBalancer.asOf}`;
   const perGb = loadBalancer.perGbProcessedUsd;
   if (perGb === undefined)
     return { name: partName, usd: fixed, priced: true, detail: `${hourlyText}, fixed hourly charge only (${asOf})` };

@@ -125,6 +125,15 @@ export interface KafkaRepetitionScript {
 }
 
 /**
+ * Waits for the Kafka consumers, which drain what was sent: a lone one ends by its count, a group by the idle timeout;
+ * one stopped by its time limit (exit 124 or 137) means the topic was not drained.
+ */
+const WAIT_FOR_CONSUMERS_LINE =
+  'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
+  'if [ -z "$ERROR" ] && { [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; }; then ' +
+  'ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done';
+
+/**
  * One Kafka repetition. `uploadCommand(file)` is the shell command that uploads one file of the working directory (AWS:
  * `aws s3 cp` with the load generator's role). A tool that overruns its limit is stopped (`timeout`), which cuts its
  * output short: the parser then fails the repetition naming what is missing, and the script exits 1 with the reason
@@ -187,9 +196,9 @@ export function kafkaRepetitionScript(options: {
       : runProducersLines(files.producers, producerLimit, (index) =>
           tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
         )),
-    // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
-    'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if [ -z "$ERROR" ] && { [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; }; then ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done',
-    `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} > topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
+    WAIT_FOR_CONSUMERS_LINE,
+    `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} ` +
+      `> topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
     'UPLOAD_FAILED=0',
     ...[...allFiles, ...(files.stepTimes ? [files.stepTimes] : [])].map(
       (file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`,

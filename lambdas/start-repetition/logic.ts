@@ -345,6 +345,17 @@ export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, p
 }
 
 /**
+ * The Azure run script's upload of one file: the URL reaches rmqbench-upload on stdin (printf is a builtin), so no
+ * process argument shows it. Broker metrics and the verifier's output are optional: a failed upload of them leaves the
+ * repetition's result (IngestRepetition records why they are missing).
+ */
+function azureUploadLine(file: RawFile): string {
+  const required = file === 'stdout.txt' || file === 'perftest.csv';
+  const onFailure = required ? '' : ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2`;
+  return `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${onFailure}`;
+}
+
+/**
  * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
  * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
  * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
@@ -421,13 +432,7 @@ export function azurePerfTestScript(options: {
     ...stopBrokerSamplerLines(),
     ...verifier.wait,
     'touch perftest.csv',
-    // The URL reaches rmqbench-upload on stdin (printf is a builtin): no process argument shows it. Broker metrics and
-    // the verifier's output are optional: a failed upload of them leaves the repetition's result (IngestRepetition
-    // records why they are missing).
-    ...uploaded.map(
-      (file) =>
-        `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${file !== 'stdout.txt' && file !== 'perftest.csv' ? ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2` : ''}`,
-    ),
+    ...uploaded.map(azureUploadLine),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
