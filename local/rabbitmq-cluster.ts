@@ -28,6 +28,12 @@ export interface LocalClusterOptions {
   readonly startTimeoutMs?: number;
   /** @default '/usr/lib/rabbitmq/bin/rabbitmq-server' */
   readonly serverCommand?: string;
+  /**
+   * Extra Erlang VM arguments for every node (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS,
+   * https://www.rabbitmq.com/docs/configure#customise-environment), e.g. to compare scheduler settings in
+   * `npm run bench:cluster-start`. @default - none
+   */
+  readonly erlangArgs?: string;
 }
 
 export interface LocalNode {
@@ -81,6 +87,7 @@ export class LocalRabbitCluster {
     private readonly epmd: ManagedProcess,
     private readonly processes: ProcessRegistry,
     private readonly serverCommand: string,
+    private readonly erlangArgs: string | undefined,
   ) {}
 
   static async start(options: LocalClusterOptions): Promise<LocalRabbitCluster> {
@@ -140,6 +147,7 @@ export class LocalRabbitCluster {
       epmd,
       options.processes,
       serverCommand,
+      options.erlangArgs,
     );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
@@ -230,6 +238,7 @@ export class LocalRabbitCluster {
       // "$RUNNING_UNDER_SYSTEMD" -o "$detached" ], in /usr/lib/rabbitmq/bin/rabbitmq-server (Debian
       // 3.10.8) as upstream: https://github.com/rabbitmq/rabbitmq-server/blob/main/deps/rabbit/scripts/rabbitmq-server
       detached: 'true',
+      ...(this.erlangArgs ? { RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: this.erlangArgs } : {}),
     };
   }
 

@@ -1,0 +1,52 @@
+/**
+ * bench:cluster-start: how long a local 3-node RabbitMQ cluster takes to start (processes started, the cluster
+ * formed, every node's management API answering, policies applied), over several rounds, optionally with extra Erlang
+ * VM arguments for every node, to see where the quickstart's start-up goes (issue 24's faster start).
+ *   npm run bench:cluster-start -- [rounds] [erlang args]
+ *   e.g. npm run bench:cluster-start -- 4 "+sbwt none +sbwtdcpu none +sbwtdio none"
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProcessRegistry, stopOnSignals } from '../local/processes';
+import { LocalRabbitCluster } from '../local/rabbitmq-cluster';
+
+const rounds = Number(process.argv[2] ?? 4);
+const erlangArgs = process.argv[3] ?? '';
+
+async function main(): Promise<void> {
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds must be a positive integer, got ${rounds}`);
+  const seconds: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-start-'));
+    const processes = new ProcessRegistry();
+    const uninstall = stopOnSignals(() => processes.stopAll());
+    try {
+      const started = process.hrtime.bigint();
+      const cluster = await LocalRabbitCluster.start({
+        nodes: 3,
+        topology: { type: 'quorum' },
+        workDir,
+        processes,
+        ...(erlangArgs ? { erlangArgs } : {}),
+      });
+      seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
+      await cluster.stop();
+    } finally {
+      await processes.stopAll();
+      uninstall();
+      rmSync(workDir, { recursive: true, force: true });
+    }
+  }
+  const mean = seconds.reduce((sum, value) => sum + value, 0) / seconds.length;
+  console.log(`erlang args: ${erlangArgs || '(none)'}`);
+  console.log(`3-node cluster start, ${rounds} round(s): ${seconds.map((value) => value.toFixed(2)).join(', ')} s`);
+  console.log(
+    `mean ${mean.toFixed(2)} s, min ${Math.min(...seconds).toFixed(2)} s, max ${Math.max(...seconds).toFixed(2)} s`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(`bench:cluster-start: ${(error as Error).message}`);
+  process.exit(1);
+});
