@@ -1,5 +1,5 @@
 import type { CloudProvider, LoadBalancerPrice, PriceCatalog } from '../core/cost/cost-catalog';
-import { AZURE_RETAIL_PRICES_URL, reason, type AwsGetProducts, type FetchLike } from './price-api';
+import { AZURE_RETAIL_PRICES_URL, azureRetailItems, reason, type AwsGetProducts, type FetchLike } from './price-api';
 
 /**
  * The load-balancer half of `rmqbench prices update`: the hourly and per-GB charges of the load balancers the cloud
@@ -81,17 +81,11 @@ interface AzureMeter {
 }
 
 async function fetchAzureLoadBalancer(options: LoadBalancerPriceOptions): Promise<Fresh> {
-  const fetchImpl = options.fetchImpl ?? (globalThis.fetch as unknown as FetchLike);
   const filter = "serviceName eq 'Load Balancer' and priceType eq 'Consumption' and armRegionName eq 'Global'";
-  const response = await fetchImpl(`${AZURE_RETAIL_PRICES_URL}?$filter=${encodeURIComponent(filter)}`, {
-    signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
-  });
-  if (!response.ok) throw new Error(`Azure Retail Prices API answered HTTP ${response.status} ${response.statusText}`);
-  const body = (await response.json()) as { Items?: AzureMeter[] } | null;
-  if (!body || !Array.isArray(body.Items)) throw new Error('Azure Retail Prices API answered without an Items list');
+  const items = await azureRetailItems<AzureMeter>(filter, options, 'the Load Balancer meters');
   const meter = (name: string, unit: string) => {
-    const found = body
-      .Items!.filter(
+    const found = items
+      .filter(
         (item) =>
           item.meterName === name &&
           item.armRegionName === 'Global' &&

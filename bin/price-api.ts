@@ -15,6 +15,35 @@ export type AwsGetProducts = (input: {
   NextToken?: string;
 }) => Promise<{ PriceList?: (string | Record<string, unknown>)[]; NextToken?: string }>;
 
+/**
+ * Every item the Azure Retail Prices API lists for `filter` (an OData $filter), following NextPageLink for at most
+ * `maxPages` pages; an HTTP error or an answer without an Items list throws, so that a provider's refresh is all or
+ * nothing.
+ */
+export async function azureRetailItems<T>(
+  filter: string,
+  options: { readonly fetchImpl?: FetchLike; readonly timeoutMs?: number; readonly maxPages?: number },
+  what: string,
+): Promise<T[]> {
+  const fetchImpl = options.fetchImpl ?? (globalThis.fetch as unknown as FetchLike);
+  const maxPages = options.maxPages ?? 20;
+  let url: string | undefined = `${AZURE_RETAIL_PRICES_URL}?$filter=${encodeURIComponent(filter)}`;
+  const items: T[] = [];
+  for (let page = 0; url !== undefined; page++) {
+    if (page >= maxPages) throw new Error(`more than ${maxPages} result pages for ${what}`);
+    const response = await fetchImpl(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 20_000) });
+    if (!response.ok)
+      throw new Error(`Azure Retail Prices API answered HTTP ${response.status} ${response.statusText}`);
+    const body = (await response.json()) as { Items?: T[]; NextPageLink?: string | null } | null;
+    if (body === null || typeof body !== 'object' || !Array.isArray(body.Items)) {
+      throw new Error('Azure Retail Prices API answered without an Items list');
+    }
+    items.push(...body.Items);
+    url = body.NextPageLink ?? undefined;
+  }
+  return items;
+}
+
 /** An error as one line: its message and its cause's (fetch failures carry the reason in `cause`). */
 export function reason(error: unknown): string {
   if (error instanceof Error) {

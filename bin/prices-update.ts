@@ -3,7 +3,7 @@ import { AZURE_VM_SIZES } from '../core/cost/azure-vm-sizes';
 import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost/cost-catalog';
 import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
 import { updateLoadBalancerPrices } from './load-balancer-prices';
-import { AZURE_RETAIL_PRICES_URL, reason, type AwsGetProducts, type FetchLike } from './price-api';
+import { AZURE_RETAIL_PRICES_URL, azureRetailItems, reason, type AwsGetProducts, type FetchLike } from './price-api';
 
 export { AZURE_RETAIL_PRICES_URL, type AwsGetProducts, type FetchLike } from './price-api';
 
@@ -107,10 +107,6 @@ export function serializePriceCatalog(catalog: PriceCatalog): string {
   return `${JSON.stringify(catalog, null, 2)}\n`;
 }
 
-interface AzureRetailPage {
-  Items?: AzureRetailItem[];
-  NextPageLink?: string | null;
-}
 interface AzureRetailItem {
   currencyCode?: string;
   retailPrice?: number;
@@ -127,7 +123,6 @@ async function fetchAzurePrices(
   targets: readonly Target[],
   options: UpdatePriceCatalogOptions,
 ): Promise<Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[]> {
-  const fetchImpl = options.fetchImpl ?? (globalThis.fetch as unknown as FetchLike);
   const prices: Omit<InstancePrice, 'monthlyUsd' | 'asOf'>[] = [];
   for (const region of [...new Set(targets.map((target) => target.region))]) {
     const inRegion = targets.filter((target) => target.region === region);
@@ -135,21 +130,7 @@ async function fetchAzurePrices(
     const filter =
       `serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '${region}' and ` +
       `(${skus})`;
-    let url: string | undefined = `${AZURE_RETAIL_PRICES_URL}?$filter=${encodeURIComponent(filter)}`;
-    const items: AzureRetailItem[] = [];
-    for (let page = 0; url !== undefined; page++) {
-      if (page >= (options.maxPages ?? 20))
-        throw new Error(`more than ${options.maxPages ?? 20} result pages for ${region}`);
-      const response = await fetchImpl(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 20_000) });
-      if (!response.ok)
-        throw new Error(`Azure Retail Prices API answered HTTP ${response.status} ${response.statusText}`);
-      const body = (await response.json()) as AzureRetailPage;
-      if (body === null || typeof body !== 'object' || !Array.isArray(body.Items)) {
-        throw new Error('Azure Retail Prices API answered without an Items list');
-      }
-      items.push(...body.Items);
-      url = body.NextPageLink ?? undefined;
-    }
+    const items = await azureRetailItems<AzureRetailItem>(filter, options, region);
     for (const target of inRegion) {
       const linux = items
         .filter(
