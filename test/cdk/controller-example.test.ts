@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { buildControllerApp, CONTROLLER_OUTPUTS } from '../../examples/controller/controller-app';
+import { adoptAzureAssembly, givenSecretArn } from '../twin/azure/given-assembly';
 
 const CFN_LINT = resolve(__dirname, '../../.venv-tools/bin/cfn-lint');
 const CFN_LINT_ERRORS = 2;
@@ -70,14 +71,28 @@ describe('examples/controller: the deployable controller app', () => {
         resources: [],
       }),
     );
-    const { template } = synth({
-      azureCredentialsSecretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-AbCdEf',
+    const given = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-AbCdEf';
+    const { template, outdir } = synth({
+      azureCredentialsSecretArn: given,
       azureLocation: 'northeurope',
       azureTemplateFile: templateFile,
     });
     const text = JSON.stringify(template);
     expect(text).toContain('northeurope');
     expect(text).toContain('rmqbench-azure-AbCdEf');
+    // The Azure twin's --cdk-out (test/twin/azure/given-assembly.ts) deploys a copy with its own secret's ARN.
+    const twinArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rmqbench/azure-service-principal-Tw1nAb';
+    const copy = mkdtempSync(join(tmpdir(), 'rmqbench-given-'));
+    dirs.push(copy);
+    expect(givenSecretArn(outdir)).toBe(given);
+    expect(adoptAzureAssembly(outdir, copy, twinArn)).toBe(given);
+    const templateName = readdirSync(copy).find((file) => file.endsWith('.template.json'))!;
+    const adopted = readFileSync(join(copy, templateName), 'utf8');
+    const original = readFileSync(join(outdir, templateName), 'utf8');
+    expect(adopted).not.toContain(given);
+    expect(adopted.split(twinArn).length).toBe(original.split(given).length);
+    expect(original.split(given).length).toBeGreaterThan(2);
+    expect(readdirSync(copy).sort()).toEqual(readdirSync(outdir).sort());
   }, 180_000);
 
   test("the synthesized template has no cfn-lint error or warning (but CDK's redundant DependsOn, W3005)", () => {

@@ -1,5 +1,5 @@
 /**
- * npm run twin -- --target aws [--cdk-out DIR] [--plan FILE]
+ * npm run twin -- --target aws|azure [--cdk-out DIR] [--plan FILE]
  *
  * Deploys a cloud assembly into the twin (default: examples/controller synthesized now) and runs
  * `rmqbench run <plan> --target aws`, unchanged, against it, printing the twin's stages and the CLI's own output.
@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { startAwsTwin } from './aws-twin';
 import { twinTempFolder } from './temp-folders';
 import { startAzureTwin } from './azure/azure-twin';
+import { adoptAzureAssembly, givenSecretArn } from './azure/given-assembly';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -80,15 +81,17 @@ async function runCli(planFile: string, target: 'aws' | 'azure', env: Record<str
 }
 
 async function mainAzure(planFile: string): Promise<number> {
-  if (argument('--cdk-out')) {
-    console.error(
-      'twin: --cdk-out is not taken with --target azure yet: the twin synthesizes examples/controller itself, ' +
-        'after it has created the service principal secret whose ARN the app takes',
-    );
-    return 2;
-  }
+  const given = argument('--cdk-out');
+  // A given assembly is checked before the twin starts: it must name the service principal's secret it replaces.
+  if (given) console.error(`[twin] using the cloud assembly ${given} (secret ${givenSecretArn(given)})`);
   const twin = await startAzureTwin({
-    synthesize: (context) => synthesizeController(context),
+    synthesize: (context) => {
+      if (!given) return synthesizeController(context);
+      const copy = twinTempFolder('rmqbench-twin-given-');
+      const replaced = adoptAzureAssembly(given, copy, context.azureCredentialsSecretArn!);
+      console.error(`[twin] deploying a copy of ${given} with ${context.azureCredentialsSecretArn} for ${replaced}`);
+      return copy;
+    },
     log: (line) => console.error(line),
   });
   try {
