@@ -234,8 +234,9 @@ export function checkWorkloadBroker(
         value: workload.replicationFactor,
       });
     }
-    // Without messageCount, totalBytes, publishRateLimit or a capacity ladder, a Kafka workload runs for durationSeconds:
-    // its producers are stopped there (core/kafka/kafka-perf-args.ts KAFKA_UNREACHABLE_RECORDS_PER_SECOND).
+    // Without messageCount, totalBytes, publishRateLimit or a capacity ladder, a Kafka workload runs for
+    // durationSeconds: its producers are stopped there (core/kafka/kafka-perf-args.ts
+    // KAFKA_UNREACHABLE_RECORDS_PER_SECOND).
     if (
       workload.messageCount !== undefined &&
       workload.producers > 0 &&

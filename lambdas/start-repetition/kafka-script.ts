@@ -198,17 +198,9 @@ export function kafkaRepetitionScript(options: {
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ` +
       `ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
-    ...(ladder
-      ? runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
-          tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, ladder.steps[step]!)),
-        )
-      : settings.stopAfterSeconds !== undefined
-        ? runForDurationLines(files.producers, settings.stopAfterSeconds, (index) =>
-            tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
-          )
-        : runProducersLines(files.producers, producerLimit, (index) =>
-            tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
-          )),
+    ...producersLines({ ladder, stopAfterSeconds: settings.stopAfterSeconds, files, producerLimit }, (index, step) =>
+      tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, step)),
+    ),
     settings.stopAfterSeconds !== undefined ? STOP_CONSUMERS_LINE : WAIT_FOR_CONSUMERS_LINE,
     `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} ` +
       `> topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
@@ -231,6 +223,26 @@ export function kafkaRepetitionScript(options: {
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
   return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+}
+
+/** The producers' part of the script: a ladder's steps, a run stopped at its duration, or fixed work. */
+function producersLines(
+  run: {
+    ladder: KafkaCapacityExpectations | undefined;
+    stopAfterSeconds: number | undefined;
+    files: ReturnType<typeof kafkaRawFiles>;
+    producerLimit: number;
+  },
+  producerCommand: (index: number, step?: KafkaCapacityStep) => string,
+): string[] {
+  const { ladder, files } = run;
+  if (ladder)
+    return runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
+      producerCommand(index, ladder.steps[step]!),
+    );
+  if (run.stopAfterSeconds !== undefined)
+    return runForDurationLines(files.producers, run.stopAfterSeconds, (index) => producerCommand(index));
+  return runProducersLines(files.producers, run.producerLimit, (index) => producerCommand(index));
 }
 
 /**

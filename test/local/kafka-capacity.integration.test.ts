@@ -67,7 +67,7 @@ describe('a Kafka capacity ladder on a real local broker', () => {
     ).toBe(capacity!.steps[1]!.measuredSeconds > 0);
   });
 
-  test('a workload with durationSeconds: 10 only runs flat out for 10 s, stopped there, and has receive rates', async () => {
+  test('durationSeconds: 10 alone runs flat out for 10 s, is stopped there, and has receive rates', async () => {
     const timed = plan.scenarios.find((scenario) => scenario.workload.name === 'timed')!;
     const startedAtMs = Date.now();
     const raw = await target.runRepetition(handle, 'kafka-capacity-run', timed, 1);
