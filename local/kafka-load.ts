@@ -59,8 +59,8 @@ export interface KafkaLoadOptions {
  * the consumers (one ConsumerPerformance each, in one group) started and given their partitions first (as PerfTest
  * starts its consumers first; otherwise a consumer still joining its group while the producers run reads a backlog
  * in one burst), then the producers (one ProducerPerformance each), their console output collected, the topic
- * deleted. Producers that overrun
- * `durationSeconds + graceSeconds` are stopped: their output is then cut short and the repetition fails.
+ * deleted. Producers of fixed work that overrun `durationSeconds + graceSeconds` are stopped: their output is then cut
+ * short and the repetition fails. A workload with durationSeconds only is stopped at the duration (stopAtDuration).
  */
 export async function runKafkaLoad(options: KafkaLoadOptions): Promise<KafkaLoadRun> {
   const { cluster, workload } = options;
@@ -158,17 +158,11 @@ async function runFlatOut(run: KafkaRun): Promise<KafkaLoadRun> {
   const names = Array.from({ length: workload.producers }, (_, index) => `producer-${index + 1}`);
   const producers = startProducers(run, names, producerArgs);
 
-  const limitSeconds = workload.durationSeconds + (options.graceSeconds ?? 60);
-  const producersLate = await exitWithin(producers, limitSeconds * 1000);
-  // Consumers drain what was sent, then a lone one ends by its count, a group by the idle timeout.
-  const consumersLate = await exitWithin(consumers, consumerIdleTimeoutMs(workload.consumers) + 30_000);
+  const error =
+    run.settings.stopAfterSeconds === undefined
+      ? await awaitFixedWork(run, producers)
+      : await stopAtDuration(run, producers, run.settings.stopAfterSeconds);
   await deleteTopic();
-
-  const error = producersLate
-    ? `Kafka producers did not finish within ${limitSeconds} s (durationSeconds + 60) and were stopped`
-    : consumersLate
-      ? 'Kafka consumers did not finish draining the topic and were stopped'
-      : undefined;
   const args = [
     `TopicCommand ${topicArgs.join(' ')}`,
     `ProducerPerformance ${producerArgs(0).join(' ')}`,
@@ -180,6 +174,49 @@ async function runFlatOut(run: KafkaRun): Promise<KafkaLoadRun> {
     args,
     ...(error ? { error } : {}),
   };
+}
+
+/**
+ * Fixed work (a record count, or a rate for durationSeconds): the producers end by their count, within
+ * `durationSeconds + graceSeconds`; then the consumers drain what was sent, a lone one ending by its count, a group by
+ * the idle timeout. Why it failed, or undefined.
+ */
+async function awaitFixedWork(run: KafkaRun, producers: readonly ManagedProcess[]): Promise<string | undefined> {
+  const { workload } = run.options;
+  const limitSeconds = workload.durationSeconds + (run.options.graceSeconds ?? 60);
+  if (await exitWithin(producers, limitSeconds * 1000))
+    return `Kafka producers did not finish within ${limitSeconds} s (durationSeconds + 60) and were stopped`;
+  if (await exitWithin(run.consumers, consumerIdleTimeoutMs(workload.consumers) + 30_000))
+    return 'Kafka consumers did not finish draining the topic and were stopped';
+  return undefined;
+}
+
+/**
+ * A workload bounded by durationSeconds only: the producers (asked for more records than the duration can carry) and
+ * the consumers are stopped `seconds` after the producers started, as PerfTest's `-z` ends a RabbitMQ run; what each
+ * printed until then is its result (core/kafka/kafka-perf-output.ts stoppedAtSeconds). A producer that exited by itself
+ * before that failed (it cannot have sent its unreachable count).
+ */
+async function stopAtDuration(
+  run: KafkaRun,
+  producers: readonly ManagedProcess[],
+  seconds: number,
+): Promise<string | undefined> {
+  let stopping = false;
+  let endedEarly = false;
+  const allExited = Promise.all(
+    producers.map((producer) =>
+      producer.exited.then(() => {
+        if (!stopping) endedEarly = true;
+      }),
+    ),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([allExited, new Promise((resolve) => (timer = setTimeout(resolve, seconds * 1000)))]);
+  clearTimeout(timer);
+  stopping = true;
+  await Promise.all([...producers, ...run.consumers].map((tool) => tool.stop(10_000)));
+  return endedEarly ? `Kafka producers exited before durationSeconds (${seconds} s): see their output` : undefined;
 }
 
 /**

@@ -27,6 +27,17 @@ export function consumerIdleTimeoutMs(consumers: number): number {
   return consumers === 1 ? 60_000 : 20_000;
 }
 
+/**
+ * A per-producer rate (records/s) that no ProducerPerformance reaches: a workload bounded by `durationSeconds` alone
+ * asks each producer for durationSeconds × this many records, far more than the duration can carry, and the producers
+ * are stopped at the duration. ProducerPerformance 4.3.1 has no time limit of its own: it sends until its
+ * --num-records (the `for (long i = 0; i < config.numRecords; i++)` loop, ProducerPerformance.java line 91 in the
+ * 4.3.1 jar's line table) and prints its summary only after that loop (lines 121-131). A huge count costs no memory:
+ * Stats samples the latencies of at most 500,000 records (`sampling = numRecords / Math.min(numRecords, 500000)`,
+ * Stats' constructor, lines 421-437). At most 8.64e12 records (24 h), well within a Java long and a JS safe integer.
+ */
+export const KAFKA_UNREACHABLE_RECORDS_PER_SECOND = 100_000_000;
+
 /** The Kafka settings a workload runs with, its defaults applied. */
 export interface KafkaRunSettings {
   readonly partitions: number;
@@ -44,6 +55,12 @@ export interface KafkaRunSettings {
    * warm-up, ProducerPerformance --warmup-records (KIP-1052, Kafka 4.1+): left out of its "steady state" summary.
    */
   readonly warmupRecords?: number;
+  /**
+   * A workload with neither a fixed amount of work nor a rate (only `durationSeconds`): the producers send flat out,
+   * with an unreachable --num-records (KAFKA_UNREACHABLE_RECORDS_PER_SECOND), and the producers and consumers are
+   * stopped after these seconds, as PerfTest's `-z` stops RabbitMQ's.
+   */
+  readonly stopAfterSeconds?: number;
 }
 
 export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunSettings {
@@ -53,11 +70,15 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
   const total = fixedMessageCount(workload);
   // A capacity ladder runs one producer run per step (core/kafka/kafka-capacity.ts): every step's records.
   const ladder = workload.capacity ? kafkaCapacityExpectations(workload.capacity, producers).steps : undefined;
+  // Neither records nor a rate: run for durationSeconds and stop there.
+  const byDuration = !ladder && total === undefined && workload.publishRateLimit === undefined;
   const recordsPerProducer = ladder
     ? ladder.reduce((sum, step) => sum + step.recordsPerProducer, 0)
     : total !== undefined
       ? total / producers
-      : (workload.publishRateLimit ?? 0) * workload.durationSeconds;
+      : byDuration
+        ? KAFKA_UNREACHABLE_RECORDS_PER_SECOND * workload.durationSeconds
+        : workload.publishRateLimit! * workload.durationSeconds;
   if (!Number.isInteger(recordsPerProducer) || recordsPerProducer <= 0) {
     throw new Error(
       `workload ${workload.name} gives each producer ${recordsPerProducer} records; ` +
@@ -76,6 +97,7 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
     ...(workload.warmUpSeconds && workload.publishRateLimit
       ? { warmupRecords: Math.min(recordsPerProducer - 1, workload.publishRateLimit * workload.warmUpSeconds) }
       : {}),
+    ...(byDuration ? { stopAfterSeconds: workload.durationSeconds } : {}),
   };
 }
 
@@ -89,6 +111,7 @@ export function kafkaPerfExpectations(workload: Workload, settings: KafkaRunSett
     ...(settings.warmupRecords !== undefined && workload.warmUpSeconds
       ? { warmUpSeconds: workload.warmUpSeconds }
       : {}),
+    ...(settings.stopAfterSeconds !== undefined ? { stoppedAtSeconds: settings.stopAfterSeconds } : {}),
   };
 }
 

@@ -15,6 +15,12 @@ export interface KafkaPerfExpectations {
   readonly warmUpSeconds?: number;
   /** Capacity mode: the ladder run as one producer run per step (core/kafka/kafka-capacity.ts). */
   readonly capacity?: KafkaCapacityExpectations;
+  /**
+   * A workload bounded by durationSeconds only: every tool was stopped after these seconds (KafkaRunSettings
+   * stopAfterSeconds), so no producer printed its summary; its rate comes from its 1 s windows, all inside the
+   * duration, and there are no acknowledgement-latency percentiles.
+   */
+  readonly stoppedAtSeconds?: number;
 }
 
 /** The console output of every ProducerPerformance and ConsumerPerformance of one repetition. */
@@ -62,7 +68,8 @@ interface ProducerOutcome {
   readonly windows: number[];
   readonly sent: number;
   readonly rate: number;
-  readonly latency: LatencyPercentiles;
+  /** Absent for a producer stopped at the duration: ProducerPerformance prints percentiles in its summary only. */
+  readonly latency?: LatencyPercentiles;
   /** With --warmup-records: the rate and latency over the records after the warm-up. */
   readonly steady?: { readonly rate: number; readonly latency: LatencyPercentiles };
 }
@@ -76,6 +83,8 @@ export interface ConsumerRow {
 /** A ProducerPerformance run's lines: its 1 s windows' rates, and its summaries where it printed them. */
 export interface ProducerLines {
   readonly windows: readonly number[];
+  /** The records each window counts, beside `windows`' rates. */
+  readonly windowRecords: readonly number[];
   readonly total?: { readonly records: number; readonly rate: number; readonly latency: LatencyPercentiles };
   readonly steady?: { readonly records: number; readonly rate: number; readonly latency: LatencyPercentiles };
 }
@@ -83,11 +92,15 @@ export interface ProducerLines {
 /** Reads a producer's output without judging it (core/kafka/kafka-capacity.ts judges each step's run). */
 export function producerLines(text: string): ProducerLines {
   const windows: number[] = [];
+  const windowRecords: number[] = [];
   let total: RegExpExecArray | undefined;
   let steady: RegExpExecArray | undefined;
   for (const line of text.split(/\r?\n/).map((candidate) => candidate.trim())) {
     const window = WINDOW_LINE.exec(line);
-    if (window) windows.push(Number(window[2]));
+    if (window) {
+      windows.push(Number(window[2]));
+      windowRecords.push(Number(window[1]));
+    }
     total ??= TOTAL_LINE.exec(line) ?? undefined;
     steady ??= STEADY_LINE.exec(line) ?? undefined;
   }
@@ -98,6 +111,7 @@ export function producerLines(text: string): ProducerLines {
   });
   return {
     windows,
+    windowRecords,
     ...(total ? { total: summaryOf(total) } : {}),
     ...(steady ? { steady: summaryOf(steady) } : {}),
   };
@@ -148,7 +162,7 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
     receiveRateAvg: Math.round(
       rows.reduce((sum, consumer) => sum + consumerRate(steady ? afterWarmUp(consumer, expected) : consumer), 0),
     ),
-    confirmLatency: medianLatency(done.map((producer) => (steady ? producer.steady! : producer).latency)),
+    ...confirmLatencyOf(done.map((producer) => (steady ? producer.steady! : producer).latency)),
   });
   const warmUp = expected.warmUpSeconds ?? 0;
   const measured = warmUp > 0 ? samples.filter((sample) => sample.time - 1 >= warmUp) : samples;
@@ -176,6 +190,7 @@ function parseProducer(
   expected: KafkaPerfExpectations,
   missing: string[],
 ): ProducerOutcome | undefined {
+  if (expected.stoppedAtSeconds !== undefined) return stoppedProducer(text, number, expected.stoppedAtSeconds, missing);
   const expectedRecords = expected.recordsPerProducer;
   const { windows, total, steady } = producerLines(text);
   if (total && expected.warmUpSeconds && !steady) {
@@ -203,6 +218,29 @@ function parseProducer(
     latency: total.latency,
     ...(steady ? { steady: { rate: steady.rate, latency: steady.latency } } : {}),
   };
+}
+
+/**
+ * A producer stopped at the duration: ProducerPerformance 4.3.1 registers no shutdown hook (its classes call no
+ * Runtime.addShutdownHook), so a stopped one prints its 1 s windows and nothing after them. Each window line is printed
+ * once its interval has passed (Stats.record → printWindow, ProducerPerformance.java lines 440-463 in the 4.3.1 jar's
+ * line table), so every printed window lies inside the duration and the unfinished last one is never printed. Its
+ * rate: the windows' records over the windows' time (each window's records ÷ its rate).
+ */
+function stoppedProducer(
+  text: string,
+  number: number,
+  seconds: number,
+  missing: string[],
+): ProducerOutcome | undefined {
+  const { windows, windowRecords } = producerLines(text);
+  if (windows.length === 0) {
+    missing.push(`producer ${number}: any per-second "records sent" line in the ${seconds} s it ran (found none)`);
+    return undefined;
+  }
+  const sent = windowRecords.reduce((sum, records) => sum + records, 0);
+  const elapsed = windowRecords.reduce((sum, records, index) => sum + records / (windows[index] || Infinity), 0);
+  return { windows: [...windows], sent, rate: elapsed > 0 ? sent / elapsed : 0 };
 }
 
 function parseConsumer(text: string, number: number, consumers: number, missing: string[]): ConsumerRow[] | undefined {
@@ -263,6 +301,14 @@ function mergeSamples(producers: readonly ProducerOutcome[], consumers: readonly
       received: consumers.reduce((sum, rows) => sum + (rows[index]?.rate ?? 0), 0),
     };
   });
+}
+
+/** The producers' acknowledgement latency, when they reported any (producers stopped at the duration do not). */
+function confirmLatencyOf(values: readonly (LatencyPercentiles | undefined)[]): {
+  confirmLatency?: LatencyPercentiles;
+} {
+  const reported = values.filter((value): value is LatencyPercentiles => value !== undefined);
+  return reported.length > 0 ? { confirmLatency: medianLatency(reported) } : {};
 }
 
 /** Several producers' latencies as one: the median of each percentile. */

@@ -234,21 +234,9 @@ export function checkWorkloadBroker(
         value: workload.replicationFactor,
       });
     }
-    // Kafka's ProducerPerformance sends a fixed number of records and has no time limit (a capacity ladder gives each
-    // step's: its rate × stepSeconds).
-    if (
-      workload.capacity === undefined &&
-      workload.messageCount === undefined &&
-      workload.totalBytes === undefined &&
-      workload.publishRateLimit === undefined
-    ) {
-      issues.push({
-        path: `${path}.messageCount`,
-        message:
-          `cluster "${cluster.name}" runs Kafka, whose ProducerPerformance sends a fixed number of records: ` +
-          `set messageCount (or totalBytes), or publishRateLimit to send for durationSeconds`,
-      });
-    }
+    // Without messageCount, totalBytes, publishRateLimit or a capacity ladder, a Kafka workload runs for
+    // durationSeconds: its producers are stopped there (core/kafka/kafka-perf-args.ts
+    // KAFKA_UNREACHABLE_RECORDS_PER_SECOND).
     if (
       workload.messageCount !== undefined &&
       workload.producers > 0 &&

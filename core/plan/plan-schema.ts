@@ -163,8 +163,8 @@ export const workloadFieldsShape = {
   /**
    * A fixed amount of work instead of a duration: messages to send in total, spread evenly over the producers
    * (a multiple of producers). The run ends when they are sent and consumed, and its time is measured;
-   * `durationSeconds` is then the limit, past which the repetition fails. Kafka workloads need this, `totalBytes`
-   * or a publishRateLimit.
+   * `durationSeconds` is then the limit, past which the repetition fails. Without it (or `totalBytes`, or a
+   * publishRateLimit), a Kafka workload runs flat out for `durationSeconds` and is stopped there (docs/kafka.md).
    */
   messageCount: positiveInt(1_000_000_000).optional(),
   /**

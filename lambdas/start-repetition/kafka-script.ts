@@ -134,6 +134,15 @@ const WAIT_FOR_CONSUMERS_LINE =
   'ERROR="Kafka consumers did not finish draining the topic and were stopped"; fi; done';
 
 /**
+ * Stops the Kafka consumers of a run bounded by durationSeconds once its producers were stopped, and waits for them.
+ * Each PID is a `timeout` process, which passes a SIGTERM it receives on to the tool (coreutils src/timeout.c:
+ * install_cleanup handles SIGTERM with cleanup(), which sends the signal to the monitored command).
+ */
+const STOP_CONSUMERS_LINE =
+  'for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done; ' +
+  'for pid in "${CONSUMER_PIDS[@]}"; do wait "$pid"; done';
+
+/**
  * One Kafka repetition. `uploadCommand(file)` is the shell command that uploads one file of the working directory (AWS:
  * `aws s3 cp` with the load generator's role). A tool that overruns its limit is stopped (`timeout`), which cuts its
  * output short: the parser then fails the repetition naming what is missing, and the script exits 1 with the reason
@@ -189,14 +198,10 @@ export function kafkaRepetitionScript(options: {
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ` +
       `ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
-    ...(ladder
-      ? runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
-          tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, ladder.steps[step]!)),
-        )
-      : runProducersLines(files.producers, producerLimit, (index) =>
-          tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index)),
-        )),
-    WAIT_FOR_CONSUMERS_LINE,
+    ...producersLines({ ladder, stopAfterSeconds: settings.stopAfterSeconds, files, producerLimit }, (index, step) =>
+      tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, step)),
+    ),
+    settings.stopAfterSeconds !== undefined ? STOP_CONSUMERS_LINE : WAIT_FOR_CONSUMERS_LINE,
     `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} ` +
       `> topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
     'UPLOAD_FAILED=0',
@@ -218,6 +223,26 @@ export function kafkaRepetitionScript(options: {
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
   return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+}
+
+/** The producers' part of the script: a ladder's steps, a run stopped at its duration, or fixed work. */
+function producersLines(
+  run: {
+    ladder: KafkaCapacityExpectations | undefined;
+    stopAfterSeconds: number | undefined;
+    files: ReturnType<typeof kafkaRawFiles>;
+    producerLimit: number;
+  },
+  producerCommand: (index: number, step?: KafkaCapacityStep) => string,
+): string[] {
+  const { ladder, files } = run;
+  if (ladder)
+    return runLadderLines(files.steps!, ladderStepLimit(ladder), (index, step) =>
+      producerCommand(index, ladder.steps[step]!),
+    );
+  if (run.stopAfterSeconds !== undefined)
+    return runForDurationLines(files.producers, run.stopAfterSeconds, (index) => producerCommand(index));
+  return runProducersLines(files.producers, run.producerLimit, (index) => producerCommand(index));
 }
 
 /**
@@ -270,6 +295,31 @@ function runProducersLines(
       ') and were stopped"; fi; done',
     'else',
     '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
+    'fi',
+  ];
+}
+
+/**
+ * Runs every producer of a workload bounded by durationSeconds (when nothing failed so far) and stops it after
+ * `seconds` (`timeout`, SIGTERM, then SIGKILL 10 s later): exit 124 (or 137 after the SIGKILL) is how each must end, as
+ * coreutils timeout reports a command it stopped; any other status means the producer ended before the duration, by
+ * itself, which its unreachable record count rules out (core/kafka/kafka-perf-args.ts): an error.
+ */
+function runForDurationLines(
+  producerFiles: readonly string[],
+  seconds: number,
+  producerCommand: (index: number) => string,
+): string[] {
+  return [
+    'PRODUCER_PIDS=()',
+    'if [ -z "$ERROR" ]; then',
+    ...producerFiles.map(
+      (file, index) =>
+        `  timeout --kill-after=10 ${seconds} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
+    ),
+    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
+      'if [ "$STATUS" -ne 124 ] && [ "$STATUS" -ne 137 ]; then ' +
+      `ERROR="Kafka producers exited before durationSeconds (${seconds} s) with status $STATUS"; fi; done`,
     'fi',
   ];
 }

@@ -199,6 +199,23 @@ workloads:
     },
   );
 
+  test("a Kafka workload with durationSeconds only: each repetition's time is its duration, as on RabbitMQ", () => {
+    const text = (seconds: number) => `
+name: kd
+repetitions: 2
+clusters:
+  - { name: k, broker: kafka, nodes: 3, instanceType: c5.xlarge }
+workloads:
+  - { name: w, messageSizeBytes: 100, durationSeconds: ${seconds} }
+`;
+    const options = { target: 'aws' as const, catalog: defaultPriceCatalog, region: 'us-east-1' };
+    const short = estimateRun(parsePlanText(text(60), 'kd.yaml'), options);
+    const long = estimateRun(parsePlanText(text(600), 'kd.yaml'), options);
+    // Two repetitions, each 540 s longer.
+    expect(long.clusters[0]!.minutes - short.clusters[0]!.minutes).toBeCloseTo((2 * 540) / 60, 9);
+    expect(long.wallMinutes - short.wallMinutes).toBeCloseTo((2 * 540) / 60, 9);
+  });
+
   test('budgetProblem: none without a budget or within it', () => {
     const estimate = estimateRun(thesisCh4OnAws(), { target: 'aws', catalog: defaultPriceCatalog });
     expect(budgetProblem(estimate, undefined, 'x')).toBeUndefined();

@@ -1,6 +1,8 @@
 import {
   consumerPerformanceArgs,
   createTopicArgs,
+  KAFKA_UNREACHABLE_RECORDS_PER_SECOND,
+  kafkaPerfExpectations,
   kafkaRunSettings,
   producerPerformanceArgs,
 } from '../../core/kafka/kafka-perf-args';
@@ -59,6 +61,48 @@ describe('Kafka tool arguments from a workload', () => {
     const rated = kafkaRunSettings(workloadOf(', publishRateLimit: 500, durationSeconds: 6'), 3);
     expect([rated.recordsPerProducer, rated.throughput]).toEqual([3000, 500]);
   });
+
+  test(
+    'durationSeconds only: each producer is asked for more records than the duration can carry, flat out, ' +
+      'and the tools are to be stopped at the duration',
+    () => {
+      const workload = workloadOf(', producers: 2, consumers: 3, durationSeconds: 10');
+      const settings = kafkaRunSettings(workload, 1);
+      expect(settings.stopAfterSeconds).toBe(10);
+      expect(settings.recordsPerProducer).toBe(KAFKA_UNREACHABLE_RECORDS_PER_SECOND * 10);
+      expect(settings.throughput).toBe(-1);
+      expect(kafkaPerfExpectations(workload, settings)).toEqual({
+        producers: 2,
+        consumers: 3,
+        recordsPerProducer: 1_000_000_000,
+        stoppedAtSeconds: 10,
+      });
+      const args = producerPerformanceArgs({
+        bootstrapServers: 'b:9092',
+        topic: 't',
+        settings,
+        messageSizeBytes: 100,
+        clientId: 'c',
+      });
+      expect(args.slice(args.indexOf('--num-records'), args.indexOf('--num-records') + 2)).toEqual([
+        '--num-records',
+        '1000000000',
+      ]);
+      // 24 h, the longest durationSeconds, stays a whole number a Java long and a JavaScript number both hold exactly.
+      expect(Number.isSafeInteger(kafkaRunSettings(workloadOf(', durationSeconds: 86400'), 1).recordsPerProducer)).toBe(
+        true,
+      );
+      // A count, a byte total, a rate or a ladder each bound the work themselves: no stop at the duration.
+      for (const fields of [
+        ', messageCount: 1000',
+        ', messageSizeBytes: 10, totalBytes: 10000',
+        ', publishRateLimit: 100, durationSeconds: 10',
+        ', capacity: { p99LatencyMs: 100, minRate: 100, maxRate: 400, stepSeconds: 10 }',
+      ]) {
+        expect(kafkaRunSettings(workloadOf(fields), 1).stopAfterSeconds).toBeUndefined();
+      }
+    },
+  );
 
   test('the producer, consumer and topic command lines carry every setting', () => {
     const workload = workloadOf(

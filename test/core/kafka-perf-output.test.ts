@@ -212,6 +212,52 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(failure.message).toContain('producer 1: the "steady state records sent" line');
   });
 
+  // Captured from a real 8 s run with durationSeconds only (1 broker, local/kafka-load.ts stopAtDuration): both tools
+  // were stopped with SIGTERM, so the producer printed its 1 s windows and no summary.
+  const stoppedAt = { producers: 1, consumers: 1, recordsPerProducer: 800_000_000, stoppedAtSeconds: 8 };
+
+  test('a run stopped at its duration: the windows inside it give the rates, and it is not "cut short"', () => {
+    const producer = fixture('duration-producer-1');
+    expect(producer).not.toMatch(/99\.9th/);
+    const result = parseKafkaPerfOutput(
+      { producers: [producer], consumers: [fixture('duration-consumer-1')] },
+      stoppedAt,
+    );
+    // Every window's records over every window's time (records ÷ its rate).
+    const windows = [
+      [1, 1.0],
+      [16_576, 11_102.5],
+      [28_120, 27_924.5],
+      [19_684, 19_644.7],
+      [54_464, 54_355.3],
+    ];
+    const records = windows.reduce((sum, [count]) => sum + count!, 0);
+    const seconds = windows.reduce((sum, [count, rate]) => sum + count! / rate!, 0);
+    expect(result.summary.sendRateAvg).toBe(Math.round(records / seconds));
+    // Between the consumer's first row (14:18:21.097, 1 record) and its last (14:18:26.127, 138381 records).
+    expect(result.summary.receiveRateAvg).toBe(Math.round(((138_381 - 1) * 1000) / 5_030));
+    // ProducerPerformance prints latency percentiles only in the summary a stopped producer never reaches.
+    expect(result.summary.confirmLatency).toBeUndefined();
+    expect(result.samples.map((sample) => sample.published)).toEqual([1, 11_102.5, 27_924.5, 19_644.7, 54_355.3, 0]);
+    expect(result.samples.map((sample) => sample.received)).toEqual([
+      0.2192, 8757.3964, 14933.0669, 34131.2127, 17178.5714, 62837.1628,
+    ]);
+    expect(result.receiveRate.n).toBe(6);
+  });
+
+  test('the same stopped output read as fixed work is refused as cut short; a stopped producer needs a window', () => {
+    const output = { producers: [fixture('duration-producer-1')], consumers: [fixture('duration-consumer-1')] };
+    expect(
+      failureOf(() => parseKafkaPerfOutput(output, { ...stoppedAt, stoppedAtSeconds: undefined })).missing,
+    ).toEqual([
+      'producer 1: the final "records sent ... ms 99.9th" line (the run was cut short after 5 per-second line(s))',
+    ]);
+    const silent = { ...output, producers: ['[2026-11-26 14:18:17,001] ERROR could not reach the broker'] };
+    const failure = failureOf(() => parseKafkaPerfOutput(silent, stoppedAt));
+    expect(failure.missing).toEqual(['producer 1: any per-second "records sent" line in the 8 s it ran (found none)']);
+    expect(failure.message).toMatch(/The tool reported: .*ERROR could not reach the broker/);
+  });
+
   test('live progress reads the 1 s lines of both tools and nothing else', () => {
     const [producerLine] = fixture('one-producer-1').split('\n').slice(1, 2);
     expect(parseKafkaProgressLine(producerLine!)).toEqual({ kind: 'sent', rate: 4869.1 });

@@ -164,19 +164,19 @@ describe('Kafka plan fields', () => {
   });
 
   test(
-    'a Kafka workload needs a message count (or a rate to send ' + 'for durationSeconds), divisible by the producers',
+    'a Kafka workload with durationSeconds only is accepted (it runs for the duration); ' +
+      'a message count must divide among the producers',
     () => {
-      const noCount = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
-      expect(issuesOf(noCount)).toEqual([
-        expect.objectContaining({
-          path: 'workloads[0].messageCount',
-          message: expect.stringMatching(
-            /fixed number of records: set messageCount \(or totalBytes\), or publishRateLimit/,
-          ),
-        }),
-      ]);
+      const durationOnly = kafkaPlan('', '').replace('messageCount: 1000', 'durationSeconds: 5');
+      expect(parsePlanText(durationOnly, 'duration.yaml').scenarios[0]!.workload.durationSeconds).toBe(5);
+      // So is a workload that names nothing: RabbitMQ's default of 60 s applies.
+      const nothing = kafkaPlan('', '').replace('messageCount: 1000', 'messageSizeBytes: 100');
+      expect(parsePlanText(nothing, 'nothing.yaml').scenarios[0]!.workload.durationSeconds).toBe(60);
       expect(() =>
-        parsePlanText(noCount.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'), 'rate.yaml'),
+        parsePlanText(
+          durationOnly.replace('durationSeconds: 5', 'durationSeconds: 5, publishRateLimit: 100'),
+          'rate.yaml',
+        ),
       ).not.toThrow();
       expect(issuesOf(kafkaPlan('', ', producers: 3'))).toEqual([
         expect.objectContaining({

@@ -150,6 +150,63 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
     },
   );
 
+  test(
+    'durationSeconds only: the producer is stopped at the duration and the consumer after it, ' +
+      'and the windows inside it ingest into a SUCCEEDED record with receive rates',
+    async () => {
+      const seconds = 8;
+      const plan = {
+        name: 'kafka-duration',
+        clusters: [{ name: 'k', broker: 'kafka', nodes: 1, instanceType: 'c5.xlarge' }],
+        workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: seconds }],
+      };
+      const item = buildSchedule({ plan, target: 'aws', runId: 'run-duration' }, 'exec').clusters[0]!.repetitions[0]!;
+      const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
+      try {
+        const { script, args } = awsKafkaRepetitionScript({
+          plan,
+          runId: 'run-duration',
+          item,
+          bootstrapServers: cluster.bootstrapServers,
+          bucket: BUCKET,
+        });
+        const run = await runOnLoadGenerator(fake, script);
+        expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        const prefix = `${BUCKET}/${rawPrefix('run-duration', item)}`;
+        const producer = fake.objects.get(`${prefix}/producer-1.txt`)!.toString('utf8');
+        const consumer = fake.objects.get(`${prefix}/consumer-1.txt`)!.toString('utf8');
+        // Stopped, not finished: 1 s windows, at most one per second of the duration, and no summary.
+        const windows = producer.split('\n').filter((line) => / records sent, .* ms max latency\.$/.test(line));
+        expect(windows.length).toBeGreaterThanOrEqual(2);
+        expect(windows.length).toBeLessThanOrEqual(seconds);
+        expect(producer).not.toMatch(/99\.9th/);
+        expect(consumer).not.toMatch(/WARNING: Exiting before consuming/);
+        const scenario = scenarioOf(plan, item);
+        const record = ingestRepetition({
+          runId: 'run-duration',
+          scenarioId: item.scenarioId,
+          repetition: 1,
+          startedAt: '2025-01-01T00:00:00.000Z',
+          finishedAt: '2025-01-01T00:00:30.000Z',
+          perfTestArgs: args,
+          expectations: perfTestExpectations(scenario.workload),
+          stdout: '',
+          csv: '',
+          kafka: {
+            output: { producers: [producer], consumers: [consumer] },
+            expectations: kafkaExpectations(scenario),
+          },
+        });
+        expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+        expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
+        expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+        expect(await topicList('topics-after-duration.log')).not.toMatch(/rmqbench-w-/);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
   test('a capacity ladder: a producer run per step at its rate, step times uploaded, judged at ingest', async () => {
     const plan = {
       name: 'kafka-ladder',

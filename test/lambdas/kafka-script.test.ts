@@ -80,6 +80,39 @@ describe('Kafka scripts for the AWS load generator', () => {
   );
 
   test(
+    'a workload with durationSeconds only: producers stopped by timeout at the duration (124 is their normal end), ' +
+      'then the consumers stopped, not waited for to drain',
+    () => {
+      const durationPlan = {
+        ...plan,
+        workloads: [{ name: 'w', producers: 2, consumers: 1, messageSizeBytes: 100, durationSeconds: 12 }],
+      };
+      const durationItem = buildSchedule({ plan: durationPlan, target: 'aws', runId: 'run-d' }, 'exec').clusters[0]!
+        .repetitions[0]!;
+      const { script, args } = awsKafkaRepetitionScript({
+        plan: durationPlan,
+        runId: 'run-d',
+        item: durationItem,
+        bootstrapServers: BOOTSTRAP,
+        bucket: 'raw',
+      });
+      expect(
+        script.match(/timeout --kill-after=10 12 \S+ org\.apache\.kafka\.tools\.ProducerPerformance/g),
+      ).toHaveLength(2);
+      expect(args.find((line) => line.startsWith('ProducerPerformance'))).toMatch(
+        /--num-records 1200000000 .*--throughput -1 /,
+      );
+      expect(script).toContain('if [ "$STATUS" -ne 124 ] && [ "$STATUS" -ne 137 ]; then ERROR="Kafka producers exited');
+      expect(script).toContain('for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done;');
+      expect(script).not.toContain('did not finish draining');
+      // The fixed-work script of the same shape waits for its consumers instead.
+      expect(
+        awsKafkaRepetitionScript({ plan, runId: 'run-u', item, bootstrapServers: BOOTSTRAP, bucket: 'raw' }).script,
+      ).toContain('did not finish draining');
+    },
+  );
+
+  test(
     'a Kafka repetition has no management API sampler (Kafka ' +
       'has no management API) and uploads no broker-metrics.jsonl',
     () => {

@@ -1,6 +1,6 @@
 jest.setTimeout(600_000);
 
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { groupScenariosByCluster, parsePlanText } from '../../core/plan/plan';
 import { ingestRepetition } from '../../core/results/ingest';
@@ -25,6 +25,8 @@ workloads:
     consumers: 1
     messageSizeBytes: 150
     capacity: { p99LatencyMs: 500, minRate: 500, maxRate: 2000, stepFactor: 2, stepSeconds: 6, warmUpSeconds: 2 }
+  # Issue 26: durationSeconds alone, as a RabbitMQ workload takes it (same broker, so no second cluster start).
+  - { name: timed, producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 10 }
 `,
   'kafka-capacity.yaml',
 );
@@ -63,5 +65,30 @@ describe('a Kafka capacity ladder on a real local broker', () => {
     expect(
       record.perfTestArgs.some((line) => line.includes('--throughput 1000') && line.includes('--warmup-records 2000')),
     ).toBe(capacity!.steps[1]!.measuredSeconds > 0);
+  });
+
+  test('durationSeconds: 10 alone runs flat out for 10 s, is stopped there, and has receive rates', async () => {
+    const timed = plan.scenarios.find((scenario) => scenario.workload.name === 'timed')!;
+    const startedAtMs = Date.now();
+    const raw = await target.runRepetition(handle, 'kafka-capacity-run', timed, 1);
+    const wallSeconds = (Date.now() - startedAtMs) / 1000;
+    const timedRecord = ingestRepetition(raw);
+    expect([timedRecord.status, timedRecord.error]).toEqual(['SUCCEEDED', undefined]);
+    // The tools ran 10 s: no fewer (the producers were not stopped early) and not the 60 s grace or idle timeout
+    // longer. The rest is the topic command, the consumer joining its group and the clean-up (~10 s here).
+    expect(wallSeconds).toBeGreaterThanOrEqual(10);
+    expect(wallSeconds).toBeLessThan(10 + 30);
+    // The samples are the tools' 1 s reports inside the 10 s: at most 10, and the JVMs' start takes a few.
+    const { result } = timedRecord;
+    expect(result!.samples.length).toBeGreaterThanOrEqual(10 - 5);
+    expect(result!.samples.length).toBeLessThanOrEqual(10);
+    expect(result!.summary.sendRateAvg).toBeGreaterThan(0);
+    expect(result!.summary.receiveRateAvg).toBeGreaterThan(0);
+    expect(result!.receiveRate.n).toBe(result!.samples.length);
+    expect(result!.receiveRate.mean).toBeGreaterThan(0);
+    // An unreachable record count, flat out.
+    expect(timedRecord.perfTestArgs.join(' ')).toMatch(/--num-records 1000000000 .*--throughput -1 /);
+    const rawDir = join(work.path, 'raw', 'k_timed', 'rep-1');
+    expect(readFileSync(join(rawDir, 'producer-1.txt'), 'utf8')).not.toMatch(/99\.9th/);
   });
 });
