@@ -28,8 +28,8 @@ const SYNC_INTERVAL_PATTERN = /^(always|([1-9][0-9]*(ms|s|m|h))+)$/;
 
 export interface NatsClusterProps {
   /**
-   * VPC to deploy into; the servers are spread over its subnets. Its `enableDnsHostnames` and `enableDnsSupport` must be
-   * true, as private hosted zones require; `ec2.Vpc` sets both by default.
+   * VPC to deploy into; the servers are spread over its subnets. Its `enableDnsHostnames` and `enableDnsSupport`
+   * must be true, as private hosted zones require; `ec2.Vpc` sets both by default.
    */
   readonly vpc: ec2.IVpc;
   /**
@@ -45,7 +45,8 @@ export interface NatsClusterProps {
   readonly nodes?: number;
   /**
    * Instance type of the servers (x86-64 or Graviton: the release has a tarball for each).
-   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for like
+   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for
+   * like
    */
   readonly instanceType?: ec2.InstanceType;
   /**

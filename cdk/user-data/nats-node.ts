@@ -46,7 +46,8 @@ export interface NatsServerConfInput {
  * string or "always" (`case "sync", "sync_interval"`: `strings.ToLower(v) == "always"` sets SyncAlways, anything else
  * goes through parseDuration), and `cluster { name, listen, routes }`). The default sync_interval is 2 minutes
  * (docs.nats.io, "JetStream: Syncing data to disk": "a configurable sync_interval option, with a default value of 2
- * minutes"). Routes name every server by its stable DNS name, self included (a route to itself is detected and dropped).
+ * minutes"). Routes name every server by its stable DNS name, self included (a route to itself is detected and
+ * dropped).
  */
 export function natsServerConf(input: NatsServerConfInput): string {
   const routes = input.all.map((server) => `    nats-route://${server.hostName}:${input.clusterPort}`);
@@ -108,12 +109,13 @@ export interface NatsNodeBootInput extends NatsServerConfInput {
 }
 
 /**
- * The boot script of one nats-server (Amazon Linux 2023), as user-data lines: the CloudWatch agent, the data volume, the
- * pinned release tarball (a checksum mismatch fails the boot before anything is unpacked), nats-server.conf, a systemd
- * unit, and success only once JetStream is enabled (`/healthz?js-enabled-only=true`) and the meta group has a leader
- * and every server. NatsCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which copies the boot
- * log's tail to CloudWatch Logs and signals SUCCESS or FAILURE to this instance's creation policy. No secret is
- * involved: the servers run without authentication inside the VPC, reachable only as the security group allows.
+ * The boot script of one nats-server (Amazon Linux 2023), as user-data lines: the CloudWatch agent, the data volume,
+ * the pinned release tarball (a checksum mismatch fails the boot before anything is unpacked), nats-server.conf, a
+ * systemd unit, and success only once JetStream is enabled (`/healthz?js-enabled-only=true`) and the meta group has a
+ * leader and every server. NatsCluster registers `rmqbench_boot_finished $exitCode` as the exit command, which
+ * copies the boot log's tail to CloudWatch Logs and signals SUCCESS or FAILURE to this instance's creation policy. No
+ * secret is involved: the servers run without authentication inside the VPC, reachable only as the security group
+ * allows.
  */
 export function natsNodeBootCommands(input: NatsNodeBootInput): string[] {
   return [
@@ -159,8 +161,8 @@ function natsDataVolumeCommands(input: NatsNodeBootInput): string[] {
 /** The release tarball, checked against its pinned SHA-256 before it is unpacked (through the one test seam). */
 function natsInstallCommands(tarball: NatsServerTarball): string[] {
   return [
-    `# nats-server ${tarball.version} (${tarball.arch}) from its GitHub release, checked against the SHA-256 pinned in ` +
-      'cdk/nats-artifacts.ts.',
+    `# nats-server ${tarball.version} (${tarball.arch}) from its GitHub release, checked against the SHA-256 ` +
+      'pinned in cdk/nats-artifacts.ts.',
     'id nats >/dev/null 2>&1 || useradd --system --no-create-home --shell /sbin/nologin nats',
     `NATS_SERVER_URL=${shellQuote(tarball.url)}`,
     `NATS_SERVER_SHA256=${tarball.sha256}`,
@@ -186,8 +188,8 @@ function natsConfigurationCommands(input: NatsNodeBootInput): string[] {
     `install -d ${NATS_CONF_PATH.slice(0, NATS_CONF_PATH.lastIndexOf('/'))}`,
     writeFileCommand(NATS_CONF_PATH, natsServerConf(input), NATS_CONF_DELIMITER),
     `chown -R nats:nats ${NATS_DATA_MOUNT}`,
-    // Read back from the file rather than written out again: each repetition of the zone name (a token in a controller's
-    // template) counts against EC2's 16 KB of user data.
+    // Read back from the file rather than written out again: each repetition of the zone name (a token in a
+    // controller's template) counts against EC2's 16 KB of user data.
     `route_hosts=$(sed -n 's|^ *nats-route://\\([^:]*\\):.*|\\1|p' ${NATS_CONF_PATH})`,
     'echo "routes:" $route_hosts',
     // The records exist before the instance (NatsCluster makes the instance depend on them); a new private zone can

@@ -38,7 +38,7 @@ function printConf(env: Record<string, string>): { status: number | null; stdout
 }
 
 describe('Azure NATS cluster module', () => {
-  test('the pin file holds exactly the tarball checksums of cdk/nats-artifacts.ts, for the allowed versions', async () => {
+  test('the pin file holds the tarball checksums of cdk/nats-artifacts.ts for the allowed versions', async () => {
     const module = await parseBicepFile(join(BICEP_DIR, 'modules/nats-cluster.bicep'));
     const allowed = module.params.get('natsServerVersion')?.decorators.find((d) => d.startsWith('allowed('));
     expect([...(allowed ?? '').matchAll(/'([^']+)'/g)].map((match) => match[1])).toEqual([
@@ -80,7 +80,7 @@ describe('Azure NATS cluster module', () => {
     expect(run.stdout.split('\n').slice(1)).toEqual(aws.split('\n').slice(1));
   });
 
-  test('customData evaluates to a cloud-config whose env names this server, every server and syncInterval', async () => {
+  test('customData: a cloud-config whose env names this server, every server and syncInterval', async () => {
     const module = await parseBicepFile(join(BICEP_DIR, 'modules/nats-cluster.bicep'));
     const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
     const [customData] = propertyValues(vm?.body as never, 'customData');
@@ -110,7 +110,7 @@ describe('Azure NATS cluster module', () => {
     expect(config.runcmd).toEqual([['/usr/local/sbin/rmqbench-nats-setup']]);
   });
 
-  test('main.bicep deploys the module only with broker nats, passing natsSyncInterval (typed) and the cluster sizes', async () => {
+  test('main.bicep deploys it only with broker nats, passing natsSyncInterval (typed)', async () => {
     const main = await parseBicepFile(join(BICEP_DIR, 'main.bicep'));
     const module = main.modules.find((candidate) => candidate.path === 'modules/nats-cluster.bicep');
     expect(module?.node.text).toMatch(/= if \(broker == 'nats'\) \{/);

@@ -173,7 +173,7 @@ describe('NatsCluster', () => {
 
   // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16
   // KB, in raw form, before it is base64-encoded".
-  test("every server's user data fits EC2's 16 KB with tokens at 256 characters, up to 7 servers and a token zone", () => {
+  test("every server's user data fits EC2's 16 KB (tokens at 256 characters, 7 servers, a token zone)", () => {
     const tokenZone = Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']);
     for (const props of [{ nodes: 3 }, { nodes: 7 }, { nodes: 7, zoneName: tokenZone }]) {
       for (const script of synth(props).userData) {

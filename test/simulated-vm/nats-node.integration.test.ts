@@ -114,7 +114,9 @@ describe('AWS NATS server user data on three simulated EC2 instances', () => {
           {
             '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(identity), mode: 0o700 },
             [INSTALL_OVERRIDE_FILE]: {
-              content: `rmqbench_fetch_nats_server() { cp '${tarball.file}' "$2"; }\nNATS_SERVER_SHA256=${tarball.sha256}\n`,
+              content:
+                `rmqbench_fetch_nats_server() { cp '${tarball.file}' "$2"; }\n` +
+                `NATS_SERVER_SHA256=${tarball.sha256}\n`,
               mode: 0o644,
             },
           },
@@ -154,7 +156,7 @@ describe('AWS NATS server user data on three simulated EC2 instances', () => {
     }
   });
 
-  test('/jsz on every server: the same meta leader, a meta group of 3, and the leader sees the 2 others current', async () => {
+  test('/jsz on every server: one meta leader, a meta group of 3, the leader sees 2 current peers', async () => {
     const jsz = await Promise.all(
       vms.map(async (vm) => {
         const result = await hub.exec(vm, `curl -fsS http://127.0.0.1:${NATS_MONITORING_PORT}/jsz`);
