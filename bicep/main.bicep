@@ -5,7 +5,7 @@ targetScope = 'resourceGroup'
 
 // The shared user-defined types (types.bicep), imported at compile time:
 // https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-import
-import { availabilityZoneType, tagsType } from 'types.bicep'
+import { availabilityZoneType, natsSyncIntervalType, tagsType } from 'types.bicep'
 
 @description('Optional. Prefix of every resource name (lower-case letters and digits; also the prefix of the node host names).')
 @minLength(3)
@@ -18,12 +18,16 @@ param location string = resourceGroup().location
 @description('Optional. Tags applied to every resource: tag names with string values (tagsType).')
 param tags tagsType = {}
 
-@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) and the RabbitMQ secrets (rabbitmqAdminPassword, erlangCookie) may be left out, and the vault gets no RabbitMQ secret; TLS is still taken but unused by the brokers, and publicLoadBalancer must stay false.')
+@description('Optional. The broker the cluster runs: RabbitMQ nodes on a scale set (modules/cluster.bicep), or Apache Kafka brokers in KRaft mode with static private IPs (modules/kafka-cluster.bicep), or a NATS JetStream cluster with static private IPs (modules/nats-cluster.bicep), of clusterVmSize, instanceCount and availabilityZones alike. With kafka or nats the broker texts (rabbitmqConf, enabledPluginsFile, policyCommandsJson) and the RabbitMQ secrets (rabbitmqAdminPassword, erlangCookie) may be left out, and the vault gets no RabbitMQ secret; TLS is still taken but unused by the brokers, and publicLoadBalancer must stay false.')
 @allowed([
   'rabbitmq'
   'kafka'
+  'nats'
 ])
 param broker string = 'rabbitmq'
+
+@description('Optional. With broker nats: JetStream\'s sync_interval on every server (natsSyncIntervalType), a duration or \'always\' to fsync after every write; unused otherwise.')
+param natsSyncInterval natsSyncIntervalType = '2m'
 
 @description('Optional. VM size of the RabbitMQ nodes. Every allowed size supports accelerated networking on its NIC; the Dsv5 and Esv5 sizes require it (acceleratedNetworking must stay true).')
 @allowed([
@@ -184,7 +188,7 @@ var tlsEnabled = publicLoadBalancer && !tlsGiven ? fail('publicLoadBalancer is t
 // out: the same page restricts it ("Accelerated networking can only be applied to a single NIC", footnote 4), the one size here
 // where the toggle would not mean the same thing as on the others.
 // A Kafka cluster has no load balancer: its clients reach each broker at its advertised private IP.
-var publicLoadBalancerChecked = broker == 'kafka' && publicLoadBalancer ? fail('publicLoadBalancer is true, but broker is kafka: Kafka clients reach each broker at its advertised private IP, and there is no load balancer to make public.') : publicLoadBalancer
+var publicLoadBalancerChecked = broker != 'rabbitmq' && publicLoadBalancer ? fail('publicLoadBalancer is true, but broker is ${broker}: its clients reach each server at its private IP, and there is no load balancer to make public.') : publicLoadBalancer
 
 // The broker texts are required for RabbitMQ only (a Kafka launch sends none): refused empty when broker is rabbitmq, so that
 // path behaves as when they were required parameters. fail() may only stand in a short-circuiting expression:
@@ -286,6 +290,28 @@ module kafkaCluster 'modules/kafka-cluster.bicep' = if (broker == 'kafka') {
   }
 }
 
+// NATS servers in the cluster subnet, each with a static private IP its routes name, without authentication inside the
+// VNet: the NSG (modules/network.bicep) lets the load-generator subnet reach the client port 4222 as it reaches 5672, and
+// the route (6222) and monitoring (8222) ports only from the cluster subnet.
+module natsCluster 'modules/nats-cluster.bicep' = if (broker == 'nats') {
+  name: '${deployment().name}-nats'
+  params: {
+    namePrefix: namePrefix
+    location: location
+    tags: tags
+    subnetResourceId: network.outputs.clusterSubnetResourceId
+    subnetAddressPrefix: clusterSubnetPrefix
+    vmSize: clusterVmSize
+    serverCount: instanceCount
+    availabilityZones: availabilityZones
+    acceleratedNetworking: acceleratedNetworkingChecked
+    encryptionAtHost: encryptionAtHost
+    adminUsername: adminUsername
+    adminSshPublicKey: adminSshPublicKey
+    syncInterval: natsSyncInterval
+  }
+}
+
 module loadGenerator 'modules/loadgen.bicep' = {
   name: '${deployment().name}-loadgen'
   params: {
@@ -371,3 +397,9 @@ output loadGeneratorIdentityClientId string = loadGenerator.outputs.identityClie
 
 @description('Kafka bootstrap.servers (the brokers\' static private IPs, port 9092, PLAINTEXT inside the VNet); empty when broker is rabbitmq.')
 output kafkaBootstrapServers string = broker == 'kafka' ? kafkaCluster.outputs.bootstrapServers : ''
+
+@description('NATS client URLs (the servers\' static private IPs, port 4222, no authentication inside the VNet); empty unless broker is nats.')
+output natsServerUrls string = broker == 'nats' ? natsCluster.outputs.serverUrls : ''
+
+@description('The resource IDs of the NATS server VMs, in index order; empty unless broker is nats.')
+output natsServerResourceIds array = broker == 'nats' ? natsCluster.outputs.serverResourceIds : []

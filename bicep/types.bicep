@@ -19,3 +19,7 @@ type tagsType = {
   @description('Optional. A tag\'s value under its name, e.g. project: \'rmqbench\'.')
   *: string
 }
+
+@export()
+@description('JetStream\'s sync_interval on every NATS server: how often a server fsyncs its stream files, or \'always\' to fsync after every write (nats-server reads a duration string or "always": nats-io/nats-server server/opts.go, `case "sync", "sync_interval"`). nats-server\'s default is \'2m\'. A literal union, so ARM refuses any other value (allowedValues).')
+type natsSyncIntervalType = 'always' | '100ms' | '1s' | '5s' | '10s' | '30s' | '1m' | '2m' | '5m' | '10m'

@@ -41,18 +41,23 @@ param allowedSourcePorts string[] = [
 @maxValue(65535)
 param healthProbePort int = 8081
 
-// AMQP and management, plain and TLS: reachable from the load-generator subnet and (allowedSourcePorts) from the allowed sources only.
+// AMQP and management, plain and TLS, and NATS clients (4222): reachable from the load-generator subnet and
+// (allowedSourcePorts) from the allowed sources only.
 var clientPorts = [
   '5672'
   '5671'
   '15672'
   '15671'
+  '4222'
 ]
-// epmd, Erlang distribution and the CLI tools' distribution range: cluster-internal only.
+// epmd, Erlang distribution and the CLI tools' distribution range; NATS cluster routes (6222) and monitoring (8222):
+// cluster-internal only.
 var interNodePorts = [
   '4369'
   '25672'
   '35672-35682'
+  '6222'
+  '8222'
 ]
 
 resource natPublicIp 'Microsoft.Network/publicIPAddresses@2024-05-01' = {

@@ -27,9 +27,11 @@ export const NODE_ROLE = 'rabbitmq-node';
  * A Kafka broker on AWS (cdk/KafkaCluster.ts): a cluster node like a RabbitMQ node, with series under its instance id.
  */
 export const KAFKA_BROKER_ROLE = 'kafka-broker';
+/** A nats-server of a JetStream cluster on AWS (cdk/NatsCluster.ts), a cluster node like a Kafka broker. */
+export const NATS_SERVER_ROLE = 'nats-server';
 export const LOAD_GENERATOR_ROLE = 'load-generator';
 /** The roles of a cluster's broker nodes, each a node of its own in the metrics model. */
-export const BROKER_NODE_ROLES: readonly string[] = [NODE_ROLE, KAFKA_BROKER_ROLE];
+export const BROKER_NODE_ROLES: readonly string[] = [NODE_ROLE, KAFKA_BROKER_ROLE, NATS_SERVER_ROLE];
 /**
  * Seconds between two agent samples. Below 60 the agent publishes high-resolution metrics
  * (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch-Agent-Configuration-File-Details.html, agent

@@ -78,7 +78,12 @@ describe('every template follows the parameter and output conventions', () => {
     );
     expect(untyped).toEqual([]);
     const typeOf = (name: string, param: string) => file(name).params.get(param)?.type;
-    for (const name of ['main.bicep', 'modules/cluster.bicep', 'modules/kafka-cluster.bicep']) {
+    for (const name of [
+      'main.bicep',
+      'modules/cluster.bicep',
+      'modules/kafka-cluster.bicep',
+      'modules/nats-cluster.bicep',
+    ]) {
       expect(typeOf(name, 'availabilityZones')).toBe('availabilityZoneType[]');
     }
     for (const name of files.keys()) if (name !== 'types.bicep') expect(typeOf(name, 'tags')).toBe('tagsType');
@@ -91,7 +96,11 @@ describe('every template follows the parameter and output conventions', () => {
     const types = file('types.bicep');
     const statements = types.tree.rootNode.namedChildren.filter((node): node is Node => node !== null);
     const declarations = statements.filter((node) => node.type === 'type_declaration');
-    expect(declarations.map((node) => node.namedChildren[0]?.text)).toEqual(['availabilityZoneType', 'tagsType']);
+    expect(declarations.map((node) => node.namedChildren[0]?.text)).toEqual([
+      'availabilityZoneType',
+      'tagsType',
+      'natsSyncIntervalType',
+    ]);
     for (const declaration of declarations) {
       const decorators = declaration.previousNamedSibling;
       expect(decorators?.type).toBe('decorators');
@@ -144,6 +153,7 @@ describe('every template follows the parameter and output conventions', () => {
         'modules/cluster.bicep',
         'modules/kafka-cluster.bicep',
         'modules/loadgen.bicep',
+        'modules/nats-cluster.bicep',
         'modules/network.bicep',
         'modules/secrets.bicep',
       ].sort(),
@@ -284,8 +294,8 @@ describe('secrets', () => {
         }
       }
     }
-    // The RabbitMQ scale set, the load generator and the Kafka brokers.
-    expect(customDataSeen).toBe(3);
+    // The RabbitMQ scale set, the load generator, the Kafka brokers and the NATS servers.
+    expect(customDataSeen).toBe(4);
   });
 
   test(
@@ -481,7 +491,7 @@ describe('network security group', () => {
     'client ports are allowed from the allowedSourceAddressPrefixes parameter ' +
       '(only allowedSourcePorts) and from the load-generator subnet, nowhere else',
     () => {
-      const clientPorts = ['5672', '5671', '15672', '15671'];
+      const clientPorts = ['5672', '5671', '15672', '15671', '4222'];
       const clientRules = inboundAllows().filter(
         (rule) =>
           isExpression(rule.destinationPortRanges) &&
@@ -562,7 +572,7 @@ describe('network security group', () => {
   );
 
   test('4369, 25672 and 35672-35682 are allowed only inside the cluster subnet and denied from anywhere else', () => {
-    const interNode = ['4369', '25672', '35672-35682'];
+    const interNode = ['4369', '25672', '35672-35682', '6222', '8222'];
     const allows = inboundAllows().filter((rule) => ports(rule).some((port) => interNode.includes(port)));
     expect(allows).toHaveLength(1);
     expect(allows[0]).toMatchObject({
@@ -761,6 +771,7 @@ describe('cluster', () => {
       ['modules/cluster.bicep', 'vmSize'],
       ['modules/loadgen.bicep', 'vmSize'],
       ['modules/kafka-cluster.bicep', 'vmSize'],
+      ['modules/nats-cluster.bicep', 'vmSize'],
     ] as const) {
       const allowed = file(name)
         .params.get(param)
@@ -1064,6 +1075,7 @@ describe(
         expect(() => checked('rabbitmq', '')).toThrow(`fail: broker is rabbitmq, so ${name} is required`);
         expect(checked('rabbitmq', 'TEXT')).toBe('TEXT');
         expect(checked('kafka', '')).toBe('');
+        expect(checked('nats', '')).toBe('');
         expect(file('main.bicep').params.get(name)?.defaultValue?.text).toBe("''");
       }
     });

@@ -1,0 +1,394 @@
+import { Aws, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import { Construct } from 'constructs';
+import { RabbitMqInstanceTiers } from './instance-tiers';
+import { NATS_SERVER_VERSION_ON_CLOUD, NATS_SERVER_VERSIONS_ON_CLOUD, natsServerTarball } from './nats-artifacts';
+import { natsNodeBootCommands, type NatsServerIdentity } from './user-data/nats-node';
+import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
+import { CHECKOV_REASON, skipCheckov } from './checkov';
+import { bootLogWithSignal } from './boot-log';
+import { allowHostMetrics } from './host-metrics-agent';
+
+/** NATS clients (publishers, consumers, the JetStream API). */
+export const NATS_CLIENT_PORT = 4222;
+/** Cluster routes between servers (JetStream's replication and meta group travel over them). */
+export const NATS_CLUSTER_PORT = 6222;
+/** The HTTP monitoring endpoint (/healthz, /jsz, /varz). */
+export const NATS_MONITORING_PORT = 8222;
+
+const MAX_SERVERS = 7;
+/**
+ * A sync_interval nats-server accepts: "always", or a Go duration (time.ParseDuration, as server/opts.go parseDuration
+ * reads it) of whole numbers with units; a subset that keeps the value readable in results.
+ */
+const SYNC_INTERVAL_PATTERN = /^(always|([1-9][0-9]*(ms|s|m|h))+)$/;
+
+export interface NatsClusterProps {
+  /**
+   * VPC to deploy into; the servers are spread over its subnets. Its `enableDnsHostnames` and `enableDnsSupport`
+   * must be true, as private hosted zones require; `ec2.Vpc` sets both by default.
+   */
+  readonly vpc: ec2.IVpc;
+  /**
+   * Subnets for the servers; server i goes to subnet (i - 1) modulo the number of subnets.
+   * @default - the VPC's private subnets with egress (the servers download the release tarball at boot)
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * Number of nats-servers, 1 to 7. JetStream's meta group is a Raft group of every server, so 3 or 5 keep a majority
+   * through one or two failures; a stream's replicas (1, 3 or 5) cannot exceed it.
+   * @default 3
+   */
+  readonly nodes?: number;
+  /**
+   * Instance type of the servers (x86-64 or Graviton: the release has a tarball for each).
+   * @default RabbitMqInstanceTiers.LOW (m5a.large), the RabbitMQ cluster's default, so the brokers compare like for
+   * like
+   */
+  readonly instanceType?: ec2.InstanceType;
+  /**
+   * Image of the servers: Amazon Linux 2023 of the instance type's architecture.
+   * @default - the latest Amazon Linux 2023 image, looked up from its public SSM parameter at each deployment
+   */
+  readonly machineImage?: ec2.IMachineImage;
+  /**
+   * nats-server version; only a version whose release tarballs are pinned by checksum (cdk/nats-artifacts.ts).
+   * @default '2.15.0'
+   */
+  readonly natsServerVersion?: string;
+  /**
+   * JetStream's sync_interval: how often a server fsyncs its stream files, as a duration ('2m', '10s', '500ms'), or
+   * 'always' to fsync after every write. Acknowledged messages not yet synced can be lost when servers fail together.
+   * @default '2m' (nats-server's own default)
+   */
+  readonly syncInterval?: string;
+  /**
+   * Peers allowed to reach the client port (4222) of every server; more with `allowClientsFrom`.
+   * @default - none: only the servers themselves, until a peer is allowed
+   */
+  readonly allowedPeers?: ec2.IPeer[];
+  /**
+   * Name of the private hosted zone that names the servers (`nats-<i>.<zoneName>`), associated with the VPC only; it
+   * must be unique among the zones associated with that VPC. A token is accepted unchecked.
+   * @default - `nats-<8 hex characters of the construct's address>.rmqbench.internal`, unique per construct
+   */
+  readonly zoneName?: string;
+  /**
+   * Size of each server's gp3 data volume (JetStream's store_dir, mounted at /var/lib/nats), in GiB.
+   * @default 50
+   */
+  readonly dataVolumeSizeGiB?: number;
+  /**
+   * How long CloudFormation waits for each server to signal that it has installed nats-server and seen the whole
+   * JetStream meta group with a leader.
+   * @default Duration.minutes(15)
+   */
+  readonly bootTimeout?: Duration;
+}
+
+/**
+ * A NATS JetStream cluster on EC2: N nats-servers with JetStream on a gp3 data volume, joined by cluster routes.
+ *
+ * Each server has a stable identity, as KafkaCluster's brokers do: a network interface (and so a private IP) created
+ * before its instance, a DNS name `nats-<i>.<zone>` in a private hosted zone pointing at that interface, and
+ * `server_name: nats-<i>`. The routes name every server by that DNS name, so every server's configuration is known when
+ * the template is synthesized. See cdk/README.md ("NatsCluster").
+ */
+export class NatsCluster extends Construct {
+  /** Security group of the servers. */
+  public readonly securityGroup: ec2.SecurityGroup;
+  /** The servers, in index order (instances[0] is nats-1). */
+  public readonly instances: ec2.Instance[];
+  /** The network interface of each server (its stable private IP), in index order. */
+  public readonly networkInterfaces: ec2.CfnNetworkInterface[];
+  /** The private hosted zone holding the servers' names. */
+  public readonly hostedZone: route53.PrivateHostedZone;
+  /** `nats://nats-1.<zone>:4222,nats://nats-2.<zone>:4222,...`: a NATS client's server list. */
+  public readonly serverUrls: string;
+  /** The servers' DNS names, in index order. */
+  public readonly serverHostNames: string[];
+  public readonly nodeCount: number;
+  public readonly natsServerVersion: string;
+  public readonly syncInterval: string;
+  public readonly role: iam.Role;
+  /** Where every server copies the tail of its boot log (stream `<instance id>/boot`) when its boot script ends. */
+  public readonly bootLogGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: NatsClusterProps) {
+    super(scope, id);
+    const settings = resolveSettings(props, this.node.addr);
+    this.nodeCount = settings.nodes;
+    this.natsServerVersion = settings.natsServerVersion;
+    this.syncInterval = settings.syncInterval;
+
+    this.securityGroup = new ec2.SecurityGroup(this, 'ServerSecurityGroup', {
+      vpc: props.vpc,
+      description: 'NATS servers: clients on 4222 from allowed peers, routes 6222 and monitoring 8222 between servers',
+      allowAllOutbound: true,
+    });
+    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(NATS_CLUSTER_PORT), 'NATS cluster routes');
+    this.securityGroup.addIngressRule(
+      this.securityGroup,
+      ec2.Port.tcp(NATS_MONITORING_PORT),
+      'NATS monitoring between servers',
+    );
+
+    this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
+      zoneName: settings.zoneName,
+      vpc: props.vpc,
+      comment: 'rmqbench NATS server names',
+    });
+    const identities: NatsServerIdentity[] = Array.from({ length: settings.nodes }, (_, index) => ({
+      index: index + 1,
+      serverName: `nats-${index + 1}`,
+      hostName: `nats-${index + 1}.${settings.zoneName}`,
+    }));
+    this.serverHostNames = identities.map((server) => server.hostName);
+    this.serverUrls = identities.map((server) => `nats://${server.hostName}:${NATS_CLIENT_PORT}`).join(',');
+    this.role = this.createServerRole();
+    this.bootLogGroup = bootLogWithSignal(this, this.role);
+
+    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
+    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the servers need at least one');
+    const cpuType = cpuTypeOf(settings.instanceType);
+    const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType });
+
+    this.networkInterfaces = [];
+    this.instances = [];
+    for (const identity of identities) {
+      const subnet = subnets[(identity.index - 1) % subnets.length]!;
+      const { networkInterface, instance } = this.addServer(props, settings, identity, subnet, machineImage);
+      this.addServerBoot(instance, settings, identity, identities, cpuType);
+      this.networkInterfaces.push(networkInterface);
+      this.instances.push(instance);
+    }
+
+    for (const peer of props.allowedPeers ?? []) this.allowClientsFrom(peer);
+    this.addOutputs(machineImage);
+  }
+
+  private addOutputs(machineImage: ec2.IMachineImage): void {
+    new CfnOutput(this, 'ServerUrls', {
+      value: this.serverUrls,
+      description: 'NATS server URLs (names resolve inside the VPC only)',
+    });
+    new CfnOutput(this, 'ServerImageId', {
+      value: machineImage.getImage(this).imageId,
+      description: 'AMI the servers run (record it with the results to reproduce a run)',
+    });
+    new CfnOutput(this, 'BootLogGroupName', {
+      value: this.bootLogGroup.logGroupName,
+      description: 'CloudWatch Logs group with the tail of every server boot log (stream <instance id>/boot)',
+    });
+  }
+
+  /** The server role: SSM management, boot log and signal, host metrics. */
+  private createServerRole(): iam.Role {
+    const role = new iam.Role(this, 'ServerRole', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'NATS server: SSM management, boot log, boot signal, host metrics',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
+    });
+    // The CloudWatch agent of each server (user-data/nats-node.ts) publishes host metrics under Role nats-server.
+    allowHostMetrics(role);
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
+        'limits it to the rmqbench namespace.',
+    });
+    return role;
+  }
+
+  /** One server: its network interface and DNS name, created first, and its instance on that interface. */
+  private addServer(
+    props: NatsClusterProps,
+    settings: NatsClusterSettings,
+    identity: NatsServerIdentity,
+    subnet: ec2.ISubnet,
+    machineImage: ec2.IMachineImage,
+  ) {
+    // The interface, its address and its name exist before the instance boots (the routes name every server), and stay
+    // the server's for the life of the stack.
+    const networkInterface = new ec2.CfnNetworkInterface(this, `Server${identity.index}Interface`, {
+      subnetId: subnet.subnetId,
+      groupSet: [this.securityGroup.securityGroupId],
+      description: `NATS server ${identity.index} (${identity.hostName})`,
+    });
+    const record = new route53.ARecord(this, `Server${identity.index}Name`, {
+      zone: this.hostedZone,
+      recordName: identity.serverName,
+      target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
+      ttl: Duration.seconds(60),
+    });
+    const instance = new ec2.Instance(this, `Server${identity.index}`, {
+      vpc: props.vpc,
+      vpcSubnets: { subnets: [subnet] },
+      instanceType: settings.instanceType,
+      machineImage,
+      role: this.role,
+      securityGroup: this.securityGroup,
+      userData: ec2.UserData.forLinux(),
+      // IMDSv2 on the instance itself, not through requireImdsv2's launch template (whose fixed name would collide
+      // between two cluster stacks in one account and region; see KafkaCluster).
+      httpTokens: ec2.HttpTokens.REQUIRED,
+      httpPutResponseHopLimit: 1,
+      detailedMonitoring: true,
+      propagateTagsToVolumeOnCreation: true,
+      blockDevices: [
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
+        },
+        {
+          deviceName: DATA_VOLUME_DEVICE,
+          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, {
+            volumeType: ec2.EbsDeviceVolumeType.GP3,
+            encrypted: true,
+            deleteOnTermination: true,
+          }),
+        },
+      ],
+    });
+    skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
+    // The pre-created interface is the instance's primary one (DeviceIndex 0); subnet, security groups and zone come
+    // from it.
+    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
+    cfnInstance.addPropertyDeletionOverride('SubnetId');
+    cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
+    cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
+    cfnInstance.addPropertyOverride('NetworkInterfaces', [
+      { DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref },
+    ]);
+    instance.node.addDependency(record);
+    // CREATE_COMPLETE means this server booted and saw the whole meta group with a leader (SUCCESS from the boot
+    // script's exit command), FAILURE on any error fails the stack at once.
+    cfnInstance.cfnOptions.creationPolicy = {
+      resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` },
+    };
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-EC29',
+      reason:
+        'A benchmark cluster is deleted with its stack after the run; termination protection would block that ' +
+        'teardown.',
+    });
+    return { networkInterface, instance };
+  }
+
+  /** The server's boot script (user-data/nats-node.ts), which signals its instance's creation policy. */
+  private addServerBoot(
+    instance: ec2.Instance,
+    settings: NatsClusterSettings,
+    identity: NatsServerIdentity,
+    identities: NatsServerIdentity[],
+    cpuType: ec2.AmazonLinuxCpuType,
+  ): void {
+    const stack = Stack.of(this);
+    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
+    instance.userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
+    instance.userData.addCommands(
+      ...natsNodeBootCommands({
+        self: identity,
+        all: identities,
+        clusterName: 'rmqbench-nats',
+        clientPort: NATS_CLIENT_PORT,
+        clusterPort: NATS_CLUSTER_PORT,
+        monitoringPort: NATS_MONITORING_PORT,
+        syncInterval: settings.syncInterval,
+        tarball: natsServerTarball(
+          settings.natsServerVersion,
+          cpuType === ec2.AmazonLinuxCpuType.ARM_64 ? 'arm64' : 'amd64',
+        ),
+        region: stack.region,
+        stackName: Aws.STACK_NAME,
+        instanceLogicalId: stack.getLogicalId(cfnInstance),
+        bootLogGroupName: this.bootLogGroup.logGroupName,
+        dataVolumeDevice: DATA_VOLUME_DEVICE,
+        clusterFormationTimeoutSeconds: Math.max(60, settings.bootTimeout.toSeconds() - 180),
+      }),
+    );
+  }
+
+  /** Let `peer` reach the client port (4222) of every server. Routes and monitoring stay between servers. */
+  public allowClientsFrom(peer: ec2.IPeer): void {
+    this.securityGroup.addIngressRule(peer, ec2.Port.tcp(NATS_CLIENT_PORT), 'NATS clients');
+  }
+}
+
+function cpuTypeOf(instanceType: ec2.InstanceType): ec2.AmazonLinuxCpuType {
+  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64
+    ? ec2.AmazonLinuxCpuType.ARM_64
+    : ec2.AmazonLinuxCpuType.X86_64;
+}
+
+interface NatsClusterSettings {
+  readonly nodes: number;
+  readonly instanceType: ec2.InstanceType;
+  readonly natsServerVersion: string;
+  readonly syncInterval: string;
+  readonly zoneName: string;
+  readonly dataVolumeSizeGiB: number;
+  readonly bootTimeout: Duration;
+  readonly vpcSubnets: ec2.SubnetSelection;
+}
+
+/** Applies every default and rejects out-of-range props, naming them. */
+function resolveSettings(props: NatsClusterProps, address: string): NatsClusterSettings {
+  if (!props || !props.vpc) throw new Error('vpc is required: pass the VPC the servers (and their clients) run in');
+  const nodes = props.nodes ?? 3;
+  requireInteger('nodes', nodes, 1, MAX_SERVERS);
+  const natsServerVersion = props.natsServerVersion ?? NATS_SERVER_VERSION_ON_CLOUD;
+  if (!NATS_SERVER_VERSIONS_ON_CLOUD.includes(natsServerVersion)) {
+    throw new Error(
+      `natsServerVersion ${JSON.stringify(natsServerVersion)} is not supported: allowed values are ` +
+        `${NATS_SERVER_VERSIONS_ON_CLOUD.map((v) => `'${v}'`).join(', ')} (the versions whose release tarballs are ` +
+        'pinned by checksum)',
+    );
+  }
+  const syncInterval = props.syncInterval ?? '2m';
+  if (!SYNC_INTERVAL_PATTERN.test(syncInterval)) {
+    throw new Error(
+      `syncInterval ${JSON.stringify(syncInterval)} must be 'always' or a duration of whole numbers with units ` +
+        `ms, s, m or h, e.g. '2m', '10s', '1m30s'`,
+    );
+  }
+  const zoneName = props.zoneName ?? `nats-${address.slice(0, 8)}.rmqbench.internal`;
+  if (
+    !Token.isUnresolved(zoneName) &&
+    (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)
+  ) {
+    throw new Error(
+      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, ` +
+        `digits, hyphens), e.g. 'nats.bench.internal'`,
+    );
+  }
+  const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
+  requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
+  const bootTimeout = props.bootTimeout ?? Duration.minutes(15);
+  if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
+    throw new Error(`bootTimeout must be from 5 to 60 minutes, got ${bootTimeout.toHumanString()}`);
+  }
+  return {
+    nodes,
+    instanceType: props.instanceType ?? RabbitMqInstanceTiers.LOW,
+    natsServerVersion,
+    syncInterval,
+    zoneName,
+    dataVolumeSizeGiB,
+    bootTimeout,
+    vpcSubnets: props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+  };
+}
+
+function requireInteger(prop: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${prop} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}
