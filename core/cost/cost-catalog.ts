@@ -50,12 +50,30 @@ export interface LoadBalancerPrice {
   readonly source: string;
 }
 
+/** A managed NAT gateway's charges: each hour it exists and each GB it processes (AWS NAT gateway, Azure NAT Gateway). */
+export interface NatGatewayPrice {
+  readonly provider: CloudProvider;
+  /** `*` means the price applies in every region of the provider. */
+  readonly region: string;
+  readonly hourlyUsd: number;
+  readonly monthlyUsd: number;
+  readonly perGbProcessedUsd: number;
+  /**
+   * The hour of a static public IPv4 address, which an Azure NAT gateway needs (as does the public load balancer of an
+   * Azure cluster). Absent on AWS: the controller's NAT gateway and its Elastic IP are the controller's, not a run's.
+   */
+  readonly publicIpv4HourlyUsd?: number;
+  readonly asOf: string;
+  readonly source: string;
+}
+
 export interface PriceCatalog {
   readonly currency: 'USD';
   readonly hoursPerMonth: number;
   readonly notes?: string;
   readonly instances: readonly InstancePrice[];
   readonly loadBalancers: readonly LoadBalancerPrice[];
+  readonly natGateways: readonly NatGatewayPrice[];
 }
 
 /** The catalog is malformed, or does not hold what was asked for; the message says what would be right. */
@@ -85,6 +103,15 @@ const catalogSchema = z.object({
       z.strictObject({ ...dated, kind: z.string().min(1), perGbProcessedUsd: z.number().nonnegative().optional() }),
     )
     .default([]),
+  natGateways: z
+    .array(
+      z.strictObject({
+        ...dated,
+        perGbProcessedUsd: z.number().nonnegative(),
+        publicIpv4HourlyUsd: z.number().nonnegative().optional(),
+      }),
+    )
+    .default([]),
 });
 
 /** Validates catalog data (the shipped JSON, or a refreshed copy) and fills in hourly/monthly from each other. */
@@ -108,6 +135,7 @@ export function loadPriceCatalog(data: unknown): PriceCatalog {
     ...(parsed.data.notes === undefined ? {} : { notes: parsed.data.notes }),
     instances: parsed.data.instances.map((entry, index) => complete(entry, `instances.${index}`)),
     loadBalancers: parsed.data.loadBalancers.map((entry, index) => complete(entry, `loadBalancers.${index}`)),
+    natGateways: parsed.data.natGateways.map((entry, index) => complete(entry, `natGateways.${index}`)),
   };
 }
 
@@ -166,6 +194,18 @@ export function findLoadBalancerPrice(
     (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
   );
   // A region-specific price wins over the provider-wide one.
+  return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
+}
+
+/** The newest NAT gateway price for a provider in a region (or region `*`); undefined when the catalog has none. */
+export function findNatGatewayPrice(
+  catalog: PriceCatalog,
+  provider: CloudProvider,
+  region: string,
+): NatGatewayPrice | undefined {
+  const matches = catalog.natGateways.filter(
+    (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
+  );
   return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
 }
 

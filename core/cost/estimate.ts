@@ -3,6 +3,7 @@ import {
   catalogInstanceType,
   findInstancePrice,
   findLoadBalancerPrice,
+  findNatGatewayPrice,
   PriceCatalogError,
   type PriceCatalog,
 } from './cost-catalog';
@@ -314,8 +315,19 @@ function clusterCostParts(input: {
       loadBalancerPart({ name, minutes, catalog, target, region: region ?? nodeRegion, lbTraffic: input.lbTraffic }),
     );
   }
-  const generator = hourly(loadGeneratorType);
   const generators = group.loadGenerators ?? 1;
+  parts.push(
+    natGatewayPart({
+      name,
+      vms: group.nodes + generators,
+      broker: group.broker,
+      minutes,
+      catalog,
+      target,
+      region: region ?? ('error' in node ? undefined : node.region),
+    }),
+  );
+  const generator = hourly(loadGeneratorType);
   parts.push(
     'error' in generator
       ? {
@@ -385,6 +397,64 @@ function loadBalancerPart(input: {
     detail:
       `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of rate-limited traffic processed at $${perGb}/GB ` +
       `(${asOf})${unbounded}`,
+  };
+}
+
+/**
+ * GB one VM downloads through the NAT gateway while it boots, an upper bound: the package indexes and the Erlang and
+ * RabbitMQ packages (AWS: yum1/yum2.rabbitmq.com, cdk/user-data/rabbitmq-node.ts; Azure: Team RabbitMQ's apt
+ * repositories, bicep/cloud-init/rmqbench-node-setup.sh), or Java and PerfTest, or Kafka's tarball, each tens of MB.
+ * Amazon Linux's repositories and the S3 assets come through the VPC's S3 gateway endpoint instead (no NAT charge).
+ */
+export const BOOT_DOWNLOAD_GB_PER_VM = 0.25;
+
+/**
+ * What a cluster costs at the NAT gateway. The benchmark's own traffic stays inside the VPC or VNet (the load
+ * generator reaches the brokers by private address; results go to S3 through the gateway endpoint, on Azure through
+ * pre-signed URLs of the controller's bucket), so what crosses it is what the VMs download at boot. AWS: the
+ * controller's NAT gateway is standing (its hours are the controller's, not a run's): only those GB. Azure: each
+ * run's resource group has its own NAT gateway (bicep/modules/network.bicep) with a public IP, and a RabbitMQ
+ * cluster's public load balancer has another: their hours too.
+ */
+function natGatewayPart(input: {
+  name: string;
+  vms: number;
+  broker: string;
+  minutes: number;
+  catalog: PriceCatalog;
+  target: EstimateOptions['target'];
+  region: string | undefined;
+}): CostPart {
+  const { name, vms, minutes, catalog, target, region } = input;
+  const partName = `${name}: NAT gateway`;
+  const nat = findNatGatewayPrice(catalog, target, region ?? '*');
+  if (nat === undefined)
+    return {
+      name: partName,
+      usd: 0,
+      priced: false,
+      detail: `no ${target} NAT gateway price in the catalog${region ? ` for ${region}` : ''}`,
+    };
+  const gb = vms * BOOT_DOWNLOAD_GB_PER_VM;
+  const where = nat.region === '*' ? nat.asOf : `${nat.region}, ${nat.asOf}`;
+  const downloads = `at most ${gb.toFixed(2)} GB of ${vms} VMs' boot downloads at $${nat.perGbProcessedUsd}/GB`;
+  if (target === 'aws')
+    return {
+      name: partName,
+      usd: gb * nat.perGbProcessedUsd,
+      priced: true,
+      detail: `${downloads} through the controller's NAT gateway, whose hours are the controller's (${where})`,
+    };
+  const hours = minutes / 60;
+  const addresses = input.broker === 'kafka' ? 1 : 2;
+  const ipHourly = nat.publicIpv4HourlyUsd ?? 0;
+  return {
+    name: partName,
+    usd: nat.hourlyUsd * hours + gb * nat.perGbProcessedUsd + addresses * ipHourly * hours,
+    priced: nat.publicIpv4HourlyUsd !== undefined,
+    detail:
+      `${minutes.toFixed(1)} min at ${usd(nat.hourlyUsd)}/h + ${downloads} + ${addresses} public IPv4 address(es) ` +
+      `at $${ipHourly}/h (${where})`,
   };
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { PlanValidationError } from '../../core/plan/errors';
-import { budgetProblem, estimateRun, stateTransitions } from '../../core/cost/estimate';
+import { BOOT_DOWNLOAD_GB_PER_VM, budgetProblem, estimateRun, stateTransitions } from '../../core/cost/estimate';
 import { parsePlanText, validatePlan } from '../../core/plan/plan';
 import { targetProblems } from '../../core/plan/target-rules';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -35,6 +35,53 @@ workloads:
     expect(part(three, 'c: load generator').usd).toBeCloseTo(3 * part(one, 'c: load generator').usd, 9);
     expect(part(three, 'c: load generator').detail).toMatch(/^3 × c5n\.4xlarge × /);
     expect(part(three, 'c: nodes').usd).toBe(part(one, 'c: nodes').usd);
+  });
+
+  describe('the NAT gateway: what the VMs download at boot, and on Azure its hours and public addresses', () => {
+    const plan = (broker = '', instanceType = 'c5.xlarge') => `
+name: nat
+clusters:
+  - { name: c, nodes: 3, instanceType: ${instanceType}, loadGenerators: 2${broker} }
+workloads:
+  - { name: w, producers: 2, consumers: 2, queues: 2, durationSeconds: 60, publishRateLimit: 100 }
+`;
+    const part = (estimate: ReturnType<typeof estimateRun>) =>
+      estimate.parts.find((candidate) => candidate.name === 'c: NAT gateway')!;
+    const hoursOf = (estimate: ReturnType<typeof estimateRun>) => estimate.clusters[0]!.minutes / 60;
+
+    test("aws: the 5 VMs' boot downloads at $0.045/GB; the hours are the controller's standing NAT gateway", () => {
+      const estimate = estimateRun(parsePlanText(plan(), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(5 * BOOT_DOWNLOAD_GB_PER_VM * 0.045, 9),
+      });
+      expect(part(estimate).detail).toMatch(/controller's NAT gateway, whose hours are the controller's/);
+    });
+
+    test("azure: the run's own NAT gateway for the cluster's minutes, the downloads and two public addresses", () => {
+      const estimate = estimateRun(parsePlanText(plan('', 'Standard_D4s_v5'), 'p.yaml'), {
+        target: 'azure',
+        catalog: defaultPriceCatalog,
+        region: 'northeurope',
+      });
+      const hours = hoursOf(estimate);
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(0.045 * hours + 5 * BOOT_DOWNLOAD_GB_PER_VM * 0.045 + 2 * 0.005 * hours, 9),
+      });
+    });
+
+    test('a catalog without NAT gateway prices leaves the part unpriced and the estimate incomplete', () => {
+      const catalog = { ...defaultPriceCatalog, natGateways: [] };
+      const estimate = estimateRun(parsePlanText(plan(), 'p.yaml'), { target: 'aws', catalog, region: 'us-east-1' });
+      expect(part(estimate)).toMatchObject({ priced: false, usd: 0 });
+      expect(part(estimate).detail).toBe('no aws NAT gateway price in the catalog for us-east-1');
+      expect(estimate.complete).toBe(false);
+    });
   });
 
   describe("the load balancer: its hours and the traffic it processes (the catalog's per-GB charge)", () => {
