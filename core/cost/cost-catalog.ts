@@ -50,7 +50,7 @@ export interface LoadBalancerPrice {
   readonly source: string;
 }
 
-/** A managed NAT gateway's charges: each hour it exists and each GB it processes (AWS NAT gateway, Azure NAT Gateway). */
+/** A managed NAT gateway's charges: each hour it exists and each GB it processes (AWS and Azure NAT gateways). */
 export interface NatGatewayPrice {
   readonly provider: CloudProvider;
   /** `*` means the price applies in every region of the provider. */
