@@ -43,7 +43,6 @@ export function loadEffectiveCatalog(path: string): EffectiveCatalog {
 export function showPrices(effective: EffectiveCatalog, json: boolean): string {
   const { catalog, source } = effective;
   if (json) return `${JSON.stringify({ source, ...catalog }, null, 2)}\n`;
-  const money = (value: number, digits: number) => `$${value.toFixed(digits)}`;
   const rows = [...catalog.instances]
     .sort(
       (a, b) =>
@@ -101,8 +100,38 @@ export function showPrices(effective: EffectiveCatalog, json: boolean): string {
           ...loadBalancers,
         ]
       : []),
+    ...natGatewayLines(catalog),
     '',
   ].join('\n');
+}
+
+const money = (value: number, digits: number) => `$${value.toFixed(digits)}`;
+
+/** The catalog's NAT gateways: hour and GB processed (estimate prices what a run's VMs download through them). */
+function natGatewayLines(catalog: PriceCatalog): string[] {
+  if (catalog.natGateways.length === 0) return [];
+  const header = [
+    'cloud',
+    'region'.padEnd(13),
+    'NAT gateway'.padEnd(24),
+    'USD/hour'.padStart(9),
+    'USD/GB'.padStart(10),
+  ];
+  return [
+    '',
+    [...header, 'as of'.padEnd(10), 'source'].join('  '),
+    ...catalog.natGateways.map((entry) =>
+      [
+        entry.provider.padEnd(5),
+        entry.region.padEnd(13),
+        (entry.publicIpv4HourlyUsd === undefined ? '' : `+ IPv4 ${money(entry.publicIpv4HourlyUsd, 4)}/h`).padEnd(24),
+        money(entry.hourlyUsd, 4).padStart(9),
+        money(entry.perGbProcessedUsd, 4).padStart(10),
+        entry.asOf.padEnd(10),
+        shortSource(entry.source),
+      ].join('  '),
+    ),
+  ];
 }
 
 export interface PricesUpdateResult {
