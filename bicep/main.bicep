@@ -133,6 +133,11 @@ param loadGeneratorVmSize string = 'Standard_F16s_v2'
 @description('Optional. Availability zone of the load generator. Empty for no zone.')
 param loadGeneratorZone string = '1'
 
+@description('Optional. Number of load generator VMs (modules/loadgen.bicep), all in loadGeneratorZone: 1 to 10, the plan\'s bound. The benchmark controller deploys 1 (it refuses loadGenerators above 1 on Azure); more are for your own deployments.')
+@minValue(1)
+@maxValue(10)
+param loadGeneratorCount int = 1
+
 @description('Optional. PerfTest version installed on the load generator (pinned with checksums).')
 @allowed([
   '2.22.1'
@@ -321,6 +326,7 @@ module loadGenerator 'modules/loadgen.bicep' = {
     subnetResourceId: network.outputs.loadGeneratorSubnetResourceId
     vmSize: loadGeneratorVmSize
     availabilityZone: loadGeneratorZone
+    loadGeneratorCount: loadGeneratorCount
     acceleratedNetworking: acceleratedNetworkingChecked
     encryptionAtHost: encryptionAtHost
     adminUsername: adminUsername
@@ -372,6 +378,9 @@ output scaleSetResourceId string = broker == 'rabbitmq' ? cluster.outputs.resour
 
 @description('The resource ID of the load generator VM.')
 output loadGeneratorResourceId string = loadGenerator.outputs.resourceId
+
+@description('The resource IDs of every load generator VM, in order (the first is loadGeneratorResourceId): one Run Command on each.')
+output loadGeneratorResourceIds array = loadGenerator.outputs.loadGeneratorVmIds
 
 @description('The resource IDs of the Kafka broker VMs, one per broker in broker order (IngestRepetition reads each one\'s Azure Monitor platform metrics); empty when broker is rabbitmq (its nodes are the scale set of scaleSetResourceId).')
 output kafkaBrokerResourceIds array = broker == 'kafka' ? kafkaCluster.outputs.brokerResourceIds : []

@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Fn, Tags, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -8,8 +8,13 @@ import type { RabbitMqCluster } from './RabbitMqCluster';
 import { nagResourceText } from './nag-finding';
 import { loadGeneratorBootCommands } from './user-data/load-generator';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
-import { addHostMetricsAgent } from './host-metrics-agent';
+import { allowHostMetrics } from './host-metrics-agent';
+import { cloudWatchAgentBootCommands } from './user-data/cloudwatch-agent';
 import { LOAD_GENERATOR_ROLE } from '../core/metrics/cloudwatch-host-metrics';
+import { MAX_LOAD_GENERATORS } from '../core/loadgen/load-generator-count';
+
+/** The tag that tells the instances of a LoadGenerator with `count` > 1 apart: "0" to "count - 1". */
+export const LOAD_GENERATOR_INDEX_TAG = 'rmqbench:load-generator-index';
 
 export interface LoadGeneratorProps {
   /** VPC of the cluster under test. */
@@ -45,6 +50,20 @@ export interface LoadGeneratorProps {
    * @default false
    */
   readonly kafkaTools?: boolean;
+  /**
+   * How many identical load generators to launch, for a workload one machine cannot drive (issue 27). All share the
+   * role, security group and results prefix, and are placed as one is (the requested zone, else the first private
+   * subnet): generators in one zone see the cluster alike, so their per-second rates add up and their latencies
+   * compare. With `count` > 1 each instance carries the tag `rmqbench:load-generator-index` ("0" to "count - 1"), by
+   * which SSM Run Command can target one or all, and `LOAD_GENERATOR_INDEX`/`LOAD_GENERATOR_COUNT` in
+   * /etc/rmqbench/load-generator.env, so that a run script writes under a key of its own; with 1 the template is
+   * unchanged. At most 10, the plan's bound (MAX_LOAD_GENERATORS, core/loadgen/load-generator-count.ts): beyond it
+   * the split leaves too few queues per generator and the instance quota, not the brokers, becomes the limit.
+   * The controller still launches one per cluster (it refuses `loadGenerators` > 1 on the clouds); this is for your
+   * own stacks.
+   * @default 1
+   */
+  readonly count?: number;
 }
 
 /**
@@ -52,7 +71,14 @@ export interface LoadGeneratorProps {
  * managed through SSM (no SSH), allowed to write results under one S3 prefix.
  */
 export class LoadGenerator extends Construct {
+  /** The first instance (index 0): the only one with `count` 1. */
   public readonly instance: ec2.Instance;
+  /** Every instance, by index (the `rmqbench:load-generator-index` tag when `count` > 1). */
+  public readonly instances: readonly ec2.Instance[];
+  /** The instances' ids, by index: the targets of SSM Run Command (`InstanceIds`). */
+  public readonly instanceIds: readonly string[];
+  /** How many instances: the `count` prop. */
+  public readonly count: number;
   public readonly role: iam.Role;
   /** Security group of the instance (no ingress). */
   public readonly securityGroup: ec2.SecurityGroup;
@@ -68,6 +94,11 @@ export class LoadGenerator extends Construct {
       );
     }
     this.resultsPrefix = resultsPrefix;
+    const count = props.count ?? 1;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_LOAD_GENERATORS) {
+      throw new Error(`count must be an integer from 1 to ${MAX_LOAD_GENERATORS}, got ${count}`);
+    }
+    this.count = count;
 
     this.role = this.createRole(props.resultsBucket, resultsPrefix);
 
@@ -77,23 +108,26 @@ export class LoadGenerator extends Construct {
       allowAllOutbound: true,
     });
 
-    const userData = ec2.UserData.forLinux();
-    addHostMetricsAgent(userData, this.role, { clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE });
+    allowHostMetrics(this.role);
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
         'limits it to the rmqbench namespace.',
     });
-    userData.addCommands(
-      ...loadGeneratorBootCommands({
-        resultsBucketName: props.resultsBucket.bucketName,
-        resultsPrefix,
-        kafkaTools: props.kafkaTools ?? false,
-      }),
-    );
 
-    this.instance = this.createInstance(props, userData);
+    // Index 0 keeps the construct id and user data of the single generator, so that count 1 synthesizes as before.
+    this.instances = Array.from({ length: count }, (_, index) => {
+      const instance = this.createInstance(
+        props,
+        this.bootUserData(props, resultsPrefix, count > 1 ? { index, count } : undefined),
+        index === 0 ? 'Instance' : `Instance${index + 1}`,
+      );
+      if (count > 1) Tags.of(instance).add(LOAD_GENERATOR_INDEX_TAG, String(index));
+      return instance;
+    });
+    this.instance = this.instances[0]!;
+    this.instanceIds = this.instances.map((instance) => instance.instanceId);
 
     props.cluster?.allowClientsFrom(this.securityGroup);
     // Exactly the cluster's admin secret: GetSecretValue (and DescribeSecret) on its ARN, nothing else in Secrets
@@ -104,12 +138,37 @@ export class LoadGenerator extends Construct {
       value: this.instance.instanceId,
       description: 'Load generator instance (connect with SSM Session Manager)',
     });
+    if (count > 1) {
+      new CfnOutput(this, 'InstanceIds', {
+        value: Fn.join(',', [...this.instanceIds]),
+        description: 'Every load generator instance, comma-separated, by index (rmqbench:load-generator-index)',
+      });
+    }
+  }
+
+  /** The boot script: the host metrics agent first, then Java and the tools; `generator` when count > 1. */
+  private bootUserData(
+    props: LoadGeneratorProps,
+    resultsPrefix: string,
+    generator: { index: number; count: number } | undefined,
+  ): ec2.UserData {
+    const userData = ec2.UserData.forLinux();
+    userData.addCommands(
+      ...cloudWatchAgentBootCommands({ clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE }),
+      ...loadGeneratorBootCommands({
+        resultsBucketName: props.resultsBucket.bucketName,
+        resultsPrefix,
+        kafkaTools: props.kafkaTools ?? false,
+        ...(generator ? { generator } : {}),
+      }),
+    );
+    return userData;
   }
 
   /** The instance: IMDSv2 only, an encrypted root volume, the boot script as user data. */
-  private createInstance(props: LoadGeneratorProps, userData: ec2.UserData): ec2.Instance {
+  private createInstance(props: LoadGeneratorProps, userData: ec2.UserData, id: string): ec2.Instance {
     const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;
-    const instance = new ec2.Instance(this, 'Instance', {
+    const instance = new ec2.Instance(this, id, {
       vpc: props.vpc,
       vpcSubnets: {
         subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS,

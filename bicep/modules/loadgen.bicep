@@ -19,6 +19,14 @@ param tags tagsType = {}
 @description('Required. Resource ID of the subnet the VM lives in.')
 param subnetResourceId string
 
+// The bound is the plan's (MAX_LOAD_GENERATORS, core/loadgen/load-generator-count.ts) and the AWS LoadGenerator's
+// `count`: beyond 10 the workload split leaves too few queues per generator, and the vCPU quota, not the brokers,
+// becomes the limit. Bicep loops take at most 800 iterations (https://learn.microsoft.com/azure/azure-resource-manager/bicep/loops).
+@description('Optional. Number of load generator VMs, each with its own NIC, sharing one identity, subnet and zone. The first keeps the single generator\'s names (<namePrefix>-loadgen, <namePrefix>-loadgen-nic); the others are suffixed with their 1-based number (<namePrefix>-loadgen-2). The benchmark controller still deploys 1.')
+@minValue(1)
+@maxValue(10)
+param loadGeneratorCount int = 1
+
 @description('Optional. VM size. Every allowed size supports accelerated networking on its NIC (Dsv5 and Esv5 require it), premium disks and Trusted Launch.')
 @allowed([
   'Standard_D2s_v5'
@@ -96,6 +104,11 @@ var loadgenWithKafkaVersion = replace(loadgenWithKafkaSetup, '{{KAFKA_VERSION}}'
 // test/bicep/cloud-init.test.ts keeps the rendered YAML under it.
 var loadgenCloudInit = replace(loadgenWithKafkaVersion, '{{JARS_LIB_B64}}', loadFileAsBase64('../cloud-init/rmqbench-jars.sh'))
 
+// The generators' names: the first as the single generator was named, so that count 1 deploys what it always did.
+var loadGeneratorNames = [
+  for i in range(0, loadGeneratorCount): i == 0 ? '${namePrefix}-loadgen' : '${namePrefix}-loadgen-${i + 1}'
+]
+
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
   name: '${namePrefix}-loadgen-id'
   location: location
@@ -133,120 +146,139 @@ resource resultsWriterAssignment 'Microsoft.Authorization/roleAssignments@2022-0
   }
 }
 
-resource networkInterface 'Microsoft.Network/networkInterfaces@2024-05-01' = {
-  name: '${namePrefix}-loadgen-nic'
-  location: location
-  tags: tags
-  properties: {
-    enableAcceleratedNetworking: acceleratedNetworking
-    ipConfigurations: [
-      {
-        name: 'ipconfig'
-        properties: {
-          primary: true
-          privateIPAllocationMethod: 'Dynamic'
-          privateIPAddressVersion: 'IPv4'
-          subnet: {
-            id: subnetResourceId
-          }
-        }
-      }
-    ]
-  }
-}
-
-resource virtualMachine 'Microsoft.Compute/virtualMachines@2024-07-01' = {
-  // checkov:skip=CKV_AZURE_97: encryption at host is a parameter (encryptionAtHost), off by default because it fails on subscriptions without the EncryptionAtHost feature registered; disks are still encrypted at rest with platform keys.
-  // checkov:skip=CKV_AZURE_50: extension operations stay allowed because the benchmark controller runs PerfTest through `az vm run-command`, which is itself a VM extension.
-  // checkov:skip=CKV_AZURE_151: a Windows-only check; this VM runs Linux (linuxConfiguration).
-  name: '${namePrefix}-loadgen'
-  location: location
-  tags: tags
-  zones: empty(availabilityZone) ? null : [
-    availabilityZone
-  ]
-  identity: {
-    type: 'UserAssigned'
-    userAssignedIdentities: {
-      '${identity.id}': {}
-    }
-  }
-  properties: {
-    hardwareProfile: {
-      vmSize: vmSize
-    }
-    osProfile: {
-      computerName: '${namePrefix}-loadgen'
-      adminUsername: adminUsername
-      customData: base64(loadgenCloudInit)
-      linuxConfiguration: {
-        disablePasswordAuthentication: true
-        provisionVMAgent: true
-        ssh: {
-          publicKeys: [
-            {
-              path: '/home/${adminUsername}/.ssh/authorized_keys'
-              keyData: adminSshPublicKey
-            }
-          ]
-        }
-      }
-    }
-    storageProfile: {
-      imageReference: {
-        publisher: 'Canonical'
-        offer: 'ubuntu-24_04-lts'
-        sku: 'server'
-        version: 'latest'
-      }
-      osDisk: {
-        createOption: 'FromImage'
-        caching: 'ReadWrite'
-        deleteOption: 'Delete'
-        managedDisk: {
-          storageAccountType: 'Premium_LRS'
-        }
-      }
-    }
-    networkProfile: {
-      networkInterfaces: [
+// One NIC and one VM per generator, with an integer-index loop, "[for <index> in range(<startIndex>,
+// <numberOfElements>): { ... }]" (https://learn.microsoft.com/azure/azure-resource-manager/bicep/loops#integer-index).
+resource networkInterfaces 'Microsoft.Network/networkInterfaces@2024-05-01' = [
+  for i in range(0, loadGeneratorCount): {
+    name: '${loadGeneratorNames[i]}-nic'
+    location: location
+    tags: tags
+    properties: {
+      enableAcceleratedNetworking: acceleratedNetworking
+      ipConfigurations: [
         {
-          id: networkInterface.id
+          name: 'ipconfig'
           properties: {
             primary: true
-            deleteOption: 'Delete'
+            privateIPAllocationMethod: 'Dynamic'
+            privateIPAddressVersion: 'IPv4'
+            subnet: {
+              id: subnetResourceId
+            }
           }
         }
       ]
     }
-    diagnosticsProfile: {
-      bootDiagnostics: {
-        enabled: true
-      }
-    }
-    securityProfile: {
-      securityType: 'TrustedLaunch'
-      uefiSettings: {
-        secureBootEnabled: true
-        vTpmEnabled: true
-      }
-      encryptionAtHost: encryptionAtHost
-    }
   }
-  // Assigned before the VM exists, so that the role has propagated by the first Run Command.
-  dependsOn: [
-    secretsUserAssignment
-  ]
-}
+]
 
-@description('The name of the load generator VM.')
-output name string = virtualMachine.name
+resource virtualMachines 'Microsoft.Compute/virtualMachines@2024-07-01' = [
+  for i in range(0, loadGeneratorCount): {
+    // checkov:skip=CKV_AZURE_97: encryption at host is a parameter (encryptionAtHost), off by default because it fails on subscriptions without the EncryptionAtHost feature registered; disks are still encrypted at rest with platform keys.
+    // checkov:skip=CKV_AZURE_50: extension operations stay allowed because the benchmark controller runs PerfTest through `az vm run-command`, which is itself a VM extension.
+    // checkov:skip=CKV_AZURE_151: a Windows-only check; this VM runs Linux (linuxConfiguration).
+    name: loadGeneratorNames[i]
+    location: location
+    tags: tags
+    zones: empty(availabilityZone) ? null : [
+      availabilityZone
+    ]
+    identity: {
+      type: 'UserAssigned'
+      userAssignedIdentities: {
+        '${identity.id}': {}
+      }
+    }
+    properties: {
+      hardwareProfile: {
+        vmSize: vmSize
+      }
+      osProfile: {
+        computerName: loadGeneratorNames[i]
+        adminUsername: adminUsername
+        customData: base64(loadgenCloudInit)
+        linuxConfiguration: {
+          disablePasswordAuthentication: true
+          provisionVMAgent: true
+          ssh: {
+            publicKeys: [
+              {
+                path: '/home/${adminUsername}/.ssh/authorized_keys'
+                keyData: adminSshPublicKey
+              }
+            ]
+          }
+        }
+      }
+      storageProfile: {
+        imageReference: {
+          publisher: 'Canonical'
+          offer: 'ubuntu-24_04-lts'
+          sku: 'server'
+          version: 'latest'
+        }
+        osDisk: {
+          createOption: 'FromImage'
+          caching: 'ReadWrite'
+          deleteOption: 'Delete'
+          managedDisk: {
+            storageAccountType: 'Premium_LRS'
+          }
+        }
+      }
+      networkProfile: {
+        networkInterfaces: [
+          {
+            id: networkInterfaces[i].id
+            properties: {
+              primary: true
+              deleteOption: 'Delete'
+            }
+          }
+        ]
+      }
+      diagnosticsProfile: {
+        bootDiagnostics: {
+          enabled: true
+        }
+      }
+      securityProfile: {
+        securityType: 'TrustedLaunch'
+        uefiSettings: {
+          secureBootEnabled: true
+          vTpmEnabled: true
+        }
+        encryptionAtHost: encryptionAtHost
+      }
+    }
+    // Assigned before the VM exists, so that the role has propagated by the first Run Command.
+    dependsOn: [
+      secretsUserAssignment
+    ]
+  }
+]
 
-@description('The resource ID of the load generator VM (the controller runs PerfTest on it with `az vm run-command`).')
-output resourceId string = virtualMachine.id
+@description('The name of the (first) load generator VM.')
+output name string = virtualMachines[0].name
 
-@description('The private IP address of the load generator.')
-output privateIpAddress string = networkInterface.properties.ipConfigurations[0].properties.privateIPAddress
+@description('The resource ID of the (first) load generator VM (the controller runs PerfTest on it with `az vm run-command`).')
+output resourceId string = virtualMachines[0].id
+
+@description('The private IP address of the (first) load generator.')
+output privateIpAddress string = networkInterfaces[0].properties.ipConfigurations[0].properties.privateIPAddress
+
+// Output loops, "output <output-name> array = [for <index> in range(<start>, <stop>): ...]"
+// (https://learn.microsoft.com/azure/azure-resource-manager/bicep/loop-outputs#loop-index).
+@description('The resource IDs of every load generator VM, in order (index 0 is resourceId): one Run Command each.')
+output loadGeneratorVmIds array = [for i in range(0, loadGeneratorCount): virtualMachines[i].id]
+
+@description('The names of every load generator VM, in order (index 0 is name).')
+output loadGeneratorVmNames array = [for i in range(0, loadGeneratorCount): virtualMachines[i].name]
+
+@description('The private IP addresses of every load generator, in order (index 0 is privateIpAddress).')
+output loadGeneratorPrivateIpAddresses array = [
+  for i in range(0, loadGeneratorCount): networkInterfaces[i].properties.ipConfigurations[0].properties.privateIPAddress
+]
 
 @description('The principal ID of the load generator\'s user-assigned identity.')
 output identityPrincipalId string = identity.properties.principalId

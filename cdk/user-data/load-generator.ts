@@ -24,6 +24,11 @@ export interface LoadGeneratorBootInput {
   readonly resultsPrefix: string;
   /** Also install Kafka's tools (the pinned Kafka jars) and KAFKA_TOOL_COMMAND. @default false */
   readonly kafkaTools?: boolean;
+  /**
+   * This instance's place among several generators (LoadGenerator `count` > 1), written to the env file so that a run
+   * script can tell the generators' results apart. @default - one generator: nothing written
+   */
+  readonly generator?: { readonly index: number; readonly count: number };
 }
 
 /**
@@ -100,6 +105,12 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
     'install -d /etc/rmqbench',
     `printf 'RESULTS_BUCKET=%s\\nRESULTS_PREFIX=%s\\nPERF_TEST_VERSION=${PERF_TEST_VERSION}\\n' ` +
       `${input.resultsBucketName} ${shellQuote(input.resultsPrefix)} > /etc/rmqbench/load-generator.env`,
+    ...(input.generator
+      ? [
+          `printf 'LOAD_GENERATOR_INDEX=%s\\nLOAD_GENERATOR_COUNT=%s\\n' ${input.generator.index} ` +
+            `${input.generator.count} >> /etc/rmqbench/load-generator.env`,
+        ]
+      : []),
     ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
   ];
 }

@@ -151,10 +151,15 @@ export async function parseBicepFile(path: string): Promise<BicepFile> {
         break;
       case 'resource_declaration': {
         const typeWithVersion = stringLiteral(children[1] as Node);
-        // A conditional resource (`= if (condition) { ... }`): the body is the if_statement's object.
+        // A conditional resource (`= if (condition) { ... }`): the body is the if_statement's object; a looped one
+        // (`= [for i in range(0, n): { ... }]`): the loop's body, the object every element is made from.
         const last = children[children.length - 1] as Node;
         const body =
-          last.type === 'if_statement' ? (named(last).find((child) => child.type === 'object') ?? last) : last;
+          last.type === 'if_statement'
+            ? (named(last).find((child) => child.type === 'object') ?? last)
+            : last.type === 'for_statement'
+              ? (last.childForFieldName('body') ?? last)
+              : last;
         resources.push({
           name,
           node: statement,

@@ -6,6 +6,7 @@ import {
   WORLD_OPEN_SOURCE_NAMES,
   worldOpenReason,
 } from '../../core/cloud/source-prefixes';
+import { MAX_LOAD_GENERATORS } from '../../core/loadgen/load-generator-count';
 import { AZURE_METRICS_OUTPUTS } from '../../lambdas/ingest-repetition/azure-metrics';
 import type { BicepFile, BicepValue, ResourceDeclaration } from './bicep-tree';
 import {
@@ -205,9 +206,30 @@ describe('every template follows the parameter and output conventions', () => {
         `${resource(file('modules/cluster.bicep'), 'Microsoft.Compute/virtualMachineScaleSets').name}.id`,
       );
       expect(main.outputs.get('loadGeneratorResourceId')?.value.text).toBe('loadGenerator.outputs.resourceId');
-      expect(file('modules/loadgen.bicep').outputs.get('resourceId')?.value.text).toBe(
-        `${resource(file('modules/loadgen.bicep'), 'Microsoft.Compute/virtualMachines').name}.id`,
+      // The load generators are a loop over loadGeneratorCount VMs (issue 27): resourceId is the first's, and
+      // loadGeneratorResourceIds every one's, from the module's loop over the same VM resources.
+      const loadgen = file('modules/loadgen.bicep');
+      const generators = resource(loadgen, 'Microsoft.Compute/virtualMachines');
+      expect(generators.node.text).toMatch(/= \[\s*for i in range\(0, loadGeneratorCount\):/);
+      expect(loadgen.outputs.get('resourceId')?.value.text).toBe(`${generators.name}[0].id`);
+      expect(loadgen.outputs.get('loadGeneratorVmIds')?.value.text).toBe(
+        `[for i in range(0, loadGeneratorCount): ${generators.name}[i].id]`,
       );
+      expect(main.outputs.get('loadGeneratorResourceIds')?.value.text).toBe('loadGenerator.outputs.loadGeneratorVmIds');
+      const loadgenParams = asObject(
+        asObject(literal(main.modules.find((candidate) => candidate.path === 'modules/loadgen.bicep')?.body as never))
+          .params,
+      );
+      expect(loadgenParams.loadGeneratorCount).toEqual({ expression: 'loadGeneratorCount' });
+      for (const name of ['main.bicep', 'modules/loadgen.bicep']) {
+        const count = file(name).params.get('loadGeneratorCount');
+        expect({ name, type: count?.type, default: count?.defaultValue?.text, decorators: count?.decorators }).toEqual({
+          name,
+          type: 'int',
+          default: '1',
+          decorators: expect.arrayContaining(['minValue(1)', `maxValue(${MAX_LOAD_GENERATORS})`]),
+        });
+      }
     },
   );
 

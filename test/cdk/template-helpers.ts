@@ -11,16 +11,22 @@ type Json = unknown;
  * CloudFormation reference replaced by `<{"Ref":...}>`, so tests can read it as a script.
  */
 export function userDataText(template: Template, type: 'AWS::EC2::LaunchTemplate' | 'AWS::EC2::Instance'): string {
+  const texts = userDataTexts(template, type);
+  if (texts.length !== 1) throw new Error(`expected one ${type} with user data, found ${texts.length}`);
+  return texts[0] as string;
+}
+
+/** The user data of every launch template or instance of `type` that has some, in template order (userDataText). */
+export function userDataTexts(template: Template, type: 'AWS::EC2::LaunchTemplate' | 'AWS::EC2::Instance'): string[] {
   const resources = Object.values(template.findResources(type)) as { Properties: Record<string, Json> }[];
-  const withUserData = resources
+  return resources
     .map((resource) =>
       type === 'AWS::EC2::LaunchTemplate'
         ? (resource.Properties.LaunchTemplateData as Record<string, Json>).UserData
         : resource.Properties.UserData,
     )
-    .filter((userData) => userData !== undefined);
-  if (withUserData.length !== 1) throw new Error(`expected one ${type} with user data, found ${withUserData.length}`);
-  return flatten((withUserData[0] as Record<string, Json>)['Fn::Base64']);
+    .filter((userData) => userData !== undefined)
+    .map((userData) => flatten((userData as Record<string, Json>)['Fn::Base64']));
 }
 
 function flatten(node: Json): string {

@@ -84,6 +84,24 @@ workloads:
     });
   });
 
+  test('on azure too, loadGenerators: 3 prices three load generator VMs (the loadgen module deploys as many)', () => {
+    const text = (extra: string) => `
+name: lg
+clusters:
+  - { name: c, nodes: 3, instanceType: Standard_D2s_v5${extra} }
+workloads:
+  - { name: w, producers: 6, consumers: 6, queues: 6, durationSeconds: 60 }
+`;
+    const options = { target: 'azure' as const, catalog: defaultPriceCatalog, region: 'eastus' };
+    const one = estimateRun(parsePlanText(text(''), 'lg.yaml'), options);
+    const three = estimateRun(parsePlanText(text(', loadGenerators: 3'), 'lg.yaml'), options);
+    const part = (estimate: typeof one) => estimate.parts.find((candidate) => candidate.name === 'c: load generator')!;
+    expect(part(one).priced).toBe(true);
+    expect(part(one).usd).toBeGreaterThan(0);
+    expect(part(three).usd).toBeCloseTo(3 * part(one).usd, 9);
+    expect(part(three).detail).toMatch(/^3 × F16s_v2 × /);
+  });
+
   describe("the load balancer: its hours and the traffic it processes (the catalog's per-GB charge)", () => {
     // 2 producers × 500 msg/s × 1,000 B × 60 s × 2 repetitions = 0.12 GB published through the load balancer, and
     // as much delivered out of it to the consumers: 0.24 GB processed.
