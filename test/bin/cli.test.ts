@@ -120,6 +120,7 @@ describe('rmqbench CLI', () => {
       expect(estimate.parts.map((part) => part.name)).toEqual([
         'small: nodes',
         'small: load balancer',
+        'small: NAT gateway',
         'small: load generator',
         'Step Functions',
         'Lambda',
