@@ -185,7 +185,11 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
         seconds += workload.durationSeconds + overheadSeconds + pause;
         // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
-        repetitions.push({ polls: repetitionPolls(workload.durationSeconds), pause: pause > 0 });
+        repetitions.push({
+          polls: repetitionPolls(workload.durationSeconds),
+          pause: pause > 0,
+          ...(plan.adaptiveRepetitions && repetition > plan.adaptiveRepetitions.min ? { settledCheck: true } : {}),
+        });
       }
       const gb = crossZoneGbOf(workload, plan.repetitions, replicaCount(group));
       if (gb === undefined) unboundedScenarios++;
