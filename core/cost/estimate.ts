@@ -140,13 +140,47 @@ export interface RunEstimate {
    */
   readonly historyEvents: number;
   readonly parts: readonly CostPart[];
+  /**
+   * Adaptive repetitions: the figures above count every scenario's `max`; these are the run's if every scenario settles
+   * after `min`.
+   */
+  readonly adaptiveRepetitions?: AdaptiveEstimate;
+}
+
+/** What an adaptive plan costs at the least: every scenario stopping after `min` repetitions. */
+export interface AdaptiveEstimate {
+  readonly min: number;
+  readonly max: number;
+  readonly ciPercent: number;
+  readonly minimumUsd: number;
+  readonly minimumWallMinutes: number;
 }
 
 export { stateTransitions } from '../cloud/workflow-shape';
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
 
+/**
+ * The run's estimate at each scenario's most repetitions; with adaptive repetitions also its least (every scenario
+ * settled after `min`).
+ */
 export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate {
+  const rule = given.adaptiveRepetitions;
+  if (!rule) return estimateRepetitions(given, options);
+  const { adaptiveRepetitions: _rule, ...plain } = given;
+  const most = estimateRepetitions(given, options);
+  const least = estimateRepetitions({ ...plain, repetitions: rule.min }, options);
+  return {
+    ...most,
+    adaptiveRepetitions: {
+      ...rule,
+      minimumUsd: least.totalUsd,
+      minimumWallMinutes: least.wallMinutes,
+    },
+  };
+}
+
+function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate {
   const { target, catalog } = options;
   // The plan's per-target instance types and region, for this target (core/plan/plan-target.ts).
   const plan = planOnTarget(given, target);
