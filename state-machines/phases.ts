@@ -220,7 +220,8 @@ export function buildRepetitionPhase(): AslStates {
 }
 
 /**
- * Adaptive repetitions: an item after its scenario's `min` (`item.settledCheck`) first has CheckSettled decide, from the
+ * Adaptive repetitions: an item after its scenario's `min` (`item.settledCheck`) first has CheckSettled decide, from
+ * the
  * scenario's repetitions already stored, whether the scenario has settled; if so CheckSettled records this repetition
  * SKIPPED with the reason and the iteration ends without starting PerfTest. Other items go straight to StartRepetition
  * (a plain `repetitions` number passes this Choice only). The repetitions Map runs one item at a time in plan order, so

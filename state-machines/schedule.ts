@@ -31,7 +31,8 @@ export interface ScheduledRepetition {
   readonly rawKey: string;
   /**
    * Adaptive repetitions, on the repetitions after `min`: before this one starts, CheckSettled decides from the
-   * scenario's stored repetitions whether it has settled, and records this one SKIPPED if so. Absent for a plain number.
+   * scenario's stored repetitions whether it has settled, and records this one SKIPPED if so. Absent for a plain
+   * number.
    */
   readonly settledCheck?: SettledCheck;
 }

@@ -79,7 +79,8 @@ interface StateVisits {
  * (KeepBootLogs
  * after a failure), TeardownCluster,
  * IsTeardownDone, (WaitForTeardown, CheckTeardown, IsTeardownDone) × teardown polls, ClusterOutcome, ClusterSucceeded;
- * per repetition: IsSettledCheckNeeded, with adaptive repetitions past `min` CheckSettled and IsSettled, StartRepetition,
+ * per repetition: IsSettledCheckNeeded, with adaptive repetitions past `min` CheckSettled and IsSettled,
+ * StartRepetition,
  * IsFaultPlanned, (WaitForRepetition, CheckRepetition, IsRepetitionDone) × polls, IngestRepetition, IsPauseNeeded,
  * PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not counted; a skipped repetition would
  * record fewer: the estimate counts every repetition up to `max`).

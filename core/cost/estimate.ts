@@ -200,6 +200,8 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
   let unboundedScenarios = 0;
 
   const hourly = hourlyPrices(catalog, target, region);
+  // Adaptive repetitions: those past min are checked first (CheckSettled).
+  const adaptiveMin = plan.adaptiveRepetitions?.min ?? Number.POSITIVE_INFINITY;
 
   for (const group of groupScenariosByCluster(plan)) {
     // Plan clusters that differ only in connection mode share one launched cluster: it is named after the first.
@@ -219,11 +221,7 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
         seconds += workload.durationSeconds + overheadSeconds + pause;
         // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
-        repetitions.push({
-          polls: repetitionPolls(workload.durationSeconds),
-          pause: pause > 0,
-          ...(plan.adaptiveRepetitions && repetition > plan.adaptiveRepetitions.min ? { settledCheck: true } : {}),
-        });
+        repetitions.push(repetitionShape(workload.durationSeconds, pause > 0, repetition > adaptiveMin));
       }
       const gb = crossZoneGbOf(workload, plan.repetitions, replicaCount(group));
       if (gb === undefined) unboundedScenarios++;
@@ -262,6 +260,13 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
     parts,
   };
 }
+
+/** The states a repetition passes: its checks spread over its duration, its pause, a settled check past min. */
+const repetitionShape = (durationSeconds: number, pause: boolean, settledCheck: boolean): RepetitionShape => ({
+  polls: repetitionPolls(durationSeconds),
+  pause,
+  ...(settledCheck ? { settledCheck } : {}),
+});
 
 type Hourly = (instanceType: string) => { usd: number; source: string; region: string } | { error: string };
 

@@ -240,7 +240,8 @@ export const workloadInPlanSchema = workloadSchema.extend({
 
 /**
  * Adaptive repetitions: run a scenario at least `min` and at most `max` times, and stop once the 95 % confidence
- * interval of its receive rate has a half-width within `ciPercent` % of the mean (core/results/adaptive-repetitions.ts).
+ * interval of its receive rate has a half-width within `ciPercent` % of the mean
+ * (core/results/adaptive-repetitions.ts).
  */
 export const adaptiveRepetitionsSchema = z
   .strictObject({

@@ -41,7 +41,8 @@ export interface Scenario {
 
 /**
  * A validated plan. `repetitions` is always a number: the most each scenario runs (`max` of an adaptive plan), which is
- * what the schedule lays out and the estimate counts; `adaptiveRepetitions` carries the stopping rule when the plan gave
+ * what the schedule lays out and the estimate counts; `adaptiveRepetitions` carries the stopping rule when the plan
+ * gave
  * `repetitions: { min, max, ciPercent }` (a plain number N means exactly N).
  */
 export interface Plan extends Omit<ParsedPlan, 'repetitions'> {

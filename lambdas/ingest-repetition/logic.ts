@@ -224,7 +224,8 @@ async function onHosts(
 }
 
 /**
- * CheckSettled (adaptive repetitions, IngestRepetition's "settledCheck" action): before repetition `item` starts, decide
+ * CheckSettled (adaptive repetitions, IngestRepetition's "settledCheck" action): before repetition `item` starts,
+ * decide
  * from its scenario's repetitions already in the table whether the scenario has settled; if so store this repetition
  * SKIPPED with the reason (the key is the repetition's own, so a retried call writes the same item).
  */

@@ -30,7 +30,7 @@ const stored = (
         : { scenarioId, repetition: index + 1, status: 'SUCCEEDED', result: { summary: { receiveRateAvg: rate } } },
   );
 
-describe('the adaptive repetitions stopping rule (95% CI half-width of the receive rate within ciPercent of the mean)', () => {
+describe('the stopping rule: 95% CI half-width of the receive rate within ciPercent of the mean', () => {
   test('the half-width is Student t over the repetitions: 2 rates use t(1) = 12.706', () => {
     // mean 20,200, sample sd 282.84: 12.706 × 282.84 / √2 = 2,541 = 12.58 % of the mean.
     expect(ciHalfWidthPercent([20_000, 20_400])).toBeCloseTo(12.58, 2);

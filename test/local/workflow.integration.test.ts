@@ -41,7 +41,8 @@ workloads:
   'workflow-capacity.yaml',
 );
 
-// Adaptive repetitions on a steady scenario: a publish rate well below what one node takes, measured after a 2 s warm-up
+// Adaptive repetitions on a steady scenario: a publish rate well below what one node takes, measured after a 2 s
+// warm-up
 // (PerfTest's rate limiter catches up on a slow first second with a burst), gives two repetitions within ~1 % of each
 // other; a CI half-width within 50 % (t(1) = 12.706) needs them within ~7.9 %, so the scenario settles at min and
 // repetitions 3 and 4 are skipped.

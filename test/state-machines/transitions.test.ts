@@ -138,7 +138,7 @@ describe('core/cloud/workflow-shape.ts against executions of the deployed defini
     },
   );
 
-  test('adaptive repetitions that never settle: every one runs, those past min after CheckSettled, as counted', async () => {
+  test('adaptive repetitions that never settle: all run, those past min after CheckSettled, as counted', async () => {
     const adaptive = { ...plan(1, 1, 5, [100, 200], 10), repetitions: { min: 2, max: 4, ciPercent: 5 } };
     const run = await simulate(adaptive, 'aws', { provisioningSeconds: 0, teardownSeconds: 0 });
     expect(run.succeeded).toBe(true);
