@@ -46,7 +46,7 @@ const succeeded = (runId: string, scenarioId: string, repetition: number, rate: 
   },
 });
 
-test('a settled scenario skips the rest (stored SKIPPED, with the reason), a noisy one runs on: SUCCEEDED', async () => {
+test('a settled scenario skips the rest, stored SKIPPED with the reason; a noisy one runs on', async () => {
   const schedule = buildSchedule({ plan, target: 'aws', runId: 'run-adaptive' }, 'exec');
   const items = schedule.clusters[0]!.repetitions;
   const item = (scenarioId: string, repetition: number) =>
