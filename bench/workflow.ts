@@ -125,6 +125,10 @@ async function main(): Promise<void> {
     [STATE.healFault]: async () => {
       throw new Error('HealFault entered for a plan without a fault');
     },
+    // The bench plan has a plain number of repetitions, so CheckSettled is never entered.
+    [STATE.checkSettled]: async () => {
+      throw new Error('CheckSettled entered for a plan without adaptive repetitions');
+    },
     [STATE.checkRepetition]: async (event: { launch: { clusterId: string }; item: ScheduledRepetition }) => ({
       done: Date.now() >= repetitionDoneAt.get(`${event.launch.clusterId}/${event.item.rawKey}`)!,
       rawKey: event.item.rawKey,

@@ -104,6 +104,7 @@ export function formatEstimate(planName: string, estimate: RunEstimate): string 
       `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least: some parts are not priced)'}`,
     `wall time: about ${formatMinutes(estimate.wallMinutes)} ` +
       `(${estimate.clusters.length} cluster(s), ${estimate.clusterConcurrency} at a time)`,
+    ...adaptiveEstimateLines(estimate),
     '',
   ];
   for (const cluster of estimate.clusters)
@@ -118,6 +119,16 @@ export function formatEstimate(planName: string, estimate: RunEstimate): string 
         `${part.detail}`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** Adaptive repetitions: the figures count every scenario's max; the least is every scenario settled after min. */
+function adaptiveEstimateLines(estimate: RunEstimate): string[] {
+  const adaptive = estimate.adaptiveRepetitions;
+  if (!adaptive) return [];
+  return [
+    `adaptive repetitions: counted at the most, ${adaptive.max} per scenario; at the least (every scenario settled ` +
+      `after ${adaptive.min}): $${adaptive.minimumUsd.toFixed(2)}, about ${formatMinutes(adaptive.minimumWallMinutes)}`,
+  ];
 }
 
 /** Several plans: one line each, then their sum. */

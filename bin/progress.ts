@@ -77,6 +77,10 @@ export class ProgressDisplay {
       }
       case 'repetition-finished': {
         const { record } = event;
+        if (record.status === 'SKIPPED') {
+          this.line(`${record.scenarioId} repetition ${record.repetition} skipped: ${record.skipReason}`);
+          break;
+        }
         const summary = record.result
           ? `send ${record.result.summary.sendRateAvg} msg/s, receive ${record.result.summary.receiveRateAvg} msg/s`
           : `FAILED: ${record.error}`;

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { adaptiveRuleOf } from '../core/plan/plan';
 import { ingestRepetition, RawRepetition } from '../core/results/ingest';
 import type { RunRecord, RunStatus } from '../core/results/result-model';
 import type { ResultsStore } from '../store/results-store';
@@ -20,10 +21,14 @@ export async function ingestRunDir(
   const records = readdirSync(ingestDir)
     .filter((file) => file.endsWith('.json'))
     .map((file) => ingestRepetition(JSON.parse(readFileSync(join(ingestDir, file), 'utf8')) as RawRepetition));
-  if (!(await store.getRun(run.runId))) await store.putRun(run);
+  const before = await store.getRun(run.runId);
+  if (!before) await store.putRun(run);
   for (const record of records) await store.putRepetition(record);
-  const repetitions = (run.plan as { repetitions?: number }).repetitions ?? 1;
-  const expected = run.scenarioIds.length * repetitions;
+  // Adaptive repetitions: at most `max` each, less those the run recorded as skipped (they have no raw output).
+  const written = (run.plan as { repetitions?: unknown }).repetitions;
+  const repetitions = adaptiveRuleOf(run.plan)?.max ?? (typeof written === 'number' ? written : 1);
+  const skipped = (before?.repetitions ?? []).filter((rep) => rep.status === 'SKIPPED').length;
+  const expected = run.scenarioIds.length * repetitions - skipped;
   const succeeded = records.filter((record) => record.status === 'SUCCEEDED').length;
   const status: RunStatus = succeeded === 0 ? 'FAILED' : succeeded === expected ? 'SUCCEEDED' : 'PARTIAL';
   await store.finishRun(

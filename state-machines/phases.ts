@@ -219,6 +219,45 @@ export function buildRepetitionPhase(): AslStates {
   };
 }
 
+/**
+ * Adaptive repetitions: an item after its scenario's `min` (`item.settledCheck`) first has CheckSettled decide, from
+ * the
+ * scenario's repetitions already stored, whether the scenario has settled; if so CheckSettled records this repetition
+ * SKIPPED with the reason and the iteration ends without starting PerfTest. Other items go straight to StartRepetition
+ * (a plain `repetitions` number passes this Choice only). The repetitions Map runs one item at a time in plan order, so
+ * a scenario's earlier repetitions are stored before its next one is checked.
+ */
+export function buildSettledCheckPhase(next: string): AslStates {
+  return {
+    [STATE.isSettledCheckNeeded]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.item.settledCheck', IsPresent: true, Next: STATE.checkSettled }],
+      Default: next,
+    },
+    [STATE.checkSettled]: task(
+      STATE.checkSettled,
+      { action: 'settledCheck', 'runId.$': '$.runId', 'target.$': '$.target', 'item.$': '$.item' },
+      { ResultPath: '$.settled', Next: STATE.isSettled },
+    ),
+    [STATE.isSettled]: {
+      Type: 'Choice',
+      Choices: [{ Variable: '$.settled.skip', BooleanEquals: true, Next: STATE.repetitionSkipped }],
+      Default: next,
+    },
+    // The same shape as RepetitionDone's output (IngestRepetition's result).
+    [STATE.repetitionSkipped]: {
+      Type: 'Pass',
+      Parameters: {
+        'scenarioId.$': '$.item.scenarioId',
+        'repetition.$': '$.item.repetition',
+        status: 'SKIPPED',
+        'reason.$': '$.settled.reason',
+      },
+      End: true,
+    },
+  };
+}
+
 /** Every scenario × repetition of one cluster, one at a time (they share the cluster). */
 export function buildRunPhase(next: string, onFailure: string): AslStates {
   return {
@@ -236,8 +275,8 @@ export function buildRunPhase(next: string, onFailure: string): AslStates {
       },
       ItemProcessor: {
         ProcessorConfig: { Mode: 'INLINE' },
-        StartAt: STATE.startRepetition,
-        States: buildRepetitionPhase(),
+        StartAt: STATE.isSettledCheckNeeded,
+        States: { ...buildSettledCheckPhase(STATE.startRepetition), ...buildRepetitionPhase() },
       },
       ResultPath: '$.repetitionResults',
       Next: next,

@@ -46,7 +46,7 @@ export function firstClusterFailure(results: readonly ClusterResult[] | undefine
 
 /**
  * The run's status: the same rule as the in-process loop (any failure or no success → FAILED, all → SUCCEEDED, else
- * PARTIAL).
+ * PARTIAL). A repetition an adaptive scenario skipped once it had settled counts as done.
  */
 export function runStatus(
   failure: string | undefined,
@@ -54,8 +54,9 @@ export function runStatus(
   total: number,
 ): { status: RunStatus; error?: string } {
   const succeeded = repetitions.filter((repetition) => repetition.status === 'SUCCEEDED').length;
+  const skipped = repetitions.filter((repetition) => repetition.status === 'SKIPPED').length;
   const status: RunStatus =
-    failure !== undefined || succeeded === 0 ? 'FAILED' : succeeded === total ? 'SUCCEEDED' : 'PARTIAL';
+    failure !== undefined || succeeded === 0 ? 'FAILED' : succeeded + skipped === total ? 'SUCCEEDED' : 'PARTIAL';
   const error = failure ?? (status === 'FAILED' ? 'no repetition succeeded' : undefined);
   return error === undefined ? { status } : { status, error };
 }

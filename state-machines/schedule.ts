@@ -1,7 +1,7 @@
 import { PlanValidationError } from '../core/plan/errors';
 import { pathOnTarget, planOnTarget, regionMismatch } from '../core/plan/plan-target';
 import { defaultPriceCatalog } from '../core/cost/cost-catalog';
-import { groupScenariosByCluster, Plan, plannedSeconds, validatePlan } from '../core/plan/plan';
+import { groupScenariosByCluster, Plan, plannedSeconds, repetitionsAsWritten, validatePlan } from '../core/plan/plan';
 import { assertPlanRunsOnTarget } from '../core/plan/target-rules';
 import { repetitionPollSeconds } from '../core/cloud/workflow-shape';
 
@@ -29,6 +29,18 @@ export interface ScheduledRepetition {
   readonly remainingPlannedSeconds: number;
   /** Name of the raw output object: `<runDir>/ingest/<rawKey>` locally, `runs/<runId>/ingest/<rawKey>` in S3. */
   readonly rawKey: string;
+  /**
+   * Adaptive repetitions, on the repetitions after `min`: before this one starts, CheckSettled decides from the
+   * scenario's stored repetitions whether it has settled, and records this one SKIPPED if so. Absent for a plain
+   * number.
+   */
+  readonly settledCheck?: SettledCheck;
+}
+
+/** The rule CheckSettled applies (core/results/adaptive-repetitions.ts); `max` is the item's `repetitions`. */
+export interface SettledCheck {
+  readonly min: number;
+  readonly ciPercent: number;
 }
 
 /** One cluster configuration (an item of the outer Map state). */
@@ -101,7 +113,8 @@ export function executionInput(plan: Plan, target: 'aws' | 'azure', runId?: stri
  * workload was given by default (its duration is its ladder's, and a durationSeconds beside `capacity` is refused).
  */
 export function planData(plan: Plan): unknown {
-  const { scenarios: _scenarios, ...rest } = plan;
+  const { scenarios: _scenarios, adaptiveRepetitions: _rule, ...plain } = plan;
+  const rest = { ...plain, repetitions: repetitionsAsWritten(plan) };
   const workloads = rest.workloads.map((workload) => {
     if (workload.capacity === undefined) return workload;
     const { durationSeconds: _derived, ...withoutDuration } = workload;
@@ -146,6 +159,13 @@ export function checkTarget(target: unknown): WorkflowTarget {
   throw new Error(`target must be one of ${WORKFLOW_TARGETS.join(', ')} (got ${JSON.stringify(target)})`);
 }
 
+/** An adaptive plan's repetitions after `min` are checked before they start (absent otherwise). */
+function settledCheckOf(plan: Plan, repetition: number): { settledCheck?: SettledCheck } {
+  const rule = plan.adaptiveRepetitions;
+  if (!rule || repetition <= rule.min) return {};
+  return { settledCheck: { min: rule.min, ciPercent: rule.ciPercent } };
+}
+
 /**
  * Validates the execution input and lays the run out: one item per cluster configuration, each
  * with its scenario × repetition items in plan order. Throws PlanValidationError for an invalid plan.
@@ -184,6 +204,7 @@ export function buildSchedule(
           pauseSeconds,
           remainingPlannedSeconds: remaining,
           rawKey: rawKeyFor(scenario.id, repetition),
+          ...settledCheckOf(plan, repetition),
         });
         remaining -= scenario.workload.durationSeconds + pauseSeconds;
       }

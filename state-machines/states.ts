@@ -9,6 +9,10 @@ export const STATE = {
   waitForCluster: 'WaitForCluster',
   smokeTest: 'SmokeTest',
   forEachRepetition: 'ForEachRepetition',
+  isSettledCheckNeeded: 'IsSettledCheckNeeded',
+  checkSettled: 'CheckSettled',
+  isSettled: 'IsSettled',
+  repetitionSkipped: 'RepetitionSkipped',
   startRepetition: 'StartRepetition',
   isFaultPlanned: 'IsFaultPlanned',
   waitForFault: 'WaitForFault',
@@ -70,9 +74,10 @@ export const FAULT_INJECTABLE_STATES = [
 ] as const;
 
 // RereadHostMetrics runs on azure only, CheckTeardown on the cloud targets only (the local target never enters them, so
-// --fail-at does not offer them).
+// --fail-at does not offer them); CheckSettled only in plans with adaptive repetitions.
 export type TaskStateName =
   | (typeof FAULT_INJECTABLE_STATES)[number]
+  | typeof STATE.checkSettled
   | typeof STATE.recordRunFailure
   | typeof STATE.rereadHostMetrics
   | typeof STATE.checkTeardown;
@@ -94,6 +99,8 @@ export const TASK_FUNCTIONS = {
   HealFault: 'FaultFunctionArn',
   CheckRepetition: 'CheckRepetitionFunctionArn',
   IngestRepetition: 'IngestRepetitionFunctionArn',
+  // IngestRepetition's "settledCheck" action: adaptive repetitions, read from and recorded in the results table.
+  CheckSettled: 'IngestRepetitionFunctionArn',
   // IngestRepetition's "metricsOnly" mode.
   RereadHostMetrics: 'IngestRepetitionFunctionArn',
   TeardownCluster: 'TeardownClusterFunctionArn',

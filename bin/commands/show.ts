@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { formatFailoverLine, formatUncountedFaultLine } from '../../core/failover/failover-report';
 import { formatNodeSummary, loadGeneratorBoundLine, summarizeNodes } from '../../core/metrics/host-metrics';
+import { adaptiveRuleOf } from '../../core/plan/plan';
+import { adaptiveOutcome, type AdaptiveOutcome } from '../../core/results/adaptive-repetitions';
 import type { StoredRun } from '../../store/results-store';
 import { metricsOfRun } from '../report-command';
 import { defineCommand, jsonOption, onRun, withStoreOptions } from '../cli/command-kit';
@@ -39,7 +41,14 @@ function printJson(stored: StoredRun, metrics: MetricsByRepetition): void {
     const found = metrics.get(`${rep.scenarioId}#${rep.repetition}`);
     return found ? { ...rep, metrics: found } : rep;
   });
-  console.log(JSON.stringify({ ...stored, repetitions }, null, 2));
+  const adaptive = adaptiveOutcomes(stored);
+  console.log(JSON.stringify({ ...stored, repetitions, ...(adaptive.length > 0 ? { adaptive } : {}) }, null, 2));
+}
+
+/** Adaptive repetitions: per scenario, how many ran and why it stopped (empty for a plain number of repetitions). */
+function adaptiveOutcomes(stored: StoredRun): AdaptiveOutcome[] {
+  const rule = adaptiveRuleOf(stored.run.plan);
+  return rule ? stored.run.scenarioIds.map((id) => adaptiveOutcome(rule, id, stored.repetitions)) : [];
 }
 
 function printText(stored: StoredRun, metrics: MetricsByRepetition, location: StoreLocation): void {
@@ -54,7 +63,7 @@ function printText(stored: StoredRun, metrics: MetricsByRepetition, location: St
   for (const rep of stored.repetitions) {
     const rates = rep.result
       ? `send ${rep.result.summary.sendRateAvg} msg/s, receive ${rep.result.summary.receiveRateAvg} msg/s`
-      : rep.error;
+      : (rep.error ?? rep.skipReason);
     console.log(`  ${rep.scenarioId} #${rep.repetition} ${rep.status}: ${rates}`);
     if (rep.failover) console.log(`    ${formatFailoverLine(rep.failover)}`);
     if (rep.uncountedFault) console.log(`    ${formatUncountedFaultLine(rep.uncountedFault)}`);
@@ -69,4 +78,8 @@ function printText(stored: StoredRun, metrics: MetricsByRepetition, location: St
     if (rep.loadGenerator?.bound) console.log(`    ${rep.loadGenerator.line ?? loadGeneratorBoundLine(1, 1)}`);
     if (rep.metricsError) console.log(`    metrics: ${rep.metricsError}`);
   }
+  for (const outcome of adaptiveOutcomes(stored))
+    console.log(
+      `  ${outcome.scenarioId}: ${outcome.ran} of ${outcome.min}-${outcome.max} repetitions, ${outcome.reason}`,
+    );
 }

@@ -28,7 +28,12 @@ export function validateCli(): Command {
     else
       console.log(
         `plan ${plan.name} is valid for target ${options.target}: ` +
-          `${plan.scenarios.length} scenario(s) × ${plan.repetitions} repetition(s)`,
+          `${plan.scenarios.length} scenario(s) × ${
+            plan.adaptiveRepetitions
+              ? `${plan.adaptiveRepetitions.min}-${plan.repetitions} repetition(s) (each scenario stops once its ` +
+                `receive rate's 95% CI half-width is within ${plan.adaptiveRepetitions.ciPercent} % of the mean)`
+              : `${plan.repetitions} repetition(s)`
+          }`,
       );
     return 0;
   });

@@ -48,6 +48,8 @@ export function repetitionPolls(durationSeconds: number): number {
 export interface RepetitionShape {
   readonly polls: number;
   readonly pause: boolean;
+  /** Adaptive repetitions past `min`: CheckSettled and IsSettled run before it (counted as if it then ran). */
+  readonly settledCheck?: boolean;
 }
 
 export interface ClusterShape {
@@ -77,9 +79,11 @@ interface StateVisits {
  * (KeepBootLogs
  * after a failure), TeardownCluster,
  * IsTeardownDone, (WaitForTeardown, CheckTeardown, IsTeardownDone) × teardown polls, ClusterOutcome, ClusterSucceeded;
- * per repetition: StartRepetition, IsFaultPlanned, (WaitForRepetition, CheckRepetition, IsRepetitionDone) × polls,
- * IngestRepetition, IsPauseNeeded, PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not
- * counted).
+ * per repetition: IsSettledCheckNeeded, with adaptive repetitions past `min` CheckSettled and IsSettled,
+ * StartRepetition,
+ * IsFaultPlanned, (WaitForRepetition, CheckRepetition, IsRepetitionDone) × polls, IngestRepetition, IsPauseNeeded,
+ * PauseBetweenRepetitions when it pauses, RepetitionDone (fault states are not counted; a skipped repetition would
+ * record fewer: the estimate counts every repetition up to `max`).
  */
 function executionVisits(clusters: readonly ClusterShape[]): StateVisits {
   const visits: StateVisits = { tasks: 3, maps: 1, mapIterations: 0, others: 2 };
@@ -90,8 +94,9 @@ function executionVisits(clusters: readonly ClusterShape[]): StateVisits {
     visits.tasks += 3 + cluster.clusterPolls + reread + cluster.teardownPolls;
     visits.others += 2 * cluster.clusterPolls - 1 + 5 + reread + 2 * cluster.teardownPolls;
     for (const repetition of cluster.repetitions) {
-      visits.tasks += 2 + repetition.polls;
-      visits.others += 3 + 2 * repetition.polls + (repetition.pause ? 1 : 0);
+      const checked = repetition.settledCheck ? 1 : 0;
+      visits.tasks += 2 + repetition.polls + checked;
+      visits.others += 4 + 2 * repetition.polls + (repetition.pause ? 1 : 0) + checked;
     }
   }
   return visits;

@@ -141,13 +141,47 @@ export interface RunEstimate {
    */
   readonly historyEvents: number;
   readonly parts: readonly CostPart[];
+  /**
+   * Adaptive repetitions: the figures above count every scenario's `max`; these are the run's if every scenario settles
+   * after `min`.
+   */
+  readonly adaptiveRepetitions?: AdaptiveEstimate;
+}
+
+/** What an adaptive plan costs at the least: every scenario stopping after `min` repetitions. */
+export interface AdaptiveEstimate {
+  readonly min: number;
+  readonly max: number;
+  readonly ciPercent: number;
+  readonly minimumUsd: number;
+  readonly minimumWallMinutes: number;
 }
 
 export { stateTransitions } from '../cloud/workflow-shape';
 
 const usd = (value: number) => `$${value.toFixed(2)}`;
 
+/**
+ * The run's estimate at each scenario's most repetitions; with adaptive repetitions also its least (every scenario
+ * settled after `min`).
+ */
 export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate {
+  const rule = given.adaptiveRepetitions;
+  if (!rule) return estimateRepetitions(given, options);
+  const { adaptiveRepetitions: _rule, ...plain } = given;
+  const most = estimateRepetitions(given, options);
+  const least = estimateRepetitions({ ...plain, repetitions: rule.min }, options);
+  return {
+    ...most,
+    adaptiveRepetitions: {
+      ...rule,
+      minimumUsd: least.totalUsd,
+      minimumWallMinutes: least.wallMinutes,
+    },
+  };
+}
+
+function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate {
   const { target, catalog } = options;
   // The plan's per-target instance types and region, for this target (core/plan/plan-target.ts).
   const plan = planOnTarget(given, target);
@@ -167,6 +201,8 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
   let unboundedScenarios = 0;
 
   const hourly = hourlyPrices(catalog, target, region);
+  // Adaptive repetitions: those past min are checked first (CheckSettled).
+  const adaptiveMin = plan.adaptiveRepetitions?.min ?? Number.POSITIVE_INFINITY;
 
   for (const group of groupScenariosByCluster(plan)) {
     // Plan clusters that differ only in connection mode share one launched cluster: it is named after the first.
@@ -186,7 +222,7 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
         seconds += workload.durationSeconds + overheadSeconds + pause;
         // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
-        repetitions.push({ polls: repetitionPolls(workload.durationSeconds), pause: pause > 0 });
+        repetitions.push(repetitionShape(workload.durationSeconds, pause > 0, repetition > adaptiveMin));
       }
       const gb = crossZoneGbOf(workload, plan.repetitions, replicaCount(group));
       if (gb === undefined) unboundedScenarios++;
@@ -225,6 +261,13 @@ export function estimateRun(given: Plan, options: EstimateOptions): RunEstimate 
     parts,
   };
 }
+
+/** The states a repetition passes: its checks spread over its duration, its pause, a settled check past min. */
+const repetitionShape = (durationSeconds: number, pause: boolean, settledCheck: boolean): RepetitionShape => ({
+  polls: repetitionPolls(durationSeconds),
+  pause,
+  ...(settledCheck ? { settledCheck } : {}),
+});
 
 type Hourly = (instanceType: string) => { usd: number; source: string; region: string } | { error: string };
 

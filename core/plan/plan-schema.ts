@@ -238,12 +238,48 @@ export const workloadInPlanSchema = workloadSchema.extend({
     .optional(),
 });
 
+/**
+ * Adaptive repetitions: run a scenario at least `min` and at most `max` times, and stop once the 95 % confidence
+ * interval of its receive rate has a half-width within `ciPercent` % of the mean
+ * (core/results/adaptive-repetitions.ts).
+ */
+export const adaptiveRepetitionsSchema = z
+  .strictObject({
+    min: positiveInt(100),
+    max: positiveInt(100),
+    ciPercent: z.number().gt(0, 'must be above 0 (a percentage of the mean)').lt(100, 'must be below 100'),
+  })
+  .superRefine((value, context) => {
+    if (value.min < 2)
+      context.addIssue({
+        code: 'custom',
+        path: ['min'],
+        message: 'must be at least 2: a confidence interval needs two repetitions',
+        input: value.min,
+      });
+    if (value.min > value.max)
+      context.addIssue({
+        code: 'custom',
+        path: ['max'],
+        message: `must be at least min (${value.min})`,
+        input: value.max,
+      });
+  });
+
 export const planSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,60}$/, 'expected lower-case letters, digits and dashes (at most 61)'),
   description: z.string().optional(),
   /** Where the plan comes from (paper, table) - shown in reports. */
   reproduces: z.string().optional(),
-  repetitions: positiveInt(100).default(1),
+  /**
+   * Repetitions of every scenario: a number (1-100), or `{ min, max, ciPercent }` to stop a scenario once its receive
+   * rate has settled (adaptiveRepetitionsSchema).
+   */
+  repetitions: z
+    .union([positiveInt(100), adaptiveRepetitionsSchema], {
+      error: 'expected a number of repetitions (1 to 100) or { min, max, ciPercent }',
+    })
+    .default(1),
   pauseSecondsBetweenRepetitions: z.number().min(0).max(3600).default(0),
   /**
    * Where the clusters run on each cloud target (`{ aws: eu-west-1, azure: northeurope }`), or one code for the target

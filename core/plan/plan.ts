@@ -17,6 +17,7 @@ import {
   workloadSchema,
 } from './plan-schema';
 import type { Broker } from '../kafka/kafka-plan';
+import type { AdaptiveRepetitions } from '../results/adaptive-repetitions';
 import { QUEUE_PREFIX } from '../perftest/perftest-args';
 import { honoursLazyQueueMode, supportsClassicMirroring } from '../broker/rabbitmq-version';
 import { plainInstanceType, plainRabbitmqVersion, versionsOf } from './plan-target';
@@ -38,8 +39,33 @@ export interface Scenario {
   readonly sweep: Readonly<Partial<Record<WorkloadField, unknown>>>;
 }
 
-export interface Plan extends ParsedPlan {
+/**
+ * A validated plan. `repetitions` is always a number: the most each scenario runs (`max` of an adaptive plan), which is
+ * what the schedule lays out and the estimate counts; `adaptiveRepetitions` carries the stopping rule when the plan
+ * gave
+ * `repetitions: { min, max, ciPercent }` (a plain number N means exactly N).
+ */
+export interface Plan extends Omit<ParsedPlan, 'repetitions'> {
+  readonly repetitions: number;
+  readonly adaptiveRepetitions?: AdaptiveRepetitions;
   readonly scenarios: readonly Scenario[];
+}
+
+/** The plan's `repetitions` as written: a number, or the adaptive rule (planData gives it back this way). */
+export function repetitionsAsWritten(
+  plan: Pick<Plan, 'repetitions' | 'adaptiveRepetitions'>,
+): ParsedPlan['repetitions'] {
+  return plan.adaptiveRepetitions ?? plan.repetitions;
+}
+
+/** The adaptive rule of a plan as stored with a run (plan data, not validated again); undefined for a plain number. */
+export function adaptiveRuleOf(planData: unknown): AdaptiveRepetitions | undefined {
+  const repetitions = (planData as { repetitions?: unknown } | null | undefined)?.repetitions;
+  if (typeof repetitions !== 'object' || repetitions === null) return undefined;
+  const { min, max, ciPercent } = repetitions as Partial<AdaptiveRepetitions>;
+  return typeof min === 'number' && typeof max === 'number' && typeof ciPercent === 'number'
+    ? { min, max, ciPercent }
+    : undefined;
 }
 
 /** Parses and validates a plan from YAML or JSON text; `source` names the file in errors. */
@@ -83,7 +109,10 @@ export function validatePlan(data: unknown, source: string): Plan {
     }
   }
   if (issues.length > 0) throw new PlanValidationError(source, dedupe(issues));
-  return { ...plan, scenarios };
+  const { repetitions, ...rest } = plan;
+  return typeof repetitions === 'number'
+    ? { ...rest, repetitions, scenarios }
+    : { ...rest, repetitions: repetitions.max, adaptiveRepetitions: repetitions, scenarios };
 }
 
 /**
@@ -123,6 +152,15 @@ function zodIssueToPlanIssues(issue: z.core.$ZodIssue): PlanIssue[] {
   }
   if (issue.code === 'invalid_union' && 'discriminator' in issue) {
     return [{ path, message: issue.message, value: issue.input }];
+  }
+  // A union whose input has the type of exactly one of its options (`repetitions: { min: 1, … }`) reports that
+  // option's own issues, by their fields.
+  if (issue.code === 'invalid_union') {
+    const sameType = issue.errors.filter(
+      (option) => !option.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
+    );
+    if (sameType.length === 1)
+      return sameType[0]!.flatMap((inner) => zodIssueToPlanIssues({ ...inner, path: [...issue.path, ...inner.path] }));
   }
   // A required field left out reads as one, not as zod's "Invalid input: expected string, received undefined".
   if (issue.code === 'invalid_type' && issue.input === undefined) {

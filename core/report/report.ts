@@ -17,7 +17,8 @@ import {
   type Verdict,
 } from '../results/comparison';
 import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from '../cost/cost-catalog';
-import { validatePlan, type Scenario } from '../plan/plan';
+import { adaptiveRuleOf, validatePlan, type Scenario } from '../plan/plan';
+import { adaptiveOutcome } from '../results/adaptive-repetitions';
 import { onTarget } from '../plan/plan-target';
 import {
   candidatesForQueues,
@@ -68,7 +69,10 @@ export function aggregateScenario(
   return {
     scenarioId,
     repetitionsSucceeded: ok.length,
-    repetitionsFailed: mine.length - ok.length,
+    repetitionsFailed: mine.filter((rep) => rep.status !== 'SKIPPED').length - ok.length,
+    ...(mine.some((rep) => rep.status === 'SKIPPED')
+      ? { repetitionsSkipped: mine.filter((rep) => rep.status === 'SKIPPED').length }
+      : {}),
     ...(ok.length > 0
       ? {
           sendRate: describe(summaries.map((s) => s.sendRateAvg)),
@@ -124,9 +128,36 @@ export function loadGeneratorBoundLines(
   );
 }
 
+/**
+ * Every scenario of the run reduced to one row; with adaptive repetitions (the stored plan's `repetitions: { min, max,
+ * ciPercent }`), each row says how many repetitions the scenario needed and why it stopped.
+ */
 export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetition[]): ScenarioAggregate[] {
   const sizes = messageSizesOf(run);
-  return run.scenarioIds.map((id) => aggregateScenario(id, repetitions, sizes.get(id)));
+  const rule = adaptiveRuleOf(run.plan);
+  return run.scenarioIds.map((id) => ({
+    ...aggregateScenario(id, repetitions, sizes.get(id)),
+    ...(rule ? { adaptive: adaptiveOutcome(rule, id, repetitions) } : {}),
+  }));
+}
+
+/** The adaptive repetitions section: per scenario, how many ran of min-max and why it stopped (empty without). */
+export function adaptiveLines(aggregates: readonly ScenarioAggregate[]): string[] {
+  const outcomes = aggregates.flatMap((aggregate) => (aggregate.adaptive ? [aggregate.adaptive] : []));
+  if (outcomes.length === 0) return [];
+  const { min, max, ciPercent } = outcomes[0]!;
+  return [
+    '## Adaptive repetitions',
+    '',
+    `Each scenario ran ${min} to ${max} repetitions and stopped once the 95% CI half-width of its receive rate ` +
+      `was within ${ciPercent} % of the mean.`,
+    '',
+    '| scenario | repetitions run | skipped | stopped because |',
+    '|---|---:|---:|---|',
+    ...outcomes.map(
+      (outcome) => `| ${outcome.scenarioId} | ${outcome.ran} of ${max} | ${outcome.skipped} | ${outcome.reason} |`,
+    ),
+  ];
 }
 
 /**
@@ -245,6 +276,8 @@ export function renderMarkdownReport(
   if (generators.length > 0) lines.push('', ...generators);
   const queueing = queueingLines(repetitions);
   if (queueing.length > 0) lines.push('', '## Latency is queueing time', '', ...queueing.map((line) => `- ${line}`));
+  const adaptive = adaptiveLines(aggregates);
+  if (adaptive.length > 0) lines.push('', ...adaptive);
   const failed = repetitions.filter((rep) => rep.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '## Failed repetitions', '');

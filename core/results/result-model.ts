@@ -3,6 +3,7 @@ import type { Stats } from './statistics';
 import type { CapacityResult } from '../capacity/capacity-verdict';
 import type { ScenarioCapacity } from '../capacity/capacity-report';
 import type { GeneratorFigures } from '../loadgen/per-second-merge';
+import type { AdaptiveOutcome } from './adaptive-repetitions';
 
 /** Latency percentiles in microseconds, as PerfTest reports them. */
 export interface LatencyPercentiles {
@@ -125,7 +126,8 @@ export const FAILOVER_METRICS = [
 ] as const;
 export type FailoverMetric = (typeof FAILOVER_METRICS)[number];
 
-export type RepetitionStatus = 'SUCCEEDED' | 'FAILED';
+/** SKIPPED: an adaptive scenario had settled before this repetition (`skipReason` says how); not an error. */
+export type RepetitionStatus = 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
 
 /** One repetition of one scenario, as stored. */
 export interface RepetitionRecord {
@@ -140,6 +142,8 @@ export interface RepetitionRecord {
   readonly result?: PerfTestResult;
   /** Present when FAILED: what went wrong, in one line. */
   readonly error?: string;
+  /** Present when SKIPPED: `settled: CI half-width 3.1 % ≤ 5 % after 2 repetitions`. */
+  readonly skipReason?: string;
   /** PerfTest's command line (without credentials). */
   readonly perfTestArgs: readonly string[];
   /** Present when the scenario has a fault: what the lost-message verifier counted. */
@@ -210,6 +214,10 @@ export interface ScenarioAggregate {
   readonly scenarioId: string;
   readonly repetitionsSucceeded: number;
   readonly repetitionsFailed: number;
+  /** Adaptive repetitions: skipped because the scenario had settled (absent when none were). */
+  readonly repetitionsSkipped?: number;
+  /** Adaptive repetitions: how many the scenario needed and why it stopped. */
+  readonly adaptive?: AdaptiveOutcome;
   /** Over the repetitions' average rates (PerfTest summary), present when at least one succeeded. */
   readonly sendRate?: Stats;
   readonly receiveRate?: Stats;

@@ -5,7 +5,13 @@ import type { ScheduledCluster, ScheduledRepetition, WorkflowTarget } from '../.
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
-import { ingestFromS3, rereadLateHostMetrics, type BrokerHostsSource, type HostMetricsSource } from './logic';
+import {
+  checkSettledInStore,
+  ingestFromS3,
+  rereadLateHostMetrics,
+  type BrokerHostsSource,
+  type HostMetricsSource,
+} from './logic';
 import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
@@ -26,7 +32,7 @@ interface IngestEvent {
    * "metricsOnly": the re-read of a cluster's late host metrics before its teardown (RereadHostMetrics), for
    * `cluster`'s repetitions.
    */
-  readonly action?: 'metricsOnly';
+  readonly action?: 'metricsOnly' | 'settledCheck';
   readonly cluster?: ScheduledCluster;
   readonly runId: string;
   readonly target?: WorkflowTarget;
@@ -71,6 +77,11 @@ function brokerHostsSource(event: IngestEvent): BrokerHostsSource | undefined {
 }
 
 export const handler = withTransientErrors(async (event: IngestEvent) => {
+  // CheckSettled (adaptive repetitions): before the repetition starts, skip it if its scenario has settled.
+  if (event.action === 'settledCheck') {
+    if (!event.item) throw new Error('CheckSettled needs the repetition (item) to decide on');
+    return checkSettledInStore(store, event.runId, event.item);
+  }
   if (event.action === 'metricsOnly') {
     const hostMetrics = hostMetricsSource(event);
     if (!hostMetrics || !event.cluster)

@@ -7,6 +7,7 @@ import {
   type BrokerHost,
 } from '../../core/broker/broker-samples';
 import type { RepetitionMetrics } from '../../core/metrics/host-metrics';
+import { settledCheck } from '../../core/results/adaptive-repetitions';
 import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { ResultsStore } from '../../store/results-store';
@@ -220,4 +221,25 @@ async function onHosts(
         `no running host of the cluster has that name`,
     );
   return named.metrics;
+}
+
+/**
+ * CheckSettled (adaptive repetitions, IngestRepetition's "settledCheck" action): before repetition `item` starts,
+ * decide
+ * from its scenario's repetitions already in the table whether the scenario has settled; if so store this repetition
+ * SKIPPED with the reason (the key is the repetition's own, so a retried call writes the same item).
+ */
+export async function checkSettledInStore(
+  store: ResultsStore,
+  runId: string,
+  item: ScheduledRepetition,
+  now = () => new Date().toISOString(),
+): Promise<{ skip: boolean; reason: string }> {
+  if (!item.settledCheck)
+    throw new Error(`CheckSettled needs item.settledCheck (${item.scenarioId} #${item.repetition})`);
+  const stored = await store.getRun(runId);
+  const rule = { ...item.settledCheck, max: item.repetitions };
+  const outcome = settledCheck(rule, { runId, ...item }, stored?.repetitions ?? [], now());
+  if (outcome.skip) await store.putRepetition(outcome.record);
+  return { skip: outcome.skip, reason: outcome.reason };
 }

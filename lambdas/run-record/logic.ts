@@ -48,7 +48,7 @@ export async function recordRun(
         // Only a run that failed before RecordRunStart gets here: the plan schema (zod) is loaded for this path alone,
         // so the function's usual invocations do not load it (scripts/bundle-lambdas.mjs prints what a cold start
         // loads).
-        const { validatePlan } = await import('./validate-plan-late');
+        const { repetitionsAsWritten, validatePlan } = await import('./validate-plan-late');
         // An invalid plan stores nothing: the execution's error carries the validation issues.
         let plan;
         try {
@@ -56,7 +56,9 @@ export async function recordRun(
         } catch {
           return { status: 'FAILED', error };
         }
-        const { scenarios, ...data } = plan;
+        // Stored as written (an adaptive rule as its object), so that a report can validate it again.
+        const { scenarios, adaptiveRepetitions: _rule, ...rest } = plan;
+        const data = { ...rest, repetitions: repetitionsAsWritten(plan) };
         await store.putRun(
           runRecord(
             {

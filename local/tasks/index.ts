@@ -1,7 +1,13 @@
 import { STATE, TaskStateName } from '../../state-machines/states';
 import { checkClusterReady, launchCluster, smokeTest, teardownCluster } from './cluster-tasks';
 import type { LocalRun } from './local-run';
-import { checkRepetition, faultTask, ingestRepetitionTask, startRepetition } from './repetition-tasks';
+import {
+  checkRepetition,
+  checkSettledTask,
+  faultTask,
+  ingestRepetitionTask,
+  startRepetition,
+} from './repetition-tasks';
 import { finishRun, recordRunFailure, recordRunStart, validatePlan } from './run-record-tasks';
 
 export type TaskHandler = (input: never) => Promise<unknown>;
@@ -14,6 +20,7 @@ export function localTaskHandlers(run: LocalRun): Record<TaskStateName, TaskHand
     [STATE.launchCluster]: launchCluster(run),
     [STATE.checkClusterReady]: checkClusterReady(run),
     [STATE.smokeTest]: smokeTest(run),
+    [STATE.checkSettled]: checkSettledTask(run),
     [STATE.startRepetition]: startRepetition(run),
     [STATE.injectFault]: faultTask(run),
     [STATE.healFault]: faultTask(run),

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { settledCheck } from '../../core/results/adaptive-repetitions';
 import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { LocalRun, PendingRepetition } from './local-run';
@@ -100,3 +101,26 @@ export const ingestRepetitionTask =
     if (input.item.pauseSeconds > 0) run.emit({ type: 'pause', seconds: input.item.pauseSeconds });
     return { scenarioId: record.scenarioId, repetition: record.repetition, status: record.status };
   };
+
+/**
+ * CheckSettled (adaptive repetitions): the same rule as the cloud's IngestRepetition "settledCheck", on the scenario's
+ * repetitions stored so far; a skipped repetition is stored SKIPPED with the reason and reported like a finished one.
+ */
+export const checkSettledTask = (run: LocalRun) => async (input: { item: ScheduledRepetition }) => {
+  const { item } = input;
+  if (!item.settledCheck)
+    throw new Error(`CheckSettled needs item.settledCheck (${item.scenarioId} #${item.repetition})`);
+  const stored = await run.store.getRun(run.runId);
+  const rule = { ...item.settledCheck, max: item.repetitions };
+  const outcome = settledCheck(
+    rule,
+    { runId: run.runId, ...item },
+    stored?.repetitions ?? [],
+    new Date().toISOString(),
+  );
+  if (!outcome.skip) return { skip: false, reason: outcome.reason };
+  await run.store.putRepetition(outcome.record);
+  run.records.push(outcome.record);
+  run.emit({ type: 'repetition-finished', record: outcome.record });
+  return { skip: true, reason: outcome.reason };
+};

@@ -102,6 +102,35 @@ workloads:
     expect(part(three).detail).toMatch(/^3 × F16s_v2 × /);
   });
 
+  test('adaptive repetitions: the estimate counts max and shows the run at min (every scenario settled early)', () => {
+    const text = (repetitions: string) => `
+name: adaptive
+repetitions: ${repetitions}
+clusters:
+  - { name: c, nodes: 3, instanceType: c5.xlarge }
+workloads:
+  - { name: w, durationSeconds: 60 }
+`;
+    const options = { target: 'aws' as const, catalog: defaultPriceCatalog, region: 'us-east-1' };
+    const adaptive = estimateRun(parsePlanText(text('{ min: 2, max: 5, ciPercent: 5 }'), 'a.yaml'), options);
+    const five = estimateRun(parsePlanText(text('5'), 'a.yaml'), options);
+    const two = estimateRun(parsePlanText(text('2'), 'a.yaml'), options);
+    // The cluster's minutes and cost are those of 5 repetitions; only the workflow records more (the checks past min).
+    expect(adaptive.clusters).toEqual(five.clusters);
+    expect(adaptive.stateTransitions).toBe(five.stateTransitions + 2 * 3);
+    expect(adaptive.totalUsd).toBeGreaterThan(five.totalUsd);
+    expect(adaptive.totalUsd - five.totalUsd).toBeLessThan(0.001);
+    expect(adaptive.adaptiveRepetitions).toEqual({
+      min: 2,
+      max: 5,
+      ciPercent: 5,
+      minimumUsd: two.totalUsd,
+      minimumWallMinutes: two.wallMinutes,
+    });
+    expect(two.totalUsd).toBeLessThan(five.totalUsd);
+    expect(five.adaptiveRepetitions).toBeUndefined();
+  });
+
   describe("the load balancer: its hours and the traffic it processes (the catalog's per-GB charge)", () => {
     // 2 producers × 500 msg/s × 1,000 B × 60 s × 2 repetitions = 0.12 GB published through the load balancer, and
     // as much delivered out of it to the consumers: 0.24 GB processed.
@@ -179,7 +208,7 @@ workloads:
     });
   });
 
-  test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 550 transitions', () => {
+  test('thesis chapter 4 on aws, by hand: one launched cluster, 44.33 cluster-minutes, 570 transitions', () => {
     const estimate = estimateRun(thesisCh4OnAws(), {
       target: 'aws',
       catalog: defaultPriceCatalog,
@@ -200,11 +229,10 @@ workloads:
       usd: expect.closeTo((0.864 * 44.3333) / 60, 6),
       detail: expect.stringMatching(/^1 × c5n\.4xlarge × 44\.3 min at \$0\.86\/h \(us-east-1, /),
     });
-    // 6 per run; 8 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (5 +
-    // 3 × 5
-    // polls (65 s / 15 s)); 16 pauses.
-    expect(estimate.stateTransitions).toBe(6 + 98 + 30 + 20 * 20 + 16);
-    expect(part('Step Functions').usd).toBeCloseTo(550 * 0.000025, 9);
+    // 6 per run; 8 + 3 × 30 cluster polls (15 min / 30 s) + 3 × 10 teardown polls (5 min / 30 s); 20 repetitions × (6 +
+    // 3 × 5 polls (65 s / 15 s)); 16 pauses.
+    expect(estimate.stateTransitions).toBe(6 + 98 + 30 + 20 * 21 + 16);
+    expect(part('Step Functions').usd).toBeCloseTo(570 * 0.000025, 9);
     // No publishRateLimit: the traffic between zones depends on the measured rate.
     expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: false });
     expect(estimate.complete).toBe(false);
@@ -294,8 +322,14 @@ workloads:
     () => {
       // A cluster deleted at once (local): IsTeardownDone once, no CheckTeardown.
       expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] }])).toBe(
-        25,
+        26,
       );
+      // Adaptive repetitions: a repetition past min is checked first (CheckSettled, IsSettled).
+      expect(
+        stateTransitions([
+          { clusterPolls: 1, teardownPolls: 0, repetitions: [{ polls: 1, pause: false, settledCheck: true }] },
+        ]),
+      ).toBe(28);
       expect(
         stateTransitions([
           {
@@ -307,16 +341,16 @@ workloads:
             ],
           },
         ]),
-      ).toBe(6 + 17 + 18 + 8);
+      ).toBe(6 + 17 + 18 + 8 + 2);
       // On azure each cluster also waits for Azure Monitor's late minutes and reads them again.
       expect(
         stateTransitions([
           { clusterPolls: 1, rereadsMetrics: true, teardownPolls: 0, repetitions: [{ polls: 1, pause: false }] },
         ]),
-      ).toBe(27);
+      ).toBe(28);
       // Each check of a cluster being deleted: WaitForTeardown, CheckTeardown, IsTeardownDone.
       expect(stateTransitions([{ clusterPolls: 1, teardownPolls: 4, repetitions: [{ polls: 1, pause: false }] }])).toBe(
-        25 + 12,
+        26 + 12,
       );
     },
   );

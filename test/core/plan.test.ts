@@ -4,6 +4,7 @@ import { PlanValidationError } from '../../core/plan/errors';
 import { fixedMessageCount } from '../../core/plan/fixed-work';
 import { parsePlanText } from '../../core/plan/plan';
 import { issuesOf } from './plan-issues';
+import { buildSchedule, planData } from '../../state-machines/schedule';
 
 const minimal = `
 name: demo
@@ -436,5 +437,50 @@ describe('fault field', () => {
     ).toEqual([
       expect.objectContaining({ path: 'workloads[0].fault.node', message: expect.stringMatching(/no follower/) }),
     ]);
+  });
+});
+
+describe('repetitions: a number, or adaptive { min, max, ciPercent }', () => {
+  const withRepetitions = (value: string) => minimal.replace('name: demo', `name: demo\nrepetitions: ${value}`);
+
+  test('a plain number means exactly that many (no rule); the object form is kept as max plus the rule', () => {
+    const plain = parsePlanText(withRepetitions('3'), 'plain.yaml');
+    expect(plain.repetitions).toBe(3);
+    expect(plain.adaptiveRepetitions).toBeUndefined();
+    const adaptive = parsePlanText(withRepetitions('{ min: 2, max: 5, ciPercent: 5 }'), 'adaptive.yaml');
+    expect(adaptive.repetitions).toBe(5);
+    expect(adaptive.adaptiveRepetitions).toEqual({ min: 2, max: 5, ciPercent: 5 });
+  });
+
+  test('the schedule checks only the repetitions past min, and the plan data gives the rule back as written', () => {
+    const adaptive = parsePlanText(withRepetitions('{ min: 2, max: 4, ciPercent: 50 }'), 'adaptive.yaml');
+    const schedule = buildSchedule({ plan: planData(adaptive), target: 'local', runId: 'r' }, 'e');
+    expect(schedule.totalRepetitions).toBe(4);
+    expect(schedule.clusters[0]!.repetitions.map((item) => [item.repetition, item.settledCheck])).toEqual([
+      [1, undefined],
+      [2, undefined],
+      [3, { min: 2, ciPercent: 50 }],
+      [4, { min: 2, ciPercent: 50 }],
+    ]);
+    expect((schedule.plan as { repetitions: unknown }).repetitions).toEqual({ min: 2, max: 4, ciPercent: 50 });
+    const plain = parsePlanText(withRepetitions('2'), 'plain.yaml');
+    const plainSchedule = buildSchedule({ plan: planData(plain), target: 'local', runId: 'r' }, 'e');
+    expect(plainSchedule.clusters[0]!.repetitions.every((item) => item.settledCheck === undefined)).toBe(true);
+    expect((plainSchedule.plan as { repetitions: unknown }).repetitions).toBe(2);
+  });
+
+  test.each([
+    ['{ min: 1, max: 5, ciPercent: 5 }', 'repetitions.min', 'must be at least 2: a confidence interval needs two'],
+    ['{ min: 4, max: 3, ciPercent: 5 }', 'repetitions.max', 'must be at least min (4)'],
+    ['{ min: 2, max: 5, ciPercent: 0 }', 'repetitions.ciPercent', 'must be above 0'],
+    ['{ min: 2, max: 5, ciPercent: 100 }', 'repetitions.ciPercent', 'must be below 100'],
+    ['{ min: 2, max: 101, ciPercent: 5 }', 'repetitions.max', 'Too big'],
+    ['{ min: 2, max: 5 }', 'repetitions.ciPercent', 'required field missing (expected a number)'],
+    ['{ min: 2, max: 5, ciPercent: 5, mx: 3 }', 'repetitions.mx', 'unknown field'],
+    ['many', 'repetitions', 'expected a number of repetitions (1 to 100) or { min, max, ciPercent }'],
+    ['0', 'repetitions', 'Too small'],
+  ])('repetitions: %s is refused at %s', (value, path, message) => {
+    const issues = issuesOf(withRepetitions(value));
+    expect(issues).toContainEqual(expect.objectContaining({ path, message: expect.stringContaining(message) }));
   });
 });

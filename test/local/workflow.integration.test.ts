@@ -3,6 +3,7 @@ jest.setTimeout(600_000);
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePlanText } from '../../core/plan/plan';
+import { aggregateRun, renderMarkdownReport } from '../../core/report/report';
 import { ingestRunDir } from '../../local/ingest-run-dir';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
@@ -38,6 +39,23 @@ workloads:
     capacity: { p99LatencyMs: 50, minRate: 500, maxRate: 2000, stepFactor: 2, stepSeconds: 5, warmUpSeconds: 1 }
 `,
   'workflow-capacity.yaml',
+);
+
+// Adaptive repetitions on a steady scenario: a publish rate well below what one node takes, measured after a 2 s
+// warm-up
+// (PerfTest's rate limiter catches up on a slow first second with a burst), gives two repetitions within ~1 % of each
+// other; a CI half-width within 50 % (t(1) = 12.706) needs them within ~7.9 %, so the scenario settles at min and
+// repetitions 3 and 4 are skipped.
+const adaptivePlan = parsePlanText(
+  `
+name: workflow-adaptive
+repetitions: { min: 2, max: 4, ciPercent: 50 }
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - { name: steady, messageSizeBytes: 150, durationSeconds: 5, warmUpSeconds: 2, publishRateLimit: 2000 }
+`,
+  'workflow-adaptive.yaml',
 );
 
 describe('rmqbench run executes the deployed workflow definition on the local target', () => {
@@ -115,6 +133,35 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
       await expect(ingestRunDir(store, runDir)).resolves.toMatchObject({ stored: 2, status: 'SUCCEEDED' });
     },
   );
+
+  test('adaptive repetitions: a steady scenario stops at min, the rest recorded SKIPPED with the reason', async () => {
+    const { outcome, events, left, stored } = await run(undefined, adaptivePlan);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(stored?.run.status).toBe('SUCCEEDED');
+    const reps = [...stored!.repetitions].sort((a, b) => a.repetition - b.repetition);
+    expect(reps.map((rep) => [rep.repetition, rep.status])).toEqual([
+      [1, 'SUCCEEDED'],
+      [2, 'SUCCEEDED'],
+      [3, 'SKIPPED'],
+      [4, 'SKIPPED'],
+    ]);
+    expect(reps[2]!.skipReason).toMatch(/^settled: CI half-width \d+\.\d % ≤ 50 % after 2 repetitions$/);
+    expect(reps[3]!.skipReason).toBe(reps[2]!.skipReason);
+    // PerfTest ran twice only.
+    expect(events.filter((event) => event.type === 'repetition-started')).toHaveLength(2);
+    const [aggregate] = aggregateRun(stored!.run, stored!.repetitions);
+    expect(aggregate).toMatchObject({
+      repetitionsSucceeded: 2,
+      repetitionsFailed: 0,
+      repetitionsSkipped: 2,
+      adaptive: { ran: 2, skipped: 2, min: 2, max: 4, stoppedBecause: 'settled', reason: reps[2]!.skipReason },
+    });
+    expect(renderMarkdownReport(stored!.run, stored!.repetitions)).toContain(
+      `| one-node/steady | 2 of 4 | 2 | ${reps[2]!.skipReason} |`,
+    );
+    expect(left).toEqual({ registered: 0, alive: [] });
+  });
 
   test('an unknown --fail-at state is refused before anything starts, naming the allowed states', async () => {
     await expect(run('NoSuchState')).rejects.toThrow(

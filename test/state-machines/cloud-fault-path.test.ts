@@ -73,6 +73,9 @@ test(
         throw new Error('CheckTeardown entered after a teardown that was done');
       },
       // Azure only: not entered on this target.
+      [STATE.checkSettled]: () => {
+        throw new Error('CheckSettled entered for a plan without adaptive repetitions');
+      },
       [STATE.rereadHostMetrics]: () => {
         throw new Error('RereadHostMetrics entered off azure');
       },

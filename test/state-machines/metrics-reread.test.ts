@@ -74,6 +74,9 @@ async function execute(
       repetition: event.item.repetition,
       status: 'SUCCEEDED',
     }),
+    [STATE.checkSettled]: () => {
+      throw new Error('CheckSettled entered for a plan without adaptive repetitions');
+    },
     [STATE.rereadHostMetrics]: (event: Record<string, unknown>) => {
       seen.reread.push(event);
       return reread(event);

@@ -110,6 +110,9 @@ async function measure(planFile: string, failAt?: TaskStateName): Promise<Measur
       throw new Error('CheckTeardown entered after a teardown that was done');
     },
     // Azure only: not entered on this target.
+    [STATE.checkSettled]: () => {
+      throw new Error('CheckSettled entered for a plan without adaptive repetitions');
+    },
     [STATE.rereadHostMetrics]: () => {
       throw new Error('RereadHostMetrics entered off azure');
     },

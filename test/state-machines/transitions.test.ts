@@ -138,6 +138,27 @@ describe('core/cloud/workflow-shape.ts against executions of the deployed defini
     },
   );
 
+  test('adaptive repetitions that never settle: all run, those past min after CheckSettled, as counted', async () => {
+    const adaptive = { ...plan(1, 1, 5, [100, 200], 10), repetitions: { min: 2, max: 4, ciPercent: 5 } };
+    const run = await simulate(adaptive, 'aws', { provisioningSeconds: 0, teardownSeconds: 0 });
+    expect(run.succeeded).toBe(true);
+    // Two scenarios × (4 − 2) repetitions past min are checked; each then runs.
+    expect(run.attempts[STATE.checkSettled]).toBe(4);
+    expect(run.attempts[STATE.startRepetition]).toBe(8);
+    const polls = run.attempts[STATE.checkRepetition]! / 8;
+    const shape = [
+      {
+        clusterPolls: 1,
+        teardownPolls: 1,
+        repetitions: [100, 200].flatMap(() =>
+          [1, 2, 3, 4].map((repetition) => ({ polls, pause: repetition < 4, settledCheck: repetition > 2 })),
+        ),
+      },
+    ];
+    expect(stateTransitions(shape)).toBe(run.transitions);
+    expect(historyEvents(shape)).toBe(run.historyEvents);
+  });
+
   test('an hour-long repetition is checked ~30 times, not 240 (its pollSeconds spread over its duration)', async () => {
     const run = await simulate(plan(1, 1, 0, [100], 3600), 'aws', { provisioningSeconds: 0, teardownSeconds: 0 });
     expect(run.attempts[STATE.checkRepetition]).toBeLessThanOrEqual(31);

@@ -46,6 +46,8 @@ export function happyHandlers(): TaskHandlers {
     }),
     [STATE.injectFault]: refuse(STATE.injectFault, 'for a plan without a fault'),
     [STATE.healFault]: refuse(STATE.healFault, 'for a plan without a fault'),
+    // Adaptive repetitions never settle here: every repetition runs, as in the estimate's count (its maximum).
+    [STATE.checkSettled]: () => ({ skip: false, reason: 'not settled' }),
     [STATE.checkRepetition]: (event: { item: ScheduledRepetition }) => ({ done: true, rawKey: event.item.rawKey }),
     [STATE.ingestRepetition]: (event: { item: ScheduledRepetition }) => ({
       scenarioId: event.item.scenarioId,
