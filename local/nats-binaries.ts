@@ -162,9 +162,10 @@ export async function ensureNatsBinary(cache: string, binary: NatsBinary): Promi
     rmSync(staging, { recursive: true, force: true });
     const stderr = (error as { stderr?: string }).stderr?.trim();
     const detail = stderr || (error instanceof Error ? error.message : String(error));
+    const how =
+      'install' in binary.build ? `go install ${binary.build.install}` : `go build in ${binary.build.sourceDir}`;
     throw new Error(
-      `could not build ${binary.label} with ${go} ` +
-        `(${'install' in binary.build ? `go install ${binary.build.install}` : `go build in ${binary.build.sourceDir}`}): ` +
+      `could not build ${binary.label} with ${go} (${how}): ` +
         `${detail.split('\n').slice(0, 5).join(' ')}; is the Go module proxy reachable? Run 'rmqbench doctor'.`,
     );
   }

@@ -99,7 +99,10 @@ describe('the NATS load client output', () => {
     expect(
       failure(() => parseNatsLoadOutput(fixture('refused-workqueue.jsonl'), { producers: 1, consumers: 1 })).message,
     ).toMatch(
-      /^the NATS load client failed: create pull consumer \(ack none\) on stream s-refused-wq: .*requires explicit ack policy on workqueue stream$/,
+      new RegExp(
+        '^the NATS load client failed: create pull consumer \\(ack none\\) on stream s-refused-wq: ' +
+          '.*requires explicit ack policy on workqueue stream$',
+      ),
     );
   });
 
@@ -149,54 +152,58 @@ describe('the NATS load client arguments', () => {
       'n.yaml',
     ).scenarios[0]!.workload;
 
-  test('defaults: R3 on three nodes (R1 on fewer), file storage, limits, pull, explicit acks, flat out for the duration', () => {
-    const three = workload(', durationSeconds: 30, messageSizeBytes: 100');
-    const settings = natsRunSettings(three, 3);
-    expect(settings).toEqual({
-      replicas: 3,
-      storage: 'file',
-      retention: 'limits',
-      consumerMode: 'pull',
-      ackPolicy: 'explicit',
-      ratePerProducer: 0,
-    });
-    expect(natsRunSettings(workload('', 1), 1).replicas).toBe(1);
-    expect(
-      natsLoadArgs({ servers: ['nats://a:1', 'nats://b:2'], stream: 's', subject: 's.x', workload: three, settings }),
-    ).toEqual([
-      '-servers',
-      'nats://a:1,nats://b:2',
-      '-stream',
-      's',
-      '-subject',
-      's.x',
-      '-producers',
-      '1',
-      '-consumers',
-      '1',
-      '-size',
-      '100',
-      '-rate',
-      '0',
-      '-duration',
-      '30',
-      '-drain',
-      '10',
-      '-consumer-mode',
-      'pull',
-      '-ack',
-      'explicit',
-      '-storage',
-      'file',
-      '-replicas',
-      '3',
-      '-retention',
-      'limits',
-      '-window',
-      '500',
-    ]);
-    expect(natsLoadExpectations(three, settings)).toEqual({ producers: 1, consumers: 1 });
-  });
+  test(
+    'defaults: R3 on three nodes (R1 on fewer), file storage, limits, pull, explicit acks, ' +
+      'flat out for the duration',
+    () => {
+      const three = workload(', durationSeconds: 30, messageSizeBytes: 100');
+      const settings = natsRunSettings(three, 3);
+      expect(settings).toEqual({
+        replicas: 3,
+        storage: 'file',
+        retention: 'limits',
+        consumerMode: 'pull',
+        ackPolicy: 'explicit',
+        ratePerProducer: 0,
+      });
+      expect(natsRunSettings(workload('', 1), 1).replicas).toBe(1);
+      expect(
+        natsLoadArgs({ servers: ['nats://a:1', 'nats://b:2'], stream: 's', subject: 's.x', workload: three, settings }),
+      ).toEqual([
+        '-servers',
+        'nats://a:1,nats://b:2',
+        '-stream',
+        's',
+        '-subject',
+        's.x',
+        '-producers',
+        '1',
+        '-consumers',
+        '1',
+        '-size',
+        '100',
+        '-rate',
+        '0',
+        '-duration',
+        '30',
+        '-drain',
+        '10',
+        '-consumer-mode',
+        'pull',
+        '-ack',
+        'explicit',
+        '-storage',
+        'file',
+        '-replicas',
+        '3',
+        '-retention',
+        'limits',
+        '-window',
+        '500',
+      ]);
+      expect(natsLoadExpectations(three, settings)).toEqual({ producers: 1, consumers: 1 });
+    },
+  );
 
   test("every JetStream field reaches the client; fixed work is each producer's share", () => {
     const fields = workload(

@@ -62,7 +62,10 @@ describe('the NATS binaries in the rmqbench cache', () => {
   test('a missing or too old go is a clear error naming what to install, and nothing is cached', async () => {
     expect(checkGo(fakeGo('go-new', 'echo go1.26.8'))).toBe('1.26.8');
     expect(() => checkGo(fakeGo('go-old', 'echo go1.22.3'))).toThrow(
-      /^Go 1\.22\.3 \(.*go-old\) is older than the 1\.26\.0 that nats-server 2\.15\.2, natscli 0\.5\.0 and the NATS load client need \(their go\.mod\): install Go 1\.26\.0 or later/,
+      new RegExp(
+        '^Go 1\\.22\\.3 \\(.*go-old\\) is older than the 1\\.26\\.0 that nats-server 2\\.15\\.2, natscli 0\\.5\\.0 ' +
+          'and the NATS load client need \\(their go\\.mod\\): install Go 1\\.26\\.0 or later',
+      ),
     );
     expect(() => checkGo(join(work.path, 'no-such-go'))).toThrow(
       /^the Go toolchain \(.*no-such-go\) is not installed or does not run; .*install Go 1\.26\.0 or later/,
@@ -88,7 +91,10 @@ describe('the NATS binaries in the rmqbench cache', () => {
     );
     try {
       await expect(ensureNatsBinary(cache, NATSCLI_BINARY)).rejects.toThrow(
-        /could not build natscli 0\.5\.0 .*go install github\.com\/nats-io\/natscli\/nats@v0\.5\.0.*module lookup disabled/,
+        new RegExp(
+          'could not build natscli 0\\.5\\.0 .*go install github\\.com/nats-io/natscli/nats@v0\\.5\\.0' +
+            '.*module lookup disabled',
+        ),
       );
     } finally {
       if (previous === undefined) delete process.env.RMQBENCH_GO;
