@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"sort"
@@ -65,6 +66,8 @@ type settings struct {
 	KeepStream   bool     `json:"-"`
 }
 
+// out writes the JSON lines to stdout and, with -output, to that file too: written by this process itself, the file
+// is complete once it exits, whatever its parent has read of the pipe by then.
 var out = json.NewEncoder(os.Stdout)
 var outMu sync.Mutex
 
@@ -101,7 +104,15 @@ func parseFlags() settings {
 	flag.StringVar(&s.Retention, "retention", "limits", "limits, interest or workqueue")
 	flag.IntVar(&s.Window, "window", 500, "unacknowledged asynchronous publishes per producer")
 	flag.BoolVar(&s.KeepStream, "keep-stream", false, "leave the stream in place at the end")
+	output := flag.String("output", "", "also write the JSON lines to this file")
 	flag.Parse()
+	if *output != "" {
+		file, err := os.Create(*output)
+		if err != nil {
+			fail("-output: %v", err)
+		}
+		out = json.NewEncoder(io.MultiWriter(os.Stdout, file))
+	}
 	s.Servers = strings.Split(servers, ",")
 	if s.Size < 8 {
 		fail("-size must be at least 8 (the body carries the send time), got %d", s.Size)
