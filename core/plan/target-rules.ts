@@ -128,7 +128,8 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
-      ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
+      // A NATS cluster is refused whole on a cloud (natsCloudRefusal): its instance type would not matter.
+      ...(cluster.broker === 'nats' ? [] : instanceTypeProblems(cluster, index, provider, target, catalog, known)),
     ),
   );
   const resolved = planOnTarget(plan, target);
