@@ -31,7 +31,9 @@ export class ProgressDisplay {
         this.line(
           event.broker === 'kafka'
             ? `starting a ${event.nodes}-broker Kafka cluster (KRaft)...`
-            : `starting a ${event.nodes}-node RabbitMQ cluster (${event.topology} queues)...`,
+            : event.broker === 'nats'
+              ? `starting a ${event.nodes}-node NATS JetStream cluster...`
+              : `starting a ${event.nodes}-node RabbitMQ cluster (${event.topology} queues)...`,
         );
         break;
       case 'cluster-ready':

@@ -9,6 +9,16 @@ import {
   ensureArtifact,
 } from './maven-artifacts';
 import { RABBITMQ_SERVER, installedRabbitmqVersion } from './rabbitmq-cluster';
+import {
+  cachedNatsBinary,
+  checkGo,
+  ensureNatsBinary,
+  goCommand,
+  NATS_SERVER_BINARY,
+  NATSCLI_BINARY,
+  natsLoadBinary,
+  type NatsBinary,
+} from './nats-binaries';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -83,7 +93,45 @@ export async function doctor(options: {
   // runs it).
   for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT])
     checks.push(await artifactCheck(options, artifact));
+  // NATS (server, CLI and load client) is needed only by plans with broker: nats: built with Go, --fix builds them.
+  checks.push(...(await natsChecks(options)));
   return { checks };
+}
+
+/** The Go toolchain, then each NATS binary in the cache (built by --fix when Go will do). */
+async function natsChecks(options: { cacheDir: string; fix: boolean }): Promise<DoctorCheck[]> {
+  const go = goCommand();
+  let goProblem: string | undefined;
+  let goVersion: string | undefined;
+  try {
+    goVersion = checkGo(go);
+  } catch (error) {
+    goProblem = (error as Error).message;
+  }
+  const checks: DoctorCheck[] = [
+    { name: 'go', ok: goProblem === undefined, detail: goProblem ?? `${goVersion} (${go}; builds the NATS binaries)` },
+  ];
+  for (const binary of [NATS_SERVER_BINARY, NATSCLI_BINARY, natsLoadBinary()])
+    checks.push(await natsBinaryCheck(options, binary, goProblem === undefined));
+  return checks;
+}
+
+async function natsBinaryCheck(
+  options: { cacheDir: string; fix: boolean },
+  binary: NatsBinary,
+  canBuild: boolean,
+): Promise<DoctorCheck> {
+  let path = cachedNatsBinary(options.cacheDir, binary);
+  if (!path && options.fix && canBuild) {
+    try {
+      path = await ensureNatsBinary(options.cacheDir, binary);
+    } catch (error) {
+      return { name: binary.label, ok: false, detail: (error as Error).message };
+    }
+  }
+  return path
+    ? { name: binary.label, ok: true, detail: path }
+    : { name: binary.label, ok: false, detail: 'not built; run: rmqbench doctor --fix (builds it with Go)' };
 }
 
 async function artifactCheck(

@@ -14,6 +14,8 @@ import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
+import { NatsClusterHandle, launchNats, runNatsRepetition } from './nats-target';
+import { NATS_SERVER_VERSION } from '../core/nats/nats-versions';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import type { PerfTestProgress, PerfTestRun } from './perftest-process';
 import {
@@ -49,8 +51,8 @@ export interface RabbitClusterHandle {
   loadBalancer?: LocalLoadBalancer;
 }
 
-/** A cluster the local target started: RabbitMQ nodes, or Kafka brokers (local/kafka-target.ts). */
-export type LocalClusterHandle = RabbitClusterHandle | KafkaClusterHandle;
+/** A cluster the local target started: RabbitMQ nodes, Kafka brokers (local/kafka-target.ts) or NATS servers. */
+export type LocalClusterHandle = RabbitClusterHandle | KafkaClusterHandle | NatsClusterHandle;
 
 export interface LocalTargetOptions {
   readonly processes: ProcessRegistry;
@@ -65,11 +67,14 @@ export interface LocalTargetOptions {
   readonly perfTestJarsDir?: string;
   /** Replaces `java` for Kafka brokers (tests use it to simulate a broker that never starts). */
   readonly kafkaBrokerJavaCommand?: string;
+  /** Replaces the nats-server binary (tests use it to simulate a server that never becomes ready). */
+  readonly natsServerCommand?: string;
 }
 
 /**
  * The local target: RabbitMQ nodes on localhost, HAProxy as the load balancer, the real PerfTest; or, for a
- * cluster with `broker: kafka`, a KRaft Kafka cluster and Kafka's own performance tools.
+ * cluster with `broker: kafka`, a KRaft Kafka cluster and Kafka's own performance tools; or, with `broker: nats`, a
+ * NATS JetStream cluster and rmqbench's NATS load client (local/nats-target.ts).
  * Its three steps (launch, run a repetition, tear down) are the ones the cloud workflow performs.
  */
 export class LocalTarget {
@@ -79,8 +84,9 @@ export class LocalTarget {
 
   /** Refuses a plan this machine cannot run, before anything starts. */
   preflight(plan: Plan): void {
-    // A plan of Kafka clusters only needs no RabbitMQ (its jars are fetched at launch, like PerfTest's).
-    if (plan.clusters.every((cluster) => cluster.broker === 'kafka')) return;
+    // A plan of Kafka and NATS clusters only needs no RabbitMQ (their jars and binaries are fetched or built at
+    // launch).
+    if (plan.clusters.every((cluster) => cluster.broker !== 'rabbitmq')) return;
     const installed = installedRabbitmqVersion();
     if (!installed)
       throw new Error(
@@ -123,6 +129,7 @@ export class LocalTarget {
       rabbitmqVersion: installedRabbitmqVersion() ?? 'not installed',
       perfTestVersion: PERFTEST_VERSION,
       kafkaVersion: KAFKA_VERSION,
+      natsServerVersion: NATS_SERVER_VERSION,
       host: hostname(),
       cpus: String(cpus().length),
       cpuModel: cpus()[0]?.model ?? 'unknown',
@@ -144,6 +151,14 @@ export class LocalTarget {
         cacheDir: this.options.cacheDir,
         ...(this.options.clusterStartTimeoutMs ? { startTimeoutMs: this.options.clusterStartTimeoutMs } : {}),
         ...(this.options.kafkaBrokerJavaCommand ? { brokerJavaCommand: this.options.kafkaBrokerJavaCommand } : {}),
+      });
+    }
+    if (group.broker === 'nats') {
+      return launchNats(group, workDir, {
+        processes: this.options.processes,
+        cacheDir: this.options.cacheDir,
+        ...(this.options.clusterStartTimeoutMs ? { startTimeoutMs: this.options.clusterStartTimeoutMs } : {}),
+        ...(this.options.natsServerCommand ? { serverCommand: this.options.natsServerCommand } : {}),
       });
     }
     return this.launchRabbitMq(group, index);
@@ -191,6 +206,19 @@ export class LocalTarget {
     if (handle.broker === 'kafka') {
       return {
         raw: runKafkaRepetition({
+          handle,
+          runId,
+          scenario,
+          repetition,
+          outputDir,
+          processes: this.options.processes,
+          ...(onProgress ? { onProgress } : {}),
+        }),
+      };
+    }
+    if (handle.broker === 'nats') {
+      return {
+        raw: runNatsRepetition({
           handle,
           runId,
           scenario,
@@ -415,6 +443,7 @@ export class LocalTarget {
 
   async teardown(handle: LocalClusterHandle): Promise<void> {
     if (handle.broker === 'kafka') return handle.kafka.stop();
+    if (handle.broker === 'nats') return handle.nats.stop();
     await handle.loadBalancer?.stop();
     await handle.cluster.stop();
   }

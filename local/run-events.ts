@@ -15,7 +15,7 @@ export type RunEvent =
       readonly type: 'cluster-starting';
       readonly nodes: number;
       readonly topology: string;
-      readonly broker?: 'rabbitmq' | 'kafka';
+      readonly broker?: 'rabbitmq' | 'kafka' | 'nats';
     }
   | { readonly type: 'cluster-ready'; readonly seconds: number }
   | ({ readonly type: 'repetition-started' } & Pick<

@@ -2,7 +2,8 @@
 # Installs everything rmqbench needs on a fresh Debian machine, idempotently:
 # Debian packages (RabbitMQ, HAProxy, Java, Maven), npm dependencies (including Node 22),
 # the Python lint tools used by the tests (cfn-lint, checkov) and the AWS emulator moto in a venv of their own,
-# the Maven jars (PerfTest, DynamoDB Local, Kafka broker and tools) into the rmqbench cache, and the build.
+# the Maven jars (PerfTest, DynamoDB Local, Kafka broker and tools) into the rmqbench cache, the NATS binaries
+# (nats-server, natscli and the NATS load client, built with Go) into the same cache, and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,4 +67,6 @@ if [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.pack
 fi
 
 npm run --silent build
+# doctor --fix fetches the jars and builds the NATS binaries with the machine's Go (local/nats-binaries.ts); it fails
+# when Go is missing or older than the NATS modules need, naming what to install.
 node_modules/.bin/node dist/bin/rmqbench.js doctor --fix

@@ -10,7 +10,7 @@ export function doctorCli(): Command {
     summary: 'what is missing and how to get it',
     examples: ['rmqbench doctor --fix'],
   })
-    .option('--fix', 'fetch the missing jars', false)
+    .option('--fix', 'fetch the missing jars and build the NATS binaries', false)
     .addOption(jsonOption());
   return onRun<{ fix: boolean; json: boolean }>(command, async (_args, options) => {
     const report = await doctor({ cacheDir: cacheDir(), fix: options.fix });

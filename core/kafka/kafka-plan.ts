@@ -3,12 +3,13 @@ import * as z from 'zod';
 import type { PlanIssue } from '../plan/errors';
 
 /**
- * The Kafka side of the plan model: which broker a cluster runs, the workload fields Kafka's producer
+ * The Kafka side of the plan model: which broker a cluster runs (core/nats/nats-plan.ts has NATS's side), the workload
+ * fields Kafka's producer
  * and consumer take (what seeds 002 and 004 vary), and the rules that keep RabbitMQ-only and Kafka-only
  * settings apart. Kept out of plan-schema.ts so that the two brokers' fields stay readable.
  */
 
-export const brokerSchema = z.enum(['rabbitmq', 'kafka']);
+export const brokerSchema = z.enum(['rabbitmq', 'kafka', 'nats']);
 export type Broker = z.infer<typeof brokerSchema>;
 
 /** Producer `acks`: https://kafka.apache.org/documentation/#producerconfigs_acks ("0", "1", "all"; -1 is "all"). */
@@ -219,6 +220,8 @@ export function checkWorkloadBroker(
   path: string,
 ): PlanIssue[] {
   const issues: PlanIssue[] = [];
+  // A NATS cluster's workloads are checked by core/nats/nats-plan.ts checkNatsWorkload (Kafka's fields included).
+  if (cluster.broker === 'nats') return issues;
   if (cluster.broker === 'kafka') {
     for (const setting of rabbitmqOnlySettings(workload)) {
       issues.push({

@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import { capacitySchema } from '../capacity/capacity-schema';
 import { brokerSchema, kafkaWorkloadFieldsShape } from '../kafka/kafka-plan';
+import { natsClusterFieldsShape, natsWorkloadFieldsShape } from '../nats/nats-plan';
 import { DEFAULT_LOAD_GENERATORS, MAX_LOAD_GENERATORS } from '../loadgen/load-generator-count';
 
 /**
@@ -73,9 +74,9 @@ export const regionSchema = z
 
 export const clusterSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
-  /** The broker the cluster runs: RabbitMQ, or Kafka in KRaft mode (local target only so far). */
+  /** The broker the cluster runs: RabbitMQ, Kafka in KRaft mode, or NATS JetStream (local target only so far). */
   broker: brokerSchema.default('rabbitmq'),
-  /** Number of RabbitMQ nodes (Kafka brokers). */
+  /** Number of RabbitMQ nodes (Kafka brokers, nats-server nodes). */
   nodes: positiveInt(7),
   /**
    * RabbitMQ version the cloud targets install; the local target checks the installed version against a plain one.
@@ -109,6 +110,8 @@ export const clusterSchema = z.strictObject({
     .min(1, 'expected at least 1 load generator')
     .max(MAX_LOAD_GENERATORS, `expected at most ${MAX_LOAD_GENERATORS} load generators per cluster`)
     .default(DEFAULT_LOAD_GENERATORS),
+  /** NATS cluster fields (core/nats/nats-plan.ts); other brokers refuse them. */
+  ...natsClusterFieldsShape,
 });
 
 export const workloadFieldsShape = {
@@ -138,6 +141,8 @@ export const workloadFieldsShape = {
   consumerRateLimit: positiveInt().optional(),
   /** Kafka workload fields (core/kafka/kafka-plan.ts); a RabbitMQ cluster refuses them. */
   ...kafkaWorkloadFieldsShape,
+  /** NATS JetStream workload fields (core/nats/nats-plan.ts); RabbitMQ and Kafka clusters refuse them. */
+  ...natsWorkloadFieldsShape,
   /**
    * The exchange producers publish to, which every benchmark queue is bound to: `direct` (PerfTest's own, each queue
    * bound by its name), `fanout` (every message to every queue: seed 002's fan-out experiment) or `topic`.

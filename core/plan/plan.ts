@@ -4,6 +4,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import * as z from 'zod';
 import { PlanIssue, PlanValidationError } from './errors';
 import { checkKafkaCluster, checkWorkloadBroker } from '../kafka/kafka-plan';
+import { checkNatsCluster, checkNatsWorkload } from '../nats/nats-plan';
 import { knownFieldsAt, suggestField } from './plan-field-suggestion';
 import {
   ClusterSpec,
@@ -242,8 +243,8 @@ function checkCluster(cluster: ClusterSpec, index: number): PlanIssue[] {
       });
     }
   }
-  issues.push(...checkKafkaCluster(cluster, at));
-  if (cluster.broker === 'kafka') return issues;
+  issues.push(...checkKafkaCluster(cluster, at), ...checkNatsCluster(cluster, at));
+  if (cluster.broker !== 'rabbitmq') return issues;
   if (cluster.connection === 'follower' && cluster.nodes < 2) {
     issues.push({
       path: `${at}.connection`,
@@ -553,8 +554,8 @@ function checkFault(workload: Workload, path: string): PlanIssue[] {
 function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
   const faultIssues = checkFaultOnCluster(cluster, workload, path);
   if (faultIssues.length > 0) return faultIssues;
-  const brokerIssues = checkWorkloadBroker(cluster, workload, path);
-  if (brokerIssues.length > 0 || cluster.broker === 'kafka') return brokerIssues;
+  const brokerIssues = [...checkWorkloadBroker(cluster, workload, path), ...checkNatsWorkload(cluster, workload, path)];
+  if (brokerIssues.length > 0 || cluster.broker !== 'rabbitmq') return brokerIssues;
   const issues: PlanIssue[] = [];
   const topology = cluster.topology.type;
   if (topology === 'stream' && (workload.autoAck || workload.prefetch === undefined)) {
@@ -618,6 +619,17 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
 /** A workload's fault on this cluster: RabbitMQ only, a node the cluster has, and queues the verifier can use. */
 function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
   const fault = workload.fault;
+  if (fault && cluster.broker === 'nats') {
+    return [
+      {
+        path: `${path}.fault`,
+        message:
+          `cluster "${cluster.name}" runs NATS; fault scenarios and the lost-message verifier are not built for ` +
+          `JetStream yet (RabbitMQ only so far; issue 28)`,
+        value: fault.action,
+      },
+    ];
+  }
   if (fault && cluster.broker === 'kafka') {
     return [
       {
@@ -726,6 +738,8 @@ export interface ClusterGroup {
   readonly instanceType?: string;
   /** The plan cluster's loadGenerators when above 1 (issue 27); absent: one. */
   readonly loadGenerators?: number;
+  /** A NATS cluster's jetstream.sync_interval when the plan sets one (a server setting: a cluster of its own). */
+  readonly syncInterval?: string;
   readonly scenarios: readonly Scenario[];
 }
 
@@ -740,6 +754,7 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
       rabbitmqVersion?: string;
       instanceType?: string;
       loadGenerators?: number;
+      syncInterval?: string;
       scenarios: Scenario[];
     }
   >();
@@ -748,9 +763,11 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
     // A plan resolved for its target (core/plan/plan-target.ts) carries one instance type and version per cluster.
     const instanceType = plainInstanceType(scenario.cluster);
     const rabbitmqVersion = plainRabbitmqVersion(scenario.cluster);
-    // The broker leads the key only for Kafka, so that RabbitMQ groups keep the keys stored runs have.
+    const { syncInterval } = scenario.cluster;
+    // The broker leads the key only for Kafka and NATS, so that RabbitMQ groups keep the keys stored runs have.
     const key = JSON.stringify({
-      ...(broker === 'kafka' ? { broker } : {}),
+      ...(broker === 'rabbitmq' ? {} : { broker }),
+      ...(syncInterval === undefined ? {} : { syncInterval }),
       nodes,
       topology,
       rabbitmqVersion: rabbitmqVersion ?? null,
@@ -766,6 +783,7 @@ export function groupScenariosByCluster(plan: Plan): ClusterGroup[] {
       ...(rabbitmqVersion ? { rabbitmqVersion } : {}),
       ...(instanceType ? { instanceType } : {}),
       ...(scenario.cluster.loadGenerators > 1 ? { loadGenerators: scenario.cluster.loadGenerators } : {}),
+      ...(syncInterval === undefined ? {} : { syncInterval }),
       scenarios: [],
     };
     group.scenarios.push(scenario);

@@ -128,7 +128,8 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
-      ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
+      // A NATS cluster is refused whole on a cloud (natsCloudRefusal): its instance type would not matter.
+      ...(cluster.broker === 'nats' ? [] : instanceTypeProblems(cluster, index, provider, target, catalog, known)),
     ),
   );
   const resolved = planOnTarget(plan, target);
@@ -211,9 +212,23 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
   return issues;
 }
 
+/**
+ * Why a cloud target refuses a NATS cluster: the local target runs JetStream; the clouds' NATS cluster (a NatsCluster
+ * construct on AWS, a Bicep module on Azure) is being built (issue 28).
+ */
+export function natsCloudRefusal(target: string): string {
+  return (
+    `target ${target} does not run NATS JetStream clusters yet (issue 28: the ${target} cluster is being built); ` +
+    'run broker: nats with --target local'
+  );
+}
+
 /** A cluster's broker on this cloud: Kafka's broker counts, RabbitMQ's release and the topologies it supports. */
 function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider): PlanIssue[] {
   const issues: PlanIssue[] = [];
+  if (cluster.broker === 'nats') {
+    return [{ path: `clusters[${index}].broker`, message: natsCloudRefusal(provider), value: cluster.broker }];
+  }
   if (cluster.broker === 'kafka') {
     if (provider === 'azure') {
       // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1)
@@ -322,7 +337,7 @@ function instanceTypeProblems(
 function lazyQueueProblems(plan: Plan, provider: CloudProvider, target: string): PlanIssue[] {
   const issues: PlanIssue[] = [];
   for (const scenario of plan.scenarios) {
-    if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker === 'kafka') continue;
+    if (scenario.workload.queueMode !== 'lazy' || scenario.cluster.broker !== 'rabbitmq') continue;
     const release = cloudRabbitmqVersion(provider, onTarget(scenario.cluster.rabbitmqVersion, provider));
     if ('error' in release || honoursLazyQueueMode(release.version)) continue;
     const index = plan.workloads.findIndex((workload) => workload.name === scenario.workload.name);

@@ -227,6 +227,7 @@ export function renderMarkdownReport(
     `Environment: ${Object.entries(run.environment)
       .map(([key, value]) => `${key} ${value}`)
       .join(', ')}.`,
+    ...brokersLine(run),
     ...(run.error ? ['', `Error: ${run.error}`] : []),
     '',
     '| scenario | reps ok | send msg/s (mean ± 95% CI) | receive msg/s (mean ± 95% CI) | ' +
@@ -286,6 +287,23 @@ export function renderMarkdownReport(
   return `${lines.join('\n')}\n`;
 }
 
+const BROKER_LABELS = { rabbitmq: 'RabbitMQ', kafka: 'Kafka (KRaft)', nats: 'NATS JetStream' } as const;
+
+/**
+ * Which broker each cluster of the stored plan runs, where the plan has a broker other than RabbitMQ (the scenario ids
+ * name clusters, not brokers); nothing for a RabbitMQ-only plan, whose report stays as it was.
+ */
+function brokersLine(run: RunRecord): string[] {
+  const clusters = [...new Map([...storedScenarios(run).values()].map((s) => [s.cluster.name, s.cluster])).values()];
+  if (clusters.every((cluster) => cluster.broker === 'rabbitmq')) return [];
+  const described = clusters.map(
+    (cluster) =>
+      `${cluster.name} ${BROKER_LABELS[cluster.broker]}, ${cluster.nodes} node(s)` +
+      (cluster.syncInterval === undefined ? '' : `, sync_interval ${cluster.syncInterval}`),
+  );
+  return [`Brokers: ${described.join('; ')}.`];
+}
+
 /** The fixed-work and confirm-latency tables (each only when some scenario has it), with a blank line before each. */
 function fixedWorkAndConfirmLines(aggregates: readonly ScenarioAggregate[]): string[] {
   const out: string[] = [];
@@ -298,12 +316,13 @@ function fixedWorkAndConfirmLines(aggregates: readonly ScenarioAggregate[]): str
           `${aggregate.completedInSeconds!.mean.toFixed(1)} ± ${aggregate.completedInSeconds!.ci95.toFixed(1)} |`,
       );
   }
-  // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka: the producer's side of latency.
+  // Publisher confirms on RabbitMQ, the broker's acknowledgement per acks on Kafka, the stream's acknowledgement of an
+  // asynchronous publish on NATS: the producer's side of latency.
   const confirmed = aggregates.filter((aggregate) => aggregate.confirmLatency !== undefined);
   if (confirmed.length > 0) {
     out.push(
       '',
-      '| scenario | confirm latency (Kafka: send to acknowledgement) median / 95th / 99th (ms) |',
+      '| scenario | confirm latency (Kafka, NATS: send to acknowledgement) median / 95th / 99th (ms) |',
       '|---|---|',
     );
     for (const aggregate of confirmed) {

@@ -3,6 +3,7 @@ import { failoverResult, FaultOutcome, VerifierCounts } from '../failover/failov
 import type { PerfTestExpectations } from '../perftest/perftest-output';
 import { parsePerfTestOutput } from '../perftest/perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
+import { NatsLoadExpectations, parseNatsLoadOutput } from '../nats/nats-load-output';
 import {
   loadGeneratorNode,
   loadGeneratorVerdict,
@@ -33,6 +34,11 @@ export interface RawRepetition {
    * `csv` are empty and `expectations` is what the workload asked for, for the record).
    */
   readonly kafka?: { readonly output: KafkaPerfOutput; readonly expectations: KafkaPerfExpectations };
+  /**
+   * A NATS JetStream repetition: the load client's output (local/nats-load, JSON lines) and what the parser expects of
+   * it (then `stdout` and `csv` are empty, as for Kafka).
+   */
+  readonly nats?: { readonly output: string; readonly expectations: NatsLoadExpectations };
   /**
    * Several load generators (issue 27): each one's output (then `stdout` and `csv` are empty, `expectations` is the
    * whole workload's and `perfTestArgs` the first generator's), and how the workload was split, for the report.
@@ -88,7 +94,9 @@ export function ingestRepetition(raw: RawRepetition): RepetitionRecord {
       generators?.result ??
       (raw.kafka
         ? parseKafkaPerfOutput(raw.kafka.output, raw.kafka.expectations)
-        : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations));
+        : raw.nats
+          ? parseNatsLoadOutput(raw.nats.output, raw.nats.expectations)
+          : parsePerfTestOutput(raw.stdout, raw.csv, raw.expectations));
     if (raw.targetError) return { ...base, status: 'FAILED', error: raw.targetError };
     const verdict = {
       ...(generators?.record ?? measuredLoadGenerator(base.metrics, result)),

@@ -1,6 +1,7 @@
 import { smokeTest as publishAndConsume } from '../../lambdas/smoke-test/logic';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import { smokeTestKafka } from '../kafka-target';
+import { smokeTestNats } from '../nats-target';
 import type { LocalRun } from './local-run';
 
 /** LaunchCluster: local nodes (the first cluster was prelaunched while the store came up). */
@@ -23,11 +24,12 @@ export const checkClusterReady = (run: LocalRun) => async (input: { launch: { cl
 
 /**
  * SmokeTest: the cloud's check (one message published and consumed back), through the first node; for Kafka, the
- * brokers' registration.
+ * brokers' registration; for NATS, a message published to a replicated stream and read back with the NATS CLI.
  */
 export const smokeTest = (run: LocalRun) => async (input: { launch: { clusterId: string } }) => {
   const handle = run.handleOf(input.launch.clusterId);
   if (handle.broker === 'kafka') return smokeTestKafka(handle);
+  if (handle.broker === 'nats') return smokeTestNats(handle);
   return publishAndConsume(handle.cluster.amqpUri(handle.cluster.nodes[0]!));
 };
 

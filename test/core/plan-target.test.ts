@@ -234,8 +234,18 @@ describe('every built-in plan runs on every target as shipped', () => {
 
   test.each(names)('%s: no problem on aws, azure or local', (name) => {
     const plan = parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
-    for (const target of ['aws', 'azure', 'local'])
-      expect({ target, problems: targetProblems(plan, target, defaultPriceCatalog) }).toEqual({ target, problems: [] });
+    for (const target of ['aws', 'azure', 'local']) {
+      // NATS runs on the local target only so far (issue 28): the clouds refuse each NATS cluster, and nothing else.
+      const nats = plan.clusters.flatMap((cluster, index) =>
+        cluster.broker === 'nats' && target !== 'local'
+          ? [expect.objectContaining({ path: `clusters[${index}].broker`, value: 'nats' })]
+          : [],
+      );
+      expect({ target, problems: targetProblems(plan, target, defaultPriceCatalog) }).toEqual({
+        target,
+        problems: nats,
+      });
+    }
   });
 });
 
