@@ -25,7 +25,8 @@ export const loadGeneratorCondition = (index: number) => `LoadGeneratorCountAbov
  * built with count MAX_LOAD_GENERATORS: the template is synthesized once and the count chosen per launch.
  *
  * CloudFormation has no numeric comparison among its condition functions (Fn::And, Fn::Equals, Fn::If, Fn::Not,
- * Fn::Or; https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/intrinsic-function-reference-conditions.html),
+ * Fn::Or; docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/
+ * intrinsic-function-reference-conditions.html),
  * so "count > i" is Fn::Or over Fn::Equals of each count from i + 1 to 10 (Fn::Or takes 2 to 10 conditions, there;
  * at most 9 here) and a single Fn::Equals for i = 9. A Ref to a Number parameter is a string, so the parameter takes
  * AllowedValues "1" … "10" rather than a MinValue/MaxValue, which would let "02" through and match nothing.
