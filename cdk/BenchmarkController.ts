@@ -37,6 +37,8 @@ import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
 import { CLUSTER_STACK_IAM_ACTIONS } from './cluster-stack-iam';
 import { LoadGenerator } from './LoadGenerator';
+import { launchLoadGeneratorsByParameter } from './cluster-template-load-generators';
+import { MAX_LOAD_GENERATORS } from '../core/loadgen/load-generator-count';
 import { nagResourceText } from './nag-finding';
 import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
 import { RabbitMqInstanceTiers } from './instance-tiers';
@@ -1377,7 +1379,10 @@ for args in json.load(open(sys.argv[1])):
     resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
     resultsPrefix: 'runs/',
     cluster,
+    count: MAX_LOAD_GENERATORS,
   });
+  // As many of them as the plan cluster's loadGenerators: the LoadGeneratorCount parameter (issue 27).
+  launchLoadGeneratorsByParameter(stack, loadGenerator, { resultsBucketName: bucketName.valueAsString });
   Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
   // The node group's tag, which it copies to every node it launches: the fault step may run commands on these only.
   Tags.of(cluster.autoScalingGroup).add('rmqbench:component', CLUSTER_NODE_COMPONENT);

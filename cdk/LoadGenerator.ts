@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Fn, Tags, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Fn, Tags, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -6,11 +6,9 @@ import { Construct } from 'constructs';
 import { THESIS_LOAD_GENERATOR_INSTANCE_TYPE } from './instance-tiers';
 import type { RabbitMqCluster } from './RabbitMqCluster';
 import { nagResourceText } from './nag-finding';
-import { loadGeneratorBootCommands } from './user-data/load-generator';
+import { loadGeneratorUserData } from './user-data/load-generator';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { allowHostMetrics } from './host-metrics-agent';
-import { cloudWatchAgentBootCommands } from './user-data/cloudwatch-agent';
-import { LOAD_GENERATOR_ROLE } from '../core/metrics/cloudwatch-host-metrics';
 import { MAX_LOAD_GENERATORS } from '../core/loadgen/load-generator-count';
 
 /** The tag that tells the instances of a LoadGenerator with `count` > 1 apart: "0" to "count - 1". */
@@ -152,17 +150,12 @@ export class LoadGenerator extends Construct {
     resultsPrefix: string,
     generator: { index: number; count: number } | undefined,
   ): ec2.UserData {
-    const userData = ec2.UserData.forLinux();
-    userData.addCommands(
-      ...cloudWatchAgentBootCommands({ clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE }),
-      ...loadGeneratorBootCommands({
-        resultsBucketName: props.resultsBucket.bucketName,
-        resultsPrefix,
-        kafkaTools: props.kafkaTools ?? false,
-        ...(generator ? { generator } : {}),
-      }),
-    );
-    return userData;
+    return loadGeneratorUserData({
+      resultsBucketName: props.resultsBucket.bucketName,
+      resultsPrefix,
+      kafkaTools: props.kafkaTools ?? false,
+      ...(generator ? { generator } : {}),
+    });
   }
 
   /** The instance: IMDSv2 only, an encrypted root volume, the boot script as user data. */

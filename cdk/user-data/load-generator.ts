@@ -1,3 +1,7 @@
+import { Aws } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { LOAD_GENERATOR_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
+import { cloudWatchAgentBootCommands } from './cloudwatch-agent';
 import { KAFKA_TOOL_LOG4J } from '../../core/kafka/kafka-broker-log4j';
 import {
   KAFKA_TOOL_COMMAND,
@@ -28,7 +32,7 @@ export interface LoadGeneratorBootInput {
    * This instance's place among several generators (LoadGenerator `count` > 1), written to the env file so that a run
    * script can tell the generators' results apart. @default - one generator: nothing written
    */
-  readonly generator?: { readonly index: number; readonly count: number };
+  readonly generator?: { readonly index: number; readonly count: number | string };
 }
 
 /**
@@ -113,4 +117,17 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
       : []),
     ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
   ];
+}
+
+/**
+ * A load generator's whole boot script: the host metrics agent first, then Java and the tools (LoadGenerator's user
+ * data; the controller's cluster template renders it again per index with the LoadGeneratorCount parameter as count).
+ */
+export function loadGeneratorUserData(input: LoadGeneratorBootInput): ec2.UserData {
+  const userData = ec2.UserData.forLinux();
+  userData.addCommands(
+    ...cloudWatchAgentBootCommands({ clusterId: Aws.STACK_NAME, role: LOAD_GENERATOR_ROLE }),
+    ...loadGeneratorBootCommands(input),
+  );
+  return userData;
 }

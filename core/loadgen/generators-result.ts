@@ -1,5 +1,7 @@
 import { PerfTestOutputError } from '../plan/errors';
-import { parsePerfTestOutput, type PerfTestExpectations } from '../perftest/perftest-output';
+import { parsePerfTestOutput, perfTestExpectations, type PerfTestExpectations } from '../perftest/perftest-output';
+import type { Workload } from '../plan/plan-schema';
+import type { LoadGeneratorShare } from './workload-split';
 import type { PerSecondSample, PerfTestResult } from '../results/result-model';
 import { describe } from '../results/statistics';
 import { samplesAfterWarmUp } from '../results/warm-up';
@@ -73,4 +75,16 @@ export function generatorsResult(
     ...(merged.completedInSeconds === undefined ? {} : { completedInSeconds: merged.completedInSeconds }),
   };
   return { result, merged };
+}
+
+/** What one generator's share of `workload` should produce: its producers, consumers, queues and fixed messages. */
+export function generatorExpectations(workload: Workload, share: LoadGeneratorShare): PerfTestExpectations {
+  return perfTestExpectations({
+    ...workload,
+    producers: share.producers,
+    consumers: share.consumers,
+    queues: share.queues.names.length,
+    ...(share.messageLimits ? { messageCount: share.messageLimits.total, totalBytes: undefined } : {}),
+    capacity: undefined,
+  });
 }

@@ -90,20 +90,22 @@ function localProblems(plan: Plan): PlanIssue[] {
 }
 
 /**
- * Several load generators per cluster (issue 27): the plan validates them and core/loadgen splits the workload and
- * merges the results. The local target runs N PerfTest processes; the clouds launch one load generator per cluster
- * so far, so they refuse more, and a run never reports one generator's figures as those of N.
+ * Several load generators per cluster (issue 27): the plan validates them (up to MAX_LOAD_GENERATORS) and core/loadgen
+ * splits the workload and merges the results. The local target runs N PerfTest processes and AWS N instances (the
+ * cluster template's LoadGeneratorCount); the Azure controller still runs one load generator per cluster, so Azure
+ * refuses more, and a run never reports one generator's figures as those of N.
  */
 function loadGeneratorProblems(plan: Plan, target: string): PlanIssue[] {
-  if (target === 'local') return [];
+  if (target !== 'azure') return [];
   return plan.clusters.flatMap((cluster, index) =>
     cluster.loadGenerators > 1
       ? [
           {
             path: `clusters[${index}].loadGenerators`,
             message:
-              `target ${target} launches one load generator per cluster so far (the local target runs several; ` +
-              'the clouds are planned, issue 27); use 1 or leave it out',
+              'target azure runs one load generator per cluster so far (bicep/main.bicep deploys loadGeneratorCount ' +
+              'VMs, but the controller does not yet run PerfTest on more than one; the local and aws targets run ' +
+              'several, issue 27); use 1 or leave it out',
             value: cluster.loadGenerators,
           },
         ]

@@ -18,6 +18,12 @@ import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { kafkaExpectations, kafkaLadderOutput, kafkaRawFiles } from '../start-repetition/kafka-script';
 import { rawPrefix } from '../start-repetition/logic';
+import type { StartedGenerator } from '../start-repetition/aws-generators';
+import { generatorFolder, STARTED_AT_FILE } from '../start-repetition/generators';
+import { loadGeneratorId } from '../../core/loadgen/load-generator-count';
+import { generatorExpectations, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
+import { splitWorkload } from '../../core/loadgen/workload-split';
+import type { Scenario } from '../../core/plan/plan';
 
 export interface StartedCommon {
   startedAt: string;
@@ -32,6 +38,10 @@ export interface StartedCommon {
 export interface Started extends StartedCommon {
   commandId: string;
   instanceId: string;
+  /** Several load generators (issue 27): every one's command, by index (generator 0's is also the one above). */
+  generators?: StartedGenerator[];
+  /** How the workload was split over them, for the report. */
+  loadGeneratorSplit?: string;
 }
 export interface AzureStarted extends StartedCommon {
   resourceGroup: string;
@@ -53,19 +63,21 @@ export async function checkRepetition(
   event: CheckEvent<Started>,
   now = new Date(),
 ) {
-  const state = await perfTestState(ssm, event.started, now);
-  if (!state.done) return notDone(event, state.status, now);
-  const stderr = state.stderr?.trim().slice(-1000);
-  return assembleRepetition(
-    s3,
-    bucket,
-    event,
-    state.status === 'Success'
-      ? undefined
-      : `the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`,
-    now,
-    'aws',
-  );
+  const generators = event.started.generators ?? [event.started];
+  const states = await Promise.all(generators.map((generator) => perfTestState(ssm, generator, now)));
+  const running = states.find((state) => !state.done);
+  if (running) return notDone(event, running.status, now);
+  const failures = states.flatMap((state, index) => {
+    if (state.status === 'Success') return [];
+    const stderr = state.stderr?.trim().slice(-1000);
+    const which = event.started.generators
+      ? `load generator ${loadGeneratorId(index)} (${generators[index]!.instanceId}): `
+      : '';
+    return [
+      `${which}the SSM command ended ${state.status} (exit code ${state.exitCode})${stderr ? `: ${stderr}` : ''}`,
+    ];
+  });
+  return assembleRepetition(s3, bucket, event, failures.length > 0 ? failures.join('; ') : undefined, now, 'aws');
 }
 
 /**
@@ -199,6 +211,10 @@ async function assembleRepetition(
     };
   };
   const isKafka = scenario.cluster.broker === 'kafka';
+  const several = 'generators' in event.started ? (event.started as Started) : undefined;
+  const loadGenerators = several?.generators
+    ? { split: several.loadGeneratorSplit ?? '', outputs: await generatorOutputs(scenario, several.generators, read) }
+    : undefined;
   const raw: RawRepetition = {
     runId: event.runId,
     scenarioId: event.item.scenarioId,
@@ -207,8 +223,9 @@ async function assembleRepetition(
     finishedAt: now.toISOString(),
     perfTestArgs: event.started.perfTestArgs,
     expectations: perfTestExpectations(scenario.workload),
-    stdout: isKafka ? '' : await read('stdout.txt'),
-    csv: isKafka ? '' : await read('perftest.csv'),
+    stdout: isKafka || loadGenerators ? '' : await read('stdout.txt'),
+    csv: isKafka || loadGenerators ? '' : await read('perftest.csv'),
+    ...(loadGenerators ? { loadGenerators } : {}),
     // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no
     // sampler.
     ...(isKafka ? { kafka: await kafka() } : { brokerSamples: await read(BROKER_SAMPLES_FILE) }),
@@ -228,4 +245,32 @@ async function assembleRepetition(
     }),
   );
   return { done: true, rawKey: event.item.rawKey };
+}
+
+/**
+ * Each load generator's output as the run scripts uploaded it under generator-<index>/ (lambdas/start-repetition/
+ * generators.ts), with its share of the workload split again from the plan as the start function split it.
+ */
+async function generatorOutputs(
+  scenario: Scenario,
+  started: readonly StartedGenerator[],
+  read: (name: string) => Promise<string>,
+): Promise<RawGeneratorOutput[]> {
+  const split = splitWorkload(scenario.workload, started.length);
+  return Promise.all(
+    split.generators.map(async (share, index) => {
+      const file = (name: string) => read(`${generatorFolder(index)}/${name}`);
+      return {
+        id: share.id,
+        producers: share.producers,
+        consumers: share.consumers,
+        queues: share.queues.names,
+        startedAtMs: Number((await file(STARTED_AT_FILE)).trim()) || 0,
+        perfTestArgs: started[index]!.perfTestArgs,
+        expectations: generatorExpectations(scenario.workload, share),
+        stdout: await file('stdout.txt'),
+        csv: await file('perftest.csv'),
+      };
+    }),
+  );
 }

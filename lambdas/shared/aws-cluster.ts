@@ -23,7 +23,8 @@ import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 // small.
 
 /**
- * Ready once CREATE_COMPLETE and the load generator is an online SSM managed instance; a failed stack, or a passed
+ * Ready once CREATE_COMPLETE and every load generator (loadGeneratorInstanceIds) is an online SSM managed instance; a
+ * failed stack, or a passed
  * deadline, is an error that leads to teardown. A failed stack's error carries the first failed resource's reason from
  * its events and, when a node's boot signalled FAILURE, where that node's boot log tail is.
  */
@@ -41,8 +42,8 @@ export async function checkStack(
     const outputs = Object.fromEntries(
       (stack?.Outputs ?? []).map((output) => [output.OutputKey ?? '', output.OutputValue ?? '']),
     );
-    const instanceId = loadGeneratorInstanceId(outputs);
-    if (ssm && instanceId) {
+    for (const instanceId of loadGeneratorInstanceIds(outputs)) {
+      if (!ssm) break;
       const pingStatus = await managedInstancePingStatus(ssm, instanceId);
       if (pingStatus !== 'Online') {
         const seen = pingStatus === undefined ? 'not registered with Systems Manager' : `PingStatus ${pingStatus}`;
@@ -75,7 +76,19 @@ export async function checkStack(
  * CDK).
  */
 export function loadGeneratorInstanceId(outputs: Record<string, string>): string | undefined {
-  return Object.entries(outputs).find(([key]) => key.includes('InstanceId'))?.[1] || undefined;
+  return Object.entries(outputs).find(([key]) => /InstanceId(?!s)/.test(key))?.[1] || undefined;
+}
+
+/**
+ * Every load generator's instance id, by index (issue 27): the `InstanceIds` output (comma-separated, the controller's
+ * cluster template lists the LoadGeneratorCount instances it launched), or the one `InstanceId` of a stack without it
+ * (a Kafka template, a stack launched before it). Empty when the stack has neither.
+ */
+export function loadGeneratorInstanceIds(outputs: Record<string, string>): string[] {
+  const all = Object.entries(outputs).find(([key]) => key.includes('InstanceIds'))?.[1];
+  if (all) return all.split(',').filter((id) => id !== '');
+  const one = loadGeneratorInstanceId(outputs);
+  return one ? [one] : [];
 }
 
 /**

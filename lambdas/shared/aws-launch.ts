@@ -45,7 +45,10 @@ export interface AwsClusterNetwork {
 }
 
 /** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
-export type PlanClusterSpec = Pick<ClusterGroup, 'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType'> & {
+export type PlanClusterSpec = Pick<
+  ClusterGroup,
+  'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType' | 'loadGenerators'
+> & {
   readonly broker?: ClusterGroup['broker'];
 };
 
@@ -67,6 +70,7 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
     topology: group.topology,
     ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}),
     ...(group.instanceType ? { instanceType: group.instanceType } : {}),
+    ...(group.loadGenerators ? { loadGenerators: group.loadGenerators } : {}),
   };
 }
 
@@ -131,6 +135,10 @@ export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClust
     { ParameterKey: 'BrokerPolicies', ParameterValue: JSON.stringify(brokerConfig.policies.map(policyCommandArgs)) },
     // Without one the template's default type is used; the workflow's ValidatePlan requires it for aws runs.
     ...(spec.instanceType === undefined ? [] : [{ ParameterKey: 'InstanceType', ParameterValue: spec.instanceType }]),
+    // Several load generators (issue 27); without it the template's default, 1, launches one, as before.
+    ...((spec.loadGenerators ?? 1) > 1
+      ? [{ ParameterKey: 'LoadGeneratorCount', ParameterValue: String(spec.loadGenerators) }]
+      : []),
   ];
 }
 
@@ -173,6 +181,10 @@ export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: Plan
     { ParameterKey: 'PrivateSubnetIds', ParameterValue: network.privateSubnetIds.join(',') },
     { ParameterKey: 'AvailabilityZones', ParameterValue: network.availabilityZones.join(',') },
     ...(spec.instanceType === undefined ? [] : [{ ParameterKey: 'InstanceType', ParameterValue: spec.instanceType }]),
+    // Several load generators (issue 27); without it the template's default, 1, launches one, as before.
+    ...((spec.loadGenerators ?? 1) > 1
+      ? [{ ParameterKey: 'LoadGeneratorCount', ParameterValue: String(spec.loadGenerators) }]
+      : []),
   ];
 }
 

@@ -5,7 +5,8 @@ import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
 import { startAzureKafkaRepetition } from './azure-kafka';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
-import { faultSchedule, perfTestScript, startAzureRepetition } from './logic';
+import { faultSchedule, startAzureRepetition } from './logic';
+import { startAwsRabbitMqRepetition } from './aws-generators';
 import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
@@ -62,23 +63,6 @@ export const handler = withTransientErrors(
         doneBy: new Date(Date.now() + (kafka.timeoutSeconds + 60) * 1000).toISOString(),
       };
     }
-    const { script, redactedArgs } = perfTestScript({
-      plan: event.plan,
-      runId: event.runId,
-      item: event.item,
-      endpoint: output('AmqpEndpoint'),
-      managementUrl: output('ManagementUrl'),
-      secretArn: output('AdminSecretArn'),
-      bucket,
-    });
-    const started = await startPerfTest(ssm, output('InstanceId'), script, event.item.durationSeconds + 120, { until });
-    const startedAt = new Date();
-    return {
-      ...started,
-      startedAt: startedAt.toISOString(),
-      ...faultSchedule(event.plan, event.item, startedAt),
-      perfTestArgs: redactedArgs,
-      doneBy: new Date(Date.now() + (event.item.durationSeconds + 180) * 1000).toISOString(),
-    };
+    return startAwsRabbitMqRepetition(ssm, bucket, event, { until });
   },
 );

@@ -11,6 +11,8 @@ import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { AzureClients } from '../shared/azure-cluster';
 import { startBrokerSamplerLines, stopBrokerSamplerLines, SAMPLER_GRACE_SECONDS } from './broker-sampler';
 import { startVerifierLines, waitVerifierLines } from './verifier-lines';
+import type { LoadGeneratorShare } from '../../core/loadgen/workload-split';
+import { generatorFolder, sharedStartLines, STARTED_AT_FILE, type GeneratorRun } from './generators';
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -40,7 +42,12 @@ function scenarioFor(plan: unknown, item: ScheduledRepetition): Scenario {
 const amqpHost = (endpoint: string) => endpoint.replace(/^amqps?:\/\//, '');
 
 /** PerfTest arguments for one repetition against `host` (credentials as the USER:PASS placeholder). */
-function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string): string[] {
+function perfTestArgs(
+  plan: unknown,
+  item: ScheduledRepetition,
+  endpoint: string,
+  share?: LoadGeneratorShare,
+): string[] {
   const scenario = scenarioFor(plan, item);
   const host = amqpHost(endpoint);
   // The same queue arguments as the local target (core/broker/broker-config.ts): without them PerfTest declares classic
@@ -53,6 +60,7 @@ function perfTestArgs(plan: unknown, item: ScheduledRepetition, endpoint: string
     uris: [`amqp://USER:PASS@${host}`],
     csvPath: 'perftest.csv',
     predeclared: false,
+    ...(share ? { share } : {}),
   });
 }
 
@@ -179,10 +187,21 @@ export function perfTestScript(options: {
   managementUrl: string;
   secretArn: string;
   bucket: string;
+  /**
+   * One of several load generators (issue 27): its share of the workload, its own folder for stdout, CSV and
+   * STARTED_AT_FILE, the shared start; the broker sampler and the verifier run on generator 0 only, which uploads
+   * their files where a single generator does. @default - the one load generator, as before
+   */
+  generator?: GeneratorRun;
 }): { script: string; redactedArgs: string[] } {
-  const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  const verifier = verifierLines(options.plan, options.item, options.endpoint, PERF_TEST_COMMAND);
+  const { generator } = options;
+  const first = (generator?.index ?? 0) === 0;
+  const args = perfTestArgs(options.plan, options.item, options.endpoint, generator?.share);
+  const verifier = first
+    ? verifierLines(options.plan, options.item, options.endpoint, PERF_TEST_COMMAND)
+    : { start: [], wait: [], runs: false };
   const prefix = `s3://${options.bucket}/${rawPrefix(options.runId, options.item)}`;
+  const own = generator ? `${prefix}/${generatorFolder(generator.index)}` : prefix;
   const managementUrl = checkedManagementUrl(options.managementUrl);
   const script = [
     'set -euo pipefail',
@@ -199,8 +218,9 @@ export function perfTestScript(options: {
     `ADMIN_CURL_CONFIG=$(printf '%s' "$ADMIN_SECRET" | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)}) ` +
       '&& unset ADMIN_SECRET',
     ...benchmarkUserLines(),
+    ...(generator ? sharedStartLines(generator.startAtMs) : []),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
-    ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
+    ...(first ? startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS) : []),
     ...verifier.start,
     'PERF_TEST_STATUS=0',
     `${PERF_TEST_COMMAND} ${args
@@ -208,15 +228,20 @@ export function perfTestScript(options: {
         arg.includes('USER:PASS') ? `"${arg.replace('USER:PASS', '$BENCH_USER:$BENCH_PASS')}"` : quote(arg),
       )
       .join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
-    ...stopBrokerSamplerLines(),
+    ...(first ? stopBrokerSamplerLines() : []),
     ...verifier.wait,
     'touch perftest.csv',
-    `aws s3 cp stdout.txt ${quote(`${prefix}/stdout.txt`)} && ` +
-      `aws s3 cp perftest.csv ${quote(`${prefix}/perftest.csv`)}`,
+    `aws s3 cp stdout.txt ${quote(`${own}/stdout.txt`)} && ` +
+      `aws s3 cp perftest.csv ${quote(`${own}/perftest.csv`)}` +
+      (generator ? ` && aws s3 cp ${STARTED_AT_FILE} ${quote(`${own}/${STARTED_AT_FILE}`)}` : ''),
     // Broker metrics are optional: a failed upload leaves the repetition's result, and IngestRepetition records why
     // they are missing.
-    `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || ` +
-      `echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
+    ...(first
+      ? [
+          `aws s3 cp ${BROKER_SAMPLES_FILE} ${quote(`${prefix}/${BROKER_SAMPLES_FILE}`)} || ` +
+            `echo ${quote(`rmqbench: could not upload ${BROKER_SAMPLES_FILE}`)} >&2`,
+        ]
+      : []),
     // So is the verifier's output: without it the fault is recorded as applied but not counted, with the reason.
     ...(verifier.runs
       ? [

@@ -5,10 +5,16 @@ import {
   DescribeStacksCommand,
   ListStacksCommand,
 } from '@aws-sdk/client-cloudformation';
-import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { DescribeInstanceInformationCommand, GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { generateBrokerConfig, policyCommandArgs } from '../../core/broker/broker-config';
-import { checkStack, perfTestState, stacksOfRun } from '../../lambdas/shared/aws-cluster';
+import {
+  checkStack,
+  loadGeneratorInstanceId,
+  loadGeneratorInstanceIds,
+  perfTestState,
+  stacksOfRun,
+} from '../../lambdas/shared/aws-cluster';
 import { createStackToken, launchStack, planClusterOf, type PlanClusterSpec } from '../../lambdas/shared/aws-launch';
 import { sweepExpiredStacks } from '../../lambdas/sweeper/logic';
 import { buildSchedule, clusterIdFor, type ScheduledCluster } from '../../state-machines/schedule';
@@ -215,6 +221,41 @@ describe('AWS cluster logic', () => {
       expect(cfnMock.commandCalls(CreateStackCommand)).toHaveLength(0);
     },
   );
+
+  test('several load generators: LoadGeneratorCount is passed above 1 only, and every one must be online', async () => {
+    cfnMock.on(CreateStackCommand).resolves({ StackId: 'id' });
+    await launchStack(cfn, config, 'run-1', cluster(3), { ...quorum(3), loadGenerators: 3 }, NOW);
+    await launchStack(cfn, config, 'run-1', cluster(3), { ...quorum(3), loadGenerators: 1 }, NOW);
+    expect(parameter(0, 'LoadGeneratorCount')).toBe('3');
+    // One generator: the parameters of before (the template's default launches one).
+    expect(created(1).Parameters!.map((one) => one.ParameterKey)).not.toContain('LoadGeneratorCount');
+    const launch = { clusterId: 'rmqbench-run-1-c1', readyBy: '2025-01-01T00:30:00.000Z' };
+    cfnMock.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 's',
+          CreationTime: NOW,
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: [
+            { OutputKey: 'LoadGeneratorInstanceIdABC', OutputValue: 'i-0' },
+            { OutputKey: 'LoadGeneratorInstanceIdsDEF', OutputValue: 'i-0,i-1,i-2' },
+          ],
+        },
+      ],
+    });
+    ssmMock.on(DescribeInstanceInformationCommand).callsFake((input: { Filters: { Values: string[] }[] }) => {
+      const id = input.Filters[0]!.Values[0]!;
+      return { InstanceInformationList: [{ InstanceId: id, PingStatus: id === 'i-2' ? 'ConnectionLost' : 'Online' }] };
+    });
+    await expect(checkStack(cfn, launch, NOW, ssm)).resolves.toEqual({
+      ready: false,
+      status: 'CREATE_COMPLETE, load generator i-2 PingStatus ConnectionLost',
+    });
+    expect(loadGeneratorInstanceIds({ LoadGeneratorInstanceIdABC: 'i-0' })).toEqual(['i-0']);
+    expect(loadGeneratorInstanceId({ LoadGeneratorInstanceIdsDEF: 'i-0,i-1', LoadGeneratorInstanceIdABC: 'i-0' })).toBe(
+      'i-0',
+    );
+  });
 
   test("the plan cluster of a scheduled cluster comes from the execution's plan (topology details and version)", () => {
     const plan = {

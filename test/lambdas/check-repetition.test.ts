@@ -289,3 +289,95 @@ describe('check-repetition', () => {
     );
   });
 });
+
+describe('check-repetition with two load generators (issue 27)', () => {
+  const twoPlan = {
+    ...plan,
+    clusters: [{ ...plan.clusters[0]!, loadGenerators: 2 }],
+    workloads: [{ ...plan.workloads[0]!, producers: 2, consumers: 2, queues: 2, durationSeconds: 5 }],
+  };
+  const twoSchedule = buildSchedule({ plan: twoPlan, runId: 'run-1', target: 'aws' }, 'exec');
+  const twoItem = twoSchedule.clusters[0]!.repetitions[0]!;
+  const twoStarted = {
+    ...started,
+    generators: [
+      {
+        commandId: 'cmd-0',
+        instanceId: 'i-0',
+        perfTestArgs: ['--queue-pattern', 'perf-test-%d', '--queue-pattern-from', '1'],
+      },
+      { commandId: 'cmd-1', instanceId: 'i-1', perfTestArgs: ['--queue', 'perf-test-2'] },
+    ],
+    loadGeneratorSplit: 'split by queue over 2 load generators',
+  };
+  const twoEvent = { runId: 'run-1', plan: twoSchedule.plan, item: twoItem, started: twoStarted };
+  const prefix = `runs/run-1/raw/${twoItem.rawKey.replace(/\.json$/, '')}`;
+  const putRaw = () =>
+    JSON.parse(s3Mock.commandCalls(PutObjectCommand)[0]!.args[0].input.Body as string) as RawRepetition;
+
+  test('waits for both commands, reads generator-0/ and generator-1/, and ingest merges them', async () => {
+    ssmMock.on(GetCommandInvocationCommand, { CommandId: 'cmd-0' }).resolves({ Status: 'Success', ResponseCode: 0 });
+    ssmMock.on(GetCommandInvocationCommand, { CommandId: 'cmd-1' }).resolves({ Status: 'InProgress' });
+    const now = new Date('2025-01-01T00:00:40Z');
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', twoEvent, now)).resolves.toEqual({
+      done: false,
+    });
+    ssmMock.on(GetCommandInvocationCommand, { CommandId: 'cmd-1' }).resolves({ Status: 'Success', ResponseCode: 0 });
+    for (const index of [0, 1]) {
+      const at = `${prefix}/generator-${index}`;
+      s3Mock
+        .on(GetObjectCommand, { Key: `${at}/stdout.txt` })
+        .resolves({ Body: body(fixture('basic-150b.stdout.txt')) });
+      s3Mock.on(GetObjectCommand, { Key: `${at}/perftest.csv` }).resolves({ Body: body(fixture('basic-150b.csv')) });
+      s3Mock
+        .on(GetObjectCommand, { Key: `${at}/started-at.txt` })
+        .resolves({ Body: body(`${1735689600000 + index * 250}\n`) });
+    }
+    s3Mock.on(GetObjectCommand, { Key: `${prefix}/broker-metrics.jsonl` }).resolves({ Body: body('') });
+    s3Mock.on(PutObjectCommand).resolves({});
+    await expect(checkRepetition(new SSMClient({}), new S3Client({}), 'raw', twoEvent, now)).resolves.toEqual({
+      done: true,
+      rawKey: twoItem.rawKey,
+    });
+    const raw = putRaw();
+    expect({ stdout: raw.stdout, csv: raw.csv, targetError: raw.targetError }).toEqual({
+      stdout: '',
+      csv: '',
+      targetError: undefined,
+    });
+    expect(raw.loadGenerators!.split).toBe(twoStarted.loadGeneratorSplit);
+    expect(
+      raw.loadGenerators!.outputs.map(({ id, queues, startedAtMs, producers }) => [id, queues, startedAtMs, producers]),
+    ).toEqual([
+      ['lg-1', ['perf-test-1'], 1735689600000, 1],
+      ['lg-2', ['perf-test-2'], 1735689600250, 1],
+    ]);
+    expect(raw.loadGenerators!.outputs[1]!.perfTestArgs).toEqual(['--queue', 'perf-test-2']);
+    // The same ingest as the local target's: one record with each generator's figures and the start skew.
+    const record = ingestRepetition(raw);
+    expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+    expect(record.loadGenerators!.map((generator) => generator.id)).toEqual(['lg-1', 'lg-2']);
+    expect(record.startSkewMs).toBe(250);
+    const one = ingestRepetition({
+      ...raw,
+      loadGenerators: undefined,
+      stdout: fixture('basic-150b.stdout.txt'),
+      csv: fixture('basic-150b.csv'),
+    });
+    expect(record.result!.summary.sendRateAvg).toBeCloseTo(2 * one.result!.summary.sendRateAvg, 0);
+  });
+
+  test('a failed generator fails the repetition, named with its instance', async () => {
+    ssmMock.on(GetCommandInvocationCommand, { CommandId: 'cmd-0' }).resolves({ Status: 'Success', ResponseCode: 0 });
+    ssmMock
+      .on(GetCommandInvocationCommand, { CommandId: 'cmd-1' })
+      .resolves({ Status: 'Failed', ResponseCode: 1, StandardErrorContent: 'PerfTest exited with status 1:' });
+    s3Mock.on(GetObjectCommand).rejects(Object.assign(new Error('NoSuchKey'), { name: 'NoSuchKey' }));
+    s3Mock.on(PutObjectCommand).resolves({});
+    await checkRepetition(new SSMClient({}), new S3Client({}), 'raw', twoEvent, new Date('2025-01-01T00:00:40Z'));
+    expect(putRaw().targetError).toBe(
+      'load generator lg-2 (i-1): the SSM command ended Failed (exit code 1): PerfTest exited with status 1:',
+    );
+    expect(ingestRepetition(putRaw()).status).toBe('FAILED');
+  });
+});

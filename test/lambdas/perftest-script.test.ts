@@ -13,6 +13,7 @@ import {
   BENCHMARK_USER_TAGS,
   perfTestScript,
   RAW_FILES,
+  rawPrefix,
   uploadUrlVariable,
 } from '../../lambdas/start-repetition/logic';
 import {
@@ -20,6 +21,7 @@ import {
   LOST_MESSAGE_VERIFIER_JAVA,
 } from '../../lambdas/start-repetition/lost-message-verifier-java';
 import { startVerifierLines, VERIFIER_GRACE_SECONDS } from '../../lambdas/start-repetition/verifier-lines';
+import { repetitionGenerators } from '../../lambdas/start-repetition/generators';
 import { SSM_COMMAND_SIZE_LIMIT_BYTES, startPerfTest } from '../../lambdas/shared/aws-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
 
@@ -415,5 +417,41 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
         queueArguments: {},
       }),
     ).toThrow(/the verifier's AMQP host must be host\[:port\], got "nlb:5672; rm -rf \/"/);
+  });
+});
+
+describe('the run script of one of several load generators (issue 27)', () => {
+  const severalPlan = {
+    name: 'lg',
+    clusters: [{ name: 'q', nodes: 3, instanceType: 'c5.xlarge', topology: { type: 'quorum' }, loadGenerators: 2 }],
+    workloads: [{ name: 'w', producers: 2, consumers: 2, queues: 2, durationSeconds: 5 }],
+  };
+  const lgItem = buildSchedule({ plan: severalPlan, target: 'aws', runId: 'run-lg' }, 'exec').clusters[0]!
+    .repetitions[0]!;
+  const generators = repetitionGenerators(severalPlan, lgItem, 1_735_689_620_000)!;
+  const scriptOf = (index: number) =>
+    perfTestScript({
+      plan: severalPlan,
+      runId: 'run-lg',
+      item: lgItem,
+      endpoint: 'nlb:5672',
+      managementUrl: 'http://nlb:15672',
+      secretArn: 'arn:secret',
+      bucket: 'raw',
+      generator: generators.runs[index]!,
+    });
+
+  test('each runs its share after the shared start and uploads under generator-<index>/; only 0 samples', () => {
+    const prefix = `s3://raw/${rawPrefix('run-lg', lgItem)}`;
+    const [first, second] = [scriptOf(0), scriptOf(1)];
+    expect(first.redactedArgs).toEqual(expect.arrayContaining(['--queue', 'perf-test-1']));
+    expect(second.redactedArgs).toEqual(expect.arrayContaining(['--queue', 'perf-test-2']));
+    for (const [index, { script }] of [first, second].entries()) {
+      expect(script).toContain('WAIT_MS=$(( 1735689620000 - $(date +%s%3N) ))');
+      expect(script).toContain(`'${prefix}/generator-${index}/stdout.txt'`);
+      expect(script).toContain(`'${prefix}/generator-${index}/started-at.txt'`);
+    }
+    expect(first.script).toContain(`'${prefix}/broker-metrics.jsonl'`);
+    expect(second.script).not.toContain('broker-metrics.jsonl');
   });
 });
