@@ -5,8 +5,13 @@
  * current JetStream behaviour.
  */
 
-/** nats-server, the broker: `go install github.com/nats-io/nats-server/v2@v2.15.2`. */
-export const NATS_SERVER_VERSION = '2.15.2';
+/**
+ * nats-server, the broker: `go install github.com/nats-io/nats-server/v2@v2.15.0` here, the official release tarball of
+ * the same version on AWS and Azure (cdk/nats-artifacts.ts), so that local and cloud runs compare one server. 2.15.0,
+ * not the newer 2.15.2 the Go proxy also serves: the clouds check the release tarball against a published SHA-256, and
+ * 2.15.0's are the newest published where they could be read (cdk/nats-artifacts.ts cites them).
+ */
+export const NATS_SERVER_VERSION = '2.15.0';
 export const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2';
 
 /**

@@ -28,8 +28,8 @@ describe('the NATS binaries in the rmqbench cache', () => {
 
   test('pinned exact versions, each in a versioned folder; the load client in a folder named by its source', () => {
     expect(NATS_SERVER_BINARY).toMatchObject({
-      folder: 'nats-server-2.15.2',
-      build: { install: 'github.com/nats-io/nats-server/v2@v2.15.2' },
+      folder: 'nats-server-2.15.0',
+      build: { install: 'github.com/nats-io/nats-server/v2@v2.15.0' },
     });
     expect(NATSCLI_BINARY).toMatchObject({
       folder: 'natscli-0.5.0',

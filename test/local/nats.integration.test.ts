@@ -2,6 +2,7 @@ jest.setTimeout(180_000);
 
 import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { NATS_SERVER_VERSION } from '../../core/nats/nats-versions';
 import { parsePlanText } from '../../core/plan/plan';
 import { renderMarkdownReport } from '../../core/report/report';
 import { ingestRunDir } from '../../local/ingest-run-dir';
@@ -118,7 +119,7 @@ describe('NATS JetStream on the local target', () => {
         expect(existsSync(join(runDir, 'clusters', 'cluster-1', 'nats2', 'nats-server.conf'))).toBe(true);
 
         const stored = (await store.getRun(runId))!;
-        expect(stored.run.environment.natsServerVersion).toBe('2.15.2');
+        expect(stored.run.environment.natsServerVersion).toBe(NATS_SERVER_VERSION);
         const steady = stored.repetitions.find((rep) => rep.scenarioId === 'nats-3/steady')!;
         // 6000 messages at about 2000/s, each with its send time: receive rate and both latencies.
         expect(steady.result!.summary.sendRateAvg).toBeGreaterThan(1000);

@@ -5,8 +5,9 @@
  *
  * Only the download goes through the script's one seam (/etc/rmqbench/install-override.sh): instead of the GitHub
  * release, the tarball is one this test packs with the release's layout (a folder `nats-server-v<pinned
- * version>-linux-amd64` holding `nats-server`) around a nats-server v2.15.2 built here with `go install` (the Go module
- * proxy serves it; GitHub cannot be reached). Its SHA-256 differs from the pinned release's, so the seam also sets
+ * version>-linux-amd64` holding `nats-server`) around the nats-server of the same version the local target builds with
+ * `go install` into the rmqbench cache (local/nats-binaries.ts; the Go module proxy serves it, GitHub cannot be
+ * reached). Its SHA-256 differs from the pinned release's, so the seam also sets
  * NATS_SERVER_SHA256 to the checksum this test computed: the script's own check still runs, on the test's tarball. No
  * DNS zone runs here: the private zone's names are in every VM's /etc/hosts (`dnsNames`), as the Kafka boot test does.
  */
@@ -20,6 +21,8 @@ import { NATS_CLIENT_PORT, NATS_CLUSTER_PORT, NATS_MONITORING_PORT } from '../..
 import { NATS_SERVER_VERSION_ON_CLOUD, natsServerTarball } from '../../cdk/nats-artifacts';
 import { natsNodeBootCommands, type NatsServerIdentity } from '../../cdk/user-data/nats-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
+import { ensureNatsBinary, NATS_SERVER_BINARY } from '../../local/nats-binaries';
+import { cacheDir } from '../../local/paths';
 import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
@@ -28,25 +31,18 @@ const REGION = 'us-east-1';
 const ZONE = 'nats-5e1f0a2b.rmqbench.internal';
 const OVERLAYS = ['/etc', '/opt', '/var/lib'];
 const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-/** The Go module the local target builds too (ENVIRONMENT.md: the proxy serves v2.15.2). */
-const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.15.2';
 
 interface Jsz {
   meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name: string; current: boolean }[] };
 }
 
 /** nats-server built with the machine's Go, packed as the pinned release's tarball is laid out; with its SHA-256. */
-function packNatsServerTarball(workDir: string): { file: string; sha256: string } {
-  const bin = join(workDir, 'bin');
-  execFileSync('/usr/local/go/bin/go', ['install', NATS_SERVER_MODULE], {
-    env: { ...process.env, GOBIN: bin, GOFLAGS: '-buildvcs=false' },
-    cwd: workDir,
-    stdio: 'pipe',
-    timeout: 300_000,
-  });
+async function packNatsServerTarball(workDir: string): Promise<{ file: string; sha256: string }> {
+  // The local target's build of the pinned version (setup builds it; built here if missing).
+  const server = await ensureNatsBinary(cacheDir(), NATS_SERVER_BINARY);
   const { folder, fileName } = natsServerTarball(NATS_SERVER_VERSION_ON_CLOUD, 'amd64');
   mkdirSync(join(workDir, folder));
-  copyFileSync(join(bin, 'nats-server'), join(workDir, folder, 'nats-server'));
+  copyFileSync(server, join(workDir, folder, 'nats-server'));
   const file = join(workDir, fileName);
   execFileSync('tar', ['-czf', file, '-C', workDir, folder]);
   return { file, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
@@ -103,7 +99,7 @@ describe('AWS NATS server user data on three simulated EC2 instances', () => {
   }
 
   test('booting at once, the three servers form ONE JetStream cluster and each signals SUCCESS', async () => {
-    const tarball = packNatsServerTarball(workDir);
+    const tarball = await packNatsServerTarball(workDir);
     await hub.start();
     for (const identity of identities) {
       const instanceId = `i-0${identity.index}a00000000000nats`;

@@ -272,7 +272,14 @@ export class ClusterStack {
     await this.createInMoto();
     await this.readVpcCidrs();
     this.rules = securityGroupRules(template, this.evaluator).map((rule) => this.mapRuleCidr(rule));
-    const unsimulated = Object.entries(template.Resources).find(([, resource]) => !SIMULATED_TYPES.has(resource.Type));
+    // A resource whose Condition is false is not created (CloudFormation User Guide, "Conditions syntax": "resources
+    // ... that are associated with a condition are created only if the condition is true"), e.g. the load generators
+    // past the cluster template's LoadGeneratorCount (cdk/cluster-template-load-generators.ts).
+    const created = (resource: { Condition?: string }) =>
+      resource.Condition === undefined || this.evaluator.condition(resource.Condition);
+    const unsimulated = Object.entries(template.Resources).find(
+      ([, resource]) => created(resource) && !SIMULATED_TYPES.has(resource.Type),
+    );
     if (unsimulated) {
       this.event(
         unsimulated[0],
@@ -284,7 +291,9 @@ export class ClusterStack {
     }
     this.hub = await this.startHub();
     const byType = (type: string) =>
-      Object.keys(template.Resources).filter((logicalId) => template.Resources[logicalId]!.Type === type);
+      Object.keys(template.Resources).filter(
+        (logicalId) => template.Resources[logicalId]!.Type === type && created(template.Resources[logicalId]!),
+      );
     for (const logicalId of byType('AWS::EC2::Instance')) this.createInstance(logicalId);
     for (const logicalId of byType('AWS::AutoScaling::AutoScalingGroup')) await this.createGroup(logicalId);
     if (this.events.some((event) => event.status === 'CREATE_FAILED')) return;
