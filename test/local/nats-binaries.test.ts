@@ -63,7 +63,7 @@ describe('the NATS binaries in the rmqbench cache', () => {
     expect(checkGo(fakeGo('go-new', 'echo go1.26.8'))).toBe('1.26.8');
     expect(() => checkGo(fakeGo('go-old', 'echo go1.22.3'))).toThrow(
       new RegExp(
-        '^Go 1\\.22\\.3 \\(.*go-old\\) is older than the 1\\.26\\.0 that nats-server 2\\.15\\.2, natscli 0\\.5\\.0 ' +
+        '^Go 1\\.22\\.3 \\(.*go-old\\) is older than the 1\\.26\\.0 that nats-server 2\\.15\\.0, natscli 0\\.5\\.0 ' +
           'and the NATS load client need \\(their go\\.mod\\): install Go 1\\.26\\.0 or later',
       ),
     );
