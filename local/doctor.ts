@@ -25,6 +25,11 @@ export interface DoctorCheck {
   readonly ok: boolean;
   /** The version found, or how to get what is missing. */
   readonly detail: string;
+  /**
+   * Set when only some plans need it (the NATS toolchain and binaries: `broker: nats`): missing, it is reported but
+   * does not make doctor fail, so a machine without Go still runs RabbitMQ and Kafka plans.
+   */
+  readonly onlyFor?: string;
 }
 
 function commandOutput(command: string, args: string[]): string | undefined {
@@ -113,7 +118,7 @@ async function natsChecks(options: { cacheDir: string; fix: boolean }): Promise<
   ];
   for (const binary of [NATS_SERVER_BINARY, NATSCLI_BINARY, natsLoadBinary()])
     checks.push(await natsBinaryCheck(options, binary, goProblem === undefined));
-  return checks;
+  return checks.map((check) => ({ ...check, onlyFor: 'plans with broker: nats' }));
 }
 
 async function natsBinaryCheck(

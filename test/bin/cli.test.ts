@@ -240,4 +240,15 @@ describe('rmqbench CLI', () => {
     });
     expect(byName.get('node')).toMatchObject({ ok: true });
   });
+
+  test('doctor without Go reports the NATS toolchain missing, only for broker: nats, and does not fail for it', () => {
+    // The real cache (the jars and tools setup installed) but no Go: what a RabbitMQ-only machine looks like.
+    const { code, stdout } = rmqbenchWithEnv({ RMQBENCH_GO: join(tmpdir(), 'rmqbench-no-go', 'go') }, 'doctor');
+    const goLine = stdout.split('\n').find((line) => /^\S+\s+go: /.test(line));
+    expect(goLine).toMatch(
+      /^MISSING {2}go: .*install Go 1\.26\.0 or later.*\(needed only for plans with broker: nats\)$/,
+    );
+    const required = stdout.split('\n').filter((line) => line.startsWith('MISSING') && !/needed only for/.test(line));
+    expect({ code, required }).toEqual({ code: 0, required: [] });
+  });
 });
