@@ -11,10 +11,11 @@ import { NATS_SERVER_VERSION } from '../core/nats/nats-versions';
  *
  * Version: 2.15.0 (core/nats/nats-versions.ts, which the local target builds from the Go module proxy too), not the
  * newer 2.15.2: no stored copy of v2.15.2's SHA256SUMS (or of anything quoting it) could be found, and nothing can be
- * downloaded here to compute one, while the 2.15.0 sums are published by the NATS maintainers themselves: nats-io/nats-docker 2.15.x/alpine3.22/Dockerfile at
- * commit 629985321b0b00d2c39c853782c776f91f3a3189 (PR #327 "Release v2.15.0"), which checks the same GitHub release
- * tarballs with `sha256sum -c` (x86_64 → amd64, aarch64 → arm64). To move to 2.15.2, add its two lines from the
- * release's SHA256SUMS here and to bicep/cloud-init/nats-server-<version>.sha256.
+ * downloaded here to compute one, while the 2.15.0 sums are published by the NATS maintainers themselves:
+ * nats-io/nats-docker 2.15.x/alpine3.22/Dockerfile at commit 629985321b0b00d2c39c853782c776f91f3a3189 (PR #327
+ * "Release v2.15.0"), which checks the same GitHub release tarballs with `sha256sum -c` (x86_64 → amd64, aarch64 →
+ * arm64). To move to 2.15.2, add its two lines from the release's SHA256SUMS here and to
+ * bicep/cloud-init/nats-server-<version>.sha256, and change core/nats/nats-versions.ts.
  */
 export const NATS_SERVER_VERSION_ON_CLOUD = NATS_SERVER_VERSION;
 
