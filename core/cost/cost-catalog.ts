@@ -184,17 +184,28 @@ export function findInstancePrice(catalog: PriceCatalog, query: PriceQuery): Ins
   );
 }
 
+/**
+ * The newest entry for a provider in a region, a region-specific price winning over the provider-wide one (`*`);
+ * undefined when there is neither.
+ */
+function newestInRegion<T extends { provider: CloudProvider; region: string; asOf: string }>(
+  entries: readonly T[],
+  provider: CloudProvider,
+  region: string,
+): T | undefined {
+  const matches = entries.filter(
+    (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
+  );
+  return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
+}
+
 /** The newest load balancer price for a provider in a region (or region `*`); undefined when the catalog has none. */
 export function findLoadBalancerPrice(
   catalog: PriceCatalog,
   provider: CloudProvider,
   region: string,
 ): LoadBalancerPrice | undefined {
-  const matches = catalog.loadBalancers.filter(
-    (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
-  );
-  // A region-specific price wins over the provider-wide one.
-  return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
+  return newestInRegion(catalog.loadBalancers, provider, region);
 }
 
 /** The newest NAT gateway price for a provider in a region (or region `*`); undefined when the catalog has none. */
@@ -203,10 +214,7 @@ export function findNatGatewayPrice(
   provider: CloudProvider,
   region: string,
 ): NatGatewayPrice | undefined {
-  const matches = catalog.natGateways.filter(
-    (entry) => entry.provider === provider && (entry.region === region || entry.region === '*'),
-  );
-  return newestFirst(matches.filter((entry) => entry.region === region))[0] ?? newestFirst(matches)[0];
+  return newestInRegion(catalog.natGateways, provider, region);
 }
 
 export interface ClusterCostInput {
