@@ -13,7 +13,9 @@ import { tempDir } from './helpers';
  * capacity search at a 50 ms and at a 500 ms p99 bound. The 50 ms capacity lies between the ladder's first step and
  * the saturated receive rate measured here; the 500 ms capacity is at least as high (a looser bound never holds less).
  */
-const ladder = 'minRate: 1000, maxRate: 64000, stepFactor: 4, stepSeconds: 6, warmUpSeconds: 2';
+// 1,000, 4,000 and 16,000 msg/s: a 3-node quorum cluster on two cores does not hold 16,000 at 50 ms (a 64,000 step
+// after it only added 6 s per ladder); were it to hold, the capacity is the ladder's top, still within the bounds.
+const ladder = 'minRate: 1000, maxRate: 16000, stepFactor: 4, stepSeconds: 6, warmUpSeconds: 2';
 const plan = parsePlanText(
   `
 name: capacity-bounds

@@ -27,7 +27,22 @@ workloads:
   'workflow.yaml',
 );
 
-// A capacity search: one PerfTest run stepping through 3 rates × 5 s inside the repetition (issue 25).
+// The --fail-at cases: the same plan with shorter repetitions and no pause, since they assert where the run failed and
+// what was kept, not what the repetitions measured (the plan above checks that, and the pause event).
+const failAtPlan = parsePlanText(
+  `
+name: workflow
+repetitions: 2
+pauseSecondsBetweenRepetitions: 0
+clusters:
+  - { name: one-node, nodes: 1, topology: { type: classic }, connection: direct }
+workloads:
+  - { name: small, messageSizeBytes: 150, durationSeconds: 2 }
+`,
+  'workflow-fail-at.yaml',
+);
+
+// A capacity search: one PerfTest run stepping through 2 rates × 5 s inside the repetition (issue 25).
 const capacityPlan = parsePlanText(
   `
 name: workflow-capacity
@@ -36,7 +51,7 @@ clusters:
 workloads:
   - name: ladder
     messageSizeBytes: 150
-    capacity: { p99LatencyMs: 50, minRate: 500, maxRate: 2000, stepFactor: 2, stepSeconds: 5, warmUpSeconds: 1 }
+    capacity: { p99LatencyMs: 50, minRate: 500, maxRate: 1000, stepFactor: 2, stepSeconds: 5, warmUpSeconds: 1 }
 `,
   'workflow-capacity.yaml',
 );
@@ -185,7 +200,7 @@ describe('rmqbench run executes the deployed workflow definition on the local ta
     '--fail-at %s: the run ends FAILED with the cause recorded, teardown ran, %i stored repetition(s) kept',
     async (failAt, kept) => {
       const state = failAt.split(':')[0]!;
-      const { outcome, events, left, stored } = await run(failAt);
+      const { outcome, events, left, stored } = await run(failAt, failAtPlan);
       expect(outcome.status).toBe('FAILED');
       expect(outcome.error).toContain(`fault injected at ${state}`);
       expect(stored?.run.status).toBe('FAILED');

@@ -34,7 +34,7 @@ workloads:
     `messageCount: 30000, publishRateLimit: 5000 }
   - { name: fixed-work-too-slow, producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 3, ` +
     `messageCount: 100000000 }
-  - { name: limited, producers: 1, consumers: 0, messageSizeBytes: 100, durationSeconds: 8, maxLength: 50, ` +
+  - { name: limited, producers: 1, consumers: 0, messageSizeBytes: 100, durationSeconds: 5, maxLength: 50, ` +
     `overflow: reject-publish, queueMode: lazy }
   - { name: warm-up, producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: 6, warmUpSeconds: 2 }
   - name: capacity

@@ -32,18 +32,28 @@ const COOKIE_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbenc
 const ADMIN_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-admin-GhIjKl`;
 const INSTANCE_ID = 'i-0123456789abcdef0';
 
-function renderUserData(nodeCount = 1): string {
+/**
+ * Erlang's net_ticktime on the three simulated nodes (test only; 60 s by default): the partition test waits for the
+ * cluster to notice the cut, which takes 0.75 to 1.25 net_ticktime, and nothing else here depends on it.
+ */
+const TEST_NET_TICKTIME_SECONDS = 20;
+
+function renderUserData(nodeCount = 1, netTicktimeSeconds?: number): string {
+  // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
+  const brokerConfig = generateBrokerConfig({
+    topology: { type: 'quorum', replicationFactor: 3 },
+    rabbitmqVersion: '3.10.8',
+    peerDiscovery: { backend: 'aws', region: REGION },
+    nodeCount,
+  });
   const userData = UserData.forLinux();
   userData.addOnExitCommands('rmqbench_boot_finished "$exitCode"');
   userData.addCommands(
     ...rabbitMqNodeBootCommands({
-      // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
-      brokerConfig: generateBrokerConfig({
-        topology: { type: 'quorum', replicationFactor: 3 },
-        rabbitmqVersion: '3.10.8',
-        peerDiscovery: { backend: 'aws', region: REGION },
-        nodeCount,
-      }),
+      brokerConfig:
+        netTicktimeSeconds === undefined
+          ? brokerConfig
+          : { ...brokerConfig, rabbitmqConf: `${brokerConfig.rabbitmqConf}\nnet_ticktime = ${netTicktimeSeconds}\n` },
       release: RabbitMqRelease.V3_13,
       region: REGION,
       erlangCookieSecretArn: COOKIE_ARN,
@@ -167,7 +177,7 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       'the AWS plugin and form ONE cluster; each signals SUCCESS',
     async () => {
       await hub.start();
-      const userData = renderUserData(3);
+      const userData = renderUserData(3, TEST_NET_TICKTIME_SECONDS);
       vms = [1, 2, 3].map((index) => {
         const instanceId = `i-0${index}23456789abcdef0`;
         return hub.createVm(
@@ -285,8 +295,9 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
    * cluster the
    * first test formed (every node running again after the previous test). The simulated nodes are network namespaces
    * on one bridge, so the rules act on real TCP connections between real brokers: the distribution connections
-   * already open are cut, not only new ones. The cluster notices after net_ticktime (60 s by default, so 45 to 75 s),
-   * hence the polling (a condition awaited, never a duration asserted).
+   * already open are cut, not only new ones. The cluster notices after net_ticktime (60 s by default, so 45 to 75 s;
+   * TEST_NET_TICKTIME_SECONDS on these nodes, so 15 to 25 s), hence the polling (a condition awaited, never a duration
+   * asserted).
    */
   test(
     'partition: the firewall table of the script cuts one node off; the majority ' +
@@ -315,6 +326,10 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       const [cutVm, majorityVm, otherVm] = [vms[2]!, vms[0]!, vms[1]!];
       const cut = `rabbit@${cutVm.ip}`;
       expect(await runningNodes(majorityVm)).toEqual(all);
+      // The shorter tick of the test's configuration is in force (it only shortens the wait below).
+      expect((await run(cutVm, "rabbitmqctl -q eval 'net_kernel:get_net_ticktime().'")).stdout.trim()).toBe(
+        String(TEST_NET_TICKTIME_SECONDS),
+      );
 
       const applied = await run(cutVm, faultScript('partition', cut));
       expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({

@@ -79,6 +79,8 @@ export interface GatewayOptions {
    * 10.91.X.0/24 from this third octet on; without it a cluster CreateStack is refused by name.
    */
   readonly clusterSubnets?: number;
+  /** ClusterStackOptions.blockedBootSeconds of every cluster stack. */
+  readonly blockedBootSeconds?: number;
   /**
    * The rules of the deployed stack's security groups `groupIds` (a VPC-attached function's), in their template's
    * terms.
@@ -474,6 +476,9 @@ export class AwsGateway {
         session: (roleArn, name) => this.session(roleArn, name),
         gatewaySocket: this.unixPath!,
         subnet,
+        ...(this.options.blockedBootSeconds === undefined
+          ? {}
+          : { blockedBootSeconds: this.options.blockedBootSeconds }),
         ...(this.options.log ? { log: this.options.log } : {}),
       },
     );

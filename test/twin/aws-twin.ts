@@ -82,6 +82,8 @@ export interface AwsTwinOptions {
    * @default undefined: a cluster CreateStack is refused by name after the service-role check
    */
   readonly clusterSubnets?: number;
+  /** GatewayOptions.blockedBootSeconds. */
+  readonly blockedBootSeconds?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -132,6 +134,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     securityGroupRules: (groupIds) => controllerRules(groupIds),
     ...(placeFunction ? { placeFunction: async (config) => placeFunction(config, context!) } : {}),
     ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }),
+    ...(options.blockedBootSeconds === undefined ? {} : { blockedBootSeconds: options.blockedBootSeconds }),
   });
   const stop = async () => {
     await gateway.stop();

@@ -131,6 +131,11 @@ export interface ClusterStackOptions {
   readonly gatewaySocket: string;
   /** Third octet of the hub's 10.91.X.0/24. */
   readonly subnet: number;
+  /**
+   * Seconds boots may stay short of their signals after a security group first dropped a packet before the twin fails
+   * the group. @default BLOCKED_BOOT_SECONDS
+   */
+  readonly blockedBootSeconds?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -792,6 +797,7 @@ export class ClusterStack {
     const hub = this.hub!;
     const signals = () => hub.requestLog().filter((line) => / cloudformation SignalResource /.test(line));
     let firstDrop: number | undefined;
+    const blockedBootSeconds = this.options.blockedBootSeconds ?? BLOCKED_BOOT_SECONDS;
     for (;;) {
       const received = signals();
       const failures = received.filter((line) => line.endsWith(' FAILURE')).length;
@@ -800,7 +806,7 @@ export class ClusterStack {
       const ended = members.every((instance) => instance.result !== undefined);
       if (firstDrop === undefined && members.some((instance) => droppedPackets(instance.vm.pid).length > 0))
         firstDrop = Date.now();
-      const blocked = firstDrop !== undefined && Date.now() - firstDrop > BLOCKED_BOOT_SECONDS * 1000;
+      const blocked = firstDrop !== undefined && Date.now() - firstDrop > blockedBootSeconds * 1000;
       if (failures > 0 || ended || blocked) {
         // CloudFormation's words for a failed creation policy; the twin adds what it saw on the way.
         const why =
@@ -811,7 +817,7 @@ export class ClusterStack {
               ? `Failed to receive ${count} resource signal(s) within the specified duration`
               : `${successes} of ${count} resource signal(s) received; the twin stopped waiting ` +
                 `for the rest (CloudFormation would wait for the creation policy's timeout) ` +
-                `${BLOCKED_BOOT_SECONDS} s after the security groups first dropped a packet`;
+                `${blockedBootSeconds} s after the security groups first dropped a packet`;
         return this.event(logicalId, type, 'CREATE_FAILED', `${why}. ${await this.diagnosis()}`);
       }
       if (this.deleted) return;

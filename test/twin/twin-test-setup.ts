@@ -32,7 +32,7 @@ export interface TwinTestSetup {
     change: (json: T) => void,
   ): string;
   /** `rmqbench run <acceptance plan> --target aws` against a twin of `assembly`. */
-  runOnTwin(assembly: string, options?: { clusterSubnets?: number }): Promise<TwinRun>;
+  runOnTwin(assembly: string, options?: { clusterSubnets?: number; blockedBootSeconds?: number }): Promise<TwinRun>;
 }
 
 /**
