@@ -1,6 +1,7 @@
 import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { LOST_MESSAGE_VERIFIER_CLASS } from '../../lambdas/start-repetition/lost-message-verifier-java';
+import type { Started } from '../../lambdas/check-repetition/logic';
 import { startAwsRabbitMqRepetition } from '../../lambdas/start-repetition/aws-generators';
 import { perfTestScript, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -60,7 +61,8 @@ describe('StartRepetition on AWS with several load generators (issue 27)', () =>
         LoadGeneratorInstanceIds9A8B: 'i-0aaa,i-0bbb',
         LoadGeneratorInstanceId7C6D: 'i-0aaa',
       });
-      const started = await startAwsRabbitMqRepetition(ssm, 'raw', event, { until: NOW }, () => NOW);
+      // The state CheckRepetition reads (lambdas/check-repetition/logic.ts).
+      const started: Started = await startAwsRabbitMqRepetition(ssm, 'raw', event, { until: NOW }, () => NOW);
 
       const commands = sent();
       expect(commands.map((command) => command.instanceIds)).toEqual([['i-0aaa'], ['i-0bbb']]);
