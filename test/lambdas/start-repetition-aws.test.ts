@@ -7,8 +7,8 @@ import { perfTestScript, rawPrefix } from '../../lambdas/start-repetition/logic'
 import { buildSchedule } from '../../state-machines/schedule';
 
 /**
- * StartRepetition on AWS for a RabbitMQ cluster (lambdas/start-repetition/aws-generators.ts) against the SSM client mock
- * the other AWS tests use: what each load generator is sent, and that one generator is sent what it was before
+ * StartRepetition on AWS for a RabbitMQ cluster (lambdas/start-repetition/aws-generators.ts) against the SSM client
+ * mock the other AWS tests use: what each load generator is sent, and that one generator is sent what it was before
  * issue 27.
  */
 const ssmMock = mockClient(SSMClient);
