@@ -133,7 +133,7 @@ param loadGeneratorVmSize string = 'Standard_F16s_v2'
 @description('Optional. Availability zone of the load generator. Empty for no zone.')
 param loadGeneratorZone string = '1'
 
-@description('Optional. Number of load generator VMs (modules/loadgen.bicep), all in loadGeneratorZone: 1 to 10, the plan\'s bound. The benchmark controller deploys 1 (it refuses loadGenerators above 1 on Azure); more are for your own deployments.')
+@description('Optional. Number of load generator VMs (modules/loadgen.bicep), all in loadGeneratorZone: 1 to 10, the plan\'s bound. The benchmark controller deploys the plan cluster\'s loadGenerators (leaving the default, 1, for one) and runs one Run Command on each VM of loadGeneratorResourceIds.')
 @minValue(1)
 @maxValue(10)
 param loadGeneratorCount int = 1

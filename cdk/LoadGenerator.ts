@@ -57,8 +57,8 @@ export interface LoadGeneratorProps {
    * /etc/rmqbench/load-generator.env, so that a run script writes under a key of its own; with 1 the template is
    * unchanged. At most 10, the plan's bound (MAX_LOAD_GENERATORS, core/loadgen/load-generator-count.ts): beyond it
    * the split leaves too few queues per generator and the instance quota, not the brokers, becomes the limit.
-   * The controller still launches one per cluster (it refuses `loadGenerators` > 1 on the clouds); this is for your
-   * own stacks.
+   * The controller's cluster template launches the plan cluster's `loadGenerators` this way (its LoadGeneratorCount,
+   * cdk/cluster-template-load-generators.ts).
    * @default 1
    */
   readonly count?: number;

@@ -89,44 +89,23 @@ function localProblems(plan: Plan): PlanIssue[] {
   );
 }
 
-/**
- * Several load generators per cluster (issue 27): the plan validates them (up to MAX_LOAD_GENERATORS) and core/loadgen
- * splits the workload and merges the results. The local target runs N PerfTest processes and AWS N instances (the
- * cluster template's LoadGeneratorCount); the Azure controller still runs one load generator per cluster, so Azure
- * refuses more, and a run never reports one generator's figures as those of N.
+/*
+ * Several load generators per cluster (issue 27) need no rule of their own here: the plan validates them (up to
+ * MAX_LOAD_GENERATORS, and a workload that splits over them) and every target runs N: the local target N PerfTest
+ * processes, AWS N instances (the cluster template's LoadGeneratorCount), Azure N VMs (main.bicep's
+ * loadGeneratorCount), each with its share, merged by core/loadgen.
  */
-function loadGeneratorProblems(plan: Plan, target: string): PlanIssue[] {
-  if (target !== 'azure') return [];
-  return plan.clusters.flatMap((cluster, index) =>
-    cluster.loadGenerators > 1
-      ? [
-          {
-            path: `clusters[${index}].loadGenerators`,
-            message:
-              'target azure runs one load generator per cluster so far (bicep/main.bicep deploys loadGeneratorCount ' +
-              'VMs, but the controller does not yet run PerfTest on more than one; the local and aws targets run ' +
-              'several, issue 27); use 1 or leave it out',
-            value: cluster.loadGenerators,
-          },
-        ]
-      : [],
-  );
-}
 
 /**
  * Every problem that keeps `plan` from running on `target`; the local target ignores instance types, regions and
  * prices. Per-target settings are checked for this target (core/plan/plan-target.ts).
  */
 export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
-  if (target === 'local') return [...localProblems(plan), ...loadGeneratorProblems(plan, target)];
+  if (target === 'local') return localProblems(plan);
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
-  const issues: PlanIssue[] = [
-    ...loadGeneratorProblems(plan, target),
-    ...cloudFaultProblems(plan, provider, target),
-    ...regionProblems(plan, provider),
-  ];
+  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target), ...regionProblems(plan, provider)];
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),

@@ -1,5 +1,6 @@
 import { certificateFingerprint256 } from '../../core/cloud/self-signed-certificate';
 import { type AzureClients, checkDeployment } from '../shared/azure-cluster';
+import { azureLoadGeneratorResourceIds } from '../shared/azure-load-generators';
 import { pinnedHttpsGet } from '../shared/pinned-tls';
 
 /** What CheckClusterReady on Azure knows of the launch: its deadline, and the certificate LaunchCluster made. */
@@ -7,6 +8,8 @@ export interface AzureLaunch {
   readonly clusterId: string;
   readonly readyBy: string;
   readonly tlsCertificateFingerprint256?: string;
+  /** Several load generators (issue 27): how many LaunchCluster deployed. @default 1 */
+  readonly loadGenerators?: number;
 }
 
 /** The admin credentials the management API is asked with (the template parameters the controller deployed with). */
@@ -80,6 +83,10 @@ export async function checkAzureCluster(
   const deployment = await checkDeployment(clients, launch, now);
   if (!deployment.ready) return deployment;
   const outputs = deployment.outputs ?? {};
+  // Several load generators: the deployment must list every VM, by index, in loadGeneratorResourceIds (StartRepetition
+  // starts one Run Command on each); fewer is final, the deployment has succeeded.
+  if ((launch.loadGenerators ?? 1) > 1)
+    azureLoadGeneratorResourceIds(outputs, launch.clusterId, launch.loadGenerators ?? 1);
   // A Kafka cluster (bicep/main.bicep with broker: 'kafka') has no management API: its brokers are asked from the load
   // generator.
   if (outputs.kafkaBootstrapServers)

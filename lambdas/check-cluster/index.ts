@@ -16,7 +16,7 @@ const ssm = new SSMClient({});
  * from the load generator (lambdas/check-cluster/azure.ts, azure-kafka.ts).
  */
 async function checkAzure(event: {
-  launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string };
+  launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string; loadGenerators?: number };
   cluster: ScheduledCluster;
 }) {
   const { clients, parameters } = await (await azureTarget()).azureClientsFromEnv();
@@ -39,7 +39,7 @@ async function checkAzure(event: {
 export const handler = withTransientErrors(
   async (event: {
     target: WorkflowTarget;
-    launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string };
+    launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string; loadGenerators?: number };
     cluster: ScheduledCluster;
   }) => (event.target === 'azure' ? checkAzure(event) : checkStack(cfn, event.launch, new Date(), ssm)),
 );

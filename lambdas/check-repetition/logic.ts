@@ -19,6 +19,7 @@ import type { AzureClients } from '../shared/azure-cluster';
 import { kafkaExpectations, kafkaLadderOutput, kafkaRawFiles } from '../start-repetition/kafka-script';
 import { rawPrefix } from '../start-repetition/logic';
 import type { StartedGenerator } from '../start-repetition/aws-generators';
+import type { AzureStartedGenerator } from '../start-repetition/azure-generators';
 import { generatorFolder, STARTED_AT_FILE } from '../start-repetition/generators';
 import { loadGeneratorId } from '../../core/loadgen/load-generator-count';
 import { generatorExpectations, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
@@ -47,6 +48,10 @@ export interface AzureStarted extends StartedCommon {
   resourceGroup: string;
   vmName: string;
   runCommandName: string;
+  /** Several load generators (issue 27): every one's Run Command, by index (generator 0's is also the one above). */
+  generators?: AzureStartedGenerator[];
+  /** How the workload was split over them, for the report. */
+  loadGeneratorSplit?: string;
 }
 export interface CheckEvent<S> {
   runId: string;
@@ -91,19 +96,35 @@ export async function checkAzureRepetition(
   now = new Date(),
 ) {
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
-  const { checkRunCommand } = await import('../shared/azure-cluster');
-  const state = await checkRunCommand(clients, event.started);
-  if (!state.done) return notDone(event, 'Run Command still running', now);
-  return assembleRepetition(
-    s3,
-    bucket,
-    event,
-    state.succeeded
-      ? undefined
-      : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`,
-    now,
-    'azure',
+  const { checkRunCommand, deleteRunCommand } = await import('../shared/azure-cluster');
+  const several = event.started.generators;
+  if (!several) {
+    const state = await checkRunCommand(clients, event.started);
+    if (!state.done) return notDone(event, 'Run Command still running', now);
+    return assembleRepetition(
+      s3,
+      bucket,
+      event,
+      state.succeeded
+        ? undefined
+        : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`,
+      now,
+      'azure',
+    );
+  }
+  // Every generator's Run Command is kept until the last is done, so that each answers every poll.
+  const states = await Promise.all(several.map((generator) => checkRunCommand(clients, generator, false)));
+  if (states.some((state) => !state.done)) return notDone(event, 'Run Command still running', now);
+  await Promise.all(several.map((generator) => deleteRunCommand(clients, generator)));
+  const failures = states.flatMap((state, index) =>
+    !state.done || state.succeeded
+      ? []
+      : [
+          `load generator ${loadGeneratorId(index)} (${several[index]!.vmName}): the Run Command failed: ` +
+            `${state.stderr.slice(-500) || 'no stderr'}`,
+        ],
   );
+  return assembleRepetition(s3, bucket, event, failures.length > 0 ? failures.join('; ') : undefined, now, 'azure');
 }
 
 function notDone(event: CheckEvent<StartedCommon>, status: string, now: Date): { done: false } {
@@ -211,7 +232,7 @@ async function assembleRepetition(
     };
   };
   const isKafka = scenario.cluster.broker === 'kafka';
-  const several = 'generators' in event.started ? (event.started as Started) : undefined;
+  const several = 'generators' in event.started ? (event.started as Started | AzureStarted) : undefined;
   const loadGenerators = several?.generators
     ? { split: several.loadGeneratorSplit ?? '', outputs: await generatorOutputs(scenario, several.generators, read) }
     : undefined;
@@ -253,7 +274,7 @@ async function assembleRepetition(
  */
 async function generatorOutputs(
   scenario: Scenario,
-  started: readonly StartedGenerator[],
+  started: readonly Pick<StartedGenerator, 'perfTestArgs'>[],
   read: (name: string) => Promise<string>,
 ): Promise<RawGeneratorOutput[]> {
   const split = splitWorkload(scenario.workload, started.length);

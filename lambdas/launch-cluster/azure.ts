@@ -86,7 +86,9 @@ export function assertRabbitmqSecrets(parameters: Readonly<Record<string, unknow
 /**
  * Launches an Azure cluster with its own certificate (see `azureLaunchConfig`). The result goes into the
  * workflow state: it carries the certificate's fingerprint, never the key. An error from ARM is re-thrown as
- * a plain message (the SDK's error object holds the request, whose body has the key).
+ * a plain message (the SDK's error object holds the request, whose body has the key). With the plan cluster's
+ * `loadGenerators` above 1 (issue 27) main.bicep's `loadGeneratorCount` deploys that many load generator VMs, and the
+ * result carries the count for CheckClusterReady; with 1 the parameter is left to main.bicep's default, 1, as before.
  */
 export async function launchAzureCluster(
   clients: AzureClients,
@@ -95,11 +97,20 @@ export async function launchAzureCluster(
   cluster: ScheduledCluster,
   now = new Date(),
   planClusterParameters: Record<string, unknown> = {},
+  loadGenerators = 1,
 ) {
   const launch = azureLaunchConfig(config, cluster.clusterId, now);
+  const several = loadGenerators > 1 ? { loadGeneratorCount: loadGenerators } : {};
   try {
-    const result = await launchResourceGroup(clients, launch.config, runId, cluster, now, planClusterParameters);
-    return { ...result, tlsCertificateFingerprint256: launch.tlsCertificateFingerprint256 };
+    const result = await launchResourceGroup(clients, launch.config, runId, cluster, now, {
+      ...planClusterParameters,
+      ...several,
+    });
+    return {
+      ...result,
+      tlsCertificateFingerprint256: launch.tlsCertificateFingerprint256,
+      ...(loadGenerators > 1 ? { loadGenerators } : {}),
+    };
   } catch (error) {
     throw launchError(cluster.clusterId, error, launch.config.parameters);
   }

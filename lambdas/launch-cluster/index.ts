@@ -85,6 +85,7 @@ export const handler = withTransientErrors(
         event.cluster,
         new Date(),
         planClusterParameters,
+        planClusterOf(event.plan, event.cluster).loadGenerators,
       );
     }
     if (event.target !== 'aws')

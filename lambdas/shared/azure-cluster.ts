@@ -289,11 +289,13 @@ const FINAL_EXECUTION_STATES = ['Succeeded', 'Failed', 'TimedOut', 'Canceled'];
  * (the
  * VM agent could not start the script) ends it as well. Once done, the resource is deleted without waiting: the
  * protected parameters it holds outlive their use no longer than that (the resource group's teardown removes it
- * anyway).
+ * anyway). `deleteWhenDone: false` leaves that to the caller (deleteRunCommand): several load generators' commands are
+ * polled together until the last is done, so a finished one must still answer the next poll.
  */
 export async function checkRunCommand(
   clients: AzureClients,
   started: StartedRunCommand,
+  deleteWhenDone = true,
 ): Promise<{ done: false } | { done: true; succeeded: boolean; stdout: string; stderr: string }> {
   const command = await clients.compute.virtualMachineRunCommands.getByVirtualMachine(
     started.resourceGroup,
@@ -313,6 +315,12 @@ export async function checkRunCommand(
       : `Run Command ${started.runCommandName} ended ${provisioningFailed ? 'with provisioning state Failed' : state}` +
         `${view?.exitCode === undefined ? '' : ` (exit code ${view.exitCode})`}` +
         `${view?.executionMessage ? `: ${view.executionMessage}` : ''}`);
+  if (deleteWhenDone) await deleteRunCommand(clients, started);
+  return { done: true, succeeded, stdout: view?.output ?? '', stderr };
+}
+
+/** Deletes a finished managed Run Command without waiting (see checkRunCommand); best effort. */
+export async function deleteRunCommand(clients: AzureClients, started: StartedRunCommand): Promise<void> {
   try {
     await clients.compute.virtualMachineRunCommands
       .delete(started.resourceGroup, started.vmName, started.runCommandName)
@@ -320,7 +328,6 @@ export async function checkRunCommand(
   } catch {
     // Best effort: the resource group's teardown deletes it too.
   }
-  return { done: true, succeeded, stdout: view?.output ?? '', stderr };
 }
 
 /**

@@ -5,7 +5,8 @@ import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
 import { startAzureKafkaRepetition } from './azure-kafka';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
-import { faultSchedule, startAzureRepetition } from './logic';
+import { faultSchedule } from './logic';
+import { startAzureRabbitMqRepetition } from './azure-generators';
 import { startAwsRabbitMqRepetition } from './aws-generators';
 import { withTransientErrors } from '../shared/transient-errors';
 
@@ -33,7 +34,7 @@ export const handler = withTransientErrors(
       // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
       if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka')
         return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
-      const started = await startAzureRepetition(azure.clients, s3, bucket, azure.parameters, event);
+      const started = await startAzureRabbitMqRepetition(azure.clients, s3, bucket, azure.parameters, event);
       return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
     }
     const broker = scenarioOf(event.plan, event.item).cluster.broker;

@@ -28,7 +28,10 @@ export const RAW_FILES = ['stdout.txt', 'perftest.csv', BROKER_SAMPLES_FILE] as 
  * core/failover/cloud-verifier.ts).
  */
 export const FAULT_RAW_FILES = [VERIFIER_OUTPUT_FILE] as const;
-export type RawFile = (typeof RAW_FILES)[number] | (typeof FAULT_RAW_FILES)[number];
+/** Left only by one of several load generators (issue 27), in its own folder: when its PerfTest started. */
+export const GENERATOR_RAW_FILES = [STARTED_AT_FILE] as const;
+export type RawFile =
+  (typeof RAW_FILES)[number] | (typeof FAULT_RAW_FILES)[number] | (typeof GENERATOR_RAW_FILES)[number];
 export const rawPrefix = (runId: string, item: ScheduledRepetition) =>
   `runs/${runId}/raw/${item.rawKey.replace(/\.json$/, '')}`;
 
@@ -287,8 +290,10 @@ export async function presignRawUploads(
   item: ScheduledRepetition,
   expiresInSeconds: number,
   files: readonly RawFile[] = RAW_FILES,
+  /** A folder under the repetition's prefix (one load generator's, generatorFolder). @default - the prefix itself */
+  folder?: string,
 ): Promise<Partial<Record<RawFile, string>>> {
-  const prefix = rawPrefix(runId, item);
+  const prefix = folder ? `${rawPrefix(runId, item)}/${folder}` : rawPrefix(runId, item);
   const entries = await Promise.all(
     files.map(
       async (file) =>
@@ -327,7 +332,7 @@ export const uploadUrlVariable = (file: RawFile) => `RMQBENCH_UPLOAD_URL_${file.
  * GET of the resource.
  */
 export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>) =>
-  [...RAW_FILES, ...FAULT_RAW_FILES].flatMap((file) =>
+  [...RAW_FILES, ...FAULT_RAW_FILES, ...GENERATOR_RAW_FILES].flatMap((file) =>
     uploadUrls[file] === undefined ? [] : [{ name: uploadUrlVariable(file), value: uploadUrls[file] }],
   );
 
@@ -375,58 +380,22 @@ export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, p
  * repetition's result (IngestRepetition records why they are missing).
  */
 function azureUploadLine(file: RawFile): string {
-  const required = file === 'stdout.txt' || file === 'perftest.csv';
+  const required = file === 'stdout.txt' || file === 'perftest.csv' || file === STARTED_AT_FILE;
   const onFailure = required ? '' : ` || echo ${quote(`rmqbench: could not upload ${file}`)} >&2`;
   return `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -${onFailure}`;
 }
 
 /**
- * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
- * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
- * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
- * the VM's managed identity (IMDS token), keeps it and the AMQP URI in shell variables that are never
- * echoed, runs PerfTest against the load balancer with the broker sampler (broker-sampler.ts) beside it, then uploads
- * stdout, CSV and the sampler's lines to the pre-signed URLs, which arrive
- * as protected parameters (environment variables named by uploadUrlVariable). An unreadable secret or a missing
- * upload URL fails the Run Command with what was missing on stderr.
+ * The Azure run script's lines that read the admin password from Key Vault with the load generator's identity and
+ * keep it only in the curl config of admin_api (benchmarkUserLines).
  */
-export function azurePerfTestScript(options: {
-  plan: unknown;
-  item: ScheduledRepetition;
-  endpoint: string;
-  managementUrl: string;
-  username: string;
-  password: AzurePasswordSource;
-}): { script: string; redactedArgs: string[] } {
-  const args = perfTestArgs(options.plan, options.item, options.endpoint);
-  // The Azure script runs `perf-test` from PATH (bicep/cloud-init/rmqbench-loadgen-setup.sh installs it in
-  // /usr/local/bin).
-  const verifier = verifierLines(options.plan, options.item, options.endpoint, 'perf-test');
-  const uploaded = [...RAW_FILES, ...(verifier.runs ? FAULT_RAW_FILES : [])];
-  const managementUrl = checkedManagementUrl(options.managementUrl);
-  // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
-  const curlUsername = options.username.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-  const { keyVaultName, secretName, identityClientId } = options.password;
+function adminPasswordLines(password: AzurePasswordSource, curlUsername: string, managementUrl: string): string[] {
+  const { keyVaultName, secretName, identityClientId } = password;
   const tokenUrl =
     `http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01` +
     `&resource=${encodeURIComponent('https://vault.azure.net')}&client_id=${encodeURIComponent(identityClientId)}`;
   const secretUrl = `https://${keyVaultName}.vault.azure.net/secrets/${encodeURIComponent(secretName)}?api-version=7.4`;
-  // The benchmark user's credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
-  const shellArg = (arg: string) => arg.split('USER:PASS').map(quote).join('"$AMQP_CREDENTIALS"');
-  const script = [
-    'set +x',
-    'set -euo pipefail',
-    ...uploaded.map(
-      (file) =>
-        `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ` +
-        `${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`,
-    ),
-    // The boot may still be installing PerfTest (and jq, which the secret read below needs): see
-    // PERF_TEST_READY_WAIT_SECONDS.
-    ...perfTestReadyLines(),
-    'WORK=$(mktemp -d) && cd "$WORK"',
-    // Removed however the script ends, also when Key Vault refuses the secret (the benchmark user's trap replaces it).
-    `trap 'cd /; rm -rf "$WORK"' EXIT`,
+  return [
     `KEY_VAULT_NAME=${quote(keyVaultName)}`,
     `ADMIN_PASSWORD_SECRET_NAME=${quote(secretName)}`,
     // Role assignments take minutes to propagate: retry 403s for up to 5 minutes. The bearer token goes to curl on
@@ -447,20 +416,88 @@ export function azurePerfTestScript(options: {
     'ADMIN_PASSWORD=${ADMIN_PASSWORD//\\"/\\\\\\"}',
     `ADMIN_CURL_CONFIG="user = \\"${curlUsername.replace(/[$`"\\]/g, '\\$&')}:$ADMIN_PASSWORD\\""`,
     'unset ADMIN_PASSWORD',
+  ];
+}
+
+/**
+ * The managed Run Command script for one repetition on the Azure load generator (cloud-init installed
+ * `perf-test`, `jq` and `rmqbench-upload`). Run Command scripts show up in the VM's run-command resource
+ * and agent logs, so the script carries no secret: it reads the admin password from Key Vault with
+ * the VM's managed identity (IMDS token), keeps it and the AMQP URI in shell variables that are never
+ * echoed, runs PerfTest against the load balancer with the broker sampler (broker-sampler.ts) beside it, then uploads
+ * stdout, CSV and the sampler's lines to the pre-signed URLs, which arrive
+ * as protected parameters (environment variables named by uploadUrlVariable). An unreadable secret or a missing
+ * upload URL fails the Run Command with what was missing on stderr.
+ */
+export function azurePerfTestScript(options: {
+  plan: unknown;
+  item: ScheduledRepetition;
+  endpoint: string;
+  managementUrl: string;
+  username: string;
+  password: AzurePasswordSource;
+  /**
+   * One of several load generators (issue 27): its share, the shared start, STARTED_AT_FILE among its uploads; the
+   * broker sampler and the verifier on generator 0 only. Where each upload lands is the URL's business
+   * (azure-generators.ts). @default - the one load generator, as before
+   */
+  generator?: GeneratorRun;
+}): { script: string; redactedArgs: string[] } {
+  const { generator } = options;
+  const first = (generator?.index ?? 0) === 0;
+  const args = perfTestArgs(options.plan, options.item, options.endpoint, generator?.share);
+  // The Azure script runs `perf-test` from PATH (bicep/cloud-init/rmqbench-loadgen-setup.sh installs it in
+  // /usr/local/bin).
+  const verifier = first
+    ? verifierLines(options.plan, options.item, options.endpoint, 'perf-test')
+    : { start: [], wait: [], runs: false };
+  const uploaded = azureUploadedFiles(generator, verifier.runs);
+  const managementUrl = checkedManagementUrl(options.managementUrl);
+  // The user name is a literal: escaped for a curl config string here; the password is escaped in the script.
+  const curlUsername = options.username.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  // The benchmark user's credentials stay in $AMQP_CREDENTIALS; every other part of an argument is quoted literally.
+  const shellArg = (arg: string) => arg.split('USER:PASS').map(quote).join('"$AMQP_CREDENTIALS"');
+  const script = [
+    'set +x',
+    'set -euo pipefail',
+    ...uploaded.map(
+      (file) =>
+        `: "\${${uploadUrlVariable(file)}:?rmqbench: the protected parameter ` +
+        `${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing}"`,
+    ),
+    // The boot may still be installing PerfTest (and jq, which the secret read below needs): see
+    // PERF_TEST_READY_WAIT_SECONDS.
+    ...perfTestReadyLines(),
+    'WORK=$(mktemp -d) && cd "$WORK"',
+    // Removed however the script ends, also when Key Vault refuses the secret (the benchmark user's trap replaces it).
+    `trap 'cd /; rm -rf "$WORK"' EXIT`,
+    ...adminPasswordLines(options.password, curlUsername, managementUrl),
     ...benchmarkUserLines(),
     'AMQP_CREDENTIALS="$BENCH_USER:$BENCH_PASS"',
-    ...startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS),
+    ...(generator ? sharedStartLines(generator.startAtMs) : []),
+    ...(first ? startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS) : []),
     ...verifier.start,
     'PERF_TEST_STATUS=0',
     `perf-test ${args.map(shellArg).join(' ')} > stdout.txt 2>&1 || PERF_TEST_STATUS=$?`,
     'unset AMQP_CREDENTIALS',
-    ...stopBrokerSamplerLines(),
+    ...(first ? stopBrokerSamplerLines() : []),
     ...verifier.wait,
     'touch perftest.csv',
     ...uploaded.map(azureUploadLine),
     ...perfTestFailureLines('BENCH_PASS'),
   ].join('\n');
   return { script, redactedArgs: redactPerfTestArgs(args) };
+}
+
+/**
+ * What an Azure run script uploads: the raw files (with the verifier's output where it runs), or, for one of several
+ * load generators, its stdout, CSV and STARTED_AT_FILE, and generator 0 the broker samples and verifier output too.
+ */
+function azureUploadedFiles(generator: GeneratorRun | undefined, verifierRuns: boolean): RawFile[] {
+  const fault = verifierRuns ? FAULT_RAW_FILES : [];
+  if (!generator) return [...RAW_FILES, ...fault];
+  const own: RawFile[] = ['stdout.txt', 'perftest.csv', ...GENERATOR_RAW_FILES];
+  return generator.index === 0 ? [...own, BROKER_SAMPLES_FILE, ...fault] : own;
 }
 
 /**
@@ -495,18 +532,10 @@ export interface AzureRepetitionEvent {
 }
 
 /**
- * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command
- * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid
- * until the repetition's deadline plus time for the upload.
+ * What every Azure RabbitMQ repetition starts with, whatever its number of load generators: the deployment's outputs
+ * checked, the run script's options but the generator, the Run Command's deadline and the files to upload.
  */
-export async function startAzureRepetition(
-  clients: AzureClients,
-  s3: S3Client,
-  bucket: string,
-  parameters: Readonly<Record<string, unknown>>,
-  event: AzureRepetitionEvent,
-  now = new Date(),
-) {
+export function azureRepetitionContext(parameters: Readonly<Record<string, unknown>>, event: AzureRepetitionEvent) {
   const outputs = event.readiness.outputs;
   const missing = AZURE_REQUIRED_OUTPUTS.filter((name) => !outputs[name]);
   if (missing.length > 0)
@@ -522,29 +551,51 @@ export async function startAzureRepetition(
     );
   const username =
     typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';
-  // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
-  const deadlineSeconds = event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS;
-  // The verifier's output has an upload URL only where the verifier runs (a scenario with a fault).
-  const files = scenarioFor(event.plan, event.item).workload.fault ? [...RAW_FILES, ...FAULT_RAW_FILES] : RAW_FILES;
-  const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300, files);
-  const { script, redactedArgs } = azurePerfTestScript({
-    plan: event.plan,
-    item: event.item,
-    endpoint: output('amqpEndpoint'),
-    managementUrl: output('managementUrl'),
-    username,
-    password: {
-      keyVaultName,
-      secretName: output('adminPasswordSecretName'),
-      identityClientId: output('loadGeneratorIdentityClientId'),
+  return {
+    scriptOptions: {
+      plan: event.plan,
+      item: event.item,
+      endpoint: output('amqpEndpoint'),
+      managementUrl: output('managementUrl'),
+      username,
+      password: {
+        keyVaultName,
+        secretName: output('adminPasswordSecretName'),
+        identityClientId: output('loadGeneratorIdentityClientId'),
+      },
     },
-  });
+    // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
+    deadlineSeconds: event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS,
+    // The verifier's output has an upload URL only where the verifier runs (a scenario with a fault).
+    files: scenarioFor(event.plan, event.item).workload.fault ? [...RAW_FILES, ...FAULT_RAW_FILES] : [...RAW_FILES],
+    loadGeneratorResourceId: output('loadGeneratorResourceId'),
+  };
+}
+
+/**
+ * Starts one repetition on the Azure load generator of the run's resource group through VM Run Command
+ * (the admin password is read on the VM from the deployment's Key Vault, never sent); the pre-signed URLs stay valid
+ * until the repetition's deadline plus time for the upload. One load generator only: azure-generators.ts starts
+ * several (and calls this for one).
+ */
+export async function startAzureRepetition(
+  clients: AzureClients,
+  s3: S3Client,
+  bucket: string,
+  parameters: Readonly<Record<string, unknown>>,
+  event: AzureRepetitionEvent,
+  now = new Date(),
+) {
+  const context = azureRepetitionContext(parameters, event);
+  const { deadlineSeconds } = context;
+  const uploadUrls = await presignRawUploads(s3, bucket, event.runId, event.item, deadlineSeconds + 300, context.files);
+  const { script, redactedArgs } = azurePerfTestScript(context.scriptOptions);
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
   const started = await startRunCommand(
     clients,
     event.launch.clusterId,
-    vmNameFromResourceId(output('loadGeneratorResourceId')),
+    vmNameFromResourceId(context.loadGeneratorResourceId),
     {
       name: runCommandName(event.item),
       script,

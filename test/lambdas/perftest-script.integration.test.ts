@@ -7,6 +7,12 @@ import { cloudVerifierCounts, parseVerifierOutput, VERIFIER_OUTPUT_FILE } from '
 import { VERIFIER_QUEUE } from '../../core/failover/failover';
 import { ingestRepetition } from '../../core/results/ingest';
 import { FAULT_RAW_FILES, perfTestScript, RAW_FILES, rawPrefix } from '../../lambdas/start-repetition/logic';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { parsePerfTestOutput } from '../../core/perftest/perftest-output';
+import type { RawRepetition } from '../../core/results/ingest';
+import { checkRepetition } from '../../lambdas/check-repetition/logic';
+import { generatorFolder, repetitionGenerators, STARTED_AT_FILE } from '../../lambdas/start-repetition/generators';
 import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
 import { ProcessRegistry } from '../../local/processes';
@@ -233,6 +239,130 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
         });
         expect(((await response.json()) as { type: string }).type).toBe('quorum');
         expect(await users()).toEqual(['guest']);
+      } finally {
+        await fake.stop();
+      }
+    },
+  );
+
+  test(
+    'two load generators (issue 27): each runs its share from the shared start and uploads under generator-<i>/ of ' +
+      'one repetition; check-repetition and the ingest make one repetition of both, rates summed',
+    async () => {
+      const twoPlan = {
+        ...plan,
+        clusters: [{ ...plan.clusters[0]!, loadGenerators: 2 }],
+        workloads: [{ ...plan.workloads[0]!, producers: 2, consumers: 2, queues: 2, durationSeconds: 4 }],
+      };
+      const twoItem = buildSchedule({ plan: twoPlan, target: 'aws', runId: 'run-two' }, 'exec').clusters[0]!
+        .repetitions[0]!;
+      // As StartRepetition sets it (SHARED_START_DELAY_SECONDS ahead): on an idle machine both sandboxes boot before.
+      const startAtMs = Date.now() + 15_000;
+      const generators = repetitionGenerators(twoPlan, twoItem, startAtMs)!;
+      const scripts = generators.runs.map((run) =>
+        perfTestScript({
+          plan: twoPlan,
+          runId: 'run-two',
+          item: twoItem,
+          endpoint: `127.0.0.1:${cluster.nodes[0]!.amqpPort}`,
+          managementUrl: managementUrl(),
+          secretArn: SECRET_ARN,
+          bucket: BUCKET,
+          generator: run,
+        }),
+      );
+      const fake = await startFakeAws({
+        statements: statements(),
+        secrets: { [SECRET_ARN]: credentials },
+        region: REGION,
+        account: ACCOUNT,
+      });
+      try {
+        // Each sandbox notes when its boot ended, to tell a generator that waited from one that arrived late.
+        const runs = await Promise.all(
+          scripts.map(({ script }) =>
+            runSandboxed(
+              work,
+              { jarDirs: [jarDir], minDownloads: 20, afterBoot: ['echo "booted-at $(date +%s%3N)"'] },
+              fake,
+              script,
+            ),
+          ),
+        );
+        const bootedAt = runs.map((run) => Number(/^booted-at (\d+)$/m.exec(run.stdout)?.[1]));
+        for (const run of runs)
+          expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        const prefix = rawPrefix('run-two', twoItem);
+        const own = (index: number, file: string) => `${BUCKET}/${prefix}/${generatorFolder(index)}/${file}`;
+        expect([...fake.objects.keys()].sort()).toEqual(
+          [
+            ...[0, 1].flatMap((index) =>
+              RAW_FILES.filter((file) => file !== BROKER_SAMPLES_FILE).map((f) => own(index, f)),
+            ),
+            own(0, STARTED_AT_FILE),
+            own(1, STARTED_AT_FILE),
+            `${BUCKET}/${prefix}/${BROKER_SAMPLES_FILE}`,
+          ].sort(),
+        );
+        expect(fake.calls.every((call) => call.allowed)).toBe(true);
+        // Neither PerfTest began before the shared start; one whose sandbox booted well ahead of it waited for it and
+        // began within a second (one that booted late, on a loaded machine, starts at once: its lateness is the skew).
+        const startedAt = [0, 1].map((index) =>
+          Number(fake.objects.get(own(index, STARTED_AT_FILE))!.toString('utf8')),
+        );
+        for (const [index, at] of startedAt.entries()) {
+          expect(at - startAtMs).toBeGreaterThanOrEqual(0);
+          expect(bootedAt[index]).toBeGreaterThan(0);
+          if (bootedAt[index]! < startAtMs - 8_000) expect(at - startAtMs).toBeLessThan(1_000);
+        }
+
+        // CheckRepetition over what the generators uploaded: SSM answers each command with its run's exit code, S3 is
+        // the fake's objects.
+        const commandOf = (index: number) => ({ commandId: `cmd-${index}`, instanceId: `i-${index}` });
+        const ssm = {
+          send: async (command: { input: { CommandId: string } }) => ({
+            Status: runs[Number(command.input.CommandId.slice(4))]!.code === 0 ? 'Success' : 'Failed',
+            ResponseCode: runs[Number(command.input.CommandId.slice(4))]!.code,
+          }),
+        } as unknown as SSMClient;
+        const stored = new Map<string, string>();
+        const s3 = {
+          send: async (command: GetObjectCommand | PutObjectCommand) => {
+            const key = `${command.input.Bucket}/${command.input.Key}`;
+            if (command instanceof PutObjectCommand) return void stored.set(key, command.input.Body as string);
+            const object = fake.objects.get(key);
+            if (!object) throw Object.assign(new Error(`NoSuchKey ${key}`), { name: 'NoSuchKey' });
+            return { Body: { transformToString: async () => object.toString('utf8') } };
+          },
+        } as unknown as S3Client;
+        const started = {
+          ...commandOf(0),
+          startedAt: new Date(startAtMs).toISOString(),
+          doneBy: new Date(startAtMs + 600_000).toISOString(),
+          perfTestArgs: scripts[0]!.redactedArgs,
+          generators: scripts.map(({ redactedArgs }, index) => ({ ...commandOf(index), perfTestArgs: redactedArgs })),
+          loadGeneratorSplit: generators.split,
+        };
+        const event = { runId: 'run-two', plan: twoPlan, item: twoItem, started };
+        await expect(checkRepetition(ssm, s3, BUCKET, event)).resolves.toEqual({ done: true, rawKey: twoItem.rawKey });
+        const raw = JSON.parse(stored.get(`${BUCKET}/runs/run-two/ingest/${twoItem.rawKey}`)!) as RawRepetition;
+        expect(raw.loadGenerators!.outputs.map((output) => output.startedAtMs)).toEqual(startedAt);
+        const record = ingestRepetition(raw);
+        expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
+        expect(record.loadGenerators!.map(({ id, queues }) => [id, queues])).toEqual([
+          ['lg-1', ['perf-test-1']],
+          ['lg-2', ['perf-test-2']],
+        ]);
+        expect(record.startSkewMs).toBe(Math.abs(startedAt[1]! - startedAt[0]!));
+        // The repetition's rate is the sum of each generator's own PerfTest summary, both of which measured traffic.
+        const ownRates = raw.loadGenerators!.outputs.map(
+          (output) => parsePerfTestOutput(output.stdout, output.csv, output.expectations).summary.sendRateAvg,
+        );
+        for (const rate of ownRates) expect(rate).toBeGreaterThan(0);
+        expect(record.result!.summary.sendRateAvg).toBeCloseTo(ownRates[0]! + ownRates[1]!, 3);
+        expect(record.loadGenerators!.map((figures) => figures.sendRate)).toEqual(ownRates);
+        // Generator 0 sampled the broker for the repetition; the ingest read its samples.
+        expect(raw.brokerSamples).not.toBe('');
       } finally {
         await fake.stop();
       }
