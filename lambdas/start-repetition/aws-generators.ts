@@ -2,7 +2,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { loadGeneratorInstanceIds, startPerfTest, type SendRetry } from '../shared/aws-cluster';
 import { repetitionGenerators, SHARED_START_DELAY_SECONDS } from './generators';
-import { faultSchedule, perfTestScript } from './logic';
+import { faultSchedule, PERF_TEST_READY_WAIT_SECONDS, perfTestScript } from './logic';
 
 export interface AwsRepetitionEvent {
   readonly runId: string;
@@ -44,7 +44,8 @@ export async function startAwsRabbitMqRepetition(
     bucket,
   };
   const instanceIds = loadGeneratorInstanceIds(event.readiness.outputs);
-  const timeoutSeconds = event.item.durationSeconds + 120;
+  // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
+  const timeoutSeconds = event.item.durationSeconds + 120 + PERF_TEST_READY_WAIT_SECONDS;
   const startAt = new Date(now().getTime() + SHARED_START_DELAY_SECONDS * 1000);
   const generators = repetitionGenerators(event.plan, event.item, startAt.getTime());
   if (!generators) {
@@ -56,7 +57,9 @@ export async function startAwsRabbitMqRepetition(
       startedAt: startedAt.toISOString(),
       ...faultSchedule(event.plan, event.item, startedAt),
       perfTestArgs: redactedArgs,
-      doneBy: new Date(startedAt.getTime() + (event.item.durationSeconds + 180) * 1000).toISOString(),
+      doneBy: new Date(
+        startedAt.getTime() + (event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS) * 1000,
+      ).toISOString(),
     };
   }
   if (instanceIds.length < generators.runs.length)
@@ -79,7 +82,9 @@ export async function startAwsRabbitMqRepetition(
     startedAt: startAt.toISOString(),
     ...faultSchedule(event.plan, event.item, startAt),
     perfTestArgs: first.perfTestArgs,
-    doneBy: new Date(startAt.getTime() + (event.item.durationSeconds + 180) * 1000).toISOString(),
+    doneBy: new Date(
+      startAt.getTime() + (event.item.durationSeconds + 180 + PERF_TEST_READY_WAIT_SECONDS) * 1000,
+    ).toISOString(),
     generators: started,
     loadGeneratorSplit: generators.split,
   };

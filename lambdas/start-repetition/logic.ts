@@ -220,6 +220,10 @@ export function perfTestScript(options: {
       `--query SecretString --output text) || { echo ${quote(unreadableSecret(options.secretArn))} >&2; exit 1; }`,
     `ADMIN_CURL_CONFIG=$(printf '%s' "$ADMIN_SECRET" | python3 -c ${quote(ADMIN_CURL_CONFIG_PY)}) ` +
       '&& unset ADMIN_SECRET',
+    // SSM runs the command once the agent is online, which is early in the boot: the boot may still be installing
+    // Java and PerfTest (nothing else waits for it: the stack completes on the nodes' signals), see
+    // PERF_TEST_READY_WAIT_SECONDS. The secret read above needs only the AMI's AWS CLI and python3.
+    ...perfTestReadyLines(PERF_TEST_READY_WAIT_SECONDS, 5, PERF_TEST_COMMAND),
     ...benchmarkUserLines(),
     ...(generator ? sharedStartLines(generator.startAtMs) : []),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
@@ -347,9 +351,8 @@ export const uploadUrlParameters = (uploadUrls: Partial<Record<RawFile, string>>
  * final
  * stage, and nothing on Azure waits for it before the first repetition (CheckClusterReady asks the RabbitMQ cluster
  * only), so
- * the first Run Command can start while the setup is still downloading. The AWS load generator signals its stack only
- * once
- * PerfTest is installed.
+ * the first Run Command can start while the setup is still downloading. The same holds on AWS: the SSM agent is online
+ * early in the boot and the stack completes on the nodes' signals only, so the AWS script waits the same way.
  */
 export const PERF_TEST_READY_WAIT_SECONDS = 300;
 
@@ -359,7 +362,12 @@ export const PERF_TEST_READY_WAIT_SECONDS = 300;
  * `perf-test` wrapper only after Java, jq and every jar checked out, so its presence says the setup got that far. Past
  * `waitSeconds` the script fails naming the boot log, before it has read any secret.
  */
-export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, pollSeconds = 5): string[] {
+export function perfTestReadyLines(
+  waitSeconds = PERF_TEST_READY_WAIT_SECONDS,
+  pollSeconds = 5,
+  /** The wrapper's name on PATH (Azure) or its path (AWS, PERF_TEST_COMMAND). */
+  command = 'perf-test',
+): string[] {
   if (!Number.isInteger(waitSeconds) || !Number.isInteger(pollSeconds) || pollSeconds < 1 || waitSeconds < pollSeconds)
     throw new Error(
       `perfTestReadyLines needs whole seconds with waitSeconds >= pollSeconds >= 1, ` +
@@ -367,9 +375,9 @@ export function perfTestReadyLines(waitSeconds = PERF_TEST_READY_WAIT_SECONDS, p
     );
   return [
     `for attempt in $(seq 1 ${Math.ceil(waitSeconds / pollSeconds)}); do ` +
-      `command -v perf-test >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
-    `command -v perf-test >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest ` +
-      `(perf-test not on PATH after ${waitSeconds} s): ` +
+      `command -v ${command} >/dev/null 2>&1 && break; sleep ${pollSeconds}; done`,
+    `command -v ${command} >/dev/null 2>&1 || { echo "rmqbench: the load generator has not installed PerfTest ` +
+      `(${command} not ${command.startsWith('/') ? 'there' : 'on PATH'} after ${waitSeconds} s): ` +
       `see its boot log, /var/log/cloud-init-output.log" >&2; exit 1; }`,
   ];
 }

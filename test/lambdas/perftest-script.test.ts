@@ -11,6 +11,7 @@ import { SAMPLER_GRACE_SECONDS, startBrokerSamplerLines } from '../../lambdas/st
 import {
   azurePerfTestScript,
   BENCHMARK_USER_TAGS,
+  PERF_TEST_READY_WAIT_SECONDS,
   perfTestScript,
   RAW_FILES,
   rawPrefix,
@@ -118,6 +119,15 @@ describe('the PerfTest run scripts of the cloud targets', () => {
       );
     },
   );
+
+  test('the AWS script waits for the boot to have installed PerfTest before the broker user, verifier or run', () => {
+    const { script } = awsScript({ type: 'quorum' });
+    const wait = script.indexOf(`command -v ${PERF_TEST_COMMAND} >/dev/null 2>&1 && break`);
+    expect(wait).toBeGreaterThan(script.indexOf('ADMIN_CURL_CONFIG='));
+    expect(wait).toBeLessThan(script.indexOf('BENCH_USER='));
+    expect(wait).toBeLessThan(script.indexOf(`\n${PERF_TEST_COMMAND} `));
+    expect(script).toContain(`(${PERF_TEST_COMMAND} not there after ${PERF_TEST_READY_WAIT_SECONDS} s)`);
+  });
 
   test("an unreadable admin secret stops the AWS script first, with the CLI's error and its meaning", () => {
     const { script } = awsScript({ type: 'quorum' });

@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { LOST_MESSAGE_VERIFIER_CLASS } from '../../lambdas/start-repetition/lost-message-verifier-java';
 import type { Started } from '../../lambdas/check-repetition/logic';
 import { startAwsRabbitMqRepetition } from '../../lambdas/start-repetition/aws-generators';
-import { perfTestScript, rawPrefix } from '../../lambdas/start-repetition/logic';
+import { PERF_TEST_READY_WAIT_SECONDS, perfTestScript, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 
 /**
@@ -77,8 +77,8 @@ describe('StartRepetition on AWS with several load generators (issue 27)', () =>
           expect(script).toContain(`'${prefix}/generator-${index}/${file}'`);
         expect(script).not.toContain(`'${prefix}/generator-${1 - index}/`);
         expect(script).not.toContain(`'${prefix}/stdout.txt'`);
-        // The command's own timeout covers the wait for the shared start as well as the run.
-        expect(input.Parameters!.executionTimeout).toEqual([String(30 + 120 + 20)]);
+        // The command's own timeout covers the waits for the boot's PerfTest and the shared start as well as the run.
+        expect(input.Parameters!.executionTimeout).toEqual([String(30 + 120 + PERF_TEST_READY_WAIT_SECONDS + 20)]);
       }
       const [first, second] = commands.map((command) => command.script) as [string, string];
       expect(first).toContain(LOST_MESSAGE_VERIFIER_CLASS);
@@ -131,7 +131,10 @@ describe('StartRepetition on AWS with several load generators (issue 27)', () =>
         {
           InstanceIds: ['i-0aaa'],
           DocumentName: 'AWS-RunShellScript',
-          Parameters: { commands: [before.script], executionTimeout: ['150'] },
+          Parameters: {
+            commands: [before.script],
+            executionTimeout: [String(30 + 120 + PERF_TEST_READY_WAIT_SECONDS)],
+          },
           TimeoutSeconds: 60,
         },
       ]);
