@@ -153,10 +153,9 @@ export function addStableNode(scope: Construct, options: StableNodeOptions) {
     blockDevices: nodeBlockDevices(options.dataVolumeSizeGiB),
   });
   skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
-  // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
-  // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
-  // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the
-  // instance.
+  // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0, in
+  // the CloudFormation reference: aws-properties-ec2-instance-networkinterface); SubnetId, SecurityGroupIds and the
+  // Availability Zone then come from the interface and are not set on the instance.
   const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
   cfnInstance.addPropertyDeletionOverride('SubnetId');
   cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
