@@ -15,6 +15,8 @@ import {
   allowNodeHostMetrics,
   cpuTypeOf,
   createNodeRole,
+  nodeSecurityGroup,
+  nodeSubnets,
   requireBootTimeout,
   requireInteger,
   resolveZoneName,
@@ -133,21 +135,16 @@ export class KafkaCluster extends Construct {
     this.kafkaVersion = settings.kafkaVersion;
     const stack = Stack.of(this);
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'BrokerSecurityGroup', {
-      vpc: props.vpc,
-      description: 'Kafka brokers: clients on 9092 from allowed peers, KRaft controller port only between brokers',
-      allowAllOutbound: true,
-    });
     // Replication between brokers uses the client listener; the metadata quorum uses the controller listener.
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(KAFKA_CLIENT_PORT),
-      'Kafka replication between brokers',
-    );
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(KAFKA_CONTROLLER_PORT),
-      'KRaft controller quorum between brokers',
+    this.securityGroup = nodeSecurityGroup(
+      this,
+      'BrokerSecurityGroup',
+      props.vpc,
+      'Kafka brokers: clients on 9092 from allowed peers, KRaft controller port only between brokers',
+      [
+        [KAFKA_CLIENT_PORT, 'Kafka replication between brokers'],
+        [KAFKA_CONTROLLER_PORT, 'KRaft controller quorum between brokers'],
+      ],
     );
 
     this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
@@ -167,8 +164,7 @@ export class KafkaCluster extends Construct {
     this.bootLogGroup = bootLogWithSignal(this, this.role);
     this.allowBrokerHostMetrics();
 
-    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
-    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');
+    const subnets = nodeSubnets(props.vpc, settings.vpcSubnets, 'brokers');
     const machineImage =
       props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: cpuTypeOf(settings.instanceType) });
 

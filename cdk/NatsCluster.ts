@@ -14,6 +14,8 @@ import {
   allowNodeHostMetrics,
   cpuTypeOf,
   createNodeRole,
+  nodeSecurityGroup,
+  nodeSubnets,
   requireBootTimeout,
   requireInteger,
   resolveZoneName,
@@ -131,16 +133,15 @@ export class NatsCluster extends Construct {
     this.natsServerVersion = settings.natsServerVersion;
     this.syncInterval = settings.syncInterval;
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'ServerSecurityGroup', {
-      vpc: props.vpc,
-      description: 'NATS servers: clients on 4222 from allowed peers, routes 6222 and monitoring 8222 between servers',
-      allowAllOutbound: true,
-    });
-    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(NATS_CLUSTER_PORT), 'NATS cluster routes');
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(NATS_MONITORING_PORT),
-      'NATS monitoring between servers',
+    this.securityGroup = nodeSecurityGroup(
+      this,
+      'ServerSecurityGroup',
+      props.vpc,
+      'NATS servers: clients on 4222 from allowed peers, routes 6222 and monitoring 8222 between servers',
+      [
+        [NATS_CLUSTER_PORT, 'NATS cluster routes'],
+        [NATS_MONITORING_PORT, 'NATS monitoring between servers'],
+      ],
     );
 
     this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
@@ -158,8 +159,7 @@ export class NatsCluster extends Construct {
     this.role = this.createServerRole();
     this.bootLogGroup = bootLogWithSignal(this, this.role);
 
-    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
-    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the servers need at least one');
+    const subnets = nodeSubnets(props.vpc, settings.vpcSubnets, 'servers');
     const cpuType = cpuTypeOf(settings.instanceType);
     const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType });
 

@@ -176,3 +176,28 @@ export function addStableNode(scope: Construct, options: StableNodeOptions) {
   });
   return { networkInterface, instance };
 }
+
+/**
+ * The nodes' security group: all outbound, and inbound from the group itself on each of `internalPorts` (port and
+ * rule description), the ports only nodes of the cluster reach; clients are allowed later, by peer.
+ */
+export function nodeSecurityGroup(
+  scope: Construct,
+  id: string,
+  vpc: ec2.IVpc,
+  description: string,
+  internalPorts: readonly (readonly [port: number, description: string])[],
+): ec2.SecurityGroup {
+  const securityGroup = new ec2.SecurityGroup(scope, id, { vpc, description, allowAllOutbound: true });
+  for (const [port, ruleDescription] of internalPorts) {
+    securityGroup.addIngressRule(securityGroup, ec2.Port.tcp(port), ruleDescription);
+  }
+  return securityGroup;
+}
+
+/** The subnets `selection` picks in `vpc`, at least one (`nodes` names the nodes in the error, e.g. "brokers"). */
+export function nodeSubnets(vpc: ec2.IVpc, selection: ec2.SubnetSelection, nodes: string): ec2.ISubnet[] {
+  const subnets = vpc.selectSubnets(selection).subnets;
+  if (subnets.length === 0) throw new Error(`vpcSubnets selects no subnet of vpc: the ${nodes} need at least one`);
+  return subnets;
+}
