@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Aws, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -9,9 +9,18 @@ import { RabbitMqInstanceTiers } from './instance-tiers';
 import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
 import { kafkaNodeBootCommands, type KafkaBrokerIdentity } from './user-data/kafka-node';
 import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
-import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
-import { allowHostMetrics } from './host-metrics-agent';
+import {
+  addStableNode,
+  allowNodeHostMetrics,
+  cpuTypeOf,
+  createNodeRole,
+  nodeSecurityGroup,
+  nodeSubnets,
+  requireBootTimeout,
+  requireInteger,
+  resolveZoneName,
+} from './broker-node-group';
 
 /** Kafka's client listener (producers, consumers, and replication between brokers). */
 export const KAFKA_CLIENT_PORT = 9092;
@@ -126,21 +135,16 @@ export class KafkaCluster extends Construct {
     this.kafkaVersion = settings.kafkaVersion;
     const stack = Stack.of(this);
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'BrokerSecurityGroup', {
-      vpc: props.vpc,
-      description: 'Kafka brokers: clients on 9092 from allowed peers, KRaft controller port only between brokers',
-      allowAllOutbound: true,
-    });
     // Replication between brokers uses the client listener; the metadata quorum uses the controller listener.
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(KAFKA_CLIENT_PORT),
-      'Kafka replication between brokers',
-    );
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(KAFKA_CONTROLLER_PORT),
-      'KRaft controller quorum between brokers',
+    this.securityGroup = nodeSecurityGroup(
+      this,
+      'BrokerSecurityGroup',
+      props.vpc,
+      'Kafka brokers: clients on 9092 from allowed peers, KRaft controller port only between brokers',
+      [
+        [KAFKA_CLIENT_PORT, 'Kafka replication between brokers'],
+        [KAFKA_CONTROLLER_PORT, 'KRaft controller quorum between brokers'],
+      ],
     );
 
     this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
@@ -160,8 +164,7 @@ export class KafkaCluster extends Construct {
     this.bootLogGroup = bootLogWithSignal(this, this.role);
     this.allowBrokerHostMetrics();
 
-    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
-    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the brokers need at least one');
+    const subnets = nodeSubnets(props.vpc, settings.vpcSubnets, 'brokers');
     const machineImage =
       props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType: cpuTypeOf(settings.instanceType) });
 
@@ -169,8 +172,8 @@ export class KafkaCluster extends Construct {
     this.instances = [];
     for (const identity of identities) {
       const subnet = subnets[(identity.nodeId - 1) % subnets.length]!;
-      const { networkInterface, instance, userData } = this.addBroker(props, settings, identity, subnet, machineImage);
-      this.addBrokerBoot(userData, instance, settings, identity, identities);
+      const { networkInterface, instance } = this.addBroker(props, settings, identity, subnet, machineImage);
+      this.addBrokerBoot(instance.userData, instance, settings, identity, identities);
       this.networkInterfaces.push(networkInterface);
       this.instances.push(instance);
     }
@@ -197,29 +200,14 @@ export class KafkaCluster extends Construct {
 
   /** The broker role: SSM management, boot log and signal. */
   private createBrokerRole(): iam.Role {
-    const role = new iam.Role(this, 'BrokerRole', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'Kafka broker: SSM management, boot log, boot signal, host metrics',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
-    });
-    return role;
+    return createNodeRole(this, 'BrokerRole', 'Kafka broker: SSM management, boot log, boot signal, host metrics');
   }
 
   /** The CloudWatch agent of each broker publishes host metrics under Role kafka-broker. */
   private allowBrokerHostMetrics(): void {
     // The CloudWatch agent of each broker (started by its boot script, user-data/kafka-node.ts) publishes its host
     // metrics under Role kafka-broker, as the RabbitMQ nodes and the load generator do under theirs.
-    allowHostMetrics(this.role);
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
-        'limits it to the rmqbench namespace.',
-    });
+    allowNodeHostMetrics(this.role);
   }
 
   /**
@@ -233,78 +221,22 @@ export class KafkaCluster extends Construct {
     subnet: ec2.ISubnet,
     machineImage: ec2.IMachineImage,
   ) {
-    // The interface, its address and its name exist before the instance boots (the boot waits for the whole quorum,
-    // which needs every name), and stay the broker's for the life of the stack.
-    const networkInterface = new ec2.CfnNetworkInterface(this, `Broker${identity.nodeId}Interface`, {
-      subnetId: subnet.subnetId,
-      groupSet: [this.securityGroup.securityGroupId],
-      description: `Kafka broker ${identity.nodeId} (${identity.hostName})`,
-    });
-    const record = new route53.ARecord(this, `Broker${identity.nodeId}Name`, {
-      zone: this.hostedZone,
+    // The boot waits for the whole quorum, which needs every name, so the interface, its address and its name exist
+    // before the instance boots. CREATE_COMPLETE means this broker booted and saw the whole quorum.
+    return addStableNode(this, {
+      id: `Broker${identity.nodeId}`,
       recordName: `kafka-${identity.nodeId}`,
-      target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
-      ttl: Duration.seconds(60),
-    });
-
-    const userData = ec2.UserData.forLinux();
-    const instance = new ec2.Instance(this, `Broker${identity.nodeId}`, {
+      description: `Kafka broker ${identity.nodeId} (${identity.hostName})`,
       vpc: props.vpc,
-      vpcSubnets: { subnets: [subnet] },
+      subnet,
+      securityGroup: this.securityGroup,
+      hostedZone: this.hostedZone,
+      role: this.role,
       instanceType: settings.instanceType,
       machineImage,
-      role: this.role,
-      securityGroup: this.securityGroup,
-      userData,
-      // IMDSv2 as the instance's own MetadataOptions: requireImdsv2 would add a launch template named
-      // Broker<i>LaunchTemplate, a name that must be unique in the account and region, so a second cluster stack (the
-      // controller launches several at once) would fail to create it (aws-cdk-lib cx-api/FEATURE_FLAGS.md,
-      // @aws-cdk/aws-ec2:uniqueImdsv2TemplateName: deploying the same stack twice to one account and region "would
-      // always fail as the generated Launch Template names were the same"; that flag is off in a plain App).
-      httpTokens: ec2.HttpTokens.REQUIRED,
-      httpPutResponseHopLimit: 1,
-      detailedMonitoring: true,
-      propagateTagsToVolumeOnCreation: true,
-      blockDevices: [
-        {
-          deviceName: '/dev/xvda',
-          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
-        },
-        {
-          deviceName: DATA_VOLUME_DEVICE,
-          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, {
-            volumeType: ec2.EbsDeviceVolumeType.GP3,
-            encrypted: true,
-            deleteOnTermination: true,
-          }),
-        },
-      ],
+      dataVolumeSizeGiB: settings.dataVolumeSizeGiB,
+      bootTimeout: settings.bootTimeout,
     });
-    skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
-    // The instance's primary interface is the pre-created one (AWS::EC2::Instance NetworkInterfaces, DeviceIndex 0:
-    // https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-ec2-instance-networkinterface.html);
-    // SubnetId, SecurityGroupIds and the Availability Zone then come from the interface and are not set on the
-    // instance.
-    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
-    cfnInstance.addPropertyDeletionOverride('SubnetId');
-    cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
-    cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
-    cfnInstance.addPropertyOverride('NetworkInterfaces', [
-      { DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref },
-    ]);
-    instance.node.addDependency(record);
-    // CREATE_COMPLETE means this broker booted and saw the whole quorum: user-data/kafka-node.ts signals SUCCESS, or
-    // FAILURE on any error, which fails the stack at once.
-    cfnInstance.cfnOptions.creationPolicy = {
-      resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` },
-    };
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-EC29',
-      reason:
-        'A benchmark cluster is deleted with its stack after the run; termination protection would block that ' +
-        'teardown.',
-    });
-    return { networkInterface, instance, userData };
   }
 
   /** The broker's boot script (user-data/kafka-node.ts), which signals its instance's creation policy. */
@@ -360,12 +292,6 @@ export function kafkaClusterId(seed: string): string {
   }
 }
 
-function cpuTypeOf(instanceType: ec2.InstanceType): ec2.AmazonLinuxCpuType {
-  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64
-    ? ec2.AmazonLinuxCpuType.ARM_64
-    : ec2.AmazonLinuxCpuType.X86_64;
-}
-
 interface KafkaClusterSettings {
   readonly brokers: number;
   readonly instanceType: ec2.InstanceType;
@@ -389,26 +315,11 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
         `checksum)`,
     );
   }
-  const zoneName = props.zoneName ?? `kafka-${address.slice(0, 8)}.rmqbench.internal`;
-  // RFC 1035 host names: labels of letters, digits and hyphens, 1-63 characters, not starting or ending with a hyphen.
-  if (
-    !Token.isUnresolved(zoneName) &&
-    (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)
-  ) {
-    throw new Error(
-      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, ` +
-        `digits, hyphens), e.g. 'kafka.bench.internal'`,
-    );
-  }
+  const zoneName = resolveZoneName(props.zoneName, 'kafka', address);
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
   requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
   const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
-  if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
-    throw new Error(
-      `bootTimeout must be from 5 to 60 minutes (installing Java and the jars and forming the quorum takes ` +
-        `minutes), got ${bootTimeout.toHumanString()}`,
-    );
-  }
+  requireBootTimeout(bootTimeout, ' (installing Java and the jars and forming the quorum takes minutes)');
   return {
     brokers,
     instanceType: props.instanceType ?? RabbitMqInstanceTiers.LOW,
@@ -418,10 +329,4 @@ function resolveSettings(props: KafkaClusterProps, address: string): KafkaCluste
     bootTimeout,
     vpcSubnets: props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
   };
-}
-
-function requireInteger(prop: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${prop} must be an integer from ${min} to ${max}, got ${value}`);
-  }
 }

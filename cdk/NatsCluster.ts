@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -8,9 +8,18 @@ import { RabbitMqInstanceTiers } from './instance-tiers';
 import { NATS_SERVER_VERSION_ON_CLOUD, NATS_SERVER_VERSIONS_ON_CLOUD, natsServerTarball } from './nats-artifacts';
 import { natsNodeBootCommands, type NatsServerIdentity } from './user-data/nats-node';
 import { DATA_VOLUME_DEVICE } from './user-data/rabbitmq-node';
-import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
-import { allowHostMetrics } from './host-metrics-agent';
+import {
+  addStableNode,
+  allowNodeHostMetrics,
+  cpuTypeOf,
+  createNodeRole,
+  nodeSecurityGroup,
+  nodeSubnets,
+  requireBootTimeout,
+  requireInteger,
+  resolveZoneName,
+} from './broker-node-group';
 
 /** NATS clients (publishers, consumers, the JetStream API). */
 export const NATS_CLIENT_PORT = 4222;
@@ -124,16 +133,15 @@ export class NatsCluster extends Construct {
     this.natsServerVersion = settings.natsServerVersion;
     this.syncInterval = settings.syncInterval;
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'ServerSecurityGroup', {
-      vpc: props.vpc,
-      description: 'NATS servers: clients on 4222 from allowed peers, routes 6222 and monitoring 8222 between servers',
-      allowAllOutbound: true,
-    });
-    this.securityGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(NATS_CLUSTER_PORT), 'NATS cluster routes');
-    this.securityGroup.addIngressRule(
-      this.securityGroup,
-      ec2.Port.tcp(NATS_MONITORING_PORT),
-      'NATS monitoring between servers',
+    this.securityGroup = nodeSecurityGroup(
+      this,
+      'ServerSecurityGroup',
+      props.vpc,
+      'NATS servers: clients on 4222 from allowed peers, routes 6222 and monitoring 8222 between servers',
+      [
+        [NATS_CLUSTER_PORT, 'NATS cluster routes'],
+        [NATS_MONITORING_PORT, 'NATS monitoring between servers'],
+      ],
     );
 
     this.hostedZone = new route53.PrivateHostedZone(this, 'Zone', {
@@ -151,8 +159,7 @@ export class NatsCluster extends Construct {
     this.role = this.createServerRole();
     this.bootLogGroup = bootLogWithSignal(this, this.role);
 
-    const subnets = props.vpc.selectSubnets(settings.vpcSubnets).subnets;
-    if (subnets.length === 0) throw new Error('vpcSubnets selects no subnet of vpc: the servers need at least one');
+    const subnets = nodeSubnets(props.vpc, settings.vpcSubnets, 'servers');
     const cpuType = cpuTypeOf(settings.instanceType);
     const machineImage = props.machineImage ?? ec2.MachineImage.latestAmazonLinux2023({ cpuType });
 
@@ -187,23 +194,9 @@ export class NatsCluster extends Construct {
 
   /** The server role: SSM management, boot log and signal, host metrics. */
   private createServerRole(): iam.Role {
-    const role = new iam.Role(this, 'ServerRole', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'NATS server: SSM management, boot log, boot signal, host metrics',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AWS-maintained minimum policy for Session Manager access, which replaces SSH.',
-    });
+    const role = createNodeRole(this, 'ServerRole', 'NATS server: SSM management, boot log, boot signal, host metrics');
     // The CloudWatch agent of each server (user-data/nats-node.ts) publishes host metrics under Role nats-server.
-    allowHostMetrics(role);
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'cloudwatch:PutMetricData supports no resource-level permissions; a cloudwatch:namespace condition ' +
-        'limits it to the rmqbench namespace.',
-    });
+    allowNodeHostMetrics(role);
     return role;
   }
 
@@ -215,71 +208,22 @@ export class NatsCluster extends Construct {
     subnet: ec2.ISubnet,
     machineImage: ec2.IMachineImage,
   ) {
-    // The interface, its address and its name exist before the instance boots (the routes name every server), and stay
-    // the server's for the life of the stack.
-    const networkInterface = new ec2.CfnNetworkInterface(this, `Server${identity.index}Interface`, {
-      subnetId: subnet.subnetId,
-      groupSet: [this.securityGroup.securityGroupId],
-      description: `NATS server ${identity.index} (${identity.hostName})`,
-    });
-    const record = new route53.ARecord(this, `Server${identity.index}Name`, {
-      zone: this.hostedZone,
+    // The routes name every server, so its interface, address and name exist before the instance boots. Its
+    // CREATE_COMPLETE means this server booted and saw the whole meta group with a leader.
+    return addStableNode(this, {
+      id: `Server${identity.index}`,
       recordName: identity.serverName,
-      target: route53.RecordTarget.fromIpAddresses(networkInterface.attrPrimaryPrivateIpAddress),
-      ttl: Duration.seconds(60),
-    });
-    const instance = new ec2.Instance(this, `Server${identity.index}`, {
+      description: `NATS server ${identity.index} (${identity.hostName})`,
       vpc: props.vpc,
-      vpcSubnets: { subnets: [subnet] },
+      subnet,
+      securityGroup: this.securityGroup,
+      hostedZone: this.hostedZone,
+      role: this.role,
       instanceType: settings.instanceType,
       machineImage,
-      role: this.role,
-      securityGroup: this.securityGroup,
-      userData: ec2.UserData.forLinux(),
-      // IMDSv2 on the instance itself, not through requireImdsv2's launch template (whose fixed name would collide
-      // between two cluster stacks in one account and region; see KafkaCluster).
-      httpTokens: ec2.HttpTokens.REQUIRED,
-      httpPutResponseHopLimit: 1,
-      detailedMonitoring: true,
-      propagateTagsToVolumeOnCreation: true,
-      blockDevices: [
-        {
-          deviceName: '/dev/xvda',
-          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
-        },
-        {
-          deviceName: DATA_VOLUME_DEVICE,
-          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, {
-            volumeType: ec2.EbsDeviceVolumeType.GP3,
-            encrypted: true,
-            deleteOnTermination: true,
-          }),
-        },
-      ],
+      dataVolumeSizeGiB: settings.dataVolumeSizeGiB,
+      bootTimeout: settings.bootTimeout,
     });
-    skipCheckov(instance, [{ id: 'CKV_AWS_46', comment: CHECKOV_REASON.userDataWithoutSecrets }]);
-    // The pre-created interface is the instance's primary one (DeviceIndex 0); subnet, security groups and zone come
-    // from it.
-    const cfnInstance = instance.node.defaultChild as ec2.CfnInstance;
-    cfnInstance.addPropertyDeletionOverride('SubnetId');
-    cfnInstance.addPropertyDeletionOverride('AvailabilityZone');
-    cfnInstance.addPropertyDeletionOverride('SecurityGroupIds');
-    cfnInstance.addPropertyOverride('NetworkInterfaces', [
-      { DeviceIndex: '0', NetworkInterfaceId: networkInterface.ref },
-    ]);
-    instance.node.addDependency(record);
-    // CREATE_COMPLETE means this server booted and saw the whole meta group with a leader (SUCCESS from the boot
-    // script's exit command), FAILURE on any error fails the stack at once.
-    cfnInstance.cfnOptions.creationPolicy = {
-      resourceSignal: { count: 1, timeout: `PT${settings.bootTimeout.toSeconds()}S` },
-    };
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-EC29',
-      reason:
-        'A benchmark cluster is deleted with its stack after the run; termination protection would block that ' +
-        'teardown.',
-    });
-    return { networkInterface, instance };
   }
 
   /** The server's boot script (user-data/nats-node.ts), which signals its instance's creation policy. */
@@ -322,12 +266,6 @@ export class NatsCluster extends Construct {
   }
 }
 
-function cpuTypeOf(instanceType: ec2.InstanceType): ec2.AmazonLinuxCpuType {
-  return instanceType.architecture === ec2.InstanceArchitecture.ARM_64
-    ? ec2.AmazonLinuxCpuType.ARM_64
-    : ec2.AmazonLinuxCpuType.X86_64;
-}
-
 interface NatsClusterSettings {
   readonly nodes: number;
   readonly instanceType: ec2.InstanceType;
@@ -359,22 +297,11 @@ function resolveSettings(props: NatsClusterProps, address: string): NatsClusterS
         `ms, s, m or h, e.g. '2m', '10s', '1m30s'`,
     );
   }
-  const zoneName = props.zoneName ?? `nats-${address.slice(0, 8)}.rmqbench.internal`;
-  if (
-    !Token.isUnresolved(zoneName) &&
-    (!/^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$/.test(zoneName) || zoneName.length > 200)
-  ) {
-    throw new Error(
-      `zoneName ${JSON.stringify(zoneName)} must be a lower-case DNS name of at least two labels (letters, ` +
-        `digits, hyphens), e.g. 'nats.bench.internal'`,
-    );
-  }
+  const zoneName = resolveZoneName(props.zoneName, 'nats', address);
   const dataVolumeSizeGiB = props.dataVolumeSizeGiB ?? 50;
   requireInteger('dataVolumeSizeGiB', dataVolumeSizeGiB, 1, 16_384);
   const bootTimeout = props.bootTimeout ?? Duration.minutes(15);
-  if (bootTimeout.toSeconds() < 300 || bootTimeout.toSeconds() > 3600) {
-    throw new Error(`bootTimeout must be from 5 to 60 minutes, got ${bootTimeout.toHumanString()}`);
-  }
+  requireBootTimeout(bootTimeout);
   return {
     nodes,
     instanceType: props.instanceType ?? RabbitMqInstanceTiers.LOW,
@@ -385,10 +312,4 @@ function resolveSettings(props: NatsClusterProps, address: string): NatsClusterS
     bootTimeout,
     vpcSubnets: props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
   };
-}
-
-function requireInteger(prop: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${prop} must be an integer from ${min} to ${max}, got ${value}`);
-  }
 }

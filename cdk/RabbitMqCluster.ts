@@ -13,10 +13,11 @@ import { generateBrokerConfig, type BrokerConfig } from '../core/broker/broker-c
 import type { QueueTopology } from '../core/plan/plan-schema';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
-import { DATA_VOLUME_DEVICE, rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
+import { rabbitMqNodeBootCommands } from './user-data/rabbitmq-node';
 import { nagResourceText } from './nag-finding';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { bootLogWithSignal } from './boot-log';
+import { nodeBlockDevices, requireInteger } from './broker-node-group';
 import { addHostMetricsAgent } from './host-metrics-agent';
 import { NODE_ROLE } from '../core/metrics/cloudwatch-host-metrics';
 
@@ -370,21 +371,8 @@ export class RabbitMqCluster extends Construct {
       requireImdsv2: true,
       httpPutResponseHopLimit: 1,
       detailedMonitoring: true,
-      blockDevices: [
-        {
-          deviceName: '/dev/xvda',
-          volume: ec2.BlockDeviceVolume.ebs(20, { volumeType: ec2.EbsDeviceVolumeType.GP3, encrypted: true }),
-        },
-        {
-          deviceName: DATA_VOLUME_DEVICE,
-          // A replaced node starts blank and rejoins; its predecessor's state is cleaned up by peer discovery.
-          volume: ec2.BlockDeviceVolume.ebs(settings.dataVolumeSizeGiB, {
-            volumeType: ec2.EbsDeviceVolumeType.GP3,
-            encrypted: true,
-            deleteOnTermination: true,
-          }),
-        },
-      ],
+      // A replaced node starts blank and rejoins; its predecessor's state is cleaned up by peer discovery.
+      blockDevices: nodeBlockDevices(settings.dataVolumeSizeGiB),
     });
     return { launchTemplate, imageId: machineImage.getImage(this).imageId };
   }
@@ -772,10 +760,4 @@ function resolveTlsPort(props: RabbitMqClusterProps): number | undefined {
     }
   }
   return tlsPort;
-}
-
-function requireInteger(prop: string, value: number, min: number, max: number): void {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${prop} must be an integer from ${min} to ${max}, got ${value}`);
-  }
 }

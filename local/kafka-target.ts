@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import type { RawRepetition } from '../core/results/ingest';
-import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
-import type { ClusterGroup, Scenario } from '../core/plan/plan';
+import type { ClusterGroup } from '../core/plan/plan';
 import { LocalKafkaCluster } from './kafka-cluster';
 import { runKafkaLoad } from './kafka-load';
 import { fetchRegisteredBrokers } from './kafka-metadata';
 import { ensureArtifact, KAFKA_ARTIFACT } from './maven-artifacts';
-import { HostMetricsSampler } from './host-metrics-sampler';
-import { livePids, type ManagedProcess, type ProcessRegistry } from './processes';
+import { livePids, type ProcessRegistry } from './processes';
+import { sampledBrokerRepetition, type BrokerRepetitionOptions } from './broker-repetition';
 
 /** A local Kafka cluster started for a group of scenarios. */
 export interface KafkaClusterHandle {
@@ -61,63 +60,26 @@ export async function smokeTestKafka(handle: KafkaClusterHandle): Promise<{ roun
 }
 
 /** One repetition with Kafka's performance tools, returned as raw output for the shared ingest. */
-export async function runKafkaRepetition(options: {
-  readonly handle: KafkaClusterHandle;
-  readonly runId: string;
-  readonly scenario: Scenario;
-  readonly repetition: number;
-  readonly outputDir: string;
-  readonly processes: ProcessRegistry;
-  readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
-}): Promise<RawRepetition> {
+export async function runKafkaRepetition(options: BrokerRepetitionOptions<KafkaClusterHandle>): Promise<RawRepetition> {
   const { scenario } = options;
-  const startedAtMs = Date.now();
-  const startedAt = new Date(startedAtMs).toISOString();
-  const tools: ManagedProcess[] = [];
-  // Kafka has no management API here: CPU, RSS and disk writes of the broker JVMs and the tools (no queue depth).
-  const sampler = HostMetricsSampler.start({
-    nodes: [
-      ...options.handle.kafka.nodes.map((node) => ({
-        node: `kafka${node.nodeId}`,
-        pids: () => livePids(node.process),
-      })),
-      { node: LOAD_GENERATOR_NODE, pids: () => livePids(...tools) },
-    ],
-    startedAtMs,
-  });
-  let run;
-  try {
-    run = await runKafkaLoad({
-      cluster: options.handle.kafka,
-      workload: scenario.workload,
-      outputDir: options.outputDir,
-      processes: options.processes,
-      onToolStarted: (tool) => tools.push(tool),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    });
-  } catch (error) {
-    await sampler.stop();
-    throw error;
-  }
-  const collected = await sampler.stop();
-  return {
+  return sampledBrokerRepetition({
     runId: options.runId,
-    scenarioId: scenario.id,
+    scenario,
     repetition: options.repetition,
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    perfTestArgs: run.args,
-    expectations: {
-      durationSeconds: scenario.workload.durationSeconds,
-      producers: scenario.workload.producers,
-      consumers: scenario.workload.consumers,
-      confirms: false,
-    },
-    stdout: '',
-    csv: '',
-    kafka: { output: run.output, expectations: run.expectations },
-    ...(run.error ? { targetError: run.error } : {}),
-    metrics: collected.metrics,
-    ...(collected.error ? { metricsError: collected.error } : {}),
-  };
+    nodes: options.handle.kafka.nodes.map((node) => ({
+      node: `kafka${node.nodeId}`,
+      pids: () => livePids(node.process),
+    })),
+    expectations: { confirms: false },
+    load: (onToolStarted) =>
+      runKafkaLoad({
+        cluster: options.handle.kafka,
+        workload: scenario.workload,
+        outputDir: options.outputDir,
+        processes: options.processes,
+        onToolStarted,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      }),
+    output: (run) => ({ kafka: { output: run.output, expectations: run.expectations } }),
+  });
 }

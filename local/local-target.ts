@@ -203,30 +203,20 @@ export class LocalTarget {
   ): Promise<StartedRepetition> {
     const outputDir = join(this.options.runDir, 'raw', safeFileName(scenario.id), `rep-${repetition}`);
     mkdirSync(outputDir, { recursive: true });
-    if (handle.broker === 'kafka') {
-      return {
-        raw: runKafkaRepetition({
-          handle,
-          runId,
-          scenario,
-          repetition,
-          outputDir,
-          processes: this.options.processes,
-          ...(onProgress ? { onProgress } : {}),
-        }),
+    if (handle.broker === 'kafka' || handle.broker === 'nats') {
+      const common = {
+        runId,
+        scenario,
+        repetition,
+        outputDir,
+        processes: this.options.processes,
+        ...(onProgress ? { onProgress } : {}),
       };
-    }
-    if (handle.broker === 'nats') {
       return {
-        raw: runNatsRepetition({
-          handle,
-          runId,
-          scenario,
-          repetition,
-          outputDir,
-          processes: this.options.processes,
-          ...(onProgress ? { onProgress } : {}),
-        }),
+        raw:
+          handle.broker === 'kafka'
+            ? runKafkaRepetition({ handle, ...common })
+            : runNatsRepetition({ handle, ...common }),
       };
     }
     const { cluster } = handle;

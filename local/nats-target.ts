@@ -2,15 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RawRepetition } from '../core/results/ingest';
-import { LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
-import type { ClusterGroup, Scenario } from '../core/plan/plan';
+import type { ClusterGroup } from '../core/plan/plan';
 import { defaultNatsReplicas } from '../core/nats/nats-plan';
 import { fixedMessageCount } from '../core/plan/fixed-work';
 import { LocalNatsCluster } from './nats-cluster';
 import { runNatsLoad } from './nats-load';
 import { ensureNatsBinaries, type NatsBinaries } from './nats-binaries';
-import { HostMetricsSampler } from './host-metrics-sampler';
-import { livePids, type ManagedProcess, type ProcessRegistry } from './processes';
+import { livePids, type ProcessRegistry } from './processes';
+import { sampledBrokerRepetition, type BrokerRepetitionOptions } from './broker-repetition';
 
 /** A local NATS JetStream cluster started for a group of scenarios. */
 export interface NatsClusterHandle {
@@ -104,63 +103,26 @@ export async function smokeTestNats(handle: NatsClusterHandle): Promise<{ roundT
 }
 
 /** One repetition with the NATS load client, returned as raw output for the shared ingest. */
-export async function runNatsRepetition(options: {
-  readonly handle: NatsClusterHandle;
-  readonly runId: string;
-  readonly scenario: Scenario;
-  readonly repetition: number;
-  readonly outputDir: string;
-  readonly processes: ProcessRegistry;
-  readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
-}): Promise<RawRepetition> {
+export async function runNatsRepetition(options: BrokerRepetitionOptions<NatsClusterHandle>): Promise<RawRepetition> {
   const { scenario, handle } = options;
   const fixedMessages = fixedMessageCount(scenario.workload);
-  const startedAtMs = Date.now();
-  const clients: ManagedProcess[] = [];
-  // No management API here: CPU, RSS and disk writes of each nats-server and of the load client (no queue depth).
-  const sampler = HostMetricsSampler.start({
-    nodes: [
-      ...handle.nats.nodes.map((node) => ({ node: node.name, pids: () => livePids(node.process) })),
-      { node: LOAD_GENERATOR_NODE, pids: () => livePids(...clients) },
-    ],
-    startedAtMs,
-  });
-  let run;
-  try {
-    run = await runNatsLoad({
-      cluster: handle.nats,
-      loadBinary: handle.binaries.load,
-      workload: scenario.workload,
-      connection: scenario.cluster.connection,
-      outputDir: options.outputDir,
-      processes: options.processes,
-      onStarted: (client) => clients.push(client),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-    });
-  } catch (error) {
-    await sampler.stop();
-    throw error;
-  }
-  const collected = await sampler.stop();
-  return {
+  return sampledBrokerRepetition({
     runId: options.runId,
-    scenarioId: scenario.id,
+    scenario,
     repetition: options.repetition,
-    startedAt: new Date(startedAtMs).toISOString(),
-    finishedAt: new Date().toISOString(),
-    perfTestArgs: run.args,
-    expectations: {
-      durationSeconds: scenario.workload.durationSeconds,
-      producers: scenario.workload.producers,
-      consumers: scenario.workload.consumers,
-      confirms: true,
-      ...(fixedMessages === undefined ? {} : { fixedMessages }),
-    },
-    stdout: '',
-    csv: '',
-    nats: { output: run.output, expectations: run.expectations },
-    ...(run.error ? { targetError: run.error } : {}),
-    metrics: collected.metrics,
-    ...(collected.error ? { metricsError: collected.error } : {}),
-  };
+    nodes: handle.nats.nodes.map((node) => ({ node: node.name, pids: () => livePids(node.process) })),
+    expectations: { confirms: true, ...(fixedMessages === undefined ? {} : { fixedMessages }) },
+    load: (onStarted) =>
+      runNatsLoad({
+        cluster: handle.nats,
+        loadBinary: handle.binaries.load,
+        workload: scenario.workload,
+        connection: scenario.cluster.connection,
+        outputDir: options.outputDir,
+        processes: options.processes,
+        onStarted,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      }),
+    output: (run) => ({ nats: { output: run.output, expectations: run.expectations } }),
+  });
 }

@@ -6,10 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadGeneratorNode, LOAD_GENERATOR_NODE } from '../core/metrics/host-metrics';
-import type { RawGeneratorOutput } from '../core/loadgen/generators-result';
+import { generatorExpectations, type RawGeneratorOutput } from '../core/loadgen/generators-result';
 import { splitWorkload, type LoadGeneratorShare } from '../core/loadgen/workload-split';
 import { buildPerfTestArgs, redactPerfTestArgs, type PerfTestInvocation } from '../core/perftest/perftest-args';
-import { perfTestExpectations } from '../core/perftest/perftest-output';
 import type { Scenario } from '../core/plan/plan';
 import { runPerfTestProcess, type PerfTestProgress, type PerfTestRun } from './perftest-process';
 import { livePids, type ManagedProcess, type ProcessRegistry } from './processes';
@@ -117,15 +116,6 @@ export function generatorOutputs(
 ): RawGeneratorOutput[] {
   return launches.map((launch, index) => {
     const share = launch.share!;
-    const { workload } = scenario;
-    const part = {
-      ...workload,
-      producers: share.producers,
-      consumers: share.consumers,
-      queues: share.queues.names.length,
-      ...(share.messageLimits ? { messageCount: share.messageLimits.total, totalBytes: undefined } : {}),
-      capacity: undefined,
-    };
     return {
       id: share.id,
       producers: share.producers,
@@ -133,7 +123,7 @@ export function generatorOutputs(
       queues: share.queues.names,
       startedAtMs: launch.startedAtMs ?? 0,
       perfTestArgs: redactPerfTestArgs(launch.args),
-      expectations: perfTestExpectations(part),
+      expectations: generatorExpectations(scenario.workload, share),
       stdout: runs[index]!.stdout,
       csv: runs[index]!.csv,
     };

@@ -4,7 +4,8 @@ import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { cloudWatchAgentBootCommands } from './cloudwatch-agent';
 import { FETCH_JAR_FUNCTION, jarsDigest, jarsManifest, pinnedJarCommands } from './pinned-jars';
-import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
+import { INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
+import { dataVolumeMountCommands, signalledBootPrelude, type SignalledBootSettings } from './node-boot';
 
 /** Here-document delimiters; the tests locate the written files by them. */
 export const SERVER_PROPERTIES_DELIMITER = 'RMQBENCH_KAFKA_SERVER_PROPERTIES';
@@ -109,21 +110,13 @@ TimeoutStopSec=120
 WantedBy=multi-user.target
 `;
 
-export interface KafkaNodeBootInput {
+export interface KafkaNodeBootInput extends SignalledBootSettings {
   readonly self: KafkaBrokerIdentity;
   readonly all: readonly KafkaBrokerIdentity[];
   readonly clientPort: number;
   readonly controllerPort: number;
   /** The cluster id every broker formats its storage with (22 characters of base64url, see KafkaCluster). */
   readonly clusterId: string;
-  /** Region (a token is fine). */
-  readonly region: string;
-  /** Name of the stack (a token is fine); the boot result is signalled to it. */
-  readonly stackName: string;
-  /** Logical id of this broker's instance, whose creation policy waits for the signal. */
-  readonly instanceLogicalId: string;
-  /** CloudWatch Logs group the tail of the boot log is copied to (a token is fine). */
-  readonly bootLogGroupName: string;
   /** Device name of the data volume. */
   readonly dataVolumeDevice: string;
   /** Seconds the boot waits for the whole quorum (every broker a voter, a leader elected). */
@@ -153,17 +146,7 @@ export function kafkaNodeBootCommands(input: KafkaNodeBootInput): string[] {
 /** The shell options, the script's settings, the boot log, the helper functions and the CloudWatch agent. */
 function brokerBootPrelude(input: KafkaNodeBootInput): string[] {
   return [
-    'set -euo pipefail',
-    `REGION=${input.region}`,
-    `STACK_NAME=${input.stackName}`,
-    `SIGNAL_RESOURCE=${input.instanceLogicalId}`,
-    `BOOT_LOG_GROUP=${input.bootLogGroupName}`,
-    `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
-    'BOOT_LOG_TEE_PID=$!',
-    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
-    IMDS_FUNCTION,
-    BOOT_FINISHED_FUNCTION,
-    'INSTANCE_ID=$(imds instance-id)',
+    ...signalledBootPrelude(input),
     `echo "Kafka broker ${input.self.nodeId} booting on $INSTANCE_ID"`,
     // After STACK_NAME, which is the cluster id the agent's metrics carry (the stack name token once in the script);
     // before the installation, so that the metrics exist well before the first repetition. Never fatal.
@@ -173,15 +156,7 @@ function brokerBootPrelude(input: KafkaNodeBootInput): string[] {
 
 /** The data volume: formatted on first boot only, mounted where the broker keeps its log. */
 function brokerDataVolumeCommands(input: KafkaNodeBootInput): string[] {
-  return [
-    '# Data volume: formatted on first boot only, mounted where the broker keeps its log.',
-    `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
-    `blkid ${input.dataVolumeDevice} >/dev/null || mkfs.xfs ${input.dataVolumeDevice}`,
-    `mkdir -p ${KAFKA_DATA_MOUNT}`,
-    `grep -q ' ${KAFKA_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${KAFKA_DATA_MOUNT} xfs ` +
-      `defaults,nofail 0 2' >> /etc/fstab`,
-    `mountpoint -q ${KAFKA_DATA_MOUNT} || mount ${KAFKA_DATA_MOUNT}`,
-  ];
+  return dataVolumeMountCommands(input.dataVolumeDevice, KAFKA_DATA_MOUNT, 'mounted where the broker keeps its log');
 }
 
 /** Java and the pinned Kafka jars (through the one test seam), each checked against its SHA-256. */

@@ -2,7 +2,8 @@ import { NATS_SERVER_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
 import type { NatsServerTarball } from '../nats-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { cloudWatchAgentBootCommands } from './cloudwatch-agent';
-import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION, INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
+import { INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
+import { dataVolumeMountCommands, signalledBootPrelude, type SignalledBootSettings } from './node-boot';
 
 /** Here-document delimiters; the tests locate the written files by them. */
 export const NATS_CONF_DELIMITER = 'RMQBENCH_NATS_CONF';
@@ -91,17 +92,9 @@ WantedBy=multi-user.target
 `;
 }
 
-export interface NatsNodeBootInput extends NatsServerConfInput {
+export interface NatsNodeBootInput extends NatsServerConfInput, SignalledBootSettings {
   /** The pinned release tarball of the instance's architecture (nats-artifacts.ts). */
   readonly tarball: NatsServerTarball;
-  /** Region (a token is fine). */
-  readonly region: string;
-  /** Name of the stack (a token is fine); the boot result is signalled to it. */
-  readonly stackName: string;
-  /** Logical id of this server's instance, whose creation policy waits for the signal. */
-  readonly instanceLogicalId: string;
-  /** CloudWatch Logs group the tail of the boot log is copied to (a token is fine). */
-  readonly bootLogGroupName: string;
   /** Device name of the data volume. */
   readonly dataVolumeDevice: string;
   /** Seconds the boot waits for the cluster (JetStream enabled, a meta leader, every server in the meta group). */
@@ -129,17 +122,7 @@ export function natsNodeBootCommands(input: NatsNodeBootInput): string[] {
 
 function natsBootPrelude(input: NatsNodeBootInput): string[] {
   return [
-    'set -euo pipefail',
-    `REGION=${input.region}`,
-    `STACK_NAME=${input.stackName}`,
-    `SIGNAL_RESOURCE=${input.instanceLogicalId}`,
-    `BOOT_LOG_GROUP=${input.bootLogGroupName}`,
-    `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
-    'BOOT_LOG_TEE_PID=$!',
-    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
-    IMDS_FUNCTION,
-    BOOT_FINISHED_FUNCTION,
-    'INSTANCE_ID=$(imds instance-id)',
+    ...signalledBootPrelude(input),
     `echo "nats-server ${input.self.index} booting on $INSTANCE_ID"`,
     // After STACK_NAME (the ClusterId of the agent's metrics); never fatal.
     ...cloudWatchAgentBootCommands({ clusterId: '$STACK_NAME', role: NATS_SERVER_ROLE }),
@@ -147,15 +130,7 @@ function natsBootPrelude(input: NatsNodeBootInput): string[] {
 }
 
 function natsDataVolumeCommands(input: NatsNodeBootInput): string[] {
-  return [
-    "# Data volume: formatted on first boot only, mounted as JetStream's store_dir.",
-    `for attempt in $(seq 1 60); do [ -e ${input.dataVolumeDevice} ] && break; sleep 2; done`,
-    `blkid ${input.dataVolumeDevice} >/dev/null || mkfs.xfs ${input.dataVolumeDevice}`,
-    `mkdir -p ${NATS_DATA_MOUNT}`,
-    `grep -q ' ${NATS_DATA_MOUNT} ' /etc/fstab || echo '${input.dataVolumeDevice} ${NATS_DATA_MOUNT} xfs ` +
-      `defaults,nofail 0 2' >> /etc/fstab`,
-    `mountpoint -q ${NATS_DATA_MOUNT} || mount ${NATS_DATA_MOUNT}`,
-  ];
+  return dataVolumeMountCommands(input.dataVolumeDevice, NATS_DATA_MOUNT, "mounted as JetStream's store_dir");
 }
 
 /** The release tarball, checked against its pinned SHA-256 before it is unpacked (through the one test seam). */

@@ -1,6 +1,12 @@
 // A namespace import lets esbuild drop what the schemas do not use (see core/plan/plan-schema.ts).
 import * as z from 'zod';
 import type { PlanIssue } from '../plan/errors';
+import {
+  brokerOnlyFieldIssues,
+  nonRabbitMqClusterIssues,
+  rabbitMqOnlySettings,
+  type RabbitMqSettingsOfWorkload,
+} from '../plan/broker-field-rules';
 
 /**
  * The Kafka side of the plan model: which broker a cluster runs (core/nats/nats-plan.ts has NATS's side), the workload
@@ -66,17 +72,10 @@ export type KafkaWorkloadField = keyof typeof kafkaWorkloadFieldsShape;
 export const kafkaWorkloadFieldNames = Object.keys(kafkaWorkloadFieldsShape) as KafkaWorkloadField[];
 
 /** The fields checked here, whatever else a workload has. */
-export interface KafkaRelevantWorkload {
+export interface KafkaRelevantWorkload extends RabbitMqSettingsOfWorkload {
   readonly producers: number;
   readonly consumers: number;
-  readonly queues: number;
   readonly messageSizeBytes: number;
-  readonly persistent: boolean;
-  readonly autoAck: boolean;
-  readonly confirmWindow?: number | undefined;
-  readonly prefetch?: number | undefined;
-  readonly multiAckEvery?: number | undefined;
-  readonly consumerRateLimit?: number | undefined;
   readonly publishRateLimit?: number | undefined;
   readonly partitions?: number | undefined;
   readonly replicationFactor?: number | undefined;
@@ -86,10 +85,6 @@ export interface KafkaRelevantWorkload {
   readonly compression?: string | undefined;
   readonly messageCount?: number | undefined;
   readonly totalBytes?: number | undefined;
-  readonly exchange?: { readonly type: string } | undefined;
-  readonly queueMode?: string | undefined;
-  readonly maxLength?: number | undefined;
-  readonly overflow?: string | undefined;
   readonly warmUpSeconds?: number | undefined;
   readonly capacity?: unknown;
 }
@@ -107,96 +102,30 @@ export interface KafkaRelevantCluster {
 /** Cluster fields that mean nothing to Kafka, refused on a Kafka cluster so that no one believes they took effect. */
 export function checkKafkaCluster(cluster: KafkaRelevantCluster, at: string): PlanIssue[] {
   if (cluster.broker !== 'kafka') return [];
-  const issues: PlanIssue[] = [];
-  if (cluster.rabbitmqVersion !== undefined) {
-    issues.push({
-      path: `${at}.rabbitmqVersion`,
-      message: 'a Kafka cluster has no RabbitMQ version; remove it or use broker: rabbitmq',
-      value: cluster.rabbitmqVersion,
-    });
-  }
-  if (cluster.topology.type !== 'classic') {
-    issues.push({
-      path: `${at}.topology.type`,
-      message:
-        "queue topologies are RabbitMQ's; a Kafka cluster replicates partitions with the workload's replicationFactor",
-      value: cluster.topology.type,
-    });
-  }
-  if (cluster.connection === 'leader' || cluster.connection === 'follower') {
-    issues.push({
-      path: `${at}.connection`,
-      message:
-        'Kafka clients bootstrap from every broker and then talk to each partition leader; ' +
-        'use "lb" or "direct" (both mean: bootstrap from all brokers)',
-      value: cluster.connection,
-    });
-  }
-  if (cluster.loadGenerators !== undefined && cluster.loadGenerators > 1) {
-    issues.push({
-      path: `${at}.loadGenerators`,
-      message:
-        'several load generators are RabbitMQ-only so far (the workload is split by queue); ' +
-        'a Kafka cluster runs its producer and consumer tools on one load generator: use 1 or leave it out',
-      value: cluster.loadGenerators,
-    });
-  }
-  return issues;
+  return nonRabbitMqClusterIssues(cluster, at, 'kafka', {
+    replicates: "partitions with the workload's replicationFactor",
+    connection:
+      'Kafka clients bootstrap from every broker and then talk to each partition leader; ' +
+      'use "lb" or "direct" (both mean: bootstrap from all brokers)',
+    loadClient: 'its producer and consumer tools',
+  });
 }
 
 /** RabbitMQ-only settings with a non-default value, and the reason each means nothing to Kafka. */
 function rabbitmqOnlySettings(workload: KafkaRelevantWorkload): { field: string; value: unknown; why: string }[] {
-  const found: { field: string; value: unknown; why: string }[] = [];
-  if (workload.queues !== 1)
-    found.push({ field: 'queues', value: workload.queues, why: 'a Kafka workload uses one topic; use partitions' });
-  if (workload.persistent)
-    found.push({
-      field: 'persistent',
-      value: true,
-      why: 'Kafka always writes to its log; use acks and replicationFactor',
-    });
-  if (workload.confirmWindow !== undefined)
-    found.push({ field: 'confirmWindow', value: workload.confirmWindow, why: 'Kafka acknowledges per acks; use acks' });
-  if (!workload.autoAck)
-    found.push({
-      field: 'autoAck',
-      value: false,
-      why: 'Kafka consumers commit offsets, they do not acknowledge messages',
-    });
-  if (workload.prefetch !== undefined)
-    found.push({ field: 'prefetch', value: workload.prefetch, why: 'Kafka consumers fetch, they have no prefetch' });
-  if (workload.multiAckEvery !== undefined)
-    found.push({
-      field: 'multiAckEvery',
-      value: workload.multiAckEvery,
-      why: 'Kafka consumers do not acknowledge messages',
-    });
-  if (workload.consumerRateLimit !== undefined)
-    found.push({
-      field: 'consumerRateLimit',
-      value: workload.consumerRateLimit,
-      why: "Kafka's ConsumerPerformance has no rate limit",
-    });
-  if (workload.exchange !== undefined && workload.exchange.type !== 'direct')
-    found.push({
-      field: 'exchange',
-      value: workload.exchange,
-      why: 'Kafka has no exchanges; consumer groups decide who reads what',
-    });
-  if (workload.queueMode !== undefined)
-    found.push({
-      field: 'queueMode',
-      value: workload.queueMode,
-      why: 'Kafka has no queue modes; it always writes to its log',
-    });
-  if (workload.maxLength !== undefined)
-    found.push({
-      field: 'maxLength',
-      value: workload.maxLength,
-      why: 'Kafka retains by size or time (topic retention), not by a message count',
-    });
-  if (workload.overflow !== undefined)
-    found.push({ field: 'overflow', value: workload.overflow, why: 'Kafka has no queue length limit to overflow' });
+  const found: { field: string; value: unknown; why: string }[] = rabbitMqOnlySettings(workload, {
+    queues: 'a Kafka workload uses one topic; use partitions',
+    persistent: 'Kafka always writes to its log; use acks and replicationFactor',
+    confirmWindow: 'Kafka acknowledges per acks; use acks',
+    autoAck: 'Kafka consumers commit offsets, they do not acknowledge messages',
+    prefetch: 'Kafka consumers fetch, they have no prefetch',
+    multiAckEvery: 'Kafka consumers do not acknowledge messages',
+    consumerRateLimit: "Kafka's ConsumerPerformance has no rate limit",
+    exchange: 'Kafka has no exchanges; consumer groups decide who reads what',
+    queueMode: 'Kafka has no queue modes; it always writes to its log',
+    maxLength: 'Kafka retains by size or time (topic retention), not by a message count',
+    overflow: 'Kafka has no queue length limit to overflow',
+  });
   // Kafka's ProducerPerformance reports latency percentiles for the whole run only, and takes one --throughput per run.
   // ProducerPerformance leaves a number of records out (--warmup-records, KIP-1052), not seconds: the seconds become
   // records at the producers' rate, so a rate is needed.
@@ -270,15 +199,8 @@ export function checkWorkloadBroker(
     }
     return issues;
   }
-  for (const field of kafkaWorkloadFieldNames) {
-    const value = workload[field];
-    if (value !== undefined) {
-      issues.push({
-        path: `${path}.${field}`,
-        message: `is Kafka-only and cluster "${cluster.name}" runs RabbitMQ (broker: rabbitmq)`,
-        value,
-      });
-    }
-  }
+  issues.push(
+    ...brokerOnlyFieldIssues({ owner: 'kafka', cluster, path, fields: kafkaWorkloadFieldNames, values: workload }),
+  );
   return issues;
 }

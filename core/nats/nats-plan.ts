@@ -2,6 +2,12 @@
 import * as z from 'zod';
 import type { PlanIssue } from '../plan/errors';
 import { kafkaWorkloadFieldNames, type Broker } from '../kafka/kafka-plan';
+import {
+  brokerOnlyFieldIssues,
+  nonRabbitMqClusterIssues,
+  rabbitMqOnlySettings,
+  type RabbitMqSettingsOfWorkload,
+} from '../plan/broker-field-rules';
 
 /**
  * The NATS JetStream side of the plan model (`broker: nats`): the cluster's sync interval, the workload fields that
@@ -98,23 +104,12 @@ export type NatsWorkloadField = keyof typeof natsWorkloadFieldsShape;
 export const natsWorkloadFieldNames = Object.keys(natsWorkloadFieldsShape) as NatsWorkloadField[];
 
 /** The fields checked here, whatever else a workload has. */
-export interface NatsRelevantWorkload {
+export interface NatsRelevantWorkload extends RabbitMqSettingsOfWorkload {
   readonly producers: number;
   readonly consumers: number;
-  readonly queues: number;
   readonly messageSizeBytes: number;
-  readonly persistent: boolean;
-  readonly autoAck: boolean;
-  readonly confirmWindow?: number | undefined;
-  readonly prefetch?: number | undefined;
-  readonly multiAckEvery?: number | undefined;
-  readonly consumerRateLimit?: number | undefined;
   readonly messageCount?: number | undefined;
   readonly totalBytes?: number | undefined;
-  readonly exchange?: { readonly type: string } | undefined;
-  readonly queueMode?: string | undefined;
-  readonly maxLength?: number | undefined;
-  readonly overflow?: string | undefined;
   readonly capacity?: unknown;
   readonly replicas?: number | undefined;
   readonly retention?: string | undefined;
@@ -133,84 +128,43 @@ export interface NatsRelevantCluster {
   readonly syncInterval?: string | undefined;
 }
 
-const BROKER_NAMES: Record<Broker, string> = { rabbitmq: 'RabbitMQ', kafka: 'Kafka', nats: 'NATS' };
-
 /** Cluster fields that mean nothing to JetStream on a NATS cluster, and the NATS field on the others, by field. */
 export function checkNatsCluster(cluster: NatsRelevantCluster, at: string): PlanIssue[] {
   if (cluster.broker !== 'nats') {
-    return cluster.syncInterval === undefined
-      ? []
-      : [
-          {
-            path: `${at}.syncInterval`,
-            message:
-              `is NATS-only (nats-server's jetstream.sync_interval) and cluster "${cluster.name}" runs ` +
-              `${BROKER_NAMES[cluster.broker]} (broker: ${cluster.broker})`,
-            value: cluster.syncInterval,
-          },
-        ];
-  }
-  const issues: PlanIssue[] = [];
-  if (cluster.rabbitmqVersion !== undefined) {
-    issues.push({
-      path: `${at}.rabbitmqVersion`,
-      message: 'a NATS cluster has no RabbitMQ version; remove it or use broker: rabbitmq',
-      value: cluster.rabbitmqVersion,
+    return brokerOnlyFieldIssues({
+      owner: 'nats',
+      cluster,
+      path: at,
+      fields: ['syncInterval'],
+      values: cluster,
+      note: " (nats-server's jetstream.sync_interval)",
     });
   }
-  if (cluster.topology.type !== 'classic') {
-    issues.push({
-      path: `${at}.topology.type`,
-      message: "queue topologies are RabbitMQ's; a NATS cluster replicates its stream with the workload's replicas",
-      value: cluster.topology.type,
-    });
-  }
-  if (cluster.connection === 'leader' || cluster.connection === 'follower') {
-    issues.push({
-      path: `${at}.connection`,
-      message:
-        'NATS clients connect to any node and the cluster routes messages to the stream leader; ' +
-        'use "lb" (every node, the client picks one at random) or "direct" (the first node)',
-      value: cluster.connection,
-    });
-  }
-  if (cluster.loadGenerators !== undefined && cluster.loadGenerators > 1) {
-    issues.push({
-      path: `${at}.loadGenerators`,
-      message:
-        'several load generators are RabbitMQ-only so far (the workload is split by queue); ' +
-        'a NATS cluster runs its load client on one load generator: use 1 or leave it out',
-      value: cluster.loadGenerators,
-    });
-  }
-  return issues;
+  return nonRabbitMqClusterIssues(cluster, at, 'nats', {
+    replicates: "its stream with the workload's replicas",
+    connection:
+      'NATS clients connect to any node and the cluster routes messages to the stream leader; ' +
+      'use "lb" (every node, the client picks one at random) or "direct" (the first node)',
+    loadClient: 'its load client',
+  });
 }
 
 /** RabbitMQ-only settings with a non-default value, and what JetStream has instead. */
 function rabbitmqOnlySettings(workload: NatsRelevantWorkload): { field: string; value: unknown; why: string }[] {
-  const found: { field: string; value: unknown; why: string }[] = [];
-  const add = (field: string, value: unknown, why: string) => found.push({ field, value, why });
-  if (workload.queues !== 1) add('queues', workload.queues, 'a NATS workload uses one stream');
-  if (workload.persistent) add('persistent', true, 'JetStream persists per the stream: use storage (file or memory)');
-  if (workload.confirmWindow !== undefined)
-    add(
-      'confirmWindow',
-      workload.confirmWindow,
+  return rabbitMqOnlySettings(workload, {
+    queues: 'a NATS workload uses one stream',
+    persistent: 'JetStream persists per the stream: use storage (file or memory)',
+    confirmWindow:
       'the load client publishes asynchronously with a fixed window of 500 unacknowledged messages per producer',
-    );
-  if (!workload.autoAck) add('autoAck', false, 'use ackPolicy (explicit, none or all)');
-  if (workload.prefetch !== undefined)
-    add('prefetch', workload.prefetch, 'pull consumers fetch batches of up to 500 messages');
-  if (workload.multiAckEvery !== undefined) add('multiAckEvery', workload.multiAckEvery, 'use ackPolicy: all');
-  if (workload.consumerRateLimit !== undefined)
-    add('consumerRateLimit', workload.consumerRateLimit, 'the NATS load client consumes as fast as it can');
-  if (workload.exchange !== undefined && workload.exchange.type !== 'direct')
-    add('exchange', workload.exchange, "NATS has no exchanges; the producers publish to the stream's subject");
-  if (workload.queueMode !== undefined) add('queueMode', workload.queueMode, 'use storage (file or memory)');
-  if (workload.maxLength !== undefined) add('maxLength', workload.maxLength, 'use maxMsgs (or maxBytes)');
-  if (workload.overflow !== undefined)
-    add('overflow', workload.overflow, 'a JetStream stream at its limits discards its oldest messages');
-  return found;
+    autoAck: 'use ackPolicy (explicit, none or all)',
+    prefetch: 'pull consumers fetch batches of up to 500 messages',
+    multiAckEvery: 'use ackPolicy: all',
+    consumerRateLimit: 'the NATS load client consumes as fast as it can',
+    exchange: "NATS has no exchanges; the producers publish to the stream's subject",
+    queueMode: 'use storage (file or memory)',
+    maxLength: 'use maxMsgs (or maxBytes)',
+    overflow: 'a JetStream stream at its limits discards its oldest messages',
+  });
 }
 
 /**
@@ -223,39 +177,28 @@ export function checkNatsWorkload(
   path: string,
 ): PlanIssue[] {
   if (cluster.broker !== 'nats') {
-    return natsWorkloadFieldNames.flatMap((field) =>
-      workload[field] === undefined
-        ? []
-        : [
-            {
-              path: `${path}.${field}`,
-              message:
-                `is NATS-only and cluster "${cluster.name}" runs ${BROKER_NAMES[cluster.broker]} ` +
-                `(broker: ${cluster.broker})`,
-              value: workload[field],
-            },
-          ],
-    );
+    return brokerOnlyFieldIssues({ owner: 'nats', cluster, path, fields: natsWorkloadFieldNames, values: workload });
   }
   const issues: PlanIssue[] = rabbitmqOnlySettings(workload).map((setting) => ({
     path: `${path}.${setting.field}`,
     message: `is RabbitMQ-only and cluster "${cluster.name}" runs NATS: ${setting.why}`,
     value: setting.value,
   }));
-  for (const field of kafkaWorkloadFieldNames) {
-    if (workload[field] !== undefined)
-      issues.push({
-        path: `${path}.${field}`,
-        message:
-          `is Kafka-only and cluster "${cluster.name}" runs NATS (broker: nats)` +
-          (field === 'replicationFactor'
-            ? ': use replicas'
-            : field === 'partitions'
-              ? ': a NATS workload uses one stream'
-              : ''),
-        value: workload[field],
-      });
-  }
+  issues.push(
+    ...brokerOnlyFieldIssues({
+      owner: 'kafka',
+      cluster,
+      path,
+      fields: kafkaWorkloadFieldNames,
+      values: workload,
+      hint: (field) =>
+        field === 'replicationFactor'
+          ? ': use replicas'
+          : field === 'partitions'
+            ? ': a NATS workload uses one stream'
+            : '',
+    }),
+  );
   issues.push(...loadClientIssues(cluster, workload, path));
   return issues;
 }

@@ -281,18 +281,12 @@ function runProducersLines(
   producerCommand: (index: number) => string,
 ): string[] {
   return [
-    'PRODUCER_PIDS=()',
-    'if [ -z "$ERROR" ]; then',
-    ...producerFiles.map(
-      (file, index) =>
-        `  timeout --kill-after=10 ${producerLimit} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
+    ...startProducersLines(producerFiles, producerLimit, producerCommand),
+    waitForProducersLine(
+      '[ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]',
+      `Kafka producers did not finish within ${producerLimit} s (durationSeconds + ${KAFKA_PRODUCER_GRACE_SECONDS}) ` +
+        'and were stopped',
     ),
-    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
-      'if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="Kafka producers did not finish within ' +
-      producerLimit +
-      ' s (durationSeconds + ' +
-      KAFKA_PRODUCER_GRACE_SECONDS +
-      ') and were stopped"; fi; done',
     'else',
     '  for pid in "${CONSUMER_PIDS[@]}"; do kill "$pid" 2>/dev/null; done',
     'fi',
@@ -311,17 +305,37 @@ function runForDurationLines(
   producerCommand: (index: number) => string,
 ): string[] {
   return [
+    ...startProducersLines(producerFiles, seconds, producerCommand),
+    waitForProducersLine(
+      '[ "$STATUS" -ne 124 ] && [ "$STATUS" -ne 137 ]',
+      `Kafka producers exited before durationSeconds (${seconds} s) with status $STATUS`,
+    ),
+    'fi',
+  ];
+}
+
+/**
+ * Opens `if nothing failed so far` and starts every producer in the background, each stopped after `limit` seconds
+ * (`timeout`: SIGTERM, then SIGKILL 10 s later), its pid in PRODUCER_PIDS; the caller waits and closes the `if`.
+ */
+function startProducersLines(
+  producerFiles: readonly string[],
+  limit: number,
+  producerCommand: (index: number) => string,
+): string[] {
+  return [
     'PRODUCER_PIDS=()',
     'if [ -z "$ERROR" ]; then',
     ...producerFiles.map(
       (file, index) =>
-        `  timeout --kill-after=10 ${seconds} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
+        `  timeout --kill-after=10 ${limit} ${producerCommand(index)} > ${file} 2>&1 & PRODUCER_PIDS+=($!)`,
     ),
-    '  for pid in "${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; ' +
-      'if [ "$STATUS" -ne 124 ] && [ "$STATUS" -ne 137 ]; then ' +
-      `ERROR="Kafka producers exited before durationSeconds (${seconds} s) with status $STATUS"; fi; done`,
-    'fi',
   ];
+}
+
+/** Waits for every producer, setting ERROR to `error` (inside double quotes) when its exit STATUS meets `test`. */
+function waitForProducersLine(test: string, error: string): string {
+  return `  for pid in "\${PRODUCER_PIDS[@]}"; do wait "$pid"; STATUS=$?; if ${test}; then ERROR="${error}"; fi; done`;
 }
 
 /**
