@@ -237,7 +237,8 @@ describe('main.bicep for a RabbitMQ launch: the NSG and the internal load balanc
     });
     expect(securityRule(deployment, 'AllowClientPortsFromLoadGenerator')).toMatchObject({
       sourceAddressPrefix: '10.20.2.0/24',
-      destinationPortRanges: ['5672', '5671', '15672', '15671'],
+      // NATS's client port too (bicep/modules/network.bicep: a NATS cluster's servers take the load generator there).
+      destinationPortRanges: ['5672', '5671', '15672', '15671', '4222'],
     });
     expect(securityRule(deployment, 'AllowHealthProbeFromLoadBalancer')).toMatchObject({
       destinationPortRange: '8081',
@@ -389,6 +390,9 @@ describe('main.bicep for a RabbitMQ launch: the load generator and the outputs',
       adminPasswordSecretName: 'rabbitmq-admin-password',
       loadGeneratorIdentityClientId: expect.stringMatching(/^[0-9a-f-]{36}$/),
       kafkaBootstrapServers: '',
+      // A RabbitMQ launch deploys no NATS servers (bicep/modules/nats-cluster.bicep is for broker 'nats').
+      natsServerResourceIds: [],
+      natsServerUrls: '',
     });
   });
 
