@@ -351,12 +351,11 @@ function clusterCostParts(input: {
   );
   // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
   // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker
-  // at its advertised private address). Its region is the plan's, else the one the nodes were priced in.
+  // at its advertised private address). Its region, and the NAT gateway's, is the plan's, else the one the nodes were
+  // priced in.
+  const networkRegion = region ?? ('error' in node ? undefined : node.region);
   if (group.broker !== 'kafka') {
-    const nodeRegion = 'error' in node ? undefined : node.region;
-    parts.push(
-      loadBalancerPart({ name, minutes, catalog, target, region: region ?? nodeRegion, lbTraffic: input.lbTraffic }),
-    );
+    parts.push(loadBalancerPart({ name, minutes, catalog, target, region: networkRegion, lbTraffic: input.lbTraffic }));
   }
   const generators = group.loadGenerators ?? 1;
   parts.push(
@@ -367,7 +366,7 @@ function clusterCostParts(input: {
       minutes,
       catalog,
       target,
-      region: region ?? ('error' in node ? undefined : node.region),
+      region: networkRegion,
     }),
   );
   const generator = hourly(loadGeneratorType);
