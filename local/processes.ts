@@ -19,6 +19,7 @@ export interface StartOptions {
 /** A child process started by rmqbench, in a process group of its own so that stopping it stops its children too. */
 export class ManagedProcess {
   readonly exited: Promise<ExitStatus>;
+  private readonly outputClosed: Promise<void>;
   private exitStatus: ExitStatus | undefined;
 
   constructor(
@@ -26,6 +27,7 @@ export class ManagedProcess {
     private readonly child: ChildProcess,
     private readonly log: WriteStream | undefined,
   ) {
+    this.outputClosed = new Promise((resolve) => child.once('close', () => resolve()));
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitStatus = { code, signal };
@@ -65,7 +67,15 @@ export class ManagedProcess {
       if (entry.pid !== this.child.pid && stillListed(entry)) signal(entry.pid, 'SIGKILL');
     }
     if (tree.length > 0) this.reaped = untilReaped(tree, 15_000);
+    await this.outputClosedOrAfter(2000);
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
+  }
+
+  /** Resolves once the child's stdout and stderr have closed (all its output is in the log), or after `ms`. */
+  private async outputClosedOrAfter(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.outputClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 
   /**
@@ -136,7 +146,10 @@ export class ProcessRegistry {
     for (const stream of [child.stdout, child.stderr]) {
       let pending = '';
       stream?.on('data', (chunk: Buffer) => {
-        log?.write(chunk);
+        // The child's 'exit' can come before the last of its output: `stop` ends the log once the pipes closed
+        // (or after a grace), and what a grandchild still writes after that is dropped, not thrown
+        // ("write after end").
+        if (log && !log.writableEnded) log.write(chunk);
         if (!options.onLine) return;
         pending += chunk.toString('utf8');
         const lines = pending.split('\n');

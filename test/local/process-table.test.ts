@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseStat, processTree, type ProcessEntry } from '../../local/process-table';
 import { ProcessRegistry } from '../../local/processes';
 
@@ -69,5 +71,32 @@ describe('the process registry', () => {
       );
       expect(processes.running).toEqual([]);
     },
+  );
+
+  const keepsOutput =
+    'stop keeps the whole output in the log when the exit comes before the last of it, and throws nothing';
+  test(
+    keepsOutput,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'rmqbench-log-'));
+      try {
+        const logPath = join(dir, 'out.log');
+        const processes = new ProcessRegistry();
+        // Like a broker whose helper process still writes as the broker exits: the pipe holds output after the exit.
+        const script = 'yes & trap "exit 0" TERM; while :; do sleep 0.01; done';
+        for (let round = 1; round <= 8; round += 1) {
+          const writer = processes.start('writer', 'sh', ['-c', script], { logPath });
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          await writer.stop(5000);
+          const size = statSync(logPath).size;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          expect(statSync(logPath).size).toBe(size);
+        }
+        await processes.stopAll(100);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    30_000,
   );
 });
