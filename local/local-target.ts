@@ -14,7 +14,8 @@ import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
 import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
-import { NatsClusterHandle, launchNats, runNatsRepetition } from './nats-target';
+import { NatsClusterHandle, launchNats } from './nats-target';
+import { applyNatsFault, healNatsFault, startNatsRepetition } from './nats-faults';
 import { NATS_SERVER_VERSION } from '../core/nats/nats-versions';
 import { KAFKA_VERSION, PERFTEST_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import type { PerfTestProgress, PerfTestRun } from './perftest-process';
@@ -32,12 +33,19 @@ import { LocalNode, LocalRabbitCluster, installedRabbitmqVersion } from './rabbi
 
 export { VERIFIER_QUEUE };
 
+/** What the fault steps ask of a lost-message verifier: RabbitMQ's (AMQP, in-process) and NATS's (a process). */
+export interface FaultVerifier {
+  markFault(): number;
+  markHeal(): number;
+  abort(): Promise<void>;
+}
+
 /** A repetition whose PerfTest (and, with a fault, the verifier) runs in the background. */
 export interface StartedRepetition {
   /** Settles once PerfTest has ended and the verifier has drained, with the raw output to ingest. */
   readonly raw: Promise<RawRepetition>;
   /** Present when the scenario has a fault. */
-  readonly verifier?: LostMessageVerifier;
+  readonly verifier?: FaultVerifier;
   /** Filled in by `applyFault`: the node the fault hit. */
   readonly fault?: { spec: FaultSpec; nodeName?: string };
 }
@@ -212,12 +220,8 @@ export class LocalTarget {
         processes: this.options.processes,
         ...(onProgress ? { onProgress } : {}),
       };
-      return {
-        raw:
-          handle.broker === 'kafka'
-            ? runKafkaRepetition({ handle, ...common })
-            : runNatsRepetition({ handle, ...common }),
-      };
+      if (handle.broker === 'nats') return startNatsRepetition({ handle, ...common });
+      return { raw: runKafkaRepetition({ handle, ...common }) };
     }
     const { cluster } = handle;
     const { workload } = scenario;
@@ -326,10 +330,11 @@ export class LocalTarget {
     handle: LocalClusterHandle,
     started: StartedRepetition,
   ): Promise<{ nodeName: string; appliedAtSeconds: number }> {
+    if (handle.broker === 'nats') return applyNatsFault(handle, started);
     const { fault, verifier } = started;
     if (!fault || !verifier) throw new Error('this repetition has no fault to apply');
     // Validation refuses fault on a Kafka cluster; this keeps the type narrow.
-    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ clusters only');
+    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ and NATS clusters only');
     if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
     const node = await this.faultNode(handle, fault.spec.node);
     fault.nodeName = node.name;
@@ -354,9 +359,10 @@ export class LocalTarget {
     handle: LocalClusterHandle,
     started: StartedRepetition,
   ): Promise<{ nodeName: string; healedAtSeconds: number }> {
+    if (handle.broker === 'nats') return healNatsFault(handle, started);
     const { fault, verifier } = started;
     if (!fault?.nodeName || !verifier) throw new Error('this repetition has no applied fault to heal');
-    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ clusters only');
+    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ and NATS clusters only');
     const node = handle.cluster.nodeByName(fault.nodeName);
     const healedAtSeconds = verifier.markHeal();
     await handle.cluster.startNode(node);

@@ -50,6 +50,8 @@ export class LocalNatsCluster {
   private constructor(
     readonly nodes: readonly NatsNode[],
     readonly workDir: string,
+    private readonly processes: ProcessRegistry,
+    private readonly serverBinary: string,
   ) {}
 
   static async start(options: NatsClusterOptions): Promise<LocalNatsCluster> {
@@ -84,15 +86,11 @@ export class LocalNatsCluster {
         }),
       );
     }
-    const cluster = new LocalNatsCluster(nodes, options.workDir);
+    const cluster = new LocalNatsCluster(nodes, options.workDir, options.processes, options.serverBinary);
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
     try {
-      for (const node of nodes) {
-        node.process = options.processes.start(node.name, options.serverBinary, ['-c', node.configFile], {
-          logPath: node.logFile,
-        });
-      }
+      for (const node of nodes) cluster.spawn(node);
       await cluster.waitUntilReady(options.startTimeoutMs ?? 60_000);
     } catch (error) {
       // A cluster that never formed is never handed to a teardown: stop it here, data deleted too.
@@ -100,6 +98,77 @@ export class LocalNatsCluster {
       throw error;
     }
     return cluster;
+  }
+
+  private spawn(node: NatsNode): void {
+    node.process = this.processes.start(node.name, this.serverBinary, ['-c', node.configFile], {
+      logPath: node.logFile,
+    });
+  }
+
+  /** The node named `name` (server_name), or an error naming the cluster's nodes. */
+  nodeByName(name: string): NatsNode {
+    const node = this.nodes.find((candidate) => candidate.name === name);
+    if (!node) throw new Error(`no NATS node is named ${name} (nodes: ${this.nodes.map((n) => n.name).join(', ')})`);
+    return node;
+  }
+
+  /** Whether the node's nats-server process runs (a fault has not stopped it). */
+  isRunning(node: NatsNode): boolean {
+    return node.process !== undefined && !node.process.hasExited;
+  }
+
+  /** A fault: SIGKILL to the node's nats-server; its store stays, as on a machine that lost power. */
+  async killNode(node: NatsNode): Promise<void> {
+    await node.process?.stop(0, 'SIGKILL');
+  }
+
+  /** A fault: a graceful stop (SIGTERM: nats-server shuts down cleanly), SIGKILL after 10 s. */
+  async stopNode(node: NatsNode): Promise<void> {
+    await node.process?.stop(10_000);
+  }
+
+  /**
+   * Starts a stopped or killed node again with its configuration and store, and waits until its `/healthz` is ok:
+   * JetStream enabled and its streams and consumers current with their leaders
+   * (https://docs.nats.io/running-a-nats-service/nats_admin/monitoring#health).
+   */
+  async startNode(node: NatsNode, timeoutMs = 60_000): Promise<void> {
+    if (this.isRunning(node)) return;
+    this.spawn(node);
+    await waitFor(
+      async () => {
+        if (node.process?.hasExited)
+          throw new Error(`nats-server ${node.name} exited while restarting.\n${this.logTail(node)}`);
+        const health = await monitor<{ status?: string }>(node, '/healthz');
+        return health?.status === 'ok' ? true : undefined;
+      },
+      timeoutMs,
+      () =>
+        `NATS node ${node.name} did not report healthy within ${Math.round(timeoutMs / 1000)} s ` +
+        `of its restart.\n${this.logTail(node)}`,
+      200,
+    );
+  }
+
+  /** Starts every node a fault left stopped, so that the next repetition has the whole cluster again. */
+  async restartStoppedNodes(): Promise<void> {
+    for (const node of this.nodes) if (!this.isRunning(node)) await this.startNode(node);
+  }
+
+  /**
+   * The server_name of the stream's leader as the running nodes report it (`/jsz?streams=true`: each node lists the
+   * streams it holds a replica of, with the Raft group's leader), or undefined while it has none.
+   */
+  async streamLeader(stream: string): Promise<string | undefined> {
+    for (const node of this.nodes.filter((candidate) => this.isRunning(candidate))) {
+      const jsz = await monitor<JszStreams>(node, '/jsz?streams=true');
+      for (const account of jsz?.account_details ?? []) {
+        const detail = (account.stream_detail ?? []).find((candidate) => candidate.name === stream);
+        if (detail?.cluster?.leader) return detail.cluster.leader;
+      }
+    }
+    return undefined;
   }
 
   /** nats:// URLs of every node's client port. */
@@ -174,6 +243,13 @@ export class LocalNatsCluster {
   private deleteData(): void {
     for (const node of this.nodes) rmSync(node.storeDir, { recursive: true, force: true });
   }
+}
+
+/** What `/jsz?streams=true` says of the streams a node holds (the fields read here). */
+interface JszStreams {
+  readonly account_details?: readonly {
+    readonly stream_detail?: readonly { readonly name?: string; readonly cluster?: { readonly leader?: string } }[];
+  }[];
 }
 
 /** GET a monitoring endpoint as JSON; undefined when the node does not answer (yet) or answers garbage. */

@@ -6,6 +6,7 @@ import { parseNatsProgressLine, type NatsLoadExpectations } from '../core/nats/n
 import type { Workload } from '../core/plan/plan-schema';
 import type { LocalNatsCluster } from './nats-cluster';
 import type { ManagedProcess, ProcessRegistry } from './processes';
+import { jsonLineType } from './nats-verifier';
 
 export interface NatsLoadRun {
   /** The client's JSON lines, with any panic of its on stderr after them. */
@@ -30,6 +31,8 @@ export interface NatsLoadOptions {
   readonly graceSeconds?: number;
   /** Live progress from the client's interval lines (for the CLI's progress line). */
   readonly onProgress?: (progress: { time: number; sent: number; received: number }) => void;
+  /** Called with the stream's name once the client created it and its consumers (its "start" line). */
+  readonly onStreamReady?: (stream: string) => void;
   /** Called with the client's process once spawned: the load generator the metrics sampler reads. */
   readonly onStarted?: (process: ManagedProcess) => void;
 }
@@ -46,9 +49,10 @@ export async function runNatsLoad(options: NatsLoadOptions): Promise<NatsLoadRun
   const settings = natsRunSettings(workload, cluster.nodes.length);
   const suffix = randomBytes(3).toString('hex');
   // Stream names may not hold '.', '*', '>' or spaces; workload names are lower-case letters, digits and dashes.
+  const stream = `rmqbench-${workload.name}-${suffix}`;
   const args = natsLoadArgs({
     servers: options.connection === 'direct' ? cluster.clientUrls.slice(0, 1) : cluster.clientUrls,
-    stream: `rmqbench-${workload.name}-${suffix}`,
+    stream,
     subject: `rmqbench.${workload.name}.${suffix}`,
     workload,
     settings,
@@ -58,6 +62,7 @@ export async function runNatsLoad(options: NatsLoadOptions): Promise<NatsLoadRun
   const client = options.processes.start('nats-load', options.loadBinary, [...args, '-output', outputFile], {
     logPath: logFile,
     onLine: (line) => {
+      if (options.onStreamReady && jsonLineType(line) === 'start') options.onStreamReady(stream);
       const progress = parseNatsProgressLine(line);
       if (progress) options.onProgress?.(progress);
     },

@@ -49,8 +49,16 @@ export async function launchNats(
   return { broker: 'nats', group, nats, workDir, binaries, processes: options.processes };
 }
 
-/** Runs the NATS CLI against the cluster to its end (registered, so Ctrl-C stops it too); throws when it fails. */
-async function natsCli(handle: NatsClusterHandle, server: string, args: readonly string[]): Promise<string> {
+/**
+ * Runs the NATS CLI against the cluster to its end (registered, so Ctrl-C stops it too); throws, naming `purpose`,
+ * when it fails.
+ */
+export async function natsCli(
+  handle: NatsClusterHandle,
+  server: string,
+  args: readonly string[],
+  purpose = 'smoke test',
+): Promise<string> {
   const logPath = join(handle.workDir, `natscli-${Date.now()}-${randomBytes(2).toString('hex')}.log`);
   const cli = handle.processes.start('natscli', handle.binaries.cli, ['--no-context', '--server', server, ...args], {
     logPath,
@@ -61,7 +69,7 @@ async function natsCli(handle: NatsClusterHandle, server: string, args: readonly
   await cli.stop(0);
   const output = existsSync(logPath) ? readFileSync(logPath, 'utf8') : '';
   if (status.code !== 0)
-    throw new Error(`smoke test: nats ${args.join(' ')} failed (exit ${status.code}): ${output.trim().slice(-500)}`);
+    throw new Error(`${purpose}: nats ${args.join(' ')} failed (exit ${status.code}): ${output.trim().slice(-500)}`);
   return output;
 }
 
@@ -103,7 +111,11 @@ export async function smokeTestNats(handle: NatsClusterHandle): Promise<{ roundT
 }
 
 /** One repetition with the NATS load client, returned as raw output for the shared ingest. */
-export async function runNatsRepetition(options: BrokerRepetitionOptions<NatsClusterHandle>): Promise<RawRepetition> {
+export async function runNatsRepetition(
+  options: BrokerRepetitionOptions<NatsClusterHandle>,
+  /** Called with the load stream's name once the client created it (local/nats-faults.ts aligns its leader). */
+  onStreamReady?: (stream: string) => void,
+): Promise<RawRepetition> {
   const { scenario, handle } = options;
   const fixedMessages = fixedMessageCount(scenario.workload);
   return sampledBrokerRepetition({
@@ -122,6 +134,7 @@ export async function runNatsRepetition(options: BrokerRepetitionOptions<NatsClu
         processes: options.processes,
         onStarted,
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(onStreamReady ? { onStreamReady } : {}),
       }),
     output: (run) => ({ nats: { output: run.output, expectations: run.expectations } }),
   });

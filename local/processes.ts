@@ -48,6 +48,11 @@ export class ManagedProcess {
     return this.exitStatus !== undefined;
   }
 
+  /** Sends `name` to this process alone (not its group), while it runs: a signal it handles itself. */
+  send(name: NodeJS.Signals): void {
+    if (this.child.pid !== undefined && !this.hasExited) signal(this.child.pid, name);
+  }
+
   /**
    * SIGTERM (or `firstSignal`: SIGKILL for a fault that kills) to the whole group, SIGKILL after `graceMs`; resolves
    * once the process has exited, and

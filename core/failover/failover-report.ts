@@ -140,6 +140,7 @@ export function formatFailoverLine(failover: FailoverResult): string {
     `${fault.action} ${fault.nodeName} at ${number(fault.appliedAtSeconds)} s: ` +
     `confirmed ${failover.confirmed}, consumed ${failover.consumed}, ` +
     `lostMessages ${failover.lostMessages}, duplicatedMessages ${failover.duplicatedMessages}, ` +
+    (failover.undeliveredMessages ? `undeliveredMessages ${failover.undeliveredMessages}, ` : '') +
     `unconfirmedAtFault ${failover.unconfirmedAtFault}, ` +
     `${recovery}, unavailableSeconds ${failover.unavailableSeconds}, reconnects ${failover.reconnects}`
   );

@@ -83,6 +83,11 @@ export interface VerifierCounts {
   readonly consumed: number;
   readonly lostMessages: number;
   readonly duplicatedMessages: number;
+  /**
+   * NATS: confirmed, never consumed, but still in the stream when the verifier read it all once more at the end: not
+   * lost, only never delivered to the consumer. Absent for RabbitMQ (a queue cannot be read twice).
+   */
+  readonly undeliveredMessages?: number;
   /** Undefined when no fault was marked. */
   readonly unconfirmedAtFault?: number;
   /** Seconds after the verifier started. */
@@ -122,6 +127,7 @@ export function failoverResult(counts: VerifierCounts, fault: FaultOutcome): Fai
     consumed: counts.consumed,
     lostMessages: counts.lostMessages,
     duplicatedMessages: counts.duplicatedMessages,
+    ...(counts.undeliveredMessages === undefined ? {} : { undeliveredMessages: counts.undeliveredMessages }),
     unconfirmedAtFault: counts.unconfirmedAtFault,
     ...(recovery.recoverySeconds === undefined ? {} : { recoverySeconds: recovery.recoverySeconds }),
     unavailableSeconds: recovery.unavailableSeconds,

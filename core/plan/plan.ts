@@ -616,20 +616,12 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
   return issues;
 }
 
-/** A workload's fault on this cluster: RabbitMQ only, a node the cluster has, and queues the verifier can use. */
+/**
+ * A workload's fault on this cluster: RabbitMQ or NATS (the lost-message verifier speaks AMQP and JetStream), a node
+ * the cluster has, and queues the verifier can use.
+ */
 function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
   const fault = workload.fault;
-  if (fault && cluster.broker === 'nats') {
-    return [
-      {
-        path: `${path}.fault`,
-        message:
-          `cluster "${cluster.name}" runs NATS; fault scenarios and the lost-message verifier are not built for ` +
-          `JetStream yet (RabbitMQ only so far; issue 28)`,
-        value: fault.action,
-      },
-    ];
-  }
   if (fault && cluster.broker === 'kafka') {
     return [
       {

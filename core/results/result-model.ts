@@ -85,6 +85,8 @@ export interface FailoverResult {
   readonly lostMessages: number;
   /** Deliveries of a sequence number already consumed. */
   readonly duplicatedMessages: number;
+  /** NATS: confirmed, never consumed, yet still in the stream at the end (core/failover/failover.ts). */
+  readonly undeliveredMessages?: number;
   /** Published but not yet confirmed when the fault was applied. */
   readonly unconfirmedAtFault: number;
   /**

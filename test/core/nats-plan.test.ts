@@ -189,7 +189,7 @@ describe('NATS plan fields', () => {
 
   test(
     'what the load client needs: a producer, 8 bytes of body, an even share per producer; ' +
-      'no capacity ladder and no fault yet',
+      'no capacity ladder; a fault on a node the cluster has',
     () => {
       expect(issuesOf(natsPlan('', ', producers: 0'))).toEqual([
         expect.objectContaining({ path: 'workloads[0].producers', value: 0 }),
@@ -208,15 +208,22 @@ describe('NATS plan fields', () => {
         'capacity: { minRate: 100, maxRate: 400, stepFactor: 2, stepSeconds: 10, p99LatencyMs: 50 }',
       );
       expect(issuesOf(capacity)).toEqual([expect.objectContaining({ path: 'workloads[0].capacity' })]);
-      const fault = natsPlan('', '').replace(
-        'messageCount: 1000',
-        'durationSeconds: 20, fault: { action: kill, node: leader, atSeconds: 5 }',
+      const fault = (spec: string) =>
+        natsPlan('', '').replace('messageCount: 1000', `durationSeconds: 20, fault: ${spec}`);
+      const accepted = parsePlanText(
+        fault('{ action: kill, node: leader, atSeconds: 5, healAtSeconds: 12 }'),
+        'f.yaml',
       );
-      expect(issuesOf(fault)).toEqual([
-        expect.objectContaining({
-          path: 'workloads[0].fault',
-          message: expect.stringMatching(/runs NATS; fault scenarios and the lost-message verifier are not built/),
-        }),
+      expect(accepted.scenarios[0]!.workload.fault).toMatchObject({
+        action: 'kill',
+        node: 'leader',
+        healAtSeconds: 12,
+      });
+      expect(issuesOf(fault('{ action: stop, node: 7, atSeconds: 5 }'))).toEqual([
+        expect.objectContaining({ path: 'workloads[0].fault.node', value: 7 }),
+      ]);
+      expect(issuesOf(fault('{ action: kill, node: leader, atSeconds: 25 }'))).toEqual([
+        expect.objectContaining({ path: 'workloads[0].fault.atSeconds', value: 25 }),
       ]);
     },
   );

@@ -203,4 +203,64 @@ describe('NATS JetStream on the local target', () => {
       await processes.stopAll();
     }
   });
+
+  test(
+    "kill the verifier stream's leader mid-run, heal it: the verifier counts no acknowledged message lost, the " +
+      'outage and the recovery are measured, the load dipped with it, and the healed node runs until teardown',
+    async () => {
+      const faultPlan = parsePlanText(
+        'name: nats-failover\nclusters: [{ name: js, broker: nats, nodes: 3 }]\nworkloads:\n' +
+          '  - name: failover\n    publishRateLimit: 400\n    durationSeconds: 18\n' +
+          '    fault: { action: kill, node: leader, atSeconds: 3, healAtSeconds: 14 }\n',
+        'nats-failover.yaml',
+      );
+      const processes = new ProcessRegistry();
+      const runId = newRunId(faultPlan.name);
+      const runDir = join(work.path, 'runs', runId);
+      const events: RunEvent[] = [];
+      try {
+        const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+        const outcome = await runPlanWorkflow({
+          plan: faultPlan,
+          target,
+          store,
+          runDir,
+          runId,
+          onEvent: (event) => events.push(event),
+        });
+        expect([outcome.status, outcome.error]).toEqual(['SUCCEEDED', undefined]);
+        const faults = events.flatMap((event) => (event.type === 'fault' ? [[event.action, event.nodeName]] : []));
+        expect(faults).toEqual([
+          ['kill', expect.stringMatching(/^nats[123]$/)],
+          ['heal', faults[0]![1]],
+        ]);
+        const [record] = (await store.getRun(runId))!.repetitions;
+        const failover = record!.failover!;
+        expect(failover.fault).toMatchObject({ action: 'kill', node: 'leader', nodeName: faults[0]![1] });
+        expect(failover.fault.appliedAtSeconds).toBeGreaterThanOrEqual(3);
+        expect(failover.fault.healedAtSeconds).toBeGreaterThan(failover.fault.appliedAtSeconds);
+        // R3 acknowledges a write once two of three nodes hold it: killing one loses none of them.
+        expect(failover.confirmed).toBeGreaterThan(1000);
+        expect(failover.lostMessages).toBe(0);
+        expect(failover.consumed + (failover.undeliveredMessages ?? 0)).toBeGreaterThanOrEqual(failover.confirmed);
+        // A new stream leader takes a Raft election (nats-server's election timeout is 4 to 9 s).
+        expect(failover.unavailableSeconds).toBeGreaterThanOrEqual(1);
+        expect(failover.recoverySeconds).toBeDefined();
+        // The load's stream was led by the same node: its receive rate fell to nothing too.
+        const samples = await store.getSamples(runId, 'js/failover', 1);
+        expect(samples.some((sample) => sample.time > 3 && sample.received === 0)).toBe(true);
+        expect(readdirSync(join(runDir, 'raw', 'js_failover', 'rep-1')).sort()).toEqual([
+          'nats-load.jsonl',
+          'nats-load.log',
+          'nats-verifier.jsonl',
+          'nats-verifier.log',
+        ]);
+        expect(processes.running).toEqual([]);
+        expect(alivePids(processes)).toEqual([]);
+        expect(storeDirs(join(runDir, 'clusters'))).toEqual([]);
+      } finally {
+        await processes.stopAll();
+      }
+    },
+  );
 });
