@@ -412,16 +412,25 @@ export class LocalRabbitCluster {
     return leaders;
   }
 
-  /** The node a queue lives on (a quorum queue's leader, a mirrored queue's master), asked of a running node. */
-  async queueNode(name: string): Promise<string> {
-    const queue = await this.api<{ node?: string }>(
-      'GET',
-      `/api/queues/%2F/${encodeURIComponent(name)}`,
-      undefined,
-      this.liveNode(),
+  /**
+   * The node a queue lives on (a quorum queue's leader, a mirrored queue's master), asked of a running node; waits
+   * up to `timeoutMs` while it has none (an election after an earlier fault).
+   */
+  async queueNode(name: string, timeoutMs = 15_000): Promise<string> {
+    return waitFor(
+      async () =>
+        (
+          await this.api<{ node?: string }>(
+            'GET',
+            `/api/queues/%2F/${encodeURIComponent(name)}`,
+            undefined,
+            this.liveNode(),
+          )
+        ).node || undefined,
+      timeoutMs,
+      () => `queue ${name} has had no leader for ${Math.round(timeoutMs / 1000)} s`,
+      200,
     );
-    if (!queue.node) throw new Error(`queue ${name} has no leader now`);
-    return queue.node;
   }
 
   /** Deletes every benchmark queue, so that each repetition starts from empty queues. */

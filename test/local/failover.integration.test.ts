@@ -86,7 +86,8 @@ describe('fault scenarios on a real 3-node local cluster, counted by the lost-me
    * teardown costs tens of seconds on CI's two cores, so the two classic-queue kills (the target starts the killed node
    * again after each repetition) share a run and its cluster. Not the quorum ones: a quorum fault scenario after a
    * kill on the same cluster failed here with "queue rmqbench-verifier has no leader now" (the new verifier queue's
-   * leader not yet reported when the fault is resolved).
+   * leader not yet reported when the fault is resolved); `queueNode` now waits up to 15 s for one, but the quorum
+   * runs have not been merged since.
    */
   function shared<T>(start: () => Promise<T>): () => Promise<T> {
     let started: Promise<T> | undefined;
