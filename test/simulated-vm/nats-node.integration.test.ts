@@ -17,13 +17,15 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
+import { parse as parseYaml } from 'yaml';
 import { NATS_CLIENT_PORT, NATS_CLUSTER_PORT, NATS_MONITORING_PORT } from '../../cdk/NatsCluster';
 import { NATS_SERVER_VERSION_ON_CLOUD, natsServerTarball } from '../../cdk/nats-artifacts';
 import { natsNodeBootCommands, type NatsServerIdentity } from '../../cdk/user-data/nats-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { ensureNatsBinary, NATS_SERVER_BINARY } from '../../local/nats-binaries';
 import { cacheDir } from '../../local/paths';
-import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
+import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
+import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
 
@@ -31,6 +33,7 @@ const REGION = 'us-east-1';
 const ZONE = 'nats-5e1f0a2b.rmqbench.internal';
 const OVERLAYS = ['/etc', '/opt', '/var/lib'];
 const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 interface Jsz {
   meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name: string; current: boolean }[] };
@@ -167,6 +170,161 @@ describe('AWS NATS server user data on three simulated EC2 instances', () => {
     const onLeader = jsz.find(({ vm }) => vm.name.startsWith(`i-0${leader!.slice(-1)}`))!.info;
     const peers = (onLeader.meta_cluster?.replicas ?? []).map((peer) => `${peer.name}:${peer.current}`).sort();
     expect(peers).toEqual(['nats-1', 'nats-2', 'nats-3'].filter((name) => name !== leader).map((n) => `${n}:true`));
+  });
+
+  test('cleanup leaves no server process, namespace or folder behind', () => {
+    expect(vms).toHaveLength(3);
+    hub.cleanup();
+    expect(hub.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+  });
+});
+
+describe('Azure NATS server customData (modules/nats-cluster.bicep) on three simulated VMs', () => {
+  const SUBNET = 29;
+  const hub = new SimulatedHub({
+    subnet: SUBNET,
+    fakeScript: 'fake-azure.py',
+    httpsNames: ['management.azure.com'],
+    state: {
+      subscriptionId: '00000000-0000-0000-0000-000000000092',
+      resourceGroup: 'rmqbench-sim',
+      scaleSetName: 'none',
+      identityClientId: 'none',
+      vaultName: 'none',
+      secrets: {},
+    },
+  });
+  const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-nats-azure-sim-'));
+  afterAll(() => {
+    hub.cleanup();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  // The module's static IPs: cidrHost(subnetAddressPrefix, firstHostNumber + i) with the default firstHostNumber 99,
+  // the subnet's address 100 + i (cidrHost's 0 is the first usable address, .1:
+  // https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-cidr#cidrhost).
+  const FIRST_HOST_NUMBER = 99;
+  const serverHosts = [0, 1, 2].map((i) => `10.91.${SUBNET}.${FIRST_HOST_NUMBER + i + 1}`);
+  const vms: SimulatedVm[] = [];
+
+  interface CloudConfig {
+    write_files: { path: string; encoding?: string; permissions?: string; content: string }[];
+    runcmd: string[][];
+  }
+
+  /** Server i's customData, evaluated from the module as ARM would (the static IPs given, as ARM computes them). */
+  async function renderCustomData(i: number): Promise<CloudConfig> {
+    const module = await parseBicepFile(`${BICEP_DIR}/modules/nats-cluster.bicep`);
+    const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
+    const [customData] = propertyValues(vm?.body as never, 'customData');
+    const text = evaluateString(module, customData as never, {
+      i: String(i),
+      serverHostList: serverHosts.join(','),
+      natsServerVersion: NATS_SERVER_VERSION_ON_CLOUD,
+      syncInterval: 'always',
+      clusterTimeoutSeconds: '120',
+    });
+    const config = parseYaml(Buffer.from(text, 'base64').toString('utf8')) as CloudConfig;
+    // An expression the evaluator could not compute shows as <source text>, a placeholder left unfilled as {{NAME}}.
+    for (const entry of config.write_files) {
+      const content = Buffer.from(entry.content, 'base64').toString('utf8');
+      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content))
+        throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
+      if (/\{\{[A-Z]/.test(entry.content))
+        throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
+    }
+    return config;
+  }
+
+  test(
+    'booting at once, the three servers form ONE JetStream cluster at their static private IPs, ' +
+      'each with its store on the data disk',
+    async () => {
+      const tarball = await packNatsServerTarball(workDir);
+      await hub.start();
+      const configs: CloudConfig[] = [];
+      for (const i of [0, 1, 2]) {
+        const config = await renderCustomData(i);
+        configs.push(config);
+        const files: Record<string, { content: string; mode: number }> = {};
+        for (const entry of config.write_files) {
+          files[entry.path] = {
+            content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
+            mode: parseInt(entry.permissions ?? '0644', 8),
+          };
+        }
+        expect(files['/etc/rmqbench/nats.env']?.content).toContain(
+          `NODE_INDEX=${i + 1}\nSERVER_HOSTS=${serverHosts.join(',')}\n`,
+        );
+        // The pinned sums are the release's: the script must find its tarball's line there.
+        expect(files['/etc/rmqbench/nats-server.sha256']?.content).toMatch(
+          new RegExp(
+            `^[0-9a-f]{64}  nats-server-v${NATS_SERVER_VERSION_ON_CLOUD.replace(/\./g, '\\.')}-linux-amd64`,
+            'm',
+          ),
+        );
+        // Downloads only (the script's one seam): the test's tarball of the same version, and its checksum.
+        files['/etc/rmqbench/install-override.sh'] = {
+          content:
+            `install_nats_server() { cp ${shellQuote(tarball.file)} "$2"; }\n` +
+            `NATS_SERVER_SHA256=${tarball.sha256}\n`,
+          mode: 0o644,
+        };
+        vms.push(
+          hub.createVm(`rmqbench-nats-${i + 1}`, `rmqbench-nats-${i + 1}`, files, {
+            hostNumber: FIRST_HOST_NUMBER + i + 1,
+            // The data disk at LUN 0, by the name Azure's udev rules give it.
+            blockDevice: '/dev/disk/azure/scsi1/lun0',
+            overlays: OVERLAYS,
+          }),
+        );
+      }
+      expect(vms.map((vm) => vm.ip)).toEqual(serverHosts);
+      // cloud-init's runcmd, in order, as root with a minimal environment.
+      const results = await Promise.all(
+        vms.map(async (vm, index) => {
+          let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
+          for (const command of configs[index]!.runcmd) {
+            last = await hub.exec(vm, command.map(shellQuote).join(' '), {
+              env: { PATH: MINIMAL_PATH, HOME: '/root' },
+            });
+            if (last.status !== 0) break;
+          }
+          return last;
+        }),
+      );
+      for (const [index, result] of results.entries()) {
+        const vm = vms[index]!;
+        const failure =
+          result.status === 0
+            ? ''
+            : `${result.stdout.slice(-3000)}\n${result.stderr.slice(-3000)}\n${await hub.diagnostics(vm)}`;
+        expect({ vm: vm.computerName, status: result.status, failure }).toEqual({
+          vm: vm.computerName,
+          status: 0,
+          failure: '',
+        });
+        expect(result.stderr).toContain('rmqbench-nats-setup: JetStream cluster formed: meta leader nats-');
+        expect((await hub.exec(vm, 'findmnt -n -o SOURCE,FSTYPE /var/lib/nats')).stdout).toBe(
+          '/dev/disk/azure/scsi1/lun0 xfs\n',
+        );
+        expect((await hub.exec(vm, 'cat /etc/nats/nats-server.conf')).stdout).toContain('sync_interval: "always"');
+      }
+    },
+  );
+
+  test('from inside a VM, every server reports one meta leader of a meta group of 3', async () => {
+    const views = await Promise.all(
+      vms.map(async (vm) => {
+        const other = serverHosts[(vms.indexOf(vm) + 1) % 3];
+        const result = await hub.exec(vm, `curl -fsS http://${other}:${NATS_MONITORING_PORT}/jsz`);
+        return JSON.parse(result.stdout) as Jsz;
+      }),
+    );
+    const leaders = new Set(views.map((view) => view.meta_cluster?.leader));
+    expect(leaders.size).toBe(1);
+    expect(['nats-1', 'nats-2', 'nats-3']).toContain([...leaders][0]);
+    for (const view of views) expect(view.meta_cluster?.cluster_size).toBe(3);
   });
 
   test('cleanup leaves no server process, namespace or folder behind', () => {
