@@ -7,7 +7,14 @@ import {
   failoverScenarioRows,
   formatUncountedFaultLine,
 } from '../failover/failover-report';
-import { capacityRows, formatDelta, formatMBps, loadGeneratorBoundLines, type RunPricePerformance } from './report';
+import {
+  adaptiveTable,
+  capacityRows,
+  formatDelta,
+  formatMBps,
+  loadGeneratorBoundLines,
+  type RunPricePerformance,
+} from './report';
 import { capacityCells, capacityStrategyLines } from '../capacity/capacity-report';
 import type { RepetitionRecord, RunRecord, ScenarioAggregate } from '../results/result-model';
 import type { Stats } from '../results/statistics';
@@ -199,6 +206,17 @@ export function runReportDocument(input: RunReportInput): HtmlReportDocument {
       title: 'Load generators',
       blocks: [{ kind: 'list', items: [...input.loadGenerators!] }],
     });
+  const adaptive = adaptiveTable(input.aggregates);
+  if (adaptive) {
+    sections.push({
+      id: 'adaptive-repetitions',
+      title: 'Adaptive repetitions',
+      blocks: [
+        { kind: 'paragraph', text: adaptive.intro },
+        { kind: 'table', header: adaptive.header, rows: adaptive.rows, numeric: [2] },
+      ],
+    });
+  }
   const charts = chartsSection(input);
   if (charts) sections.push(charts);
   if (input.loadBalancerDeltas.length > 0) sections.push(loadBalancerSection(input.loadBalancerDeltas));

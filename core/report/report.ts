@@ -141,22 +141,39 @@ export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetit
   }));
 }
 
+/** The adaptive repetitions outcome as one table (Markdown and HTML reports): undefined without adaptive repetitions. */
+export function adaptiveTable(
+  aggregates: readonly ScenarioAggregate[],
+): { intro: string; header: string[]; rows: string[][] } | undefined {
+  const outcomes = aggregates.flatMap((aggregate) => (aggregate.adaptive ? [aggregate.adaptive] : []));
+  if (outcomes.length === 0) return undefined;
+  const { min, max, ciPercent } = outcomes[0]!;
+  return {
+    intro:
+      `Each scenario ran ${min} to ${max} repetitions and stopped once the 95% CI half-width of its receive rate ` +
+      `was within ${ciPercent} % of the mean.`,
+    header: ['scenario', 'repetitions run', 'skipped', 'stopped because'],
+    rows: outcomes.map((outcome) => [
+      outcome.scenarioId,
+      `${outcome.ran} of ${max}`,
+      String(outcome.skipped),
+      outcome.reason,
+    ]),
+  };
+}
+
 /** The adaptive repetitions section: per scenario, how many ran of min-max and why it stopped (empty without). */
 export function adaptiveLines(aggregates: readonly ScenarioAggregate[]): string[] {
-  const outcomes = aggregates.flatMap((aggregate) => (aggregate.adaptive ? [aggregate.adaptive] : []));
-  if (outcomes.length === 0) return [];
-  const { min, max, ciPercent } = outcomes[0]!;
+  const table = adaptiveTable(aggregates);
+  if (!table) return [];
   return [
     '## Adaptive repetitions',
     '',
-    `Each scenario ran ${min} to ${max} repetitions and stopped once the 95% CI half-width of its receive rate ` +
-      `was within ${ciPercent} % of the mean.`,
+    table.intro,
     '',
-    '| scenario | repetitions run | skipped | stopped because |',
+    `| ${table.header.join(' | ')} |`,
     '|---|---:|---:|---|',
-    ...outcomes.map(
-      (outcome) => `| ${outcome.scenarioId} | ${outcome.ran} of ${max} | ${outcome.skipped} | ${outcome.reason} |`,
-    ),
+    ...table.rows.map((row) => `| ${row.join(' | ')} |`),
   ];
 }
 

@@ -163,4 +163,45 @@ describe('HTML report', () => {
       /Not available: unknown azure instance type &quot;F999s&quot; in the price catalog; known: .*F4s/,
     );
   });
+
+  it('shows the adaptive repetitions outcome, as the Markdown report does, and nothing of it without', () => {
+    const stored = storedRun('run-1', uniformRates([10_000, 10_500]));
+    const plain = aggregateRun(stored.run, stored.repetitions);
+    const reason = 'settled: CI half-width 3.1 % ≤ 5 % after 2 repetitions';
+    const adaptive = plain.map((aggregate, index) =>
+      index === 0
+        ? {
+            ...aggregate,
+            adaptive: {
+              scenarioId: aggregate.scenarioId,
+              min: 2,
+              max: 5,
+              ciPercent: 5,
+              ran: 2,
+              skipped: 3,
+              stoppedBecause: 'settled' as const,
+              reason,
+            },
+          }
+        : aggregate,
+    );
+    const render = (aggregates: typeof plain) =>
+      renderHtmlReport(
+        runReportDocument({
+          run: stored.run,
+          aggregates,
+          failedRepetitions: [],
+          charts: [],
+          loadBalancerDeltas: [],
+          pricePerformance: runPricePerformance(stored.run, aggregates, defaultPriceCatalog),
+          generatedAt: '2026-01-01T00:00:00.000Z',
+        }),
+      );
+    const html = render(adaptive);
+    expect(html).toContain('<h2>Adaptive repetitions</h2>');
+    expect(html).toContain('Each scenario ran 2 to 5 repetitions and stopped once the 95% CI half-width');
+    expect(html).toContain(`<td>${escapeHtml(plain[0]!.scenarioId)}</td><td>2 of 5</td><td class="num">3</td>`);
+    expect(html).toContain(`<td>${escapeHtml(reason)}</td>`);
+    expect(render(plain)).not.toContain('Adaptive repetitions');
+  });
 });
