@@ -141,7 +141,7 @@ export function aggregateRun(run: RunRecord, repetitions: readonly StoredRepetit
   }));
 }
 
-/** The adaptive repetitions outcome as one table (Markdown and HTML reports): undefined without adaptive repetitions. */
+/** The adaptive repetitions outcome as one table (Markdown and HTML reports); undefined without them. */
 export function adaptiveTable(
   aggregates: readonly ScenarioAggregate[],
 ): { intro: string; header: string[]; rows: string[][] } | undefined {
