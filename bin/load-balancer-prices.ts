@@ -1,5 +1,12 @@
 import type { CloudProvider, LoadBalancerPrice, PriceCatalog } from '../core/cost/cost-catalog';
-import { AZURE_RETAIL_PRICES_URL, azureRetailItems, reason, type AwsGetProducts, type FetchLike } from './price-api';
+import {
+  AZURE_RETAIL_PRICES_URL,
+  azureRetailItems,
+  priceDimensions,
+  reason,
+  type AwsGetProducts,
+  type FetchLike,
+} from './price-api';
 
 /**
  * The load-balancer half of `rmqbench prices update`: the hourly and per-GB charges of the load balancers the cloud
@@ -114,21 +121,6 @@ async function fetchAzureLoadBalancer(options: LoadBalancerPriceOptions): Promis
   };
 }
 
-/** The USD of each on-demand price dimension of a Price List product, with its product's usage type. */
-function dimensions(product: unknown): { usageType: string; usd: number }[] {
-  const entry = product as {
-    product?: { attributes?: { usagetype?: string } };
-    terms?: { OnDemand?: Record<string, { priceDimensions?: Record<string, { pricePerUnit?: { USD?: string } }> }> };
-  };
-  const usageType = entry?.product?.attributes?.usagetype ?? '';
-  return Object.values(entry?.terms?.OnDemand ?? {}).flatMap((term) =>
-    Object.values(term.priceDimensions ?? {}).map((dimension) => ({
-      usageType,
-      usd: Number(dimension.pricePerUnit?.USD),
-    })),
-  );
-}
-
 async function fetchNetworkLoadBalancer(region: string, getProducts: AwsGetProducts): Promise<Fresh> {
   const Filters = [
     ['productFamily', 'Load Balancer-Network'],
@@ -142,8 +134,7 @@ async function fetchNetworkLoadBalancer(region: string, getProducts: AwsGetProdu
       Filters,
       ...(nextToken === undefined ? {} : { NextToken: nextToken }),
     });
-    for (const entry of page.PriceList ?? [])
-      found.push(...dimensions(typeof entry === 'string' ? (JSON.parse(entry) as unknown) : entry));
+    for (const entry of page.PriceList ?? []) found.push(...priceDimensions(entry));
     nextToken = page.NextToken;
   } while (nextToken !== undefined);
   const price = (suffix: RegExp, what: string) => {

@@ -53,3 +53,21 @@ export function reason(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * The USD of each on-demand price dimension of a Price List product (GetProducts returns each as a JSON string), with
+ * its product's usage type.
+ */
+export function priceDimensions(product: unknown): { usageType: string; usd: number }[] {
+  const entry = (typeof product === 'string' ? JSON.parse(product) : product) as {
+    product?: { attributes?: { usagetype?: string } };
+    terms?: { OnDemand?: Record<string, { priceDimensions?: Record<string, { pricePerUnit?: { USD?: string } }> }> };
+  };
+  const usageType = entry?.product?.attributes?.usagetype ?? '';
+  return Object.values(entry?.terms?.OnDemand ?? {}).flatMap((term) =>
+    Object.values(term.priceDimensions ?? {}).map((dimension) => ({
+      usageType,
+      usd: Number(dimension.pricePerUnit?.USD),
+    })),
+  );
+}

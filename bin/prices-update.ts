@@ -3,6 +3,7 @@ import { AZURE_VM_SIZES } from '../core/cost/azure-vm-sizes';
 import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost/cost-catalog';
 import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
 import { updateLoadBalancerPrices } from './load-balancer-prices';
+import { updateNatGatewayPrices } from './nat-gateway-prices';
 import { AZURE_RETAIL_PRICES_URL, azureRetailItems, reason, type AwsGetProducts, type FetchLike } from './price-api';
 
 export { AZURE_RETAIL_PRICES_URL, type AwsGetProducts, type FetchLike } from './price-api';
@@ -17,7 +18,7 @@ export { AZURE_RETAIL_PRICES_URL, type AwsGetProducts, type FetchLike } from './
  *    client function when it has them. The public bulk offer file of a region is hundreds of MB,
  *    too much for a price refresh.
  * Each provider is all or nothing: any failure keeps that provider's old entries and says why. The load balancers'
- * prices are refreshed the same way (bin/load-balancer-prices.ts).
+ * prices are refreshed the same way (bin/load-balancer-prices.ts), and AWS's NAT gateways (bin/nat-gateway-prices.ts).
  * The thesis entries (Tables 7.1–7.3) are reference data and are never replaced; current prices are
  * added next to them.
  */
@@ -88,7 +89,13 @@ export async function updatePriceCatalog(
 
   const { loadBalancers, messages: loadBalancerMessages } = await updateLoadBalancerPrices(catalog, asOf, options);
   messages.push(...loadBalancerMessages);
-  if (fresh.length === 0 && loadBalancers.every((entry, index) => entry === catalog.loadBalancers[index]))
+  const { natGateways, messages: natMessages } = await updateNatGatewayPrices(catalog, asOf, options.awsGetProducts);
+  messages.push(...natMessages);
+  if (
+    fresh.length === 0 &&
+    loadBalancers.every((entry, index) => entry === catalog.loadBalancers[index]) &&
+    natGateways === catalog.natGateways
+  )
     return { catalog, messages };
   const replaced = (entry: InstancePrice) =>
     !entry.source.startsWith(THESIS_SOURCE_PREFIX) && fresh.some((price) => sameKey(price, entry));
@@ -97,6 +104,7 @@ export async function updatePriceCatalog(
       ...catalog,
       instances: [...catalog.instances.filter((entry) => !replaced(entry)), ...fresh],
       loadBalancers,
+      natGateways,
     },
     messages,
   };

@@ -95,6 +95,8 @@ describe('updatePriceCatalog without network', () => {
       'Azure load balancer prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); ' +
         'kept the old ones',
       'AWS load balancer prices not refreshed: the AWS Price List API needs AWS credentials',
+      'AWS NAT gateway prices not refreshed: the AWS Price List API needs AWS credentials',
+      'Azure NAT gateway prices not refreshed: their Retail Prices meters are not read yet; kept the old ones',
     ]);
   });
 
