@@ -2,7 +2,7 @@ import type { CloudProvider, LoadBalancerPrice, PriceCatalog } from '../core/cos
 import {
   AZURE_RETAIL_PRICES_URL,
   azureRetailItems,
-  priceDimensions,
+  awsUsagePrices,
   reason,
   type AwsGetProducts,
   type FetchLike,
@@ -122,26 +122,11 @@ async function fetchAzureLoadBalancer(options: LoadBalancerPriceOptions): Promis
 }
 
 async function fetchNetworkLoadBalancer(region: string, getProducts: AwsGetProducts): Promise<Fresh> {
-  const Filters = [
-    ['productFamily', 'Load Balancer-Network'],
-    ['regionCode', region],
-  ].map(([Field, Value]) => ({ Type: 'TERM_MATCH' as const, Field: Field!, Value: Value! }));
-  const found: { usageType: string; usd: number }[] = [];
-  let nextToken: string | undefined;
-  do {
-    const page = await getProducts({
-      ServiceCode: 'AWSELB',
-      Filters,
-      ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-    });
-    for (const entry of page.PriceList ?? []) found.push(...priceDimensions(entry));
-    nextToken = page.NextToken;
-  } while (nextToken !== undefined);
-  const price = (suffix: RegExp, what: string) => {
-    const match = found.find((dimension) => suffix.test(dimension.usageType) && dimension.usd > 0);
-    if (!match) throw new Error(`AWSELB has no priced Network Load Balancer ${what} in ${region}`);
-    return match.usd;
-  };
+  const priced = await awsUsagePrices(getProducts, 'AWSELB', {
+    productFamily: 'Load Balancer-Network',
+    regionCode: region,
+  });
+  const price = (usageType: RegExp, what: string) => priced(usageType, `Network Load Balancer ${what} in ${region}`);
   return {
     provider: 'aws',
     region,

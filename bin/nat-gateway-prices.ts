@@ -1,5 +1,5 @@
 import type { NatGatewayPrice, PriceCatalog } from '../core/cost/cost-catalog';
-import { priceDimensions, reason, type AwsGetProducts } from './price-api';
+import { awsUsagePrices, reason, type AwsGetProducts } from './price-api';
 
 /**
  * The NAT gateway half of `rmqbench prices update`, AWS only: in each AWS region the catalog prices instances in,
@@ -44,26 +44,8 @@ export async function updateNatGatewayPrices(
 }
 
 async function fetchNatGateway(region: string, getProducts: AwsGetProducts): Promise<Omit<NatGatewayPrice, 'asOf'>> {
-  const Filters = [
-    ['productFamily', 'NAT Gateway'],
-    ['regionCode', region],
-  ].map(([Field, Value]) => ({ Type: 'TERM_MATCH' as const, Field: Field!, Value: Value! }));
-  const found: { usageType: string; usd: number }[] = [];
-  let nextToken: string | undefined;
-  do {
-    const page = await getProducts({
-      ServiceCode: 'AmazonEC2',
-      Filters,
-      ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-    });
-    for (const entry of page.PriceList ?? []) found.push(...priceDimensions(entry));
-    nextToken = page.NextToken;
-  } while (nextToken !== undefined);
-  const price = (suffix: RegExp, what: string) => {
-    const match = found.find((dimension) => suffix.test(dimension.usageType) && dimension.usd > 0);
-    if (!match) throw new Error(`AmazonEC2 has no priced NAT gateway ${what} in ${region}`);
-    return match.usd;
-  };
+  const priced = await awsUsagePrices(getProducts, 'AmazonEC2', { productFamily: 'NAT Gateway', regionCode: region });
+  const price = (usageType: RegExp, what: string) => priced(usageType, `NAT gateway ${what} in ${region}`);
   const hourlyUsd = price(/(^|-)NatGateway-Hours$/, 'hour (usagetype NatGateway-Hours)');
   return {
     provider: 'aws',

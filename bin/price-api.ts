@@ -71,3 +71,31 @@ export function priceDimensions(product: unknown): { usageType: string; usd: num
     })),
   );
 }
+
+/**
+ * The on-demand price of the first product of `serviceCode` matching `filters` (TERM_MATCH, every page) whose usage
+ * type matches `usageType` and whose price is above 0; throws "<serviceCode> has no priced <what>" without one.
+ */
+export async function awsUsagePrices(
+  getProducts: AwsGetProducts,
+  serviceCode: string,
+  filters: Record<string, string>,
+): Promise<(usageType: RegExp, what: string) => number> {
+  const Filters = Object.entries(filters).map(([Field, Value]) => ({ Type: 'TERM_MATCH' as const, Field, Value }));
+  const found: { usageType: string; usd: number }[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await getProducts({
+      ServiceCode: serviceCode,
+      Filters,
+      ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+    });
+    for (const entry of page.PriceList ?? []) found.push(...priceDimensions(entry));
+    nextToken = page.NextToken;
+  } while (nextToken !== undefined);
+  return (usageType, what) => {
+    const match = found.find((dimension) => usageType.test(dimension.usageType) && dimension.usd > 0);
+    if (!match) throw new Error(`${serviceCode} has no priced ${what}`);
+    return match.usd;
+  };
+}

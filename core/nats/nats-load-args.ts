@@ -92,6 +92,17 @@ export function natsLoadArgs(options: {
     settings.consumerMode,
     '-ack',
     settings.ackPolicy,
+    ...natsStreamArgs(settings),
+    '-window',
+    String(NATS_PUBLISH_WINDOW),
+  ];
+}
+
+/** The stream's settings as the load client's flags (its load and its `-verify` mode take the same). */
+export function natsStreamArgs(
+  settings: Pick<NatsRunSettings, 'storage' | 'replicas' | 'retention' | 'maxBytes' | 'maxMsgs'>,
+): string[] {
+  return [
     '-storage',
     settings.storage,
     '-replicas',
@@ -100,7 +111,5 @@ export function natsLoadArgs(options: {
     settings.retention,
     ...(settings.maxBytes === undefined ? [] : ['-max-bytes', String(settings.maxBytes)]),
     ...(settings.maxMsgs === undefined ? [] : ['-max-msgs', String(settings.maxMsgs)]),
-    '-window',
-    String(NATS_PUBLISH_WINDOW),
   ];
 }

@@ -1,4 +1,5 @@
 import type { VerifierCounts } from '../failover/failover';
+import { natsStreamArgs } from './nats-load-args';
 
 /**
  * The NATS lost-message verifier's output (local/nats-load/verify.go, `-verify`): JSON lines, a `ready` line once its
@@ -53,17 +54,10 @@ export function natsVerifierArgs(options: {
   readonly servers: readonly string[];
   readonly stream: string;
   readonly subject: string;
-  readonly settings: {
-    readonly replicas: number;
-    readonly storage: string;
-    readonly retention: string;
-    readonly maxBytes?: number;
-    readonly maxMsgs?: number;
-  };
+  readonly settings: Parameters<typeof natsStreamArgs>[0];
   /** Messages per second. @default 200 (the RabbitMQ verifier's rate) */
   readonly ratePerSecond?: number;
 }): string[] {
-  const { settings } = options;
   return [
     '-verify',
     '-servers',
@@ -74,14 +68,7 @@ export function natsVerifierArgs(options: {
     options.subject,
     '-verify-rate',
     String(options.ratePerSecond ?? 200),
-    '-storage',
-    settings.storage,
-    '-replicas',
-    String(settings.replicas),
-    '-retention',
-    settings.retention,
-    ...(settings.maxBytes === undefined ? [] : ['-max-bytes', String(settings.maxBytes)]),
-    ...(settings.maxMsgs === undefined ? [] : ['-max-msgs', String(settings.maxMsgs)]),
+    ...natsStreamArgs(options.settings),
     // At most this many unacknowledged publishes, as the RabbitMQ verifier's confirm window.
     '-window',
     '200',

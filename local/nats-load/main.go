@@ -232,9 +232,11 @@ func (r *run) noteError(err error) {
 	}
 }
 
-func connect(s settings, name string) (*nats.Conn, error) {
-	return nats.Connect(strings.Join(s.Servers, ","), nats.Name(name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond))
+// connect opens one client's connection; it reconnects for ever, every 250 ms, to any server of the cluster.
+func connect(s settings, name string, extra ...nats.Option) (*nats.Conn, error) {
+	options := append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)},
+		extra...)
+	return nats.Connect(strings.Join(s.Servers, ","), options...)
 }
 
 func main() {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,20 +60,7 @@ type verifier struct {
 func (v *verifier) seconds() float64 { return time.Since(v.start).Seconds() }
 
 func (v *verifier) connect(name string) (*nats.Conn, error) {
-	return nats.Connect(joinServers(v.s.Servers), nats.Name(name), nats.MaxReconnects(-1),
-		nats.ReconnectWait(250*time.Millisecond),
-		nats.ReconnectHandler(func(*nats.Conn) { v.reconnects.Add(1) }))
-}
-
-func joinServers(servers []string) string {
-	joined := ""
-	for index, server := range servers {
-		if index > 0 {
-			joined += ","
-		}
-		joined += server
-	}
-	return joined
+	return connect(v.s, name, nats.ReconnectHandler(func(*nats.Conn) { v.reconnects.Add(1) }))
 }
 
 func (v *verifier) onMessage(msg jetstream.Msg) {
@@ -145,7 +133,7 @@ func runVerifier(s settings, rate int, ackTimeout time.Duration) {
 		measuring: true}
 	admin, err := v.connect("rmqbench-verifier-admin")
 	if err != nil {
-		fail("connect to %s: %v", joinServers(s.Servers), err)
+		fail("connect to %s: %v", strings.Join(s.Servers, ","), err)
 	}
 	defer admin.Close()
 	adminJs, err := jetstream.New(admin)
