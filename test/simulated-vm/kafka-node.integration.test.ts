@@ -18,7 +18,6 @@
  */
 import { dirname } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
-import { parse as parseYaml } from 'yaml';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
 import { KAFKA_CLIENT_PORT, KAFKA_CONTROLLER_PORT, kafkaClusterId } from '../../cdk/KafkaCluster';
 import { CLOUDWATCH_NAMESPACE, KAFKA_BROKER_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
@@ -27,7 +26,7 @@ import { KAFKA_LOG_DIR, kafkaNodeBootCommands, type KafkaBrokerIdentity } from '
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { cachedArtifactDir, KAFKA_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
-import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
+import { cloudConfigFiles, moduleCustomData, runCommands, shellQuote, type CloudConfig } from './azure-custom-data';
 import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
 
 jest.setTimeout(900_000);
@@ -37,8 +36,6 @@ const ZONE = 'kafka-5e1f0a2b.rmqbench.internal';
 /** Private layers per VM: the scripts' `useradd kafka` (/etc/passwd), /etc/kafka, /opt/kafka and /var/lib/kafka. */
 const OVERLAYS = ['/etc', '/opt', '/var/lib'];
 const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-
-const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 /** Where the stand-in agent control script records how the boot called it (/var/log is private to each VM). */
 const AGENT_CTL_CALLS = '/var/log/rmqbench-sim-cloudwatch-agent-ctl';
@@ -345,37 +342,15 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
   const clusterSeed = '/subscriptions/00000000-0000-0000-0000-000000000091/resourceGroups/rmqbench-sim/rmqbench-kafka';
   const vms: SimulatedVm[] = [];
 
-  interface CloudConfig {
-    write_files: { path: string; encoding?: string; permissions?: string; content: string }[];
-    runcmd: string[][];
-  }
-
-  /**
-   * Broker i's customData, evaluated from the module as ARM would (the static IPs and the seed given, as ARM computes
-   * them).
-   */
-  async function renderCustomData(i: number): Promise<CloudConfig> {
-    const module = await parseBicepFile(`${BICEP_DIR}/modules/kafka-cluster.bicep`);
-    const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
-    const [customData] = propertyValues(vm?.body as never, 'customData');
-    const text = evaluateString(module, customData as never, {
+  /** Broker i's customData, evaluated from the module as ARM would (the static IPs and the seed given, as ARM does). */
+  const renderCustomData = (i: number): Promise<CloudConfig> =>
+    moduleCustomData('kafka-cluster.bicep', {
       i: String(i),
       namePrefix: 'rmqbench',
       brokerHostList: brokerHosts.join(','),
       clusterSeed,
       quorumTimeoutSeconds: '300',
     });
-    const config = parseYaml(Buffer.from(text, 'base64').toString('utf8')) as CloudConfig;
-    // An expression the evaluator could not compute shows as <source text>, a placeholder left unfilled as {{NAME}}.
-    for (const entry of config.write_files) {
-      const content = Buffer.from(entry.content, 'base64').toString('utf8');
-      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content))
-        throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
-      if (/\{\{[A-Z]/.test(entry.content))
-        throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
-    }
-    return config;
-  }
 
   test(
     'booting at once, the three brokers form ONE KRaft quorum: ' +
@@ -387,13 +362,7 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
       for (const i of [0, 1, 2]) {
         const config = await renderCustomData(i);
         configs.push(config);
-        const files: Record<string, { content: string; mode: number }> = {};
-        for (const entry of config.write_files) {
-          files[entry.path] = {
-            content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
-            mode: parseInt(entry.permissions ?? '0644', 8),
-          };
-        }
+        const files = cloudConfigFiles(config);
         expect(files['/etc/rmqbench/kafka.env']?.content).toContain(
           `NODE_ID=${i + 1}\nBROKER_HOSTS=${brokerHosts.join(',')}\n`,
         );
@@ -413,19 +382,7 @@ describe('Azure Kafka broker customData (modules/kafka-cluster.bicep) on three s
         );
       }
       expect(vms.map((vm) => vm.ip)).toEqual(brokerHosts);
-      // cloud-init's runcmd, in order, as root with a minimal environment.
-      const results = await Promise.all(
-        vms.map(async (vm, index) => {
-          let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
-          for (const command of configs[index]!.runcmd) {
-            last = await hub.exec(vm, command.map(shellQuote).join(' '), {
-              env: { PATH: MINIMAL_PATH, HOME: '/root' },
-            });
-            if (last.status !== 0) break;
-          }
-          return last;
-        }),
-      );
+      const results = await runCommands(hub, vms, configs);
       for (const [index, result] of results.entries()) {
         await expectBooted(hub, vms[index] as SimulatedVm, result);
         expect(result.stderr).toContain('rmqbench-kafka-setup: quorum formed: leader');

@@ -17,15 +17,14 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UserData } from 'aws-cdk-lib/aws-ec2';
-import { parse as parseYaml } from 'yaml';
 import { NATS_CLIENT_PORT, NATS_CLUSTER_PORT, NATS_MONITORING_PORT } from '../../cdk/NatsCluster';
 import { NATS_SERVER_VERSION_ON_CLOUD, natsServerTarball } from '../../cdk/nats-artifacts';
 import { natsNodeBootCommands, type NatsServerIdentity } from '../../cdk/user-data/nats-node';
 import { BOOT_LOG_FILE, DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import { ensureNatsBinary, NATS_SERVER_BINARY } from '../../local/nats-binaries';
 import { cacheDir } from '../../local/paths';
-import { BICEP_DIR, evaluateString, parseBicepFile, propertyValues } from '../bicep/bicep-tree';
-import { awsCliDirectory, SimulatedHub, type CommandResult, type SimulatedVm } from './harness';
+import { cloudConfigFiles, moduleCustomData, runCommands, shellQuote, type CloudConfig } from './azure-custom-data';
+import { awsCliDirectory, SimulatedHub, type SimulatedVm } from './harness';
 
 jest.setTimeout(600_000);
 
@@ -33,7 +32,6 @@ const REGION = 'us-east-1';
 const ZONE = 'nats-5e1f0a2b.rmqbench.internal';
 const OVERLAYS = ['/etc', '/opt', '/var/lib'];
 const MINIMAL_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-const shellQuote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
 interface Jsz {
   meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name: string; current: boolean }[] };
@@ -207,34 +205,15 @@ describe('Azure NATS server customData (modules/nats-cluster.bicep) on three sim
   const serverHosts = [0, 1, 2].map((i) => `10.91.${SUBNET}.${FIRST_HOST_NUMBER + i + 1}`);
   const vms: SimulatedVm[] = [];
 
-  interface CloudConfig {
-    write_files: { path: string; encoding?: string; permissions?: string; content: string }[];
-    runcmd: string[][];
-  }
-
   /** Server i's customData, evaluated from the module as ARM would (the static IPs given, as ARM computes them). */
-  async function renderCustomData(i: number): Promise<CloudConfig> {
-    const module = await parseBicepFile(`${BICEP_DIR}/modules/nats-cluster.bicep`);
-    const vm = module.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
-    const [customData] = propertyValues(vm?.body as never, 'customData');
-    const text = evaluateString(module, customData as never, {
+  const renderCustomData = (i: number): Promise<CloudConfig> =>
+    moduleCustomData('nats-cluster.bicep', {
       i: String(i),
       serverHostList: serverHosts.join(','),
       natsServerVersion: NATS_SERVER_VERSION_ON_CLOUD,
       syncInterval: 'always',
       clusterTimeoutSeconds: '120',
     });
-    const config = parseYaml(Buffer.from(text, 'base64').toString('utf8')) as CloudConfig;
-    // An expression the evaluator could not compute shows as <source text>, a placeholder left unfilled as {{NAME}}.
-    for (const entry of config.write_files) {
-      const content = Buffer.from(entry.content, 'base64').toString('utf8');
-      if (entry.path.endsWith('.env') && /<[^>]*>/.test(content))
-        throw new Error(`${entry.path} holds an unevaluated expression:\n${content}`);
-      if (/\{\{[A-Z]/.test(entry.content))
-        throw new Error(`${entry.path} is an unfilled placeholder: ${entry.content}`);
-    }
-    return config;
-  }
 
   test(
     'booting at once, the three servers form ONE JetStream cluster at their static private IPs, ' +
@@ -246,13 +225,7 @@ describe('Azure NATS server customData (modules/nats-cluster.bicep) on three sim
       for (const i of [0, 1, 2]) {
         const config = await renderCustomData(i);
         configs.push(config);
-        const files: Record<string, { content: string; mode: number }> = {};
-        for (const entry of config.write_files) {
-          files[entry.path] = {
-            content: entry.encoding === 'b64' ? Buffer.from(entry.content, 'base64').toString('utf8') : entry.content,
-            mode: parseInt(entry.permissions ?? '0644', 8),
-          };
-        }
+        const files = cloudConfigFiles(config);
         expect(files['/etc/rmqbench/nats.env']?.content).toContain(
           `NODE_INDEX=${i + 1}\nSERVER_HOSTS=${serverHosts.join(',')}\n`,
         );
@@ -280,19 +253,7 @@ describe('Azure NATS server customData (modules/nats-cluster.bicep) on three sim
         );
       }
       expect(vms.map((vm) => vm.ip)).toEqual(serverHosts);
-      // cloud-init's runcmd, in order, as root with a minimal environment.
-      const results = await Promise.all(
-        vms.map(async (vm, index) => {
-          let last: CommandResult = { status: -1, stdout: '', stderr: 'runcmd is empty' };
-          for (const command of configs[index]!.runcmd) {
-            last = await hub.exec(vm, command.map(shellQuote).join(' '), {
-              env: { PATH: MINIMAL_PATH, HOME: '/root' },
-            });
-            if (last.status !== 0) break;
-          }
-          return last;
-        }),
-      );
+      const results = await runCommands(hub, vms, configs);
       for (const [index, result] of results.entries()) {
         const vm = vms[index]!;
         const failure =
