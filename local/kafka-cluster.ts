@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fetchRegisteredBrokers } from './kafka-metadata';
+import { fetchPartitionLeader, fetchRegisteredBrokers } from './kafka-metadata';
 import { javaArgs, KAFKA_BROKER_HEAP, runJavaTool, startKafkaProcess, writeLog4jConfigs } from './kafka-java';
 import { ManagedProcess, ProcessRegistry } from './processes';
 import { freePorts, waitFor } from './ports';
@@ -49,6 +49,7 @@ export class LocalKafkaCluster {
     readonly log4j: { readonly broker: string; readonly tool: string },
     private readonly workDir: string,
     private readonly processes: ProcessRegistry,
+    private readonly javaCommand: string,
   ) {}
 
   static async start(options: KafkaClusterOptions): Promise<LocalKafkaCluster> {
@@ -77,20 +78,20 @@ export class LocalKafkaCluster {
       mkdirSync(node.dir, { recursive: true });
       writeFileSync(node.configFile, serverProperties(node, nodes));
     }
-    const cluster = new LocalKafkaCluster(nodes, clusterId, options.jarsDir, log4j, options.workDir, options.processes);
+    const cluster = new LocalKafkaCluster(
+      nodes,
+      clusterId,
+      options.jarsDir,
+      log4j,
+      options.workDir,
+      options.processes,
+      options.brokerJavaCommand ?? 'java',
+    );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
     try {
       await cluster.formatStorage();
-      for (const node of nodes) {
-        node.process = startKafkaProcess(
-          options.processes,
-          `kafka${node.nodeId}`,
-          options.brokerJavaCommand ?? 'java',
-          javaArgs(options.jarsDir, log4j.broker, KAFKA_BROKER_HEAP, 'kafka.Kafka', [node.configFile]),
-          { logPath: node.stdoutFile },
-        );
-      }
+      for (const node of nodes) cluster.spawn(node);
       await cluster.waitUntilFormed(options.startTimeoutMs ?? 120_000);
     } catch (error) {
       // A cluster that never formed is never handed to a teardown: stop it here, data deleted too.
@@ -98,6 +99,70 @@ export class LocalKafkaCluster {
       throw error;
     }
     return cluster;
+  }
+
+  private spawn(node: KafkaNode): void {
+    node.process = startKafkaProcess(
+      this.processes,
+      `kafka${node.nodeId}`,
+      this.javaCommand,
+      javaArgs(this.jarsDir, this.log4j.broker, KAFKA_BROKER_HEAP, 'kafka.Kafka', [node.configFile]),
+      { logPath: node.stdoutFile },
+    );
+  }
+
+  /** Whether the node's broker process runs (a fault has not stopped it). */
+  isRunning(node: KafkaNode): boolean {
+    return node.process !== undefined && !node.process.hasExited;
+  }
+
+  /** The node of broker `nodeId`, or an error naming the cluster's brokers. */
+  nodeById(nodeId: number): KafkaNode {
+    const node = this.nodes.find((candidate) => candidate.nodeId === nodeId);
+    if (!node) throw new Error(`no Kafka broker has node id ${nodeId} (${this.nodes.map((n) => n.nodeId).join(', ')})`);
+    return node;
+  }
+
+  /** A fault: SIGKILL to the broker's JVM; its log directory stays, as on a machine that lost power. */
+  async killNode(node: KafkaNode): Promise<void> {
+    await node.process?.stop(0, 'SIGKILL');
+  }
+
+  /** A fault: a controlled shutdown (SIGTERM: the broker hands its leaderships over), SIGKILL after 30 s. */
+  async stopNode(node: KafkaNode): Promise<void> {
+    await node.process?.stop(30_000);
+  }
+
+  /** Starts a stopped or killed broker again on its log directory and waits until it lists every broker again. */
+  async startNode(node: KafkaNode, timeoutMs = 120_000): Promise<void> {
+    if (this.isRunning(node)) return;
+    this.spawn(node);
+    await waitFor(
+      async () => {
+        if (node.process?.hasExited)
+          throw new Error(`Kafka broker ${node.nodeId} exited while restarting.\n${this.logTail(node)}`);
+        const brokers = await fetchRegisteredBrokers(node.brokerPort).catch(() => undefined);
+        return brokers?.length === this.nodes.length ? true : undefined;
+      },
+      timeoutMs,
+      () =>
+        `Kafka broker ${node.nodeId} did not rejoin within ${Math.round(timeoutMs / 1000)} s.\n${this.logTail(node)}`,
+      250,
+    );
+  }
+
+  /** Starts every broker a fault left stopped, so that the next repetition has the whole cluster again. */
+  async restartStoppedNodes(): Promise<void> {
+    for (const node of this.nodes) if (!this.isRunning(node)) await this.startNode(node);
+  }
+
+  /** The node id leading partition 0 of `topic`, asked of the running brokers; undefined while it has none. */
+  async partitionLeader(topic: string): Promise<number | undefined> {
+    for (const node of this.nodes.filter((candidate) => this.isRunning(candidate))) {
+      const leader = await fetchPartitionLeader(node.brokerPort, topic).catch(() => undefined);
+      if (leader !== undefined) return leader;
+    }
+    return undefined;
   }
 
   /** `host:port` of every broker, for clients' bootstrap.servers. */

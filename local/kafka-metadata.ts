@@ -16,20 +16,65 @@ export interface KafkaBrokerAddress {
  * MetadataResponse.json in apache/kafka; framing (int32 size, request header v1) in the protocol guide,
  * https://kafka.apache.org/protocol#protocol_messages.
  */
-export function fetchRegisteredBrokers(
+export async function fetchRegisteredBrokers(
   port: number,
   host = '127.0.0.1',
   timeoutMs = 2000,
 ): Promise<KafkaBrokerAddress[]> {
+  return parseBrokers(await metadataResponse(port, null, host, timeoutMs)).brokers;
+}
+
+/**
+ * The node id leading partition 0 of `topic`, as the broker on `port` knows it from its metadata (Metadata v4's topics:
+ * error_code, name, is_internal, partitions [error_code, partition_index, leader_id, replica_nodes, isr_nodes]);
+ * undefined while it has none (an election under way) or does not know the topic.
+ */
+export async function fetchPartitionLeader(port: number, topic: string, timeoutMs = 2000): Promise<number | undefined> {
+  const response = await metadataResponse(port, [topic], '127.0.0.1', timeoutMs);
+  const { topicsAt } = parseBrokers(response);
+  let at = topicsAt;
+  const topics = response.readInt32BE(at);
+  at += 4;
+  for (let index = 0; index < topics; index++) {
+    at += 2; // error_code
+    const nameLength = response.readInt16BE(at);
+    const name = response.toString('utf8', at + 2, at + 2 + nameLength);
+    at += 2 + nameLength + 1; // name, is_internal
+    const partitions = response.readInt32BE(at);
+    at += 4;
+    for (let p = 0; p < partitions; p++) {
+      const partitionIndex = response.readInt32BE(at + 2);
+      const leader = response.readInt32BE(at + 6);
+      at += 10;
+      for (let list = 0; list < 2; list++) at += 4 + 4 * Math.max(0, response.readInt32BE(at)); // replicas, isr
+      if (name === topic && partitionIndex === 0) return leader >= 0 ? leader : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** One Metadata v4 request for `topics` (null: every topic) and its response body (after the size prefix). */
+function metadataResponse(
+  port: number,
+  topics: readonly string[] | null,
+  host: string,
+  timeoutMs: number,
+): Promise<Buffer> {
   const clientId = Buffer.from('rmqbench');
-  const body = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length + 4 + 1);
+  const names = (topics ?? []).map((topic) => Buffer.from(topic));
+  const namesLength = names.reduce((sum, name) => sum + 2 + name.length, 0);
+  const body = Buffer.alloc(2 + 2 + 4 + 2 + clientId.length + 4 + namesLength + 1);
   let at = 0;
   at = body.writeInt16BE(3, at); // api_key: Metadata
   at = body.writeInt16BE(4, at); // api_version
   at = body.writeInt32BE(1, at); // correlation_id
   at = body.writeInt16BE(clientId.length, at);
   at += clientId.copy(body, at);
-  at = body.writeInt32BE(-1, at); // topics: null = every topic
+  at = body.writeInt32BE(topics === null ? -1 : names.length, at); // topics: null = every topic
+  for (const name of names) {
+    at = body.writeInt16BE(name.length, at);
+    at += name.copy(body, at);
+  }
   body.writeInt8(0, at); // allow_auto_topic_creation
   const frame = Buffer.alloc(4 + body.length);
   frame.writeInt32BE(body.length, 0);
@@ -51,7 +96,7 @@ export function fetchRegisteredBrokers(
       if (received.length < 4 || received.length < 4 + received.readInt32BE(0)) return;
       socket.destroy();
       try {
-        resolve(parseBrokers(received.subarray(4, 4 + received.readInt32BE(0))));
+        resolve(received.subarray(4, 4 + received.readInt32BE(0)));
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       }
@@ -60,8 +105,11 @@ export function fetchRegisteredBrokers(
   });
 }
 
-/** Reads the broker list of a Metadata v4 response (after the size prefix). */
-export function parseBrokers(response: Buffer): KafkaBrokerAddress[] {
+/**
+ * Reads the broker list of a Metadata v4 response (after the size prefix), and where its topics start (after
+ * cluster_id and controller_id).
+ */
+export function parseBrokers(response: Buffer): { brokers: KafkaBrokerAddress[]; topicsAt: number } {
   let at = 4 + 4; // correlation_id, throttle_time_ms
   const count = response.readInt32BE(at);
   at += 4;
@@ -76,5 +124,7 @@ export function parseBrokers(response: Buffer): KafkaBrokerAddress[] {
     at += 6 + Math.max(rackLength, 0);
     brokers.push({ nodeId, host, port });
   }
-  return brokers;
+  const clusterIdLength = response.readInt16BE(at);
+  at += 2 + Math.max(clusterIdLength, 0) + 4; // cluster_id, controller_id
+  return { brokers, topicsAt: at };
 }

@@ -13,7 +13,8 @@ import { PERFTEST_VERSION, benchmarkQueueNames, redactPerfTestArgs } from '../co
 import { honoursLazyQueueMode, supportsClassicMirroring, versionMatches } from '../core/broker/rabbitmq-version';
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { LocalLoadBalancer } from './haproxy';
-import { KafkaClusterHandle, launchKafka, runKafkaRepetition } from './kafka-target';
+import { KafkaClusterHandle, launchKafka } from './kafka-target';
+import { applyKafkaFault, healKafkaFault, startKafkaRepetition } from './kafka-faults';
 import { NatsClusterHandle, launchNats } from './nats-target';
 import { applyNatsFault, healNatsFault, startNatsRepetition } from './nats-faults';
 import { NATS_SERVER_VERSION } from '../core/nats/nats-versions';
@@ -221,7 +222,7 @@ export class LocalTarget {
         ...(onProgress ? { onProgress } : {}),
       };
       if (handle.broker === 'nats') return startNatsRepetition({ handle, ...common });
-      return { raw: runKafkaRepetition({ handle, ...common }) };
+      return startKafkaRepetition({ handle, ...common });
     }
     const { cluster } = handle;
     const { workload } = scenario;
@@ -331,10 +332,9 @@ export class LocalTarget {
     started: StartedRepetition,
   ): Promise<{ nodeName: string; appliedAtSeconds: number }> {
     if (handle.broker === 'nats') return applyNatsFault(handle, started);
+    if (handle.broker === 'kafka') return applyKafkaFault(handle, started);
     const { fault, verifier } = started;
     if (!fault || !verifier) throw new Error('this repetition has no fault to apply');
-    // Validation refuses fault on a Kafka cluster; this keeps the type narrow.
-    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ and NATS clusters only');
     if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
     const node = await this.faultNode(handle, fault.spec.node);
     fault.nodeName = node.name;
@@ -360,9 +360,9 @@ export class LocalTarget {
     started: StartedRepetition,
   ): Promise<{ nodeName: string; healedAtSeconds: number }> {
     if (handle.broker === 'nats') return healNatsFault(handle, started);
+    if (handle.broker === 'kafka') return healKafkaFault(handle, started);
     const { fault, verifier } = started;
     if (!fault?.nodeName || !verifier) throw new Error('this repetition has no applied fault to heal');
-    if (handle.broker !== 'rabbitmq') throw new Error('faults are injected into RabbitMQ and NATS clusters only');
     const node = handle.cluster.nodeByName(fault.nodeName);
     const healedAtSeconds = verifier.markHeal();
     await handle.cluster.startNode(node);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { RawRepetition } from '../core/results/ingest';
 import type { FaultSpec } from '../core/plan/plan-schema';
 import { natsRunSettings } from '../core/nats/nats-load-args';
@@ -7,7 +8,7 @@ import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import type { BrokerRepetitionOptions } from './broker-repetition';
 import type { NatsNode } from './nats-cluster';
 import { natsCli, runNatsRepetition, type NatsClusterHandle } from './nats-target';
-import { NatsLostMessageVerifier } from './nats-verifier';
+import { ProcessLostMessageVerifier } from './process-verifier';
 import { waitFor } from './ports';
 
 /** The fault of a running repetition; `nodeName` is filled in when it is applied. */
@@ -19,7 +20,7 @@ export interface NatsFaultState {
 /** A NATS repetition started in the background, with its verifier and fault when the workload has one. */
 export interface StartedNatsRepetition {
   readonly raw: Promise<RawRepetition>;
-  readonly verifier?: NatsLostMessageVerifier;
+  readonly verifier?: ProcessLostMessageVerifier;
   readonly fault?: NatsFaultState;
 }
 
@@ -33,9 +34,9 @@ interface HeldRepetition {
 function natsFault(
   started: HeldRepetition,
   step: string,
-): { verifier: NatsLostMessageVerifier; fault: NatsFaultState } {
+): { verifier: ProcessLostMessageVerifier; fault: NatsFaultState } {
   const { verifier, fault } = started;
-  if (!fault || !(verifier instanceof NatsLostMessageVerifier))
+  if (!fault || !(verifier instanceof ProcessLostMessageVerifier))
     throw new Error(`this repetition has no fault to ${step}`);
   return { verifier, fault };
 }
@@ -56,15 +57,23 @@ export async function startNatsRepetition(
   if (!spec) return { raw: runNatsRepetition(options) };
   const suffix = randomBytes(3).toString('hex');
   const stream = `rmqbench-verifier-${suffix}`;
-  const verifier = await NatsLostMessageVerifier.start({
-    binary: handle.binaries.load,
-    args: natsVerifierArgs({
-      servers: scenario.cluster.connection === 'direct' ? handle.nats.clientUrls.slice(0, 1) : handle.nats.clientUrls,
-      stream,
-      subject: `rmqbench.verifier.${suffix}`,
-      settings: natsRunSettings(scenario.workload, handle.nats.nodes.length),
-    }),
-    stream,
+  const outputFile = join(options.outputDir, 'nats-verifier.jsonl');
+  const verifier = await ProcessLostMessageVerifier.start({
+    broker: 'NATS',
+    command: handle.binaries.load,
+    args: [
+      ...natsVerifierArgs({
+        servers: scenario.cluster.connection === 'direct' ? handle.nats.clientUrls.slice(0, 1) : handle.nats.clientUrls,
+        stream,
+        subject: `rmqbench.verifier.${suffix}`,
+        settings: natsRunSettings(scenario.workload, handle.nats.nodes.length),
+      }),
+      '-output',
+      outputFile,
+    ],
+    outputFile,
+    resource: stream,
+    control: { kind: 'signals' },
     outputDir: options.outputDir,
     processes: options.processes,
   });
@@ -125,7 +134,7 @@ export async function applyNatsFault(
 ): Promise<{ nodeName: string; appliedAtSeconds: number }> {
   const { fault, verifier } = natsFault(started, 'apply');
   if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
-  const node = await faultNode(handle, verifier.stream, fault.spec.node);
+  const node = await faultNode(handle, verifier.resource, fault.spec.node);
   fault.nodeName = node.name;
   const appliedAtSeconds = verifier.markFault();
   switch (fault.spec.action) {

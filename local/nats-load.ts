@@ -6,7 +6,7 @@ import { parseNatsProgressLine, type NatsLoadExpectations } from '../core/nats/n
 import type { Workload } from '../core/plan/plan-schema';
 import type { LocalNatsCluster } from './nats-cluster';
 import type { ManagedProcess, ProcessRegistry } from './processes';
-import { jsonLineType } from './nats-verifier';
+import { jsonLineType } from './process-verifier';
 
 export interface NatsLoadRun {
   /** The client's JSON lines, with any panic of its on stderr after them. */

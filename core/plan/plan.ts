@@ -617,22 +617,11 @@ function checkWorkloadOnCluster(cluster: ClusterSpec, workload: Workload, path: 
 }
 
 /**
- * A workload's fault on this cluster: RabbitMQ or NATS (the lost-message verifier speaks AMQP and JetStream), a node
- * the cluster has, and queues the verifier can use.
+ * A workload's fault on this cluster (RabbitMQ, Kafka or NATS: each has its lost-message verifier): a node the
+ * cluster has, and queues the verifier can use.
  */
 function checkFaultOnCluster(cluster: ClusterSpec, workload: Workload, path: string): PlanIssue[] {
   const fault = workload.fault;
-  if (fault && cluster.broker === 'kafka') {
-    return [
-      {
-        path: `${path}.fault`,
-        message:
-          `cluster "${cluster.name}" runs Kafka; ` +
-          `fault scenarios and the lost-message verifier (AMQP) are RabbitMQ-only so far`,
-        value: fault.action,
-      },
-    ];
-  }
   if (fault && typeof fault.node === 'number' && fault.node >= cluster.nodes) {
     return [
       {

@@ -151,6 +151,22 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
   plan.workloads.forEach((workload, index) => {
     const fault = workload.fault;
     if (!fault) return;
+    // The cloud fault step and verifier are RabbitMQ's (rabbitmqctl for the leader, AMQP for the counts): a fault on a
+    // Kafka cluster runs on the local target only so far (local/kafka-faults.ts). NATS clusters are refused whole.
+    const kafka = plan.scenarios.find(
+      (scenario) => scenario.workload.name === workload.name && scenario.cluster.broker === 'kafka',
+    );
+    if (kafka) {
+      issues.push({
+        path: `workloads[${index}].fault`,
+        message:
+          `runs on Kafka cluster "${kafka.cluster.name}": on ${target} faults are applied to RabbitMQ clusters only ` +
+          `(the Kafka fault and its verifier run on the local target so far); give the fault's workload ` +
+          `clusters: [...] without it`,
+        value: fault.action,
+      });
+      return;
+    }
     // What each cloud target's fault step applies (core/failover/cloud-fault.ts: every action today); anything else is
     // refused by field.
     if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {

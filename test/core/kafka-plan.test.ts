@@ -338,4 +338,21 @@ describe('Kafka on the cloud targets', () => {
       ).toThrow(/clusters\[0\]\.nodes: /);
     },
   );
+
+  test('a fault on a Kafka cluster is accepted for the local target and refused, by field, on the clouds', () => {
+    const withFault = parsePlanText(
+      'name: kf\nclusters: [{ name: k3, broker: kafka, nodes: 3, instanceType: m5.xlarge }]\n' +
+        'workloads:\n  - { name: w, publishRateLimit: 100, durationSeconds: 20, ' +
+        'fault: { action: kill, node: leader, atSeconds: 5, healAtSeconds: 15 } }\n',
+      'kf.yaml',
+    );
+    expect(withFault.scenarios[0]!.workload.fault).toMatchObject({ action: 'kill', node: 'leader' });
+    expect(targetProblems(withFault, 'local', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(withFault, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({
+        path: 'workloads[0].fault',
+        message: expect.stringMatching(/^runs on Kafka cluster "k3": on aws faults are applied to RabbitMQ clusters/),
+      }),
+    ]);
+  });
 });

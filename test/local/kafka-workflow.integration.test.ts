@@ -136,6 +136,66 @@ describe('Kafka runs through the deployed workflow definition on the local targe
     },
   );
 
+  test(
+    "kill the verifier partition's leader mid-run, heal it: the Kafka verifier counts every confirmed record, " +
+      'the outage and the recovery are measured, and the healed broker runs until teardown',
+    async () => {
+      const faultPlan = parsePlanText(
+        'name: kafka-failover\nclusters: [{ name: k3, broker: kafka, nodes: 3 }]\nworkloads:\n' +
+          '  - name: failover\n    publishRateLimit: 300\n    durationSeconds: 24\n    acks: all\n' +
+          '    fault: { action: kill, node: leader, atSeconds: 4, healAtSeconds: 18 }\n',
+        'kafka-failover.yaml',
+      );
+      const processes = new ProcessRegistry();
+      const runId = newRunId(faultPlan.name);
+      const runDir = join(work.path, 'runs', runId);
+      const events: RunEvent[] = [];
+      try {
+        const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
+        const outcome = await runPlanWorkflow({
+          plan: faultPlan,
+          target,
+          store,
+          runDir,
+          runId,
+          onEvent: (event) => events.push(event),
+        });
+        expect([outcome.status, outcome.error]).toEqual(['SUCCEEDED', undefined]);
+        const faults = events.flatMap((event) => (event.type === 'fault' ? [[event.action, event.nodeName]] : []));
+        expect(faults).toEqual([
+          ['kill', expect.stringMatching(/^kafka[123]$/)],
+          ['heal', faults[0]![1]],
+        ]);
+        const failover = (await store.getRun(runId))!.repetitions[0]!.failover!;
+        console.log(
+          'kafka kill-leader: ' +
+            JSON.stringify({ ...failover, receivedPerSecond: failover.receivedPerSecond.join(',') }),
+        );
+        expect(failover.fault).toMatchObject({ action: 'kill', node: 'leader', nodeName: faults[0]![1] });
+        expect(failover.fault.healedAtSeconds).toBeGreaterThan(failover.fault.appliedAtSeconds);
+        expect(failover.confirmed).toBeGreaterThan(1000);
+        // Every confirmed record is accounted for: consumed, still in the log (undelivered) or lost.
+        expect(failover.consumed + (failover.undeliveredMessages ?? 0) + failover.lostMessages).toBeGreaterThanOrEqual(
+          failover.confirmed,
+        );
+        expect(failover.unconfirmedAtFault).toBeGreaterThanOrEqual(0);
+        expect(failover.receivedPerSecond.length).toBeGreaterThanOrEqual(20);
+        // The partition's new leader is elected once the controller fences the dead broker: seconds of nothing.
+        expect(failover.unavailableSeconds).toBeGreaterThanOrEqual(1);
+        expect(readdirSync(join(runDir, 'raw', 'k3_failover', 'rep-1')).sort()).toEqual([
+          'consumer-1.txt',
+          'kafka-verifier.control',
+          'kafka-verifier.log',
+          'producer-1.txt',
+        ]);
+        expect(processes.running).toEqual([]);
+        expect(alivePids(processes)).toEqual([]);
+      } finally {
+        await processes.stopAll();
+      }
+    },
+  );
+
   test('a Kafka broker that never registers fails the run with its log tail, and nothing is left running', async () => {
     const hanging = join(work.path, 'hanging-java');
     writeFileSync(hanging, '#!/bin/sh\necho "simulated broker hang: no controller quorum"\nexec sleep 600\n');

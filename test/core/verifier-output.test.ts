@@ -1,4 +1,7 @@
-import { natsVerifierArgs, parseNatsVerifierCounts } from '../../core/nats/nats-verifier-output';
+import { parseVerifierCounts } from '../../core/failover/verifier-output';
+import { natsVerifierArgs } from '../../core/nats/nats-verifier-output';
+
+const parseNatsVerifierCounts = (output: string) => parseVerifierCounts(output, 'NATS');
 
 const counts = {
   type: 'counts',
@@ -14,7 +17,7 @@ const counts = {
   healAtSeconds: 3.5,
 };
 
-describe('the NATS verifier output', () => {
+describe("a process verifier's output (NATS's here; Kafka's has the same lines)", () => {
   test('the counts line becomes the counts the RabbitMQ verifier returns, fault and heal included', () => {
     const output = `{"type":"ready","stream":"s"}\n${JSON.stringify(counts)}\n`;
     const { type: _type, ...expected } = counts;
