@@ -116,13 +116,6 @@ export class LocalKafkaCluster {
     return node.process !== undefined && !node.process.hasExited;
   }
 
-  /** The node of broker `nodeId`, or an error naming the cluster's brokers. */
-  nodeById(nodeId: number): KafkaNode {
-    const node = this.nodes.find((candidate) => candidate.nodeId === nodeId);
-    if (!node) throw new Error(`no Kafka broker has node id ${nodeId} (${this.nodes.map((n) => n.nodeId).join(', ')})`);
-    return node;
-  }
-
   /** A fault: SIGKILL to the broker's JVM; its log directory stays, as on a machine that lost power. */
   async killNode(node: KafkaNode): Promise<void> {
     await node.process?.stop(0, 'SIGKILL');

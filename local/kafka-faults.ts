@@ -2,27 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RawRepetition } from '../core/results/ingest';
-import type { FaultSpec } from '../core/plan/plan-schema';
 import { kafkaRunSettings } from '../core/kafka/kafka-perf-args';
-import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import type { BrokerRepetitionOptions } from './broker-repetition';
+import {
+  applyBrokerFault,
+  healBrokerFault,
+  type BrokerFaultState,
+  type FaultableCluster,
+  type HeldRepetition,
+} from './broker-faults';
 import type { KafkaNode } from './kafka-cluster';
 import { javaArgs, KAFKA_TOOL_HEAP } from './kafka-java';
 import { runKafkaRepetition, type KafkaClusterHandle } from './kafka-target';
-import { waitFor } from './ports';
 import { ProcessLostMessageVerifier } from './process-verifier';
-
-/** The fault of a running repetition; `nodeName` is filled in when it is applied. */
-export interface KafkaFaultState {
-  readonly spec: FaultSpec;
-  nodeName?: string;
-}
 
 /** A Kafka repetition started in the background, with its verifier and fault when the workload has one. */
 export interface StartedKafkaRepetition {
   readonly raw: Promise<RawRepetition>;
   readonly verifier?: ProcessLostMessageVerifier;
-  readonly fault?: KafkaFaultState;
+  readonly fault?: BrokerFaultState;
 }
 
 /** The verifier's source (Java's single-file launch runs it): beside dist/ once built, beside this file under jest. */
@@ -77,7 +75,7 @@ export async function startKafkaRepetition(
     // The JVM compiles the source before it runs: a few seconds on a busy machine.
     timeoutMs: 120_000,
   });
-  const fault: KafkaFaultState = { spec };
+  const fault: BrokerFaultState = { spec };
   const deleteTopic = () =>
     kafka.topicCommand(['--delete', '--topic', topic], `topic-delete-${topic}.log`).catch(() => undefined);
   const raw = runKafkaRepetition(options).then(
@@ -98,72 +96,27 @@ export async function startKafkaRepetition(
   return { raw, verifier, fault };
 }
 
-/** A started repetition as the workflow's fault steps hold it (its verifier may be another broker's). */
-interface HeldRepetition {
-  readonly verifier?: object;
-  readonly fault?: KafkaFaultState;
-}
-
-function kafkaFault(
-  started: HeldRepetition,
-  step: string,
-): { verifier: ProcessLostMessageVerifier; fault: KafkaFaultState } {
-  const { verifier, fault } = started;
-  if (!fault || !(verifier instanceof ProcessLostMessageVerifier))
-    throw new Error(`this repetition has no fault to ${step}`);
-  return { verifier, fault };
-}
-
-/** The broker a fault hits: `leader` leads the verifier's partition now, `follower` is another running broker. */
-async function faultNode(handle: KafkaClusterHandle, topic: string, which: FaultSpec['node']): Promise<KafkaNode> {
+/** The Kafka cluster as the shared fault steps see it (local/broker-faults.ts): nodes named `kafka<node id>`. */
+function faultable(handle: KafkaClusterHandle): FaultableCluster<KafkaNode> {
   const { kafka } = handle;
-  if (typeof which === 'number') return kafka.nodes[which]!;
-  const leader = await waitFor(
-    () => kafka.partitionLeader(topic),
-    10_000,
-    () => `the verifier's partition ${topic}-0 has had no leader for 10 s, so there is no ${which} to fault`,
-    200,
-  );
-  if (which === 'leader') return kafka.nodeById(leader);
-  const follower = kafka.nodes.find((node) => node.nodeId !== leader && kafka.isRunning(node));
-  if (!follower) throw new Error(`partition ${topic}-0 is led by broker ${leader} and no other runs: no follower`);
-  return follower;
+  return {
+    nodes: kafka.nodes,
+    nameOf: (node) => `kafka${node.nodeId}`,
+    isRunning: (node) => kafka.isRunning(node),
+    leaderOf: async (topic) => {
+      const leader = await kafka.partitionLeader(topic);
+      return leader === undefined ? undefined : `kafka${leader}`;
+    },
+    killNode: (node) => kafka.killNode(node),
+    stopNode: (node) => kafka.stopNode(node),
+    startNode: (node) => kafka.startNode(node),
+  };
 }
 
-/** InjectFault on a Kafka cluster: kill, stop or restart the broker; the verifier marks the moment. */
-export async function applyKafkaFault(
-  handle: KafkaClusterHandle,
-  started: HeldRepetition,
-): Promise<{ nodeName: string; appliedAtSeconds: number }> {
-  const { fault, verifier } = kafkaFault(started, 'apply');
-  if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
-  const node = await faultNode(handle, verifier.resource, fault.spec.node);
-  fault.nodeName = `kafka${node.nodeId}`;
-  const appliedAtSeconds = verifier.markFault();
-  switch (fault.spec.action) {
-    case 'kill':
-      await handle.kafka.killNode(node);
-      break;
-    case 'stop':
-      await handle.kafka.stopNode(node);
-      break;
-    case 'restart':
-      await handle.kafka.stopNode(node);
-      await handle.kafka.startNode(node);
-      break;
-  }
-  return { nodeName: fault.nodeName, appliedAtSeconds };
-}
+/** InjectFault on a Kafka cluster: `leader` is the broker leading the verifier's partition. */
+export const applyKafkaFault = (handle: KafkaClusterHandle, started: HeldRepetition) =>
+  applyBrokerFault(faultable(handle), started);
 
 /** HealFault on a Kafka cluster: the broker starts again on its log directory and rejoins. */
-export async function healKafkaFault(
-  handle: KafkaClusterHandle,
-  started: HeldRepetition,
-): Promise<{ nodeName: string; healedAtSeconds: number }> {
-  const { fault, verifier } = kafkaFault(started, 'heal');
-  if (!fault.nodeName) throw new Error('this repetition has no applied fault to heal');
-  const node = handle.kafka.nodeById(Number(fault.nodeName.replace(/^kafka/, '')));
-  const healedAtSeconds = verifier.markHeal();
-  await handle.kafka.startNode(node);
-  return { nodeName: fault.nodeName, healedAtSeconds };
-}
+export const healKafkaFault = (handle: KafkaClusterHandle, started: HeldRepetition) =>
+  healBrokerFault(faultable(handle), started);

@@ -106,13 +106,6 @@ export class LocalNatsCluster {
     });
   }
 
-  /** The node named `name` (server_name), or an error naming the cluster's nodes. */
-  nodeByName(name: string): NatsNode {
-    const node = this.nodes.find((candidate) => candidate.name === name);
-    if (!node) throw new Error(`no NATS node is named ${name} (nodes: ${this.nodes.map((n) => n.name).join(', ')})`);
-    return node;
-  }
-
   /** Whether the node's nats-server process runs (a fault has not stopped it). */
   isRunning(node: NatsNode): boolean {
     return node.process !== undefined && !node.process.hasExited;

@@ -1,44 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RawRepetition } from '../core/results/ingest';
-import type { FaultSpec } from '../core/plan/plan-schema';
 import { natsRunSettings } from '../core/nats/nats-load-args';
 import { natsVerifierArgs } from '../core/nats/nats-verifier-output';
-import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import type { BrokerRepetitionOptions } from './broker-repetition';
+import {
+  applyBrokerFault,
+  healBrokerFault,
+  type BrokerFaultState,
+  type FaultableCluster,
+  type HeldRepetition,
+} from './broker-faults';
 import type { NatsNode } from './nats-cluster';
 import { natsCli, runNatsRepetition, type NatsClusterHandle } from './nats-target';
 import { ProcessLostMessageVerifier } from './process-verifier';
-import { waitFor } from './ports';
-
-/** The fault of a running repetition; `nodeName` is filled in when it is applied. */
-export interface NatsFaultState {
-  readonly spec: FaultSpec;
-  nodeName?: string;
-}
 
 /** A NATS repetition started in the background, with its verifier and fault when the workload has one. */
 export interface StartedNatsRepetition {
   readonly raw: Promise<RawRepetition>;
   readonly verifier?: ProcessLostMessageVerifier;
-  readonly fault?: NatsFaultState;
-}
-
-/** A started repetition as the workflow's fault steps hold it (its verifier may be RabbitMQ's). */
-interface HeldRepetition {
-  readonly verifier?: object;
-  readonly fault?: NatsFaultState;
-}
-
-/** The NATS verifier and fault of a started repetition, or an error saying it has none. */
-function natsFault(
-  started: HeldRepetition,
-  step: string,
-): { verifier: ProcessLostMessageVerifier; fault: NatsFaultState } {
-  const { verifier, fault } = started;
-  if (!fault || !(verifier instanceof ProcessLostMessageVerifier))
-    throw new Error(`this repetition has no fault to ${step}`);
-  return { verifier, fault };
+  readonly fault?: BrokerFaultState;
 }
 
 /**
@@ -77,7 +58,7 @@ export async function startNatsRepetition(
     outputDir: options.outputDir,
     processes: options.processes,
   });
-  const fault: NatsFaultState = { spec };
+  const fault: BrokerFaultState = { spec };
   const raw = runNatsRepetition(options, (loadStream) => void alignLeaders(handle, loadStream, stream)).then(
     async (run) => {
       const counts = await verifier.finish();
@@ -111,56 +92,24 @@ async function alignLeaders(handle: NatsClusterHandle, loadStream: string, verif
   }
 }
 
-/** The node a fault hits: `leader` leads the verifier's stream now, `follower` is another running node. */
-async function faultNode(handle: NatsClusterHandle, stream: string, which: FaultSpec['node']): Promise<NatsNode> {
+/** The NATS cluster as the shared fault steps see it (local/broker-faults.ts). */
+function faultable(handle: NatsClusterHandle): FaultableCluster<NatsNode> {
   const { nats } = handle;
-  if (typeof which === 'number') return nats.nodes[which]!;
-  const leader = await waitFor(
-    () => nats.streamLeader(stream),
-    10_000,
-    () => `the verifier's stream ${stream} has had no leader for 10 s, so there is no ${which} to fault`,
-    200,
-  );
-  if (which === 'leader') return nats.nodeByName(leader);
-  const follower = nats.nodes.find((node) => node.name !== leader && nats.isRunning(node));
-  if (!follower) throw new Error(`stream ${stream} is led by ${leader} and no other node runs: no follower to fault`);
-  return follower;
+  return {
+    nodes: nats.nodes,
+    nameOf: (node) => node.name,
+    isRunning: (node) => nats.isRunning(node),
+    leaderOf: (stream) => nats.streamLeader(stream),
+    killNode: (node) => nats.killNode(node),
+    stopNode: (node) => nats.stopNode(node),
+    startNode: (node) => nats.startNode(node),
+  };
 }
 
-/** InjectFault on a NATS cluster: kill, stop or restart the node; the verifier marks the moment. */
-export async function applyNatsFault(
-  handle: NatsClusterHandle,
-  started: HeldRepetition,
-): Promise<{ nodeName: string; appliedAtSeconds: number }> {
-  const { fault, verifier } = natsFault(started, 'apply');
-  if (fault.spec.action === 'partition') throw new Error(LOCAL_PARTITION_REFUSAL);
-  const node = await faultNode(handle, verifier.resource, fault.spec.node);
-  fault.nodeName = node.name;
-  const appliedAtSeconds = verifier.markFault();
-  switch (fault.spec.action) {
-    case 'kill':
-      await handle.nats.killNode(node);
-      break;
-    case 'stop':
-      await handle.nats.stopNode(node);
-      break;
-    case 'restart':
-      await handle.nats.stopNode(node);
-      await handle.nats.startNode(node);
-      break;
-  }
-  return { nodeName: node.name, appliedAtSeconds };
-}
+/** InjectFault on a NATS cluster: `leader` is the node leading the verifier's stream. */
+export const applyNatsFault = (handle: NatsClusterHandle, started: HeldRepetition) =>
+  applyBrokerFault(faultable(handle), started);
 
 /** HealFault on a NATS cluster: the node starts again with its store and catches up (its /healthz is ok). */
-export async function healNatsFault(
-  handle: NatsClusterHandle,
-  started: HeldRepetition,
-): Promise<{ nodeName: string; healedAtSeconds: number }> {
-  const { fault, verifier } = natsFault(started, 'heal');
-  if (!fault.nodeName) throw new Error('this repetition has no applied fault to heal');
-  const node = handle.nats.nodeByName(fault.nodeName);
-  const healedAtSeconds = verifier.markHeal();
-  await handle.nats.startNode(node);
-  return { nodeName: node.name, healedAtSeconds };
-}
+export const healNatsFault = (handle: NatsClusterHandle, started: HeldRepetition) =>
+  healBrokerFault(faultable(handle), started);

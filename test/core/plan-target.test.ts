@@ -235,15 +235,25 @@ describe('every built-in plan runs on every target as shipped', () => {
   test.each(names)('%s: no problem on aws, azure or local', (name) => {
     const plan = parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
     for (const target of ['aws', 'azure', 'local']) {
-      // NATS runs on the local target only so far (issue 28): the clouds refuse each NATS cluster, and nothing else.
+      // NATS, and faults on Kafka, run on the local target only so far (issue 28): the clouds refuse each NATS
+      // cluster and each fault on a Kafka cluster, and nothing else.
       const nats = plan.clusters.flatMap((cluster, index) =>
         cluster.broker === 'nats' && target !== 'local'
           ? [expect.objectContaining({ path: `clusters[${index}].broker`, value: 'nats' })]
           : [],
       );
+      const kafkaFaults = plan.workloads.flatMap((workload, index) =>
+        workload.fault &&
+        target !== 'local' &&
+        plan.scenarios.some(
+          (scenario) => scenario.workload.name === workload.name && scenario.cluster.broker === 'kafka',
+        )
+          ? [expect.objectContaining({ path: `workloads[${index}].fault`, message: expect.stringMatching(/Kafka/) })]
+          : [],
+      );
       expect({ target, problems: targetProblems(plan, target, defaultPriceCatalog) }).toEqual({
         target,
-        problems: nats,
+        problems: [...kafkaFaults, ...nats],
       });
     }
   });
