@@ -11,7 +11,7 @@ package main
 // -ack-timeout (the stream had no leader, the connection dropped) counts as unconfirmed and is not published again
 // (a producer that republishes turns a loss into a duplicate).
 //
-// Signals from local/nats-verifier.ts: SIGUSR1 marks the fault (the time, and the publishes then unacknowledged),
+// Signals from local/process-verifier.ts: SIGUSR1 marks the fault (the time, and the publishes then unacknowledged),
 // SIGUSR2 marks the heal, SIGTERM finishes: publishing stops, the last acknowledgements are waited for (5 s at
 // most), the consumer drains until every confirmed message arrived or none arrived for 3 s (30 s at most), the
 // stream is deleted, and one "counts" line is printed. Lines: {"type":"ready"} once the stream, the consumer and
