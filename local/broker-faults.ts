@@ -1,3 +1,4 @@
+import type { RawRepetition } from '../core/results/ingest';
 import type { FaultSpec } from '../core/plan/plan-schema';
 import { LOCAL_PARTITION_REFUSAL } from '../core/plan/target-rules';
 import { waitFor } from './ports';
@@ -103,4 +104,32 @@ export async function healBrokerFault<Node>(
   const healedAtSeconds = verifier.markHeal();
   await cluster.startNode(node);
   return { nodeName: fault.nodeName, healedAtSeconds };
+}
+
+/**
+ * A repetition's raw output with the verifier's counts joined once the load has ended (the verifier drains and reads
+ * once more), after `afterRun` (start the nodes a fault left down, delete what the verifier made); on a failed load
+ * the verifier is aborted and `afterRun` still runs, and the load's error is thrown.
+ */
+export async function withFailover(
+  load: Promise<RawRepetition>,
+  verifier: ProcessLostMessageVerifier,
+  fault: BrokerFaultState,
+  afterRun: () => Promise<void>,
+): Promise<RawRepetition> {
+  let run: RawRepetition;
+  try {
+    run = await load;
+  } catch (error) {
+    await verifier.abort();
+    await afterRun().catch(() => undefined);
+    throw error;
+  }
+  const counts = await verifier.finish();
+  await afterRun();
+  const { spec, nodeName } = fault;
+  return {
+    ...run,
+    failover: { counts, fault: { action: spec.action, node: spec.node, ...(nodeName ? { nodeName } : {}) } },
+  };
 }

@@ -6,6 +6,7 @@ import { kafkaRunSettings } from '../core/kafka/kafka-perf-args';
 import type { BrokerRepetitionOptions } from './broker-repetition';
 import {
   applyBrokerFault,
+  withFailover,
   healBrokerFault,
   type BrokerFaultState,
   type FaultableCluster,
@@ -78,21 +79,13 @@ export async function startKafkaRepetition(
   const fault: BrokerFaultState = { spec };
   const deleteTopic = () =>
     kafka.topicCommand(['--delete', '--topic', topic], `topic-delete-${topic}.log`).catch(() => undefined);
-  const raw = runKafkaRepetition(options).then(
-    async (run) => {
-      const counts = await verifier.finish();
+  const raw = withFailover(runKafkaRepetition(options), verifier, fault, async () => {
+    try {
       await kafka.restartStoppedNodes();
+    } finally {
       await deleteTopic();
-      const outcome = { action: spec.action, node: spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) };
-      return { ...run, failover: { counts, fault: outcome } };
-    },
-    async (error: unknown) => {
-      await verifier.abort();
-      await kafka.restartStoppedNodes().catch(() => undefined);
-      await deleteTopic();
-      throw error;
-    },
-  );
+    }
+  });
   return { raw, verifier, fault };
 }
 

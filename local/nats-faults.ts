@@ -6,6 +6,7 @@ import { natsVerifierArgs } from '../core/nats/nats-verifier-output';
 import type { BrokerRepetitionOptions } from './broker-repetition';
 import {
   applyBrokerFault,
+  withFailover,
   healBrokerFault,
   type BrokerFaultState,
   type FaultableCluster,
@@ -59,19 +60,8 @@ export async function startNatsRepetition(
     processes: options.processes,
   });
   const fault: BrokerFaultState = { spec };
-  const raw = runNatsRepetition(options, (loadStream) => void alignLeaders(handle, loadStream, stream)).then(
-    async (run) => {
-      const counts = await verifier.finish();
-      await handle.nats.restartStoppedNodes();
-      const outcome = { action: spec.action, node: spec.node, ...(fault.nodeName ? { nodeName: fault.nodeName } : {}) };
-      return { ...run, failover: { counts, fault: outcome } };
-    },
-    async (error: unknown) => {
-      await verifier.abort();
-      await handle.nats.restartStoppedNodes().catch(() => undefined);
-      throw error;
-    },
-  );
+  const load = runNatsRepetition(options, (loadStream) => void alignLeaders(handle, loadStream, stream));
+  const raw = withFailover(load, verifier, fault, () => handle.nats.restartStoppedNodes());
   return { raw, verifier, fault };
 }
 
