@@ -133,15 +133,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.api(host, body if "X-Amz-Target" not in self.headers else "", body)
 
     def maven(self):
-        """Maven Central as far as the cache the state names holds it (/maven2/<group path>/<artifact>/<version>/<file>)."""
-        directory = state().get("mavenDirectory")
+        """Maven Central as far as the caches the state names hold it (/maven2/<group path>/<artifact>/<version>/<file>):
+        the file by its name from the first of "mavenDirectories" that has it."""
         name = self.path.rsplit("/", 1)[-1]
-        path = f"{directory}/{name}" if directory else None
         log(f"{self.client_address[0]} maven GET {self.path}")
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except (OSError, TypeError):
+        data = None
+        for directory in state().get("mavenDirectories") or []:
+            try:
+                with open(f"{directory}/{name}", "rb") as handle:
+                    data = handle.read()
+                break
+            except OSError:
+                continue
+        if data is None:
             return self.reply(404, "", "text/plain")
         self.send_response(200)
         self.send_header("Content-Type", "application/java-archive")

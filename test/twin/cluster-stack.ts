@@ -17,15 +17,20 @@
  *
  * Package installation goes through the boot script's one seam (/etc/rmqbench/install-override.sh): Debian's
  * rabbitmq-server 3.10.8 stands in for Team RabbitMQ's 3.13.7 RPM, and its unit drops the 3.13-only configuration keys
- * before it starts (the only line of the generated configuration 3.10.8 would refuse). Not simulated yet:
- * Kafka stacks (network interfaces, private DNS zone).
+ * before it starts (the only line of the generated configuration 3.10.8 would refuse).
+ * Kafka stacks (KafkaCluster) are simulated too: each broker's network interface takes an address of the hub when the
+ * stack is created (its PrimaryPrivateIpAddress), the private hosted zone's A records become /etc/hosts lines of every
+ * instance (only for a zone associated with the stack's VPC: Route 53 answers a private zone's names only inside the
+ * VPCs associated with it), and each broker instance waits for its own creation policy signal. The brokers install
+ * Java through the `dnf` stand-in and download Kafka's jars from the hub's Maven Central; the boot's checksum check
+ * runs.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
+import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
-import { INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
+import { DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import {
   ec2UserDataEnvironment as cloudInitEnvironment,
   SimulatedHub,
@@ -159,7 +164,13 @@ const SIMULATED_TYPES = new Set([
   'AWS::ElasticLoadBalancingV2::Listener',
   'AWS::ElasticLoadBalancingV2::TargetGroup',
   'AWS::EC2::Instance',
+  'AWS::EC2::NetworkInterface',
+  'AWS::Route53::HostedZone',
+  'AWS::Route53::RecordSet',
 ]);
+
+/** The first host number of the network interfaces the stack creates (KafkaCluster's brokers, one each). */
+const FIRST_INTERFACE_HOST = 20;
 
 /** This folder (also when a bundle elsewhere, e.g. dist/twin, holds this module). */
 const HERE = existsSync(join(__dirname, 'fake-nlb.py')) ? __dirname : join(__dirname, '../../test/twin');
@@ -200,6 +211,10 @@ export class ClusterStack {
   private vpcCidrs: string[] = [];
   private hub?: SimulatedHub;
   private evaluator!: TemplateEvaluator;
+  /** How many network interfaces namesOf has given an address. */
+  private interfaceCount = 0;
+  /** How many stand-alone instances without a network interface of the stack (load generators) have started. */
+  private loadGeneratorCount = 0;
   private done?: Promise<void>;
   deleted = false;
 
@@ -299,8 +314,9 @@ export class ClusterStack {
       Object.keys(template.Resources).filter(
         (logicalId) => template.Resources[logicalId]!.Type === type && created(template.Resources[logicalId]!),
       );
-    for (const logicalId of byType('AWS::EC2::Instance')) this.createInstance(logicalId);
+    const signalled = byType('AWS::EC2::Instance').map((logicalId) => this.createInstance(logicalId));
     for (const logicalId of byType('AWS::AutoScaling::AutoScalingGroup')) await this.createGroup(logicalId);
+    await Promise.all(signalled);
     if (this.events.some((event) => event.status === 'CREATE_FAILED')) return;
     for (const logicalId of byType('AWS::ElasticLoadBalancingV2::LoadBalancer'))
       await this.createLoadBalancer(logicalId);
@@ -308,16 +324,23 @@ export class ClusterStack {
   }
 
   /**
-   * A stand-alone instance (the load generator): it runs as soon as EC2 has started it (no creation policy), its user
-   * data on its own. Its private /opt and /usr/local/bin, /proc and fstab keep what the boot writes in the VM; `dnf`
-   * is a stand-in that "installs" Java (this machine's) and nothing else; Maven Central is the hub's copy of the
-   * Maven cache (scripts/setup.sh fills it), so the boot's own checksum check runs on the real jars.
+   * A stand-alone instance: the load generator, or one of KafkaCluster's brokers. It runs as soon as EC2 has started
+   * it, its user data on its own; one with a creation policy (a broker) is complete at its own SUCCESS signal (the
+   * returned promise). `dnf` is a stand-in that "installs" Java (this machine's) and nothing else; Maven Central is
+   * the hub's copy of the Maven cache (scripts/setup.sh fills it), so the boot's own checksum checks run on the real
+   * jars. The load generator keeps private /opt and /usr/local/bin, /proc and fstab. A broker is attached to its
+   * network interface (its address and security groups are the interface's), has its data volume (/dev/sdf) and
+   * private /etc, /opt and /var/lib (its boot adds a `kafka` user and writes /opt/kafka, /etc/kafka, /var/lib/kafka),
+   * and the zone's names of its address.
    */
-  private createInstance(logicalId: string): void {
-    const properties = this.evaluator.resolve(this.request.template.Resources[logicalId]!.Properties ?? {}) as {
+  private createInstance(logicalId: string): Promise<void> | undefined {
+    const resource = this.request.template.Resources[logicalId]!;
+    const properties = this.evaluator.resolve(resource.Properties ?? {}) as {
       UserData?: string;
       IamInstanceProfile?: string;
       SecurityGroupIds?: string[];
+      NetworkInterfaces?: { DeviceIndex: string; NetworkInterfaceId: string }[];
+      BlockDeviceMappings?: { DeviceName: string; Ebs?: { VolumeSize?: number } }[];
       Tags?: { Key: string; Value: string }[];
     };
     const tags = this.resourceTags(
@@ -327,7 +350,9 @@ export class ClusterStack {
     this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_IN_PROGRESS');
     const instanceId = this.physical.get(logicalId)!.ref;
     const roleArn = this.profileRole(properties.IamInstanceProfile ?? '');
-    const hostNumber = 30 + this.instances.filter((instance) => instance.logicalId !== undefined).length;
+    const attached = this.attachedInterface(logicalId, properties.NetworkInterfaces);
+    const hostNumber = attached ? Number(attached.ip.split('.')[3]) : 30 + this.loadGeneratorCount++;
+    const dataVolume = properties.BlockDeviceMappings?.find((mapping) => mapping.DeviceName === DATA_VOLUME_DEVICE);
     const credentials = this.instanceCredentials(roleArn, instanceId);
     const vm = this.hub!.createVm(
       instanceId,
@@ -338,15 +363,22 @@ export class ClusterStack {
       },
       {
         hostNumber,
-        overlays: ['/opt', '/usr/local/bin'],
-        privateProc: true,
+        ...(attached
+          ? {
+              overlays: ['/etc', '/opt', '/var/lib'],
+              dnsNames: this.zoneNamesOf(attached.ip),
+              ...(dataVolume
+                ? { blockDevice: DATA_VOLUME_DEVICE, blockDeviceGiB: Number(dataVolume.Ebs?.VolumeSize ?? 1) }
+                : {}),
+            }
+          : { overlays: ['/opt', '/usr/local/bin'], privateProc: true }),
         state: { instanceId, inGroup: false, ...credentials },
       },
     );
     const instance: SimulatedInstance = {
       instanceId,
       vm,
-      groupIds: properties.SecurityGroupIds ?? [],
+      groupIds: attached?.groupIds ?? properties.SecurityGroupIds ?? [],
       logicalId,
       accessKeyId: credentials.credentials['AccessKeyId']!,
       tags,
@@ -354,7 +386,68 @@ export class ClusterStack {
     };
     this.instances.push(instance);
     this.boot(instance);
-    this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_COMPLETE');
+    const signals = resource.CreationPolicy?.ResourceSignal?.Count;
+    if (signals === undefined) {
+      this.event(logicalId, 'AWS::EC2::Instance', 'CREATE_COMPLETE');
+      return undefined;
+    }
+    return this.awaitSignals(logicalId, 'AWS::EC2::Instance', Number(this.evaluator.resolve(signals)), [instance]);
+  }
+
+  /**
+   * The network interface an instance is launched with (NetworkInterfaces, device index 0): its address and security
+   * groups (GroupSet), as the template created it.
+   */
+  private attachedInterface(
+    instanceLogicalId: string,
+    interfaces: { DeviceIndex: string; NetworkInterfaceId: string }[] | undefined,
+  ): { ip: string; groupIds: string[] } | undefined {
+    const primary = interfaces?.find((entry) => String(entry.DeviceIndex) === '0');
+    if (!primary) return undefined;
+    const logicalId = Object.keys(this.request.template.Resources).find(
+      (id) =>
+        this.request.template.Resources[id]!.Type === 'AWS::EC2::NetworkInterface' &&
+        this.physical.get(id)?.ref === primary.NetworkInterfaceId,
+    );
+    if (!logicalId)
+      throw new Error(
+        `${instanceLogicalId}: network interface ${primary.NetworkInterfaceId} is not one of the stack's`,
+      );
+    const groupIds = this.evaluator.resolve(
+      this.request.template.Resources[logicalId]!.Properties?.['GroupSet'] ?? [],
+    ) as string[];
+    return { ip: this.physical.get(logicalId)!.attributes!['PrimaryPrivateIpAddress']!, groupIds };
+  }
+
+  /**
+   * The names the stack's private hosted zones resolve to `ip` (A records), inside the stack's VPC: a zone not
+   * associated with the VpcId parameter answers nothing there (Route 53 Developer Guide, "Working with private hosted
+   * zones": "Route 53 ... respond[s] to DNS queries ... only for the VPCs you associate with the hosted zone").
+   */
+  private zoneNamesOf(ip: string): string[] {
+    const resources = this.request.template.Resources;
+    const vpcId = this.request.parameters['VpcId'];
+    const associated = (zoneRef: string) => {
+      const zoneId = Object.keys(resources).find((id) => this.physical.get(id)?.ref === zoneRef);
+      if (!zoneId || resources[zoneId]!.Type !== 'AWS::Route53::HostedZone') return false;
+      const vpcs = (this.evaluator.resolve(resources[zoneId]!.Properties?.['VPCs'] ?? []) as { VPCId: string }[]) ?? [];
+      return vpcs.some((vpc) => vpc.VPCId === vpcId);
+    };
+    return Object.values(resources)
+      .filter((resource) => resource.Type === 'AWS::Route53::RecordSet')
+      .map(
+        (resource) =>
+          this.evaluator.resolve(resource.Properties ?? {}) as {
+            HostedZoneId: string;
+            Name: string;
+            Type: string;
+            ResourceRecords?: string[];
+          },
+      )
+      .filter(
+        (record) => record.Type === 'A' && record.ResourceRecords?.includes(ip) && associated(record.HostedZoneId),
+      )
+      .map((record) => record.Name.replace(/\.$/, ''));
   }
 
   private instanceCredentials(
@@ -478,6 +571,19 @@ export class ClusterStack {
         return { ref: arn('elasticloadbalancing', `targetgroup/${name.slice(0, 24)}/${hex(8)}`) };
       case 'AWS::EC2::Instance':
         return { ref: `i-0${hex(8).slice(0, 16)}` };
+      case 'AWS::EC2::NetworkInterface': {
+        // An address of the subnet is the interface's from its creation (AWS::EC2::NetworkInterface return values:
+        // PrimaryPrivateIpAddress); the instance attached to it later has that address.
+        this.interfaceCount += 1;
+        return {
+          ref: `eni-0${hex(8)}`,
+          attributes: {
+            PrimaryPrivateIpAddress: `10.91.${this.options.subnet}.${FIRST_INTERFACE_HOST + this.interfaceCount - 1}`,
+          },
+        };
+      }
+      case 'AWS::Route53::HostedZone':
+        return { ref: `Z0${hex(9).toUpperCase()}` };
       default:
         // Secrets get their ARN from moto (createInMoto); the rest is referred to by name.
         return { ref: name };
@@ -600,7 +706,10 @@ export class ClusterStack {
         region: TWIN_REGION,
         gatewaySocket: this.options.gatewaySocket,
         secrets: {},
-        mavenDirectory: cachedArtifactDir(cacheDir(), PERFTEST_ARTIFACT) ?? null,
+        // PerfTest's jars for the RabbitMQ load generators; Kafka's 92 for the brokers and the Kafka tools.
+        mavenDirectories: [PERFTEST_ARTIFACT, KAFKA_ARTIFACT]
+          .map((artifact) => cachedArtifactDir(cacheDir(), artifact))
+          .filter(Boolean),
       },
     });
     await hub.start();
@@ -795,7 +904,13 @@ export class ClusterStack {
     members: readonly SimulatedInstance[],
   ): Promise<void> {
     const hub = this.hub!;
-    const signals = () => hub.requestLog().filter((line) => / cloudformation SignalResource /.test(line));
+    // The members' own signals (the log line starts with the caller's address): a broker's creation policy counts only
+    // its own instance's.
+    const addresses = new Set(members.map((instance) => instance.vm.ip));
+    const signals = () =>
+      hub
+        .requestLog()
+        .filter((line) => / cloudformation SignalResource /.test(line) && addresses.has(line.split(' ')[0]!));
     let firstDrop: number | undefined;
     const blockedBootSeconds = this.options.blockedBootSeconds ?? BLOCKED_BOOT_SECONDS;
     for (;;) {

@@ -31,8 +31,11 @@ export interface TwinTestSetup {
     select: (file: string, json: Record<string, unknown>) => boolean,
     change: (json: T) => void,
   ): string;
-  /** `rmqbench run <acceptance plan> --target aws` against a twin of `assembly`. */
-  runOnTwin(assembly: string, options?: { clusterSubnets?: number; blockedBootSeconds?: number }): Promise<TwinRun>;
+  /** `rmqbench run <acceptance plan, or planYaml> --target aws` against a twin of `assembly`. */
+  runOnTwin(
+    assembly: string,
+    options?: { clusterSubnets?: number; blockedBootSeconds?: number; planYaml?: string },
+  ): Promise<TwinRun>;
 }
 
 /**
@@ -94,11 +97,16 @@ export function twinTestSetup(): TwinTestSetup {
       if (changed === 0) throw new Error(`changedAssembly ${name}: no file of the assembly was selected`);
       return dir;
     },
-    runOnTwin: async (assembly, options = {}) => {
+    runOnTwin: async (assembly, { planYaml, ...options } = {}) => {
       const log: string[] = [];
       const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: (line) => log.push(line) });
       twins.push(twin);
-      return { twin, ...(await runPlanOnTwin(scratch, twin.env, planFile, 'aws', 1)), log: log.join('\n') };
+      let plan = planFile;
+      if (planYaml !== undefined) {
+        plan = join(mkdtempSync(join(scratch, 'plan-')), 'plan.yaml');
+        writeFileSync(plan, planYaml);
+      }
+      return { twin, ...(await runPlanOnTwin(scratch, twin.env, plan, 'aws', 1)), log: log.join('\n') };
     },
   };
 }
