@@ -5,7 +5,6 @@ import {
   Annotations,
   App,
   ArnFormat,
-  Aws,
   CfnParameter,
   Duration,
   Fn,
@@ -44,8 +43,34 @@ import { AMQP_PORT, RabbitMqCluster } from './RabbitMqCluster';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { RabbitMqRelease } from './rabbitmq-release';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
-import { KafkaCluster } from './KafkaCluster';
-import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
+import {
+  buildKafkaClusterStack,
+  buildNatsClusterStack,
+  CLUSTER_AVAILABILITY_ZONE_COUNT,
+  CLUSTER_INSTANCE_TYPE_PATTERN,
+  CLUSTER_MIN_AVAILABILITY_ZONES,
+  controllerPlacement,
+  KAFKA_CONTROLLER_BROKER_COUNTS,
+  kafkaClusterTemplateFileName,
+  kafkaClusterTemplateStackName,
+  kafkaClusterTemplateUrlVariable,
+  NATS_CONTROLLER_NODE_COUNTS,
+  natsClusterTemplateFileName,
+  natsClusterTemplateStackName,
+  natsClusterTemplateUrlVariable,
+} from './cluster-templates';
+
+export {
+  CLUSTER_AVAILABILITY_ZONE_COUNT,
+  CLUSTER_INSTANCE_TYPE_PATTERN,
+  CLUSTER_MIN_AVAILABILITY_ZONES,
+  KAFKA_CONTROLLER_BROKER_COUNTS,
+  kafkaClusterTemplateFileName,
+  kafkaClusterTemplateUrlVariable,
+  NATS_CONTROLLER_NODE_COUNTS,
+  natsClusterTemplateFileName,
+  natsClusterTemplateUrlVariable,
+} from './cluster-templates';
 
 /**
  * The ports an Azure cluster's public load balancer forwards (bicep/modules/cluster.bicep: amqpsPort,
@@ -73,30 +98,8 @@ export const clusterTemplateFileName = (release: RabbitMqRelease) =>
 /** CLUSTER_TEMPLATE_URL_<version with _ for .> (the launch function reads the version back from the name). */
 export const clusterTemplateUrlVariable = (release: RabbitMqRelease) =>
   `CLUSTER_TEMPLATE_URL_${release.rabbitmqVersion.replace(/\./g, '_')}`;
-/**
- * Broker counts the controller ships Kafka cluster templates for: one template per count, because each KafkaCluster
- * broker is an instance with its own name, interface and place in the static quorum (controller.quorum.voters), which
- * a count parameter cannot add or remove. Odd counts, as a KRaft quorum wants, and the seeds' 1/3/5 (seed 004).
- */
-export const KAFKA_CONTROLLER_BROKER_COUNTS: readonly number[] = [1, 3, 5];
-/** The file name of a broker count's Kafka cluster template in synthesizeClusterTemplates' folder. */
-export const kafkaClusterTemplateFileName = (brokers: number) =>
-  `cluster-kafka-${KAFKA_VERSION_ON_AWS}-${brokers}-brokers.template.json`;
-/** KAFKA_CLUSTER_TEMPLATE_URL_<broker count> (the launch function reads the count back from the name). */
-export const kafkaClusterTemplateUrlVariable = (brokers: number) => `KAFKA_CLUSTER_TEMPLATE_URL_${brokers}`;
 /** Every stack the controller launches is named with this prefix; its IAM grants stop there. */
 export const CLUSTER_STACK_PREFIX = 'rmqbench-';
-/**
- * Availability Zones (one private subnet each) of the controller VPC that every cluster stack is spread over: 3, so
- * that
- * losing one zone leaves a majority of a 3-node cluster running (with 2 zones, losing the one holding 2 of 3 nodes
- * leaves
- * 1, which pause_minority pauses). A VPC with only 2 zones is accepted (CLUSTER_MIN_AVAILABILITY_ZONES) and used as is.
- */
-export const CLUSTER_AVAILABILITY_ZONE_COUNT = 3;
-/** The fewest zones the controller VPC may offer the clusters. */
-export const CLUSTER_MIN_AVAILABILITY_ZONES = 2;
-
 export interface BenchmarkScheduleProps {
   /** An EventBridge Scheduler expression, e.g. `rate(7 days)` or `cron(0 3 ? * MON *)`. */
   readonly expression: string;
@@ -310,6 +313,8 @@ export class BenchmarkController extends Construct {
    * The Kafka cluster + load generator template for each broker count of KAFKA_CONTROLLER_BROKER_COUNTS, by that count.
    */
   public readonly kafkaClusterTemplates: Readonly<Record<number, s3assets.Asset>>;
+  /** The NATS cluster + load generator template for each node count of NATS_CONTROLLER_NODE_COUNTS, by that count. */
+  public readonly natsClusterTemplates: Readonly<Record<number, s3assets.Asset>>;
   public readonly failureRule: events.Rule;
   public readonly sweeperRule: events.Rule;
   public readonly schedule?: scheduler.CfnSchedule;
@@ -348,6 +353,7 @@ export class BenchmarkController extends Construct {
     this.clusterNodeImage = templates.clusterNodeImage;
     this.clusterTemplates = templates.clusterTemplates;
     this.kafkaClusterTemplates = templates.kafkaClusterTemplates;
+    this.natsClusterTemplates = templates.natsClusterTemplates;
     this.cloudFormationRole = this.createCloudFormationRole(stack);
     if (props.azure) this.azureTemplate = new s3assets.Asset(this, 'AzureTemplate', { path: props.azure.templateFile });
 
@@ -507,7 +513,15 @@ export class BenchmarkController extends Construct {
         }),
       ]),
     );
-    return { clusterNodeImage, clusterTemplates, kafkaClusterTemplates };
+    const natsClusterTemplates = Object.fromEntries(
+      NATS_CONTROLLER_NODE_COUNTS.map((nodes) => [
+        nodes,
+        new s3assets.Asset(this, `ClusterTemplateNats${nodes}Nodes`, {
+          path: join(templatesDir, natsClusterTemplateFileName(nodes)),
+        }),
+      ]),
+    );
+    return { clusterNodeImage, clusterTemplates, kafkaClusterTemplates, natsClusterTemplates };
   }
 
   /** The role CloudFormation creates and deletes cluster stacks with. */
@@ -570,6 +584,12 @@ export class BenchmarkController extends Construct {
         KAFKA_CONTROLLER_BROKER_COUNTS.map((brokers) => [
           kafkaClusterTemplateUrlVariable(brokers),
           this.kafkaClusterTemplates[brokers]!.httpUrl,
+        ]),
+      ),
+      ...Object.fromEntries(
+        NATS_CONTROLLER_NODE_COUNTS.map((nodes) => [
+          natsClusterTemplateUrlVariable(nodes),
+          this.natsClusterTemplates[nodes]!.httpUrl,
         ]),
       ),
       CLOUDFORMATION_ROLE_ARN: this.cloudFormationRole.roleArn,
@@ -762,15 +782,18 @@ export class BenchmarkController extends Construct {
       new iam.PolicyStatement({
         sid: 'ReadClusterTemplates',
         actions: ['s3:GetObject'],
-        resources: [...Object.values(this.clusterTemplates), ...Object.values(this.kafkaClusterTemplates)].map(
-          (asset) =>
-            stack.formatArn({
-              service: 's3',
-              region: '',
-              account: '',
-              resource: asset.s3BucketName,
-              resourceName: asset.s3ObjectKey,
-            }),
+        resources: [
+          ...Object.values(this.clusterTemplates),
+          ...Object.values(this.kafkaClusterTemplates),
+          ...Object.values(this.natsClusterTemplates),
+        ].map((asset) =>
+          stack.formatArn({
+            service: 's3',
+            region: '',
+            account: '',
+            resource: asset.s3BucketName,
+            resourceName: asset.s3ObjectKey,
+          }),
         ),
       }),
     );
@@ -1336,6 +1359,7 @@ export function buildClusterTemplateApp(
   const app = new App(outdir ? { outdir } : {});
   for (const release of CONTROLLER_RELEASES) buildRabbitMqClusterStack(app, release, nodeImageParameterName);
   for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) buildKafkaClusterStack(app, brokers, nodeImageParameterName);
+  for (const nodes of NATS_CONTROLLER_NODE_COUNTS) buildNatsClusterStack(app, nodes, nodeImageParameterName);
   return app;
 }
 
@@ -1466,96 +1490,6 @@ function pinNodeGroupToParameters(
   };
 }
 
-/**
- * One Kafka cluster + load generator template (`Kafka<brokers>Brokers`): a KafkaCluster of `brokers` brokers and a
- * LoadGenerator with the Kafka tools, in the controller's VPC like the RabbitMQ templates (parameters
- * ResultsBucketName,
- * VpcId, PrivateSubnetIds, AvailabilityZones and InstanceType; no smoke-test security group: the Kafka smoke test runs
- * on
- * the load generator). The brokers are spread over the first 2 subnets (broker i in subnet (i - 1) mod 2): the list
- * may hold only 2, and a CloudFormation template cannot select a third conditionally. Each stack's private hosted zone
- * is named after its stack id (`<stack uuid>.rmqbench.internal`), so the zones of the clusters a run launches at once
- * in
- * the one VPC never share a name. Every broker signals its own instance's creation policy once it has seen the whole
- * quorum, so CREATE_COMPLETE means a formed cluster.
- */
-function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterName: string): void {
-  const stack = new Stack(app, kafkaClusterTemplateStackName(brokers));
-  const { bucketName, vpc } = controllerPlacement(stack, ' (the brokers use the first 2)');
-  const instanceType = new CfnParameter(stack, 'InstanceType', {
-    type: 'String',
-    default: RabbitMqInstanceTiers.LOW.toString(),
-    // x86-64 only, as for RabbitMQ: the controller pins one x86-64 Amazon Linux 2023 image for every cluster node.
-    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-    constraintDescription:
-      'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
-    description: "EC2 instance type of the Kafka brokers (the plan cluster's instanceType)",
-  });
-  const kafka = new KafkaCluster(stack, 'Kafka', {
-    vpc,
-    brokers,
-    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
-    // The stack id's last part, a UUID: a DNS label unique to this stack
-    // (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
-    zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
-  });
-  // Built with the default type; the plan cluster's type comes from the InstanceType parameter.
-  for (const instance of kafka.instances)
-    (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
-  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
-    vpc,
-    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
-    resultsPrefix: 'runs/',
-    kafkaTools: true,
-  });
-  kafka.allowClientsFrom(loadGenerator.securityGroup);
-  Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
-}
-
-/**
- * The parameters every cluster template takes to sit in the controller's VPC (ResultsBucketName, VpcId,
- * PrivateSubnetIds, AvailabilityZones) and the VPC they describe. The constructs need per-subnet values, so the VPC
- * holds the first 2 subnets (present in every accepted list); a template that spreads over all of them uses
- * `subnetIds`.
- */
-function controllerPlacement(stack: Stack, subnetsNote: string) {
-  const bucketName = new CfnParameter(stack, 'ResultsBucketName', {
-    type: 'String',
-    description: 'Raw output bucket of the BenchmarkController',
-  });
-  const vpcId = new CfnParameter(stack, 'VpcId', {
-    type: 'AWS::EC2::VPC::Id',
-    description: 'VPC of the BenchmarkController',
-  });
-  const subnetIds = new CfnParameter(stack, 'PrivateSubnetIds', {
-    type: 'List<AWS::EC2::Subnet::Id>',
-    description:
-      `${CLUSTER_MIN_AVAILABILITY_ZONES} or ${CLUSTER_AVAILABILITY_ZONE_COUNT} private subnets with egress of ` +
-      `that VPC, one per Availability Zone${subnetsNote}`,
-  });
-  const zones = new CfnParameter(stack, 'AvailabilityZones', {
-    type: 'List<AWS::EC2::AvailabilityZone::Name>',
-    description: 'The Availability Zones of those subnets, in the same order',
-  });
-  const indexes = Array.from({ length: CLUSTER_MIN_AVAILABILITY_ZONES }, (_, index) => index);
-  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
-    vpcId: vpcId.valueAsString,
-    availabilityZones: indexes.map((index) => Fn.select(index, zones.valueAsList)),
-    privateSubnetIds: indexes.map((index) => Fn.select(index, subnetIds.valueAsList)),
-  });
-  return { bucketName, subnetIds, vpc };
-}
-
-const kafkaClusterTemplateStackName = (brokers: number) => `Kafka${brokers}Brokers`;
-
-/**
- * EC2 instance types the cluster template accepts: family letters, generation digit, attribute letters without g
- * (Graviton),
- * a size. A family of the single letter a (a1, the first Arm family) is excluded; no lookahead, whose support in
- * CloudFormation's AllowedPattern is not documented.
- */
-export const CLUSTER_INSTANCE_TYPE_PATTERN = '^([b-z][a-z]*|a[a-z]+)[0-9]+[a-fh-z-]*\\.[a-z0-9-]+$';
-
 const clusterTemplateStackName = (release: RabbitMqRelease) => `Cluster${release.rabbitmqVersion.replace(/\./g, '')}`;
 
 /**
@@ -1577,6 +1511,10 @@ export function synthesizeClusterTemplates(
   for (const brokers of KAFKA_CONTROLLER_BROKER_COUNTS) {
     const artifact = assembly.getStackByName(kafkaClusterTemplateStackName(brokers));
     writeFileSync(join(dir, kafkaClusterTemplateFileName(brokers)), readFileSync(join(outdir, artifact.templateFile)));
+  }
+  for (const nodes of NATS_CONTROLLER_NODE_COUNTS) {
+    const artifact = assembly.getStackByName(natsClusterTemplateStackName(nodes));
+    writeFileSync(join(dir, natsClusterTemplateFileName(nodes)), readFileSync(join(outdir, artifact.templateFile)));
   }
   // The cloud assembly was only a means to the template files; the files are an asset's source, which the app's synth
   // copies into its own cdk.out, so they are removed when the process exits (a `cdk synth` leaves nothing in /tmp).

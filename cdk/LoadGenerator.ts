@@ -7,6 +7,7 @@ import { THESIS_LOAD_GENERATOR_INSTANCE_TYPE } from './instance-tiers';
 import type { RabbitMqCluster } from './RabbitMqCluster';
 import { nagResourceText } from './nag-finding';
 import { loadGeneratorUserData } from './user-data/load-generator';
+import type { GoArch } from './go-toolchain';
 import { CHECKOV_REASON, skipCheckov } from './checkov';
 import { allowHostMetrics } from './host-metrics-agent';
 import { MAX_LOAD_GENERATORS } from '../core/loadgen/load-generator-count';
@@ -48,6 +49,13 @@ export interface LoadGeneratorProps {
    * @default false
    */
   readonly kafkaTools?: boolean;
+  /**
+   * Also install the Go toolchain (pinned, checksum-verified, cdk/go-toolchain.ts) with which the controller's NATS
+   * scripts build rmqbench's NATS load client. Allow it to reach a NatsCluster with
+   * `natsCluster.allowClientsFrom(loadGenerator.securityGroup)`.
+   * @default false
+   */
+  readonly natsTools?: boolean;
   /**
    * How many identical load generators to launch, for a workload one machine cannot drive (issue 27). All share the
    * role, security group and results prefix, and are placed as one is (the requested zone, else the first private
@@ -154,8 +162,15 @@ export class LoadGenerator extends Construct {
       resultsBucketName: props.resultsBucket.bucketName,
       resultsPrefix,
       kafkaTools: props.kafkaTools ?? false,
+      ...(props.natsTools ? { natsTools: { arch: this.goArch(props) } } : {}),
       ...(generator ? { generator } : {}),
     });
+  }
+
+  /** The Go tarball's architecture for the instance type. */
+  private goArch(props: LoadGeneratorProps): GoArch {
+    const instanceType = props.instanceType ?? THESIS_LOAD_GENERATOR_INSTANCE_TYPE;
+    return instanceType.architecture === ec2.InstanceArchitecture.ARM_64 ? 'arm64' : 'amd64';
   }
 
   /** The instance: IMDSv2 only, an encrypted root volume, the boot script as user data. */

@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -291,7 +291,8 @@ function resolveSettings(props: NatsClusterProps, address: string): NatsClusterS
     );
   }
   const syncInterval = props.syncInterval ?? '2m';
-  if (!SYNC_INTERVAL_PATTERN.test(syncInterval)) {
+  // A token (the controller's SyncInterval parameter) is checked by its template's AllowedPattern instead.
+  if (!Token.isUnresolved(syncInterval) && !SYNC_INTERVAL_PATTERN.test(syncInterval)) {
     throw new Error(
       `syncInterval ${JSON.stringify(syncInterval)} must be 'always' or a duration of whole numbers with units ` +
         `ms, s, m or h, e.g. '2m', '10s', '1m30s'`,

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { natsLoadArgs, natsLoadExpectations, natsRunSettings, NATS_DRAIN_SECONDS } from '../core/nats/nats-load-args';
-import { parseNatsProgressLine, type NatsLoadExpectations } from '../core/nats/nats-load-output';
+import {
+  NATS_LOAD_LOG_FILE,
+  NATS_LOAD_OUTPUT_FILE,
+  natsOutputWithCrash,
+  parseNatsProgressLine,
+  type NatsLoadExpectations,
+} from '../core/nats/nats-load-output';
 import type { Workload } from '../core/plan/plan-schema';
 import type { LocalNatsCluster } from './nats-cluster';
 import type { ManagedProcess, ProcessRegistry } from './processes';
@@ -57,8 +63,8 @@ export async function runNatsLoad(options: NatsLoadOptions): Promise<NatsLoadRun
     workload,
     settings,
   });
-  const outputFile = join(options.outputDir, 'nats-load.jsonl');
-  const logFile = join(options.outputDir, 'nats-load.log');
+  const outputFile = join(options.outputDir, NATS_LOAD_OUTPUT_FILE);
+  const logFile = join(options.outputDir, NATS_LOAD_LOG_FILE);
   const client = options.processes.start('nats-load', options.loadBinary, [...args, '-output', outputFile], {
     logPath: logFile,
     onLine: (line) => {
@@ -79,11 +85,8 @@ export async function runNatsLoad(options: NatsLoadOptions): Promise<NatsLoadRun
   await client.stop(0);
   const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
   // The JSON lines are on stdout too (the log file): the file the client wrote itself has them complete.
-  const crash = read(logFile)
-    .split('\n')
-    .filter((line) => /^(panic|fatal error): /.test(line));
   return {
-    output: read(outputFile) + crash.map((line) => `${line}\n`).join(''),
+    output: natsOutputWithCrash(read(outputFile), read(logFile)),
     expectations: natsLoadExpectations(workload, settings),
     args: ['rmqbench-nats-load', ...args],
     ...(late

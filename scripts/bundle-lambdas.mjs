@@ -21,7 +21,7 @@
 // node scripts/bundle-lambdas.mjs [--out DIR]   (default dist/lambda-bundles; DIR/bundle-report.json records sizes and
 // inputs)
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -93,6 +93,14 @@ async function bundle(name) {
     metafile: true,
     logLevel: 'warning',
   });
+  // The NATS scripts carry the load client's source (lambdas/shared/nats-load-generator.ts natsLoadSourceFolder): a
+  // bundle that includes them gets the source folder beside it.
+  if (Object.keys(result.metafile.inputs).some((input) => input.endsWith('lambdas/shared/nats-load-generator.ts'))) {
+    const source = join(root, 'local', 'nats-load');
+    mkdirSync(join(outdir, 'nats-load'));
+    for (const file of readdirSync(source).filter((file) => /^go\.(mod|sum)$|\.go$/.test(file)))
+      copyFileSync(join(source, file), join(outdir, 'nats-load', file));
+  }
   const outputs = Object.fromEntries(
     Object.entries(result.metafile.outputs).map(([file, output]) => [
       relative(outdir, join(root, file)).replace(/\\/g, '/'),

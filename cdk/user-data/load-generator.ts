@@ -7,6 +7,9 @@ import {
   KAFKA_TOOL_COMMAND,
   KAFKA_TOOLS_HOME,
   KAFKA_TOOLS_READY_FILE,
+  GO_HOME,
+  NATS_LOAD_HOME,
+  NATS_TOOLS_READY_FILE,
   PERF_TEST_COMMAND,
   PERF_TEST_HOME,
 } from '../../core/perftest/load-generator-paths';
@@ -14,6 +17,8 @@ import { KAFKA_ARTIFACTS, KAFKA_VERSION_ON_AWS } from '../kafka-artifacts';
 import { PERF_TEST_ARTIFACTS, PERF_TEST_VERSION } from '../perf-test-artifacts';
 import { shellQuote, writeFileCommand } from '../shell';
 import { FETCH_JAR_FUNCTION, pinnedJarCommands } from './pinned-jars';
+import { goTarball, type GoArch } from '../go-toolchain';
+import { INSTALL_OVERRIDE_FILE } from './rabbitmq-node';
 
 // The tools' paths are shared with the functions that write the run scripts (core/perftest/load-generator-paths.ts).
 export { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_HOME, KAFKA_TOOLS_READY_FILE, PERF_TEST_COMMAND, PERF_TEST_HOME };
@@ -28,6 +33,11 @@ export interface LoadGeneratorBootInput {
   readonly resultsPrefix: string;
   /** Also install Kafka's tools (the pinned Kafka jars) and KAFKA_TOOL_COMMAND. @default false */
   readonly kafkaTools?: boolean;
+  /**
+   * Also install the Go toolchain (cdk/go-toolchain.ts, for the instance's architecture), with which the controller's
+   * NATS scripts build rmqbench's NATS load client from the source they carry. @default - not installed
+   */
+  readonly natsTools?: { readonly arch: GoArch };
   /**
    * This instance's place among several generators (LoadGenerator `count` > 1), written to the env file so that a run
    * script can tell the generators' results apart. @default - one generator: nothing written
@@ -116,6 +126,38 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
         ]
       : []),
     ...(input.kafkaTools ? kafkaToolsBootCommands() : []),
+    ...(input.natsTools ? natsToolsBootCommands(input.natsTools.arch) : []),
+  ];
+}
+
+/**
+ * `rmqbench_fetch_go <url> <file>`: downloads the Go tarball. A boot's test seam may redefine it (the sandboxed load
+ * generator copies a local tarball); the checksum check after it runs either way.
+ */
+export const FETCH_GO_FUNCTION = 'rmqbench_fetch_go() { curl -sSf --retry 5 --retry-all-errors -o "$2" "$1"; }';
+
+/**
+ * Boot lines that install the Go toolchain for the NATS load client: the pinned tarball (cdk/go-toolchain.ts) checked
+ * against its SHA-256 before it is unpacked into GO_HOME (the tarball holds one folder, `go/`), then the ready file
+ * the controller's NATS scripts wait for. The load client itself is built by those scripts from the source they
+ * carry, so that a controller update never waits for a new load generator image.
+ */
+export function natsToolsBootCommands(arch: GoArch, home = NATS_LOAD_HOME, goHome = GO_HOME): string[] {
+  const tarball = goTarball(arch);
+  const file = `${home}/go${tarball.version}.tar.gz`;
+  return [
+    FETCH_GO_FUNCTION,
+    // Test seam (absent on EC2), as in the node boots: the file may redefine rmqbench_fetch_go.
+    `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
+    `install -d ${home} ${goHome}`,
+    `rmqbench_fetch_go ${tarball.url} ${file}`,
+    `echo '${tarball.sha256}  ${file}' | sha256sum -c --quiet - || { rm -f ${file}; ` +
+      `echo "rmqbench: Go ${tarball.version} (${arch}) differs from its pinned SHA-256 (cdk/go-toolchain.ts)" >&2; ` +
+      'exit 1; }',
+    `tar -xzf ${file} -C ${goHome} --strip-components=1 --no-same-owner`,
+    `rm -f ${file}`,
+    `${goHome}/bin/go version`,
+    `echo ${tarball.version} > ${NATS_TOOLS_READY_FILE}`,
   ];
 }
 

@@ -203,3 +203,17 @@ export function parseNatsLoadOutput(stdout: string, expected: NatsLoadExpectatio
       : { completedInSeconds: Math.round(Math.max(summary.sendSeconds, summary.receiveSeconds) * 10) / 10 }),
   };
 }
+
+/**
+ * The output the parser reads: the client's JSON lines (the file it wrote itself, complete), and a Go panic or fatal
+ * error from its console, which only the console has.
+ */
+export function natsOutputWithCrash(jsonLines: string, consoleText: string): string {
+  const crash = consoleText.split('\n').filter((line) => /^(panic|fatal error): /.test(line));
+  return jsonLines + crash.map((line) => `${line}\n`).join('');
+}
+
+/** The load client's JSON lines as a repetition keeps them (a start line, one per second, a summary). */
+export const NATS_LOAD_OUTPUT_FILE = 'nats-load.jsonl';
+/** Its console (stdout and stderr): a Go panic or fatal error ends up there only. */
+export const NATS_LOAD_LOG_FILE = 'nats-load.log';

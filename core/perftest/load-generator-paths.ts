@@ -19,3 +19,12 @@ export const KAFKA_TOOLS_HOME = '/opt/kafka-tools';
 export const KAFKA_TOOL_COMMAND = '/usr/local/bin/kafka-tool';
 /** Written last by a load generator boot that installed the Kafka tools: the controller's scripts wait for it. */
 export const KAFKA_TOOLS_READY_FILE = `${KAFKA_TOOLS_HOME}/READY`;
+/** Where a load generator with the NATS tools keeps the Go toolchain its boot installs (GOROOT). */
+export const GO_HOME = '/opt/go';
+/**
+ * Where the controller's NATS scripts build and keep the load client (one folder per source hash) and Go's module and
+ * build caches.
+ */
+export const NATS_LOAD_HOME = '/opt/nats-load';
+/** Written last by a load generator boot that installed the Go toolchain: the controller's NATS scripts wait for it. */
+export const NATS_TOOLS_READY_FILE = `${NATS_LOAD_HOME}/READY`;

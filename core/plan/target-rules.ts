@@ -19,6 +19,11 @@ import {
  * (cdk/BenchmarkController.ts KAFKA_CONTROLLER_BROKER_COUNTS, which a test keeps equal to this list).
  */
 export const AWS_KAFKA_BROKER_COUNTS: readonly number[] = [1, 3, 5];
+/**
+ * The NATS server counts the AWS controller ships templates for (cdk/cluster-templates.ts NATS_CONTROLLER_NODE_COUNTS,
+ * which a test keeps equal to this list).
+ */
+export const AWS_NATS_NODE_COUNTS: readonly number[] = [1, 3, 5];
 
 /**
  * Broker counts the Azure target launches Kafka clusters of: bicep/main.bicep instanceCount's @minValue / @maxValue (a
@@ -109,8 +114,10 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
-      // A NATS cluster is refused whole on a cloud (natsCloudRefusal): its instance type would not matter.
-      ...(cluster.broker === 'nats' ? [] : instanceTypeProblems(cluster, index, provider, target, catalog, known)),
+      // A NATS cluster is refused whole on azure (natsCloudRefusal): its instance type would not matter there.
+      ...(cluster.broker === 'nats' && provider === 'azure'
+        ? []
+        : instanceTypeProblems(cluster, index, provider, target, catalog, known)),
     ),
   );
   const resolved = planOnTarget(plan, target);
@@ -152,16 +159,19 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
     const fault = workload.fault;
     if (!fault) return;
     // The cloud fault step and verifier are RabbitMQ's (rabbitmqctl for the leader, AMQP for the counts): a fault on a
-    // Kafka cluster runs on the local target only so far (local/kafka-faults.ts). NATS clusters are refused whole.
-    const kafka = plan.scenarios.find(
-      (scenario) => scenario.workload.name === workload.name && scenario.cluster.broker === 'kafka',
+    // Kafka or NATS cluster runs on the local target only so far (local/kafka-faults.ts, local/nats-faults.ts).
+    const other = plan.scenarios.find(
+      (scenario) =>
+        scenario.workload.name === workload.name &&
+        (scenario.cluster.broker === 'kafka' || scenario.cluster.broker === 'nats'),
     );
-    if (kafka) {
+    if (other) {
+      const name = other.cluster.broker === 'kafka' ? 'Kafka' : 'NATS';
       issues.push({
         path: `workloads[${index}].fault`,
         message:
-          `runs on Kafka cluster "${kafka.cluster.name}": on ${target} faults are applied to RabbitMQ clusters only ` +
-          `(the Kafka fault and its verifier run on the local target so far); give the fault's workload ` +
+          `runs on ${name} cluster "${other.cluster.name}": on ${target} faults are applied to RabbitMQ clusters ` +
+          `only (the ${name} fault and its verifier run on the local target so far); give the fault's workload ` +
           `clusters: [...] without it`,
         value: fault.action,
       });
@@ -210,13 +220,13 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
 }
 
 /**
- * Why a cloud target refuses a NATS cluster: the local target runs JetStream; the clouds' NATS cluster (a NatsCluster
- * construct on AWS, a Bicep module on Azure) is being built (issue 28).
+ * Why a cloud target refuses a NATS cluster: the local target and aws run JetStream; Azure's dispatch of its Bicep
+ * module is being built (issue 28).
  */
 export function natsCloudRefusal(target: string): string {
   return (
     `target ${target} does not run NATS JetStream clusters yet (issue 28: the ${target} cluster is being built); ` +
-    'run broker: nats with --target local'
+    'run broker: nats with --target local or --target aws'
   );
 }
 
@@ -224,7 +234,20 @@ export function natsCloudRefusal(target: string): string {
 function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider): PlanIssue[] {
   const issues: PlanIssue[] = [];
   if (cluster.broker === 'nats') {
-    return [{ path: `clusters[${index}].broker`, message: natsCloudRefusal(provider), value: cluster.broker }];
+    if (provider === 'azure')
+      return [{ path: `clusters[${index}].broker`, message: natsCloudRefusal(provider), value: cluster.broker }];
+    return AWS_NATS_NODE_COUNTS.includes(cluster.nodes)
+      ? []
+      : [
+          {
+            path: `clusters[${index}].nodes`,
+            message:
+              `a NATS cluster on aws has ${AWS_NATS_NODE_COUNTS.join(', ')} servers (the controller ships one ` +
+              'cluster template per count; odd counts keep a JetStream meta group majority); ' +
+              'use one of them or --target local',
+            value: cluster.nodes,
+          },
+        ];
   }
   if (cluster.broker === 'kafka') {
     if (provider === 'azure') {

@@ -17,6 +17,8 @@ import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { perfTestState } from '../shared/aws-cluster';
 import type { AzureClients } from '../shared/azure-cluster';
 import { kafkaExpectations, kafkaLadderOutput, kafkaRawFiles } from '../start-repetition/kafka-script';
+import { natsLoadExpectations, natsRunSettings } from '../../core/nats/nats-load-args';
+import { NATS_LOAD_LOG_FILE, NATS_LOAD_OUTPUT_FILE, natsOutputWithCrash } from '../../core/nats/nats-load-output';
 import { rawPrefix } from '../start-repetition/logic';
 import type { StartedGenerator } from '../start-repetition/aws-generators';
 import type { AzureStartedGenerator } from '../start-repetition/azure-generators';
@@ -165,7 +167,8 @@ function countedFault(
       reason: notCountedReason(target, why),
     },
   });
-  if (verifierOutput === undefined) return uncounted("no lost-message verifier runs beside Kafka's performance tools");
+  if (verifierOutput === undefined)
+    return uncounted("no lost-message verifier runs beside Kafka's performance tools or the NATS load client");
   if (!started.faultApplied.appliedAt)
     return uncounted(
       "the fault step recorded no wall-clock time (appliedAt) to place the fault on the verifier's timeline",
@@ -217,21 +220,8 @@ async function assembleRepetition(
   const scenario = validatePlan(event.plan, 'the execution input').scenarios.find(
     (candidate) => candidate.id === event.item.scenarioId,
   )!;
-  // A Kafka repetition: each tool's console output, as the run script uploaded it
-  // (lambdas/start-repetition/kafka-script.ts).
-  const kafka = async () => {
-    const expectations = kafkaExpectations(scenario);
-    const files = kafkaRawFiles(expectations.producers, expectations.consumers, expectations.capacity?.steps.length);
-    return {
-      output: {
-        producers: await Promise.all(files.producers.map(read)),
-        consumers: await Promise.all(files.consumers.map(read)),
-        ...(files.steps ? { steps: await kafkaLadderOutput(files, read) } : {}),
-      },
-      expectations,
-    };
-  };
   const isKafka = scenario.cluster.broker === 'kafka';
+  const ownTools = isKafka || scenario.cluster.broker === 'nats';
   const several = 'generators' in event.started ? (event.started as Started | AzureStarted) : undefined;
   const loadGenerators = several?.generators
     ? { split: several.loadGeneratorSplit ?? '', outputs: await generatorOutputs(scenario, several.generators, read) }
@@ -244,18 +234,16 @@ async function assembleRepetition(
     finishedAt: now.toISOString(),
     perfTestArgs: event.started.perfTestArgs,
     expectations: perfTestExpectations(scenario.workload),
-    stdout: isKafka || loadGenerators ? '' : await read('stdout.txt'),
-    csv: isKafka || loadGenerators ? '' : await read('perftest.csv'),
+    stdout: ownTools || loadGenerators ? '' : await read('stdout.txt'),
+    csv: ownTools || loadGenerators ? '' : await read('perftest.csv'),
     ...(loadGenerators ? { loadGenerators } : {}),
-    // The management API sampler's lines beside PerfTest (lambdas/start-repetition/broker-sampler.ts); Kafka has no
-    // sampler.
-    ...(isKafka ? { kafka: await kafka() } : { brokerSamples: await read(BROKER_SAMPLES_FILE) }),
+    ...(await brokerOutput(scenario, read)),
     ...(targetError === undefined ? {} : { targetError }),
     ...countedFault(
       scenario.workload.fault,
       event.started,
       target,
-      isKafka || !scenario.workload.fault ? undefined : await read(VERIFIER_OUTPUT_FILE),
+      ownTools || !scenario.workload.fault ? undefined : await read(VERIFIER_OUTPUT_FILE),
     ),
   };
   await s3.send(
@@ -266,6 +254,43 @@ async function assembleRepetition(
     }),
   );
   return { done: true, rawKey: event.item.rawKey };
+}
+
+/**
+ * What the broker's own tools left: a Kafka repetition's console output of each tool, as the run script uploaded it
+ * (lambdas/start-repetition/kafka-script.ts); a NATS repetition's load client JSON lines and console
+ * (lambdas/start-repetition/nats-script.ts); beside PerfTest, the management API sampler's lines
+ * (lambdas/start-repetition/broker-sampler.ts).
+ */
+async function brokerOutput(
+  scenario: Scenario,
+  read: (name: string) => Promise<string>,
+): Promise<Pick<RawRepetition, 'kafka' | 'nats' | 'brokerSamples'>> {
+  if (scenario.cluster.broker === 'kafka') {
+    const expectations = kafkaExpectations(scenario);
+    const files = kafkaRawFiles(expectations.producers, expectations.consumers, expectations.capacity?.steps.length);
+    return {
+      kafka: {
+        output: {
+          producers: await Promise.all(files.producers.map(read)),
+          consumers: await Promise.all(files.consumers.map(read)),
+          ...(files.steps ? { steps: await kafkaLadderOutput(files, read) } : {}),
+        },
+        expectations,
+      },
+    };
+  }
+  if (scenario.cluster.broker === 'nats')
+    return {
+      nats: {
+        output: natsOutputWithCrash(await read(NATS_LOAD_OUTPUT_FILE), await read(NATS_LOAD_LOG_FILE)),
+        expectations: natsLoadExpectations(
+          scenario.workload,
+          natsRunSettings(scenario.workload, scenario.cluster.nodes),
+        ),
+      },
+    };
+  return { brokerSamples: await read(BROKER_SAMPLES_FILE) };
 }
 
 /**

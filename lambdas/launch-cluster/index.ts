@@ -18,6 +18,15 @@ const azureLaunch = () => import('./azure');
 const TEMPLATE_URL_PREFIX = 'CLUSTER_TEMPLATE_URL_';
 /** KAFKA_CLUSTER_TEMPLATE_URL_<broker count>, one per count the controller ships a Kafka template for. */
 const KAFKA_TEMPLATE_URL_PREFIX = 'KAFKA_CLUSTER_TEMPLATE_URL_';
+/** NATS_CLUSTER_TEMPLATE_URL_<node count>, one per count the controller ships a NATS template for. */
+const NATS_TEMPLATE_URL_PREFIX = 'NATS_CLUSTER_TEMPLATE_URL_';
+/** The templates whose environment variables start with `prefix`, by what follows it. */
+const templateUrlsByCount = (prefix: string) =>
+  Object.fromEntries(
+    Object.entries(process.env)
+      .filter(([name, value]) => name.startsWith(prefix) && value)
+      .map(([name, value]) => [name.slice(prefix.length), value!]),
+  );
 
 const config: AwsClusterConfig = {
   templateUrls: Object.fromEntries(
@@ -25,11 +34,8 @@ const config: AwsClusterConfig = {
       .filter(([name, value]) => name.startsWith(TEMPLATE_URL_PREFIX) && value)
       .map(([name, value]) => [name.slice(TEMPLATE_URL_PREFIX.length).replace(/_/g, '.'), value!]),
   ),
-  kafkaTemplateUrls: Object.fromEntries(
-    Object.entries(process.env)
-      .filter(([name, value]) => name.startsWith(KAFKA_TEMPLATE_URL_PREFIX) && value)
-      .map(([name, value]) => [name.slice(KAFKA_TEMPLATE_URL_PREFIX.length), value!]),
-  ),
+  kafkaTemplateUrls: templateUrlsByCount(KAFKA_TEMPLATE_URL_PREFIX),
+  natsTemplateUrls: templateUrlsByCount(NATS_TEMPLATE_URL_PREFIX),
   defaultRabbitmqVersion: requireEnv('CLUSTER_DEFAULT_RABBITMQ_VERSION'),
   cloudFormationRoleArn: requireEnv('CLOUDFORMATION_ROLE_ARN'),
   resultsBucketName: requireEnv('RAW_OUTPUT_BUCKET'),

@@ -17,6 +17,11 @@ export interface AwsClusterConfig {
    * (KAFKA_CONTROLLER_BROKER_COUNTS). @default - none: Kafka clusters are refused
    */
   readonly kafkaTemplateUrls?: Readonly<Record<string, string>>;
+  /**
+   * S3 URL of the NATS cluster + load generator template, per node count it launches (NATS_CONTROLLER_NODE_COUNTS).
+   * @default - none: NATS clusters are refused
+   */
+  readonly natsTemplateUrls?: Readonly<Record<string, string>>;
   /** The RabbitMQ version a plan cluster without `rabbitmqVersion` gets (a key of templateUrls). */
   readonly defaultRabbitmqVersion: string;
   /** The role CloudFormation assumes to create the cluster (the functions only pass it). */
@@ -47,7 +52,7 @@ export interface AwsClusterNetwork {
 /** What a plan cluster asks for: the scheduled cluster carries only the node count and the topology type. */
 export type PlanClusterSpec = Pick<
   ClusterGroup,
-  'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType' | 'loadGenerators'
+  'nodes' | 'topology' | 'rabbitmqVersion' | 'instanceType' | 'loadGenerators' | 'syncInterval'
 > & {
   readonly broker?: ClusterGroup['broker'];
 };
@@ -65,12 +70,13 @@ export function planClusterOf(plan: unknown, cluster: ScheduledCluster): PlanClu
     );
   }
   return {
-    ...(group.broker === 'kafka' ? { broker: group.broker } : {}),
+    ...(group.broker === 'kafka' || group.broker === 'nats' ? { broker: group.broker } : {}),
     nodes: group.nodes,
     topology: group.topology,
     ...(group.rabbitmqVersion ? { rabbitmqVersion: group.rabbitmqVersion } : {}),
     ...(group.instanceType ? { instanceType: group.instanceType } : {}),
     ...(group.loadGenerators ? { loadGenerators: group.loadGenerators } : {}),
+    ...(group.syncInterval ? { syncInterval: group.syncInterval } : {}),
   };
 }
 
@@ -144,18 +150,31 @@ export function clusterStackParameters(config: AwsClusterConfig, spec: PlanClust
 
 /** The Kafka template for a plan cluster's broker count; a count without a template is refused by name. */
 export function kafkaClusterTemplateFor(config: AwsClusterConfig, brokers: number): string {
-  const templates = config.kafkaTemplateUrls ?? {};
-  const templateUrl = templates[String(brokers)];
+  return countTemplateFor(config.kafkaTemplateUrls, brokers, 'Kafka', 'broker(s)');
+}
+
+/** The NATS template for a plan cluster's node count; a count without a template is refused by name. */
+export function natsClusterTemplateFor(config: AwsClusterConfig, nodes: number): string {
+  return countTemplateFor(config.natsTemplateUrls, nodes, 'NATS', 'server(s)');
+}
+
+function countTemplateFor(
+  templates: Readonly<Record<string, string>> = {},
+  count: number,
+  broker: string,
+  unit: string,
+): string {
+  const templateUrl = templates[String(count)];
   if (templateUrl === undefined) {
     const counts = Object.keys(templates)
       .map(Number)
       .sort((a, b) => a - b);
     throw new Error(
-      `the AWS target has no Kafka cluster template for ${brokers} broker(s): it launches ` +
+      `the AWS target has no ${broker} cluster template for ${count} ${unit}: it launches ` +
         `${
           counts.length > 0
             ? counts.join(', ')
-            : 'no Kafka cluster (this controller was deployed without Kafka templates)'
+            : `no ${broker} cluster (this controller was deployed without ${broker} templates)`
         } ` +
         `(the plan cluster's nodes)`,
     );
@@ -188,12 +207,28 @@ export function kafkaClusterStackParameters(config: AwsClusterConfig, spec: Plan
   ];
 }
 
+/**
+ * The NATS cluster template's parameters (buildNatsClusterStack in cdk/cluster-templates.ts declares them): those of
+ * the Kafka template, and the plan cluster's syncInterval.
+ */
+export function natsClusterStackParameters(config: AwsClusterConfig, spec: PlanClusterSpec) {
+  return [
+    ...kafkaClusterStackParameters(config, spec),
+    ...(spec.syncInterval === undefined ? [] : [{ ParameterKey: 'SyncInterval', ParameterValue: spec.syncInterval }]),
+  ];
+}
+
 /** The template and parameters of a plan cluster, by its broker. */
 function stackTemplate(config: AwsClusterConfig, spec: PlanClusterSpec) {
   if (spec.broker === 'kafka')
     return {
       templateUrl: kafkaClusterTemplateFor(config, spec.nodes),
       parameters: kafkaClusterStackParameters(config, spec),
+    };
+  if (spec.broker === 'nats')
+    return {
+      templateUrl: natsClusterTemplateFor(config, spec.nodes),
+      parameters: natsClusterStackParameters(config, spec),
     };
   const { rabbitmqVersion, templateUrl } = clusterTemplateFor(config, spec.rabbitmqVersion);
   return { templateUrl, parameters: clusterStackParameters(config, spec, rabbitmqVersion) };

@@ -2,7 +2,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { certificateFingerprint256 } from '../../core/cloud/self-signed-certificate';
 import type { WorkflowTarget } from '../../state-machines/schedule';
-import { kafkaSmokeTest } from './kafka';
+import { kafkaSmokeTest, natsSmokeTest } from './load-generator-smoke';
 import { managementSmokeTest, smokeTest } from './logic';
 import { withTransientErrors } from '../shared/transient-errors';
 
@@ -84,6 +84,12 @@ export const handler = withTransientErrors(
         bootstrapServers,
         event.cluster?.nodes ?? bootstrapServers.split(',').length,
       );
+    }
+    // A NatsCluster stack outputs its servers' URLs; the smoke test runs the NATS load client on the load generator.
+    const serverUrls = Object.entries(outputs).find(([key]) => key.includes('ServerUrls'))?.[1];
+    if (serverUrls) {
+      const instanceId = Object.entries(outputs).find(([key]) => key.includes('InstanceId'))?.[1] ?? '';
+      return natsSmokeTest(ssm, instanceId, serverUrls, event.cluster?.nodes ?? serverUrls.split(',').length);
     }
     const endpoint = Object.entries(outputs).find(([key]) => key.includes('AmqpEndpoint'))?.[1];
     const secretArn = Object.entries(outputs).find(([key]) => key.includes('AdminSecretArn'))?.[1];

@@ -5,6 +5,7 @@ import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
 import { startAzureKafkaRepetition } from './azure-kafka';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
+import { awsNatsRepetitionScript } from './nats-script';
 import { faultSchedule } from './logic';
 import { startAzureRabbitMqRepetition } from './azure-generators';
 import { startAwsRabbitMqRepetition } from './aws-generators';
@@ -16,6 +17,14 @@ const azureTarget = () => import('../shared/azure-target');
 const bucket = requireEnv('RAW_OUTPUT_BUCKET');
 const ssm = new SSMClient({});
 const s3 = new S3Client({});
+
+/** What every broker's own repetition script takes from the event. */
+const common = (event: { plan: unknown; runId: string; item: ScheduledRepetition }) => ({
+  plan: event.plan,
+  runId: event.runId,
+  item: event.item,
+  bucket,
+});
 
 export const handler = withTransientErrors(
   async (
@@ -46,22 +55,21 @@ export const handler = withTransientErrors(
     const until = new Date(
       Math.min(invocationEnd, Math.max(Date.parse(event.launch.readyBy ?? '') || 0, Date.now() + 60_000)),
     );
-    if (broker === 'kafka') {
-      // Kafka's own performance tools on the load generator, against the brokers' names (the KafkaCluster stack's
-      // BootstrapServers output).
-      const kafka = awsKafkaRepetitionScript({
-        plan: event.plan,
-        runId: event.runId,
-        item: event.item,
-        bootstrapServers: output('BootstrapServers'),
-        bucket,
-      });
-      const started = await startPerfTest(ssm, output('InstanceId'), kafka.script, kafka.timeoutSeconds, { until });
+    // Kafka's own performance tools, or rmqbench's NATS load client, on the load generator, against the servers'
+    // names (the KafkaCluster stack's BootstrapServers output, the NatsCluster stack's ServerUrls).
+    const own =
+      broker === 'kafka'
+        ? awsKafkaRepetitionScript({ ...common(event), bootstrapServers: output('BootstrapServers') })
+        : broker === 'nats'
+          ? awsNatsRepetitionScript({ ...common(event), serverUrls: output('ServerUrls') })
+          : undefined;
+    if (own) {
+      const started = await startPerfTest(ssm, output('InstanceId'), own.script, own.timeoutSeconds, { until });
       return {
         ...started,
         startedAt: new Date().toISOString(),
-        perfTestArgs: kafka.args,
-        doneBy: new Date(Date.now() + (kafka.timeoutSeconds + 60) * 1000).toISOString(),
+        perfTestArgs: own.args,
+        doneBy: new Date(Date.now() + (own.timeoutSeconds + 60) * 1000).toISOString(),
       };
     }
     return startAwsRabbitMqRepetition(ssm, bucket, event, { until });

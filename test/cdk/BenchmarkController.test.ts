@@ -14,6 +14,8 @@ import {
   CLUSTER_INSTANCE_TYPE_PATTERN,
   KAFKA_CONTROLLER_BROKER_COUNTS,
   kafkaClusterTemplateFileName,
+  NATS_CONTROLLER_NODE_COUNTS,
+  natsClusterTemplateFileName,
   clusterNodeImageParameterName,
   clusterTemplateFileName,
   CONTROLLER_DEFAULT_RELEASE,
@@ -25,7 +27,9 @@ import { uncoveredActions } from '../../cdk/cluster-stack-iam';
 import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { generateBrokerConfig, type BrokerConfigInput } from '../../core/broker/broker-config';
 import type { QueueTopology } from '../../core/plan/plan-schema';
-import { AWS_KAFKA_BROKER_COUNTS, isArmInstanceType } from '../../core/plan/target-rules';
+import { AWS_KAFKA_BROKER_COUNTS, AWS_NATS_NODE_COUNTS, isArmInstanceType } from '../../core/plan/target-rules';
+import { goTarball } from '../../cdk/go-toolchain';
+import { SYNC_INTERVAL_PARAMETER_PATTERN } from '../../cdk/cluster-templates';
 import { KAFKA_TOOL_COMMAND, KAFKA_TOOLS_JARS_DELIMITER } from '../../cdk/user-data/load-generator';
 import { jarsDigest, jarsManifest } from '../../cdk/user-data/pinned-jars';
 import { KAFKA_ARTIFACTS } from '../../cdk/kafka-artifacts';
@@ -473,7 +477,9 @@ describe('BenchmarkController', () => {
     () => {
       const [templates] = statements('ReadClusterTemplates');
       expect(templates!.Action).toBe('s3:GetObject');
-      expect(templates!.Resource).toHaveLength(CONTROLLER_RELEASES.length + KAFKA_CONTROLLER_BROKER_COUNTS.length);
+      expect(templates!.Resource).toHaveLength(
+        CONTROLLER_RELEASES.length + KAFKA_CONTROLLER_BROKER_COUNTS.length + NATS_CONTROLLER_NODE_COUNTS.length,
+      );
       expect(JSON.stringify(templates!.Resource)).not.toContain('*');
       expect(JSON.stringify(statements('ReadRawPerfTestOutput')[0]!.Resource)).toContain('/runs/*/raw/*');
       expect(statements('WriteIngestObjects')[0]!.Action).toBe('s3:PutObject');
@@ -719,6 +725,7 @@ describe('cluster templates', () => {
       const files = [
         ...CONTROLLER_RELEASES.map(clusterTemplateFileName),
         ...KAFKA_CONTROLLER_BROKER_COUNTS.map(kafkaClusterTemplateFileName),
+        ...NATS_CONTROLLER_NODE_COUNTS.map(natsClusterTemplateFileName),
       ];
       const types = new Set(
         files.flatMap((file) =>
@@ -865,11 +872,12 @@ describe('cluster templates', () => {
     },
   );
 
-  test('cfn-lint finds no error in any cluster template, the Kafka ones included', () => {
+  test('cfn-lint finds no error in any cluster template, the Kafka and NATS ones included', () => {
     if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
     const files = [
       ...CONTROLLER_RELEASES.map(clusterTemplateFileName),
       ...KAFKA_CONTROLLER_BROKER_COUNTS.map(kafkaClusterTemplateFileName),
+      ...NATS_CONTROLLER_NODE_COUNTS.map(natsClusterTemplateFileName),
     ].map((file) => join(synthesizeClusterTemplates(), file));
     const lint = spawnSync(CFN_LINT, ['--format', 'parseable', '--', ...files], { encoding: 'utf8', timeout: 120_000 });
     expect(`${lint.stdout}${lint.stderr}`.trim()).toBe('');
@@ -1442,4 +1450,98 @@ describe('BenchmarkController with Azure', () => {
   test('cdk-nag AwsSolutions has no unacknowledged finding with Azure configured', () => {
     expect(unacknowledgedFindings(azureApp)).toEqual([]);
   });
+});
+
+describe('NATS cluster templates', () => {
+  type CfnTemplate = {
+    Parameters: Record<string, Record<string, unknown> & { Type: string }>;
+    Resources: Record<string, { Type: string; Properties?: Record<string, unknown>; CreationPolicy?: unknown }>;
+    Outputs: Record<string, { Value: unknown }>;
+  };
+  const natsTemplate = (nodes: number) =>
+    JSON.parse(
+      readFileSync(join(synthesizeClusterTemplates(), natsClusterTemplateFileName(nodes)), 'utf8'),
+    ) as CfnTemplate;
+  const instances = (file: CfnTemplate) =>
+    Object.entries(file.Resources).filter(([, resource]) => resource.Type === 'AWS::EC2::Instance');
+  const userDataParts = (resource: { Properties?: Record<string, unknown> }) =>
+    (resource.Properties!.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64'][
+      'Fn::Join'
+    ][1];
+  const userData = (resource: { Properties?: Record<string, unknown> }) =>
+    userDataParts(resource)
+      .map((part) => (typeof part === 'string' ? part : JSON.stringify(part)))
+      .join('');
+
+  test(
+    'one template per server count the AWS target accepts (1, 3, 5), each with that many servers that each ' +
+      'signal their boot and take the plan cluster’s instance type and sync interval; the launcher gets their URLs',
+    () => {
+      expect(NATS_CONTROLLER_NODE_COUNTS).toEqual([...AWS_NATS_NODE_COUNTS]);
+      expect(Object.keys(controller.natsClusterTemplates).map(Number)).toEqual([1, 3, 5]);
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: 'rmqbench launch-cluster',
+        Environment: {
+          Variables: Match.objectLike({
+            NATS_CLUSTER_TEMPLATE_URL_1: Match.anyValue(),
+            NATS_CLUSTER_TEMPLATE_URL_3: Match.anyValue(),
+            NATS_CLUSTER_TEMPLATE_URL_5: Match.anyValue(),
+          }),
+        },
+      });
+      for (const nodes of NATS_CONTROLLER_NODE_COUNTS) {
+        const file = natsTemplate(nodes);
+        expect(
+          Object.keys(file.Parameters)
+            .filter((name) => !name.startsWith('SsmParameterValue') && name !== 'BootstrapVersion')
+            .sort(),
+        ).toEqual([
+          'AvailabilityZones',
+          'InstanceType',
+          'PrivateSubnetIds',
+          'ResultsBucketName',
+          'SyncInterval',
+          'VpcId',
+        ]);
+        expect(file.Parameters.SyncInterval).toMatchObject({
+          Type: 'String',
+          Default: '2m',
+          AllowedPattern: SYNC_INTERVAL_PARAMETER_PATTERN,
+        });
+        const servers = instances(file).filter(([id]) => id.startsWith('NatsServer'));
+        expect(servers).toHaveLength(nodes);
+        for (const [, server] of servers) {
+          expect(server.CreationPolicy).toEqual({ ResourceSignal: { Count: 1, Timeout: 'PT900S' } });
+          expect(server.Properties!.InstanceType).toEqual({ Ref: 'InstanceType' });
+          // The server configuration takes the parameter, quoted as nats-server reads a string.
+          expect(userData(server)).toContain('sync_interval: "{"Ref":"SyncInterval"}"');
+          expect(userData(server)).toContain('STACK_NAME={"Ref":"AWS::StackName"}');
+        }
+        expect(Object.keys(file.Outputs).some((key) => key.includes('ServerUrls'))).toBe(true);
+        expect(Object.keys(file.Outputs).filter((key) => key.includes('InstanceId'))).toHaveLength(1);
+      }
+    },
+  );
+
+  test(
+    "the load generator installs the pinned Go toolchain (URL and SHA-256) for the NATS scripts' build, and every " +
+      "instance's user data is within EC2's 16 KB, each token counted at 256 characters",
+    () => {
+      const tarball = goTarball('amd64');
+      for (const nodes of NATS_CONTROLLER_NODE_COUNTS) {
+        const file = natsTemplate(nodes);
+        const [, loadGenerator] = instances(file).find(([id]) => id.startsWith('LoadGenerator'))!;
+        const text = userData(loadGenerator);
+        expect(text).toContain(`rmqbench_fetch_go ${tarball.url} `);
+        expect(text).toContain(`echo '${tarball.sha256}  `);
+        for (const [id, instance] of instances(file)) {
+          const bytes = userDataParts(instance).reduce<number>(
+            (sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : 256),
+            0,
+          );
+          expect({ nodes, id, fits: bytes < 16 * 1024 }).toEqual({ nodes, id, fits: true });
+        }
+      }
+    },
+  );
 });

@@ -251,23 +251,55 @@ describe('NATS plan fields', () => {
 describe('NATS on the targets', () => {
   const plan = parsePlanText(natsPlan(', instanceType: c5.xlarge', ''), 'nats.yaml');
 
-  test('the local target takes it; aws and azure refuse it by field, naming the target', () => {
+  test('local and aws take it; azure refuses it by field, naming the target', () => {
     expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-    for (const target of ['aws', 'azure']) {
-      expect(targetProblems(plan, target, defaultPriceCatalog)).toEqual(
-        expect.arrayContaining([
-          {
-            path: 'clusters[0].broker',
-            value: 'nats',
-            message: expect.stringMatching(
-              new RegExp(`^target ${target} does not run NATS JetStream clusters yet .*--target local$`),
-            ),
-          },
-        ]),
-      );
-    }
+    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(plan, 'azure', defaultPriceCatalog)).toEqual(
+      expect.arrayContaining([
+        {
+          path: 'clusters[0].broker',
+          value: 'nats',
+          message: expect.stringMatching(
+            /^target azure does not run NATS JetStream clusters yet .*--target local or --target aws$/,
+          ),
+        },
+      ]),
+    );
     const { scenarios: _scenarios, ...data } = plan;
-    expect(() => buildSchedule({ plan: data, target: 'aws' }, 'exec-1')).toThrow(/clusters\[0\]\.broker: target aws/);
+    expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
+    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(
+      /clusters\[0\]\.broker: target azure/,
+    );
+  });
+
+  test('aws: a server count without a template, a missing instance type and a fault are refused by field', () => {
+    const twoNodes = parsePlanText(natsPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 2'), 'n.yaml');
+    expect(targetProblems(twoNodes, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({
+        path: 'clusters[0].nodes',
+        value: 2,
+        message: expect.stringMatching(/1, 3, 5 servers/),
+      }),
+    ]);
+    const untyped = parsePlanText(natsPlan('', ''), 'n.yaml');
+    expect(targetProblems(untyped, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({ path: 'clusters[0].instanceType' }),
+    ]);
+    const faulted = parsePlanText(
+      natsPlan(
+        ', instanceType: c5.xlarge',
+        ', durationSeconds: 30, fault: { action: kill, node: leader, atSeconds: 10 }',
+      ),
+      'n.yaml',
+    );
+    expect(targetProblems(faulted, 'aws', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({
+        path: 'workloads[0].fault',
+        message: expect.stringMatching(
+          /^runs on NATS cluster "n3": on aws faults are applied to RabbitMQ clusters only/,
+        ),
+      }),
+    ]);
   });
 });
 

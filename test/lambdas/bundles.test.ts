@@ -1,3 +1,4 @@
+import { natsLoadSourceFolder } from '../../lambdas/shared/nats-load-generator';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -139,13 +140,21 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
     "each function's folder (its Lambda asset) holds only " +
       'the ES module bundle: no index.js that Lambda would load first',
     () => {
+      // The functions that send NATS scripts carry the load client's source beside the bundle (nats-load/), which
+      // the scripts build on the load generator.
+      const withNatsSource = ['smoke-test', 'start-repetition'];
       for (const entry of report) {
         const files = readdirSync(join(out, entry.name)).sort();
         expect({
           name: entry.name,
           entry: files.includes('index.mjs'),
           others: files.filter((file) => file !== 'index.mjs' && file !== 'chunks'),
-        }).toEqual({ name: entry.name, entry: true, others: [] });
+        }).toEqual({ name: entry.name, entry: true, others: withNatsSource.includes(entry.name) ? ['nats-load'] : [] });
+      }
+      for (const name of withNatsSource) {
+        expect(readdirSync(join(out, name, 'nats-load')).sort()).toEqual(['go.mod', 'go.sum', 'main.go', 'verify.go']);
+        // From the bundle's chunks/ folder, where esbuild may put the code that reads it, the source is found.
+        expect(natsLoadSourceFolder(join(out, name, 'chunks'))).toBe(join(out, name, 'nats-load'));
       }
     },
   );

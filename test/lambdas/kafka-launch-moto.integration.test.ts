@@ -13,7 +13,7 @@ import { ingestRepetition, type RawRepetition } from '../../core/results/ingest'
 import { checkRepetition } from '../../lambdas/check-repetition/logic';
 import { checkStack, deleteStack, expiredStacks, stacksOfRun } from '../../lambdas/shared/aws-cluster';
 import { launchStack, planClusterOf, type AwsClusterConfig } from '../../lambdas/shared/aws-launch';
-import { kafkaSmokeTest } from '../../lambdas/smoke-test/kafka';
+import { kafkaSmokeTest } from '../../lambdas/smoke-test/load-generator-smoke';
 import { rawPrefix } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import { motoClientConfig, startMoto, type Moto } from '../cloud/moto';

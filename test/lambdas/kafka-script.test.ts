@@ -1,7 +1,7 @@
 import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkedBootstrapServers, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
-import { kafkaSmokeTest } from '../../lambdas/smoke-test/kafka';
+import { kafkaSmokeTest } from '../../lambdas/smoke-test/load-generator-smoke';
 import {
   awsKafkaRepetitionScript,
   kafkaRepetitionSeconds,
