@@ -131,10 +131,10 @@ export function loadGeneratorBootCommands(input: LoadGeneratorBootInput): string
 }
 
 /**
- * `rmqbench_fetch_go <url> <file>`: downloads the Go tarball. A boot's test seam may redefine it (the sandboxed load
- * generator copies a local tarball); the checksum check after it runs either way.
+ * `rmqbench_fetch_go <url> <file>`: downloads the Go tarball. The boot's test seam (INSTALL_OVERRIDE_FILE, absent on
+ * EC2) may redefine it and GO_SHA256, for a tarball of its own; the checksum check after it runs either way.
  */
-export const FETCH_GO_FUNCTION = 'rmqbench_fetch_go() { curl -sSf --retry 5 --retry-all-errors -o "$2" "$1"; }';
+export const FETCH_GO_FUNCTION = 'rmqbench_fetch_go() { curl -fsSL --retry 5 --retry-connrefused -o "$2" "$1"; }';
 
 /**
  * Boot lines that install the Go toolchain for the NATS load client: the pinned tarball (cdk/go-toolchain.ts) checked
@@ -144,16 +144,18 @@ export const FETCH_GO_FUNCTION = 'rmqbench_fetch_go() { curl -sSf --retry 5 --re
  */
 export function natsToolsBootCommands(arch: GoArch, home = NATS_LOAD_HOME, goHome = GO_HOME): string[] {
   const tarball = goTarball(arch);
-  const file = `${home}/go${tarball.version}.tar.gz`;
+  const file = `${home}/go.tar.gz`;
   return [
+    `# Go ${tarball.version} (${arch}) for the NATS load client, checked against the SHA-256 pinned in ` +
+      'cdk/go-toolchain.ts.',
+    `GO_URL=${tarball.url}`,
+    `GO_SHA256=${tarball.sha256}`,
     FETCH_GO_FUNCTION,
-    // Test seam (absent on EC2), as in the node boots: the file may redefine rmqbench_fetch_go.
     `if [ -f ${INSTALL_OVERRIDE_FILE} ]; then . ${INSTALL_OVERRIDE_FILE}; fi`,
     `install -d ${home} ${goHome}`,
-    `rmqbench_fetch_go ${tarball.url} ${file}`,
-    `echo '${tarball.sha256}  ${file}' | sha256sum -c --quiet - || { rm -f ${file}; ` +
-      `echo "rmqbench: Go ${tarball.version} (${arch}) differs from its pinned SHA-256 (cdk/go-toolchain.ts)" >&2; ` +
-      'exit 1; }',
+    `rmqbench_fetch_go "$GO_URL" ${file}`,
+    `echo "$GO_SHA256  ${file}" | sha256sum -c --quiet - || { rm -f ${file}; ` +
+      `echo "rmqbench: the Go tarball differs from the pinned one ($GO_SHA256, cdk/go-toolchain.ts)" >&2; exit 1; }`,
     `tar -xzf ${file} -C ${goHome} --strip-components=1 --no-same-owner`,
     `rm -f ${file}`,
     `${goHome}/bin/go version`,

@@ -1532,8 +1532,9 @@ describe('NATS cluster templates', () => {
         const file = natsTemplate(nodes);
         const [, loadGenerator] = instances(file).find(([id]) => id.startsWith('LoadGenerator'))!;
         const text = userData(loadGenerator);
-        expect(text).toContain(`rmqbench_fetch_go ${tarball.url} `);
-        expect(text).toContain(`echo '${tarball.sha256}  `);
+        expect(text).toContain(`GO_URL=${tarball.url}\n`);
+        expect(text).toContain(`GO_SHA256=${tarball.sha256}\n`);
+        expect(text).toContain('echo "$GO_SHA256  /opt/nats-load/go.tar.gz" | sha256sum -c --quiet -');
         for (const [id, instance] of instances(file)) {
           const bytes = userDataParts(instance).reduce<number>(
             (sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : 256),

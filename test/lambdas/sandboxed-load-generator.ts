@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
 import { FETCH_JAR_FUNCTION } from '../../cdk/user-data/pinned-jars';
@@ -65,6 +66,15 @@ export interface SandboxOptions {
   /** The LoadGenerator's kafkaTools prop. @default false */
   readonly kafkaTools?: boolean;
   /**
+   * The LoadGenerator's natsTools prop, with the Go tarball its boot gets instead of the pinned one from
+   * dl.google.com: this machine's Go, packed by the test (goTarballOfThisMachine), handed over through the boot's one
+   * seam (/etc/rmqbench/install-override.sh: rmqbench_fetch_go and GO_SHA256); the checksum check, the unpacking and
+   * `go version` run as written. @default - no Go
+   */
+  readonly natsTools?: { readonly tarball: string; readonly sha256: string };
+  /** More environment for the boot and the script (e.g. GOPROXY). @default - none */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
    * The fewest jars the boot's manifests must list (a guard against a changed boot no longer downloading through the
    * substituted function).
    */
@@ -81,6 +91,7 @@ function sandboxBootScript(options: SandboxOptions): string {
     resultsBucketName: BUCKET,
     resultsPrefix: 'runs/',
     ...(options.kafkaTools ? { kafkaTools: true } : {}),
+    ...(options.natsTools ? { natsTools: { arch: 'amd64' as const } } : {}),
   });
   const dirs = options.jarDirs.map((dir) => `'${dir}'`).join(' ');
   // `rmqbench_fetch_jar <Maven path> <file>`: the same file from the first local jar folder that has it.
@@ -124,6 +135,13 @@ export async function runOnLoadGenerator(
     'mount -t tmpfs tmpfs /usr/local/bin',
     `mkdir -p ${sandbox}/etc-upper ${sandbox}/etc-work`,
     `mount -t overlay overlay -o lowerdir=/etc,upperdir=${sandbox}/etc-upper,workdir=${sandbox}/etc-work /etc`,
+    ...(options.natsTools
+      ? [
+          'mkdir -p /etc/rmqbench',
+          `printf '%s\\n' ${shellWord(`rmqbench_fetch_go() { cp '${options.natsTools.tarball}' "$2"; }`)} ` +
+            `'GO_SHA256=${options.natsTools.sha256}' > /etc/rmqbench/install-override.sh`,
+        ]
+      : []),
     `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
     ...(options.afterBoot ?? []),
     `exec bash ${sandbox}/run.sh`,
@@ -141,6 +159,7 @@ export async function runOnLoadGenerator(
         AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
         AWS_CONFIG_FILE: join(sandbox, 'aws-config'),
         AWS_DEFAULT_REGION: REGION,
+        ...options.env,
       },
     },
   );
@@ -154,3 +173,27 @@ export async function runOnLoadGenerator(
   clearTimeout(timer);
   return { code, stdout, stderr };
 }
+
+/**
+ * This machine's Go (its GOROOT) packed as the official tarballs are (one `go/` folder), under `work`: what the
+ * sandbox's boot unpacks in place of the pinned release, with its SHA-256 for the boot's check line.
+ */
+export function goTarballOfThisMachine(work: string, go: string): { tarball: string; sha256: string } {
+  const root = execFileSync(go, ['env', 'GOROOT'], { encoding: 'utf8' }).trim();
+  const tarball = join(work, 'go.tar.gz');
+  execFileSync('tar', [
+    '-C',
+    dirname(root),
+    '--transform',
+    `s,^${basename(root)},go,`,
+    '-I',
+    'gzip -1',
+    '-cf',
+    tarball,
+    basename(root),
+  ]);
+  return { tarball, sha256: createHash('sha256').update(readFileSync(tarball)).digest('hex') };
+}
+
+/** One word for bash, single-quoted. */
+const shellWord = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
