@@ -1,3 +1,5 @@
+import { groupScenariosByCluster, validatePlan } from '../core/plan/plan';
+import type { Broker } from '../core/kafka/kafka-plan';
 import { DescribeExecutionCommand, type ExecutionStatus, type SFNClient } from '@aws-sdk/client-sfn';
 import type { StoredRepetition } from '../core/results/result-items';
 import type { RepetitionRecord } from '../core/results/result-model';
@@ -133,7 +135,25 @@ class FollowProgress {
     if (this.clustersStarted.has(index)) return;
     this.clustersStarted.set(index, this.now());
     const cluster = this.schedule.clusters[index]!;
-    this.onEvent({ type: 'cluster-starting', nodes: cluster.nodes, topology: cluster.topology });
+    const broker = this.brokerOf(index);
+    this.onEvent({
+      type: 'cluster-starting',
+      nodes: cluster.nodes,
+      topology: cluster.topology,
+      ...(broker === undefined ? {} : { broker }),
+    });
+  }
+
+  /**
+   * The broker of the schedule's cluster `index` (buildSchedule numbers groupScenariosByCluster's groups in order), so
+   * that a Kafka or NATS cluster is announced as one; undefined when the plan no longer validates here.
+   */
+  private brokerOf(index: number): Broker | undefined {
+    try {
+      return groupScenariosByCluster(validatePlan(this.schedule.plan, 'the run'))[index]?.broker;
+    } catch {
+      return undefined;
+    }
   }
 
   clusterIsReady(index: number): void {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RawRepetition } from '../core/results/ingest';
-import { kafkaRunSettings } from '../core/kafka/kafka-perf-args';
+import { createTopicArgs, kafkaRunSettings } from '../core/kafka/kafka-perf-args';
 import type { BrokerRepetitionOptions } from './broker-repetition';
 import {
   applyBrokerFault,
@@ -52,10 +52,8 @@ export async function startKafkaRepetition(
   const settings = kafkaRunSettings(scenario.workload, kafka.nodes.length);
   const suffix = randomBytes(3).toString('hex');
   const topic = `rmqbench-verifier-${suffix}`;
-  await kafka.topicCommand(
-    ['--create', '--topic', topic, '--partitions', '1', '--replication-factor', String(settings.replicationFactor)],
-    `topic-create-${topic}.log`,
-  );
+  // One partition, the workload's replication factor and min.insync.replicas.
+  await kafka.topicCommand(createTopicArgs(topic, { ...settings, partitions: 1 }), `topic-create-${topic}.log`);
   const control = join(options.outputDir, 'kafka-verifier.control');
   writeFileSync(control, '');
   const args = ['--bootstrap-server', kafka.bootstrapServers, '--topic', topic, '--control', control];

@@ -212,7 +212,7 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
     const lbTraffic = { gb: 0, unbounded: 0 };
     for (const scenario of group.scenarios) {
       const { workload } = scenario;
-      if (scenario.cluster.connection === 'lb') {
+      if (scenario.cluster.connection === 'lb' && scenario.cluster.broker === 'rabbitmq') {
         const published = publishedGbOf(workload, plan.repetitions);
         // In to the brokers and out to the consumers: both directions are processed bytes.
         if (published === undefined) lbTraffic.unbounded++;
@@ -350,11 +350,11 @@ function clusterCostParts(input: {
         },
   );
   // Every RabbitMQ cluster has a load balancer (the NLB / Azure Standard load balancer), whatever the plan's connection
-  // mode; a Kafka cluster has none (cdk/KafkaCluster.ts, bicep/modules/kafka-cluster.bicep: clients reach each broker
-  // at its advertised private address). Its region, and the NAT gateway's, is the plan's, else the one the nodes were
-  // priced in.
+  // mode; a Kafka or NATS cluster has none (cdk/KafkaCluster.ts, cdk/NatsCluster.ts, bicep/modules/kafka-cluster.bicep:
+  // clients reach each broker or server at its own private address). Its region, and the NAT gateway's, is the plan's,
+  // else the one the nodes were priced in.
   const networkRegion = region ?? ('error' in node ? undefined : node.region);
-  if (group.broker !== 'kafka') {
+  if (group.broker === 'rabbitmq') {
     parts.push(loadBalancerPart({ name, minutes, catalog, target, region: networkRegion, lbTraffic: input.lbTraffic }));
   }
   const generators = group.loadGenerators ?? 1;
@@ -488,7 +488,7 @@ function natGatewayPart(input: {
       detail: `${downloads} through the controller's NAT gateway, whose hours are the controller's (${where})`,
     };
   const hours = minutes / 60;
-  const addresses = input.broker === 'kafka' ? 1 : 2;
+  const addresses = input.broker === 'rabbitmq' ? 2 : 1;
   const ipHourly = nat.publicIpv4HourlyUsd ?? 0;
   return {
     name: partName,

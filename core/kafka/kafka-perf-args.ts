@@ -42,6 +42,8 @@ export const KAFKA_UNREACHABLE_RECORDS_PER_SECOND = 100_000_000;
 export interface KafkaRunSettings {
   readonly partitions: number;
   readonly replicationFactor: number;
+  /** The topic's min.insync.replicas when the workload sets it; absent: the brokers' default. */
+  readonly minInsyncReplicas?: number;
   readonly acks: string;
   readonly batchSizeBytes: number;
   readonly lingerMs: number;
@@ -88,6 +90,7 @@ export function kafkaRunSettings(workload: Workload, brokers: number): KafkaRunS
   return {
     partitions: workload.partitions ?? KAFKA_DEFAULTS.partitions,
     replicationFactor: workload.replicationFactor ?? defaultReplicationFactor(brokers),
+    ...(workload.minInsyncReplicas === undefined ? {} : { minInsyncReplicas: workload.minInsyncReplicas }),
     acks: workload.acks ?? KAFKA_DEFAULTS.acks,
     batchSizeBytes: workload.batchSizeBytes ?? KAFKA_DEFAULTS.batchSizeBytes,
     lingerMs: workload.lingerMs ?? KAFKA_DEFAULTS.lingerMs,
@@ -116,7 +119,10 @@ export function kafkaPerfExpectations(workload: Workload, settings: KafkaRunSett
 }
 
 /** TopicCommand arguments that create the benchmark topic. */
-export function createTopicArgs(topic: string, settings: KafkaRunSettings): string[] {
+export function createTopicArgs(
+  topic: string,
+  settings: Pick<KafkaRunSettings, 'partitions' | 'replicationFactor' | 'minInsyncReplicas'>,
+): string[] {
   return [
     '--create',
     '--topic',
@@ -125,6 +131,10 @@ export function createTopicArgs(topic: string, settings: KafkaRunSettings): stri
     String(settings.partitions),
     '--replication-factor',
     String(settings.replicationFactor),
+    // A topic-level configuration (TopicCommand --config <name>=<value>), so no broker setting changes.
+    ...(settings.minInsyncReplicas === undefined
+      ? []
+      : ['--config', `min.insync.replicas=${settings.minInsyncReplicas}`]),
   ];
 }
 

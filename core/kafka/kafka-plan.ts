@@ -53,6 +53,13 @@ export const kafkaWorkloadFieldsShape = {
   partitions: positiveInt(10_000).optional(),
   /** Copies of each partition; at most the cluster's broker count. @default min(3, nodes) */
   replicationFactor: positiveInt(7).optional(),
+  /**
+   * The topic's min.insync.replicas: with acks=all a write is acknowledged only once this many replicas (the leader
+   * included) have it, and refused (NotEnoughReplicas) while fewer are in sync; at most replicationFactor. With the
+   * default of 1 an acks=all write can be acknowledged by the leader alone once the others fell out of sync.
+   * @default - the brokers' default, 1
+   */
+  minInsyncReplicas: positiveInt(7).optional(),
   /** Producer acks: "0", "1" or "all" (YAML numbers 0 and 1 are read as "0" and "1"). @default "all" */
   acks: z.preprocess((value) => (typeof value === 'number' ? String(value) : value), z.enum(KAFKA_ACKS)).optional(),
   /** Producer batch.size in bytes (0 turns batching off). @default 16384 */
@@ -79,6 +86,7 @@ export interface KafkaRelevantWorkload extends RabbitMqSettingsOfWorkload {
   readonly publishRateLimit?: number | undefined;
   readonly partitions?: number | undefined;
   readonly replicationFactor?: number | undefined;
+  readonly minInsyncReplicas?: number | undefined;
   readonly acks?: string | undefined;
   readonly batchSizeBytes?: number | undefined;
   readonly lingerMs?: number | undefined;
@@ -164,6 +172,16 @@ export function checkWorkloadBroker(
         path: `${path}.replicationFactor`,
         message: `must be at most the number of brokers of cluster "${cluster.name}" (${cluster.nodes})`,
         value: workload.replicationFactor,
+      });
+    }
+    const replicas = workload.replicationFactor ?? defaultReplicationFactor(cluster.nodes);
+    if (workload.minInsyncReplicas !== undefined && workload.minInsyncReplicas > replicas) {
+      issues.push({
+        path: `${path}.minInsyncReplicas`,
+        message:
+          `must be at most the topic's replication factor (${replicas} on cluster "${cluster.name}"): ` +
+          'no acks=all write could ever be acknowledged',
+        value: workload.minInsyncReplicas,
       });
     }
     // Without messageCount, totalBytes, publishRateLimit or a capacity ladder, a Kafka workload runs for

@@ -426,6 +426,8 @@ export interface ScenarioFacts {
   readonly clusterName: string;
   readonly nodes?: number;
   readonly connection?: string;
+  /** The plan cluster's broker (rabbitmq, kafka, nats); absent for a record whose plan no longer validates. */
+  readonly broker?: string;
   readonly queues?: number;
   /** The plan cluster's instanceType (cloud runs). */
   readonly instanceType?: string;
@@ -444,6 +446,7 @@ export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
       clusterName: scenario.cluster.name,
       nodes: scenario.cluster.nodes,
       connection: scenario.cluster.connection,
+      broker: scenario.cluster.broker,
       queues: scenario.workload.queues,
       ...(instanceType === undefined ? {} : { instanceType }),
     });
@@ -634,7 +637,8 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
   try {
     for (const [clusterName, fact] of clusters) {
       const nodes = fact.nodes ?? 1;
-      const loadBalancer = fact.connection === 'lb';
+      // Only a RabbitMQ cluster has a load balancer: Kafka and NATS clients reach each node at its own address.
+      const loadBalancer = fact.connection === 'lb' && (fact.broker ?? 'rabbitmq') === 'rabbitmq';
       const clusterInstanceType = instanceTypeOfCluster(fact)!;
       const cost = clusterCost(catalog, {
         provider,

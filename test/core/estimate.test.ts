@@ -309,6 +309,26 @@ workloads:
     expect(long.wallMinutes - short.wallMinutes).toBeCloseTo((2 * 540) / 60, 9);
   });
 
+  test('a RabbitMQ cluster is charged a load balancer; Kafka and NATS clusters, reached node by node, are not', () => {
+    const plan = parsePlanText(
+      `
+name: brokers
+clusters:
+  - { name: rabbit, nodes: 3, instanceType: c5.xlarge }
+  - { name: kafka, broker: kafka, nodes: 3, instanceType: c5.xlarge }
+  - { name: nats, broker: nats, nodes: 3, instanceType: c5.xlarge }
+workloads:
+  - { name: w, messageSizeBytes: 100, publishRateLimit: 100, durationSeconds: 60 }
+`,
+      'brokers.yaml',
+    );
+    const parts = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog, region: 'us-east-1' }).parts.map(
+      (part) => part.name,
+    );
+    expect(parts.filter((name) => name.endsWith(': load balancer'))).toEqual(['rabbit: load balancer']);
+    for (const cluster of ['rabbit', 'kafka', 'nats']) expect(parts).toContain(`${cluster}: nodes`);
+  });
+
   test('budgetProblem: none without a budget or within it', () => {
     const estimate = estimateRun(thesisCh4OnAws(), { target: 'aws', catalog: defaultPriceCatalog });
     expect(budgetProblem(estimate, undefined, 'x')).toBeUndefined();

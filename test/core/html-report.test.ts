@@ -1,3 +1,4 @@
+import { validatePlan } from '../../core/plan/plan';
 import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
 import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } from '../../core/report/html-report';
 import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report/report';
@@ -93,6 +94,35 @@ describe('HTML report', () => {
       expect(html).toContain('<td>Up to 10k-20k</td><td>3 × c5.xlarge (40% - 80%)</td>');
     },
   );
+
+  it('prices no load balancer for Kafka and NATS clusters: their clients reach each node at its own address', () => {
+    const stored = storedRun('run-1', uniformRates([25_000]), {
+      target: 'aws',
+      environment: { instanceType: 'c5.xlarge', region: 'eu-west-1' },
+    });
+    const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
+    const brokers = ['kafka', 'nats'];
+    const otherPlan = {
+      ...plan,
+      clusters: plan.clusters.map((cluster, index) => ({
+        ...cluster,
+        broker: brokers[index],
+        topology: { type: 'classic' },
+        connection: 'lb',
+      })),
+      workloads: [{ name: 'w', producers: 2, consumers: 2, durationSeconds: 5 }],
+    };
+    const other = {
+      ...stored.run,
+      plan: otherPlan,
+      scenarioIds: validatePlan(otherPlan, 'kafka-nats').scenarios.map((scenario) => scenario.id),
+    };
+    const result = runPricePerformance(other, aggregateRun(other, stored.repetitions), defaultPriceCatalog);
+    expect(result.available && result.costs.map((cost) => cost.description)).toEqual([
+      '3 × c5.xlarge (c-lb)',
+      '3 × c5.xlarge (c-direct)',
+    ]);
+  });
 
   it('keeps two clusters of the same composition apart in the price-performance table', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), {

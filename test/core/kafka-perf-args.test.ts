@@ -104,6 +104,15 @@ describe('Kafka tool arguments from a workload', () => {
     },
   );
 
+  test("minInsyncReplicas is the topic's own min.insync.replicas; without it the topic keeps the brokers' default", () => {
+    const settings = kafkaRunSettings(
+      workloadOf(', messageCount: 2000, replicationFactor: 3, minInsyncReplicas: 2'),
+      3,
+    );
+    expect(createTopicArgs('t', settings).slice(-2)).toEqual(['--config', 'min.insync.replicas=2']);
+    expect(createTopicArgs('t', kafkaRunSettings(workloadOf(', messageCount: 2000'), 3))).not.toContain('--config');
+  });
+
   test('the producer, consumer and topic command lines carry every setting', () => {
     const workload = workloadOf(
       ', messageCount: 2000, messageSizeBytes: 512, partitions: 6, replicationFactor: 2, ' +

@@ -94,6 +94,23 @@ describe('Kafka plan fields', () => {
     ]);
   });
 
+  test('minInsyncReplicas above the replication factor (given or the default) is refused by field', () => {
+    expect(issuesOf(kafkaPlan('', ', replicationFactor: 2, minInsyncReplicas: 3'))).toEqual([
+      {
+        path: 'workloads[0].minInsyncReplicas',
+        message:
+          'must be at most the topic\'s replication factor (2 on cluster "k3"): no acks=all write could ever be ' +
+          'acknowledged',
+        value: 3,
+      },
+    ]);
+    // The default replication factor of a 3-broker cluster is 3.
+    expect(() => parsePlanText(kafkaPlan('', ', minInsyncReplicas: 3'), 'k.yaml')).not.toThrow();
+    expect(issuesOf(kafkaPlan('', ', minInsyncReplicas: 4'))).toEqual([
+      expect.objectContaining({ path: 'workloads[0].minInsyncReplicas', value: 4 }),
+    ]);
+  });
+
   test('a swept replication factor is checked for each value', () => {
     const issues = issuesOf(kafkaPlan('', ', sweep: { replicationFactor: [1, 4] }'));
     expect(issues).toEqual([expect.objectContaining({ path: 'workloads[0].replicationFactor', value: 4 })]);

@@ -17,10 +17,10 @@ import { cachedArtifactDir, PERFTEST_ARTIFACT } from '../../local/maven-artifact
 import { ProcessRegistry } from '../../local/processes';
 import { buildSchedule } from '../../state-machines/schedule';
 import { startFakeAws } from './fake-aws-endpoint';
+import { goTarballOfThisMachine } from '../simulated-vm/local-tarballs';
 import {
   ACCOUNT,
   BUCKET,
-  goTarballOfThisMachine,
   loadGeneratorStatements,
   REGION,
   requireAwsCli,

@@ -1,7 +1,7 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { installSeamLines } from '../simulated-vm/local-tarballs';
 import { synthesizeClusterTemplates } from '../../cdk/BenchmarkController';
 import { loadGeneratorBootCommands } from '../../cdk/user-data/load-generator';
 import { FETCH_JAR_FUNCTION } from '../../cdk/user-data/pinned-jars';
@@ -138,8 +138,8 @@ export async function runOnLoadGenerator(
     ...(options.natsTools
       ? [
           'mkdir -p /etc/rmqbench',
-          `printf '%s\\n' ${shellWord(`rmqbench_fetch_go() { cp '${options.natsTools.tarball}' "$2"; }`)} ` +
-            `'GO_SHA256=${options.natsTools.sha256}' > /etc/rmqbench/install-override.sh`,
+          `printf '%s\\n' ${installSeamLines(options.natsTools).map(shellWord).join(' ')} ` +
+            '> /etc/rmqbench/install-override.sh',
         ]
       : []),
     `bash ${sandbox}/boot.sh > ${sandbox}/boot.log 2>&1 || { cat ${sandbox}/boot.log >&2; exit 97; }`,
@@ -172,27 +172,6 @@ export async function runOnLoadGenerator(
   const code = await new Promise<number | null>((resolve) => child.on('close', (status) => resolve(status)));
   clearTimeout(timer);
   return { code, stdout, stderr };
-}
-
-/**
- * This machine's Go (its GOROOT) packed as the official tarballs are (one `go/` folder), under `work`: what the
- * sandbox's boot unpacks in place of the pinned release, with its SHA-256 for the boot's check line.
- */
-export function goTarballOfThisMachine(work: string, go: string): { tarball: string; sha256: string } {
-  const root = execFileSync(go, ['env', 'GOROOT'], { encoding: 'utf8' }).trim();
-  const tarball = join(work, 'go.tar.gz');
-  execFileSync('tar', [
-    '-C',
-    dirname(root),
-    '--transform',
-    `s,^${basename(root)},go,`,
-    '-I',
-    'gzip -1',
-    '-cf',
-    tarball,
-    basename(root),
-  ]);
-  return { tarball, sha256: createHash('sha256').update(readFileSync(tarball)).digest('hex') };
 }
 
 /** One word for bash, single-quoted. */

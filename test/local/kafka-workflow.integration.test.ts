@@ -143,6 +143,8 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       const faultPlan = parsePlanText(
         'name: kafka-failover\nclusters: [{ name: k3, broker: kafka, nodes: 3 }]\nworkloads:\n' +
           '  - name: failover\n    publishRateLimit: 300\n    durationSeconds: 24\n    acks: all\n' +
+          // Two in-sync replicas for an acks=all write: with one broker killed, two of three are still there.
+          '    minInsyncReplicas: 2\n' +
           '    fault: { action: kill, node: leader, atSeconds: 4, healAtSeconds: 18 }\n',
         'kafka-failover.yaml',
       );

@@ -98,6 +98,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         if host == "repo1.maven.org":
             return self.maven()
+        if host == "proxy.golang.org":
+            return self.go_proxy()
         if host.endswith(".amazonaws.com"):
             url = urllib.parse.urlparse(self.path)
             return self.api(host, url.query, "")
@@ -149,6 +151,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, "", "text/plain")
         self.send_response(200)
         self.send_header("Content-Type", "application/java-archive")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return None
+
+    def go_proxy(self):
+        """The Go module proxy (GOPROXY protocol: /<module>/@v/<version>.info|.mod|.zip, /<module>/@v/list) as far as
+        the module cache the state names holds it: its cache/download folder has that very layout."""
+        directory = state().get("goModuleProxy")
+        path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
+        log(f"{self.client_address[0]} goproxy GET {path}")
+        if not directory or ".." in path:
+            return self.reply(404, "", "text/plain")
+        try:
+            with open(f"{directory}{path}", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return self.reply(404, "not found", "text/plain")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

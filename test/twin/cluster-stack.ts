@@ -25,11 +25,18 @@
  * Java through the `dnf` stand-in and download Kafka's jars from the hub's Maven Central; the boot's checksum check
  * runs.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
 import { cacheDir } from '../../local/paths';
+import { goCommand } from '../../local/nats-binaries';
+import {
+  goTarballOfThisMachine,
+  installSeamLines,
+  natsServerTarballOfThisMachine,
+} from '../simulated-vm/local-tarballs';
 import { DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import {
   ec2UserDataEnvironment as cloudInitEnvironment,
@@ -360,6 +367,7 @@ export class ClusterStack {
       {
         '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 },
         '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 },
+        ...this.releaseSeam(properties.UserData ?? ''),
       },
       {
         hostNumber,
@@ -392,6 +400,20 @@ export class ClusterStack {
       return undefined;
     }
     return this.awaitSignals(logicalId, 'AWS::EC2::Instance', Number(this.evaluator.resolve(signals)), [instance]);
+  }
+
+  /**
+   * The install seam of a boot that downloads a release tarball (a NATS server's nats-server, a NATS load generator's
+   * Go): this machine's builds packed in the release's layout, handed over with their SHA-256
+   * (test/simulated-vm/local-tarballs.ts); the boot's checksum check and unpacking run as written.
+   */
+  private releaseSeam(userData: string): Record<string, { content: string; mode: number }> {
+    const go = userData.includes('rmqbench_fetch_go ') ? goTarballOfThisMachine(this.hub!.dir) : undefined;
+    const natsServer = userData.includes('rmqbench_fetch_nats_server ')
+      ? natsServerTarballOfThisMachine(this.hub!.dir)
+      : undefined;
+    const lines = installSeamLines(go, natsServer);
+    return lines.length > 0 ? { [INSTALL_OVERRIDE_FILE]: { content: `${lines.join('\n')}\n`, mode: 0o644 } } : {};
   }
 
   /**
@@ -700,6 +722,7 @@ export class ClusterStack {
       httpsNames: [
         ...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`),
         'repo1.maven.org',
+        'proxy.golang.org',
         ...this.bucketHosts(),
       ],
       state: {
@@ -710,6 +733,9 @@ export class ClusterStack {
         mavenDirectories: [PERFTEST_ARTIFACT, KAFKA_ARTIFACT]
           .map((artifact) => cachedArtifactDir(cacheDir(), artifact))
           .filter(Boolean),
+        // The Go module proxy for the NATS load client's build: this machine's module cache, whose cache/download
+        // folder has the proxy's layout (scripts/setup.sh fills it when it builds the client).
+        goModuleProxy: `${execFileSync(goCommand(), ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim()}/cache/download`,
       },
     });
     await hub.start();
@@ -964,9 +990,13 @@ export class ClusterStack {
     return lines.length > 0 ? `The twin saw: ${[...new Set(lines)].join('; ')}` : 'The twin saw no dropped packet.';
   }
 
+  /** The hub's request log as DeleteStack found it (the hub's folder goes with the stack). */
+  requestsAtDeletion: string[] = [];
+
   /** DeleteStack: the instances are stopped and removed with their namespaces. */
   async delete(): Promise<void> {
     this.deleted = true;
+    this.requestsAtDeletion = this.hub?.requestLog() ?? [];
     this.hub?.cleanup();
     await Promise.allSettled(this.instances.map((instance) => instance.boot));
     this.event(this.request.stackName, 'AWS::CloudFormation::Stack', 'DELETE_COMPLETE');

@@ -61,7 +61,7 @@ const context = { functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, awsRequest
 `;
 
 export class LambdaRuntime {
-  private readonly codeDirs = new Map<string, string>();
+  private readonly codeDirs = new Map<string, Promise<string>>();
   private invocations = 0;
 
   /**
@@ -75,17 +75,26 @@ export class LambdaRuntime {
     private readonly nodeBinary: string,
   ) {}
 
-  private async codeDir(config: FunctionConfiguration): Promise<string> {
-    const known = this.codeDirs.get(config.code.key);
-    if (known) return known;
-    const dir = join(this.workDir, 'code', config.code.key.replace(/[^A-Za-z0-9.-]/g, '_'));
-    if (!existsSync(dir)) {
-      mkdirSync(dir, { recursive: true });
-      const zip = join(dir, '..', `${config.code.key.replace(/[^A-Za-z0-9.-]/g, '_')}.zip`);
-      writeFileSync(zip, await this.fetchCode(config.code.bucket, config.code.key));
-      execFileSync('unzip', ['-q', '-o', zip, '-d', dir]);
+  /**
+   * The function's unpacked bundle, unpacked once per code object: concurrent invocations (the workflow launches a
+   * plan's clusters at once) share the one unpacking, which none may see half done.
+   */
+  private codeDir(config: FunctionConfiguration): Promise<string> {
+    let unpacked = this.codeDirs.get(config.code.key);
+    if (!unpacked) {
+      unpacked = this.unpack(config);
+      this.codeDirs.set(config.code.key, unpacked);
     }
-    this.codeDirs.set(config.code.key, dir);
+    return unpacked;
+  }
+
+  private async unpack(config: FunctionConfiguration): Promise<string> {
+    const name = config.code.key.replace(/[^A-Za-z0-9.-]/g, '_');
+    const dir = join(this.workDir, 'code', name);
+    mkdirSync(dir, { recursive: true });
+    const zip = join(dir, '..', `${name}.zip`);
+    writeFileSync(zip, await this.fetchCode(config.code.bucket, config.code.key));
+    execFileSync('unzip', ['-q', '-o', zip, '-d', dir]);
     return dir;
   }
 
