@@ -104,7 +104,7 @@ describe('Kafka tool arguments from a workload', () => {
     },
   );
 
-  test("minInsyncReplicas is the topic's own min.insync.replicas; without it the topic keeps the brokers' default", () => {
+  test("minInsyncReplicas is the topic's min.insync.replicas; without it the topic keeps the brokers' default", () => {
     const settings = kafkaRunSettings(
       workloadOf(', messageCount: 2000, replicationFactor: 3, minInsyncReplicas: 2'),
       3,

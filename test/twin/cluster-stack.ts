@@ -735,7 +735,10 @@ export class ClusterStack {
           .filter(Boolean),
         // The Go module proxy for the NATS load client's build: this machine's module cache, whose cache/download
         // folder has the proxy's layout (scripts/setup.sh fills it when it builds the client).
-        goModuleProxy: `${execFileSync(goCommand(), ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim()}/cache/download`,
+        goModuleProxy: join(
+          execFileSync(goCommand(), ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim(),
+          'cache/download',
+        ),
       },
     });
     await hub.start();
