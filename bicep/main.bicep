@@ -332,6 +332,7 @@ module loadGenerator 'modules/loadgen.bicep' = {
     adminUsername: adminUsername
     adminSshPublicKey: adminSshPublicKey
     perfTestVersion: perfTestVersion
+    natsTools: broker == 'nats'
     keyVaultName: secrets.outputs.name
     resultsStorageAccountName: resultsStorageAccountName
   }

@@ -62,6 +62,9 @@ param adminSshPublicKey string
 ])
 param perfTestVersion string = '2.22.1'
 
+@description('Optional. Also install the Go toolchain (pinned by sha256) with which the controller\'s NATS scripts build rmqbench\'s NATS load client: for a NATS cluster\'s load generator.')
+param natsTools bool = false
+
 @description('Optional. Ubuntu package that provides the Java runtime for PerfTest.')
 @allowed([
   'openjdk-21-jre-headless'
@@ -102,7 +105,13 @@ var loadgenWithKafkaVersion = replace(loadgenWithKafkaSetup, '{{KAFKA_VERSION}}'
 // [...]. The maximum length of the binary array is 65535 bytes." (the Compute API's customData, as @azure/arm-compute
 // documents it: https://learn.microsoft.com/javascript/api/@azure/arm-compute/osprofileprovisioningdata);
 // test/bicep/cloud-init.test.ts keeps the rendered YAML under it.
-var loadgenCloudInit = replace(loadgenWithKafkaVersion, '{{JARS_LIB_B64}}', loadFileAsBase64('../cloud-init/rmqbench-jars.sh'))
+var loadgenWithJarsLib = replace(loadgenWithKafkaVersion, '{{JARS_LIB_B64}}', loadFileAsBase64('../cloud-init/rmqbench-jars.sh'))
+// The Go toolchain for the NATS load client (cloud-init/rmqbench-go-setup.sh, the pins of cdk/go-toolchain.ts), installed
+// only where natsTools asks for it: the setup script gets 'none' otherwise and installs nothing.
+var goVersion = '1.26.7'
+var loadgenWithGoSums = replace(loadgenWithJarsLib, '{{GO_SHA256_B64}}', loadFileAsBase64('../cloud-init/go-1.26.7.sha256'))
+var loadgenWithGoSetup = replace(loadgenWithGoSums, '{{GO_SETUP_B64}}', loadFileAsBase64('../cloud-init/rmqbench-go-setup.sh'))
+var loadgenCloudInit = replace(loadgenWithGoSetup, '{{GO_VERSION}}', natsTools ? goVersion : 'none')
 
 // The generators' names: the first as the single generator was named, so that count 1 deploys what it always did.
 var loadGeneratorNames = [

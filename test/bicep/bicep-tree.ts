@@ -332,7 +332,15 @@ export function evaluateString(file: BicepFile, node: Node, params: Readonly<Rec
           )
           .join('');
       case 'number':
+      case 'boolean':
         return current.text;
+      case 'ternary_expression': {
+        // `condition ? a : b`, the condition a boolean parameter or literal (evaluated to 'true' or 'false').
+        const [condition, whenTrue, whenFalse] = named(current) as [Node, Node, Node];
+        const decided = evaluate(condition);
+        if (decided !== 'true' && decided !== 'false') return `<${current.text}>`;
+        return evaluate(decided === 'true' ? whenTrue : whenFalse);
+      }
       case 'binary_expression': {
         // Integer addition only (`${i + 1}` in a loop's name or node id); other operators stay unevaluated.
         const operator = current.children.find((candidate) => candidate !== null && !candidate.isNamed)?.text;

@@ -1,3 +1,4 @@
+import { goTarball, GO_VERSION_ON_CLOUD } from '../../cdk/go-toolchain';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -135,7 +136,29 @@ describe('cloud-init customData carries the shared generator output unchanged', 
     expect(cloudConfig.runcmd).toEqual([
       ['/usr/local/sbin/rmqbench-loadgen-setup', '2.22.1', 'openjdk-21-jre-headless'],
       ['/usr/local/sbin/rmqbench-kafka-tools-setup', '4.3.1'],
+      // Without natsTools the Go setup installs nothing.
+      ['/usr/local/sbin/rmqbench-go-setup', 'none'],
     ]);
+  });
+
+  test("with natsTools (a NATS cluster's load generator) it installs the pinned Go of cdk/go-toolchain.ts", () => {
+    const vm = loadgen.resources.find((resource) => resource.resourceType === 'Microsoft.Compute/virtualMachines');
+    const [customData] = propertyValues(vm?.body as never, 'customData');
+    const text = Buffer.from(evaluateString(loadgen, customData as never, { natsTools: 'true' }), 'base64').toString(
+      'utf8',
+    );
+    const cloudConfig = parseYaml(text) as CloudConfig;
+    const written = decodeFiles(cloudConfig);
+    expect(cloudConfig.runcmd).toContainEqual(['/usr/local/sbin/rmqbench-go-setup', GO_VERSION_ON_CLOUD]);
+    expect(written['/etc/rmqbench/go.sha256']).toBe(
+      (['amd64', 'arm64'] as const)
+        .map((arch) => `${goTarball(arch).sha256}  go${GO_VERSION_ON_CLOUD}.linux-${arch}.tar.gz\n`)
+        .join(''),
+    );
+    expect(written['/usr/local/sbin/rmqbench-go-setup']).toBe(
+      readFileSync(join(__dirname, '../../bicep/cloud-init/rmqbench-go-setup.sh'), 'utf8'),
+    );
+    expect(text.length).toBeLessThan(65536);
   });
 
   test(
