@@ -114,10 +114,7 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
-      // A NATS cluster is refused whole on azure (natsCloudRefusal): its instance type would not matter there.
-      ...(cluster.broker === 'nats' && provider === 'azure'
-        ? []
-        : instanceTypeProblems(cluster, index, provider, target, catalog, known)),
+      ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
     ),
   );
   const resolved = planOnTarget(plan, target);
@@ -219,35 +216,30 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
   return issues;
 }
 
-/**
- * Why a cloud target refuses a NATS cluster: the local target and aws run JetStream; Azure's dispatch of its Bicep
- * module is being built (issue 28).
- */
-export function natsCloudRefusal(target: string): string {
-  return (
-    `target ${target} does not run NATS JetStream clusters yet (issue 28: the ${target} cluster is being built); ` +
-    'run broker: nats with --target local or --target aws'
-  );
-}
-
 /** A cluster's broker on this cloud: Kafka's broker counts, RabbitMQ's release and the topologies it supports. */
 function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number, provider: CloudProvider): PlanIssue[] {
   const issues: PlanIssue[] = [];
   if (cluster.broker === 'nats') {
-    if (provider === 'azure')
-      return [{ path: `clusters[${index}].broker`, message: natsCloudRefusal(provider), value: cluster.broker }];
-    return AWS_NATS_NODE_COUNTS.includes(cluster.nodes)
-      ? []
-      : [
-          {
-            path: `clusters[${index}].nodes`,
-            message:
-              `a NATS cluster on aws has ${AWS_NATS_NODE_COUNTS.join(', ')} servers (the controller ships one ` +
+    // bicep/main.bicep deploys instanceCount servers (modules/nats-cluster.bicep), @minValue(1) @maxValue(7), as for
+    // Kafka.
+    const fits =
+      provider === 'azure'
+        ? cluster.nodes >= AZURE_KAFKA_BROKER_COUNT.min && cluster.nodes <= AZURE_KAFKA_BROKER_COUNT.max
+        : AWS_NATS_NODE_COUNTS.includes(cluster.nodes);
+    if (fits) return [];
+    return [
+      {
+        path: `clusters[${index}].nodes`,
+        message:
+          provider === 'azure'
+            ? `a NATS cluster on azure has ${AZURE_KAFKA_BROKER_COUNT.min} to ${AZURE_KAFKA_BROKER_COUNT.max} ` +
+              'servers (bicep/main.bicep instanceCount); odd counts keep a JetStream meta group majority'
+            : `a NATS cluster on aws has ${AWS_NATS_NODE_COUNTS.join(', ')} servers (the controller ships one ` +
               'cluster template per count; odd counts keep a JetStream meta group majority); ' +
               'use one of them or --target local',
-            value: cluster.nodes,
-          },
-        ];
+        value: cluster.nodes,
+      },
+    ];
   }
   if (cluster.broker === 'kafka') {
     if (provider === 'azure') {

@@ -91,6 +91,11 @@ export async function checkAzureCluster(
   // generator.
   if (outputs.kafkaBootstrapServers)
     return (await import('./azure-kafka')).checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
+  // A NATS cluster (broker: 'nats') likewise: its servers are asked from the load generator, on the client port.
+  if (outputs.natsServerUrls) {
+    const { checkAzureLoadGeneratorReadiness, NATS_READINESS } = await import('./azure-kafka');
+    return checkAzureLoadGeneratorReadiness(clients, launch, outputs, expectedNodes, NATS_READINESS, now);
+  }
   const { username, password } = typeof credentials === 'function' ? credentials() : credentials;
   const { managementHttpsUrl, tlsCertificatePem } = outputs;
   if (!managementHttpsUrl || !tlsCertificatePem) {

@@ -18,12 +18,18 @@ export const AZURE_METRICS_OUTPUTS = [
   'scaleSetResourceId',
   'loadGeneratorResourceId',
   'kafkaBrokerResourceIds',
+  'natsServerResourceIds',
   'clusterVmSize',
   'loadGeneratorVmSize',
 ] as const;
 
 /** Outputs whose absence (a deployment from before them) leaves a part unread rather than failing the read. */
-const OPTIONAL_OUTPUTS: readonly string[] = ['kafkaBrokerResourceIds', 'clusterVmSize', 'loadGeneratorVmSize'];
+const OPTIONAL_OUTPUTS: readonly string[] = [
+  'kafkaBrokerResourceIds',
+  'natsServerResourceIds',
+  'clusterVmSize',
+  'loadGeneratorVmSize',
+];
 
 /**
  * Host metrics that were read, and what could not be (a part the deployment does not name): IngestRepetition records it
@@ -42,19 +48,22 @@ export interface PartialRepetitionMetrics extends RepetitionMetrics {
  * (lambdas/shared/azure-cluster.ts) keeps every non-string output value as its JSON text.
  */
 export function kafkaBrokerResourceIds(output: string): string[] {
+  return vmResourceIds(output, 'kafkaBrokerResourceIds');
+}
+
+/** The VM resource ids of an array output (kafkaBrokerResourceIds, natsServerResourceIds), checked. */
+export function vmResourceIds(output: string, name: string): string[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(output);
   } catch {
     throw new Error(
-      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, ` +
-        `got "${output.slice(0, 100)}"`,
+      `the deployment output ${name} must be a JSON array of VM resource ids, ` + `got "${output.slice(0, 100)}"`,
     );
   }
   if (!Array.isArray(parsed) || !parsed.every((id): id is string => typeof id === 'string'))
     throw new Error(
-      `the deployment output kafkaBrokerResourceIds must be a JSON array of VM resource ids, ` +
-        `got ${output.slice(0, 100)}`,
+      `the deployment output ${name} must be a JSON array of VM resource ids, got ${output.slice(0, 100)}`,
     );
   // Each one names its VM (vmNameFromResourceId throws naming an id that is not a VM's).
   for (const id of parsed) vmNameFromResourceId(id);
@@ -109,12 +118,7 @@ export async function azureMonitorHostMetrics(
     return JSON.parse(text) as AzureMetricsResponse;
   };
   const scaleSet = outputs.scaleSetResourceId;
-  // An empty scale-set id is a Kafka deployment: its brokers are single VMs, named by kafkaBrokerResourceIds.
-  const brokers = scaleSet
-    ? []
-    : outputs.kafkaBrokerResourceIds === undefined
-      ? undefined
-      : kafkaBrokerResourceIds(outputs.kafkaBrokerResourceIds);
+  const brokers = clusterNodeIds(outputs);
   const problems: string[] = [];
   const clusterMemory = memoryOf(outputs, 'clusterVmSize', problems);
   const loadGeneratorMemory = memoryOf(outputs, 'loadGeneratorVmSize', problems);
@@ -151,10 +155,25 @@ export async function azureMonitorHostMetrics(
   if (late) problems.push(late);
   if (brokers === undefined)
     problems.unshift(
-      "the Kafka brokers' host metrics were not read: the deployment lacks the output kafkaBrokerResourceIds " +
-        '(deployed before it): deploy the current bicep/main.bicep',
+      "the brokers' host metrics were not read: the deployment lacks the outputs kafkaBrokerResourceIds and " +
+        'natsServerResourceIds (deployed before them): deploy the current bicep/main.bicep',
     );
   return problems.length > 0 ? { ...metrics, incomplete: problems.join('; ') } : metrics;
+}
+
+/**
+ * The single cluster VMs' resource ids: none for a RabbitMQ deployment (its scale set is read, split per VM); a Kafka
+ * or NATS deployment (an empty scale-set id) names them in kafkaBrokerResourceIds or natsServerResourceIds (the other
+ * one empty); undefined when it has neither output (deployed before them).
+ */
+function clusterNodeIds(outputs: Readonly<Record<string, string>>): string[] | undefined {
+  if (outputs.scaleSetResourceId) return [];
+  const { kafkaBrokerResourceIds: kafka, natsServerResourceIds: nats } = outputs;
+  if (kafka === undefined && nats === undefined) return undefined;
+  return [
+    ...(kafka ? vmResourceIds(kafka, 'kafkaBrokerResourceIds') : []),
+    ...(nats ? vmResourceIds(nats, 'natsServerResourceIds') : []),
+  ];
 }
 
 /**

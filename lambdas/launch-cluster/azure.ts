@@ -139,22 +139,21 @@ function launchError(clusterId: string, error: unknown, parameters: Readonly<Rec
 }
 
 /**
- * Launches a Kafka plan cluster on Azure: bicep/main.bicep with `broker: 'kafka'` (modules/kafka-cluster.bicep: KRaft
- * brokers
- * at static private IPs, PLAINTEXT inside the VNet, no load balancer). Unlike the RabbitMQ launch it makes no
- * certificate and
- * no public load balancer (main.bicep refuses `publicLoadBalancer` with kafka): the controller's egress addresses are
- * not
- * added, since the brokers are reached only from the load generator in the same VNet (through managed Run Command), and
- * the RabbitMQ broker texts and secrets are not sent (optional in main.bicep with kafka, which then creates no RabbitMQ
- * secret). The source prefixes are still checked, as
- * main.bicep's network module takes them for every broker.
+ * Launches a Kafka or NATS plan cluster on Azure: bicep/main.bicep with `broker: 'kafka'` (modules/kafka-cluster.bicep:
+ * KRaft brokers at static private IPs, PLAINTEXT inside the VNet) or `broker: 'nats'` (modules/nats-cluster.bicep:
+ * JetStream servers at static private IPs, no authentication inside the VNet, with the plan cluster's sync interval),
+ * neither behind a load balancer. Unlike the RabbitMQ launch it makes no certificate and no public load balancer
+ * (main.bicep refuses `publicLoadBalancer` with either): the controller's egress addresses are not added, since the
+ * nodes are reached only from the load generator in the same VNet (through managed Run Command), and the RabbitMQ
+ * broker texts and secrets are not sent (optional in main.bicep with kafka or nats, which then creates no RabbitMQ
+ * secret). The source prefixes are still checked, as main.bicep's network module takes them for every broker.
  */
-export async function launchAzureKafkaCluster(
+export async function launchAzurePrivateCluster(
   clients: AzureClients,
   config: AzureClusterConfig,
   runId: string,
   cluster: ScheduledCluster,
+  planClusterParameters: { broker: 'kafka' | 'nats'; natsSyncInterval?: string },
   now = new Date(),
 ) {
   const given = config.parameters.allowedSourceAddressPrefixes ?? [];
@@ -165,18 +164,49 @@ export async function launchAzureKafkaCluster(
   }
   assertNoWorldOpenSourcePrefixes(given);
   // Without egress addresses deploymentParameterValues leaves publicLoadBalancer to its default, false. The RabbitMQ
-  // secrets
-  // the shared parameters may hold (for the RabbitMQ clusters of the same controller) are left out: main.bicep creates
-  // no
-  // such secret with broker kafka, and a value never sent cannot end up in the vault, the deployment or an error
-  // message.
+  // secrets the shared parameters may hold (for the RabbitMQ clusters of the same controller) are left out: main.bicep
+  // creates no such secret with broker kafka or nats, and a value never sent cannot end up in the vault, the
+  // deployment or an error message.
   const parameters = Object.fromEntries(
     Object.entries(config.parameters).filter(([name]) => !(name in RABBITMQ_SECRET_PARAMETERS)),
   );
-  const kafkaConfig: AzureClusterConfig = { ...config, parameters, controllerEgressAddresses: [] };
+  const privateConfig: AzureClusterConfig = { ...config, parameters, controllerEgressAddresses: [] };
   try {
-    return await launchResourceGroup(clients, kafkaConfig, runId, cluster, now, { broker: 'kafka' });
+    return await launchResourceGroup(clients, privateConfig, runId, cluster, now, planClusterParameters);
   } catch (error) {
     throw launchError(cluster.clusterId, error, config.parameters);
   }
+}
+
+/** A Kafka plan cluster on Azure (launchAzurePrivateCluster with broker kafka). */
+export function launchAzureKafkaCluster(
+  clients: AzureClients,
+  config: AzureClusterConfig,
+  runId: string,
+  cluster: ScheduledCluster,
+  now = new Date(),
+) {
+  return launchAzurePrivateCluster(clients, config, runId, cluster, { broker: 'kafka' }, now);
+}
+
+/**
+ * A NATS plan cluster on Azure (launchAzurePrivateCluster with broker nats): its `syncInterval`, when the plan sets
+ * one, becomes main.bicep's natsSyncInterval (the module's default otherwise, nats-server's own 2m).
+ */
+export function launchAzureNatsCluster(
+  clients: AzureClients,
+  config: AzureClusterConfig,
+  runId: string,
+  cluster: ScheduledCluster,
+  syncInterval: string | undefined,
+  now = new Date(),
+) {
+  return launchAzurePrivateCluster(
+    clients,
+    config,
+    runId,
+    cluster,
+    { broker: 'nats', ...(syncInterval === undefined ? {} : { natsSyncInterval: syncInterval }) },
+    now,
+  );
 }

@@ -63,12 +63,19 @@ export const handler = withTransientErrors(
         AZURE_METRICS_SETTLE_SECONDS,
       );
       const azure = { ...target, config: { ...target.config, expiryHours } };
-      // main.bicep with broker kafka: brokers at private IPs, no certificate, no public load balancer, no RabbitMQ
-      // texts.
-      // ValidatePlan still refuses broker kafka on azure (core/plan/target-rules.ts) until the load generator runs
-      // Kafka's tools there.
-      if (planClusterOf(event.plan, event.cluster).broker === 'kafka')
+      // main.bicep with broker kafka or nats: nodes at private IPs, no certificate, no public load balancer, no
+      // RabbitMQ texts.
+      const spec = planClusterOf(event.plan, event.cluster);
+      if (spec.broker === 'kafka')
         return (await azureLaunch()).launchAzureKafkaCluster(azure.clients, azure.config, event.runId, event.cluster);
+      if (spec.broker === 'nats')
+        return (await azureLaunch()).launchAzureNatsCluster(
+          azure.clients,
+          azure.config,
+          event.runId,
+          event.cluster,
+          spec.syncInterval,
+        );
       // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting
       // these addresses.
       const controllerEgressAddresses = requireEnv(

@@ -51,6 +51,17 @@ export const handler = withTransientErrors(
           event.cluster?.nodes ?? outputs.kafkaBootstrapServers.split(',').length,
         );
       }
+      // main.bicep with broker nats outputs the servers' URLs: the AWS NATS smoke test, through a managed Run Command.
+      if (outputs.natsServerUrls) {
+        if (!event.launch?.clusterId)
+          throw new Error("the NATS smoke test on azure needs the launch's resource group (launch.clusterId)");
+        return (await azureKafka()).azureNatsSmokeTest(
+          clients,
+          event.launch.clusterId,
+          outputs,
+          event.cluster?.nodes ?? outputs.natsServerUrls.split(',').length,
+        );
+      }
       const password = parameters.rabbitmqAdminPassword;
       const username =
         typeof parameters.rabbitmqAdminUsername === 'string' ? parameters.rabbitmqAdminUsername : 'rmqbench-admin';

@@ -3,7 +3,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
-import { startAzureKafkaRepetition } from './azure-kafka';
+import { startAzureKafkaRepetition, startAzureNatsRepetition } from './azure-kafka';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
 import { awsNatsRepetitionScript } from './nats-script';
 import { faultSchedule } from './logic';
@@ -40,9 +40,10 @@ export const handler = withTransientErrors(
   ) => {
     if (event.target === 'azure') {
       const azure = await (await azureTarget()).azureClientsFromEnv();
-      // The AWS Kafka script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
-      if (scenarioOf(event.plan, event.item).cluster.broker === 'kafka')
-        return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
+      // The AWS Kafka or NATS script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
+      const azureBroker = scenarioOf(event.plan, event.item).cluster.broker;
+      if (azureBroker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
+      if (azureBroker === 'nats') return startAzureNatsRepetition(azure.clients, s3, bucket, event);
       const started = await startAzureRabbitMqRepetition(azure.clients, s3, bucket, azure.parameters, event);
       return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
     }

@@ -249,27 +249,14 @@ describe('NATS plan fields', () => {
 });
 
 describe('NATS on the targets', () => {
-  const plan = parsePlanText(natsPlan(', instanceType: c5.xlarge', ''), 'nats.yaml');
+  const plan = parsePlanText(natsPlan(', instanceType: { aws: c5.xlarge, azure: Standard_F4s_v2 }', ''), 'nats.yaml');
 
-  test('local and aws take it; azure refuses it by field, naming the target', () => {
-    expect(targetProblems(plan, 'local', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(plan, 'aws', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(plan, 'azure', defaultPriceCatalog)).toEqual(
-      expect.arrayContaining([
-        {
-          path: 'clusters[0].broker',
-          value: 'nats',
-          message: expect.stringMatching(
-            /^target azure does not run NATS JetStream clusters yet .*--target local or --target aws$/,
-          ),
-        },
-      ]),
-    );
+  test('every target takes it: local, aws (the controller templates) and azure (main.bicep with broker nats)', () => {
+    for (const target of ['local', 'aws', 'azure'])
+      expect(targetProblems(plan, target, defaultPriceCatalog)).toEqual([]);
     const { scenarios: _scenarios, ...data } = plan;
-    expect(buildSchedule({ plan: data, target: 'aws' }, 'exec-1').clusters).toHaveLength(1);
-    expect(() => buildSchedule({ plan: data, target: 'azure' }, 'exec-1')).toThrow(
-      /clusters\[0\]\.broker: target azure/,
-    );
+    for (const target of ['aws', 'azure'] as const)
+      expect(buildSchedule({ plan: data, target }, 'exec-1').clusters).toHaveLength(1);
   });
 
   test('aws: a server count without a template, a missing instance type and a fault are refused by field', () => {

@@ -198,6 +198,52 @@ describe(
       },
     );
 
+    test('a NATS deployment: each server VM read on its own from natsServerResourceIds', async () => {
+      const serverIds = [1, 2, 3].map(
+        (index) =>
+          `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` +
+          `/Microsoft.Compute/virtualMachines/rmqbench-nats-${index}`,
+      );
+      const template = {
+        ...EMPTY_TEMPLATE,
+        outputs: {
+          scaleSetResourceId: { type: 'string', value: '' },
+          loadGeneratorResourceId: { type: 'string', value: LOAD_GENERATOR },
+          natsServerUrls: { type: 'string', value: 'nats://10.20.1.100:4222' },
+          kafkaBrokerResourceIds: { type: 'array', value: [] },
+          natsServerResourceIds: { type: 'array', value: serverIds },
+          clusterVmSize: { type: 'string', value: 'Standard_F8s_v2' },
+          loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
+        },
+      };
+      const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
+        index: 0,
+        clusterId: GROUP,
+        nodes: 3,
+        topology: 'classic',
+        repetitions: [],
+      });
+      let checked = await checkDeployment(clients, launch);
+      while (!checked.ready) checked = await checkDeployment(clients, launch);
+      serverIds.forEach((id, index) =>
+        arm.metricValues.set(id.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 20 + index }]),
+      );
+      arm.metricValues.set(LOAD_GENERATOR.toLowerCase(), [
+        { metric: 'Percentage CPU', timeStamp: minute(1), value: 50 },
+      ]);
+      const metrics = await azureMonitorHostMetrics(clients, checked.outputs!, window);
+      expect(metrics.incomplete).toBeUndefined();
+      expect([...new Set(metrics.series.map((one) => one.node))]).toEqual([
+        'rmqbench-nats-1',
+        'rmqbench-nats-2',
+        'rmqbench-nats-3',
+        'load-generator',
+      ]);
+      expect(
+        metrics.series.find((one) => one.node === 'rmqbench-nats-3' && one.metric === 'cpuPercent')?.points,
+      ).toEqual([[40, 22]]);
+    });
+
     test(
       'a Kafka deployment from before kafkaBrokerResourceIds keeps its load ' +
         "generator's series and says the brokers' were not read, naming the output",
@@ -224,8 +270,8 @@ describe(
           points: [[40, 50]],
         });
         expect(metrics.incomplete).toBe(
-          "the Kafka brokers' host metrics were not read: the deployment lacks the output " +
-            'kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep',
+          "the brokers' host metrics were not read: the deployment lacks the outputs kafkaBrokerResourceIds and " +
+            'natsServerResourceIds (deployed before them): deploy the current bicep/main.bicep',
         );
         expect(
           arm.requests.filter((request) => request.path.endsWith('/metrics')).map((request) => request.path),

@@ -490,8 +490,9 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
             ...new Set((await store.getMetrics('run-7', item.scenarioId, 1))?.series.map((one) => one.node)),
           ]).toEqual(['load-generator']);
           expect((await store.getRun('run-7'))?.repetitions[0]?.metricsError).toBe(
-            "metrics incomplete: the Kafka brokers' host metrics were not read: the deployment lacks " +
-              'the output kafkaBrokerResourceIds (deployed before it): deploy the current bicep/main.bicep',
+            "metrics incomplete: the brokers' host metrics were not read: the deployment lacks the outputs " +
+              'kafkaBrokerResourceIds and natsServerResourceIds (deployed before them): ' +
+              'deploy the current bicep/main.bicep',
           );
         } finally {
           await arm.stop();
