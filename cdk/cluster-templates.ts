@@ -95,36 +95,15 @@ export const kafkaClusterTemplateStackName = (brokers: number) => `Kafka${broker
  * quorum, so CREATE_COMPLETE means a formed cluster.
  */
 export function buildKafkaClusterStack(app: App, brokers: number, nodeImageParameterName: string): void {
-  const stack = new Stack(app, kafkaClusterTemplateStackName(brokers));
-  const { bucketName, vpc } = controllerPlacement(stack, ' (the brokers use the first 2)');
-  const instanceType = new CfnParameter(stack, 'InstanceType', {
-    type: 'String',
-    default: RabbitMqInstanceTiers.LOW.toString(),
-    // x86-64 only, as for RabbitMQ: the controller pins one x86-64 Amazon Linux 2023 image for every cluster node.
-    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-    constraintDescription:
-      'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
-    description: "EC2 instance type of the Kafka brokers (the plan cluster's instanceType)",
-  });
-  const kafka = new KafkaCluster(stack, 'Kafka', {
-    vpc,
-    brokers,
-    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
-    // The stack id's last part, a UUID: a DNS label unique to this stack
-    // (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
-    zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
-  });
-  // Built with the default type; the plan cluster's type comes from the InstanceType parameter.
-  for (const instance of kafka.instances)
-    (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
-  const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
-    vpc,
-    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
-    resultsPrefix: 'runs/',
-    kafkaTools: true,
-  });
-  kafka.allowClientsFrom(loadGenerator.securityGroup);
-  Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+  const { stack, vpc, bucketName, instanceType, node } = privateClusterTemplate(
+    app,
+    kafkaClusterTemplateStackName(brokers),
+    { kind: 'Kafka', nodes: 'brokers' },
+    nodeImageParameterName,
+  );
+  const kafka = new KafkaCluster(stack, 'Kafka', { vpc, brokers, ...node });
+  placeInstances(kafka.instances, instanceType);
+  kafka.allowClientsFrom(addLoadGenerator(stack, vpc, bucketName, { kafkaTools: true }).securityGroup);
 }
 
 /**
@@ -155,16 +134,12 @@ export const SYNC_INTERVAL_PARAMETER_PATTERN = '^(always|([0-9]+(ms|s|m|h))+)$';
  * CREATE_COMPLETE means a formed cluster.
  */
 export function buildNatsClusterStack(app: App, nodes: number, nodeImageParameterName: string): void {
-  const stack = new Stack(app, natsClusterTemplateStackName(nodes));
-  const { bucketName, vpc } = controllerPlacement(stack, ' (the servers use the first 2)');
-  const instanceType = new CfnParameter(stack, 'InstanceType', {
-    type: 'String',
-    default: RabbitMqInstanceTiers.LOW.toString(),
-    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
-    constraintDescription:
-      'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
-    description: "EC2 instance type of the NATS servers (the plan cluster's instanceType)",
-  });
+  const { stack, vpc, bucketName, instanceType, node } = privateClusterTemplate(
+    app,
+    natsClusterTemplateStackName(nodes),
+    { kind: 'NATS', nodes: 'servers' },
+    nodeImageParameterName,
+  );
   const syncInterval = new CfnParameter(stack, 'SyncInterval', {
     type: 'String',
     default: '2m',
@@ -172,21 +147,61 @@ export function buildNatsClusterStack(app: App, nodes: number, nodeImageParamete
     constraintDescription: 'must be "always" or a duration such as 2m, 10s or 500ms',
     description: "nats-server's jetstream.sync_interval (the plan cluster's syncInterval)",
   });
-  const nats = new NatsCluster(stack, 'Nats', {
-    vpc,
-    nodes,
-    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
-    zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
-    syncInterval: syncInterval.valueAsString,
+  const nats = new NatsCluster(stack, 'Nats', { vpc, nodes, ...node, syncInterval: syncInterval.valueAsString });
+  placeInstances(nats.instances, instanceType);
+  nats.allowClientsFrom(addLoadGenerator(stack, vpc, bucketName, { natsTools: true }).securityGroup);
+}
+
+/**
+ * What a Kafka and a NATS template share: the stack in the controller's VPC (the nodes over its first 2 subnets), the
+ * InstanceType parameter of the plan cluster's nodes, and the nodes' pinned image and private zone, named after the
+ * stack id so that the zones of the clusters a run launches at once in the one VPC never share a name.
+ */
+function privateClusterTemplate(
+  app: App,
+  stackName: string,
+  broker: { kind: string; nodes: string },
+  nodeImageParameterName: string,
+) {
+  const stack = new Stack(app, stackName);
+  const { bucketName, vpc } = controllerPlacement(stack, ` (the ${broker.nodes} use the first 2)`);
+  const instanceType = new CfnParameter(stack, 'InstanceType', {
+    type: 'String',
+    default: RabbitMqInstanceTiers.LOW.toString(),
+    // x86-64 only, as for RabbitMQ: the controller pins one x86-64 Amazon Linux 2023 image for every cluster node.
+    allowedPattern: CLUSTER_INSTANCE_TYPE_PATTERN,
+    constraintDescription:
+      'must be an x86-64 EC2 instance type such as c5.xlarge (the controller pins an x86-64 node image)',
+    description: `EC2 instance type of the ${broker.kind} ${broker.nodes} (the plan cluster's instanceType)`,
   });
-  for (const instance of nats.instances)
+  const node = {
+    machineImage: ec2.MachineImage.fromSsmParameter(nodeImageParameterName, { os: ec2.OperatingSystemType.LINUX }),
+    // The stack id's last part, a UUID: a DNS label unique to this stack
+    // (arn:aws:cloudformation:<region>:<account>:stack/<name>/<uuid>).
+    zoneName: Fn.join('', [Fn.select(2, Fn.split('/', Aws.STACK_ID)), '.rmqbench.internal']),
+  };
+  return { stack, vpc, bucketName: bucketName.valueAsString, instanceType, node };
+}
+
+/** Built with the default type; the plan cluster's type comes from the InstanceType parameter. */
+function placeInstances(instances: readonly ec2.Instance[], instanceType: CfnParameter): void {
+  for (const instance of instances)
     (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
+}
+
+/** The template's load generator with the broker's tools, writing under runs/ of the results bucket. */
+function addLoadGenerator(
+  stack: Stack,
+  vpc: ec2.IVpc,
+  bucketName: string,
+  tools: { kafkaTools?: boolean; natsTools?: boolean },
+): LoadGenerator {
   const loadGenerator = new LoadGenerator(stack, 'LoadGenerator', {
     vpc,
-    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName.valueAsString),
+    resultsBucket: s3.Bucket.fromBucketName(stack, 'Results', bucketName),
     resultsPrefix: 'runs/',
-    natsTools: true,
+    ...tools,
   });
-  nats.allowClientsFrom(loadGenerator.securityGroup);
   Tags.of(loadGenerator).add('rmqbench:component', 'load-generator');
+  return loadGenerator;
 }
