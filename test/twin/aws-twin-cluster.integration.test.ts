@@ -150,8 +150,10 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     expect(code).toBe(1);
     const [stack] = [...twin.gateway.clusterStacks.values()];
     const loadGenerator = stack!.instances.find((instance) => instance.logicalId?.startsWith('LoadGeneratorInstance'));
-    // The boot itself reads no secret: the load generator came up, and the call was refused when the command ran.
-    expect(loadGenerator?.result?.status).toBe(0);
+    // The boot itself reads no secret: the call was refused when the command ran, and the boot did not fail on its own.
+    // It ended 0, or, on a busy machine, was still installing when the failed run's teardown stopped the instance (the
+    // harness's -1: ended by a signal), as a real instance still booting is terminated by DeleteStack.
+    expect([0, -1]).toContain(loadGenerator?.result?.status);
     const denied = twin.gateway.decisions.filter((decision) => !decision.allowed);
     expect(
       denied.map((decision) => [decision.action, decision.principal.endsWith(`/${loadGenerator!.instanceId}`)]),
