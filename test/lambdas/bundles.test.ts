@@ -141,8 +141,9 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
       'the ES module bundle: no index.js that Lambda would load first',
     () => {
       // The functions that send NATS scripts carry the load client's source beside the bundle (nats-load/), which
-      // the scripts build on the load generator.
-      const withNatsSource = ['smoke-test', 'start-repetition'];
+      // the scripts build on the load generator
+      // (CheckClusterReady too: on Azure it asks a NATS cluster's readiness with the smoke test's script.)
+      const withNatsSource = ['check-cluster', 'smoke-test', 'start-repetition'];
       for (const entry of report) {
         const files = readdirSync(join(out, entry.name)).sort();
         expect({
