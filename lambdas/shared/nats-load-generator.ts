@@ -62,6 +62,10 @@ export const natsLoadCommand = (files: Record<string, Buffer>) =>
 export function natsBuildLines(files: Record<string, Buffer> = natsLoadSourceFiles()): string[] {
   const binary = natsLoadCommand(files);
   const folder = dirname(binary);
+  // GOTOOLCHAIN=local: this toolchain or a failure, never a download of another (go.dev/doc/toolchain, "GOTOOLCHAIN
+  // setting"); -mod=readonly: the build fails rather than change go.mod (go.dev/ref/mod#build-commands), and each
+  // module downloaded from the proxy is checked against the go.sum the source carries; the checksum database is asked
+  // only about modules go.sum does not list (go.dev/ref/mod#authenticating), and it lists them all.
   const env =
     `GOROOT=${GO_HOME} GOPATH=${NATS_LOAD_HOME}/gopath GOCACHE=${NATS_LOAD_HOME}/gocache ` +
     'GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0';
