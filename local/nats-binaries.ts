@@ -1,5 +1,4 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,6 +9,7 @@ import {
   NATSCLI_PACKAGE,
   NATSCLI_VERSION,
 } from '../core/nats/nats-versions';
+import { isNatsLoadSourceFile, natsLoadSourceHash } from '../core/nats/nats-load-source';
 
 const execFileAsync = promisify(execFile);
 
@@ -55,18 +55,10 @@ export function natsLoadSourceDir(from: string = __dirname): string {
   }
 }
 
-/** The first 12 hex digits of a SHA-256 over the load client's go.mod, go.sum and Go files. */
+/** The hash that names a build of the load client's source (core/nats/nats-load-source.ts). */
 export function sourceHash(sourceDir: string): string {
-  const hash = createHash('sha256');
-  for (const name of readdirSync(sourceDir)
-    .filter((file) => file === 'go.mod' || file === 'go.sum' || file.endsWith('.go'))
-    .sort()) {
-    hash
-      .update(`${name}\0`)
-      .update(readFileSync(join(sourceDir, name)))
-      .update('\0');
-  }
-  return hash.digest('hex').slice(0, 12);
+  const names = readdirSync(sourceDir).filter(isNatsLoadSourceFile);
+  return natsLoadSourceHash(Object.fromEntries(names.map((name) => [name, readFileSync(join(sourceDir, name))])));
 }
 
 /** rmqbench's NATS load client (local/nats-load/main.go), built from the package's source. */

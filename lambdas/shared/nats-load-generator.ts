@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { GO_HOME, NATS_LOAD_HOME, NATS_TOOLS_READY_FILE } from '../../core/perftest/load-generator-paths';
+import { isNatsLoadSourceFile, natsLoadSourceHash } from '../../core/nats/nats-load-source';
 import { quote } from './kafka-load-generator';
 
 /**
@@ -35,24 +36,15 @@ export function natsLoadSourceFolder(from: string = __dirname): string {
   }
 }
 
-/** The source files the build needs (go.mod, go.sum, the Go files), by name, sorted. */
+/** The source files the build needs (core/nats/nats-load-source.ts), by name, sorted. */
 export function natsLoadSourceFiles(folder: string = natsLoadSourceFolder()): Record<string, Buffer> {
-  const names = readdirSync(folder)
-    .filter((file) => file === 'go.mod' || file === 'go.sum' || (file.endsWith('.go') && !file.endsWith('_test.go')))
-    .sort();
+  const names = readdirSync(folder).filter(isNatsLoadSourceFile).sort();
   return Object.fromEntries(names.map((name) => [name, readFileSync(join(folder, name))]));
-}
-
-/** The first 12 hex digits of a SHA-256 over the files' names and contents: the build's folder name. */
-export function natsSourceHash(files: Record<string, Buffer>): string {
-  const hash = createHash('sha256');
-  for (const [name, content] of Object.entries(files)) hash.update(`${name}\0`).update(content).update('\0');
-  return hash.digest('hex').slice(0, 12);
 }
 
 /** The built client's path on the load generator for these sources. */
 export const natsLoadCommand = (files: Record<string, Buffer>) =>
-  `${NATS_LOAD_HOME}/build-${natsSourceHash(files)}/rmqbench-nats-load`;
+  `${NATS_LOAD_HOME}/build-${natsLoadSourceHash(files)}/rmqbench-nats-load`;
 
 /**
  * Lines that wait for Go, then write the source and build the client unless this source's binary is there already:
