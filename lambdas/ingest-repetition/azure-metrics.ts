@@ -58,7 +58,7 @@ export function vmResourceIds(output: string, name: string): string[] {
     parsed = JSON.parse(output);
   } catch {
     throw new Error(
-      `the deployment output ${name} must be a JSON array of VM resource ids, ` + `got "${output.slice(0, 100)}"`,
+      `the deployment output ${name} must be a JSON array of VM resource ids, got "${output.slice(0, 100)}"`,
     );
   }
   if (!Array.isArray(parsed) || !parsed.every((id): id is string => typeof id === 'string'))
