@@ -1,6 +1,6 @@
 import { rmqbenchAsync } from '../cloud/cli-child';
 import type { SimulatedInstance } from './cluster-stack';
-import { twinTestSetup } from './twin-test-setup';
+import { twinFailure, twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(900_000);
 
@@ -61,7 +61,7 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
         clusterSubnets: 46,
         planYaml: TWIN_BROKERS_PLAN_YAML,
       });
-      expect({ code, stderr: code === 0 ? '' : `${stderr}\n${log}` }).toEqual({ code: 0, stderr: '' });
+      expect({ code, failure: twinFailure({ code, stdout, stderr, log }) }).toEqual({ code: 0, failure: '' });
       const stacks = [...twin.gateway.clusterStacks.values()];
       expect(stacks).toHaveLength(2);
       for (const [prefix, count] of [

@@ -17,7 +17,12 @@ const ROOT = resolve(__dirname, '../..');
 
 /**
  * The acceptance plan: 3 RabbitMQ nodes through the load balancer, two workloads of one repetition, one killing the
- * leader.
+ * leader. The steady workload is fixed work (3,000 messages at 200 msg/s, ~15 s, 60 s allowed): PerfTest's time limit
+ * counts its own setup, and the first declaration of the quorum queue by a fresh JVM on a 2-core machine busy with the
+ * three nodes and the twin took 4 to 9 s (more on CI's slower machine), so a timed first repetition came out seconds
+ * short of its duration and was recorded as failed (a twin artefact: in the cloud the declaration takes
+ * milliseconds); fixed work is judged by its message count instead. The failover workload stays timed: its fault is
+ * placed on PerfTest's clock.
  */
 export const TWIN_PLAN_YAML =
   `name: twin
@@ -26,23 +31,13 @@ pauseSecondsBetweenRepetitions: 0
 clusters:
   - { name: three, nodes: 3, instanceType: m5.xlarge, topology: { type: quorum } }
 workloads:
-  - { name: steady, producers: 1, consumers: 1, durationSeconds: 20, publishRateLimit: 200 }
+  - { name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }
   - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, ` +
   `fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
 `;
 
-/**
- * The acceptance plan for the Azure twin: the same cluster and fault, a Standard_D2s_v5 cluster, and the steady
- * workload as fixed work (3,000 messages at 200 msg/s, ~15 s, 60 s allowed). PerfTest's time limit counts its own
- * setup,
- * and the first declaration of the quorum queue by a fresh JVM on this 2-core machine, busy with the three nodes and
- * the twin, took 4 to 9 s, so a timed first repetition came out seconds short of its duration (a twin artefact: in
- * Azure the declaration takes milliseconds); fixed work is judged by its message count instead.
- */
-export const TWIN_AZURE_PLAN_YAML = TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5').replace(
-  '{ name: steady, producers: 1, consumers: 1, durationSeconds: 20, publishRateLimit: 200 }',
-  '{ name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }',
-);
+/** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
+export const TWIN_AZURE_PLAN_YAML = TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5');
 
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);

@@ -21,6 +21,18 @@ export interface TwinRun {
   readonly log: string;
 }
 
+/**
+ * What a test prints when a run on the twin did not exit 0: first the CLI's error and the report's failed repetitions
+ * (each with its error), which a CI log cut in the middle still shows, then the whole stderr and the twin's log.
+ */
+export function twinFailure(run: Pick<TwinRun, 'code' | 'stdout' | 'stderr' | 'log'>): string {
+  if (run.code === 0) return '';
+  const error = run.stderr.trimEnd().split('\n').slice(-2).join('\n');
+  const failed =
+    /## Failed repetitions\n[\s\S]*?(?=\n## |$)/.exec(run.stdout)?.[0] ?? '(no failed repetition in the report)';
+  return `${error}\n${failed}\n--- stderr\n${run.stderr}\n--- twin\n${run.log}`;
+}
+
 export interface TwinTestSetup {
   /** The synthesized example controller (cdk.out). */
   readonly cdkOut: string;
