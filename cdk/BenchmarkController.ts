@@ -768,8 +768,8 @@ export class BenchmarkController extends Construct {
     // (core/cloud/cleanup.ts).
     grantTable('sweeper', ['Query']);
 
-    // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…,
-    // ingest-repetition reads that.
+    // The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles
+    // runs/<runId>/ingest/…, ingest-repetition reads that.
     const rawObjectGrant = (name: string, sid: string, action: string, part: string) =>
       this.grantRawObjects(functions[name]!, sid, action, part);
     rawObjectGrant('check-repetition', 'ReadRawPerfTestOutput', 's3:GetObject', 'raw');
@@ -800,8 +800,8 @@ export class BenchmarkController extends Construct {
   }
 
   /**
-   * The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles runs/<runId>/ingest/…,
-   * ingest-repetition reads that.
+   * The raw output: the load generator uploads runs/<runId>/raw/…, check-repetition assembles
+   * runs/<runId>/ingest/…, ingest-repetition reads that.
    */
   private grantRawObjects(fn: lambda.Function, sid: string, action: string, part: string): void {
     const objects = this.rawOutputBucket.arnForObjects(`runs/*/${part}/*`);

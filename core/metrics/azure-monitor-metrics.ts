@@ -11,7 +11,7 @@ import {
  * Host metrics of an Azure repetition from Azure Monitor's platform metrics, which Azure collects for every VM and
  * scale set without an agent. Names, aggregations, dimensions and time grains as "Supported metrics for
  * Microsoft.Compute/virtualMachineScaleSets" and ".../virtualMachines" list them
- * (learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics):
+ * (https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics):
  * PT1M grain; on a scale set each metric splits by the VMName dimension.
  *
  * Memory: the platform metric is "Available Memory Bytes" ("Amount of physical memory, in bytes, immediately available

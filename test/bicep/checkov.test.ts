@@ -19,8 +19,8 @@ interface CheckovReport {
  * parameter typed `string[]` or `tagsType` is a parsing error (each checked alone), and the whole file goes unscanned.
  * The copy checkov scans drops every type declaration (with the decorators attached to it) and every import, and
  * gives each parameter and output the base type its user-defined type compiles to (`string[]` → array, `tagsType` →
- * object, `'1' | '2'` → string, `int?` → int): what the compiled ARM template declares as the parameter's `type`. The
- * resources checkov checks are untouched.
+ * object, `'1' | '2'` → string, `int?` → int): what the compiled ARM template declares as the parameter's
+ * `type`. The resources checkov checks are untouched.
  *
  * The edits are found in the tree-sitter tree, not with regular expressions: a type expression nests (`('a' | 'b')[]`,
  * objects with decorated properties over several lines), and a regex would also match the same words inside
@@ -196,8 +196,8 @@ describe('checkov', () => {
       }
       // checkov's Bicep parser (pycep) does not know fail()
       // (https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-flow-control),
-      // which main.bicep uses in variables to refuse bad parameters. checkov scans a copy in which each fail('...') reads
-      // string('...'):
+      // which main.bicep uses in variables to refuse bad parameters. checkov scans a copy in which each
+      // fail('...') reads string('...'):
       // the same expression shape, with no effect on the resources it checks. Nor does it know cidrHost()
       // (https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-functions-cidr#cidrhost), with which
       // modules/kafka-cluster.bicep computes the brokers' static IPs: it reads concat() there, a string function of two

@@ -588,7 +588,12 @@ describe('network security group', () => {
         expect(filter).toContain(part);
       const checked = main.variables.get('checkedSourcePrefixes')?.text ?? '';
       expect(checked).toMatch(
-        /^empty\(worldOpenSourcePrefixes\)\s*\?\s*allowedSourceAddressPrefixes\s*:\s*fail\('allowedSourceAddressPrefixes must not open the cluster to the world; refused: \$\{join\(worldOpenSourcePrefixes, ', '\)\}/,
+        new RegExp(
+          String.raw`^empty\(worldOpenSourcePrefixes\)\s*\?\s*allowedSourceAddressPrefixes\s*:\s*` +
+            String.raw`fail\('allowedSourceAddressPrefixes ` +
+            String.raw`must not open the cluster to the world; refused: \$\{join\(worldOpenSourcePrefixes, ', ` +
+            String.raw`'\)\}`,
+        ),
       );
     },
   );
@@ -775,7 +780,10 @@ describe('cluster', () => {
       expect(params.acceleratedNetworking).toEqual({ expression: 'acceleratedNetworkingChecked' });
       const checked = file('main.bicep').variables.get('acceleratedNetworkingChecked')?.text ?? '';
       expect(checked).toMatch(
-        /^!acceleratedNetworking && \(endsWith\(clusterVmSize, 's_v5'\) \|\| endsWith\(loadGeneratorVmSize, 's_v5'\)\)\s*\?\s*fail\(/,
+        new RegExp(
+          String.raw`^!acceleratedNetworking && \(endsWith\(clusterVmSize, 's_v5'\) \|\| ` +
+            String.raw`endsWith\(loadGeneratorVmSize, 's_v5'\)\)\s*\?\s*fail\(`,
+        ),
       );
       expect(checked).toMatch(/:\s*acceleratedNetworking$/);
     },
@@ -823,7 +831,10 @@ describe('TLS, secret lifetime and linter suppressions', () => {
       expect(main.params.get('tlsCertificatePem')?.decorators).not.toContain('secure()');
       const tlsEnabled = main.variables.get('tlsEnabled')?.text ?? '';
       expect(tlsEnabled).toMatch(
-        /^publicLoadBalancer && !tlsGiven\s*\?\s*fail\('publicLoadBalancer is true, so tlsCertificatePem and tlsPrivateKeyPem are required/,
+        new RegExp(
+          String.raw`^publicLoadBalancer && !tlsGiven\s*\?\s*fail\('publicLoadBalancer is true, so ` +
+            String.raw`tlsCertificatePem and tlsPrivateKeyPem are required`,
+        ),
       );
       expect(main.variables.get('tlsGiven')?.text).toBe('!empty(tlsCertificatePem) && !empty(tlsPrivateKeyPem)');
       // The key goes to the secrets module only, into a @secure() parameter (checked above for every secure value).

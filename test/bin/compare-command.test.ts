@@ -50,13 +50,19 @@ describe('rmqbench compare', () => {
     'refuses runs of different plans, unknown runs and ' + 'runs without a successful repetition, each in one line',
     async () => {
       await expect(compareStoredRuns(store(), ['slower', 'other'])).rejects.toThrow(
-        /^runs of different plans cannot be compared scenario by scenario: slower ran plan "fixture-plan" but other ran "other-plan"/,
+        new RegExp(
+          String.raw`^runs of different plans cannot be compared scenario by scenario: slower ran plan ` +
+            String.raw`"fixture-plan" but other ran "other-plan"`,
+        ),
       );
       await expect(compareStoredRuns(store(), ['slower', 'nope'])).rejects.toThrow(
         new ComparisonError('no run "nope" in table in-memory (see rmqbench runs)'),
       );
       await expect(compareStoredRuns(store(), ['slower', 'failed'])).rejects.toThrow(
-        /^run failed \(plan "fixture-plan", status FAILED\) has no successful repetition \(8 failed\): broker down; rerun it/,
+        new RegExp(
+          String.raw`^run failed \(plan "fixture-plan", status FAILED\) has no successful repetition \(8 ` +
+            String.raw`failed\): broker down; rerun it`,
+        ),
       );
       await expect(compareStoredRuns(store(), ['failed'])).rejects.toThrow(
         /^run failed .* has no successful repetition/,
@@ -77,7 +83,11 @@ describe('rmqbench compare', () => {
       },
     );
     await expect(compareStoredRuns(new InMemoryStore([plain]), ['plain'])).rejects.toThrow(
-      /^nothing to compare: run plain alone: plan "fixture-plan" has no marked baseline \(rmqbench baseline <runId> marks one\), and plan "x" .* has no pair of clusters .*; or give two or more run ids$/,
+      new RegExp(
+        String.raw`^nothing to compare: run plain alone: plan "fixture-plan" has no marked baseline ` +
+          String.raw`\(rmqbench baseline <runId> marks one\), and plan "x" .* has no pair of clusters .*; or ` +
+          String.raw`give two or more run ids$`,
+      ),
     );
   });
 });

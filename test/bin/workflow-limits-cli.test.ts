@@ -46,7 +46,10 @@ describe('workflow limits in the CLI', () => {
       const refused = rmqbench('validate', many, '--target', 'aws');
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(
-        /repetitions: one execution of this plan would record about \d+ Step Functions history events, more than the 20000/,
+        new RegExp(
+          String.raw`repetitions: one execution of this plan would record about \d+ Step Functions history ` +
+            String.raw`events, more than the 20000`,
+        ),
       );
       const long = planFile(
         'name: long\nrepetitions: 25\nclusters:\n  - { name: c, nodes: 3, instanceType: c5.xlarge }\nworkloads:\n' +

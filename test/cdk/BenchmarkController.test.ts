@@ -219,8 +219,13 @@ describe('BenchmarkController', () => {
       );
       // Besides the two listed, only the log-delivery and X-Ray actions CDK grants the state machine and functions (no
       // resource-level permissions exist).
-      const allowed =
-        /^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|ec2:DescribeInstances|cloudwatch:ListMetrics|cloudwatch:GetMetricData|xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|logs:DescribeResourcePolicies|logs:PutResourcePolicy)$/;
+      const allowed = new RegExp(
+        String.raw`^(cloudformation:ListStacks|ssm:DescribeInstanceInformation|ssm:GetCommandInvocation|` +
+          String.raw`ec2:DescribeInstances|cloudwatch:ListMetrics|cloudwatch:GetMetricData|` +
+          String.raw`xray:(PutTelemetryRecords|PutTraceSegments|GetSamplingRules|GetSamplingTargets)|` +
+          String.raw`logs:(Create|Delete|Get|Update)LogDelivery|logs:ListLogDeliveries|logs:DescribeLogGroups|` +
+          String.raw`logs:DescribeResourcePolicies|logs:PutResourcePolicy)$`,
+      );
       expect([...new Set(wildcard)].filter((action) => !allowed.test(action))).toEqual([]);
       expect(wildcard).toEqual(
         expect.arrayContaining([
@@ -465,7 +470,10 @@ describe('BenchmarkController', () => {
           /^AwsSolutions-IAM5\[Action::s3:\*\] at Negative\/Controller\/IngestRepetitionFunction\/ServiceRole/,
         ),
         expect.stringMatching(
-          /^AwsSolutions-IAM5\[Resource::<ControllerRawOutput[0-9A-F]+\.Arn>\/\*\] at Negative\/Controller\/IngestRepetitionFunction\/ServiceRole/,
+          new RegExp(
+            String.raw`^AwsSolutions-IAM5\[Resource::<ControllerRawOutput[0-9A-F]+\.Arn>\/\*\] at Negative` +
+              String.raw`\/Controller\/IngestRepetitionFunction\/ServiceRole`,
+          ),
         ),
       ]);
     },
@@ -1397,7 +1405,10 @@ describe('BenchmarkController with Azure', () => {
         privateSubnetIpv4CidrBlocks: ['10.9.1.0/24', '10.9.2.0/24'],
       });
       expect(() => new BenchmarkController(other, 'A', { vpc: imported, azure: azureProps })).toThrow(
-        /controllerEgressAddresses is required with azure when vpc is given and its NAT gateways are not defined in this app/,
+        new RegExp(
+          String.raw`controllerEgressAddresses is required with azure when vpc is given and its NAT gateways ` +
+            String.raw`are not defined in this app`,
+        ),
       );
       // One defined in this app: one address per NAT gateway (each zone's subnets leave through their own).
       const twoNats = new ec2.Vpc(other, 'TwoNats', { maxAzs: 2, natGateways: 2 });

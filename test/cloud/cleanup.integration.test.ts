@@ -74,7 +74,10 @@ describe('rmqbench cleanup --target aws against moto; the sweeper applies the sa
     const lines = dry.stdout.trim().split('\n');
     // Expired, but its run is still RUNNING: kept until its execution must have ended (issue 22, item 4).
     expect(lines.find((line) => line.includes('rmqbench-r-expired-c1'))).toMatch(
-      /^keeping +stack rmqbench-r-expired-c1 {2}run r-expired \(RUNNING\), age 0\.0 h, expires .*: expired at .*, but its run r-expired is RUNNING: kept until /,
+      new RegExp(
+        String.raw`^keeping +stack rmqbench-r-expired-c1 {2}run r-expired \(RUNNING\), age 0\.0 h, expires ` +
+          String.raw`.*: expired at .*, but its run r-expired is RUNNING: kept until `,
+      ),
     );
     expect(lines.find((line) => line.includes('rmqbench-r-done-c1'))).toMatch(
       /^would delete +stack rmqbench-r-done-c1 {2}run r-done \(SUCCEEDED\), .*: its run r-done finished SUCCEEDED$/,

@@ -107,7 +107,10 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
       );
       await controller.store.putRepetition(repetitionRecord(runId, first!.scenarioId, 1, 12_000));
       await run.stderrMatches(
-        /done: send 12000 msg\/s, receive 12000 msg\/s\n {2}pausing 5 s between repetitions\n\[2\/2\] small\/w repetition 2\/2/,
+        new RegExp(
+          String.raw`done: send 12000 msg\/s, receive 12000 msg\/s\n {2}pausing 5 s between repetitions\n\[2` +
+            String.raw`\/2\] small\/w repetition 2\/2`,
+        ),
       );
       await controller.store.putRepetition(repetitionRecord(runId, second!.scenarioId, 2, 14_000));
       await finishRun(controller.store, runId, 'SUCCEEDED');

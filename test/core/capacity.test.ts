@@ -511,7 +511,10 @@ describe('a saturated run whose queue grew', () => {
     // The captured run received 28,886 messages; its queue grew by 3,000 (over 2 % and over 1,000).
     const record = ingestRepetition({ ...raw, metrics: depth([0, 500, 1500, 2200, 3000]) });
     expect(record.queueingNote).toMatch(
-      /^the queues grew by 3,000 messages during the run: publishers outran consumers, so its latencies are mostly queueing time/,
+      new RegExp(
+        String.raw`^the queues grew by 3,000 messages during the run: publishers outran consumers, so its ` +
+          String.raw`latencies are mostly queueing time`,
+      ),
     );
     const run = {
       runId: 'r',

@@ -276,7 +276,10 @@ workloads:
         path: 'maxCostUsd',
         value: 0.1,
         message: expect.stringMatching(
-          /^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves out parts the catalog cannot price\); see rmqbench estimate$/,
+          new RegExp(
+            String.raw`^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves ` +
+              String.raw`out parts the catalog cannot price\); see rmqbench estimate$`,
+          ),
         ),
       });
       const input = {

@@ -35,7 +35,11 @@ describe('what a cloud target needs from a plan', () => {
     expect(rest).toEqual([]);
     expect(missing!.path).toBe('clusters[0].instanceType');
     expect(missing!.message).toMatch(
-      /^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge", or one per target: \{ aws: c5\.xlarge, azure: Standard_F4s_v2 \}\), so that the run can be priced; the price catalog knows c5\.2xlarge, .*t3\.xlarge$/,
+      new RegExp(
+        String.raw`^target aws needs the nodes' instance type \(e\.g\. "c5\.xlarge", or one per target: \{ ` +
+          String.raw`aws: c5\.xlarge, azure: Standard_F4s_v2 \}\), so that the run can be priced; the price ` +
+          String.raw`catalog knows c5\.2xlarge, .*t3\.xlarge$`,
+      ),
     );
   });
 
@@ -230,7 +234,10 @@ describe('what a cloud target needs from a plan', () => {
       path: 'clusters[0].instanceType',
       value: 'c5.mega',
       message: expect.stringMatching(
-        /^the price catalog shipped with rmqbench \(core\/data\/prices\.json\) has no aws price for this type, so the run could not be priced; known: c5\.2xlarge, /,
+        new RegExp(
+          String.raw`^the price catalog shipped with rmqbench \(core\/data\/prices\.json\) has no aws price for ` +
+            String.raw`this type, so the run could not be priced; known: c5\.2xlarge, `,
+        ),
       ),
     });
     // An Azure size is not an AWS type, and the other way round.

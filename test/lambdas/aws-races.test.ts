@@ -119,7 +119,10 @@ describe('the load generator must be an online SSM managed instance before the f
       sleep: async (ms: number) => void (clock += ms),
     };
     await expect(startPerfTest(ssm, 'i-0lg', 'echo run', 180, retry)).rejects.toThrow(
-      /SendCommand to the load generator i-0lg still failed with InvalidInstanceId after 4 attempts \(until 2025-01-01T00:10:20.000Z\): its SSM agent is not registered and online/,
+      new RegExp(
+        String.raw`SendCommand to the load generator i-0lg still failed with InvalidInstanceId after 4 ` +
+          String.raw`attempts \(until 2025-01-01T00:10:20.000Z\): its SSM agent is not registered and online`,
+      ),
     );
     expect(clock - NOW.getTime()).toBe(2_000 + 4_000 + 8_000);
     ssmMock.reset();
@@ -314,7 +317,10 @@ describe('a cluster stack that fails to create keeps its reason', () => {
         }),
       );
       await expect(checkStack(cfn, launch, NOW, ssm)).rejects.toThrow(
-        /stream i-0bad\/boot; its boot log tail could not be read \(AccessDeniedException: User is not authorized to perform: logs:GetLogEvents\)$/,
+        new RegExp(
+          String.raw`stream i-0bad\/boot; its boot log tail could not be read \(AccessDeniedException: User is ` +
+            String.raw`not authorized to perform: logs:GetLogEvents\)$`,
+        ),
       );
     },
   );

@@ -362,7 +362,10 @@ describe(
             window,
           ),
         ).rejects.toThrow(
-          /Azure Monitor answered 400 for the metrics of .*loadBalancers\/virtualMachines\/rmqbench-kafka-2: UnexpectedRequest/,
+          new RegExp(
+            String.raw`Azure Monitor answered 400 for the metrics of .*loadBalancers\/virtualMachines` +
+              String.raw`\/rmqbench-kafka-2: UnexpectedRequest`,
+          ),
         );
         expect(
           arm.requests

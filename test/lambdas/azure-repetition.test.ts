@@ -137,7 +137,10 @@ describe('Azure repetitions through VM Run Command against a fake ARM endpoint',
         'RMQBENCH_UPLOAD_URL_BROKER_METRICS_JSONL',
       ]);
       expect(urls.RMQBENCH_UPLOAD_URL_STDOUT_TXT).toMatch(
-        /^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+\/stdout\.txt\?[^ ]*X-Amz-Expires=810/,
+        new RegExp(
+          String.raw`^https:\/\/raw-bucket\.s3\.eu-west-1\.amazonaws\.com\/runs\/run-1\/raw\/[^?]+` +
+            String.raw`\/stdout\.txt\?[^ ]*X-Amz-Expires=810`,
+        ),
       );
       expect(urls.RMQBENCH_UPLOAD_URL_PERFTEST_CSV).toMatch(/^https:\/\/raw-bucket[^?]+\/perftest\.csv\?/);
       expect({ asyncExecution: properties.asyncExecution, timeoutInSeconds: properties.timeoutInSeconds }).toEqual({

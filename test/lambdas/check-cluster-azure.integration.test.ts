@@ -174,7 +174,11 @@ describe('CheckClusterReady on Azure asks the cluster itself, through the pinned
       const waiting = await checkAzureCluster(clients, launch, 3, credentials, NOW);
       expect(waiting.ready).toBe(false);
       expect(waiting.status).toMatch(
-        /cluster forming: GET https:\/\/127\.0\.0\.1:\d+\/api\/nodes failed: TLS: 127\.0\.0\.1 presented certificate|self.signed|certificate/i,
+        new RegExp(
+          String.raw`cluster forming: GET https:\/\/127\.0\.0\.1:\d+\/api\/nodes failed: TLS: 127\.0\.0\.1 ` +
+            String.raw`presented certificate|self.signed|certificate`,
+          'i',
+        ),
       );
       await expect(
         checkAzureCluster(clients, launch, 3, credentials, new Date(Date.parse(launch.readyBy) + 1000)),

@@ -227,17 +227,26 @@ describe('check-repetition', () => {
     [
       'cut short',
       verifierOutput.slice(0, 120),
-      /^lost messages not counted on aws: the lost-message verifier's output is unusable: the verifier's result line is not valid JSON/,
+      new RegExp(
+        String.raw`^lost messages not counted on aws: the lost-message verifier's output is unusable: the ` +
+          String.raw`verifier's result line is not valid JSON`,
+      ),
     ],
     [
       'failed to connect',
       'rmqbench verifier: ConnectException: Connection refused\nrmqbench verifier: exited with status 2\n',
-      /unusable: the verifier printed no result line .*its output ended with: rmqbench verifier: ConnectException: Connection refused \| rmqbench verifier: exited with status 2/,
+      new RegExp(
+        String.raw`unusable: the verifier printed no result line .*its output ended with: rmqbench verifier: ` +
+          String.raw`ConnectException: Connection refused \| rmqbench verifier: exited with status 2`,
+      ),
     ],
     [
       'not uploaded',
       '',
-      /^lost messages not counted on aws: the lost-message verifier left no verifier.txt \(not uploaded, or it never ran\)/,
+      new RegExp(
+        String.raw`^lost messages not counted on aws: the lost-message verifier left no verifier.txt \(not ` +
+          String.raw`uploaded, or it never ran\)`,
+      ),
     ],
   ])(
     'verifier output %s: the fault is kept as applied but not counted, with the reason',

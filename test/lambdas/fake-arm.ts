@@ -355,10 +355,11 @@ export class FakeArm {
       }
     }
     if (
-      (match =
-        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Resources\/deployments\/([^/]+)$/i.exec(
-          path,
-        ))
+      (match = new RegExp(
+        String.raw`^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Resources` +
+          String.raw`\/deployments\/([^/]+)$`,
+        'i',
+      ).exec(path))
     ) {
       const group = decodeURIComponent(match[1]!);
       if (!this.groups.has(group))
@@ -468,10 +469,11 @@ export class FakeArm {
       });
     }
     if (
-      (match =
-        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)$/i.exec(
-          path,
-        )) &&
+      (match = new RegExp(
+        String.raw`^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute` +
+          String.raw`\/virtualMachines\/([^/]+)$`,
+        'i',
+      ).exec(path)) &&
       request.method === 'GET'
     ) {
       const group = this.groups.get(decodeURIComponent(match[1]!));
@@ -488,10 +490,11 @@ export class FakeArm {
       });
     }
     if (
-      (match =
-        /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines\/([^/]+)\/runCommands\/([^/]+)$/i.exec(
-          path,
-        ))
+      (match = new RegExp(
+        String.raw`^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)\/providers\/Microsoft\.Compute` +
+          String.raw`\/virtualMachines\/([^/]+)\/runCommands\/([^/]+)$`,
+        'i',
+      ).exec(path))
     ) {
       const group = decodeURIComponent(match[1]!);
       if (!this.groups.has(group))
@@ -567,10 +570,12 @@ export class FakeArm {
       }
     }
     if (
-      (match =
-        /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/Microsoft\.Compute\/(?:virtualMachines|virtualMachineScaleSets)\/[^/]+)\/providers\/Microsoft\.Insights\/metrics$/i.exec(
-          path,
-        )) &&
+      (match = new RegExp(
+        String.raw`^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/Microsoft\.Compute` +
+          String.raw`\/(?:virtualMachines|virtualMachineScaleSets)\/[^/]+)\/providers\/Microsoft\.Insights` +
+          String.raw`\/metrics$`,
+        'i',
+      ).exec(path)) &&
       request.method === 'GET'
     ) {
       return this.metrics(decodeURIComponent(match[1]!), url.searchParams, send);

@@ -241,7 +241,10 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
         event({ action: 'stop', node: 0, atSeconds: 10, healAtSeconds: 20 }, applied),
       ),
     ).rejects.toThrow(
-      /the fault Run Command rmqbench-fault-\S+ on nodes_a1 failed: rmqbench: this instance does not run rabbit@RMQBENCHN000001/,
+      new RegExp(
+        String.raw`the fault Run Command rmqbench-fault-\S+ on nodes_a1 failed: rmqbench: this instance does ` +
+          String.raw`not run rabbit@RMQBENCHN000001`,
+      ),
     );
   });
 

@@ -236,7 +236,10 @@ describe('a Kafka plan cluster through the AWS workflow functions, against moto'
         commandId: expect.any(String),
         perfTestArgs: [
           expect.stringMatching(
-            /^TopicCommand --bootstrap-server \S+ --create --topic rmqbench-w-[0-9a-f]{6} --partitions 1 --replication-factor 3$/,
+            new RegExp(
+              String.raw`^TopicCommand --bootstrap-server \S+ --create --topic rmqbench-w-[0-9a-f]{6} --partitions ` +
+                String.raw`1 --replication-factor 3$`,
+            ),
           ),
           expect.stringMatching(/^ProducerPerformance /),
           expect.stringMatching(/^ConsumerPerformance /),

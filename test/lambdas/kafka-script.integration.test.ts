@@ -296,7 +296,10 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
         const run = await runOnLoadGenerator(fake, script);
         expect(run.code).toBe(1);
         expect(run.stderr).toMatch(
-          /could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached because only 1 broker\(s\) are registered/,
+          new RegExp(
+            String.raw`could not create topic rmqbench-w-[0-9a-f]{6}: .*replication factor of 3 cannot be reached ` +
+              String.raw`because only 1 broker\(s\) are registered`,
+          ),
         );
         expect(fake.objects.size).toBe(2);
         const scenario = scenarioOf(plan, item);
@@ -349,7 +352,10 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
       );
       expect(failed.code).toBe(1);
       expect(failed.stderr).toMatch(
-        /smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication factor of 2 cannot be reached because only 1 broker\(s\) are registered/,
+        new RegExp(
+          String.raw`smoke test: could not create a topic with 2 partitions and 2 replicas:[\s\S]*replication ` +
+            String.raw`factor of 2 cannot be reached because only 1 broker\(s\) are registered`,
+        ),
       );
     },
   );

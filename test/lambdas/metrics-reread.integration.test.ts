@@ -252,7 +252,10 @@ describe('RereadHostMetrics (IngestRepetition metricsOnly) reads the late minute
           `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` + `/Microsoft.Network/loadBalancers/lb`,
       };
       await expect(rereadLateHostMetrics(s3, 'raw', store, 'run-3', items, read(refused))).rejects.toThrow(
-        /three\/small #1: its host metrics could not be read again \(Azure Monitor answered 400 .*\); the stored record is kept/,
+        new RegExp(
+          String.raw`three\/small #1: its host metrics could not be read again \(Azure Monitor answered 400 ` +
+            String.raw`.*\); the stored record is kept`,
+        ),
       );
       expect(await errors('run-3')).toEqual([stored![0], [2, 'SUCCEEDED', undefined]]);
       expect(await cpuPoints('run-3', 1)).toEqual([[0, 90]]);

@@ -220,7 +220,10 @@ describe('the management API sampler in the run scripts', () => {
         expect(requests).toHaveLength(3);
         for (const line of requests)
           expect(line).toMatch(
-            /^ {4}body=\$\(printf 'user = "%s:%s"\\n' "\$BENCH_USER" "\$BENCH_PASS" \| curl -sS --max-time 2 -K - "\$MANAGEMENT_URL\/api\/[^"]+" 2> \/dev\/null \|/,
+            new RegExp(
+              String.raw`^ {4}body=\$\(printf 'user = "%s:%s"\\n' "\$BENCH_USER" "\$BENCH_PASS" \| curl -sS ` +
+                String.raw`--max-time 2 -K - "\$MANAGEMENT_URL\/api\/[^"]+" 2> \/dev\/null \|`,
+            ),
           );
         expect(requests.map((line) => /"\$MANAGEMENT_URL([^"]+)"/.exec(line)![1])).toEqual(
           Object.values(BROKER_SAMPLE_PATHS),

@@ -58,7 +58,10 @@ describe('TeardownCluster and CheckTeardown on azure', () => {
         ).rejects.toMatchObject({
           name: 'TeardownIncomplete',
           message: expect.stringMatching(
-            /^resource group rmqbench-az-c1 was not deleted by .* \(provisioning state Succeeded\); its deletion failed: Deletion of resource group 'rmqbench-az-c1' failed/,
+            new RegExp(
+              String.raw`^resource group rmqbench-az-c1 was not deleted by .* \(provisioning state Succeeded\); its ` +
+                String.raw`deletion failed: Deletion of resource group 'rmqbench-az-c1' failed`,
+            ),
           ),
         });
       });

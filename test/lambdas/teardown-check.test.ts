@@ -219,7 +219,10 @@ describe('TeardownCluster and CheckTeardown on aws', () => {
       expect(stuck.attempts[STATE.checkTeardown]).toBe(1);
       const results = stuck.finished!.clusterResults as Parameters<typeof firstClusterFailure>[0];
       expect(firstClusterFailure(results)).toMatch(
-        /^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup/,
+        new RegExp(
+          String.raw`^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: ` +
+            String.raw`DELETE_FAILED at NodeSecurityGroup`,
+        ),
       );
     },
   );

@@ -160,7 +160,10 @@ describe('TeardownCluster and CheckTeardown against moto', () => {
       );
       expect(error?.name).toBe('TeardownIncomplete');
       expect(error?.message).toMatch(
-        /^stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
+        new RegExp(
+          String.raw`^stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup ` +
+            String.raw`\(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object`,
+        ),
       );
       expect(await logGroups('rmqbench-stuck-c1')).toEqual(['rmqbench-stuck-c1-ClusterBootLogs']);
 
@@ -181,7 +184,11 @@ describe('TeardownCluster and CheckTeardown against moto', () => {
       expect((await store.getRun('stuck'))!.run).toMatchObject({
         status: 'FAILED',
         error: expect.stringMatching(
-          /^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a dependent object/,
+          new RegExp(
+            String.raw`^teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: ` +
+              String.raw`DELETE_FAILED at NodeSecurityGroup \(AWS::EC2::SecurityGroup\): resource sg-0abc has a ` +
+              String.raw`dependent object`,
+          ),
         ),
       });
 
@@ -216,7 +223,10 @@ describe('TeardownCluster and CheckTeardown against moto', () => {
         {},
       );
       expect((await store.getRun('both'))!.run.error).toMatch(
-        /^no route to the cluster; teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 was not deleted by .*: DELETE_FAILED at NodeSecurityGroup/,
+        new RegExp(
+          String.raw`^no route to the cluster; teardown of rmqbench-stuck-c1 failed: stack rmqbench-stuck-c1 ` +
+            String.raw`was not deleted by .*: DELETE_FAILED at NodeSecurityGroup`,
+        ),
       );
     },
   );

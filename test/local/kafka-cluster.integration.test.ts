@@ -49,7 +49,10 @@ describe('a real KRaft Kafka cluster on localhost', () => {
             'topic-fail.log',
           ),
         ).rejects.toThrow(
-          /failed \(exit 1\)[\s\S]*target replication factor of 4 cannot be reached because only 3 broker\(s\) are registered/,
+          new RegExp(
+            String.raw`failed \(exit 1\)[\s\S]*target replication factor of 4 cannot be reached because only 3 ` +
+              String.raw`broker\(s\) are registered`,
+          ),
         );
         await cluster.stop();
         for (const node of cluster.nodes) expect(existsSync(node.dataDir)).toBe(false);
@@ -81,7 +84,10 @@ describe('a real KRaft Kafka cluster on localhost', () => {
           brokerJavaCommand: hanging,
         }),
       ).rejects.toThrow(
-        /did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: waiting for the controller quorum/,
+        new RegExp(
+          String.raw`did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: ` +
+            String.raw`waiting for the controller quorum`,
+        ),
       );
       expect(alivePids(processes)).toEqual([]);
       expect(existsSync(join(work.path, 'hang', 'kafka1', 'data'))).toBe(false);

@@ -94,7 +94,11 @@ describe('Kafka runs through the deployed workflow definition on the local targe
           kafka.result!.summary.confirmLatency!.median,
         );
         expect(kafka.perfTestArgs.join(' ')).toMatch(
-          /^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 --replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 --throughput 2000/,
+          new RegExp(
+            String.raw`^TopicCommand --create --topic rmqbench-steady-[0-9a-f]{6} --partitions 1 ` +
+              String.raw`--replication-factor 3 ProducerPerformance .*--num-records 12000 --record-size 100 ` +
+              String.raw`--throughput 2000`,
+          ),
         );
         expect((await store.getSamples(runId, 'kafka-3/steady', 1)).length).toBeGreaterThanOrEqual(2);
         // Host metrics of a Kafka repetition: CPU, RSS and disk writes of each broker JVM and of the tools (no queue
@@ -221,7 +225,10 @@ describe('Kafka runs through the deployed workflow definition on the local targe
       const outcome = await runPlanWorkflow({ plan, target, store, runDir, runId, onEvent: () => undefined });
       expect(outcome.status).toBe('FAILED');
       expect(outcome.error).toMatch(
-        /did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: no controller quorum/,
+        new RegExp(
+          String.raw`did not form within 3 s \(0 registered\); broker 1 log tail:[\s\S]*simulated broker hang: ` +
+            String.raw`no controller quorum`,
+        ),
       );
       const stored = await store.getRun(runId);
       expect(stored?.run.status).toBe('FAILED');

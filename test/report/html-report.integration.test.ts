@@ -305,7 +305,10 @@ describe('rmqbench report --format html on a real local run, rendered in headles
     const { code, stderr } = rmqbench('report', 'unpriced-aws-run', '--format', 'html', '--out', 'unpriced.html');
     expect(code).toBe(0);
     expect(stderr.trim()).toMatch(
-      /^rmqbench: no price-performance section: unknown aws instance type "c9\.galactic" in the price catalog; known: .*c5\.xlarge/,
+      new RegExp(
+        String.raw`^rmqbench: no price-performance section: unknown aws instance type "c9\.galactic" in the ` +
+          String.raw`price catalog; known: .*c5\.xlarge`,
+      ),
     );
     expect(readFileSync(join(work.path, 'unpriced.html'), 'utf8')).toContain(
       'Not available: unknown aws instance type',

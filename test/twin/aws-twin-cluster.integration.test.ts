@@ -126,7 +126,11 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       const [stack] = [...twin.gateway.clusterStacks.values()];
       const instanceIds = stack!.instances.map((instance) => instance.instanceId);
       expect(stderr).toMatch(
-        /ClusterNodesASG\w+ \(AWS::AutoScaling::AutoScalingGroup\) CREATE_FAILED: .*security groups sg-\w+ of i-\w+ dropped tcp from i-\w+ \(10\.91\.42\.\d+\) to port 25672: no ingress rule allows it/,
+        new RegExp(
+          String.raw`ClusterNodesASG\w+ \(AWS::AutoScaling::AutoScalingGroup\) CREATE_FAILED: .*security groups ` +
+            String.raw`sg-\w+ of i-\w+ dropped tcp from i-\w+ \(10\.91\.42\.\d+\) to port 25672: no ingress rule ` +
+            String.raw`allows it`,
+        ),
       );
       const named = /of (i-\w+) dropped tcp from (i-\w+) /.exec(stderr)!;
       expect(instanceIds).toEqual(expect.arrayContaining([named[1], named[2]]));
@@ -208,7 +212,10 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       expect(code).toBe(1);
       expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
       expect(log).toMatch(
-        /security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 port 5672: no egress rule allows it/,
+        new RegExp(
+          String.raw`security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 ` +
+            String.raw`port 5672: no egress rule allows it`,
+        ),
       );
     },
   );

@@ -88,7 +88,12 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
       const { twin, code, stderr } = await runOnTwin(assembly);
       expect(code).toBe(1);
       expect(stderr).toMatch(
-        /is ROLLBACK_COMPLETE: first failed resource \w+ \(AWS::IAM::InstanceProfile\) CREATE_FAILED: .*assumed-role\/RmqbenchController-ControllerCloudFormationRole[^/]*\/AWSCloudFormation is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/rmqbench-/,
+        new RegExp(
+          String.raw`is ROLLBACK_COMPLETE: first failed resource \w+ \(AWS::IAM::InstanceProfile\) ` +
+            String.raw`CREATE_FAILED: .*assumed-role\/RmqbenchController-ControllerCloudFormationRole[^/]*` +
+            String.raw`\/AWSCloudFormation is not authorized to perform: iam:PassRole on resource: ` +
+            String.raw`arn:aws:iam::123456789012:role\/rmqbench-`,
+        ),
       );
       const stack = /stack (rmqbench-\S+) is ROLLBACK_COMPLETE/.exec(stderr)![1]!;
       const cfn = new CloudFormationClient(twin.clientConfig);
@@ -112,7 +117,11 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
       const { twin, code, stderr } = await runOnTwin(assembly);
       expect(code).toBe(1);
       expect(stderr).toMatch(
-        /assumed-role\/RmqbenchController-ControllerLaunchClusterFunctionServiceRole[^/]*\/\S+ is not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role\/RmqbenchController-ControllerCloudFormationRole/,
+        new RegExp(
+          String.raw`assumed-role\/RmqbenchController-ControllerLaunchClusterFunctionServiceRole[^/]*\/\S+ is ` +
+            String.raw`not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role` +
+            String.raw`\/RmqbenchController-ControllerCloudFormationRole`,
+        ),
       );
       expect(twin.gateway.decisions.filter((decision) => !decision.allowed).map((decision) => decision.action)).toEqual(
         ['iam:PassRole'],
