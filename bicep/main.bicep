@@ -211,6 +211,15 @@ var rabbitmqSecretsChecked = broker != 'rabbitmq' ? false : length(rabbitmqAdmin
 
 var acceleratedNetworkingChecked = !acceleratedNetworking && (endsWith(clusterVmSize, 's_v5') || endsWith(loadGeneratorVmSize, 's_v5')) ? fail('acceleratedNetworking is false, but ${endsWith(clusterVmSize, 's_v5') ? clusterVmSize : loadGeneratorVmSize} is a Dsv5 or Esv5 size, which requires accelerated networking: set acceleratedNetworking to true or choose an Fsv2 size.') : acceleratedNetworking
 
+// The Kafka brokers' and NATS servers' static IPs: from the modules' host 99 (.100) where the cluster subnet holds it (a
+// /25 or larger, as the default /24); in a smaller subnet, which in a Kafka or NATS deployment holds only them (no
+// RabbitMQ node, no load balancer), from host 3 (.4), the first address Azure lets a NIC take: it reserves a subnet's
+// first four addresses and its last (https://learn.microsoft.com/azure/virtual-network/virtual-networks-faq, "Are there
+// any restrictions on using IP addresses within these subnets?"). A host past the range would fail the deployment at
+// cidrHost or at the NIC (a static IP outside its subnet). A /29, Azure's smallest subnet, holds three brokers.
+var clusterSubnetBits = int(last(split(clusterSubnetPrefix, '/')))
+var brokerFirstHostNumber = broker != 'rabbitmq' && clusterSubnetBits >= 29 && instanceCount > 3 ? fail('clusterSubnetPrefix ${clusterSubnetPrefix} has room for 3 ${broker} static addresses (Azure reserves 5 of a /29\'s 8), not instanceCount ${instanceCount}: give a /28 or larger.') : clusterSubnetBits <= 25 ? 99 : 3
+
 module network 'modules/network.bicep' = {
   name: '${deployment().name}-network'
   params: {
@@ -285,6 +294,7 @@ module kafkaCluster 'modules/kafka-cluster.bicep' = if (broker == 'kafka') {
     tags: tags
     subnetResourceId: network.outputs.clusterSubnetResourceId
     subnetAddressPrefix: clusterSubnetPrefix
+    firstHostNumber: brokerFirstHostNumber
     vmSize: clusterVmSize
     brokerCount: instanceCount
     availabilityZones: availabilityZones
@@ -306,6 +316,7 @@ module natsCluster 'modules/nats-cluster.bicep' = if (broker == 'nats') {
     tags: tags
     subnetResourceId: network.outputs.clusterSubnetResourceId
     subnetAddressPrefix: clusterSubnetPrefix
+    firstHostNumber: brokerFirstHostNumber
     vmSize: clusterVmSize
     serverCount: instanceCount
     availabilityZones: availabilityZones

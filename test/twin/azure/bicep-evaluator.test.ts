@@ -536,6 +536,31 @@ describe("main.bicep with broker 'kafka'", () => {
     expect(env).toContain(`\nCLUSTER_SEED=${GROUP_ID}/rmqbench-kafka\n`);
   });
 
+  test('in a cluster subnet smaller than a /25 the brokers start at .4, the first address Azure lets a NIC take', async () => {
+    const small = await deploy({
+      ...kafkaLaunch(),
+      vnetAddressPrefix: '10.91.52.0/25',
+      clusterSubnetPrefix: '10.91.52.0/26',
+      loadGeneratorSubnetPrefix: '10.91.52.64/26',
+    });
+    expect(small.outputs['kafkaBootstrapServers']).toBe('10.91.52.4:9092,10.91.52.5:9092,10.91.52.6:9092');
+    const nats = await deploy({ ...kafkaLaunch(), broker: 'nats', clusterSubnetPrefix: '10.20.1.0/25' });
+    // A /25 still holds host 99 (.100), as the default /24 does.
+    expect(nats.outputs['natsServerUrls']).toBe(
+      'nats://10.20.1.100:4222,nats://10.20.1.101:4222,nats://10.20.1.102:4222',
+    );
+  });
+
+  test('a /29 cluster subnet holds three brokers: five are refused by name', async () => {
+    const error = await refusal({ ...kafkaLaunch(), clusterSubnetPrefix: '10.20.1.0/29', instanceCount: 5 });
+    expect(error.message).toContain(
+      "The template variable 'brokerFirstHostNumber' is not valid: clusterSubnetPrefix 10.20.1.0/29 has room for 3 " +
+        'kafka static addresses',
+    );
+    const three = await deploy({ ...kafkaLaunch(), clusterSubnetPrefix: '10.20.1.0/29' });
+    expect(three.outputs['kafkaBootstrapServers']).toBe('10.20.1.4:9092,10.20.1.5:9092,10.20.1.6:9092');
+  });
+
   test('no scale set, no load balancer, no RabbitMQ secret; outputs name the brokers', () => {
     expect(all(deployment, 'Microsoft.Compute/virtualMachineScaleSets')).toEqual([]);
     expect(all(deployment, 'Microsoft.Network/loadBalancers')).toEqual([]);
