@@ -162,7 +162,8 @@ systemctl enable --now kafka.service
 deadline=$((SECONDS + QUORUM_TIMEOUT_SECONDS))
 while :; do
   status="$("${java_cmd[@]}" org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-server "localhost:$CLIENT_PORT" describe --status 2>/dev/null || true)"
-  voters="$(sed -n 's/^CurrentVoters:[[:space:]]*//p' <<<"$status" | grep -o '"id":[[:space:]]*[0-9]*' | wc -l)"
+  # grep -o finds no voter while the broker does not answer yet: `|| true`, or pipefail would end the setup here.
+  voters="$(sed -n 's/^CurrentVoters:[[:space:]]*//p' <<<"$status" | { grep -o '"id":[[:space:]]*[0-9]*' || true; } | wc -l)"
   leader="$(sed -n 's/^LeaderId:[[:space:]]*//p' <<<"$status")"
   if [ -n "$leader" ] && [ "$leader" != "-1" ] && [ "$voters" -eq "$count" ]; then
     echo "rmqbench-kafka-setup: quorum formed: leader $leader, $voters voters" >&2

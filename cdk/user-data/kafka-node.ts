@@ -243,8 +243,9 @@ function brokerStartCommands(input: KafkaNodeBootInput): string[] {
     'while true; do',
     `  status=$(runuser -u kafka -- ${quorumCommand} 2>/dev/null || true)`,
     '  leader=$(printf "%s\\n" "$status" | sed -n "s/^LeaderId:[[:space:]]*//p")',
-    '  voters=$(printf "%s\\n" "$status" | sed -n "s/^CurrentVoters:[[:space:]]*//p" | grep -o ' +
-      '\'"id":[[:space:]]*[0-9]*\' | wc -l)',
+    // grep -o finds no voter while the broker does not answer yet: `|| true`, or pipefail would end the boot there.
+    '  voters=$(printf "%s\\n" "$status" | sed -n "s/^CurrentVoters:[[:space:]]*//p" | { grep -o ' +
+      '\'"id":[[:space:]]*[0-9]*\' || true; } | wc -l)',
     `  if [ -n "$leader" ] && [ "$leader" -ge 0 ] && [ "$voters" -eq ${input.all.length} ]; then echo "quorum ` +
       `formed: leader $leader, $voters voters"; break; fi`,
     `  if [ "$(date +%s)" -ge "$deadline" ]; then echo "the quorum did not form within ` +
