@@ -170,12 +170,31 @@ export async function launchAzurePrivateCluster(
   const parameters = Object.fromEntries(
     Object.entries(config.parameters).filter(([name]) => !(name in RABBITMQ_SECRET_PARAMETERS)),
   );
+  if (given.length === 0) parameters['allowedSourceAddressPrefixes'] = privateClusterSources(config);
   const privateConfig: AzureClusterConfig = { ...config, parameters, controllerEgressAddresses: [] };
   try {
     return await launchResourceGroup(clients, privateConfig, runId, cluster, now, planClusterParameters);
   } catch (error) {
     throw launchError(cluster.clusterId, error, config.parameters);
   }
+}
+
+/**
+ * The source prefixes of a Kafka or NATS deployment whose shared parameters give none: main.bicep takes at least one
+ * (allowedSourceAddressPrefixes, @minLength(1), for its network module's NSG rule on the client ports), and a RabbitMQ
+ * launch always adds the controller's egress addresses, so a secret may rightly give none; the Azure twin's Kafka run
+ * failed so (`The provided value '[]' ... Length of the value should be greater than or equal to '1'`). The controller's
+ * own addresses as /32 are sent instead: that rule opens RabbitMQ's client ports only (plainClientPorts without a public
+ * load balancer), where nothing listens on a broker or server VM, and these VMs have no public address.
+ */
+function privateClusterSources(config: AzureClusterConfig): string[] {
+  const egress = config.controllerEgressAddresses ?? [];
+  if (egress.length === 0)
+    throw new Error(
+      'template parameter allowedSourceAddressPrefixes is empty and the controller has no egress address to put ' +
+        'there: main.bicep takes at least one source prefix (e.g. ["203.0.113.7/32"])',
+    );
+  return egress.map((address) => `${address}/32`);
 }
 
 /** A Kafka plan cluster on Azure (launchAzurePrivateCluster with broker kafka). */

@@ -93,6 +93,23 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
     },
   );
 
+  test("no source prefix given: the controller's egress addresses are sent, as main.bicep takes at least one", async () => {
+    const parameters = { ...config.parameters, allowedSourceAddressPrefixes: [] };
+    await launchAzureKafkaCluster(clients, { ...config, parameters }, 'run-1', cluster, NOW);
+    const put = arm.requests.find(
+      (request) => request.method === 'PUT' && request.path.endsWith('/deployments/rmqbench-cluster'),
+    )!;
+    const sent = (put.body as DeploymentPut).properties.parameters;
+    expect(sent.allowedSourceAddressPrefixes).toEqual({ value: ['203.0.113.10/32'] });
+    expect(sent.publicLoadBalancer).toBeUndefined();
+    // Without an egress address either, the launch is refused by name before anything is created.
+    const requests = arm.requests.length;
+    await expect(
+      launchAzureKafkaCluster(clients, { ...config, parameters, controllerEgressAddresses: [] }, 'run-1', cluster, NOW),
+    ).rejects.toThrow(/allowedSourceAddressPrefixes is empty and the controller has no egress address/);
+    expect(arm.requests.length).toBe(requests);
+  });
+
   test('a Kafka launch needs no RabbitMQ secret: without any, the deployment is submitted with none', async () => {
     const { rabbitmqAdminPassword: _password, erlangCookie: _cookie, ...withoutSecrets } = config.parameters;
     await launchAzureKafkaCluster(clients, { ...config, parameters: withoutSecrets }, 'run-1', cluster, NOW);
