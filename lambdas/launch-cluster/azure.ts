@@ -143,8 +143,9 @@ function launchError(clusterId: string, error: unknown, parameters: Readonly<Rec
  * KRaft brokers at static private IPs, PLAINTEXT inside the VNet) or `broker: 'nats'` (modules/nats-cluster.bicep:
  * JetStream servers at static private IPs, no authentication inside the VNet, with the plan cluster's sync interval),
  * neither behind a load balancer. Unlike the RabbitMQ launch it makes no certificate and no public load balancer
- * (main.bicep refuses `publicLoadBalancer` with either): the controller's egress addresses are not added, since the
- * nodes are reached only from the load generator in the same VNet (through managed Run Command), and the RabbitMQ
+ * (main.bicep refuses `publicLoadBalancer` with either): the controller's egress addresses are added only when no
+ * source prefix is given (privateClusterSources), since the nodes are reached only from the load generator in the
+ * same VNet (through managed Run Command), and the RabbitMQ
  * broker texts and secrets are not sent (optional in main.bicep with kafka or nats, which then creates no RabbitMQ
  * secret). The source prefixes are still checked, as main.bicep's network module takes them for every broker.
  */

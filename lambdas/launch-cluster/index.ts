@@ -62,7 +62,15 @@ export const handler = withTransientErrors(
         target.config.launchTimeoutMinutes,
         AZURE_METRICS_SETTLE_SECONDS,
       );
-      const azure = { ...target, config: { ...target.config, expiryHours } };
+      // The controller's NAT gateway addresses: a RabbitMQ cluster's public load balancer admits them (the smoke test
+      // comes from there); a Kafka or NATS launch sends them only when the secret gives no source prefix.
+      const controllerEgressAddresses = requireEnv(
+        'CONTROLLER_EGRESS_ADDRESSES',
+        'the BenchmarkController sets it when its azure prop is given',
+      )
+        .split(',')
+        .filter(Boolean);
+      const azure = { ...target, config: { ...target.config, expiryHours, controllerEgressAddresses } };
       // main.bicep with broker kafka or nats: nodes at private IPs, no certificate, no public load balancer, no
       // RabbitMQ texts.
       const spec = planClusterOf(event.plan, event.cluster);
@@ -76,14 +84,6 @@ export const handler = withTransientErrors(
           event.cluster,
           spec.syncInterval,
         );
-      // The smoke test reaches the cluster from the controller's NAT gateway: its load balancer is public, admitting
-      // these addresses.
-      const controllerEgressAddresses = requireEnv(
-        'CONTROLLER_EGRESS_ADDRESSES',
-        'the BenchmarkController sets it when its azure prop is given',
-      )
-        .split(',')
-        .filter(Boolean);
       // The plan cluster's RabbitMQ version and broker configuration (topology, node count), generated as for the other
       // targets.
       const planClusterParameters: Record<string, unknown> = {
@@ -93,7 +93,7 @@ export const handler = withTransientErrors(
       // balancer).
       return (await azureLaunch()).launchAzureCluster(
         azure.clients,
-        { ...azure.config, controllerEgressAddresses },
+        azure.config,
         event.runId,
         event.cluster,
         new Date(),
