@@ -183,10 +183,11 @@ export async function launchAzurePrivateCluster(
 /**
  * The source prefixes of a Kafka or NATS deployment whose shared parameters give none: main.bicep takes at least one
  * (allowedSourceAddressPrefixes, @minLength(1), for its network module's NSG rule on the client ports), and a RabbitMQ
- * launch always adds the controller's egress addresses, so a secret may rightly give none; the Azure twin's Kafka run
- * failed so (`The provided value '[]' ... Length of the value should be greater than or equal to '1'`). The controller's
- * own addresses as /32 are sent instead: that rule opens RabbitMQ's client ports only (plainClientPorts without a public
- * load balancer), where nothing listens on a broker or server VM, and these VMs have no public address.
+ * launch always adds the controller's egress addresses, so a secret may rightly give none; the Azure twin's Kafka
+ * run failed so ("The provided value '[]' ... Length of the value should be greater than or equal to '1'"). The
+ * controller's own addresses as /32 are sent instead: that rule opens RabbitMQ's client ports only (plainClientPorts
+ * without a public load balancer), where nothing listens on a broker or server VM, and these VMs have no public
+ * address.
  */
 function privateClusterSources(config: AzureClusterConfig): string[] {
   const egress = config.controllerEgressAddresses ?? [];

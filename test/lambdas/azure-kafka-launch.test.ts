@@ -93,7 +93,7 @@ describe('LaunchCluster on Azure for a Kafka plan cluster (real @azure/arm-* cli
     },
   );
 
-  test("no source prefix given: the controller's egress addresses are sent, as main.bicep takes at least one", async () => {
+  test("no source prefix given: the controller's egress addresses go, as main.bicep takes one", async () => {
     const parameters = { ...config.parameters, allowedSourceAddressPrefixes: [] };
     await launchAzureKafkaCluster(clients, { ...config, parameters }, 'run-1', cluster, NOW);
     const put = arm.requests.find(

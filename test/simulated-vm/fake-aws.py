@@ -13,7 +13,8 @@ boot script (cdk/user-data/rabbitmq-node.ts) makes with the AWS CLI, in these sh
   https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html
 
 State file (JSON, re-read on every request): {"region", "roleName", "autoScalingGroupName", "desiredCapacity",
-"secrets": {arn: string}, "vms": [{"instanceId", "ip", "deleted"}]}. Requests are logged without bodies, except the
+"secrets": {arn: string}, "vms": [{"instanceId", "ip", "deleted"}]}, and "mavenDirectories", "goModuleProxy" for Maven
+Central and the Go module proxy (fake_downloads.py). Requests are logged without bodies, except the
 SignalResource status and the log stream name, which the tests read.
 
 Twin mode (test/twin/cluster-stack.ts): with "gatewaySocket" in the state, every API request is sent as it came, with
@@ -31,6 +32,8 @@ import sys
 import threading
 import urllib.parse
 import uuid
+
+from fake_downloads import serve_go_proxy, serve_maven
 
 STATE_FILE, LOG_FILE, HUB_ADDRESS, CERT_FILE, KEY_FILE = sys.argv[1:6]
 TOKENS = set()
@@ -97,9 +100,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         if host == "repo1.maven.org":
-            return self.maven()
+            return serve_maven(self, state(), log, lambda: self.reply(404, "", "text/plain"))
         if host == "proxy.golang.org":
-            return self.go_proxy()
+            return serve_go_proxy(self, state(), log, lambda: self.reply(404, "not found", "text/plain"))
         if host.endswith(".amazonaws.com"):
             url = urllib.parse.urlparse(self.path)
             return self.api(host, url.query, "")
@@ -133,48 +136,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         body = self.body()
         return self.api(host, body if "X-Amz-Target" not in self.headers else "", body)
-
-    def maven(self):
-        """Maven Central as far as the caches the state names hold it (/maven2/<group path>/<artifact>/<version>/<file>):
-        the file by its name from the first of "mavenDirectories" that has it."""
-        name = self.path.rsplit("/", 1)[-1]
-        log(f"{self.client_address[0]} maven GET {self.path}")
-        data = None
-        for directory in state().get("mavenDirectories") or []:
-            try:
-                with open(f"{directory}/{name}", "rb") as handle:
-                    data = handle.read()
-                break
-            except OSError:
-                continue
-        if data is None:
-            return self.reply(404, "", "text/plain")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/java-archive")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        return None
-
-    def go_proxy(self):
-        """The Go module proxy (GOPROXY protocol: /<module>/@v/<version>.info|.mod|.zip, /<module>/@v/list) as far as
-        the module cache the state names holds it: its cache/download folder has that very layout."""
-        directory = state().get("goModuleProxy")
-        path = urllib.parse.unquote(urllib.parse.urlparse(self.path).path)
-        log(f"{self.client_address[0]} goproxy GET {path}")
-        if not directory or ".." in path:
-            return self.reply(404, "", "text/plain")
-        try:
-            with open(f"{directory}{path}", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            return self.reply(404, "not found", "text/plain")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        return None
 
     def forward(self, socket_path, body):
         """The request, as it came, to the twin's gateway; True if the gateway leaves the answer to this fake."""

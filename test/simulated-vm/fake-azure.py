@@ -25,7 +25,7 @@ The twin's resource groups (test/twin/azure/resource-group.ts) add what a deploy
 - "vaultResourceId", "vaultAllowedPrefixes": the vault's firewall (networkAcls defaultAction Deny with the subnets of
   its virtualNetworkRules): a caller outside those prefixes gets 403 ForbiddenByFirewall
   (https://learn.microsoft.com/azure/key-vault/general/network-security).
-- "mavenDirectories": Maven Central (repo1.maven.org) as far as these cache folders hold its jars.
+- "mavenDirectories", "goModuleProxy": Maven Central and the Go module proxy (fake_downloads.py).
 - "uploadHosts": host names whose pre-signed PUTs are kept (default the one below).
 """
 import http.server
@@ -36,6 +36,8 @@ import ssl
 import sys
 import threading
 import urllib.parse
+
+from fake_downloads import serve_go_proxy, serve_maven
 
 STATE_FILE, LOG_FILE, HUB_ADDRESS, CERT_FILE, KEY_FILE = sys.argv[1:6]
 
@@ -110,7 +112,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if host == "169.254.169.254":
             return self.imds(current, vm, url.path, query)
         if host == "repo1.maven.org":
-            return self.maven(current)
+            return serve_maven(self, current, log, lambda: self.reply(404, {"error": "not in the twin's Maven cache"}))
+        if host == "proxy.golang.org":
+            return serve_go_proxy(self, current, log, lambda: self.reply(404, {"error": "not in the twin's module cache"}))
         if "api-version" not in query:
             return self.reply(400, {"error": {"code": "MissingApiVersionParameter"}})
         authorization = self.headers.get("Authorization", "")
@@ -158,24 +162,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(201)
         self.send_header("Content-Length", "0")
         self.end_headers()
-
-    def maven(self, current):
-        """Maven Central as far as the cache folders hold it (/maven2/<group path>/<artifact>/<version>/<file>)."""
-        name = self.path.split("?")[0].rsplit("/", 1)[-1]
-        log(f"{self.client_address[0]} maven GET {self.path}")
-        for directory in current.get("mavenDirectories") or []:
-            try:
-                with open(os.path.join(directory, name), "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            self.send_response(200)
-            self.send_header("Content-Type", "application/java-archive")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return None
-        return self.reply(404, {"error": "not in the twin's Maven cache"})
 
     def imds(self, current, vm, path, query):
         if self.headers.get("Metadata") != "true":

@@ -25,13 +25,10 @@
  * Java through the `dnf` stand-in and download Kafka's jars from the hub's Maven Central; the boot's checksum check
  * runs.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../local/maven-artifacts';
-import { cacheDir } from '../../local/paths';
-import { goCommand } from '../../local/nats-binaries';
+import { DOWNLOAD_MIRROR_HOSTS, downloadMirrorState } from '../simulated-vm/download-mirrors';
 import {
   goTarballOfThisMachine,
   installSeamLines,
@@ -721,24 +718,14 @@ export class ClusterStack {
       // The results bucket by its virtual-hosted names (global and regional), as the AWS CLI addresses it.
       httpsNames: [
         ...INSTANCE_SERVICES.map((service) => `${service}.${TWIN_REGION}.amazonaws.com`),
-        'repo1.maven.org',
-        'proxy.golang.org',
+        ...DOWNLOAD_MIRROR_HOSTS,
         ...this.bucketHosts(),
       ],
       state: {
         region: TWIN_REGION,
         gatewaySocket: this.options.gatewaySocket,
         secrets: {},
-        // PerfTest's jars for the RabbitMQ load generators; Kafka's 92 for the brokers and the Kafka tools.
-        mavenDirectories: [PERFTEST_ARTIFACT, KAFKA_ARTIFACT]
-          .map((artifact) => cachedArtifactDir(cacheDir(), artifact))
-          .filter(Boolean),
-        // The Go module proxy for the NATS load client's build: this machine's module cache, whose cache/download
-        // folder has the proxy's layout (scripts/setup.sh fills it when it builds the client).
-        goModuleProxy: join(
-          execFileSync(goCommand(), ['env', 'GOMODCACHE'], { encoding: 'utf8' }).trim(),
-          'cache/download',
-        ),
+        ...downloadMirrorState(),
       },
     });
     await hub.start();

@@ -36,6 +36,31 @@ workloads:
   `fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 25 } }
 `;
 
+/**
+ * A plan as a user writes it to compare Kafka and NATS: three brokers each, Kafka with acks=all and two in-sync
+ * replicas on a replicated topic, NATS on an R3 file stream (its default), one producer and one consumer each.
+ */
+export const TWIN_BROKERS_PLAN_YAML = `name: twin-brokers
+repetitions: 1
+pauseSecondsBetweenRepetitions: 0
+clusters:
+  - { name: kafka-three, broker: kafka, nodes: 3, instanceType: m5.xlarge }
+  - { name: nats-three, broker: nats, nodes: 3, instanceType: c5.xlarge, syncInterval: always }
+workloads:
+  - name: kafka-steady
+    clusters: [kafka-three]
+    producers: 1
+    consumers: 1
+    messageSizeBytes: 100
+    publishRateLimit: 500
+    durationSeconds: 15
+    partitions: 3
+    replicationFactor: 3
+    minInsyncReplicas: 2
+    acks: all
+  - { name: nats-steady, clusters: [nats-three], messageSizeBytes: 100, publishRateLimit: 200, durationSeconds: 10 }
+`;
+
 /** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
 export const TWIN_AZURE_PLAN_YAML = TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5');
 

@@ -49,6 +49,8 @@ export class AzureCloud implements ArmBackend {
   readonly arm: FakeArm;
   readonly entra: FakeEntra;
   readonly groups = new Map<string, SimulatedResourceGroup>();
+  /** What the deleted groups' hubs served (their request logs, kept at deletion). */
+  readonly requestsOfDeletedGroups: string[] = [];
   private readonly states = new Map<string, BackendDeploymentState>();
   private gateway?: { readonly socket: string; readonly port: number };
   private readonly relayFiles: { certFile: string; keyFile: string };
@@ -204,6 +206,7 @@ export class AzureCloud implements ArmBackend {
     for (const line of resourceGroup?.refusedConnections() ?? []) this.log(`[azure twin] ${line}`);
     this.log(`[azure twin] deleting resource group ${group}`);
     resourceGroup?.delete();
+    this.requestsOfDeletedGroups.push(...(resourceGroup?.requestsAtDeletion ?? []));
     this.groups.delete(group);
     this.states.delete(group);
   }

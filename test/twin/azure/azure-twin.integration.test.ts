@@ -7,76 +7,16 @@
  * Command, and the resource group is deleted. A change to one thing in the synthesized assembly makes the run fail
  * where Azure would fail it, and the twin names the hop.
  */
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildControllerApp } from '../../../examples/controller/controller-app';
 import { rmqbenchAsync } from '../../cloud/cli-child';
 import { TWIN_AZURE_PLAN_YAML } from '../twin-cli';
-import { runPlanOnTwin } from '../twin-test-setup';
 import { LAMBDA_PUBLIC_ADDRESS } from './function-network';
-import { startAzureTwin, type AzureTwin } from './azure-twin';
+import { azureTwinTestSetup, type ControllerTemplate } from './azure-twin-test-setup';
 
 jest.setTimeout(900_000);
 
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-
 describe('the Azure twin runs rmqbench run --target azure on the example controller synthesized with Azure', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-azure-twin-test-'));
-  const planFile = join(scratch, 'twin.yaml');
-  const twins: AzureTwin[] = [];
-  writeFileSync(planFile, TWIN_AZURE_PLAN_YAML);
-  afterEach(async () => {
-    for (const twin of twins.splice(0)) await twin.stop();
-  });
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-  /** `rmqbench run <plan> --target azure` against a twin whose assembly `change` rewrote (the controller template). */
-  const runOnTwin = async (change?: (template: Template) => void) => {
-    const log: string[] = [];
-    const twin = await startAzureTwin({
-      synthesize: (context) => {
-        const outdir = mkdtempSync(join(scratch, 'cdk.out-'));
-        buildControllerApp({ outdir, context }).synth();
-        return outdir;
-      },
-      ...(change
-        ? {
-            changeAssembly: (cdkOut: string) => {
-              const file = join(cdkOut, 'RmqbenchController.template.json');
-              const template = JSON.parse(readFileSync(file, 'utf8')) as Template;
-              change(template);
-              writeFileSync(file, JSON.stringify(template));
-            },
-          }
-        : {}),
-      log: (line) => log.push(line),
-    });
-    twins.push(twin);
-    return { twin, ...(await runPlanOnTwin(scratch, twin.env, planFile, 'azure', 2)), log: log.join('\n') };
-  };
-
-  /** The raw stdout of each repetition in the twin's S3 (what a failed repetition printed, for the failure message). */
-  const rawOutputs = async (twin: AzureTwin) => {
-    const s3 = new S3Client({ ...twin.aws.clientConfig, forcePathStyle: true });
-    try {
-      const buckets = twin.aws.resources;
-      const bucket = [...buckets.values()].find(
-        (resource) => resource.ResourceType === 'AWS::S3::Bucket' && /RawOutput/.test(resource.LogicalResourceId!),
-      )!.PhysicalResourceId!;
-      const listed = await s3.send(new ListObjectsV2Command({ Bucket: bucket }));
-      const texts: string[] = [];
-      for (const object of listed.Contents ?? []) {
-        if (!object.Key!.endsWith('stdout.txt')) continue;
-        const body = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key! }));
-        texts.push(`${object.Key}:\n${(await body.Body!.transformToString()).slice(-1500)}`);
-      }
-      return texts.join('\n');
-    } finally {
-      s3.destroy();
-    }
-  };
+  const { runOnTwin: run, rawOutputs } = azureTwinTestSetup();
+  const runOnTwin = (change?: (template: ControllerTemplate) => void) => run(TWIN_AZURE_PLAN_YAML, change);
 
   test('unchanged: SUCCEEDED, both repetitions stored, failover counted, no call denied, group deleted', async () => {
     const { twin, env, code, stdout, stderr, log } = await runOnTwin();

@@ -9,10 +9,11 @@
  * 3. ARM deploys bicep/main.bicep, evaluated (bicep-evaluator.ts), into simulated VMs per resource group.
  * The template file the controller uploads is a stand-in: no Bicep compiler can be installed here, so the twin's ARM
  * evaluates main.bicep itself with the parameters the launch sends; the stand-in says so in its metadata.
- * One resource group at a time: every group takes the same address plan (the controller's parameters are shared).
+ * One resource group at a time: every group takes the same address plan (the controller's parameters are shared), so
+ * the twin's controller runs a plan's clusters one after the other (runOneClusterAtATime); Azure runs them at once.
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAwsTwin, type AwsTwin, type TwinContext } from '../aws-twin';
 import { AzureCloud } from './azure-cloud';
@@ -43,6 +44,24 @@ export interface AzureTwin {
   readonly cloud: AzureCloud;
   readonly env: Record<string, string>;
   stop(): Promise<void>;
+}
+
+/**
+ * The twin's one change to the assembly it deploys, named: the state machine's Map of clusters runs one at a time
+ * (MaxConcurrency 1 instead of BenchmarkController's maxConcurrency, 4 by default), as the twin's ARM deploys one
+ * resource group at a time (azure-cloud.ts).
+ */
+export function runOneClusterAtATime(cdkOut: string): void {
+  let maps = 0;
+  for (const file of readdirSync(cdkOut).filter((name) => name.endsWith('.template.json'))) {
+    const text = readFileSync(join(cdkOut, file), 'utf8');
+    const changed = text.replace(/\\"MaxConcurrency\\":\d+/g, () => {
+      maps++;
+      return '\\"MaxConcurrency\\":1';
+    });
+    if (changed !== text) writeFileSync(join(cdkOut, file), changed);
+  }
+  if (maps === 0) throw new Error(`the Azure twin found no state machine Map's MaxConcurrency in ${cdkOut}`);
 }
 
 export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTwin> {
@@ -95,6 +114,7 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
       azureTemplateFile: templateFile,
     });
     options.changeAssembly?.(cdkOut);
+    runOneClusterAtATime(cdkOut);
     return cdkOut;
   };
   try {

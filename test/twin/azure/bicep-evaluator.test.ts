@@ -536,7 +536,7 @@ describe("main.bicep with broker 'kafka'", () => {
     expect(env).toContain(`\nCLUSTER_SEED=${GROUP_ID}/rmqbench-kafka\n`);
   });
 
-  test('in a cluster subnet smaller than a /25 the brokers start at .4, the first address Azure lets a NIC take', async () => {
+  test('in a cluster subnet under a /25 the brokers start at .4, the first address Azure lets a NIC take', async () => {
     const small = await deploy({
       ...kafkaLaunch(),
       vnetAddressPrefix: '10.91.52.0/25',

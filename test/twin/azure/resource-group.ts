@@ -13,16 +13,19 @@
  * generator subnet .64/26) and public IPs sit above it (.200 and up), outside the VNet, as the internet's addresses
  * are.
  * Package installation goes through the scripts' seams only: Debian's rabbitmq-server through the node script's
- * install-override.sh, an apt-get stand-in on the load generator that "installs" what this machine has, and Maven
- * Central served from this machine's Maven cache.
+ * install-override.sh, an apt-get stand-in that "installs" what this machine has, nats-server's and Go's release
+ * tarballs packed from this machine's builds (handed over by install-override.sh with their SHA-256, which the scripts
+ * check), and Maven Central and the Go module proxy served from this machine's caches (fake_downloads.py). A VM with a
+ * data disk (a Kafka broker or NATS server) gets it at /dev/disk/azure/scsi1/lun0, the name Azure's udev rules give
+ * LUN 0, and private layers over /etc, /opt and /var/lib, where its boot installs and mounts.
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
-import { cachedArtifactDir, KAFKA_ARTIFACT, PERFTEST_ARTIFACT } from '../../../local/maven-artifacts';
-import { cacheDir } from '../../../local/paths';
+import { DOWNLOAD_MIRROR_HOSTS, downloadMirrorState } from '../../simulated-vm/download-mirrors';
+import { goTarballOfThisMachine, natsServerTarballOfThisMachine } from '../../simulated-vm/local-tarballs';
 import { SimulatedHub, type CommandResult, type SimulatedVm } from '../../simulated-vm/harness';
 import { describeDrop, droppedPackets, applyRuleset } from '../security-groups';
 import { evaluateDeployment, type EvaluatedDeployment, type EvaluatedResource } from './bicep-evaluator';
@@ -252,7 +255,7 @@ export class SimulatedResourceGroup {
       httpsNames: [
         'management.azure.com',
         `${vaultName}.vault.azure.net`,
-        'repo1.maven.org',
+        ...DOWNLOAD_MIRROR_HOSTS,
         ...(this.options.uploadHosts ?? []),
       ],
       state: {
@@ -269,9 +272,7 @@ export class SimulatedResourceGroup {
         })),
         roleAssignments: assignments,
         ...(acls?.['defaultAction'] === 'Deny' ? { vaultAllowedPrefixes: allowedSubnets } : {}),
-        mavenDirectories: [PERFTEST_ARTIFACT, KAFKA_ARTIFACT]
-          .map((artifact) => cachedArtifactDir(cacheDir(), artifact))
-          .filter(Boolean),
+        ...downloadMirrorState(),
         uploadHosts: this.options.uploadHosts ?? [],
       },
     });
@@ -345,6 +346,8 @@ export class SimulatedResourceGroup {
         properties.osProfile.customData,
         subnetId,
         identityIds(machine),
+        undefined,
+        properties.storageProfile?.dataDisks?.find((disk) => disk.lun === 0)?.diskSizeGB,
       );
     }
   }
@@ -357,6 +360,7 @@ export class SimulatedResourceGroup {
     subnetId: string,
     identities: readonly string[],
     scaleSet?: string,
+    dataDiskGiB?: number,
   ): void {
     const hostNumber = Number(ip.split('.').pop());
     const vm = this.hub.createVm(
@@ -365,8 +369,13 @@ export class SimulatedResourceGroup {
       {},
       {
         hostNumber,
-        overlays: ['/opt', '/usr/local/bin', '/usr/local/lib', '/home'],
-        privateProc: true,
+        ...(dataDiskGiB === undefined
+          ? { overlays: ['/opt', '/usr/local/bin', '/usr/local/lib', '/home'], privateProc: true }
+          : {
+              overlays: ['/etc', '/opt', '/var/lib', '/usr/local/bin', '/usr/local/lib'],
+              blockDevice: AZURE_DATA_DISK_LUN0,
+              blockDeviceGiB: dataDiskGiB,
+            }),
         state: { scaleSetName: scaleSet ?? '' },
       },
     );
@@ -408,7 +417,7 @@ export class SimulatedResourceGroup {
       {
         path: '/etc/rmqbench/install-override.sh',
         mode: '0644',
-        base64: Buffer.from(INSTALL_OVERRIDE).toString('base64'),
+        base64: Buffer.from(INSTALL_OVERRIDE + this.releaseSeam(config)).toString('base64'),
       },
       { path: '/usr/local/bin/apt-get', mode: '0755', base64: Buffer.from(APT_GET_STAND_IN).toString('base64') },
     ];
@@ -433,6 +442,28 @@ export class SimulatedResourceGroup {
       if (last.status !== 0) return last;
     }
     return last;
+  }
+
+  /**
+   * The install seam's lines for a boot that downloads a release tarball: nats-server on a NATS server
+   * (rmqbench-nats-setup's install_nats_server and NATS_SERVER_SHA256), Go on a load generator that sets it up
+   * (rmqbench-go-setup's rmqbench_fetch_go and GO_SHA256, when its runcmd names a version rather than `none`).
+   */
+  private releaseSeam(config: CloudConfig): string {
+    const paths = (config.write_files ?? []).map((file) => file.path);
+    const lines: string[] = [];
+    if (paths.includes('/usr/local/sbin/rmqbench-nats-setup')) {
+      const { tarball, sha256 } = natsServerTarballOfThisMachine(this.hub.dir);
+      lines.push(`install_nats_server() { cp ${shellQuote(tarball)} "$2"; }`, `NATS_SERVER_SHA256=${sha256}`);
+    }
+    const goSetup = (config.runcmd ?? []).find(
+      (command) => Array.isArray(command) && command[0] === '/usr/local/sbin/rmqbench-go-setup',
+    );
+    if (Array.isArray(goSetup) && goSetup[1] !== 'none') {
+      const { tarball, sha256 } = goTarballOfThisMachine(this.hub.dir);
+      lines.push(`rmqbench_fetch_go() { cp ${shellQuote(tarball)} "$2"; }`, `GO_SHA256=${sha256}`);
+    }
+    return lines.map((line) => `${line}\n`).join('');
   }
 
   /** The frontends' addresses of every load balancer (the sources of the connections they forward). */
@@ -549,10 +580,14 @@ export class SimulatedResourceGroup {
     );
   }
 
+  /** The requests the group's hub fake served (IMDS, ARM, Key Vault, the download mirrors), kept at its deletion. */
+  requestsAtDeletion: string[] = [];
+
   /** Deletes everything (the resource group's deletion). */
   delete(): void {
     for (const stop of this.stops.splice(0)) stop();
     this.deleted = true;
+    this.requestsAtDeletion = this.hubValue?.requestLog() ?? [];
     this.hubValue?.cleanup();
   }
 }
@@ -563,8 +598,12 @@ interface IpConfiguration {
   privateIPAddress?: string;
 }
 
+/** The data disk at LUN 0 by the name Azure's udev rules give it (rmqbench-kafka-setup.sh's data_disk). */
+const AZURE_DATA_DISK_LUN0 = '/dev/disk/azure/scsi1/lun0';
+
 interface VmProfile {
   osProfile: { computerNamePrefix?: string; computerName?: string; customData?: string };
+  storageProfile?: { dataDisks?: { lun: number; diskSizeGB?: number }[] };
   networkProfile: {
     networkInterfaceConfigurations?: { properties: { ipConfigurations: { properties: IpConfiguration }[] } }[];
     networkInterfaces?: { id: string }[];
