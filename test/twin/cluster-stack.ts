@@ -949,15 +949,21 @@ export class ClusterStack {
               : `${successes} of ${count} resource signal(s) received; the twin stopped waiting ` +
                 `for the rest (CloudFormation would wait for the creation policy's timeout) ` +
                 `${blockedBootSeconds} s after the security groups first dropped a packet`;
-        return this.event(logicalId, type, 'CREATE_FAILED', `${why}. ${await this.diagnosis()}`);
+        // A boot that ended 0 without a signal the hub received: its log says why (the boot tolerates a failed
+        // signal-resource call and logs "could not signal CloudFormation" with the CLI's error).
+        const unsignalled = failures === 0 && ended ? members : [];
+        return this.event(logicalId, type, 'CREATE_FAILED', `${why}. ${await this.diagnosis(unsignalled)}`);
       }
       if (this.deleted) return;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
 
-  /** What the twin saw: the packets each instance's security groups dropped, and the end of each failed boot log. */
-  async diagnosis(): Promise<string> {
+  /**
+   * What the twin saw: the packets each instance's security groups dropped, and the end of each failed boot log and of
+   * `unsignalled`'s (boots that ended without the signal their creation policy waits for).
+   */
+  async diagnosis(unsignalled: readonly SimulatedInstance[] = []): Promise<string> {
     const lines: string[] = [];
     const peerName = (packet: DroppedPacket) => {
       const peer = this.instances.find((other) => other.vm.ip === packet.peer);
@@ -971,7 +977,10 @@ export class ClusterStack {
       for (const packet of droppedPackets(this.hub!.hubNetns))
         lines.push(describeDrop(this.loadBalancer.groupIds, 'the load balancer', packet, peerName(packet)));
     }
-    for (const instance of this.instances.filter((candidate) => candidate.result && candidate.result.status !== 0)) {
+    const told = this.instances.filter(
+      (candidate) => candidate.result && (candidate.result.status !== 0 || unsignalled.includes(candidate)),
+    );
+    for (const instance of told) {
       const tail = (await this.hub!.exec(instance.vm, 'tail -n 5 /var/log/rmqbench-boot.log')).stdout.trim();
       lines.push(`${instance.instanceId} boot exited ${instance.result!.status}: ${tail.split('\n').join(' | ')}`);
     }
