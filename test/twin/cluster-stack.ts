@@ -199,6 +199,9 @@ esac
  */
 const BLOCKED_BOOT_SECONDS = 90;
 
+/** How long the twin still waits for a signal once every boot of a resource has ended without it. */
+const SIGNAL_GRACE_SECONDS = 20;
+
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 /** One cluster stack as the twin's CloudFormation holds it. */
@@ -928,13 +931,18 @@ export class ClusterStack {
         .requestLog()
         .filter((line) => / cloudformation SignalResource /.test(line) && addresses.has(line.split(' ')[0]!));
     let firstDrop: number | undefined;
+    let endedAt: number | undefined;
     const blockedBootSeconds = this.options.blockedBootSeconds ?? BLOCKED_BOOT_SECONDS;
     for (;;) {
       const received = signals();
       const failures = received.filter((line) => line.endsWith(' FAILURE')).length;
       const successes = received.filter((line) => line.endsWith(' SUCCESS')).length;
       if (successes >= count) return this.event(logicalId, type, 'CREATE_COMPLETE');
-      const ended = members.every((instance) => instance.result !== undefined);
+      // Every boot over: CloudFormation would still count a signal that arrives before the policy's timeout (a request
+      // the hub answers slowly on a busy machine may be logged after the boot gave up on it), so the twin waits
+      // SIGNAL_GRACE_SECONDS more before it fails the resource.
+      if (endedAt === undefined && members.every((instance) => instance.result !== undefined)) endedAt = Date.now();
+      const ended = endedAt !== undefined && Date.now() - endedAt > SIGNAL_GRACE_SECONDS * 1000;
       if (firstDrop === undefined && members.some((instance) => droppedPackets(instance.vm.pid).length > 0))
         firstDrop = Date.now();
       const blocked = firstDrop !== undefined && Date.now() - firstDrop > blockedBootSeconds * 1000;
