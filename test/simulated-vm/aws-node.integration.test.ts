@@ -1,6 +1,6 @@
 /**
  * The AWS node boot script (cdk/user-data/rabbitmq-node.ts, rendered as RabbitMqCluster renders it: CDK's Linux user
- * data with the exit trap) runs verbatim on one simulated EC2 instance (harness.ts) against fake IMDSv2, Secrets
+ * data with the exit trap) runs verbatim on three simulated EC2 instances (harness.ts) against fake IMDSv2, Secrets
  * Manager, Auto Scaling, CloudWatch Logs and CloudFormation (fake-aws.py), the AWS CLI using the instance-profile
  * credentials the fake IMDS hands out. Only the package installation goes through the script's seam
  * (/etc/rmqbench/install-override.sh; Debian's rabbitmq-server 3.10.8 stands in for the RPMs).
@@ -30,7 +30,6 @@ jest.setTimeout(600_000);
 const REGION = 'us-east-1';
 const COOKIE_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-cookie-AbCdEf`;
 const ADMIN_ARN = `arn:aws:secretsmanager:${REGION}:111122223333:secret:rmqbench-admin-GhIjKl`;
-const INSTANCE_ID = 'i-0123456789abcdef0';
 
 /**
  * Erlang's net_ticktime on the three simulated nodes (test only; 60 s by default): the partition test waits for the
@@ -38,7 +37,7 @@ const INSTANCE_ID = 'i-0123456789abcdef0';
  */
 const TEST_NET_TICKTIME_SECONDS = 20;
 
-function renderUserData(nodeCount = 1, netTicktimeSeconds?: number): string {
+function renderUserData(nodeCount: number, netTicktimeSeconds?: number): string {
   // Generated for the RabbitMQ the simulation runs (3.10.8 rejects 3.13-only keys); the script is the same.
   const brokerConfig = generateBrokerConfig({
     topology: { type: 'quorum', replicationFactor: 3 },
@@ -69,86 +68,6 @@ function renderUserData(nodeCount = 1, netTicktimeSeconds?: number): string {
   return userData.render();
 }
 
-describe('AWS node boot script on a simulated EC2 instance, from start to signal', () => {
-  const hub = new SimulatedHub({
-    subnet: 3,
-    fakeScript: 'fake-aws.py',
-    httpsNames: ['secretsmanager', 'autoscaling', 'logs', 'cloudformation', 'ec2'].map(
-      (service) => `${service}.${REGION}.amazonaws.com`,
-    ),
-    state: {
-      region: REGION,
-      roleName: 'rmqbench-node-role',
-      autoScalingGroupName: 'rmqbench-sim-NodesASG-1A2B3C',
-      desiredCapacity: 1,
-      secrets: {
-        [COOKIE_ARN]: 'AWSSIMULATEDCOOKIE0123456789',
-        [ADMIN_ARN]: JSON.stringify({ username: 'rmqbench-admin', password: 'simulated-aws-password' }),
-      },
-    },
-  });
-  afterAll(() => hub.cleanup());
-
-  test(
-    'the user data formats and mounts the data volume, writes the ' +
-      'cookie, starts the broker, creates the admin and signals SUCCESS',
-    async () => {
-      await hub.start();
-      const vm = hub.createVm(
-        INSTANCE_ID,
-        'ip-10-91-3-11',
-        {
-          '/var/lib/cloud/instance/user-data.txt': { content: renderUserData(), mode: 0o700 },
-          [INSTALL_OVERRIDE_FILE]: {
-            content: 'rmqbench_install_packages() { command -v rabbitmq-server >/dev/null; }\n',
-            mode: 0o644,
-          },
-        },
-        // /var/lib/rabbitmq is left unmounted: the script mounts the data volume there (the host directory stays
-        // untouched).
-        { blockDevice: '/dev/sdf', state: { instanceId: INSTANCE_ID }, sharedPaths: ['/var/lib/rabbitmq'] },
-      );
-      const result = await hub.exec(vm, 'bash /var/lib/cloud/instance/user-data.txt', { env: userDataEnvironment() });
-      const diagnostics = result.status === 0 ? '' : `${result.stdout}\n${result.stderr}\n${await hub.diagnostics(vm)}`;
-      expect({ status: result.status, diagnostics }).toEqual({ status: 0, diagnostics: '' });
-
-      const mounted = await hub.exec(
-        vm,
-        'findmnt -n -o SOURCE,FSTYPE /var/lib/rabbitmq; grep " /var/lib/rabbitmq " /etc/fstab',
-      );
-      expect(mounted.stdout).toBe('/dev/sdf xfs\n/dev/sdf /var/lib/rabbitmq xfs defaults,nofail 0 2\n');
-      const cookie = await hub.exec(
-        vm,
-        'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie',
-      );
-      expect(cookie.stdout).toBe('400 rabbitmq\nAWSSIMULATEDCOOKIE0123456789');
-      const status = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q cluster_status --formatter json')).stdout) as {
-        running_nodes: string[];
-      };
-      expect(status.running_nodes).toEqual([`rabbit@${vm.ip}`]);
-      const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as {
-        user: string;
-      }[];
-      expect(users.map((user) => user.user)).toEqual(['rmqbench-admin']);
-      expect(
-        (await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-aws-password')).status,
-      ).toBe(0);
-      // The exit trap shipped the boot log and signalled the group's creation policy with the instance id.
-      const requests = hub.requestLog();
-      expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${INSTANCE_ID} SUCCESS`);
-      expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${INSTANCE_ID}/boot`);
-      expect(requests).toContain(`${vm.ip} secretsmanager GetSecretValue ${COOKIE_ARN}`);
-      // RabbitMQ's AWS peer-discovery plugin found the group's instances through the fake Auto Scaling and EC2 APIs.
-      expect(requests).toContain(`${vm.ip} ec2 DescribeInstances ${INSTANCE_ID}`);
-      // Neither secret reached the boot log, which is copied to CloudWatch Logs.
-      const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
-      expect(bootLog).toContain('cluster has 1 running nodes');
-      expect(bootLog).not.toContain('AWSSIMULATEDCOOKIE0123456789');
-      expect(bootLog).not.toContain('simulated-aws-password');
-    },
-  );
-});
-
 describe('AWS node boot script on three simulated EC2 instances of one group', () => {
   const hub = new SimulatedHub({
     subnet: 4,
@@ -174,7 +93,8 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
 
   test(
     'booting at once, the instances discover each other through ' +
-      'the AWS plugin and form ONE cluster; each signals SUCCESS',
+      'the AWS plugin and form ONE cluster; each signals SUCCESS; the first formatted and mounted its data volume, ' +
+      'wrote the cookie, created the admin and shipped its boot log without a secret',
     async () => {
       await hub.start();
       const userData = renderUserData(3, TEST_NET_TICKTIME_SECONDS);
@@ -217,8 +137,40 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       }
       const requests = hub.requestLog();
       for (const vm of vms) expect(requests).toContain(`${vm.ip} cloudformation SignalResource ${vm.name} SUCCESS`);
+      await expectOneInstanceBootedFully(vms[0]!, requests);
     },
   );
+
+  /** What the boot left on one instance: its volume, cookie, admin user, shipped log, and no secret in the log. */
+  async function expectOneInstanceBootedFully(vm: SimulatedVm, requests: string[]): Promise<void> {
+    const mounted = await hub.exec(
+      vm,
+      'findmnt -n -o SOURCE,FSTYPE /var/lib/rabbitmq; grep " /var/lib/rabbitmq " /etc/fstab',
+    );
+    expect(mounted.stdout).toBe('/dev/sdf xfs\n/dev/sdf /var/lib/rabbitmq xfs defaults,nofail 0 2\n');
+    const cookie = await hub.exec(
+      vm,
+      'stat -c "%a %U" /var/lib/rabbitmq/.erlang.cookie && cat /var/lib/rabbitmq/.erlang.cookie',
+    );
+    expect(cookie.stdout).toBe('400 rabbitmq\nAWSSIMULATEDCOOKIE0123456789');
+    const users = JSON.parse((await hub.exec(vm, 'rabbitmqctl -q list_users --formatter json')).stdout) as {
+      user: string;
+    }[];
+    expect(users.map((user) => user.user)).toEqual(['rmqbench-admin']);
+    expect((await hub.exec(vm, 'rabbitmqctl -q authenticate_user rmqbench-admin simulated-aws-password')).status).toBe(
+      0,
+    );
+    // The exit trap shipped the boot log and signalled the group's creation policy with the instance id.
+    expect(requests).toContain(`${vm.ip} logs Logs_20140328.PutLogEvents ${vm.name}/boot`);
+    expect(requests).toContain(`${vm.ip} secretsmanager GetSecretValue ${COOKIE_ARN}`);
+    // RabbitMQ's AWS peer-discovery plugin found the group's instances through the fake Auto Scaling and EC2 APIs.
+    expect(requests).toContain(`${vm.ip} ec2 DescribeInstances ${vm.name}`);
+    // Neither secret reached the boot log, which is copied to CloudWatch Logs.
+    const bootLog = (await hub.exec(vm, `cat ${BOOT_LOG_FILE}`)).stdout;
+    expect(bootLog).toContain('cluster has 3 running nodes');
+    expect(bootLog).not.toContain('AWSSIMULATEDCOOKIE0123456789');
+    expect(bootLog).not.toContain('simulated-aws-password');
+  }
 
   /**
    * The fault step's scripts (core/failover/cloud-fault.ts), run on the nodes as SSM's AWS-RunShellScript would run

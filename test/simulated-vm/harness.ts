@@ -17,6 +17,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  renameSync,
   rmdirSync,
   rmSync,
   writeFileSync,
@@ -416,8 +417,13 @@ export class SimulatedHub {
     };
   }
 
+  /** Writes the state to a temporary file and renames it over the old one: the fake re-reads the file on every
+   * request, from several threads, and a request that read a half-written file failed a CI run's boot (JSONDecodeError
+   * while serving Maven Central). rename(2) replaces the name atomically. */
   private saveState(): void {
-    writeFileSync(this.stateFile, JSON.stringify(this.state, null, 2));
+    const pending = `${this.stateFile}.${process.pid}.tmp`;
+    writeFileSync(pending, JSON.stringify(this.state, null, 2));
+    renameSync(pending, this.stateFile);
   }
 
   /** Changes the fake's state (re-read on every request). */

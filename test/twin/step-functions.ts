@@ -5,9 +5,24 @@
  * Lambda Invoke with the state machine role's credentials, so that its lambda:InvokeFunction grant is checked. A
  * Lambda error reaches Retry and Catch as Step Functions presents it: the error name is the function's errorType,
  * the cause Lambda's JSON error object (Step Functions developer guide, "Handling errors in Lambda tasks").
- * Waits pass in real time, as in the cloud.
+ * The polling waits are shortened (TWIN_POLLING_WAITS_MS): they only set how often a state is checked, and the twin
+ * models neither the clouds' boot times nor Azure Monitor's ingestion delay (WaitForLateMetrics, 180 s in the
+ * definition, waits for the latter). The waits that mean something pass in real time, as in the cloud: a fault's and
+ * its healing's time on PerfTest's clock (WaitForFault, WaitForHeal) and the plan's pause between repetitions.
  */
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { STATE } from '../../state-machines/states';
+
+/**
+ * The polling Wait states and how long each waits in the twin (milliseconds; aws-local-stepfunctions'
+ * `waitTimeOverrides`). TWIN_REAL_WAITS=1 in the twin's environment keeps the definition's own.
+ */
+export const TWIN_POLLING_WAITS_MS: Readonly<Record<string, number>> = {
+  [STATE.waitForCluster]: 3_000,
+  [STATE.waitForRepetition]: 5_000,
+  [STATE.waitForLateMetrics]: 1_000,
+  [STATE.waitForTeardown]: 3_000,
+};
 
 type Json = Parameters<StateMachine['run']>[0];
 
@@ -89,6 +104,7 @@ export class LocalExecutions {
       },
       overrides: {
         taskResourceLocalHandlers: handlers,
+        ...(process.env['TWIN_REAL_WAITS'] === '1' ? {} : { waitTimeOverrides: { ...TWIN_POLLING_WAITS_MS } }),
       },
     });
     const record: ExecutionRecord = { status: 'RUNNING', tasks, abort: () => run.abort(), done: Promise.resolve() };

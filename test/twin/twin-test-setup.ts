@@ -72,6 +72,23 @@ export async function runPlanOnTwin(
   return { env, code, stdout: run.stdout, stderr: run.stderr };
 }
 
+/**
+ * A twin's log sink for a test: keeps each line for the assertions and, with TWIN_TRACE=1 in the environment, also
+ * prints it at once with the seconds since the twin started, to see where a twin run spends its time.
+ */
+export function twinLogSink(): { lines: string[]; log: (line: string) => void } {
+  const lines: string[] = [];
+  const started = Date.now();
+  return {
+    lines,
+    log: (line) => {
+      lines.push(line);
+      if (process.env['TWIN_TRACE'] === '1')
+        process.stderr.write(`${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s ${line}\n`);
+    },
+  };
+}
+
 export function twinTestSetup(): TwinTestSetup {
   const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-test-'));
   const cdkOut = join(scratch, 'cdk.out');
@@ -110,8 +127,8 @@ export function twinTestSetup(): TwinTestSetup {
       return dir;
     },
     runOnTwin: async (assembly, { planYaml, ...options } = {}) => {
-      const log: string[] = [];
-      const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: (line) => log.push(line) });
+      const { lines: log, log: sink } = twinLogSink();
+      const twin = await startAwsTwin({ cdkOut: assembly, ...options, log: sink });
       twins.push(twin);
       let plan = planFile;
       if (planYaml !== undefined) {

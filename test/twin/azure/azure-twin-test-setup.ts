@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildControllerApp } from '../../../examples/controller/controller-app';
-import { runPlanOnTwin } from '../twin-test-setup';
+import { runPlanOnTwin, twinLogSink } from '../twin-test-setup';
 import { startAzureTwin, type AzureTwin } from './azure-twin';
 
 export type ControllerTemplate = {
@@ -40,7 +40,7 @@ export function azureTwinTestSetup(): {
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   const runOnTwin = async (planYaml: string, change?: (template: ControllerTemplate) => void) => {
-    const log: string[] = [];
+    const { lines: log, log: sink } = twinLogSink();
     const planFile = join(mkdtempSync(join(scratch, 'plan-')), 'plan.yaml');
     writeFileSync(planFile, planYaml);
     const twin = await startAzureTwin({
@@ -59,7 +59,7 @@ export function azureTwinTestSetup(): {
             },
           }
         : {}),
-      log: (line) => log.push(line),
+      log: sink,
     });
     twins.push(twin);
     return { twin, ...(await runPlanOnTwin(scratch, twin.env, planFile, 'azure', 2)), log: log.join('\n') };
