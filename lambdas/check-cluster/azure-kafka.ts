@@ -2,6 +2,7 @@ import type { AzureClients } from '../shared/azure-cluster';
 import { checkRunCommand, startRunCommand, vmNameFromResourceId } from '../shared/azure-cluster';
 import { KAFKA_READINESS_SECONDS, kafkaReadinessScript } from '../shared/kafka-load-generator';
 import { NATS_SMOKE_TEST_SECONDS, natsSmokeTestScript } from '../shared/nats-load-generator';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 /**
  * The readiness Run Command's resource name on the load generator: fixed, so a poll finds the one an earlier poll
@@ -101,7 +102,7 @@ export async function checkAzureLoadGeneratorReadiness(
       outputs,
     };
   } else {
-    saw = state.stderr.trim().slice(-1500) || 'the readiness check failed without stderr';
+    saw = commandFailureExcerpt(state.stderr, 1500) || 'the readiness check failed without stderr';
   }
   if (now.getTime() > Date.parse(launch.readyBy)) {
     throw new Error(

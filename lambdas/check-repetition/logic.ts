@@ -27,6 +27,7 @@ import { loadGeneratorId } from '../../core/loadgen/load-generator-count';
 import { generatorExpectations, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
 import { splitWorkload } from '../../core/loadgen/workload-split';
 import type { Scenario } from '../../core/plan/plan';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 export interface StartedCommon {
   startedAt: string;
@@ -76,7 +77,7 @@ export async function checkRepetition(
   if (running) return notDone(event, running.status, now);
   const failures = states.flatMap((state, index) => {
     if (state.status === 'Success') return [];
-    const stderr = state.stderr?.trim().slice(-1000);
+    const stderr = commandFailureExcerpt(state.stderr);
     const which = event.started.generators
       ? `load generator ${loadGeneratorId(index)} (${generators[index]!.instanceId}): `
       : '';
@@ -109,7 +110,8 @@ export async function checkAzureRepetition(
       event,
       state.succeeded
         ? undefined
-        : `the Run Command on ${event.started.vmName} failed: ${state.stderr.slice(-500) || 'no stderr'}`,
+        : `the Run Command on ${event.started.vmName} failed: ` +
+            `${commandFailureExcerpt(state.stderr, 500) || 'no stderr'}`,
       now,
       'azure',
     );
@@ -123,7 +125,7 @@ export async function checkAzureRepetition(
       ? []
       : [
           `load generator ${loadGeneratorId(index)} (${several[index]!.vmName}): the Run Command failed: ` +
-            `${state.stderr.slice(-500) || 'no stderr'}`,
+            `${commandFailureExcerpt(state.stderr, 500) || 'no stderr'}`,
         ],
   );
   return assembleRepetition(s3, bucket, event, failures.length > 0 ? failures.join('; ') : undefined, now, 'azure');

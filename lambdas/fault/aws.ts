@@ -14,6 +14,7 @@ import type { FaultSpec } from '../../core/plan/plan-schema';
 import { validatePlan } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { clusterNodes } from '../shared/aws-cluster-nodes';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 // The node listing lives in lambdas/shared (IngestRepetition uses it too, without this module's plan validation).
 export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
@@ -299,7 +300,7 @@ function endedInvocation(
   instanceId: string,
   invocation: { Status?: string; ResponseCode?: number; StandardErrorContent?: string },
 ): string {
-  const stderr = (invocation.StandardErrorContent ?? '').trim().slice(-1000);
+  const stderr = commandFailureExcerpt(invocation.StandardErrorContent);
   const ended =
     `command ${commandId} on ${instanceId} ended ${invocation.Status} ` +
     `(exit code ${invocation.ResponseCode ?? 'unknown'})`;

@@ -1,6 +1,7 @@
 import type { CloudNode } from '../../core/failover/cloud-fault';
 import { checkRunCommand, startRunCommand, type AzureClients } from '../shared/azure-cluster';
 import type { FaultTarget, FaultTiming } from './aws';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 /**
  * The run's cluster on Azure for the fault step: the scale set's VMs of the run's resource group, scripts as managed
@@ -116,7 +117,7 @@ export async function runOnVm(
     if (state.done) {
       if (!state.succeeded)
         throw new Error(
-          `the fault Run Command ${name} on ${vmName} failed: ${state.stderr.trim().slice(-1000) || 'no stderr'}`,
+          `the fault Run Command ${name} on ${vmName} failed: ${commandFailureExcerpt(state.stderr) || 'no stderr'}`,
         );
       return state.stdout;
     }

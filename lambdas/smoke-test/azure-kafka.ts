@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AzureClients } from '../shared/azure-cluster';
 import { KAFKA_SMOKE_TEST_SECONDS, kafkaSmokeTestScript } from '../shared/kafka-load-generator';
 import { NATS_SMOKE_TEST_SECONDS, natsSmokeTestScript } from '../shared/nats-load-generator';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 export interface AzureKafkaSmokeTestOptions {
   /** Milliseconds between polls of the Run Command's instance view. @default 3000 */
@@ -104,7 +105,7 @@ async function azureLoadGeneratorSmokeTest(
       if (!state.succeeded)
         throw new Error(
           `${test.broker} smoke test on the load generator ${vmName} failed: ` +
-            `${state.stderr.trim().slice(-1500) || 'no stderr'}`,
+            `${commandFailureExcerpt(state.stderr, 1500) || 'no stderr'}`,
         );
       return;
     }

@@ -2,6 +2,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { KAFKA_SMOKE_TEST_SECONDS, kafkaSmokeTestScript } from '../shared/kafka-load-generator';
 import { NATS_SMOKE_TEST_SECONDS, natsSmokeTestScript } from '../shared/nats-load-generator';
 import { perfTestState, startPerfTest } from '../shared/aws-cluster';
+import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 export interface KafkaSmokeTestOptions {
   /** Milliseconds between GetCommandInvocation polls. @default 3000 */
@@ -70,7 +71,7 @@ async function loadGeneratorSmokeTest(
       if (state.status !== 'Success')
         throw new Error(
           `${broker} smoke test on the load generator ${instanceId} ended ${state.status} ` +
-            `(exit code ${state.exitCode}): ${state.stderr?.trim().slice(-1500) || 'no stderr'}`,
+            `(exit code ${state.exitCode}): ${commandFailureExcerpt(state.stderr, 1500) || 'no stderr'}`,
         );
       return { status: state.status };
     }
