@@ -997,6 +997,32 @@ export class ClusterStack {
     return lines.length > 0 ? `The twin saw: ${[...new Set(lines)].join('; ')}` : 'The twin saw no dropped packet.';
   }
 
+  /**
+   * Before the hub goes: what the load balancer could not forward (a target that refused or did not answer within its
+   * 5 s connect timeout; fake-nlb.py connects one client at a time, so a slow target also delays the clients behind)
+   * and the packets the security groups dropped, to the twin's log, so that a failed repetition can be read after it.
+   */
+  private logTroubleAtDeletion(): void {
+    if (!this.hub) return;
+    const name = this.request.stackName;
+    const unforwarded = this.loadBalancer
+      ? this.hub.fileTail('nlb', 100_000).filter((line) => / (refused|skipped|denied) /.test(line))
+      : [];
+    for (const line of unforwarded.slice(-20))
+      this.options.log?.(`[twin] stack ${name}: the load balancer did not forward ${line}`);
+    const dropped = [
+      ...this.instances.flatMap((instance) =>
+        droppedPackets(instance.vm.pid).map((packet) => describeDrop(instance.groupIds, instance.instanceId, packet)),
+      ),
+      ...(this.loadBalancer
+        ? droppedPackets(this.hub.hubNetns).map((packet) =>
+            describeDrop(this.loadBalancer!.groupIds, 'the load balancer', packet),
+          )
+        : []),
+    ];
+    for (const line of [...new Set(dropped)].slice(0, 20)) this.options.log?.(`[twin] stack ${name}: ${line}`);
+  }
+
   /** The hub's request log as DeleteStack found it (the hub's folder goes with the stack). */
   requestsAtDeletion: string[] = [];
 
@@ -1004,6 +1030,13 @@ export class ClusterStack {
   async delete(): Promise<void> {
     this.deleted = true;
     this.requestsAtDeletion = this.hub?.requestLog() ?? [];
+    try {
+      this.logTroubleAtDeletion();
+    } catch (error) {
+      this.options.log?.(
+        `[twin] stack ${this.request.stackName}: could not read its drops: ${(error as Error).message}`,
+      );
+    }
     this.hub?.cleanup();
     await Promise.allSettled(this.instances.map((instance) => instance.boot));
     this.event(this.request.stackName, 'AWS::CloudFormation::Stack', 'DELETE_COMPLETE');
