@@ -96,44 +96,61 @@ def nsg_decision(listener, client, target):
     return None
 
 
+def choose_upstream(listener, client_address, first):
+    """The upstream connection for one client: the first target from `first` on (round robin) that the NSG admits, whose
+    probe is up and that accepts within 5 s; None when none does. Returns (socket or None, index after the one used)."""
+    targets = listener["targets"]
+    for attempt in range(len(targets)):
+        target = targets[(first + attempt) % len(targets)]
+        rule = nsg_decision(listener, client_address, target)
+        if rule is not None and rule["access"] != "Allow":
+            log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} denied by NSG rule {rule['name']}")
+            return None, first
+        if not probe_ok(target, listener.get("probe")):
+            log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} skipped (probe down)")
+            continue
+        candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        candidate.bind((CONFIG["address"], 0))
+        candidate.settimeout(5)
+        started = time.monotonic()
+        try:
+            candidate.connect((target, listener["targetPort"]))
+            candidate.settimeout(None)
+            waited = time.monotonic() - started
+            slow = f" (connected after {waited:.1f} s)" if waited > 1 else ""
+            log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']}{slow}")
+            return candidate, first + attempt + 1
+        except OSError as error:
+            log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} refused ({error})")
+            candidate.close()
+    return None, first
+
+
 def serve(listener):
+    """Accepts clients; each is forwarded on a thread of its own (a load balancer's flows are independent: a target
+    that is slow to accept one client does not hold up the next), the round robin's turn taken under a lock."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind((CONFIG["address"], listener["port"]))
     server.listen(128)
     ready.release()
-    turn = 0
-    while True:
-        client, peer = server.accept()
-        targets = listener["targets"]
-        upstream = None
-        for attempt in range(len(targets)):
-            target = targets[(turn + attempt) % len(targets)]
-            rule = nsg_decision(listener, peer[0], target)
-            if rule is not None and rule["access"] != "Allow":
-                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} denied by NSG rule {rule['name']}")
-                break
-            if not probe_ok(target, listener.get("probe")):
-                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} skipped (probe down)")
-                continue
-            candidate = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            candidate.bind((CONFIG["address"], 0))
-            candidate.settimeout(5)
-            try:
-                candidate.connect((target, listener["targetPort"]))
-                candidate.settimeout(None)
-                upstream = candidate
-                turn = (turn + attempt + 1) % len(targets)
-                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']}")
-                break
-            except OSError as error:
-                log(f"{peer[0]} -> {listener['port']} -> {target}:{listener['targetPort']} refused ({error})")
-                candidate.close()
+    turn = [0]
+    turn_lock = threading.Lock()
+
+    def forward(client, peer):
+        with turn_lock:
+            first = turn[0]
+            turn[0] = (first + 1) % len(listener["targets"])
+        upstream, _ = choose_upstream(listener, peer[0], first)
         if upstream is None:
             client.close()
-            continue
-        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+            return
         threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+        pipe(client, upstream)
+
+    while True:
+        client, peer = server.accept()
+        threading.Thread(target=forward, args=(client, peer), daemon=True).start()
 
 
 ready = threading.Semaphore(0)
