@@ -10,6 +10,7 @@ import {
 import { groupScenariosByCluster, type Plan } from '../plan/plan';
 import { planOnTarget, regionOn } from '../plan/plan-target';
 import type { Workload } from '../plan/plan-schema';
+import { fixedMessageCount } from '../plan/fixed-work';
 import {
   CLUSTER_POLL_SECONDS,
   historyEvents,
@@ -289,27 +290,29 @@ function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: st
 }
 
 /**
- * GB a rate-limited workload moves between zones over its repetitions: published bytes cross zones on the way in
- * and, to the consumers, on the way out (2 of 3 zones are another zone); a replicated queue copies each message to its
- * followers, 2 of 3 of them in another zone too. Undefined without a publishRateLimit (it depends on the rate
- * measured).
+ * GB a bounded workload (rate-limited or fixed work) moves between zones over its repetitions: published bytes cross
+ * zones on the way in and, to the consumers, on the way out (2 of 3 zones are another zone); a replicated queue copies
+ * each message to its followers, 2 of 3 of them in another zone too. Undefined when neither a publishRateLimit nor
+ * fixed work bounds it (it depends on the rate measured).
  */
 function crossZoneGbOf(workload: Workload, repetitions: number, replicas: number): number | undefined {
   const gb = publishedGbOf(workload, repetitions);
   return gb === undefined ? undefined : gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
 }
 
-/** GB a rate-limited workload publishes over its repetitions; undefined without a publishRateLimit. */
+/**
+ * GB a workload publishes over its repetitions: its fixed work (messageCount, or totalBytes), and at most what its
+ * publishRateLimit lets its producers send in its duration; undefined when neither bounds it (its traffic is whatever
+ * rate the cluster takes).
+ */
 function publishedGbOf(workload: Workload, repetitions: number): number | undefined {
-  if (workload.publishRateLimit === undefined) return undefined;
-  return (
-    (workload.producers *
-      workload.publishRateLimit *
-      workload.messageSizeBytes *
-      workload.durationSeconds *
-      repetitions) /
-    1e9
-  );
+  const byRate =
+    workload.publishRateLimit === undefined
+      ? undefined
+      : workload.producers * workload.publishRateLimit * workload.durationSeconds;
+  const fixed = fixedMessageCount(workload);
+  const messages = fixed === undefined ? byRate : byRate === undefined ? fixed : Math.min(fixed, byRate);
+  return messages === undefined ? undefined : (messages * workload.messageSizeBytes * repetitions) / 1e9;
 }
 
 /** Copies of each message the cluster keeps: the queue type's replicas (a classic queue has one). */
@@ -429,15 +432,15 @@ function loadBalancerPart(input: {
     return { name: partName, usd: fixed, priced: true, detail: `${hourlyText}, fixed hourly charge only (${asOf})` };
   const unbounded =
     lbTraffic.unbounded > 0
-      ? `; ${lbTraffic.unbounded} scenario(s) through it have no publishRateLimit, so their traffic depends on the ` +
-        `measured rate ($${perGb} per GB)`
+      ? `; ${lbTraffic.unbounded} scenario(s) through it have neither a publishRateLimit nor fixed work ` +
+        `(messageCount, totalBytes), so their traffic depends on the measured rate ($${perGb} per GB)`
       : '';
   return {
     name: partName,
     usd: fixed + lbTraffic.gb * perGb,
     priced: lbTraffic.unbounded === 0,
     detail:
-      `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of rate-limited traffic processed at $${perGb}/GB ` +
+      `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of planned traffic processed at $${perGb}/GB ` +
       `(${asOf})${unbounded}`,
   };
 }
@@ -500,7 +503,7 @@ function natGatewayPart(input: {
   };
 }
 
-/** Step Functions' transitions, Lambda's invocations and (AWS) the rate-limited traffic between zones. */
+/** Step Functions' transitions, Lambda's invocations and (AWS) the planned traffic between zones. */
 function workflowCostParts(
   workflow: ClusterShape[],
   target: EstimateOptions['target'],
@@ -528,14 +531,14 @@ function workflowCostParts(
   if (target === 'aws') {
     const note =
       unboundedScenarios > 0
-        ? `; ${unboundedScenarios} scenario(s) have no publishRateLimit, ` +
-          `so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
+        ? `; ${unboundedScenarios} scenario(s) have neither a publishRateLimit nor fixed work (messageCount, ` +
+          `totalBytes), so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
         : '';
     workflowParts.push({
       name: 'data transfer between zones',
       usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB,
       priced: unboundedScenarios === 0,
-      detail: `${crossZoneGb.toFixed(2)} GB of rate-limited traffic at $0.01/GB${note}`,
+      detail: `${crossZoneGb.toFixed(2)} GB of planned traffic at $0.01/GB${note}`,
     });
   } else {
     workflowParts.push({

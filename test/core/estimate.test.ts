@@ -156,7 +156,7 @@ workloads:
         priced: true,
         usd: expect.closeTo(0.0225 * (minutesOf(estimate) / 60) + 0.24 * 0.006, 9),
       });
-      expect(part(estimate).detail).toMatch(/\+ 0\.24 GB of rate-limited traffic processed at \$0\.006\/GB/);
+      expect(part(estimate).detail).toMatch(/\+ 0\.24 GB of planned traffic processed at \$0\.006\/GB/);
     });
 
     test('azure: two load balancers (internal and the public one for the controller) and $0.005 per GB', () => {
@@ -187,6 +187,36 @@ workloads:
       });
     });
 
+    test('fixed work without a rate: its messages are the traffic (60,000 × 1,000 B × 2 repetitions × 2 ways)', () => {
+      const estimate = estimateRun(
+        parsePlanText(plan(', messageCount: 60000').replace('consumers: 2', 'consumers: 1'), 'p.yaml'),
+        {
+          target: 'aws',
+          catalog: defaultPriceCatalog,
+          region: 'us-east-1',
+        },
+      );
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(0.0225 * (minutesOf(estimate) / 60) + 0.24 * 0.006, 9),
+      });
+      expect(estimate.complete).toBe(true);
+      const zones = estimate.parts.find((candidate) => candidate.name === 'data transfer between zones')!;
+      expect(zones.priced).toBe(true);
+      // 0.12 GB published, into and out of another zone (2 of 3 times) on a classic queue (no follower copies).
+      expect(zones.usd).toBeCloseTo(0.12 * (2 / 3) * 2 * 0.01, 9);
+    });
+
+    test('fixed work with a rate: the smaller of the two (the rate allows 0.24 GB, the count 0.02 GB)', () => {
+      const text = plan(', publishRateLimit: 500, messageCount: 5000').replace('consumers: 2', 'consumers: 1');
+      const estimate = estimateRun(parsePlanText(text, 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate).detail).toMatch(/\+ 0\.02 GB of planned traffic processed/);
+    });
+
     test('no publishRateLimit: the part is unpriced, says why, and the estimate is a lower bound', () => {
       const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
         target: 'aws',
@@ -194,7 +224,9 @@ workloads:
         region: 'us-east-1',
       });
       expect(part(estimate).priced).toBe(false);
-      expect(part(estimate).detail).toMatch(/1 scenario\(s\) through it have no publishRateLimit/);
+      expect(part(estimate).detail).toMatch(
+        /1 scenario\(s\) through it have neither a publishRateLimit nor fixed work \(messageCount, totalBytes\)/,
+      );
       expect(estimate.complete).toBe(false);
     });
 
