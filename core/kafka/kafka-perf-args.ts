@@ -111,7 +111,9 @@ export function kafkaPerfExpectations(workload: Workload, settings: KafkaRunSett
     consumers: workload.consumers,
     recordsPerProducer: settings.recordsPerProducer,
     ...(workload.capacity ? { capacity: kafkaCapacityExpectations(workload.capacity, workload.producers) } : {}),
-    ...(settings.warmupRecords !== undefined && workload.warmUpSeconds
+    // The warm-up left out: by --warmup-records at a rate, or by the seconds of windows of a run stopped at its
+    // duration.
+    ...((settings.warmupRecords !== undefined || settings.stopAfterSeconds !== undefined) && workload.warmUpSeconds
       ? { warmUpSeconds: workload.warmUpSeconds }
       : {}),
     ...(settings.stopAfterSeconds !== undefined ? { stoppedAtSeconds: settings.stopAfterSeconds } : {}),

@@ -70,8 +70,11 @@ interface ProducerOutcome {
   readonly rate: number;
   /** Absent for a producer stopped at the duration: ProducerPerformance prints percentiles in its summary only. */
   readonly latency?: LatencyPercentiles;
-  /** With --warmup-records: the rate and latency over the records after the warm-up. */
-  readonly steady?: { readonly rate: number; readonly latency: LatencyPercentiles };
+  /**
+   * After the warm-up: with --warmup-records, ProducerPerformance's "steady state" rate and latency; for a producer
+   * stopped at the duration, the rate of its windows after the warm-up's seconds (no latency, as above).
+   */
+  readonly steady?: { readonly rate: number; readonly latency?: LatencyPercentiles };
 }
 
 export interface ConsumerRow {
@@ -158,11 +161,13 @@ export function parseKafkaPerfOutput(output: KafkaPerfOutput, expected: KafkaPer
   const samples = mergeSamples(done, rows);
   const summary = (steady: boolean) => ({
     // Whole msg/s, the resolution PerfTest reports its averages in.
-    sendRateAvg: Math.round(done.reduce((sum, producer) => sum + (steady ? producer.steady! : producer).rate, 0)),
+    sendRateAvg: Math.round(
+      done.reduce((sum, producer) => sum + (steady ? (producer.steady ?? producer) : producer).rate, 0),
+    ),
     receiveRateAvg: Math.round(
       rows.reduce((sum, consumer) => sum + consumerRate(steady ? afterWarmUp(consumer, expected) : consumer), 0),
     ),
-    ...confirmLatencyOf(done.map((producer) => (steady ? producer.steady! : producer).latency)),
+    ...confirmLatencyOf(done.map((producer) => (steady ? (producer.steady ?? producer) : producer).latency)),
   });
   const warmUp = expected.warmUpSeconds ?? 0;
   const measured = warmUp > 0 ? samples.filter((sample) => sample.time - 1 >= warmUp) : samples;
@@ -190,7 +195,8 @@ function parseProducer(
   expected: KafkaPerfExpectations,
   missing: string[],
 ): ProducerOutcome | undefined {
-  if (expected.stoppedAtSeconds !== undefined) return stoppedProducer(text, number, expected.stoppedAtSeconds, missing);
+  if (expected.stoppedAtSeconds !== undefined)
+    return stoppedProducer(text, number, expected.stoppedAtSeconds, missing, expected.warmUpSeconds);
   const expectedRecords = expected.recordsPerProducer;
   const { windows, total, steady } = producerLines(text);
   if (total && expected.warmUpSeconds && !steady) {
@@ -225,22 +231,34 @@ function parseProducer(
  * Runtime.addShutdownHook), so a stopped one prints its 1 s windows and nothing after them. Each window line is printed
  * once its interval has passed (Stats.record → printWindow, ProducerPerformance.java lines 440-463 in the 4.3.1 jar's
  * line table), so every printed window lies inside the duration and the unfinished last one is never printed. Its
- * rate: the windows' records over the windows' time (each window's records ÷ its rate).
+ * rate: the windows' records over the windows' time (each window's records ÷ its rate). With a warm-up, the steady
+ * rate is that of the windows after the first `warmUpSeconds` seconds of windows (all of them when none is left).
  */
 function stoppedProducer(
   text: string,
   number: number,
   seconds: number,
   missing: string[],
+  warmUpSeconds?: number,
 ): ProducerOutcome | undefined {
   const { windows, windowRecords } = producerLines(text);
   if (windows.length === 0) {
     missing.push(`producer ${number}: any per-second "records sent" line in the ${seconds} s it ran (found none)`);
     return undefined;
   }
+  const windowSeconds = windowRecords.map((records, index) => records / (windows[index] || Infinity));
+  const rateOf = (from: number) => {
+    const sent = windowRecords.slice(from).reduce((sum, records) => sum + records, 0);
+    const elapsed = windowSeconds.slice(from).reduce((sum, time) => sum + time, 0);
+    return elapsed > 0 ? sent / elapsed : 0;
+  };
   const sent = windowRecords.reduce((sum, records) => sum + records, 0);
-  const elapsed = windowRecords.reduce((sum, records, index) => sum + records / (windows[index] || Infinity), 0);
-  return { windows: [...windows], sent, rate: elapsed > 0 ? sent / elapsed : 0 };
+  if (!warmUpSeconds) return { windows: [...windows], sent, rate: rateOf(0) };
+  let elapsed = 0;
+  let firstSteady = windowSeconds.findIndex((time) => (elapsed += time) >= warmUpSeconds);
+  firstSteady = firstSteady < 0 ? windows.length : firstSteady + 1;
+  const steady = firstSteady < windows.length ? rateOf(firstSteady) : rateOf(0);
+  return { windows: [...windows], sent, rate: rateOf(0), steady: { rate: steady } };
 }
 
 function parseConsumer(text: string, number: number, consumers: number, missing: string[]): ConsumerRow[] | undefined {

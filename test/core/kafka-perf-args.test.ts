@@ -35,6 +35,22 @@ describe('Kafka tool arguments from a workload', () => {
     ).toBeUndefined();
   });
 
+  test('warmUpSeconds with durationSeconds only (valid): no --warmup-records, the parser leaves it out', () => {
+    const workload = workloadOf(', durationSeconds: 12, warmUpSeconds: 4');
+    const settings = kafkaRunSettings(workload, 1);
+    expect(settings.warmupRecords).toBeUndefined();
+    expect(settings.stopAfterSeconds).toBe(12);
+    const args = producerPerformanceArgs({
+      bootstrapServers: 'b:9092',
+      topic: 't',
+      settings,
+      messageSizeBytes: 200,
+      clientId: 'c',
+    });
+    expect(args).not.toContain('--warmup-records');
+    expect(kafkaPerfExpectations(workload, settings)).toMatchObject({ warmUpSeconds: 4, stoppedAtSeconds: 12 });
+  });
+
   test(
     'defaults: one partition, three copies where there ' + 'are three brokers, acks=all, Kafka 4 batch and linger',
     () => {

@@ -245,6 +245,29 @@ describe('Kafka ProducerPerformance / ConsumerPerformance output', () => {
     expect(result.receiveRate.n).toBe(6);
   });
 
+  test('a run stopped at its duration with a warm-up: the windows after its seconds give the steady send rate', () => {
+    const output = { producers: [fixture('duration-producer-1')], consumers: [fixture('duration-consumer-1')] };
+    const whole = parseKafkaPerfOutput(output, stoppedAt);
+    const result = parseKafkaPerfOutput(output, { ...stoppedAt, warmUpSeconds: 2 });
+    // The windows end at 1 s, 2.49 s, 3.50 s, 4.50 s and 5.50 s of the producer's time (records ÷ rate each): the
+    // second ends past the 2 s warm-up, so the last three are the steady ones.
+    const steady = [
+      [28_120, 27_924.5],
+      [19_684, 19_644.7],
+      [54_464, 54_355.3],
+    ];
+    const records = steady.reduce((sum, [count]) => sum + count!, 0);
+    const seconds = steady.reduce((sum, [count, rate]) => sum + count! / rate!, 0);
+    expect(result.summary.sendRateAvg).toBe(Math.round(records / seconds));
+    expect(result.warmUpSeconds).toBe(2);
+    // The whole run's figures are kept beside it, as with --warmup-records.
+    expect(result.perfTestSummary).toEqual(whole.summary);
+    expect(result.summary.receiveRateAvg).not.toBe(whole.summary.receiveRateAvg);
+    // A warm-up longer than every window: the rate of all of them, rather than none.
+    const long = parseKafkaPerfOutput(output, { ...stoppedAt, warmUpSeconds: 30 });
+    expect(long.summary.sendRateAvg).toBe(whole.summary.sendRateAvg);
+  });
+
   test('the same stopped output read as fixed work is refused as cut short; a stopped producer needs a window', () => {
     const output = { producers: [fixture('duration-producer-1')], consumers: [fixture('duration-consumer-1')] };
     expect(
