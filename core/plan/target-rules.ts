@@ -246,7 +246,7 @@ function clusterBrokerProblems(cluster: Plan['clusters'][number], index: number,
       // bicep/main.bicep deploys instanceCount brokers (modules/kafka-cluster.bicep brokerCount), @minValue(1)
       // @maxValue(7);
       // CheckClusterReady asks the load generator whether all of them registered
-      // (lambdas/check-cluster/azure-kafka.ts).
+      // (lambdas/check-cluster/azure-load-generator.ts).
       if (
         !Number.isInteger(cluster.nodes) ||
         cluster.nodes < AZURE_KAFKA_BROKER_COUNT.min ||

@@ -89,11 +89,13 @@ export async function checkAzureCluster(
     azureLoadGeneratorResourceIds(outputs, launch.clusterId, launch.loadGenerators ?? 1);
   // A Kafka cluster (bicep/main.bicep with broker: 'kafka') has no management API: its brokers are asked from the load
   // generator.
-  if (outputs.kafkaBootstrapServers)
-    return (await import('./azure-kafka')).checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
+  if (outputs.kafkaBootstrapServers) {
+    const { checkAzureKafkaReadiness } = await import('./azure-load-generator');
+    return checkAzureKafkaReadiness(clients, launch, outputs, expectedNodes, now);
+  }
   // A NATS cluster (broker: 'nats') likewise: its servers are asked from the load generator, on the client port.
   if (outputs.natsServerUrls) {
-    const { checkAzureLoadGeneratorReadiness, NATS_READINESS } = await import('./azure-kafka');
+    const { checkAzureLoadGeneratorReadiness, NATS_READINESS } = await import('./azure-load-generator');
     return checkAzureLoadGeneratorReadiness(clients, launch, outputs, expectedNodes, NATS_READINESS, now);
   }
   const { username, password } = typeof credentials === 'function' ? credentials() : credentials;

@@ -13,7 +13,7 @@ const ssm = new SSMClient({});
 
 /**
  * Azure: the deployment, then the cluster itself: RabbitMQ through the load balancer's pinned management API, Kafka
- * from the load generator (lambdas/check-cluster/azure.ts, azure-kafka.ts).
+ * from the load generator (lambdas/check-cluster/azure.ts, azure-load-generator.ts).
  */
 async function checkAzure(event: {
   launch: { clusterId: string; readyBy: string; tlsCertificateFingerprint256?: string; loadGenerators?: number };

@@ -8,7 +8,7 @@ import { withTransientErrors } from '../shared/transient-errors';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
-const azureKafka = () => import('./azure-kafka');
+const azureKafka = () => import('./azure-load-generator');
 
 const secrets = new SecretsManagerClient({});
 const ssm = new SSMClient({});

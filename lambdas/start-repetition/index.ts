@@ -3,7 +3,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { startPerfTest } from '../shared/aws-cluster';
 import { requireEnv } from '../shared/env';
-import { startAzureKafkaRepetition, startAzureNatsRepetition } from './azure-kafka';
+import { startAzureKafkaRepetition, startAzureNatsRepetition } from './azure-load-generator';
 import { awsKafkaRepetitionScript, scenarioOf } from './kafka-script';
 import { awsNatsRepetitionScript } from './nats-script';
 import { faultSchedule } from './logic';
@@ -40,7 +40,7 @@ export const handler = withTransientErrors(
   ) => {
     if (event.target === 'azure') {
       const azure = await (await azureTarget()).azureClientsFromEnv();
-      // The AWS Kafka or NATS script through a managed Run Command (lambdas/start-repetition/azure-kafka.ts).
+      // The AWS Kafka or NATS script through a managed Run Command (lambdas/start-repetition/azure-load-generator.ts).
       const azureBroker = scenarioOf(event.plan, event.item).cluster.broker;
       if (azureBroker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
       if (azureBroker === 'nats') return startAzureNatsRepetition(azure.clients, s3, bucket, event);

@@ -1,5 +1,5 @@
 import { checkAzureCluster } from '../../lambdas/check-cluster/azure';
-import { KAFKA_READINESS_RUN_COMMAND } from '../../lambdas/check-cluster/azure-kafka';
+import { KAFKA_READINESS_RUN_COMMAND } from '../../lambdas/check-cluster/azure-load-generator';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { kafkaReadinessScript } from '../../lambdas/shared/kafka-load-generator';
 import type { ScheduledCluster } from '../../state-machines/schedule';

@@ -5,9 +5,9 @@ import { checkAzureRepetition } from '../../lambdas/check-repetition/logic';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import {
   azureKafkaRepetitionScript,
-  kafkaUploadVariable,
+  uploadUrlVariable,
   startAzureKafkaRepetition,
-} from '../../lambdas/start-repetition/azure-kafka';
+} from '../../lambdas/start-repetition/azure-load-generator';
 import { awsKafkaRepetitionScript } from '../../lambdas/start-repetition/kafka-script';
 import { runCommandName } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
@@ -50,7 +50,7 @@ describe('Kafka repetitions on the Azure load generator', () => {
     expect(azure.timeoutSeconds).toBe(aws.timeoutSeconds);
     for (const file of FILES)
       expect(azure.script).toContain(
-        `printf '%s\\n' "$${kafkaUploadVariable(file)}" | rmqbench-upload ${file} - || UPLOAD_FAILED=1`,
+        `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} - || UPLOAD_FAILED=1`,
       );
     expect(azure.script).not.toContain('aws s3 cp');
     expect(azure.script.match(/org\.apache\.kafka\.tools\.ProducerPerformance/g)).toHaveLength(2);
@@ -68,7 +68,7 @@ describe('Kafka repetitions on the Azure load generator', () => {
       const { script } = azureKafkaRepetitionScript({ plan, item, bootstrapServers: BOOTSTRAP });
       const env = Object.fromEntries(
         FILES.filter((file) => file !== 'consumer-2.txt').map((file) => [
-          kafkaUploadVariable(file),
+          uploadUrlVariable(file),
           'https://example.invalid/x',
         ]),
       );
@@ -130,9 +130,9 @@ describe('Kafka repetitions on the Azure load generator', () => {
         ).properties;
         expect(properties.source.script).not.toMatch(/X-Amz-|amazonaws\.com/);
         const urls = Object.fromEntries(properties.protectedParameters.map(({ name, value }) => [name, value]));
-        expect(Object.keys(urls)).toEqual(FILES.map(kafkaUploadVariable));
+        expect(Object.keys(urls)).toEqual(FILES.map(uploadUrlVariable));
         for (const file of FILES)
-          expect(urls[kafkaUploadVariable(file)]).toMatch(
+          expect(urls[uploadUrlVariable(file)]).toMatch(
             new RegExp(
               `^https://raw-bucket\\.s3\\.eu-west-1\\.amazonaws\\.com` +
                 `/runs/run-k/raw/[^?]+/${file.replace('.', '\\.')}` +

@@ -1,6 +1,6 @@
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
-import { azureKafkaSmokeTest } from '../../lambdas/smoke-test/azure-kafka';
+import { azureKafkaSmokeTest } from '../../lambdas/smoke-test/azure-load-generator';
 import type { ScheduledCluster } from '../../state-machines/schedule';
 import type { FakeArm, FakeArmOptions } from './fake-arm';
 import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';

@@ -1,15 +1,15 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
-import { checkAzureLoadGeneratorReadiness, NATS_READINESS } from '../../lambdas/check-cluster/azure-kafka';
+import { checkAzureLoadGeneratorReadiness, NATS_READINESS } from '../../lambdas/check-cluster/azure-load-generator';
 import { launchAzureNatsCluster } from '../../lambdas/launch-cluster/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { natsSmokeTestScript } from '../../lambdas/shared/nats-load-generator';
-import { azureNatsSmokeTest } from '../../lambdas/smoke-test/azure-kafka';
+import { azureNatsSmokeTest } from '../../lambdas/smoke-test/azure-load-generator';
 import {
   azureNatsRepetitionScript,
-  kafkaUploadVariable,
+  uploadUrlVariable,
   startAzureNatsRepetition,
-} from '../../lambdas/start-repetition/azure-kafka';
+} from '../../lambdas/start-repetition/azure-load-generator';
 import { runCommandName } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm, FakeArmOptions } from './fake-arm';
@@ -173,15 +173,13 @@ describe('a NATS plan cluster through the Azure workflow functions (fake ARM)', 
     expect(put.path).toMatch(new RegExp(`/runCommands/${runCommandName(item)}$`));
     const { properties } = put.body as RunCommandPut;
     const urls = Object.fromEntries(properties.protectedParameters.map(({ name, value }) => [name, value]));
-    expect(Object.keys(urls)).toEqual(FILES.map(kafkaUploadVariable));
+    expect(Object.keys(urls)).toEqual(FILES.map(uploadUrlVariable));
     for (const file of FILES)
-      expect(urls[kafkaUploadVariable(file)]).toMatch(
-        new RegExp(`/runs/run-n/raw/[^?]+/${file.replace('.', '\\.')}\\?`),
-      );
+      expect(urls[uploadUrlVariable(file)]).toMatch(new RegExp(`/runs/run-n/raw/[^?]+/${file.replace('.', '\\.')}\\?`));
     expect(properties.source.script).not.toMatch(/X-Amz-|amazonaws\.com/);
     const script = azureNatsRepetitionScript({ plan: schedule.plan, item, serverUrls: SERVERS });
     for (const file of FILES)
-      expect(script.script).toContain(`printf '%s\\n' "$${kafkaUploadVariable(file)}" | rmqbench-upload ${file} -`);
+      expect(script.script).toContain(`printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -`);
     expect(started.perfTestArgs.slice(0, 3)).toEqual(['rmqbench-nats-load', '-servers', SERVERS]);
     await expect(
       startAzureNatsRepetition(

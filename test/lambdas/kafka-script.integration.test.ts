@@ -152,13 +152,16 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
 
   test(
     'durationSeconds only: the producer is stopped at the duration and the consumer after it, ' +
-      'and the windows inside it ingest into a SUCCEEDED record with receive rates',
+      'and the windows inside it ingest into a SUCCEEDED record with receive rates, its warm-up left out',
     async () => {
       const seconds = 8;
       const plan = {
         name: 'kafka-duration',
         clusters: [{ name: 'k', broker: 'kafka', nodes: 1, instanceType: 'c5.xlarge' }],
-        workloads: [{ name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: seconds }],
+        // The warm-up is left out of the summary by the windows' seconds (no --warmup-records without a rate).
+        workloads: [
+          { name: 'w', producers: 1, consumers: 1, messageSizeBytes: 100, durationSeconds: seconds, warmUpSeconds: 2 },
+        ],
       };
       const item = buildSchedule({ plan, target: 'aws', runId: 'run-duration' }, 'exec').clusters[0]!.repetitions[0]!;
       const fake = await startFakeAws({ statements: statements(), secrets: {}, region: REGION, account: ACCOUNT });
@@ -200,6 +203,9 @@ describe('the AWS Kafka scripts, executed on a sandboxed load generator against 
         expect({ status: record.status, error: record.error }).toEqual({ status: 'SUCCEEDED', error: undefined });
         expect(record.result!.summary.sendRateAvg).toBeGreaterThan(0);
         expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
+        expect(args).not.toContain('--warmup-records');
+        expect(record.result!.warmUpSeconds).toBe(2);
+        expect(record.result!.perfTestSummary!.sendRateAvg).toBeGreaterThan(0);
         expect(await topicList('topics-after-duration.log')).not.toMatch(/rmqbench-w-/);
       } finally {
         await fake.stop();

@@ -19,18 +19,17 @@ import { rawPrefix, runCommandName } from './logic';
  */
 
 /** The environment variable carrying the pre-signed upload URL of one output file (Kafka's tools, NATS's client). */
-export const kafkaUploadVariable = (file: string) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
+export const uploadUrlVariable = (file: string) => `RMQBENCH_UPLOAD_URL_${file.replace(/\W/g, '_').toUpperCase()}`;
 
 /** The upload of one file on the Azure load generator: its URL from its protected parameter, on stdin. */
-const azureUploadCommand = (file: string) =>
-  `printf '%s\\n' "$${kafkaUploadVariable(file)}" | rmqbench-upload ${file} -`;
+const azureUploadCommand = (file: string) => `printf '%s\\n' "$${uploadUrlVariable(file)}" | rmqbench-upload ${file} -`;
 
 /** Lines that check every upload URL arrived as a protected parameter before anything runs. */
 function uploadUrlChecks(files: readonly string[]): string[] {
   return files.map(
     (file) =>
-      `[ -n "\${${kafkaUploadVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ` +
-      `${kafkaUploadVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`,
+      `[ -n "\${${uploadUrlVariable(file)}:-}" ] || { echo "rmqbench: the protected parameter ` +
+      `${uploadUrlVariable(file)} (pre-signed upload URL of ${file}) is missing" >&2; exit 1; }`,
   );
 }
 
@@ -144,7 +143,7 @@ async function startOnLoadGenerator(
   const expiresIn = tools.timeoutSeconds + 300;
   const protectedParameters = await Promise.all(
     tools.files.map(async (file) => ({
-      name: kafkaUploadVariable(file),
+      name: uploadUrlVariable(file),
       value: await getSignedUrl(s3, new PutObjectCommand({ Bucket: bucket, Key: `${prefix}/${file}` }), { expiresIn }),
     })),
   );
