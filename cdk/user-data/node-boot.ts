@@ -1,3 +1,4 @@
+import { AWS_CLI_ENVIRONMENT } from '../../core/cloud/aws-cli-environment';
 import { BOOT_FINISHED_FUNCTION, BOOT_LOG_FILE, IMDS_FUNCTION } from './rabbitmq-node';
 
 /** What the boot script of a node with its own creation policy (a Kafka broker, a NATS server) is told. */
@@ -25,7 +26,7 @@ export function signalledBootPrelude(settings: SignalledBootSettings): string[] 
     `BOOT_LOG_GROUP=${settings.bootLogGroupName}`,
     `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
     'BOOT_LOG_TEE_PID=$!',
-    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
+    AWS_CLI_ENVIRONMENT,
     IMDS_FUNCTION,
     BOOT_FINISHED_FUNCTION,
     'INSTANCE_ID=$(imds instance-id)',

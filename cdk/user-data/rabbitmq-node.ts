@@ -1,4 +1,5 @@
 import { policyCommandArgs, type BrokerConfig } from '../../core/broker/broker-config';
+import { AWS_CLI_ENVIRONMENT } from '../../core/cloud/aws-cli-environment';
 import type { RabbitMqRelease } from '../rabbitmq-release';
 import { shellQuote, writeFileCommand } from '../shell';
 
@@ -230,9 +231,8 @@ function bootPrelude(input: RabbitMqNodeBootInput): string[] {
     `ADMIN_SECRET_ARN=${input.adminSecretArn}`,
     `exec > >(tee -a ${BOOT_LOG_FILE}) 2>&1`,
     'BOOT_LOG_TEE_PID=$!',
-    // Every aws call retries throttling and transient errors
-    // (https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-retries.html).
-    'export AWS_RETRY_MODE=standard AWS_MAX_ATTEMPTS=8',
+    // Every aws call retries throttling and transient errors, and reads the instance's credentials patiently.
+    AWS_CLI_ENVIRONMENT,
     // The first secret read also waits out a new instance role whose credentials are not usable yet (IAM is eventually
     // consistent:
     // https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html#troubleshoot_general_eventual-consistency).

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AWS_CLI_SETTINGS } from '../../core/cloud/aws-cli-environment';
 import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
 import { CONSUMER_JOINED_TEXT } from '../../core/kafka/kafka-broker-log4j';
 import {
@@ -394,6 +395,6 @@ export function awsKafkaRepetitionScript(options: {
   return kafkaRepetitionScript({
     scenario: scenarioOf(options.plan, options.item),
     bootstrapServers: options.bootstrapServers,
-    uploadCommand: (file) => `aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
+    uploadCommand: (file) => `${AWS_CLI_SETTINGS} aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
   });
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AWS_CLI_ENVIRONMENT } from '../../core/cloud/aws-cli-environment';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { PERF_TEST_COMMAND } from '../../core/perftest/load-generator-paths';
@@ -208,6 +209,7 @@ export function perfTestScript(options: {
   const managementUrl = checkedManagementUrl(options.managementUrl);
   const script = [
     'set -euo pipefail',
+    AWS_CLI_ENVIRONMENT,
     'WORK=$(mktemp -d) && cd "$WORK"',
     // Removed however the script ends (the benchmark user's trap below replaces this one and removes it too).
     `trap 'cd /; rm -rf "$WORK"' EXIT`,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AWS_CLI_SETTINGS } from '../../core/cloud/aws-cli-environment';
 import {
   natsLoadArgs,
   natsLoadExpectations,
@@ -109,6 +110,6 @@ export function awsNatsRepetitionScript(options: {
   return natsRepetitionScript({
     scenario: scenarioOf(options.plan, options.item),
     serverUrls: options.serverUrls,
-    uploadCommand: (file) => `aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
+    uploadCommand: (file) => `${AWS_CLI_SETTINGS} aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
   });
 }

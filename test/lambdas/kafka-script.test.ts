@@ -1,4 +1,5 @@
 import { GetCommandInvocationCommand, SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { AWS_CLI_SETTINGS } from '../../core/cloud/aws-cli-environment';
 import { mockClient } from 'aws-sdk-client-mock';
 import { checkedBootstrapServers, kafkaSmokeTestScript } from '../../lambdas/shared/kafka-load-generator';
 import { kafkaSmokeTest } from '../../lambdas/smoke-test/load-generator-smoke';
@@ -70,8 +71,9 @@ describe('Kafka scripts for the AWS load generator', () => {
       });
       expect(script.match(/org\.apache\.kafka\.tools\.ProducerPerformance/g)).toHaveLength(2);
       expect(script.match(/org\.apache\.kafka\.tools\.ConsumerPerformance/g)).toHaveLength(2);
+      // Each upload reads the instance's credentials patiently (core/cloud/aws-cli-environment.ts).
       for (const file of [...files.producers, ...files.consumers])
-        expect(script).toContain(`aws s3 cp ${file} 's3://raw/runs/run-u/raw/`);
+        expect(script).toContain(`${AWS_CLI_SETTINGS} aws s3 cp ${file} 's3://raw/runs/run-u/raw/`);
       // Two consumers of one group end by the 20 s idle timeout: 120 (tools) + 60 (topic) + 60 (join) + 30 + 60 (grace)
       // + 20 + 30 (drain) + 60.
       expect(timeoutSeconds).toBe(440);

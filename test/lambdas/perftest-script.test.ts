@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { AWS_CLI_ENVIRONMENT } from '../../core/cloud/aws-cli-environment';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -231,6 +232,13 @@ describe('the management API sampler in the run scripts', () => {
       }
     },
   );
+
+  test('every AWS CLI call of the script reads the instance credentials patiently: the settings come first', () => {
+    const lines = awsScript({ type: 'quorum' }).script.split('\n');
+    const settings = lines.indexOf(AWS_CLI_ENVIRONMENT);
+    expect(settings).toBeGreaterThanOrEqual(0);
+    expect(lines.findIndex((line) => /\baws (s3|secretsmanager) /.test(line))).toBeGreaterThan(settings);
+  });
 
   test("the sampler's file is uploaded with the raw files, and a failed upload of it does not fail the script", () => {
     expect(RAW_FILES).toContain(BROKER_SAMPLES_FILE);
