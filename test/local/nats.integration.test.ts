@@ -228,7 +228,12 @@ describe('NATS JetStream on the local target', () => {
           runId,
           onEvent: (event) => events.push(event),
         });
-        expect([outcome.status, outcome.error]).toEqual(['SUCCEEDED', undefined]);
+        // A failed repetition's own error leads the failure message (the run's says only "no repetition succeeded").
+        expect([outcome.status, outcome.error, outcome.records.map((record) => record.error)]).toEqual([
+          'SUCCEEDED',
+          undefined,
+          [undefined],
+        ]);
         const faults = events.flatMap((event) => (event.type === 'fault' ? [[event.action, event.nodeName]] : []));
         expect(faults).toEqual([
           ['kill', expect.stringMatching(/^nats[123]$/)],

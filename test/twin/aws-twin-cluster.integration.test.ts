@@ -10,10 +10,22 @@ type ClusterTemplate = { Resources: Record<string, { Type: string; Properties?: 
  * CloudFormation creates cluster stacks in simulated EC2 instances. The node group's instances boot the synthesized
  * user data through the gateway with their instance profile's role, behind their security groups' rules.
  */
+/** A one-node cluster, for a run that fails before its first repetition. */
+const ONE_NODE_PLAN_YAML = `name: twin-one
+repetitions: 1
+clusters:
+  - { name: one, nodes: 1, instanceType: m5.xlarge }
+workloads:
+  - { name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }
+`;
+
 describe('the AWS twin creates the cluster stack the launch function asks for', () => {
   const { cdkOut, changedAssembly, runOnTwin: run } = twinTestSetup();
-  const runOnTwin = (assembly: string, subnet: number, options: { blockedBootSeconds?: number } = {}) =>
-    run(assembly, { clusterSubnets: subnet, ...options });
+  const runOnTwin = (
+    assembly: string,
+    subnet: number,
+    options: { blockedBootSeconds?: number; planYaml?: string } = {},
+  ) => run(assembly, { clusterSubnets: subnet, ...options });
   /**
    * A copy of the assembly with `change` applied to every RabbitMQ cluster template it uploads (the file assets with a
    * NodeCount parameter).
@@ -208,7 +220,8 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
           smokeRetry.replace('20', '1').replace('"MaxAttempts":3', '"MaxAttempts":1').replace(':2}', ':1}'),
         );
       });
-      const { code, stderr, log } = await runOnTwin(assembly, 43);
+      // One node: the run ends at the smoke test, and one instance boots sooner than three on a busy machine.
+      const { code, stderr, log } = await runOnTwin(assembly, 43, { planYaml: ONE_NODE_PLAN_YAML });
       expect(code).toBe(1);
       expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
       expect(log).toMatch(
