@@ -98,14 +98,14 @@ def nsg_decision(listener, client, target):
 
 def choose_upstream(listener, client_address, first):
     """The upstream connection for one client: the first target from `first` on (round robin) that the NSG admits, whose
-    probe is up and that accepts within 5 s; None when none does. Returns (socket or None, index after the one used)."""
+    probe is up and that accepts within 5 s; None when none does (or the NSG denies the client)."""
     targets = listener["targets"]
     for attempt in range(len(targets)):
         target = targets[(first + attempt) % len(targets)]
         rule = nsg_decision(listener, client_address, target)
         if rule is not None and rule["access"] != "Allow":
             log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} denied by NSG rule {rule['name']}")
-            return None, first
+            return None
         if not probe_ok(target, listener.get("probe")):
             log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} skipped (probe down)")
             continue
@@ -119,11 +119,11 @@ def choose_upstream(listener, client_address, first):
             waited = time.monotonic() - started
             slow = f" (connected after {waited:.1f} s)" if waited > 1 else ""
             log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']}{slow}")
-            return candidate, first + attempt + 1
+            return candidate
         except OSError as error:
             log(f"{client_address} -> {listener['port']} -> {target}:{listener['targetPort']} refused ({error})")
             candidate.close()
-    return None, first
+    return None
 
 
 def serve(listener):
@@ -141,7 +141,7 @@ def serve(listener):
         with turn_lock:
             first = turn[0]
             turn[0] = (first + 1) % len(listener["targets"])
-        upstream, _ = choose_upstream(listener, peer[0], first)
+        upstream = choose_upstream(listener, peer[0], first)
         if upstream is None:
             client.close()
             return
