@@ -253,12 +253,13 @@ function stoppedProducer(
     return elapsed > 0 ? sent / elapsed : 0;
   };
   const sent = windowRecords.reduce((sum, records) => sum + records, 0);
-  if (!warmUpSeconds) return { windows: [...windows], sent, rate: rateOf(0) };
-  let elapsed = 0;
-  let firstSteady = windowSeconds.findIndex((time) => (elapsed += time) >= warmUpSeconds);
-  firstSteady = firstSteady < 0 ? windows.length : firstSteady + 1;
-  const steady = firstSteady < windows.length ? rateOf(firstSteady) : rateOf(0);
-  return { windows: [...windows], sent, rate: rateOf(0), steady: { rate: steady } };
+  const rate = rateOf(0);
+  if (!warmUpSeconds) return { windows: [...windows], sent, rate };
+  // The first window that starts once the warm-up's seconds have passed (the one after the window ending there).
+  let end = 0;
+  const firstSteady = windowSeconds.map((time) => (end += time)).findIndex((at) => at >= warmUpSeconds) + 1;
+  const steady = firstSteady > 0 && firstSteady < windows.length ? rateOf(firstSteady) : rate;
+  return { windows: [...windows], sent, rate, steady: { rate: steady } };
 }
 
 function parseConsumer(text: string, number: number, consumers: number, missing: string[]): ConsumerRow[] | undefined {

@@ -972,19 +972,11 @@ export class ClusterStack {
    * `unsignalled`'s (boots that ended without the signal their creation policy waits for).
    */
   async diagnosis(unsignalled: readonly SimulatedInstance[] = []): Promise<string> {
-    const lines: string[] = [];
     const peerName = (packet: DroppedPacket) => {
       const peer = this.instances.find((other) => other.vm.ip === packet.peer);
       return peer ? `${peer.instanceId} (${packet.peer})` : packet.peer;
     };
-    for (const instance of this.instances) {
-      for (const packet of droppedPackets(instance.vm.pid))
-        lines.push(describeDrop(instance.groupIds, instance.instanceId, packet, peerName(packet)));
-    }
-    if (this.loadBalancer) {
-      for (const packet of droppedPackets(this.hub!.hubNetns))
-        lines.push(describeDrop(this.loadBalancer.groupIds, 'the load balancer', packet, peerName(packet)));
-    }
+    const lines = this.droppedPacketLines(peerName);
     const told = this.instances.filter(
       (candidate) => candidate.result && (candidate.result.status !== 0 || unsignalled.includes(candidate)),
     );
@@ -997,10 +989,26 @@ export class ClusterStack {
     return lines.length > 0 ? `The twin saw: ${[...new Set(lines)].join('; ')}` : 'The twin saw no dropped packet.';
   }
 
+  /** One sentence per packet the instances' and the load balancer's security groups dropped; `who` names a peer. */
+  private droppedPacketLines(who: (packet: DroppedPacket) => string = (packet) => packet.peer): string[] {
+    return [
+      ...this.instances.flatMap((instance) =>
+        droppedPackets(instance.vm.pid).map((packet) =>
+          describeDrop(instance.groupIds, instance.instanceId, packet, who(packet)),
+        ),
+      ),
+      ...(this.loadBalancer
+        ? droppedPackets(this.hub!.hubNetns).map((packet) =>
+            describeDrop(this.loadBalancer!.groupIds, 'the load balancer', packet, who(packet)),
+          )
+        : []),
+    ];
+  }
+
   /**
-   * Before the hub goes: what the load balancer could not forward (a target that refused or did not answer within its
-   * 5 s connect timeout; fake-nlb.py connects one client at a time, so a slow target also delays the clients behind)
-   * and the packets the security groups dropped, to the twin's log, so that a failed repetition can be read after it.
+   * Before the hub goes: what the load balancer could not forward (a target that refused, or did not accept within
+   * fake-nlb.py's 5 s connect timeout) and the packets the security groups dropped, to the twin's log, so that a failed
+   * repetition can be read after it.
    */
   private logTroubleAtDeletion(): void {
     if (!this.hub) return;
@@ -1010,17 +1018,8 @@ export class ClusterStack {
       : [];
     for (const line of unforwarded.slice(-20))
       this.options.log?.(`[twin] stack ${name}: the load balancer did not forward ${line}`);
-    const dropped = [
-      ...this.instances.flatMap((instance) =>
-        droppedPackets(instance.vm.pid).map((packet) => describeDrop(instance.groupIds, instance.instanceId, packet)),
-      ),
-      ...(this.loadBalancer
-        ? droppedPackets(this.hub.hubNetns).map((packet) =>
-            describeDrop(this.loadBalancer!.groupIds, 'the load balancer', packet),
-          )
-        : []),
-    ];
-    for (const line of [...new Set(dropped)].slice(0, 20)) this.options.log?.(`[twin] stack ${name}: ${line}`);
+    for (const line of [...new Set(this.droppedPacketLines())].slice(0, 20))
+      this.options.log?.(`[twin] stack ${name}: ${line}`);
   }
 
   /** The hub's request log as DeleteStack found it (the hub's folder goes with the stack). */
