@@ -322,7 +322,11 @@ export class SimulatedHub {
     run('ip', ['netns', 'add', this.hubNetns]);
     const inHub = (...args: string[]): string => run('ip', ['netns', 'exec', this.hubNetns, ...args]);
     inHub('ip', 'link', 'set', 'lo', 'up');
-    inHub('ip', 'link', 'add', 'br0', 'type', 'bridge');
+    // A bridge without an address of its own takes its ports' lowest MAC, and so changes MAC whenever a VM's veth joins
+    // with a lower one: a VM that cached the old one (for IMDS, the fakes, a load balancer) then sent into the void
+    // until its ARP entry failed and was learnt again (a boot's curl to IMDS hung in SYN-SENT for over a minute). An
+    // address set explicitly stays (ip-link(8) `address`; the kernel keeps a user-set bridge address).
+    inHub('ip', 'link', 'add', 'br0', 'address', '02:00:00:00:00:01', 'type', 'bridge');
     inHub('ip', 'addr', 'add', `${this.hubAddress}/24`, 'dev', 'br0');
     inHub('ip', 'addr', 'add', '169.254.169.254/32', 'dev', 'br0');
     inHub('ip', 'link', 'set', 'br0', 'up');
@@ -623,7 +627,7 @@ export class SimulatedHub {
   exec(
     vm: SimulatedVm,
     script: string,
-    options: { timeoutMs?: number; env?: Record<string, string> } = {},
+    options: { timeoutMs?: number; env?: Record<string, string>; onStderrLine?: (line: string) => void } = {},
   ): Promise<CommandResult> {
     const timeoutMs = options.timeoutMs ?? 600_000;
     // With `env`, the command starts from exactly that environment (as cloud-init's is minimal), not the test's.
@@ -639,7 +643,14 @@ export class SimulatedHub {
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      let pending = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (!options.onStderrLine) return;
+        const lines = (pending + chunk.toString()).split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) options.onStderrLine(line);
+      });
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       child.on('close', (code) => {
         clearTimeout(timer);

@@ -82,9 +82,9 @@ export function twinLogSink(): { lines: string[]; log: (line: string) => void } 
   return {
     lines,
     log: (line) => {
-      lines.push(line);
-      if (process.env['TWIN_TRACE'] === '1')
-        process.stderr.write(`${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s ${line}\n`);
+      const stamped = `${((Date.now() - started) / 1000).toFixed(1).padStart(7)} s ${line}`;
+      lines.push(stamped);
+      if (process.env['TWIN_TRACE'] === '1') process.stderr.write(`${stamped}\n`);
     },
   };
 }
