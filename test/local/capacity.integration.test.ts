@@ -16,8 +16,9 @@ import { tempDir } from './helpers';
 // 250, 1,000, 4,000 and 16,000 msg/s: a 3-node quorum cluster on two cores does not hold 16,000 at 50 ms (a 64,000
 // step after it only added 6 s per ladder); were it to hold, the capacity is the ladder's top, still within the
 // bounds. The first step is low enough to hold 50 ms on a busy machine too (at 1,000 a CI rehearsal with other work
-// beside it once held none, and so had no capacity to compare).
-const ladder = 'minRate: 250, maxRate: 16000, stepFactor: 4, stepSeconds: 6, warmUpSeconds: 2';
+// beside it once held none, and so had no capacity to compare). Each step measures 5 s after a 3 s warm-up: a CI run
+// with 4 s after 2 s held 50 ms at no step (3.7 ms at 250 here), as one stall of ~100 ms in a short step would do.
+const ladder = 'minRate: 250, maxRate: 16000, stepFactor: 4, stepSeconds: 8, warmUpSeconds: 3';
 const plan = parsePlanText(
   `
 name: capacity-bounds
