@@ -89,7 +89,7 @@ export async function updatePriceCatalog(
 
   const { loadBalancers, messages: loadBalancerMessages } = await updateLoadBalancerPrices(catalog, asOf, options);
   messages.push(...loadBalancerMessages);
-  const { natGateways, messages: natMessages } = await updateNatGatewayPrices(catalog, asOf, options.awsGetProducts);
+  const { natGateways, messages: natMessages } = await updateNatGatewayPrices(catalog, asOf, options);
   messages.push(...natMessages);
   if (
     fresh.length === 0 &&

@@ -11,6 +11,7 @@ import { groupScenariosByCluster, type Plan } from '../plan/plan';
 import { planOnTarget, regionOn } from '../plan/plan-target';
 import type { Workload } from '../plan/plan-schema';
 import { fixedMessageCount } from '../plan/fixed-work';
+import { capacityLadder } from '../capacity/capacity-plan';
 import {
   CLUSTER_POLL_SECONDS,
   historyEvents,
@@ -302,12 +303,17 @@ function crossZoneGbOf(workload: Workload, repetitions: number, replicas: number
 
 /**
  * GB a workload publishes over its repetitions: its fixed work (messageCount, or totalBytes), and at most what its
- * publishRateLimit lets its producers send in its duration; undefined when neither bounds it (its traffic is whatever
- * rate the cluster takes).
+ * publishRateLimit, or its capacity ladder's rates, let its producers send in its duration; undefined when nothing
+ * bounds it (its traffic is whatever rate the cluster takes).
  */
 function publishedGbOf(workload: Workload, repetitions: number): number | undefined {
-  const byRate =
-    workload.publishRateLimit === undefined
+  const byRate = workload.capacity
+    ? // Each step's rate over its seconds: what the ladder schedules, so at most what the producers publish.
+      capacityLadder(workload.capacity, workload.producers).reduce(
+        (sum, step) => sum + step.targetRate * (step.toSeconds - step.fromSeconds),
+        0,
+      )
+    : workload.publishRateLimit === undefined
       ? undefined
       : workload.producers * workload.publishRateLimit * workload.durationSeconds;
   const fixed = fixedMessageCount(workload);

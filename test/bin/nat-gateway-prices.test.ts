@@ -82,4 +82,77 @@ describe('prices update: the NAT gateways', () => {
       ),
     );
   });
+
+  describe('Azure: the Retail Prices API', () => {
+    /** A meter as the Retail Prices API lists it. */
+    const meter = (meterName: string, armRegionName: string, retailPrice: number, unitOfMeasure: string) => ({
+      currencyCode: 'USD',
+      meterName,
+      armRegionName,
+      retailPrice,
+      unitOfMeasure,
+      skuName: meterName.startsWith('StandardV2') ? 'StandardV2' : 'Standard',
+      effectiveStartDate: '2026-01-01T00:00:00Z',
+    });
+    const azureRegions = [
+      ...new Set(defaultPriceCatalog.instances.filter((i) => i.provider === 'azure').map((i) => i.region)),
+    ];
+    const natMeters = [
+      meter('Standard Gateway', 'Global', 0.046, '1 Hour'),
+      meter('Standard Data Processed', 'Global', 0.047, '1 GB'),
+      // The other SKU's lookalikes, which the templates do not deploy.
+      meter('StandardV2 Gateway', 'Global', 0.09, '1 Hour'),
+      meter('StandardV2 Data Processed', 'Global', 0.09, '1 GB'),
+    ];
+    const addressMeters = (regions: readonly string[]) =>
+      regions.map((region, index) => meter('Standard IPv4 Static Public IP', region, 0.004 + index / 10000, '1 Hour'));
+    /** Answers each $filter from `byService` (by the serviceName it names) and records the filters asked. */
+    const retailApi =
+      (byService: Record<string, unknown[]>, asked: string[] = []): FetchLike =>
+      async (url) => {
+        const filter = decodeURIComponent(new URL(url).searchParams.get('$filter') ?? '');
+        asked.push(filter);
+        const service = /serviceName eq '([^']+)'/.exec(filter)?.[1] ?? '';
+        const items = byService[service] ?? [];
+        return { ok: true, status: 200, statusText: 'OK', json: () => Promise.resolve({ Items: items }) };
+      };
+
+    test('every Azure region gets the Global NAT meters (not StandardV2) and its own public IPv4 hour', async () => {
+      const asked: string[] = [];
+      const { catalog, messages } = await updatePriceCatalog(defaultPriceCatalog, {
+        fetchImpl: retailApi({ 'NAT Gateway': natMeters, 'Virtual Network': addressMeters(azureRegions) }, asked),
+        now: NOW,
+      });
+      expect(asked).toContainEqual(
+        "serviceName eq 'NAT Gateway' and priceType eq 'Consumption' and armRegionName eq 'Global'",
+      );
+      azureRegions.forEach((region, index) =>
+        expect(findNatGatewayPrice(catalog, 'azure', region)).toMatchObject({
+          region,
+          hourlyUsd: 0.046,
+          perGbProcessedUsd: 0.047,
+          publicIpv4HourlyUsd: 0.004 + index / 10000,
+          monthlyUsd: 0.046 * catalog.hoursPerMonth,
+          asOf: '2026-11-26',
+        }),
+      );
+      expect(messages).toContainEqual(expect.stringMatching(/^Azure NAT gateway prices refreshed for .*\(as of /));
+      // AWS without credentials: its entries are the old ones.
+      expect(catalog.natGateways.filter((entry) => entry.provider === 'aws')).toEqual(
+        defaultPriceCatalog.natGateways.filter((entry) => entry.provider === 'aws'),
+      );
+    });
+
+    test('a region without a public IP meter: no Azure entry changes, and the message names the region', async () => {
+      const { catalog, messages } = await updatePriceCatalog(defaultPriceCatalog, {
+        fetchImpl: retailApi({ 'NAT Gateway': natMeters, 'Virtual Network': addressMeters(azureRegions.slice(1)) }),
+        now: NOW,
+      });
+      expect(catalog.natGateways).toEqual(defaultPriceCatalog.natGateways);
+      expect(messages).toContainEqual(
+        `Azure NAT gateway prices not refreshed (the Retail Prices API has no priced "Standard IPv4 Static Public ` +
+          `IP" (1 Hour) in ${azureRegions[0]}); kept the old ones`,
+      );
+    });
+  });
 });

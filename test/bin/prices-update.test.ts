@@ -95,8 +95,9 @@ describe('updatePriceCatalog without network', () => {
       'Azure load balancer prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); ' +
         'kept the old ones',
       'AWS load balancer prices not refreshed: the AWS Price List API needs AWS credentials',
+      'Azure NAT gateway prices not refreshed (fetch failed: getaddrinfo ENOTFOUND prices.azure.com); ' +
+        'kept the old ones',
       'AWS NAT gateway prices not refreshed: the AWS Price List API needs AWS credentials',
-      'Azure NAT gateway prices not refreshed: their Retail Prices meters are not read yet; kept the old ones',
     ]);
   });
 
@@ -129,8 +130,10 @@ describe('updatePriceCatalog without network', () => {
 describe('updatePriceCatalog with the Azure Retail Prices API', () => {
   const requested: string[] = [];
   const azure: FetchLike = (url) => {
-    // The load balancers' meters are asked for separately (test/bin/load-balancer-prices.test.ts).
-    if (decodeURIComponent(url).includes("serviceName eq 'Load Balancer'")) return respond({ Items: [] });
+    // The load balancers' and NAT gateways' meters are asked for separately (test/bin/load-balancer-prices.test.ts,
+    // nat-gateway-prices.test.ts).
+    if (!decodeURIComponent(url).includes("serviceName eq 'Virtual Machines'") && !url.includes('$skip=100'))
+      return respond({ Items: [] });
     requested.push(url);
     return respond(url.includes('$skip=100') ? PAGE_2 : PAGE_1);
   };

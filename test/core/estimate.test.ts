@@ -217,6 +217,24 @@ workloads:
       expect(part(estimate).detail).toMatch(/\+ 0\.02 GB of planned traffic processed/);
     });
 
+    test("a capacity ladder: its steps' rates over their seconds are the traffic, whatever the cluster holds", () => {
+      // 1,000, 2,000 and 4,000 msg/s for 10 s each: 70,000 messages × 1,000 B × 2 repetitions = 0.14 GB published,
+      // 0.28 GB processed.
+      const capacity =
+        ', capacity: { p99LatencyMs: 100, minRate: 1000, maxRate: 4000, stepFactor: 2, stepSeconds: 10 }';
+      const estimate = estimateRun(parsePlanText(plan(capacity).replace(', durationSeconds: 60', ''), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+      });
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(0.0225 * (minutesOf(estimate) / 60) + 0.28 * 0.006, 9),
+      });
+      expect(part(estimate).detail).toMatch(/\+ 0\.28 GB of planned traffic processed/);
+      expect(estimate.complete).toBe(true);
+    });
+
     test('no publishRateLimit: the part is unpriced, says why, and the estimate is a lower bound', () => {
       const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
         target: 'aws',
