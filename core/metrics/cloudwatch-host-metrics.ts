@@ -1,4 +1,5 @@
 import {
+  loadGeneratorHostNode,
   LOAD_GENERATOR_NODE,
   UNIT_OF,
   type MetricName,
@@ -91,11 +92,13 @@ export function countsTowardHostMetric(metric: ListedMetric): boolean {
 
 /**
  * The model node of a listed metric: the instance id of a RabbitMQ node or Kafka broker (the name the report's CPU
- * chart and the load-generator-bound verdict use for a broker node), `load-generator` for the load generator.
+ * chart and the load-generator-bound verdict use for a broker node), `load-generator` for the load generator, and with
+ * several (`loadGenerators`: the stack's load generator instance ids in generator order) each its own node
+ * (loadGeneratorHostNode), whose CPU is not added to another's.
  */
-export function nodeOf(metric: ListedMetric): string | undefined {
+export function nodeOf(metric: ListedMetric, loadGenerators: readonly string[] = []): string | undefined {
   const role = metric.dimensions[ROLE_DIMENSION];
-  if (role === LOAD_GENERATOR_ROLE) return LOAD_GENERATOR_NODE;
+  if (role === LOAD_GENERATOR_ROLE) return loadGeneratorHostNode(metric.dimensions[INSTANCE_DIMENSION], loadGenerators);
   if (role !== undefined && BROKER_NODE_ROLES.includes(role)) return metric.dimensions[INSTANCE_DIMENSION];
   return undefined;
 }
@@ -116,11 +119,12 @@ export function hostMetricsFromCloudWatch(
   fetched: readonly FetchedSeries[],
   startedAt: Date,
   periodSeconds: number,
+  loadGenerators: readonly string[] = [],
 ): RepetitionMetrics {
   const sums = new Map<string, { node: string; metric: MetricName; byTime: Map<number, number> }>();
   for (const one of fetched) {
     const agent = AGENT_METRICS.find((candidate) => candidate.name === one.metric.name);
-    const node = nodeOf(one.metric);
+    const node = nodeOf(one.metric, loadGenerators);
     if (!agent || !node || !countsTowardHostMetric(one.metric)) continue;
     const key = `${node}\u0000${agent.metric}`;
     const entry = sums.get(key) ?? { node, metric: agent.metric, byTime: new Map<number, number>() };

@@ -1,3 +1,4 @@
+import { loadGeneratorId } from '../loadgen/load-generator-count';
 import { median } from '../results/statistics';
 
 /**
@@ -44,6 +45,19 @@ export const LOAD_GENERATOR_NODE = 'load-generator';
 
 /** The metrics node of one of several load generators (issue 27): `load-generator-lg-2`. */
 export const loadGeneratorNode = (id: string) => `${LOAD_GENERATOR_NODE}-${id}`;
+
+/**
+ * The metrics node of load generator `host` (an EC2 instance id, an Azure VM's resource id) among its cluster's load
+ * generators `hosts`, listed in generator order (lg-1 first): `load-generator` when the cluster has at most one (as
+ * before issue 27), that generator's node (`load-generator-lg-2`) when it has several, and `load-generator-<host>` for
+ * a host not listed, so that two hosts' series are never added together.
+ */
+export function loadGeneratorHostNode(host: string | undefined, hosts: readonly string[]): string {
+  if (hosts.length <= 1) return LOAD_GENERATOR_NODE;
+  const index = host === undefined ? -1 : hosts.indexOf(host);
+  return loadGeneratorNode(index >= 0 ? loadGeneratorId(index) : (host ?? 'unknown'));
+}
+
 const isLoadGeneratorNode = (node: string) =>
   node === LOAD_GENERATOR_NODE || node.startsWith(`${LOAD_GENERATOR_NODE}-`);
 

@@ -5,6 +5,7 @@ import { parsePerfTestOutput } from '../perftest/perftest-output';
 import { KafkaPerfExpectations, KafkaPerfOutput, parseKafkaPerfOutput } from '../kafka/kafka-perf-output';
 import { NatsLoadExpectations, parseNatsLoadOutput } from '../nats/nats-load-output';
 import {
+  LOAD_GENERATOR_NODE,
   loadGeneratorNode,
   loadGeneratorVerdict,
   type LoadGeneratorVerdict,
@@ -15,6 +16,7 @@ import type { PerfTestResult, RepetitionRecord, UncountedFault } from './result-
 import { capacityVerdict, summedQueueDepth, type CapacityResult } from '../capacity/capacity-verdict';
 import { generatorsResult, type RawGeneratorOutput } from '../loadgen/generators-result';
 import { loadGeneratorsVerdict } from '../loadgen/load-generators-verdict';
+import { loadGeneratorId } from '../loadgen/load-generator-count';
 import { kafkaCapacityResult } from '../kafka/kafka-capacity';
 
 /** What a target hands over after one PerfTest execution (the same shape locally and from S3 in the cloud). */
@@ -236,7 +238,12 @@ function measuredLoadGenerator(
   metrics: RepetitionMetrics | undefined,
   result: PerfTestResult,
 ): { loadGenerator?: LoadGeneratorVerdict } {
-  const verdict = loadGeneratorVerdict(metrics, measuredWindow(result));
+  // One generator on a cluster that has several (a workload's loadGenerators: 1): the first ran it, and the cloud's
+  // metrics name each generator's host by its id (loadGeneratorHostNode).
+  const node = metrics?.series.some((series) => series.node === LOAD_GENERATOR_NODE)
+    ? LOAD_GENERATOR_NODE
+    : loadGeneratorNode(loadGeneratorId(0));
+  const verdict = loadGeneratorVerdict(metrics, measuredWindow(result), node);
   return verdict ? { loadGenerator: verdict } : {};
 }
 

@@ -6,7 +6,7 @@ import {
   type AzureMetricsResponse,
 } from '../../core/metrics/azure-monitor-metrics';
 import { azureVmMemoryBytes } from '../../core/cost/azure-vm-sizes';
-import { LOAD_GENERATOR_NODE, type RepetitionMetrics } from '../../core/metrics/host-metrics';
+import { loadGeneratorHostNode, type RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster';
 
 /**
@@ -17,6 +17,7 @@ import { vmNameFromResourceId, type AzureClients } from '../shared/azure-cluster
 export const AZURE_METRICS_OUTPUTS = [
   'scaleSetResourceId',
   'loadGeneratorResourceId',
+  'loadGeneratorResourceIds',
   'kafkaBrokerResourceIds',
   'natsServerResourceIds',
   'clusterVmSize',
@@ -25,6 +26,7 @@ export const AZURE_METRICS_OUTPUTS = [
 
 /** Outputs whose absence (a deployment from before them) leaves a part unread rather than failing the read. */
 const OPTIONAL_OUTPUTS: readonly string[] = [
+  'loadGeneratorResourceIds',
   'kafkaBrokerResourceIds',
   'natsServerResourceIds',
   'clusterVmSize',
@@ -122,6 +124,9 @@ export async function azureMonitorHostMetrics(
   const problems: string[] = [];
   const clusterMemory = memoryOf(outputs, 'clusterVmSize', problems);
   const loadGeneratorMemory = memoryOf(outputs, 'loadGeneratorVmSize', problems);
+  const loadGenerators = outputs.loadGeneratorResourceIds
+    ? vmResourceIds(outputs.loadGeneratorResourceIds, 'loadGeneratorResourceIds')
+    : [outputs.loadGeneratorResourceId!];
   const requests: { resourceId: string; splitByVmName: boolean; node?: string; memoryTotalBytes?: number }[] = [
     ...(scaleSet ? [{ resourceId: scaleSet, splitByVmName: true, memoryTotalBytes: clusterMemory }] : []),
     ...(brokers ?? []).map((resourceId) => ({
@@ -130,12 +135,14 @@ export async function azureMonitorHostMetrics(
       node: vmNameFromResourceId(resourceId),
       memoryTotalBytes: clusterMemory,
     })),
-    {
-      resourceId: outputs.loadGeneratorResourceId!,
+    // Every load generator VM (loadGeneratorResourceIds, in generator order), each under its own node when there are
+    // several (loadGeneratorHostNode); a deployment from before that output has the one loadGeneratorResourceId.
+    ...loadGenerators.map((resourceId) => ({
+      resourceId,
       splitByVmName: false,
-      node: LOAD_GENERATOR_NODE,
+      node: loadGeneratorHostNode(resourceId, loadGenerators),
       memoryTotalBytes: loadGeneratorMemory,
-    },
+    })),
   ];
   // Every request settles before an error is thrown: none is left running after the invocation has answered.
   const settled = await Promise.allSettled(requests.map((request) => read(request.resourceId, request.splitByVmName)));

@@ -35,13 +35,14 @@ const MAX_PAGES = 50;
  * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html: Dimensions filter,
  * RecentlyActive PT3H), GetMetricData reads each at the agent's 1 s period over the repetition's window (a period of 1
  * is allowed for high-resolution metrics less than 3 hours old; API_GetMetricData.html, "Period" of MetricStat), and
- * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model. Throws when there is nothing to read, with
- * why.
+ * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model (`loadGenerators`: the stack's load generator
+ * instance ids, in generator order). Throws when there is nothing to read, with why.
  */
 export async function cloudWatchHostMetrics(
   cloudwatch: CloudWatchClient,
   clusterId: string,
   window: { startedAt: string; finishedAt: string },
+  loadGenerators: readonly string[] = [],
 ): Promise<RepetitionMetrics> {
   const startedAt = new Date(window.startedAt);
   const finishedAt = new Date(window.finishedAt);
@@ -59,7 +60,8 @@ export async function cloudWatchHostMetrics(
     );
   }
   const fetched = await readMetrics(cloudwatch, listed, startedAt, finishedAt);
-  return hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS);
+  // Several load generators: each instance's series under its generator's node (core/metrics/host-metrics.ts).
+  return hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS, loadGenerators);
 }
 
 async function listClusterMetrics(cloudwatch: CloudWatchClient, clusterId: string): Promise<ListedMetric[]> {

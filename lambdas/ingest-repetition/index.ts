@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { ScheduledCluster, ScheduledRepetition, WorkflowTarget } from '../../state-machines/schedule';
 import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
+import { loadGeneratorInstanceIds } from '../shared/aws-stack-outputs';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
 import {
   checkSettledInStore,
@@ -47,7 +48,11 @@ interface IngestEvent {
  */
 function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
   const clusterId = event.launch?.clusterId;
-  if (event.target === 'aws' && clusterId) return (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window);
+  if (event.target === 'aws' && clusterId) {
+    // The stack's load generators in generator order (its InstanceIds output), each a metrics node of its own.
+    const loadGenerators = loadGeneratorInstanceIds(event.readiness?.outputs ?? {});
+    return (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window, loadGenerators);
+  }
   if (event.target === 'azure') {
     const outputs = event.readiness?.outputs ?? {};
     return async (window) =>

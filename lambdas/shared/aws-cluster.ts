@@ -15,6 +15,7 @@ import {
   SSMClient,
 } from '@aws-sdk/client-ssm';
 import { sweepable, type CleanupCandidate, type RunStateLookup } from '../../core/cloud/cleanup';
+import { loadGeneratorInstanceIds } from './aws-stack-outputs';
 import { EXPIRES_AT_TAG, RUN_ID_TAG } from './env';
 
 // What runs against a launched cluster stack (readiness, failure reasons, deletion, PerfTest over SSM). Launching,
@@ -71,25 +72,8 @@ export async function checkStack(
   return { ready: false, status };
 }
 
-/**
- * The load generator's instance id among the cluster stack's outputs (LoadGenerator's `InstanceId` output, prefixed by
- * CDK).
- */
-export function loadGeneratorInstanceId(outputs: Record<string, string>): string | undefined {
-  return Object.entries(outputs).find(([key]) => /InstanceId(?!s)/.test(key))?.[1] || undefined;
-}
-
-/**
- * Every load generator's instance id, by index (issue 27): the `InstanceIds` output (comma-separated, the controller's
- * cluster template lists the LoadGeneratorCount instances it launched), or the one `InstanceId` of a stack without it
- * (a Kafka template, a stack launched before it). Empty when the stack has neither.
- */
-export function loadGeneratorInstanceIds(outputs: Record<string, string>): string[] {
-  const all = Object.entries(outputs).find(([key]) => key.includes('InstanceIds'))?.[1];
-  if (all) return all.split(',').filter((id) => id !== '');
-  const one = loadGeneratorInstanceId(outputs);
-  return one ? [one] : [];
-}
+// The load generators' instance ids among the stack's outputs, in a module without SDK clients (IngestRepetition).
+export { loadGeneratorInstanceId, loadGeneratorInstanceIds } from './aws-stack-outputs';
 
 /**
  * The SSM agent's PingStatus for an instance (Online, ConnectionLost, Inactive), undefined while the instance has not

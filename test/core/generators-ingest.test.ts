@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generatorsResult, type RawGeneratorOutput } from '../../core/loadgen/generators-result';
+import { hostMetricsFromCloudWatch, LOAD_GENERATOR_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
 import { loadGeneratorNode, type RepetitionMetrics } from '../../core/metrics/host-metrics';
 import { parsePerfTestOutput } from '../../core/perftest/perftest-output';
 import { loadGeneratorsSection } from '../../core/report/load-generators-report';
@@ -122,5 +123,54 @@ describe('a repetition run by several load generators', () => {
     const record = ingestRepetition(raw(undefined, cut));
     expect(record.status).toBe('FAILED');
     expect(record.error).toMatch(/^load generator lg-2: PerfTest output is incomplete: missing per-second samples/);
+  });
+
+  describe("on AWS: each load generator instance's CloudWatch CPU under its own generator", () => {
+    const startedAt = new Date('2026-11-26T04:00:00.000Z');
+    const cpu = (instance: string, value: number) => ({
+      metric: {
+        name: 'cpu_usage_active',
+        dimensions: { ClusterId: 'c1', InstanceId: instance, cpu: 'cpu-total', Role: LOAD_GENERATOR_ROLE },
+      },
+      timestamps: [1, 2, 3, 4, 5].map((t) => new Date(startedAt.getTime() + t * 1000)),
+      values: [1, 2, 3, 4, 5].map(() => value),
+    });
+    // The stack's InstanceIds output lists lg-1's instance first; CloudWatch lists the metrics in another order.
+    const instances = ['i-0first', 'i-0second'];
+    const fetched = [cpu('i-0second', 95), cpu('i-0first', 50)];
+
+    test('two instances are two nodes, never one series of their summed CPU, and the busy one is named', () => {
+      const metrics = hostMetricsFromCloudWatch(fetched, startedAt, 1, instances);
+      expect(metrics.series.map((series) => [series.node, series.points[0]![1]])).toEqual([
+        ['load-generator-lg-1', 50],
+        ['load-generator-lg-2', 95],
+      ]);
+      const { loadGenerator, loadGenerators } = ingestRepetition(raw(metrics));
+      expect(loadGenerators!.map((lg) => [lg.id, lg.cpuPercent])).toEqual([
+        ['lg-1', 50],
+        ['lg-2', 95],
+      ]);
+      expect(loadGenerator!.boundGenerators).toEqual([{ id: 'lg-2', cpuPercent: 95 }]);
+      // Without the instance list (one generator), the load generator is one node, as before.
+      expect(hostMetricsFromCloudWatch([cpu('i-0first', 50)], startedAt, 1).series[0]!.node).toBe('load-generator');
+      // An instance the stack does not list keeps a node of its own.
+      expect(hostMetricsFromCloudWatch([cpu('i-0other', 7)], startedAt, 1, instances).series[0]!.node).toBe(
+        'load-generator-i-0other',
+      );
+    });
+
+    test("a one-generator repetition on a cluster of two is judged on lg-1's CPU", () => {
+      const metrics = hostMetricsFromCloudWatch([cpu('i-0first', 97), cpu('i-0second', 1)], startedAt, 1, instances);
+      const { loadGenerators: _several, ...one } = raw(metrics);
+      const record = ingestRepetition({
+        ...one,
+        finishedAt: '2026-11-26T04:00:06.000Z',
+        stdout: outputs[0]!.stdout,
+        csv: outputs[0]!.csv,
+        expectations,
+      });
+      expect(record.status).toBe('SUCCEEDED');
+      expect(record.loadGenerator).toMatchObject({ medianCpuPercent: 97, bound: true });
+    });
   });
 });

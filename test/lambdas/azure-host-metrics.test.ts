@@ -198,6 +198,43 @@ describe(
       },
     );
 
+    test('two load generators (loadGeneratorResourceIds): each VM read on its own, under its generator', async () => {
+      const generatorIds = [1, 2].map(
+        (index) =>
+          `/subscriptions/sub-1/resourceGroups/${GROUP}/providers` +
+          `/Microsoft.Compute/virtualMachines/rmqbench-loadgen-${index}`,
+      );
+      const template = {
+        ...EMPTY_TEMPLATE,
+        outputs: {
+          scaleSetResourceId: { type: 'string', value: SCALE_SET },
+          loadGeneratorResourceId: { type: 'string', value: generatorIds[0] },
+          loadGeneratorResourceIds: { type: 'array', value: generatorIds },
+          clusterVmSize: { type: 'string', value: 'Standard_D4s_v5' },
+          loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
+        },
+      };
+      const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
+        index: 0,
+        clusterId: GROUP,
+        nodes: 3,
+        topology: 'classic',
+        repetitions: [],
+      });
+      let checked = await checkDeployment(clients, launch);
+      while (!checked.ready) checked = await checkDeployment(clients, launch);
+      generatorIds.forEach((id, index) =>
+        arm.metricValues.set(id.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 40 + index }]),
+      );
+      const metrics = await azureMonitorHostMetrics(clients, checked.outputs!, window);
+      const cpu = (node: string) =>
+        metrics.series.find((one) => one.node === node && one.metric === 'cpuPercent')?.points;
+      // Each generator's own CPU, not the two added together under one node.
+      expect(cpu('load-generator-lg-1')).toEqual([[40, 40]]);
+      expect(cpu('load-generator-lg-2')).toEqual([[40, 41]]);
+      expect(cpu('load-generator')).toBeUndefined();
+    });
+
     test('a NATS deployment: each server VM read on its own from natsServerResourceIds', async () => {
       const serverIds = [1, 2, 3].map(
         (index) =>
