@@ -160,6 +160,13 @@ export function cpuPercentFromTicks(
   return ratesFromCounters(readings, 100 / (ticksPerSecond * cpuCount));
 }
 
+/**
+ * Azure Monitor's grain for VM platform metrics: one point per minute, at the minute's start
+ * (https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachines-metrics,
+ * time grain PT1M).
+ */
+export const AZURE_MONITOR_GRAIN_SECONDS = 60;
+
 /** Above this load-generator CPU (median over the measured seconds) the broker's maximum was not measured. */
 export const LOAD_GENERATOR_BOUND_PERCENT = 90;
 
@@ -188,8 +195,15 @@ export function loadGeneratorVerdict(
 ): LoadGeneratorVerdict | undefined {
   const series = metrics?.series.find((candidate) => candidate.node === node && candidate.metric === 'cpuPercent');
   if (!series) return undefined;
+  // Azure Monitor's points are whole minutes placed at their start (azure-monitor-metrics.ts): a minute counts when it
+  // overlaps the measured seconds, else a repetition shorter than a few minutes would often hold no point at all.
+  const spanSeconds = metrics!.source.split('+').includes('azure-monitor') ? AZURE_MONITOR_GRAIN_SECONDS : 0;
   const values = series.points
-    .filter(([t]) => !window || (t >= window.from && t <= window.to))
+    .filter(
+      ([t]) =>
+        !window ||
+        (spanSeconds > 0 ? t < window.to && t + spanSeconds > window.from : t >= window.from && t <= window.to),
+    )
     .map(([, value]) => value);
   if (values.length === 0) return undefined;
   const medianCpuPercent = median(values);

@@ -105,6 +105,27 @@ describe('load-generator bound verdict', () => {
     });
   });
 
+  test("Azure Monitor's minutes count where they overlap the window, though their start lies before it", () => {
+    // A 30 s repetition from 20 s into a minute: the minute placed at 0 covers its first 40 s, the next starts after.
+    const azure = {
+      source: 'azure-monitor+broker-samples',
+      series: [
+        {
+          node: 'load-generator',
+          metric: 'cpuPercent' as const,
+          unit: 'percent' as const,
+          points: [
+            [0, 95],
+            [40, 10],
+          ] as [number, number][],
+        },
+      ],
+    };
+    expect(loadGeneratorVerdict(azure, { from: 0.5, to: 30.5 })).toEqual({ medianCpuPercent: 95, bound: true });
+    // Per-second points keep their own rule: the point at 0 lies before the window.
+    expect(loadGeneratorVerdict({ ...azure, source: 'cloudwatch' }, { from: 0.5, to: 30.5 })).toBeUndefined();
+  });
+
   test('no metrics, no load-generator series or no point in the window: no verdict', () => {
     expect(loadGeneratorVerdict(undefined)).toBeUndefined();
     expect(loadGeneratorVerdict({ source: 'test', series: [] })).toBeUndefined();
