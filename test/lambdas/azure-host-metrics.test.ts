@@ -26,6 +26,20 @@ const GIB = 2 ** 30;
 const window = { startedAt: '2026-11-23T13:00:20.000Z', finishedAt: '2026-11-23T13:02:40.000Z' };
 const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
 
+/** The outputs of a deployment of `template` once checkDeployment reports it ready (as CheckClusterReady passes them). */
+async function deployed(clients: AzureClients, template: typeof EMPTY_TEMPLATE) {
+  const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
+    index: 0,
+    clusterId: GROUP,
+    nodes: 3,
+    topology: 'classic',
+    repetitions: [],
+  });
+  let checked = await checkDeployment(clients, launch);
+  while (!checked.ready) checked = await checkDeployment(clients, launch);
+  return checked;
+}
+
 describe(
   "IngestRepetition reads an Azure repetition's host " + 'metrics from Azure Monitor (ARM client pipeline, fake ARM)',
   () => {
@@ -135,15 +149,7 @@ describe(
             loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
           },
         };
-        const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
-          index: 0,
-          clusterId: GROUP,
-          nodes: 3,
-          topology: 'classic',
-          repetitions: [],
-        });
-        let checked = await checkDeployment(clients, launch);
-        while (!checked.ready) checked = await checkDeployment(clients, launch);
+        const checked = await deployed(clients, template);
         const kafkaOutputs = checked.outputs!;
         expect(JSON.parse(kafkaOutputs.kafkaBrokerResourceIds!)).toEqual(brokerIds);
 
@@ -214,15 +220,7 @@ describe(
           loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
         },
       };
-      const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
-        index: 0,
-        clusterId: GROUP,
-        nodes: 3,
-        topology: 'classic',
-        repetitions: [],
-      });
-      let checked = await checkDeployment(clients, launch);
-      while (!checked.ready) checked = await checkDeployment(clients, launch);
+      const checked = await deployed(clients, template);
       generatorIds.forEach((id, index) =>
         arm.metricValues.set(id.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 40 + index }]),
       );
@@ -253,15 +251,7 @@ describe(
           loadGeneratorVmSize: { type: 'string', value: 'Standard_F16s_v2' },
         },
       };
-      const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
-        index: 0,
-        clusterId: GROUP,
-        nodes: 3,
-        topology: 'classic',
-        repetitions: [],
-      });
-      let checked = await checkDeployment(clients, launch);
-      while (!checked.ready) checked = await checkDeployment(clients, launch);
+      const checked = await deployed(clients, template);
       serverIds.forEach((id, index) =>
         arm.metricValues.set(id.toLowerCase(), [{ metric: 'Percentage CPU', timeStamp: minute(1), value: 20 + index }]),
       );
