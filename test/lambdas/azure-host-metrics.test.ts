@@ -26,7 +26,7 @@ const GIB = 2 ** 30;
 const window = { startedAt: '2026-11-23T13:00:20.000Z', finishedAt: '2026-11-23T13:02:40.000Z' };
 const minute = (n: number) => new Date(Date.parse('2026-11-23T13:00:00.000Z') + n * 60_000).toISOString();
 
-/** The outputs of a deployment of `template` once checkDeployment reports it ready (as CheckClusterReady passes them). */
+/** `template` deployed, once checkDeployment reports it ready (its outputs as CheckClusterReady passes them). */
 async function deployed(clients: AzureClients, template: typeof EMPTY_TEMPLATE) {
   const launch = await launchResourceGroup(clients, fakeClusterConfig(template), 'run-1', {
     index: 0,

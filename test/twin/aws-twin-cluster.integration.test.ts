@@ -1,5 +1,5 @@
 import { rmqbenchAsync } from '../cloud/cli-child';
-import { TWIN_PLAN_YAML } from './twin-cli';
+import { TWIN_ACCEPTANCE_PLAN_YAML, TWIN_PLAN_YAML } from './twin-cli';
 import { twinFailure, twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(600_000);
@@ -49,17 +49,19 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       'the load balancer, PerfTest runs over SSM and uploads to S3, the leader is killed and ' +
       'healed, results are ingested; no call is denied and the teardown leaves nothing',
     async () => {
-      const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41);
+      const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41, {
+        planYaml: TWIN_ACCEPTANCE_PLAN_YAML,
+      });
       expect({ code, failure: twinFailure({ code, stdout, stderr, log }) }).toEqual({ code: 0, failure: '' });
       expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
       expect(log).toMatch(/rmqbench-twin-\S+ CREATE_COMPLETE/);
       const [stack] = [...twin.gateway.clusterStacks.values()];
-      expect(stack!.instances).toHaveLength(4);
-      // The load generator's user data ran to its end (Java, the pinned PerfTest jars checked by their sums).
-      const loadGenerator = stack!.instances.find((instance) =>
-        instance.logicalId?.startsWith('LoadGeneratorInstance'),
-      );
-      expect(loadGenerator?.result?.status).toBe(0);
+      // Three nodes and the plan's two load generators (LoadGeneratorCount 2: the template's conditions create the
+      // second instance and no other).
+      expect(stack!.instances).toHaveLength(5);
+      // Each load generator's user data ran to its end (Java, the pinned PerfTest jars checked by their sums).
+      const loadGenerators = stack!.instances.filter((instance) => instance.logicalId?.startsWith('LoadGenerator'));
+      expect(loadGenerators.map((instance) => instance.result?.status)).toEqual([0, 0]);
       // The smoke test ran in the VPC, reached the load balancer and through it a node (AMQP publish confirmed and
       // consumed).
       expect(log).toMatch(/SmokeTestFunction\S+ runs in the VPC at 10\.91\.41\.\d+/);
@@ -99,20 +101,34 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
           'cloudformation:SignalResource',
         ]),
       );
-      // The load generator read the admin secret and uploaded the raw files as its own role.
-      const loadGeneratorCalls = twin.gateway.decisions.filter((decision) =>
-        decision.principal.endsWith(`/${loadGenerator!.instanceId}`),
-      );
-      expect(loadGeneratorCalls.map((decision) => decision.action)).toEqual(
-        expect.arrayContaining(['secretsmanager:GetSecretValue', 's3:PutObject']),
-      );
+      // Each load generator read the admin secret and uploaded its raw files as its own role.
+      for (const generator of loadGenerators) {
+        const calls = twin.gateway.decisions.filter((decision) =>
+          decision.principal.endsWith(`/${generator.instanceId}`),
+        );
+        expect(calls.map((decision) => decision.action)).toEqual(
+          expect.arrayContaining(['secretsmanager:GetSecretValue', 's3:PutObject']),
+        );
+      }
       expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
       // The run is in the twin's DynamoDB.
       const runs = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
       expect(await runs.exited).toBe(0);
-      expect(JSON.parse(runs.stdout)).toEqual(
+      const stored = JSON.parse(runs.stdout) as { runId: string; planName: string; status: string }[];
+      expect(stored).toEqual(
         expect.arrayContaining([expect.objectContaining({ planName: 'twin', status: 'SUCCEEDED' })]),
       );
+      // Each repetition was run by both generators: their shares, their own figures and the measured start skew.
+      const show = rmqbenchAsync(env, 'show', stored[0]!.runId, '--store', 'aws', '--json');
+      expect(await show.exited).toBe(0);
+      const { repetitions } = JSON.parse(show.stdout) as {
+        repetitions: { loadGenerators?: { id: string; queues: string[]; sendRate: number }[]; startSkewMs?: number }[];
+      };
+      for (const repetition of repetitions) {
+        expect(repetition.loadGenerators?.map((generator) => generator.id)).toEqual(['lg-1', 'lg-2']);
+        expect(repetition.loadGenerators!.every((generator) => generator.sendRate > 0)).toBe(true);
+        expect(repetition.startSkewMs).toEqual(expect.any(Number));
+      }
       // The teardown's DeleteStack removed every instance, namespace and folder.
       expect(stack!.deleted).toBe(true);
       expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });

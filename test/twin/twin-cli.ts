@@ -63,7 +63,18 @@ workloads:
 `;
 
 /** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
-export const TWIN_AZURE_PLAN_YAML = TWIN_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5');
+/**
+ * The acceptance runs' plan (issue 27 through the twins): the same cluster with two load generators, each workload
+ * split over them by queue (two quorum queues, a producer and a consumer each per generator). Both generators start
+ * their PerfTest at the shared start over SSM or Run Command and upload under generator-<i>/; the failover workload's
+ * verifier runs on the first. The negative tests keep the one-generator plan above (one VM less to boot).
+ */
+export const TWIN_ACCEPTANCE_PLAN_YAML = TWIN_PLAN_YAML.replace(
+  'topology: { type: quorum } }',
+  'topology: { type: quorum }, loadGenerators: 2 }',
+).replace(/producers: 1, consumers: 1,/g, 'producers: 2, consumers: 2, queues: 2,');
+
+export const TWIN_AZURE_PLAN_YAML = TWIN_ACCEPTANCE_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5');
 
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -149,7 +160,7 @@ async function main(): Promise<number> {
   const scratch = twinTempFolder('rmqbench-twin-plan-');
   if (!planFile) {
     planFile = join(scratch, 'twin.yaml');
-    writeFileSync(planFile, TWIN_PLAN_YAML);
+    writeFileSync(planFile, TWIN_ACCEPTANCE_PLAN_YAML);
   }
   const twin = await startAwsTwin({ cdkOut, clusterSubnets: 40, log: (line) => console.error(line) });
   try {

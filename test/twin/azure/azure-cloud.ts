@@ -119,6 +119,10 @@ export class AzureCloud implements ArmBackend {
     void (async () => {
       try {
         const deployment = await resourceGroup.deploy(parameters, name);
+        // Azure Monitor records every VM's platform metrics from its creation on, served by the twin's ARM.
+        resourceGroup.recordPlatformMetrics((resourceId, entries) =>
+          this.arm.metricValues.set(resourceId.toLowerCase(), entries),
+        );
         const boots = await Promise.all(resourceGroup.vms.map(async (vm) => ({ vm, result: await vm.boot! })));
         const failed = boots.filter((boot) => boot.result.status !== 0);
         if (failed.length > 0) {

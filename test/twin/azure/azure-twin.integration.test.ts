@@ -42,9 +42,36 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
     expect(run).toMatchObject({ planName: 'twin', status: 'SUCCEEDED' });
     const show = rmqbenchAsync(env, 'show', run!.runId, '--store', 'aws', '--json');
     expect(await show.exited).toBe(0);
-    const repetitions = (JSON.parse(show.stdout) as { repetitions: { status: string; failover?: unknown }[] })
-      .repetitions;
+    const repetitions = (
+      JSON.parse(show.stdout) as {
+        repetitions: {
+          status: string;
+          failover?: unknown;
+          loadGenerators?: { id: string; cpuPercent?: number }[];
+          metricsError?: string;
+          metrics?: { source?: string; series: { node: string; metric: string }[] };
+        }[];
+      }
+    ).repetitions;
     expect(repetitions.map((repetition) => repetition.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    // Both of the plan's load generator VMs ran each repetition's share, uploading under generator-<i>/.
+    for (const repetition of repetitions)
+      expect(repetition.loadGenerators?.map((generator) => generator.id)).toEqual(['lg-1', 'lg-2']);
+    // Host metrics read through the twin's Azure Monitor (platform-metrics.ts): each node's CPU under its VM name, and
+    // each load generator's under its own node.
+    for (const repetition of repetitions) {
+      expect(repetition.metricsError ?? '').not.toMatch(/metrics unavailable/);
+      const cpu = new Set(
+        repetition.metrics!.series.filter((one) => one.metric === 'cpuPercent').map((one) => one.node),
+      );
+      expect([...cpu].filter((node) => node.startsWith('rmqbench-vmss_'))).toHaveLength(3);
+      expect([...cpu].filter((node) => node.startsWith('load-generator')).sort()).toEqual([
+        'load-generator-lg-1',
+        'load-generator-lg-2',
+      ]);
+      // Each generator's CPU from the minutes that overlap its measured seconds.
+      expect(repetition.loadGenerators!.map((generator) => typeof generator.cpuPercent)).toEqual(['number', 'number']);
+    }
     expect(repetitions.some((repetition) => repetition.failover !== undefined)).toBe(true);
     // Torn down: ARM holds no resource group, and no VM namespace is left.
     expect([...twin.cloud.arm.groups.keys()]).toEqual([]);

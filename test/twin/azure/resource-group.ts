@@ -32,6 +32,8 @@ import { evaluateDeployment, type EvaluatedDeployment, type EvaluatedResource } 
 import { AZURE_LOAD_BALANCER_ADDRESS, cidrHas, nsgNftRuleset, nsgRules, type NsgRule } from './network-security-group';
 import { loadBalancerLog, startLoadBalancer, type LoadBalancerListener } from './load-balancer';
 import { S3_RELAY_PORT, type S3Relay } from './azure-cloud';
+import { azureVmMemoryBytes } from '../../../core/cost/azure-vm-sizes';
+import { PlatformMetricsRecorder, type MetricEntry } from './platform-metrics';
 
 /** The VNet and subnets of a twin resource group on hub 10.91.S.0/24, as main.bicep's parameters take them. */
 export function twinAddressPlan(subnet: number): Record<string, string> {
@@ -104,6 +106,8 @@ export interface TwinVm {
   readonly id: string;
   /** The scale set it belongs to, if any. */
   readonly scaleSet?: string;
+  /** Its size (the scale set's sku.name, a VM's hardwareProfile.vmSize). */
+  readonly vmSize?: string;
   /** The boot's result once cloud-init's runcmd ended. */
   boot?: Promise<CommandResult>;
 }
@@ -142,6 +146,32 @@ export class SimulatedResourceGroup {
   }
 
   /** Whether the group's hub (its VNet and the internet side of its public IPs) exists. */
+  /**
+   * Records the VMs' platform metrics every 5 s (platform-metrics.ts) into `sink`, by resource (a scale set's VMs under
+   * the scale set), until the group is stopped.
+   */
+  recordPlatformMetrics(sink: (resourceId: string, entries: MetricEntry[]) => void): void {
+    const recorder = new PlatformMetricsRecorder(
+      () =>
+        this.vms.map((twinVm) => {
+          const memoryBytes = twinVm.vmSize === undefined ? undefined : azureVmMemoryBytes(twinVm.vmSize);
+          return {
+            resourceId: twinVm.scaleSet
+              ? `${this.id}/providers/Microsoft.Compute/virtualMachineScaleSets/${twinVm.scaleSet}`
+              : twinVm.id,
+            ...(twinVm.scaleSet ? { vmName: twinVm.vm.name } : {}),
+            pid: twinVm.vm.pid,
+            ...(memoryBytes === undefined ? {} : { memoryBytes }),
+          };
+        }),
+      sink,
+    );
+    recorder.sample();
+    const timer = setInterval(() => recorder.sample(), 5000);
+    timer.unref();
+    this.stops.push(() => clearInterval(timer));
+  }
+
   get hubStarted(): boolean {
     return this.hubValue !== undefined && !this.deleted;
   }
@@ -324,7 +354,7 @@ export class SimulatedResourceGroup {
 
   private async createVms(): Promise<void> {
     for (const scaleSet of this.of('Microsoft.Compute/virtualMachineScaleSets')) {
-      const sku = scaleSet.body['sku'] as { capacity: number };
+      const sku = scaleSet.body['sku'] as { capacity: number; name?: string };
       const vmProfile = (scaleSet.body['properties'] as { virtualMachineProfile: VmProfile }).virtualMachineProfile;
       const nic = vmProfile.networkProfile.networkInterfaceConfigurations?.[0];
       const subnetId = nic?.properties.ipConfigurations[0]?.properties.subnet.id ?? '';
@@ -343,6 +373,8 @@ export class SimulatedResourceGroup {
           subnetId,
           identityIds(scaleSet),
           scaleSet.name,
+          undefined,
+          sku.name,
         );
       }
     }
@@ -369,6 +401,7 @@ export class SimulatedResourceGroup {
         identityIds(machine),
         undefined,
         properties.storageProfile?.dataDisks?.find((disk) => disk.lun === 0)?.diskSizeGB,
+        properties.hardwareProfile?.vmSize,
       );
     }
   }
@@ -382,6 +415,7 @@ export class SimulatedResourceGroup {
     identities: readonly string[],
     scaleSet?: string,
     dataDiskGiB?: number,
+    vmSize?: string,
   ): void {
     const hostNumber = Number(ip.split('.').pop());
     const vm = this.hub.createVm(
@@ -420,6 +454,7 @@ export class SimulatedResourceGroup {
       vm,
       id: `${this.id}/providers/Microsoft.Compute/virtualMachines/${name}`,
       ...(scaleSet ? { scaleSet } : {}),
+      ...(vmSize ? { vmSize } : {}),
     };
     this.vms.push(twinVm);
     twinVm.boot = this.runCloudInit(vm, customData);
@@ -628,6 +663,7 @@ const AZURE_DATA_DISK_LUN0 = '/dev/disk/azure/scsi1/lun0';
 
 interface VmProfile {
   osProfile: { computerNamePrefix?: string; computerName?: string; customData?: string };
+  hardwareProfile?: { vmSize?: string };
   storageProfile?: { dataDisks?: { lun: number; diskSizeGB?: number }[] };
   networkProfile: {
     networkInterfaceConfigurations?: { properties: { ipConfigurations: { properties: IpConfiguration }[] } }[];
