@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseProgressLine } from '../core/perftest/perftest-output';
+import { classDataSharing } from './class-data-sharing';
 import { ManagedProcess, ProcessRegistry } from './processes';
 
 export interface PerfTestRun {
@@ -43,10 +44,20 @@ export async function runPerfTestProcess(options: {
   const stdoutPath = join(options.outputDir, 'perftest.stdout.txt');
   let stoppedAfterSummary = false;
   const started = Date.now();
+  // PerfTest's JVM starts once per repetition: after the first, its classes come from an archive
+  // (class-data-sharing.ts).
+  const sharing = classDataSharing(options.jarsDir);
   const child = options.processes.start(
     'perftest',
     options.javaCommand ?? 'java',
-    ['-XX:+UseParallelGC', '-cp', `${options.jarsDir}/*`, 'com.rabbitmq.perf.PerfTest', ...options.args],
+    [
+      '-XX:+UseParallelGC',
+      ...sharing.args,
+      '-cp',
+      `${options.jarsDir}/*`,
+      'com.rabbitmq.perf.PerfTest',
+      ...options.args,
+    ],
     {
       logPath: stdoutPath,
       cwd: options.outputDir,
@@ -56,7 +67,8 @@ export async function runPerfTestProcess(options: {
         // PerfTest spends seconds closing connections after its summary; the measurement is already complete.
         if (options.finalLinePattern?.test(line)) {
           stoppedAfterSummary = true;
-          setTimeout(() => void child.stop(1000), 300);
+          // The run that writes the class archive at its exit gets the time to finish it.
+          setTimeout(() => void child.stop(sharing.creating ? 15_000 : 1000), 300);
         }
       },
     },
@@ -73,6 +85,7 @@ export async function runPerfTestProcess(options: {
   const status = await child.exited;
   clearTimeout(timer);
   await child.stop(0);
+  sharing.afterExit(status.signal === 'SIGKILL');
   return {
     stdout: existsSync(stdoutPath) ? readFileSync(stdoutPath, 'utf8') : '',
     csv: existsSync(options.csvPath) ? readFileSync(options.csvPath, 'utf8') : '',
