@@ -16,7 +16,15 @@ import {
   type ScenarioDelta,
   type Verdict,
 } from '../results/comparison';
-import { clusterCost, costOfRun, PriceCatalogError, type CloudProvider, type PriceCatalog } from '../cost/cost-catalog';
+import {
+  clusterCost,
+  costOfRun,
+  findInstancePrice,
+  PriceCatalogError,
+  type CloudProvider,
+  type PriceCatalog,
+} from '../cost/cost-catalog';
+import { DEFAULT_LOAD_GENERATOR_TYPE } from '../cost/estimate';
 import { adaptiveRuleOf, validatePlan, type Scenario } from '../plan/plan';
 import { adaptiveOutcome } from '../results/adaptive-repetitions';
 import { onTarget } from '../plan/plan-target';
@@ -431,6 +439,8 @@ export interface ScenarioFacts {
   readonly queues?: number;
   /** The plan cluster's instanceType (cloud runs). */
   readonly instanceType?: string;
+  /** The plan cluster's loadGenerators (issue 27); absent for a record from before it (one). */
+  readonly loadGenerators?: number;
 }
 
 /**
@@ -449,6 +459,7 @@ export function scenarioFacts(run: RunRecord): Map<string, ScenarioFacts> {
       broker: scenario.cluster.broker,
       queues: scenario.workload.queues,
       ...(instanceType === undefined ? {} : { instanceType }),
+      ...(scenario.cluster.loadGenerators === undefined ? {} : { loadGenerators: scenario.cluster.loadGenerators }),
     });
   }
   for (const id of run.scenarioIds) {
@@ -647,13 +658,17 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
         loadBalancer,
         ...(region === undefined ? {} : { region }),
       });
+      // What the run cost counts its load generators too; the monthly cost and the score are the cluster's alone.
+      const generators = loadGeneratorsCost(catalog, provider, region, fact.loadGenerators ?? 1);
       costs.push({
         clusterName,
         description: `${nodes} × ${clusterInstanceType}${loadBalancer ? ' + lb' : ''}`,
         hourlyUsd: cost.hourlyUsd,
         monthlyUsd: cost.monthlyUsd,
-        ...(seconds === undefined || !(seconds >= 0) ? {} : { runCostUsd: costOfRun(cost, seconds) }),
-        notes: cost.notes,
+        ...(seconds === undefined || !(seconds >= 0)
+          ? {}
+          : { runCostUsd: costOfRun({ hourlyUsd: cost.hourlyUsd + generators.hourlyUsd }, seconds) }),
+        notes: [...cost.notes, generators.note],
       });
     }
   } catch (error) {
@@ -675,6 +690,33 @@ function pricedRun(run: RunRecord, aggregates: readonly ScenarioAggregate[], cat
     return [{ instanceType: cost.description, queues: fact.queues, throughput: aggregate.receiveRate.mean }];
   });
   return { available: true, provider, instanceType, costs, measurements };
+}
+
+/**
+ * The hourly cost of a cluster's load generators (the controller's default type, DEFAULT_LOAD_GENERATOR_TYPE), which
+ * the run's cost counts and the cluster's monthly cost does not, with the note that says so; 0 when the catalog has no
+ * price for the type, with a note naming it.
+ */
+function loadGeneratorsCost(
+  catalog: PriceCatalog,
+  provider: CloudProvider,
+  region: string | undefined,
+  count: number,
+): { hourlyUsd: number; note: string } {
+  const type = DEFAULT_LOAD_GENERATOR_TYPE[provider];
+  try {
+    const price = findInstancePrice(catalog, { provider, instanceType: type, ...(region ? { region } : {}) });
+    const hourlyUsd = (count * price.monthlyUsd) / catalog.hoursPerMonth;
+    return {
+      hourlyUsd,
+      note:
+        `this run's cost includes ${count} × ${type} load generator(s) at $${hourlyUsd.toFixed(3)}/h; ` +
+        `the monthly cost and the price-performance score are the cluster's alone`,
+    };
+  } catch (error) {
+    if (!(error instanceof PriceCatalogError)) throw error;
+    return { hourlyUsd: 0, note: `this run's cost excludes its ${count} load generator(s): ${error.message}` };
+  }
 }
 
 /** One Tables 7.4–7.7 table per measured queue count; a candidate measured several times counts with its best. */

@@ -1,5 +1,5 @@
 import { validatePlan } from '../../core/plan/plan';
-import { defaultPriceCatalog } from '../../core/cost/cost-catalog';
+import { defaultPriceCatalog, findInstancePrice } from '../../core/cost/cost-catalog';
 import { escapeHtml, renderHtmlReport, runReportDocument, type RenderedChart } from '../../core/report/html-report';
 import { aggregateRun, loadBalancerDeltas, runPricePerformance } from '../../core/report/report';
 import { SCENARIOS, storedRun, uniformRates } from '../bin/report-fixtures';
@@ -176,6 +176,48 @@ describe('HTML report', () => {
       expect(azure.available && azure.costs.map((cost) => cost.description)).toEqual(['3 × F4s + lb', '3 × F8s']);
     },
   );
+
+  it("counts the cluster's load generators in this run's cost, not in its monthly cost", () => {
+    const stored = storedRun('run-1', uniformRates([25_000]), {
+      target: 'aws',
+      environment: { instanceType: 'c5.xlarge', region: 'us-east-1' },
+    });
+    const plan = stored.run.plan as { clusters: Record<string, unknown>[] };
+    const withGenerators = (count: number | undefined) => {
+      const generatorsPlan = {
+        ...plan,
+        clusters: plan.clusters.map((cluster) => ({
+          ...cluster,
+          ...(count === undefined ? {} : { loadGenerators: count }),
+        })),
+        // A workload two generators can split (a queue, a producer and a consumer each).
+        workloads: [{ name: 'w', producers: 2, consumers: 2, queues: 2, durationSeconds: 5 }],
+      };
+      const run = {
+        ...stored.run,
+        plan: generatorsPlan,
+        scenarioIds: validatePlan(generatorsPlan, 'generators').scenarios.map((scenario) => scenario.id),
+      };
+      const priced = runPricePerformance(run, aggregateRun(run, stored.repetitions), defaultPriceCatalog);
+      if (!priced.available) throw new Error(priced.reason);
+      return priced.costs[0]!;
+    };
+    const generator = findInstancePrice(defaultPriceCatalog, {
+      provider: 'aws',
+      instanceType: 'c5n.4xlarge',
+      region: 'us-east-1',
+    });
+    const seconds = (Date.parse(stored.run.finishedAt!) - Date.parse(stored.run.startedAt)) / 1000;
+    const one = withGenerators(undefined);
+    const two = withGenerators(2);
+    expect(two.monthlyUsd).toBe(one.monthlyUsd);
+    expect(two.runCostUsd! - one.runCostUsd!).toBeCloseTo(
+      (generator.monthlyUsd * seconds) / defaultPriceCatalog.hoursPerMonth / 3600,
+      9,
+    );
+    expect(two.notes).toContainEqual(expect.stringMatching(/^this run's cost includes 2 × c5n\.4xlarge load gen/));
+    expect(one.notes).toContainEqual(expect.stringMatching(/^this run's cost includes 1 × c5n\.4xlarge load gen/));
+  });
 
   it('says which clusters have no instance type when a cloud run records none', () => {
     const stored = storedRun('run-1', uniformRates([25_000]), { target: 'aws', environment: {} });
