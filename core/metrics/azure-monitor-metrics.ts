@@ -1,4 +1,6 @@
 import {
+  AZURE_INTERVAL_SECONDS,
+  AZURE_MONITOR_SOURCE,
   LOAD_GENERATOR_NODE,
   UNIT_OF,
   type MetricName,
@@ -30,8 +32,7 @@ import {
  * specification/monitor/resource-manager/Microsoft.Insights/stable/2023-10-01/metrics_API.json).
  */
 export const AZURE_MONITOR_API_VERSION = '2023-10-01';
-/** The finest time grain of the VM platform metrics. */
-export const AZURE_INTERVAL_SECONDS = 60;
+export { AZURE_INTERVAL_SECONDS } from './host-metrics';
 /** The scale-set dimension that names the instance (the API returns dimension names in lower case, e.g. "vmname"). */
 export const VM_NAME_DIMENSION = 'VMName';
 
@@ -154,7 +155,7 @@ export function hostMetricsFromAzureMonitor(
         : Number(a.node === LOAD_GENERATOR_NODE) - Number(b.node === LOAD_GENERATOR_NODE) ||
           a.node.localeCompare(b.node),
     );
-  return { source: 'azure-monitor', series };
+  return { source: AZURE_MONITOR_SOURCE, series };
 }
 
 /**

@@ -161,11 +161,14 @@ export function cpuPercentFromTicks(
 }
 
 /**
- * Azure Monitor's grain for VM platform metrics: one point per minute, at the minute's start
+ * The finest time grain of Azure Monitor's VM platform metrics: one point per minute, at the minute's start
  * (https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachines-metrics,
- * time grain PT1M).
+ * time grain PT1M). Defined here, not in azure-monitor-metrics.ts (which reads it too), so that the verdict below
+ * needs no import of that module.
  */
-export const AZURE_MONITOR_GRAIN_SECONDS = 60;
+export const AZURE_INTERVAL_SECONDS = 60;
+/** The `source` of host metrics read from Azure Monitor (azure-monitor-metrics.ts). */
+export const AZURE_MONITOR_SOURCE = 'azure-monitor';
 
 /** Above this load-generator CPU (median over the measured seconds) the broker's maximum was not measured. */
 export const LOAD_GENERATOR_BOUND_PERCENT = 90;
@@ -197,7 +200,7 @@ export function loadGeneratorVerdict(
   if (!series) return undefined;
   // Azure Monitor's points are whole minutes placed at their start (azure-monitor-metrics.ts): a minute counts when it
   // overlaps the measured seconds, else a repetition shorter than a few minutes would often hold no point at all.
-  const spanSeconds = metrics!.source.split('+').includes('azure-monitor') ? AZURE_MONITOR_GRAIN_SECONDS : 0;
+  const spanSeconds = metrics!.source.split('+').includes(AZURE_MONITOR_SOURCE) ? AZURE_INTERVAL_SECONDS : 0;
   const values = series.points
     .filter(
       ([t]) =>
