@@ -3,7 +3,9 @@ import {
   AZURE_RETAIL_PRICES_URL,
   azureRetailItems,
   awsUsagePrices,
+  newestPricedMeter,
   reason,
+  type AzureRetailMeter,
   type AwsGetProducts,
   type FetchLike,
 } from './price-api';
@@ -76,33 +78,18 @@ export async function updateLoadBalancerPrices(
   };
 }
 
-interface AzureMeter {
-  meterName?: string;
-  armRegionName?: string;
-  skuName?: string;
-  type?: string;
-  currencyCode?: string;
-  retailPrice?: number;
-  unitOfMeasure?: string;
-  effectiveStartDate?: string;
-}
-
 async function fetchAzureLoadBalancer(options: LoadBalancerPriceOptions): Promise<Fresh> {
   const filter = "serviceName eq 'Load Balancer' and priceType eq 'Consumption' and armRegionName eq 'Global'";
-  const items = await azureRetailItems<AzureMeter>(filter, options, 'the Load Balancer meters');
+  const items = await azureRetailItems<AzureRetailMeter>(filter, options, 'the Load Balancer meters');
   const meter = (name: string, unit: string) => {
-    const found = items
-      .filter(
-        (item) =>
-          item.meterName === name &&
-          item.armRegionName === 'Global' &&
-          item.skuName === 'Standard' &&
-          item.currencyCode === 'USD' &&
-          item.unitOfMeasure === unit &&
-          typeof item.retailPrice === 'number' &&
-          item.retailPrice > 0,
-      )
-      .sort((a, b) => (b.effectiveStartDate ?? '').localeCompare(a.effectiveStartDate ?? ''))[0];
+    const found = newestPricedMeter(
+      items,
+      (item) =>
+        item.meterName === name &&
+        item.armRegionName === 'Global' &&
+        item.skuName === 'Standard' &&
+        item.unitOfMeasure === unit,
+    );
     if (!found) throw new Error(`the Load Balancer meters have no priced "${name}" (${unit})`);
     return found;
   };

@@ -3,8 +3,10 @@ import {
   AZURE_RETAIL_PRICES_URL,
   awsUsagePrices,
   azureRetailItems,
+  newestPricedMeter,
   reason,
   type AwsGetProducts,
+  type AzureRetailMeter,
   type FetchLike,
 } from './price-api';
 
@@ -63,29 +65,17 @@ export async function updateNatGatewayPrices(
   return { natGateways, messages };
 }
 
-interface AzureMeter {
-  meterName?: string;
-  productName?: string;
-  armRegionName?: string;
-  skuName?: string;
-  currencyCode?: string;
-  retailPrice?: number;
-  unitOfMeasure?: string;
-  effectiveStartDate?: string;
-}
-
 const AZURE_NAT_HOUR_METER = 'Standard Gateway';
 const AZURE_NAT_DATA_METER = 'Standard Data Processed';
 const AZURE_PUBLIC_IP_METER = 'Standard IPv4 Static Public IP';
 
-/** The newest priced USD meter of `items` that `matches`; throws naming `what` when there is none. */
-function newestMeter(items: readonly AzureMeter[], matches: (item: AzureMeter) => boolean, what: string): number {
-  const found = items
-    .filter(
-      (item) =>
-        matches(item) && item.currencyCode === 'USD' && typeof item.retailPrice === 'number' && item.retailPrice > 0,
-    )
-    .sort((a, b) => (b.effectiveStartDate ?? '').localeCompare(a.effectiveStartDate ?? ''))[0];
+/** The price of the newest priced meter of `items` that `matches`; throws naming `what` when there is none. */
+function newestMeter(
+  items: readonly AzureRetailMeter[],
+  matches: (item: AzureRetailMeter) => boolean,
+  what: string,
+): number {
+  const found = newestPricedMeter(items, matches);
   if (!found) throw new Error(`the Retail Prices API has no priced ${what}`);
   return found.retailPrice!;
 }
@@ -94,7 +84,7 @@ async function fetchAzureNatGateways(
   regions: readonly string[],
   options: { readonly fetchImpl?: FetchLike; readonly timeoutMs?: number },
 ): Promise<Omit<NatGatewayPrice, 'asOf' | 'monthlyUsd'>[]> {
-  const nat = await azureRetailItems<AzureMeter>(
+  const nat = await azureRetailItems<AzureRetailMeter>(
     "serviceName eq 'NAT Gateway' and priceType eq 'Consumption' and armRegionName eq 'Global'",
     options,
     'the NAT Gateway meters',
@@ -107,7 +97,7 @@ async function fetchAzureNatGateways(
     );
   const hourlyUsd = natMeter(AZURE_NAT_HOUR_METER, '1 Hour');
   const perGbProcessedUsd = natMeter(AZURE_NAT_DATA_METER, '1 GB');
-  const addresses = await azureRetailItems<AzureMeter>(
+  const addresses = await azureRetailItems<AzureRetailMeter>(
     "serviceName eq 'Virtual Network' and productName eq 'IP Addresses' and priceType eq 'Consumption' and " +
       `meterName eq '${AZURE_PUBLIC_IP_METER}'`,
     options,

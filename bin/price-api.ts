@@ -44,6 +44,36 @@ export async function azureRetailItems<T>(
   return items;
 }
 
+/** A Retail Prices API item, as far as the price updates read it. */
+export interface AzureRetailMeter {
+  meterName?: string;
+  armSkuName?: string;
+  productName?: string;
+  armRegionName?: string;
+  skuName?: string;
+  type?: string;
+  currencyCode?: string;
+  retailPrice?: number;
+  unitOfMeasure?: string;
+  effectiveStartDate?: string;
+}
+
+/**
+ * The newest item of `items` that `matches` and has a positive USD price (a "- Free" meter is priced 0); undefined when
+ * there is none.
+ */
+export function newestPricedMeter(
+  items: readonly AzureRetailMeter[],
+  matches: (item: AzureRetailMeter) => boolean,
+): AzureRetailMeter | undefined {
+  return items
+    .filter(
+      (item) =>
+        matches(item) && item.currencyCode === 'USD' && typeof item.retailPrice === 'number' && item.retailPrice > 0,
+    )
+    .sort((a, b) => (b.effectiveStartDate ?? '').localeCompare(a.effectiveStartDate ?? ''))[0];
+}
+
 /** An error as one line: its message and its cause's (fetch failures carry the reason in `cause`). */
 export function reason(error: unknown): string {
   if (error instanceof Error) {

@@ -4,7 +4,15 @@ import { catalogInstanceType, THESIS_SOURCE_PREFIX } from '../core/cost/cost-cat
 import { DEFAULT_LOAD_GENERATOR_TYPE } from '../core/cost/estimate';
 import { updateLoadBalancerPrices } from './load-balancer-prices';
 import { updateNatGatewayPrices } from './nat-gateway-prices';
-import { AZURE_RETAIL_PRICES_URL, azureRetailItems, reason, type AwsGetProducts, type FetchLike } from './price-api';
+import {
+  AZURE_RETAIL_PRICES_URL,
+  azureRetailItems,
+  newestPricedMeter,
+  reason,
+  type AwsGetProducts,
+  type AzureRetailMeter,
+  type FetchLike,
+} from './price-api';
 
 export { AZURE_RETAIL_PRICES_URL, type AwsGetProducts, type FetchLike } from './price-api';
 
@@ -115,18 +123,6 @@ export function serializePriceCatalog(catalog: PriceCatalog): string {
   return `${JSON.stringify(catalog, null, 2)}\n`;
 }
 
-interface AzureRetailItem {
-  currencyCode?: string;
-  retailPrice?: number;
-  unitOfMeasure?: string;
-  armRegionName?: string;
-  armSkuName?: string;
-  skuName?: string;
-  productName?: string;
-  type?: string;
-  effectiveStartDate?: string;
-}
-
 async function fetchAzurePrices(
   targets: readonly Target[],
   options: UpdatePriceCatalogOptions,
@@ -138,22 +134,18 @@ async function fetchAzurePrices(
     const filter =
       `serviceName eq 'Virtual Machines' and priceType eq 'Consumption' and armRegionName eq '${region}' and ` +
       `(${skus})`;
-    const items = await azureRetailItems<AzureRetailItem>(filter, options, region);
+    const items = await azureRetailItems<AzureRetailMeter>(filter, options, region);
     for (const target of inRegion) {
-      const linux = items
-        .filter(
-          (item) =>
-            item.armSkuName?.toLowerCase() === azureArmSku(target.instanceType).toLowerCase() &&
-            item.armRegionName === region &&
-            item.type === 'Consumption' &&
-            item.currencyCode === 'USD' &&
-            item.unitOfMeasure === '1 Hour' &&
-            typeof item.retailPrice === 'number' &&
-            item.retailPrice > 0 &&
-            !/windows/i.test(item.productName ?? '') &&
-            !/spot|low priority/i.test(item.skuName ?? ''),
-        )
-        .sort((a, b) => (b.effectiveStartDate ?? '').localeCompare(a.effectiveStartDate ?? ''))[0];
+      const linux = newestPricedMeter(
+        items,
+        (item) =>
+          item.armSkuName?.toLowerCase() === azureArmSku(target.instanceType).toLowerCase() &&
+          item.armRegionName === region &&
+          item.type === 'Consumption' &&
+          item.unitOfMeasure === '1 Hour' &&
+          !/windows/i.test(item.productName ?? '') &&
+          !/spot|low priority/i.test(item.skuName ?? ''),
+      );
       if (linux === undefined) continue;
       prices.push({
         provider: 'azure',
