@@ -81,8 +81,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.readline()
 
     def body(self):
+        """The request body as text; as bytes when compressed (botocore gzips PutMetricData: the operation's
+        requestCompression trait), which only the gateway reads."""
         length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length).decode() if length else ""
+        data = self.rfile.read(length) if length else b""
+        return data if self.headers.get("Content-Encoding") == "gzip" else data.decode()
 
     # IMDSv2: a PUT opens a session, every GET must carry its token (IMDSv1 requests are refused, as HttpTokens=required).
     def do_PUT(self):  # noqa: N802

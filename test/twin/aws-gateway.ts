@@ -16,6 +16,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { evaluate, denialMessage, type AuthorizationRequest, type NamedPolicy, wildcardMatches } from './iam-policy';
 import {
   authorizationsFor,
@@ -33,6 +34,7 @@ import { attachToVpc, type VpcAttachment } from './vpc-function';
 import { SsmCommands } from './ssm-commands';
 import type { StackTemplate } from './cfn-template';
 import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
+import { CloudWatchJson } from './cloudwatch-json';
 import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
 import { LocalExecutions } from './step-functions';
 
@@ -132,11 +134,13 @@ export class AwsGateway {
   private unixServer?: Server;
   private unixPath?: string;
   private readonly admin: MotoAdmin;
+  private readonly cloudWatchJson: CloudWatchJson;
   private server?: Server;
   endpoint = '';
 
   constructor(private readonly options: GatewayOptions) {
     this.admin = new MotoAdmin(options.moto);
+    this.cloudWatchJson = new CloudWatchJson(options.moto);
     this.executions = new LocalExecutions({
       onTask: (execution, state) => options.log?.(`[twin] ${execution}: ${state}`),
     });
@@ -173,6 +177,7 @@ export class AwsGateway {
     this.unixServer?.closeAllConnections();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server?.closeAllConnections();
+    this.cloudWatchJson.destroy();
   }
 
   /** Credentials for a role, as STS AssumeRole or the Lambda and EC2 credential providers hand them out. */
@@ -283,12 +288,15 @@ export class AwsGateway {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url ?? '/', 'http://twin');
+    // A gzip-compressed body, as botocore sends PutMetricData (its requestCompression trait; "You can send a payload
+    // compressed by gzip", API_PutMetricData.html), is read and passed on uncompressed.
+    const { 'content-encoding': encoding, ...plainHeaders } = req.headers as Record<string, string>;
     let raw: RawRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
       query: url.searchParams,
-      headers: req.headers as Record<string, string>,
-      body: Buffer.concat(chunks),
+      headers: encoding === 'gzip' ? plainHeaders : (req.headers as Record<string, string>),
+      body: encoding === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks),
     };
     // A virtual-hosted–style S3 request (bucket.s3.amazonaws.com/key, as the AWS CLI on an instance sends it) in the
     // path style the twin reads and moto answers (/bucket/key).
@@ -412,6 +420,11 @@ export class AwsGateway {
     if (described?.service === 'ssm' && described.operation === 'DescribeInstanceInformation') {
       const simulated = await this.simulatedInstanceInformation(described);
       if (simulated) return this.sendJson(res, 200, { InstanceInformationList: simulated });
+    }
+    // The functions' CloudWatch client speaks JSON 1.0, which moto does not serve (cloudwatch-json.ts).
+    if (described?.service === 'monitoring' && described.protocol === 'json') {
+      const answer = await this.cloudWatchJson.answer(described.operation, described.params);
+      return void res.writeHead(answer.status, answer.headers).end(answer.body);
     }
     if (described?.service === 'states') {
       const handled = await this.stepFunctions(described, raw, res);

@@ -283,8 +283,12 @@ export async function authorizationsFor(
       }
       break;
     }
+    // CloudWatch: no resource-level permissions for these; PutMetricData carries the cloudwatch:namespace condition key
+    // (list_amazoncloudwatch.html; "Using condition keys to limit access to CloudWatch namespaces").
     case 'monitoring':
-      if (['ListMetrics', 'GetMetricData', 'GetMetricStatistics', 'PutMetricData'].includes(operation)) return any();
+      if (operation === 'PutMetricData')
+        return [{ action, resource: '*', context: { 'cloudwatch:namespace': String(params['Namespace'] ?? '') } }];
+      if (['ListMetrics', 'GetMetricData', 'GetMetricStatistics'].includes(operation)) return any();
       break;
     // STS AssumeRole: the role ARN; session tags need sts:TagSession, with aws:RequestTag/*
     // (list_awssecuritytokenservice.html).

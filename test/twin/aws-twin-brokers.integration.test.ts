@@ -40,6 +40,7 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
       expect({ code, failure: twinFailure({ code, stdout, stderr, log }) }).toEqual({ code: 0, failure: '' });
       const stacks = [...twin.gateway.clusterStacks.values()];
       expect(stacks).toHaveLength(2);
+      const brokerInstanceIds: string[] = [];
       for (const [prefix, count] of [
         ['KafkaBroker', 3],
         ['NatsServer', 3],
@@ -51,13 +52,19 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
         // Each node at its interface's address, which the twin gave the interface when the stack was created.
         expect(nodes.map((node) => Number(node.vm.ip.split('.')[3])).sort()).toEqual([20, 21, 22]);
         for (const node of nodes) expect(node.result?.status).toBe(0);
-        // They called AWS as their own role: boot log and signal only.
+        // They called AWS as their own role: boot log, signal and the CloudWatch agent's host metrics only.
         const calls = twin.gateway.decisions.filter((decision) =>
           nodes.some((node: SimulatedInstance) => decision.principal.endsWith(`/${node.instanceId}`)),
         );
         expect(new Set(calls.map((decision) => decision.action))).toEqual(
-          new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'cloudformation:SignalResource']),
+          new Set([
+            'logs:CreateLogStream',
+            'logs:PutLogEvents',
+            'cloudformation:SignalResource',
+            'cloudwatch:PutMetricData',
+          ]),
         );
+        brokerInstanceIds.push(...nodes.map((node) => node.instanceId));
         const loadGenerator = stack.instances.find((instance) =>
           instance.logicalId?.startsWith('LoadGeneratorInstance'),
         );
@@ -85,9 +92,29 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
       expect(twin.gateway.decisions.filter((decision) => !decision.allowed)).toEqual([]);
       const shown = rmqbenchAsync(env, 'runs', '--store', 'aws', '--json');
       expect(await shown.exited).toBe(0);
-      expect(JSON.parse(shown.stdout)).toEqual(
+      const runs = JSON.parse(shown.stdout) as { runId: string; planName: string; status: string }[];
+      expect(runs).toEqual(
         expect.arrayContaining([expect.objectContaining({ planName: 'twin-brokers', status: 'SUCCEEDED' })]),
       );
+      // Host metrics of every broker and of the load generators, from their agents through CloudWatch.
+      const show = rmqbenchAsync(
+        env,
+        'show',
+        runs.find((run) => run.planName === 'twin-brokers')!.runId,
+        '--store',
+        'aws',
+        '--json',
+      );
+      expect(await show.exited).toBe(0);
+      const { repetitions } = JSON.parse(show.stdout) as {
+        repetitions: { metricsError?: string; metrics?: { series: { node: string; metric: string }[] } }[];
+      };
+      const cpuNodes = repetitions.flatMap((repetition) =>
+        (repetition.metrics?.series ?? []).filter((one) => one.metric === 'cpuPercent').map((one) => one.node),
+      );
+      expect(repetitions.map((repetition) => repetition.metricsError)).toEqual(repetitions.map(() => undefined));
+      expect(cpuNodes).toEqual(expect.arrayContaining(brokerInstanceIds));
+      expect(cpuNodes.filter((node) => node.startsWith('load-generator'))).toHaveLength(repetitions.length);
     },
   );
 

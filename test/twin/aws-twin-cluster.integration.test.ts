@@ -99,6 +99,8 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
           'logs:CreateLogStream',
           'logs:PutLogEvents',
           'cloudformation:SignalResource',
+          // The CloudWatch agent (the twin's stand-in) publishing host metrics with the node role.
+          'cloudwatch:PutMetricData',
         ]),
       );
       // Each load generator read the admin secret and uploaded its raw files as its own role.
@@ -122,12 +124,25 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       const show = rmqbenchAsync(env, 'show', stored[0]!.runId, '--store', 'aws', '--json');
       expect(await show.exited).toBe(0);
       const { repetitions } = JSON.parse(show.stdout) as {
-        repetitions: { loadGenerators?: { id: string; queues: string[]; sendRate: number }[]; startSkewMs?: number }[];
+        repetitions: {
+          loadGenerators?: { id: string; queues: string[]; sendRate: number; cpuPercent?: number }[];
+          startSkewMs?: number;
+          metricsError?: string;
+          metrics?: { series: { node: string; metric: string; points: [number, number][] }[] };
+        }[];
       };
       for (const repetition of repetitions) {
         expect(repetition.loadGenerators?.map((generator) => generator.id)).toEqual(['lg-1', 'lg-2']);
         expect(repetition.loadGenerators!.every((generator) => generator.sendRate > 0)).toBe(true);
         expect(repetition.startSkewMs).toEqual(expect.any(Number));
+        // Host metrics: the agents' PutMetricData (instance roles) read back by IngestRepetition (its role, the
+        // function's CloudWatch client): CPU per node instance and per load generator, each its own node.
+        expect(repetition.metricsError).toBeUndefined();
+        const cpuNodes = (repetition.metrics?.series ?? [])
+          .filter((series) => series.metric === 'cpuPercent' && series.points.length > 0)
+          .map((series) => series.node);
+        expect(new Set(cpuNodes)).toEqual(new Set([...instanceIds, 'load-generator-lg-1', 'load-generator-lg-2']));
+        expect(repetition.loadGenerators!.every((generator) => generator.cpuPercent !== undefined)).toBe(true);
       }
       // The teardown's DeleteStack removed every instance, namespace and folder.
       expect(stack!.deleted).toBe(true);

@@ -26,8 +26,10 @@
  * runs.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { CLOUDWATCH_AGENT_CONFIG_PATH, CLOUDWATCH_AGENT_CTL } from '../../cdk/user-data/cloudwatch-agent';
+import { shellQuote } from '../../cdk/shell';
 import { DOWNLOAD_MIRROR_HOSTS, downloadMirrorState } from '../simulated-vm/download-mirrors';
 import {
   goTarballOfThisMachine,
@@ -36,6 +38,7 @@ import {
 } from '../simulated-vm/local-tarballs';
 import { DATA_VOLUME_DEVICE, INSTALL_OVERRIDE_FILE } from '../../cdk/user-data/rabbitmq-node';
 import {
+  awsCliDirectory,
   ec2UserDataEnvironment as cloudInitEnvironment,
   SimulatedHub,
   type CommandResult,
@@ -183,15 +186,33 @@ const HERE = existsSync(join(__dirname, 'fake-nlb.py')) ? __dirname : join(__dir
 const LOAD_BALANCER_HOST = 4;
 
 /**
- * `dnf` on the load generator: Java is this machine's; any other package is not in the twin (the boot treats the
- * CloudWatch agent as optional).
+ * `dnf` on every instance: Java is this machine's; `amazon-cloudwatch-agent` is the twin's stand-in agent
+ * (cloudwatch-agent-stand-in.py, run by the instance's AWS CLI's Python) behind the agent's control script, so that
+ * the boot's own lines configure and start it and its metrics reach the twin's CloudWatch with the instance role; any
+ * other package is not in the twin (the boots treat it as optional).
  */
-const DNF_STAND_IN = `#!/bin/sh
-case "$*" in
-  *java-21-amazon-corretto-headless*) command -v java >/dev/null ;;
-  *) echo "dnf (twin): no package repository in the twin for: $*" >&2; exit 1 ;;
-esac
-`;
+function dnfStandIn(): string {
+  const cli = realpathSync(join(awsCliDirectory(), 'aws'));
+  const python = ['python3', 'python'].map((name) => join(dirname(cli), name)).find((path) => existsSync(path));
+  const agent = python
+    ? [
+        `  "install -y amazon-cloudwatch-agent")`,
+        `    mkdir -p ${dirname(CLOUDWATCH_AGENT_CTL)} ${dirname(CLOUDWATCH_AGENT_CONFIG_PATH)}`,
+        `    printf '#!/bin/sh\\nexec "%s" "%s" "$@"\\n' ${shellQuote(python)} ` +
+          `${shellQuote(join(HERE, 'cloudwatch-agent-stand-in.py'))} > ${CLOUDWATCH_AGENT_CTL}`,
+        `    chmod 755 ${CLOUDWATCH_AGENT_CTL} ;;`,
+      ]
+    : [];
+  return [
+    '#!/bin/sh',
+    'case "$*" in',
+    '  *java-21-amazon-corretto-headless*) command -v java >/dev/null ;;',
+    ...agent,
+    '  *) echo "dnf (twin): no package repository in the twin for: $*" >&2; exit 1 ;;',
+    'esac',
+    '',
+  ].join('\n');
+}
 
 /**
  * How long boots may stay short of their signals after a security group dropped a packet before the twin fails the
@@ -366,7 +387,7 @@ export class ClusterStack {
       `ip-10-91-${this.options.subnet}-${hostNumber}`,
       {
         '/var/lib/cloud/instance/user-data.txt': { content: properties.UserData ?? '', mode: 0o700 },
-        '/usr/local/sbin/dnf': { content: DNF_STAND_IN, mode: 0o755 },
+        '/usr/local/sbin/dnf': { content: dnfStandIn(), mode: 0o755 },
         ...this.releaseSeam(properties.UserData ?? ''),
       },
       {
@@ -809,8 +830,11 @@ export class ClusterStack {
         {
           '/var/lib/cloud/instance/user-data.txt': { content: data.UserData, mode: 0o700 },
           [INSTALL_OVERRIDE_FILE]: { content: RABBITMQ_STAND_IN, mode: 0o644 },
+          '/usr/local/sbin/dnf': { content: dnfStandIn(), mode: 0o755 },
         },
         {
+          // The CloudWatch agent's folders (/opt/aws) stay in the instance.
+          overlays: ['/opt'],
           blockDevice: '/dev/sdf',
           blockDeviceGiB: dataVolumeGiB,
           sharedPaths: ['/var/lib/rabbitmq'],

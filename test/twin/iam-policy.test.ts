@@ -1,4 +1,6 @@
+import { authorizationsFor, describeRequest } from './aws-requests';
 import { evaluate, wildcardMatches, type NamedPolicy } from './iam-policy';
+import { CLOUDWATCH_NAMESPACE } from '../../core/metrics/cloudwatch-host-metrics';
 
 const policy = (name: string, ...Statement: NamedPolicy['document']['Statement'][]): NamedPolicy => ({
   name,
@@ -162,6 +164,37 @@ describe("the twin's IAM evaluator (identity-based policies, one account)", () =
     expect(evaluate(faultNode, request('rmqbench-b-c1', 'rmqbench-a-c1')).allowed).toBe(false);
     // No session tag: the variable has no value and the statement does not match.
     expect(evaluate(faultNode, request('rmqbench-a-c1')).allowed).toBe(false);
+  });
+
+  const namespaceTest =
+    "PutMetricData carries its namespace as cloudwatch:namespace: the agent's role publishes in rmqbench only";
+  test(namespaceTest, async () => {
+    // The instance roles' statement (cdk/host-metrics-agent.ts), and PutMetricData as the agent's botocore sends it
+    // (query protocol, form body).
+    const agentRole = [
+      policy('inline', {
+        Effect: 'Allow',
+        Action: 'cloudwatch:PutMetricData',
+        Resource: '*',
+        Condition: { StringEquals: { 'cloudwatch:namespace': CLOUDWATCH_NAMESPACE } },
+      }),
+    ];
+    const putMetricData = (namespace: string) => {
+      const body = Buffer.from(new URLSearchParams({ Action: 'PutMetricData', Namespace: namespace }).toString());
+      const raw = {
+        method: 'POST',
+        path: '/',
+        query: new URLSearchParams(),
+        headers: { authorization: 'AWS4-HMAC-SHA256 Credential=ASIATWIN1/20261127/us-east-1/monitoring/aws4_request' },
+        body,
+      };
+      const lookup = { instanceTags: async () => ({}), secret: async () => undefined, stack: async () => undefined };
+      return authorizationsFor(describeRequest(raw)!, raw, lookup);
+    };
+    const [allowed] = await putMetricData(CLOUDWATCH_NAMESPACE);
+    expect(evaluate(agentRole, allowed!)).toMatchObject({ allowed: true });
+    const [other] = await putMetricData('CWAgent');
+    expect(evaluate(agentRole, other!)).toMatchObject({ allowed: false });
   });
 
   test('an operator it does not know is an error, not a silent allow or deny', () => {
