@@ -21,6 +21,13 @@ export interface ControllerAppContext {
    * 'main.json'
    */
   readonly azureTemplateFile?: string;
+  /**
+   * Secrets Manager ARN of a second, fault-only service principal (see BenchmarkAzureProps.faultCredentialsSecret);
+   * give azureFaultPrincipalId with it.
+   */
+  readonly azureFaultCredentialsSecretArn?: string;
+  /** The object id of that principal (BenchmarkAzureProps.faultPrincipalId). */
+  readonly azureFaultPrincipalId?: string;
 }
 
 /** One BenchmarkController with the outputs a user needs to start runs and read results. */
@@ -40,6 +47,16 @@ export class RmqbenchControllerStack extends Stack {
             ),
             location: context.azureLocation ?? 'westeurope',
             templateFile: context.azureTemplateFile ?? 'main.json',
+            ...(context.azureFaultCredentialsSecretArn === undefined
+              ? {}
+              : {
+                  faultCredentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(
+                    this,
+                    'AzureFaultCredentials',
+                    context.azureFaultCredentialsSecretArn,
+                  ),
+                }),
+            ...(context.azureFaultPrincipalId === undefined ? {} : { faultPrincipalId: context.azureFaultPrincipalId }),
           };
     this.controller = new BenchmarkController(this, 'Controller', azure ? { azure } : {});
     new CfnOutput(this, CONTROLLER_OUTPUTS.stateMachineArn, {
@@ -68,10 +85,14 @@ export function controllerContext(app: App): ControllerAppContext {
   const arn = read('azureCredentialsSecretArn');
   const location = read('azureLocation');
   const templateFile = read('azureTemplateFile');
+  const faultArn = read('azureFaultCredentialsSecretArn');
+  const faultPrincipalId = read('azureFaultPrincipalId');
   return {
     ...(arn ? { azureCredentialsSecretArn: arn } : {}),
     ...(location ? { azureLocation: location } : {}),
     ...(templateFile ? { azureTemplateFile: templateFile } : {}),
+    ...(faultArn ? { azureFaultCredentialsSecretArn: faultArn } : {}),
+    ...(faultPrincipalId ? { azureFaultPrincipalId: faultPrincipalId } : {}),
   };
 }
 

@@ -95,6 +95,23 @@ describe('examples/controller: the deployable controller app', () => {
     expect(readdirSync(copy).sort()).toEqual(readdirSync(outdir).sort());
   }, 180_000);
 
+  test('a fault-only service principal by context: only the fault function reads its secret', () => {
+    const templateFile = join(mkdtempSync(join(tmpdir(), 'rmqbench-arm-')), 'main.json');
+    dirs.push(dirname(templateFile));
+    writeFileSync(templateFile, JSON.stringify({ contentVersion: '1.0.0.0', resources: [] }));
+    const faultArn = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-fault-QwErTy';
+    const { template } = synth({
+      azureCredentialsSecretArn: 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:rmqbench-azure-AbCdEf',
+      azureTemplateFile: templateFile,
+      azureFaultCredentialsSecretArn: faultArn,
+      azureFaultPrincipalId: '00000000-0000-0000-0000-0000000000f0',
+    });
+    const functions = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    const readers = functions.filter(([, r]) => JSON.stringify(r.Properties).includes(faultArn));
+    expect(readers.map(([id]) => id)).toEqual([expect.stringMatching(/^ControllerFaultFunction/)]);
+    expect(JSON.stringify(template)).toContain('00000000-0000-0000-0000-0000000000f0');
+  }, 180_000);
+
   test("the synthesized template has no cfn-lint error or warning (but CDK's redundant DependsOn, W3005)", () => {
     if (!existsSync(CFN_LINT)) throw new Error(`cfn-lint is not installed at ${CFN_LINT}: run scripts/setup.sh`);
     const { path } = synth();

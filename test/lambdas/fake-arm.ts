@@ -33,11 +33,15 @@ export interface FakeArmOptions {
    */
   readonly runCommandOutcome?: (script: string, environment: Record<string, string>) => RunCommandOutcome;
   /**
-   * When set, a request whose method and path it returns true for is refused as ARM refuses a principal whose role
-   * assignment has not taken effect yet: 403 AuthorizationFailed (the message format of
-   * https://learn.microsoft.com/azure/role-based-access-control/troubleshooting).
+   * When set, a request whose method and path it returns true (or a message) for is refused as ARM refuses a principal
+   * without the role or whose role assignment has not taken effect yet: 403 AuthorizationFailed (the message format of
+   * https://learn.microsoft.com/azure/role-based-access-control/troubleshooting; a returned string is the message).
    */
-  readonly refuseAuthorization?: (method: string, path: string, authorization: string | undefined) => boolean;
+  readonly refuseAuthorization?: (
+    method: string,
+    path: string,
+    authorization: string | undefined,
+  ) => boolean | string | undefined;
   /**
    * Resource group deletions that fail as ARM's do when a resource cannot be deleted: the operation ends with 409
    * ResourceGroupDeletionBlocked and the group's provisioning state is rolled back (it stays). @default 0
@@ -255,14 +259,17 @@ export class FakeArm {
           message: 'The access token is invalid (the twin issued no such token).',
         },
       });
-    if (this.options.refuseAuthorization?.(request.method ?? '', path, request.headers.authorization)) {
+    const refusal = this.options.refuseAuthorization?.(request.method ?? '', path, request.headers.authorization);
+    if (refusal) {
       return send(403, {
         error: {
           code: 'AuthorizationFailed',
           message:
-            `The client 'fake-client' with object id 'fake-object' does not have authorization to ` +
-            `perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the ` +
-            `scope is invalid. If access was recently granted, please refresh your credentials.`,
+            typeof refusal === 'string'
+              ? refusal
+              : `The client 'fake-client' with object id 'fake-object' does not have authorization to ` +
+                `perform action 'Microsoft.Compute/virtualMachines/*' over scope '${path}' or the ` +
+                `scope is invalid. If access was recently granted, please refresh your credentials.`,
         },
       });
     }

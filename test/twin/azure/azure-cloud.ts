@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeArm, type ArmBackend, type BackendDeploymentState, type FakeVm } from '../../lambdas/fake-arm';
 import type { RunCommandOutcome } from '../../lambdas/fake-arm';
+import { faultPrincipalRefusal } from './arm-authorization';
 import { FakeEntra, type ServicePrincipal } from './fake-entra';
 import { SimulatedResourceGroup } from './resource-group';
 
@@ -34,6 +35,11 @@ export interface AzureCloudOptions {
   readonly workDir: string;
   readonly subscriptionId: string;
   readonly principal: ServicePrincipal;
+  /**
+   * A fault-only service principal (BenchmarkAzureProps.faultCredentialsSecret), with its object id: ARM allows it only
+   * what its role assignments in a resource group allow (arm-authorization.ts).
+   */
+  readonly faultPrincipal?: ServicePrincipal & { readonly objectId: string };
   /** Third octet of the resource groups' hub (one group at a time: they share the controller's address plan). */
   readonly subnet: number;
   /** Host names whose pre-signed uploads the groups' hubs keep (besides the twin gateway's relay). */
@@ -62,11 +68,12 @@ export class AzureCloud implements ArmBackend {
     const tls = issueCertificates(options.workDir, [AZURE_HOSTS.arm, AZURE_HOSTS.entra]);
     this.caFile = tls.caFile;
     this.relayFiles = { certFile: tls.relayCertFile, keyFile: tls.relayKeyFile };
-    this.entra = new FakeEntra([options.principal], tls);
+    this.entra = new FakeEntra([options.principal, ...(options.faultPrincipal ? [options.faultPrincipal] : [])], tls);
     this.arm = new FakeArm({
       backend: this,
       tls,
       acceptToken: (token) => this.entra.issued.has(token),
+      refuseAuthorization: (method, path, authorization) => this.refusal(method, path, authorization),
       operationPolls: 1,
     });
     this.armSocket = join(options.workDir, 'arm.sock');
@@ -213,6 +220,20 @@ export class AzureCloud implements ArmBackend {
     this.requestsOfDeletedGroups.push(...(resourceGroup?.requestsAtDeletion ?? []));
     this.groups.delete(group);
     this.states.delete(group);
+  }
+
+  /** ARM's refusal of a request by the fault-only principal that its role assignments do not allow. */
+  private refusal(method: string, path: string, authorization: string | undefined): string | undefined {
+    const fault = this.options.faultPrincipal;
+    const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    if (!fault || !token || this.entra.issued.get(token) !== fault.clientId) return undefined;
+    // The long-running operations' status URLs belong to the request that started them.
+    if (/\/providers\/Microsoft\.Fake\/operations\//.test(path)) return undefined;
+    const group = /^\/subscriptions\/[^/]+\/resourcegroups\/([^/]+)/i.exec(path)?.[1];
+    const assignments = group ? (this.groups.get(decodeURIComponent(group))?.roleAssignments ?? []) : [];
+    const refused = faultPrincipalRefusal(fault, method, path, assignments);
+    if (refused) this.log(`[azure twin] ARM refused the fault principal: ${refused}`);
+    return refused;
   }
 
   /** Whatever is still running (every group deleted by then). */

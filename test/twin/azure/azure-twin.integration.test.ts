@@ -9,6 +9,7 @@
  */
 import { rmqbenchAsync } from '../../cloud/cli-child';
 import { TWIN_AZURE_PLAN_YAML } from '../twin-cli';
+import { TWIN_FAULT_PRINCIPAL } from './azure-twin';
 import { LAMBDA_PUBLIC_ADDRESS } from './function-network';
 import { azureTwinTestSetup, type ControllerTemplate } from './azure-twin-test-setup';
 
@@ -73,6 +74,17 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
       expect(repetition.loadGenerators!.map((generator) => typeof generator.cpuPercent)).toEqual(['number', 'number']);
     }
     expect(repetitions.some((repetition) => repetition.failover !== undefined)).toBe(true);
+    // The fault step ran as the fault-only principal, allowed by the run's own role assignment (arm-authorization.ts).
+    const clientOf = (authorization?: string) =>
+      twin.cloud.entra.issued.get(authorization?.replace(/^Bearer /, '') ?? '');
+    const faultCommands = twin.cloud.arm.requests.filter(
+      (request) => request.method === 'PUT' && /\/runCommands\/rmqbench-fault-/.test(request.path),
+    );
+    expect(faultCommands.length).toBeGreaterThan(0);
+    expect(new Set(faultCommands.map((request) => clientOf(request.authorization)))).toEqual(
+      new Set([TWIN_FAULT_PRINCIPAL.clientId]),
+    );
+    expect(log).not.toContain('ARM refused the fault principal');
     // Torn down: ARM holds no resource group, and no VM namespace is left.
     expect([...twin.cloud.arm.groups.keys()]).toEqual([]);
     expect(twin.cloud.groups.size).toBe(0);

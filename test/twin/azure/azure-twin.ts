@@ -2,8 +2,9 @@
  * The Azure twin: the AWS twin's controller (moto behind the IAM gateway, the definition in aws-local-stepfunctions,
  * each function's bundle in a process of its own) deployed with Azure on, as a user deploys it:
  * 1. the service principal's secret is created first (Secrets Manager JSON with tenantId, clientId, clientSecret,
- *    subscriptionId and the template's secret parameters, BenchmarkAzureProps.credentialsSecret), then
- *    examples/controller is synthesized with its ARN, the location and a template file as context;
+ *    subscriptionId and the template's secret parameters, BenchmarkAzureProps.credentialsSecret), and the fault-only
+ *    principal's (faultCredentialsSecret), then examples/controller is synthesized with their ARNs, the fault
+ *    principal's object id, the location and a template file as context;
  * 2. the functions reach Azure where they run (function-network.ts): ARM and Entra ID of azure-cloud.ts, the resource
  *    groups' public load balancers from the NAT gateway's Elastic IP (in the VPC) or Lambda's own address (outside);
  * 3. ARM deploys bicep/main.bicep, evaluated (bicep-evaluator.ts), into simulated VMs per resource group.
@@ -30,6 +31,16 @@ export const TWIN_PRINCIPAL = {
   clientSecret: 'twin-client-secret-value',
 };
 export const TWIN_SUBSCRIPTION = '00000000-0000-0000-0000-000000000052';
+/**
+ * The fault-only service principal (BenchmarkAzureProps.faultCredentialsSecret): no role of its own, Virtual Machine
+ * Contributor on each run's resource group from the deployment (arm-authorization.ts).
+ */
+export const TWIN_FAULT_PRINCIPAL = {
+  tenantId: TWIN_PRINCIPAL.tenantId,
+  clientId: '00000000-0000-0000-0000-0000000000f1',
+  clientSecret: 'twin-fault-client-secret-value',
+  objectId: '00000000-0000-0000-0000-0000000000f0',
+};
 
 export interface AzureTwinOptions {
   /** Synthesizes the controller app with this CDK context into a fresh folder; returns the folder. */
@@ -71,6 +82,7 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
     workDir,
     subscriptionId: TWIN_SUBSCRIPTION,
     principal: TWIN_PRINCIPAL,
+    faultPrincipal: TWIN_FAULT_PRINCIPAL,
     subnet: AZURE_TWIN_SUBNET,
     log,
   });
@@ -95,6 +107,13 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
         }),
       }),
     );
+    const { objectId, ...faultCredentials } = TWIN_FAULT_PRINCIPAL;
+    const fault = await secrets.send(
+      new CreateSecretCommand({
+        Name: 'rmqbench/azure-fault-principal',
+        SecretString: JSON.stringify({ ...faultCredentials, subscriptionId: TWIN_SUBSCRIPTION }),
+      }),
+    );
     secrets.destroy();
     const templateFile = join(workDir, 'main.json');
     writeFileSync(
@@ -112,6 +131,8 @@ export async function startAzureTwin(options: AzureTwinOptions): Promise<AzureTw
       azureCredentialsSecretArn: created.ARN!,
       azureLocation: 'westeurope',
       azureTemplateFile: templateFile,
+      azureFaultCredentialsSecretArn: fault.ARN!,
+      azureFaultPrincipalId: objectId,
     });
     options.changeAssembly?.(cdkOut);
     runOneClusterAtATime(cdkOut);

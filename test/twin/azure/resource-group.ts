@@ -19,6 +19,7 @@
  * data disk (a Kafka broker or NATS server) gets it at /dev/disk/azure/scsi1/lun0, the name Azure's udev rules give
  * LUN 0, and private layers over /etc, /opt and /var/lib, where its boot installs and mounts.
  */
+import type { RoleAssignment } from './arm-authorization';
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -127,6 +128,8 @@ export function derivedGuid(text: string): string {
 
 export class SimulatedResourceGroup {
   private hubValue?: SimulatedHub;
+  /** The deployment's role assignments (ARM authorizes the fault-only principal by them: arm-authorization.ts). */
+  roleAssignments: RoleAssignment[] = [];
   readonly vms: TwinVm[] = [];
   private deployment?: EvaluatedDeployment;
   private readonly privateIps = new Map<string, string>();
@@ -293,6 +296,7 @@ export class SimulatedResourceGroup {
         scope: assignment.scope ?? this.id,
       };
     });
+    this.roleAssignments = assignments;
     const secrets = Object.fromEntries(
       this.of('Microsoft.KeyVault/vaults/secrets').map((secret) => [
         secret.name.split('/').pop()!,
