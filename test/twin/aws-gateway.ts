@@ -614,6 +614,7 @@ export class AwsGateway {
           `<StackId>${escapeXml(stack.request.stackId)}</StackId><EventId>${randomUUID()}</EventId>` +
           `<LogicalResourceId>${escapeXml(event.logicalId)}</LogicalResourceId>` +
           `<ResourceType>${event.type}</ResourceType>` +
+          `${event.physicalId ? `<PhysicalResourceId>${escapeXml(event.physicalId)}</PhysicalResourceId>` : ''}` +
           `<ResourceStatus>${event.status}</ResourceStatus>` +
           `${event.reason ? `<ResourceStatusReason>${escapeXml(event.reason)}</ResourceStatusReason>` : ''}` +
           `<Timestamp>${event.at.toISOString()}</Timestamp>` +

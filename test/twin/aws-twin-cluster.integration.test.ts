@@ -143,6 +143,8 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
           .map((series) => series.node);
         expect(new Set(cpuNodes)).toEqual(new Set([...instanceIds, 'load-generator-lg-1', 'load-generator-lg-2']));
         expect(repetition.loadGenerators!.every((generator) => generator.cpuPercent !== undefined)).toBe(true);
+        // Broker metrics: the management API sampler's queue depths, from the load generator's raw output.
+        expect(repetition.metrics?.series.some((series) => series.metric === 'queueDepth')).toBe(true);
       }
       // The teardown's DeleteStack removed every instance, namespace and folder.
       expect(stack!.deleted).toBe(true);
@@ -227,6 +229,55 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     expect(stack!.deleted).toBe(true);
     expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
   });
+
+  test(
+    "the node role without GetSecretValue: the node's boot signals FAILURE and the run's error carries the last " +
+      'lines of its boot log, read back from CloudWatch Logs as CheckCluster',
+    async () => {
+      const assembly = changedClusterTemplates('no-node-secret', (template) => {
+        const [, policy] = Object.entries(template.Resources).find(
+          ([id, resource]) => /NodeRoleDefaultPolicy/.test(id) && resource.Type === 'AWS::IAM::Policy',
+        )!;
+        const document = policy.Properties!['PolicyDocument'] as { Statement: { Action: string | string[] }[] };
+        const kept = document.Statement.filter(
+          (statement) => ![statement.Action].flat().includes('secretsmanager:GetSecretValue'),
+        );
+        expect(kept.length).toBeLessThan(document.Statement.length);
+        document.Statement = kept;
+        // Only to end the run sooner: the boot's secret read waits 1 s between its 12 attempts instead of 10 s (it is
+        // refused every time without the grant).
+        const [, launchTemplate] = Object.entries(template.Resources).find(
+          ([, resource]) => resource.Type === 'AWS::EC2::LaunchTemplate',
+        )!;
+        const text = JSON.stringify(launchTemplate.Properties);
+        expect(text).toContain('sleep 10; done; return 1; }');
+        launchTemplate.Properties = JSON.parse(
+          text.replace('sleep 10; done; return 1; }', 'sleep 1; done; return 1; }'),
+        );
+      });
+      const { twin, code, stderr } = await runOnTwin(assembly, 45, { planYaml: ONE_NODE_PLAN_YAML });
+      expect(code).toBe(1);
+      const [stack] = [...twin.gateway.clusterStacks.values()];
+      const node = stack!.instances.find((instance) => !instance.logicalId)!;
+      // The node's own call was refused, and its boot log went to CloudWatch Logs as the node role.
+      const nodeDecisions = twin.gateway.decisions.filter((decision) =>
+        decision.principal.endsWith(`/${node.instanceId}`),
+      );
+      expect(nodeDecisions.filter((decision) => !decision.allowed).map((decision) => decision.action)).toContain(
+        'secretsmanager:GetSecretValue',
+      );
+      // The run's error: the group's failure and the boot log's tail, which CheckCluster's role read (GetLogEvents).
+      expect(stderr).toMatch(/CREATE_FAILED/);
+      expect(stderr).toContain(`last boot log lines of ${node.instanceId}/boot`);
+      expect(stderr).toMatch(/not authorized to perform: secretsmanager:GetSecretValue/);
+      expect(
+        twin.gateway.decisions.filter(
+          (decision) => decision.action === 'logs:GetLogEvents' && decision.principal.includes('CheckCluster'),
+        ),
+      ).toEqual([expect.objectContaining({ allowed: true })]);
+      expect(stack!.leftovers()).toEqual({ processes: [], hubNamespace: false, folder: false });
+    },
+  );
 
   test(
     "the smoke-test function's security group without its AMQP egress to the cluster subnets: " +

@@ -97,6 +97,8 @@ export interface ResourceEvent {
   readonly type: string;
   readonly status: ResourceStatus | 'DELETE_COMPLETE';
   readonly reason?: string;
+  /** The resource's physical id, once it has one (e.g. a log group's name). */
+  readonly physicalId?: string;
   readonly at: Date;
 }
 
@@ -301,8 +303,21 @@ export class ClusterStack {
     return outputs;
   }
 
-  private event(logicalId: string, type: string, status: ResourceEvent['status'], reason?: string): void {
-    this.events.push({ logicalId, type, status, ...(reason ? { reason } : {}), at: new Date() });
+  private event(
+    logicalId: string,
+    type: string,
+    status: ResourceEvent['status'],
+    reason?: string,
+    physicalId?: string,
+  ): void {
+    this.events.push({
+      logicalId,
+      type,
+      status,
+      ...(reason ? { reason } : {}),
+      ...(physicalId ? { physicalId } : {}),
+      at: new Date(),
+    });
     this.options.log?.(`[twin] stack ${this.request.stackName}: ${logicalId} ${status}${reason ? `: ${reason}` : ''}`);
   }
 
@@ -318,6 +333,13 @@ export class ClusterStack {
     });
     for (const logicalId of Object.keys(template.Resources)) this.physical.set(logicalId, this.namesOf(logicalId));
     await this.createInMoto();
+    // The log groups are created first (the instances' boot logs go there) and carry their names as physical ids, as
+    // DescribeStackEvents shows them (the launch check finds the boot log group by them:
+    // lambdas/shared/aws-cluster.ts).
+    for (const [logicalId] of Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Logs::LogGroup')) {
+      this.event(logicalId, 'AWS::Logs::LogGroup', 'CREATE_IN_PROGRESS');
+      this.event(logicalId, 'AWS::Logs::LogGroup', 'CREATE_COMPLETE', undefined, this.physical.get(logicalId)!.ref);
+    }
     await this.readVpcCidrs();
     this.rules = securityGroupRules(template, this.evaluator).map((rule) => this.mapRuleCidr(rule));
     // A resource whose Condition is false is not created (CloudFormation User Guide, "Conditions syntax": "resources
@@ -956,9 +978,17 @@ export class ClusterStack {
         .filter((line) => / cloudformation SignalResource /.test(line) && addresses.has(line.split(' ')[0]!));
     let firstDrop: number | undefined;
     let endedAt: number | undefined;
+    let announced = 0;
     const blockedBootSeconds = this.options.blockedBootSeconds ?? BLOCKED_BOOT_SECONDS;
     for (;;) {
       const received = signals();
+      // Each signal is an event of the resource, in CloudFormation's words ("Received SUCCESS signal with UniqueId
+      // i-0123...", the reason lambdas/shared/aws-cluster.ts reads the failed boots from).
+      for (const line of received.slice(announced)) {
+        const [, , , uniqueId, status] = line.split(' ');
+        this.event(logicalId, type, 'CREATE_IN_PROGRESS', `Received ${status} signal with UniqueId ${uniqueId}`);
+      }
+      announced = received.length;
       const failures = received.filter((line) => line.endsWith(' FAILURE')).length;
       const successes = received.filter((line) => line.endsWith(' SUCCESS')).length;
       if (successes >= count) return this.event(logicalId, type, 'CREATE_COMPLETE');

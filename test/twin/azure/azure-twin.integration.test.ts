@@ -72,6 +72,8 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
       ]);
       // Each generator's CPU from the minutes that overlap its measured seconds.
       expect(repetition.loadGenerators!.map((generator) => typeof generator.cpuPercent)).toEqual(['number', 'number']);
+      // Broker metrics: the management API sampler's queue depths, from the load generator's raw output.
+      expect(repetition.metrics!.series.some((series) => series.metric === 'queueDepth')).toBe(true);
     }
     expect(repetitions.some((repetition) => repetition.failover !== undefined)).toBe(true);
     // The fault step ran as the fault-only principal, allowed by the run's own role assignment (arm-authorization.ts).
