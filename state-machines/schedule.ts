@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PlanValidationError } from '../core/plan/errors';
 import { pathOnTarget, planOnTarget, regionMismatch } from '../core/plan/plan-target';
 import { defaultPriceCatalog } from '../core/cost/cost-catalog';
@@ -82,12 +83,25 @@ export function rawKeyFor(scenarioId: string, repetition: number): string {
 }
 
 /**
- * A name CloudFormation and Azure both accept: letters, digits and dashes, starting with a letter, at most 128
- * characters.
+ * The longest cluster id: an Azure resource group name has 1 to 90 characters
+ * (https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules, Microsoft.Resources
+ * "resourcegroups": 1-90), a CloudFormation stack name up to 128.
+ */
+export const MAX_CLUSTER_ID_LENGTH = 90;
+
+/**
+ * A name CloudFormation and Azure both accept: letters, digits and dashes, starting with a letter, at most
+ * MAX_CLUSTER_ID_LENGTH characters. A run id too long for it is cut and ends with 8 hex digits of its SHA-256, so that
+ * two long run ids that differ only past the cut still name different clusters.
  */
 export function clusterIdFor(runId: string, index: number): string {
   const safe = runId.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^[^A-Za-z]+/, '');
-  return `rmqbench-${safe}`.slice(0, 118).replace(/-+$/, '') + `-c${index + 1}`;
+  const suffix = `-c${index + 1}`;
+  const whole = `rmqbench-${safe}`.replace(/-+$/, '');
+  if (whole.length + suffix.length <= MAX_CLUSTER_ID_LENGTH) return whole + suffix;
+  const digest = createHash('sha256').update(runId).digest('hex').slice(0, 8);
+  const kept = whole.slice(0, MAX_CLUSTER_ID_LENGTH - suffix.length - digest.length - 1).replace(/-+$/, '');
+  return `${kept}-${digest}${suffix}`;
 }
 
 /** A run id for an execution started without one (e.g. by the scheduler): the plan name and the execution name. */

@@ -103,6 +103,31 @@ export function nodeOf(metric: ListedMetric, loadGenerators: readonly string[] =
   return undefined;
 }
 
+/**
+ * The CPU and memory metrics each known instance's agent publishes, with their exact dimensions (the agent
+ * configuration of cdk/user-data/cloudwatch-agent.ts: InstanceId, ClusterId and Role; cpu-total for the cpu plugin's
+ * `totalcpu`): read directly by GetMetricData, because ListMetrics shows a new metric up to 15 minutes after its first
+ * point ("After you create a metric, allow up to 15 minutes for the metric to appear. To see metric statistics sooner,
+ * use GetMetricData", https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_ListMetrics.html), and every
+ * cluster stack's metrics are new. An instance whose role is not known (a Kafka broker or NATS server: no component
+ * tag) is asked under each broker role; a role it does not have only returns no points. Disk and network metrics carry
+ * device names only ListMetrics knows.
+ */
+export function expectedAgentMetrics(
+  clusterId: string,
+  instances: readonly { readonly instanceId: string; readonly role?: string }[],
+): ListedMetric[] {
+  return instances.flatMap(({ instanceId, role }) =>
+    (role ? [role] : BROKER_NODE_ROLES.filter((one) => one !== NODE_ROLE)).flatMap((one) => {
+      const dimensions = { [INSTANCE_DIMENSION]: instanceId, [CLUSTER_DIMENSION]: clusterId, [ROLE_DIMENSION]: one };
+      return [
+        { name: 'cpu_usage_active', dimensions: { ...dimensions, cpu: 'cpu-total' } },
+        { name: 'mem_used', dimensions },
+      ];
+    }),
+  );
+}
+
 /** One GetMetricData result: the listed metric it was asked for and the values per period start. */
 export interface FetchedSeries {
   readonly metric: ListedMetric;
@@ -138,6 +163,8 @@ export function hostMetricsFromCloudWatch(
     });
   }
   const series: MetricSeries[] = [...sums.values()]
+    // A metric asked for directly that has no point in the window (a role the instance does not have) is no series.
+    .filter(({ byTime }) => byTime.size > 0)
     .map(({ node, metric, byTime }) => ({
       node,
       metric,

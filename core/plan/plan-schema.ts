@@ -74,7 +74,7 @@ export const regionSchema = z
 
 export const clusterSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'expected lower-case letters, digits and dashes (at most 41)'),
-  /** The broker the cluster runs: RabbitMQ, Kafka in KRaft mode, or NATS JetStream (local target only so far). */
+  /** The broker the cluster runs: RabbitMQ, Kafka in KRaft mode, or NATS JetStream (every target). */
   broker: brokerSchema.default('rabbitmq'),
   /** Number of RabbitMQ nodes (Kafka brokers, nats-server nodes). */
   nodes: positiveInt(7),

@@ -11,6 +11,7 @@ import {
   CLOUDWATCH_NAMESPACE,
   CLUSTER_DIMENSION,
   countsTowardHostMetric,
+  expectedAgentMetrics,
   hostMetricsFromCloudWatch,
   nodeOf,
   type FetchedSeries,
@@ -36,32 +37,40 @@ const MAX_PAGES = 50;
  * RecentlyActive PT3H), GetMetricData reads each at the agent's 1 s period over the repetition's window (a period of 1
  * is allowed for high-resolution metrics less than 3 hours old; API_GetMetricData.html, "Period" of MetricStat), and
  * core/metrics/cloudwatch-host-metrics.ts maps them to the metrics model (`loadGenerators`: the stack's load generator
- * instance ids, in generator order). Throws when there is nothing to read, with why.
+ * instance ids, in generator order). The CPU and memory of `instances` (the stack's instances, with the agent's Role
+ * where known) are read by name too, as ListMetrics may not list them yet. Throws when there is nothing to read, with
+ * why.
  */
 export async function cloudWatchHostMetrics(
   cloudwatch: CloudWatchClient,
   clusterId: string,
   window: { startedAt: string; finishedAt: string },
   loadGenerators: readonly string[] = [],
+  instances: readonly { readonly instanceId: string; readonly role?: string }[] = [],
 ): Promise<RepetitionMetrics> {
   const startedAt = new Date(window.startedAt);
   const finishedAt = new Date(window.finishedAt);
   if (!(finishedAt.getTime() > startedAt.getTime()))
     throw new Error(`the repetition's window ${window.startedAt} .. ${window.finishedAt} is empty`);
-  const listed = (await listClusterMetrics(cloudwatch, clusterId)).filter(
-    (metric) => nodeOf(metric) !== undefined && countsTowardHostMetric(metric),
+  // What ListMetrics lists, and the CPU and memory of every known instance asked for by name: a new metric is listed
+  // up to 15 minutes late (expectedAgentMetrics), and every cluster stack's metrics are new.
+  const byKey = new Map<string, ListedMetric>();
+  for (const metric of [
+    ...(await listClusterMetrics(cloudwatch, clusterId)),
+    ...expectedAgentMetrics(clusterId, instances),
+  ])
+    byKey.set(`${metric.name}|${JSON.stringify(Object.entries(metric.dimensions).sort())}`, metric);
+  const wanted = [...byKey.values()].filter((metric) => nodeOf(metric) !== undefined && countsTowardHostMetric(metric));
+  const noMetrics = new Error(
+    `CloudWatch has no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} in the repetition's ` +
+      'window (did the CloudWatch agent start? see the boot log)',
   );
-  if (listed.length === 0) {
-    // ListMetrics shows a new metric up to 15 minutes after its first data point (API_ListMetrics.html), and the agent
-    // starts at boot, so this is a cluster whose agent did not run (or a very fast first repetition).
-    throw new Error(
-      `CloudWatch lists no ${CLOUDWATCH_NAMESPACE} metrics with ${CLUSTER_DIMENSION}=${clusterId} ` +
-        `(did the CloudWatch agent start? see the boot log; a new metric can take up to 15 minutes to be listed)`,
-    );
-  }
-  const fetched = await readMetrics(cloudwatch, listed, startedAt, finishedAt);
+  if (wanted.length === 0) throw noMetrics;
+  const fetched = await readMetrics(cloudwatch, wanted, startedAt, finishedAt);
   // Several load generators: each instance's series under its generator's node (core/metrics/host-metrics.ts).
-  return hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS, loadGenerators);
+  const metrics = hostMetricsFromCloudWatch(fetched, startedAt, AGENT_INTERVAL_SECONDS, loadGenerators);
+  if (metrics.series.length === 0) throw noMetrics;
+  return metrics;
 }
 
 async function listClusterMetrics(cloudwatch: CloudWatchClient, clusterId: string): Promise<ListedMetric[]> {

@@ -6,6 +6,7 @@ import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { loadGeneratorInstanceIds } from '../shared/aws-stack-outputs';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
+import { LOAD_GENERATOR_ROLE, NODE_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
 import {
   checkSettledInStore,
   ingestFromS3,
@@ -51,7 +52,8 @@ function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
   if (event.target === 'aws' && clusterId) {
     // The stack's load generators in generator order (its InstanceIds output), each a metrics node of its own.
     const loadGenerators = loadGeneratorInstanceIds(event.readiness?.outputs ?? {});
-    return (window) => cloudWatchHostMetrics(cloudwatch, clusterId, window, loadGenerators);
+    return async (window) =>
+      cloudWatchHostMetrics(cloudwatch, clusterId, window, loadGenerators, await agentInstances(clusterId));
   }
   if (event.target === 'azure') {
     const outputs = event.readiness?.outputs ?? {};
@@ -63,6 +65,26 @@ function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
       );
   }
   return undefined;
+}
+
+/**
+ * The cluster stack's instances with the Role their CloudWatch agent reports (from the rmqbench:component tag; none
+ * for a Kafka broker or NATS server), so that their CPU and memory are read even before ListMetrics lists them. A
+ * failed listing leaves ListMetrics alone to find them.
+ */
+async function agentInstances(clusterId: string): Promise<{ instanceId: string; role?: string }[]> {
+  const roles: Record<string, string> = { 'load-generator': LOAD_GENERATOR_ROLE, 'rabbitmq-node': NODE_ROLE };
+  try {
+    const instances = await (
+      await awsNodes()
+    ).clusterStackInstances(new (await import('@aws-sdk/client-ec2')).EC2Client({}), clusterId);
+    return instances.map(({ instanceId, component }) => {
+      const role = component === undefined ? undefined : roles[component];
+      return role === undefined ? { instanceId } : { instanceId, role };
+    });
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -45,3 +45,37 @@ export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<C
     .sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip))
     .map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
 }
+
+/** An instance of a cluster stack and the role its CloudWatch agent reports, when its tags say it. */
+export interface StackInstance {
+  readonly instanceId: string;
+  /** `load-generator` or `rabbitmq-node` (rmqbench:component); undefined for a Kafka broker or NATS server. */
+  readonly component?: string;
+}
+
+/**
+ * Every running instance of the cluster stack (nodes, brokers, load generators), by the aws:cloudformation:stack-name
+ * tag CloudFormation puts on them, with their rmqbench:component tag where they have one.
+ */
+export async function clusterStackInstances(ec2: EC2Client, clusterId: string): Promise<StackInstance[]> {
+  const found: StackInstance[] = [];
+  let token: string | undefined;
+  do {
+    const page = await ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
+          { Name: 'instance-state-name', Values: ['running'] },
+        ],
+        NextToken: token,
+      }),
+    );
+    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
+      if (!instance.InstanceId) continue;
+      const component = instance.Tags?.find((tag) => tag.Key === 'rmqbench:component')?.Value;
+      found.push({ instanceId: instance.InstanceId, ...(component ? { component } : {}) });
+    }
+    token = page.NextToken;
+  } while (token);
+  return found;
+}

@@ -185,6 +185,40 @@ export async function launchResourceGroup(
   };
 }
 
+/** An ARM error with its nested details (ErrorResponse of the deployments API). */
+export interface ArmErrorDetail {
+  readonly code?: string;
+  readonly message?: string;
+  readonly details?: readonly ArmErrorDetail[];
+}
+
+/** The characters of a failed deployment's error kept in the run's error. */
+const DEPLOYMENT_ERROR_LIMIT = 2_000;
+
+/**
+ * A failed deployment's error as text, the most specific causes first: ARM's top-level error of a deployment whose
+ * resource failed is the generic DeploymentFailed "At least one resource deployment operation failed. Please list
+ * deployment operations for details", and the cause is in its `details`, nested per module deployment and resource
+ * (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/find-error-code, "Deployment errors"). The
+ * group is deleted at teardown with its deployment operations, so the run's error must carry them. Each distinct
+ * `code: message` once, deepest first, cut at DEPLOYMENT_ERROR_LIMIT characters.
+ */
+export function deploymentErrorText(error: ArmErrorDetail | undefined): string {
+  const found: { depth: number; text: string }[] = [];
+  const visit = (detail: ArmErrorDetail, depth: number) => {
+    const text = [detail.code, detail.message].filter(Boolean).join(': ');
+    if (text && !found.some((one) => one.text === text)) found.push({ depth, text });
+    if (depth < 10) for (const inner of detail.details ?? []) visit(inner, depth + 1);
+  };
+  if (error) visit(error, 0);
+  const joined = found
+    .sort((a, b) => b.depth - a.depth)
+    .map((one) => one.text)
+    .join(' | ');
+  if (!joined) return 'no reason given';
+  return joined.length > DEPLOYMENT_ERROR_LIMIT ? `${joined.slice(0, DEPLOYMENT_ERROR_LIMIT)}…` : joined;
+}
+
 /**
  * Ready once the deployment Succeeded (outputs flattened to strings); Failed / Canceled, or a passed deadline, is an
  * error that leads to teardown.
@@ -205,7 +239,7 @@ export async function checkDeployment(
   const properties = (deployment.properties ?? {}) as {
     provisioningState?: string;
     outputs?: Record<string, { value?: unknown }>;
-    error?: { message?: string };
+    error?: ArmErrorDetail;
   };
   const status = properties.provisioningState ?? 'Unknown';
   if (status === 'Succeeded') {
@@ -220,7 +254,7 @@ export async function checkDeployment(
   if (['Failed', 'Canceled'].includes(status))
     throw new Error(
       `deployment ${DEPLOYMENT_NAME} in resource group ${launch.clusterId} is ${status}: ` +
-        `${properties.error?.message ?? 'no reason given'}`,
+        deploymentErrorText(properties.error),
     );
   if (now.getTime() > Date.parse(launch.readyBy))
     throw new Error(

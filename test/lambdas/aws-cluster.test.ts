@@ -117,6 +117,20 @@ describe('AWS cluster logic', () => {
     },
   );
 
+  test('a cluster id fits an Azure resource group name (at most 90) and stays unique past the cut', () => {
+    // The longest run id the CLI makes: a 61-character plan name and its 21-character time and suffix.
+    const plan = `p${'l'.repeat(60)}`;
+    const [a, b] = [`${plan}-20261127T101500Z-3f2a`, `${plan}-20261127T101500Z-3f2b`];
+    for (const index of [0, 9, 39]) {
+      expect(clusterIdFor(a, index).length).toBeLessThanOrEqual(90);
+      expect(clusterIdFor(a, index)).toMatch(/^rmqbench-[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]-c\d+$/);
+    }
+    expect(clusterIdFor(a, 0)).not.toBe(clusterIdFor(b, 0));
+    expect(clusterIdFor(a, 0)).toBe(clusterIdFor(a, 0));
+    // A short run id is kept whole, as before.
+    expect(clusterIdFor('quickstart-20261127T101500Z-3f2a', 1)).toBe('rmqbench-quickstart-20261127T101500Z-3f2a-c2');
+  });
+
   test(
     "the plan cluster's instanceType becomes the InstanceType " + "parameter (none given: the template's default)",
     async () => {

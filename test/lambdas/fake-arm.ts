@@ -421,7 +421,7 @@ export class FakeArm {
             name: match[2],
             properties: {
               provisioningState: 'Failed',
-              error: { code: 'DeploymentFailed', message: template.variables.fail },
+              error: failedDeploymentError(template.variables.fail),
             },
           });
         }
@@ -713,4 +713,28 @@ export class FakeArm {
     if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment);
     return { executionState: 'Succeeded', exitCode: 0, output: `ran: ${script}`, error: '' };
   }
+}
+
+/**
+ * ARM's error of a deployment whose resource failed: the generic DeploymentFailed at the top, the resource's failure
+ * and its cause (`CODE: message`, as the template's `fail` variable gives it) in nested details
+ * (https://learn.microsoft.com/azure/azure-resource-manager/troubleshooting/find-error-code).
+ */
+function failedDeploymentError(cause: string) {
+  const [, code, message] = /^(\w+): (.*)$/s.exec(cause) ?? [undefined, 'ResourceDeploymentFailure', cause];
+  return {
+    code: 'DeploymentFailed',
+    message:
+      'At least one resource deployment operation failed. Please list deployment operations for details. ' +
+      'Please see https://aka.ms/arm-deployment-operations for usage details.',
+    details: [
+      {
+        code: 'ResourceDeploymentFailure',
+        message:
+          'The resource write operation failed to complete successfully, because it reached terminal provisioning ' +
+          "state 'Failed'.",
+        details: [{ code, message }],
+      },
+    ],
+  };
 }

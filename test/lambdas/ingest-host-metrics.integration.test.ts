@@ -185,7 +185,7 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         finishedAt: FINISH.toISOString(),
       }),
     ).rejects.toThrow(
-      /CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1 \(did the CloudWatch agent start\?/,
+      /CloudWatch has no rmqbench metrics with ClusterId=rmqbench-run-9-c1 in the repetition.s window \(did the/,
     );
   });
 
@@ -303,7 +303,7 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
       const repetition = (await store.getRun('run-9'))?.repetitions[0];
       expect(repetition?.status).toBe('SUCCEEDED');
       expect(repetition?.metricsError).toMatch(
-        /^metrics unavailable: CloudWatch lists no rmqbench metrics with ClusterId=rmqbench-run-9-c1/,
+        /^metrics unavailable: CloudWatch has no rmqbench metrics with ClusterId=rmqbench-run-9-c1/,
       );
       expect(await store.getMetrics('run-9', item.scenarioId, 1)).toBeUndefined();
     });
@@ -346,7 +346,7 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         const three = (await store.getRun('run-3'))?.repetitions[0];
         expect([three?.status, three?.metricsError]).toEqual([
           'SUCCEEDED',
-          expect.stringMatching(/^metrics unavailable: CloudWatch lists no rmqbench metrics/),
+          expect.stringMatching(/^metrics unavailable: CloudWatch has no rmqbench metrics/),
         ]);
 
         await ingestFromS3(s3, 'raw', store, 'run-4', item, (window) =>

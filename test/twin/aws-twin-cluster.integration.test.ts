@@ -21,8 +21,8 @@ workloads:
 `;
 
 /**
- * Removes the statements granting secretsmanager:GetSecretValue from the IAM policy whose logical id matches `policyId`;
- * returns how many it removed.
+ * Removes the statements granting secretsmanager:GetSecretValue from the IAM policy whose logical id matches
+ * `policyId`; returns how many it removed.
  */
 function withoutSecretReads(template: ClusterTemplate, policyId: RegExp): number {
   const [, policy] = Object.entries(template.Resources).find(
