@@ -73,6 +73,8 @@ rm -rf "$work"
 disk=''
 for _ in $(seq 1 60); do disk="$(data_disk)" && break; sleep 2; done
 [ -n "$disk" ] || { echo "rmqbench-nats-setup: the data disk (LUN 0) did not appear" >&2; exit 1; }
+# mkfs.xfs (xfsprogs) named rather than assumed to be in the image, as the Kafka setup does.
+command -v mkfs.xfs >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q xfsprogs; }
 blkid "$disk" >/dev/null || mkfs.xfs -q "$disk"
 mkdir -p "$data_mount"
 grep -q " $data_mount " /etc/fstab || echo "$(readlink -f "$disk") $data_mount xfs defaults,nofail 0 2" >>/etc/fstab

@@ -72,7 +72,11 @@ export async function checkRepetition(
   now = new Date(),
 ) {
   const generators = event.started.generators ?? [event.started];
-  const states = await Promise.all(generators.map((generator) => perfTestState(ssm, generator, now)));
+  // Each generator's command counts from the repetition's start (several: the shared start), so that a command not
+  // visible yet gets the same grace as one generator's.
+  const states = await Promise.all(
+    generators.map((generator) => perfTestState(ssm, { ...generator, startedAt: event.started.startedAt }, now)),
+  );
   const running = states.find((state) => !state.done);
   if (running) return notDone(event, running.status, now);
   const failures = states.flatMap((state, index) => {

@@ -171,6 +171,28 @@ describe('GetCommandInvocation right after SendCommand', () => {
     });
   });
 
+  test('several load generators: each command not visible yet keeps polling within the grace', async () => {
+    ssmMock.on(GetCommandInvocationCommand).rejects(notYet());
+    const generator = (index: number) => ({ commandId: `cmd-${index}`, instanceId: `i-0lg${index}`, perfTestArgs: [] });
+    const event = {
+      runId: 'run-1',
+      plan: {},
+      item: { scenarioId: 's', repetition: 1 } as never,
+      started: {
+        ...started,
+        doneBy: '2025-01-01T01:00:00Z',
+        perfTestArgs: [],
+        generators: [generator(0), generator(1)],
+      },
+    };
+    await expect(checkRepetition(ssm, {} as never, 'raw', event, new Date(NOW.getTime() + 10_000))).resolves.toEqual({
+      done: false,
+    });
+    await expect(checkRepetition(ssm, {} as never, 'raw', event, new Date(NOW.getTime() + 121_000))).rejects.toThrow(
+      /the SSM command cmd-0 has no invocation on the load generator i-0lg0 121 s after SendCommand/,
+    );
+  });
+
   test('past the bound, InvocationDoesNotExist fails with the cause', async () => {
     ssmMock.on(GetCommandInvocationCommand).rejects(notYet());
     await expect(perfTestState(ssm, started, new Date(NOW.getTime() + 121_000))).rejects.toThrow(
