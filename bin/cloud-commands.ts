@@ -2,6 +2,8 @@ import type { PriceCatalog } from '../core/cost/cost-catalog';
 import type { Plan } from '../core/plan/plan';
 import { regionMismatch } from '../core/plan/plan-target';
 import { newRunId } from '../local/run-plan';
+import { DEFAULT_CLUSTER_CONCURRENCY } from '../core/cost/estimate';
+import { checkVcpuQuota } from './vcpu-quota-check';
 import {
   awsClients,
   cloudStore,
@@ -25,6 +27,8 @@ export interface CloudCommandOptions extends ControllerSelection {
   readonly region?: string;
   readonly detach?: boolean;
   readonly pollSeconds?: number;
+  /** aws: start without comparing the plan's vCPUs with the account's On-Demand quota. */
+  readonly skipQuotaCheck?: boolean;
 }
 
 /** A failure before anything was started (no controller, over budget): exit 1 with this message. */
@@ -67,6 +71,7 @@ export async function runInCloud(
   const budget = checkBudget(plan, options.target, options.catalog, options.maxCost, region);
   process.stderr.write(budget.stdout);
   if (budget.exitCode !== 0) throw new CloudCommandError(`${budget.error ?? 'over budget'}; nothing was started`);
+  if (options.target === 'aws' && region && !options.skipQuotaCheck) await refuseOverQuota(plan, region);
   const controller = await lookup(() => resolveController(clients.cfn, options, { stateMachine: true }));
   const runId = options.runId ?? newRunId(plan.name);
   const { executionArn, schedule } = await startCloudRun(
@@ -99,6 +104,27 @@ export async function runInCloud(
       options.target,
     ),
   );
+}
+
+/**
+ * The account's On-Demand vCPU quota in the controller's region, before anything starts (bin/vcpu-quota-check.ts):
+ * a run that would exceed it is refused with what to do; an unchecked quota is only noted.
+ */
+async function refuseOverQuota(plan: Plan, region: string): Promise<void> {
+  const [{ EC2Client }, { ServiceQuotasClient }] = await Promise.all([
+    import('@aws-sdk/client-ec2'),
+    import('@aws-sdk/client-service-quotas'),
+  ]);
+  const ec2 = new EC2Client({ region });
+  const quotas = new ServiceQuotasClient({ region });
+  try {
+    const outcome = await checkVcpuQuota(plan, region, { ec2, quotas }, DEFAULT_CLUSTER_CONCURRENCY);
+    if (outcome.note) process.stderr.write(`${outcome.note}\n`);
+    if (outcome.problem) throw new CloudCommandError(`${outcome.problem}; nothing was started`);
+  } finally {
+    ec2.destroy();
+    quotas.destroy();
+  }
 }
 
 /** `rmqbench watch <runId>`: follows a run started earlier (by `run --detach`, the console or a schedule). */

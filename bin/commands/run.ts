@@ -21,6 +21,7 @@ interface RunOptions extends StoreOptions, Omit<ControllerOptions, 'table'> {
   readonly failAt?: string;
   readonly maxCost?: string;
   readonly runId?: string;
+  readonly skipQuotaCheck?: boolean;
 }
 
 export function runCli(): Command {
@@ -39,7 +40,8 @@ export function runCli(): Command {
     .option('--fail-at <state[:n]>', 'local: make that workflow state fail (on its Nth entry)')
     .option('--max-cost <usd>', "cloud: refuse to start above this estimate (also the plan's maxCostUsd)")
     .option('--run-id <id>', 'cloud: the run id and execution name (default <plan>-<UTC stamp>-<hex>)')
-    .option('--detach', 'cloud: print the run id and execution ARN and return');
+    .option('--detach', 'cloud: print the run id and execution ARN and return')
+    .option('--skip-quota-check', "aws: start without comparing the plan's vCPUs with the account's On-Demand quota");
   withControllerOptions(withLocalStoreOptions(command)).addOption(jsonOption());
   return onRun<RunOptions>(command, async ([reference], options, self) => {
     if (options.target === 'aws' || options.target === 'azure') return runOnCloud(String(reference), options, self);
@@ -59,6 +61,7 @@ function runOnCloud(reference: string, options: RunOptions, command: Command): P
       catalog: loadEffectiveCatalog(userCatalogPath(dataDir())).catalog,
       ...(options.maxCost === undefined ? {} : { maxCost: options.maxCost }),
       ...(options.runId === undefined ? {} : { runId: options.runId }),
+      ...(options.skipQuotaCheck ? { skipQuotaCheck: true } : {}),
     }),
   );
 }

@@ -84,6 +84,11 @@ export interface GatewayOptions {
   /** ClusterStackOptions.blockedBootSeconds of every cluster stack. */
   readonly blockedBootSeconds?: number;
   /**
+   * The account's applied quota of On-Demand Standard vCPUs (Service Quotas ec2 L-1216C47A), which moto does not
+   * serve. @default 1152
+   */
+  readonly standardVcpuQuota?: number;
+  /**
    * The rules of the deployed stack's security groups `groupIds` (a VPC-attached function's), in their template's
    * terms.
    */
@@ -420,6 +425,26 @@ export class AwsGateway {
     if (described?.service === 'ssm' && described.operation === 'DescribeInstanceInformation') {
       const simulated = await this.simulatedInstanceInformation(described);
       if (simulated) return this.sendJson(res, 200, { InstanceInformationList: simulated });
+    }
+    // Service Quotas: moto 5.2.5 serves VPC quotas only (moto/servicequotas/models.py); the twin answers the EC2
+    // On-Demand Standard vCPU quota the CLI reads before a run (bin/vcpu-quota-check.ts) in GetServiceQuota's shape.
+    if (
+      described?.service === 'servicequotas' &&
+      described.operation === 'GetServiceQuota' &&
+      described.params['ServiceCode'] === 'ec2' &&
+      described.params['QuotaCode'] === 'L-1216C47A'
+    ) {
+      return this.sendJson(res, 200, {
+        Quota: {
+          ServiceCode: 'ec2',
+          QuotaCode: 'L-1216C47A',
+          QuotaName: 'Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances',
+          Value: this.options.standardVcpuQuota ?? 1152,
+          Unit: 'None',
+          Adjustable: true,
+          GlobalQuota: false,
+        },
+      });
     }
     // The functions' CloudWatch client speaks JSON 1.0, which moto does not serve (cloudwatch-json.ts).
     if (described?.service === 'monitoring' && described.protocol === 'json') {

@@ -66,6 +66,11 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
         ]),
       );
       expect(stderr).toMatch(/may create every resource of rmqbench-\S+, but does not provision cluster stacks yet/);
+      // Before it started: the plan's vCPUs (3 × m5.xlarge and a c5n.4xlarge load generator) against the quota.
+      expect(stderr).toContain(
+        "vCPU quota: the run holds up to 28 vCPUs of On-Demand Standard instances at once, of this account's 1152 in " +
+          'us-east-1',
+      );
       expect(log).toContain('[twin]');
       // The run is in the twin's DynamoDB, as `rmqbench runs --store aws` shows it.
       // (A child that does not block this process: the gateway answering it runs here.)
@@ -76,6 +81,17 @@ describe('the AWS twin runs rmqbench run --target aws on the synthesized example
       );
     },
   );
+
+  test("an account whose On-Demand vCPU quota is below the plan's: refused before anything starts", async () => {
+    const { twin, code, stderr } = await runOnTwin(cdkOut, { standardVcpuQuota: 16 });
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      "the run holds up to 28 vCPUs of On-Demand Standard instances at once in us-east-1, above this account's " +
+        'quota of 16 ',
+    );
+    expect(stderr).toMatch(/--skip-quota-check starts it anyway; nothing was started/);
+    expect(twin.gateway.executions.executions.size).toBe(0);
+  });
 
   test(
     "CloudFormation's service role without iam:PassRole: the cluster stack rolls back at " +

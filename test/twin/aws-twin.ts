@@ -84,6 +84,8 @@ export interface AwsTwinOptions {
   readonly clusterSubnets?: number;
   /** GatewayOptions.blockedBootSeconds. */
   readonly blockedBootSeconds?: number;
+  /** GatewayOptions.standardVcpuQuota. */
+  readonly standardVcpuQuota?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -135,6 +137,7 @@ export async function startAwsTwin(options: AwsTwinOptions): Promise<AwsTwin> {
     ...(placeFunction ? { placeFunction: async (config) => placeFunction(config, context!) } : {}),
     ...(options.clusterSubnets === undefined ? {} : { clusterSubnets: options.clusterSubnets }),
     ...(options.blockedBootSeconds === undefined ? {} : { blockedBootSeconds: options.blockedBootSeconds }),
+    ...(options.standardVcpuQuota === undefined ? {} : { standardVcpuQuota: options.standardVcpuQuota }),
   });
   const stop = async () => {
     await gateway.stop();

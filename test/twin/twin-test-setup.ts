@@ -46,7 +46,7 @@ export interface TwinTestSetup {
   /** `rmqbench run <acceptance plan, or planYaml> --target aws` against a twin of `assembly`. */
   runOnTwin(
     assembly: string,
-    options?: { clusterSubnets?: number; blockedBootSeconds?: number; planYaml?: string },
+    options?: { clusterSubnets?: number; blockedBootSeconds?: number; planYaml?: string; standardVcpuQuota?: number },
   ): Promise<TwinRun>;
 }
 
