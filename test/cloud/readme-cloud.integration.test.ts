@@ -53,7 +53,7 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
       expect(cdk.map((command) => command.split(' ')[2])).toEqual(['bootstrap', 'deploy', 'destroy']);
       expect(commands[0]).toBe('npm ci && npm run build'); // npm test's setup has done it: the CLI below is that build
       expect(commands[1]).toBe('cd examples/controller');
-      const rmqbench = commands.filter((command) => command.startsWith('node ../../dist/bin/rmqbench.js '));
+      const rmqbench = commands.filter((command) => command.startsWith('npx rmqbench '));
       expect(rmqbench.length).toBeGreaterThanOrEqual(3);
       expect(commands).toHaveLength(2 + cdk.length + rmqbench.length);
 
@@ -64,12 +64,15 @@ describe('README "Benchmark in the cloud", followed against moto as far as an em
       const plan = join(mkdtempSync(join(tmpdir(), 'rmqbench-readme-')), 'my-plan.yaml');
       writeFileSync(plan, CLOUD_PLAN_YAML);
       const env = cliEnv(moto);
-      // The path the README gives, from examples/controller, is the built CLI these tests run.
-      expect(resolve(CONTROLLER_DIR, '../../dist/bin/rmqbench.js')).toBe(CLI);
+      // `npx rmqbench` from examples/controller runs the package's bin, the built CLI these tests run.
+      const { bin } = JSON.parse(readFileSync(resolve(CONTROLLER_DIR, '../../package.json'), 'utf8')) as {
+        bin: Record<string, string>;
+      };
+      expect(resolve(CONTROLLER_DIR, '../..', bin['rmqbench']!)).toBe(CLI);
 
       for (const command of rmqbench) {
         const args = command
-          .replace('node ../../dist/bin/rmqbench.js ', '')
+          .replace('npx rmqbench ', '')
           .split(/\s+/)
           .map((arg) => (arg === 'my-plan.yaml' ? plan : arg));
         if (args[0] === 'run') {
