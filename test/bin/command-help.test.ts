@@ -30,6 +30,7 @@ describe('per-command help and suggestions (commander)', () => {
           '--max-cost',
           '--run-id',
           '--detach',
+          '--skip-quota-check',
           '--stack',
           '--state-machine-arn',
           '--region',
