@@ -22,8 +22,10 @@ const ROOT = resolve(__dirname, '../..');
  * three nodes and the twin took 4 to 9 s (more on CI's slower machine), so a timed first repetition came out seconds
  * short of its duration and was recorded as failed (a twin artefact: in the cloud the declaration takes
  * milliseconds); fixed work is judged by its message count instead. The failover workload stays timed: its fault is
- * placed on PerfTest's clock, at 20 s: at 10 s a CI rehearsal's Azure twin run found no verifier queue yet (the
- * verifier's JVM had not declared it on the busy machine), and the fault step failed the run.
+ * placed on PerfTest's clock, at 15 s: at 10 s a CI rehearsal's Azure twin run found no verifier queue yet (the
+ * verifier's JVM had not declared it on the busy machine; InjectFault now waits for it), and at 20 s another's leader
+ * lookup took 15 s on the busy machine, so the kill came at 35 s of 40, and a load generator whose connections it broke
+ * had no time left to recover: its CSV ended at 36 s and the repetition was recorded as incomplete.
  */
 export const TWIN_PLAN_YAML =
   `name: twin
@@ -34,7 +36,7 @@ clusters:
 workloads:
   - { name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }
   - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, ` +
-  `fault: { action: kill, node: leader, atSeconds: 20, healAtSeconds: 30 } }
+  `fault: { action: kill, node: leader, atSeconds: 15, healAtSeconds: 25 } }
 `;
 
 /**
