@@ -15,7 +15,11 @@ export interface VcpuQuotaOutcome {
   readonly problem?: string;
 }
 
-const described = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+/** The error, and the permission the call needs when the error is a refusal. */
+const described = (error: unknown, permission: string) => {
+  const { name, message } = error as Error;
+  return `${name}: ${message}${/AccessDenied|UnauthorizedOperation/.test(name) ? `; it needs ${permission}` : ''}`;
+};
 
 /**
  * Before `run --target aws` starts anything: the plan's peak Standard-group vCPUs (core/cloud/vcpu-quota.ts) against
@@ -47,7 +51,7 @@ export async function checkVcpuQuota(
     quota = answer.Quota?.Value;
   } catch (error) {
     return {
-      note: `the account's vCPU quota was not checked (${described(error)}; it needs servicequotas:GetServiceQuota)`,
+      note: `the account's vCPU quota was not checked (${described(error, 'servicequotas:GetServiceQuota')})`,
     };
   }
   if (quota === undefined) return { note: "the account's vCPU quota was not checked (GetServiceQuota gave no value)" };
@@ -60,7 +64,7 @@ export async function checkVcpuQuota(
       if (type.InstanceType && type.VCpuInfo?.DefaultVCpus) vcpus.set(type.InstanceType, type.VCpuInfo.DefaultVCpus);
   } catch (error) {
     return {
-      note: `the account's vCPU quota was not checked (${described(error)}; it needs ec2:DescribeInstanceTypes)`,
+      note: `the account's vCPU quota was not checked (${described(error, 'ec2:DescribeInstanceTypes')})`,
     };
   }
   const need = vcpuNeed(launched, vcpus, concurrency);
