@@ -1,4 +1,4 @@
-import { DescribeInstancesCommand, type EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, type EC2Client, type Filter, type Instance } from '@aws-sdk/client-ec2';
 import type { CloudNode } from '../../core/failover/cloud-fault';
 
 // The run's RabbitMQ nodes on AWS with their RabbitMQ node names: the fault step picks its node among them, and
@@ -18,32 +18,41 @@ export const NODE_COMPONENT = 'rabbitmq-node';
  */
 export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<CloudNode[]> {
   const found: { id: string; ip: string; launched: number }[] = [];
+  for (const instance of await runningStackInstances(ec2, clusterId, [
+    { Name: 'tag:rmqbench:component', Values: [NODE_COMPONENT] },
+  ])) {
+    if (instance.InstanceId && instance.PrivateIpAddress)
+      found.push({
+        id: instance.InstanceId,
+        ip: instance.PrivateIpAddress,
+        launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0,
+      });
+  }
+  const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
+  return found
+    .sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip))
+    .map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+}
+
+/** The cluster stack's running instances that match `filters` too, every page of DescribeInstances. */
+async function runningStackInstances(ec2: EC2Client, clusterId: string, filters: Filter[] = []): Promise<Instance[]> {
+  const found: Instance[] = [];
   let token: string | undefined;
   do {
     const page = await ec2.send(
       new DescribeInstancesCommand({
         Filters: [
           { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
-          { Name: 'tag:rmqbench:component', Values: [NODE_COMPONENT] },
+          ...filters,
           { Name: 'instance-state-name', Values: ['running'] },
         ],
         NextToken: token,
       }),
     );
-    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
-      if (instance.InstanceId && instance.PrivateIpAddress)
-        found.push({
-          id: instance.InstanceId,
-          ip: instance.PrivateIpAddress,
-          launched: instance.LaunchTime ? new Date(instance.LaunchTime).getTime() : 0,
-        });
-    }
+    found.push(...(page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? []));
     token = page.NextToken;
   } while (token);
-  const ipOrder = (ip: string) => ip.split('.').reduce((sum, part) => sum * 256 + Number(part), 0);
-  return found
-    .sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip))
-    .map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+  return found;
 }
 
 /** An instance of a cluster stack and the role its CloudWatch agent reports, when its tags say it. */
@@ -58,24 +67,9 @@ export interface StackInstance {
  * tag CloudFormation puts on them, with their rmqbench:component tag where they have one.
  */
 export async function clusterStackInstances(ec2: EC2Client, clusterId: string): Promise<StackInstance[]> {
-  const found: StackInstance[] = [];
-  let token: string | undefined;
-  do {
-    const page = await ec2.send(
-      new DescribeInstancesCommand({
-        Filters: [
-          { Name: 'tag:aws:cloudformation:stack-name', Values: [clusterId] },
-          { Name: 'instance-state-name', Values: ['running'] },
-        ],
-        NextToken: token,
-      }),
-    );
-    for (const instance of (page.Reservations ?? []).flatMap((reservation) => reservation.Instances ?? [])) {
-      if (!instance.InstanceId) continue;
-      const component = instance.Tags?.find((tag) => tag.Key === 'rmqbench:component')?.Value;
-      found.push({ instanceId: instance.InstanceId, ...(component ? { component } : {}) });
-    }
-    token = page.NextToken;
-  } while (token);
-  return found;
+  return (await runningStackInstances(ec2, clusterId)).flatMap((instance) => {
+    if (!instance.InstanceId) return [];
+    const component = instance.Tags?.find((tag) => tag.Key === 'rmqbench:component')?.Value;
+    return [{ instanceId: instance.InstanceId, ...(component ? { component } : {}) }];
+  });
 }
