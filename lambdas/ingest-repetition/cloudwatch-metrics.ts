@@ -53,7 +53,8 @@ export async function cloudWatchHostMetrics(
   if (!(finishedAt.getTime() > startedAt.getTime()))
     throw new Error(`the repetition's window ${window.startedAt} .. ${window.finishedAt} is empty`);
   // What ListMetrics lists, and the CPU and memory of every known instance asked for by name: a new metric is listed
-  // up to 15 minutes late (expectedAgentMetrics), and every cluster stack's metrics are new.
+  // up to 15 minutes late (expectedAgentMetrics), and every cluster stack's metrics are new. Once per name and
+  // dimension set, whatever the pages hold (moto lists a metric once per data point) and both sources name.
   const byKey = new Map<string, ListedMetric>();
   for (const metric of [
     ...(await listClusterMetrics(cloudwatch, clusterId)),
@@ -89,11 +90,7 @@ async function listClusterMetrics(cloudwatch: CloudWatchClient, clusterId: strin
     for (const metric of page.Metrics ?? []) metrics.push(listedMetric(metric));
     token = page.NextToken;
   } while (token && ++pages < MAX_PAGES);
-  // Once per name and dimension set, whatever the pages hold (moto lists a metric once per data point).
-  const unique = new Map(
-    metrics.map((metric) => [`${metric.name}|${JSON.stringify(Object.entries(metric.dimensions).sort())}`, metric]),
-  );
-  return [...unique.values()];
+  return metrics;
 }
 
 function listedMetric(metric: Metric): ListedMetric {
