@@ -34,6 +34,7 @@ import { attachToVpc, type VpcAttachment } from './vpc-function';
 import { SsmCommands } from './ssm-commands';
 import type { StackTemplate } from './cfn-template';
 import type { FunctionConfiguration, LambdaRuntime } from './lambda-runtime';
+import { STANDARD_VCPU_QUOTA } from '../../core/cloud/vcpu-quota';
 import { CloudWatchJson } from './cloudwatch-json';
 import { ADMIN_ACCESS_KEY, escapeXml, MotoAdmin, xmlValues } from './moto-admin';
 import { LocalExecutions } from './step-functions';
@@ -431,14 +432,14 @@ export class AwsGateway {
     if (
       described?.service === 'servicequotas' &&
       described.operation === 'GetServiceQuota' &&
-      described.params['ServiceCode'] === 'ec2' &&
-      described.params['QuotaCode'] === 'L-1216C47A'
+      described.params['ServiceCode'] === STANDARD_VCPU_QUOTA.serviceCode &&
+      described.params['QuotaCode'] === STANDARD_VCPU_QUOTA.quotaCode
     ) {
       return this.sendJson(res, 200, {
         Quota: {
-          ServiceCode: 'ec2',
-          QuotaCode: 'L-1216C47A',
-          QuotaName: 'Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances',
+          ServiceCode: STANDARD_VCPU_QUOTA.serviceCode,
+          QuotaCode: STANDARD_VCPU_QUOTA.quotaCode,
+          QuotaName: STANDARD_VCPU_QUOTA.name,
           Value: this.options.standardVcpuQuota ?? 1152,
           Unit: 'None',
           Adjustable: true,
