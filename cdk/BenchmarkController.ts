@@ -31,6 +31,7 @@ import * as ssm from 'aws-cdk-lib/aws-ssm';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { CLUSTER_STACK_SESSION_TAG } from '../core/failover/cloud-fault';
+import { BROKER_COMPONENTS } from '../core/failover/cloud-broker-fault';
 import { TABLE_KEYS } from '../core/results/result-items';
 import { buildBenchmarkDefinition } from '../state-machines/definition';
 import { FUNCTION_PLACEHOLDERS, FunctionPlaceholder } from '../state-machines/states';
@@ -1046,25 +1047,29 @@ export class BenchmarkController extends Construct {
     );
   }
 
-  /** FaultNodeRole, which the fault function assumes for one cluster's nodes, and the fault function's grants. */
+  /**
+   * FaultNodeRole, which the fault function assumes for one cluster's nodes, and the fault function's grants.
+   *
+   * The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which has
+   * no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role scoped
+   * to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's stack
+   * name> (sts:TagSession in the trust policy, https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html,
+   * "Permissions required to add session tags"), and the role may SendCommand only to instances whose
+   * aws:cloudformation:stack-name tag equals that session tag (aws:PrincipalTag in a condition, same page), which
+   * CloudFormation puts on every Auto Scaling group and the instances it launches
+   * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html)
+   * and on the Kafka brokers' and NATS servers' own AWS::EC2::Instance resources (the resource tagging page: stack-level
+   * tags are applied to EC2 instances automatically, whatever PropagateAtLaunch says,
+   * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-resource-tags.html).
+   * SendCommand is authorized on the instance and on the document, and the instance resource takes the
+   * ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
+   * SendCommand); GetCommandInvocation has no resource-level permission (same page).
+   */
   private createFaultNodeRole(functions: Record<string, lambda.Function>, stack: Stack): iam.Role {
-    // The fault step (lambdas/fault/aws.ts) finds the run's nodes by their stack's tags (ec2:DescribeInstances, which
-    // has no resource-level permission: list_amazonec2.html) and runs its script on one of them with SSM under a role
-    // scoped to that one cluster: it assumes FaultNodeRole with the session tag rmqbench:cluster-stack=<its cluster's
-    // stack name> (sts:TagSession in the trust policy,
-    // https://docs.aws.amazon.com/IAM/latest/UserGuide/id_session-tags.html,
-    // "Permissions required to add session tags"), and the role may SendCommand only to instances whose
-    // aws:cloudformation:stack-name tag equals that session tag (aws:PrincipalTag in a condition, same page), which
-    // CloudFormation puts on every Auto Scaling group and the instances it launches
-    // (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html).
-    // SendCommand is authorized on the instance and on the document, and the instance resource takes the
-    // ssm:resourceTag/<key> condition
-    // (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
-    // SendCommand); GetCommandInvocation has no resource-level permission (same page).
     const faultFunctionRole = functions.fault!.role!;
     const faultNodeRole = new iam.Role(this, 'FaultNodeRole', {
       description:
-        'rmqbench fault step: SSM commands on the RabbitMQ nodes of the one cluster stack named by the session ' +
+        'rmqbench fault step: SSM commands on the broker nodes of the one cluster stack named by the session ' +
         'tag rmqbench:cluster-stack',
       assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(faultFunctionRole.roleArn)).withConditions({
         StringLike: { [`aws:RequestTag/${CLUSTER_STACK_SESSION_TAG}`]: `${CLUSTER_STACK_PREFIX}*` },
@@ -1079,7 +1084,9 @@ export class BenchmarkController extends Construct {
         resources: [clusterNodeInstances],
         conditions: {
           StringEquals: {
-            'ssm:resourceTag/rmqbench:component': CLUSTER_NODE_COMPONENT,
+            // The nodes of each broker (StringEquals with several values matches any of them: IAM User Guide,
+            // reference_policies_condition-logic-multiple-context-keys-or-values).
+            'ssm:resourceTag/rmqbench:component': [CLUSTER_NODE_COMPONENT, ...Object.values(BROKER_COMPONENTS)],
             'ssm:resourceTag/aws:cloudformation:stack-name': `\${aws:PrincipalTag/${CLUSTER_STACK_SESSION_TAG}}`,
           },
         },
@@ -1102,7 +1109,8 @@ export class BenchmarkController extends Construct {
         id: `AwsSolutions-IAM5[Resource::${nagResourceText(this, clusterNodeInstances)}]`,
         reason:
           'Node instance ids are known only at run time; the statement requires the ' +
-          'rmqbench:component=rabbitmq-node tag and an aws:cloudformation:stack-name tag equal to the ' +
+          'rmqbench:component tag of a RabbitMQ node, Kafka broker or NATS server and an ' +
+          'aws:cloudformation:stack-name tag equal to the ' +
           "session's rmqbench:cluster-stack tag, so one assumed session reaches one cluster's nodes.",
       },
       {

@@ -1,6 +1,7 @@
 import { Aws, CfnParameter, Fn, Stack, Tags, type App } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { BROKER_COMPONENTS, NODE_NAME_TAG } from '../core/failover/cloud-broker-fault';
 import { RabbitMqInstanceTiers } from './instance-tiers';
 import { KafkaCluster } from './KafkaCluster';
 import { KAFKA_VERSION_ON_AWS } from './kafka-artifacts';
@@ -103,6 +104,7 @@ export function buildKafkaClusterStack(app: App, brokers: number, nodeImageParam
   );
   const kafka = new KafkaCluster(stack, 'Kafka', { vpc, brokers, ...node });
   placeInstances(kafka.instances, instanceType);
+  tagNodes(kafka.instances, 'kafka');
   kafka.allowClientsFrom(addLoadGenerator(stack, vpc, bucketName, { kafkaTools: true }).securityGroup);
 }
 
@@ -149,6 +151,7 @@ export function buildNatsClusterStack(app: App, nodes: number, nodeImageParamete
   });
   const nats = new NatsCluster(stack, 'Nats', { vpc, nodes, ...node, syncInterval: syncInterval.valueAsString });
   placeInstances(nats.instances, instanceType);
+  tagNodes(nats.instances, 'nats');
   nats.allowClientsFrom(addLoadGenerator(stack, vpc, bucketName, { natsTools: true }).securityGroup);
 }
 
@@ -187,6 +190,18 @@ function privateClusterTemplate(
 function placeInstances(instances: readonly ec2.Instance[], instanceType: CfnParameter): void {
   for (const instance of instances)
     (instance.node.defaultChild as ec2.CfnInstance).instanceType = instanceType.valueAsString;
+}
+
+/**
+ * Tags each node with its component and node name (`kafka-<node.id>`, `nats-<n>`: the constructs number them from 1 in
+ * this order), by which the fault step finds them and its role may run commands on them
+ * (core/failover/cloud-broker-fault.ts BROKER_COMPONENTS).
+ */
+function tagNodes(instances: readonly ec2.Instance[], broker: 'kafka' | 'nats'): void {
+  instances.forEach((instance, index) => {
+    Tags.of(instance).add('rmqbench:component', BROKER_COMPONENTS[broker]);
+    Tags.of(instance).add(NODE_NAME_TAG, `${broker}-${index + 1}`);
+  });
 }
 
 /** The template's load generator with the broker's tools, writing under runs/ of the results bucket. */

@@ -101,6 +101,17 @@ async function bundle(name) {
     for (const file of readdirSync(source).filter((file) => /^go\.(mod|sum)$|\.go$/.test(file)))
       copyFileSync(join(source, file), join(outdir, 'nats-load', file));
   }
+  // The Kafka scripts carry the lost-message verifier's Java source (lambdas/shared/broker-verifier-lines.ts
+  // kafkaVerifierSourceFile): a bundle whose code keeps them (not only imports their module) gets it beside it.
+  const keeps = (suffix) =>
+    Object.values(result.metafile.outputs).some((output) =>
+      Object.entries(output.inputs).some(([input, { bytesInOutput }]) => input.endsWith(suffix) && bytesInOutput > 0),
+    );
+  if (keeps('lambdas/shared/broker-verifier-lines.ts')) {
+    mkdirSync(join(outdir, 'kafka-verifier'));
+    const file = 'KafkaLostMessageVerifier.java';
+    copyFileSync(join(root, 'local', 'kafka-verifier', file), join(outdir, 'kafka-verifier', file));
+  }
   const outputs = Object.fromEntries(
     Object.entries(result.metafile.outputs).map(([file, output]) => [
       relative(outdir, join(root, file)).replace(/\\/g, '/'),

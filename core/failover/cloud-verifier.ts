@@ -2,17 +2,20 @@ import { failoverResult, type FaultOutcome, type VerifierCounts } from './failov
 import type { FailoverResult } from '../results/result-model';
 
 /**
- * The lost-message verifier on a cloud load generator (lambdas/start-repetition/lost-message-verifier-java.ts) prints
- * one JSON line when it ends. It cannot know when the fault step hit the node, so it prints its own start (epoch ms)
- * and the unconfirmed count at each whole second; the fault step's applied and healed times (wall clock, recorded by
- * the workflow) are placed on that timeline here. Pure, so that it is tested on captured output.
+ * The lost-message verifier on a cloud load generator prints one JSON result line when it ends: RabbitMQ's
+ * (lambdas/start-repetition/lost-message-verifier-java.ts) that line alone, Kafka's and NATS's in their cloud mode
+ * (local/kafka-verifier/KafkaLostMessageVerifier.java --duration-seconds, local/nats-load/verify.go -verify-seconds)
+ * a {"type":"counts",...} line after a "ready" one. It cannot know when the fault step hit the node, so it prints its
+ * own start (epoch ms) and the unconfirmed count at each whole second; the fault step's applied and healed times
+ * (wall clock, recorded by the workflow) are placed on that timeline here. Pure, so that it is tested on captured
+ * output.
  */
 /** The file the load generator's run script leaves the verifier's output in (uploaded beside PerfTest's). */
 export const VERIFIER_OUTPUT_FILE = 'verifier.txt';
 
 export interface CloudVerifierOutput extends Pick<
   VerifierCounts,
-  'published' | 'confirmed' | 'consumed' | 'lostMessages' | 'duplicatedMessages' | 'reconnects'
+  'published' | 'confirmed' | 'consumed' | 'lostMessages' | 'duplicatedMessages' | 'undeliveredMessages' | 'reconnects'
 > {
   readonly startedAtMs: number;
   /** Deliveries in whole second i after startedAtMs (no partial last second, no drain). */
@@ -42,6 +45,53 @@ const SERIES_FIELDS = ['receivedPerSecond', 'unconfirmedPerSecond'] as const;
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
+/** A JSON line with a string `type` ("ready", "counts", "error"), as the Kafka and NATS verifiers print them. */
+interface TypedLine {
+  readonly line: string;
+  readonly type: string;
+  readonly message?: unknown;
+}
+
+function typedLines(lines: readonly string[]): TypedLine[] {
+  return lines.flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      const parsed: unknown = JSON.parse(line);
+      const record = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+      return typeof record.type === 'string' ? [{ line, type: record.type, message: record.message }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * The result line: the last "counts" line where the verifier types its lines, else the last JSON line (the RabbitMQ
+ * verifier's, untyped). Throws when the verifier reported an error or printed no result.
+ */
+function resultLine(lines: readonly string[]): string {
+  const typed = typedLines(lines);
+  const error = typed.find((candidate) => candidate.type === 'error');
+  if (error) throw new Error(`the verifier failed: ${String(error.message)}`);
+  const counts = typed.filter((candidate) => candidate.type === 'counts').at(-1);
+  if (counts) return counts.line;
+  const line = [...lines].reverse().find((candidate) => candidate.startsWith('{'));
+  if (line === undefined) {
+    const tail = lines.slice(-2).join(' | ').slice(0, 300);
+    throw new Error(
+      `the verifier printed no result line (it was cut short or failed before its drain)` +
+        `${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`,
+    );
+  }
+  const last = typed.at(-1);
+  if (last?.line === line)
+    throw new Error(
+      `the verifier printed no counts line, its last was a "${last.type}" line ` +
+        `(it was cut short or failed before its drain): ${line.slice(0, 200)}`,
+    );
+  return line;
+}
+
 /**
  * Reads the verifier's result line from its whole stdout; throws naming what is missing or wrong (a run cut short
  * prints none).
@@ -51,14 +101,7 @@ export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.length > 0);
-  const line = [...lines].reverse().find((candidate) => candidate.startsWith('{'));
-  if (line === undefined) {
-    const tail = lines.slice(-2).join(' | ').slice(0, 300);
-    throw new Error(
-      `the verifier printed no result line (it was cut short or failed before its drain)` +
-        `${tail ? `; its output ended with: ${tail}` : '; its output was empty'}`,
-    );
-  }
+  const line = resultLine(lines);
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -102,6 +145,8 @@ export function parseVerifierOutput(stdout: string): CloudVerifierOutput {
   return {
     startedAtMs: output.startedAtMs,
     ...Object.fromEntries(COUNT_FIELDS.map((field) => [field, output[field]])),
+    // Kafka and NATS: confirmed messages still in the log at the final read, never consumed (not lost).
+    ...(isCount(record.undeliveredMessages) ? { undeliveredMessages: record.undeliveredMessages } : {}),
     receivedPerSecond: output.receivedPerSecond,
     unconfirmedPerSecond: output.unconfirmedPerSecond,
   } as CloudVerifierOutput;
@@ -127,6 +172,7 @@ export function cloudVerifierCounts(output: CloudVerifierOutput, fault: CloudFau
     consumed: output.consumed,
     lostMessages: output.lostMessages,
     duplicatedMessages: output.duplicatedMessages,
+    ...(output.undeliveredMessages === undefined ? {} : { undeliveredMessages: output.undeliveredMessages }),
     reconnects: output.reconnects,
     receivedPerSecond: output.receivedPerSecond,
   };

@@ -55,6 +55,7 @@ export function natsLoadExpectations(workload: Workload, settings: NatsRunSettin
     // Limits may discard messages before the consumers read them: then not every acknowledged one is received.
     ...(settings.maxBytes !== undefined || settings.maxMsgs !== undefined ? { mayDiscard: true } : {}),
     ...(workload.warmUpSeconds ? { warmUpSeconds: workload.warmUpSeconds } : {}),
+    ...(workload.fault ? { underFault: true } : {}),
   };
 }
 

@@ -1,4 +1,7 @@
 import { CLOUD_FAULT_ACTIONS, PARTITION_DETECTION_SECONDS } from '../failover/cloud-fault';
+import { CLOUD_BROKER_FAULT_ACTIONS } from '../failover/cloud-broker-fault';
+
+const BROKER_NAMES = { rabbitmq: 'RabbitMQ', kafka: 'Kafka', nats: 'NATS' } as const;
 import { cloudRabbitmqVersion, topologyVersionProblem } from '../cloud/cloud-releases';
 import type { CloudProvider, PriceCatalog } from '../cost/cost-catalog';
 import { AZURE_VM_SIZES, deployableAzureVmSize } from '../cost/azure-vm-sizes';
@@ -155,33 +158,26 @@ function cloudFaultProblems(plan: Plan, provider: CloudProvider, target: string)
   plan.workloads.forEach((workload, index) => {
     const fault = workload.fault;
     if (!fault) return;
-    // The cloud fault step and verifier are RabbitMQ's (rabbitmqctl for the leader, AMQP for the counts): a fault on a
-    // Kafka or NATS cluster runs on the local target only so far (local/kafka-faults.ts, local/nats-faults.ts).
-    const other = plan.scenarios.find(
-      (scenario) =>
-        scenario.workload.name === workload.name &&
-        (scenario.cluster.broker === 'kafka' || scenario.cluster.broker === 'nats'),
-    );
-    if (other) {
-      const name = other.cluster.broker === 'kafka' ? 'Kafka' : 'NATS';
-      issues.push({
-        path: `workloads[${index}].fault`,
-        message:
-          `runs on ${name} cluster "${other.cluster.name}": on ${target} faults are applied to RabbitMQ clusters ` +
-          `only (the ${name} fault and its verifier run on the local target so far); give the fault's workload ` +
-          `clusters: [...] without it`,
-        value: fault.action,
-      });
-      return;
-    }
-    // What each cloud target's fault step applies (core/failover/cloud-fault.ts: every action today); anything else is
-    // refused by field.
-    if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action)) {
+    // What each cloud target's fault step applies (core/failover/cloud-fault.ts), on the brokers the workload runs on
+    // (core/failover/cloud-broker-fault.ts: Kafka and NATS take no partition); anything else is refused by field.
+    const brokers = [
+      ...new Set(
+        plan.scenarios
+          .filter((scenario) => scenario.workload.name === workload.name)
+          .map((scenario) => scenario.cluster.broker ?? 'rabbitmq'),
+      ),
+    ];
+    const refusedBy = brokers.find((broker) => !CLOUD_BROKER_FAULT_ACTIONS[broker].includes(fault.action));
+    if (!CLOUD_FAULT_ACTIONS[provider].includes(fault.action) || refusedBy !== undefined) {
+      const applied = CLOUD_FAULT_ACTIONS[provider].filter((action) =>
+        brokers.every((broker) => CLOUD_BROKER_FAULT_ACTIONS[broker].includes(action)),
+      );
       issues.push({
         path: `workloads[${index}].fault.action`,
         message:
-          `fault action "${fault.action}" is not applied on ${target} ` +
-          `(it applies ${CLOUD_FAULT_ACTIONS[provider].join(', ')})`,
+          `fault action "${fault.action}" is not applied on ${target}` +
+          `${refusedBy === undefined ? '' : ` to a ${BROKER_NAMES[refusedBy]} cluster`} ` +
+          `(it applies ${applied.join(', ')})`,
         value: fault.action,
       });
       return;

@@ -1,23 +1,15 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import {
-  chooseFaultNode,
-  faultScript,
-  healScript,
-  queueLeader,
-  queueLeadersScript,
-  QueueNotDeclaredError,
-  type CloudNode,
-} from '../../core/failover/cloud-fault';
-import { VERIFIER_QUEUE } from '../../core/failover/failover';
+import { chooseFaultNode, QueueNotDeclaredError, type CloudNode } from '../../core/failover/cloud-fault';
+import { brokerFaultScripts, type BrokerFaultScripts, type FaultBroker } from '../../core/failover/cloud-broker-fault';
 import type { FaultSpec } from '../../core/plan/plan-schema';
 import { validatePlan } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
-import { clusterNodes } from '../shared/aws-cluster-nodes';
+import { brokerNodes } from '../shared/aws-cluster-nodes';
 import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 // The node listing lives in lambdas/shared (IngestRepetition uses it too, without this module's plan validation).
-export { clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
+export { brokerNodes, clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
 
 /**
  * InjectFault / HealFault on AWS: the fault runs on the node's own instance through SSM Run Command
@@ -128,7 +120,8 @@ export interface FaultTarget {
   readonly target: 'aws' | 'azure';
   /** What the run's cluster is called there (stack, resource group). */
   readonly clusterId: string;
-  nodes(): Promise<CloudNode[]>;
+  /** The running nodes of the cluster's broker (RabbitMQ nodes, Kafka brokers or NATS servers). */
+  nodes(broker: FaultBroker): Promise<CloudNode[]>;
   run(node: CloudNode, script: string): Promise<string>;
   /**
    * How the repetition's own PerfTest command ended, when it has already ended otherwise than in success (undefined
@@ -140,15 +133,21 @@ export interface FaultTarget {
   readonly timing?: FaultTiming;
 }
 
-/** The scenario's fault, from the plan the execution carries. */
-function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
+/** The scenario's fault and its cluster's broker, from the plan the execution carries. */
+function faultOf(plan: unknown, item: ScheduledRepetition): { spec: FaultSpec; broker: FaultBroker } {
   const scenario = validatePlan(plan, 'the execution input').scenarios.find(
     (candidate) => candidate.id === item.scenarioId,
   );
   if (!scenario) throw new Error(`scenario ${item.scenarioId} is not in the plan`);
   if (!scenario.workload.fault) throw new Error(`scenario ${item.scenarioId} has no fault to apply`);
-  return scenario.workload.fault;
+  return { spec: scenario.workload.fault, broker: scenario.cluster.broker ?? 'rabbitmq' };
 }
+
+const BROKER_NODES: Readonly<Record<FaultBroker, string>> = {
+  rabbitmq: 'RabbitMQ node',
+  kafka: 'Kafka broker',
+  nats: 'NATS server',
+};
 
 /**
  * How long InjectFault waits for the verifier's queue to appear when it is not there yet at the fault's time, asking
@@ -160,21 +159,42 @@ function faultOf(plan: unknown, item: ScheduledRepetition): FaultSpec {
 export const VERIFIER_QUEUE_WAIT_MS = 60_000;
 export const VERIFIER_QUEUE_POLL_MS = 3_000;
 
-/** The leader of the verifier's queue, asked of the first node that answers. */
-async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
-  const queue = VERIFIER_QUEUE;
+/** What the leader lookup needs: the broker's scripts and the verifier's queue, topic or stream. */
+interface LeaderLookup {
+  readonly scripts: BrokerFaultScripts;
+  readonly resource: string;
+}
+
+/**
+ * The leader of the verifier's resource, asked of the first node that answers and knows it (a NATS stream is known to
+ * its replicas only: the next node is asked).
+ */
+async function verifierQueueLeader(
+  target: FaultTarget,
+  nodes: readonly CloudNode[],
+  { scripts, resource }: LeaderLookup,
+): Promise<string> {
   const failures: string[] = [];
+  const unaware: string[] = [];
   for (const node of nodes) {
     let output: string;
     try {
-      output = await target.run(node, queueLeadersScript());
+      output = await target.run(node, scripts.leaderScript(resource));
     } catch (error) {
       failures.push(`${node.id}: ${(error as Error).message}`);
       continue;
     }
-    return queueLeader(output, queue);
+    const leader = scripts.leaderOf(output, resource);
+    if (leader !== undefined) return leader;
+    unaware.push(node.nodeName);
   }
-  throw new Error(`no node could list the queues to find the leader of ${queue}: ${failures.join('; ')}`);
+  if (unaware.length > 0)
+    throw new QueueNotDeclaredError(
+      `no node that answered (${unaware.join(', ')}) holds ${resource} (the load generator's verifier creates it ` +
+        'when it starts), so its leader is unknown: is atSeconds before the verifier has started?' +
+        `${failures.length > 0 ? ` Others failed: ${failures.join('; ')}` : ''}`,
+    );
+  throw new Error(`no node could be asked for the leader of ${resource}: ${failures.join('; ')}`);
 }
 
 /**
@@ -182,15 +202,19 @@ async function verifierQueueLeader(target: FaultTarget, nodes: readonly CloudNod
  * the step's deadline, while the repetition's command has not ended) when the target gives its timing; without it, one
  * answer.
  */
-async function verifierQueueLeaderOnceDeclared(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
+async function verifierQueueLeaderOnceDeclared(
+  target: FaultTarget,
+  nodes: readonly CloudNode[],
+  lookup: LeaderLookup,
+): Promise<string> {
   const timing = target.timing;
-  if (!timing) return verifierQueueLeader(target, nodes);
+  if (!timing) return verifierQueueLeader(target, nodes, lookup);
   const now = timing.now ?? (() => new Date());
   const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const giveUpAt = Math.min(now().getTime() + VERIFIER_QUEUE_WAIT_MS, timing.deadline.getTime());
   for (;;) {
     try {
-      return await verifierQueueLeader(target, nodes);
+      return await verifierQueueLeader(target, nodes, lookup);
     } catch (error) {
       if (!(error instanceof QueueNotDeclaredError)) throw error;
       if (now().getTime() + VERIFIER_QUEUE_POLL_MS > giveUpAt) throw error;
@@ -205,9 +229,13 @@ async function verifierQueueLeaderOnceDeclared(target: FaultTarget, nodes: reado
  * declares that queue when it starts), the error names that failure: no fault was injected into a repetition that was
  * not running.
  */
-async function leaderOrRepetitionFailure(target: FaultTarget, nodes: readonly CloudNode[]): Promise<string> {
+async function leaderOrRepetitionFailure(
+  target: FaultTarget,
+  nodes: readonly CloudNode[],
+  lookup: LeaderLookup,
+): Promise<string> {
   try {
-    return await verifierQueueLeaderOnceDeclared(target, nodes);
+    return await verifierQueueLeaderOnceDeclared(target, nodes, lookup);
   } catch (error) {
     const ended = await target.repetitionEnded?.().catch(() => undefined);
     if (ended === undefined) throw error;
@@ -233,14 +261,18 @@ export async function applyFault(
   event: AwsFaultEvent,
   now: () => Date = () => new Date(),
 ): Promise<AppliedFault> {
-  const spec = faultOf(event.plan, event.item);
-  const nodes = await target.nodes();
+  const { spec, broker } = faultOf(event.plan, event.item);
+  const scripts = brokerFaultScripts(broker);
+  const nodes = await target.nodes(broker);
   if (nodes.length === 0)
-    throw new Error(`cluster ${target.clusterId} has no running RabbitMQ node on ${target.target}`);
-  const leader = typeof spec.node === 'number' ? undefined : await leaderOrRepetitionFailure(target, nodes);
+    throw new Error(`cluster ${target.clusterId} has no running ${BROKER_NODES[broker]} on ${target.target}`);
+  const leader =
+    typeof spec.node === 'number'
+      ? undefined
+      : await leaderOrRepetitionFailure(target, nodes, { scripts, resource: scripts.resource(event.item.index) });
   const node = chooseFaultNode(nodes, spec.node, leader);
   const appliedAt = now();
-  await target.run(node, faultScript(spec.action, node.nodeName));
+  await target.run(node, scripts.faultScript(spec.action, node.nodeName));
   return {
     nodeName: node.nodeName,
     instanceId: node.id,
@@ -260,8 +292,9 @@ export async function healFault(
 ): Promise<HealedAwsFault> {
   const { applied } = event;
   if (!applied) throw new Error('HealFault needs what InjectFault applied (started.faultApplied)');
+  const { spec, broker } = faultOf(event.plan, event.item);
   // The instance must still be one of the cluster's nodes (an id from the execution state is not trusted blindly).
-  const node = (await target.nodes()).find(
+  const node = (await target.nodes(broker)).find(
     (candidate) => candidate.id === applied.instanceId && candidate.nodeName === applied.nodeName,
   );
   if (!node)
@@ -269,9 +302,8 @@ export async function healFault(
       `${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, ` +
         `so it cannot be healed`,
     );
-  const { action } = faultOf(event.plan, event.item);
   const healedAt = now();
-  await target.run(node, healScript(node.nodeName, action));
+  await target.run(node, brokerFaultScripts(broker).healScript(node.nodeName, spec.action));
   return {
     nodeName: node.nodeName,
     healedAt: healedAt.toISOString(),
@@ -317,7 +349,7 @@ export function awsFaultTarget(
   return {
     target: 'aws',
     clusterId: `stack ${clusterId}`,
-    nodes: () => clusterNodes(clients.ec2, clusterId),
+    nodes: (broker) => brokerNodes(clients.ec2, clusterId, broker),
     run: (node, script) => runOnInstance(clients.ssm, node.id, script, timing),
     timing,
     ...(started ? { repetitionEnded: () => awsCommandEnded(clients.ssm, started) } : {}),

@@ -1,4 +1,5 @@
 import type { CloudNode } from '../../core/failover/cloud-fault';
+import type { FaultBroker } from '../../core/failover/cloud-broker-fault';
 import { checkRunCommand, startRunCommand, type AzureClients } from '../shared/azure-cluster';
 import type { FaultTarget, FaultTiming } from './aws';
 import { commandFailureExcerpt } from '../../core/cloud/command-output';
@@ -12,20 +13,24 @@ import { commandFailureExcerpt } from '../../core/cloud/command-output';
  */
 
 /**
- * The scale set's VMs, oldest first: Virtual Machines - List of the resource group
- * (https://learn.microsoft.com/rest/api/compute/virtual-machines/list) lists every VM; a node is one with
- * `virtualMachineScaleSet` set (the load generator is a VM of its own), not being deleted. Its node name is
+ * The broker's VMs, oldest first: Virtual Machines - List of the resource group
+ * (https://learn.microsoft.com/rest/api/compute/virtual-machines/list) lists every VM, none being deleted counts.
+ * RabbitMQ: a node is one with `virtualMachineScaleSet` set (the load generator is a VM of its own); its node name is
  * rabbit@<computerName>, the host name RabbitMQ puts in it (bicep/cloud-init/rmqbench-node-setup.sh keeps it exactly).
+ * Kafka and NATS: the VMs bicep/modules/kafka-cluster.bicep and nats-cluster.bicep name `<prefix>-kafka-<n>` and
+ * `<prefix>-nats-<n>`, whose node names are `kafka-<n>` (node.id=<n>) and `nats-<n>` (its server_name).
  */
 export async function azureClusterNodes(
   clients: AzureClients,
   resourceGroup: string,
   timing?: FaultTiming,
+  broker: FaultBroker = 'rabbitmq',
 ): Promise<CloudNode[]> {
   const found: { id: string; nodeName: string; created: number }[] = [];
+  const nodesOf = broker === 'rabbitmq' ? nodeOf : (vm: ListedVm) => brokerNodeOf(vm, broker);
   const list = async () => {
     found.length = 0;
-    for await (const vm of clients.compute.virtualMachines.list(resourceGroup)) found.push(...nodeOf(vm));
+    for await (const vm of clients.compute.virtualMachines.list(resourceGroup)) found.push(...nodesOf(vm));
   };
   await (timing ? whileUnauthorized(list, timing, `list the VMs of resource group ${resourceGroup}`) : list());
   return found
@@ -51,6 +56,14 @@ function nodeOf(vm: ListedVm): { id: string; nodeName: string; created: number }
       created: vm.timeCreated ? new Date(vm.timeCreated).getTime() : 0,
     },
   ];
+}
+
+function brokerNodeOf(vm: ListedVm, broker: 'kafka' | 'nats'): { id: string; nodeName: string; created: number }[] {
+  const index = vm.name && new RegExp(`-${broker}-(\\d{1,2})$`).exec(vm.name)?.[1];
+  if (!vm.name || !index || vm.provisioningState === 'Deleting') return [];
+  // Ordered by node number, not creation time (the deployment creates them at once), as on AWS: `fault.node: 0` is
+  // node 1.
+  return [{ id: vm.name, nodeName: `${broker}-${index}`, created: Number(index) }];
 }
 
 /** How long the fault step waits between calls that ARM refused with AuthorizationFailed. */
@@ -134,7 +147,7 @@ export function azureFaultTarget(clients: AzureClients, resourceGroup: string, t
   return {
     target: 'azure',
     clusterId: `resource group ${resourceGroup}`,
-    nodes: () => azureClusterNodes(clients, resourceGroup, timing),
+    nodes: (broker) => azureClusterNodes(clients, resourceGroup, timing, broker),
     run: (node, script) => runOnVm(clients, resourceGroup, node.id, script, timing),
     timing,
   };

@@ -1,5 +1,6 @@
 import { DescribeInstancesCommand, type EC2Client, type Filter, type Instance } from '@aws-sdk/client-ec2';
 import type { CloudNode } from '../../core/failover/cloud-fault';
+import { BROKER_COMPONENTS, NODE_NAME_TAG, type FaultBroker } from '../../core/failover/cloud-broker-fault';
 
 // The run's RabbitMQ nodes on AWS with their RabbitMQ node names: the fault step picks its node among them, and
 // IngestRepetition names the broker metrics by their instance ids. No plan model here: IngestRepetition loads it alone.
@@ -32,6 +33,24 @@ export async function clusterNodes(ec2: EC2Client, clusterId: string): Promise<C
   return found
     .sort((a, b) => a.launched - b.launched || ipOrder(a.ip) - ipOrder(b.ip))
     .map((node) => ({ id: node.id, nodeName: `rabbit@${node.ip}` }));
+}
+
+/**
+ * The running nodes of the cluster stack's broker: RabbitMQ's (clusterNodes), or the Kafka brokers or NATS servers by
+ * their rmqbench:component tag, in node-name order, each named by its rmqbench:node-name tag.
+ */
+export async function brokerNodes(ec2: EC2Client, clusterId: string, broker: FaultBroker): Promise<CloudNode[]> {
+  if (broker === 'rabbitmq') return clusterNodes(ec2, clusterId);
+  const instances = await runningStackInstances(ec2, clusterId, [
+    { Name: 'tag:rmqbench:component', Values: [BROKER_COMPONENTS[broker]] },
+  ]);
+  const order = (name: string) => Number(name.replace(/^\D+-/, ''));
+  return instances
+    .flatMap((instance) => {
+      const nodeName = instance.Tags?.find((tag) => tag.Key === NODE_NAME_TAG)?.Value;
+      return instance.InstanceId && nodeName ? [{ id: instance.InstanceId, nodeName }] : [];
+    })
+    .sort((a, b) => order(a.nodeName) - order(b.nodeName));
 }
 
 /** The cluster stack's running instances that match `filters` too, every page of DescribeInstances. */

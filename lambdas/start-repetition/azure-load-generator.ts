@@ -2,7 +2,6 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { AzureClients } from '../shared/azure-cluster';
-import { NATS_LOAD_LOG_FILE, NATS_LOAD_OUTPUT_FILE } from '../../core/nats/nats-load-output';
 import { kafkaRepetitionScript, type KafkaRepetitionScript, scenarioOf } from './kafka-script';
 import { natsRepetitionScript, type NatsRepetitionScript } from './nats-script';
 import { rawPrefix, runCommandName } from './logic';
@@ -44,10 +43,10 @@ export function azureKafkaRepetitionScript(options: {
     scenario: scenarioOf(options.plan, options.item),
     bootstrapServers: options.bootstrapServers,
     uploadCommand: azureUploadCommand,
+    index: options.item.index,
     ...(options.suffix === undefined ? {} : { suffix: options.suffix }),
   });
-  const files = [...kafka.files.producers, ...kafka.files.consumers];
-  return { ...kafka, script: ['set +x', ...uploadUrlChecks(files), kafka.script].join('\n') };
+  return { ...kafka, script: ['set +x', ...uploadUrlChecks(kafka.uploads), kafka.script].join('\n') };
 }
 
 /** The Azure NATS repetition script: the shared one (nats-script.ts), preceded by the upload URLs' check. */
@@ -56,15 +55,15 @@ export function azureNatsRepetitionScript(options: {
   item: ScheduledRepetition;
   serverUrls: string;
   suffix?: string;
-}): NatsRepetitionScript & { files: string[] } {
+}): NatsRepetitionScript {
   const nats = natsRepetitionScript({
     scenario: scenarioOf(options.plan, options.item),
     serverUrls: options.serverUrls,
     uploadCommand: azureUploadCommand,
+    index: options.item.index,
     ...(options.suffix === undefined ? {} : { suffix: options.suffix }),
   });
-  const files = [NATS_LOAD_OUTPUT_FILE, NATS_LOAD_LOG_FILE];
-  return { ...nats, files, script: ['set +x', ...uploadUrlChecks(files), nats.script].join('\n') };
+  return { ...nats, script: ['set +x', ...uploadUrlChecks(nats.files), nats.script].join('\n') };
 }
 
 /** The outputs of bicep/main.bicep (broker kafka) a Kafka repetition on Azure needs. */
@@ -98,8 +97,7 @@ export async function startAzureKafkaRepetition(
     item: event.item,
     bootstrapServers: event.readiness.outputs.kafkaBootstrapServers as string,
   });
-  const files = [...kafka.files.producers, ...kafka.files.consumers];
-  return startOnLoadGenerator(clients, s3, bucket, event, { ...kafka, files }, now);
+  return startOnLoadGenerator(clients, s3, bucket, event, { ...kafka, files: kafka.uploads }, now);
 }
 
 /** Starts one NATS repetition on the run's Azure load generator, as startAzureKafkaRepetition does Kafka's. */

@@ -42,9 +42,12 @@ export const handler = withTransientErrors(
       const azure = await (await azureTarget()).azureClientsFromEnv();
       // The AWS Kafka or NATS script through a managed Run Command (lambdas/start-repetition/azure-load-generator.ts).
       const azureBroker = scenarioOf(event.plan, event.item).cluster.broker;
-      if (azureBroker === 'kafka') return startAzureKafkaRepetition(azure.clients, s3, bucket, event);
-      if (azureBroker === 'nats') return startAzureNatsRepetition(azure.clients, s3, bucket, event);
-      const started = await startAzureRabbitMqRepetition(azure.clients, s3, bucket, azure.parameters, event);
+      const started =
+        azureBroker === 'kafka'
+          ? await startAzureKafkaRepetition(azure.clients, s3, bucket, event)
+          : azureBroker === 'nats'
+            ? await startAzureNatsRepetition(azure.clients, s3, bucket, event)
+            : await startAzureRabbitMqRepetition(azure.clients, s3, bucket, azure.parameters, event);
       return { ...started, ...faultSchedule(event.plan, event.item, new Date(started.startedAt)) };
     }
     const broker = scenarioOf(event.plan, event.item).cluster.broker;
@@ -66,11 +69,14 @@ export const handler = withTransientErrors(
           : undefined;
     if (own) {
       const started = await startPerfTest(ssm, output('InstanceId'), own.script, own.timeoutSeconds, { until });
+      const startedAt = new Date();
       return {
         ...started,
-        startedAt: new Date().toISOString(),
+        startedAt: startedAt.toISOString(),
         perfTestArgs: own.args,
-        doneBy: new Date(Date.now() + (own.timeoutSeconds + 60) * 1000).toISOString(),
+        doneBy: new Date(startedAt.getTime() + (own.timeoutSeconds + 60) * 1000).toISOString(),
+        // The fault (and its lost-message verifier beside the tools, lambdas/shared/broker-verifier-lines.ts).
+        ...faultSchedule(event.plan, event.item, startedAt),
       };
     }
     return startAwsRabbitMqRepetition(ssm, bucket, event, { until });

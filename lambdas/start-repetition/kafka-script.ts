@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { AWS_CLI_SETTINGS } from '../../core/cloud/aws-cli-environment';
 import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
 import { CONSUMER_JOINED_TEXT } from '../../core/kafka/kafka-broker-log4j';
+import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { kafkaVerifierStartLines, waitBrokerVerifierLines } from '../shared/broker-verifier-lines';
 import {
   consumerIdleTimeoutMs,
   consumerPerformanceArgs,
@@ -9,6 +11,7 @@ import {
   kafkaPerfExpectations,
   kafkaRunSettings,
   producerPerformanceArgs,
+  type KafkaRunSettings,
 } from '../../core/kafka/kafka-perf-args';
 import type { KafkaPerfExpectations } from '../../core/kafka/kafka-perf-output';
 import {
@@ -122,6 +125,8 @@ export interface KafkaRepetitionScript {
   /** The tools' command lines as recorded with the repetition (no credentials: the cluster has none). */
   readonly args: string[];
   readonly files: ReturnType<typeof kafkaRawFiles>;
+  /** Every file the script uploads (the tools' output, a ladder's step times, a fault's verifier output). */
+  readonly uploads: readonly string[];
   readonly timeoutSeconds: number;
 }
 
@@ -154,6 +159,8 @@ export function kafkaRepetitionScript(options: {
   bootstrapServers: string;
   uploadCommand: (file: string) => string;
   suffix?: string;
+  /** The repetition's index in the run (ScheduledRepetition.index): names the verifier's topic of a fault. */
+  index?: number;
 }): KafkaRepetitionScript {
   const { scenario } = options;
   const { workload } = scenario;
@@ -189,13 +196,16 @@ export function kafkaRepetitionScript(options: {
   const allFiles = [...files.producers, ...(files.steps ?? []).flat(), ...files.consumers];
   const tool = (mainClass: string, args: readonly string[]) =>
     `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
+  const verifier = faultVerifier(scenario, bootstrapServers, settings, options.index);
+  const uploads = [...allFiles, ...(files.stepTimes ? [files.stepTimes] : []), ...verifier.files];
   const script = [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
     `trap 'cd /; rm -rf "$WORK"' EXIT`,
     ...toolsReadyLines(),
     "ERROR=''",
-    `touch ${allFiles.join(' ')}${files.stepTimes ? ` ${files.stepTimes}` : ''}`,
+    `touch ${uploads.join(' ')}`,
+    ...verifier.start,
     `if ! ${tool(KAFKA_TOOL_CLASSES.topics, topicArgs)} > topic-create.txt 2>&1; then ` +
       `ERROR="could not create topic ${topic}: $(tail -n 5 topic-create.txt | tr '\\n' ' ')"; fi`,
     ...startConsumersLines(files.consumers, consumerLimit, tool(KAFKA_TOOL_CLASSES.consumer, consumerArgs)),
@@ -203,12 +213,11 @@ export function kafkaRepetitionScript(options: {
       tool(KAFKA_TOOL_CLASSES.producer, producerArgs(index, step)),
     ),
     settings.stopAfterSeconds !== undefined ? STOP_CONSUMERS_LINE : WAIT_FOR_CONSUMERS_LINE,
+    ...verifier.wait,
     `${tool(KAFKA_TOOL_CLASSES.topics, ['--bootstrap-server', bootstrapServers, '--delete', '--topic', topic])} ` +
       `> topic-delete.txt 2>&1 || echo "rmqbench: could not delete topic ${topic}" >&2`,
     'UPLOAD_FAILED=0',
-    ...[...allFiles, ...(files.stepTimes ? [files.stepTimes] : [])].map(
-      (file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`,
-    ),
+    ...uploads.map((file) => `${options.uploadCommand(file)} || UPLOAD_FAILED=1`),
     '[ "$UPLOAD_FAILED" = 0 ] || { echo "rmqbench: could not upload the Kafka tools\' output" >&2; exit 1; }',
     'if [ -n "$ERROR" ]; then',
     '  echo "$ERROR" >&2',
@@ -223,7 +232,27 @@ export function kafkaRepetitionScript(options: {
       : [`ProducerPerformance ${producerArgs(0).join(' ')}`]),
     ...(workload.consumers > 0 ? [`ConsumerPerformance ${consumerArgs.join(' ')}`] : []),
   ];
-  return { script, args, files, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+  return { script, args, files, uploads, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
+}
+
+/**
+ * A fault's lost-message verifier (lambdas/shared/broker-verifier-lines.ts), started before anything else of the
+ * repetition so that it counts from before the fault step can find its topic; none without a fault.
+ */
+function faultVerifier(
+  scenario: Scenario,
+  bootstrapServers: string,
+  settings: KafkaRunSettings,
+  index: number | undefined,
+): { start: string[]; wait: string[]; files: string[] } {
+  if (!scenario.workload.fault) return { start: [], wait: [], files: [] };
+  if (index === undefined)
+    throw new Error('a Kafka repetition with a fault needs its index (names the verifier topic)');
+  return {
+    start: kafkaVerifierStartLines({ bootstrapServers, index, seconds: scenario.workload.durationSeconds, settings }),
+    wait: waitBrokerVerifierLines(),
+    files: [VERIFIER_OUTPUT_FILE],
+  };
 }
 
 /** The producers' part of the script: a ladder's steps, a run stopped at its duration, or fixed work. */
@@ -396,5 +425,6 @@ export function awsKafkaRepetitionScript(options: {
     scenario: scenarioOf(options.plan, options.item),
     bootstrapServers: options.bootstrapServers,
     uploadCommand: (file) => `${AWS_CLI_SETTINGS} aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
+    index: options.item.index,
   });
 }

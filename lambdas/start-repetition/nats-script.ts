@@ -16,6 +16,8 @@ import {
   NATS_BUILD_SECONDS,
   NATS_TOOLS_READY_WAIT_SECONDS,
 } from '../shared/nats-load-generator';
+import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
+import { natsVerifierStartLines, waitBrokerVerifierLines } from '../shared/broker-verifier-lines';
 import { scenarioOf } from './kafka-script';
 import { rawPrefix } from './logic';
 
@@ -33,6 +35,8 @@ export const NATS_LOAD_GRACE_SECONDS = 60;
 
 export interface NatsRepetitionScript {
   readonly script: string;
+  /** Every file the script uploads (the load client's output, a fault's verifier output). */
+  readonly files: readonly string[];
   /** The load client's command line as recorded with the repetition. */
   readonly args: string[];
   readonly expectations: NatsLoadExpectations;
@@ -49,6 +53,8 @@ export function natsRepetitionScript(options: {
   serverUrls: string;
   uploadCommand: (file: string) => string;
   suffix?: string;
+  /** The repetition's index in the run (ScheduledRepetition.index): names the verifier's stream of a fault. */
+  index?: number;
 }): NatsRepetitionScript {
   const { scenario } = options;
   const { workload } = scenario;
@@ -64,7 +70,8 @@ export function natsRepetitionScript(options: {
     settings,
   });
   const limit = workload.durationSeconds + NATS_DRAIN_SECONDS + NATS_LOAD_GRACE_SECONDS;
-  const files = [NATS_LOAD_OUTPUT_FILE, NATS_LOAD_LOG_FILE];
+  const verifier = faultVerifier(scenario, urls, settings, options.index);
+  const files = [NATS_LOAD_OUTPUT_FILE, NATS_LOAD_LOG_FILE, ...verifier.files];
   const script = [
     'set -uo pipefail',
     'WORK=$(mktemp -d) && cd "$WORK" || exit 1',
@@ -72,9 +79,11 @@ export function natsRepetitionScript(options: {
     ...natsBuildLines(),
     "ERROR=''",
     `touch ${files.join(' ')}`,
+    ...verifier.start,
     `timeout ${limit} "$NATS_LOAD" ${args.map(quote).join(' ')} -output ${NATS_LOAD_OUTPUT_FILE} ` +
       `> ${NATS_LOAD_LOG_FILE} 2>&1`,
     'STATUS=$?',
+    ...verifier.wait,
     `if [ "$STATUS" -eq 124 ] || [ "$STATUS" -eq 137 ]; then ERROR="the NATS load client did not finish within ` +
       `${limit} s (durationSeconds + ${NATS_DRAIN_SECONDS} s drain + ${NATS_LOAD_GRACE_SECONDS}) and was stopped"; ` +
       `elif [ "$STATUS" -ne 0 ]; then ERROR="the NATS load client exited with $STATUS"; fi`,
@@ -89,6 +98,7 @@ export function natsRepetitionScript(options: {
   ].join('\n');
   return {
     script,
+    files,
     args: ['rmqbench-nats-load', ...args],
     expectations: natsLoadExpectations(workload, settings),
     timeoutSeconds: NATS_TOOLS_READY_WAIT_SECONDS + NATS_BUILD_SECONDS + limit + 60,
@@ -111,5 +121,26 @@ export function awsNatsRepetitionScript(options: {
     scenario: scenarioOf(options.plan, options.item),
     serverUrls: options.serverUrls,
     uploadCommand: (file) => `${AWS_CLI_SETTINGS} aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
+    index: options.item.index,
   });
+}
+
+/**
+ * A fault's lost-message verifier (lambdas/shared/broker-verifier-lines.ts) beside the load client, on every server
+ * URL (it must reach the stream's new leader after the fault); none without a fault.
+ */
+function faultVerifier(
+  scenario: Scenario,
+  servers: readonly string[],
+  settings: ReturnType<typeof natsRunSettings>,
+  index: number | undefined,
+): { start: string[]; wait: string[]; files: string[] } {
+  if (!scenario.workload.fault) return { start: [], wait: [], files: [] };
+  if (index === undefined)
+    throw new Error('a NATS repetition with a fault needs its index (names the verifier stream)');
+  return {
+    start: natsVerifierStartLines({ servers, index, seconds: scenario.workload.durationSeconds, settings }),
+    wait: waitBrokerVerifierLines(),
+    files: [VERIFIER_OUTPUT_FILE],
+  };
 }

@@ -14,6 +14,17 @@
 // reads the partition once more from its start (a final read, as Jepsen's analyses end with): a confirmed record
 // still in the log but never consumed counts as undelivered, not lost. Output: JSON lines on stdout, {"type":"ready"}
 // once the topic's consumer and producer are ready, then one {"type":"counts",...} line.
+//
+// Cloud mode, --duration-seconds N: on a cloud load generator (lambdas/start-repetition/kafka-script.ts) nothing can
+// write the control file, since the fault is applied by another process (the workflow's fault step) at a wall-clock
+// time. The verifier then finishes by itself N seconds after its start, as if "finish" had been read then, and
+// --control may be left out. So that the fault can be placed on its timeline afterwards (core/failover/
+// cloud-verifier.ts, from the fault step's applied and healed times), the counts line always carries startedAtMs
+// (the wall clock at the verifier's clock start) and unconfirmedPerSecond (the sends in flight at each whole second
+// after it, as many as receivedPerSecond; a second the produce loop missed, a send blocking, takes the count when
+// the loop came back). With --create-topic (and --replication-factor, --min-insync-replicas) it creates its topic
+// itself once its clock runs, and deletes it when it ends: the fault step waits for that topic's leader, so it never
+// acts before the verifier counts (lambdas/shared/broker-verifier-lines.ts).
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,8 +34,13 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -32,6 +48,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -47,6 +64,9 @@ public class KafkaLostMessageVerifier {
   private volatile boolean producing = true;
   private volatile boolean consuming = true;
   private final long startNanos = System.nanoTime();
+  private final long startedAtMs = System.currentTimeMillis();
+  /** Sends in flight at whole second i after the start; the produce loop alone adds to it. */
+  private final List<Long> unconfirmedPerSecond = new ArrayList<>();
   private Double faultAt;
   private Long unconfirmedAtFault;
   private Double healAt;
@@ -61,6 +81,24 @@ public class KafkaLostMessageVerifier {
     return fallback;
   }
 
+  /** --duration-seconds (a whole number >= 1), or 0 when it is not given (then --control is required). */
+  private static int durationSeconds(String[] args) {
+    if (!List.of(args).contains("--duration-seconds")) return 0;
+    String value = arg(args, "--duration-seconds", null);
+    try {
+      int seconds = Integer.parseInt(value);
+      if (seconds >= 1) return seconds;
+    } catch (NumberFormatException notANumber) {
+      // Reported below.
+    }
+    throw new IllegalArgumentException("--duration-seconds must be a whole number of seconds >= 1, got " + value);
+  }
+
+  /** Samples the sends in flight for every whole second up to (not including) `seconds` not sampled yet. */
+  private void sampleUnconfirmed(int seconds) {
+    while (unconfirmedPerSecond.size() < seconds) unconfirmedPerSecond.add(inFlight.get());
+  }
+
   private static double round3(double value) {
     return Math.round(value * 1000) / 1000.0;
   }
@@ -72,9 +110,14 @@ public class KafkaLostMessageVerifier {
   private void run(String[] args) throws Exception {
     String bootstrap = arg(args, "--bootstrap-server", null);
     String topic = arg(args, "--topic", null);
-    Path control = Path.of(arg(args, "--control", null));
+    int durationSeconds = durationSeconds(args);
+    // In cloud mode (--duration-seconds) nothing writes a control file: it is optional then.
+    Path control =
+        durationSeconds > 0 && !List.of(args).contains("--control") ? null : Path.of(arg(args, "--control", null));
     int rate = Integer.parseInt(arg(args, "--rate", "200"));
     TopicPartition partition = new TopicPartition(topic, 0);
+    boolean ownsTopic = List.of(args).contains("--create-topic");
+    if (ownsTopic) createTopic(bootstrap, topic, args);
 
     Properties producerProps = new Properties();
     producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -99,12 +142,18 @@ public class KafkaLostMessageVerifier {
     int controlLines = 0;
     int measured = 0;
     for (long seq = 0; producing; ) {
+      if (durationSeconds > 0 && seconds() >= durationSeconds) {
+        measured = durationSeconds;
+        producing = false;
+        break;
+      }
+      sampleUnconfirmed((int) Math.floor(seconds()) + 1);
       long due = startNanos + seq * intervalNanos;
       if (System.nanoTime() >= due) {
         send(producer, topic, seq++);
         continue;
       }
-      List<String> lines = Files.exists(control) ? Files.readAllLines(control) : List.of();
+      List<String> lines = control != null && Files.exists(control) ? Files.readAllLines(control) : List.of();
       for (; controlLines < lines.size(); controlLines++) {
         String word = lines.get(controlLines).trim();
         if (word.equals("fault")) {
@@ -124,7 +173,42 @@ public class KafkaLostMessageVerifier {
     consumerThread.join(10_000);
     Set<Long> inLog = confirmed.stream().allMatch(consumed::contains) ? Set.of() : finalRead(bootstrap, partition);
     printCounts(inLog);
+    if (ownsTopic) deleteTopic(bootstrap, topic);
     System.exit(0);
+  }
+
+  /**
+   * --create-topic (cloud mode): the verifier creates its topic itself, one partition with --replication-factor and
+   * --min-insync-replicas when given (Admin.createTopics; an existing topic of that name is used as it is), after its
+   * clock started, so that the fault step, which waits for the topic to have a leader, never acts before the verifier
+   * counts. A failure prints an error line and ends the verifier.
+   */
+  private static void createTopic(String bootstrap, String topic, String[] args) throws Exception {
+    NewTopic newTopic = new NewTopic(topic, 1, Short.parseShort(arg(args, "--replication-factor", null)));
+    String minInsync = arg(args, "--min-insync-replicas", "");
+    if (!minInsync.isEmpty()) newTopic.configs(Map.of("min.insync.replicas", minInsync));
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      admin.createTopics(List.of(newTopic)).all().get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException error) {
+      if (error.getCause() instanceof TopicExistsException) return;
+      printError("could not create topic " + topic + ": " + error.getCause());
+      System.exit(1);
+    }
+  }
+
+  /** Deletes the topic --create-topic made (best effort: the cluster is the run's own and goes with it). */
+  private static void deleteTopic(String bootstrap, String topic) {
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+    } catch (Exception error) {
+      System.err.println("could not delete topic " + topic + ": " + error);
+    }
+  }
+
+  private static void printError(String message) {
+    String escaped = message.replace("\\", "\\\\").replace("\"", "\\\"").replaceAll("[\\r\\n\\t]", " ");
+    System.out.println("{\"type\":\"error\",\"message\":\"" + escaped + "\"}");
+    System.out.flush();
   }
 
   private static KafkaConsumer<String, String> newConsumer(String bootstrap) {
@@ -170,6 +254,8 @@ public class KafkaLostMessageVerifier {
   }
 
   private void finish(KafkaProducer<String, String> producer, int measured) throws InterruptedException {
+    sampleUnconfirmed(measured);
+    while (unconfirmedPerSecond.size() > measured) unconfirmedPerSecond.remove(unconfirmedPerSecond.size() - 1);
     synchronized (buckets) {
       measuring = false;
       while (buckets.size() < measured) buckets.add(0L);
@@ -233,7 +319,10 @@ public class KafkaLostMessageVerifier {
     if (healAt != null) fields.put("healAtSeconds", healAt);
     for (Map.Entry<String, Object> field : fields.entrySet())
       line.append(",\"").append(field.getKey()).append("\":").append(field.getValue());
-    line.append(",\"receivedPerSecond\":[").append(perSecond).append("]}");
+    line.append(",\"startedAtMs\":").append(startedAtMs);
+    line.append(",\"receivedPerSecond\":[").append(perSecond).append("]");
+    String unconfirmed = unconfirmedPerSecond.stream().map(String::valueOf).collect(Collectors.joining(","));
+    line.append(",\"unconfirmedPerSecond\":[").append(unconfirmed).append("]}");
     System.out.println(line);
     System.out.flush();
   }

@@ -87,12 +87,15 @@ var verify struct {
 	on         bool
 	rate       int
 	ackTimeout time.Duration
+	seconds    int
 }
 
 func parseFlags() settings {
 	var s settings
 	flag.BoolVar(&verify.on, "verify", false, "run the lost-message verifier (verify.go) instead of the load")
 	flag.IntVar(&verify.rate, "verify-rate", 200, "-verify: messages per second")
+	flag.IntVar(&verify.seconds, "verify-seconds", 0,
+		"-verify: finish by itself this many seconds after the start, as on SIGTERM (0: only on SIGTERM)")
 	flag.DurationVar(&verify.ackTimeout, "ack-timeout", 5*time.Second, "wait for a publish's acknowledgement")
 	var servers string
 	flag.StringVar(&servers, "servers", "nats://127.0.0.1:4222", "comma-separated server URLs")
@@ -132,6 +135,9 @@ func parseFlags() settings {
 	}
 	if verify.on && verify.rate < 1 {
 		fail("-verify-rate must be at least 1, got %d", verify.rate)
+	}
+	if verify.seconds < 0 {
+		fail("-verify-seconds must be 0 (finish on SIGTERM) or at least 1, got %d", verify.seconds)
 	}
 	if s.Messages == 0 && s.Duration < 1 {
 		fail("give -messages or a -duration of at least 1 s")
@@ -242,7 +248,7 @@ func connect(s settings, name string, extra ...nats.Option) (*nats.Conn, error) 
 func main() {
 	s := parseFlags()
 	if verify.on {
-		runVerifier(s, verify.rate, verify.ackTimeout)
+		runVerifier(s, verify.rate, verify.ackTimeout, verify.seconds)
 		return
 	}
 	streamCfg, err := streamConfig(s)

@@ -16,6 +16,14 @@ package main
 // most), the consumer drains until every confirmed message arrived or none arrived for 3 s (30 s at most), the
 // stream is deleted, and one "counts" line is printed. Lines: {"type":"ready"} once the stream, the consumer and
 // the publisher are ready, {"type":"counts",...} (core/failover/failover.ts VerifierCounts), {"type":"error",...}.
+//
+// Cloud mode, -verify-seconds N: on a cloud load generator (lambdas/start-repetition/nats-script.ts) nothing can
+// signal the verifier, since the fault is applied by another process (the workflow's fault step) at a wall-clock
+// time. The verifier then finishes by itself N seconds after its start, as on SIGTERM. So that the fault can be
+// placed on its timeline afterwards (core/failover/cloud-verifier.ts, from the fault step's applied and healed
+// times), the counts line always carries startedAtMs (the wall clock at the verifier's start) and
+// unconfirmedPerSecond (the publishes unacknowledged at each whole second after it, as many as receivedPerSecond;
+// a second the publisher missed, a publish stalled, takes the count when it came back).
 
 import (
 	"context"
@@ -55,9 +63,20 @@ type verifier struct {
 	faultAt    *float64
 	faultOpen  int64
 	healAt     *float64
+
+	// unconfirmed holds the publishes in flight at whole second i after start: the publisher alone appends to it,
+	// and finish reads it once the publisher has returned.
+	unconfirmed []int64
 }
 
 func (v *verifier) seconds() float64 { return time.Since(v.start).Seconds() }
+
+// sampleUnconfirmed records the publishes in flight for every whole second before `seconds` not sampled yet.
+func (v *verifier) sampleUnconfirmed(seconds int) {
+	for len(v.unconfirmed) < seconds {
+		v.unconfirmed = append(v.unconfirmed, v.inFlight.Load())
+	}
+}
 
 func (v *verifier) connect(name string) (*nats.Conn, error) {
 	return connect(v.s, name, nats.ReconnectHandler(func(*nats.Conn) { v.reconnects.Add(1) }))
@@ -101,6 +120,7 @@ func (v *verifier) publish(js jetstream.JetStream, rate int, stop chan struct{},
 			return
 		default:
 		}
+		v.sampleUnconfirmed(int(v.seconds()) + 1)
 		seq := sent
 		future, err := js.PublishAsync(v.s.Subject, []byte(strconv.FormatUint(seq, 10)),
 			jetstream.WithStallWait(time.Second))
@@ -124,13 +144,15 @@ func (v *verifier) publish(js jetstream.JetStream, rate int, stop chan struct{},
 	}
 }
 
-func runVerifier(s settings, rate int, ackTimeout time.Duration) {
+// runVerifier runs until SIGTERM (or SIGINT), or, when finishAfter > 0 (cloud mode), until that many seconds after
+// its start.
+func runVerifier(s settings, rate int, ackTimeout time.Duration, finishAfter int) {
 	streamCfg, err := streamConfig(s)
 	if err != nil {
 		fail("%v", err)
 	}
 	v := &verifier{s: s, confirmed: map[uint64]bool{}, consumed: map[uint64]bool{}, buckets: []int64{},
-		measuring: true}
+		unconfirmed: []int64{}, measuring: true}
 	admin, err := v.connect("rmqbench-verifier-admin")
 	if err != nil {
 		fail("connect to %s: %v", strings.Join(s.Servers, ","), err)
@@ -199,18 +221,28 @@ func runVerifier(s settings, rate int, ackTimeout time.Duration) {
 		defer close(publishing)
 		v.publish(pubJs, rate, stop, &acks)
 	}()
+	var finishTimer <-chan time.Time // nil, never ready, unless in cloud mode
+	if finishAfter > 0 {
+		finishTimer = time.After(time.Until(v.start.Add(time.Duration(finishAfter) * time.Second)))
+	}
 	var measured int
 	for finished := false; !finished; {
-		switch <-signals {
-		case syscall.SIGUSR1:
-			at := round3(v.seconds())
-			v.faultAt, v.faultOpen = &at, v.inFlight.Load()
-		case syscall.SIGUSR2:
-			at := round3(v.seconds())
-			v.healAt = &at
-		default:
-			measured = int(v.seconds())
+		select {
+		case <-finishTimer:
+			measured = finishAfter
 			finished = true
+		case received := <-signals:
+			switch received {
+			case syscall.SIGUSR1:
+				at := round3(v.seconds())
+				v.faultAt, v.faultOpen = &at, v.inFlight.Load()
+			case syscall.SIGUSR2:
+				at := round3(v.seconds())
+				v.healAt = &at
+			default:
+				measured = int(v.seconds())
+				finished = true
+			}
 		}
 	}
 	close(stop)
@@ -262,6 +294,8 @@ func (v *verifier) finalRead(stream jetstream.Stream) map[uint64]bool {
 
 // finish cuts the per-second counts at the last whole second, waits for the last acknowledgements, then drains.
 func (v *verifier) finish(measured int, acks *sync.WaitGroup) {
+	v.sampleUnconfirmed(measured)
+	v.unconfirmed = v.unconfirmed[:measured]
 	v.mu.Lock()
 	v.measuring = false
 	for len(v.buckets) < measured {
@@ -310,15 +344,17 @@ func (v *verifier) printCounts(inStream map[uint64]bool) {
 		}
 	}
 	counts := map[string]any{
-		"type":                "counts",
-		"published":           v.published.Load(),
-		"confirmed":           len(v.confirmed),
-		"consumed":            len(v.consumed),
-		"lostMessages":        lost,
-		"duplicatedMessages":  v.duplicates,
-		"undeliveredMessages": undelivered,
-		"reconnects":          v.reconnects.Load(),
-		"receivedPerSecond":   v.buckets,
+		"type":                 "counts",
+		"published":            v.published.Load(),
+		"confirmed":            len(v.confirmed),
+		"consumed":             len(v.consumed),
+		"lostMessages":         lost,
+		"duplicatedMessages":   v.duplicates,
+		"undeliveredMessages":  undelivered,
+		"reconnects":           v.reconnects.Load(),
+		"receivedPerSecond":    v.buckets,
+		"startedAtMs":          v.start.UnixMilli(),
+		"unconfirmedPerSecond": v.unconfirmed,
 	}
 	if v.faultAt != nil {
 		counts["faultAtSeconds"], counts["unconfirmedAtFault"] = *v.faultAt, v.faultOpen

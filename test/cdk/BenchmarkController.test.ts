@@ -181,7 +181,8 @@ describe('BenchmarkController', () => {
       expect(JSON.stringify(nodes.Resource)).toContain(':instance/*');
       expect(nodes.Condition).toEqual({
         StringEquals: {
-          'ssm:resourceTag/rmqbench:component': 'rabbitmq-node',
+          // A RabbitMQ node, a Kafka broker or a NATS server (the component tags cluster-templates.ts puts on them).
+          'ssm:resourceTag/rmqbench:component': ['rabbitmq-node', 'kafka-broker', 'nats-server'],
           'ssm:resourceTag/aws:cloudformation:stack-name': '${aws:PrincipalTag/rmqbench:cluster-stack}',
         },
       });
@@ -911,6 +912,36 @@ describe('Kafka cluster templates', () => {
     ]['Fn::Join'][1];
     return parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
   };
+
+  test(
+    'each broker and NATS server is tagged with its component and node name (kafka-<node.id>, nats-<n>), by ' +
+      'which the fault step finds it and FaultNodeRole may run commands on it; the load generator is not',
+    () => {
+      const tagsOf = (resource: { Properties?: Record<string, unknown> }) =>
+        Object.fromEntries(
+          ((resource.Properties!.Tags ?? []) as { Key: string; Value: string }[]).map((tag) => [tag.Key, tag.Value]),
+        );
+      const natsFile = JSON.parse(
+        readFileSync(join(synthesizeClusterTemplates(), natsClusterTemplateFileName(3)), 'utf8'),
+      ) as CfnTemplate;
+      for (const [file, component, prefix] of [
+        [kafkaTemplate(3), 'kafka-broker', 'kafka'],
+        [natsFile, 'nats-server', 'nats'],
+      ] as const) {
+        const nodes = ofType(file, 'AWS::EC2::Instance')
+          .map(([, instance]) => tagsOf(instance))
+          .filter((tags) => tags['rmqbench:component'] === component);
+        expect(nodes.map((tags) => tags['rmqbench:node-name']).sort()).toEqual([1, 2, 3].map((n) => `${prefix}-${n}`));
+        // The boot's own identity matches the tag: node.id=<n> (Kafka) or server_name "nats-<n>" (NATS).
+        for (const [, instance] of ofType(file, 'AWS::EC2::Instance').filter(
+          ([, resource]) => tagsOf(resource)['rmqbench:component'] === component,
+        )) {
+          const n = tagsOf(instance)['rmqbench:node-name']!.split('-')[1];
+          expect(userData(instance)).toContain(prefix === 'kafka' ? `node.id=${n}` : `server_name: "nats-${n}"`);
+        }
+      }
+    },
+  );
 
   // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instancedata-add-user-data.html: "User data is limited to 16
   // KB,

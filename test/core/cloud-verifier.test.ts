@@ -12,6 +12,24 @@ const classicKilled =
 const at = (seconds: number) => new Date(STARTED_AT_MS + seconds * 1000).toISOString();
 const fault = { action: 'kill' as const, node: 'leader' as const, nodeName: 'rabbit@10.0.1.12' };
 
+// The Kafka and NATS verifiers' stdout in their cloud mode (KafkaLostMessageVerifier.java --duration-seconds 7,
+// verify.go -verify-seconds 7), captured on this machine against one local broker (a KRaft node, a JetStream
+// server) SIGSTOPped from about 2.5 s to 4.5 s after the start. Those runs also marked the fault through the local
+// control (file, signals); the faultAtSeconds, unconfirmedAtFault and healAtSeconds that marking adds are left out,
+// as a cloud run has no one to mark it. The NATS line's keys are in Go's order (sorted).
+const KAFKA_STARTED_AT_MS = 1795797401143;
+const kafkaCloud =
+  '{"type":"ready","topic":"v2"}\n' +
+  '{"type":"counts","published":1400,"confirmed":1400,"consumed":1400,"lostMessages":0,"duplicatedMessages":0,' +
+  '"undeliveredMessages":0,"reconnects":0,"startedAtMs":1795797401143,' +
+  '"receivedPerSecond":[200,200,129,0,471,200,200],"unconfirmedPerSecond":[0,0,0,71,271,0,0]}\n';
+const NATS_STARTED_AT_MS = 1795797297528;
+const natsCloud =
+  '{"stream":"v2","type":"ready"}\n' +
+  '{"confirmed":1401,"consumed":1401,"duplicatedMessages":0,"lostMessages":0,"published":1401,' +
+  '"receivedPerSecond":[200,200,98,0,502,200,200],"reconnects":0,"startedAtMs":1795797297528,"type":"counts",' +
+  '"unconfirmedPerSecond":[0,0,0,102,302,0,0],"undeliveredMessages":0}\n';
+
 describe('the cloud verifier output on the fault step timeline', () => {
   test(
     'counts as printed; the fault and heal placed in seconds after ' +
@@ -84,6 +102,84 @@ describe('the cloud verifier output on the fault step timeline', () => {
     expect(() => parseVerifierOutput(classicKilled.slice(0, 80))).toThrow(
       /the verifier's result line is not valid JSON/,
     );
+  });
+
+  test('a Kafka counts line after its ready line is the result; undeliveredMessages is carried to the failover', () => {
+    const kafkaAt = (seconds: number) => new Date(KAFKA_STARTED_AT_MS + seconds * 1000).toISOString();
+    const kafkaFault = { action: 'partition' as const, node: 'leader' as const, nodeName: 'kafka-1' };
+    expect(
+      cloudFailoverResult(kafkaCloud, { ...kafkaFault, appliedAt: kafkaAt(2.646), healedAt: kafkaAt(4.649) }),
+    ).toEqual({
+      fault: {
+        action: 'partition',
+        node: 'leader',
+        nodeName: 'kafka-1',
+        appliedAtSeconds: 2.646,
+        healedAtSeconds: 4.649,
+      },
+      published: 1400,
+      confirmed: 1400,
+      consumed: 1400,
+      lostMessages: 0,
+      duplicatedMessages: 0,
+      undeliveredMessages: 0,
+      unconfirmedAtFault: 0,
+      recoverySeconds: 1.354,
+      unavailableSeconds: 1,
+      reconnects: 0,
+      receivedPerSecond: [200, 200, 129, 0, 471, 200, 200],
+    });
+  });
+
+  test('a NATS counts line (keys sorted, type in the middle) is read whole, unconfirmed at the fault too', () => {
+    const output = parseVerifierOutput(natsCloud.replace('"undeliveredMessages":0', '"undeliveredMessages":12'));
+    expect(output).toEqual({
+      startedAtMs: NATS_STARTED_AT_MS,
+      published: 1401,
+      confirmed: 1401,
+      consumed: 1401,
+      lostMessages: 0,
+      duplicatedMessages: 0,
+      undeliveredMessages: 12,
+      reconnects: 0,
+      receivedPerSecond: [200, 200, 98, 0, 502, 200, 200],
+      unconfirmedPerSecond: [0, 0, 0, 102, 302, 0, 0],
+    });
+    const appliedAt = new Date(NATS_STARTED_AT_MS + 3200).toISOString();
+    expect(cloudVerifierCounts(output, { ...fault, appliedAt })).toMatchObject({
+      faultAtSeconds: 3.2,
+      unconfirmedAtFault: 102,
+      undeliveredMessages: 12,
+    });
+  });
+
+  test('undeliveredMessages is left out where the verifier has none (RabbitMQ) or it is not a count', () => {
+    expect(parseVerifierOutput(classicKilled)).not.toHaveProperty('undeliveredMessages');
+    expect(
+      parseVerifierOutput(natsCloud.replace('"undeliveredMessages":0', '"undeliveredMessages":-1')),
+    ).not.toHaveProperty('undeliveredMessages');
+  });
+
+  test('an error line is the verifier failing, with its message', () => {
+    const failed =
+      '{"message":"connect to nats://10.0.1.12:4222: nats: no servers available for connection","type":"error"}\n';
+    expect(() => parseVerifierOutput(failed)).toThrow(
+      'the verifier failed: connect to nats://10.0.1.12:4222: nats: no servers available for connection',
+    );
+  });
+
+  test('a ready line and no counts line: cut short, named as no counts line rather than a malformed result', () => {
+    const readyOnly = '{"type":"ready","topic":"v2"}\nException in thread "main" java.lang.OutOfMemoryError\n';
+    expect(() => parseVerifierOutput(readyOnly)).toThrow(
+      new RegExp(
+        'the verifier printed no counts line, its last was a "ready" line ' +
+          '\\(it was cut short or failed before its drain\\)',
+      ),
+    );
+  });
+
+  test('a counts line cut in the middle after the ready line is not valid JSON, named as such', () => {
+    expect(() => parseVerifierOutput(kafkaCloud.slice(0, 120))).toThrow(/the verifier's result line is not valid JSON/);
   });
 
   test.each([

@@ -356,19 +356,28 @@ describe('Kafka on the cloud targets', () => {
     },
   );
 
-  test('a fault on a Kafka cluster is accepted for the local target and refused, by field, on the clouds', () => {
-    const withFault = parsePlanText(
-      'name: kf\nclusters: [{ name: k3, broker: kafka, nodes: 3, instanceType: m5.xlarge }]\n' +
-        'workloads:\n  - { name: w, publishRateLimit: 100, durationSeconds: 20, ' +
-        'fault: { action: kill, node: leader, atSeconds: 5, healAtSeconds: 15 } }\n',
-      'kf.yaml',
-    );
-    expect(withFault.scenarios[0]!.workload.fault).toMatchObject({ action: 'kill', node: 'leader' });
-    expect(targetProblems(withFault, 'local', defaultPriceCatalog)).toEqual([]);
-    expect(targetProblems(withFault, 'aws', defaultPriceCatalog)).toEqual([
+  test('a kill, stop or restart on a Kafka cluster runs on every target; the clouds refuse a partition', () => {
+    const withFault = (action: string) =>
+      parsePlanText(
+        'name: kf\nclusters: [{ name: k3, broker: kafka, nodes: 3, ' +
+          'instanceType: { aws: m5.xlarge, azure: Standard_D4s_v5 } }]\n' +
+          'workloads:\n  - { name: w, publishRateLimit: 100, durationSeconds: 200, ' +
+          `fault: { action: ${action}, node: leader, atSeconds: 5` +
+          `${action === 'restart' ? '' : ', healAtSeconds: 150'} } }\n`,
+        'kf.yaml',
+      );
+    expect(withFault('kill').scenarios[0]!.workload.fault).toMatchObject({ action: 'kill', node: 'leader' });
+    for (const target of ['local', 'aws', 'azure'])
+      for (const action of ['kill', 'stop', 'restart'])
+        expect({ target, action, problems: targetProblems(withFault(action), target, defaultPriceCatalog) }).toEqual({
+          target,
+          action,
+          problems: [],
+        });
+    expect(targetProblems(withFault('partition'), 'aws', defaultPriceCatalog)).toEqual([
       expect.objectContaining({
-        path: 'workloads[0].fault',
-        message: expect.stringMatching(/^runs on Kafka cluster "k3": on aws faults are applied to RabbitMQ clusters/),
+        path: 'workloads[0].fault.action',
+        message: 'fault action "partition" is not applied on aws to a Kafka cluster (it applies kill, stop, restart)',
       }),
     ]);
   });

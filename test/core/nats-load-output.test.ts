@@ -124,6 +124,33 @@ describe('the NATS load client output', () => {
     );
   });
 
+  test('under a fault, refused publishes and a short drain are what the fault cost, not a failed run', () => {
+    // As a killed stream leader left it on the Azure twin: 3 of a fixed 5000 refused, one acknowledged never consumed.
+    const lines = fixture('rate-r3-pull.jsonl')
+      .trimEnd()
+      .split('\n')
+      .map((line) =>
+        line.includes('"type":"summary"')
+          ? line
+              .replace('"drained":true', '"drained":false')
+              .replace('"received":7999', '"received":7000')
+              .replace('"nacked":0', '"nacked":3')
+          : line,
+      )
+      .join('\n');
+    const fixed = { producers: 1, consumers: 1, messagesPerProducer: 8002 };
+    expect(failure(() => parseNatsLoadOutput(lines, fixed)).message).toMatch(
+      /missing 8002 acknowledged messages \(the stream acknowledged 7999; 3 refused/,
+    );
+    const result = parseNatsLoadOutput(lines, { ...fixed, underFault: true });
+    expect(result.summary.receiveRateAvg).toBeGreaterThan(0);
+    // Nothing acknowledged at all is still a failure, fault or not.
+    const none = lines.replace(/"confirmed":7999/, '"confirmed":0');
+    expect(failure(() => parseNatsLoadOutput(none, { ...fixed, underFault: true })).message).toMatch(
+      /missing acknowledged messages \(the stream acknowledged none; 3 refused/,
+    );
+  });
+
   test('a warm-up leaves its seconds out of the summary, which then comes from the per-second samples', () => {
     const result = parseNatsLoadOutput(fixture('rate-r3-pull.jsonl'), { producers: 1, consumers: 1, warmUpSeconds: 2 });
     expect(result.warmUpSeconds).toBe(2);

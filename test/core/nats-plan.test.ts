@@ -259,7 +259,7 @@ describe('NATS on the targets', () => {
       expect(buildSchedule({ plan: data, target }, 'exec-1').clusters).toHaveLength(1);
   });
 
-  test('aws: a server count without a template, a missing instance type and a fault are refused by field', () => {
+  test('aws: a server count without a template, no instance type, an unhealed kill and a partition are refused', () => {
     const twoNodes = parsePlanText(natsPlan(', instanceType: c5.xlarge', '').replace('nodes: 3', 'nodes: 2'), 'n.yaml');
     expect(targetProblems(twoNodes, 'aws', defaultPriceCatalog)).toEqual([
       expect.objectContaining({
@@ -279,12 +279,27 @@ describe('NATS on the targets', () => {
       ),
       'n.yaml',
     );
+    // A kill the cloud does not heal would leave the next repetition a server short.
     expect(targetProblems(faulted, 'aws', defaultPriceCatalog)).toEqual([
       expect.objectContaining({
-        path: 'workloads[0].fault',
-        message: expect.stringMatching(
-          /^runs on NATS cluster "n3": on aws faults are applied to RabbitMQ clusters only/,
+        path: 'workloads[0].fault.healAtSeconds',
+        message: expect.stringMatching(/^on aws a kill fault needs healAtSeconds/),
+      }),
+    ]);
+    const healed = (action: string) =>
+      parsePlanText(
+        natsPlan(
+          ', instanceType: { aws: c5.xlarge, azure: Standard_F4s_v2 }',
+          `, durationSeconds: 200, fault: { action: ${action}, node: leader, atSeconds: 10, healAtSeconds: 150 }`,
         ),
+        'n.yaml',
+      );
+    expect(targetProblems(healed('kill'), 'aws', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(healed('stop'), 'azure', defaultPriceCatalog)).toEqual([]);
+    expect(targetProblems(healed('partition'), 'azure', defaultPriceCatalog)).toEqual([
+      expect.objectContaining({
+        path: 'workloads[0].fault.action',
+        message: 'fault action "partition" is not applied on azure to a NATS cluster (it applies kill, stop, restart)',
       }),
     ]);
   });

@@ -1,4 +1,5 @@
 import { natsLoadSourceFolder } from '../../lambdas/shared/nats-load-generator';
+import { kafkaVerifierSourceFile } from '../../lambdas/shared/broker-verifier-lines';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,7 +141,8 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
     "each function's folder (its Lambda asset) holds only " +
       'the ES module bundle: no index.js that Lambda would load first',
     () => {
-      // The functions that send NATS scripts carry the load client's source beside the bundle (nats-load/), which
+      // StartRepetition carries the Kafka verifier's source (kafka-verifier/). The functions that send NATS scripts
+      // carry the load client's source beside the bundle (nats-load/), which
       // the scripts build on the load generator
       // (CheckClusterReady too: on Azure it asks a NATS cluster's readiness with the smoke test's script.)
       const withNatsSource = ['check-cluster', 'smoke-test', 'start-repetition'];
@@ -150,8 +152,19 @@ describe('Lambda bundles (scripts/bundle-lambdas.mjs)', () => {
           name: entry.name,
           entry: files.includes('index.mjs'),
           others: files.filter((file) => file !== 'index.mjs' && file !== 'chunks'),
-        }).toEqual({ name: entry.name, entry: true, others: withNatsSource.includes(entry.name) ? ['nats-load'] : [] });
+        }).toEqual({
+          name: entry.name,
+          entry: true,
+          others: [
+            ...(entry.name === 'start-repetition' ? ['kafka-verifier'] : []),
+            ...(withNatsSource.includes(entry.name) ? ['nats-load'] : []),
+          ],
+        });
       }
+      // StartRepetition's Kafka scripts carry the lost-message verifier's source, found from its chunks/ too.
+      expect(kafkaVerifierSourceFile(join(out, 'start-repetition', 'chunks'))).toBe(
+        join(out, 'start-repetition', 'kafka-verifier', 'KafkaLostMessageVerifier.java'),
+      );
       for (const name of withNatsSource) {
         expect(readdirSync(join(out, name, 'nats-load')).sort()).toEqual(['go.mod', 'go.sum', 'main.go', 'verify.go']);
         // From the bundle's chunks/ folder, where esbuild may put the code that reads it, the source is found.

@@ -99,7 +99,7 @@ describe('the Azure fault step runs as the fault-only service principal when one
         deadline: new Date(Date.now() + 30_000),
         pollMs: 10,
       });
-      expect(await target.nodes()).toEqual([
+      expect(await target.nodes('rabbitmq')).toEqual([
         { id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' },
         { id: 'nodes_b2', nodeName: 'rabbit@RMQBENCHN000002' },
       ]);
@@ -152,7 +152,7 @@ describe('the Azure fault step runs as the fault-only service principal when one
       });
       const timing = { deadline: new Date(Date.now() + 30_000), pollMs: 10, authorizationRetryMs: 10 };
       const target = azureFaultTarget(clients, cluster.clusterId, timing);
-      expect((await target.nodes()).map((node) => node.id)).toEqual(['nodes_a1', 'nodes_b2']);
+      expect((await target.nodes('rabbitmq')).map((node) => node.id)).toEqual(['nodes_a1', 'nodes_b2']);
       expect(await target.run({ id: 'nodes_a1', nodeName: 'rabbit@RMQBENCHN000001' }, queueLeadersScript())).toBe(
         'rmqbench: done',
       );
@@ -185,7 +185,7 @@ describe('the Azure fault step runs as the fault-only service principal when one
         pollMs: 10,
         authorizationRetryMs: 50,
       });
-      await expect(target.nodes()).rejects.toThrow(
+      await expect(target.nodes('rabbitmq')).rejects.toThrow(
         new RegExp(
           `the fault step's Azure service principal may not list the VMs of resource ` +
             `group ${cluster.clusterId}: ARM refused it \\d+ time\\(s\\) with AuthorizationFailed ` +
@@ -199,7 +199,7 @@ describe('the Azure fault step runs as the fault-only service principal when one
           deadline: new Date(Date.now() + 30_000),
           pollMs: 10,
           authorizationRetryMs: 10,
-        }).nodes(),
+        }).nodes('rabbitmq'),
       ).rejects.toThrow(/404/);
       expect(arm.requests.length - before).toBe(1);
     },

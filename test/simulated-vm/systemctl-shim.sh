@@ -88,5 +88,10 @@ case "$verb" in
   enable) if $now; then for unit in "${units[@]}"; do stop_unit "$unit"; start_unit "$unit"; done; fi ;;
   start | restart) for unit in "${units[@]}"; do stop_unit "$unit"; start_unit "$unit"; done ;;
   stop) for unit in "${units[@]}"; do stop_unit "$unit"; done ;;
+  # `show --property=MainPID --value <unit>` (the fault step's kill): the unit's main process, 0 when it has none.
+  show) for unit in "${units[@]}"; do
+      pid_file="$RUN_DIR/${unit%.service}.pid"
+      if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then cat "$pid_file"; else echo 0; fi
+    done ;;
   *) echo "systemctl (simulated VM): '$verb' is not simulated" >&2; exit 1 ;;
 esac

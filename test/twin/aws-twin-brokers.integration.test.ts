@@ -1,6 +1,6 @@
 import { rmqbenchAsync } from '../cloud/cli-child';
 import type { SimulatedInstance } from './cluster-stack';
-import { TWIN_BROKERS_PLAN_YAML } from './twin-cli';
+import { failoverSummaries, TWIN_BROKERS_PLAN_YAML, type Faulted } from './twin-cli';
 import { twinFailure, twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(900_000);
@@ -82,7 +82,15 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
       );
       const tasks = [...twin.gateway.executions.executions.values()][0]!.tasks;
       expect(tasks).toEqual(
-        expect.arrayContaining(['SmokeTest', 'StartRepetition', 'IngestRepetition', 'TeardownCluster', 'FinishRun']),
+        expect.arrayContaining([
+          'SmokeTest',
+          'StartRepetition',
+          'InjectFault',
+          'HealFault',
+          'IngestRepetition',
+          'TeardownCluster',
+          'FinishRun',
+        ]),
       );
       // The CLI announced each cluster as what it is.
       expect(`${stdout}${stderr}`).toContain('starting a 3-broker Kafka cluster (KRaft)...');
@@ -107,12 +115,25 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
       );
       expect(await show.exited).toBe(0);
       const { repetitions } = JSON.parse(show.stdout) as {
-        repetitions: { metricsError?: string; metrics?: { series: { node: string; metric: string }[] } }[];
+        repetitions: ({ metricsError?: string; metrics?: { series: { node: string; metric: string }[] } } & Faulted)[];
       };
       const cpuNodes = repetitions.flatMap((repetition) =>
         (repetition.metrics?.series ?? []).filter((one) => one.metric === 'cpuPercent').map((one) => one.node),
       );
       expect(repetitions.map((repetition) => repetition.metricsError)).toEqual(repetitions.map(() => undefined));
+      // Each leader was killed and started again through SSM as the fault node role (named by its tags), and the
+      // verifier beside the load counted what that cost: every confirmed message of its topic or stream consumed.
+      expect(failoverSummaries(repetitions)).toEqual([
+        { node: expect.stringMatching(/^kafka-[123]$/), counted: true, lost: 0, healed: true },
+        { node: expect.stringMatching(/^nats-[123]$/), counted: true, lost: 0, healed: true },
+      ]);
+      // SendCommand on the brokers themselves (leader query, kill, start), allowed by their component tags.
+      const brokerCommands = twin.gateway.decisions.filter(
+        (decision) =>
+          decision.action === 'ssm:SendCommand' && brokerInstanceIds.some((id) => decision.resource.endsWith(`/${id}`)),
+      );
+      expect(brokerCommands.length).toBeGreaterThanOrEqual(6);
+      expect(new Set(brokerCommands.map((decision) => decision.principal.split('/')[1]))).toHaveProperty('size', 1);
       expect(cpuNodes).toEqual(expect.arrayContaining(brokerInstanceIds));
       expect(cpuNodes.filter((node) => node.startsWith('load-generator'))).toHaveLength(repetitions.length);
     },

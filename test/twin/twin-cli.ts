@@ -41,9 +41,11 @@ workloads:
 
 /**
  * A plan as a user writes it to compare Kafka and NATS: three brokers each, Kafka with acks=all and two in-sync
- * replicas on a replicated topic, NATS on an R3 file stream (its default), one producer and one consumer each.
+ * replicas on a replicated topic, NATS on an R3 file stream (its default), one producer and one consumer each; in each
+ * the leader of the lost-message verifier's topic or stream is killed mid-run and started again (issue 28).
  */
-export const TWIN_BROKERS_PLAN_YAML = `name: twin-brokers
+export const TWIN_BROKERS_PLAN_YAML =
+  `name: twin-brokers
 repetitions: 1
 pauseSecondsBetweenRepetitions: 0
 clusters:
@@ -56,13 +58,42 @@ workloads:
     consumers: 1
     messageSizeBytes: 100
     publishRateLimit: 500
-    durationSeconds: 15
+    durationSeconds: 30
     partitions: 3
     replicationFactor: 3
     minInsyncReplicas: 2
     acks: all
-  - { name: nats-steady, clusters: [nats-three], messageSizeBytes: 100, publishRateLimit: 200, durationSeconds: 10 }
+    fault: { action: kill, node: leader, atSeconds: 12, healAtSeconds: 20 }
+  - { name: nats-steady, clusters: [nats-three], messageSizeBytes: 100, publishRateLimit: 200, durationSeconds: 25, ` +
+  `replicas: 3, fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 18 } }
 `;
+
+/** What `show --json` holds of a repetition's fault. */
+export type Faulted = {
+  scenarioId: string;
+  failover?: {
+    fault: { nodeName?: string; healedAtSeconds?: number };
+    published: number;
+    confirmed: number;
+    lostMessages: number;
+  };
+  uncountedFault?: { fault: { nodeName: string }; reason: string };
+};
+
+/** Each repetition's fault in plan order (Kafka, then NATS): the node it hit, and whether the verifier counted it. */
+export const failoverSummaries = (repetitions: readonly Faulted[]) =>
+  [...repetitions]
+    .sort((a, b) => a.scenarioId.localeCompare(b.scenarioId))
+    .map((repetition) =>
+      repetition.failover
+        ? {
+            node: repetition.failover.fault.nodeName,
+            counted: repetition.failover.confirmed > 0,
+            lost: repetition.failover.lostMessages,
+            healed: repetition.failover.fault.healedAtSeconds !== undefined,
+          }
+        : { node: repetition.uncountedFault?.fault.nodeName, uncounted: repetition.uncountedFault?.reason },
+    );
 
 /** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
 /**

@@ -7,7 +7,7 @@
  * twin's S3; each resource group is deleted. The twin runs the two clusters one after the other (runOneClusterAtATime).
  */
 import { rmqbenchAsync } from '../../cloud/cli-child';
-import { TWIN_BROKERS_PLAN_YAML } from '../twin-cli';
+import { failoverSummaries, TWIN_BROKERS_PLAN_YAML, type Faulted } from '../twin-cli';
 import { azureTwinTestSetup } from './azure-twin-test-setup';
 
 jest.setTimeout(1_200_000);
@@ -21,7 +21,8 @@ describe('the Azure twin runs Kafka and NATS on main.bicep', () => {
   test(
     'the Kafka brokers form one quorum and the NATS servers one meta group at their static IPs, each store on its ' +
       'data disk; the load generator runs the smoke test and the repetition (NATS: its client built from the module ' +
-      'proxy); results are ingested, no call is denied, both resource groups are deleted',
+      'proxy); each leader is killed and started again with the verifier counting; results are ingested, no call is ' +
+      'denied, both resource groups are deleted',
     async () => {
       const { twin, env, code, stdout, stderr, log } = await runOnTwin(AZURE_BROKERS_PLAN_YAML);
       if (code !== 0)
@@ -47,6 +48,15 @@ describe('the Azure twin runs Kafka and NATS on main.bicep', () => {
       expect(await runs.exited).toBe(0);
       expect(JSON.parse(runs.stdout)).toEqual([
         expect.objectContaining({ planName: 'twin-brokers', status: 'SUCCEEDED' }),
+      ]);
+      // Each leader was killed and started again by managed Run Commands on its VM (kafka-<n>, nats-<n> of the VM
+      // names), and the verifier beside the load counted what that cost.
+      const [run] = JSON.parse(runs.stdout) as { runId: string }[];
+      const show = rmqbenchAsync(env, 'show', run!.runId, '--store', 'aws', '--json');
+      expect(await show.exited).toBe(0);
+      expect(failoverSummaries((JSON.parse(show.stdout) as { repetitions: Faulted[] }).repetitions)).toEqual([
+        { node: expect.stringMatching(/^kafka-[123]$/), counted: true, lost: 0, healed: true },
+        { node: expect.stringMatching(/^nats-[123]$/), counted: true, lost: 0, healed: true },
       ]);
       expect([...twin.cloud.arm.groups.keys()]).toEqual([]);
       expect(twin.cloud.groups.size).toBe(0);
