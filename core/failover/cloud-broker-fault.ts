@@ -127,10 +127,12 @@ const PORT_LINES = {
 
 /**
  * kill: SIGKILL to the unit's main process (`systemctl show --property=MainPID --value`, systemctl(1)), no shutdown at
- * all; then `systemctl stop`, which keeps the unit down: with `Restart=on-failure` systemd would start a service killed
- * by a signal again after RestartSec, and "if the service is stopped explicitly [...] it will not be restarted"
- * (systemd.service(5), Restart=), so the broker stays down until the heal, as a RabbitMQ node (whose unit has no
- * Restart=) and the local target's brokers do. The stop of a unit whose process is gone only cancels that restart.
+ * all; then `systemctl stop`, which keeps the unit down. With `Restart=on-failure` systemd starts a service "terminated
+ * by a signal" again after RestartSec (systemd.service(5), Restart=); until then the unit waits in its auto-restart
+ * state, and a stop there moves it to dead without the restart (systemd src/core/service.c service_stop(): "When
+ * service_stop() handles a service in the SERVICE_AUTO_RESTART state, it [...] transition[s] it to the SERVICE_DEAD
+ * state", commit f0c7b229 "service: fix auto-restart handling in service_stop()"). So the broker stays down until the
+ * heal, as a RabbitMQ node (whose unit has no Restart=) and the local target's brokers do.
  */
 function killLines(unit: string): string[] {
   return [
