@@ -1062,8 +1062,9 @@ export class BenchmarkController extends Construct {
    * tags are applied to EC2 instances automatically, whatever PropagateAtLaunch says,
    * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-resource-tags.html).
    * SendCommand is authorized on the instance and on the document, and the instance resource takes the
-   * ssm:resourceTag/<key> condition (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html,
-   * SendCommand); GetCommandInvocation has no resource-level permission (same page).
+   * ssm:resourceTag/<key> condition
+   * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awssystemsmanager.html, SendCommand);
+   * GetCommandInvocation has no resource-level permission (same page).
    */
   private createFaultNodeRole(functions: Record<string, lambda.Function>, stack: Stack): iam.Role {
     const faultFunctionRole = functions.fault!.role!;
