@@ -1058,8 +1058,8 @@ export class BenchmarkController extends Construct {
    * aws:cloudformation:stack-name tag equals that session tag (aws:PrincipalTag in a condition, same page), which
    * CloudFormation puts on every Auto Scaling group and the instances it launches
    * (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-autoscaling-autoscalinggroup-tagproperty.html)
-   * and on the Kafka brokers' and NATS servers' own AWS::EC2::Instance resources (the resource tagging page: stack-level
-   * tags are applied to EC2 instances automatically, whatever PropagateAtLaunch says,
+   * and on the Kafka brokers' and NATS servers' own AWS::EC2::Instance resources (the resource tagging page:
+   * stack-level tags are applied to EC2 instances automatically, whatever PropagateAtLaunch says,
    * https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-resource-tags.html).
    * SendCommand is authorized on the instance and on the document, and the instance resource takes the
    * ssm:resourceTag/<key> condition
