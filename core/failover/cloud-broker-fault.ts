@@ -1,3 +1,4 @@
+import { KAFKA_BROKER_ROLE, NATS_SERVER_ROLE } from '../metrics/cloudwatch-host-metrics';
 import type { FaultAction } from '../plan/plan-schema';
 import { VERIFIER_QUEUE } from './failover';
 import { faultScript, healScript, queueLeader, queueLeadersScript, QueueNotDeclaredError } from './cloud-fault';
@@ -16,11 +17,12 @@ import { faultScript, healScript, queueLeader, queueLeadersScript, QueueNotDecla
 
 /**
  * On AWS, the rmqbench:component tag of a Kafka broker's and a NATS server's instance, and the tag holding its node
- * name (`kafka-<node.id>`, `nats-<n>` of its server_name): cdk/cluster-templates.ts puts both on each instance, the
+ * name (`kafka-<node.id>`, `nats-<n>` of its server_name); the component is the Role its CloudWatch agent reports.
+ * cdk/cluster-templates.ts puts both on each instance, the
  * fault step lists the nodes by them (lambdas/shared/aws-cluster-nodes.ts brokerNodes), and the fault node role may
  * send commands to instances with these components only (cdk/BenchmarkController.ts FaultNodeRole).
  */
-export const BROKER_COMPONENTS = { kafka: 'kafka-broker', nats: 'nats-server' } as const;
+export const BROKER_COMPONENTS = { kafka: KAFKA_BROKER_ROLE, nats: NATS_SERVER_ROLE } as const;
 export const NODE_NAME_TAG = 'rmqbench:node-name';
 
 /** The brokers the cloud fault step applies faults to. */

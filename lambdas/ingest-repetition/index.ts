@@ -6,7 +6,12 @@ import { ResultsStore } from '../../store/results-store';
 import { requireEnv } from '../shared/env';
 import { loadGeneratorInstanceIds } from '../shared/aws-stack-outputs';
 import { cloudWatchHostMetrics } from './cloudwatch-metrics';
-import { LOAD_GENERATOR_ROLE, NODE_ROLE } from '../../core/metrics/cloudwatch-host-metrics';
+import {
+  KAFKA_BROKER_ROLE,
+  LOAD_GENERATOR_ROLE,
+  NATS_SERVER_ROLE,
+  NODE_ROLE,
+} from '../../core/metrics/cloudwatch-host-metrics';
 import {
   checkSettledInStore,
   ingestFromS3,
@@ -68,12 +73,18 @@ function hostMetricsSource(event: IngestEvent): HostMetricsSource | undefined {
 }
 
 /**
- * The cluster stack's instances with the Role their CloudWatch agent reports (from the rmqbench:component tag; none
- * for a Kafka broker or NATS server), so that their CPU and memory are read even before ListMetrics lists them. A
+ * The cluster stack's instances with the Role their CloudWatch agent reports (from the rmqbench:component tag), so
+ * that their CPU and memory are read even before ListMetrics lists them. A
  * failed listing leaves ListMetrics alone to find them.
  */
 async function agentInstances(clusterId: string): Promise<{ instanceId: string; role?: string }[]> {
-  const roles: Record<string, string> = { 'load-generator': LOAD_GENERATOR_ROLE, 'rabbitmq-node': NODE_ROLE };
+  const roles: Record<string, string> = {
+    'load-generator': LOAD_GENERATOR_ROLE,
+    'rabbitmq-node': NODE_ROLE,
+    // Kafka brokers and NATS servers: their rmqbench:component tag is their Role (core/failover/cloud-broker-fault.ts).
+    [KAFKA_BROKER_ROLE]: KAFKA_BROKER_ROLE,
+    [NATS_SERVER_ROLE]: NATS_SERVER_ROLE,
+  };
   try {
     const instances = await (
       await awsNodes()

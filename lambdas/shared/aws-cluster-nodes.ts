@@ -77,7 +77,7 @@ async function runningStackInstances(ec2: EC2Client, clusterId: string, filters:
 /** An instance of a cluster stack and the role its CloudWatch agent reports, when its tags say it. */
 export interface StackInstance {
   readonly instanceId: string;
-  /** `load-generator` or `rabbitmq-node` (rmqbench:component); undefined for a Kafka broker or NATS server. */
+  /** `load-generator`, `rabbitmq-node`, `kafka-broker` or `nats-server` (rmqbench:component), when tagged. */
   readonly component?: string;
 }
 
