@@ -1,7 +1,15 @@
 import { KAFKA_BROKER_ROLE, NATS_SERVER_ROLE } from '../metrics/cloudwatch-host-metrics';
 import type { FaultAction } from '../plan/plan-schema';
 import { VERIFIER_QUEUE } from './failover';
-import { faultScript, healScript, queueLeader, queueLeadersScript, QueueNotDeclaredError } from './cloud-fault';
+import {
+  faultScript,
+  healScript,
+  queueLeader,
+  queueLeadersScript,
+  QueueNotDeclaredError,
+  STAMP_APPLYING,
+  STAMP_HEALING,
+} from './cloud-fault';
 
 /**
  * The fault step's scripts per broker on a cloud node: where the verifier's resource is led, the fault and its heal.
@@ -141,6 +149,7 @@ function killLines(unit: string): string[] {
     `BROKER_PID=$(systemctl show --property=MainPID --value ${unit})`,
     `[ -n "$BROKER_PID" ] && [ "$BROKER_PID" != 0 ] || ` +
       `{ echo "rmqbench: ${unit} has no main process: is it running?" >&2; exit 4; }`,
+    STAMP_APPLYING,
     'kill -KILL "$BROKER_PID"',
     'for attempt in $(seq 1 50); do kill -0 "$BROKER_PID" 2> /dev/null || break; sleep 0.1; done',
     'if kill -0 "$BROKER_PID" 2> /dev/null; then ' +
@@ -162,10 +171,11 @@ function readyLines(broker: 'kafka' | 'nats'): string[] {
         '"http://127.0.0.1:$PORT/healthz?js-enabled-only=true" 2> /dev/null';
   return [
     ...PORT_LINES[broker],
-    'READY_DEADLINE=$((SECONDS + 300))',
+    // Within the fault function's 5 minutes, a restart's stop (Kafka's TimeoutStopSec=120) included.
+    'READY_DEADLINE=$((SECONDS + 150))',
     `until ${ready}; do`,
     '  if [ "$SECONDS" -ge "$READY_DEADLINE" ]; then ' +
-      'echo "rmqbench: $EXPECTED did not serve again within 300 s" >&2; exit 1; fi',
+      'echo "rmqbench: $EXPECTED did not serve again within 150 s" >&2; exit 1; fi',
     '  sleep 1',
     'done',
   ];
@@ -179,10 +189,10 @@ function brokerFaultScript(broker: 'kafka' | 'nats', action: FaultAction, nodeNa
       lines.push(...killLines(unit));
       break;
     case 'stop':
-      lines.push(`systemctl stop ${unit}`);
+      lines.push(STAMP_APPLYING, `systemctl stop ${unit}`);
       break;
     case 'restart':
-      lines.push(`systemctl stop ${unit}`, `systemctl start ${unit}`, ...readyLines(broker));
+      lines.push(STAMP_APPLYING, `systemctl stop ${unit}`, `systemctl start ${unit}`, ...readyLines(broker));
       break;
     case 'partition':
       throw new Error(`a partition is not applied to a ${broker} node (only kill, stop and restart)`);
@@ -195,6 +205,7 @@ function brokerHealScript(broker: 'kafka' | 'nats', nodeName: string): string {
   return [
     'set -euo pipefail',
     ...sameNodeLines(broker, nodeName),
+    STAMP_HEALING,
     `systemctl start ${BROKER_FILES[broker].unit}`,
     ...readyLines(broker),
     'echo "rmqbench: started $EXPECTED again"',
@@ -220,10 +231,14 @@ function kafkaLeaderScript(topic: string): string {
 function kafkaLeaderOf(output: string, topic: string): string {
   const led = /Partition:\s*0\s+Leader:\s*(-?\d+|none)/.exec(output);
   if (led && /^\d+$/.test(led[1]!)) return `kafka-${led[1]}`;
-  if (led || /does not exist/.test(output))
+  // Not there, or not everywhere yet: a missing topic; one just created, whose partition this broker does not host
+  // yet (UnknownTopicOrPartitionException, "This server does not host this topic-partition"); an admin call that
+  // timed out while leadership moves.
+  if (led || /does not exist|UnknownTopicOrPartition|does not host this topic-partition|TimeoutException/.test(output))
     throw new QueueNotDeclaredError(
-      `topic ${topic} ${led ? 'has no leader yet' : 'does not exist on the cluster'} (the load generator creates it ` +
-        'when its verifier starts), so its leader is unknown: is atSeconds before the verifier has started?',
+      `topic ${topic} ${led ? 'has no leader yet' : 'is not (yet) known to the cluster'} (the load generator's ` +
+        'verifier creates it when it starts and deletes it when its durationSeconds end), so its leader is unknown: ' +
+        'is atSeconds before the verifier has started, or too close to the end for the fault step to find it?',
     );
   throw new Error(`TopicCommand --describe ${topic} printed no partition leader: ${output.trim().slice(-300)}`);
 }

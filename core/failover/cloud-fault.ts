@@ -27,6 +27,23 @@ export const CLOUD_FAULT_ACTIONS: Readonly<Record<'aws' | 'azure', readonly Faul
   azure: ['kill', 'stop', 'restart', 'partition'],
 };
 
+/**
+ * Lines a fault or heal script prints on the node right before it acts (the kill, the stop, the firewall rules; the
+ * start): its wall clock in epoch milliseconds, which the fault step records as `appliedAt` / `healedAt` (scriptTime).
+ * The command's own start is no measure: an Azure Run Command takes "about 20 seconds" at least
+ * (https://learn.microsoft.com/azure/virtual-machines/linux/run-command, "Restrictions"), and a node's clock is
+ * synchronized as the load generator's is (Amazon Time Sync Service; Azure's host time), on whose timeline the
+ * verifier places it.
+ */
+export const STAMP_APPLYING = 'echo "rmqbench: applying at $(date +%s%3N)"';
+export const STAMP_HEALING = 'echo "rmqbench: healing at $(date +%s%3N)"';
+
+/** The time a script's STAMP_APPLYING or STAMP_HEALING line printed, if it printed one. */
+export function scriptTime(output: string, what: 'applying' | 'healing'): Date | undefined {
+  const stamp = new RegExp(`^rmqbench: ${what} at (\\d{13})$`, 'm').exec(output)?.[1];
+  return stamp === undefined ? undefined : new Date(Number(stamp));
+}
+
 /** The nftables table of rmqbench's own that holds the partition (one name, so the heal deletes exactly it). */
 export const PARTITION_TABLE = 'rmqbench_partition';
 
@@ -248,7 +265,7 @@ function partitionLines(): string[] {
     ...chain('output'),
     '}',
     'RMQBENCH_NFT',
-  ];
+  ].flatMap((line) => (line.startsWith('nft -f') ? [STAMP_APPLYING, line] : [line]));
 }
 
 /**
@@ -268,6 +285,7 @@ export function faultScript(action: FaultAction, nodeName: string): string {
       lines.push(
         "BROKER_PID=$(rabbitmqctl -q eval 'list_to_integer(os:getpid()).' | tr -dc '0-9')",
         '[ -n "$BROKER_PID" ] || { echo "rmqbench: the broker did not report its pid: is it running?" >&2; exit 4; }',
+        STAMP_APPLYING,
         'kill -KILL "$BROKER_PID"',
         'for attempt in $(seq 1 50); do kill -0 "$BROKER_PID" 2> /dev/null || break; sleep 0.1; done',
         'if kill -0 "$BROKER_PID" 2> /dev/null; then ' +
@@ -275,10 +293,11 @@ export function faultScript(action: FaultAction, nodeName: string): string {
       );
       break;
     case 'stop':
-      lines.push('systemctl stop rabbitmq-server');
+      lines.push(STAMP_APPLYING, 'systemctl stop rabbitmq-server');
       break;
     case 'restart':
       lines.push(
+        STAMP_APPLYING,
         'systemctl stop rabbitmq-server',
         'systemctl start rabbitmq-server',
         'rabbitmqctl -q await_startup --timeout 300',
@@ -302,6 +321,7 @@ export function healScript(nodeName: string, action: FaultAction): string {
   const lines = ['set -euo pipefail', ...sameNodeLines(nodeName)];
   if (action === 'partition') {
     lines.push(
+      STAMP_HEALING,
       `if nft list table inet ${PARTITION_TABLE} > /dev/null 2>&1; then nft delete table inet ${PARTITION_TABLE}; fi`,
       // A node paused by pause_minority starts its rabbit application again by itself once it sees the majority
       // (https://www.rabbitmq.com/docs/partitions, "Pause-minority mode"); until it has begun to, await_startup
@@ -316,6 +336,7 @@ export function healScript(nodeName: string, action: FaultAction): string {
     );
   } else {
     lines.push(
+      STAMP_HEALING,
       'systemctl start rabbitmq-server',
       'rabbitmqctl -q await_startup --timeout 300',
       'echo "rmqbench: started $EXPECTED again"',

@@ -178,6 +178,14 @@ export function cloudVerifierCounts(output: CloudVerifierOutput, fault: CloudFau
   };
   if (fault.appliedAt === undefined) return counts;
   const faultAtSeconds = secondsAfterStart(output, fault.appliedAt, 'applied');
+  // A fault after the verifier's window (a lookup and kill slower than the time left: an Azure Run Command takes 20 s
+  // or more) left nothing it counted: no outage, recovery or loss of it can be read there.
+  if (faultAtSeconds >= output.receivedPerSecond.length)
+    throw new Error(
+      `the fault was applied ${faultAtSeconds} s after the verifier started, after the ` +
+        `${output.receivedPerSecond.length} s it counted, so nothing it measured shows the fault: leave the fault ` +
+        'step more time between atSeconds and the end of durationSeconds',
+    );
   if (output.unconfirmedPerSecond.length === 0)
     throw new Error('the verifier recorded no unconfirmed count, so what was in flight at the fault is unknown');
   // The last whole-second sample at or before the fault (a fault after the last sample takes the last one).

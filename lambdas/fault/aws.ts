@@ -1,6 +1,6 @@
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import { chooseFaultNode, QueueNotDeclaredError, type CloudNode } from '../../core/failover/cloud-fault';
+import { chooseFaultNode, QueueNotDeclaredError, scriptTime, type CloudNode } from '../../core/failover/cloud-fault';
 import { brokerFaultScripts, type BrokerFaultScripts, type FaultBroker } from '../../core/failover/cloud-broker-fault';
 import type { FaultSpec } from '../../core/plan/plan-schema';
 import { validatePlan } from '../../core/plan/plan';
@@ -184,7 +184,15 @@ async function verifierQueueLeader(
       failures.push(`${node.id}: ${(error as Error).message}`);
       continue;
     }
-    const leader = scripts.leaderOf(output, resource);
+    let leader: string | undefined;
+    try {
+      leader = scripts.leaderOf(output, resource);
+    } catch (error) {
+      // Not there yet is the cluster's answer; anything else is this node's (the next one is asked).
+      if (error instanceof QueueNotDeclaredError) throw error;
+      failures.push(`${node.id}: ${(error as Error).message}`);
+      continue;
+    }
     if (leader !== undefined) return leader;
     unaware.push(node.nodeName);
   }
@@ -271,8 +279,10 @@ export async function applyFault(
       ? undefined
       : await leaderOrRepetitionFailure(target, nodes, { scripts, resource: scripts.resource(event.item.index) });
   const node = chooseFaultNode(nodes, spec.node, leader);
-  const appliedAt = now();
-  await target.run(node, scripts.faultScript(spec.action, node.nodeName));
+  const sentAt = now();
+  // The node's own clock right before it acted (STAMP_APPLYING), else the command's sending.
+  const output = await target.run(node, scripts.faultScript(spec.action, node.nodeName));
+  const appliedAt = scriptTime(output, 'applying') ?? sentAt;
   return {
     nodeName: node.nodeName,
     instanceId: node.id,
@@ -302,13 +312,33 @@ export async function healFault(
       `${applied.nodeName} (${applied.instanceId}) is no longer a running node of cluster ${target.clusterId}, ` +
         `so it cannot be healed`,
     );
-  const healedAt = now();
-  await target.run(node, brokerFaultScripts(broker).healScript(node.nodeName, spec.action));
+  await waitForHealDue(target, applied, spec);
+  const sentAt = now();
+  const output = await target.run(node, brokerFaultScripts(broker).healScript(node.nodeName, spec.action));
+  const healedAt = scriptTime(output, 'healing') ?? sentAt;
   return {
     nodeName: node.nodeName,
     healedAt: healedAt.toISOString(),
     healedAtSeconds: secondsSince(event.started.startedAt, healedAt),
   };
+}
+
+/** The longest HealFault waits for a heal due after the fault came late (within the function's 5 minutes). */
+export const MAX_HEAL_DELAY_MS = 120_000;
+
+/**
+ * Waits until the fault has lasted what the plan asked (healAtSeconds - atSeconds, from when it was applied): the
+ * workflow heals at the repetition's start + healAtSeconds, and a fault applied late (the leader lookup and the
+ * command take seconds over SSM and tens of seconds over Azure Run Command) would otherwise be healed sooner than
+ * planned, maybe before the brokers noticed it. At most MAX_HEAL_DELAY_MS, and leaving the heal 150 s of the step.
+ */
+async function waitForHealDue(target: FaultTarget, applied: AppliedFault, spec: FaultSpec): Promise<void> {
+  const timing = target.timing;
+  if (!timing || spec.healAtSeconds === undefined) return;
+  const now = (timing.now ?? (() => new Date()))().getTime();
+  const due = Date.parse(applied.appliedAt) + (spec.healAtSeconds - spec.atSeconds) * 1000;
+  const wait = Math.min(due - now, MAX_HEAL_DELAY_MS, timing.deadline.getTime() - now - 150_000);
+  if (wait > 0) await (timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(wait);
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   CLOUD_BROKER_FAULT_ACTIONS,
   cloudVerifierResource,
 } from '../../core/failover/cloud-broker-fault';
-import { QueueNotDeclaredError } from '../../core/failover/cloud-fault';
+import { QueueNotDeclaredError, scriptTime } from '../../core/failover/cloud-fault';
 import { VERIFIER_QUEUE } from '../../core/failover/failover';
 
 /**
@@ -40,7 +40,14 @@ describe('the Kafka and NATS fault scripts', () => {
         "Error while executing topic command : Topic 'rmqbench-verifier-3' does not exist as expected\n",
         'rmqbench-verifier-3',
       ),
-    ).toThrow(/topic rmqbench-verifier-3 does not exist on the cluster/);
+    ).toThrow(/topic rmqbench-verifier-3 is not \(yet\) known to the cluster/);
+    expect(() =>
+      kafka.leaderOf(
+        'Error while executing topic command : org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ' +
+          'This server does not host this topic-partition.\n',
+        'rmqbench-verifier-3',
+      ),
+    ).toThrow(QueueNotDeclaredError);
     expect(() => kafka.leaderOf('Error: Could not find or load main class\n', 'rmqbench-verifier-3')).toThrow(
       /^TopicCommand --describe rmqbench-verifier-3 printed no partition leader: Error: Could not find/,
     );
@@ -105,10 +112,12 @@ describe('the Kafka and NATS fault scripts', () => {
           return spawnSync('bash', ['-c', script], { encoding: 'utf8' });
         };
         const here = run(self);
+        // The node's clock right before it acts, which the fault step records as healedAt.
         expect({ status: here.status, stdout: here.stdout }).toEqual({
           status: 0,
-          stdout: `PORT-CHECK\nport=${port}\n`,
+          stdout: expect.stringMatching(new RegExp(`^rmqbench: healing at \\d{13}\nPORT-CHECK\nport=${port}\n$`)),
         });
+        expect(scriptTime(here.stdout, 'healing')!.getTime()).toBeGreaterThan(Date.now() - 60_000);
         const other = run(`${broker}-9`);
         expect({ status: other.status, stderr: other.stderr }).toEqual({
           status: 3,

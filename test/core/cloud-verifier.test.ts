@@ -63,11 +63,17 @@ describe('the cloud verifier output on the fault step timeline', () => {
   });
 
   test('a fault after the last unconfirmed sample takes the last one', () => {
-    const counts = cloudVerifierCounts(parseVerifierOutput(classicKilled.replace('0, 0]}', '0, 7]}')), {
-      ...fault,
-      appliedAt: at(30),
-    });
-    expect(counts).toMatchObject({ faultAtSeconds: 30, unconfirmedAtFault: 7 });
+    // Unconfirmed samples for the first 5 seconds only; the fault at 8 s, inside the 12 s counted.
+    const shorter = classicKilled.replace('[0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]', '[0, 0, 0, 0, 7]');
+    const counts = cloudVerifierCounts(parseVerifierOutput(shorter), { ...fault, appliedAt: at(8) });
+    expect(counts).toMatchObject({ faultAtSeconds: 8, unconfirmedAtFault: 7 });
+  });
+
+  test('a fault after the seconds the verifier counted is refused: nothing it measured shows it', () => {
+    expect(() => cloudFailoverResult(classicKilled, { ...fault, appliedAt: at(30) })).toThrow(
+      'the fault was applied 30 s after the verifier started, after the 12 s it counted, so nothing it measured ' +
+        'shows the fault: leave the fault step more time between atSeconds and the end of durationSeconds',
+    );
   });
 
   test('a fault never applied: counts without fault times, and the failover result refuses with the reason', () => {

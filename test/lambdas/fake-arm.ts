@@ -31,7 +31,7 @@ export interface FakeArmOptions {
    * What a managed Run Command's script did, given the script and the environment the VM agent gives it (its named
    * parameters and protected parameters). @default Succeeded with exit code 0 and output `ran: <script>`
    */
-  readonly runCommandOutcome?: (script: string, environment: Record<string, string>) => RunCommandOutcome;
+  readonly runCommandOutcome?: (script: string, environment: Record<string, string>, vm: string) => RunCommandOutcome;
   /**
    * When set, a request whose method and path it returns true (or a message) for is refused as ARM refuses a principal
    * without the role or whose role assignment has not taken effect yet: 403 AuthorizationFailed (the message format of
@@ -116,6 +116,8 @@ export interface FakeRunCommand {
   };
   gets: number;
   outcome?: RunCommandOutcome;
+  /** The VM it runs on. */
+  readonly vm?: string;
 }
 
 /**
@@ -535,7 +537,7 @@ export class FakeArm {
           return send(400, {
             error: { code: 'InvalidParameter', message: 'the fake ARM endpoint expects properties.source.script' },
           });
-        const command: FakeRunCommand = { location, properties, gets: 0 };
+        const command: FakeRunCommand = { location, properties, gets: 0, vm: decodeURIComponent(match[2]!) };
         this.runCommands.set(key, command);
         if (this.options.backend) {
           const { script, environment } = this.scriptOf(command);
@@ -710,7 +712,7 @@ export class FakeArm {
 
   private outcome(command: FakeRunCommand): RunCommandOutcome {
     const { script, environment } = this.scriptOf(command);
-    if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment);
+    if (this.options.runCommandOutcome) return this.options.runCommandOutcome(script, environment, command.vm ?? '');
     return { executionState: 'Succeeded', exitCode: 0, output: `ran: ${script}`, error: '' };
   }
 }
