@@ -288,21 +288,21 @@ const RABBITMQ: BrokerFaultScripts = {
   healScript,
 };
 
-const KAFKA: BrokerFaultScripts = {
+/** A broker of systemd units (Kafka, NATS): its own leader lookup, the shared fault and heal scripts. */
+const unitBroker = (
+  broker: 'kafka' | 'nats',
+  leaderScript: BrokerFaultScripts['leaderScript'],
+  leaderOf: BrokerFaultScripts['leaderOf'],
+): BrokerFaultScripts => ({
   resource: cloudVerifierResource,
-  leaderScript: kafkaLeaderScript,
-  leaderOf: kafkaLeaderOf,
-  faultScript: (action, nodeName) => brokerFaultScript('kafka', action, nodeName),
-  healScript: (nodeName) => brokerHealScript('kafka', nodeName),
-};
+  leaderScript,
+  leaderOf,
+  faultScript: (action, nodeName) => brokerFaultScript(broker, action, nodeName),
+  healScript: (nodeName) => brokerHealScript(broker, nodeName),
+});
 
-const NATS: BrokerFaultScripts = {
-  resource: cloudVerifierResource,
-  leaderScript: natsLeaderScript,
-  leaderOf: natsLeaderOf,
-  faultScript: (action, nodeName) => brokerFaultScript('nats', action, nodeName),
-  healScript: (nodeName) => brokerHealScript('nats', nodeName),
-};
+const KAFKA = unitBroker('kafka', kafkaLeaderScript, kafkaLeaderOf);
+const NATS = unitBroker('nats', natsLeaderScript, natsLeaderOf);
 
 /** The fault step's scripts for `broker`. */
 export function brokerFaultScripts(broker: FaultBroker): BrokerFaultScripts {

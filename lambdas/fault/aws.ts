@@ -184,15 +184,9 @@ async function verifierQueueLeader(
       failures.push(`${node.id}: ${(error as Error).message}`);
       continue;
     }
-    let leader: string | undefined;
-    try {
-      leader = scripts.leaderOf(output, resource);
-    } catch (error) {
-      // Not there yet is the cluster's answer; anything else is this node's (the next one is asked).
-      if (error instanceof QueueNotDeclaredError) throw error;
-      failures.push(`${node.id}: ${(error as Error).message}`);
-      continue;
-    }
+    // An answer that names no leader ends the lookup (the brokers' views are the cluster's: asking another node would
+    // not help); one that says the resource is not there yet is waited out by the caller.
+    const leader = scripts.leaderOf(output, resource);
     if (leader !== undefined) return leader;
     unaware.push(node.nodeName);
   }

@@ -52,3 +52,13 @@ export async function withFakeArm<T>(
     await arm.stop();
   }
 }
+
+/** The scripts the fake ARM endpoint was asked to run as managed Run Commands, per VM, in order. */
+export function runCommandScripts(arm: FakeArm): { vm: string; script: string }[] {
+  return arm.requests
+    .filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))
+    .map((request) => ({
+      vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1]!,
+      script: (request.body as { properties: { source: { script: string } } }).properties.source.script,
+    }));
+}

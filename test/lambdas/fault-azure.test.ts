@@ -17,7 +17,7 @@ import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm, RunCommandOutcome } from './fake-arm';
-import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
+import { fakeClusterConfig, runCommandScripts, startFakeArm } from './fake-arm-clients';
 
 const planWith = (fault: Record<string, unknown>) => ({
   name: 'azure-fault',
@@ -80,13 +80,7 @@ describe('the Azure fault step against a fake ARM endpoint (real Azure SDK compu
   });
   const timing = () => ({ deadline: new Date(Date.now() + 60_000), pollMs: 10 });
   /** The scripts put as managed Run Commands, per VM, in order. */
-  const scriptsSent = () =>
-    arm.requests
-      .filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))
-      .map((request) => ({
-        vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1],
-        script: (request.body as { properties: { source: { script: string } } }).properties.source.script,
-      }));
+  const scriptsSent = () => runCommandScripts(arm);
 
   test(
     "the nodes are the scale set's VMs of the run's resource group, oldest first, " +

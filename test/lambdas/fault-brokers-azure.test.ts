@@ -11,7 +11,7 @@ import { azureClusterNodes, azureFaultTarget } from '../../lambdas/fault/azure';
 import { type AzureClients, launchResourceGroup } from '../../lambdas/shared/azure-cluster';
 import { buildSchedule } from '../../state-machines/schedule';
 import type { FakeArm, RunCommandOutcome } from './fake-arm';
-import { fakeClusterConfig, startFakeArm } from './fake-arm-clients';
+import { fakeClusterConfig, runCommandScripts, startFakeArm } from './fake-arm-clients';
 
 const kafka = brokerFaultScripts('kafka');
 const nats = brokerFaultScripts('nats');
@@ -79,13 +79,7 @@ describe('the fault step on Kafka and NATS clusters against a fake ARM endpoint 
     started: { startedAt: '2025-01-01T00:10:00.000Z' },
     ...(applied ? { applied } : {}),
   });
-  const scriptsSent = () =>
-    arm.requests
-      .filter((request) => request.method === 'PUT' && request.path.includes('/runCommands/'))
-      .map((request) => ({
-        vm: /virtualMachines\/([^/]+)\/runCommands/.exec(request.path)![1],
-        script: (request.body as { properties: { source: { script: string } } }).properties.source.script,
-      }));
+  const scriptsSent = () => runCommandScripts(arm);
 
   test('the brokers and servers are the VMs named for them, in node order, the load generator left out', async () => {
     expect(await azureClusterNodes(clients, cluster.clusterId, undefined, 'kafka')).toEqual(
