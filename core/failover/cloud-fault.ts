@@ -348,7 +348,8 @@ export function healScript(nodeName: string, action: FaultAction): string {
 /**
  * What a cloud target records of a fault it applied whose lost messages it could not count: the lost-message verifier
  * beside PerfTest (lambdas/start-repetition/verifier-lines.ts) left no usable output (`why`: cut short, failed to
- * connect, not uploaded, the fault before its start), or none ran (Kafka).
+ * connect, not uploaded, the fault before its start or after its window); Kafka's and NATS's verifiers alike
+ * (lambdas/shared/broker-verifier-lines.ts).
  */
 export const notCountedReason = (target: string, why: string) =>
   `lost messages not counted on ${target}: ${why}, so lostMessages, duplicatedMessages, unconfirmedAtFault, ` +

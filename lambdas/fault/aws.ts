@@ -20,7 +20,9 @@ export { brokerNodes, clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster
  * chooses it (local/local-target.ts), so that the fault hits the queue whose messages are counted; that leader is
  * what `rabbitmqctl list_queues` on a node reports (chosen over the management API, which the
  * controller reaches only from the smoke test's VPC-attached function and with the admin secret: over SSM the fault
- * function needs neither, and the node answers with its own view of the cluster).
+ * function needs neither, and the node answers with its own view of the cluster). On a Kafka or NATS cluster the
+ * same steps use that broker's scripts (core/failover/cloud-broker-fault.ts): its brokers or servers, the leader of
+ * the verifier's topic or stream (lambdas/shared/broker-verifier-lines.ts), its systemd unit.
  *
  * Each command is awaited within the invocation (GetCommandInvocation every 2 s): a kill or stop takes seconds, a
  * restart or heal the broker's boot (under a minute on the node types rmqbench launches), well inside the fault
