@@ -83,7 +83,7 @@ export const LOCAL_PARTITION_REFUSAL =
   'fault action "partition" is not available on the local target: its nodes share the loopback interface, ' +
   'so cutting one node off needs root firewall rules (nftables) on a machine other runs and engineers share, ' +
   'and the rules would outlive a crashed run; use kill, stop or restart locally ' +
-  "(aws and azure run partition, on the node's own firewall)";
+  "(aws and azure run partition on a RabbitMQ cluster, with the node's own firewall)";
 
 /**
  * What the local target cannot do, whatever its machine has (the local target checks the installed RabbitMQ itself when
