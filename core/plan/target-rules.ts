@@ -113,7 +113,11 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
   const known = knownInstanceTypes(catalog, provider);
-  const issues: PlanIssue[] = [...cloudFaultProblems(plan, provider, target), ...regionProblems(plan, provider)];
+  const issues: PlanIssue[] = [
+    ...cloudFaultProblems(plan, provider, target),
+    ...(provider === 'azure' ? azureFaultWindowProblems(plan) : []),
+    ...regionProblems(plan, provider),
+  ];
   plan.clusters.forEach((cluster, index) =>
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
@@ -148,6 +152,39 @@ function regionProblems(plan: Plan, provider: CloudProvider): PlanIssue[] {
     `"${region}" is not ${kind} (e.g. "${REGION_FORMS[provider].example}"); ` +
     'give one per target: region: { aws: eu-west-1, azure: northeurope }';
   return [{ path, message, value: region }];
+}
+
+/**
+ * Seconds an Azure fault step needs between `atSeconds` and the end of the repetition: each of its managed Run Commands
+ * takes "about 20 seconds" at least ("The minimum time to run a script is about 20 seconds",
+ * https://learn.microsoft.com/azure/virtual-machines/linux/run-command, "Restrictions"), and a `leader` or `follower`
+ * fault is two (the leader lookup, then the action on the node it names), a fault on a node index one; a few seconds
+ * more let the verifier see the fault. Less, and the fault always lands after the verifier's window, recorded as
+ * applied but not counted (core/failover/cloud-verifier.ts).
+ */
+export const AZURE_FAULT_WINDOW_SECONDS = { lookedUp: 45, byIndex: 25 } as const;
+
+/** On azure, each fault leaves its step the seconds its Run Commands take before the repetition ends. */
+function azureFaultWindowProblems(plan: Plan): PlanIssue[] {
+  return plan.workloads.flatMap((workload, index) => {
+    const fault = workload.fault;
+    if (!fault) return [];
+    const lookedUp = typeof fault.node !== 'number';
+    const needed = lookedUp ? AZURE_FAULT_WINDOW_SECONDS.lookedUp : AZURE_FAULT_WINDOW_SECONDS.byIndex;
+    if (workload.durationSeconds - fault.atSeconds >= needed) return [];
+    const commands = lookedUp ? 'leader lookup and action are two Run Commands' : 'action is a Run Command';
+    return [
+      {
+        path: `workloads[${index}].durationSeconds`,
+        message:
+          `on azure the fault step's ${commands} ` +
+          "of about 20 s or more each (Microsoft's minimum for a Run Command), so a fault at atSeconds " +
+          `${fault.atSeconds} would land after the repetition ends and count nothing: leave at least ${needed} s ` +
+          `after atSeconds (durationSeconds >= ${fault.atSeconds + needed})`,
+        value: workload.durationSeconds,
+      },
+    ];
+  });
 }
 
 /**

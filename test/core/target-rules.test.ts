@@ -187,6 +187,43 @@ describe('what a cloud target needs from a plan', () => {
   });
 
   test(
+    "azure refuses a fault whose Run Commands (20 s or more each) cannot land before the repetition's end, " +
+      'naming the shortest durationSeconds; aws and local do not',
+    () => {
+      const onAzure = (fault: Record<string, unknown>, durationSeconds: number) =>
+        validatePlan(
+          {
+            name: 'p',
+            clusters: [{ name: 'c', nodes: 3, instanceType: 'Standard_F4s_v2' }],
+            workloads: [{ name: 'w', durationSeconds, fault }],
+          },
+          'test',
+        );
+      const leader = { action: 'kill', node: 'leader', atSeconds: 10, healAtSeconds: 25 };
+      expect(targetProblems(onAzure(leader, 30), 'azure', defaultPriceCatalog)).toEqual([
+        {
+          path: 'workloads[0].durationSeconds',
+          value: 30,
+          message:
+            "on azure the fault step's leader lookup and action are two Run Commands of about 20 s or more each " +
+            "(Microsoft's minimum for a Run Command), so a fault at atSeconds 10 would land after the repetition " +
+            'ends and count nothing: leave at least 45 s after atSeconds (durationSeconds >= 55)',
+        },
+      ]);
+      expect(targetProblems(onAzure(leader, 55), 'azure', defaultPriceCatalog)).toEqual([]);
+      // A node index needs no lookup: one Run Command.
+      const byIndex = { action: 'kill', node: 1, atSeconds: 10, healAtSeconds: 25 };
+      expect(targetProblems(onAzure(byIndex, 35), 'azure', defaultPriceCatalog)).toEqual([]);
+      expect(targetProblems(onAzure(byIndex, 34), 'azure', defaultPriceCatalog)).toEqual([
+        expect.objectContaining({ path: 'workloads[0].durationSeconds', message: expect.stringMatching(/>= 35\)$/) }),
+      ]);
+      expect(
+        targetProblems(faultPlan({ ...leader, atSeconds: 100, healAtSeconds: 110 }), 'aws', defaultPriceCatalog),
+      ).toEqual([]);
+    },
+  );
+
+  test(
     'lazy queues are refused on the clouds, whose releases (3.13 and later) ignore the mode, ' +
       'naming the workload field; the local target decides by its installed version',
     () => {

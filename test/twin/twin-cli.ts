@@ -25,7 +25,8 @@ const ROOT = resolve(__dirname, '../..');
  * placed on PerfTest's clock, at 15 s: at 10 s a CI rehearsal's Azure twin run found no verifier queue yet (the
  * verifier's JVM had not declared it on the busy machine; InjectFault now waits for it), and at 20 s another's leader
  * lookup took 15 s on the busy machine, so the kill came at 35 s of 40, and a load generator whose connections it broke
- * had no time left to recover: its CSV ended at 36 s and the repetition was recorded as incomplete.
+ * had no time left to recover: its CSV ended at 36 s and the repetition was recorded as incomplete. 60 s: azure refuses
+ * a leader fault with less than 45 s after atSeconds (its Run Commands take 20 s or more each).
  */
 export const TWIN_PLAN_YAML =
   `name: twin
@@ -35,7 +36,7 @@ clusters:
   - { name: three, nodes: 3, instanceType: m5.xlarge, topology: { type: quorum } }
 workloads:
   - { name: steady, producers: 1, consumers: 1, messageCount: 3000, durationSeconds: 60, publishRateLimit: 200 }
-  - { name: failover, producers: 1, consumers: 1, durationSeconds: 40, publishRateLimit: 200, ` +
+  - { name: failover, producers: 1, consumers: 1, durationSeconds: 60, publishRateLimit: 200, ` +
   `fault: { action: kill, node: leader, atSeconds: 15, healAtSeconds: 25 } }
 `;
 
@@ -58,13 +59,13 @@ workloads:
     consumers: 1
     messageSizeBytes: 100
     publishRateLimit: 500
-    durationSeconds: 30
+    durationSeconds: 60
     partitions: 3
     replicationFactor: 3
     minInsyncReplicas: 2
     acks: all
     fault: { action: kill, node: leader, atSeconds: 12, healAtSeconds: 20 }
-  - { name: nats-steady, clusters: [nats-three], messageSizeBytes: 100, publishRateLimit: 200, durationSeconds: 25, ` +
+  - { name: nats-steady, clusters: [nats-three], messageSizeBytes: 100, publishRateLimit: 200, durationSeconds: 55, ` +
   `replicas: 3, fault: { action: kill, node: leader, atSeconds: 10, healAtSeconds: 18 } }
 `;
 
