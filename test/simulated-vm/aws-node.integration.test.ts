@@ -222,7 +222,10 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       const killed = await run(leaderVm, faultScript('kill', leader));
       expect({ status: killed.status, stdout: killed.stdout, stderr: killed.stderr }).toEqual({
         status: 0,
-        stdout: `rmqbench: kill applied to ${leader}\n`,
+        // The node's clock right before the kill (the fault step's appliedAt), then the outcome.
+        stdout: expect.stringMatching(
+          new RegExp(`^rmqbench: applying at \\d{13}\nrmqbench: kill applied to ${leader}\n$`),
+        ),
         stderr: '',
       });
       expect(await runningNodes(others[0]!)).toEqual(all.filter((node) => node !== leader));
@@ -289,7 +292,9 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       const applied = await run(cutVm, faultScript('partition', cut));
       expect({ status: applied.status, stdout: applied.stdout, stderr: applied.stderr }).toEqual({
         status: 0,
-        stdout: `rmqbench: partition applied to ${cut}\n`,
+        stdout: expect.stringMatching(
+          new RegExp(`^rmqbench: applying at \\d{13}\nrmqbench: partition applied to ${cut}\n$`),
+        ),
         stderr: '',
       });
       const table = await run(cutVm, `nft list table inet ${PARTITION_TABLE}`);
@@ -316,7 +321,9 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       const healed = await run(cutVm, healScript(cut, 'partition'));
       expect({ status: healed.status, stdout: healed.stdout, stderr: healed.stderr }).toEqual({
         status: 0,
-        stdout: `rmqbench: partition of ${cut} healed\n`,
+        stdout: expect.stringMatching(
+          new RegExp(`^rmqbench: healing at \\d{13}\nrmqbench: partition of ${cut} healed\n$`),
+        ),
         stderr: '',
       });
       // The table is gone (no rule left behind) and the node resumed and rejoined: the cluster is whole again, seen
