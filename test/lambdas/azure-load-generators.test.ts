@@ -25,7 +25,7 @@ const fault = { action: 'kill', node: 'leader', atSeconds: 5, healAtSeconds: 8 }
 const planWith = (loadGenerators: number) => ({
   name: 'azure-lg',
   clusters: [{ name: 'q', nodes: 3, topology: { type: 'quorum' }, instanceType: 'Standard_F4s_v2', loadGenerators }],
-  workloads: [{ name: 'w', producers: 4, consumers: 2, queues: 2, messageSizeBytes: 100, durationSeconds: 30, fault }],
+  workloads: [{ name: 'w', producers: 4, consumers: 2, queues: 2, messageSizeBytes: 100, durationSeconds: 60, fault }],
 });
 const scheduled = (loadGenerators: number) => {
   const schedule = buildSchedule({ plan: planWith(loadGenerators), runId: 'run-1', target: 'azure' }, 'exec');

@@ -265,7 +265,8 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
   const withFault = (target: 'aws' | 'azure') => {
     const faultPlan = (topology: Record<string, unknown>) => ({
       ...plan(topology),
-      workloads: [{ ...plan(topology).workloads[0]!, fault }],
+      // 60 s: azure refuses a leader fault with less than 45 s after atSeconds (core/plan/target-rules.ts).
+      workloads: [{ ...plan(topology).workloads[0]!, durationSeconds: 60, fault }],
     });
     const topology = { type: 'quorum' };
     const instanceType = target === 'aws' ? 'c5.xlarge' : 'F4s_v2';
@@ -337,9 +338,9 @@ describe('the lost-message verifier in the run scripts (scenarios with a fault o
       expect(firstUpload).toBeGreaterThan(waited);
       expect(lines[started]).toBe(
         `  RMQBENCH_VERIFIER_URIS="amqp://$BENCH_USER:$BENCH_PASS@${host}" ` +
-          `timeout ${10 + VERIFIER_GRACE_SECONDS} ` +
+          `timeout ${60 + VERIFIER_GRACE_SECONDS} ` +
           `java -cp "$VERIFIER_CLASSPATH" ${LOST_MESSAGE_VERIFIER_CLASS}.java ` +
-          `--queue 'rmqbench-verifier' --seconds 10 ` +
+          `--queue 'rmqbench-verifier' --seconds 60 ` +
           `--queue-arg 'x-queue-type=quorum' --queue-arg 'x-quorum-initial-group-size=3' ` +
           `> ${VERIFIER_OUTPUT_FILE} 2>&1 & VERIFIER_PID=$!`,
       );

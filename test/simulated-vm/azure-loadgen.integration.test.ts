@@ -184,7 +184,8 @@ describe('the Azure Run Command script on a simulated load generator', () => {
             producers: 1,
             consumers: 1,
             messageSizeBytes: 100,
-            durationSeconds: 5,
+            // 27 s: azure refuses a fault on a node index with less than 25 s after atSeconds (one Run Command).
+            durationSeconds: 27,
             fault: { action: 'kill', node: 0, atSeconds: 2, healAtSeconds: 4 },
           },
         ],
