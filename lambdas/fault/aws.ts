@@ -7,6 +7,7 @@ import { validatePlan } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { brokerNodes } from '../shared/aws-cluster-nodes';
 import { commandFailureExcerpt } from '../../core/cloud/command-output';
+import { clockOf } from './clock';
 
 // The node listing lives in lambdas/shared (IngestRepetition uses it too, without this module's plan validation).
 export { brokerNodes, clusterNodes, NODE_COMPONENT } from '../shared/aws-cluster-nodes';
@@ -82,8 +83,7 @@ export async function runOnInstance(
   script: string,
   timing: FaultTiming,
 ): Promise<string> {
-  const now = timing.now ?? (() => new Date());
-  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { now, sleep } = clockOf(timing);
   const executionSeconds = Math.max(30, Math.floor((timing.deadline.getTime() - now().getTime()) / 1000));
   const sent = await ssm.send(
     new SendCommandCommand({
@@ -213,8 +213,7 @@ async function verifierQueueLeaderOnceDeclared(
 ): Promise<string> {
   const timing = target.timing;
   if (!timing) return verifierQueueLeader(target, nodes, lookup);
-  const now = timing.now ?? (() => new Date());
-  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { now, sleep } = clockOf(timing);
   const giveUpAt = Math.min(now().getTime() + VERIFIER_QUEUE_WAIT_MS, timing.deadline.getTime());
   for (;;) {
     try {
@@ -331,10 +330,11 @@ export const MAX_HEAL_DELAY_MS = 120_000;
 async function waitForHealDue(target: FaultTarget, applied: AppliedFault, spec: FaultSpec): Promise<void> {
   const timing = target.timing;
   if (!timing || spec.healAtSeconds === undefined) return;
-  const now = (timing.now ?? (() => new Date()))().getTime();
+  const { now: clock, sleep } = clockOf(timing);
+  const now = clock().getTime();
   const due = Date.parse(applied.appliedAt) + (spec.healAtSeconds - spec.atSeconds) * 1000;
   const wait = Math.min(due - now, MAX_HEAL_DELAY_MS, timing.deadline.getTime() - now - 150_000);
-  if (wait > 0) await (timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(wait);
+  if (wait > 0) await sleep(wait);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { CloudNode } from '../../core/failover/cloud-fault';
 import type { FaultBroker } from '../../core/failover/cloud-broker-fault';
 import { checkRunCommand, startRunCommand, type AzureClients } from '../shared/azure-cluster';
 import type { FaultTarget, FaultTiming } from './aws';
+import { clockOf } from './clock';
 import { commandFailureExcerpt } from '../../core/cloud/command-output';
 
 /**
@@ -77,8 +78,7 @@ export const AUTHORIZATION_RETRY_MS = 15_000;
  * "Role assignment changes are not being detected"). Any other error ends it at once.
  */
 export async function whileUnauthorized<T>(call: () => Promise<T>, timing: FaultTiming, what: string): Promise<T> {
-  const now = timing.now ?? (() => new Date());
-  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { now, sleep } = clockOf(timing);
   const waitMs = timing.authorizationRetryMs ?? AUTHORIZATION_RETRY_MS;
   let refusals = 0;
   for (;;) {
@@ -114,8 +114,7 @@ export async function runOnVm(
   script: string,
   timing: FaultTiming,
 ): Promise<string> {
-  const now = timing.now ?? (() => new Date());
-  const sleep = timing.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { now, sleep } = clockOf(timing);
   const timeoutInSeconds = Math.max(30, Math.floor((timing.deadline.getTime() - now().getTime()) / 1000));
   // A Run Command resource name unique per call (a VM keeps at most a few dozen; checkRunCommand deletes each once
   // done).

@@ -5,6 +5,7 @@ import { cloudVerifierResource } from '../../core/failover/cloud-broker-fault';
 import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
 import type { KafkaRunSettings } from '../../core/kafka/kafka-perf-args';
 import type { natsStreamArgs } from '../../core/nats/nats-load-args';
+import type { Scenario } from '../../core/plan/plan';
 import { natsVerifierArgs } from '../../core/nats/nats-verifier-output';
 import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
 import { quote } from './kafka-load-generator';
@@ -113,4 +114,32 @@ export function waitBrokerVerifierLines(): string[] {
       `[ "$VERIFIER_STATUS" = 0 ] || echo "rmqbench verifier: exited with status $VERIFIER_STATUS" >> ` +
       `${VERIFIER_OUTPUT_FILE}; fi`,
   ];
+}
+
+/** A repetition's verifier parts: its start lines, its wait lines and the file it leaves; none without a fault. */
+export interface BrokerFaultVerifier {
+  readonly start: string[];
+  readonly wait: string[];
+  readonly files: string[];
+}
+
+/**
+ * The verifier of `scenario`'s fault, started by `start(index, seconds)` (kafkaVerifierStartLines,
+ * natsVerifierStartLines) for the workload's duration; none without a fault. `index` (ScheduledRepetition.index) names
+ * its topic or stream.
+ */
+export function brokerFaultVerifier(
+  scenario: Scenario,
+  index: number | undefined,
+  resource: 'Kafka topic' | 'NATS stream',
+  start: (index: number, seconds: number) => string[],
+): BrokerFaultVerifier {
+  if (!scenario.workload.fault) return { start: [], wait: [], files: [] };
+  if (index === undefined)
+    throw new Error(`a repetition with a fault needs its index (it names the verifier's ${resource})`);
+  return {
+    start: start(index, scenario.workload.durationSeconds),
+    wait: waitBrokerVerifierLines(),
+    files: [VERIFIER_OUTPUT_FILE],
+  };
 }

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AWS_CLI_SETTINGS } from '../../core/cloud/aws-cli-environment';
 import { KAFKA_TOOL_COMMAND } from '../../core/perftest/load-generator-paths';
 import { CONSUMER_JOINED_TEXT } from '../../core/kafka/kafka-broker-log4j';
-import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
-import { kafkaVerifierStartLines, waitBrokerVerifierLines } from '../shared/broker-verifier-lines';
+import { brokerFaultVerifier, kafkaVerifierStartLines } from '../shared/broker-verifier-lines';
 import {
   consumerIdleTimeoutMs,
   consumerPerformanceArgs,
@@ -196,7 +195,7 @@ export function kafkaRepetitionScript(options: {
   const allFiles = [...files.producers, ...(files.steps ?? []).flat(), ...files.consumers];
   const tool = (mainClass: string, args: readonly string[]) =>
     `${KAFKA_TOOL_COMMAND} ${mainClass} ${args.map(quote).join(' ')}`;
-  const verifier = faultVerifier(scenario, bootstrapServers, settings, options.index);
+  const verifier = kafkaFaultVerifier(scenario, options.index, bootstrapServers, settings);
   const uploads = [...allFiles, ...(files.stepTimes ? [files.stepTimes] : []), ...verifier.files];
   const script = [
     'set -uo pipefail',
@@ -235,25 +234,16 @@ export function kafkaRepetitionScript(options: {
   return { script, args, files, uploads, timeoutSeconds: kafkaRepetitionSeconds(scenario) };
 }
 
-/**
- * A fault's lost-message verifier (lambdas/shared/broker-verifier-lines.ts), started before anything else of the
- * repetition so that it counts from before the fault step can find its topic; none without a fault.
- */
-function faultVerifier(
+/** A fault's verifier, started before anything else so that it counts from before the fault step finds its topic. */
+const kafkaFaultVerifier = (
   scenario: Scenario,
+  index: number | undefined,
   bootstrapServers: string,
   settings: KafkaRunSettings,
-  index: number | undefined,
-): { start: string[]; wait: string[]; files: string[] } {
-  if (!scenario.workload.fault) return { start: [], wait: [], files: [] };
-  if (index === undefined)
-    throw new Error('a Kafka repetition with a fault needs its index (names the verifier topic)');
-  return {
-    start: kafkaVerifierStartLines({ bootstrapServers, index, seconds: scenario.workload.durationSeconds, settings }),
-    wait: waitBrokerVerifierLines(),
-    files: [VERIFIER_OUTPUT_FILE],
-  };
-}
+) =>
+  brokerFaultVerifier(scenario, index, 'Kafka topic', (topicIndex, seconds) =>
+    kafkaVerifierStartLines({ bootstrapServers, index: topicIndex, seconds, settings }),
+  );
 
 /** The producers' part of the script: a ladder's steps, a run stopped at its duration, or fixed work. */
 function producersLines(

@@ -16,8 +16,7 @@ import {
   NATS_BUILD_SECONDS,
   NATS_TOOLS_READY_WAIT_SECONDS,
 } from '../shared/nats-load-generator';
-import { VERIFIER_OUTPUT_FILE } from '../../core/failover/cloud-verifier';
-import { natsVerifierStartLines, waitBrokerVerifierLines } from '../shared/broker-verifier-lines';
+import { brokerFaultVerifier, natsVerifierStartLines } from '../shared/broker-verifier-lines';
 import { scenarioOf } from './kafka-script';
 import { rawPrefix } from './logic';
 
@@ -70,7 +69,10 @@ export function natsRepetitionScript(options: {
     settings,
   });
   const limit = workload.durationSeconds + NATS_DRAIN_SECONDS + NATS_LOAD_GRACE_SECONDS;
-  const verifier = faultVerifier(scenario, urls, settings, options.index);
+  // A fault's verifier beside the load client, on every server URL (it must reach the stream's new leader).
+  const verifier = brokerFaultVerifier(scenario, options.index, 'NATS stream', (index, seconds) =>
+    natsVerifierStartLines({ servers: urls, index, seconds, settings }),
+  );
   const files = [NATS_LOAD_OUTPUT_FILE, NATS_LOAD_LOG_FILE, ...verifier.files];
   const script = [
     'set -uo pipefail',
@@ -123,24 +125,4 @@ export function awsNatsRepetitionScript(options: {
     uploadCommand: (file) => `${AWS_CLI_SETTINGS} aws s3 cp ${file} ${quote(`${prefix}/${file}`)}`,
     index: options.item.index,
   });
-}
-
-/**
- * A fault's lost-message verifier (lambdas/shared/broker-verifier-lines.ts) beside the load client, on every server
- * URL (it must reach the stream's new leader after the fault); none without a fault.
- */
-function faultVerifier(
-  scenario: Scenario,
-  servers: readonly string[],
-  settings: ReturnType<typeof natsRunSettings>,
-  index: number | undefined,
-): { start: string[]; wait: string[]; files: string[] } {
-  if (!scenario.workload.fault) return { start: [], wait: [], files: [] };
-  if (index === undefined)
-    throw new Error('a NATS repetition with a fault needs its index (names the verifier stream)');
-  return {
-    start: natsVerifierStartLines({ servers, index, seconds: scenario.workload.durationSeconds, settings }),
-    wait: waitBrokerVerifierLines(),
-    files: [VERIFIER_OUTPUT_FILE],
-  };
 }
