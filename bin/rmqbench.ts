@@ -3,7 +3,7 @@
  * The rmqbench CLI: the list of commands, one module each under bin/commands/ (options, help, handler), on commander.
  */
 import { Command, CommanderError } from 'commander';
-import { exitingAfterSignal } from '../local/processes';
+import { exitingAfterSignal, exitWhenWritten } from '../local/processes';
 import { CliError, EXIT } from './cli/cli-error';
 import { lastExitCode } from './cli/command-kit';
 import { isHelpShown, usageError } from './cli/usage-errors';
@@ -93,12 +93,12 @@ async function main(argv: string[]): Promise<number> {
 // because its processes were stopped must not exit first with another code.
 main(process.argv.slice(2)).then(
   (code) => {
-    if (!exitingAfterSignal()) process.exit(code);
+    if (!exitingAfterSignal()) exitWhenWritten(code);
   },
   (error: unknown) => {
     if (exitingAfterSignal()) return;
     const message = error instanceof Error ? error.message : String(error);
     console.error(`rmqbench: ${message}`);
-    process.exit(error instanceof CliError ? error.exitCode : EXIT.error);
+    exitWhenWritten(error instanceof CliError ? error.exitCode : EXIT.error);
   },
 );

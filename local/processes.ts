@@ -206,6 +206,22 @@ export function exitingAfterSignal(): boolean {
   return exitingOnSignal;
 }
 
+/**
+ * Exits with `code` once everything written to stdout and stderr has been handed to them. Writes to "Pipes (and
+ * sockets): synchronous on Windows, asynchronous on POSIX", so output is "not written at all if process.exit() is
+ * called before an asynchronous write completes" (https://nodejs.org/api/process.html#a-note-on-process-io):
+ * `rmqbench show --json | jq` received the first 64 KiB of a larger answer.
+ */
+export function exitWhenWritten(code: number): void {
+  let pending = 2;
+  const written = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  process.stdout.write('', written);
+  process.stderr.write('', written);
+}
+
 /** Runs `cleanup` on SIGINT/SIGTERM before exiting (130/143); returns a function that uninstalls the handlers. */
 export function stopOnSignals(cleanup: () => Promise<unknown>): () => void {
   let stopping = false;
@@ -214,7 +230,7 @@ export function stopOnSignals(cleanup: () => Promise<unknown>): () => void {
     stopping = true;
     exitingOnSignal = true;
     process.stderr.write(`\nrmqbench: ${signal} received, stopping every process started by this run...\n`);
-    void cleanup().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    void cleanup().finally(() => exitWhenWritten(signal === 'SIGINT' ? 130 : 143));
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);

@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Seen, stillListed, watchProcesses } from '../local/process-watch';
+import { outputEnded } from '../child-output';
 
 jest.setTimeout(600_000);
 
@@ -38,7 +39,8 @@ describe('the local target cleans up after itself', () => {
     return new Promise((resolve) =>
       child.once('exit', (code) => {
         const seen = watch.stop();
-        resolve({ code, stdout, stderr, seen, left: stillListed(seen, home) });
+        const left = stillListed(seen, home);
+        void outputEnded(child).then(() => resolve({ code, stdout, stderr, seen, left }));
       }),
     );
   }

@@ -77,6 +77,41 @@ describe('rmqbench CLI', () => {
     expect(stdout).toMatch(/plan quickstart is valid for target local: 2 scenario\(s\) × 2 repetition\(s\)/);
   });
 
+  test('an answer larger than a pipe holds (64 KiB) reaches a reader of the pipe whole', () => {
+    // Node writes to pipes asynchronously on POSIX: the CLI once exited with 64 KiB of a larger --json answer sent.
+    const dir = mkdtempSync(join(tmpdir(), 'rmqbench-input-'));
+    const workloads = Array.from(
+      { length: 250 },
+      (_, index) =>
+        `  - { name: workload-${index}-of-a-wide-plan, messageSizeBytes: ${100 + index}, durationSeconds: 30 }`,
+    );
+    writeFileSync(
+      join(dir, 'wide.yaml'),
+      'name: wide\nclusters:\n  - { name: c, nodes: 3, instanceType: m5.xlarge, topology: { type: quorum } }\n' +
+        `workloads:\n${workloads.join('\n')}\n`,
+    );
+    // Through a shell pipe, as `| jq` reads it (a child's stdout from spawn is a socket, whose buffer is larger).
+    const { status, stdout } = spawnSync(
+      'bash',
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        '"$@" | cat',
+        'bash',
+        process.execPath,
+        cli,
+        'execution-input',
+        join(dir, 'wide.yaml'),
+      ].concat(['--target', 'aws']),
+      { encoding: 'utf8', env: { ...process.env, RMQBENCH_HOME: dir } },
+    );
+    expect(status).toBe(0);
+    expect(stdout.length).toBeGreaterThan(65_536);
+    const input = JSON.parse(stdout) as { plan: { workloads: unknown[] } };
+    expect(input.plan.workloads).toHaveLength(250);
+  });
+
   test("execution-input prints what the controller's ValidatePlan accepts, and refuses what it would refuse", () => {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-input-'));
     writeFileSync(

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Seen, stillListed, watchProcesses } from '../local/process-watch';
+import { outputEnded } from '../child-output';
 
 jest.setTimeout(120_000);
 
@@ -54,7 +55,8 @@ describe('rmqbench run with a NATS cluster cleans up after itself', () => {
       child.once('exit', (code) => {
         if (poll) clearInterval(poll);
         const seen = watch.stop();
-        resolve({ code, stdout, stderr, seen, left: stillListed(seen, home) });
+        const left = stillListed(seen, home);
+        void outputEnded(child).then(() => resolve({ code, stdout, stderr, seen, left }));
       }),
     );
   }

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../local/ports';
+import { outputEnded } from '../child-output';
 import type { Moto } from './moto';
 
 // The CLI as users run it: the built file (npm test builds first).
@@ -36,7 +37,7 @@ export function rmqbenchAsync(env: NodeJS.ProcessEnv, ...args: string[]) {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))),
+    child.once('exit', (code, signal) => void outputEnded(child).then(() => resolve(code ?? (signal ? 128 : null)))),
   );
   return {
     child,

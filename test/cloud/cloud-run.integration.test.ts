@@ -9,6 +9,7 @@ import { resolveController } from '../../bin/cloud-controller';
 import { buildSchedule, clusterIdFor, executionInput } from '../../state-machines/schedule';
 import { waitFor } from '../../local/ports';
 import { ResultsStore } from '../../store/results-store';
+import { outputEnded } from '../child-output';
 import { cliEnv, rmqbenchAsync, rmqbenchSync } from './cli-child';
 import {
   CLOUD_PLAN_YAML,
@@ -328,7 +329,9 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
       children.push({ kill: () => child.exitCode === null && child.kill('SIGKILL') });
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => void outputEnded(child).then(() => resolve(code))),
+      );
       const printed = (pattern: RegExp) =>
         waitFor(
           async () => (pattern.test(output) ? true : undefined),
@@ -372,7 +375,9 @@ describe('rmqbench run/watch --target aws against moto (real SDK v3 clients, mot
     children.push({ kill: () => child.exitCode === null && child.kill('SIGKILL') });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => void outputEnded(child).then(() => resolve(code))),
+    );
     const printed = (pattern: RegExp) =>
       waitFor(
         async () => (pattern.test(output) ? true : undefined),
