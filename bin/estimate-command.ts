@@ -31,6 +31,8 @@ export interface PlansEstimate {
   readonly totalUsd: number;
   /** True when every plan is priced in full. */
   readonly complete: boolean;
+  /** The plans' ceilings summed (a plan without one counts its total), set when one plan has a ceiling. */
+  readonly maxTotalUsd?: number;
   /** The plans' wall-clock minutes summed: each plan is one execution, run one after another. */
   readonly wallMinutes: number;
 }
@@ -84,6 +86,9 @@ export function estimateCommand(plans: readonly Plan[], options: EstimateCommand
     plans: estimates,
     totalUsd: estimates.reduce((total, estimate) => total + estimate.totalUsd, 0),
     complete: estimates.every((estimate) => estimate.complete),
+    ...(estimates.some((estimate) => estimate.maxTotalUsd !== undefined)
+      ? { maxTotalUsd: estimates.reduce((total, estimate) => total + (estimate.maxTotalUsd ?? estimate.totalUsd), 0) }
+      : {}),
     wallMinutes: estimates.reduce((total, estimate) => total + estimate.wallMinutes, 0),
   };
   const overall = budgetProblem(sum, maxCost, '--max-cost');
@@ -101,7 +106,8 @@ export function formatMinutes(minutes: number): string {
 export function formatEstimate(planName: string, estimate: RunEstimate): string {
   const lines = [
     `estimated cost of plan ${planName} on ${estimate.target}: ` +
-      `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least: some parts are not priced)'}`,
+      `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least: some parts are not priced)'}` +
+      ceilingText(estimate.maxTotalUsd),
     `wall time: about ${formatMinutes(estimate.wallMinutes)} ` +
       `(${estimate.clusters.length} cluster(s), ${estimate.clusterConcurrency} at a time)`,
     ...adaptiveEstimateLines(estimate),
@@ -119,6 +125,17 @@ export function formatEstimate(planName: string, estimate: RunEstimate): string 
         `${part.detail}`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The ceiling beside a total: workloads with neither a publish rate nor fixed work are priced at their planned traffic
+ * (none) and bounded by the load generators' line rate.
+ */
+function ceilingText(maxTotalUsd: number | undefined): string {
+  return maxTotalUsd === undefined
+    ? ''
+    : `, up to $${maxTotalUsd.toFixed(2)} if the workloads without a publish rate moved traffic at the load ` +
+        "generators' line rate";
 }
 
 /** Adaptive repetitions: the figures count every scenario's max; the least is every scenario settled after min. */
@@ -144,6 +161,12 @@ export function formatPlansEstimate(sum: PlansEstimate): string {
   }
   const total = `$${sum.totalUsd.toFixed(2)}${sum.complete ? '' : ' (at least)'}`;
   lines.push('', `  ${'total'.padEnd(width)}  ${total.padStart(18)}  ${formatMinutes(sum.wallMinutes).padStart(12)}`);
+  if (sum.maxTotalUsd !== undefined)
+    lines.push(
+      '',
+      `  up to $${sum.maxTotalUsd.toFixed(2)} if the workloads without a publish rate moved traffic at the load ` +
+        "generators' line rate: rmqbench estimate <plan> --target ... shows which",
+    );
   if (!sum.complete) lines.push('', '  some parts are not priced: rmqbench estimate <plan> --target ... shows which');
   return `${lines.join('\n')}\n`;
 }

@@ -12,6 +12,7 @@ import { planOnTarget, regionOn } from '../plan/plan-target';
 import type { Workload } from '../plan/plan-schema';
 import { fixedMessageCount } from '../plan/fixed-work';
 import { capacityLadder } from '../capacity/capacity-plan';
+import { lineRateGb, loadGeneratorLineRate, type LineRate } from './line-rate';
 import {
   CLUSTER_POLL_SECONDS,
   historyEvents,
@@ -113,6 +114,12 @@ export interface CostPart {
   readonly detail: string;
   /** False when the catalog has no price (the total then leaves this part out). */
   readonly priced: boolean;
+  /**
+   * The part's ceiling, set when some of its traffic is bounded only by the load generators' line rate (workloads with
+   * neither a publish rate nor fixed work): `usd` is then the planned traffic's share, `maxUsd` adds that traffic at
+   * the line rate.
+   */
+  readonly maxUsd?: number;
 }
 
 export interface ClusterMinutes {
@@ -127,6 +134,11 @@ export interface RunEstimate {
   readonly totalUsd: number;
   /** False when a part could not be priced: the total is then a lower bound. */
   readonly complete: boolean;
+  /**
+   * The most the run can cost, set when some traffic is bounded only by the load generators' line rate (a part with
+   * `maxUsd`): every such workload's traffic at that rate.
+   */
+  readonly maxTotalUsd?: number;
   readonly clusters: readonly ClusterMinutes[];
   /**
    * Wall-clock minutes from start to the last teardown, with `clusterConcurrency` clusters at once (each cluster's
@@ -199,8 +211,8 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
   // On azure the workflow waits for Azure Monitor's late minutes before teardown (state-machines/phases.ts): the VMs
   // run that much longer.
   const metricsWaitMinutes = target === 'azure' ? AZURE_METRICS_SETTLE_SECONDS / 60 : 0;
-  let crossZoneGb = 0;
-  let unboundedScenarios = 0;
+  const crossZone: TrafficGb = { gb: 0, unbounded: 0, ceilingGb: 0 };
+  const lineRate = loadGeneratorLineRate(target, loadGeneratorType);
 
   const hourly = hourlyPrices(catalog, target, region);
   // Adaptive repetitions: those past min are checked first (CheckSettled).
@@ -211,14 +223,18 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
     const name = group.scenarios[0]?.cluster.name ?? `${group.nodes} nodes`;
     const repetitions: RepetitionShape[] = [];
     let seconds = 0;
-    const lbTraffic = { gb: 0, unbounded: 0 };
+    const lbTraffic: TrafficGb = { gb: 0, unbounded: 0, ceilingGb: 0 };
     for (const scenario of group.scenarios) {
       const { workload } = scenario;
+      const published = publishedGbOf(workload, plan.repetitions);
+      // Without a rate or fixed work, what the load generators can send at their line rate bounds it.
+      const ceiling =
+        published === undefined && lineRate
+          ? lineRateGb(lineRate, group.loadGenerators ?? 1, workload.durationSeconds) * plan.repetitions
+          : 0;
       if (scenario.cluster.connection === 'lb' && scenario.cluster.broker === 'rabbitmq') {
-        const published = publishedGbOf(workload, plan.repetitions);
         // In to the brokers and out to the consumers: both directions are processed bytes.
-        if (published === undefined) lbTraffic.unbounded++;
-        else lbTraffic.gb += 2 * published;
+        addTraffic(lbTraffic, published, ceiling, 2);
       }
       for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
         const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
@@ -226,9 +242,7 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
         // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
         repetitions.push(repetitionShape(workload.durationSeconds, pause > 0, repetition > adaptiveMin));
       }
-      const gb = crossZoneGbOf(workload, plan.repetitions, replicaCount(group));
-      if (gb === undefined) unboundedScenarios++;
-      else crossZoneGb += gb;
+      addTraffic(crossZone, published, ceiling, crossZoneShare(replicaCount(group)));
     }
     const minutes = provisioningMinutes + seconds / 60 + metricsWaitMinutes + teardownMinutes;
     const instanceType = group.instanceType ?? '(none)';
@@ -240,18 +254,30 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
       repetitions,
     });
     parts.push(
-      ...clusterCostParts({ name, group, minutes, hourly, catalog, target, region, loadGeneratorType, lbTraffic }),
+      ...clusterCostParts({
+        name,
+        group,
+        minutes,
+        hourly,
+        catalog,
+        target,
+        region,
+        loadGeneratorType,
+        lbTraffic: { ...lbTraffic, lineRate },
+      }),
     );
   }
 
-  const { transitions, events, workflowParts } = workflowCostParts(workflow, target, crossZoneGb, unboundedScenarios);
+  const { transitions, events, workflowParts } = workflowCostParts(workflow, target, { ...crossZone, lineRate });
   parts.push(...workflowParts);
   const totalUsd = parts.reduce((sum, part) => sum + part.usd, 0);
+  const bounded = parts.some((part) => part.maxUsd !== undefined);
   const clusterConcurrency = options.clusterConcurrency ?? DEFAULT_CLUSTER_CONCURRENCY;
   return {
     target,
     totalUsd,
     complete: parts.every((part) => part.priced),
+    ...(bounded ? { maxTotalUsd: parts.reduce((sum, part) => sum + (part.maxUsd ?? part.usd), 0) } : {}),
     clusters,
     wallMinutes: wallMinutesOf(
       clusters.map((cluster) => cluster.minutes),
@@ -291,14 +317,30 @@ function hourlyPrices(catalog: PriceCatalog, target: 'aws' | 'azure', region: st
 }
 
 /**
- * GB a bounded workload (rate-limited or fixed work) moves between zones over its repetitions: published bytes cross
- * zones on the way in and, to the consumers, on the way out (2 of 3 zones are another zone); a replicated queue copies
- * each message to its followers, 2 of 3 of them in another zone too. Undefined when neither a publishRateLimit nor
- * fixed work bounds it (it depends on the rate measured).
+ * Traffic of a part's scenarios: the GB their plan bounds (a rate or fixed work), how many scenarios are bounded by
+ * nothing in the plan, and the GB those can move at most at the load generators' line rate (0 when it is unknown).
  */
-function crossZoneGbOf(workload: Workload, repetitions: number, replicas: number): number | undefined {
-  const gb = publishedGbOf(workload, repetitions);
-  return gb === undefined ? undefined : gb * (2 / 3) * (2 + Math.max(0, replicas - 1));
+interface TrafficGb {
+  gb: number;
+  unbounded: number;
+  ceilingGb: number;
+}
+
+/** Adds a scenario's published GB (or, unbounded, its line-rate ceiling), times the bytes moved per byte published. */
+function addTraffic(traffic: TrafficGb, published: number | undefined, ceiling: number, share: number): void {
+  if (published === undefined) {
+    traffic.unbounded++;
+    traffic.ceilingGb += ceiling * share;
+  } else traffic.gb += published * share;
+}
+
+/**
+ * Bytes moved between zones per byte published: published bytes cross zones on the way in and, to the consumers, on
+ * the way out (2 of 3 zones are another zone); a replicated queue copies each message to its followers, 2 of 3 of them
+ * in another zone too.
+ */
+function crossZoneShare(replicas: number): number {
+  return (2 / 3) * (2 + Math.max(0, replicas - 1));
 }
 
 /**
@@ -339,8 +381,8 @@ function clusterCostParts(input: {
   target: EstimateOptions['target'];
   region: string | undefined;
   loadGeneratorType: string;
-  /** GB the load balancer processes in the cluster's `lb` scenarios, and how many of them have no rate limit. */
-  lbTraffic: { gb: number; unbounded: number };
+  /** GB the load balancer processes in the cluster's `lb` scenarios, those bounded by nothing, their ceiling. */
+  lbTraffic: BoundedTraffic;
 }): CostPart[] {
   const { name, group, minutes, hourly, catalog, target, region, loadGeneratorType } = input;
   const instanceType = group.instanceType ?? '(none)';
@@ -402,10 +444,39 @@ function clusterCostParts(input: {
 /** Load balancers of one controller-launched RabbitMQ cluster, per target. */
 const LOAD_BALANCERS_PER_CLUSTER: Readonly<Record<'aws' | 'azure', number>> = { aws: 1, azure: 2 };
 
+/** Traffic with the line rate its ceiling was computed at (undefined: unknown, unbounded traffic stays unpriced). */
+type BoundedTraffic = TrafficGb & { lineRate: LineRate | undefined };
+
+/**
+ * The per-GB charge on `traffic`: priced when the plan bounds every scenario's rate, or when the load generators' line
+ * rate bounds the others (then with a ceiling, `maxUsd`); unpriced otherwise (the traffic depends on the measured rate).
+ */
+function perGbCharge(
+  traffic: BoundedTraffic,
+  perGb: number,
+  fixedUsd: number,
+): Pick<CostPart, 'usd' | 'priced' | 'maxUsd'> & { note: string } {
+  const plannedUsd = fixedUsd + traffic.gb * perGb;
+  if (traffic.unbounded === 0) return { usd: plannedUsd, priced: true, note: '' };
+  const scenarios =
+    `${traffic.unbounded} scenario(s) have neither a publishRateLimit nor fixed work (messageCount, totalBytes), so ` +
+    'their traffic depends on the measured rate';
+  if (!traffic.lineRate) return { usd: plannedUsd, priced: false, note: `; ${scenarios} ($${perGb} per GB)` };
+  const maxUsd = plannedUsd + traffic.ceilingGb * perGb;
+  return {
+    usd: plannedUsd,
+    priced: true,
+    maxUsd,
+    note:
+      `; ${scenarios}: up to ${traffic.ceilingGb.toFixed(0)} GB more at the load generators' line rate, so at most ` +
+      `${usd(maxUsd)} (${traffic.lineRate.source}); a publishRateLimit bounds it`,
+  };
+}
+
 /**
  * The cluster's load balancer for `minutes`: its hourly charge, plus the catalog's per-GB charge on the traffic of the
- * scenarios that connect through it (`lb`), when the plan bounds their rate; a scenario without a publishRateLimit
- * leaves the part unpriced (its traffic depends on the measured rate), as between zones.
+ * scenarios that connect through it (`lb`): what the plan bounds (a rate or fixed work), and for a scenario bounded by
+ * nothing, a ceiling at the load generators' line rate (perGbCharge).
  */
 function loadBalancerPart(input: {
   name: string;
@@ -413,7 +484,7 @@ function loadBalancerPart(input: {
   catalog: PriceCatalog;
   target: EstimateOptions['target'];
   region: string | undefined;
-  lbTraffic: { gb: number; unbounded: number };
+  lbTraffic: BoundedTraffic;
 }): CostPart {
   const { name, minutes, catalog, target, region, lbTraffic } = input;
   const loadBalancer = findLoadBalancerPrice(catalog, target, region ?? '*');
@@ -436,18 +507,11 @@ function loadBalancerPart(input: {
   const perGb = loadBalancer.perGbProcessedUsd;
   if (perGb === undefined)
     return { name: partName, usd: fixed, priced: true, detail: `${hourlyText}, fixed hourly charge only (${asOf})` };
-  const unbounded =
-    lbTraffic.unbounded > 0
-      ? `; ${lbTraffic.unbounded} scenario(s) through it have neither a publishRateLimit nor fixed work ` +
-        `(messageCount, totalBytes), so their traffic depends on the measured rate ($${perGb} per GB)`
-      : '';
+  const { note, ...charge } = perGbCharge(lbTraffic, perGb, fixed);
   return {
     name: partName,
-    usd: fixed + lbTraffic.gb * perGb,
-    priced: lbTraffic.unbounded === 0,
-    detail:
-      `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of planned traffic processed at $${perGb}/GB ` +
-      `(${asOf})${unbounded}`,
+    ...charge,
+    detail: `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of planned traffic processed at $${perGb}/GB (${asOf})${note}`,
   };
 }
 
@@ -510,12 +574,7 @@ function natGatewayPart(input: {
 }
 
 /** Step Functions' transitions, Lambda's invocations and (AWS) the planned traffic between zones. */
-function workflowCostParts(
-  workflow: ClusterShape[],
-  target: EstimateOptions['target'],
-  crossZoneGb: number,
-  unboundedScenarios: number,
-) {
+function workflowCostParts(workflow: ClusterShape[], target: EstimateOptions['target'], crossZone: BoundedTraffic) {
   const workflowParts: CostPart[] = [];
   const transitions = stateTransitions(workflow);
   const events = historyEvents(workflow);
@@ -535,16 +594,11 @@ function workflowCostParts(
     detail: `${invocations} invocations of 512 MB for about 1 s each`,
   });
   if (target === 'aws') {
-    const note =
-      unboundedScenarios > 0
-        ? `; ${unboundedScenarios} scenario(s) have neither a publishRateLimit nor fixed work (messageCount, ` +
-          `totalBytes), so their traffic depends on the measured rate ($0.01-0.02 per GB moved between zones)`
-        : '';
+    const { note, ...charge } = perGbCharge(crossZone, AWS_CROSS_ZONE_USD_PER_GB, 0);
     workflowParts.push({
       name: 'data transfer between zones',
-      usd: crossZoneGb * AWS_CROSS_ZONE_USD_PER_GB,
-      priced: unboundedScenarios === 0,
-      detail: `${crossZoneGb.toFixed(2)} GB of planned traffic at $0.01/GB${note}`,
+      ...charge,
+      detail: `${crossZone.gb.toFixed(2)} GB of planned traffic at $${AWS_CROSS_ZONE_USD_PER_GB}/GB${note}`,
     });
   } else {
     workflowParts.push({
