@@ -221,29 +221,12 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
   for (const group of groupScenariosByCluster(plan)) {
     // Plan clusters that differ only in connection mode share one launched cluster: it is named after the first.
     const name = group.scenarios[0]?.cluster.name ?? `${group.nodes} nodes`;
-    const repetitions: RepetitionShape[] = [];
-    let seconds = 0;
-    const lbTraffic: TrafficGb = { gb: 0, unbounded: 0, ceilingGb: 0 };
-    for (const scenario of group.scenarios) {
-      const { workload } = scenario;
-      const published = publishedGbOf(workload, plan.repetitions);
-      // Without a rate or fixed work, what the load generators can send at their line rate bounds it.
-      const ceiling =
-        published === undefined && lineRate
-          ? lineRateGb(lineRate, group.loadGenerators ?? 1, workload.durationSeconds) * plan.repetitions
-          : 0;
-      if (scenario.cluster.connection === 'lb' && scenario.cluster.broker === 'rabbitmq') {
-        // In to the brokers and out to the consumers: both directions are processed bytes.
-        addTraffic(lbTraffic, published, ceiling, 2);
-      }
-      for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
-        const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
-        seconds += workload.durationSeconds + overheadSeconds + pause;
-        // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
-        repetitions.push(repetitionShape(workload.durationSeconds, pause > 0, repetition > adaptiveMin));
-      }
-      addTraffic(crossZone, published, ceiling, crossZoneShare(replicaCount(group)));
-    }
+    const { seconds, repetitions, lbTraffic } = clusterScenarios(group, plan, {
+      overheadSeconds,
+      adaptiveMin,
+      lineRate,
+      crossZone,
+    });
     const minutes = provisioningMinutes + seconds / 60 + metricsWaitMinutes + teardownMinutes;
     const instanceType = group.instanceType ?? '(none)';
     clusters.push({ cluster: name, nodes: group.nodes, instanceType, minutes });
@@ -288,6 +271,43 @@ function estimateRepetitions(given: Plan, options: EstimateOptions): RunEstimate
     historyEvents: events,
     parts,
   };
+}
+
+type ClusterGroup = ReturnType<typeof groupScenariosByCluster>[number];
+
+/**
+ * One launched cluster's scenarios: their seconds, the repetitions' shapes for the workflow, the traffic through its
+ * load balancer; adds their traffic between zones to `context.crossZone`.
+ */
+function clusterScenarios(
+  group: ClusterGroup,
+  plan: Plan,
+  context: { overheadSeconds: number; adaptiveMin: number; lineRate: LineRate | undefined; crossZone: TrafficGb },
+): { seconds: number; repetitions: RepetitionShape[]; lbTraffic: TrafficGb } {
+  const repetitions: RepetitionShape[] = [];
+  let seconds = 0;
+  const lbTraffic: TrafficGb = { gb: 0, unbounded: 0, ceilingGb: 0 };
+  for (const scenario of group.scenarios) {
+    const { workload } = scenario;
+    const published = publishedGbOf(workload, plan.repetitions);
+    // Without a rate or fixed work, what the load generators can send at their line rate bounds it.
+    const ceiling =
+      published === undefined && context.lineRate
+        ? lineRateGb(context.lineRate, group.loadGenerators ?? 1, workload.durationSeconds) * plan.repetitions
+        : 0;
+    if (scenario.cluster.connection === 'lb' && scenario.cluster.broker === 'rabbitmq') {
+      // In to the brokers and out to the consumers: both directions are processed bytes.
+      addTraffic(lbTraffic, published, ceiling, 2);
+    }
+    for (let repetition = 1; repetition <= plan.repetitions; repetition++) {
+      const pause = repetition < plan.repetitions ? plan.pauseSecondsBetweenRepetitions : 0;
+      seconds += workload.durationSeconds + context.overheadSeconds + pause;
+      // The workflow spreads its checks of a repetition over its duration (state-machines/schedule.ts pollSeconds).
+      repetitions.push(repetitionShape(workload.durationSeconds, pause > 0, repetition > context.adaptiveMin));
+    }
+    addTraffic(context.crossZone, published, ceiling, crossZoneShare(replicaCount(group)));
+  }
+  return { seconds, repetitions, lbTraffic };
 }
 
 /** The states a repetition passes: its checks spread over its duration, its pause, a settled check past min. */
@@ -364,7 +384,7 @@ function publishedGbOf(workload: Workload, repetitions: number): number | undefi
 }
 
 /** Copies of each message the cluster keeps: the queue type's replicas (a classic queue has one). */
-function replicaCount(group: ReturnType<typeof groupScenariosByCluster>[number]): number {
+function replicaCount(group: ClusterGroup): number {
   const { topology } = group;
   if (topology.type === 'quorum' || topology.type === 'stream') return topology.replicationFactor ?? group.nodes;
   if (topology.type === 'mirrored') return topology.mirrorTo === 'all' ? group.nodes : topology.mirrorTo;
@@ -374,7 +394,7 @@ function replicaCount(group: ReturnType<typeof groupScenariosByCluster>[number])
 /** A launched cluster's parts: its nodes, its load balancer (RabbitMQ only) and its load generator for `minutes`. */
 function clusterCostParts(input: {
   name: string;
-  group: ReturnType<typeof groupScenariosByCluster>[number];
+  group: ClusterGroup;
   minutes: number;
   hourly: Hourly;
   catalog: PriceCatalog;
@@ -449,7 +469,8 @@ type BoundedTraffic = TrafficGb & { lineRate: LineRate | undefined };
 
 /**
  * The per-GB charge on `traffic`: priced when the plan bounds every scenario's rate, or when the load generators' line
- * rate bounds the others (then with a ceiling, `maxUsd`); unpriced otherwise (the traffic depends on the measured rate).
+ * rate bounds the others (then with a ceiling, `maxUsd`); unpriced otherwise (the traffic depends on the measured
+ * rate).
  */
 function perGbCharge(
   traffic: BoundedTraffic,
@@ -511,7 +532,9 @@ function loadBalancerPart(input: {
   return {
     name: partName,
     ...charge,
-    detail: `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of planned traffic processed at $${perGb}/GB (${asOf})${note}`,
+    detail:
+      `${hourlyText} + ${lbTraffic.gb.toFixed(2)} GB of planned traffic processed at $${perGb}/GB ` +
+      `(${asOf})${note}`,
   };
 }
 
@@ -611,15 +634,21 @@ function workflowCostParts(workflow: ClusterShape[], target: EstimateOptions['ta
   return { transitions, events, workflowParts };
 }
 
-/** Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). */
+/**
+ * Why the plan's estimate exceeds its budget, or undefined when it fits (or no budget is set). The budget is held
+ * against the planned total; a ceiling (traffic at the load generators' line rate) is named beside it, not held.
+ */
 export function budgetProblem(
-  estimate: Pick<RunEstimate, 'totalUsd' | 'target' | 'complete'>,
+  estimate: Pick<RunEstimate, 'totalUsd' | 'target' | 'complete' | 'maxTotalUsd'>,
   maxCostUsd: number | undefined,
   source: string,
 ): string | undefined {
   if (maxCostUsd === undefined || estimate.totalUsd <= maxCostUsd) return undefined;
   return (
     `the estimated cost ${usd(estimate.totalUsd)} on ${estimate.target} exceeds ${source} ${usd(maxCostUsd)}` +
-    `${estimate.complete ? '' : ' (and the estimate leaves out parts the catalog cannot price)'}`
+    `${estimate.complete ? '' : ' (and the estimate leaves out parts the catalog cannot price)'}` +
+    (estimate.maxTotalUsd === undefined
+      ? ''
+      : ` (up to ${usd(estimate.maxTotalUsd)} at the load generators' line rate)`)
   );
 }

@@ -150,6 +150,7 @@ describe('rmqbench CLI', () => {
       const estimate = JSON.parse(json.stdout) as {
         totalUsd: number;
         complete: boolean;
+        maxTotalUsd?: number;
         parts: { name: string; usd: number }[];
       };
       expect(estimate.parts.map((part) => part.name)).toEqual([
@@ -166,8 +167,18 @@ describe('rmqbench CLI', () => {
         9,
       );
       const text = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws');
+      // No publish rate: priced in full at the planned traffic, with the load generator's line rate as its ceiling.
       expect(text.stdout).toMatch(
-        /^estimated cost of plan cloud on aws: \$\d+\.\d\d \(at least: some parts are not priced\)\n/,
+        new RegExp(
+          String.raw`^estimated cost of plan cloud on aws: \$\d+\.\d\d, up to \$\d+\.\d\d if the workloads without ` +
+            String.raw`a publish rate moved traffic at the load generators' line rate\n`,
+        ),
+      );
+      expect(estimate).toMatchObject({ complete: true, maxTotalUsd: expect.any(Number) });
+      const ireland = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--region', 'eu-west-1');
+      // No eu-west-1 NLB price in the catalog: that part is left out, and the total says it is a lower bound.
+      expect(ireland.stdout).toMatch(
+        /^estimated cost of plan cloud on aws: \$\d+\.\d\d \(at least: some parts are not priced\)/,
       );
       const over = rmqbench('estimate', join(dir, 'p.yaml'), '--target', 'aws', '--max-cost', '0.01');
       expect([over.code, over.stderr.trim()]).toEqual([

@@ -235,17 +235,54 @@ workloads:
       expect(estimate.complete).toBe(true);
     });
 
-    test('no publishRateLimit: the part is unpriced, says why, and the estimate is a lower bound', () => {
+    test("no publishRateLimit: priced with a ceiling, the load generator's line rate (25 Gbps each way)", () => {
       const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
         target: 'aws',
         catalog: defaultPriceCatalog,
         region: 'us-east-1',
       });
-      expect(part(estimate).priced).toBe(false);
+      const hours = 0.0225 * (minutesOf(estimate) / 60);
+      // 25 Gbps = 3.125 GB/s × 60 s × 2 repetitions = 375 GB published at most, × 2 ways = 750 GB processed.
+      expect(part(estimate)).toMatchObject({
+        priced: true,
+        usd: expect.closeTo(hours, 9),
+        maxUsd: expect.closeTo(hours + 750 * 0.006, 9),
+      });
       expect(part(estimate).detail).toMatch(
-        /1 scenario\(s\) through it have neither a publishRateLimit nor fixed work \(messageCount, totalBytes\)/,
+        new RegExp(
+          String.raw`1 scenario\(s\) have neither a publishRateLimit nor fixed work \(messageCount, totalBytes\).*` +
+            String.raw`up to 750 GB more at the load generators' line rate, so at most \$4\.\d\d ` +
+            String.raw`\(c5n\.4xlarge: up to 25 Gbps`,
+        ),
       );
+      expect(estimate.complete).toBe(true);
+      // The ceiling of the run: every part at its most (the zones' part too: 375 GB × 2/3 × 2 on a classic queue).
+      expect(estimate.maxTotalUsd).toBeCloseTo(estimate.totalUsd + 750 * 0.006 + 375 * (2 / 3) * 2 * 0.01, 6);
+    });
+
+    test('no publishRateLimit and a load generator without a line rate on record: unpriced, a lower bound', () => {
+      const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
+        target: 'aws',
+        catalog: defaultPriceCatalog,
+        region: 'us-east-1',
+        loadGeneratorInstanceType: 'c5.xlarge',
+      });
+      expect(part(estimate)).toMatchObject({ priced: false });
+      expect(part(estimate).maxUsd).toBeUndefined();
+      expect(part(estimate).detail).toMatch(/depends on the measured rate \(\$0\.006 per GB\)$/);
       expect(estimate.complete).toBe(false);
+      expect(estimate.maxTotalUsd).toBeUndefined();
+    });
+
+    test('azure, no publishRateLimit: F16s_v2 bounds it at 12.5 Gbps', () => {
+      const estimate = estimateRun(parsePlanText(plan(''), 'p.yaml'), {
+        target: 'azure',
+        catalog: defaultPriceCatalog,
+      });
+      // 1.5625 GB/s × 60 s × 2 repetitions × 2 ways = 375 GB at $0.005.
+      expect(part(estimate)).toMatchObject({ priced: true });
+      expect(part(estimate).maxUsd! - part(estimate).usd).toBeCloseTo(375 * 0.005, 9);
+      expect(part(estimate).detail).toContain('F16s_v2: 12,500 Mbps');
     });
 
     test('no region given: priced in the region the nodes were priced in, not left out', () => {
@@ -283,9 +320,10 @@ workloads:
     // 3 × 5 polls (65 s / 15 s)); 16 pauses.
     expect(estimate.stateTransitions).toBe(6 + 98 + 30 + 20 * 21 + 16);
     expect(part('Step Functions').usd).toBeCloseTo(570 * 0.000025, 9);
-    // No publishRateLimit: the traffic between zones depends on the measured rate.
-    expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: false });
-    expect(estimate.complete).toBe(false);
+    // No publishRateLimit: the traffic between zones is bounded only by the load generator's line rate.
+    expect(part('data transfer between zones')).toMatchObject({ usd: 0, priced: true });
+    expect(part('data transfer between zones').maxUsd).toBeGreaterThan(0);
+    expect(estimate.complete).toBe(true);
     expect(estimate.totalUsd).toBeCloseTo(
       estimate.parts.reduce((sum, candidate) => sum + candidate.usd, 0),
       9,
@@ -327,8 +365,8 @@ workloads:
         value: 0.1,
         message: expect.stringMatching(
           new RegExp(
-            String.raw`^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(and the estimate leaves ` +
-              String.raw`out parts the catalog cannot price\); see rmqbench estimate$`,
+            String.raw`^the estimated cost \$1\.\d\d on aws exceeds maxCostUsd \$0\.10 \(up to \$\d+\.\d\d at the ` +
+              String.raw`load generators' line rate\); see rmqbench estimate$`,
           ),
         ),
       });
