@@ -153,19 +153,24 @@ export function formatPlansEstimate(sum: PlansEstimate): string {
   const width = Math.max(...sum.plans.map((estimate) => estimate.plan.length));
   const lines = [`estimated cost of ${sum.plans.length} plans on ${sum.target}, run one after another:`, ''];
   for (const estimate of sum.plans) {
-    const cost = `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least)'}`;
+    const ceiling = estimate.maxTotalUsd === undefined ? '' : ` (up to $${estimate.maxTotalUsd.toFixed(2)})`;
+    const cost = `$${estimate.totalUsd.toFixed(2)}${estimate.complete ? '' : ' (at least)'}${ceiling}`;
     lines.push(
-      `  ${estimate.plan.padEnd(width)}  ${cost.padStart(18)}  ` +
+      `  ${estimate.plan.padEnd(width)}  ${cost.padStart(32)}  ` +
         `${formatMinutes(estimate.wallMinutes).padStart(12)}  ${estimate.clusters.length} cluster(s)`,
     );
   }
   const total = `$${sum.totalUsd.toFixed(2)}${sum.complete ? '' : ' (at least)'}`;
-  lines.push('', `  ${'total'.padEnd(width)}  ${total.padStart(18)}  ${formatMinutes(sum.wallMinutes).padStart(12)}`);
+  const totalCeiling = sum.maxTotalUsd === undefined ? '' : ` (up to $${sum.maxTotalUsd.toFixed(2)})`;
+  lines.push(
+    '',
+    `  ${'total'.padEnd(width)}  ${`${total}${totalCeiling}`.padStart(32)}  ${formatMinutes(sum.wallMinutes).padStart(12)}`,
+  );
   if (sum.maxTotalUsd !== undefined)
     lines.push(
       '',
-      `  up to $${sum.maxTotalUsd.toFixed(2)} if the workloads without a publish rate moved traffic at the load ` +
-        "generators' line rate: rmqbench estimate <plan> --target ... shows which",
+      "  up to: if the workloads without a publish rate moved traffic at the load generators' line rate; " +
+        'rmqbench estimate <plan> --target ... shows which',
     );
   if (!sum.complete) lines.push('', '  some parts are not priced: rmqbench estimate <plan> --target ... shows which');
   return `${lines.join('\n')}\n`;

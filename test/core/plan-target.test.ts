@@ -147,17 +147,21 @@ describe('wall time beside cost', () => {
     const b = validatePlan({ ...planWith(perTarget), name: 'other', repetitions: 3 }, 'b');
     const result = estimateCommand([a, b], { target: 'aws', json: true, catalog: defaultPriceCatalog });
     const sum = JSON.parse(result.stdout) as {
-      plans: { plan: string; totalUsd: number; wallMinutes: number }[];
       totalUsd: number;
       wallMinutes: number;
       complete: boolean;
+      maxTotalUsd?: number;
+      plans: { plan: string; totalUsd: number; wallMinutes: number; maxTotalUsd?: number }[];
     };
     expect(sum.plans.map((plan) => plan.plan)).toEqual(['every-target', 'other']);
     expect(sum.totalUsd).toBeCloseTo(sum.plans[0]!.totalUsd + sum.plans[1]!.totalUsd, 9);
+    // Their ceilings (traffic at the load generators' line rate) sum too.
+    expect(sum.maxTotalUsd).toBeCloseTo(sum.plans[0]!.maxTotalUsd! + sum.plans[1]!.maxTotalUsd!, 9);
+    expect(sum.maxTotalUsd).toBeGreaterThan(sum.totalUsd);
     expect(sum.wallMinutes).toBeCloseTo(sum.plans[0]!.wallMinutes + sum.plans[1]!.wallMinutes, 9);
     const text = estimateCommand([a, b], { target: 'aws', json: false, catalog: defaultPriceCatalog }).stdout;
     expect(text).toMatch(/^estimated cost of 2 plans on aws, run one after another:\n/);
-    expect(text).toMatch(/\n {2}total +\$\d+\.\d\d/);
+    expect(text).toMatch(/\n {2}total +\$\d+\.\d\d \(up to \$\d+\.\d\d\) /);
     const over = estimateCommand([a, b], { target: 'aws', json: false, catalog: defaultPriceCatalog, maxCost: '0.01' });
     expect([over.exitCode, over.error]).toEqual([1, expect.stringContaining('exceeds --max-cost $0.01')]);
     expect(() =>
