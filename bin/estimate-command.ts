@@ -160,12 +160,9 @@ export function formatPlansEstimate(sum: PlansEstimate): string {
         `${formatMinutes(estimate.wallMinutes).padStart(12)}  ${estimate.clusters.length} cluster(s)`,
     );
   }
-  const total = `$${sum.totalUsd.toFixed(2)}${sum.complete ? '' : ' (at least)'}`;
   const totalCeiling = sum.maxTotalUsd === undefined ? '' : ` (up to $${sum.maxTotalUsd.toFixed(2)})`;
-  lines.push(
-    '',
-    `  ${'total'.padEnd(width)}  ${`${total}${totalCeiling}`.padStart(32)}  ${formatMinutes(sum.wallMinutes).padStart(12)}`,
-  );
+  const total = `$${sum.totalUsd.toFixed(2)}${sum.complete ? '' : ' (at least)'}${totalCeiling}`;
+  lines.push('', `  ${'total'.padEnd(width)}  ${total.padStart(32)}  ${formatMinutes(sum.wallMinutes).padStart(12)}`);
   if (sum.maxTotalUsd !== undefined)
     lines.push(
       '',
