@@ -2,8 +2,9 @@
  * bench:cluster-start: how long a local 3-node RabbitMQ cluster takes to start (processes started, the cluster
  * formed, every node's management API answering, policies applied), over several rounds, optionally with extra Erlang
  * VM arguments for every node, to see where the quickstart's start-up goes (issue 24's faster start).
- *   npm run bench:cluster-start -- [rounds] [erlang args]
+ *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes]
  *   e.g. npm run bench:cluster-start -- 4 "+sbwt none +sbwtdcpu none +sbwtdio none"
+ *   or one node alone, to see one VM's boot without the others beside it: npm run bench:cluster-start -- 2 "" 1
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +14,11 @@ import { LocalRabbitCluster } from '../local/rabbitmq-cluster';
 
 const rounds = Number(process.argv[2] ?? 4);
 const erlangArgs = process.argv[3] ?? '';
+const nodes = Number(process.argv[4] ?? 3);
 
 async function main(): Promise<void> {
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds must be a positive integer, got ${rounds}`);
+  if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes must be a positive integer, got ${nodes}`);
   const seconds: number[] = [];
   for (let round = 0; round < rounds; round++) {
     const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-start-'));
@@ -24,7 +27,7 @@ async function main(): Promise<void> {
     try {
       const started = process.hrtime.bigint();
       const cluster = await LocalRabbitCluster.start({
-        nodes: 3,
+        nodes,
         topology: { type: 'quorum' },
         workDir,
         processes,
@@ -40,7 +43,9 @@ async function main(): Promise<void> {
   }
   const mean = seconds.reduce((sum, value) => sum + value, 0) / seconds.length;
   console.log(`erlang args: ${erlangArgs || '(none)'}`);
-  console.log(`3-node cluster start, ${rounds} round(s): ${seconds.map((value) => value.toFixed(2)).join(', ')} s`);
+  console.log(
+    `${nodes}-node cluster start, ${rounds} round(s): ${seconds.map((value) => value.toFixed(2)).join(', ')} s`,
+  );
   console.log(
     `mean ${mean.toFixed(2)} s, min ${Math.min(...seconds).toFixed(2)} s, max ${Math.max(...seconds).toFixed(2)} s`,
   );
