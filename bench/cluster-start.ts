@@ -2,9 +2,10 @@
  * bench:cluster-start: how long a local 3-node RabbitMQ cluster takes to start (processes started, the cluster
  * formed, every node's management API answering, policies applied), over several rounds, optionally with extra Erlang
  * VM arguments for every node, to see where the quickstart's start-up goes (issue 24's faster start).
- *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes]
+ *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes] [preload|no-preload]
  *   e.g. npm run bench:cluster-start -- 4 "+sbwt none +sbwtdcpu none +sbwtdio none"
  *   or one node alone, to see one VM's boot without the others beside it: npm run bench:cluster-start -- 2 "" 1
+ *   or without the module preload (local/erlang-preload.ts), to see what it saves: ... -- 4 "" 3 no-preload
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,10 +16,14 @@ import { LocalRabbitCluster } from '../local/rabbitmq-cluster';
 const rounds = Number(process.argv[2] ?? 4);
 const erlangArgs = process.argv[3] ?? '';
 const nodes = Number(process.argv[4] ?? 3);
+const preload = process.argv[5] ?? 'preload';
 
 async function main(): Promise<void> {
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds must be a positive integer, got ${rounds}`);
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes must be a positive integer, got ${nodes}`);
+  if (preload !== 'preload' && preload !== 'no-preload') {
+    throw new Error(`the fourth argument is "preload" or "no-preload", got "${preload}"`);
+  }
   const seconds: number[] = [];
   for (let round = 0; round < rounds; round++) {
     const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-start-'));
@@ -31,6 +36,7 @@ async function main(): Promise<void> {
         topology: { type: 'quorum' },
         workDir,
         processes,
+        preloadModules: preload === 'preload',
         ...(erlangArgs ? { erlangArgs } : {}),
       });
       seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
@@ -42,7 +48,7 @@ async function main(): Promise<void> {
     }
   }
   const mean = seconds.reduce((sum, value) => sum + value, 0) / seconds.length;
-  console.log(`erlang args: ${erlangArgs || '(none)'}`);
+  console.log(`erlang args: ${erlangArgs || '(none)'}; modules: ${preload}`);
   console.log(
     `${nodes}-node cluster start, ${rounds} round(s): ${seconds.map((value) => value.toFixed(2)).join(', ')} s`,
   );

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
@@ -108,6 +109,19 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     try {
       const nodes = await cluster.api<{ name: string; running: boolean }[]>('GET', '/api/nodes');
       expect(nodes.filter((node) => node.running)).toHaveLength(3);
+      // Every node loaded its modules in one batch before it booted (local/erlang-preload.ts), and the first node
+      // booted at once as the seed while the others joined it (localFormation in local/rabbitmq-cluster.ts).
+      for (const node of cluster.nodes) {
+        expect(readFileSync(node.stdoutFile, 'utf8')).toMatch(
+          /rmqbench: preloaded \d+ modules of \d+ applications .*: ok/,
+        );
+      }
+      const seedLog = /Discovered no peer nodes to cluster with/;
+      expect(cluster.nodes.map((node) => seedLog.test(readFileSync(node.logFile, 'utf8')))).toEqual([
+        true,
+        false,
+        false,
+      ]);
       const policies = await cluster.listPolicies();
       expect(policies).toEqual([
         expect.objectContaining({
