@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BrokerPolicy, generateBrokerConfig } from '../core/broker/broker-config';
 import type { QueueTopology } from '../core/plan/plan-schema';
 import type { SampledNode } from './host-metrics-sampler';
-import { preloadEnvironment } from './erlang-preload';
+import { nodeBootEnvironment } from './node-boot-eval';
 import { BROKER_METRICS_PATHS, BrokerReading, brokerReading } from './management-metrics';
 import { livePids, ManagedProcess, ProcessRegistry } from './processes';
 import { freePorts, sleep, waitFor } from './ports';
@@ -37,7 +37,7 @@ export interface LocalClusterOptions {
   readonly erlangArgs?: string;
   /**
    * Load the modules of RabbitMQ and its enabled plugins in one batch before each node boots
-   * (local/erlang-preload.ts): the same code, loaded sooner and faster. @default true
+   * (local/node-boot-eval.ts): the same code, loaded sooner and faster. @default true
    */
   readonly preloadModules?: boolean;
 }
@@ -54,21 +54,26 @@ export interface LocalNode {
 }
 
 /**
- * Local only: the first node is the cluster's seed and the others join it. Left to classic-config peer discovery,
- * the nodes boot together and whichever first takes the discovery lock finds no peer running yet, retries
- * (discovery_retry_limit times, discovery_retry_interval apart) and only then boots alone as the seed, while the
- * others wait on the lock (measured: 1.0 s of an 8.5 s cluster start at 10 retries 100 ms apart, 5.0 s of 16.5 s at
- * the defaults, 10 retries 500 ms apart). So the seed lists only itself, which RabbitMQ boots at once as a blank
- * standalone node ("Discovered no peer nodes to cluster with"), and the others list every node and retry for up to
- * a minute, 100 ms apart, until the seed answers: none of them can give up early and boot a second cluster.
+ * Local only: the first node is the cluster's seed and the others join it once it has booted. Left to classic-config
+ * peer discovery, the nodes boot together and whichever first takes the discovery lock finds no peer running yet,
+ * retries (discovery_retry_limit times, discovery_retry_interval apart) and only then boots alone as the seed, while
+ * the others wait on the lock (measured: 1.0 s of an 8.5 s cluster start at 10 retries 100 ms apart, 5.0 s of 16.5 s
+ * at the defaults, 10 retries 500 ms apart). So:
+ * - the seed lists no peer: RabbitMQ boots it at once as a blank standalone node ("Discovered no peer nodes to cluster
+ *   with"), and its discovery lock covers no other node, so no joining node's lock can hold it up;
+ * - the others list every node and start their VMs at the same time, but wait before RabbitMQ boots until the seed's
+ *   AMQP listener answers (the seed gate, local/node-boot-eval.ts): a node that joined a seed still booting failed
+ *   with schema_integrity_check_failed, and one that held the lock while the seed waited for it booted a second
+ *   cluster after its retries (both seen here). They still retry 100 ms apart, 100 times, should the seed be slow.
+ * A node started again after a fault has its data and skips peer discovery, so neither applies to restarts.
  * Keys and defaults: https://www.rabbitmq.com/docs/3.13/cluster-formation ("discovery_retry_limit",
  * "discovery_retry_interval"), present in 3.10.8's schema (plugins/rabbit-3.10.8/priv/schema/rabbit.schema).
  */
 function localFormation(seed: boolean): string {
   return seed
     ? '\n'
-    : '\n# rmqbench local target: wait for the seed node (the first) for up to 60 s\n' +
-        'cluster_formation.discovery_retry_interval = 100\ncluster_formation.discovery_retry_limit = 600\n';
+    : '\n# rmqbench local target: the seed node (the first) has booted when this node looks for it\n' +
+        'cluster_formation.discovery_retry_interval = 100\ncluster_formation.discovery_retry_limit = 100\n';
 }
 
 /**
@@ -133,7 +138,7 @@ export class LocalRabbitCluster {
       generateBrokerConfig({
         topology: options.topology,
         rabbitmqVersion: version,
-        peerDiscovery: { backend: 'classic', nodes: node === nodes[0] ? [node.name] : nodes.map((n) => n.name) },
+        peerDiscovery: { backend: 'classic', nodes: node === nodes[0] ? [] : nodes.map((n) => n.name) },
         nodeCount: options.nodes,
         amqpPort: node.amqpPort,
         managementPort: node.managementPort,
@@ -166,7 +171,7 @@ export class LocalRabbitCluster {
     );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
-    for (const node of nodes) cluster.startNodeProcess(node);
+    for (const node of nodes) cluster.startNodeProcess(node, node !== nodes[0]);
     try {
       await cluster.waitUntilFormed(options.startTimeoutMs ?? 120_000);
       await cluster.applyPolicies();
@@ -178,9 +183,10 @@ export class LocalRabbitCluster {
     return cluster;
   }
 
-  private startNodeProcess(node: LocalNode): void {
+  /** Starts a node's rabbitmq-server; a node joining a cluster that is forming waits for the seed first. */
+  private startNodeProcess(node: LocalNode, waitForSeed = false): void {
     node.process = this.processes.start(node.name, this.serverCommand, [], {
-      env: this.nodeEnv(node),
+      env: this.nodeEnv(node, waitForSeed),
       logPath: node.stdoutFile,
     });
   }
@@ -230,7 +236,7 @@ export class LocalRabbitCluster {
     return stopped.map((node) => node.name);
   }
 
-  private nodeEnv(node: LocalNode): NodeJS.ProcessEnv {
+  private nodeEnv(node: LocalNode, waitForSeed: boolean): NodeJS.ProcessEnv {
     return {
       PATH: process.env.PATH,
       LANG: 'C.UTF-8',
@@ -254,7 +260,10 @@ export class LocalRabbitCluster {
       // 3.10.8) as upstream: https://github.com/rabbitmq/rabbitmq-server/blob/main/deps/rabbit/scripts/rabbitmq-server
       detached: 'true',
       ...(this.erlangArgs ? { RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: this.erlangArgs } : {}),
-      ...(this.preloadApplications.length > 0 ? preloadEnvironment(this.preloadApplications) : {}),
+      ...nodeBootEnvironment({
+        preloadApplications: this.preloadApplications,
+        ...(waitForSeed ? { waitForPort: this.nodes[0]!.amqpPort } : {}),
+      }),
     };
   }
 

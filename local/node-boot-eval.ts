@@ -1,9 +1,14 @@
 /**
- * Local only: a RabbitMQ node loads every module of the applications it will run in one batch, before it boots, rather
- * than one module at a time while it boots (issue 24's faster start).
+ * Local only: what a RabbitMQ node's Erlang VM evaluates before RabbitMQ boots (issue 24's faster start).
  *
- * Why: RabbitMQ 3.10 scans the attributes of every module of every loaded application twice while it boots (the
- * feature flags, then the boot steps: rabbit_misc:all_module_attributes/1 calls Module:module_info(attributes)), so an
+ * 1. The preload: it loads every module of the applications it will run in one batch, rather than one module at a
+ *    time while it boots.
+ * 2. The seed gate: a node that joins the cluster waits, its modules loaded, until the seed node's AMQP listener
+ *    answers (the last thing a RabbitMQ node starts), so that it joins a seed that has finished booting
+ *    (local/rabbitmq-cluster.ts, localFormation).
+ *
+ * Why the preload: RabbitMQ 3.10 scans the attributes of every module of every loaded application twice while it
+ * boots (the feature flags, then the boot steps: rabbit_misc:all_module_attributes/1 calls Module:module_info(attributes)), so an
  * interactive-mode VM loads about a thousand modules one by one, each a code-server round trip and its own code
  * staging. Measured on this machine (2 cores, RabbitMQ 3.10.8, OTP 25.2.3), one node alone: "time to find supported
  * feature flags: 1071684 us" and 2.6 s from "== Boot steps ==" to "pre_boot"; with the modules loaded in one
@@ -25,21 +30,46 @@
  *   https://www.erlang.org/doc/man/code.html#atomic_load-1): those are left out and loaded as usual, on first use.
  * - Any failure is caught and printed to the node's stdout log; the node then boots as it would have without it
  *   (an -eval that crashes would stop the VM: "If any of these steps fail ... the Erlang runtime system stops").
+ * - The gate polls with gen_tcp:connect/4 every 100 ms and gives up after its timeout: the node then boots anyway,
+ *   and a seed that never came up is reported by the cluster's own start (a node that exits while starting).
  */
 
 /** An application name as an unquoted Erlang atom: what a plugin name is. */
 const ERLANG_ATOM = /^[a-z][a-zA-Z0-9_]*$/;
 
+export interface NodeBootEvalOptions {
+  /** Applications whose modules (with their dependencies') are loaded in one batch. @default - no preload */
+  readonly preloadApplications?: readonly string[];
+  /** A TCP port on 127.0.0.1 to wait for before RabbitMQ boots: the seed node's AMQP listener. @default - no wait */
+  readonly waitForPort?: number;
+  /** How long to wait for that port before booting anyway. @default 120000 */
+  readonly waitTimeoutMs?: number;
+}
+
 /**
- * The Erlang expression that loads the applications' modules in one batch. It holds no single quote, so that it
- * can be quoted with single quotes in ERL_AFLAGS (erlexec splits that variable like a shell would).
+ * The Erlang expression, undefined when there is nothing to do. It holds no single quote, so that it can be quoted
+ * with single quotes in ERL_AFLAGS (erlexec splits that variable like a shell would).
  */
-export function preloadExpression(rootApplications: readonly string[]): string {
+export function nodeBootExpression(options: NodeBootEvalOptions): string | undefined {
+  const applications = options.preloadApplications ?? [];
+  const steps = [
+    ...(applications.length > 0 ? [preloadStep(applications)] : []),
+    ...(options.waitForPort !== undefined ? [waitStep(options.waitForPort, options.waitTimeoutMs ?? 120_000)] : []),
+  ];
+  if (steps.length === 0) return undefined;
+  return `os:unsetenv("ERL_AFLAGS"), ${steps.join(', ')}.`;
+}
+
+/** The environment for a node: ERL_AFLAGS with the expression as one -eval argument, or nothing. */
+export function nodeBootEnvironment(options: NodeBootEvalOptions): { ERL_AFLAGS?: string } {
+  const expression = nodeBootExpression(options);
+  return expression === undefined ? {} : { ERL_AFLAGS: `-eval '${expression}'` };
+}
+
+function preloadStep(rootApplications: readonly string[]): string {
   const bad = rootApplications.find((name) => !ERLANG_ATOM.test(name));
   if (bad !== undefined) throw new Error(`cannot preload application "${bad}": not a plain Erlang atom`);
-  const roots = `[${rootApplications.join(', ')}]`;
   return [
-    'os:unsetenv("ERL_AFLAGS"),',
     'T0 = erlang:monotonic_time(millisecond),',
     'try',
     '  Props = fun(A) -> case code:where_is_file(atom_to_list(A) ++ ".app") of non_existing -> []; F -> ' +
@@ -47,18 +77,27 @@ export function preloadExpression(rootApplications: readonly string[]): string {
     '  Walk = fun W(A, {Seen, Ms}) -> case lists:member(A, Seen) of true -> {Seen, Ms}; false -> P = Props(A), ' +
       'lists:foldl(W, {[A | Seen], proplists:get_value(modules, P, []) ++ Ms}, ' +
       'proplists:get_value(applications, P, []) ++ proplists:get_value(included_applications, P, [])) end end,',
-    `  {Apps, All} = lists:foldl(Walk, {[], []}, ${roots}),`,
+    `  {Apps, All} = lists:foldl(Walk, {[], []}, [${rootApplications.join(', ')}]),`,
     '  Load = [M || M <- lists:usort(All), code:is_loaded(M) =:= false],',
     '  Result = case code:atomic_load(Load) of ok -> ok; {error, Refused} -> ' +
       'code:atomic_load(Load -- [M || {M, _} <- Refused]) end,',
     '  io:format("rmqbench: preloaded ~b modules of ~b applications in ~b ms: ~p~n", ' +
       '[length(Load), length(Apps), erlang:monotonic_time(millisecond) - T0, Result])',
     'catch Class:Reason -> io:format("rmqbench: preload skipped: ~p:~p~n", [Class, Reason])',
-    'end.',
+    'end',
   ].join(' ');
 }
 
-/** The environment variable that makes a node preload: ERL_AFLAGS with the expression as one -eval argument. */
-export function preloadEnvironment(rootApplications: readonly string[]): { ERL_AFLAGS: string } {
-  return { ERL_AFLAGS: `-eval '${preloadExpression(rootApplications)}'` };
+function waitStep(port: number, timeoutMs: number): string {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`cannot wait for port ${port}`);
+  return [
+    'W0 = erlang:monotonic_time(millisecond),',
+    'Wait = fun Poll() -> case gen_tcp:connect({127, 0, 0, 1}, ' +
+      `${port}, [], 1000) of {ok, Socket} -> gen_tcp:close(Socket), ok; _ -> ` +
+      `case erlang:monotonic_time(millisecond) - W0 > ${timeoutMs} of true -> timeout; ` +
+      'false -> timer:sleep(100), Poll() end end end,',
+    'Waited = Wait(),',
+    `io:format("rmqbench: waited ~b ms for the seed node (127.0.0.1:${port}): ~p~n", ` +
+      '[erlang:monotonic_time(millisecond) - W0, Waited])',
+  ].join(' ');
 }

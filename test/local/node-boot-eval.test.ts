@@ -1,0 +1,105 @@
+import { execFile, ExecFileOptions, execFileSync } from 'node:child_process';
+import { AddressInfo, createServer } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { nodeBootEnvironment, NodeBootEvalOptions, nodeBootExpression } from '../../local/node-boot-eval';
+
+const RABBITMQ_LIB = '/usr/lib/rabbitmq/lib';
+
+/** A throwaway Erlang VM as rabbitmq-server would start it (ERL_LIBS: the plugins folder), the expression in
+ * ERL_AFLAGS; its own -eval prints ERL_AFLAGS as it finds it and stops. */
+function erlangCommand(options: NodeBootEvalOptions): [string, string[], ExecFileOptions] {
+  const server = readdirSync(RABBITMQ_LIB).find((name) => name.startsWith('rabbitmq_server-'))!;
+  return [
+    'erl',
+    ['-noshell', '-eval', 'io:format("ERL_AFLAGS after: ~p~n", [os:getenv("ERL_AFLAGS")]), halt().'],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        ERL_LIBS: join(RABBITMQ_LIB, server, 'plugins'),
+        ...nodeBootEnvironment(options),
+      },
+      timeout: 60_000,
+    },
+  ];
+}
+
+function runErlang(options: NodeBootEvalOptions): string {
+  const [command, args, execOptions] = erlangCommand(options);
+  return execFileSync(command, args, { ...execOptions, encoding: 'utf8' });
+}
+
+/** The same, without blocking this process: the gate test serves the port the VM waits for. */
+function runErlangAsync(options: NodeBootEvalOptions): Promise<string> {
+  const [command, args, execOptions] = erlangCommand(options);
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { ...execOptions, encoding: 'utf8' }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    ),
+  );
+}
+
+describe('what a local RabbitMQ node evaluates before it boots', () => {
+  test('takes only application names that are plain Erlang atoms', () => {
+    expect(() => nodeBootExpression({ preloadApplications: ['rabbit', 'rabbitmq-management'] })).toThrow(
+      'cannot preload application "rabbitmq-management": not a plain Erlang atom',
+    );
+    expect(() => nodeBootExpression({ preloadApplications: ['rabbit\'), os:cmd("x"'] })).toThrow(
+      /not a plain Erlang atom/,
+    );
+    expect(() => nodeBootExpression({ waitForPort: 70_000 })).toThrow('cannot wait for port 70000');
+    const both = nodeBootExpression({ preloadApplications: ['rabbit', 'rabbitmq_management'], waitForPort: 5672 });
+    expect(both).not.toContain("'");
+    expect(nodeBootExpression({})).toBeUndefined();
+    expect(nodeBootEnvironment({ preloadApplications: [] })).toEqual({});
+  });
+
+  test(
+    "through erl's ERL_AFLAGS, loads RabbitMQ's and its plugin's applications before the VM's own -eval, and unsets " +
+      'ERL_AFLAGS so that VMs started later do not preload again',
+    () => {
+      const output = runErlang({ preloadApplications: ['rabbit', 'rabbitmq_management'] });
+      const preloaded = /rmqbench: preloaded (\d+) modules of (\d+) applications in \d+ ms: ok/.exec(output);
+      expect(preloaded).not.toBeNull();
+      // RabbitMQ 3.10.8 with the management plugin: 1,038 modules of 40 applications (rabbit, its plugins, OTP's).
+      expect(Number(preloaded![1])).toBeGreaterThan(500);
+      expect(Number(preloaded![2])).toBeGreaterThan(20);
+      expect(output.indexOf('rmqbench: preloaded')).toBeLessThan(output.indexOf('ERL_AFLAGS after: false'));
+    },
+  );
+
+  test('an application that is not installed loads nothing and stops nothing', () => {
+    const output = runErlang({ preloadApplications: ['no_such_application'] });
+    expect(output).toContain('rmqbench: preloaded 0 modules of 1 applications');
+    expect(output).toContain('ERL_AFLAGS after: false');
+  });
+
+  test('the seed gate waits until the port answers, then lets the VM go on; it gives up at its timeout', async () => {
+    const server = createServer((socket) => socket.destroy());
+    const started = Date.now();
+    // The port opens 1.5 s after the VM starts: the VM's own -eval must print only after that.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const free = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(free));
+      });
+    });
+    const opening = setTimeout(() => server.listen(port, '127.0.0.1'), 1500);
+    try {
+      const output = await runErlangAsync({ waitForPort: port });
+      expect(output).toMatch(
+        new RegExp(`rmqbench: waited \\d+ ms for the seed node \\(127\\.0\\.0\\.1:${port}\\): ok`),
+      );
+      expect(output.indexOf('rmqbench: waited')).toBeLessThan(output.indexOf('ERL_AFLAGS after: false'));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    } finally {
+      clearTimeout(opening);
+      server.close();
+    }
+    const closed = await runErlangAsync({ waitForPort: port, waitTimeoutMs: 300 });
+    expect(closed).toMatch(/rmqbench: waited \d+ ms for the seed node .*: timeout/);
+    expect(closed).toContain('ERL_AFLAGS after: false');
+  });
+});
