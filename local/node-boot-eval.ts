@@ -11,9 +11,10 @@
  * boots (the feature flags, then the boot steps: rabbit_misc:all_module_attributes/1 calls
  * Module:module_info(attributes)), so an interactive-mode VM loads about a thousand modules one by one, each a
  * code-server round trip and its own code staging. Measured on this machine (2 cores, RabbitMQ 3.10.8, OTP 25.2.3),
- * one node alone: "time to find supported feature flags: 1071684 us" and 2.6 s from "== Boot steps ==" to "pre_boot"; with the modules loaded in one
- * code:atomic_load/1 beforehand (1.4 s for 1,038 modules) both scans take 0.5 s together and the node answers in
- * 2.6-3.4 s instead of 5.2-5.8 s. The broker runs the same code either way: only when it is loaded changes.
+ * one node alone: "time to find supported feature flags: 1071684 us" and 2.6 s from "== Boot steps ==" to
+ * "pre_boot"; with the modules loaded in one code:atomic_load/1 beforehand (1.4 s for 1,038 modules) both scans
+ * take 0.5 s together and the node answers in 2.6-3.4 s instead of 5.2-5.8 s. The broker runs the same code either
+ * way: only when it is loaded changes.
  *
  * How:
  * - ERL_AFLAGS "is added to the beginning of the command line for erl"
