@@ -5,7 +5,7 @@
  *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes] [preload|no-preload]
  *   e.g. npm run bench:cluster-start -- 4 "+sbwt none +sbwtdcpu none +sbwtdio none"
  *   or one node alone, to see one VM's boot without the others beside it: npm run bench:cluster-start -- 2 "" 1
- *   or without the module preload (local/erlang-preload.ts), to see what it saves: ... -- 4 "" 3 no-preload
+ *   or without the module preload (local/node-boot-eval.ts), to see what it saves: ... -- 4 "" 3 no-preload
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

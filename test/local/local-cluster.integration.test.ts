@@ -109,13 +109,19 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     try {
       const nodes = await cluster.api<{ name: string; running: boolean }[]>('GET', '/api/nodes');
       expect(nodes.filter((node) => node.running)).toHaveLength(3);
-      // Every node loaded its modules in one batch before it booted (local/erlang-preload.ts), and the first node
+      // Every node loaded its modules in one batch before it booted (local/node-boot-eval.ts), and the first node
       // booted at once as the seed while the others joined it (localFormation in local/rabbitmq-cluster.ts).
       for (const node of cluster.nodes) {
         expect(readFileSync(node.stdoutFile, 'utf8')).toMatch(
           /rmqbench: preloaded \d+ modules of \d+ applications .*: ok/,
         );
       }
+      const gate = /rmqbench: waited \d+ ms for the seed node \(127\.0\.0\.1:\d+\): ok/;
+      expect(cluster.nodes.map((node) => gate.test(readFileSync(node.stdoutFile, 'utf8')))).toEqual([
+        false,
+        true,
+        true,
+      ]);
       const seedLog = /Discovered no peer nodes to cluster with/;
       expect(cluster.nodes.map((node) => seedLog.test(readFileSync(node.logFile, 'utf8')))).toEqual([
         true,
