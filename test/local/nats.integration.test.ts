@@ -137,7 +137,11 @@ describe('NATS JetStream on the local target', () => {
         );
         const samples = await store.getSamples(runId, 'nats-3/steady', 1);
         expect(samples.length).toBeGreaterThanOrEqual(2);
-        expect(samples[0]!.consumerLatency).toBeDefined();
+        // Every second that received messages carries their latency (a first second before the consumer's first
+        // delivery has none: seen once in CI under load).
+        const receiving = samples.filter((sample) => sample.received > 0);
+        expect(receiving.length).toBeGreaterThanOrEqual(2);
+        for (const sample of receiving) expect(sample.consumerLatency).toBeDefined();
         const fixed = stored.repetitions.find((rep) => rep.scenarioId === 'nats-3/fixed')!;
         expect(fixed.result!.completedInSeconds).toBeGreaterThan(0);
         expect(fixed.perfTestArgs.join(' ')).toMatch(/-messages 10000 .*-consumer-mode push -ack all -storage memory/);
