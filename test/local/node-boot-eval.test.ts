@@ -1,8 +1,9 @@
-import { execFile, ExecFileOptions, execFileSync } from 'node:child_process';
-import { AddressInfo, createServer } from 'node:net';
+import { execFile, ExecFileOptions } from 'node:child_process';
+import { createServer } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeBootEnvironment, NodeBootEvalOptions, nodeBootExpression } from '../../local/node-boot-eval';
+import { freePorts } from '../../local/ports';
 
 const RABBITMQ_LIB = '/usr/lib/rabbitmq/lib';
 
@@ -25,13 +26,8 @@ function erlangCommand(options: NodeBootEvalOptions): [string, string[], ExecFil
   ];
 }
 
-function runErlang(options: NodeBootEvalOptions): string {
-  const [command, args, execOptions] = erlangCommand(options);
-  return execFileSync(command, args, { ...execOptions, encoding: 'utf8' });
-}
-
-/** The same, without blocking this process: the gate test serves the port the VM waits for. */
-function runErlangAsync(options: NodeBootEvalOptions): Promise<string> {
+/** Runs the VM without blocking this process: the gate test serves the port the VM waits for. */
+function runErlang(options: NodeBootEvalOptions): Promise<string> {
   const [command, args, execOptions] = erlangCommand(options);
   return new Promise((resolve, reject) =>
     execFile(command, args, { ...execOptions, encoding: 'utf8' }, (error, stdout) =>
@@ -39,6 +35,9 @@ function runErlangAsync(options: NodeBootEvalOptions): Promise<string> {
     ),
   );
 }
+
+// Each test starts a real Erlang VM, which erlangCommand gives 60 s.
+jest.setTimeout(60_000);
 
 describe('what a local RabbitMQ node evaluates before it boots', () => {
   test('takes only application names that are plain Erlang atoms', () => {
@@ -58,8 +57,8 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
   test(
     "through erl's ERL_AFLAGS, loads RabbitMQ's and its plugin's applications before the VM's own -eval, and unsets " +
       'ERL_AFLAGS so that VMs started later do not preload again',
-    () => {
-      const output = runErlang({ preloadApplications: ['rabbit', 'rabbitmq_management'] });
+    async () => {
+      const output = await runErlang({ preloadApplications: ['rabbit', 'rabbitmq_management'] });
       const preloaded = /rmqbench: preloaded (\d+) modules of (\d+) applications in \d+ ms: ok/.exec(output);
       expect(preloaded).not.toBeNull();
       // RabbitMQ 3.10.8 with the management plugin: 1,038 modules of 40 applications (rabbit, its plugins, OTP's).
@@ -69,8 +68,8 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
     },
   );
 
-  test('an application that is not installed loads nothing and stops nothing', () => {
-    const output = runErlang({ preloadApplications: ['no_such_application'] });
+  test('an application that is not installed loads nothing and stops nothing', async () => {
+    const output = await runErlang({ preloadApplications: ['no_such_application'] });
     expect(output).toContain('rmqbench: preloaded 0 modules of 1 applications');
     expect(output).toContain('ERL_AFLAGS after: false');
   });
@@ -79,16 +78,10 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
     const server = createServer((socket) => socket.destroy());
     const started = Date.now();
     // The port opens 1.5 s after the VM starts: the VM's own -eval must print only after that.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer();
-      probe.listen(0, '127.0.0.1', () => {
-        const free = (probe.address() as AddressInfo).port;
-        probe.close(() => resolve(free));
-      });
-    });
+    const [port] = (await freePorts(1)) as [number];
     const opening = setTimeout(() => server.listen(port, '127.0.0.1'), 1500);
     try {
-      const output = await runErlangAsync({ waitForPort: port });
+      const output = await runErlang({ waitForPort: port });
       expect(output).toMatch(
         new RegExp(`rmqbench: waited \\d+ ms for the seed node \\(127\\.0\\.0\\.1:${port}\\): ok`),
       );
@@ -98,7 +91,7 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
       clearTimeout(opening);
       server.close();
     }
-    const closed = await runErlangAsync({ waitForPort: port, waitTimeoutMs: 300 });
+    const closed = await runErlang({ waitForPort: port, waitTimeoutMs: 300 });
     expect(closed).toMatch(/rmqbench: waited \d+ ms for the seed node .*: timeout/);
     expect(closed).toContain('ERL_AFLAGS after: false');
   });
