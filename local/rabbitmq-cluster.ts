@@ -243,6 +243,7 @@ export class LocalRabbitCluster {
       HOME: node.dir,
       ERL_EPMD_PORT: String(this.epmdPort),
       ERL_EPMD_ADDRESS: '127.0.0.1',
+      ERL_INETRC: join(node.dir, INETRC_FILE),
       RABBITMQ_CONF_ENV_FILE: join(node.dir, 'rabbitmq-env.conf'),
       RABBITMQ_NODENAME: node.name,
       RABBITMQ_DIST_PORT: String(node.distPort),
@@ -486,12 +487,26 @@ export class LocalRabbitCluster {
   }
 }
 
+/** The node's Erlang inet configuration (ERL_INETRC), in its folder. */
+const INETRC_FILE = 'erl_inetrc';
+
+/**
+ * "localhost" from the file, other names as before. A VM resolves its own host name (the node names are
+ * name@localhost) by native lookup by default, and a native lookup starts the port program inet_gethost, which forks a
+ * worker of its own: when the node stops, the two outlive their parent as zombies that only PID 1 reaps (here after
+ * about 2 s, which stopAll waited for). With "localhost" in the file, no native lookup and no inet_gethost. ERL_INETRC,
+ * `{host, IP, Aliases}` and `{lookup, [file, native]}` ("native lookup (system calls) is always the default resolver
+ * method"): https://www.erlang.org/doc/apps/erts/inet_cfg
+ */
+const LOCALHOST_INETRC = '{host, {127,0,0,1}, ["localhost"]}.\n{lookup, [file, native]}.\n';
+
 function writeNodeFiles(node: LocalNode, rabbitmqConf: string, enabledPluginsFile: string, cookie: string): void {
   mkdirSync(join(node.dir, 'log'), { recursive: true });
   mkdirSync(join(node.dir, 'mnesia'), { recursive: true });
   writeFileSync(join(node.dir, 'rabbitmq-env.conf'), '');
   writeFileSync(join(node.dir, 'rabbitmq.conf'), rabbitmqConf);
   writeFileSync(join(node.dir, 'enabled_plugins'), enabledPluginsFile);
+  writeFileSync(join(node.dir, INETRC_FILE), LOCALHOST_INETRC);
   const cookiePath = join(node.dir, '.erlang.cookie');
   writeFileSync(cookiePath, cookie, { mode: 0o400 });
   chmodSync(cookiePath, 0o400);

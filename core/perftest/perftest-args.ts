@@ -84,6 +84,14 @@ export function buildPerfTestArgs(invocation: PerfTestInvocation): string[] {
     if (limits.perConsumer !== undefined) args.push('--cmessages', String(limits.perConsumer));
   }
   args.push('--time', String(workload.durationSeconds));
+  // No connection closing at the end: PerfTest's run ends with a shutdown sequence of up to --shutdown-timeout
+  // seconds (default 5) while its metrics keep sampling, and prints its summary only after it (v2.22.1
+  // MulticastSet.run: waitForCompletion, then executeShutdownSequence; PerfTest.main: set.run, then statsSummary).
+  // A consumer behind its producer (unbounded prefetch) drains for seconds there: the run outlasts --time and its
+  // averages count seconds with nothing sent. With 0, "no closing timeout, we don't do anything" and PerfTest exits
+  // explicitly "without waiting alive threads (e.g. when using --shutdown-timeout 0)" (same files); the broker sees
+  // the connections close with the JVM.
+  args.push('--shutdown-timeout', '0');
   args.push('--interval', '1');
   args.push('--output-file', invocation.csvPath);
 

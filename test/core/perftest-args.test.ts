@@ -47,6 +47,8 @@ describe('PerfTest arguments', () => {
     expect(valueAfter(args, '--rate')).toBe('1000');
     expect(valueAfter(args, '--consumer-rate')).toBe('900');
     expect(valueAfter(args, '--output-file')).toBe('/tmp/out.csv');
+    // Ends at --time: no shutdown sequence sampled after it (perftest-args.ts).
+    expect(valueAfter(args, '--shutdown-timeout')).toBe('0');
     expect(args).toContain('--autoack');
     expect(args).not.toContain('--flag');
     expect(args).not.toContain('--queue-args');

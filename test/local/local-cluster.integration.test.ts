@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
+import { processTree } from '../../local/process-table';
 import { ProcessRegistry } from '../../local/processes';
 import { LocalRabbitCluster } from '../../local/rabbitmq-cluster';
 import { newRunId, runPlan } from '../../local/run-plan';
@@ -128,6 +129,11 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
         false,
         false,
       ]);
+      // "localhost" resolves from the nodes' inet configuration: no native lookup, so no inet_gethost port program,
+      // whose two processes outlived a stopped node as zombies that only PID 1 reaps (writeNodeFiles).
+      const programs = cluster.nodes.flatMap((node) => processTree(node.process!.pid!).map((entry) => entry.comm));
+      expect(programs.filter((comm) => comm === 'beam.smp')).toHaveLength(3);
+      expect(programs).not.toContain('inet_gethost');
       const policies = await cluster.listPolicies();
       expect(policies).toEqual([
         expect.objectContaining({
