@@ -4,6 +4,7 @@ import { regionMismatch } from '../core/plan/plan-target';
 import { newRunId } from '../local/run-plan';
 import { DEFAULT_CLUSTER_CONCURRENCY } from '../core/cost/estimate';
 import { checkVcpuQuota } from './vcpu-quota-check';
+import { CloudCommandError } from './cli/cloud-command-error';
 import {
   awsClients,
   cloudStore,
@@ -31,8 +32,7 @@ export interface CloudCommandOptions extends ControllerSelection {
   readonly skipQuotaCheck?: boolean;
 }
 
-/** A failure before anything was started (no controller, over budget): exit 1 with this message. */
-export class CloudCommandError extends Error {}
+export { CloudCommandError };
 
 /**
  * Where a cloud run is priced before it starts. On aws the clusters launch in the controller's region (the SDK's, or

@@ -1,5 +1,8 @@
-/** What the commands that talk to a deployed controller share: its flags, and how their outcome is printed. */
-import { CloudCommandError } from '../cloud-commands';
+/**
+ * What the commands that talk to a deployed controller share: its flags, and how their outcome is printed. The cloud
+ * commands themselves (and their AWS SDK clients, a third of the CLI's start) are imported when one runs.
+ */
+import { CloudCommandError } from './cloud-command-error';
 import type { CloudCommandResult } from '../cloud-run-command';
 import { CliError } from './cli-error';
 

@@ -7,7 +7,6 @@ import { cacheDir, dataDir } from '../../local/paths';
 import { ProcessRegistry, stopOnSignals } from '../../local/processes';
 import { newRunId } from '../../local/run-plan';
 import { parseFailAt, runPlanWorkflow } from '../../local/workflow-runner';
-import { runInCloud } from '../cloud-commands';
 import { loadEffectiveCatalog, userCatalogPath } from '../prices-command';
 import { ProgressDisplay } from '../progress';
 import { CliError } from '../cli/cli-error';
@@ -51,9 +50,10 @@ export function runCli(): Command {
   });
 }
 
-function runOnCloud(reference: string, options: RunOptions, command: Command): Promise<number> {
+async function runOnCloud(reference: string, options: RunOptions, command: Command): Promise<number> {
   const target = options.target as 'aws' | 'azure';
   const plan = loadPlanForTarget(reference, target);
+  const { runInCloud } = await import('../cloud-commands');
   return cloudCommand(() =>
     runInCloud(plan, {
       ...cloudOptions(options, command.getOptionValueSource('table') === 'cli'),

@@ -1,6 +1,5 @@
 /** `rmqbench watch <runId>`: follow a cloud run started earlier. */
 import type { Command } from 'commander';
-import { watchInCloud } from '../cloud-commands';
 import { cloudCommand, cloudOptions, type ControllerOptions } from '../cli/cloud-invocation';
 import { defineCommand, jsonOption, onRun, withControllerOptions } from '../cli/command-kit';
 
@@ -14,7 +13,8 @@ export function watchCli(): Command {
   withControllerOptions(command)
     .option('--table <name>', "the controller's results table, with --state-machine-arn")
     .addOption(jsonOption());
-  return onRun<ControllerOptions>(command, ([runId], options) =>
-    cloudCommand(() => watchInCloud(String(runId), cloudOptions(options, true))),
-  );
+  return onRun<ControllerOptions>(command, async ([runId], options) => {
+    const { watchInCloud } = await import('../cloud-commands');
+    return cloudCommand(() => watchInCloud(String(runId), cloudOptions(options, true)));
+  });
 }
