@@ -133,7 +133,12 @@ describe('prices update: the load balancers', () => {
         const region = input.Filters.find((filter) => filter.Field === 'regionCode')!.Value;
         return { PriceList: (prices[region] ?? []).map(([usage, usd]) => elbProduct(usage, usd)) };
       };
-      const { catalog, messages } = await updatePriceCatalog(defaultPriceCatalog, {
+      // A catalog without the shipped eu-west-1 NLB entry, so that the update is what prices that region.
+      const withoutIreland = {
+        ...defaultPriceCatalog,
+        loadBalancers: defaultPriceCatalog.loadBalancers.filter((entry) => entry.region !== 'eu-west-1'),
+      };
+      const { catalog, messages } = await updatePriceCatalog(withoutIreland, {
         fetchImpl: azureApi([]),
         awsGetProducts: getProducts,
         now: NOW,
@@ -159,7 +164,7 @@ describe('prices update: the load balancers', () => {
           'workloads:\n  - { name: w, durationSeconds: 60, publishRateLimit: 100 }\n',
         'p.yaml',
       );
-      const before = estimateRun(plan, { target: 'aws', catalog: defaultPriceCatalog, region: 'eu-west-1' });
+      const before = estimateRun(plan, { target: 'aws', catalog: withoutIreland, region: 'eu-west-1' });
       const after = estimateRun(plan, { target: 'aws', catalog, region: 'eu-west-1' });
       const lb = (estimate: typeof before) => estimate.parts.find((part) => part.name === 'c: load balancer')!;
       expect(lb(before).priced).toBe(false);

@@ -125,7 +125,11 @@ describe('cluster cost', () => {
   });
 
   it('says so in the notes when there is no load balancer price for the region instead of inventing one', () => {
-    const cost = clusterCost(defaultPriceCatalog, {
+    const withoutIreland = {
+      ...defaultPriceCatalog,
+      loadBalancers: defaultPriceCatalog.loadBalancers.filter((entry) => entry.region !== 'eu-west-1'),
+    };
+    const cost = clusterCost(withoutIreland, {
       provider: 'aws',
       instanceType: 'c5.xlarge',
       region: 'eu-west-1',
@@ -134,6 +138,13 @@ describe('cluster cost', () => {
     });
     expect(cost.monthlyUsd).toBe(140.16);
     expect(cost.notes[0]).toMatch(/no aws load balancer price in the catalog for eu-west-1/);
+  });
+
+  it("prices the NLB in eu-west-1, the thesis's region, at its own rate (not us-east-1's)", () => {
+    const price = findLoadBalancerPrice(defaultPriceCatalog, 'aws', 'eu-west-1');
+    expect(price).toMatchObject({ region: 'eu-west-1', kind: 'network-load-balancer', hourlyUsd: 0.0252 });
+    expect(price?.perGbProcessedUsd).toBe(0.006);
+    expect(price?.source).toMatch(/AWSELB.*eu-west-1/);
   });
 
   it('prices one benchmark run pro rata', () => {

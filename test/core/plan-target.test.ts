@@ -243,17 +243,12 @@ describe('every built-in plan runs on every target as shipped', () => {
     }
   });
 
-  test.each(names)("%s: priced in full on aws and azure, but for the eu-west-1 NLB's price", (name) => {
+  test.each(names)('%s: priced in full on aws and azure (complete, every part priced)', (name) => {
     const plan = parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
     for (const target of ['aws', 'azure'] as const) {
       const estimate = estimateRun(plan, { target, catalog: defaultPriceCatalog });
-      // The one part the shipped catalog cannot price: no vendor-sourced eu-west-1 NLB price was found (docs/cloud.md).
-      const unpriced = estimate.parts
-        .filter((part) => !part.priced)
-        .filter(
-          (part) => !(target === 'aws' && /no aws load balancer price in the catalog for eu-west-1$/.test(part.detail)),
-        );
-      expect({ target, unpriced }).toEqual({ target, unpriced: [] });
+      const unpriced = estimate.parts.filter((part) => !part.priced);
+      expect({ target, complete: estimate.complete, unpriced }).toEqual({ target, complete: true, unpriced: [] });
       expect(estimate.wallMinutes).toBeGreaterThan(0);
       expect(estimate.maxTotalUsd ?? estimate.totalUsd).toBeGreaterThanOrEqual(estimate.totalUsd);
     }
