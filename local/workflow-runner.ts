@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { groupScenariosByCluster } from '../core/plan/plan';
+import { planOnTarget } from '../core/plan/plan-target';
 import { buildBenchmarkDefinition, resolveResources } from '../state-machines/definition';
 import { planData, WorkflowInput } from '../state-machines/schedule';
 import { FAULT_INJECTABLE_STATES, STATE } from '../state-machines/states';
@@ -62,7 +63,8 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
   const { plan, target, runId, runDir } = options;
   const failAt = parseFailAt(options.failAt);
   mkdirSync(runDir, { recursive: true });
-  const groups = groupScenariosByCluster(plan);
+  // The clusters that run here, as the schedule (buildSchedule) numbers them: a cluster for the clouds only is not one.
+  const groups = groupScenariosByCluster(planOnTarget(plan, 'local'));
   const prelaunch = new Prelaunch(target, groups[0]!);
   let store: ResultsStore;
   try {

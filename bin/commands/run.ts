@@ -6,6 +6,7 @@ import { LocalTarget } from '../../local/local-target';
 import { cacheDir, dataDir } from '../../local/paths';
 import { ProcessRegistry, stopOnSignals } from '../../local/processes';
 import { newRunId } from '../../local/run-plan';
+import { planOnTarget } from '../../core/plan/plan-target';
 import { parseFailAt, runPlanWorkflow } from '../../local/workflow-runner';
 import { loadEffectiveCatalog, userCatalogPath } from '../prices-command';
 import { ProgressDisplay } from '../progress';
@@ -81,7 +82,7 @@ async function runLocally(reference: string, options: RunOptions, command: Comma
   const runDir = join(dataDir(), 'runs', runId);
   const processes = new ProcessRegistry();
   const target = new LocalTarget({ processes, runDir, cacheDir: cacheDir() });
-  target.preflight(plan);
+  target.preflight(planOnTarget(plan, 'local'));
   const opening = openStore(storeSettings(options, command), processes);
   opening.catch(() => undefined); // awaited by the run; this only keeps an early failure from being unhandled
   const uninstall = stopOnSignals(async () => {

@@ -2,6 +2,7 @@
 import { Option, type Command } from 'commander';
 import { defineCommand, jsonOption, onRun } from '../cli/command-kit';
 import { loadPlanForTarget } from '../cli/plan-loading';
+import { planOnTarget } from '../../core/plan/plan-target';
 
 interface ValidateOptions {
   readonly target: string;
@@ -28,7 +29,7 @@ export function validateCli(): Command {
     else
       console.log(
         `plan ${plan.name} is valid for target ${options.target}: ` +
-          `${plan.scenarios.length} scenario(s) × ${
+          `${planOnTarget(plan, options.target).scenarios.length} scenario(s) × ${
             plan.adaptiveRepetitions
               ? `${plan.adaptiveRepetitions.min}-${plan.repetitions} repetition(s) (each scenario stops once its ` +
                 `receive rate's 95% CI half-width is within ${plan.adaptiveRepetitions.ciPercent} % of the mean)`

@@ -99,6 +99,17 @@ export const clusterSchema = z.strictObject({
    */
   instanceType: z.union([instanceTypeSchema, perTargetSchema(instanceTypeSchema)]).optional(),
   /**
+   * The targets the cluster runs on; the others leave it and its scenarios out (core/plan/plan-target.ts). For a
+   * matrix of machines that a cloud runs and the local target, whose nodes are all alike, would only repeat: thesis
+   * chapter 6's nine AWS clusters run as one locally.
+   * @default every target: local, aws and azure
+   */
+  targets: z
+    .array(z.enum(['local', 'aws', 'azure'], 'expected local, aws or azure'))
+    .min(1, 'expected at least one target')
+    .refine((targets) => new Set(targets).size === targets.length, 'expected each target once')
+    .optional(),
+  /**
    * Load-generating machines (locally: PerfTest processes) that share each workload when one cannot saturate the
    * brokers: the queues, with their producers and consumers, are split among them (core/loadgen/workload-split.ts).
    * RabbitMQ only so far. At most MAX_LOAD_GENERATORS (10; core/loadgen/load-generator-count.ts says why).

@@ -67,11 +67,22 @@ export function regionMismatch(
   return planned !== undefined && actual !== undefined && planned !== actual ? planned : undefined;
 }
 
+/** True when the cluster runs on `target` (its `targets`, every target when it names none). */
+export function runsOnTarget(cluster: Pick<ClusterSpec, 'targets'>, target: string): boolean {
+  return cluster.targets === undefined || (cluster.targets as readonly string[]).includes(target);
+}
+
 /**
- * The plan as it runs on `target`: each cluster's instanceType and the plan's region are the target's values (absent
- * when it has none); the local target keeps no instance type or region. Scenario ids do not change.
+ * The plan as it runs on `target`: the clusters (and their scenarios) that run there, each cluster's instanceType and
+ * the plan's region the target's values (absent when it has none); the local target keeps no instance type or region.
+ * Scenario ids do not change.
  */
-export function planOnTarget(plan: Plan, target: string): Plan {
+export function planOnTarget(given: Plan, target: string): Plan {
+  const plan = {
+    ...given,
+    clusters: given.clusters.filter((cluster) => runsOnTarget(cluster, target)),
+    scenarios: given.scenarios.filter((scenario) => runsOnTarget(scenario.cluster, target)),
+  };
   const resolveCluster = (cluster: ClusterSpec): ClusterSpec => {
     const { instanceType: _type, rabbitmqVersion: _version, ...rest } = cluster;
     const instanceType = target === 'local' ? plainInstanceType(cluster) : onTarget(cluster.instanceType, target);

@@ -9,7 +9,7 @@ import { azureVmSize, catalogInstanceType, isArmInstanceType } from '../cost/ins
 import { PlanIssue, PlanValidationError } from './errors';
 import { budgetProblem, estimateRun } from '../cost/estimate';
 import type { Plan } from './plan';
-import { onTarget, pathOnTarget, planOnTarget, regionOn } from './plan-target';
+import { onTarget, pathOnTarget, planOnTarget, regionOn, runsOnTarget } from './plan-target';
 import { honoursLazyQueueMode } from '../broker/rabbitmq-version';
 import {
   EXECUTION_TIMEOUT_SECONDS,
@@ -109,6 +109,10 @@ function localProblems(plan: Plan): PlanIssue[] {
  * prices. Per-target settings are checked for this target (core/plan/plan-target.ts).
  */
 export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog): PlanIssue[] {
+  if (!plan.clusters.some((cluster) => runsOnTarget(cluster, target))) {
+    const message = `no cluster runs on ${target} (each one's targets leave it out)`;
+    return [{ path: 'clusters', message, value: target }];
+  }
   if (target === 'local') return localProblems(plan);
   if (target !== 'aws' && target !== 'azure') return [];
   const provider: CloudProvider = target;
@@ -118,12 +122,13 @@ export function targetProblems(plan: Plan, target: string, catalog: PriceCatalog
     ...(provider === 'azure' ? azureFaultWindowProblems(plan) : []),
     ...regionProblems(plan, provider),
   ];
-  plan.clusters.forEach((cluster, index) =>
+  plan.clusters.forEach((cluster, index) => {
+    if (!runsOnTarget(cluster, target)) return;
     issues.push(
       ...clusterBrokerProblems(cluster, index, provider),
       ...instanceTypeProblems(cluster, index, provider, target, catalog, known),
-    ),
-  );
+    );
+  });
   const resolved = planOnTarget(plan, target);
   issues.push(...lazyQueueProblems(resolved, provider, target));
   issues.push(...workflowLimitProblems(resolved, provider, catalog));

@@ -170,6 +170,56 @@ describe('wall time beside cost', () => {
   });
 });
 
+describe('a cluster for some targets only (`targets`)', () => {
+  const matrix = {
+    name: 'matrix',
+    clusters: [
+      { name: 'base', nodes: 3, instanceType: { aws: 'c5.xlarge', azure: 'Standard_F4s_v2' } },
+      { name: 'aws-only', targets: ['aws'], nodes: 3, instanceType: 'm5.xlarge' },
+      { name: 'clouds', targets: ['aws', 'azure'], nodes: 3, instanceType: { aws: 'c5.2xlarge', azure: 'F8s_v2' } },
+    ],
+    workloads: [{ name: 'w', durationSeconds: 60 }],
+  };
+
+  test('each target runs the clusters, and their scenarios, that name it (all when they name none)', () => {
+    const plan = validatePlan(matrix, 'p.yaml');
+    const on = (target: string) => planOnTarget(plan, target);
+    expect(on('local').clusters.map((cluster) => cluster.name)).toEqual(['base']);
+    expect(on('aws').scenarios.map((scenario) => scenario.id)).toEqual(['base/w', 'aws-only/w', 'clouds/w']);
+    expect(on('azure').scenarios.map((scenario) => scenario.id)).toEqual(['base/w', 'clouds/w']);
+    // Idempotent: the schedule validates and resolves the plan it stores again.
+    expect(planOnTarget(on('aws'), 'aws').scenarios).toHaveLength(3);
+    // An AWS-only cluster needs no Azure instance type, and every target passes.
+    for (const target of ['local', 'aws', 'azure']) expect(problems(matrix, target)).toEqual([]);
+    // The workflow's schedule (local and cloud alike) numbers only the clusters that run there.
+    const schedule = buildSchedule({ plan: planData(plan), target: 'local' }, 'exec');
+    expect(schedule.scenarioIds).toEqual(['base/w']);
+    expect(buildSchedule({ plan: planData(plan), target: 'azure' }, 'exec').clusters).toHaveLength(2);
+  });
+
+  test('a plan none of whose clusters runs on a target is refused there, naming the field', () => {
+    const cloudOnly = { ...matrix, clusters: matrix.clusters.slice(1) };
+    expect(problems(cloudOnly, 'local')).toEqual([
+      ['clusters', "no cluster runs on local (each one's targets leave it out)"],
+    ]);
+    expect(problems(cloudOnly, 'aws')).toEqual([]);
+  });
+
+  test.each([
+    [[], 'expected at least one target'],
+    [['aws', 'aws'], 'expected each target once'],
+    [['gcp'], 'expected local, aws or azure'],
+  ])('targets %j is refused by field: %s', (targets, message) => {
+    const data = { ...matrix, clusters: [{ ...matrix.clusters[1], targets }] };
+    expect(() => validatePlan(data, 'p.yaml')).toThrow(message);
+    try {
+      validatePlan(data, 'p.yaml');
+    } catch (error) {
+      expect((error as PlanValidationError).issues[0]!.path).toMatch(/^clusters\[0\]\.targets/);
+    }
+  });
+});
+
 describe("the built-in plans carry the seeds' machines", () => {
   const PLANS = join(__dirname, '../../plans');
   const builtIn = (name: string) => parsePlanText(readFileSync(join(PLANS, `${name}.yaml`), 'utf8'), `${name}.yaml`);
@@ -187,6 +237,21 @@ describe("the built-in plans carry the seeds' machines", () => {
     'thesis-ch5-message-size': {
       aws: ['m5a.large', 'r5.xlarge'],
       azure: ['Standard_D2s_v5', 'Standard_D4s_v5'],
+      region: { aws: 'eu-west-1', azure: 'northeurope' },
+    },
+    // Tables 6.2 (c5 and F4s/F8s/F16s → their Fsv2 successors) and 6.3 (m5 and t3, AWS only).
+    'thesis-ch6-queue-count': {
+      aws: [
+        'c5.2xlarge',
+        'c5.4xlarge',
+        'c5.xlarge',
+        'm5.2xlarge',
+        'm5.4xlarge',
+        'm5.xlarge',
+        't3.2xlarge',
+        't3.xlarge',
+      ],
+      azure: ['Standard_F16s_v2', 'Standard_F4s_v2', 'Standard_F8s_v2'],
       region: { aws: 'eu-west-1', azure: 'northeurope' },
     },
   };
