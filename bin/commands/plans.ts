@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { parsePlanText } from '../../core/plan/plan';
 import { defineCommand, jsonOption, onRun } from '../cli/command-kit';
+import { planOnTarget } from '../../core/plan/plan-target';
 import { BUILT_IN_PLANS } from '../cli/plan-loading';
+import { WORKFLOW_TARGETS } from '../../state-machines/schedule';
+
+/** "6 scenario(s)", or per target where they differ: "6 scenario(s) (aws 48, azure 18)". */
+function scenarioCounts(byTarget: Record<string, number>): string {
+  const local = byTarget.local ?? 0;
+  const others = Object.entries(byTarget).filter(([target, count]) => target !== 'local' && count !== local);
+  const differing = others.map(([target, count]) => `${target} ${count}`).join(', ');
+  return `${local} scenario(s)${differing ? ` (${differing})` : ''}`;
+}
 
 export function plansCli(): Command {
   const command = defineCommand({
@@ -22,14 +32,20 @@ export function plansCli(): Command {
           name: plan.name,
           description: plan.description ?? '',
           reproduces: plan.reproduces ?? '',
-          scenarios: plan.scenarios.length,
+          // On the local target (the default); a cluster for some targets only (`targets`) counts where it runs.
+          scenarios: planOnTarget(plan, 'local').scenarios.length,
+          scenariosByTarget: Object.fromEntries(
+            WORKFLOW_TARGETS.map((target) => [target, planOnTarget(plan, target).scenarios.length]),
+          ),
           repetitions: plan.repetitions,
         };
       });
     if (options.json) console.log(JSON.stringify(plans, null, 2));
     else
       for (const plan of plans)
-        console.log(`${plan.name.padEnd(26)} ${plan.scenarios} scenario(s) × ${plan.repetitions}  ${plan.description}`);
+        console.log(
+          `${plan.name.padEnd(26)} ${scenarioCounts(plan.scenariosByTarget)} × ${plan.repetitions}  ${plan.description}`,
+        );
     return 0;
   });
 }

@@ -24,11 +24,21 @@ describe('rmqbench CLI', () => {
   test('plans --json lists every built-in plan with its scenario count', () => {
     const { code, stdout } = rmqbench('plans', '--json');
     expect(code).toBe(0);
-    const plans = JSON.parse(stdout) as { name: string; scenarios: number }[];
+    const plans = JSON.parse(stdout) as {
+      name: string;
+      scenarios: number;
+      scenariosByTarget: Record<string, number>;
+    }[];
     expect(plans.map((p) => p.name)).toEqual(
       expect.arrayContaining(['quickstart', 'thesis-ch4-lb-vs-direct', 'thesis-ch6-queue-count', 'ha-topologies']),
     );
     expect(plans.find((p) => p.name === 'thesis-ch6-queue-count')!.scenarios).toBe(6);
+    // Its matrix runs on the clouds only (targets): 8 clusters on aws, 3 on azure, 1 locally, 6 workloads each.
+    expect(plans.find((p) => p.name === 'thesis-ch6-queue-count')!.scenariosByTarget).toEqual({
+      aws: 48,
+      azure: 18,
+      local: 6,
+    });
   });
 
   test('a plan with mistakes exits 2 and names every bad field', () => {

@@ -175,10 +175,13 @@ function withInstanceTypes(file: string, target: 'aws' | 'azure') {
   };
   return {
     ...data,
-    clusters: data.clusters.map((cluster) => ({
-      ...cluster,
-      instanceType: target === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2',
-    })),
+    // The clusters that run on the target (their `targets`), for every target: the local layout keeps them all.
+    clusters: data.clusters
+      .filter((cluster) => !Array.isArray(cluster.targets) || cluster.targets.includes(target))
+      .map(({ targets: _targets, ...cluster }) => ({
+        ...cluster,
+        instanceType: target === 'aws' ? 'c5.xlarge' : 'Standard_F4s_v2',
+      })),
   };
 }
 
