@@ -42,10 +42,10 @@ export function plansCli(): Command {
       });
     if (options.json) console.log(JSON.stringify(plans, null, 2));
     else
-      for (const plan of plans)
-        console.log(
-          `${plan.name.padEnd(26)} ${scenarioCounts(plan.scenariosByTarget)} × ${plan.repetitions}  ${plan.description}`,
-        );
+      for (const plan of plans) {
+        const counts = scenarioCounts(plan.scenariosByTarget);
+        console.log(`${plan.name.padEnd(26)} ${counts} × ${plan.repetitions}  ${plan.description}`);
+      }
     return 0;
   });
 }
