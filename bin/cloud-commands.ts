@@ -32,8 +32,6 @@ export interface CloudCommandOptions extends ControllerSelection {
   readonly skipQuotaCheck?: boolean;
 }
 
-export { CloudCommandError };
-
 /**
  * Where a cloud run is priced before it starts. On aws the clusters launch in the controller's region (the SDK's, or
  * --region), so the run is priced there, and a plan that names another region is refused here, as ValidatePlan

@@ -28,15 +28,16 @@ export function plansCli(): Command {
       .sort()
       .map((file) => {
         const plan = parsePlanText(readFileSync(join(BUILT_IN_PLANS, file), 'utf8'), file);
+        const scenariosByTarget = Object.fromEntries(
+          WORKFLOW_TARGETS.map((target) => [target, planOnTarget(plan, target).scenarios.length]),
+        );
         return {
           name: plan.name,
           description: plan.description ?? '',
           reproduces: plan.reproduces ?? '',
           // On the local target (the default); a cluster for some targets only (`targets`) counts where it runs.
-          scenarios: planOnTarget(plan, 'local').scenarios.length,
-          scenariosByTarget: Object.fromEntries(
-            WORKFLOW_TARGETS.map((target) => [target, planOnTarget(plan, target).scenarios.length]),
-          ),
+          scenarios: scenariosByTarget.local!,
+          scenariosByTarget,
           repetitions: plan.repetitions,
         };
       });
