@@ -2,10 +2,11 @@
  * bench:cluster-start: how long a local 3-node RabbitMQ cluster takes to start (processes started, the cluster
  * formed, every node's management API answering, policies applied), over several rounds, optionally with extra Erlang
  * VM arguments for every node, to see where the quickstart's start-up goes (issue 24's faster start).
- *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes] [preload|no-preload]
+ *   npm run bench:cluster-start -- [rounds] [erlang args] [nodes] [preload|no-preload] [trimmed-plugins|all-plugins]
  *   e.g. npm run bench:cluster-start -- 4 "+sbwt none +sbwtdcpu none +sbwtdio none"
  *   or one node alone, to see one VM's boot without the others beside it: npm run bench:cluster-start -- 2 "" 1
  *   or without the module preload (local/node-boot-eval.ts), to see what it saves: ... -- 4 "" 3 no-preload
+ *   or with the whole installed plugins folder (local/plugins-dir.ts): ... -- 4 "" 3 preload all-plugins
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,12 +18,16 @@ const rounds = Number(process.argv[2] ?? 4);
 const erlangArgs = process.argv[3] ?? '';
 const nodes = Number(process.argv[4] ?? 3);
 const preload = process.argv[5] ?? 'preload';
+const plugins = process.argv[6] ?? 'trimmed-plugins';
 
 async function main(): Promise<void> {
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`rounds must be a positive integer, got ${rounds}`);
   if (!Number.isInteger(nodes) || nodes < 1) throw new Error(`nodes must be a positive integer, got ${nodes}`);
   if (preload !== 'preload' && preload !== 'no-preload') {
     throw new Error(`the fourth argument is "preload" or "no-preload", got "${preload}"`);
+  }
+  if (plugins !== 'trimmed-plugins' && plugins !== 'all-plugins') {
+    throw new Error(`the fifth argument is "trimmed-plugins" or "all-plugins", got "${plugins}"`);
   }
   const seconds: number[] = [];
   for (let round = 0; round < rounds; round++) {
@@ -37,6 +42,7 @@ async function main(): Promise<void> {
         workDir,
         processes,
         preloadModules: preload === 'preload',
+        trimPluginsDir: plugins === 'trimmed-plugins',
         ...(erlangArgs ? { erlangArgs } : {}),
       });
       seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
@@ -48,7 +54,7 @@ async function main(): Promise<void> {
     }
   }
   const mean = seconds.reduce((sum, value) => sum + value, 0) / seconds.length;
-  console.log(`erlang args: ${erlangArgs || '(none)'}; modules: ${preload}`);
+  console.log(`erlang args: ${erlangArgs || '(none)'}; modules: ${preload}; ${plugins}`);
   console.log(
     `${nodes}-node cluster start, ${rounds} round(s): ${seconds.map((value) => value.toFixed(2)).join(', ')} s`,
   );

@@ -37,6 +37,19 @@ export function canConnect(port: number, host = '127.0.0.1', timeoutMs = 1000): 
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Resolves once `promise` has settled (either way), or after `ms`, whichever is first; leaves no timer behind. */
+export async function settledOrAfter(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+}
+
 /** Polls `check` until it returns a value or `timeoutMs` passes; `describeFailure` builds the timeout error. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined>,

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, WriteStream } from 'node:fs';
 import { ProcessEntry, processTree, stillListed } from './process-table';
+import { settledOrAfter } from './ports';
 
 export interface ExitStatus {
   readonly code: number | null;
@@ -72,15 +73,9 @@ export class ManagedProcess {
       if (entry.pid !== this.child.pid && stillListed(entry)) signal(entry.pid, 'SIGKILL');
     }
     if (tree.length > 0) this.reaped = untilReaped(tree, 15_000);
-    await this.outputClosedOrAfter(2000);
+    // Resolves once the child's stdout and stderr have closed (all its output is in the log), or after 2 s.
+    await settledOrAfter(this.outputClosed, 2000);
     await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
-  }
-
-  /** Resolves once the child's stdout and stderr have closed (all its output is in the log), or after `ms`. */
-  private async outputClosedOrAfter(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.outputClosed, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-    clearTimeout(timer);
   }
 
   /**

@@ -4,6 +4,7 @@ import { settledCheck } from '../../core/results/adaptive-repetitions';
 import { ingestRepetition, RawRepetition } from '../../core/results/ingest';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import type { LocalRun, PendingRepetition } from './local-run';
+import { settledOrAfter } from '../ports';
 
 interface RepetitionInput {
   readonly launch: { clusterId: string };
@@ -98,19 +99,6 @@ export const checkRepetition = (run: LocalRun) => async (input: RepetitionInput)
   writeFileSync(join(dir, input.item.rawKey), JSON.stringify(entry.settled.raw));
   return { done: true, rawKey: input.item.rawKey };
 };
-
-/** Resolves once `promise` has settled (either way), or after `ms`; leaves no timer behind. */
-async function settledOrAfter(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    promise.then(
-      () => undefined,
-      () => undefined,
-    ),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
-  ]);
-  clearTimeout(timer);
-}
 
 /** IngestRepetition: the shared ingest (parse, statistics) into the store. */
 export const ingestRepetitionTask =

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
@@ -110,6 +110,19 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
     try {
       const nodes = await cluster.api<{ name: string; running: boolean }[]>('GET', '/api/nodes');
       expect(nodes.filter((node) => node.running)).toHaveLength(3);
+      // Each node booted from the cluster's trimmed plugins folder (local/plugins-dir.ts) and runs the management
+      // plugin from it.
+      const pluginsDir = join(work.path, 'mirrored', 'plugins');
+      for (const node of cluster.nodes) {
+        const environment = readFileSync(`/proc/${node.process!.pid!}/environ`, 'utf8').split('\0');
+        expect(environment).toContain(`RABBITMQ_PLUGINS_DIR=${pluginsDir}`);
+      }
+      for (const node of cluster.nodes) {
+        await expect(cluster.api('GET', '/api/overview', undefined, node)).resolves.toEqual(
+          expect.objectContaining({ node: node.name }),
+        );
+      }
+      expect(readdirSync(pluginsDir)).toEqual(expect.arrayContaining([expect.stringMatching(/^rabbit-\d/)]));
       // Every node loaded its modules in one batch before it booted (local/node-boot-eval.ts), and the first node
       // booted at once as the seed while the others joined it (localFormation in local/rabbitmq-cluster.ts).
       for (const node of cluster.nodes) {
