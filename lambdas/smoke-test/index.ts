@@ -107,6 +107,15 @@ export const handler = withTransientErrors(
     if (!endpoint || !secretArn) throw new Error('the cluster stack has no AmqpEndpoint / AdminSecretArn output');
     const secret = await secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
     const { username, password } = JSON.parse(secret.SecretString ?? '{}') as { username: string; password: string };
-    return smokeTest(amqpUrl(username, password, endpoint));
+    return smokeTest(amqpUrl(username, password, endpoint), smokeTestTimeoutMs());
   },
 );
+
+/**
+ * How long the AMQP check may take: logic.ts's 20 s, or a positive SMOKE_TEST_TIMEOUT_SECONDS in the function's
+ * environment (the cloud twin's test of a dropped port sets 5, so that each try waits out less).
+ */
+function smokeTestTimeoutMs(): number {
+  const seconds = Number(process.env['SMOKE_TEST_TIMEOUT_SECONDS']);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 20_000;
+}

@@ -1,7 +1,7 @@
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
 import { loadGeneratorInstanceIds, startPerfTest, type SendRetry } from '../shared/aws-cluster';
-import { repetitionGenerators, SHARED_START_DELAY_SECONDS } from './generators';
+import { repetitionGenerators, sharedStartDelaySeconds } from './generators';
 import { faultSchedule, PERF_TEST_READY_WAIT_SECONDS, perfTestScript } from './logic';
 
 export interface AwsRepetitionEvent {
@@ -46,7 +46,7 @@ export async function startAwsRabbitMqRepetition(
   const instanceIds = loadGeneratorInstanceIds(event.readiness.outputs);
   // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
   const timeoutSeconds = event.item.durationSeconds + 120 + PERF_TEST_READY_WAIT_SECONDS;
-  const startAt = new Date(now().getTime() + SHARED_START_DELAY_SECONDS * 1000);
+  const startAt = new Date(now().getTime() + sharedStartDelaySeconds() * 1000);
   const generators = repetitionGenerators(event.plan, event.item, startAt.getTime());
   if (!generators) {
     const { script, redactedArgs } = perfTestScript(common);
@@ -72,7 +72,7 @@ export async function startAwsRabbitMqRepetition(
     const { script, redactedArgs } = perfTestScript({ ...common, generator: run });
     const instanceId = instanceIds[run.index]!;
     // Each generator's command may wait for the shared start as well as run.
-    const sent = await startPerfTest(ssm, instanceId, script, timeoutSeconds + SHARED_START_DELAY_SECONDS, retry);
+    const sent = await startPerfTest(ssm, instanceId, script, timeoutSeconds + sharedStartDelaySeconds(), retry);
     started.push({ ...sent, perfTestArgs: redactedArgs });
   }
   const first = started[0]!;

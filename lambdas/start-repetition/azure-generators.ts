@@ -2,7 +2,7 @@ import { BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { AzureClients, StartedRunCommand } from '../shared/azure-cluster';
 import { azureLoadGeneratorResourceIds } from '../shared/azure-load-generators';
-import { generatorFolder, repetitionGenerators, SHARED_START_DELAY_SECONDS, type GeneratorRun } from './generators';
+import { generatorFolder, repetitionGenerators, sharedStartDelaySeconds, type GeneratorRun } from './generators';
 import {
   azurePerfTestScript,
   azureRepetitionContext,
@@ -66,13 +66,13 @@ export async function startAzureRabbitMqRepetition(
   event: AzureRepetitionEvent,
   now = new Date(),
 ) {
-  const startAt = new Date(now.getTime() + SHARED_START_DELAY_SECONDS * 1000);
+  const startAt = new Date(now.getTime() + sharedStartDelaySeconds() * 1000);
   const generators = repetitionGenerators(event.plan, event.item, startAt.getTime());
   if (!generators) return startAzureRepetition(clients, s3, bucket, parameters, event, now);
   const context = azureRepetitionContext(parameters, event);
   const vmIds = azureLoadGeneratorResourceIds(event.readiness.outputs, event.launch.clusterId, generators.runs.length);
   // Each Run Command may wait for the shared start as well as run.
-  const timeoutInSeconds = context.deadlineSeconds + SHARED_START_DELAY_SECONDS;
+  const timeoutInSeconds = context.deadlineSeconds + sharedStartDelaySeconds();
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
   const started: AzureStartedGenerator[] = await Promise.all(

@@ -11,6 +11,16 @@ import type { ScheduledRepetition } from '../../state-machines/schedule';
 /** Seconds between the start function and the shared start: SendCommand to N instances, the secret, the user. */
 export const SHARED_START_DELAY_SECONDS = 20;
 
+/**
+ * The delay the start function uses: SHARED_START_DELAY_SECONDS, or a positive number of seconds in the function's
+ * RMQBENCH_SHARED_START_DELAY_SECONDS (the cloud twin sets a shorter one: its commands reach its simulated instances
+ * at once, so the default's margin only made each repetition wait).
+ */
+export function sharedStartDelaySeconds(environment: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(environment['RMQBENCH_SHARED_START_DELAY_SECONDS']);
+  return Number.isFinite(configured) && configured > 0 ? configured : SHARED_START_DELAY_SECONDS;
+}
+
 /** The file each generator uploads beside its output: when its PerfTest started, epoch milliseconds. */
 export const STARTED_AT_FILE = 'started-at.txt';
 

@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { LOST_MESSAGE_VERIFIER_CLASS } from '../../lambdas/start-repetition/lost-message-verifier-java';
 import type { Started } from '../../lambdas/check-repetition/logic';
 import { startAwsRabbitMqRepetition } from '../../lambdas/start-repetition/aws-generators';
+import { SHARED_START_DELAY_SECONDS, sharedStartDelaySeconds } from '../../lambdas/start-repetition/generators';
 import { PERF_TEST_READY_WAIT_SECONDS, perfTestScript, rawPrefix } from '../../lambdas/start-repetition/logic';
 import { buildSchedule } from '../../state-machines/schedule';
 
@@ -147,4 +148,12 @@ describe('StartRepetition on AWS with several load generators (issue 27)', () =>
       expect(started).toMatchObject({ commandId: 'cmd-only', instanceId: 'i-0aaa', startedAt: NOW.toISOString() });
     },
   );
+
+  test('the shared start delay: 20 s, or a positive RMQBENCH_SHARED_START_DELAY_SECONDS (the cloud twin sets 8)', () => {
+    expect(sharedStartDelaySeconds({})).toBe(SHARED_START_DELAY_SECONDS);
+    expect(SHARED_START_DELAY_SECONDS).toBe(20);
+    expect(sharedStartDelaySeconds({ RMQBENCH_SHARED_START_DELAY_SECONDS: '8' })).toBe(8);
+    expect(sharedStartDelaySeconds({ RMQBENCH_SHARED_START_DELAY_SECONDS: '0' })).toBe(20);
+    expect(sharedStartDelaySeconds({ RMQBENCH_SHARED_START_DELAY_SECONDS: 'soon' })).toBe(20);
+  });
 });

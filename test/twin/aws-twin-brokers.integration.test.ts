@@ -1,6 +1,6 @@
 import { rmqbenchAsync } from '../cloud/cli-child';
 import type { SimulatedInstance } from './cluster-stack';
-import { failoverSummaries, TWIN_BROKERS_PLAN_YAML, type Faulted } from './twin-cli';
+import { failoverSummaries, TWIN_AWS_BROKERS_PLAN_YAML, type Faulted } from './twin-cli';
 import { twinFailure, twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(900_000);
@@ -35,7 +35,7 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
     async () => {
       const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, {
         clusterSubnets: 46,
-        planYaml: TWIN_BROKERS_PLAN_YAML,
+        planYaml: TWIN_AWS_BROKERS_PLAN_YAML,
       });
       expect({ code, failure: twinFailure({ code, stdout, stderr, log }) }).toEqual({ code: 0, failure: '' });
       const stacks = [...twin.gateway.clusterStacks.values()];
@@ -155,11 +155,11 @@ describe('the AWS twin runs Kafka and NATS on the controller’s broker cluster 
       // Only to end the run sooner: no broker can reach a voter without 9093, however long it waits.
       const { twin, code, stderr } = await runOnTwin(assembly, {
         clusterSubnets: 48,
-        planYaml: TWIN_BROKERS_PLAN_YAML.replace(/\n {2}- \{ name: nats-three.*\n/, '\n').replace(
+        planYaml: TWIN_AWS_BROKERS_PLAN_YAML.replace(/\n {2}- \{ name: nats-three.*\n/, '\n').replace(
           /\n {2}- \{ name: nats-steady.*\n/,
           '\n',
         ),
-        blockedBootSeconds: 20,
+        blockedBootSeconds: 10,
       });
       expect(code).toBe(1);
       expect(stderr).toMatch(

@@ -1,5 +1,5 @@
 import { rmqbenchAsync } from '../cloud/cli-child';
-import { TWIN_ACCEPTANCE_PLAN_YAML, TWIN_PLAN_YAML } from './twin-cli';
+import { TWIN_AWS_ACCEPTANCE_PLAN_YAML, TWIN_PLAN_YAML } from './twin-cli';
 import { twinFailure, twinTestSetup } from './twin-test-setup';
 
 jest.setTimeout(600_000);
@@ -67,7 +67,7 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       'healed, results are ingested; no call is denied and the teardown leaves nothing',
     async () => {
       const { twin, env, code, stderr, stdout, log } = await runOnTwin(cdkOut, 41, {
-        planYaml: TWIN_ACCEPTANCE_PLAN_YAML,
+        planYaml: TWIN_AWS_ACCEPTANCE_PLAN_YAML,
       });
       expect({ code, failure: twinFailure({ code, stdout, stderr, log }) }).toEqual({ code: 0, failure: '' });
       expect(log).toMatch(/ClusterNodesASG\w+ CREATE_COMPLETE/);
@@ -182,9 +182,9 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
         expect(ids).toHaveLength(1);
         delete template.Resources[ids[0]!];
       });
-      // Only to end the run sooner: the twin fails the group 30 s after the first dropped packet instead of 90 s (no
+      // Only to end the run sooner: the twin fails the group 10 s after the first dropped packet instead of 90 s (no
       // node can join without 25672, however long it waits).
-      const { twin, code, stderr } = await runOnTwin(assembly, 42, { blockedBootSeconds: 30 });
+      const { twin, code, stderr } = await runOnTwin(assembly, 42, { blockedBootSeconds: 10 });
       expect(code).toBe(1);
       const [stack] = [...twin.gateway.clusterStacks.values()];
       const instanceIds = stack!.instances.map((instance) => instance.instanceId);
@@ -206,7 +206,11 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       expect(withoutSecretReads(template, /^LoadGeneratorRoleDefaultPolicy/)).toBe(1);
     });
     // The acceptance plan on one node: both repetitions fail at the secret read, before a second node could matter.
-    const planYaml = TWIN_PLAN_YAML.replace('nodes: 3', 'nodes: 1');
+    // Its fault due at 3 s instead of 15: the fault step finds the PerfTest command ended either way.
+    const planYaml = TWIN_PLAN_YAML.replace('nodes: 3', 'nodes: 1').replace(
+      'atSeconds: 15, healAtSeconds: 25',
+      'atSeconds: 3, healAtSeconds: 5',
+    );
     expect(planYaml).not.toBe(TWIN_PLAN_YAML);
     const { twin, code, stderr, stdout } = await runOnTwin(assembly, 44, { planYaml });
     expect(code).toBe(1);
@@ -245,7 +249,7 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     async () => {
       const assembly = changedClusterTemplates('no-node-secret', (template) => {
         expect(withoutSecretReads(template, /NodeRoleDefaultPolicy/)).toBeGreaterThan(0);
-        // Only to end the run sooner: the boot's secret read waits 1 s between its 12 attempts instead of 10 s (it is
+        // Only to end the run sooner: the boot's secret read makes its 12 attempts one after the other instead of 10 s apart (it is
         // refused every time without the grant).
         const [, launchTemplate] = Object.entries(template.Resources).find(
           ([, resource]) => resource.Type === 'AWS::EC2::LaunchTemplate',
@@ -253,7 +257,7 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
         const text = JSON.stringify(launchTemplate.Properties);
         expect(text).toContain('sleep 10; done; return 1; }');
         launchTemplate.Properties = JSON.parse(
-          text.replace('sleep 10; done; return 1; }', 'sleep 1; done; return 1; }'),
+          text.replace('sleep 10; done; return 1; }', 'sleep 0; done; return 1; }'),
         );
       });
       const { twin, code, stderr } = await runOnTwin(assembly, 45, { planYaml: ONE_NODE_PLAN_YAML });
@@ -294,8 +298,16 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
         expect(kept.length).toBeLessThan(egress.length);
         group.Properties!['SecurityGroupEgress'] = kept;
         // Only to end the run sooner: one retry 1 s later instead of three 20, 40 and 80 s apart
-        // (state-machines/phases.ts SMOKE_TEST_RETRY); each try waits out its 20 s connect timeout on the dropped
-        // packets, so it is tried twice (the retry path still runs) instead of four times.
+        // (state-machines/phases.ts SMOKE_TEST_RETRY), so it is tried twice (the retry path still runs) instead of four
+        // times, and each try waits out 5 s of dropped packets instead of 20 s (SMOKE_TEST_TIMEOUT_SECONDS,
+        // lambdas/smoke-test/index.ts).
+        const [, smokeFunction] = Object.entries(template.Resources).find(
+          ([id, resource]) => id.startsWith('ControllerSmokeTestFunction') && resource.Type === 'AWS::Lambda::Function',
+        )!;
+        const environment = (smokeFunction.Properties!['Environment'] ??= { Variables: {} }) as {
+          Variables?: Record<string, string>;
+        };
+        environment.Variables = { ...environment.Variables, SMOKE_TEST_TIMEOUT_SECONDS: '5' };
         const smokeRetry = '{"ErrorEquals":["Error"],"IntervalSeconds":20,"MaxAttempts":3,"BackoffRate":2}';
         const [machine] = Object.values(template.Resources).filter(
           (resource) => resource.Type === 'AWS::StepFunctions::StateMachine',
@@ -310,7 +322,9 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
       // One node: the run ends at the smoke test, and one instance boots sooner than three on a busy machine.
       const { code, stderr, log } = await runOnTwin(assembly, 43, { planYaml: ONE_NODE_PLAN_YAML });
       expect(code).toBe(1);
-      expect(stderr).toMatch(/smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672/);
+      expect(stderr).toMatch(
+        /smoke test: could not connect to amqp:\/\/\S+\.elb\.us-east-1\.amazonaws\.com:5672 within 5 s/,
+      );
       expect(log).toMatch(
         new RegExp(
           String.raw`security groups sg-\w+ of the function at 10\.91\.43\.\d+ dropped tcp to 10\.91\.43\.4 ` +

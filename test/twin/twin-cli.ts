@@ -96,7 +96,6 @@ export const failoverSummaries = (repetitions: readonly Faulted[]) =>
         : { node: repetition.uncountedFault?.fault.nodeName, uncounted: repetition.uncountedFault?.reason },
     );
 
-/** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
 /**
  * The acceptance runs' plan (issue 27 through the twins): the same cluster with two load generators, each workload
  * split over them by queue (two quorum queues, a producer and a consumer each per generator). Both generators start
@@ -108,6 +107,29 @@ export const TWIN_ACCEPTANCE_PLAN_YAML = TWIN_PLAN_YAML.replace(
   'topology: { type: quorum }, loadGenerators: 2 }',
 ).replace(/producers: 1, consumers: 1,/g, 'producers: 2, consumers: 2, queues: 2,');
 
+/** `text` with `from` replaced by `to`; throws when `from` is not in it (a plan changed under a derived one). */
+function replacedOnce(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`twin plan: "${from}" not found`);
+  return text.replace(from, to);
+}
+
+/**
+ * The AWS twins' plans: their fault workloads as long as AWS needs. The 60 s and 55 s above are for Azure, which
+ * refuses a fault whose Run Commands may land after its repetition (45 s after atSeconds; d2c52b0); AWS has no such
+ * rule, and 40 s with the kill at 15 s left a load generator whose connections broke time to recover (8d44217).
+ */
+export const TWIN_AWS_ACCEPTANCE_PLAN_YAML = replacedOnce(
+  TWIN_ACCEPTANCE_PLAN_YAML,
+  'durationSeconds: 60, publishRateLimit: 200, fault',
+  'durationSeconds: 40, publishRateLimit: 200, fault',
+);
+export const TWIN_AWS_BROKERS_PLAN_YAML = replacedOnce(
+  replacedOnce(TWIN_BROKERS_PLAN_YAML, '    durationSeconds: 60\n', '    durationSeconds: 40\n'),
+  'durationSeconds: 55, ',
+  'durationSeconds: 35, ',
+);
+
+/** The acceptance plan for the Azure twin: the same plan on a Standard_D2s_v5 cluster. */
 export const TWIN_AZURE_PLAN_YAML = TWIN_ACCEPTANCE_PLAN_YAML.replace('m5.xlarge', 'Standard_D2s_v5');
 
 function argument(name: string): string | undefined {

@@ -1,9 +1,9 @@
 /**
- * What the twin's integration tests share: the example controller synthesized once per file, the acceptance plan, a
+ * What the twin's integration tests share: the example controller synthesized once per test run, the acceptance plan, a
  * copy of the assembly with one file changed, and `rmqbench run --target aws` against a twin started for it (stopped
  * after each test). Call inside a describe block: it registers the hooks.
  */
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildControllerApp } from '../../examples/controller/controller-app';
@@ -89,6 +89,22 @@ export function twinLogSink(): { lines: string[]; log: (line: string) => void } 
   };
 }
 
+/**
+ * The example controller synthesized once per test run for every file of the AWS twin's tests (each copies it into its
+ * own scratch folder first): synthesized into a folder of its own and renamed into place, so that no file copies a
+ * half-written one. Outside a Jest run (no RMQBENCH_TEST_TMPDIR, test/jest-temp-dir.js), synthesized each time.
+ */
+function sharedControllerAssembly(): string {
+  const runDir = process.env['RMQBENCH_TEST_TMPDIR'];
+  const shared = join(runDir ?? mkdtempSync(join(tmpdir(), 'rmqbench-twin-')), 'controller-cdk.out');
+  if (!existsSync(shared)) {
+    const partial = `${shared}.${process.pid}.partial`;
+    buildControllerApp({ outdir: partial }).synth();
+    renameSync(partial, shared);
+  }
+  return shared;
+}
+
 export function twinTestSetup(): TwinTestSetup {
   const scratch = mkdtempSync(join(tmpdir(), 'rmqbench-twin-test-'));
   const cdkOut = join(scratch, 'cdk.out');
@@ -96,7 +112,7 @@ export function twinTestSetup(): TwinTestSetup {
   const twins: AwsTwin[] = [];
 
   beforeAll(() => {
-    buildControllerApp({ outdir: cdkOut }).synth();
+    cpSync(sharedControllerAssembly(), cdkOut, { recursive: true });
     writeFileSync(planFile, TWIN_PLAN_YAML);
   }, 120_000);
   afterEach(async () => {

@@ -101,13 +101,13 @@ describe('the Azure twin runs rmqbench run --target azure on the example control
       )!;
       expect(checkCluster.Properties['VpcConfig']).toBeDefined();
       delete checkCluster.Properties['VpcConfig'];
-      // Only to end the run sooner: the launch deadline (90 s instead of the default 30 minutes). The error below needs
+      // Only to end the run sooner: the launch deadline (60 s instead of the default 30 minutes). The error below needs
       // the deployment to have succeeded by then: one node and the load generator take 10-25 s (a CI run whose boot
       // outlasted it had met the hub bridge's changing MAC, now fixed; the twin's log shows each boot step's time).
       for (const resource of Object.values(template.Resources)) {
         const variables = (resource.Properties['Environment'] as { Variables?: Record<string, unknown> } | undefined)
           ?.Variables;
-        if (variables && 'LAUNCH_TIMEOUT_MINUTES' in variables) variables['LAUNCH_TIMEOUT_MINUTES'] = '1.5';
+        if (variables && 'LAUNCH_TIMEOUT_MINUTES' in variables) variables['LAUNCH_TIMEOUT_MINUTES'] = '1';
       }
     });
     expect(code).toBe(1);
