@@ -149,7 +149,7 @@ describe('StartRepetition on AWS with several load generators (issue 27)', () =>
     },
   );
 
-  test('the shared start delay: 20 s, or a positive RMQBENCH_SHARED_START_DELAY_SECONDS (the cloud twin sets 8)', () => {
+  test('the shared start delay: 20 s, or a positive RMQBENCH_SHARED_START_DELAY_SECONDS (the twin sets 8)', () => {
     expect(sharedStartDelaySeconds({})).toBe(SHARED_START_DELAY_SECONDS);
     expect(SHARED_START_DELAY_SECONDS).toBe(20);
     expect(sharedStartDelaySeconds({ RMQBENCH_SHARED_START_DELAY_SECONDS: '8' })).toBe(8);

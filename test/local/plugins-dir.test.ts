@@ -59,7 +59,7 @@ describe('a plugins folder of only the applications a node runs', () => {
     expect(readlinkSync(join(target, 'ra-2.2.0'))).toBe(join(dir, 'ra-2.2.0'));
   });
 
-  test("Debian's installed RabbitMQ: rabbit and the management plugin need a part of its applications, not the others", () => {
+  test("Debian's installed RabbitMQ: rabbit and the management plugin need some of its applications", () => {
     const pluginsDir = debianPluginsDir(RABBITMQ_LIB, installedRabbitmqVersion()!);
     const folders = requiredPluginFolders(pluginsDir, ['rabbit', 'rabbitmq_management'])!;
     const names = folders.map((folder) => folder.replace(/-\d.*$/, ''));

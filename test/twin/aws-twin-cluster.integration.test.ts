@@ -249,8 +249,8 @@ describe('the AWS twin creates the cluster stack the launch function asks for', 
     async () => {
       const assembly = changedClusterTemplates('no-node-secret', (template) => {
         expect(withoutSecretReads(template, /NodeRoleDefaultPolicy/)).toBeGreaterThan(0);
-        // Only to end the run sooner: the boot's secret read makes its 12 attempts one after the other instead of 10 s apart (it is
-        // refused every time without the grant).
+        // Only to end the run sooner: the boot's secret read makes its 12 attempts one after the other instead of 10 s
+        // apart (it is refused every time without the grant).
         const [, launchTemplate] = Object.entries(template.Resources).find(
           ([, resource]) => resource.Type === 'AWS::EC2::LaunchTemplate',
         )!;

@@ -21,7 +21,8 @@ export const TWIN_POLLING_WAITS_MS: Readonly<Record<string, number>> = {
   [STATE.waitForCluster]: 3_000,
   [STATE.waitForRepetition]: 5_000,
   [STATE.waitForLateMetrics]: 1_000,
-  [STATE.waitForTeardown]: 3_000,
+  // One poll a second finds a deleted stack gone sooner; each is one short function process.
+  [STATE.waitForTeardown]: 1_000,
 };
 
 type Json = Parameters<StateMachine['run']>[0];
