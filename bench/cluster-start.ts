@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { clockTicksPerSecond, readProcess } from '../local/proc-stats';
 import { ProcessRegistry, stopOnSignals } from '../local/processes';
 import { LocalRabbitCluster } from '../local/rabbitmq-cluster';
 
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
     throw new Error(`the fifth argument is "trimmed-plugins" or "all-plugins", got "${plugins}"`);
   }
   const seconds: number[] = [];
+  const cpuSeconds: number[] = [];
   for (let round = 0; round < rounds; round++) {
     const workDir = mkdtempSync(join(tmpdir(), 'rmqbench-cluster-start-'));
     const processes = new ProcessRegistry();
@@ -46,6 +48,10 @@ async function main(): Promise<void> {
         ...(erlangArgs ? { erlangArgs } : {}),
       });
       seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
+      // The nodes' own CPU time until the cluster answered (beam.smp's utime + stime; not the short-lived VMs a node
+      // starts itself): on two cores, half of it is a floor for the wall time.
+      const ticks = cluster.nodes.reduce((sum, node) => sum + (readProcess(node.process!.pid!)?.cpuTicks ?? 0), 0);
+      cpuSeconds.push(ticks / clockTicksPerSecond());
       await cluster.stop();
     } finally {
       await processes.stopAll();
@@ -61,6 +67,7 @@ async function main(): Promise<void> {
   console.log(
     `mean ${mean.toFixed(2)} s, min ${Math.min(...seconds).toFixed(2)} s, max ${Math.max(...seconds).toFixed(2)} s`,
   );
+  console.log(`the nodes' CPU until then: ${cpuSeconds.map((value) => value.toFixed(2)).join(', ')} s`);
 }
 
 main().catch((error: unknown) => {
