@@ -165,6 +165,8 @@ export class LocalRabbitCluster {
     const epmd = options.processes.start('epmd', 'epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
       logPath: join(options.workDir, 'epmd.log'),
     });
+    // rabbit and the enabled plugins: the applications each node preloads and finds in its plugins folder.
+    const applications = ['rabbit', ...configs[0]!.enabledPlugins];
     const cluster = new LocalRabbitCluster(
       nodes,
       epmdPort,
@@ -175,13 +177,10 @@ export class LocalRabbitCluster {
       options.processes,
       serverCommand,
       options.erlangArgs,
-      options.preloadModules === false ? [] : ['rabbit', ...configs[0]!.enabledPlugins],
+      options.preloadModules === false ? [] : applications,
       options.trimPluginsDir === false
         ? undefined
-        : writeNodePluginsDir(join(options.workDir, 'plugins'), debianPluginsDir(RABBITMQ_LIB, version), [
-            'rabbit',
-            ...configs[0]!.enabledPlugins,
-          ]),
+        : writeNodePluginsDir(join(options.workDir, 'plugins'), debianPluginsDir(RABBITMQ_LIB, version), applications),
     );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());

@@ -7,6 +7,19 @@ export function requireEnv(name: string, setBy = 'the BenchmarkController sets i
   return value;
 }
 
+/**
+ * A positive number from the environment variable `name`, or `fallback` when it is unset, not a number or not positive
+ * (an optional setting whose default the function otherwise keeps).
+ */
+export function positiveEnvNumber(
+  name: string,
+  fallback: number,
+  environment: NodeJS.ProcessEnv = process.env,
+): number {
+  const configured = Number(environment[name]);
+  return Number.isFinite(configured) && configured > 0 ? configured : fallback;
+}
+
 /** Tags every launched resource carries: the safety nets find them by these. */
 export const RUN_ID_TAG = 'rmqbench:run-id';
 export const EXPIRES_AT_TAG = 'rmqbench:expires-at';

@@ -5,6 +5,7 @@ import type { WorkflowTarget } from '../../state-machines/schedule';
 import { kafkaSmokeTest, natsSmokeTest } from './load-generator-smoke';
 import { managementSmokeTest, smokeTest } from './logic';
 import { withTransientErrors } from '../shared/transient-errors';
+import { positiveEnvNumber } from '../shared/env';
 
 // The Azure SDK is loaded only when the target is azure: a chunk of its own in the bundle (scripts/bundle-lambdas.mjs).
 const azureTarget = () => import('../shared/azure-target');
@@ -116,6 +117,5 @@ export const handler = withTransientErrors(
  * environment (the cloud twin's test of a dropped port sets 5, so that each try waits out less).
  */
 function smokeTestTimeoutMs(): number {
-  const seconds = Number(process.env['SMOKE_TEST_TIMEOUT_SECONDS']);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 20_000;
+  return positiveEnvNumber('SMOKE_TEST_TIMEOUT_SECONDS', 20) * 1000;
 }

@@ -46,7 +46,8 @@ export async function startAwsRabbitMqRepetition(
   const instanceIds = loadGeneratorInstanceIds(event.readiness.outputs);
   // The script may first wait for the boot to have installed PerfTest (perfTestReadyLines).
   const timeoutSeconds = event.item.durationSeconds + 120 + PERF_TEST_READY_WAIT_SECONDS;
-  const startAt = new Date(now().getTime() + sharedStartDelaySeconds() * 1000);
+  const startDelaySeconds = sharedStartDelaySeconds();
+  const startAt = new Date(now().getTime() + startDelaySeconds * 1000);
   const generators = repetitionGenerators(event.plan, event.item, startAt.getTime());
   if (!generators) {
     const { script, redactedArgs } = perfTestScript(common);
@@ -72,7 +73,7 @@ export async function startAwsRabbitMqRepetition(
     const { script, redactedArgs } = perfTestScript({ ...common, generator: run });
     const instanceId = instanceIds[run.index]!;
     // Each generator's command may wait for the shared start as well as run.
-    const sent = await startPerfTest(ssm, instanceId, script, timeoutSeconds + sharedStartDelaySeconds(), retry);
+    const sent = await startPerfTest(ssm, instanceId, script, timeoutSeconds + startDelaySeconds, retry);
     started.push({ ...sent, perfTestArgs: redactedArgs });
   }
   const first = started[0]!;

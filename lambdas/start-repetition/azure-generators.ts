@@ -66,13 +66,14 @@ export async function startAzureRabbitMqRepetition(
   event: AzureRepetitionEvent,
   now = new Date(),
 ) {
-  const startAt = new Date(now.getTime() + sharedStartDelaySeconds() * 1000);
+  const startDelaySeconds = sharedStartDelaySeconds();
+  const startAt = new Date(now.getTime() + startDelaySeconds * 1000);
   const generators = repetitionGenerators(event.plan, event.item, startAt.getTime());
   if (!generators) return startAzureRepetition(clients, s3, bucket, parameters, event, now);
   const context = azureRepetitionContext(parameters, event);
   const vmIds = azureLoadGeneratorResourceIds(event.readiness.outputs, event.launch.clusterId, generators.runs.length);
   // Each Run Command may wait for the shared start as well as run.
-  const timeoutInSeconds = context.deadlineSeconds + sharedStartDelaySeconds();
+  const timeoutInSeconds = context.deadlineSeconds + startDelaySeconds;
   // Loaded here only: the Azure SDK stays out of what an AWS invocation loads (scripts/bundle-lambdas.mjs).
   const { startRunCommand, vmNameFromResourceId } = await import('../shared/azure-cluster');
   const started: AzureStartedGenerator[] = await Promise.all(

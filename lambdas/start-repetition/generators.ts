@@ -1,6 +1,7 @@
 import { splitWorkload, type LoadGeneratorShare } from '../../core/loadgen/workload-split';
 import { validatePlan, type Scenario } from '../../core/plan/plan';
 import type { ScheduledRepetition } from '../../state-machines/schedule';
+import { positiveEnvNumber } from '../shared/env';
 
 /**
  * Several load generators for one repetition in the cloud (issue 27): the workload is split as on the local target
@@ -17,8 +18,7 @@ export const SHARED_START_DELAY_SECONDS = 20;
  * at once, so the default's margin only made each repetition wait).
  */
 export function sharedStartDelaySeconds(environment: NodeJS.ProcessEnv = process.env): number {
-  const configured = Number(environment['RMQBENCH_SHARED_START_DELAY_SECONDS']);
-  return Number.isFinite(configured) && configured > 0 ? configured : SHARED_START_DELAY_SECONDS;
+  return positiveEnvNumber('RMQBENCH_SHARED_START_DELAY_SECONDS', SHARED_START_DELAY_SECONDS, environment);
 }
 
 /** The file each generator uploads beside its output: when its PerfTest started, epoch milliseconds. */
