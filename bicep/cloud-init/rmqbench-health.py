@@ -6,7 +6,8 @@ flag), (2) answers an AMQP 0-9-1 protocol header with connection.start, and (3) 
 listener. Anything else is 503, so the load balancer sends no client to a node that is not ready.
 
 GET /state answers 200 with one word for the peers' join logic (rmqbench-node-setup.sh form_or_join): "formed",
-"failed" (the boot script ended in error: this node will never seed the cluster) or "booting".
+"failed" (the boot script ended in error: this node will never seed the cluster), "joining" (it is joining through a
+formed peer: no other node starts a join meanwhile) or "booting".
 """
 import http.server
 import os
@@ -19,6 +20,7 @@ MANAGEMENT_PORT = int(os.environ.get("MANAGEMENT_PORT", "15672"))
 HEALTH_PORT = int(os.environ.get("HEALTH_PORT", "8081"))
 FORMED_FLAG = "/var/lib/rmqbench/formed"
 FAILED_FLAG = "/var/lib/rmqbench/failed"
+JOINING_FLAG = "/var/lib/rmqbench/joining"
 CACHE_SECONDS = 5.0
 _cache = {"at": 0.0, "healthy": False, "reason": "not checked yet"}
 
@@ -62,6 +64,8 @@ def boot_state():
         return "formed"
     if os.path.exists(FAILED_FLAG):
         return "failed"
+    if os.path.exists(JOINING_FLAG):
+        return "joining"
     return "booting"
 
 

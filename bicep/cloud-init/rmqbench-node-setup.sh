@@ -10,6 +10,9 @@ STATE_DIR=/var/lib/rmqbench
 FORMED_FLAG="$STATE_DIR/formed"
 # Written when boot fails: the health endpoint reports it, so that peers stop waiting for this node to seed.
 FAILED_FLAG="$STATE_DIR/failed"
+# Written right before this node joins through a formed peer: the health endpoint then reports "joining", and no
+# other node starts a join until this one is formed (see form_or_join).
+JOINING_FLAG="$STATE_DIR/joining"
 # The one test seam (absent on Azure, nothing creates it): when this file exists it is sourced right before the
 # package installation and may redefine `install_rabbitmq` (test/simulated-vm uses Debian's installed rabbitmq-server).
 INSTALL_OVERRIDE_FILE=/etc/rmqbench/install-override.sh
@@ -160,44 +163,62 @@ start_broker() {
   rabbitmqctl -q await_startup --timeout 300
 }
 
-peer_state() { # formed | failed | booting | unreachable, from the peer's health endpoint
-  curl -sf --max-time 3 "http://$1:$HEALTH_PORT/state" 2>/dev/null || echo unreachable
+peer_state() { # formed | failed | joining | booting | unreachable, from the peer's health endpoint
+  curl -sf --max-time 3 --retry 1 "http://$1:$HEALTH_PORT/state" 2>/dev/null || echo unreachable
+}
+
+join_through() { # $1: a formed peer's host name
+  log "joining the cluster through rabbit@$1"
+  touch "$JOINING_FLAG"
+  rabbitmqctl -q stop_app
+  rabbitmqctl -q reset
+  rabbitmqctl -q join_cluster "rabbit@$1"
+  rabbitmqctl -q start_app
 }
 
 form_or_join() {
-  local self deadline peer seed members
+  local self deadline peer seed members formed busy older
   # Exactly `hostname -s`, the host part RabbitMQ puts in its node name (https://www.rabbitmq.com/docs/clustering#node-names).
   self="$(hostname -s)"
   deadline=$((SECONDS + JOIN_TIMEOUT_SECONDS))
   while :; do
     mapfile -t members < <(scale_set_members | awk '{print $2}')
     declare -A states=()
+    formed="" busy="" older=1
     for peer in "${members[@]}"; do
-      [ "$peer" = "$self" ] && continue
+      if [ "$peer" = "$self" ]; then
+        older=0
+        continue
+      fi
       states[$peer]="$(peer_state "$peer")"
       # A formed peer has finished forming or joining: it is in the cluster.
-      if [ "${states[$peer]}" = formed ]; then
-        log "joining the cluster through rabbit@$peer"
-        rabbitmqctl -q stop_app
-        rabbitmqctl -q reset
-        rabbitmqctl -q join_cluster "rabbit@$peer"
-        rabbitmqctl -q start_app
-        return 0
-      fi
+      if [ "${states[$peer]}" = formed ]; then formed="${formed:-$peer}"; fi
+      # One node joins at a time, oldest first: RabbitMQ's own peer discovery joins under a cluster-wide lock so that
+      # nodes booting in parallel never form or join concurrently (rabbitmq/rabbitmq-server#3075, "Remove randomized
+      # startup delays"); two joins at once can leave a node whose Mnesia stops during start_app.
+      if [ "${states[$peer]}" = joining ]; then busy="${busy:-$peer is joining}"; fi
+      if [ "$older" = 1 ] && [ "${states[$peer]}" = booting ]; then busy="${busy:-$peer (older) is booting}"; fi
     done
-    # Nobody has formed: the seed is the oldest instance that has not reported a failed boot. Every node reads the
-    # same listing and the same states, and a failed node never seeds (its boot has ended), so there is one seed.
-    seed=""
-    for peer in "${members[@]}"; do
-      if [ "$peer" != "$self" ] && [ "${states[$peer]}" = failed ]; then continue; fi
-      seed="$peer"
-      break
-    done
-    if [ "$seed" = "$self" ]; then
-      log "no formed peer and this is the oldest instance that has not failed: starting the cluster"
+    if [ -n "$formed" ] && [ -z "$busy" ]; then
+      join_through "$formed"
       return 0
     fi
-    [ "$SECONDS" -lt "$deadline" ] || fail "no formed peer answered within ${JOIN_TIMEOUT_SECONDS}s (waiting for seed ${seed:-none}; members: ${members[*]:-none})"
+    if [ -z "$formed" ]; then
+      # Nobody has formed: the seed is the oldest instance that has not reported a failed boot. Every node reads the
+      # same listing and the same states, and a failed node never seeds (its boot has ended), so there is one seed.
+      seed=""
+      for peer in "${members[@]}"; do
+        if [ "$peer" != "$self" ] && [ "${states[$peer]}" = failed ]; then continue; fi
+        seed="$peer"
+        break
+      done
+      if [ "$seed" = "$self" ]; then
+        log "no formed peer and this is the oldest instance that has not failed: starting the cluster"
+        return 0
+      fi
+    fi
+    [ "$SECONDS" -lt "$deadline" ] ||
+      fail "could not form or join within ${JOIN_TIMEOUT_SECONDS}s (formed peer: ${formed:-none}; waiting for: ${busy:-seed ${seed:-none}}; members: ${members[*]:-none})"
     sleep "${JOIN_POLL_SECONDS:-10}"
   done
 }

@@ -92,6 +92,18 @@ describe('Azure node boot on simulated VMs: cluster formation, scale-out, forget
         expect(sorted(status.disk_nodes)).toEqual(expected);
       }
       expect((await hub.exec(vms[0] as SimulatedVm, 'hostname -s')).stdout.trim()).toBe('rmqbenchQ7K2ZD');
+      // One join at a time (form_or_join): the seed never joined, and the second joiner wrote its joining flag only
+      // after the first joiner was formed.
+      const flagTimes = await Promise.all(
+        vms.map(async (vm) => {
+          const stat = (path: string) => hub.exec(vm, `stat -c %.9Y /var/lib/rmqbench/${path}`);
+          const [joining, formed] = await Promise.all([stat('joining'), stat('formed')]);
+          return { joining: joining.status === 0 ? Number(joining.stdout) : undefined, formed: Number(formed.stdout) };
+        }),
+      );
+      const joiners = flagTimes.filter((times) => times.joining !== undefined).sort((a, b) => a.joining! - b.joining!);
+      expect(joiners).toHaveLength(2);
+      expect(joiners[1]!.joining).toBeGreaterThanOrEqual(joiners[0]!.formed);
     },
   );
 

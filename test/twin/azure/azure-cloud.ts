@@ -50,6 +50,11 @@ export interface AzureCloudOptions {
 
 /** The last lines of a text, as the Run Command instance view keeps only the end of a long output. */
 const tail = (text: string, characters = 4096) => text.slice(-characters);
+/** The boot's last own line (its log or a twin step timing), which names the step a long error tail comes from. */
+const lastStep = (stderr: string) => {
+  const line = stderr.match(/^rmqbench-(?:node-setup|twin-step): .*$/gm)?.pop();
+  return line ? ` after "${line}"` : '';
+};
 
 export class AzureCloud implements ArmBackend {
   readonly arm: FakeArm;
@@ -135,7 +140,10 @@ export class AzureCloud implements ArmBackend {
         if (failed.length > 0) {
           const dropped = resourceGroup.dropped();
           const message = failed
-            .map((boot) => `VM ${boot.vm.vm.name}'s cloud-init failed: ${tail(boot.result.stderr.trim(), 600)}`)
+            .map((boot) => {
+              const { stderr } = boot.result;
+              return `VM ${boot.vm.vm.name}'s cloud-init failed${lastStep(stderr)}: ${tail(stderr.trim(), 600)}`;
+            })
             .join('; ');
           // A scale set whose VMs' extensions fail leaves the deployment Failed (VMExtensionProvisioningError); the
           // twin names what the NSG dropped, the hop the boot may have needed.
