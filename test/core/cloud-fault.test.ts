@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   chooseFaultNode,
   CLOUD_FAULT_ACTIONS,
   faultScript,
+  HEAL_RESTART_AFTER_SECONDS,
   healScript,
   notCountedReason,
   PARTITION_TABLE,
@@ -148,7 +149,9 @@ describe('the cloud fault step: which node, from what the broker says', () => {
         'if nft list table inet rmqbench_partition > /dev/null 2>&1; then nft delete table inet rmqbench_partition; fi',
       );
       expect(heal).toContain('until HEAL_OUTPUT=$(rabbitmqctl -q await_startup --timeout 60 2>&1); do');
-      expect(heal).not.toContain('systemctl');
+      // The broker is restarted only as the fallback for a node that has not resumed by itself.
+      expect(heal.match(/systemctl/g)).toEqual(['systemctl']);
+      expect(heal).toMatch(/HEAL_RESTART_AT[\s\S]*systemctl restart rabbitmq-server/);
       expect(healScript('rabbit@10.0.1.10', 'kill')).toContain('systemctl start rabbitmq-server');
       expect(healScript('rabbit@10.0.1.10', 'kill')).not.toContain('nft');
     },
@@ -189,7 +192,7 @@ describe('the cloud fault step: which node, from what the broker says', () => {
 
 describe('the partition heal on a node that pause_minority paused', () => {
   /** The heal script run with stand-ins: hostname, nft (no table) and a rabbitmqctl that fails `failures` times. */
-  const heal = (failures: number, deadlineSeconds?: number) => {
+  const heal = (failures: number, deadlineSeconds?: number, restartAfterSeconds?: number) => {
     const dir = mkdtempSync(join(tmpdir(), 'rmqbench-heal-'));
     try {
       const stub = (name: string, body: string) =>
@@ -197,6 +200,7 @@ describe('the partition heal on a node that pause_minority paused', () => {
       stub('hostname', 'echo node1');
       stub('nft', 'exit 1');
       stub('sleep', 'exit 0');
+      stub('systemctl', `echo "$*" >> ${dir}/systemctl.log`);
       stub(
         'rabbitmqctl',
         `n=$(cat ${dir}/calls 2>/dev/null || echo 0); echo $((n + 1)) > ${dir}/calls; ` +
@@ -204,6 +208,8 @@ describe('the partition heal on a node that pause_minority paused', () => {
       );
       let script = healScript('rabbit@node1', 'partition');
       if (deadlineSeconds !== undefined) script = script.replace('SECONDS + 300', `SECONDS + ${deadlineSeconds}`);
+      if (restartAfterSeconds !== undefined)
+        script = script.replace(`SECONDS + ${HEAL_RESTART_AFTER_SECONDS}`, `SECONDS + ${restartAfterSeconds}`);
       const run = spawnSync('/bin/bash', ['-c', script], {
         encoding: 'utf8',
         env: { PATH: `${dir}:/usr/bin:/bin`, HOME: dir },
@@ -214,6 +220,7 @@ describe('the partition heal on a node that pause_minority paused', () => {
         stdout: run.stdout,
         stderr: run.stderr,
         calls: Number(readFileSync(join(dir, 'calls'), 'utf8')),
+        systemctl: existsSync(join(dir, 'systemctl.log')) ? readFileSync(join(dir, 'systemctl.log'), 'utf8') : '',
       };
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -227,6 +234,23 @@ describe('the partition heal on a node that pause_minority paused', () => {
       stdout: expect.stringMatching(/^rmqbench: healing at \d{13}\nrmqbench: partition of rabbit@node1 healed\n$/),
       stderr: '',
       calls: 4,
+      systemctl: '',
+    });
+  });
+
+  test('a node that has not resumed by itself when the restart is due is restarted once, then reported healed', () => {
+    expect(heal(3, undefined, 0)).toEqual({
+      status: 0,
+      stdout: expect.stringMatching(
+        new RegExp(
+          '^rmqbench: healing at \\d{13}\n' +
+            `rmqbench: rabbit@node1 had not resumed ${HEAL_RESTART_AFTER_SECONDS} s after the heal: restarting it\n` +
+            'rmqbench: partition of rabbit@node1 healed\n$',
+        ),
+      ),
+      stderr: '',
+      calls: 4,
+      systemctl: 'restart rabbitmq-server\n',
     });
   });
 

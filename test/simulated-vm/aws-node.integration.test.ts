@@ -18,6 +18,7 @@ import { RabbitMqRelease } from '../../cdk/rabbitmq-release';
 import { BOOT_LOG_FILE, INSTALL_OVERRIDE_FILE, rabbitMqNodeBootCommands } from '../../cdk/user-data/rabbitmq-node';
 import {
   faultScript,
+  HEAL_RESTART_AFTER_SECONDS,
   healScript,
   PARTITION_TABLE,
   queueLeader,
@@ -318,8 +319,13 @@ describe('AWS node boot script on three simulated EC2 instances of one group', (
       expect(await eventually(async () => (await isRunning(cutVm)) === 'false', 60)).toBe(true);
       expect((await run(cutVm, 'exec 3<>/dev/tcp/127.0.0.1/5672')).status).not.toBe(0);
 
+      // The node resumes by itself, or (rabbitmq-server#2175, seen here once) the heal restarts it after
+      // HEAL_RESTART_AFTER_SECONDS and says so; either way the cluster must be whole again below.
       const healed = await run(cutVm, healScript(cut, 'partition'));
-      expect({ status: healed.status, stdout: healed.stdout, stderr: healed.stderr }).toEqual({
+      const restarted =
+        `rmqbench: ${cut} had not resumed ${HEAL_RESTART_AFTER_SECONDS} s after the heal: ` + 'restarting it\n';
+      if (healed.stdout.includes(restarted)) console.warn(`the paused node did not resume by itself: ${healed.stdout}`);
+      expect({ status: healed.status, stdout: healed.stdout.replace(restarted, ''), stderr: healed.stderr }).toEqual({
         status: 0,
         stdout: expect.stringMatching(
           new RegExp(`^rmqbench: healing at \\d{13}\nrmqbench: partition of ${cut} healed\n$`),
