@@ -258,7 +258,8 @@ boot() {
     log "already formed; nothing to do"
     return 0
   fi
-  rm -f "$FAILED_FLAG"
+  # A boot run again (by hand, after a failure) starts from neither flag: a stale "joining" would hold the peers back.
+  rm -f "$FAILED_FLAG" "$JOINING_FLAG"
   trap record_boot_result EXIT
   # shellcheck source=/dev/null
   if [ -f "$INSTALL_OVERRIDE_FILE" ]; then . "$INSTALL_OVERRIDE_FILE"; fi
