@@ -53,14 +53,24 @@ interface SampleLine {
 }
 
 /**
- * What the sampler's output gave: the series, and how many complete lines could not be used (with the first reason).
+ * What the sampler's output gave: the series, and the complete lines that could not be used, in two kinds: lines in
+ * which a request got no answer (the management API was unreachable: a node killed or cut off by a fault is behind the
+ * load balancer until its health check takes it out) and lines that are not samples (an error body, not JSON), each
+ * kind with its first reason.
  */
 export interface BrokerSamplesResult {
   readonly metrics: RepetitionMetrics;
   readonly samples: number;
+  /** Complete lines that are not samples, for another reason than a request without an answer. */
   readonly unusable: number;
   readonly firstProblem?: string;
+  /** Complete lines in which a request got no answer (null): a gap in the series at that second. */
+  readonly unanswered: number;
+  readonly firstUnanswered?: string;
 }
+
+/** A line in which a request got no answer. */
+class NoAnswer extends Error {}
 
 /** The sampler's output held no usable sample; the message says what it held instead. */
 export class BrokerSamplesError extends Error {
@@ -73,8 +83,9 @@ export class BrokerSamplesError extends Error {
 /**
  * The memoryAlarm and queueDepth series per broker node (named as RabbitMQ names it, e.g. `rabbit@10.0.1.23`) from the
  * sampler's JSON lines, at seconds since `startedAt`. A last line without its newline was cut short (the load generator
- * stopped mid-write) and is ignored; a complete line that is not a usable sample (an error body such as
- * {"error":"not_authorized"}, a request that got no answer) is counted in `unusable`, and the others are kept. Throws
+ * stopped mid-write) and is ignored; a complete line in which a request got no answer is counted in `unanswered`, one
+ * that is not a usable sample for another reason (an error body such as {"error":"not_authorized"}) in `unusable`, and
+ * the others are kept. Throws
  * BrokerSamplesError when no line is usable, naming the first problem.
  */
 export function brokerMetricsFromSamples(text: string, startedAt: Date): BrokerSamplesResult {
@@ -84,15 +95,25 @@ export function brokerMetricsFromSamples(text: string, startedAt: Date): BrokerS
   const byNode = new Map<string, { memoryAlarm: MetricPoint[]; queueDepth: MetricPoint[] }>();
   let samples = 0;
   let unusable = 0;
+  let unanswered = 0;
   let firstProblem: string | undefined;
+  let firstUnanswered: string | undefined;
+  let firstOfAll: string | undefined;
   const readings = lines
     .map((line, index) => {
       if (line.trim() === '') return undefined;
       try {
         return { index, reading: reduceSample(parseLine(line), startedAt) };
       } catch (error) {
-        unusable++;
-        firstProblem ??= `line ${index + 1}: ${error instanceof Error ? error.message : String(error)}`;
+        const problem = `line ${index + 1}: ${error instanceof Error ? error.message : String(error)}`;
+        firstOfAll ??= problem;
+        if (error instanceof NoAnswer) {
+          unanswered++;
+          firstUnanswered ??= problem;
+        } else {
+          unusable++;
+          firstProblem ??= problem;
+        }
         return undefined;
       }
     })
@@ -108,10 +129,9 @@ export function brokerMetricsFromSamples(text: string, startedAt: Date): BrokerS
     }
   }
   if (samples === 0) {
+    const lost = unusable + unanswered;
     const held =
-      lines.length === 0
-        ? 'no complete line'
-        : `${unusable} unusable line${unusable === 1 ? '' : 's'} (first: ${firstProblem})`;
+      lines.length === 0 ? 'no complete line' : `${lost} unusable line${lost === 1 ? '' : 's'} (first: ${firstOfAll})`;
     throw new BrokerSamplesError(`the management API sampler's ${BROKER_SAMPLES_FILE} holds ${held}`);
   }
   const series: MetricSeries[] = [...byNode.entries()].flatMap(([node, points]) => [
@@ -123,6 +143,8 @@ export function brokerMetricsFromSamples(text: string, startedAt: Date): BrokerS
     samples,
     unusable,
     ...(firstProblem === undefined ? {} : { firstProblem }),
+    unanswered,
+    ...(firstUnanswered === undefined ? {} : { firstUnanswered }),
   };
 }
 
@@ -147,7 +169,7 @@ interface Reading {
 function reduceSample(sample: SampleLine, startedAt: Date): Reading {
   const nodes = answerList<{ name?: unknown; running?: unknown }>(sample.nodes, 'nodes');
   const alarms = sample.alarms as { status?: unknown; alarms?: unknown } | null;
-  if (alarms === null || alarms === undefined) throw new Error(`no answer from ${BROKER_SAMPLE_PATHS.alarms}`);
+  if (alarms === null || alarms === undefined) throw new NoAnswer(`no answer from ${BROKER_SAMPLE_PATHS.alarms}`);
   if (alarms.status !== 'ok' && !Array.isArray(alarms.alarms))
     throw new Error(`${BROKER_SAMPLE_PATHS.alarms} answered ${truncate(JSON.stringify(alarms))}`);
   const queues = answerList<{ name?: unknown; node?: unknown; messages?: unknown }>(sample.queues, 'queues');
@@ -178,7 +200,7 @@ function reduceSample(sample: SampleLine, startedAt: Date): Reading {
 }
 
 function answerList<T>(answer: unknown, name: BrokerSampleAnswer): T[] {
-  if (answer === null || answer === undefined) throw new Error(`no answer from ${BROKER_SAMPLE_PATHS[name]}`);
+  if (answer === null || answer === undefined) throw new NoAnswer(`no answer from ${BROKER_SAMPLE_PATHS[name]}`);
   if (!Array.isArray(answer))
     throw new Error(`${BROKER_SAMPLE_PATHS[name]} answered ${truncate(JSON.stringify(answer))}`);
   return answer as T[];

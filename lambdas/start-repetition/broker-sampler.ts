@@ -16,7 +16,12 @@ const REQUEST_TIMEOUT_SECONDS = 2;
  * {"t":<epoch seconds>,"nodes":...,"alarms":...,"queues":...} to BROKER_SAMPLES_FILE in the working directory, which
  * core/broker/broker-samples.ts parses. The credentials reach curl as a config line on stdin (printf is a shell
  * builtin), never
- * in a process argument. A request that fails leaves `null` (no -f: the alarms check answers 503 with its JSON body
+ * in a process argument. A request that gets no answer is sent once more at once, on a new connection: behind the
+ * Network Load Balancer a new connection can reach another node, while a killed node still gets new connections until
+ * the load balancer's health check takes it out (3 failed checks 10 s apart: cdk/RabbitMqCluster.ts
+ * managementHealthCheck; "Health checks for Network Load Balancer target groups",
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-health-checks.html). A request that
+ * fails twice leaves `null` (no -f: the alarms check answers 503 with its JSON body
  * when
  * an alarm is raised, and that body is the sample). The sampler stops when the stop file appears
  * (stopBrokerSamplerLines)
@@ -28,11 +33,13 @@ export function startBrokerSamplerLines(maxSeconds: number): string[] {
   if (!(Number.isInteger(maxSeconds) && maxSeconds > 0))
     throw new Error(`the sampler's maxSeconds must be a positive integer, got ${maxSeconds}`);
   const request = (name: keyof typeof BROKER_SAMPLE_PATHS) =>
-    `    body=$(printf 'user = "%s:%s"\\n' "$BENCH_USER" "$BENCH_PASS" | ` +
-    `curl -sS --max-time ${REQUEST_TIMEOUT_SECONDS} -K - ` +
-    `"$MANAGEMENT_URL${BROKER_SAMPLE_PATHS[name]}" 2> /dev/null | ` +
-    `tr -d '\\r\\n'); line="$line,\\"${name}\\":\${body:-null}"`;
+    `    body=$(sample_get '${BROKER_SAMPLE_PATHS[name]}'); ` +
+    `[ -n "$body" ] || body=$(sample_get '${BROKER_SAMPLE_PATHS[name]}'); line="$line,\\"${name}\\":\${body:-null}"`;
   return [
+    'sample_get() {',
+    `  printf 'user = "%s:%s"\\n' "$BENCH_USER" "$BENCH_PASS" | ` +
+      `curl -sS --max-time ${REQUEST_TIMEOUT_SECONDS} -K - "$MANAGEMENT_URL$1" 2> /dev/null | tr -d '\\r\\n'`,
+    '}',
     'sample_broker() {',
     '  set +e',
     `  local stop_at=$(( $(date +%s) + ${maxSeconds} )) next_ms=$(date +%s%3N) now_ms t body line`,

@@ -87,17 +87,27 @@ describe('broker metrics from the management API sampler (captured on a local 3-
   });
 
   test(
-    'error bodies and failed requests are counted as unusable lines, ' + 'the rest is kept, the first problem named',
+    'error bodies are counted as unusable lines and requests without an answer as unanswered ones, ' +
+      'the rest is kept, the first of each named',
     () => {
       const [, body] = /^401 (.*)$/.exec(fixture('not-management-user.json').trim())!;
       const lines = depth.trimEnd().split('\n');
       const refused = `{"t":1795452129.5,"nodes":${body},"alarms":{"status":"ok"},"queues":[]}`;
       const noAnswer = '{"t":1795452129.6,"nodes":null,"alarms":null,"queues":null}';
-      const result = brokerMetricsFromSamples([refused, noAnswer, 'garbage', ...lines].join('\n') + '\n', depthStart);
-      expect({ samples: result.samples, unusable: result.unusable }).toEqual({ samples: 5, unusable: 3 });
+      const noQueues = '{"t":1795452129.7,"nodes":[],"alarms":{"status":"ok"},"queues":null}';
+      const result = brokerMetricsFromSamples(
+        [refused, noAnswer, 'garbage', noQueues, ...lines].join('\n') + '\n',
+        depthStart,
+      );
+      expect({ samples: result.samples, unusable: result.unusable, unanswered: result.unanswered }).toEqual({
+        samples: 5,
+        unusable: 2,
+        unanswered: 2,
+      });
       expect(result.firstProblem).toBe(
         'line 1: /api/nodes?columns=name,running answered {"error":"not_authorised","reason":"Not management user"}',
       );
+      expect(result.firstUnanswered).toBe('line 2: no answer from /api/nodes?columns=name,running');
     },
   );
 

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brokerMetricsFromSamples, BROKER_SAMPLES_FILE } from '../../core/broker/broker-samples';
@@ -157,6 +158,51 @@ describe('the management API sampler on a real 3-node cluster', () => {
       await ctl(alarmed, 'set_vm_memory_high_watermark', '0.4');
     }
   });
+
+  test(
+    'a request that gets no answer is sent once more on a new connection: ' +
+      'through a balancer that hands every other connection to a killed node, every sample is whole',
+    async () => {
+      // Every other GET (the sampler's requests) is closed unanswered, as by a killed node behind the load balancer
+      // before its health check takes it out; every other connection reaches the cluster's management API (the
+      // benchmark user's PUTs and DELETE go through unharmed).
+      const managementPort = Number(new URL(cluster.managementUrl()).port);
+      let gets = 0;
+      let dropped = 0;
+      const open = new Set<Socket>();
+      const track = (socket: Socket) => (open.add(socket), socket.on('close', () => open.delete(socket)));
+      const balancer = createServer((client) => {
+        track(client);
+        client.on('error', () => client.destroy());
+        client.once('data', (first: Buffer) => {
+          if (first.toString('latin1').startsWith('GET ') && gets++ % 2 === 0) {
+            dropped++;
+            client.destroy();
+            return;
+          }
+          const upstream = track(connect(managementPort, '127.0.0.1'));
+          upstream.on('error', () => (client.destroy(), upstream.destroy()));
+          upstream.write(first);
+          client.pipe(upstream).pipe(client);
+        });
+      });
+      await new Promise<void>((resolve) => balancer.listen(0, '127.0.0.1', resolve));
+      const port = (balancer.address() as { port: number }).port;
+      try {
+        const startedAt = new Date();
+        const run = await runSampler(3, `http://127.0.0.1:${port}`);
+        expect(run.code).toBe(0);
+        const parsed = brokerMetricsFromSamples(run.samples, startedAt);
+        expect({ unusable: parsed.unusable, unanswered: parsed.unanswered }).toEqual({ unusable: 0, unanswered: 0 });
+        expect(parsed.samples).toBeGreaterThanOrEqual(2);
+        // Half the sampler's requests met a dropped connection, and every one of them was asked again.
+        expect(dropped).toBeGreaterThanOrEqual(3 * parsed.samples);
+      } finally {
+        for (const socket of open) socket.destroy();
+        await new Promise((resolve) => balancer.close(resolve));
+      }
+    },
+  );
 
   test(
     'a management API that does not answer leaves null samples, ' + 'never fails the script, and the parser says so',

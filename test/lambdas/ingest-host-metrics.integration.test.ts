@@ -102,6 +102,13 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => moto?.stop());
 
+/** The sampler's lines with the third one's /api/nodes answer missing (null), as curl leaves a request that failed. */
+function withoutAnswer(samples: string): string {
+  const lines = samples.split('\n');
+  lines[2] = lines[2]!.replace(/"nodes":\[[^\]]*\]/, '"nodes":null');
+  return lines.join('\n');
+}
+
 describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, moto server)', () => {
   test(
     'every node and the load generator get per-second cpu, memory, ' +
@@ -255,6 +262,15 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
         'run-4': { brokerSamples: '' },
         'run-5': { brokerSamples: cloudSamples },
         'run-6': { brokerSamples: cloudSamples },
+        // The third sample's /api/nodes got no answer (twice: the sampler asks again once), without and with a fault.
+        'run-10': { brokerSamples: withoutAnswer(brokerSamples) },
+        'run-11': {
+          brokerSamples: withoutAnswer(brokerSamples),
+          uncountedFault: {
+            fault: { action: 'kill', node: 'leader', nodeName: 'rmqbench2@localhost', appliedAtSeconds: 2 },
+            reason: 'the lost-message verifier left no verifier.json',
+          },
+        },
       };
       for (const [runId, extra] of Object.entries(runs)) {
         await s3.send(
@@ -359,6 +375,38 @@ describe('IngestRepetition reads host metrics from CloudWatch (real SDK client, 
           "broker metrics unavailable: the management API sampler's broker-metrics.jsonl holds no complete line",
         ]);
         expect(four?.result?.summary.receiveRateAvg).toBeGreaterThan(0);
+      },
+    );
+
+    test(
+      'a sample whose request got no answer is a gap in the series; it is named in metricsError unless a fault ' +
+        "was applied (then it is the fault's outage behind the load balancer), and the rest is stored either way",
+      async () => {
+        for (const runId of ['run-10', 'run-11'])
+          await ingestFromS3(s3, 'raw', store, runId, item, (window) =>
+            cloudWatchHostMetrics(cloudwatch, CLUSTER, window),
+          );
+        for (const runId of ['run-10', 'run-11']) {
+          const depth = (await store.getMetrics(runId, item.scenarioId, 1))?.series.find(
+            (one) => one.node === 'rmqbench2@localhost' && one.metric === 'queueDepth',
+          )?.points;
+          // Five samples, one without its answer: four points, and none in the third sample's second.
+          expect(depth?.map(([, value]) => value)).toEqual([25, 25, 25, 25]);
+          expect(depth?.some(([t]) => t > 2.2 && t < 2.8)).toBe(false);
+        }
+        const [noFault, fault] = await Promise.all(
+          ['run-10', 'run-11'].map(async (runId) => (await store.getRun(runId))?.repetitions[0]),
+        );
+        expect([noFault?.status, noFault?.metricsError]).toEqual([
+          'SUCCEEDED',
+          'broker metrics: 1 of 5 samples got no answer from the management API ' +
+            '(first: line 3: no answer from /api/nodes?columns=name,running)',
+        ]);
+        expect([fault?.status, fault?.metricsError, fault?.uncountedFault?.fault.action]).toEqual([
+          'SUCCEEDED',
+          undefined,
+          'kill',
+        ]);
       },
     );
 

@@ -152,9 +152,10 @@ describe('the Azure Run Command script on a simulated load generator', () => {
       expect(record.result!.summary.receiveRateAvg).toBeGreaterThan(0);
       // The broker sampler read the node's management API beside PerfTest as the benchmark user: every line usable.
       const broker = brokerMetricsFromSamples(uploaded('broker-metrics.jsonl'), new Date(Date.now() - 600_000));
-      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem }).toEqual({
+      expect({ unusable: broker.unusable, firstProblem: broker.firstProblem, unanswered: broker.unanswered }).toEqual({
         unusable: 0,
         firstProblem: undefined,
+        unanswered: 0,
       });
       // Several seconds of PerfTest (JVM start included); how many lines depends on the machine's load.
       expect(broker.samples).toBeGreaterThanOrEqual(2);
