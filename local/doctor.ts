@@ -1,5 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ResultsStore } from '../store/results-store';
+import { startDynamoDbLocal } from './dynamodb-local';
+import { hasDynamoDbLocalArchive, prepareDynamoDbLocalArchive } from './dynamodb-local-cds';
 import {
   DYNAMODB_LOCAL_ARTIFACT,
   KAFKA_ARTIFACT,
@@ -8,6 +13,7 @@ import {
   cachedArtifactDir,
   ensureArtifact,
 } from './maven-artifacts';
+import { ProcessRegistry } from './processes';
 import { RABBITMQ_SERVER, installedRabbitmqVersion } from './rabbitmq-cluster';
 import {
   cachedNatsBinary,
@@ -98,6 +104,7 @@ export async function doctor(options: {
   // runs it).
   for (const artifact of [PERFTEST_ARTIFACT, DYNAMODB_LOCAL_ARTIFACT, KAFKA_ARTIFACT])
     checks.push(await artifactCheck(options, artifact));
+  checks.push(await dynamoDbArchiveCheck(options));
   // NATS (server, CLI and load client) is needed only by plans with broker: nats: built with Go, --fix builds them.
   checks.push(...(await natsChecks(options)));
   return { checks };
@@ -155,4 +162,62 @@ async function artifactCheck(
   return dir
     ? { name, ok: true, detail: dir }
     : { name, ok: false, detail: 'not cached; run: rmqbench doctor --fix (fetches it from Maven Central)' };
+}
+
+/**
+ * DynamoDB Local's class archive (local/dynamodb-local-cds.ts): only a faster start, so a missing one never fails
+ * doctor. --fix prepares it with a training run that does what every command does first: start DynamoDB Local,
+ * create the results table, write and read a run.
+ */
+export async function dynamoDbArchiveCheck(options: { cacheDir: string; fix: boolean }): Promise<DoctorCheck> {
+  const name = 'DynamoDB Local class archive';
+  const onlyFor = 'a faster start of DynamoDB Local';
+  const libDir = cachedArtifactDir(options.cacheDir, DYNAMODB_LOCAL_ARTIFACT);
+  if (libDir && hasDynamoDbLocalArchive(libDir)) return { name, ok: true, detail: 'prepared' };
+  if (!libDir || !options.fix)
+    return {
+      name,
+      ok: false,
+      detail: 'not prepared; run: rmqbench doctor --fix (a training run, then a dump)',
+      onlyFor,
+    };
+  try {
+    const archive = await prepareDynamoDbLocalArchive(libDir, (classArgs) =>
+      trainDynamoDbLocal(options.cacheDir, classArgs),
+    );
+    return { name, ok: true, detail: archive };
+  } catch (error) {
+    return { name, ok: false, detail: (error as Error).message, onlyFor };
+  }
+}
+
+async function trainDynamoDbLocal(cacheDir: string, classArgs: readonly string[]): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'rmqbench-cds-training-'));
+  const processes = new ProcessRegistry();
+  try {
+    const local = await startDynamoDbLocal({
+      cacheDir,
+      processes,
+      logPath: join(work, 'dynamodb-local.log'),
+      classArgs,
+    });
+    const store = ResultsStore.forEndpoint(local.endpoint);
+    await store.ensureTable();
+    const startedAt = new Date().toISOString();
+    await store.putRun({
+      runId: 'class-archive-training',
+      planName: 'training',
+      plan: {},
+      target: 'local',
+      status: 'SUCCEEDED',
+      startedAt,
+      environment: {},
+      scenarioIds: [],
+    });
+    await store.getRun('class-archive-training');
+    await store.listRuns();
+  } finally {
+    await processes.stopAll();
+    rmSync(work, { recursive: true, force: true });
+  }
 }

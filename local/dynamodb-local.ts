@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { dynamoDbLocalClassArgs } from './dynamodb-local-cds';
 import { DYNAMODB_LOCAL_ARTIFACT, ensureArtifact } from './maven-artifacts';
 import { canConnect, freePorts, waitFor } from './ports';
 import { ManagedProcess, ProcessRegistry } from './processes';
@@ -18,6 +19,11 @@ export async function startDynamoDbLocal(options: {
   readonly processes: ProcessRegistry;
   readonly dataPath?: string;
   readonly logPath: string;
+  /**
+   * The JVM's class path arguments, for the class archive's training run (local/dynamodb-local-cds.ts).
+   * @default - the archive's class path and archive once prepared, else every jar of the artifact
+   */
+  readonly classArgs?: readonly string[];
 }): Promise<DynamoDbLocal> {
   const libDir = await ensureArtifact(options.cacheDir, DYNAMODB_LOCAL_ARTIFACT);
   const [port] = (await freePorts(1)) as [number];
@@ -36,8 +42,7 @@ export async function startDynamoDbLocal(options: {
       '-XX:+TieredCompilation',
       '-XX:TieredStopAtLevel=1',
       '-XX:+UseSerialGC',
-      '-cp',
-      `${join(libDir, '*')}`,
+      ...(options.classArgs ?? dynamoDbLocalClassArgs(libDir)),
       'com.amazonaws.services.dynamodbv2.local.main.ServerRunner',
       ...storage,
       '-sharedDb',
