@@ -36,15 +36,27 @@ const MAIN_JAR = /^DynamoDBLocal-[\d.]+\.jar$/;
 
 /** The JVM arguments that choose DynamoDB Local's class path (and its archive, once prepared) in `libDir`. */
 export function dynamoDbLocalClassArgs(libDir: string): string[] {
-  const archive = join(libDir, DYNAMODB_LOCAL_CDS_FOLDER, ARCHIVE);
-  const classPath = archivedClassPath(libDir);
-  if (classPath === undefined || !existsSync(archive)) return ['-cp', join(libDir, '*')];
-  return ['-Xshare:auto', `-XX:SharedArchiveFile=${archive}`, '-cp', classPath];
+  const classPath = preparedClassPath(libDir);
+  if (classPath === undefined) return ['-cp', join(libDir, '*')];
+  return [
+    '-Xshare:auto',
+    `-XX:SharedArchiveFile=${join(libDir, DYNAMODB_LOCAL_CDS_FOLDER, ARCHIVE)}`,
+    '-cp',
+    classPath,
+  ];
 }
 
 /** Whether `libDir` holds a prepared archive. */
 export function hasDynamoDbLocalArchive(libDir: string): boolean {
-  return archivedClassPath(libDir) !== undefined && existsSync(join(libDir, DYNAMODB_LOCAL_CDS_FOLDER, ARCHIVE));
+  return preparedClassPath(libDir) !== undefined;
+}
+
+/** The archive's class path when both the jar's copy and the archive exist; undefined before. */
+function preparedClassPath(libDir: string): string | undefined {
+  const classPath = archivedClassPath(libDir);
+  return classPath !== undefined && existsSync(join(libDir, DYNAMODB_LOCAL_CDS_FOLDER, ARCHIVE))
+    ? classPath
+    : undefined;
 }
 
 /** The copy of the main jar first, then every other jar of `libDir` by name; undefined before the copy exists. */
