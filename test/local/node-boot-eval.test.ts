@@ -13,7 +13,12 @@ function erlangCommand(options: NodeBootEvalOptions): [string, string[], ExecFil
   const server = readdirSync(RABBITMQ_LIB).find((name) => name.startsWith('rabbitmq_server-'))!;
   return [
     'erl',
-    ['-noshell', '-eval', 'io:format("ERL_AFLAGS after: ~p~n", [os:getenv("ERL_AFLAGS")]), halt().'],
+    [
+      '-noshell',
+      '-eval',
+      'io:format("ERL_AFLAGS after: ~p~n", [os:getenv("ERL_AFLAGS")]), ' +
+        'io:format("rabbit_misc loaded from: ~s~n", [code:which(rabbit_misc)]), halt().',
+    ],
     {
       env: {
         PATH: process.env.PATH,
@@ -65,6 +70,10 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
       expect(Number(preloaded![1])).toBeGreaterThan(500);
       expect(Number(preloaded![2])).toBeGreaterThan(20);
       expect(output.indexOf('rmqbench: preloaded')).toBeLessThan(output.indexOf('ERL_AFLAGS after: false'));
+      // Read from its application's own ebin, and recorded as loaded from that file.
+      expect(output).toMatch(
+        /rabbit_misc loaded from: \/usr\/lib\/rabbitmq\/lib\/.*\/rabbit_common-[\d.]+\/ebin\/rabbit_misc\.beam\n/,
+      );
     },
   );
 
