@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BrokerPolicy, generateBrokerConfig } from '../core/broker/broker-config';
 import type { QueueTopology } from '../core/plan/plan-schema';
 import type { SampledNode } from './host-metrics-sampler';
-import { nodeBootEnvironment } from './node-boot-eval';
+import { nodeBootEnvironment, NodeBootEvalOptions } from './node-boot-eval';
 import { debianPluginsDir, writeNodePluginsDir } from './plugins-dir';
 import { BROKER_METRICS_PATHS, BrokerReading, brokerReading } from './management-metrics';
 import { livePids, ManagedProcess, ProcessRegistry } from './processes';
@@ -184,7 +184,7 @@ export class LocalRabbitCluster {
     );
     // Ctrl-C stops the processes through the registry, without a teardown: the data goes then too.
     options.processes.afterStop(() => cluster.deleteData());
-    for (const node of nodes) cluster.startNodeProcess(node, node !== nodes[0]);
+    for (const node of nodes) cluster.startNodeProcess(node, node === nodes[0] ? 'seed' : 'joiner');
     try {
       await cluster.waitUntilFormed(options.startTimeoutMs ?? 120_000);
       await cluster.applyPolicies();
@@ -196,10 +196,13 @@ export class LocalRabbitCluster {
     return cluster;
   }
 
-  /** Starts a node's rabbitmq-server; a node joining a cluster that is forming waits for the seed first. */
-  private startNodeProcess(node: LocalNode, waitForSeed = false): void {
+  /**
+   * Starts a node's rabbitmq-server. While the cluster forms, the seed preloads first, then the joining nodes (which
+   * then wait for the seed to have booted); a node started again later has no role and waits for nothing.
+   */
+  private startNodeProcess(node: LocalNode, formationRole?: 'seed' | 'joiner'): void {
     node.process = this.processes.start(node.name, this.serverCommand, [], {
-      env: this.nodeEnv(node, waitForSeed),
+      env: this.nodeEnv(node, formationRole),
       logPath: node.stdoutFile,
     });
   }
@@ -249,7 +252,7 @@ export class LocalRabbitCluster {
     return stopped.map((node) => node.name);
   }
 
-  private nodeEnv(node: LocalNode, waitForSeed: boolean): NodeJS.ProcessEnv {
+  private nodeEnv(node: LocalNode, formationRole: 'seed' | 'joiner' | undefined): NodeJS.ProcessEnv {
     return {
       PATH: process.env.PATH,
       LANG: 'C.UTF-8',
@@ -277,9 +280,21 @@ export class LocalRabbitCluster {
       ...(this.erlangArgs ? { RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: this.erlangArgs } : {}),
       ...nodeBootEnvironment({
         preloadApplications: this.preloadApplications,
-        ...(waitForSeed ? { waitForPort: this.nodes[0]!.amqpPort } : {}),
+        ...(formationRole === 'joiner' ? { waitForPort: this.nodes[0]!.amqpPort } : {}),
+        ...this.preloadTurn(formationRole),
       }),
     };
+  }
+
+  /**
+   * Preloading takes turns while the cluster forms: three VMs loading a thousand modules each at once on two cores
+   * leave the seed, which everything waits for, a third of the machine. So the seed preloads alone and announces it in
+   * a file, and the joining nodes preload while it boots.
+   */
+  private preloadTurn(formationRole: 'seed' | 'joiner' | undefined): NodeBootEvalOptions {
+    if (this.preloadApplications.length === 0 || formationRole === undefined) return {};
+    const announced = join(this.nodes[0]!.dir, SEED_PRELOADED_FILE);
+    return formationRole === 'seed' ? { announcePreloadFile: announced } : { waitForFile: announced };
   }
 
   amqpUri(node: LocalNode): string {
@@ -501,6 +516,9 @@ export class LocalRabbitCluster {
     }
   }
 }
+
+/** The file, in the seed node's folder, that says its preload is done (LocalRabbitCluster.preloadTurn). */
+const SEED_PRELOADED_FILE = 'preloaded';
 
 /** The node's Erlang inet configuration (ERL_INETRC), in its folder. */
 const INETRC_FILE = 'erl_inetrc';

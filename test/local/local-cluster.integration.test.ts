@@ -136,6 +136,19 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
         true,
         true,
       ]);
+      // The preload took turns: the seed announced its own, and the others waited for it.
+      const turns = cluster.nodes.map((node) => {
+        const stdout = readFileSync(node.stdoutFile, 'utf8');
+        return [
+          /rmqbench: announced the preload: ok/.test(stdout),
+          /rmqbench: waited \d+ ms for the seed node to preload: ok/.test(stdout),
+        ];
+      });
+      expect(turns).toEqual([
+        [true, false],
+        [false, true],
+        [false, true],
+      ]);
       const seedLog = /Discovered no peer nodes to cluster with/;
       expect(cluster.nodes.map((node) => seedLog.test(readFileSync(node.logFile, 'utf8')))).toEqual([
         true,

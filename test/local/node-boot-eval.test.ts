@@ -1,6 +1,7 @@
 import { execFile, ExecFileOptions } from 'node:child_process';
 import { createServer } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeBootEnvironment, NodeBootEvalOptions, nodeBootExpression } from '../../local/node-boot-eval';
 import { freePorts } from '../../local/ports';
@@ -104,4 +105,33 @@ describe('what a local RabbitMQ node evaluates before it boots', () => {
     expect(closed).toMatch(/rmqbench: waited \d+ ms for the seed node .*: timeout/);
     expect(closed).toContain('ERL_AFLAGS after: false');
   });
+
+  test(
+    'the preload takes turns: a joining node preloads once the file the seed writes after its own preload exists; ' +
+      'the seed writes it even when there was nothing to load',
+    async () => {
+      // A folder name with a space, a quote and a non-ASCII letter: passed as bytes, it needs no quoting.
+      const dir = mkdtempSync(join(tmpdir(), "rmqbench boot 'é'-"));
+      const announced = join(dir, 'preloaded');
+      try {
+        const started = Date.now();
+        const creating = setTimeout(() => writeFileSync(announced, ''), 1500);
+        const joiner = await runErlang({ waitForFile: announced, preloadApplications: ['no_such_application'] });
+        clearTimeout(creating);
+        expect(joiner).toMatch(/rmqbench: waited \d+ ms for the seed node to preload: ok/);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+        expect(joiner.indexOf('rmqbench: waited')).toBeLessThan(joiner.indexOf('rmqbench: preloaded'));
+        rmSync(announced);
+        const seed = await runErlang({ announcePreloadFile: announced, preloadApplications: ['no_such_application'] });
+        expect(seed).toContain('rmqbench: announced the preload: ok');
+        expect(seed.indexOf('rmqbench: preloaded')).toBeLessThan(seed.indexOf('rmqbench: announced'));
+        expect(existsSync(announced)).toBe(true);
+        const gaveUp = await runErlang({ waitForFile: join(dir, 'never'), waitTimeoutMs: 300 });
+        expect(gaveUp).toMatch(/rmqbench: waited \d+ ms for the seed node to preload: timeout/);
+        expect(gaveUp).toContain('ERL_AFLAGS after: false');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
