@@ -217,20 +217,39 @@ export function exitWhenWritten(code: number): void {
   process.stderr.write('', written);
 }
 
-/** Runs `cleanup` on SIGINT/SIGTERM before exiting (130/143); returns a function that uninstalls the handlers. */
-export function stopOnSignals(cleanup: () => Promise<unknown>): () => void {
+/** The signals after which the CLI stops what it started, and the exit code of each (128 + its number). */
+const STOPPING_SIGNALS = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
+
+/** Why a run is being stopped: one of those signals, or an output that can no longer be written. */
+export type StopReason = keyof typeof STOPPING_SIGNALS | 'output closed';
+
+/**
+ * Runs `cleanup` before exiting on SIGINT, SIGTERM or SIGHUP (a closed terminal or SSH session), and when stdout or
+ * stderr can no longer be written (EPIPE: whatever read the pipe is gone), which would otherwise end the process with
+ * an unhandled 'error' event. The processes a run starts are in process groups of their own, so neither reaches them:
+ * without this, the broker nodes, DynamoDB Local and PerfTest outlived the CLI. Returns a function that uninstalls the
+ * handlers.
+ */
+export function stopOnSignals(cleanup: (reason: StopReason) => Promise<unknown>): () => void {
   let stopping = false;
-  const handler = (signal: NodeJS.Signals) => {
+  const stop = (reason: StopReason, code: number, canWrite: boolean) => {
     if (stopping) return;
     stopping = true;
     exitingOnSignal = true;
-    process.stderr.write(`\nrmqbench: ${signal} received, stopping every process started by this run...\n`);
-    void cleanup().finally(() => exitWhenWritten(signal === 'SIGINT' ? 130 : 143));
+    const said = reason === 'output closed' ? reason : `${reason} received`;
+    if (canWrite) process.stderr.write(`\nrmqbench: ${said}, stopping every process started by this run...\n`);
+    void cleanup(reason).finally(() => (canWrite ? exitWhenWritten(code) : process.exit(code)));
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  const onSignal = (signal: keyof typeof STOPPING_SIGNALS) => stop(signal, STOPPING_SIGNALS[signal], true);
+  // Any error of an output stream: nothing more can be written there (141: 128 + SIGPIPE, as a shell reports it).
+  const onOutputError = () => stop('output closed', 141, false);
+  const signals = Object.keys(STOPPING_SIGNALS) as (keyof typeof STOPPING_SIGNALS)[];
+  for (const signal of signals) process.on(signal, onSignal);
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
   return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
+    for (const signal of signals) process.off(signal, onSignal);
+    process.stdout.off('error', onOutputError);
+    process.stderr.off('error', onOutputError);
   };
 }

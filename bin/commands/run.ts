@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { aggregateRun, renderMarkdownReport } from '../../core/report/report';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir, dataDir } from '../../local/paths';
-import { ProcessRegistry, stopOnSignals } from '../../local/processes';
+import { ProcessRegistry, StopReason, stopOnSignals } from '../../local/processes';
 import { newRunId } from '../../local/run-plan';
 import { planOnTarget } from '../../core/plan/plan-target';
 import { parseFailAt, runPlanWorkflow } from '../../local/workflow-runner';
@@ -85,10 +85,10 @@ async function runLocally(reference: string, options: RunOptions, command: Comma
   target.preflight(planOnTarget(plan, 'local'));
   const opening = openStore(storeSettings(options, command), processes);
   opening.catch(() => undefined); // awaited by the run; this only keeps an early failure from being unhandled
-  const uninstall = stopOnSignals(async () => {
+  const uninstall = stopOnSignals(async (reason) => {
     // Record the interruption while the store still runs (at most 5 s), then stop everything.
     const recorded = opening.then((store) =>
-      store.finishRun(runId, 'FAILED', new Date().toISOString(), 'interrupted by a signal (Ctrl-C)'),
+      store.finishRun(runId, 'FAILED', new Date().toISOString(), interruptionMessage(reason)),
     );
     await Promise.race([recorded.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5000))]);
     await processes.stopAll();
@@ -125,4 +125,11 @@ async function runLocally(reference: string, options: RunOptions, command: Comma
     warnIfLeft(await processes.stopAll());
     uninstall();
   }
+}
+
+/** What an interrupted local run records as its error. */
+export function interruptionMessage(reason: StopReason): string {
+  if (reason === 'SIGINT') return 'interrupted by a signal (Ctrl-C)';
+  if (reason === 'output closed') return 'interrupted: its output could no longer be written (EPIPE)';
+  return `interrupted by a signal (${reason})`;
 }
