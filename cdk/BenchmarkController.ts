@@ -487,6 +487,16 @@ export class BenchmarkController extends Construct {
       throw new Error(
         'the stack of a BenchmarkController needs a literal stackName: it names the pinned node image parameter',
       );
+    // The parameter's name is the stack's (and the CLI finds a controller by its stack's name, --stack): a second
+    // controller in the same stack would fail its deployment on a parameter that already exists.
+    const first = CONTROLLER_OF_STACK.get(stack);
+    if (first)
+      throw new Error(
+        `a stack holds one BenchmarkController: ${stack.stackName} already has ${first.node.path} (its pinned node ` +
+          `image parameter ${clusterNodeImageParameterName(stack.stackName)} is named after the stack, and the CLI ` +
+          'finds a controller by its stack name); put the other one in a stack of its own',
+      );
+    CONTROLLER_OF_STACK.set(stack, this);
     const nodeImageParameterName = clusterNodeImageParameterName(stack.stackName);
     const clusterNodeImage = new ssm.StringParameter(this, 'ClusterNodeImage', {
       parameterName: nodeImageParameterName,
@@ -1344,6 +1354,9 @@ export const CLUSTER_NODE_COMPONENT = 'rabbitmq-node';
 export { CLUSTER_STACK_SESSION_TAG };
 
 /** The SSM parameter a controller stack pins its cluster nodes' AMI in (one per controller stack). */
+/** The controller each stack holds (one at most: createClusterTemplates). */
+const CONTROLLER_OF_STACK = new WeakMap<Stack, BenchmarkController>();
+
 export const clusterNodeImageParameterName = (controllerStackName: string) =>
   `/rmqbench/${controllerStackName}/cluster-node-image-id`;
 /** The node image parameter the cluster templates read when built on their own (tests, tools). */

@@ -1451,7 +1451,12 @@ describe('BenchmarkController with Azure', () => {
             controllerEgressAddresses: ['203.0.113.10'],
           }),
       ).toThrow(/controllerEgressAddresses has 1 address\(es\) but the vpc has 2 NAT gateways/);
-      new BenchmarkController(other, 'E', { vpc: twoNats, azure: azureProps });
+      // A stack holds one controller: E gets a stack of its own, with its own VPC of two NAT gateways.
+      const own = new Stack(other.node.root as App, 'OwnVpcAzureTwoNats');
+      new BenchmarkController(own, 'E', {
+        vpc: new ec2.Vpc(own, 'TwoNats', { maxAzs: 2, natGateways: 2 }),
+        azure: { ...azureProps, credentialsSecret: secretsmanager.Secret.fromSecretCompleteArn(own, 'Sp', secretArn) },
+      });
       expect(
         () =>
           new BenchmarkController(other, 'B', {
@@ -1471,6 +1476,17 @@ describe('BenchmarkController with Azure', () => {
       });
     },
   );
+
+  test('a second controller in the same stack is refused by name: its node image parameter would exist twice', () => {
+    const stack = new Stack(new App(), 'TwoControllers');
+    new BenchmarkController(stack, 'First');
+    expect(() => new BenchmarkController(stack, 'Second')).toThrow(
+      'a stack holds one BenchmarkController: TwoControllers already has TwoControllers/First (its pinned node image ' +
+        'parameter /rmqbench/TwoControllers/cluster-node-image-id is named after the stack',
+    );
+    // In a stack of its own it is accepted.
+    expect(() => new BenchmarkController(new Stack(stack.node.root as App, 'Other'), 'Second')).not.toThrow();
+  });
 
   test('invalid Azure props are refused by name', () => {
     const other = new Stack(new App(), 'InvalidAzure');
