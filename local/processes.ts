@@ -232,17 +232,19 @@ export type StopReason = keyof typeof STOPPING_SIGNALS | 'output closed';
  */
 export function stopOnSignals(cleanup: (reason: StopReason) => Promise<unknown>): () => void {
   let stopping = false;
-  const stop = (reason: StopReason, code: number, canWrite: boolean) => {
+  const stop = (reason: StopReason, code: number) => {
     if (stopping) return;
     stopping = true;
     exitingOnSignal = true;
-    const said = reason === 'output closed' ? reason : `${reason} received`;
-    if (canWrite) process.stderr.write(`\nrmqbench: ${said}, stopping every process started by this run...\n`);
+    // Nothing more can be written to an output that closed; a signal is said on stderr.
+    const canWrite = reason !== 'output closed';
+    if (canWrite)
+      process.stderr.write(`\nrmqbench: ${reason} received, stopping every process started by this run...\n`);
     void cleanup(reason).finally(() => (canWrite ? exitWhenWritten(code) : process.exit(code)));
   };
-  const onSignal = (signal: keyof typeof STOPPING_SIGNALS) => stop(signal, STOPPING_SIGNALS[signal], true);
+  const onSignal = (signal: keyof typeof STOPPING_SIGNALS) => stop(signal, STOPPING_SIGNALS[signal]);
   // Any error of an output stream: nothing more can be written there (141: 128 + SIGPIPE, as a shell reports it).
-  const onOutputError = () => stop('output closed', 141, false);
+  const onOutputError = () => stop('output closed', 141);
   const signals = Object.keys(STOPPING_SIGNALS) as (keyof typeof STOPPING_SIGNALS)[];
   for (const signal of signals) process.on(signal, onSignal);
   process.stdout.on('error', onOutputError);
