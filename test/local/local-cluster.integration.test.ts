@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect } from 'amqplib';
 import { parsePlanText } from '../../core/plan/plan';
 import { LocalTarget } from '../../local/local-target';
 import { cacheDir } from '../../local/paths';
 import { processTree } from '../../local/process-table';
 import { ProcessRegistry } from '../../local/processes';
+import { waitFor } from '../../local/ports';
 import { LocalRabbitCluster } from '../../local/rabbitmq-cluster';
 import { newRunId, runPlan } from '../../local/run-plan';
 import { alivePids, startStore, tempDir } from './helpers';
@@ -173,8 +175,24 @@ describe('local target on a real 3-node RabbitMQ cluster', () => {
       const mirrors = await waitForMirrors(cluster, 'perf-test-1');
       expect(mirrors).toHaveLength(1);
       expect(mirrors[0]).not.toBe(cluster.nodes[1]!.name);
+      // A connection left open, as HAProxy leaves a finished publisher's, is closed by the broker before the queues
+      // are deleted (closeLeftoverConnections).
+      const leftover = await connect(cluster.amqpUri(cluster.nodes[2]!));
+      const closedByBroker = new Promise<string>((resolve) =>
+        leftover.once('close', (e: unknown) => resolve(String(e))),
+      );
+      leftover.on('error', () => undefined);
+      // The management API lists a new connection at its next statistics interval (5 s by default).
+      await waitFor(
+        async () => ((await cluster.api<unknown[]>('GET', '/api/connections')).length > 0 ? true : undefined),
+        15_000,
+        () => 'the connection was never listed',
+        250,
+      );
       await cluster.deleteBenchmarkQueues();
       expect(await cluster.api<unknown[]>('GET', '/api/queues/%2F')).toEqual([]);
+      expect(await cluster.api<unknown[]>('GET', '/api/connections')).toEqual([]);
+      expect(await closedByBroker).toMatch(/CONNECTION_FORCED/);
     } finally {
       await cluster.stop();
     }
