@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrokerPolicy, generateBrokerConfig } from '../core/broker/broker-config';
+import { BENCHMARK_QUEUE_PATTERN, BrokerPolicy, generateBrokerConfig } from '../core/broker/broker-config';
 import type { QueueTopology } from '../core/plan/plan-schema';
 import type { SampledNode } from './host-metrics-sampler';
 import { nodeBootEnvironment, NodeBootEvalOptions } from './node-boot-eval';
@@ -495,7 +495,7 @@ export class LocalRabbitCluster {
   async deleteBenchmarkQueues(): Promise<void> {
     await this.closeLeftoverConnections();
     const queues = await this.api<{ name: string }[]>('GET', '/api/queues/%2F?columns=name');
-    for (const queue of queues.filter((q) => /^(perf-test|rmqbench)/.test(q.name))) {
+    for (const queue of queues.filter((q) => new RegExp(BENCHMARK_QUEUE_PATTERN).test(q.name))) {
       await this.api('DELETE', `/api/queues/%2F/${encodeURIComponent(queue.name)}`).catch(() => undefined);
     }
   }

@@ -14,6 +14,7 @@ import { startBrokerSamplerLines, stopBrokerSamplerLines, SAMPLER_GRACE_SECONDS 
 import { startVerifierLines, waitVerifierLines } from './verifier-lines';
 import type { LoadGeneratorShare } from '../../core/loadgen/workload-split';
 import { generatorFolder, sharedStartLines, STARTED_AT_FILE, type GeneratorRun } from './generators';
+import { deleteLeftoverQueuesLines } from './leftover-queues';
 
 /** Shell-quotes one word for bash. */
 const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
@@ -227,6 +228,7 @@ export function perfTestScript(options: {
     // PERF_TEST_READY_WAIT_SECONDS. The secret read above needs only the AMI's AWS CLI and python3.
     ...perfTestReadyLines(PERF_TEST_READY_WAIT_SECONDS, 5, PERF_TEST_COMMAND),
     ...benchmarkUserLines(),
+    ...(first ? deleteLeftoverQueuesLines() : []),
     ...(generator ? sharedStartLines(generator.startAtMs) : []),
     // The boot script's wrapper (cdk/user-data/load-generator.ts): PerfTest's jars are under /opt/perf-test/lib.
     ...(first ? startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS) : []),
@@ -484,6 +486,7 @@ export function azurePerfTestScript(options: {
     ...adminPasswordLines(options.password, curlUsername, managementUrl),
     ...benchmarkUserLines(),
     'AMQP_CREDENTIALS="$BENCH_USER:$BENCH_PASS"',
+    ...(first ? deleteLeftoverQueuesLines() : []),
     ...(generator ? sharedStartLines(generator.startAtMs) : []),
     ...(first ? startBrokerSamplerLines(options.item.durationSeconds + SAMPLER_GRACE_SECONDS) : []),
     ...verifier.start,

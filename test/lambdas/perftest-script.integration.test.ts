@@ -124,9 +124,29 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
       ).json()) as { name: string; tags: unknown }[]
     ).map((user) => user.name);
 
+  const admin = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(`${managementUrl()}${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  };
+  const queueNames = async () =>
+    (
+      (await (
+        await fetch(`${managementUrl()}/api/queues/%2F?columns=name`, {
+          headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
+        })
+      ).json()) as { name: string }[]
+    ).map((queue) => queue.name);
+
   test(
-    'with the role the template grants it reads the secret, runs PerfTest with the broker ' +
-      "sampler beside it, uploads the raw files, and the queue is the plan's quorum queue",
+    'with the role the template grants it reads the secret, deletes the queues an earlier repetition left, runs ' +
+      "PerfTest with the broker sampler beside it, uploads the raw files, and the queue is the plan's quorum queue",
     async () => {
       const fake = await startFakeAws({
         statements: statements(),
@@ -135,8 +155,20 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
         account: ACCOUNT,
       });
       try {
+        // What an earlier repetition on the same cluster could leave: a benchmark queue declared with other arguments
+        // (a classic one where the plan asks for quorum: PerfTest's declare would be refused, PRECONDITION_FAILED),
+        // holding a message, and the lost-message verifier's queue. The script deletes both before PerfTest starts.
+        await admin('PUT', '/api/queues/%2F/perf-test-1', { durable: true, auto_delete: false, arguments: {} });
+        await admin('PUT', `/api/queues/%2F/${VERIFIER_QUEUE}`, { durable: true, auto_delete: false, arguments: {} });
+        await admin('POST', '/api/exchanges/%2F/amq.default/publish', {
+          routing_key: 'perf-test-1',
+          payload: 'stale',
+          payload_encoding: 'string',
+          properties: {},
+        });
         const run = await runOnLoadGenerator(fake, script());
         expect({ code: run.code, stderr: run.stderr.slice(-2000) }).toEqual({ code: 0, stderr: expect.any(String) });
+        expect(await queueNames()).toEqual(['perf-test-1']);
         expect(fake.calls.map((call) => [call.action, call.allowed])).toEqual([
           ['secretsmanager:GetSecretValue', true],
           ['s3:PutObject', true],
