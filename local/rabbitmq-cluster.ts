@@ -500,6 +500,9 @@ export class LocalRabbitCluster {
     }
   }
 
+  /** Connections closeLeftoverConnections closed and the management API still listed at its last call. */
+  private readonly closedConnections = new Set<string>();
+
   /**
    * Closes every client connection still open on the cluster; returns how many it closed. Called between
    * repetitions, when every client that should be connected has stopped: what is left is a connection a proxy kept
@@ -510,14 +513,19 @@ export class LocalRabbitCluster {
    * 2.2.0's terminating leader waits for an acknowledgement its followers, stopping, no longer send:
    * ra_server_proc.erl terminating_leader/3).
    *
-   * The broker acts on a close at once; the management API's listing follows later: it still listed, for up to 2.5 s,
-   * the connections a just-finished PerfTest had closed itself. So this waits up to `settleMs` for the listing to drop
-   * them and then goes on either way.
+   * The broker acts on a close at once; the management API's listing follows later: a connection closed here left it
+   * in 140-180 ms, but it still listed, for up to 2.5 s, those a just-finished PerfTest had closed itself, which it
+   * cannot tell apart. So this waits up to `settleMs` for the listing to drop them and then goes on either way, and
+   * does not close again a name it already closed (the next repetition's call would otherwise wait for them again).
    */
-  async closeLeftoverConnections(settleMs = 1_000): Promise<number> {
+  async closeLeftoverConnections(settleMs = 300): Promise<number> {
     const listed = async () =>
       (await this.api<{ name: string }[]>('GET', '/api/connections?columns=name')).map((c) => c.name);
-    const leftover = await listed();
+    const names = await listed();
+    // A name the listing has dropped may come back as a new connection from the same port.
+    for (const name of this.closedConnections) if (!names.includes(name)) this.closedConnections.delete(name);
+    const leftover = names.filter((name) => !this.closedConnections.has(name));
+    for (const name of leftover) this.closedConnections.add(name);
     for (const name of leftover) {
       // 404: it closed on its own since the listing.
       await this.api('DELETE', `/api/connections/${encodeURIComponent(name)}`, undefined, undefined, [404]);
