@@ -495,7 +495,8 @@ export class LocalRabbitCluster {
   async deleteBenchmarkQueues(): Promise<void> {
     await this.closeLeftoverConnections();
     const queues = await this.api<{ name: string }[]>('GET', '/api/queues/%2F?columns=name');
-    for (const queue of queues.filter((q) => new RegExp(BENCHMARK_QUEUE_PATTERN).test(q.name))) {
+    const benchmarkQueue = new RegExp(BENCHMARK_QUEUE_PATTERN);
+    for (const queue of queues.filter((q) => benchmarkQueue.test(q.name))) {
       await this.api('DELETE', `/api/queues/%2F/${encodeURIComponent(queue.name)}`).catch(() => undefined);
     }
   }
@@ -525,8 +526,8 @@ export class LocalRabbitCluster {
     // A name the listing has dropped may come back as a new connection from the same port.
     for (const name of this.closedConnections) if (!names.includes(name)) this.closedConnections.delete(name);
     const leftover = names.filter((name) => !this.closedConnections.has(name));
-    for (const name of leftover) this.closedConnections.add(name);
     for (const name of leftover) {
+      this.closedConnections.add(name);
       // 404: it closed on its own since the listing.
       await this.api('DELETE', `/api/connections/${encodeURIComponent(name)}`, undefined, undefined, [404]);
     }

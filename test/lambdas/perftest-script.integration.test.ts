@@ -115,34 +115,24 @@ describe('the AWS run script, executed on a sandboxed load generator', () => {
     }).script;
   const credentials = JSON.stringify({ username: 'guest', password: 'guest' });
   const managementUrl = () => `http://127.0.0.1:${cluster.nodes[0]!.managementPort}`;
-  const users = async () =>
-    (
-      (await (
-        await fetch(`${managementUrl()}/api/users`, {
-          headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
-        })
-      ).json()) as { name: string; tags: unknown }[]
-    ).map((user) => user.name);
+  const users = async () => (await admin<{ name: string }[]>('GET', '/api/users')).map((user) => user.name);
 
-  const admin = async (method: string, path: string, body: unknown) => {
+  /** A management API call as the node's administrator (guest), its JSON answer parsed. */
+  const admin = async <T = unknown>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${managementUrl()}${path}`, {
       method,
       headers: {
         authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}`,
         'content-type': 'application/json',
       },
-      body: JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
   };
   const queueNames = async () =>
-    (
-      (await (
-        await fetch(`${managementUrl()}/api/queues/%2F?columns=name`, {
-          headers: { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` },
-        })
-      ).json()) as { name: string }[]
-    ).map((queue) => queue.name);
+    (await admin<{ name: string }[]>('GET', '/api/queues/%2F?columns=name')).map((queue) => queue.name);
 
   test(
     'with the role the template grants it reads the secret, deletes the queues an earlier repetition left, runs ' +
