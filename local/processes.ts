@@ -174,9 +174,13 @@ export class ProcessRegistry {
     const all = this.processes.splice(0);
     const cleanups = this.cleanups.splice(0);
     const stopping = Promise.all(all.map((p) => p.stop(graceMs))).then(async () => {
-      for (const cleanup of cleanups) cleanup();
-      // Also those a teardown stopped earlier: their reaping was not waited for then.
-      return (await Promise.all(all.map((p) => p.untilGone()))).flat();
+      // The cleanups run while the stopped processes are reaped (also those a teardown stopped earlier: their reaping
+      // was not waited for then).
+      const [left] = await Promise.all([
+        Promise.all(all.map((p) => p.untilGone())),
+        Promise.all(cleanups.map((cleanup) => cleanup())),
+      ]);
+      return left.flat();
     });
     this.stopping.push(stopping);
     return (await Promise.all(this.stopping)).flat();
@@ -185,13 +189,17 @@ export class ProcessRegistry {
   /** True once `stopAll` was called (Ctrl-C, or the end of a run): `start` refuses from then on. */
   stopRequested = false;
 
-  /** Runs `cleanup` once every process is stopped (also on Ctrl-C), e.g. to delete what only they needed. */
-  afterStop(cleanup: () => void): void {
+  /**
+   * Runs `cleanup` once every process is stopped (also on Ctrl-C), e.g. to delete what only they needed; `stopAll`
+   * waits for what it returns. Also for work a teardown began and the run need not wait for before it goes on, but
+   * must before it ends (a stopped cluster's data deleted in the background).
+   */
+  afterStop(cleanup: () => void | Promise<void>): void {
     this.cleanups.push(cleanup);
   }
 
   private readonly stopping: Promise<ProcessEntry[]>[] = [];
-  private readonly cleanups: (() => void)[] = [];
+  private readonly cleanups: (() => void | Promise<void>)[] = [];
 }
 
 let exitingOnSignal = false;
