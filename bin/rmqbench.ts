@@ -2,6 +2,7 @@
 /**
  * The rmqbench CLI: the list of commands, one module each under bin/commands/ (options, help, handler), on commander.
  */
+import './cli/compile-cache';
 import { Command, CommanderError } from 'commander';
 import { exitingAfterSignal, exitWhenWritten } from '../local/processes';
 import { CliError, EXIT } from './cli/cli-error';

@@ -52,6 +52,11 @@ export function parseFailAt(failAt: string | undefined): { state: string; occurr
 
 type Json = Parameters<StateMachine['run']>[0];
 
+/** The definition the local target executes: the one the BenchmarkController deploys, its Task resources resolved. */
+export function localWorkflowDefinition(maxConcurrency = 1): StateMachineDefinition {
+  return resolveResources(buildBenchmarkDefinition({ maxConcurrency })) as unknown as StateMachineDefinition;
+}
+
 /**
  * Runs a plan on the local target by executing the very workflow definition the BenchmarkController
  * deploys, with aws-local-stepfunctions and each Task state mapped to its local implementation
@@ -88,8 +93,11 @@ export async function runPlanWorkflow(options: WorkflowRunOptions): Promise<RunO
       },
     ]),
   );
-  const definition = resolveResources(buildBenchmarkDefinition({ maxConcurrency: options.maxConcurrency ?? 1 }));
-  const machine = new StateMachine(definition as unknown as StateMachineDefinition);
+  // Not validated on each run: aws-local-stepfunctions compiles its JSON schema for that, 0.4 CPU s while the cluster
+  // boots. test/state-machines/local-definition.test.ts validates this very definition.
+  const machine = new StateMachine(localWorkflowDefinition(options.maxConcurrency ?? 1), {
+    validationOptions: { noValidate: true },
+  });
   const input: WorkflowInput = { plan: planData(plan), target: 'local', runId };
   const pollMs = options.pollMs ?? 250;
   let executionError: string | undefined;
