@@ -59,7 +59,7 @@ describe('a PerfTest process after its summary', () => {
     expect(signals).toBe('');
   });
 
-  test('gets a SIGTERM instead when it writes the class archive at its exit (a SIGKILL would lose the archive)', async () => {
+  test('gets a SIGTERM instead when it writes the class archive at its exit (a SIGKILL loses it)', async () => {
     const { result, signals } = await run(false);
     expect(result).toMatchObject({ stoppedAfterSummary: true, timedOut: false });
     expect(signals).toBe('TERM\n');

@@ -1,7 +1,7 @@
 import { ProcessRegistry } from '../../local/processes';
 
 describe('ProcessRegistry.stopAll', () => {
-  test("waits for an asynchronous cleanup (a stopped cluster's data deleted in the background), run once for two calls", async () => {
+  test("waits for an asynchronous cleanup (a stopped cluster's data deleted in the background), run once", async () => {
     const registry = new ProcessRegistry();
     const sleeper = registry.start('sleeper', 'sleep', ['30']);
     let runs = 0;

@@ -1,7 +1,10 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { localWorkflowDefinition } from '../../local/workflow-runner';
 
-/** The local target runs the definition without aws-local-stepfunctions' validation (local/workflow-runner.ts): here it is validated. */
+/**
+ * The local target runs the definition without aws-local-stepfunctions' validation (local/workflow-runner.ts): here it
+ * is validated.
+ */
 describe("the local target's workflow definition", () => {
   test.each([1, 4])("passes aws-local-stepfunctions' validation (maxConcurrency %i)", (maxConcurrency) => {
     expect(() => new StateMachine(localWorkflowDefinition(maxConcurrency))).not.toThrow();
